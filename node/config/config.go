@@ -1,0 +1,193 @@
+// Package config owns the boot config: its types, defaults, loading and validation.
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is one board's boot config (ews.toml). Every key of DESIGN.md has a
+// field here; DefaultConfig fills the values a file may leave out.
+type Config struct {
+	Node      Node        `toml:"node"`
+	Cluster   Cluster     `toml:"cluster"`
+	Sched     Sched       `toml:"sched"`
+	HTTP      HTTP        `toml:"http"`
+	CGI       CGI         `toml:"cgi"`
+	Sim       *Sim        `toml:"sim"`    // nil: hardware is probed; set: simulated board
+	Devices   []Device    `toml:"device"` // [[device]]
+	Health    Health      `toml:"health"`
+	Supervise []Supervise `toml:"supervise"` // [[supervise]]
+
+	// Path is the file the config was read from ("" for defaults).
+	Path string `toml:"-"`
+	// Lines maps a key path ("node.capacity", "device[1].name") to its line in
+	// Path, so later checks (hal opening a pin, say) can point at the line.
+	Lines map[string]int `toml:"-"`
+}
+
+// Node is this board.
+type Node struct {
+	Name     string `toml:"name"`     // must appear in cluster.peers when peers are set
+	HTTP     string `toml:"http"`     // client requests, UI and API; default ":8080"
+	Gossip   string `toml:"gossip"`   // memberlist UDP+TCP; default ":7946"
+	Capacity int    `toml:"capacity"` // requests this board runs at once (its slots); default 4
+	Weight   int    `toml:"weight"`   // relative weight for weighted policies; default 1
+	// Advertise is the host other boards and redirects use to reach this
+	// board's HTTP port when `http` binds a wildcard; default: the gossip host.
+	Advertise string `toml:"advertise"`
+}
+
+// Cluster lists the peers and the timings of the paper's protocol.
+type Cluster struct {
+	// Peers in rank order, each "name=host:port" (the peer's gossip address).
+	// Empty: standalone, this board serves everything itself.
+	Peers      []string `toml:"peers"`
+	KeyFile    string   `toml:"key_file"`   // file holding the base64 AES key
+	Key        string   `toml:"key"`        // inline base64 AES-128/192/256 key (moved off the boot partition on first start)
+	Insecure   bool     `toml:"insecure"`   // true: no gossip encryption (tests only)
+	TMax       Duration `toml:"tmax"`       // master silence before a takeover; default 1s
+	TThreshold Duration `toml:"tthreshold"` // board silence before it is down; default 500ms
+	Heartbeat  Duration `toml:"heartbeat"`  // table/report period; default 100ms
+	Preempt    bool     `toml:"preempt"`    // a returning lower-rank board takes mastership back
+}
+
+// Sched configures the master's queue and dispatch policy.
+type Sched struct {
+	Policy       string      `toml:"policy"`        // default "priority-lc"
+	Mode         string      `toml:"mode"`          // proxy | redirect; default proxy
+	Queue        int         `toml:"queue"`         // per class; default 1024
+	QueueTimeout Duration    `toml:"queue_timeout"` // default 5s
+	QueueTarget  Duration    `toml:"queue_target"`  // CoDel-style sojourn target; default 100ms
+	Reserve      float64     `toml:"reserve"`       // share of dispatches kept for lower classes; default 0
+	Sticky       string      `toml:"sticky"`        // "" | cookie | source-ip
+	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority
+	Proximity    []Proximity `toml:"proximity"`     // [[sched.proximity]]
+	// Load weights and baselines for the adaptive and integrated policies.
+	Adaptive   LoadModel `toml:"adaptive"`
+	Integrated LoadModel `toml:"integrated"`
+}
+
+// Class is one priority class; the first matching rule wins.
+type Class struct {
+	Name   string   `toml:"name"`
+	Match  []string `toml:"match"`  // "METHOD /path/glob" or "*"; ** spans segments
+	Weight float64  `toml:"weight"` // request weight for the qsc policy; default 1
+}
+
+// Proximity prefers some boards for clients from a network.
+type Proximity struct {
+	CIDR   string   `toml:"cidr"`
+	Prefer []string `toml:"prefer"`
+}
+
+// LoadModel holds the weights, baselines and limits of a load formula.
+type LoadModel struct {
+	Weights   map[string]float64 `toml:"weights"`   // cpu, mem, net, disk, rt
+	Baselines map[string]float64 `toml:"baselines"` // value that counts as load 1.0
+	Limits    map[string]float64 `toml:"limits"`    // over a limit: weight 100
+	Overload  Duration           `toml:"overload"`  // cpu over its limit this long: overloaded
+}
+
+// HTTP configures the front door and its credentials.
+type HTTP struct {
+	Auth      string   `toml:"auth"`       // token | basic | none; control endpoints require it unless none
+	TokenFile string   `toml:"token_file"` // file with the bearer token
+	Token     string   `toml:"token"`      // inline token (alternative to token_file)
+	Users     []string `toml:"users"`      // basic: "user:$2a$..." bcrypt hashes
+	// ReadAuth also requires credentials for reads (GET of the device API).
+	ReadAuth bool `toml:"read_auth"`
+	// MaxBody caps a request body in bytes; default 1 MiB.
+	MaxBody int64 `toml:"max_body"`
+	// ShutdownTimeout bounds how long in-flight requests may finish; default 10s.
+	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+}
+
+// CGI configures /cgi-bin.
+type CGI struct {
+	Dir       string   `toml:"dir"`        // default /var/lib/ews/cgi-bin
+	Timeout   Duration `toml:"timeout"`    // default 10s
+	MaxOutput int64    `toml:"max_output"` // bytes; default 1 MiB
+}
+
+// Sim configures the simulated board.
+type Sim struct {
+	DeviceLatency Duration `toml:"device_latency"` // per device read/write
+	PageLatency   Duration `toml:"page_latency"`   // emulated cost of a low-priority request
+}
+
+// Device is one [[device]] entry.
+type Device struct {
+	Name      string   `toml:"name"`
+	Driver    string   `toml:"driver"`
+	Pin       string   `toml:"pin"`
+	Node      string   `toml:"node"` // board it is wired to; "any" for shared-bus devices; default this board
+	ActiveLow bool     `toml:"active_low"`
+	Initial   string   `toml:"initial"`   // on | off (gpio-out) at start
+	OnStop    string   `toml:"on_stop"`   // on | off | keep at shutdown
+	Interlock []string `toml:"interlock"` // outputs never on together with this one
+	Pull      string   `toml:"pull"`      // up | down | none (gpio-in)
+	Debounce  Duration `toml:"debounce"`  // gpio-in
+	Edge      string   `toml:"edge"`      // rising | falling | both (gpio-in)
+	Frequency string   `toml:"frequency"` // pwm, e.g. "1kHz"
+	Bus       string   `toml:"bus"`       // I2C/1-wire bus name
+	Address   string   `toml:"address"`   // I2C address, 1-wire id, or Modbus "host:port"
+	Unit      int      `toml:"unit"`      // Modbus unit id
+	Register  int      `toml:"register"`  // Modbus coil/register number
+	Command   []string `toml:"command"`   // command driver: program and arguments
+	Timeout   Duration `toml:"timeout"`   // command/Modbus timeout
+	Min       *float64 `toml:"min"`       // accepted range for set
+	Max       *float64 `toml:"max"`
+	Scale     float64  `toml:"scale"`    // modbus-register: value = raw * scale
+	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
+	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
+	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
+}
+
+// Health lists the checks that keep this board in rotation.
+type Health struct {
+	Processes []HealthProcess `toml:"process"` // [[health.process]]
+	Checks    []HealthCheck   `toml:"check"`   // [[health.check]]
+}
+
+// HealthProcess is a critical process that must be running.
+type HealthProcess struct {
+	Name string `toml:"name"`
+}
+
+// HealthCheck is a command that must exit 0.
+type HealthCheck struct {
+	Command  string   `toml:"command"`
+	Interval Duration `toml:"interval"` // default 5s
+	Timeout  Duration `toml:"timeout"`  // default interval
+	// Runstate reported while the check fails: down (default) or overloaded.
+	Runstate string `toml:"runstate"`
+}
+
+// Supervise is a helper program ews keeps running.
+type Supervise struct {
+	Name    string   `toml:"name"`
+	Command []string `toml:"command"`
+}
+
+// Duration is a time.Duration read from a TOML string such as "500ms".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string; negative values are refused.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q (want e.g. \"500ms\", \"1s\")", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("negative duration %q", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// D is shorthand for building a Duration.
+func D(v time.Duration) Duration { return Duration{v} }
