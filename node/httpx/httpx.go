@@ -1,0 +1,44 @@
+// Package httpx holds the small HTTP helpers every handler of ews shares: JSON bodies and JSON errors.
+package httpx
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// ErrorBody is the shape of every error answer: {"error": "..."}.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+// JSON writes v as a JSON body with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(ErrorBody{Error: "httpx: encode response: " + err.Error()})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// Error writes {"error": msg} with status.
+func Error(w http.ResponseWriter, status int, format string, args ...any) {
+	JSON(w, status, ErrorBody{Error: fmt.Sprintf(format, args...)})
+}
+
+// Unavailable writes a 503 with Retry-After (rounded up to whole seconds, at least 1).
+func Unavailable(w http.ResponseWriter, retry time.Duration, format string, args ...any) {
+	secs := int((retry + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	Error(w, http.StatusServiceUnavailable, format, args...)
+}
