@@ -89,7 +89,7 @@ func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
 // Keys: [sched.integrated] weights/limits cpu mem disk rt (rt in ms),
 // limits.cpu_overload, overload.
 type Integrated struct {
-	wCPU, wMem, wRT, wDisk float64
+	wCPU, wMem, wRT, wDisk   float64
 	lCPU, lOver, lMem, lDisk float64
 	lRT                      time.Duration
 	overload                 time.Duration
