@@ -308,3 +308,20 @@ func TestNewPolicyNames(t *testing.T) {
 		t.Errorf("bad proximity entry must be skipped, the good one used: got %s", got.Name)
 	}
 }
+
+func TestStickyTableBounded(t *testing.T) {
+	s := &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}, MaxClients: 8}
+	pool := testPool()
+	for i := 0; i < 1000; i++ {
+		s.Select(pool, &Request{Client: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})})
+		if n := len(s.cur) + len(s.old); n > 8 {
+			t.Fatalf("source-ip table holds %d clients, bound 8", n)
+		}
+	}
+	// a remembered client keeps its board even when hashing would differ
+	c := &Request{Client: netip.MustParseAddr("10.9.9.9")}
+	first := s.Select(pool[:1], c) // only a is eligible when it first comes
+	if got := s.Select(pool, c); got != first {
+		t.Errorf("client first placed on %s moved to %s", first.Name, got.Name)
+	}
+}
