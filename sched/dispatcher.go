@@ -168,17 +168,17 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 		bi = b.idx
 	}
 	now := d.now()
-	if d.total == 0 { // nothing waits: dispatch at once if a board is free
-		d.eligible()
-		if b := d.choose(req, bi); b != nil {
-			t := d.start(req, 0, class, b)
-			d.mu.Unlock()
-			return t, nil
-		}
+	// After every dispatch round no queued request can be placed, so one
+	// that can be placed now goes ahead of nobody: dispatch it at once.
+	d.eligible()
+	if b := d.choose(req, bi); b != nil {
+		t := d.start(req, 0, class, b)
+		d.mu.Unlock()
+		return t, nil
 	}
 	qi := d.qindex(class)
 	q := &d.queues[qi]
-	if h := q.oldest(); h != nil {
+	if h := d.oldestLive(q); h != nil {
 		q.cd.observe(now.Sub(h.enq), d.target, d.interval, now)
 	} else {
 		q.cd.reset()
@@ -199,6 +199,24 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	d.dispatch(now)
 	d.mu.Unlock()
 	return d.wait(ctx, w)
+}
+
+// oldestLive is the oldest waiter of q that waits for load, not for a board
+// that is gone or stopped (those would hold the sojourn high for nothing).
+func (d *Dispatcher) oldestLive(q *queue) *waiter {
+	best := q.any.head
+	if q.npinned > 0 {
+		for i := range q.pinned {
+			h := q.pinned[i].head
+			if h == nil || !d.boards[i].present || !d.boards[i].Running {
+				continue
+			}
+			if best == nil || h.seq < best.seq {
+				best = h
+			}
+		}
+	}
+	return best
 }
 
 // refuse counts a shed request that never queued and returns its error.
@@ -236,8 +254,10 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter) (Ticket, error) {
 	d.unlink(w)
 	class := w.class
 	if cause == nil { // queue_timeout
-		now := d.now()
-		d.queues[w.q].cd.observe(now.Sub(w.enq), d.target, d.interval, now)
+		if w.board < 0 || (d.boards[w.board].present && d.boards[w.board].Running) {
+			now := d.now()
+			d.queues[w.q].cd.observe(now.Sub(w.enq), d.target, d.interval, now)
+		}
 		cause = d.refuse(class, 2)
 	}
 	d.mu.Unlock()

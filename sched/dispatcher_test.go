@@ -424,3 +424,24 @@ ews_sched_linknum{board="a"} 0
 		t.Errorf("shared dispatch counter = %v, want 2", got)
 	}
 }
+
+// Requests pinned to a stopped board wait for it, not for load: however old
+// they get, they do not make their class shed requests that boards can take.
+func TestFailFastIgnoresRequestsForStoppedBoards(t *testing.T) {
+	clk := newFakeClock()
+	stopped := board("z", 1)
+	stopped.Running = false
+	h := newHarness(t, schedCfg("priority-lc", 64), Options{Now: clk.Now}, board("a", 1), stopped)
+	h.queue(&Request{Class: browse, Board: "z"})
+	for i := 0; i < 3; i++ {
+		clk.Advance(time.Second)
+		tk := h.now(&Request{Class: browse}) // a is free: runs at once
+		p := h.queue(&Request{Class: browse})
+		tk.Done()
+		h.result(p).t.Done()
+	}
+	hold := h.now(&Request{Class: browse})
+	clk.Advance(time.Second)
+	h.queue(&Request{Class: browse}) // waits for a, not refused
+	hold.Done()
+}

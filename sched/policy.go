@@ -143,6 +143,33 @@ func leastBy(pool []*Board, r *rand.Rand, less func(a, b *Board) int) *Board {
 	return best
 }
 
+// leastScore returns the board with the smallest score (computed once per
+// board), equal scores ordered by then, remaining ties at random.
+func leastScore(pool []*Board, score func(*Board) float64, then func(a, b *Board) int) *Board {
+	var best *Board
+	var bestScore float64
+	ties := 0
+	for _, b := range pool {
+		s := score(b)
+		c := -1
+		if best != nil {
+			if c = cmpFloat(s, bestScore); c == 0 {
+				c = then(b, best)
+			}
+		}
+		switch {
+		case c < 0:
+			best, bestScore, ties = b, s, 1
+		case c == 0:
+			ties++
+			if intn(nil, ties) == 0 {
+				best, bestScore = b, s
+			}
+		}
+	}
+	return best
+}
+
 // byLinknum orders by in-flight requests.
 func byLinknum(a, b *Board) int { return a.Linknum - b.Linknum }
 

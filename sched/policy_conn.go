@@ -30,12 +30,7 @@ type WLC struct{}
 
 // Select picks the least (linknum+1)/weight, then the least linknum, ties at random.
 func (WLC) Select(pool []*Board, _ *Request) *Board {
-	return leastBy(pool, nil, func(a, b *Board) int {
-		if c := cmpFloat(wlcScore(a), wlcScore(b)); c != 0 {
-			return c
-		}
-		return byLinknum(a, b)
-	})
+	return leastScore(pool, wlcScore, byLinknum)
 }
 
 func wlcScore(b *Board) float64 {

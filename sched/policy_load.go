@@ -73,12 +73,7 @@ func NewAdaptive(lm config.LoadModel) *Adaptive { return &Adaptive{model: newLoa
 
 // Select picks the least load, then the least linknum/capacity, ties at random.
 func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
-	return leastBy(pool, nil, func(a, b *Board) int {
-		if c := cmpFloat(p.model.of(a.Load), p.model.of(b.Load)); c != 0 {
-			return c
-		}
-		return byUse(a, b)
-	})
+	return leastScore(pool, func(b *Board) float64 { return p.model.of(b.Load) }, byUse)
 }
 
 // Integrated scores each board by cpu·4 + mem·3 + rt·2 + disk·1, each value
@@ -130,12 +125,7 @@ func (p *Integrated) score(b *Board) float64 {
 
 // Select picks the least score, then the least linknum/capacity, ties at random.
 func (p *Integrated) Select(pool []*Board, _ *Request) *Board {
-	return leastBy(pool, nil, func(a, b *Board) int {
-		if c := cmpFloat(p.score(a), p.score(b)); c != 0 {
-			return c
-		}
-		return byUse(a, b)
-	})
+	return leastScore(pool, p.score, byUse)
 }
 
 // Observe tracks how long the board's cpu has been over the overload limit.

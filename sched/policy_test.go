@@ -156,12 +156,13 @@ func TestRandomCoversPool(t *testing.T) {
 func TestTiesBrokenWithoutBias(t *testing.T) {
 	pool := testPool()
 	for _, b := range pool {
-		b.Linknum, b.Capacity = 1, 4
+		b.Linknum, b.Capacity, b.Weight, b.Load, b.RT = 1, 4, 1, Load{CPU: .2}, 0
 	}
-	for _, p := range []Policy{&PriorityLC{}, &LC{}} {
+	for _, p := range []Policy{&PriorityLC{}, &LC{}, &WLC{}, NewAdaptive(config.LoadModel{}), NewIntegrated(config.LoadModel{}),
+		NewProximity([]config.Proximity{{CIDR: "0.0.0.0/0", Prefer: []string{"a", "b", "c"}}}, nil, nil)} {
 		counts := map[string]int{}
 		for i := 0; i < 3000; i++ {
-			counts[p.Select(pool, nil).Name]++
+			counts[p.Select(pool, &Request{Client: netip.MustParseAddr("10.0.0.1")}).Name]++
 		}
 		for _, n := range []string{"a", "b", "c"} {
 			if counts[n] < 850 || counts[n] > 1150 {
