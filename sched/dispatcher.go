@@ -83,7 +83,7 @@ func NewDispatcher(cfg config.Sched, opt Options) (*Dispatcher, error) {
 	}
 	p := opt.Policy
 	if p == nil {
-		if p, err = NewPolicy(cfg, cls, opt.Rand, opt.Logger); err != nil {
+		if p, err = NewPolicy(cfg, opt.Rand, opt.Logger); err != nil {
 			return nil, err
 		}
 	}

@@ -56,10 +56,10 @@ var (
 )
 
 // NewPolicy builds the policy named by s.Policy, wrapped in proximity
-// ([[sched.proximity]]) and stickiness (sticky) when configured. classes
-// gives the qsc class weights; rng seeds the random choices (nil: the
-// runtime's generator). Bad proximity entries are logged and ignored.
-func NewPolicy(s config.Sched, classes *Classifier, rng *rand.Rand, log *slog.Logger) (Policy, error) {
+// ([[sched.proximity]]) and stickiness (sticky) when configured. rng seeds
+// the random choices (nil: the runtime's generator). Bad proximity entries
+// are logged and ignored.
+func NewPolicy(s config.Sched, rng *rand.Rand, log *slog.Logger) (Policy, error) {
 	if log == nil {
 		log = slog.Default()
 	}

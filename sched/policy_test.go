@@ -277,7 +277,7 @@ func TestNewPolicyNames(t *testing.T) {
 	for _, n := range config.Policies {
 		s := config.DefaultConfig().Sched
 		s.Policy = n
-		p, err := NewPolicy(s, nil, nil, nil)
+		p, err := NewPolicy(s, nil, nil)
 		if err != nil || p == nil {
 			t.Errorf("policy %q: %v", n, err)
 			continue
@@ -288,17 +288,17 @@ func TestNewPolicyNames(t *testing.T) {
 	}
 	s := config.DefaultConfig().Sched
 	s.Policy = "nope"
-	if _, err := NewPolicy(s, nil, nil, nil); err == nil {
+	if _, err := NewPolicy(s, nil, nil); err == nil {
 		t.Error("unknown policy accepted")
 	}
 	s.Policy, s.Sticky = "rr", "bogus"
-	if _, err := NewPolicy(s, nil, nil, nil); err == nil {
+	if _, err := NewPolicy(s, nil, nil); err == nil {
 		t.Error("unknown sticky mode accepted")
 	}
 	s.Sticky = StickyCookie
 	s.Policy = "lc"
 	s.Proximity = []config.Proximity{{CIDR: "not a cidr", Prefer: []string{"a"}}, {CIDR: "10.0.0.0/8", Prefer: []string{"a"}}}
-	p, err := NewPolicy(s, nil, nil, nil)
+	p, err := NewPolicy(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
