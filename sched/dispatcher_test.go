@@ -445,3 +445,28 @@ func TestFailFastIgnoresRequestsForStoppedBoards(t *testing.T) {
 	h.queue(&Request{Class: browse}) // waits for a, not refused
 	hold.Done()
 }
+
+func TestQSCRequestLoadFollowsDispatches(t *testing.T) {
+	s := schedCfg("qsc", 8)
+	s.Classes[0].Weight, s.Classes[1].Weight = 4, 1
+	h := newHarness(t, s, Options{}, board("a", 8))
+	reqLoad := func() float64 {
+		h.d.mu.Lock()
+		defer h.d.mu.Unlock()
+		return h.d.byName["a"].ReqLoad
+	}
+	c := h.now(&Request{Class: control})
+	b := h.now(&Request{Class: browse})
+	if got := reqLoad(); got != 5 {
+		t.Fatalf("request load %v, want 4+1", got)
+	}
+	c.Done()
+	if got := reqLoad(); got != 1 {
+		t.Fatalf("request load %v after the control request, want 1", got)
+	}
+	b.Done()
+	b.Done()
+	if got := reqLoad(); got != 0 {
+		t.Fatalf("request load %v, want 0", got)
+	}
+}

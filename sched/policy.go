@@ -121,7 +121,8 @@ func float64n(r *rand.Rand) float64 {
 }
 
 // leastBy returns the board with the smallest key, ties broken uniformly at
-// random (reservoir sampling: the k-th tie replaces the pick with chance 1/k).
+// random: one pass finds the least and counts its ties, one draw picks the
+// k-th of them (a second pass only when there are ties).
 func leastBy(pool []*Board, r *rand.Rand, less func(a, b *Board) int) *Board {
 	var best *Board
 	ties := 0
@@ -135,16 +136,25 @@ func leastBy(pool []*Board, r *rand.Rand, less func(a, b *Board) int) *Board {
 			best, ties = b, 1
 		case c == 0:
 			ties++
-			if intn(r, ties) == 0 {
-				best = b
+		}
+	}
+	if ties <= 1 {
+		return best
+	}
+	k := intn(r, ties)
+	for _, b := range pool {
+		if less(b, best) == 0 {
+			if k == 0 {
+				return b
 			}
+			k--
 		}
 	}
 	return best
 }
 
-// leastScore returns the board with the smallest score (computed once per
-// board), equal scores ordered by then, remaining ties at random.
+// leastScore returns the board with the smallest score, equal scores
+// ordered by then, remaining ties uniformly at random (as leastBy).
 func leastScore(pool []*Board, score func(*Board) float64, then func(a, b *Board) int) *Board {
 	var best *Board
 	var bestScore float64
@@ -162,9 +172,18 @@ func leastScore(pool []*Board, score func(*Board) float64, then func(a, b *Board
 			best, bestScore, ties = b, s, 1
 		case c == 0:
 			ties++
-			if intn(nil, ties) == 0 {
-				best, bestScore = b, s
+		}
+	}
+	if ties <= 1 {
+		return best
+	}
+	k := intn(nil, ties)
+	for _, b := range pool {
+		if cmpFloat(score(b), bestScore) == 0 && then(b, best) == 0 {
+			if k == 0 {
+				return b
 			}
+			k--
 		}
 	}
 	return best

@@ -50,33 +50,48 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 			if !r.prefix.Contains(addr) {
 				continue
 			}
-			var best *Board
-			ties := 0
-			for _, b := range pool {
-				if !r.prefers(b.Name) {
-					continue
-				}
-				if best == nil {
-					best, ties = b, 1
-					continue
-				}
-				switch c := byUse(b, best); {
-				case c < 0:
-					best, ties = b, 1
-				case c == 0:
-					ties++
-					if intn(nil, ties) == 0 {
-						best = b
-					}
-				}
-			}
-			if best != nil {
+			if best := r.leastPreferred(pool); best != nil {
 				return best
 			}
 			return leastBy(pool, nil, byUse)
 		}
 	}
 	return p.Next.Select(pool, req)
+}
+
+// leastPreferred is the least used preferred board of pool, ties at random;
+// nil when no preferred board is in pool.
+func (r *proxRule) leastPreferred(pool []*Board) *Board {
+	var best *Board
+	ties := 0
+	for _, b := range pool {
+		if !r.prefers(b.Name) {
+			continue
+		}
+		if best == nil {
+			best, ties = b, 1
+			continue
+		}
+		switch c := byUse(b, best); {
+		case c < 0:
+			best, ties = b, 1
+		case c == 0:
+			ties++
+		}
+	}
+	if ties <= 1 {
+		return best
+	}
+	k := intn(nil, ties)
+	for _, b := range pool {
+		if byUse(b, best) == 0 && r.prefers(b.Name) {
+			if k == 0 {
+				return b
+			}
+			k--
+		}
+	}
+	return best
 }
 
 func (r *proxRule) prefers(name string) bool {
