@@ -156,14 +156,14 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return Ticket{}, d.refuse(class, 4)
+		return Ticket{}, d.refuse(class, rClosed)
 	}
 	bi := -1
 	if req.pinned() {
 		b := d.byName[req.Board]
 		if b == nil {
 			d.mu.Unlock()
-			return Ticket{}, d.refuse(class, 5)
+			return Ticket{}, d.refuse(class, rNoBoard)
 		}
 		bi = b.idx
 	}
@@ -185,18 +185,17 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	}
 	if q.cd.dropping {
 		d.mu.Unlock()
-		return Ticket{}, d.refuse(class, 3)
+		return Ticket{}, d.refuse(class, rOverload)
 	}
 	if (q.n >= d.limit || d.total >= d.maxTotal) && !d.evictBelow(qi) {
 		d.mu.Unlock()
-		return Ticket{}, d.refuse(class, 0)
+		return Ticket{}, d.refuse(class, rFull)
 	}
 	w := d.waiters.Get().(*waiter)
 	w.req, w.class, w.q, w.board, w.enq = req, class, qi, bi, now
 	d.seq++
 	w.seq = d.seq
-	d.push(w)
-	d.dispatch(now)
+	d.push(w) // nothing placeable: no dispatch round needed
 	d.mu.Unlock()
 	return d.wait(ctx, w)
 }
@@ -258,7 +257,7 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter) (Ticket, error) {
 			now := d.now()
 			d.queues[w.q].cd.observe(now.Sub(w.enq), d.target, d.interval, now)
 		}
-		cause = d.refuse(class, 2)
+		cause = d.refuse(class, rTimeout)
 	}
 	d.mu.Unlock()
 	d.putWaiter(w)
@@ -326,7 +325,7 @@ func (d *Dispatcher) evictBelow(qi int) bool {
 		}
 		w := d.queues[l].newest()
 		d.unlink(w)
-		d.answer(w, Ticket{}, d.refuse(w.class, 1))
+		d.answer(w, Ticket{}, d.refuse(w.class, rEvicted))
 		return true
 	}
 	return false
@@ -560,7 +559,7 @@ func (d *Dispatcher) Close() {
 		for q.n > 0 {
 			w := q.oldest()
 			d.unlink(w)
-			d.answer(w, Ticket{}, d.refuse(w.class, 4))
+			d.answer(w, Ticket{}, d.refuse(w.class, rClosed))
 		}
 	}
 }

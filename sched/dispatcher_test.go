@@ -406,7 +406,7 @@ ews_sched_linknum{board="a"} 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ews_sched_dispatch_total", "ews_sched_linknum"); err != nil {
 		t.Error(err)
 	}
-	if got := testutil.ToFloat64(h.d.m.shed[browse][0]); got != 1 {
+	if got := testutil.ToFloat64(h.d.m.shed[browse][rFull]); got != 1 {
 		t.Errorf("shed{browse,full} = %v", got)
 	}
 	if n := testutil.CollectAndCount(reg, "ews_sched_queue_wait_seconds"); n != 2 {

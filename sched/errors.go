@@ -15,7 +15,17 @@ const (
 	ReasonNoBoard  = "no-board" // pinned to a board the table does not know
 )
 
+// reasons indexes the shared errors and counters; keep in step with the r* indexes.
 var reasons = []string{ReasonFull, ReasonEvicted, ReasonTimeout, ReasonOverload, ReasonClosed, ReasonNoBoard}
+
+const (
+	rFull = iota
+	rEvicted
+	rTimeout
+	rOverload
+	rClosed
+	rNoBoard
+)
 
 // ErrShed is the answer to a request that will not be dispatched: the caller
 // answers 503 with Retry-After. Values are shared and must not be modified.
