@@ -470,3 +470,31 @@ func TestQSCRequestLoadFollowsDispatches(t *testing.T) {
 		t.Fatalf("request load %v, want 0", got)
 	}
 }
+
+func TestBadInputToDispatcher(t *testing.T) {
+	h := newHarness(t, schedCfg("wlc", 2), Options{},
+		Board{Name: "", Capacity: 5, Running: true},                     // no name: ignored
+		Board{Name: "a", Capacity: 0, Running: true, Linknum: -1},       // no slots
+		Board{Name: "b", Capacity: -3, Running: true, Linknum: -7},      // nonsense capacity
+		Board{Name: "c", Capacity: 1, Running: true, Weight: -1},        // bad weight
+		Board{Name: "c", Capacity: 1, Running: true, Weight: 0, RT: -1}, // duplicate: last wins
+	)
+	if _, err := h.d.Acquire(context.Background(), nil); err == nil {
+		t.Error("nil request accepted")
+	}
+	tk := h.now(&Request{Class: 99}) // out of range: last class
+	if tk.Board != "c" || tk.Class != browse {
+		t.Fatalf("got board %q class %d, want c and the last class", tk.Board, tk.Class)
+	}
+	if got := len(h.d.Boards()); got != 3 {
+		t.Errorf("%d boards known, want 3 (a, b, c)", got)
+	}
+	p := h.queue(&Request{Class: -1})
+	tk.Done()
+	h.result(p).t.Done()
+	for _, n := range []string{"a", "b", "c"} {
+		if l := h.linknum(n); l != 0 {
+			t.Errorf("board %s linknum %d", n, l)
+		}
+	}
+}
