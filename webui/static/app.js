@@ -33,7 +33,7 @@ const canControl = () => state.auth === 'none' || state.loggedIn;
 // ---- views
 
 const devicesView = new DevicesView({
-  root: $('devices'), filter: $('filter'), count: $('dev-count'), empty: $('devices-empty'),
+  root: $('device-list'), filter: $('filter'), count: $('dev-count'), empty: $('devices-empty'),
   onAction: runAction,
 });
 devicesView.histFor = (name) => state.history.get(name) || [];
@@ -303,4 +303,4 @@ api.getSession().then((s) => {
   }
   renderAuth();
 });
-window.ews = { state }; // for debugging from the console
+window.ews = { state, devicesView, clusterView }; // for debugging from the console and for tests

@@ -3,8 +3,10 @@ import { fitCanvas, cssVar } from './dom.js';
 import { num, clock } from './i18n.js';
 
 // sparkline draws values (numbers) as a small line with its last point marked.
+export const SPARK_W = 96, SPARK_H = 32; // CSS pixels, as .spark in app.css
+
 export function sparkline(cv, values) {
-  const { ctx, w, h } = fitCanvas(cv);
+  const { ctx, w, h } = fitCanvas(cv, SPARK_W, SPARK_H);
   if (values.length < 2) return;
   let lo = Infinity, hi = -Infinity;
   for (const v of values) { if (v < lo) lo = v; if (v > hi) hi = v; }
@@ -37,21 +39,24 @@ export function seriesColor(i) {
   return cssVar(`--c${i % 6}`);
 }
 
-function niceMax(v) {
-  if (v <= 0) return 1;
-  const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 2, 2.5, 5, 10]) if (v <= m * p) return m * p;
+// niceStep picks a round grid step so that four steps cover v.
+function niceStep(v) {
+  const raw = Math.max(v, 1e-9) / 4;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 2.5, 5, 10]) if (raw <= m * p) return m * p;
   return 10 * p;
 }
 
 // lineChart draws series {name: [{t, v}]} over the last spanMs milliseconds ending at now.
 export function lineChart(cv, series, names, now, spanMs) {
+  if (!cv.clientWidth) return; // hidden view: drawn when shown
   const { ctx, w, h } = fitCanvas(cv);
   const left = 40, right = 8, top = 8, bottom = 20;
   const pw = w - left - right, ph = h - top - bottom;
   let max = 0;
   for (const n of names) for (const p of series[n] || []) if (p.v > max) max = p.v;
-  max = niceMax(max * 1.1);
+  const step = max > 0 ? niceStep(max * 1.05) : 1;
+  max = step * 4;
   const muted = cssVar('--muted'), grid = cssVar('--line');
   ctx.font = '11px system-ui, sans-serif';
   ctx.lineWidth = 1;
@@ -63,7 +68,7 @@ export function lineChart(cv, series, names, now, spanMs) {
     ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(w - right, y); ctx.stroke();
     ctx.fillStyle = muted;
     ctx.textAlign = 'right';
-    ctx.fillText(num(v, v < 10 ? 1 : 0), left - 6, y);
+    ctx.fillText(num(v, step < 1 ? 2 : 0), left - 6, y);
   }
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';

@@ -3,7 +3,8 @@ import { h, setText } from './dom.js';
 import { t, num, pct, ago, clock } from './i18n.js';
 import { lineChart, seriesColor } from './charts.js';
 
-const SPAN_MS = 120000; // the chart shows the last two minutes
+const SPAN_MS = 120000; // the chart shows at most the last two minutes…
+const MIN_SPAN_MS = 20000; // …and at least 20 s, growing with the data it has
 const MAX_LOG = 200;
 
 // age turns last_seen_ms into milliseconds since the board was heard: small numbers are already an
@@ -93,7 +94,7 @@ export class ClusterView {
 
   buildRow(name) {
     const cells = {};
-    const mk = (k, ...kids) => (cells[k] = h('span', { role: 'cell', class: `c-${k}`, dataset: { label: t(k) } }, ...kids));
+    const mk = (k, ...kids) => h('span', { role: 'cell', class: `c-${k}`, dataset: { label: t(k) } }, ...kids);
     cells.rankEl = h('span', { class: 'num' });
     cells.nameEl = h('span', { class: 'bname' }, name);
     cells.selfEl = h('span', { class: 'tag', hidden: true }, t('thisBoard'));
@@ -205,7 +206,10 @@ export class ClusterView {
       sw.style.background = seriesColor(this.classIndex(k));
       this.legend.append(h('span', { class: 'key' }, sw, `${k} ${num(last, 1)}/s`));
     });
-    lineChart(this.chart, this.series, names, now, SPAN_MS);
+    let first = now;
+    for (const k of names) if (this.series[k].length) first = Math.min(first, this.series[k][0].t);
+    const span = Math.min(SPAN_MS, Math.max(MIN_SPAN_MS, now - first));
+    lineChart(this.chart, this.series, names, now, span);
   }
 
   // noteChanges logs master changes and runstate changes seen between two tables.

@@ -28,13 +28,23 @@ export function numeric(v) {
   return null;
 }
 
+const asNumber = (x) => (typeof x === 'string' && x.trim() !== '' && Number.isFinite(Number(x)) ? Number(x) : x);
+
+function isReadings(v) {
+  return v && typeof v === 'object' && !Array.isArray(v);
+}
+
+// readings lists a multi-value sensor (e.g. temperature, humidity, pressure), one row each.
+function readings(d) {
+  const units = d.unit && typeof d.unit === 'object' ? d.unit : {};
+  return h('dl', { class: 'readings' }, Object.entries(d.value).map(([k, x]) => [
+    h('dt', null, k), h('dd', null, withUnit(asNumber(x), typeof units[k] === 'string' ? units[k] : '')),
+  ]));
+}
+
 function formatValue(d) {
   const v = d.value;
-  if (v && typeof v === 'object' && !Array.isArray(v)) {
-    return Object.entries(v)
-      .map(([k, x]) => `${k} ${withUnit(typeof x === 'string' && x.trim() !== '' && Number.isFinite(Number(x)) ? Number(x) : x, d.unit && typeof d.unit === 'object' ? d.unit[k] : '')}`)
-      .join(' · ');
-  }
+  if (Array.isArray(v)) return v.map((x) => String(x)).join(', ');
   if (v == null || v === '') return d.state ? stateText(d.state) : '–';
   const n = typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   return withUnit(n, typeof d.unit === 'string' ? d.unit : '');
@@ -225,7 +235,7 @@ export class DevicesView {
     rec.el.classList.toggle('is-on', rec.kind === 'output' && on && d.state !== 'error');
     setText(rec.stateEl, d.state === 'error' ? t('error') : rec.kind === 'output' ? t(on ? 'on' : 'off') : stateText(d.state));
     rec.stateEl.className = 'badge ' + (d.state === 'error' ? 'bad' : rec.kind === 'output' && on ? 'good' : '');
-    setText(rec.boardEl, `${t('wiredTo')} ${d.node === 'any' ? t('anyBoard') : d.node || '?'}`);
+    setText(rec.boardEl, d.node === 'any' ? t('anyBoard') : `${t('wiredTo')} ${d.node || '?'}`);
     const upd = toDate(d.updated);
     setText(rec.updEl, upd ? when(upd) : t('never'));
     rec.updEl.title = upd ? upd.toISOString() : '';
@@ -245,7 +255,13 @@ export class DevicesView {
       rec.range.disabled = disabled;
       rec.range.title = why;
     } else {
-      setText(rec.valEl, formatValue(d));
+      if (isReadings(d.value)) {
+        rec.valEl.classList.add('multi');
+        rec.valEl.replaceChildren(readings(d));
+      } else {
+        rec.valEl.classList.remove('multi');
+        setText(rec.valEl, formatValue(d));
+      }
       rec.readBtn.disabled = disabled;
       rec.readBtn.title = why;
       if (hist.length >= 2) {

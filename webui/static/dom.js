@@ -41,12 +41,13 @@ export function cssVar(name, el = document.documentElement) {
   return getComputedStyle(el).getPropertyValue(name).trim();
 }
 
-// fitCanvas sizes a canvas's backing store to its CSS box and the device pixel ratio; returns the 2D
-// context scaled to CSS pixels plus the CSS width and height.
-export function fitCanvas(cv) {
+// fitCanvas sizes a canvas's backing store to its CSS box (or to width x height CSS pixels when given:
+// a card skipped by content-visibility has no layout box yet) and the device pixel ratio; returns the
+// 2D context scaled to CSS pixels plus the CSS width and height.
+export function fitCanvas(cv, width, height) {
   const dpr = Math.min(window.devicePixelRatio || 1, 3);
-  const w = Math.max(1, Math.round(cv.clientWidth));
-  const hgt = Math.max(1, Math.round(cv.clientHeight));
+  const w = Math.max(1, Math.round(width || cv.clientWidth));
+  const hgt = Math.max(1, Math.round(height || cv.clientHeight));
   if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(hgt * dpr)) {
     cv.width = Math.round(w * dpr);
     cv.height = Math.round(hgt * dpr);

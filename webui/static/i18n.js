@@ -122,7 +122,7 @@ const intlUnits = {
 
 function digits(v) {
   const a = Math.abs(v);
-  return a >= 100 ? 0 : a >= 10 ? 1 : 2;
+  return a >= 1000 ? 0 : a >= 100 ? 1 : 2;
 }
 
 // num formats a number for the locale.
