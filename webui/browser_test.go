@@ -306,6 +306,21 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("503 is retried with the same key", func(t *testing.T) {
+		fake.mu.Lock()
+		fake.shed["pump"] = 1
+		before := len(fake.posts)
+		fake.mu.Unlock()
+		run(t, ctx, "click pump", chromedp.Click(chromedp.JSPath(card("pump")+`.querySelector('input.sw')`)))
+		waitJS(t, ctx, "pump on", card("pump")+`.querySelector('.badge').textContent === 'on' && !`+card("pump")+`.classList.contains('busy')`)
+		fake.mu.Lock()
+		posts := append([]fakePost(nil), fake.posts[before:]...)
+		fake.mu.Unlock()
+		if len(posts) != 2 || posts[0].Idem == "" || posts[0].Idem != posts[1].Idem || posts[1].Path != "/api/devices/pump/turn_on?" {
+			t.Fatalf("posts %+v: want the same turn_on twice under one Idempotency-Key", posts)
+		}
+	})
+
 	t.Run("api error is shown", func(t *testing.T) {
 		run(t, ctx, "read meter", chromedp.Click(chromedp.JSPath(card("meter")+`.querySelector('button')`)))
 		waitJS(t, ctx, "toast", `[...document.querySelectorAll('.toast.bad')].some(e => e.textContent.includes('timeout after 500ms') && e.textContent.includes('502'))`)

@@ -66,6 +66,7 @@ type fakeBoard struct {
 	devices  []*fakeDevice
 	cluster  fakeCluster
 	fail     map[string]string // device -> error its actions answer with (502)
+	shed     map[string]int    // device -> how many of its next actions answer 503 (a takeover)
 	posts    []fakePost
 	paths    map[string]int // every path requested, to prove what the page did not load
 	streams  map[chan sseEvent]struct{}
@@ -80,6 +81,7 @@ func newFakeBoard(token string) *fakeBoard {
 		sessions: map[string]bool{},
 		fail:     map[string]string{"meter": "modbus: read register 3 of 10.0.0.50:502: timeout after 500ms"},
 		paths:    map[string]int{},
+		shed:     map[string]int{},
 		streams:  map[chan sseEvent]struct{}{},
 		drop:     make(chan struct{}),
 	}
@@ -234,7 +236,16 @@ func (f *fakeBoard) action(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	msg := f.fail[name]
+	shed := f.shed[name] > 0
+	if shed {
+		f.shed[name]--
+	}
 	f.mu.Unlock()
+	if shed {
+		w.Header().Set("Retry-After", "1")
+		f.fail4xx(w, 503, "sched: master changing, retry")
+		return
+	}
 	if d == nil {
 		f.fail4xx(w, 404, "devices: no device %q", name)
 		return

@@ -343,3 +343,45 @@ func TestAcceptsGzipOddInput(t *testing.T) {
 		t.Fatal("case or x-gzip not honoured")
 	}
 }
+
+// TestTranslations: every key the page and the scripts use exists in English, and Chinese has every
+// English key.
+func TestTranslations(t *testing.T) {
+	src := string(staticFile(t, "i18n.js"))
+	block := func(lang string) map[string]bool {
+		i := strings.Index(src, "\n  "+lang+": {")
+		if i < 0 {
+			t.Fatalf("no %s dictionary", lang)
+		}
+		j := strings.Index(src[i:], "\n  },")
+		keys := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(\w+): '`).FindAllStringSubmatch(src[i:i+j], -1) {
+			keys[m[1]] = true
+		}
+		return keys
+	}
+	en, zh := block("en"), block("zh")
+	if len(en) < 50 {
+		t.Fatalf("only %d English keys parsed", len(en))
+	}
+	for k := range en {
+		if !zh[k] {
+			t.Errorf("Chinese lacks %q", k)
+		}
+	}
+	for k := range zh {
+		if !en[k] {
+			t.Errorf("English lacks %q", k)
+		}
+	}
+	uses := regexp.MustCompile(`\bt\('(\w+)'[,)]|data-i18n(?:-ph)?="(\w+)"|dataset: \{ i18n: '(\w+)'`)
+	entries, _ := fs.ReadDir(Static, "static")
+	for _, e := range entries {
+		for _, m := range uses.FindAllStringSubmatch(string(staticFile(t, e.Name())), -1) {
+			k := m[1] + m[2] + m[3]
+			if !en[k] {
+				t.Errorf("%s uses unknown key %q", e.Name(), k)
+			}
+		}
+	}
+}

@@ -59,11 +59,24 @@ function idemKey() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
-// deviceAction runs POST /api/devices/{name}/{action}?params with a fresh Idempotency-Key.
-export function deviceAction(name, action, params) {
+const RETRY_DELAYS = [500, 1500]; // ms; a takeover is over in about tmax
+
+// deviceAction runs POST /api/devices/{name}/{action}?params. One Idempotency-Key covers the action
+// and its retries: after a network error or a 503 (master takeover, queue shedding) it is sent again
+// with the same key, so the board runs it at most once.
+export async function deviceAction(name, action, params) {
   const q = params ? '?' + new URLSearchParams(params).toString() : '';
   const path = `/api/devices/${encodeURIComponent(name)}/${encodeURIComponent(action)}${q}`;
-  return request('POST', path, { headers: { 'Idempotency-Key': idemKey() } });
+  const headers = { 'Idempotency-Key': idemKey() };
+  for (let i = 0; ; i++) {
+    try {
+      return await request('POST', path, { headers });
+    } catch (e) {
+      const retriable = e instanceof ApiError && (e.status === 0 || e.status === 503);
+      if (!retriable || i >= RETRY_DELAYS.length) throw e;
+      await new Promise((r) => setTimeout(r, RETRY_DELAYS[i]));
+    }
+  }
 }
 
 // Live keeps one EventSource to /events open. On error it closes it and reconnects after a backoff

@@ -242,7 +242,7 @@ export class DevicesView {
     const disabled = !this.canControl || rec.busy;
     const why = this.canControl ? '' : t('needLogin');
     if (rec.kind === 'output') {
-      rec.sw.checked = on;
+      if (!rec.busy) rec.sw.checked = on; // while an action runs, the switch shows what was asked
       rec.sw.disabled = disabled;
       setText(rec.swLabel, t(on ? 'on' : 'off'));
       rec.pulseBtn.disabled = disabled;
@@ -250,8 +250,10 @@ export class DevicesView {
       rec.sw.title = rec.pulseBtn.title = why;
     } else if (rec.kind === 'pwm') {
       const v = numeric(d.value) ?? 0;
-      if (!rec.dragging) rec.range.value = String(v);
-      setText(rec.rangeOut, withUnit(v, '%'));
+      if (!rec.dragging && !rec.busy) {
+        rec.range.value = String(v);
+        setText(rec.rangeOut, withUnit(v, '%'));
+      }
       rec.range.disabled = disabled;
       rec.range.title = why;
     } else {
