@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// headerFlag collects repeated --header "Name: value" flags.
+type headerFlag struct{ h http.Header }
+
+func (f *headerFlag) String() string { return "" }
+
+func (f *headerFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return fmt.Errorf("want \"Name: value\", got %q", s)
+	}
+	f.h.Add(name, strings.TrimSpace(value))
+	return nil
+}
+
+// Main is `ews bench`: it parses args (without the command name), runs and prints the report on
+// stdout. Exit codes: 0 done, 1 runtime error (dead URL, interrupted run, --json not written),
+// 2 usage error (bad flag, malformed --mix).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ews bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg     Config
+		mix     string
+		jsonOut string
+		headers = headerFlag{h: http.Header{}}
+	)
+	fs.StringVar(&cfg.URL, "url", "", "base URL of the server (required), e.g. http://127.0.0.1:8080")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "mean requests per second, Poisson arrivals (required)")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "sending window")
+	fs.Int64Var(&cfg.Max, "max", 0, "stop after this many arrivals (0: no cap)")
+	fs.StringVar(&mix, "mix", "browse=1:GET /", "classes NAME=WEIGHT:METHOD PATH, comma-separated, e.g. \""+exampleMix+"\"")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the arrival stream: same seed, same arrivals and classes")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
+	fs.Var(&headers, "header", "extra request header \"Name: value\" (repeatable)")
+	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
+	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--timeout T] [--concurrency N]\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ews bench: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.URL == "" {
+		return usage("--url is required")
+	}
+	if _, err := ParseURL(cfg.URL); err != nil {
+		return usage("%v", err)
+	}
+	if !(cfg.Rate > 0) || cfg.Rate > 1e7 {
+		return usage("--rate %v: want a number in (0, 1e7]", cfg.Rate)
+	}
+	if cfg.Duration <= 0 {
+		return usage("--duration %v: want > 0", cfg.Duration)
+	}
+	if cfg.Max < 0 {
+		return usage("--max %d: want >= 0", cfg.Max)
+	}
+	if cfg.Timeout <= 0 {
+		return usage("--timeout %v: want > 0", cfg.Timeout)
+	}
+	if cfg.Concurrency <= 0 {
+		return usage("--concurrency %d: want > 0", cfg.Concurrency)
+	}
+	classes, err := ParseMix(mix)
+	if err != nil {
+		return usage("%v", err)
+	}
+	cfg.Classes = classes
+	cfg.Header = headers.h
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		cfg.Progress = stderr
+	}
+
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews bench: %v\n", err)
+		return 1
+	}
+	if err := rep.WriteText(stdout); err != nil {
+		fmt.Fprintf(stderr, "ews bench: write report: %v\n", err)
+		return 1
+	}
+	code := 0
+	if jsonOut != "" {
+		if err := rep.WriteJSONFile(jsonOut); err != nil {
+			fmt.Fprintf(stderr, "ews bench: %v\n", err)
+			code = 1
+		}
+	}
+	if rep.Interrupted {
+		code = 1
+	}
+	return code
+}
