@@ -159,7 +159,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "class\tsent\tok\tshed\terrors\toverflow\tok/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tshed p99 ms\t")
+	fmt.Fprintln(tw, "class\tsent\tok\tshed\terrors\tlost\tok/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tshed p99 ms\t")
 	row := func(c ClassReport) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", c.Name, c.Sent, c.OK, c.Shed, c.Errors, c.Overflow+c.Unsent, c.OKPerSec,
 			fmtMS(c.Latency.P50, c.OK), fmtMS(c.Latency.P90, c.OK), fmtMS(c.Latency.P99, c.OK), fmtMS(c.Latency.Max, c.OK), fmtMS(c.ShedLatency.P99, c.Shed))
@@ -171,6 +171,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	b.WriteString("(latency from the intended send time; ok = 2xx/3xx of which p50..max, shed = 503, lost = not sent: in-flight cap or sender late)\n")
 	for _, s := range rep.Total.ErrorSamples {
 		fmt.Fprintf(&b, "error: %s\n", s)
 	}
