@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -38,6 +37,9 @@ const (
 	DefaultConcurrency = 2000
 	DefaultGrace       = time.Second
 	progressEvery      = 200 * time.Millisecond
+	// lateSlack is how long after the window the sender may still send arrivals that were due
+	// in it (it is often a few ms behind); later ones are counted as unsent.
+	lateSlack = 100 * time.Millisecond
 )
 
 // ErrProbe wraps the error of the probe request sent before the run (dead URL and the like).
@@ -60,16 +62,16 @@ func NewTransport(concurrency int) *http.Transport {
 	}
 }
 
-// runner is the state of one run. The sender goroutine (Run's caller) owns the arrival stream;
-// each request runs in its own goroutine tracked by wg.
+// runner is the state of one run. The sender goroutine (Run's caller) owns the arrival stream
+// and the workers; each request in flight runs on its own worker goroutine.
 type runner struct {
 	cfg      Config
 	rt       http.RoundTripper
 	reqs     []*http.Request // one template per class, shared read-only by the request goroutines
 	stats    []*classStats
 	lag      *Histogram // intended -> actual send time
-	inflight atomic.Int64
-	wg       sync.WaitGroup
+	inflight atomic.Int64 // requests in flight: incremented by the sender, decremented by send
+	pool     *workers
 	reqCtx   context.Context // cancelled only when the grace after an interrupt runs out
 	abort    context.CancelFunc
 	start    time.Time
@@ -194,7 +196,6 @@ func (r *runner) probe(ctx context.Context) error {
 // send runs one request that was due at intended and records its outcome.
 func (r *runner) send(intended time.Time, cls int) {
 	st := r.stats[cls]
-	defer r.wg.Done()
 	defer r.inflight.Add(-1)
 	defer func() {
 		if p := recover(); p != nil {
@@ -238,8 +239,9 @@ func (r *runner) run(ctx context.Context) *Report {
 	arr := NewArrivals(cfg.Seed, cfg.Rate, cfg.Classes)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	r.pool = newWorkers(cfg.Concurrency, func(j job) { r.send(j.intended, j.cls) })
 	r.start = time.Now()
-	deadline := r.start.Add(cfg.Duration)
+	lateEnd := r.start.Add(cfg.Duration + lateSlack)
 	stopProgress := r.startProgress()
 
 	var (
@@ -273,7 +275,7 @@ send:
 				interrupted = true
 				break
 			}
-			if now.After(deadline) { // too late for the rest of the window: count it, send none
+			if now.After(lateEnd) { // too late for the rest of the window: count it, send none
 				n += r.countUnsent(arr, a, n)
 				windowDone = true
 				break
@@ -289,8 +291,7 @@ send:
 		}
 		r.inflight.Add(1)
 		st.sent.Add(1)
-		r.wg.Add(1)
-		go r.send(intended, a.Class)
+		r.pool.dispatch(job{intended: intended, cls: a.Class})
 	}
 	elapsed := time.Since(r.start)
 	if windowDone || elapsed > cfg.Duration {
@@ -317,9 +318,10 @@ func (r *runner) countUnsent(arr *Arrivals, a Arrival, n int64) int64 {
 // drain waits for the requests in flight: all of them (each is bounded by Timeout) after a full
 // run, at most Grace after an interrupt, then aborts the rest.
 func (r *runner) drain(interrupted bool) {
+	r.pool.close()
 	done := make(chan struct{})
 	go func() {
-		r.wg.Wait()
+		r.pool.wait()
 		close(done)
 	}()
 	if !interrupted {
