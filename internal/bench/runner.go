@@ -69,7 +69,7 @@ type runner struct {
 	rt       http.RoundTripper
 	reqs     []*http.Request // one template per class, shared read-only by the request goroutines
 	stats    []*classStats
-	lag      *Histogram // intended -> actual send time
+	lag      *Histogram   // intended -> actual send time
 	inflight atomic.Int64 // requests in flight: incremented by the sender, decremented by send
 	pool     *workers
 	reqCtx   context.Context // cancelled only when the grace after an interrupt runs out
