@@ -62,7 +62,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "ews bench: "+format+"\n", a...)
+		say(stderr, fmt.Sprintf(format, a...))
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -101,7 +101,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	rep, err := Run(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews bench: %v\n", err)
+		say(stderr, err.Error())
 		return 1
 	}
 	if err := rep.WriteText(stdout); err != nil {
@@ -111,7 +111,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	code := 0
 	if jsonOut != "" {
 		if err := rep.WriteJSONFile(jsonOut); err != nil {
-			fmt.Fprintf(stderr, "ews bench: %v\n", err)
+			say(stderr, err.Error())
 			code = 1
 		}
 	}
@@ -119,4 +119,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = 1
 	}
 	return code
+}
+
+// say prints msg as one "ews bench: ..." line; package errors already start with "bench: ".
+func say(w io.Writer, msg string) {
+	if !strings.HasPrefix(msg, "bench: ") {
+		msg = "bench: " + msg
+	}
+	fmt.Fprintf(w, "ews %s\n", msg)
 }

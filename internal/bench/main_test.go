@@ -38,6 +38,9 @@ func TestMainUsageErrors(t *testing.T) {
 			if !strings.Contains(errb.String(), tt.want) {
 				t.Errorf("stderr %q, want it to contain %q", errb.String(), tt.want)
 			}
+			if strings.Contains(errb.String(), "bench: bench:") {
+				t.Errorf("stderr %q repeats the prefix", errb.String())
+			}
 			if out.Len() != 0 {
 				t.Errorf("stdout %q, want nothing on a usage error", out.String())
 			}
@@ -59,7 +62,7 @@ func TestMainDeadURL(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if msg := errb.String(); !strings.Contains(msg, "did not answer the probe") || !strings.Contains(msg, url) {
+	if msg := errb.String(); !strings.HasPrefix(msg, "ews bench: the server did not answer the probe") || !strings.Contains(msg, url) {
 		t.Errorf("stderr %q, want a probe error naming %s", msg, url)
 	}
 	if out.Len() != 0 {
