@@ -268,7 +268,8 @@ send:
 			case <-ctx.Done():
 				interrupted = true
 				break send
-			case now = <-timer.C:
+			case <-timer.C:
+				now = time.Now() // the lag includes our own wake-up delay
 			}
 		} else {
 			if ctx.Err() != nil {
