@@ -63,6 +63,9 @@ type Latency struct {
 // sustained (the sender may be a few ms late at the very end of the window).
 const lostShare = 0.01
 
+// lagWarnMS is the sender lag p99 above which the text report warns that the client was late.
+const lagWarnMS = 10.0
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func summarise(h *Histogram) Latency {
@@ -177,6 +180,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	if rep.Note != "" {
 		fmt.Fprintf(&b, "\n%s\n", rep.Note)
+	}
+	if rep.LagP99 > lagWarnMS {
+		fmt.Fprintf(&b, "WARNING: sender lag p99 %.1f ms: this client could not send on time (busy machine?); latencies include that delay\n", rep.LagP99)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

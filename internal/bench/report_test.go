@@ -60,3 +60,19 @@ func TestCountUnsentCountsTheRestOfTheWindow(t *testing.T) {
 		r.abort()
 	}
 }
+
+func TestWriteTextWarnsOnLateSender(t *testing.T) {
+	for _, tt := range []struct {
+		lag  float64
+		want bool
+	}{{1, false}, {lagWarnMS + 1, true}} {
+		rep := &Report{LagP99: tt.lag, Classes: []ClassReport{{Name: "a"}}, Total: ClassReport{Name: "total"}}
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "WARNING: sender lag p99"); got != tt.want {
+			t.Errorf("lag p99 %v ms: warning shown %v, want %v:\n%s", tt.lag, got, tt.want, b.String())
+		}
+	}
+}
