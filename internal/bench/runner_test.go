@@ -265,3 +265,23 @@ func BenchmarkSendLoopback(b *testing.B) {
 		b.Fatal("no request succeeded")
 	}
 }
+
+// BenchmarkRunFakeTransport is the whole generator per request (arrival, sender, hand-off to a
+// worker, send, record) with an instant in-memory server: what one request costs the client
+// beyond net/http's own connection work.
+func BenchmarkRunFakeTransport(b *testing.B) {
+	cfg := Config{
+		URL: "http://127.0.0.1:1", Rate: 1e7, Duration: time.Hour, Max: int64(b.N),
+		Classes:     []Class{{Name: "control", Weight: 0.25, Method: "POST", Path: "/a"}, {Name: "browse", Weight: 0.75, Method: "GET", Path: "/"}},
+		Concurrency: 100000, Transport: okTransport{&http.Response{StatusCode: 200, Body: http.NoBody}},
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	rep, err := Run(b.Context(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep.Total.Due != int64(b.N) || rep.Total.Sent != rep.Total.OK || rep.Total.Sent != int64(b.N) {
+		b.Fatalf("due %d sent %d ok %d, want %d due, sent and ok", rep.Total.Due, rep.Total.Sent, rep.Total.OK, b.N)
+	}
+}
