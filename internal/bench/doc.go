@@ -10,7 +10,9 @@
 //
 // --mix is a comma-separated list of classes, each NAME=WEIGHT:METHOD PATH, for example
 // "control=0.25:POST /api/devices/s1/read,browse=0.75:GET /". Weights are positive numbers and
-// are normalised by their sum. PATH starts with "/" and is joined to --url.
+// are normalised by their sum. PATH starts with "/" and is joined to --url. A class sends no
+// body unless --body CLASS=TEXT or --body CLASS=@FILE gives one (Content-Type application/json
+// when it is valid JSON, unless --header sets it); the bytes are shared by all its requests.
 //
 // # JSON report (--json FILE)
 //

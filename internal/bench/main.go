@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,31 @@ func (f *headerFlag) Set(s string) error {
 	return nil
 }
 
+// bodyFlag collects repeated --body CLASS=TEXT or CLASS=@FILE flags.
+type bodyFlag struct{ m map[string][]byte }
+
+func (f *bodyFlag) String() string { return "" }
+
+func (f *bodyFlag) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("want CLASS=TEXT or CLASS=@FILE, got %q", s)
+	}
+	name = strings.TrimSpace(name)
+	if _, dup := f.m[name]; dup {
+		return fmt.Errorf("second body for class %q", name)
+	}
+	b := []byte(v)
+	if path, isFile := strings.CutPrefix(v, "@"); isFile {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return err
+		}
+	}
+	f.m[name] = b
+	return nil
+}
+
 // Main is `ews bench`: it parses args (without the command name), runs and prints the report on
 // stdout. Exit codes: 0 done, 1 runtime error (dead URL, interrupted run, --json not written),
 // 2 usage error (bad flag, malformed --mix).
@@ -40,6 +66,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mix     string
 		jsonOut string
 		headers = headerFlag{h: http.Header{}}
+		bodies  = bodyFlag{m: map[string][]byte{}}
 	)
 	fs.StringVar(&cfg.URL, "url", "", "base URL of the server (required), e.g. http://127.0.0.1:8080")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "mean requests per second, Poisson arrivals (required)")
@@ -49,10 +76,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the arrival stream: same seed, same arrivals and classes")
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	fs.Var(&headers, "header", "extra request header \"Name: value\" (repeatable)")
+	fs.Var(&bodies, "body", "request body of a class, CLASS=TEXT or CLASS=@FILE (repeatable); JSON gets Content-Type application/json")
 	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
 	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--timeout T] [--concurrency N]\n")
+		fmt.Fprintf(stderr, "usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -94,7 +122,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("%v", err)
 	}
 	cfg.Classes = classes
-	cfg.Header = headers.h
+	for name := range bodies.m {
+		if !slices.ContainsFunc(classes, func(c Class) bool { return c.Name == name }) {
+			return usage("--body for class %q, which is not in --mix", name)
+		}
+	}
+	cfg.Header, cfg.Bodies = headers.h, bodies.m
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		cfg.Progress = stderr
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,16 +18,17 @@ import (
 
 // Config is one run of the generator.
 type Config struct {
-	URL         string        // base URL; each class's path is joined to it
-	Classes     []Class       // the mix (see ParseMix); weights are normalised again here
-	Rate        float64       // mean arrivals per second (> 0)
-	Duration    time.Duration // sending window (> 0)
-	Max         int64         // request cap over the whole run; 0: none
-	Seed        uint64        // seeds the arrival stream and the class draw
-	Header      http.Header   // added to every request (and the probe); "Host" sets the Host
-	Timeout     time.Duration // per request, from its actual send to the end of its body
-	Concurrency int           // cap on requests in flight; arrivals above it count as overflow
-	Grace       time.Duration // after ctx is cancelled, how long in-flight requests may finish
+	URL         string            // base URL; each class's path is joined to it
+	Classes     []Class           // the mix (see ParseMix); weights are normalised again here
+	Rate        float64           // mean arrivals per second (> 0)
+	Duration    time.Duration     // sending window (> 0)
+	Max         int64             // request cap over the whole run; 0: none
+	Seed        uint64            // seeds the arrival stream and the class draw
+	Header      http.Header       // added to every request (and the probe); "Host" sets the Host
+	Bodies      map[string][]byte // request body by class name; shared, never modified
+	Timeout     time.Duration     // per request, from its actual send to the end of its body
+	Concurrency int               // cap on requests in flight; arrivals above it count as overflow
+	Grace       time.Duration     // after ctx is cancelled, how long in-flight requests may finish
 	Transport   http.RoundTripper
 	Progress    io.Writer // if set, a progress bar is drawn there (a terminal) during the run
 }
@@ -68,6 +70,7 @@ type runner struct {
 	cfg      Config
 	rt       http.RoundTripper
 	reqs     []*http.Request // one template per class, shared read-only by the request goroutines
+	bodies   [][]byte        // by class; nil: no body
 	stats    []*classStats
 	lag      *Histogram   // intended -> actual send time
 	inflight atomic.Int64 // requests in flight: incremented by the sender, decremented by send
@@ -104,6 +107,11 @@ func newRunner(cfg Config) (*runner, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
 	}
+	for name := range cfg.Bodies {
+		if !slices.ContainsFunc(cfg.Classes, func(c Class) bool { return c.Name == name }) {
+			return nil, fmt.Errorf("bench: body for class %q, which is not in the mix", name)
+		}
+	}
 	switch {
 	case len(cfg.Classes) == 0:
 		return nil, fmt.Errorf("bench: no classes in the mix")
@@ -129,7 +137,14 @@ func newRunner(cfg Config) (*runner, error) {
 			r.abort()
 			return nil, fmt.Errorf("bench: class %q: %w", c.Name, err)
 		}
+		b := cfg.Bodies[c.Name]
+		if len(b) == 0 {
+			b = nil // an empty body is no body (Content-Length: 0, not chunked)
+		} else {
+			setBody(req, b)
+		}
 		r.reqs = append(r.reqs, req)
+		r.bodies = append(r.bodies, b)
 		r.stats = append(r.stats, newClassStats())
 	}
 	return r, nil
@@ -206,7 +221,11 @@ func (r *runner) send(intended time.Time, cls int) {
 	}()
 	ctx, cancel := context.WithTimeout(r.reqCtx, r.cfg.Timeout)
 	defer cancel()
-	resp, err := r.rt.RoundTrip(r.reqs[cls].WithContext(ctx))
+	req := r.reqs[cls].WithContext(ctx)
+	if b := r.bodies[cls]; b != nil {
+		req.Body = &body{b: b}
+	}
+	resp, err := r.rt.RoundTrip(req)
 	if err == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
