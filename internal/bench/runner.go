@@ -36,7 +36,7 @@ type Config struct {
 // Defaults for Config fields left zero.
 const (
 	DefaultTimeout     = 5 * time.Second
-	DefaultConcurrency = 2000
+	DefaultConcurrency = 4096 // a single board at 2x load with a 5 s queue timeout holds ~2,500
 	DefaultGrace       = time.Second
 	progressEvery      = 200 * time.Millisecond
 	// lateSlack is how long after the window the sender may still send arrivals that were due
