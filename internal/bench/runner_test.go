@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,15 +18,17 @@ import (
 // the client goes away. It counts the class requests it saw (not the probe) and checks the header.
 type testServer struct {
 	*httptest.Server
-	seen    atomic.Int64
-	noAuth  atomic.Int64
-	seenCh  chan struct{} // gets a value per class request, never blocks
-	wantHdr string
+	seen       atomic.Int64
+	noAuth     atomic.Int64
+	seenCh     chan struct{} // gets a value per class request, never blocks
+	release    chan struct{} // closed by releaseAll: ends the /block requests
+	releaseAll func()
+	wantHdr    string
 }
 
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
-	s := &testServer{seenCh: make(chan struct{}, 1<<16), wantHdr: "Bearer t0k"}
+	s := &testServer{seenCh: make(chan struct{}, 1<<16), release: make(chan struct{}), wantHdr: "Bearer t0k"}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			return // the probe
@@ -46,12 +49,18 @@ func newTestServer(t *testing.T) *testServer {
 		case "/shed":
 			w.WriteHeader(http.StatusServiceUnavailable)
 		case "/block":
-			<-r.Context().Done()
+			select {
+			case <-r.Context().Done():
+			case <-s.release:
+			}
 		default:
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	}))
 	t.Cleanup(s.Close)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(s.release) }) }) // runs before Close
+	s.releaseAll = func() { once.Do(func() { close(s.release) }) }
 	return s
 }
 
@@ -134,18 +143,27 @@ func TestRunCountsAddUp(t *testing.T) {
 
 func TestRunOverflowIsReportedNotWaited(t *testing.T) {
 	s := newTestServer(t)
-	rep, err := Run(t.Context(), Config{
+	r, err := newRunner(Config{
 		URL: s.URL, Classes: mustMix(t, "slow=1:GET /block"),
 		Rate: 2000, Duration: 10 * time.Second, Max: 20,
-		Concurrency: 2, Timeout: 500 * time.Millisecond,
+		Concurrency: 2, Timeout: time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.abort()
+	go func() { // the two requests in flight stay blocked until every arrival was seen
+		deadline := time.Now().Add(10 * time.Second)
+		for r.stats[0].due.Load() < 20 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // polling with a deadline
+		}
+		s.releaseAll()
+	}()
+	rep := r.run(t.Context())
 	c := rep.Total
 	checkSums(t, c)
-	if c.Due != 20 || c.Sent != 2 || c.Overflow != 18 || c.Errors != 2 {
-		t.Errorf("due %d sent %d overflow %d errors %d; want 20, 2 (the cap), 18, 2 (timeouts)", c.Due, c.Sent, c.Overflow, c.Errors)
+	if c.Due != 20 || c.Sent != 2 || c.Overflow != 18 || c.OK != 2 {
+		t.Errorf("due %d sent %d overflow %d ok %d; want 20, 2 (the cap), 18, 2", c.Due, c.Sent, c.Overflow, c.OK)
 	}
 	if rep.Sustained || !strings.Contains(rep.Note, "RATE NOT SUSTAINED") || !strings.Contains(rep.Note, "18 arrivals found 2 requests in flight") {
 		t.Errorf("sustained %v note %q; want the overflow explained", rep.Sustained, rep.Note)
