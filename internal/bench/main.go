@@ -23,11 +23,25 @@ func (f *headerFlag) String() string { return "" }
 func (f *headerFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
-	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+	if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
 		return fmt.Errorf("want \"Name: value\", got %q", s)
 	}
 	f.h.Add(name, strings.TrimSpace(value))
 	return nil
+}
+
+// isToken reports whether s is an RFC 9110 token, the syntax of a header name.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // bodyFlag collects repeated --body CLASS=TEXT or CLASS=@FILE flags.

@@ -26,6 +26,8 @@ func TestMainUsageErrors(t *testing.T) {
 		{"malformed mix", []string{"--url", "http://127.0.0.1:1", "--rate", "5", "--mix", "control=0.25POST /x"}, "missing ':'"},
 		{"mix bad weight", []string{"--url", "http://127.0.0.1:1", "--rate", "5", "--mix", "a=zero:GET /"}, `weight "zero" is not a number`},
 		{"bad header", []string{"--url", "http://127.0.0.1:1", "--rate", "5", "--header", "NoColon"}, "Name: value"},
+		{"bad header name", []string{"--url", "http://127.0.0.1:1", "--rate", "5", "--header", "X(y): 1"}, "Name: value"},
+		{"header with newline", []string{"--url", "http://127.0.0.1:1", "--rate", "5", "--header", "X: a\r\nY: b"}, "Name: value"},
 		{"unknown flag", []string{"--bogus"}, "bogus"},
 		{"stray argument", []string{"--url", "http://127.0.0.1:1", "--rate", "5", "extra"}, `unexpected argument "extra"`},
 	}
