@@ -1,18 +1,22 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"io"
+	"os"
+	"os/signal"
 	"sort"
+	"syscall"
+
+	"github.com/ews-firmware/ews/internal/bench"
 )
 
+// cmdBench runs the open-loop load generator; the first Ctrl-C stops it and
+// prints the partial report.
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("bench", "--url URL --rate R --duration D --mix SPEC", "Open-loop load generator.", stderr)
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	fmt.Fprintln(stderr, "ews bench: not yet built")
-	return exitError
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	return bench.Main(ctx, args, stdout, stderr)
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

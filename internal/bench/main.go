@@ -94,7 +94,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
 	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N]\n")
+		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
