@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -46,6 +47,9 @@ type Cluster struct {
 	timing Timing
 	key    []byte
 	http   string // derived HTTP address, when Local has none
+	// literal maps peers whose configured gossip host is an IP to their
+	// address, so messages reach them even while out of the membership.
+	literal map[string]string
 
 	mu    sync.Mutex // guards e, subs, queue
 	e     *Election
@@ -57,6 +61,7 @@ type Cluster struct {
 	inbox   chan Message
 	members chan memberEvent
 	warned  map[string]time.Time // Warn reasons logged recently (run goroutine only)
+	joins   atomic.Int64         // join attempts of the rejoin loop
 
 	started  bool
 	cancel   context.CancelFunc
@@ -117,6 +122,12 @@ func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, loc
 		}
 	}
 	c.http = deriveHTTP(cfg, c.self)
+	c.literal = map[string]string{}
+	for _, p := range c.peers {
+		if host, _, err := net.SplitHostPort(p.Addr); err == nil && net.ParseIP(host) != nil {
+			c.literal[p.Name] = p.Addr
+		}
+	}
 	return c, nil
 }
 

@@ -8,10 +8,10 @@ import (
 // rejoin keeps every configured peer in the membership: memberlist alone
 // never re-joins a board it declared dead after an outage (invariant 7).
 // Each missing peer is joined with exponential backoff (tmax doubling to
-// maxBackoff); changes are logged once: missing, each new error, back.
+// 10 tmax, within 2..30 s); changes are logged once: missing, each new error, back.
 func (c *Cluster) rejoin(ctx context.Context) {
 	defer c.wg.Done()
-	const maxBackoff = 30 * time.Second
+	maxBackoff := min(max(10*c.timing.TMax, 2*time.Second), 30*time.Second)
 	type peerState struct {
 		present bool
 		next    time.Time
@@ -54,6 +54,7 @@ func (c *Cluster) rejoin(ctx context.Context) {
 			if now.Before(st.next) || ctx.Err() != nil {
 				continue
 			}
+			c.joins.Add(1)
 			_, err := c.ml.Join([]string{p.Addr})
 			if err == nil {
 				continue // present at the next check

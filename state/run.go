@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // run owns the protocol's timing: it feeds the Election the received
@@ -136,8 +138,11 @@ func (c *Cluster) warn(reason string) {
 	c.logger.Error("cluster: "+reason, "board", c.self.Name)
 }
 
-// send encodes m once and sends it to every other live member, or to the
-// one named to.
+// send encodes m once and sends it to every other configured board, or to
+// the one named to: at the address membership knows it by, else at its
+// configured address when that is a literal IP (no DNS in the protocol's
+// path). Sending past the membership means a partition heals as soon as
+// packets flow again, without waiting for a re-join.
 func (c *Cluster) send(m Message, to string) {
 	if c.ml == nil {
 		return
@@ -147,12 +152,22 @@ func (c *Cluster) send(m Message, to string) {
 		c.logger.Error("cluster: encode", "err", err)
 		return
 	}
+	members := map[string]string{}
 	for _, n := range c.ml.Members() {
-		if n.Name == c.self.Name || (to != "" && n.Name != to) {
+		members[n.Name] = n.Address()
+	}
+	for _, p := range c.peers {
+		if p.Name == c.self.Name || (to != "" && p.Name != to) {
 			continue
 		}
-		if err := c.ml.SendBestEffort(n, b); err != nil {
-			c.logger.Debug("send", "to", n.Name, "type", m.Type(), "err", err)
+		addr, ok := members[p.Name]
+		if !ok {
+			if addr, ok = c.literal[p.Name]; !ok {
+				continue
+			}
+		}
+		if err := c.ml.SendToAddress(memberlist.Address{Addr: addr, Name: p.Name}, b); err != nil {
+			c.logger.Debug("send", "to", p.Name, "type", m.Type(), "err", err)
 			continue
 		}
 		c.m.sent.WithLabelValues(m.Type().String()).Inc()

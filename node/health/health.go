@@ -38,8 +38,8 @@ type Checker struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	missing map[string]bool   // process name -> missing
-	failing map[int]string // check index -> why it fails
+	missing map[string]bool // process name -> missing
+	failing map[int]string  // check index -> why it fails
 }
 
 // New builds a Checker of the config's health section.
