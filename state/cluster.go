@@ -63,6 +63,9 @@ type Cluster struct {
 	warned  map[string]time.Time // Warn reasons logged recently (run goroutine only)
 	joins   atomic.Int64         // join attempts of the rejoin loop
 
+	amu   sync.Mutex        // guards addrs
+	addrs map[string]string // live members' gossip addresses, copied in the event delegate
+
 	started  bool
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -90,7 +93,7 @@ func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, loc
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan Message, 1024), members: make(chan memberEvent, 256),
-		warned: map[string]time.Time{}, done: make(chan struct{})}
+		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}}
 	cl := cfg.Cluster
 	c.timing = Timing{Heartbeat: cl.Heartbeat.Duration, TMax: cl.TMax.Duration, TThreshold: cl.TThreshold.Duration, Preempt: cl.Preempt}
 	if c.timing.Heartbeat <= 0 || c.timing.TMax <= 0 || c.timing.TThreshold <= 0 {
@@ -346,3 +349,16 @@ func (c *Cluster) httpAddr() string {
 }
 
 func (c *Cluster) refused(kind string) { c.m.refused.WithLabelValues(kind).Inc() }
+
+// memberAddrs copies the live members' addresses. (memberlist's Members()
+// hands out nodes it keeps writing to; the copies are taken in its event
+// callbacks, under its lock.)
+func (c *Cluster) memberAddrs() map[string]string {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	out := make(map[string]string, len(c.addrs))
+	for k, v := range c.addrs {
+		out[k] = v
+	}
+	return out
+}

@@ -72,16 +72,31 @@ func (d *delegate) MergeRemoteState(b []byte, join bool) {
 }
 
 func (d *delegate) NotifyJoin(n *memberlist.Node) {
+	d.setAddr(n.Name, n.Address())
 	d.member(n.Name, true)
 	d.c.logger.Debug("member joined", "name", n.Name, "addr", n.Address())
 }
 
 func (d *delegate) NotifyLeave(n *memberlist.Node) {
+	d.setAddr(n.Name, "")
 	d.member(n.Name, false)
 	d.c.logger.Info("member left or died", "name", n.Name, "addr", n.Address())
 }
 
-func (d *delegate) NotifyUpdate(n *memberlist.Node) {}
+func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.setAddr(n.Name, n.Address()) }
+
+// setAddr records a member's address ("" removes it). memberlist calls the
+// event methods with its node lock held, so reading n here is safe.
+func (d *delegate) setAddr(name, addr string) {
+	c := d.c
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if addr == "" {
+		delete(c.addrs, name)
+	} else {
+		c.addrs[name] = addr
+	}
+}
 
 func (d *delegate) member(name string, up bool) {
 	select {

@@ -28,17 +28,14 @@ func (c *Cluster) rejoin(ctx context.Context) {
 	defer check.Stop()
 	first := true
 	for {
-		present := map[string]bool{}
-		for _, n := range c.ml.Members() {
-			present[n.Name] = true
-		}
+		members := c.memberAddrs()
 		now := time.Now()
 		for _, p := range c.peers {
 			st, ok := state[p.Name]
 			if !ok {
 				continue
 			}
-			if present[p.Name] {
+			if _, ok := members[p.Name]; ok {
 				if !st.present {
 					c.logger.Info("peer is back in the membership", "peer", p.Name, "addr", p.Addr)
 				}

@@ -152,10 +152,7 @@ func (c *Cluster) send(m Message, to string) {
 		c.logger.Error("cluster: encode", "err", err)
 		return
 	}
-	members := map[string]string{}
-	for _, n := range c.ml.Members() {
-		members[n.Name] = n.Address()
-	}
+	members := c.memberAddrs()
 	for _, p := range c.peers {
 		if p.Name == c.self.Name || (to != "" && p.Name != to) {
 			continue
