@@ -99,7 +99,7 @@ func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, loc
 	if c.timing.Heartbeat <= 0 || c.timing.TMax <= 0 || c.timing.TThreshold <= 0 {
 		return nil, fmt.Errorf("state: cluster timings must be positive (heartbeat %v, tmax %v, tthreshold %v)", c.timing.Heartbeat, c.timing.TMax, c.timing.TThreshold)
 	}
-	c.timing.Tick = min(max(c.timing.Heartbeat/5, 5*time.Millisecond), 50*time.Millisecond)
+	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
 
 	if cfg.Standalone() {
 		c.peers = []Peer{{Rank: 0, Name: cfg.Node.Name, Addr: cfg.Node.Gossip}}
@@ -174,11 +174,23 @@ func (c *Cluster) Start(ctx context.Context) error {
 		}
 		d := &delegate{c: c}
 		mc.Delegate, mc.Events, mc.Conflict = d, d, d
-		ml, err := memberlist.Create(mc)
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
 		if err != nil {
 			if strings.Contains(err.Error(), "address already in use") {
 				return fmt.Errorf("state: gossip address %s (node.gossip): port %d is already in use (another ews running?): %w", c.cfg.Node.Gossip, mc.BindPort, err)
 			}
+			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = nt.GetAutoBindPort()
+			if mc.AdvertisePort == 0 {
+				mc.AdvertisePort = mc.BindPort
+			}
+		}
+		mc.Transport = &countingTransport{NetTransport: nt, sent: c.m.wire.Add}
+		ml, err := memberlist.Create(mc)
+		if err != nil {
+			_ = nt.Shutdown()
 			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Node.Gossip, mc.BindPort, err)
 		}
 		c.ml = ml
@@ -361,4 +373,21 @@ func (c *Cluster) memberAddrs() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// countingTransport counts every UDP byte memberlist sends: our messages
+// and its own probes and gossip, after encryption.
+type countingTransport struct {
+	*memberlist.NetTransport
+	sent func(float64)
+}
+
+func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
+	t.sent(float64(len(b)))
+	return t.NetTransport.WriteTo(b, addr)
+}
+
+func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	t.sent(float64(len(b)))
+	return t.NetTransport.WriteToAddress(b, a)
 }

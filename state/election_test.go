@@ -98,7 +98,7 @@ func TestPartitionHealsHigherEpochWins(t *testing.T) {
 				t.Fatal("ews1 gave up mastership while cut off alone")
 			}
 			s.heal()
-			s.runUntil("one master after heal", slack*timing.Tick, func() bool { return s.agreed("ews2", 2) })
+			s.runUntil("one master after heal", timing.Heartbeat+slack*timing.Tick, func() bool { return s.agreed("ews2", 2) })
 			if preempt {
 				s.runUntil("ews1 takes over again", timing.TMax+slack*timing.Tick, func() bool { return s.agreed("ews1", 3) })
 			} else {
@@ -127,7 +127,7 @@ func TestEqualEpochsLowerRankWins(t *testing.T) {
 			s.node("ews2").e.Epoch() == 2 && s.node("ews3").e.Epoch() == 2
 	})
 	s.heal()
-	took := s.runUntil("ews3 steps down", slack*fastTiming.Tick, func() bool { return s.agreed("ews2", 2) })
+	took := s.runUntil("ews3 steps down", fastTiming.Heartbeat+slack*fastTiming.Tick, func() bool { return s.agreed("ews2", 2) })
 	t.Logf("loser stepped down %v after the heal", took)
 	var down bool
 	for _, a := range s.node("ews3").events {

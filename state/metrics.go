@@ -17,6 +17,7 @@ type metrics struct {
 	received  *prometheus.CounterVec // type
 	refused   *prometheus.CounterVec // type: table report stepdown peerlist unknown encrypted overflow
 	bytes     *prometheus.CounterVec // direction: sent received
+	wire      prometheus.Counter     // every UDP byte sent, memberlist's own included
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -29,6 +30,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		received:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_messages_received_total", Help: "Cluster messages received and accepted, by type."}, []string{"type"}),
 		refused:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_messages_refused_total", Help: "Cluster messages refused, by type; encrypted = gossip that no installed key decrypts."}, []string{"type"}),
 		bytes:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_gossip_bytes_total", Help: "Bytes of cluster messages (before encryption), by direction."}, []string{"direction"}),
+		wire:      prometheus.NewCounter(prometheus.CounterOpts{Name: "ews_cluster_wire_bytes_sent_total", Help: "UDP bytes sent by the gossip transport, memberlist's probes and gossip included, after encryption."}),
 	}
 	for _, t := range []string{"table", "report", "stepdown", "peerlist"} {
 		m.sent.WithLabelValues(t)
@@ -39,7 +41,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.epoch, m.isMaster, m.takeovers, m.version, m.sent, m.received, m.refused, m.bytes} {
+	for _, c := range []prometheus.Collector{m.epoch, m.isMaster, m.takeovers, m.version, m.sent, m.received, m.refused, m.bytes, m.wire} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
