@@ -51,6 +51,7 @@ func memberlistConfig(cfg *config.Config, self Peer, key []byte, logOut io.Write
 	mc.PushPullInterval = max(15*tmax, 5*time.Second)   // full state sync, low frequency
 	mc.TCPTimeout = max(2*tmax, 500*time.Millisecond)   // bounds a join to a silent peer
 	mc.DeadNodeReclaimTime = tmax                       // a restarted board may come back under its name at once
+	mc.EnableCompression = false                        // our messages are tens of bytes: LZW costs CPU and adds bytes
 
 	if len(key) > 0 && !cfg.Cluster.Insecure {
 		kr, err := memberlist.NewKeyring(nil, key)
