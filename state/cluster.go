@@ -287,7 +287,9 @@ func (c *Cluster) IsMaster() bool {
 }
 
 // Master returns the master's name and HTTP address; ok is false while no
-// master is known (at start, or during a takeover).
+// master is known (at start, or during a takeover). httpAddr is "" until
+// the master's first report arrives (it sends one to each board it hears
+// appear).
 func (c *Cluster) Master() (name, httpAddr string, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

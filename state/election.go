@@ -380,8 +380,14 @@ func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) 
 		return acts, err
 	}
 	b := &e.boards[r]
+	wasAlive := e.alive(r, now)
 	b.report, b.hasReport = *m, true
 	e.heard(r, now)
+	if own := e.boards[e.self.Rank]; !wasAlive && e.IsMaster() && own.hasReport {
+		// a board (re)appears: tell it our HTTP address now, not at our next report
+		rep := own.report
+		acts = append(acts, Action{Kind: SendTo, To: m.Name, Msg: &rep})
+	}
 	e.maxEpochSeen = max(e.maxEpochSeen, m.Epoch)
 	if m.PeersHash != e.peersHash && m.PeersHash != b.peersHash {
 		b.peersHash = m.PeersHash

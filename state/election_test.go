@@ -319,3 +319,14 @@ func TestPeerListMismatchAndDuplicateNameWarn(t *testing.T) {
 		t.Fatal("a report from a board not in cluster.peers was accepted")
 	}
 }
+
+func TestMasterSendsItsReportToANewBoard(t *testing.T) {
+	s := newSimNet(t, 3, fastTiming)
+	s.start("ews1", "ews2")
+	s.runUntil("ews1 master", 3*fastTiming.TMax, func() bool { return s.agreed("ews1", 1) })
+	s.start("ews3")
+	s.runUntil("ews3 knows the master's HTTP address", 2*fastTiming.Heartbeat, func() bool {
+		_, _, ok := s.node("ews3").e.Report("ews1")
+		return ok
+	})
+}
