@@ -28,41 +28,48 @@ func (c *Cluster) rejoin(ctx context.Context) {
 	defer check.Stop()
 	first := true
 	for {
-		members := c.memberAddrs()
-		now := time.Now()
-		for _, p := range c.peers {
-			st, ok := state[p.Name]
-			if !ok {
-				continue
-			}
-			if _, ok := members[p.Name]; ok {
-				if !st.present {
-					c.logger.Info("peer is back in the membership", "peer", p.Name, "addr", p.Addr)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					c.logger.Error("cluster: panic in the rejoin loop", "panic", r)
 				}
-				*st = peerState{present: true}
-				continue
-			}
-			if st.present {
-				if !first {
-					c.logger.Warn("peer missing from the membership; re-joining", "peer", p.Name, "addr", p.Addr)
+			}()
+			members := c.memberAddrs()
+			now := time.Now()
+			for _, p := range c.peers {
+				st, ok := state[p.Name]
+				if !ok {
+					continue
 				}
-				st.present, st.backoff, st.next = false, c.timing.TMax, now
+				if _, ok := members[p.Name]; ok {
+					if !st.present {
+						c.logger.Info("peer is back in the membership", "peer", p.Name, "addr", p.Addr)
+					}
+					*st = peerState{present: true}
+					continue
+				}
+				if st.present {
+					if !first {
+						c.logger.Warn("peer missing from the membership; re-joining", "peer", p.Name, "addr", p.Addr)
+					}
+					st.present, st.backoff, st.next = false, c.timing.TMax, now
+				}
+				if now.Before(st.next) || ctx.Err() != nil {
+					continue
+				}
+				c.joins.Add(1)
+				_, err := c.ml.Join([]string{p.Addr})
+				if err == nil {
+					continue // present at the next check
+				}
+				if msg := err.Error(); msg != st.lastErr {
+					st.lastErr = msg
+					c.logger.Warn("cannot join peer; retrying with backoff", "peer", p.Name, "addr", p.Addr, "err", err)
+				}
+				st.next = now.Add(st.backoff)
+				st.backoff = min(2*st.backoff, maxBackoff)
 			}
-			if now.Before(st.next) || ctx.Err() != nil {
-				continue
-			}
-			c.joins.Add(1)
-			_, err := c.ml.Join([]string{p.Addr})
-			if err == nil {
-				continue // present at the next check
-			}
-			if msg := err.Error(); msg != st.lastErr {
-				st.lastErr = msg
-				c.logger.Warn("cannot join peer; retrying with backoff", "peer", p.Name, "addr", p.Addr, "err", err)
-			}
-			st.next = now.Add(st.backoff)
-			st.backoff = min(2*st.backoff, maxBackoff)
-		}
+		}()
 		first = false
 		select {
 		case <-ctx.Done():

@@ -77,14 +77,21 @@ func (c *Cluster) safely(fn func(now time.Time) ([]Action, error)) (acts []Actio
 	return fn(time.Now())
 }
 
-// report samples this board for its heartbeat report.
-func (c *Cluster) report() ReportMsg {
+// report samples this board for its heartbeat report. A panicking Local
+// gives a "down" report rather than stopping the cluster.
+func (c *Cluster) report() (r ReportMsg) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("cluster: panic in Local", "panic", p)
+			r = ReportMsg{HTTP: c.http, Runstate: Down}
+		}
+	}()
 	rs, err := ParseRunstate(c.local.Runstate())
 	if err != nil {
 		c.warn(err.Error())
 	}
 	inflight := max(c.local.InFlight(), 0)
-	r := ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
+	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
 		Capacity: uint32(max(c.cfg.Node.Capacity, 0)), Weight: uint32(max(c.cfg.Node.Weight, 0)), Runstate: rs}
 	r.SetLoad(c.local.Load().Wire())
 	return r
