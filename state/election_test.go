@@ -330,3 +330,25 @@ func TestMasterSendsItsReportToANewBoard(t *testing.T) {
 		return ok
 	})
 }
+
+func TestBoardsFromReports(t *testing.T) {
+	s := newSimNet(t, 3, fastTiming)
+	s.start("ews1", "ews2", "ews3")
+	s.runUntil("ews1 master", 2*fastTiming.TMax, func() bool { return s.agreed("ews1", 1) })
+	s.node("ews2").inFlight = 3
+	s.node("ews1").e.Dispatched("ews2") // the table says max(3, 1); Boards says the report, 3
+	s.run(2 * fastTiming.Heartbeat)
+	s.kill("ews3")
+	s.run(fastTiming.TThreshold + fastTiming.Heartbeat)
+	bs := s.node("ews1").e.Boards(s.now)
+	if len(bs) != 3 || bs[1].Name != "ews2" || bs[1].InFlight != 3 || bs[1].Runstate != "running" || bs[1].Capacity != 4 {
+		t.Fatalf("ews2 in Boards: %+v, want its report: 3 in flight, running, capacity 4", bs[1])
+	}
+	if bs[2].Runstate != "down" {
+		t.Fatalf("silent ews3 in Boards: %+v, want down", bs[2])
+	}
+	fresh, _ := NewElection("ews1", s.peers, fastTiming, s.now)
+	if b := fresh.Boards(s.now)[1]; b.InFlight != -1 || b.Runstate != "down" {
+		t.Fatalf("a board never heard: %+v, want InFlight -1 and down", b)
+	}
+}
