@@ -137,16 +137,23 @@ func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, loc
 // deriveHTTP fills a wildcard host of node.http with node.advertise or this
 // board's gossip host (127.0.0.1 when that is a wildcard too).
 func deriveHTTP(cfg *config.Config, self Peer) string {
-	host, port, err := net.SplitHostPort(cfg.Node.HTTP)
+	return AdvertiseHTTP(cfg, self.Addr, cfg.Node.HTTP)
+}
+
+// AdvertiseHTTP is the address other boards reach listen (an HTTP listener
+// address) at: a wildcard host becomes node.advertise, else the host of
+// gossip, else 127.0.0.1.
+func AdvertiseHTTP(cfg *config.Config, gossip, listen string) string {
+	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
-		return cfg.Node.HTTP
+		return listen
 	}
 	if host != "" && host != "0.0.0.0" && host != "::" {
-		return cfg.Node.HTTP
+		return listen
 	}
 	host = cfg.Node.Advertise
 	if host == "" {
-		host, _, _ = net.SplitHostPort(self.Addr)
+		host, _, _ = net.SplitHostPort(gossip)
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
