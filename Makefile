@@ -6,13 +6,15 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Commit=$(COMMIT)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: help build test demo dist arm-smoke clean
+.PHONY: help build test demo dist arm-smoke clean bench-paper bench-paper-quick
 
 help:
 	@echo "make demo   - build and start a 3-board demo cluster on loopback (simulated boards)"
 	@echo "make test   - all tests: vet, race tests, ARM smoke under qemu (installs what it needs)"
 	@echo "make build  - ./ews for this machine"
 	@echo "make dist   - static binaries dist/ews-linux-{armv6,armv7,arm64,amd64}"
+	@echo "make bench-paper - the paper's experiment vs HAProxy (~25 min): docs/bench-paper.md, docs/img/bench-paper-*.png"
+	@echo "make bench-paper-quick - a reduced run of it (~5 min); BENCH_FLAGS adds flags to both"
 
 build:
 	$(BUILD) -o ews ./cmd/ews
@@ -25,6 +27,15 @@ test:
 
 arm-smoke:
 	bash scripts/arm-smoke.sh
+
+# The paper's experiment (issue 6): every policy, a single board and HAProxy on one seeded stream.
+bench-paper: build
+	bash scripts/deps.sh haproxy
+	$(GO) run ./scripts/bench/paper --ews ./ews $(BENCH_FLAGS)
+
+bench-paper-quick: build
+	bash scripts/deps.sh haproxy
+	$(GO) run ./scripts/bench/paper --ews ./ews --quick $(BENCH_FLAGS)
 
 # armv6: Pi Zero/1 and Raspberry Pi OS armhf (armv7 binaries die there with "Illegal instruction").
 dist:

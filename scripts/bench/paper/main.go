@@ -1,0 +1,264 @@
+// Command paper runs the paper's experiment: ews clusters under every policy, a single board and
+// HAProxy on the same seeded arrival streams, and writes a markdown table, JSON and plots.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// options are the harness's flags.
+type options struct {
+	ews          string // ews binary; "" builds one
+	root         string // module root (for building ews)
+	out          string // markdown file
+	results      string // raw JSON dir
+	img          string // PNG dir
+	seed         uint64
+	duration     time.Duration
+	policies     []string
+	heteroPols   []string
+	ratios       []float64
+	loads        []float64
+	latency      time.Duration
+	capacity     int
+	boards       int
+	haproxy      string // auto | off | on
+	token        string
+	header       http.Header
+	startTimeout time.Duration
+	timeout      time.Duration // per request
+	smoke        bool
+	skipHetero   bool
+	skipTrivial  bool
+	command      string // the command line, for the docs
+}
+
+func main() {
+	os.Exit(mainCode(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func mainCode(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	opt, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "paper: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := newHarness(opt, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "paper: %v\n", err)
+		return 1
+	}
+	defer h.close()
+	// A panic anywhere in the run still stops every child before the process dies.
+	defer func() {
+		if v := recover(); v != nil {
+			h.close()
+			fmt.Fprintf(stderr, "paper: panic: %v\n%s", v, debug.Stack())
+			code = 1
+		}
+	}()
+	if err := h.run(ctx); err != nil {
+		fmt.Fprintf(stderr, "paper: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("bench-paper", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{header: http.Header{}}
+	var policies, hetero, ratios, loads, headers string
+	fs.StringVar(&o.ews, "ews", "", "ews binary to run (default: build ./cmd/ews into the temp dir)")
+	fs.StringVar(&o.root, "root", ".", "module root (to build ews)")
+	fs.StringVar(&o.out, "out", "docs/bench-paper.md", "markdown report")
+	fs.StringVar(&o.results, "results", "docs/bench-paper-results", "directory for the raw JSON of every run")
+	fs.StringVar(&o.img, "img", "docs/img", "directory for the PNG plots")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of every arrival stream (the same for every setup)")
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "sending window of each cell")
+	fs.StringVar(&policies, "policies", strings.Join(config.Policies, ","), "sched.policy values to run on the 3-board cluster")
+	fs.StringVar(&hetero, "hetero-policies", "priority-lc,lc,rr,wlc,wrr,adaptive,qsc", "policies of the heterogeneous scenario")
+	fs.StringVar(&ratios, "ratios", "0.25,0.5", "control shares of the mix")
+	fs.StringVar(&loads, "loads", "0.5,1,1.5,2", "offered loads, as multiples of the cluster's capacity")
+	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "device and page latency of a board")
+	fs.IntVar(&o.capacity, "capacity", 2, "slots per board")
+	fs.IntVar(&o.boards, "boards", 3, "boards in the cluster")
+	fs.StringVar(&o.haproxy, "haproxy", "auto", "auto (run HAProxy rows when installed) | on (required) | off")
+	fs.StringVar(&o.token, "token", "", "run the boards with auth = token and this token (sent as a bearer header); default auth = none")
+	fs.StringVar(&headers, "header", "", "extra request headers, 'Name: value' separated by ';'")
+	fs.DurationVar(&o.startTimeout, "start-timeout", 30*time.Second, "how long boards may take to be ready")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per request timeout of the generator")
+	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
+	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")
+	fs.BoolVar(&o.skipHetero, "skip-hetero", false, "skip the heterogeneous scenario")
+	fs.BoolVar(&o.skipTrivial, "skip-trivial", false, "skip the forwarding-overhead scenario")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *quick {
+		if !set["duration"] {
+			o.duration = 2 * time.Second
+		}
+		if !set["policies"] {
+			policies = "priority-lc,lc,rr,wlc,p2c"
+		}
+		if !set["hetero-policies"] {
+			hetero = "priority-lc,lc,wlc"
+		}
+		if !set["ratios"] {
+			ratios = "0.25"
+		}
+	}
+	if o.smoke {
+		if !set["duration"] {
+			o.duration = time.Second
+		}
+		policies, ratios, o.skipHetero, o.skipTrivial = "priority-lc", "0.25", true, true
+		if !set["loads"] {
+			loads = "0.1"
+		}
+	}
+	var err error
+	if o.policies, err = parsePolicies(policies); err != nil {
+		return nil, err
+	}
+	if o.heteroPols, err = parsePolicies(hetero); err != nil {
+		return nil, err
+	}
+	if o.ratios, err = parseFloats(ratios, 0, 1); err != nil {
+		return nil, fmt.Errorf("--ratios: %w", err)
+	}
+	if o.loads, err = parseFloats(loads, 0, 20); err != nil {
+		return nil, fmt.Errorf("--loads: %w", err)
+	}
+	for _, hv := range strings.Split(headers, ";") {
+		if strings.TrimSpace(hv) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(hv, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--header %q: want 'Name: value'", hv)
+		}
+		o.header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if o.token != "" {
+		o.header.Set("Authorization", "Bearer "+o.token)
+	}
+	switch {
+	case o.haproxy != "auto" && o.haproxy != "on" && o.haproxy != "off":
+		return nil, fmt.Errorf("--haproxy %q: want auto, on or off", o.haproxy)
+	case o.duration <= 0 || o.duration > 10*time.Minute:
+		return nil, fmt.Errorf("--duration %v: want (0, 10m]", o.duration)
+	case o.boards < 1 || o.boards > 16:
+		return nil, fmt.Errorf("--boards %d: want 1 to 16", o.boards)
+	case o.capacity < 1 || o.latency <= 0:
+		return nil, fmt.Errorf("--capacity and --latency must be positive")
+	}
+	o.command = "bench-paper " + strings.Join(args, " ")
+	return o, nil
+}
+
+func parsePolicies(s string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		known := false
+		for _, k := range config.Policies {
+			known = known || k == p
+		}
+		if !known {
+			return nil, fmt.Errorf("unknown policy %q; want some of %s", p, strings.Join(config.Policies, ","))
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func parseFloats(s string, lo, hi float64) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v <= lo || v > hi {
+			return nil, fmt.Errorf("%q: want numbers in (%v, %v]", f, lo, hi)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+// harness is one run of the experiment: its options, children, temp dir and rows.
+type harness struct {
+	opt     *options
+	procs   *procs
+	tmp     string
+	haproxy string // binary, "" when not run
+	out     io.Writer
+	log     *slog.Logger
+	rows    []*row
+	started time.Time
+}
+
+func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
+	tmp, err := os.MkdirTemp("", "ews-bench-paper-")
+	if err != nil {
+		return nil, err
+	}
+	h := &harness{opt: o, procs: newProcs(), tmp: tmp, out: stdout, started: time.Now(),
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	if o.haproxy != "off" {
+		h.haproxy = haproxyPath()
+		if h.haproxy == "" && o.haproxy == "on" {
+			os.RemoveAll(tmp)
+			return nil, errors.New("haproxy not found: install it with `bash scripts/deps.sh haproxy`")
+		}
+	}
+	if o.ews == "" {
+		bin := filepath.Join(tmp, "ews")
+		if err := buildEWS(o.root, bin); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		o.ews = bin
+	}
+	return h, nil
+}
+
+// close stops every child and removes the temp dir (logs and configs) unless EWS_KEEP is set.
+func (h *harness) close() {
+	h.procs.stopAll()
+	if os.Getenv("EWS_KEEP") == "" {
+		os.RemoveAll(h.tmp)
+	}
+}
