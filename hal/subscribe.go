@@ -1,6 +1,9 @@
 package hal
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // subscribers fan state changes out without ever blocking the publisher: a
 // subscriber whose buffer is full is dropped and its channel closed.
@@ -66,4 +69,37 @@ func (s *subscribers) close() {
 		close(ch)
 	}
 	s.m = nil
+}
+
+// Watch calls fn with every state change until ctx ends or the devices
+// close; fn must be quick (publish to a hub, say). Should Watch fall behind
+// and be dropped, it subscribes again and replays every device's state, so
+// fn never misses the latest state. Run it in a goroutine the caller owns.
+func (ds *Devices) Watch(ctx context.Context, fn func(Snapshot)) {
+	for {
+		ch, cancel := ds.Subscribe(256)
+		for open := true; open; {
+			select {
+			case <-ctx.Done():
+				cancel()
+				return
+			case s, ok := <-ch:
+				if !ok {
+					open = false
+					break
+				}
+				fn(s)
+			}
+		}
+		cancel()
+		ds.subs.mu.Lock()
+		closed := ds.subs.closed
+		ds.subs.mu.Unlock()
+		if closed {
+			return
+		}
+		for _, s := range ds.List() {
+			fn(s)
+		}
+	}
 }
