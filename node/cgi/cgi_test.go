@@ -109,3 +109,15 @@ func TestSymlinkOutOfDir(t *testing.T) {
 		t.Fatalf("link out of the dir: %d, want 403", w.Code)
 	}
 }
+
+// The demo's CGI program runs through the handler.
+func TestDemoScript(t *testing.T) {
+	dir, err := filepath.Abs("../../examples/cgi-bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := serve(newHandler(t, dir), "GET", "/cgi-bin/status.sh")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "relay1: on") {
+		t.Fatalf("demo script: %d %s", w.Code, w.Body)
+	}
+}
