@@ -23,6 +23,9 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now stamps snapshots; nil is time.Now.
 	Now func() time.Time
+	// Poll, when positive, reads every sensor (bmxx80, ds18b20, sim-sensor,
+	// modbus-register) this often, so state changes flow without requests.
+	Poll time.Duration
 }
 
 // Devices is every device of the boot config as this board sees it: the
@@ -42,6 +45,8 @@ type Devices struct {
 	remote map[string]Snapshot
 
 	subs      subscribers
+	stopPoll  context.CancelFunc
+	pollDone  chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -139,6 +144,12 @@ func New(cfg *config.Config, opts Options) (*Devices, error) {
 			_ = ds.board.Close()
 		}
 		return nil, errs
+	}
+	if opts.Poll > 0 {
+		var ctx context.Context
+		ctx, ds.stopPoll = context.WithCancel(context.Background())
+		ds.pollDone = make(chan struct{})
+		go ds.poll(ctx, opts.Poll)
 	}
 	return ds, nil
 }
@@ -290,6 +301,10 @@ func (ds *Devices) changed(s Snapshot) {
 // operations to finish; later calls return the first result.
 func (ds *Devices) Close() error {
 	ds.closeOnce.Do(func() {
+		if ds.stopPoll != nil {
+			ds.stopPoll()
+			<-ds.pollDone
+		}
 		ds.closeErr = ds.closeDevices()
 		ds.subs.close()
 		if ds.ownsBoard {
