@@ -164,6 +164,8 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	if s.Policy == "qsc" && sum <= 0 {
 		bad("sched.class", "qsc needs class weights that sum to more than zero")
 	}
+	validateLoadModel("sched.adaptive", s.Adaptive, bad)
+	validateLoadModel("sched.integrated", s.Integrated, bad)
 	for i, p := range s.Proximity {
 		key := fmt.Sprintf("sched.proximity[%d]", i)
 		if _, err := netip.ParsePrefix(p.CIDR); err != nil {
@@ -178,6 +180,25 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 			}
 		}
 	}
+}
+
+// validateLoadModel checks the keys and values of [sched.adaptive] and
+// [sched.integrated]: known resources, finite non-negative numbers,
+// baselines above zero.
+func validateLoadModel(key string, m LoadModel, bad func(string, string, ...any)) {
+	check := func(sub string, vals map[string]float64, known []string, positive bool) {
+		for k, v := range vals {
+			if !contains(known, k) {
+				bad(key+"."+sub, "unknown key %q; want one of %s", k, strings.Join(known, " "))
+			}
+			if v != v || v < 0 || v > 1e9 || (positive && v == 0) {
+				bad(key+"."+sub+"."+k, "%v: want a finite number above %s", v, map[bool]string{true: "0", false: "or equal to 0"}[positive])
+			}
+		}
+	}
+	check("weights", m.Weights, []string{"cpu", "mem", "net", "disk", "rt"}, false)
+	check("baselines", m.Baselines, []string{"cpu", "mem", "net", "disk"}, true)
+	check("limits", m.Limits, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}, true)
 }
 
 // CheckRule validates a class rule: "*", or "METHOD /path-glob" where METHOD

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func run(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.toml")
+	bad := filepath.Join(dir, "bad.toml")
+	invalid := filepath.Join(dir, "invalid.toml")
+	if err := os.WriteFile(invalid, []byte("[node]\nname = \"ews1\"\ncapacity = -2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte("[node]\nname = \"ews1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("[node]\nname = \"ews1\"\ncapacity = -2\nspeed = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no args", nil, 2, "", "Usage:"},
+		{"help", []string{"--help"}, 0, "", "ews run"},
+		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{"version", []string{"version"}, 0, runtime.GOOS + "/" + runtime.GOARCH, ""},
+		{"version extra arg", []string{"version", "x"}, 2, "", "unexpected argument"},
+		{"config init", []string{"config", "init"}, 0, "[cluster]", ""},
+		{"config check good", []string{"config", "check", good}, 0, "ok (board ews1", ""},
+		{"config check bad", []string{"config", "check", bad}, 1, "", bad + ":4:1: node.speed: unknown field"},
+		{"config check missing", []string{"config", "check", filepath.Join(dir, "nope.toml")}, 1, "", "nope.toml"},
+		{"config no sub", []string{"config"}, 2, "", "Usage: ews config"},
+		{"run bad flag", []string{"run", "--nope"}, 2, "", "flag provided but not defined"},
+		{"run bad log format", []string{"run", "--log-format", "xml"}, 2, "", "bad --log-format"},
+		{"run bad config", []string{"run", "--config", invalid}, 1, "", invalid + ":3: node.capacity: must be at least 1"},
+		{"demo bad nodes", []string{"demo", "--nodes", "0"}, 1, "", "--nodes 0"},
+	}
+	for _, c := range commands() {
+		tests = append(tests, struct {
+			name   string
+			args   []string
+			code   int
+			stdout string
+			stderr string
+		}{c.name + " --help", []string{c.name, "--help"}, 0, "", "Usage: ews " + c.name})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := run(tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out, errs)
+			}
+			if !strings.Contains(out, tt.stdout) {
+				t.Fatalf("stdout %q lacks %q", out, tt.stdout)
+			}
+			if !strings.Contains(errs, tt.stderr) {
+				t.Fatalf("stderr %q lacks %q", errs, tt.stderr)
+			}
+			if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") {
+				t.Fatalf("stack trace on stderr: %s", errs)
+			}
+		})
+	}
+}
+
+// TestConfigInitRoundTrip: what `config init` prints, `config check` accepts.
+func TestConfigInitRoundTrip(t *testing.T) {
+	code, out, _ := run("config", "init")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	p := filepath.Join(t.TempDir(), "ews.toml")
+	if err := os.WriteFile(p, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("config", "check", p); code != 0 {
+		t.Fatalf("check of init output: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/config"
+)
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", "[--config PATH]", "Run this board's node. Without --config: $EWS_CONFIG, /boot/firmware/ews.toml, /boot/ews.toml, /etc/ews/ews.toml.\nSIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0; a second signal exits at once.", stderr)
+	path := fs.String("config", "", "boot config file")
+	format := fs.String("log-format", "text", "log format: text or json")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ews run: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	log, err := newLogger(*format, *level, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews run: %v\n", err)
+		return exitUsage
+	}
+	p, err := config.Find(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews run: %v\n", err)
+		return exitError
+	}
+	cfg, err := config.Load(p)
+	if err != nil {
+		printConfigError(stderr, err)
+		return exitError
+	}
+	n, err := node.New(cfg, log)
+	if err != nil {
+		printConfigError(stderr, err)
+		return exitError
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		s := <-sigs
+		log.Info("signal: shutting down gracefully; send it again to exit at once", "signal", s.String())
+		cancel()
+		s = <-sigs
+		log.Warn("second signal: exiting now", "signal", s.String())
+		os.Exit(exitError)
+	}()
+	if err := n.Run(ctx); err != nil {
+		log.Error("node stopped", "err", err)
+		fmt.Fprintf(stderr, "ews run: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}

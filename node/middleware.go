@@ -1,0 +1,104 @@
+package node
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/node/httpx"
+)
+
+// wrap puts the front-door guards around the mux: body size limit, JSON
+// errors for everything net/http answers in plain text (404, 405, 413 from
+// MaxBytesReader), request metrics and the in-flight count.
+func (n *Node) wrap(next http.Handler) http.Handler {
+	maxBody := n.cfg.HTTP.MaxBody
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		n.inFlight.Add(1)
+		defer n.inFlight.Add(-1)
+		sw := &statusWriter{ResponseWriter: w}
+		if maxBody > 0 {
+			if r.ContentLength > maxBody {
+				httpx.Error(sw, http.StatusRequestEntityTooLarge, "request body of %d bytes is over the limit of %d bytes", r.ContentLength, maxBody)
+				n.observe(r, sw, start)
+				return
+			}
+			r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
+		}
+		next.ServeHTTP(sw, r)
+		sw.finish()
+		n.observe(r, sw, start)
+	})
+}
+
+func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {
+	code := sw.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	class := pathClass(r.URL.Path)
+	n.metrics.requests.WithLabelValues(class, codeLabel(code)).Inc()
+	n.metrics.duration.WithLabelValues(class).Observe(time.Since(start).Seconds())
+}
+
+// statusWriter records the status and rewrites plain-text error answers
+// (http.Error, the mux's 404/405) into the {"error": ...} JSON shape.
+type statusWriter struct {
+	http.ResponseWriter
+	code    int
+	convert bool // the next Write is a plain-text error body to turn into JSON
+	wrote   bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.wrote {
+		return
+	}
+	w.code = code
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.convert = true
+		return
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.convert {
+		w.convert = false
+		w.wrote = true
+		body, _ := json.Marshal(httpx.ErrorBody{Error: strings.TrimSpace(string(b))})
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Del("Content-Length")
+		w.ResponseWriter.WriteHeader(w.code)
+		_, err := w.ResponseWriter.Write(append(body, '\n'))
+		return len(b), err
+	}
+	if !w.wrote {
+		w.wrote = true
+		if w.code == 0 {
+			w.code = http.StatusOK
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// finish sends an error status whose plain-text body never came.
+func (w *statusWriter) finish() {
+	if w.convert {
+		_, _ = w.Write([]byte(http.StatusText(w.code)))
+	}
+}
+
+// Flush lets SSE handlers stream through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the real writer (write deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

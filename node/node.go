@@ -1,0 +1,169 @@
+// Package node is one board's daemon: the HTTP front door, lifecycle, metrics and wiring of devices, cluster and scheduler.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Timeouts bound what one client may hold of the server.
+type Timeouts struct {
+	ReadHeader time.Duration // slowloris guard
+	Read       time.Duration // whole request, body included
+	Write      time.Duration // whole response (SSE streams lift it themselves)
+	Idle       time.Duration // keep-alive connections
+	MaxHeader  int           // bytes; larger headers get 431
+}
+
+// DefaultTimeouts are the server limits used by `ews run`.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{
+		ReadHeader: 5 * time.Second,
+		Read:       30 * time.Second,
+		Write:      60 * time.Second,
+		Idle:       120 * time.Second,
+		MaxHeader:  16 << 10,
+	}
+}
+
+// Node is one board's daemon. Create it with New, then Run it.
+type Node struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	timeouts Timeouts
+	reg      *prometheus.Registry
+	metrics  *metrics
+	handler  http.Handler
+
+	ready    atomic.Bool
+	addr     atomic.Value // net.Addr once listening
+	inFlight atomic.Int64
+
+	closeOnce sync.Once
+	closers   []func() // run in reverse order at shutdown
+
+	extraRoutes map[string]http.Handler // tests only
+}
+
+// Option changes how New builds a Node.
+type Option func(*Node)
+
+// WithTimeouts overrides DefaultTimeouts (tests use short ones).
+func WithTimeouts(t Timeouts) Option { return func(n *Node) { n.timeouts = t } }
+
+// New builds a node from a validated config. It opens nothing yet that
+// another process could notice; Run listens.
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	n := &Node{cfg: cfg, log: log, timeouts: DefaultTimeouts(), reg: prometheus.NewRegistry()}
+	for _, o := range opts {
+		o(n)
+	}
+	n.metrics = newMetrics(n.reg, n)
+	if cfg.HTTP.Auth == "none" {
+		log.Warn("http auth is none: anyone who reaches this board can control its devices")
+	}
+	mux := http.NewServeMux()
+	if err := n.routes(mux); err != nil {
+		n.close()
+		return nil, err
+	}
+	n.handler = n.wrap(mux)
+	return n, nil
+}
+
+// Handler is the node's whole HTTP surface (tests drive it with httptest).
+func (n *Node) Handler() http.Handler { return n.handler }
+
+// Registry is the node's Prometheus registry.
+func (n *Node) Registry() *prometheus.Registry { return n.reg }
+
+// Addr is the address the HTTP server listens on, nil before Run listens.
+func (n *Node) Addr() net.Addr {
+	a, _ := n.addr.Load().(net.Addr)
+	return a
+}
+
+// Ready reports whether the node serves requests (/readyz).
+func (n *Node) Ready() bool { return n.ready.Load() }
+
+// Run listens on node.http and serves until ctx is done, then stops
+// accepting, lets in-flight requests finish within http.shutdown_timeout and
+// returns nil. A listen failure is returned at once.
+func (n *Node) Run(ctx context.Context) error {
+	defer n.close()
+	ln, err := Listen(n.cfg.Node.HTTP)
+	if err != nil {
+		return err
+	}
+	n.addr.Store(ln.Addr())
+	srv := &http.Server{
+		Handler:           n.handler,
+		ReadHeaderTimeout: n.timeouts.ReadHeader,
+		ReadTimeout:       n.timeouts.Read,
+		WriteTimeout:      n.timeouts.Write,
+		IdleTimeout:       n.timeouts.Idle,
+		MaxHeaderBytes:    n.timeouts.MaxHeader,
+		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	n.ready.Store(true)
+	n.log.Info("serving", "name", n.cfg.Node.Name, "http", ln.Addr().String(), "config", n.cfg.Path)
+
+	select {
+	case err := <-errc:
+		n.ready.Store(false)
+		return fmt.Errorf("node: serve: %w", err)
+	case <-ctx.Done():
+	}
+	n.ready.Store(false)
+	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
+	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		n.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
+		_ = srv.Close()
+	}
+	<-errc
+	n.log.Info("stopped")
+	return nil
+}
+
+// Listen opens a TCP listener and turns "address in use" into an error that
+// names the port and says what to do.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("node: listen %s: address in use: another process (another ews?) holds this port; stop it or change node.http", addr)
+		}
+		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// onClose registers f to run at shutdown, in reverse order of registration.
+func (n *Node) onClose(f func()) { n.closers = append(n.closers, f) }
+
+func (n *Node) close() {
+	n.closeOnce.Do(func() {
+		for i := len(n.closers) - 1; i >= 0; i-- {
+			n.closers[i]()
+		}
+	})
+}

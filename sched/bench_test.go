@@ -1,0 +1,119 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+func benchPool(n int) []*Board {
+	pool := make([]*Board, n)
+	for i := range pool {
+		pool[i] = &Board{Name: fmt.Sprintf("ews%d", i+1), Rank: i, Capacity: 8, Linknum: (i * 7) % 5,
+			Weight: float64(1 + i%3), Running: true, ReqLoad: float64(i % 4),
+			Load: Load{CPU: float64(i%10) / 10, Mem: float64(i%7) / 7, Net: 0.1, Disk: 0.2}}
+	}
+	return pool
+}
+
+func BenchmarkSelect(b *testing.B) {
+	policies := []struct {
+		name string
+		p    Policy
+	}{
+		{"priority-lc", &PriorityLC{}}, {"lc", &LC{}}, {"wlc", &WLC{}}, {"rr", &RR{}}, {"wrr", &WRR{}},
+		{"random", &Random{}}, {"p2c", &P2C{}}, {"source-hash", SourceHash{}}, {"dest-hash", DestHash{}},
+		{"adaptive", NewAdaptive(config.LoadModel{})}, {"integrated", NewIntegrated(config.LoadModel{})},
+		{"qsc", NewQSC(config.LoadModel{}, nil)},
+		{"sticky-source-ip", &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}}},
+		{"proximity", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"ews2", "ews3"}}}, &PriorityLC{}, nil)},
+	}
+	req := &Request{Client: netip.MustParseAddr("10.1.2.3"), Path: "/api/devices/relay1/toggle"}
+	for _, n := range []int{3, 32} {
+		pool := benchPool(n)
+		for _, p := range policies {
+			b.Run(fmt.Sprintf("%s/%d", p.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if p.p.Select(pool, req) == nil {
+						b.Fatal("nil")
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkClassify(b *testing.B) {
+	c, _ := NewClassifier(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Classify("POST", "/api/devices/relay1/turn_on")
+		c.Classify("GET", "/static/app.js")
+	}
+}
+
+// BenchmarkAcquireDone is the uncontended path: a free board, nothing queued.
+func BenchmarkAcquireDone(b *testing.B) {
+	for _, n := range []int{3, 32} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			d, _ := NewDispatcher(schedCfg("priority-lc", 64), Options{})
+			var pool []Board
+			for _, p := range benchPool(n) {
+				pool = append(pool, Board{Name: p.Name, Capacity: 8, Running: true, Weight: 1, Linknum: -1})
+			}
+			d.Update(pool)
+			ctx := context.Background()
+			req := &Request{Class: control}
+			b.ReportAllocs()
+			for b.Loop() {
+				t, err := d.Acquire(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.Done()
+			}
+		})
+	}
+}
+
+// BenchmarkEnqueueDequeue is one request through the queue: it is queued
+// behind a full board, and the Done of the running request dispatches it
+// (policy choice, wake-up, metrics), without the caller's goroutine.
+func BenchmarkEnqueueDequeue(b *testing.B) {
+	for _, n := range []int{3, 32} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			d, _ := NewDispatcher(schedCfg("priority-lc", 64), Options{})
+			var pool []Board
+			for _, p := range benchPool(n) {
+				pool = append(pool, Board{Name: p.Name, Capacity: 1, Running: true, Weight: 1, Linknum: -1})
+			}
+			d.Update(pool)
+			var held []Ticket
+			for range pool {
+				t, _ := d.Acquire(context.Background(), &Request{})
+				held = append(held, t)
+			}
+			req := &Request{Class: browse}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				d.mu.Lock()
+				w := d.waiters.Get().(*waiter)
+				w.req, w.class, w.q, w.board, w.enq = req, browse, browse, -1, d.now()
+				d.seq++
+				w.seq = d.seq
+				d.push(w)
+				d.mu.Unlock()
+				held[i].Done() // frees a slot: w is dispatched
+				<-w.ch
+				held[i] = w.t
+				d.putWaiter(w)
+				i = (i + 1) % len(held)
+			}
+		})
+	}
+}

@@ -1,0 +1,68 @@
+package sched
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Load is a board's dynamic load as it reports it: each a fraction where 1.0
+// means fully used (cpu 0.5 = 50%). Bad values (NaN, negative, infinite) are
+// tolerated: see clean.
+type Load struct {
+	CPU, Mem, Net, Disk float64
+}
+
+// Board is the view of one board the policies choose from. The lead adapts
+// the replicated table to it; the Dispatcher keeps its own copy per name and
+// fills the fields marked "kept by the Dispatcher".
+type Board struct {
+	Name     string
+	Rank     int
+	Addr     string // the board's HTTP address, passed through for the caller
+	Capacity int    // slots: requests it runs at once
+	Weight   float64
+	Running  bool // runstate "running"; anything else gets no new requests
+	Load     Load
+	RT       time.Duration // response time measured by the master's probes; 0 = unknown
+
+	// Linknum is the number of requests in flight on the board. In
+	// Dispatcher.Update it is the board's own report (the truth, invariant
+	// 3; negative = no report yet); the policies see the Dispatcher's
+	// estimate max(own tickets, report + own tickets since the report).
+	Linknum int
+
+	// ReqLoad is the sum of the class weights of the board's in-flight
+	// requests (qsc); kept by the Dispatcher.
+	ReqLoad float64
+	// Overloaded is set by the integrated policy while the board's cpu has
+	// stayed over the overload limit; such a board gets no new requests.
+	Overloaded bool
+
+	// kept by the Dispatcher
+	idx      int       // index in Dispatcher.boards, stable for its life
+	seen     uint64    // Update generation that last listed it
+	present  bool      // listed by the last Update
+	local    int       // tickets of this Dispatcher in flight on it
+	reported int       // the board's last report; -1 none
+	atReport int       // local when that report was applied
+	elig     bool      // eligible in the current dispatch round
+	wrrCur   float64   // smooth weighted round robin's current weight
+	overFrom time.Time // integrated: cpu over the overload limit since
+}
+
+// available says whether the board may take one more request.
+func (b *Board) available() bool {
+	return b.Running && !b.Overloaded && b.Capacity > 0 && b.Linknum < b.Capacity
+}
+
+// Request is what the queue and the policies know of one client request.
+type Request struct {
+	Class  int        // index from Classifier.Classify; out of range = last class
+	Board  string     // pinned board (device wired to it); "" or "any": every board
+	Path   string     // URL path: dest-hash key
+	Client netip.Addr // client address: source-hash, source-ip stickiness, proximity
+	Sticky string     // board named by the client's sticky cookie, if any
+}
+
+// pinned reports whether the request may run on one board only.
+func (r *Request) pinned() bool { return r.Board != "" && r.Board != "any" }

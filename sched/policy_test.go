@@ -1,0 +1,328 @@
+package sched
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// testPool is three eligible boards with distinct linknum, use, weight and load:
+//
+//	a: linknum 2/4 (0.5)   weight 1  cpu .30 mem .30
+//	b: linknum 1/4 (0.25)  weight 2  cpu .60 mem .10
+//	c: linknum 3/8 (0.375) weight 8  cpu .20 mem .20
+func testPool() []*Board {
+	return []*Board{
+		{Name: "a", Rank: 0, Linknum: 2, Capacity: 4, Weight: 1, Running: true, Load: Load{CPU: .30, Mem: .30}, RT: 10 * time.Millisecond},
+		{Name: "b", Rank: 1, Linknum: 1, Capacity: 4, Weight: 2, Running: true, Load: Load{CPU: .60, Mem: .10}, RT: 10 * time.Millisecond},
+		{Name: "c", Rank: 2, Linknum: 3, Capacity: 8, Weight: 8, Running: true, Load: Load{CPU: .20, Mem: .20}, RT: 20 * time.Millisecond},
+	}
+}
+
+func seeded() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
+
+func TestPolicyChoice(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy Policy
+		req    Request
+		want   string
+	}{
+		{"priority-lc least linknum", &PriorityLC{}, Request{}, "b"},
+		{"lc least linknum", &LC{}, Request{}, "b"},
+		{"wlc least (linknum+1)/weight", &WLC{}, Request{}, "c"},
+		// adaptive: a .24, b .28, c .16
+		{"adaptive least load", NewAdaptive(config.LoadModel{}), Request{}, "c"},
+		{"adaptive cpu-only weights", NewAdaptive(config.LoadModel{Weights: map[string]float64{"cpu": 1, "mem": 0, "net": 0, "disk": 0}}), Request{}, "c"},
+		{"adaptive mem-only weights", NewAdaptive(config.LoadModel{Weights: map[string]float64{"cpu": 0, "mem": 1, "net": 0, "disk": 0}}), Request{}, "b"},
+		// integrated: b's cpu .6 is over the .5 limit: weight 100
+		{"integrated over-limit loses", NewIntegrated(config.LoadModel{}), Request{}, "c"},
+		{"integrated raised cpu limit", NewIntegrated(config.LoadModel{Limits: map[string]float64{"cpu": 0.9}, Weights: map[string]float64{"rt": 0}}), Request{}, "c"},
+		{"sticky cookie keeps board", &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}, Request{Sticky: "a"}, "a"},
+		{"sticky cookie unknown board falls back", &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}, Request{Sticky: "zz"}, "b"},
+		{"sticky cookie absent falls back", &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}, Request{}, "b"},
+		{"proximity least used preferred", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, &PriorityLC{}, nil), Request{Client: netip.MustParseAddr("10.1.2.3")}, "c"},
+		{"proximity v4-mapped client", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"a"}}}, &PriorityLC{}, nil), Request{Client: netip.MustParseAddr("::ffff:10.1.2.3")}, "a"},
+		{"proximity other network uses next", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, &PriorityLC{}, nil), Request{Client: netip.MustParseAddr("10.2.0.1")}, "b"},
+		{"proximity preferred absent: least used overall", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"zz"}}}, &WLC{}, nil), Request{Client: netip.MustParseAddr("10.1.0.1")}, "b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.policy.Select(testPool(), &tt.req)
+			if got == nil || got.Name != tt.want {
+				t.Errorf("Select = %v, want %s", name(got), tt.want)
+			}
+		})
+	}
+}
+
+func name(b *Board) string {
+	if b == nil {
+		return "<nil>"
+	}
+	return b.Name
+}
+
+func TestRRRotatesInRankOrder(t *testing.T) {
+	pool := testPool()
+	rr := &RR{}
+	var got []string
+	for i := 0; i < 4; i++ {
+		got = append(got, rr.Select(pool, nil).Name)
+	}
+	// b becomes full: its turn is skipped, the others keep theirs
+	got = append(got, rr.Select([]*Board{pool[0], pool[2]}, nil).Name)
+	got = append(got, rr.Select(pool, nil).Name)
+	want := []string{"a", "b", "c", "a", "c", "a"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("rr sequence = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestWRRFollowsWeights(t *testing.T) {
+	pool := testPool() // weights 1, 2, 8
+	counts := map[string]int{}
+	for i := 0; i < 110; i++ {
+		counts[WRR{}.Select(pool, nil).Name]++
+	}
+	if counts["a"] != 10 || counts["b"] != 20 || counts["c"] != 80 {
+		t.Errorf("wrr counts = %v, want a10 b20 c80", counts)
+	}
+	// smooth: c never runs more than ceil(8/3)+1 times in a row with weights 1,2,8
+	pool = testPool()
+	run, longest := 0, 0
+	for i := 0; i < 110; i++ {
+		if (WRR{}).Select(pool, nil).Name == "c" {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	if longest > 4 {
+		t.Errorf("wrr not smooth: %d c in a row", longest)
+	}
+}
+
+func TestWRRZeroWeights(t *testing.T) {
+	pool := testPool()
+	for _, b := range pool {
+		b.Weight = 0
+	}
+	counts := map[string]int{}
+	for i := 0; i < 30; i++ {
+		counts[WRR{}.Select(pool, nil).Name]++
+	}
+	if counts["a"] != 10 || counts["b"] != 10 || counts["c"] != 10 {
+		t.Errorf("all-zero weights must share evenly, got %v", counts)
+	}
+}
+
+func TestP2CNeverPicksTheWorst(t *testing.T) {
+	p := &P2C{Rand: seeded()}
+	counts := map[string]int{}
+	for i := 0; i < 300; i++ {
+		counts[p.Select(testPool(), nil).Name]++
+	}
+	// a (use .5) loses every pair it is in
+	if counts["a"] != 0 || counts["b"] == 0 || counts["c"] == 0 {
+		t.Errorf("p2c counts = %v", counts)
+	}
+	// b beats c whenever both are drawn: b is chosen from pairs {a,b},{b,c}: ~2/3
+	if counts["b"] < 150 || counts["b"] > 250 {
+		t.Errorf("p2c: b chosen %d of 300, want about 200", counts["b"])
+	}
+}
+
+func TestRandomCoversPool(t *testing.T) {
+	p := &Random{Rand: seeded()}
+	counts := map[string]int{}
+	for i := 0; i < 3000; i++ {
+		counts[p.Select(testPool(), nil).Name]++
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if counts[n] < 850 || counts[n] > 1150 {
+			t.Errorf("random: %s chosen %d of 3000", n, counts[n])
+		}
+	}
+}
+
+func TestTiesBrokenWithoutBias(t *testing.T) {
+	pool := testPool()
+	for _, b := range pool {
+		b.Linknum, b.Capacity, b.Weight, b.Load, b.RT = 1, 4, 1, Load{CPU: .2}, 0
+	}
+	for _, p := range []Policy{&PriorityLC{}, &LC{}, &WLC{}, NewAdaptive(config.LoadModel{}), NewIntegrated(config.LoadModel{}),
+		NewProximity([]config.Proximity{{CIDR: "0.0.0.0/0", Prefer: []string{"a", "b", "c"}}}, nil, nil)} {
+		counts := map[string]int{}
+		for i := 0; i < 3000; i++ {
+			counts[p.Select(pool, &Request{Client: netip.MustParseAddr("10.0.0.1")}).Name]++
+		}
+		for _, n := range []string{"a", "b", "c"} {
+			if counts[n] < 850 || counts[n] > 1150 {
+				t.Errorf("%T: tie %s chosen %d of 3000", p, n, counts[n])
+			}
+		}
+	}
+}
+
+func TestHashStableAndSpread(t *testing.T) {
+	pool := testPool()
+	req := &Request{Client: netip.MustParseAddr("192.168.1.7"), Path: "/page/7"}
+	for _, p := range []Policy{SourceHash{}, DestHash{}, &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}}} {
+		first := p.Select(pool, req)
+		for i := 0; i < 10; i++ {
+			if got := p.Select(pool, req); got != first {
+				t.Fatalf("%T: %s then %s for the same key", p, first.Name, got.Name)
+			}
+		}
+	}
+	counts := map[string]int{}
+	for i := 0; i < 300; i++ {
+		r := &Request{Client: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})}
+		counts[SourceHash{}.Select(pool, r).Name]++
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if counts[n] < 60 {
+			t.Errorf("source-hash: %s got only %d of 300 clients", n, counts[n])
+		}
+	}
+	// no client address: least linknum
+	if got := (SourceHash{}).Select(pool, &Request{}); got.Name != "b" {
+		t.Errorf("source-hash without client = %s, want b", got.Name)
+	}
+}
+
+func TestIntegratedOverload(t *testing.T) {
+	p := NewIntegrated(config.LoadModel{Overload: config.D(2 * time.Second)})
+	b := &Board{Name: "a", Running: true, Capacity: 4, Load: Load{CPU: 0.8}}
+	t0 := time.Unix(1000, 0)
+	steps := []struct {
+		at   time.Duration
+		cpu  float64
+		want bool
+	}{
+		{0, 0.8, false},
+		{time.Second, 0.9, false},
+		{2 * time.Second, 0.75, true},
+		{3 * time.Second, 0.9, true},
+		{4 * time.Second, 0.6, true}, // Dispatcher.Update resets the flag from the table first
+	}
+	for i, s := range steps {
+		if i == len(steps)-1 {
+			b.Overloaded = false
+		}
+		b.Load.CPU = s.cpu
+		p.Observe(b, t0.Add(s.at))
+		if i < len(steps)-1 && b.Overloaded != s.want {
+			t.Fatalf("step %d (cpu %.2f at %s): overloaded = %v, want %v", i, s.cpu, s.at, b.Overloaded, s.want)
+		}
+	}
+	if b.Overloaded {
+		t.Error("board still overloaded after cpu fell under the limit")
+	}
+	// a dip under the limit restarts the clock
+	b.Load.CPU = 0.9
+	p.Observe(b, t0.Add(10*time.Second))
+	p.Observe(b, t0.Add(11*time.Second))
+	b.Load.CPU = 0.1
+	p.Observe(b, t0.Add(11500*time.Millisecond))
+	b.Load.CPU = 0.9
+	p.Observe(b, t0.Add(12*time.Second))
+	if b.Overloaded {
+		t.Error("overloaded although cpu dipped under the limit")
+	}
+}
+
+// Bad input: NaN, negative and infinite loads and weights never panic, and
+// every policy still returns a board of the pool.
+func TestPoliciesSurviveBadReports(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	bad := func() []*Board {
+		return []*Board{
+			{Name: "a", Linknum: 0, Capacity: 1, Weight: nan, Running: true, Load: Load{CPU: nan, Mem: -1, Net: inf, Disk: nan}, RT: -time.Second, ReqLoad: nan},
+			{Name: "b", Linknum: 0, Capacity: 1, Weight: 0, Running: true, Load: Load{CPU: -5, Mem: nan}, ReqLoad: -3},
+			{Name: "c", Linknum: 0, Capacity: 1, Weight: inf, Running: true, Load: Load{CPU: inf}, ReqLoad: inf},
+		}
+	}
+	zero := config.LoadModel{
+		Weights:   map[string]float64{"cpu": 0, "mem": 0, "net": 0, "disk": 0, "rt": 0},
+		Baselines: map[string]float64{"cpu": 0, "mem": -1, "net": nan, "disk": inf},
+		Limits:    map[string]float64{"cpu": 0, "mem": nan, "rt": -1},
+	}
+	policies := []Policy{&PriorityLC{}, &LC{}, &WLC{}, &RR{}, &WRR{}, &Random{}, &P2C{}, SourceHash{}, DestHash{},
+		NewAdaptive(config.LoadModel{}), NewAdaptive(zero), NewIntegrated(config.LoadModel{}), NewIntegrated(zero),
+		NewQSC(config.LoadModel{}, nil), NewQSC(zero, nil)}
+	for _, p := range policies {
+		for i := 0; i < 20; i++ {
+			pool := bad()
+			got := p.Select(pool, &Request{Client: netip.MustParseAddr("10.0.0.1")})
+			if got == nil || (got != pool[0] && got != pool[1] && got != pool[2]) {
+				t.Fatalf("%T chose %v from a bad pool", p, name(got))
+			}
+		}
+		if got := p.Select(nil, &Request{}); got != nil {
+			t.Errorf("%T chose %s from an empty pool", p, got.Name)
+		}
+	}
+}
+
+func TestNewPolicyNames(t *testing.T) {
+	for _, n := range config.Policies {
+		s := config.DefaultConfig().Sched
+		s.Policy = n
+		p, err := NewPolicy(s, nil, nil)
+		if err != nil || p == nil {
+			t.Errorf("policy %q: %v", n, err)
+			continue
+		}
+		if p.Select(testPool(), &Request{}) == nil {
+			t.Errorf("policy %q chose nothing", n)
+		}
+	}
+	s := config.DefaultConfig().Sched
+	s.Policy = "nope"
+	if _, err := NewPolicy(s, nil, nil); err == nil {
+		t.Error("unknown policy accepted")
+	}
+	s.Policy, s.Sticky = "rr", "bogus"
+	if _, err := NewPolicy(s, nil, nil); err == nil {
+		t.Error("unknown sticky mode accepted")
+	}
+	s.Sticky = StickyCookie
+	s.Policy = "lc"
+	s.Proximity = []config.Proximity{{CIDR: "not a cidr", Prefer: []string{"a"}}, {CIDR: "10.0.0.0/8", Prefer: []string{"a"}}}
+	p, err := NewPolicy(s, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !oneQueue(p) {
+		t.Error("lc wrapped in sticky and proximity lost its one-FIFO mode")
+	}
+	if got := p.Select(testPool(), &Request{Client: netip.MustParseAddr("10.9.9.9")}); got.Name != "a" {
+		t.Errorf("bad proximity entry must be skipped, the good one used: got %s", got.Name)
+	}
+}
+
+func TestStickyTableBounded(t *testing.T) {
+	s := &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}, MaxClients: 8}
+	pool := testPool()
+	for i := 0; i < 1000; i++ {
+		s.Select(pool, &Request{Client: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})})
+		if n := len(s.cur) + len(s.old); n > 8 {
+			t.Fatalf("source-ip table holds %d clients, bound 8", n)
+		}
+	}
+	// a remembered client keeps its board even when hashing would differ
+	c := &Request{Client: netip.MustParseAddr("10.9.9.9")}
+	first := s.Select(pool[:1], c) // only a is eligible when it first comes
+	if got := s.Select(pool, c); got != first {
+		t.Errorf("client first placed on %s moved to %s", first.Name, got.Name)
+	}
+}

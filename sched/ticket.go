@@ -1,0 +1,39 @@
+package sched
+
+// Ticket is a dispatched request's claim on a slot of its board. Call Done
+// once the request finished (or failed); Done is idempotent and a zero
+// Ticket's Done does nothing.
+type Ticket struct {
+	Board string // name of the chosen board
+	Addr  string // its address, as given in Update
+	Class int
+
+	f   *flight
+	gen uint64
+}
+
+// flight is the Dispatcher's record of one dispatch; flights are reused, and
+// gen tells a Ticket whether its flight is still the same.
+type flight struct {
+	d      *Dispatcher
+	b      *Board
+	class  int
+	weight float64
+	gen    uint64
+}
+
+// Done gives the slot back: the board's linknum drops by one (never below
+// zero) and the next queued request may be dispatched.
+func (t Ticket) Done() {
+	f := t.f
+	if f == nil {
+		return
+	}
+	d := f.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f.gen != t.gen {
+		return
+	}
+	d.finish(f)
+}

@@ -1,0 +1,485 @@
+//go:build browser
+
+package webui
+
+// The browser test drives Debian's chromium (headless) through chromedp against a fake board:
+//
+//	go test -tags browser -run TestBrowser ./webui/
+//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowser ./webui/   # also keep screenshots
+//
+// It installs chromium with apt-get when it is missing and it runs as root; it skips only when
+// chromium cannot be found or installed.
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+const (
+	goodToken = "s3cret-token"
+	xssName   = "<img src=x onerror=alert(1)>"
+)
+
+func findChromium(t *testing.T) string {
+	t.Helper()
+	look := func() string {
+		if p := os.Getenv("EWS_CHROMIUM"); p != "" {
+			return p
+		}
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+			if p, err := exec.LookPath(name); err == nil {
+				return p
+			}
+		}
+		return ""
+	}
+	if p := look(); p != "" {
+		return p
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("webui: chromium not found and not root to install it (apt-get install -y chromium, or set EWS_CHROMIUM)")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skip("webui: chromium not found and no apt-get to install it (set EWS_CHROMIUM)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{"update"}, {"install", "-y", "chromium"}} {
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("webui: chromium not found and apt-get %s failed: %v\n%s", args[0], err, tail(out))
+		}
+	}
+	if p := look(); p != "" {
+		return p
+	}
+	t.Skip("webui: chromium still missing after apt-get install")
+	return ""
+}
+
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// jsLog collects the page's uncaught exceptions and console errors.
+type jsLog struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (l *jsLog) listen(ev any) {
+	var msg string
+	switch e := ev.(type) {
+	case *cdpruntime.EventExceptionThrown:
+		msg = "exception: " + e.ExceptionDetails.Text
+		if e.ExceptionDetails.Exception != nil && e.ExceptionDetails.Exception.Description != "" {
+			msg += " " + e.ExceptionDetails.Exception.Description
+		}
+	case *cdpruntime.EventConsoleAPICalled:
+		if e.Type != cdpruntime.ConsoleAPICalledTypeError && e.Type != cdpruntime.ConsoleAPICalledTypeWarning {
+			return
+		}
+		msg = "console." + string(e.Type) + ":"
+		for _, a := range e.Args {
+			msg += " " + string(a.Value) + a.Description
+		}
+	default:
+		return
+	}
+	l.mu.Lock()
+	l.errors = append(l.errors, msg)
+	l.mu.Unlock()
+}
+
+func (l *jsLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.errors...)
+}
+
+var pageLog = &jsLog{}
+
+// browser starts a headless chromium with a fresh profile and returns a tab context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	exe := findChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(pageLog.listen))
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Skipf("webui: chromium %s does not start: %v", exe, err)
+	}
+	return ctx
+}
+
+// run runs actions, failing the test with what was being done.
+func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitJS waits until a JavaScript expression is true.
+func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 1500)`))
+		t.Fatalf("%s: waiting for %s: %v\npage errors: %q\npage text:\n%s", what, expr, err, pageLog.all(), dump)
+	}
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// card returns a JS expression for the card of the named device.
+func card(name string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll('#device-list .card')].find(c => c.dataset.name === %q)`, name)
+}
+
+func TestBrowser(t *testing.T) {
+	fake := newFakeBoard(goodToken)
+	srv := httptest.NewServer(fake.routes(Handler()))
+	defer srv.Close()
+	defer fake.dropStreams(false) // end open streams before srv.Close waits for them
+	ctx := browser(t)
+
+	// A board that keeps serving requests: completed counters rise, so the requests/s chart moves.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			fake.updateCluster(func(c *fakeCluster) {
+				c.Completed["control"] += 3 + i%4
+				c.Completed["browse"] += 8 + (i*7)%9
+				c.Queue["browse"] = 3 + (i*5)%9
+				c.Queue["control"] = i % 3
+			})
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	run(t, ctx, "open the UI",
+		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			// Any alert() a data-borne script might run is recorded instead of blocking the page.
+			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+				page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.alert = () => { window.__xss = true; };`})
+			return err
+		}),
+		chromedp.Navigate(srv.URL+"/#devices"))
+
+	n := len(fake.snapshotDevices())
+	t.Run("renders boards and devices", func(t *testing.T) {
+		waitJS(t, ctx, "cards", fmt.Sprintf(`document.querySelectorAll('#device-list .card').length === %d`, n))
+		groups := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#device-list .group')].map(g => g.dataset.board)`)
+		if strings.Join(groups, ",") != "ews1,ews2,ews3,any" {
+			t.Fatalf("groups %v, want boards in rank order then shared-bus devices", groups)
+		}
+		waitJS(t, ctx, "sensor value", card("tank")+`.querySelector('.value').textContent.includes('18.25')`)
+		waitJS(t, ctx, "error state", card("meter")+`.classList.contains('is-error') && `+card("meter")+`.querySelector('.card-err').textContent.includes('modbus: timeout')`)
+		waitJS(t, ctx, "slider", card("led")+`.querySelector('input[type=range]').value === '40'`)
+	})
+
+	t.Run("language switch", func(t *testing.T) {
+		run(t, ctx, "switch to Chinese", chromedp.Click(chromedp.CSS(`#lang`)))
+		waitJS(t, ctx, "zh", `document.getElementById('tab-devices').textContent === '设备' && document.documentElement.lang === 'zh-CN'`)
+		run(t, ctx, "reload", chromedp.Reload())
+		waitJS(t, ctx, "zh remembered", `document.getElementById('tab-cluster').textContent === '集群' && localStorage.getItem('ews.lang') === 'zh'`)
+		waitJS(t, ctx, "zh cards", fmt.Sprintf(`document.querySelectorAll('#device-list .card').length === %d`, n))
+		run(t, ctx, "back to English", chromedp.Click(chromedp.CSS(`#lang`)))
+		waitJS(t, ctx, "en", `document.getElementById('tab-devices').textContent === 'Devices' && localStorage.getItem('ews.lang') === 'en'`)
+	})
+
+	t.Run("device name with markup stays text", func(t *testing.T) {
+		waitJS(t, ctx, "xss card", card(xssName)+`.querySelector('.name').textContent === `+fmt.Sprintf("%q", xssName))
+		if imgs := evalJS[int](t, ctx, `document.querySelectorAll('#device-list img, #device-list script').length`); imgs != 0 {
+			t.Fatalf("%d img/script elements inside the device list", imgs)
+		}
+		if evalJS[bool](t, ctx, `window.__xss === true`) {
+			t.Fatal("a script from a device name ran")
+		}
+		fake.mu.Lock()
+		hits := fake.paths["/x"]
+		fake.mu.Unlock()
+		if hits != 0 {
+			t.Fatalf("the page fetched /x %d times: the name was parsed as HTML", hits)
+		}
+	})
+
+	t.Run("read-only without login", func(t *testing.T) {
+		waitJS(t, ctx, "notice", `!document.getElementById('readonly').hidden`)
+		if !evalJS[bool](t, ctx, card("relay1")+`.querySelector('input.sw').disabled`) {
+			t.Fatal("relay switch enabled without credentials")
+		}
+	})
+
+	t.Run("wrong token refused", func(t *testing.T) {
+		run(t, ctx, "open login", chromedp.Click(chromedp.CSS(`#login-btn`)))
+		waitJS(t, ctx, "dialog", `document.getElementById('login-dlg').open`)
+		run(t, ctx, "type wrong token",
+			chromedp.SendKeys(chromedp.CSS(`#login-token`), "not-the-token"),
+			chromedp.Click(chromedp.CSS(`#login-submit`)))
+		waitJS(t, ctx, "login error", `!document.getElementById('login-err').hidden && document.getElementById('login-err').textContent.includes('wrong token')`)
+		if !evalJS[bool](t, ctx, `document.getElementById('login-dlg').open && !document.getElementById('readonly').hidden`) {
+			t.Fatal("a wrong token closed the dialog or unlocked the controls")
+		}
+	})
+
+	t.Run("right token logs in", func(t *testing.T) {
+		run(t, ctx, "type token",
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('login-token').value = ''`),
+			chromedp.SendKeys(chromedp.CSS(`#login-token`), goodToken),
+			chromedp.Click(chromedp.CSS(`#login-submit`)))
+		waitJS(t, ctx, "logged in", `!document.getElementById('login-dlg').open && document.getElementById('readonly').hidden && !document.getElementById('logout-btn').hidden`)
+		waitJS(t, ctx, "controls unlocked", `!`+card("relay1")+`.querySelector('input.sw').disabled`)
+		// The cookie is HttpOnly: the page's script must not see it.
+		if c := evalJS[string](t, ctx, `document.cookie`); strings.Contains(c, "ews_session") {
+			t.Fatalf("session cookie readable by script: %q", c)
+		}
+	})
+
+	t.Run("toggle a relay", func(t *testing.T) {
+		run(t, ctx, "click relay1", chromedp.Click(chromedp.JSPath(card("relay1")+`.querySelector('input.sw')`)))
+		waitJS(t, ctx, "relay on", card("relay1")+`.querySelector('input.sw').checked && `+card("relay1")+`.querySelector('.badge').textContent === 'on'`)
+		fake.mu.Lock()
+		posts := append([]fakePost(nil), fake.posts...)
+		fake.mu.Unlock()
+		if len(posts) != 1 {
+			t.Fatalf("posts %+v, want one", posts)
+		}
+		p := posts[0]
+		if p.Path != "/api/devices/relay1/turn_on?" || !p.Authed || p.Idem == "" || p.CSRF == "" {
+			t.Fatalf("post %+v: want turn_on with session, Idempotency-Key and X-Requested-With", p)
+		}
+	})
+
+	t.Run("503 is retried with the same key", func(t *testing.T) {
+		fake.mu.Lock()
+		fake.shed["pump"] = 1
+		before := len(fake.posts)
+		fake.mu.Unlock()
+		run(t, ctx, "click pump", chromedp.Click(chromedp.JSPath(card("pump")+`.querySelector('input.sw')`)))
+		waitJS(t, ctx, "pump on", card("pump")+`.querySelector('.badge').textContent === 'on' && !`+card("pump")+`.classList.contains('busy')`)
+		fake.mu.Lock()
+		posts := append([]fakePost(nil), fake.posts[before:]...)
+		fake.mu.Unlock()
+		if len(posts) != 2 || posts[0].Idem == "" || posts[0].Idem != posts[1].Idem || posts[1].Path != "/api/devices/pump/turn_on?" {
+			t.Fatalf("posts %+v: want the same turn_on twice under one Idempotency-Key", posts)
+		}
+	})
+
+	t.Run("api error is shown", func(t *testing.T) {
+		run(t, ctx, "read meter", chromedp.Click(chromedp.JSPath(card("meter")+`.querySelector('button')`)))
+		waitJS(t, ctx, "toast", `[...document.querySelectorAll('.toast.bad')].some(e => e.textContent.includes('timeout after 500ms') && e.textContent.includes('502'))`)
+		waitJS(t, ctx, "card error", card("meter")+`.querySelector('.card-err').textContent.includes('timeout after 500ms')`)
+	})
+
+	t.Run("live device change", func(t *testing.T) {
+		for i, v := range []float64{18.5, 19.0, 19.75, 20.5, 21.0, 21.25, 22.5} {
+			fake.mu.Lock()
+			var d fakeDevice
+			for _, x := range fake.devices {
+				if x.Name == "tank" {
+					x.Value = v
+					x.Updated = time.Now().Add(time.Duration(i) * time.Second).UTC().Format(time.RFC3339Nano)
+					d = *x
+				}
+			}
+			fake.mu.Unlock()
+			fake.push("device", d)
+		}
+		waitJS(t, ctx, "new reading", card("tank")+`.querySelector('.value').textContent.includes('22.5')`)
+		waitJS(t, ctx, "sparkline", `!`+card("tank")+`.querySelector('canvas.spark').hidden`)
+	})
+
+	t.Run("long device list stays usable", func(t *testing.T) {
+		orig := fake.snapshotDevices()
+		var many []*fakeDevice
+		for i := range orig {
+			many = append(many, &orig[i])
+		}
+		for i := range 600 {
+			many = append(many, &fakeDevice{Name: fmt.Sprintf("sensor-%04d", i), Driver: "sim-sensor", Node: fmt.Sprintf("ews%d", 1+i%3), State: "ok", Value: float64(i) / 10, Unit: "°C"})
+		}
+		fake.setDevices(many)
+		waitJS(t, ctx, "600 more cards", fmt.Sprintf(`document.querySelectorAll('#device-list .card').length === %d`, len(many)))
+		run(t, ctx, "filter", chromedp.SendKeys(chromedp.CSS(`#filter`), "sensor-0420"))
+		waitJS(t, ctx, "filtered", `[...document.querySelectorAll('#device-list .card')].filter(c => !c.hidden).length === 1`)
+		run(t, ctx, "clear filter", chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''`),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').dispatchEvent(new Event('input'))`))
+		restored := make([]*fakeDevice, len(orig))
+		for i := range orig {
+			restored[i] = &orig[i]
+		}
+		fake.setDevices(restored)
+		waitJS(t, ctx, "list restored", fmt.Sprintf(`document.querySelectorAll('#device-list .card').length === %d && [...document.querySelectorAll('#device-list .card')].every(c => !c.hidden)`, n))
+	})
+
+	t.Run("cluster view and takeover", func(t *testing.T) {
+		run(t, ctx, "cluster tab", chromedp.Click(chromedp.CSS(`#tab-cluster`)))
+		waitJS(t, ctx, "rows", `document.querySelectorAll('#boards .row:not(.hdr)').length === 3`)
+		waitJS(t, ctx, "master row", `document.querySelector('#boards .row[data-board="ews1"] .c-role').textContent.includes('master')`)
+		waitJS(t, ctx, "links", `document.querySelector('#boards .row[data-board="ews3"] .c-links').textContent.includes('4 / 4')`)
+		waitJS(t, ctx, "queue", `document.querySelectorAll('#queue .qrow').length === 2`)
+		fake.updateCluster(func(c *fakeCluster) {
+			c.Epoch, c.Master = 2, "ews2"
+			c.Nodes[0].Runstate, c.Nodes[0].LastSeenMS = "down", 1500
+		})
+		fake.push("takeover", map[string]any{"epoch": 2, "master": "ews2", "previous": "ews1"})
+		waitJS(t, ctx, "takeover logged", `[...document.querySelectorAll('#log li')].some(li => li.textContent.includes('ews2 took over as master (epoch 2, was ews1)'))`)
+		waitJS(t, ctx, "new master", `document.querySelector('#boards .row[data-board="ews2"] .c-role').textContent.includes('master') && document.querySelector('#boards .row[data-board="ews1"] .c-state').textContent === 'down'`)
+		if got := evalJS[int](t, ctx, `[...document.querySelectorAll('#log li')].filter(li => li.textContent.includes('epoch 2')).length`); got != 1 {
+			t.Fatalf("takeover to epoch 2 logged %d times, want once", got)
+		}
+	})
+
+	t.Run("disconnected banner", func(t *testing.T) {
+		waitJS(t, ctx, "connected", `document.getElementById('banner').hidden`)
+		if fake.openStreams() == 0 {
+			t.Fatal("no open event stream")
+		}
+		fake.dropStreams(true)
+		waitJS(t, ctx, "banner", `!document.getElementById('banner').hidden && document.getElementById('banner-text').textContent.length > 0`)
+		fake.allow()
+		run(t, ctx, "retry now", chromedp.Click(chromedp.CSS(`#banner-retry`)))
+		waitJS(t, ctx, "reconnected", `document.getElementById('banner').hidden`)
+	})
+
+	screenshots(t, ctx)
+	seen := map[string]bool{}
+	for _, e := range pageLog.all() {
+		if strings.HasPrefix(e, "exception") && !seen[e] {
+			seen[e] = true
+			t.Errorf("page threw: %s", e)
+		}
+	}
+}
+
+// screenshots saves each view at desktop and phone width, light and dark, to $EWS_SCREENSHOTS
+// (e.g. docs/img) or a temporary directory.
+func screenshots(t *testing.T, ctx context.Context) {
+	dir := os.Getenv("EWS_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("EWS_SCREENSHOTS") != "" {
+		// Pictures for the docs: let the requests/s chart gather a few seconds of points first.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](`Object.values(window.ews.clusterView.series).every(s => s.length >= 14)`,
+			chromedp.WithPollingInterval(200*time.Millisecond), chromedp.WithPollingTimeout(25*time.Second)))
+		cancel()
+		if err != nil {
+			t.Fatalf("chart points: %v", err)
+		}
+	}
+	run(t, ctx, "dismiss toasts", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.toast .x').forEach(b => b.click())`))
+	type size struct {
+		name          string
+		width, height int64
+		scale         float64
+		mobile        bool
+	}
+	type shot struct {
+		scheme string
+		sz     size
+		lang   string
+	}
+	desktop, phone := size{"desktop", 1280, 860, 1, false}, size{"phone", 390, 844, 2, true}
+	shots := []shot{{"light", desktop, "en"}, {"light", phone, "en"}, {"dark", desktop, "en"}, {"dark", phone, "en"}, {"light", desktop, "zh"}}
+	for _, sh := range shots {
+		scheme, sz := sh.scheme, sh.sz
+		if sh.lang == "zh" {
+			run(t, ctx, "switch to Chinese", chromedp.Click(chromedp.CSS(`#lang`)))
+			waitJS(t, ctx, "zh", `document.documentElement.lang === 'zh-CN'`)
+		}
+		{
+			for _, view := range []string{"devices", "cluster"} {
+				if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+					Width: sz.width, Height: sz.height, DeviceScaleFactor: sz.scale, Mobile: sz.mobile}); err != nil {
+					t.Fatal(err)
+				}
+				run(t, ctx, "show "+view, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q; window.scrollTo(0, 0)`, "#"+view)))
+				waitJS(t, ctx, "view shown", fmt.Sprintf(`!document.getElementById('view-%s').hidden`, view))
+				// Let a frame render with the new media and size, and the chart redraw.
+				run(t, ctx, "settle", chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => { window.dispatchEvent(new Event('hashchange')); requestAnimationFrame(() => r(true)); }))`, chromedp.EvalAwaitPromise))
+				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.png", view, sz.name, scheme))
+				if sh.lang != "en" {
+					name = filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%s.png", view, sz.name, scheme, sh.lang))
+				}
+				if len(png) < 1000 {
+					t.Fatalf("%s: %d bytes", name, len(png))
+				}
+				if err := os.WriteFile(name, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if _, err := chromedp.Call(ctx, emulation.ClearDeviceMetricsOverride, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,130 @@
+// api.js: the board's HTTP API (devices, login) and the live event stream with reconnect + backoff.
+
+// ApiError carries the HTTP status and the server's {"error": "..."} message.
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// Every state-changing request carries this header: a cross-site form cannot set it, and a
+// cross-site fetch that sets it needs a CORS preflight the board never grants.
+const csrfHeader = { 'X-Requested-With': 'ews-webui' };
+
+async function request(method, path, { body, headers } = {}) {
+  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
+  if (method !== 'GET') Object.assign(init.headers, csrfHeader);
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {
+    throw new ApiError(0, e && e.message ? e.message : 'network error');
+  }
+  const text = await res.text();
+  let data = null;
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = null; }
+  }
+  if (!res.ok) {
+    const msg = data && typeof data.error === 'string' ? data.error : (text.trim().slice(0, 200) || res.statusText || 'HTTP ' + res.status);
+    throw new ApiError(res.status, msg);
+  }
+  return data;
+}
+
+export const getCluster = () => request('GET', '/api/cluster');
+export const getDevices = () => request('GET', '/api/devices');
+
+// getSession asks the board about auth: {auth: "token"|"basic"|"none", authenticated: bool}.
+// Optional endpoint: null when the board does not offer it.
+export async function getSession() {
+  try {
+    return await request('GET', '/api/session');
+  } catch {
+    return null;
+  }
+}
+
+export const login = (creds) => request('POST', '/api/login', { body: creds });
+export const logout = () => request('POST', '/api/logout');
+
+function idemKey() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b); // crypto.randomUUID needs a secure context; boards are plain http
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+const RETRY_DELAYS = [500, 1500]; // ms; a takeover is over in about tmax
+
+// deviceAction runs POST /api/devices/{name}/{action}?params. One Idempotency-Key covers the action
+// and its retries: after a network error or a 503 (master takeover, queue shedding) it is sent again
+// with the same key, so the board runs it at most once.
+export async function deviceAction(name, action, params) {
+  const q = params ? '?' + new URLSearchParams(params).toString() : '';
+  const path = `/api/devices/${encodeURIComponent(name)}/${encodeURIComponent(action)}${q}`;
+  const headers = { 'Idempotency-Key': idemKey() };
+  for (let i = 0; ; i++) {
+    try {
+      return await request('POST', path, { headers });
+    } catch (e) {
+      const retriable = e instanceof ApiError && (e.status === 0 || e.status === 503);
+      if (!retriable || i >= RETRY_DELAYS.length) throw e;
+      await new Promise((r) => setTimeout(r, RETRY_DELAYS[i]));
+    }
+  }
+}
+
+// Live keeps one EventSource to /events open. On error it closes it and reconnects after a backoff
+// (1 s doubling to 30 s, with jitter), reporting the state through onState(connected, retryAt).
+export class Live {
+  constructor(handlers, onState) {
+    this.handlers = handlers;
+    this.onState = onState;
+    this.es = null;
+    this.failures = 0;
+    this.timer = 0;
+    this.retryAt = 0;
+  }
+
+  start() {
+    clearTimeout(this.timer);
+    this.timer = 0;
+    if (this.es) this.es.close();
+    const es = new EventSource('/events');
+    this.es = es;
+    es.onopen = () => {
+      if (this.es !== es) return;
+      this.failures = 0;
+      this.onState(true, 0);
+    };
+    es.onerror = () => {
+      if (this.es !== es) return;
+      es.close();
+      this.es = null;
+      this.failures++;
+      const base = Math.min(30000, 1000 * 2 ** Math.min(this.failures - 1, 5));
+      const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+      this.retryAt = Date.now() + delay;
+      this.onState(false, this.retryAt);
+      this.timer = setTimeout(() => this.start(), delay);
+    };
+    for (const [name, fn] of Object.entries(this.handlers)) {
+      es.addEventListener(name, (ev) => {
+        if (this.es !== es) return;
+        let data;
+        try { data = JSON.parse(ev.data); } catch (e) { console.warn('ews: bad event', name, e); return; }
+        try { fn(data); } catch (e) { console.error('ews: event', name, e); }
+      });
+    }
+  }
+
+  // retryNow skips the rest of the backoff.
+  retryNow() {
+    if (!this.es) this.start();
+  }
+}

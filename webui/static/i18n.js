@@ -1,0 +1,165 @@
+// i18n.js: English and Simplified Chinese strings, and locale-aware number, unit and time formatting.
+
+const dict = {
+  en: {
+    devices: 'Devices', cluster: 'Cluster', login: 'Log in', logout: 'Log out',
+    retryNow: 'Retry now', readOnly: 'Read-only: log in to control devices.',
+    filter: 'Filter devices', noDevices: 'No devices.', noMatch: 'No device matches the filter.',
+    boards: 'Boards', queue: 'Master queue', rps: 'Completed requests/s', log: 'Event log',
+    loginTitle: 'Log in to control devices', token: 'Token', userPass: 'User and password',
+    user: 'User', password: 'Password', cancel: 'Cancel',
+    disconnected: 'Disconnected from the board. Reconnecting in {s} s…',
+    connecting: 'Disconnected from the board. Reconnecting…',
+    nDevices: '{n} devices', nShown: '{shown} of {n} devices',
+    on: 'on', off: 'off', error: 'error', pulse: 'Pulse', read: 'Read', set: 'Set',
+    wiredTo: 'Board', anyBoard: 'any board (shared bus)', updated: 'Updated', never: 'never',
+    rank: 'Rank', name: 'Name', role: 'Role', state: 'State', links: 'Links', load: 'Load', lastHeard: 'Last heard',
+    master: 'master', follower: 'follower', epoch: 'epoch {e}', thisBoard: 'this board',
+    joining: 'joining', running: 'running', overloaded: 'overloaded', down: 'down',
+    cpu: 'CPU', mem: 'Mem', queueEmpty: 'The queue is empty.', noRate: 'No request counts from this board yet.',
+    masterIs: 'Master {m} · epoch {e} · table v{v}', viewedFrom: 'seen from {s}',
+    evTakeover: '{m} took over as master (epoch {e}, was {p})',
+    evMaster: 'Master is now {m} (epoch {e})', evState: '{n} is {s}',
+    evConnected: 'Connected', evDisconnected: 'Connection lost',
+    loggedIn: 'Logged in.', loggedOut: 'Logged out.', loginFailed: 'Login failed: {e}',
+    needLogin: 'Log in to control devices.',
+    actionOk: '{d}: {a} done', actionFail: '{d}: {a} failed: {e}',
+    a_turn_on: 'turn on', a_turn_off: 'turn off', a_toggle: 'toggle', a_set: 'set', a_pulse: 'pulse', a_read: 'read',
+    emptyToken: 'Enter the token.', emptyUser: 'Enter user and password.',
+    networkError: 'network error', close: 'Close', ms: 'ms', classes: 'class',
+  },
+  zh: {
+    devices: '设备', cluster: '集群', login: '登录', logout: '退出',
+    retryNow: '立即重试', readOnly: '只读：登录后才能控制设备。',
+    filter: '筛选设备', noDevices: '没有设备。', noMatch: '没有符合筛选条件的设备。',
+    boards: '开发板', queue: '主节点队列', rps: '每秒完成请求数', log: '事件日志',
+    loginTitle: '登录以控制设备', token: '令牌', userPass: '用户名和密码',
+    user: '用户名', password: '密码', cancel: '取消',
+    disconnected: '与开发板的连接已断开，{s} 秒后重新连接…',
+    connecting: '与开发板的连接已断开，正在重新连接…',
+    nDevices: '{n} 个设备', nShown: '显示 {shown} / {n} 个设备',
+    on: '开', off: '关', error: '错误', pulse: '脉冲', read: '读取', set: '设置',
+    wiredTo: '开发板', anyBoard: '任意开发板（共享总线）', updated: '更新于', never: '从未',
+    rank: '序号', name: '名称', role: '角色', state: '状态', links: '连接数', load: '负载', lastHeard: '最后通信',
+    master: '主节点', follower: '从节点', epoch: '任期 {e}', thisBoard: '本机',
+    joining: '加入中', running: '运行中', overloaded: '过载', down: '离线',
+    cpu: 'CPU', mem: '内存', queueEmpty: '队列为空。', noRate: '该开发板尚未提供请求计数。',
+    masterIs: '主节点 {m} · 任期 {e} · 表版本 {v}', viewedFrom: '来自 {s} 的视图',
+    evTakeover: '{m} 接管为主节点（任期 {e}，原为 {p}）',
+    evMaster: '主节点现为 {m}（任期 {e}）', evState: '{n} 状态：{s}',
+    evConnected: '已连接', evDisconnected: '连接中断',
+    loggedIn: '已登录。', loggedOut: '已退出。', loginFailed: '登录失败：{e}',
+    needLogin: '请先登录再控制设备。',
+    actionOk: '{d}：{a} 完成', actionFail: '{d}：{a} 失败：{e}',
+    a_turn_on: '打开', a_turn_off: '关闭', a_toggle: '切换', a_set: '设置', a_pulse: '脉冲', a_read: '读取',
+    emptyToken: '请输入令牌。', emptyUser: '请输入用户名和密码。',
+    networkError: '网络错误', close: '关闭', ms: '毫秒', classes: '类别',
+  },
+};
+
+const KEY = 'ews.lang';
+let lang = pick();
+
+function pick() {
+  let saved = null;
+  try { saved = localStorage.getItem(KEY); } catch { /* storage may be blocked */ }
+  if (saved === 'en' || saved === 'zh') return saved;
+  const langs = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || 'en'];
+  for (const l of langs) {
+    const s = String(l).toLowerCase();
+    if (s.startsWith('zh')) return 'zh';
+    if (s.startsWith('en')) return 'en';
+  }
+  return 'en';
+}
+
+// current returns 'en' or 'zh'.
+export function current() { return lang; }
+
+// locale returns the BCP 47 tag used for Intl formatting.
+export function locale() { return lang === 'zh' ? 'zh-CN' : 'en'; }
+
+// setLang switches the language and remembers the choice.
+export function setLang(l) {
+  lang = l === 'zh' ? 'zh' : 'en';
+  try { localStorage.setItem(KEY, lang); } catch { /* ignore */ }
+  fmtCache.clear();
+}
+
+// t translates key and fills {placeholders} from vars.
+export function t(key, vars) {
+  let s = dict[lang][key] ?? dict.en[key] ?? key;
+  if (vars) s = s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+  return s;
+}
+
+// applyStatic translates the elements of the page that carry data-i18n / data-i18n-ph.
+export function applyStatic(root = document) {
+  document.documentElement.lang = locale();
+  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll('[data-i18n-ph]')) el.placeholder = t(el.dataset.i18nPh);
+}
+
+const fmtCache = new Map();
+function nf(opts) {
+  const k = JSON.stringify(opts);
+  let f = fmtCache.get(k);
+  if (!f) {
+    try { f = new Intl.NumberFormat(locale(), opts); } catch { f = new Intl.NumberFormat(locale()); }
+    fmtCache.set(k, f);
+  }
+  return f;
+}
+
+// Units Intl can format itself, keyed by the unit strings devices report.
+const intlUnits = {
+  '°C': 'celsius', 'C': 'celsius', 'celsius': 'celsius', '°F': 'fahrenheit', 'F': 'fahrenheit',
+  '%': 'percent', 'percent': 'percent', 'ms': 'millisecond', 's': 'second',
+  'm': 'meter', 'cm': 'centimeter', 'mm': 'millimeter', 'km': 'kilometer',
+  'l': 'liter', 'L': 'liter', 'ml': 'milliliter', 'g': 'gram', 'kg': 'kilogram',
+  'B': 'byte', 'kB': 'kilobyte', 'MB': 'megabyte', '°': 'degree',
+};
+
+function digits(v) {
+  const a = Math.abs(v);
+  return a >= 1000 ? 0 : a >= 100 ? 1 : 2;
+}
+
+// num formats a number for the locale.
+export function num(v, maxDigits) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return String(v ?? '');
+  return nf({ maximumFractionDigits: maxDigits ?? digits(v) }).format(v);
+}
+
+// withUnit formats a value with its unit for the locale; non-numbers are shown as text.
+export function withUnit(v, unit) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    return unit ? `${String(v ?? '')} ${unit}` : String(v ?? '');
+  }
+  const u = intlUnits[unit];
+  if (u) return nf({ style: 'unit', unit: u, maximumFractionDigits: digits(v) }).format(v);
+  return unit ? `${num(v)} ${unit}` : num(v);
+}
+
+// pct formats a fraction 0..1 as a percentage.
+export function pct(f) {
+  if (typeof f !== 'number' || !Number.isFinite(f)) return '–';
+  return nf({ style: 'percent', maximumFractionDigits: 0 }).format(f);
+}
+
+// ago formats an age in milliseconds ("3 seconds ago").
+export function ago(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return t('never');
+  const rtf = new Intl.RelativeTimeFormat(locale(), { numeric: 'auto', style: 'short' });
+  const s = ms / 1000;
+  if (s < 1) return nf({ style: 'unit', unit: 'millisecond', unitDisplay: 'narrow', maximumFractionDigits: 0 }).format(Math.max(0, ms));
+  if (s < 60) return rtf.format(-Math.round(s), 'second');
+  if (s < 3600) return rtf.format(-Math.round(s / 60), 'minute');
+  if (s < 86400) return rtf.format(-Math.round(s / 3600), 'hour');
+  return rtf.format(-Math.round(s / 86400), 'day');
+}
+
+// clock formats a Date as a local time of day.
+export function clock(d) {
+  return new Intl.DateTimeFormat(locale(), { hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(d);
+}
