@@ -186,11 +186,17 @@ func TestSessionCookie(t *testing.T) {
 			t.Fatalf("%s: ran=%v", tt.name, ran.Load() != before)
 		}
 	}
+	if w := send(mux, "GET", "/api/session", map[string]string{"Cookie": cookie}, ""); !strings.Contains(w.Body.String(), `"authenticated":true`) {
+		t.Fatalf("session with cookie: %s", w.Body)
+	}
 	if w := send(mux, "POST", "/api/logout", map[string]string{"Cookie": cookie}, ""); w.Code != 200 {
 		t.Fatalf("logout: %d", w.Code)
 	}
 	if w := send(mux, "POST", "/act", map[string]string{"Cookie": cookie}, ""); w.Code != 401 {
 		t.Fatalf("after logout: %d, want 401", w.Code)
+	}
+	if w := send(mux, "GET", "/api/session", map[string]string{"Cookie": cookie}, ""); !strings.Contains(w.Body.String(), `"authenticated":false`) || !strings.Contains(w.Body.String(), `"auth":"token"`) {
+		t.Fatalf("session after logout: %s", w.Body)
 	}
 }
 

@@ -69,10 +69,18 @@ func (s *sessions) remove(id string) {
 	delete(s.m, id)
 }
 
-// Register adds POST /api/login and POST /api/logout to mux.
+// Register adds POST /api/login, POST /api/logout and GET /api/session to mux.
 func (a *Auth) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/login", a.login)
 	mux.HandleFunc("POST /api/logout", a.logout)
+	mux.HandleFunc("GET /api/session", a.session)
+}
+
+// session tells the web UI the auth mode and whether its credentials hold:
+// {"auth": "token|basic|none", "authenticated": bool}.
+func (a *Auth) session(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	httpx.JSON(w, http.StatusOK, map[string]any{"auth": a.mode, "authenticated": a.Allowed(r)})
 }
 
 // loginBody is what POST /api/login accepts (or an Authorization header).
