@@ -17,10 +17,10 @@ type Device struct {
 	ds                     *Devices
 	drv                    driver
 	latency                time.Duration
-	partners               []*Device   // interlock
-	mu                     *sync.Mutex // shared by an interlock group
-	closed                 bool        // under mu
-	min, max               *float64    // accepted range for set
+	partners               []*Device // interlock
+	mu                     gate      // shared by an interlock group
+	closed                 bool      // under mu
+	min, max               *float64  // accepted range for set
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -105,3 +105,21 @@ func changed(a, b Snapshot) bool {
 	return a.State != b.State || a.Error != b.Error || a.Unit != b.Unit ||
 		!reflect.DeepEqual(a.Value, b.Value) || !reflect.DeepEqual(a.Values, b.Values)
 }
+
+// gate is a lock a waiter can give up on: a caller whose request ends stops
+// waiting for a long pulse on the same device.
+type gate chan struct{}
+
+func newGate() gate { return make(gate, 1) }
+
+// lock takes the gate or returns ctx's error.
+func (g gate) lock(ctx context.Context) error {
+	select {
+	case g <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g gate) unlock() { <-g }

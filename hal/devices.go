@@ -117,7 +117,7 @@ func New(cfg *config.Config, opts Options) (*Devices, error) {
 			fail(cfg.Errorf(key+".driver", "device %q: unknown driver %q", dc.Name, dc.Driver))
 			continue
 		}
-		d := &Device{name: dc.Name, driverName: dc.Driver, node: node, ds: ds, mu: new(sync.Mutex), min: dc.Min, max: dc.Max}
+		d := &Device{name: dc.Name, driverName: dc.Driver, node: node, ds: ds, mu: newGate(), min: dc.Min, max: dc.Max}
 		if ds.board.Kind() == "sim" || isSim(dc.Driver) {
 			d.latency = latency
 		}
@@ -221,7 +221,8 @@ func (ds *Devices) mergeLocks(a, b *Device) {
 
 // Do runs action a on the device called name and returns its state after.
 // Errors: ErrNotFound, *RemoteError (wired to another board), ErrUnsupported,
-// ErrBadValue, ErrClosed (each wrapped in a message naming the device), or a
+// ErrBadValue, ErrClosed, ctx's error while another operation holds the
+// device (each wrapped in a message naming the device), or a
 // *DriverError when the hardware failed; the device is then in state
 // "error" until an operation succeeds.
 func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, error) {
@@ -235,8 +236,10 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if a.Kind == Set && ((d.min != nil && a.Value < *d.min) || (d.max != nil && a.Value > *d.max)) {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w: %v out of range %s", name, ErrBadValue, a.Value, span(d.min, d.max))
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	if err := d.mu.lock(ctx); err != nil {
+		return d.Snapshot(), fmt.Errorf("hal: device %q: busy: %w", name, err)
+	}
+	defer d.mu.unlock()
 	if d.closed {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w", name, ErrClosed)
 	}
@@ -321,14 +324,14 @@ func (ds *Devices) closeDevices() error {
 		if !ok {
 			continue
 		}
-		d.mu.Lock()
+		_ = d.mu.lock(context.Background())
 		if !d.closed {
 			d.closed = true
 			if err := d.drv.close(); err != nil {
 				errs = append(errs, fmt.Errorf("hal: close device %q: %w", name, err))
 			}
 		}
-		d.mu.Unlock()
+		d.mu.unlock()
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package hal
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -190,5 +191,28 @@ func TestCustomFakePin(t *testing.T) {
 	do(t, ds, "r", Action{Kind: TurnOn})
 	if b.Pins["P1_11"].Read() != gpio.High {
 		t.Fatal("pin not driven")
+	}
+}
+
+// A caller stops waiting for a busy device when its context ends.
+func TestBusyDeviceHonorsContext(t *testing.T) {
+	ds := open(t, parse(t, "[[device]]\nname = \"r\"\ndriver = \"sim-switch\"\n"), nil)
+	ch, cancel := ds.Subscribe(8)
+	defer cancel()
+	release := make(chan error, 1)
+	go func() {
+		_, err := ds.Do(context.Background(), "r", Action{Kind: Pulse, Duration: 300 * time.Millisecond})
+		release <- err
+	}()
+	if s := <-ch; s.State != StateOn {
+		t.Fatalf("pulse did not start: %+v", s)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer stop()
+	if _, err := ds.Do(ctx, "r", Action{Kind: TurnOn}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("turn_on while pulsing: %v, want the context's deadline", err)
+	}
+	if err := <-release; err != nil {
+		t.Fatal(err)
 	}
 }

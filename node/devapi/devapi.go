@@ -152,8 +152,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, hal.ErrUnsupported):
 		return http.StatusMethodNotAllowed
-	case errors.Is(err, hal.ErrClosed):
-		return http.StatusServiceUnavailable
+	case errors.Is(err, hal.ErrClosed), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable // closing, or busy past the caller's patience
 	case errors.As(err, &de):
 		return http.StatusBadGateway
 	}

@@ -19,6 +19,9 @@ func writeRaw(w http.ResponseWriter, status int, body []byte, replayed bool) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", "1")
+	}
 	if replayed {
 		h.Set("Idempotent-Replayed", "true")
 	}
