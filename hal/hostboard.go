@@ -37,7 +37,7 @@ func NewHostBoard() (*HostBoard, error) {
 	}
 	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 {
 		var why []string
-		for _, f := range state.Failed {
+		for _, f := range append(state.Failed, state.Skipped...) {
 			why = append(why, f.String())
 		}
 		return nil, fmt.Errorf("hal: no GPIO pin, I2C or 1-wire bus found (%s)", strings.Join(why, "; "))
