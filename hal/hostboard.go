@@ -3,6 +3,7 @@ package hal
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,8 @@ func NewHostBoard() (*HostBoard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hal: periph host init: %w", err)
 	}
-	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 {
+	chips, _ := filepath.Glob(filepath.Join(SysfsRoot, "gpiochip*"))
+	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 && len(chips) == 0 {
 		var why []string
 		for _, f := range append(state.Failed, state.Skipped...) {
 			why = append(why, f.String())
@@ -49,7 +51,9 @@ func NewHostBoard() (*HostBoard, error) {
 func (b *HostBoard) Kind() string { return "host" }
 
 // Pin looks name up in periph's registry (character-device lines first, as
-// periph registers them), then as a sysfs GPIO number ("GPIO17" or "17").
+// periph registers them), then as a sysfs GPIO number ("GPIO17" or "17"),
+// through periph's sysfs driver or, on kernels where periph skipped it,
+// through the sysfs fallback of this package.
 func (b *HostBoard) Pin(name string) (gpio.PinIO, error) {
 	if p := gpioreg.ByName(name); p != nil {
 		return p, nil
@@ -61,6 +65,9 @@ func (b *HostBoard) Pin(name string) (gpio.PinIO, error) {
 		if p, ok := sysfs.Pins[n]; ok {
 			return p, nil
 		}
+	}
+	if p, err := sysfsGPIO(SysfsRoot, name); err == nil {
+		return p, nil
 	}
 	return nil, fmt.Errorf("hal: no GPIO pin %q on this board", name)
 }
