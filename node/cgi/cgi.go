@@ -47,11 +47,16 @@ type Handler struct {
 }
 
 // New builds the handler. A missing dir is not an error (every program is
-// then 404), so a board without CGI programs starts.
+// then 404), so a board without CGI programs starts. A relative dir is taken
+// from the working directory at New.
 func New(c config.CGI, opts Options) *Handler {
 	h := &Handler{dir: c.Dir, timeout: c.Timeout.Duration, maxOutput: c.MaxOutput, devices: opts.Devices, log: opts.Logger, shell: "/bin/sh"}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	// programs run in the dir, so a relative dir (the demo's) is made absolute
+	if abs, err := filepath.Abs(h.dir); err == nil {
+		h.dir = abs
 	}
 	if h.timeout <= 0 {
 		h.timeout = 10 * time.Second
