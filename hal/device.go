@@ -61,7 +61,9 @@ func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
 			r, err = d.drv.do(ctx, a)
 		}
 	}()
-	caller := errors.Is(err, ErrBadValue) || errors.Is(err, ErrUnsupported)
+	// the caller's mistake, or the caller gone: not the device's failure
+	caller := errors.Is(err, ErrBadValue) || errors.Is(err, ErrUnsupported) ||
+		(ctx.Err() != nil && errors.Is(err, ctx.Err()))
 	d.ds.metrics.observe(d.name, a.Kind, time.Since(start), err != nil && !caller)
 	switch {
 	case caller:

@@ -50,6 +50,9 @@ func (s *switchDriver) do(ctx context.Context, a Action) (reading, error) {
 		// always switch back off, even when the caller gave up
 		r, err = s.write(context.WithoutCancel(ctx), false)
 		if err == nil && waitErr != nil {
+			if s.observe != nil {
+				s.observe(r) // it is off again, though the pulse failed
+			}
 			err = fmt.Errorf("pulse cut short: %w", waitErr)
 		}
 		return r, err

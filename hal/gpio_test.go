@@ -216,3 +216,18 @@ func TestBusyDeviceHonorsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A caller that gives up during the device's latency does not put it in error.
+func TestCallerGoneIsNotDeviceError(t *testing.T) {
+	cfg := parse(t, "[[device]]\nname = \"r\"\ndriver = \"sim-switch\"\n")
+	cfg.Sim.DeviceLatency.Duration = time.Hour
+	ds := open(t, cfg, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ds.Do(ctx, "r", Action{Kind: TurnOn}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if s, _ := ds.Get("r"); s.State != StateOff {
+		t.Fatalf("state %q, want off (untouched)", s.State)
+	}
+}
