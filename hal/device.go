@@ -116,6 +116,9 @@ func newGate() gate { return make(gate, 1) }
 
 // lock takes the gate or returns ctx's error.
 func (g gate) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	select {
 	case g <- struct{}{}:
 		return nil

@@ -220,6 +220,8 @@ func (ds *Devices) mergeLocks(a, b *Device) {
 }
 
 // Do runs action a on the device called name and returns its state after.
+// ctx bounds the wait for the device (another operation may hold it); once
+// started, the action runs to its end whatever happens to ctx.
 // Errors: ErrNotFound, *RemoteError (wired to another board), ErrUnsupported,
 // ErrBadValue, ErrClosed, ctx's error while another operation holds the
 // device (each wrapped in a message naming the device), or a
@@ -243,6 +245,9 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if d.closed {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w", name, ErrClosed)
 	}
+	// once started, an action runs to its end: a relay pulse is not cut
+	// short because the client went away
+	ctx = context.WithoutCancel(ctx)
 	if len(d.partners) > 0 && d.turnsOn(a) {
 		for _, p := range d.partners {
 			if _, err := p.run(ctx, Action{Kind: TurnOff}); err != nil {
