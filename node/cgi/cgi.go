@@ -22,6 +22,9 @@ import (
 	"github.com/ews-firmware/ews/node/httpx"
 )
 
+// maxDevicesEnv caps EWS_DEVICES below the kernel's limit for one string.
+const maxDevicesEnv = 120 << 10
+
 // Prefix is the URL path the handler serves.
 const Prefix = "/cgi-bin/"
 
@@ -101,8 +104,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	env := []string{"SCRIPT_FILENAME=" + file, "EWS_CGI_TIMEOUT=" + seconds(h.timeout), "EWS_CGI_KILLER=" + h.killer}
 	if h.devices != nil {
-		if b, err := json.Marshal(h.devices()); err == nil {
+		// Linux refuses an environment string over 128 KiB (E2BIG)
+		if b, err := json.Marshal(h.devices()); err == nil && len(b) <= maxDevicesEnv {
 			env = append(env, "EWS_DEVICES="+string(b))
+		} else {
+			h.log.Warn("cgi: device list too big for EWS_DEVICES; left out", "bytes", len(b), "err", err)
 		}
 	}
 	var stderr tail
