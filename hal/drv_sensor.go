@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"periph.io/x/conn/v3/onewire"
 	"periph.io/x/conn/v3/physic"
@@ -70,7 +71,9 @@ func openBMxx80(e *openEnv) (driver, reading, error) {
 	if err != nil {
 		return nil, reading{}, e.errorf("address", "no BMxx80 at %#x on I2C bus %q: %v", addr, e.cfg.Bus, err)
 	}
-	return &envSensor{sense: dev.Sense, humidity: true, pressure: true, halt: dev.Halt}, reading{state: StateUnknown}, nil
+	// a BMP280/BMP180 has no humidity sensor; only a BME280 reports it
+	hum := strings.HasPrefix(dev.String(), "BME280")
+	return &envSensor{sense: dev.Sense, humidity: hum, pressure: true, halt: dev.Halt}, reading{state: StateUnknown}, nil
 }
 
 // DS18B20Resolution is the conversion resolution in bits (0.25 °C, 188 ms).
