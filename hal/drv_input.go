@@ -30,6 +30,7 @@ type inputDriver struct {
 	mu      sync.Mutex
 	on      bool
 	changes int // settled changes seen, for tests and metrics
+	settles int // debounce windows closed (edge bursts handled)
 
 	stop chan struct{}
 	done chan struct{}
@@ -70,6 +71,13 @@ func (in *inputDriver) Changes() int {
 	return in.changes
 }
 
+// Settles returns how many edge bursts the watcher has handled.
+func (in *inputDriver) Settles() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.settles
+}
+
 func (in *inputDriver) watch() {
 	defer close(in.done)
 	for {
@@ -106,6 +114,7 @@ func (in *inputDriver) settle() {
 	on := in.level()
 	in.mu.Lock()
 	changed := on != in.on
+	in.settles++
 	if changed {
 		in.on = on
 		in.changes++
