@@ -300,7 +300,6 @@ func decode[T any](t *testing.T, b []byte) T {
 // noRedirect is a client that does not follow redirects.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-
 // metricValue reads a counter's value or a histogram's sample count.
 func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	t.Helper()
