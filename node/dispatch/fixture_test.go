@@ -119,7 +119,7 @@ func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 
 // tcluster is a test cluster: boards[0] is the master.
 type tcluster struct {
-	t      *testing.T
+	t      testing.TB
 	boards []*tboard
 	d      *sched.Dispatcher
 	key    []byte
@@ -134,9 +134,10 @@ type clusterOpts struct {
 	hold       time.Duration
 	masterRuns bool // the master takes requests itself
 	pin        func(*http.Request) string
+	sticky     bool
 }
 
-func newCluster(t *testing.T, o clusterOpts) *tcluster {
+func newCluster(t testing.TB, o clusterOpts) *tcluster {
 	t.Helper()
 	if len(o.names) == 0 {
 		o.names = []string{"ews1", "ews2", "ews3"}
@@ -159,7 +160,7 @@ func newCluster(t *testing.T, o clusterOpts) *tcluster {
 			t.Fatal(err)
 		}
 		f, err := NewFront(Options{
-			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin,
+			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
 			Transport:    NewTransport(TransportOptions{ResponseHeaderTimeout: o.rht}),
 			RedirectHold: o.hold, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
 		})
@@ -244,7 +245,7 @@ func (tc *tcluster) linknum(name string) int {
 }
 
 // eventually polls cond until it holds or 5 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
@@ -256,7 +257,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // do sends a request and decodes the answer; the body is returned raw too.
-func do(t *testing.T, client *http.Client, method, url string, hdr map[string]string, body string) (*http.Response, []byte) {
+func do(t testing.TB, client *http.Client, method, url string, hdr map[string]string, body string) (*http.Response, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -288,7 +289,7 @@ func do(t *testing.T, client *http.Client, method, url string, hdr map[string]st
 	return resp, b
 }
 
-func decode[T any](t *testing.T, b []byte) T {
+func decode[T any](t testing.TB, b []byte) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(b, &v); err != nil {
