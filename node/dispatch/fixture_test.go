@@ -59,6 +59,7 @@ const (
 	modeHang          // never answers until the request ends
 	modeGarbage       // answers bytes that are not HTTP
 	modeBlock         // waits for release, then echoes
+	modeHalf          // starts a 100-byte answer, sends 10 bytes and dies
 )
 
 // echo is what a test board's Local handler answers.
@@ -95,6 +96,12 @@ func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 		}
 		_ = conn.Close()
 		return
+	case modeHalf:
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("0123456789"))
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
 	case modeHang:
 		_, _ = io.Copy(io.Discard, r.Body) // the server notices a closed connection only after the body
 		select {

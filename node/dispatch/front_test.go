@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -296,5 +297,26 @@ func TestStepDownAnswersQueued(t *testing.T) {
 	close(b.release)
 	if r := <-codes; r.StatusCode != 200 {
 		t.Fatalf("running request: %d", r.StatusCode)
+	}
+}
+
+// A board that dies after its answer started: the status is out, so the
+// master cannot send 502; it cuts the client's connection (the client sees
+// a short body, never a complete wrong one) and gives the slot back.
+func TestBoardDiesMidBody(t *testing.T) {
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}})
+	m, b := tc.boards[0], tc.boards[1]
+	b.mode.Store(modeHalf)
+	resp, err := http.Post(m.srv.URL+"/api/devices/r1/toggle", "text/plain", strings.NewReader("x"))
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("the client got a complete answer from a board that died mid-body")
+	}
+	tc.waitIdle()
+	if b.started.Load() != 1 {
+		t.Fatalf("board ran %d times, want 1 (no retry once the answer started)", b.started.Load())
 	}
 }
