@@ -46,7 +46,7 @@ const DefaultTTL = 5 * time.Second
 const (
 	RefuseMalformed = "malformed"   // not a mark at all
 	RefuseSignature = "signature"   // forged, tampered or signed under another key
-	RefuseExpired   = "expired"     // older than its expiry
+	RefuseExpired   = "expired"     // past its expiry, or dated further ahead than the TTL
 	RefuseTarget    = "target"      // meant for another board
 	RefusePath      = "path"        // signed for another method or path
 	RefuseKind      = "kind"        // a via mark used as a dispatch mark or back
@@ -281,7 +281,10 @@ func (m *Marker) VerifyToken(tok string, kind Kind, method, path, self string) (
 	if mk.Kind != kind {
 		return mk, refusal(RefuseKind)
 	}
-	if m.now().After(mk.Expiry.Add(m.skew)) {
+	// expired, or dated so far ahead that the signer's clock must be off
+	// by more than a TTL (its marks would otherwise live that much longer);
+	// a verifier that lags the signer by less than a TTL accepts
+	if now := m.now(); now.After(mk.Expiry.Add(m.skew)) || mk.Expiry.After(now.Add(2*m.ttl+m.skew)) {
 		return mk, refusal(RefuseExpired)
 	}
 	if string(body[offTarget:]) != self {

@@ -22,6 +22,8 @@ func TestMarkVerify(t *testing.T) {
 	}
 	other, _ := NewMarker(RandomKey(), MarkOptions{Now: clock})
 	later, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(6 * time.Second) }})
+	lagging, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(-4 * time.Second) }})
+	early, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(-6 * time.Second) }})
 	lenient, _ := NewMarker(key, MarkOptions{Skew: 2 * time.Second, Now: func() time.Time { return now.Add(6 * time.Second) }})
 	client := netip.MustParseAddr("203.0.113.7")
 	good := m.SignString(KindDispatch, 3, "ews2", "POST", "/api/devices/r1/toggle", client)
@@ -49,6 +51,8 @@ func TestMarkVerify(t *testing.T) {
 		{"replay within ttl accepted", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
 		{"forged under another key", m, other.SignString(KindDispatch, 3, "ews2", "POST", "/api/devices/r1/toggle", client), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
 		{"expired", later, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
+		{"verifier clock 4s behind", lagging, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"from the future", early, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
 		{"within skew", lenient, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
 		{"wrong target", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews3", RefuseTarget, 0, false},
 		{"wrong path", m, good, KindDispatch, "POST", "/api/devices/r2/toggle", "ews2", RefusePath, 0, false},
