@@ -60,6 +60,7 @@ const (
 	modeGarbage       // answers bytes that are not HTTP
 	modeBlock         // waits for release, then echoes
 	modeHalf          // starts a 100-byte answer, sends 10 bytes and dies
+	modeGone          // (TestBoardFailures) the board's address refuses connections
 )
 
 // echo is what a test board's Local handler answers.

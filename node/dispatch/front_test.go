@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -177,17 +178,28 @@ func TestBoardFailures(t *testing.T) {
 		{"garbage, GET retried", modeGarbage, "GET", 200, true},
 		{"hangs, POST times out", modeHang, "POST", 502, false},
 		{"hangs, GET retried", modeHang, "GET", 200, true},
+		{"gone (refused), POST", modeGone, "POST", 502, false},
+		{"gone (refused), GET retried", modeGone, "GET", 200, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tc := newCluster(t, clusterOpts{rht: 300 * 1e6})
 			m, bad, good := tc.boards[0], tc.boards[1], tc.boards[2]
 			bad.mode.Store(tt.mode)
+			badAddr := bad.addr
+			if tt.mode == modeGone { // a port nobody listens on: the board is off
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				badAddr = ln.Addr().String()
+				ln.Close()
+			}
 			// ews3 reports one request in flight: ews2 is chosen first
 			report := func(ews3 int) {
 				Update(tc.d, []BoardRow{
 					{Name: "ews1", HTTP: m.addr, Capacity: 4, Runstate: RunstateDown, Linknum: -1},
-					{Name: "ews2", Rank: 1, HTTP: bad.addr, Capacity: 4, Runstate: RunstateRunning, Linknum: 0},
+					{Name: "ews2", Rank: 1, HTTP: badAddr, Capacity: 4, Runstate: RunstateRunning, Linknum: 0},
 					{Name: "ews3", Rank: 2, HTTP: good.addr, Capacity: 4, Runstate: RunstateRunning, Linknum: ews3},
 				})
 			}
@@ -200,7 +212,7 @@ func TestBoardFailures(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
 			}
-			if bad.started.Load() == 0 {
+			if bad.started.Load() == 0 && tt.mode != modeGone {
 				t.Fatal("the failing board was never tried")
 			}
 			if tt.status == 502 {

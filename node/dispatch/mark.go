@@ -46,7 +46,7 @@ const DefaultTTL = 5 * time.Second
 const (
 	RefuseMalformed = "malformed"   // not a mark at all
 	RefuseSignature = "signature"   // forged, tampered or signed under another key
-	RefuseExpired   = "expired"     // past its expiry, or dated further ahead than the TTL
+	RefuseExpired   = "expired"     // past its expiry, or dated more than two TTLs ahead
 	RefuseTarget    = "target"      // meant for another board
 	RefusePath      = "path"        // signed for another method or path
 	RefuseKind      = "kind"        // a via mark used as a dispatch mark or back
