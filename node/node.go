@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/node/health"
+	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/procload"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -48,7 +51,13 @@ type Node struct {
 
 	ready    atomic.Bool
 	addr     atomic.Value // net.Addr once listening
-	inFlight atomic.Int64
+	inFlight atomic.Int64 // HTTP requests being answered, of every kind
+
+	local   *local            // what the cluster hears of this board
+	health  *health.Checker   // [[health.process]] and [[health.check]]
+	load    *procload.Sampler // cpu/mem/net/disk shares from /proc
+	cluster *state.Cluster    // membership, table, election
+	wg      sync.WaitGroup    // background loops owned by Run
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -73,6 +82,14 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.metrics = newMetrics(n.reg, n)
+	n.local = &local{n: n}
+	n.health = health.New(cfg.Health, log)
+	n.load = procload.New()
+	cl, err := state.New(cfg, log, n.reg, n.local)
+	if err != nil {
+		return nil, err
+	}
+	n.cluster = cl
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
@@ -110,6 +127,14 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.addr.Store(ln.Addr())
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); n.wg.Wait() }()
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.health.Run(ctx) }()
+	if err := n.cluster.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
 	srv := &http.Server{
 		Handler:           n.handler,
 		ReadHeaderTimeout: n.timeouts.ReadHeader,
@@ -128,10 +153,13 @@ func (n *Node) Run(ctx context.Context) error {
 	select {
 	case err := <-errc:
 		n.ready.Store(false)
+		n.cluster.Shutdown()
 		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
 	}
 	n.ready.Store(false)
+	// Hand mastership over first, so peers take over while we drain.
+	n.cluster.Shutdown()
 	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
 	defer cancel()
