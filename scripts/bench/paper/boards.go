@@ -55,7 +55,7 @@ func freePort() (int, error) {
 }
 
 // boardConfig is the boot config of board i; peers nil = standalone.
-func boardConfig(bs []board, i int, peers bool, policy, key, token string) string {
+func boardConfig(bs []board, i int, peers bool, policy, key, token string, devices int) string {
 	b := bs[i]
 	var s strings.Builder
 	fmt.Fprintf(&s, "# ews bench-paper board %s (generated)\n[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = %d\nweight = %d\n\n",
@@ -74,7 +74,9 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string) strin
 		fmt.Fprintf(&s, "[http]\nauth = \"token\"\ntoken = %q\n\n", token)
 	}
 	fmt.Fprintf(&s, "[sim]\ndevice_latency = %q\npage_latency = %q\n\n", b.spec.devLat.String(), b.spec.pageLat.String())
-	s.WriteString("[[device]]\nname = \"s1\"\ndriver = \"sim-sensor\"\nnode = \"any\"\nunits = \"°C\"\nbaseline = 21.5\n")
+	for d := 1; d <= devices; d++ {
+		fmt.Fprintf(&s, "[[device]]\nname = \"s%d\"\ndriver = \"sim-sensor\"\nnode = \"any\"\nunits = \"°C\"\nbaseline = 21.5\n\n", d)
+	}
 	return s.String()
 }
 
@@ -105,7 +107,7 @@ func (h *harness) startGroup(ctx context.Context, tag string, specs []boardSpec,
 	for i := range bs {
 		b := &bs[i]
 		base := filepath.Join(h.tmp, tag+"-"+b.spec.name)
-		cfg := boardConfig(bs, i, cluster, policy, key, h.opt.token)
+		cfg := boardConfig(bs, i, cluster, policy, key, h.opt.token, h.devices())
 		if err := os.WriteFile(base+".toml", []byte(cfg), 0o600); err != nil {
 			h.stopGroup(g)
 			return nil, fmt.Errorf("paper: %w", err)

@@ -255,6 +255,9 @@ func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
 	return h, nil
 }
 
+// devices is the number of sensors per board (see spread).
+func (h *harness) devices() int { return deviceCount(h.opt.boards, h.opt.capacity) }
+
 // close stops every child and removes the temp dir (logs and configs) unless EWS_KEEP is set.
 func (h *harness) close() {
 	h.procs.stopAll()

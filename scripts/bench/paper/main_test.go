@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,8 +65,10 @@ func TestSmoke(t *testing.T) {
 		if r.FrontCPUPer1k < 0 || r.Rep.Total.Sent == 0 {
 			t.Errorf("%s %s: sent %d, cpu %v", r.Scenario, r.Setup, r.Rep.Total.Sent, r.FrontCPUPer1k)
 		}
-		if r.Rep.Total.OK == 0 {
-			t.Errorf("%s %s: no request answered 2xx: %+v", r.Scenario, r.Setup, r.Rep.Total)
+		for _, cls := range []string{"control", "browse"} {
+			if c := classOf(r.Rep, cls); c.OK == 0 {
+				t.Errorf("%s %s: no %s request answered 2xx: %+v", r.Scenario, r.Setup, cls, c)
+			}
 		}
 		if r.FrontRSSKB <= 0 {
 			t.Errorf("%s %s: no RSS sampled", r.Scenario, r.Setup)
@@ -171,7 +174,7 @@ func TestBoardConfigsParse(t *testing.T) {
 		for _, peers := range []bool{false, true} {
 			for _, token := range []string{"", "s3cret"} {
 				for i := range bs {
-					data := boardConfig(bs, i, peers, pol, key, token)
+					data := boardConfig(bs, i, peers, pol, key, token, 4)
 					cfg, err := config.Parse("gen.toml", []byte(data))
 					if err != nil {
 						t.Fatalf("policy %s peers %v token %q board %d: %v\n%s", pol, peers, token, i, err, data)
@@ -179,11 +182,41 @@ func TestBoardConfigsParse(t *testing.T) {
 					if cfg.Sched.Policy != pol || cfg.Node.Capacity != specs[i].capacity || cfg.Sim == nil || cfg.Sim.PageLatency.Duration != specs[i].pageLat {
 						t.Errorf("board %d: policy %q capacity %d sim %+v", i, cfg.Sched.Policy, cfg.Node.Capacity, cfg.Sim)
 					}
-					if len(cfg.Devices) != 1 || cfg.Devices[0].Node != "any" || cfg.Devices[0].Driver != "sim-sensor" {
+					if len(cfg.Devices) != 4 || cfg.Devices[0].Node != "any" || cfg.Devices[0].Driver != "sim-sensor" {
 						t.Errorf("devices %+v", cfg.Devices)
 					}
 				}
 			}
 		}
+	}
+}
+
+// recorder is a RoundTripper that keeps the paths it was sent.
+type recorder struct{ paths []string }
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.paths = append(r.paths, req.URL.Path)
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+}
+
+func TestSpread(t *testing.T) {
+	rec := &recorder{}
+	s := &spread{base: rec, n: 3}
+	ctl, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/api/devices/s1/read", nil)
+	page, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
+	for _, r := range []*http.Request{ctl, ctl, page, ctl, ctl} {
+		if _, err := s.RoundTrip(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"/api/devices/s2/read", "/api/devices/s3/read", "/", "/api/devices/s1/read", "/api/devices/s2/read"}
+	if strings.Join(rec.paths, " ") != strings.Join(want, " ") {
+		t.Errorf("paths %v, want %v", rec.paths, want)
+	}
+	if ctl.URL.Path != "/api/devices/s1/read" {
+		t.Errorf("the shared request template was changed: %s", ctl.URL.Path)
+	}
+	if n := deviceCount(3, 2); n < 6 {
+		t.Errorf("deviceCount(3, 2) = %d: fewer devices than slots", n)
 	}
 }

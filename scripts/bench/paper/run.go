@@ -80,8 +80,11 @@ func (h *harness) cell(ctx context.Context, scenario, setup string, tg target, r
 	before, _ := readProc(tg.front.pid())
 	stop := h.sampleRSS(tg, r)
 	runCtx, cancel := context.WithTimeout(ctx, h.opt.duration+h.opt.timeout+15*time.Second)
+	tr := bench.NewTransport(bench.DefaultConcurrency)
+	defer tr.CloseIdleConnections()
 	rep, err := bench.Run(runCtx, bench.Config{
-		URL: tg.url, Classes: classes, Rate: rate, Duration: h.opt.duration, Seed: h.opt.seed,
+		Transport: &spread{base: tr, n: uint64(h.devices())},
+		URL:       tg.url, Classes: classes, Rate: rate, Duration: h.opt.duration, Seed: h.opt.seed,
 		Header: h.opt.header, Timeout: h.opt.timeout,
 		Max: int64(rate*h.opt.duration.Seconds()*2) + 100, // a bound on the run, never reached by a Poisson stream
 	})
@@ -153,8 +156,32 @@ func classOf(rep *bench.Report, name string) bench.ClassReport {
 	return bench.ClassReport{}
 }
 
+// warm sends a short unrecorded run at a fifth of the capacity, so every setup starts its first
+// cell with open keep-alive connections and a settled process.
+func (h *harness) warm(ctx context.Context, tg target, capacity float64) error {
+	classes, err := bench.ParseMix(fmt.Sprintf("control=0.5:%s,browse=0.5:%s", controlReq, browseReq))
+	if err != nil {
+		return fmt.Errorf("paper: %w", err)
+	}
+	d := min(h.opt.duration/2, time.Second)
+	runCtx, cancel := context.WithTimeout(ctx, d+h.opt.timeout+15*time.Second)
+	defer cancel()
+	tr := bench.NewTransport(64)
+	defer tr.CloseIdleConnections()
+	_, err = bench.Run(runCtx, bench.Config{Transport: &spread{base: tr, n: uint64(h.devices())}, URL: tg.url,
+		Classes: classes, Rate: max(capacity/5, 10), Duration: d, Seed: h.opt.seed + 1, Header: h.opt.header, Timeout: h.opt.timeout,
+		Max: int64(capacity*d.Seconds()) + 100})
+	if err != nil {
+		return fmt.Errorf("paper: warm-up: %w", err)
+	}
+	return ctx.Err()
+}
+
 // grid runs every ratio and load against one target.
 func (h *harness) grid(ctx context.Context, scenario, setup string, tg target, ratios []float64, capacity float64) error {
+	if err := h.warm(ctx, tg, capacity); err != nil {
+		return err
+	}
 	for _, ratio := range ratios {
 		for _, load := range h.opt.loads {
 			if _, err := h.cell(ctx, scenario, setup, tg, ratio, load, load*capacity); err != nil {
