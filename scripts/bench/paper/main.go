@@ -43,6 +43,7 @@ type options struct {
 	header       http.Header
 	startTimeout time.Duration
 	timeout      time.Duration // per request
+	trivialRate  float64       // offered rate of the forwarding-overhead throughput cells
 	smoke        bool
 	skipHetero   bool
 	skipTrivial  bool
@@ -109,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&headers, "header", "", "extra request headers, 'Name: value' separated by ';'")
 	fs.DurationVar(&o.startTimeout, "start-timeout", 30*time.Second, "how long boards may take to be ready")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per request timeout of the generator")
+	fs.Float64Var(&o.trivialRate, "trivial-rate", 4000, "offered req/s of the forwarding-overhead throughput cells (above what the front can forward)")
 	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
 	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")
 	fs.BoolVar(&o.skipHetero, "skip-hetero", false, "skip the heterogeneous scenario")
@@ -177,6 +179,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("--duration %v: want (0, 10m]", o.duration)
 	case o.boards < 1 || o.boards > 16:
 		return nil, fmt.Errorf("--boards %d: want 1 to 16", o.boards)
+	case o.trivialRate < 1 || o.trivialRate > 100000:
+		return nil, fmt.Errorf("--trivial-rate %v: want 1 to 100000", o.trivialRate)
 	case o.capacity < 1 || o.latency <= 0:
 		return nil, fmt.Errorf("--capacity and --latency must be positive")
 	}

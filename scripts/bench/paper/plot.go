@@ -112,16 +112,20 @@ func (h *harness) scalePlot() (*plot.Plot, error) {
 	p.Y.Label.Text = "completed requests/s (2xx)"
 	p.Legend.Top = true
 	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(40)
 	p.Add(plotter.NewGrid())
 	capCl := capacityOf(equalBoards(h.opt.boards, h.opt.capacity, h.opt.latency))
 	capOne := capCl / float64(h.opt.boards)
+	// ideal is min(offered, c): a knee at the capacity, flat up to the highest offered rate.
 	ideal := func(c float64, xs plotter.XYs) plotter.XYs {
-		var out plotter.XYs
-		out = append(out, plotter.XY{X: 0, Y: 0})
+		top := 0.0
 		for _, xy := range xs {
-			out = append(out, plotter.XY{X: xy.X, Y: min(xy.X, c)})
+			top = max(top, xy.X)
 		}
-		return out
+		if top <= c {
+			return plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}}
+		}
+		return plotter.XYs{{X: 0, Y: 0}, {X: c, Y: c}, {X: top, Y: c}}
 	}
 	var lines []any
 	if len(cl) > 0 {
@@ -133,7 +137,7 @@ func (h *harness) scalePlot() (*plot.Plot, error) {
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return nil, fmt.Errorf("paper: %w", err)
 	}
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name string
 		cap  float64
 		xs   plotter.XYs
@@ -146,6 +150,7 @@ func (h *harness) scalePlot() (*plot.Plot, error) {
 			return nil, fmt.Errorf("paper: %w", err)
 		}
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
+		l.Color = plotutil.Color(i)
 		p.Add(l)
 		p.Legend.Add(c.name, l)
 	}

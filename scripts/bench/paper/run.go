@@ -292,7 +292,7 @@ func (h *harness) trivial(ctx context.Context) error {
 		specs[i].devLat = h.opt.latency
 	}
 	fmt.Fprintf(h.out, "== %s: %d boards, page_latency 0, capacity 8\n", scTrivial, len(specs))
-	rates := map[float64]float64{1: trivialLow, 2: trivialHigh} // "load" 1 = low rate, 2 = high rate
+	rates := map[float64]float64{1: trivialLow, 2: h.opt.trivialRate} // "load" 1 = low rate, 2 = high rate
 	each := func(setup string, tg target) error {
 		for _, load := range []float64{1, 2} {
 			if _, err := h.cell(ctx, scTrivial, setup, tg, 0, load, rates[load]); err != nil {
@@ -326,10 +326,8 @@ func (h *harness) trivial(ctx context.Context) error {
 	return each("priority-lc", target{url: g.master.url(), front: g.master.p, boards: g.boards})
 }
 
-// Rates of the trivial scenario.
-const (
-	trivialLow  = 100.0
-	trivialHigh = 2000.0
-)
+// trivialLow is the rate of the trivial scenario's latency cells (its throughput cells use
+// --trivial-rate).
+const trivialLow = 200.0
 
 func loadName(l float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", l), "0") + "x" }
