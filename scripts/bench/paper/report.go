@@ -220,12 +220,16 @@ func (h *harness) write(runErr error) error {
 	}
 	var s strings.Builder
 	h.markdown(&s, gs, plots, runErr)
-	if err := os.MkdirAll(filepath.Dir(h.opt.out), 0o755); err != nil {
+	out := h.opt.out
+	if runErr != nil { // a partial run never replaces the published report
+		out = filepath.Join(h.opt.results, "partial-report.md")
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		errs = append(errs, err)
-	} else if err := os.WriteFile(h.opt.out, []byte(s.String()), 0o644); err != nil {
+	} else if err := os.WriteFile(out, []byte(s.String()), 0o644); err != nil {
 		errs = append(errs, err)
 	} else {
-		fmt.Fprintf(h.out, "wrote %s, %d plots, %d JSON files in %s\n", h.opt.out, len(plots), len(h.rows), h.opt.results)
+		fmt.Fprintf(h.out, "wrote %s, %d plots, %d JSON files in %s\n", out, len(plots), len(h.rows), h.opt.results)
 	}
 	return errors.Join(errs...)
 }
