@@ -144,11 +144,12 @@ type clusterView struct {
 	Nodes  []struct {
 		Name     string `json:"name"`
 		Runstate string `json:"runstate"`
+		HTTP     string `json:"http"`
 	} `json:"nodes"`
 }
 
 // waitGroup polls until every board answers /readyz and, for a cluster, until the first board's
-// /api/cluster names a master and shows every board running.
+// /api/cluster names a master and shows every board running with its HTTP address known.
 func (h *harness) waitGroup(ctx context.Context, g *group) error {
 	c := &http.Client{Timeout: time.Second}
 	ctx, cancel := context.WithTimeout(ctx, h.opt.startTimeout)
@@ -193,7 +194,7 @@ func (g *group) ready(ctx context.Context, c *http.Client) (bool, error) {
 	}
 	running := 0
 	for _, n := range v.Nodes {
-		if n.Runstate == "running" {
+		if n.Runstate == "running" && n.HTTP != "" {
 			running++
 		}
 	}

@@ -289,7 +289,7 @@ func (h *harness) heteroCapacity() float64 {
 func (h *harness) footprint(w io.Writer) {
 	load := h.opt.loads[0]
 	for _, l := range h.opt.loads {
-		if math.Abs(l-1.5) < math.Abs(load-1.5) {
+		if math.Abs(l-1.5) < math.Abs(load-1.5)-1e-9 {
 			load = l
 		}
 	}
