@@ -71,6 +71,7 @@ func (n *Node) publishLoops(ctx context.Context) {
 	var prev string
 	var prevEpoch uint64
 	cancel := n.cluster.OnChange(func(v state.View) {
+		n.master.follow(v)
 		n.hub.Publish("cluster", v)
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {

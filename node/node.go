@@ -18,6 +18,7 @@ import (
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/config"
 	"github.com/ews-firmware/ews/node/devapi"
+	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/state"
@@ -64,13 +65,15 @@ type Node struct {
 	cluster *state.Cluster    // membership, table, election
 	wg      sync.WaitGroup    // background loops owned by Run
 
-	devs     *hal.Devices // this board's devices
-	auth     *auth.Auth   // credentials for control
-	api      *devapi.API  // /api/devices
-	cgi      *cgi.Handler // /cgi-bin
-	hub      *events.Hub  // /events: cluster table and every device
-	localHub *events.Hub  // /events?scope=local: this board's devices, for the mirrors
-	mirror   deviceMerger // other boards' device state; nil standalone
+	devs     *hal.Devices    // this board's devices
+	auth     *auth.Auth      // credentials for control
+	api      *devapi.API     // /api/devices
+	cgi      *cgi.Handler    // /cgi-bin
+	hub      *events.Hub     // /events: cluster table and every device
+	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
+	mirror   deviceMerger    // other boards' device state; nil standalone
+	front    *dispatch.Front // queue, dispatch and forwarding of work
+	master   *master         // the dispatcher while this board is master
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -168,6 +171,10 @@ func (n *Node) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	n.ready.Store(true)
+	// Our row and, when we are master, the queue exist before the first
+	// request: no 503 for a board that just said it is ready.
+	n.cluster.ReportNow()
+	n.master.follow(n.cluster.Snapshot())
 	n.log.Info("serving", "name", n.cfg.Node.Name, "http", ln.Addr().String(), "config", n.cfg.Path)
 
 	select {
