@@ -297,10 +297,13 @@ func (m *Mirror) setUp(bn string, up bool, reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.boardLocked(bn)
+	if !up {
+		b.reason = reason // the latest, for the stale log
+	}
 	if b.up == up {
 		return
 	}
-	b.up, b.reason = up, reason
+	b.up = up
 	if !up {
 		b.downSince = m.opts.Now()
 	}

@@ -82,43 +82,54 @@ func (m *Mirror) reconcile(ctx context.Context, workers map[string]*worker) {
 }
 
 // follow streams from one board until ctx ends, reconnecting with backoff.
-// It logs when the stream comes up and when it is lost, not every failed
-// attempt in between.
+// It logs when the stream comes up and when it is lost or the reason it
+// cannot be reached changes, not every failed attempt: a board whose stream
+// keeps breaking right after it opens (flapping) is logged once, at debug
+// level after that.
 func (m *Mirror) follow(ctx context.Context, p Peer) {
 	log := m.log.With("board", p.Name, "addr", p.HTTP)
 	defer m.setUp(p.Name, false, "stream closed")
-	backoff := m.opts.MinBackoff
-	logged := "" // the last state logged: "up" or the failure reason
+	var (
+		backoff   = m.opts.MinBackoff
+		announced bool   // "connected" logged, "lost" not yet
+		flapping  bool   // the last stream died within MaxBackoff of opening
+		last      string // the last failure reason logged
+	)
 	for ctx.Err() == nil {
 		start := time.Now()
+		connected := false
 		err := errors.New("devsync: stream panicked") // kept only if stream panics
 		m.safely("stream "+p.Name, func() {
 			err = m.stream(ctx, p, func() {
-				if logged != "up" {
-					log.Info("devsync: board stream connected")
-					logged = "up"
+				connected = true
+				if flapping {
+					log.Debug("devsync: board stream connected again")
+					return
 				}
+				log.Info("devsync: board stream connected")
+				announced = true
 			})
 		})
 		if ctx.Err() != nil {
 			return
 		}
-		reason := "stream ended"
-		if err != nil {
-			reason = err.Error()
-		}
+		lived := time.Since(start)
+		reason := err.Error()
 		m.setUp(p.Name, false, reason)
 		switch {
-		case logged == "up":
-			log.Warn("devsync: board stream lost", "err", reason)
-			logged = reason
-		case logged == "":
+		case announced:
+			log.Warn("devsync: board stream lost", "err", reason, "after", lived.Round(time.Millisecond))
+			announced, last = false, reason
+		case reason != last:
 			log.Warn("devsync: board unreachable", "err", reason)
-			logged = reason
+			last = reason
 		default:
 			log.Debug("devsync: board still unreachable", "err", reason)
 		}
-		if time.Since(start) >= m.opts.MaxBackoff {
+		if connected {
+			flapping = lived < m.opts.MaxBackoff
+		}
+		if lived >= m.opts.MaxBackoff {
 			backoff = m.opts.MinBackoff // it had been up a while: retry soon
 		}
 		wait := backoff/2 + rand.N(backoff/2+1) // jitter keeps boards from reconnecting in step

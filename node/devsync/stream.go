@@ -35,7 +35,6 @@ func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096)) // lets the connection be reused
 		return fmt.Errorf("devsync: GET %s: status %s", m.opts.Path, resp.Status)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
