@@ -47,8 +47,12 @@ func (m *Mirror) Run(ctx context.Context) {
 
 // reconcile starts and stops stream workers to match peers().
 func (m *Mirror) reconcile(ctx context.Context, workers map[string]*worker) {
+	var peers []Peer
+	if m.peers != nil {
+		peers = m.peers()
+	}
 	want := map[string]Peer{}
-	for _, p := range m.peers() {
+	for _, p := range peers {
 		if p.Name == "" || p.Name == m.self || p.HTTP == "" {
 			continue
 		}
