@@ -292,6 +292,24 @@ func (ds *Devices) List() []Snapshot {
 	return out
 }
 
+// Local returns only the devices this board drives (its own and the
+// node = "any" ones), in config order: what other boards mirror.
+func (ds *Devices) Local() []Snapshot {
+	out := make([]Snapshot, 0, len(ds.local))
+	for _, name := range ds.order {
+		if d, ok := ds.local[name]; ok {
+			out = append(out, d.Snapshot())
+		}
+	}
+	return out
+}
+
+// IsLocal reports whether this board drives the named device.
+func (ds *Devices) IsLocal(name string) bool {
+	_, ok := ds.local[name]
+	return ok
+}
+
 // Board returns the board the devices run on.
 func (ds *Devices) Board() Board { return ds.board }
 

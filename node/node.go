@@ -13,7 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/node/devapi"
+	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
@@ -59,6 +64,14 @@ type Node struct {
 	cluster *state.Cluster    // membership, table, election
 	wg      sync.WaitGroup    // background loops owned by Run
 
+	devs     *hal.Devices // this board's devices
+	auth     *auth.Auth   // credentials for control
+	api      *devapi.API  // /api/devices
+	cgi      *cgi.Handler // /cgi-bin
+	hub      *events.Hub  // /events: cluster table and every device
+	localHub *events.Hub  // /events?scope=local: this board's devices, for the mirrors
+	mirror   deviceMerger // other boards' device state; nil standalone
+
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
 
@@ -90,6 +103,10 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.cluster = cl
+	if err := n.openDevices(); err != nil {
+		n.close()
+		return nil, err
+	}
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
@@ -135,6 +152,7 @@ func (n *Node) Run(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
+	n.publishLoops(ctx)
 	srv := &http.Server{
 		Handler:           n.handler,
 		ReadHeaderTimeout: n.timeouts.ReadHeader,
@@ -145,6 +163,8 @@ func (n *Node) Run(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	srv.RegisterOnShutdown(n.hub.Close)
+	srv.RegisterOnShutdown(n.localHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	n.ready.Store(true)

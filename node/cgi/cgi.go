@@ -33,6 +33,7 @@ type Options struct {
 	// Devices returns the device list given to programs as EWS_DEVICES (JSON).
 	Devices func() any
 	Logger  *slog.Logger
+	Node    string // this board's name, given to programs as EWS_NODE
 }
 
 // Handler serves /cgi-bin/NAME[/PATH_INFO] by running NAME from the CGI dir
@@ -44,6 +45,7 @@ type Handler struct {
 	timeout   time.Duration
 	maxOutput int64
 	devices   func() any
+	node      string
 	log       *slog.Logger
 	shell     string // runs the program under timeout(1) and reports its exit status
 	killer    string // timeout(1); "" when the system has none
@@ -53,7 +55,7 @@ type Handler struct {
 // then 404), so a board without CGI programs starts. A relative dir is taken
 // from the working directory at New.
 func New(c config.CGI, opts Options) *Handler {
-	h := &Handler{dir: c.Dir, timeout: c.Timeout.Duration, maxOutput: c.MaxOutput, devices: opts.Devices, log: opts.Logger, shell: "/bin/sh"}
+	h := &Handler{dir: c.Dir, timeout: c.Timeout.Duration, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, log: opts.Logger, shell: "/bin/sh"}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -102,7 +104,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, status, "cgi: %v", err)
 		return
 	}
-	env := []string{"SCRIPT_FILENAME=" + file, "EWS_CGI_TIMEOUT=" + seconds(h.timeout), "EWS_CGI_KILLER=" + h.killer}
+	env := []string{"SCRIPT_FILENAME=" + file, "EWS_CGI_TIMEOUT=" + seconds(h.timeout), "EWS_CGI_KILLER=" + h.killer, "EWS_NODE=" + h.node}
 	if h.devices != nil {
 		// Linux refuses an environment string over 128 KiB (E2BIG)
 		if b, err := json.Marshal(h.devices()); err == nil && len(b) <= maxDevicesEnv {
