@@ -24,7 +24,7 @@ func Example() {
 		OnChange: func(s hal.Snapshot) { hub.Publish("device", s) },
 	})
 	hub.Snapshot("devices", func() any { return m.Merge(devs.List()) })
-	local.Snapshot("devices", func() any { return devsync.Local(devs.Self(), devs.List()) })
+	local.Snapshot("devices", func() any { return devs.Local() })
 	go devs.Watch(ctx, func(s hal.Snapshot) { hub.Publish("device", s); local.Publish("device", s) })
 	go m.Run(ctx)
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {

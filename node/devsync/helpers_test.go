@@ -67,7 +67,7 @@ func startBoard(t testing.TB, devs *hal.Devices, addr string) *testBoard {
 	t.Helper()
 	b := &testBoard{name: devs.Self(), devs: devs}
 	b.hub = events.New(events.Options{Ping: 200 * time.Millisecond})
-	b.hub.Snapshot("devices", func() any { return Local(devs.Self(), devs.List()) })
+	b.hub.Snapshot("devices", func() any { return devs.Local() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stop, b.done = cancel, make(chan struct{})
 	go func() {

@@ -23,15 +23,18 @@ type Peer struct {
 
 // Options tune a Mirror; the zero value gives the defaults.
 type Options struct {
-	// Client opens the streams. Default: a transport of its own with dial
-	// and response-header timeouts but no overall timeout (a stream lasts).
+	// Client opens the streams; it must have no overall Timeout (a stream
+	// lasts). Default: a transport of its own with dial (2s) and
+	// response-header (5s) timeouts, closed when Run returns.
 	Client *http.Client
 	// Header is added to every stream request (a token, say).
 	Header http.Header
 	Logger *slog.Logger
 	// Path is requested on each peer; it must stream only that board's own
-	// devices (node = the board or "any"): a "devices" JSON array on
-	// connect, then one "device" per change. Default "/events?scope=local".
+	// devices (hal.Devices.Local: node = the board or "any"), a "devices"
+	// JSON array on connect, then one "device" per change; serving mirrored
+	// state there would let boards echo each other's. Default
+	// "/events?scope=local".
 	Path string
 	// MinBackoff and MaxBackoff bound the wait between two attempts to
 	// reach a board; it doubles on each failure, with jitter. A connection
@@ -211,19 +214,6 @@ func (m *Mirror) Merge(local []hal.Snapshot) []hal.Snapshot {
 			if r, ok := b.devs[s.Name]; ok && r.Node == s.Node {
 				out[i] = b.view(s.Node, r)
 			}
-		}
-	}
-	return out
-}
-
-// Local keeps the snapshots of list that are this board's own (node = self
-// or "any"): the "devices" snapshot to serve at Options.Path. Serving
-// mirrored devices there would let boards echo each other's state.
-func Local(self string, list []hal.Snapshot) []hal.Snapshot {
-	out := make([]hal.Snapshot, 0, len(list))
-	for _, s := range list {
-		if s.Node == self || s.Node == "any" {
-			out = append(out, s)
 		}
 	}
 	return out
