@@ -92,9 +92,10 @@ type Mirror struct {
 type board struct {
 	devs      map[string]hal.Snapshot // as the board sent them
 	up        bool
-	downSince time.Time // when up went false
-	reason    string    // why it went down
-	stale     bool      // devices shown as unreachable
+	downSince time.Time       // when up went false
+	reason    string          // why it went down
+	marked    bool            // its devices were marked stale in this down period
+	stale     map[string]bool // devices shown as unreachable until the board reports them again
 }
 
 // New returns a mirror for board self; peers lists the boards of the
@@ -152,8 +153,9 @@ func (m *Mirror) Get(name string) (hal.Snapshot, bool) {
 
 func (m *Mirror) getLocked(name string) (hal.Snapshot, bool) {
 	var (
-		best  hal.Snapshot
-		found bool
+		best   hal.Snapshot
+		bestBn string
+		found  bool
 	)
 	for bn, b := range m.b {
 		s, ok := b.devs[name]
@@ -161,11 +163,10 @@ func (m *Mirror) getLocked(name string) (hal.Snapshot, bool) {
 			continue
 		}
 		s = b.view(bn, s)
-		switch {
-		case !found, s.Node != "any" && best.Node == "any":
-			best, found = s, true
-		case (s.Node == "any") == (best.Node == "any") && s.Updated.After(best.Updated):
-			best = s
+		pinned, bestPinned := s.Node != "any", best.Node != "any"
+		newer := s.Updated.After(best.Updated) || (s.Updated.Equal(best.Updated) && bn < bestBn)
+		if !found || (pinned && !bestPinned) || (pinned == bestPinned && newer) {
+			best, bestBn, found = s, bn, true
 		}
 	}
 	return best, found
@@ -219,9 +220,9 @@ func (m *Mirror) Merge(local []hal.Snapshot) []hal.Snapshot {
 	return out
 }
 
-// view is s as shown: marked unreachable while the board is stale.
+// view is s as shown: marked unreachable while stale.
 func (b *board) view(name string, s hal.Snapshot) hal.Snapshot {
-	if b.stale && s.Node != "any" {
+	if b.stale[s.Name] {
 		s.State = hal.StateError
 		s.Error = unreachable(name)
 	}
@@ -246,7 +247,7 @@ func (m *Mirror) replace(bn string, list []hal.Snapshot) (ignored int) {
 	for n, s := range b.devs {
 		old[n] = b.view(bn, s)
 	}
-	b.stale = false
+	b.stale = nil
 	b.devs = make(map[string]hal.Snapshot, len(list))
 	for _, s := range list {
 		if !accepts(bn, s) {
@@ -273,8 +274,9 @@ func (m *Mirror) update(bn string, s hal.Snapshot) bool {
 	m.mu.Lock()
 	b := m.boardLocked(bn)
 	o, ok := b.devs[s.Name]
-	same := ok && !b.stale && equal(o, s)
+	same := ok && !b.stale[s.Name] && equal(o, s)
 	b.devs[s.Name] = s
+	delete(b.stale, s.Name)
 	m.mu.Unlock()
 	if !same {
 		m.notify([]hal.Snapshot{s})
@@ -295,7 +297,7 @@ func (m *Mirror) setUp(bn string, up bool, reason string) {
 	}
 	b.up = up
 	if !up {
-		b.downSince = m.opts.Now()
+		b.downSince, b.marked = m.opts.Now(), false
 	}
 }
 
@@ -307,10 +309,10 @@ func (m *Mirror) markStale() {
 	m.mu.Lock()
 	now := m.opts.Now()
 	for bn, b := range m.b {
-		if b.up || b.stale || now.Sub(b.downSince) < m.opts.Grace || len(b.devs) == 0 {
+		if b.up || b.marked || now.Sub(b.downSince) < m.opts.Grace {
 			continue
 		}
-		b.stale = true
+		b.marked = true
 		names := make([]string, 0, len(b.devs))
 		for n, s := range b.devs {
 			if s.Node == "any" {
@@ -320,7 +322,12 @@ func (m *Mirror) markStale() {
 			names = append(names, n)
 		}
 		slices.Sort(names)
+		if len(names) == 0 {
+			continue
+		}
+		b.stale = make(map[string]bool, len(names))
 		for _, n := range names {
+			b.stale[n] = true
 			changed = append(changed, b.view(bn, b.devs[n]))
 		}
 		m.log.Warn("devsync: board devices stale", "board", bn, "devices", len(names), "reason", b.reason)

@@ -182,12 +182,24 @@ func TestStaleAfterGrace(t *testing.T) {
 
 	// back: the same value clears the mark and is told
 	m.setUp("ews2", true, "")
-	m.replace("ews2", []hal.Snapshot{snap("r2", "ews2", hal.StateOn, t0)})
+	m.replace("ews2", []hal.Snapshot{snap("r2", "ews2", hal.StateOn, t0), snap("r4", "ews2", hal.StateOff, t0)})
 	if s, _ := m.Get("r2"); s.State != hal.StateOn || s.Error != "" {
 		t.Fatalf("after reconnect r2 = %+v", s)
 	}
-	if got, want := rec.names(), []string{"r2=on"}; !slices.Equal(got, want) {
+	if got, want := rec.names(), []string{"r2=on", "r4=off"}; !slices.Equal(got, want) {
 		t.Fatalf("OnChange %v, want %v", got, want)
+	}
+
+	// down again: marked again; one device reported alone clears only its mark
+	m.setUp("ews2", false, "reset")
+	clk.Add(4 * time.Second)
+	m.markStale()
+	if state(m, "r2") != hal.StateError || state(m, "r4") != hal.StateError {
+		t.Fatalf("second down period: r2 %s r4 %s, want both error", state(m, "r2"), state(m, "r4"))
+	}
+	m.update("ews2", snap("r4", "ews2", hal.StateOff, t0))
+	if state(m, "r2") != hal.StateError || state(m, "r4") != hal.StateOff {
+		t.Fatalf("after one device event: r2 %s r4 %s, want error and off", state(m, "r2"), state(m, "r4"))
 	}
 }
 
