@@ -96,7 +96,7 @@ func (m *Mirror) follow(ctx context.Context, p Peer) {
 	var (
 		backoff   = m.opts.MinBackoff
 		announced bool   // "connected" logged, "lost" not yet
-		flapping  bool   // the last stream died within MaxBackoff of opening
+		flapping  bool   // the last attempt connected, then died within MaxBackoff
 		last      string // the last failure reason logged
 	)
 	for ctx.Err() == nil {
@@ -130,9 +130,9 @@ func (m *Mirror) follow(ctx context.Context, p Peer) {
 		default:
 			log.Debug("devsync: board still unreachable", "err", reason)
 		}
-		if connected {
-			flapping = lived < m.opts.MaxBackoff
-		}
+		// flapping: it answered, then broke at once; a board that refused
+		// in between (a reboot) is logged as connected again
+		flapping = connected && lived < m.opts.MaxBackoff
 		if lived >= m.opts.MaxBackoff {
 			backoff = m.opts.MinBackoff // it had been up a while: retry soon
 		}

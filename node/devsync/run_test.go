@@ -85,7 +85,10 @@ func TestBoardGoesAwayAndComesBack(t *testing.T) {
 	pl := &peerList{}
 	pl.set(Peer{"ews2", addr})
 	rec := &recorder{}
-	m := New("ews1", pl.get, fastOptions(rec))
+	logs := &capture{}
+	opts := fastOptions(rec)
+	opts.Logger = slog.New(logs)
+	m := New("ews1", pl.get, opts)
 	run(t, m)
 	eventually(t, "r2 mirrored", func() bool { return state(m, "r2") == "off" })
 
@@ -107,6 +110,10 @@ func TestBoardGoesAwayAndComesBack(t *testing.T) {
 	t.Logf("reconnected and resynced %s after the board came back (max backoff 200ms)", time.Since(start))
 	if s, _ := m.Get("r2"); s.Error != "" {
 		t.Fatalf("r2 still marked: %+v", s)
+	}
+	// a short session, then refusals, then back: a reboot, not a flapping stream
+	if n := logs.count("INFO devsync: board stream connected"); n != 2 {
+		t.Fatalf("logged connected %d times, want 2 (first and after the return): %v", n, logs.msgs)
 	}
 }
 
