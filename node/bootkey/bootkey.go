@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -42,6 +43,10 @@ type Options struct {
 	// WriteFile writes data to path atomically with perm; tests inject failures.
 	WriteFile func(path string, data []byte, perm os.FileMode) error
 	Now       func() time.Time // for the note in the backup
+	// Chown gives the new key file to the service user. The default, when
+	// running as root (the unit's ExecStartPre=+), gives it to user "ews" if
+	// that user exists, so the sandboxed `ews run` can read its 0600 key.
+	Chown func(path string) error
 }
 
 func (o *Options) fill() {
@@ -56,6 +61,9 @@ func (o *Options) fill() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Chown == nil {
+		o.Chown = chownToServiceUser
 	}
 }
 
@@ -96,6 +104,9 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 
 	if err := writeKey(target, cfg.Cluster.Key, key, opts.WriteFile); err != nil {
 		return false, err
+	}
+	if err := opts.Chown(target); err != nil {
+		return false, fmt.Errorf("bootkey: give %s to the service user: %w", target, err)
 	}
 	// The new boot file must load and give the same key before it replaces the old one.
 	next, err := config.Parse(cfg.Path, rewritten)
@@ -182,4 +193,23 @@ func replaceLine(data []byte, n int, repl string) ([]byte, error) {
 		out.Write(eol)
 	}
 	return out.Bytes(), nil
+}
+
+// ServiceUser owns the key file when ews moves it as root.
+const ServiceUser = "ews"
+
+func chownToServiceUser(path string) error {
+	if os.Geteuid() != 0 {
+		return nil // the key file is ours already
+	}
+	u, err := user.Lookup(ServiceUser)
+	if err != nil {
+		return nil // no such user (a board run by root): root keeps it
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("user %s has ids %q:%q", ServiceUser, u.Uid, u.Gid)
+	}
+	return os.Chown(path, uid, gid)
 }

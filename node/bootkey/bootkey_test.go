@@ -19,6 +19,7 @@ import (
 type board struct {
 	boot, keyFile string
 	opts          Options
+	chowned       []string
 }
 
 func newBoard(t *testing.T) *board {
@@ -35,6 +36,7 @@ func newBoard(t *testing.T) *board {
 		KeyFile:   b.keyFile,
 		Now:       func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) },
 	}
+	b.opts.Chown = func(p string) error { b.chowned = append(b.chowned, p); return nil }
 	return b
 }
 
@@ -98,6 +100,9 @@ func TestMigrateMovesKey(t *testing.T) {
 	}
 	if !strings.Contains(bak, "# key = <moved to "+b.keyFile+" by ews on 2026-11-30T09:00:00Z>") {
 		t.Fatalf("backup lacks the note:\n%s", bak)
+	}
+	if len(b.chowned) != 1 || b.chowned[0] != b.keyFile {
+		t.Fatalf("chowned %q, want the key file", b.chowned)
 	}
 	if cfg.Cluster.Key != "" || cfg.Cluster.KeyFile != b.keyFile {
 		t.Fatalf("cfg not updated: key %q key_file %q", cfg.Cluster.Key, cfg.Cluster.KeyFile)
@@ -189,6 +194,9 @@ func TestMigrateCannot(t *testing.T) {
 			b.opts.WriteFile = func(p string, d []byte, m os.FileMode) error { return errors.New("read-only file system") }
 		}, "write "},
 		{"read-only boot partition", text, func(t *testing.T, b *board) { bootWriteFails(b) }, "read-only file system"},
+		{"cannot chown", text, func(t *testing.T, b *board) {
+			b.opts.Chown = func(string) error { return errors.New("operation not permitted") }
+		}, "give "},
 		{"a different key already there", text, func(t *testing.T, b *board) {
 			if err := os.WriteFile(b.keyFile, []byte(config.NewKey()+"\n"), 0o600); err != nil {
 				t.Fatal(err)
