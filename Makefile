@@ -38,7 +38,7 @@ dist:
 
 # .debs built with the nfpm Go library (scripts/pkg); no outside tool needed.
 deb: dist
-	$(GO) run ./scripts/pkg --dist dist --version $(VERSION)
+	$(GO) run ./scripts/pkg --dist dist --version $(VERSION) --mtime $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 	@ls -l dist/*.deb
 
 clean:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/debpkg"
 )
@@ -17,6 +18,7 @@ func main() {
 	version := flag.String("version", "dev", "version (git describe output is fine)")
 	arches := flag.String("arch", "armhf,arm64,amd64", "Debian architectures to build, comma-separated")
 	pkgDir := flag.String("packaging", "packaging", "the repository's packaging/ directory")
+	mtime := flag.Int64("mtime", 0, "file times in the packages, Unix seconds (the commit time keeps builds reproducible); 0: the epoch")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "pkg: unexpected argument %q\n", flag.Arg(0))
@@ -34,7 +36,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "pkg: unknown arch %q (want %s)\n", arch, strings.Join(known, ", "))
 			os.Exit(2)
 		}
-		p, err := debpkg.Build(debpkg.Spec{Arch: arch, Binary: filepath.Join(*dist, bin), Version: *version, Packaging: *pkgDir, OutDir: *dist})
+		p, err := debpkg.Build(debpkg.Spec{Arch: arch, Binary: filepath.Join(*dist, bin), Version: *version, Packaging: *pkgDir, OutDir: *dist, MTime: stamp(*mtime)})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed = true
@@ -46,4 +48,11 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+func stamp(sec int64) time.Time {
+	if sec <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0).UTC()
 }
