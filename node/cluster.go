@@ -2,64 +2,60 @@ package node
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/state"
 )
 
-// ClusterView is the JSON shape of GET /api/cluster (DESIGN.md).
-type ClusterView struct {
-	Epoch   uint64         `json:"epoch"`
-	Master  string         `json:"master"`
-	Version uint64         `json:"version"`
-	Self    string         `json:"self"`
-	Nodes   []NodeView     `json:"nodes"`
-	Queue   map[string]int `json:"queue"`
+// local is what this board tells the cluster about itself (state.Local):
+// its own in-flight count is the truth for its linknum (invariant 3).
+type local struct {
+	n         *Node
+	inFlight  atomic.Int64  // dispatched requests running here
+	completed atomic.Uint64 // dispatched requests finished here
 }
 
-// NodeView is one board's row of the table.
-type NodeView struct {
-	Name       string   `json:"name"`
-	Rank       int      `json:"rank"`
-	Addr       string   `json:"addr"`
-	HTTP       string   `json:"http"`
-	Linknum    int      `json:"linknum"`
-	Capacity   int      `json:"capacity"`
-	Weight     int      `json:"weight"`
-	Runstate   string   `json:"runstate"`
-	Load       LoadView `json:"load"`
-	LastSeenMs int64    `json:"last_seen_ms"`
+var (
+	_ state.Local      = (*local)(nil)
+	_ state.HTTPAddrer = (*local)(nil)
+)
+
+func (l *local) InFlight() int     { return int(l.inFlight.Load()) }
+func (l *local) Completed() uint64 { return l.completed.Load() }
+func (l *local) Load() state.Load  { return l.n.load.Load() }
+
+// Runstate is joining until the HTTP server serves, then what health says.
+func (l *local) Runstate() string {
+	if !l.n.Ready() {
+		return state.Joining.String()
+	}
+	return l.n.health.Runstate()
 }
 
-// LoadView is a board's reported load, each a share of 0..1.
-type LoadView struct {
-	CPU  float64 `json:"cpu"`
-	Mem  float64 `json:"mem"`
-	Net  float64 `json:"net"`
-	Disk float64 `json:"disk"`
+// HTTPAddr is the address other boards forward to: the listener's real
+// port, with a wildcard host replaced by node.advertise or the gossip host.
+func (l *local) HTTPAddr() string {
+	a := l.n.Addr()
+	if a == nil {
+		return ""
+	}
+	return state.AdvertiseHTTP(l.n.cfg, l.n.cfg.Node.Gossip, a.String())
 }
 
-// standaloneView is the one-row table of a board with no peers: it is its
-// own master and runs everything itself.
-func (n *Node) standaloneView() ClusterView {
-	addr := ""
-	if a := n.Addr(); a != nil {
-		addr = a.String()
-	}
-	queue := map[string]int{}
-	for _, c := range n.cfg.Sched.Classes {
-		queue[c.Name] = 0
-	}
-	return ClusterView{
-		Epoch: 1, Master: n.cfg.Node.Name, Version: 1, Self: n.cfg.Node.Name,
-		Nodes: []NodeView{{
-			Name: n.cfg.Node.Name, Rank: 0, Addr: n.cfg.Node.Gossip, HTTP: addr,
-			Linknum: int(n.inFlight.Load()), Capacity: n.cfg.Node.Capacity, Weight: n.cfg.Node.Weight,
-			Runstate: "running", LastSeenMs: 0,
-		}},
-		Queue: queue,
-	}
+// work wraps a handler that runs dispatched work on this board, counting it
+// in the board's own in-flight report.
+func (l *local) work(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.inFlight.Add(1)
+		defer func() {
+			l.inFlight.Add(-1)
+			l.completed.Add(1)
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
-	httpx.JSON(w, http.StatusOK, n.standaloneView())
+	httpx.JSON(w, http.StatusOK, n.cluster.Snapshot())
 }

@@ -13,7 +13,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/node/devapi"
+	"github.com/ews-firmware/ews/node/events"
+	"github.com/ews-firmware/ews/node/health"
+	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/procload"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -48,7 +56,21 @@ type Node struct {
 
 	ready    atomic.Bool
 	addr     atomic.Value // net.Addr once listening
-	inFlight atomic.Int64
+	inFlight atomic.Int64 // HTTP requests being answered, of every kind
+
+	local   *local            // what the cluster hears of this board
+	health  *health.Checker   // [[health.process]] and [[health.check]]
+	load    *procload.Sampler // cpu/mem/net/disk shares from /proc
+	cluster *state.Cluster    // membership, table, election
+	wg      sync.WaitGroup    // background loops owned by Run
+
+	devs     *hal.Devices // this board's devices
+	auth     *auth.Auth   // credentials for control
+	api      *devapi.API  // /api/devices
+	cgi      *cgi.Handler // /cgi-bin
+	hub      *events.Hub  // /events: cluster table and every device
+	localHub *events.Hub  // /events?scope=local: this board's devices, for the mirrors
+	mirror   deviceMerger // other boards' device state; nil standalone
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -73,6 +95,18 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.metrics = newMetrics(n.reg, n)
+	n.local = &local{n: n}
+	n.health = health.New(cfg.Health, log)
+	n.load = procload.New()
+	cl, err := state.New(cfg, log, n.reg, n.local)
+	if err != nil {
+		return nil, err
+	}
+	n.cluster = cl
+	if err := n.openDevices(); err != nil {
+		n.close()
+		return nil, err
+	}
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
@@ -110,6 +144,15 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.addr.Store(ln.Addr())
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); n.wg.Wait() }()
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.health.Run(ctx) }()
+	if err := n.cluster.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	n.publishLoops(ctx)
 	srv := &http.Server{
 		Handler:           n.handler,
 		ReadHeaderTimeout: n.timeouts.ReadHeader,
@@ -120,6 +163,8 @@ func (n *Node) Run(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	srv.RegisterOnShutdown(n.hub.Close)
+	srv.RegisterOnShutdown(n.localHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	n.ready.Store(true)
@@ -128,10 +173,13 @@ func (n *Node) Run(ctx context.Context) error {
 	select {
 	case err := <-errc:
 		n.ready.Store(false)
+		n.cluster.Shutdown()
 		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
 	}
 	n.ready.Store(false)
+	// Hand mastership over first, so peers take over while we drain.
+	n.cluster.Shutdown()
 	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/state"
 )
 
 func testConfig(t *testing.T) *config.Config {
@@ -116,24 +117,32 @@ func TestEndpoints(t *testing.T) {
 
 func TestClusterOneRow(t *testing.T) {
 	_, base, _, _ := startNode(t, testConfig(t))
-	resp, err := http.Get(base + "/api/cluster")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var v ClusterView
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatal(err)
+	// The board reports itself every heartbeat: joining until it serves,
+	// then running.
+	var v state.View
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(base + "/api/cluster")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = state.View{}
+		err = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Nodes) == 1 && v.Nodes[0].Runstate == "running" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval
 	}
 	if v.Master != "ews1" || v.Self != "ews1" || v.Epoch != 1 || len(v.Nodes) != 1 {
 		t.Fatalf("view = %+v", v)
 	}
 	row := v.Nodes[0]
-	if row.Name != "ews1" || row.Runstate != "running" || row.Capacity != 4 || row.HTTP == "" {
-		t.Fatalf("row = %+v", row)
-	}
-	if _, ok := v.Queue["control"]; !ok {
-		t.Fatalf("queue has no control class: %v", v.Queue)
+	if row.Name != "ews1" || row.Runstate != "running" || row.Capacity != 4 || row.HTTP != strings.TrimPrefix(base, "http://") {
+		t.Fatalf("row = %+v (base %s)", row, base)
 	}
 }
 

@@ -2,14 +2,23 @@ package node
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/httpx"
 	"github.com/ews-firmware/ews/webui"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// routes mounts every endpoint of DESIGN.md. Health, metrics and the
-// cluster table are served locally; the rest is the board's own work.
+// deviceMerger replaces stale remote entries of a device list with the
+// live state mirrored from their boards.
+type deviceMerger interface {
+	Merge(local []hal.Snapshot) []hal.Snapshot
+}
+
+// routes mounts every endpoint of DESIGN.md. Health, metrics, the cluster
+// table, events and login are served by this board at once; everything
+// else is work (device API, CGI, pages) that enters the master's queue.
 func (n *Node) routes(mux *http.ServeMux) error {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.cfg.Node.Name})
@@ -23,9 +32,42 @@ func (n *Node) routes(mux *http.ServeMux) error {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{n.log}}))
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
+	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("scope") == "local" {
+			n.localHub.ServeHTTP(w, r)
+			return
+		}
+		n.hub.ServeHTTP(w, r)
+	})
+	n.auth.Register(mux)
+
+	work := http.NewServeMux()
+	n.api.Register(work)
+	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
 	for pattern, h := range n.extraRoutes {
-		mux.Handle(pattern, h)
+		work.Handle(pattern, h)
 	}
-	mux.Handle("/", webui.Handler())
+	work.Handle("/", n.pageCost(webui.Handler()))
+	mux.Handle("/", n.local.work(work))
 	return nil
+}
+
+// pageCost emulates, on a simulated board, the work of a low-priority page
+// or data query ([sim] page_latency), so the demo and the benchmarks load
+// the boards as real pages would.
+func (n *Node) pageCost(next http.Handler) http.Handler {
+	if n.cfg.Sim == nil || n.cfg.Sim.PageLatency.Duration <= 0 {
+		return next
+	}
+	d := n.cfg.Sim.PageLatency.Duration
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/config"
 )
 
@@ -21,6 +22,11 @@ func cmdConfig(args []string, stdout, stderr io.Writer) int {
 		cfg, err := config.Load(fs.Arg(1))
 		if err != nil {
 			printConfigError(stderr, err)
+			return exitError
+		}
+		// What can be known of the devices without the hardware.
+		if errs := hal.Check(cfg); len(errs) > 0 {
+			printConfigError(stderr, errs)
 			return exitError
 		}
 		if _, err := cfg.ClusterKey(); err != nil && cfg.Cluster.KeyFile != "" {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,5 +94,40 @@ func TestConfigInitRoundTrip(t *testing.T) {
 	}
 	if code, _, errs := run("config", "check", p); code != 0 {
 		t.Fatalf("check of init output: exit %d: %s", code, errs)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/cluster" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"epoch":3,"master":"ews2","version":9,"self":"ews1","queue":{"control":1,"browse":4},
+		"nodes":[{"name":"ews1","rank":0,"linknum":1,"capacity":2,"runstate":"down","load":{"cpu":0.5,"mem":0.25},"last_seen_ms":1500},
+		{"name":"ews2","rank":1,"linknum":2,"capacity":2,"runstate":"running","load":{"cpu":0.1,"mem":0.2},"last_seen_ms":0}]}`)
+	}))
+	defer srv.Close()
+	code, out, errs := run("status", "--url", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"master ews2, epoch 3", "ews1", "board*", "down", "1/2", "50%", "1.5s ago", "master ", "queue: browse=4 control=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run("status", "--url", srv.URL, "--json")
+	if code != 0 || !strings.Contains(out, `"epoch":3`) {
+		t.Fatalf("--json: exit %d %q", code, out)
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	if code, _, errs := run("status", "--url", deadURL); code != 1 || !strings.Contains(errs, "cannot reach") {
+		t.Fatalf("dead URL: exit %d %q", code, errs)
+	}
+	if code, _, errs := run("status", "--url", srv.URL+"/nothing"); code != 1 || !strings.Contains(errs, "404") {
+		t.Fatalf("not a board: exit %d %q", code, errs)
 	}
 }

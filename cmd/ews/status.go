@@ -1,26 +1,118 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
 )
 
-func cmdStatus(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("status", "[--url URL] [--json]", "Print the cluster table as seen by the node at URL.", stderr)
-	fs.String("url", "http://127.0.0.1:8080", "any board's HTTP address")
-	fs.Bool("json", false, "print the raw /api/cluster JSON")
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	fmt.Fprintln(stderr, "ews status: not yet built")
-	return exitError
+// statusView is what `ews status` reads of GET /api/cluster.
+type statusView struct {
+	Epoch   uint64         `json:"epoch"`
+	Master  string         `json:"master"`
+	Version uint64         `json:"version"`
+	Self    string         `json:"self"`
+	Queue   map[string]int `json:"queue"`
+	Nodes   []struct {
+		Name     string `json:"name"`
+		Rank     int    `json:"rank"`
+		HTTP     string `json:"http"`
+		Linknum  int    `json:"linknum"`
+		Capacity int    `json:"capacity"`
+		Runstate string `json:"runstate"`
+		Load     struct {
+			CPU float64 `json:"cpu"`
+			Mem float64 `json:"mem"`
+		} `json:"load"`
+		LastSeenMs int64 `json:"last_seen_ms"`
+	} `json:"nodes"`
 }
 
-func cmdBench(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("bench", "--url URL --rate R --duration D --mix SPEC", "Open-loop load generator.", stderr)
+func cmdStatus(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("status", "[--url URL] [--json]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).", stderr)
+	url := fs.String("url", "http://127.0.0.1:8080", "any board's HTTP address")
+	raw := fs.Bool("json", false, "print the /api/cluster JSON as is")
+	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	fmt.Fprintln(stderr, "ews bench: not yet built")
-	return exitError
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ews status: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	base := strings.TrimSuffix(*url, "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	c := &http.Client{Timeout: *timeout}
+	resp, err := c.Get(base + "/api/cluster")
+	if err != nil {
+		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v\n", base, err)
+		return exitError
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "ews status: read %s: %v\n", base, err)
+		return exitError
+	}
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "ews status: %s/api/cluster answered %s: %s\n", base, resp.Status, strings.TrimSpace(string(body)))
+		return exitError
+	}
+	var v statusView
+	if err := json.Unmarshal(body, &v); err != nil {
+		fmt.Fprintf(stderr, "ews status: %s is not an ews board (bad /api/cluster JSON: %v)\n", base, err)
+		return exitError
+	}
+	if *raw {
+		_, _ = stdout.Write(body)
+		return exitOK
+	}
+	printStatus(stdout, &v)
+	return exitOK
+}
+
+func printStatus(w io.Writer, v *statusView) {
+	fmt.Fprintf(w, "seen from %s: master %s, epoch %d, table version %d\n", v.Self, orDash(v.Master), v.Epoch, v.Version)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tNAME\tROLE\tEPOCH\tRUNSTATE\tLINKNUM\tCPU\tMEM\tLAST HEARD")
+	for _, n := range v.Nodes {
+		role := "board"
+		if n.Name == v.Master {
+			role = "master"
+		}
+		if n.Name == v.Self {
+			role += "*"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%d/%d\t%.0f%%\t%.0f%%\t%s\n", n.Rank, n.Name, role, v.Epoch,
+			n.Runstate, n.Linknum, n.Capacity, n.Load.CPU*100, n.Load.Mem*100, ago(n.LastSeenMs))
+	}
+	_ = tw.Flush()
+	if len(v.Queue) > 0 {
+		parts := make([]string, 0, len(v.Queue))
+		for k, d := range v.Queue {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, d))
+		}
+		sortStrings(parts)
+		fmt.Fprintf(w, "queue: %s\n", strings.Join(parts, " "))
+	}
+}
+
+func ago(ms int64) string {
+	if ms <= 0 {
+		return "now"
+	}
+	return (time.Duration(ms) * time.Millisecond).String() + " ago"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -1,0 +1,130 @@
+package hal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// Device is one opened device. Operations on it (and on the devices it is
+// interlocked with, which share its lock) run one at a time; its snapshot
+// is readable at any moment without waiting for them.
+type Device struct {
+	name, driverName, node string
+	ds                     *Devices
+	drv                    driver
+	latency                time.Duration
+	partners               []*Device // interlock
+	mu                     gate      // shared by an interlock group
+	closed                 bool      // under mu
+	min, max               *float64  // accepted range for set
+
+	smu  sync.Mutex
+	snap Snapshot
+}
+
+// Snapshot returns the device's last known state.
+func (d *Device) Snapshot() Snapshot {
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	return d.snap
+}
+
+// turnsOn reports whether a would leave the device on.
+func (d *Device) turnsOn(a Action) bool {
+	switch a.Kind {
+	case TurnOn, Pulse:
+		return true
+	case Set:
+		return a.Value > 0
+	case Toggle:
+		return d.Snapshot().State != StateOn
+	}
+	return false
+}
+
+// run performs a; the caller holds d.mu.
+func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
+	start := time.Now()
+	var r reading
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("driver panicked: %v", v)
+				d.ds.log.Error("hal: driver panicked", "device", d.name, "action", a.Kind, "panic", v)
+			}
+		}()
+		if err = sleepCtx(ctx, d.latency); err == nil {
+			r, err = d.drv.do(ctx, a)
+		}
+	}()
+	// the caller's mistake, or the caller gone: not the device's failure
+	caller := errors.Is(err, ErrBadValue) || errors.Is(err, ErrUnsupported) ||
+		(ctx.Err() != nil && errors.Is(err, ctx.Err()))
+	d.ds.metrics.observe(d.name, a.Kind, time.Since(start), err != nil && !caller)
+	switch {
+	case caller:
+		return d.Snapshot(), fmt.Errorf("hal: device %q: %w", d.name, err)
+	case err != nil:
+		d.setError(err)
+		return d.Snapshot(), &DriverError{Device: d.name, Err: err}
+	}
+	return d.set(r), nil
+}
+
+// observe records a reading the driver saw on its own (an input edge).
+func (d *Device) observe(r reading) { d.set(r) }
+
+func (d *Device) set(r reading) Snapshot {
+	d.smu.Lock()
+	old := d.snap
+	d.snap.State, d.snap.Value, d.snap.Unit, d.snap.Values = r.state, r.value, r.unit, r.values
+	d.snap.Error = ""
+	d.snap.Updated = d.ds.now()
+	s := d.snap
+	d.smu.Unlock()
+	if changed(old, s) {
+		d.ds.changed(s)
+	}
+	return s
+}
+
+func (d *Device) setError(err error) {
+	d.smu.Lock()
+	old := d.snap
+	d.snap.State, d.snap.Error, d.snap.Updated = StateError, err.Error(), d.ds.now()
+	s := d.snap
+	d.smu.Unlock()
+	if changed(old, s) {
+		d.ds.changed(s)
+	}
+}
+
+func changed(a, b Snapshot) bool {
+	return a.State != b.State || a.Error != b.Error || a.Unit != b.Unit ||
+		!reflect.DeepEqual(a.Value, b.Value) || !reflect.DeepEqual(a.Values, b.Values)
+}
+
+// gate is a lock a waiter can give up on: a caller whose request ends stops
+// waiting for a long pulse on the same device.
+type gate chan struct{}
+
+func newGate() gate { return make(gate, 1) }
+
+// lock takes the gate or returns ctx's error.
+func (g gate) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case g <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g gate) unlock() { <-g }

@@ -1,0 +1,204 @@
+package hal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"periph.io/x/conn/v3/gpio"
+)
+
+// edgePoll bounds how long the watcher waits for an edge before it checks
+// whether it should stop; it is also the longest Close waits for it.
+const edgePoll = 100 * time.Millisecond
+
+// maxBounces bounds how many edges one debounce window swallows.
+const maxBounces = 10000
+
+// inputDriver watches a GPIO input (button, contact) for edges, debounces
+// them and reports each settled change.
+type inputDriver struct {
+	pin       gpio.PinIO
+	activeLow bool
+	debounce  time.Duration
+	observe   func(reading)
+	log       *slog.Logger
+	press     func() error // sim-button: fake a press; nil elsewhere
+
+	mu      sync.Mutex
+	on      bool
+	changes int // settled changes seen, for tests and metrics
+	settles int // debounce windows closed (edge bursts handled)
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (in *inputDriver) supports(kind string) bool {
+	return kind == Read || (kind == Pulse && in.press != nil)
+}
+
+func (in *inputDriver) do(ctx context.Context, a Action) (reading, error) {
+	switch a.Kind {
+	case Read:
+		in.mu.Lock()
+		in.on = in.level()
+		on := in.on
+		in.mu.Unlock()
+		return onOff(on), nil
+	case Pulse:
+		if in.press != nil {
+			if err := in.press(); err != nil {
+				return reading{}, err
+			}
+			in.mu.Lock()
+			on := in.on
+			in.mu.Unlock()
+			return onOff(on), nil
+		}
+	}
+	return reading{}, unsupported(a)
+}
+
+func (in *inputDriver) level() bool { return bool(in.pin.Read()) != in.activeLow }
+
+// Changes returns how many settled changes the watcher has reported.
+func (in *inputDriver) Changes() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.changes
+}
+
+// Settles returns how many edge bursts the watcher has handled.
+func (in *inputDriver) Settles() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.settles
+}
+
+func (in *inputDriver) watch() {
+	defer close(in.done)
+	for {
+		select {
+		case <-in.stop:
+			return
+		default:
+		}
+		if !in.waitEdge() {
+			continue
+		}
+		in.settle()
+	}
+}
+
+// waitEdge waits one poll period for an edge, recovering a panicking pin.
+func (in *inputDriver) waitEdge() (got bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			in.log.Error("hal: input watcher panicked", "pin", in.pin.Name(), "panic", v)
+			got = false
+		}
+	}()
+	return in.pin.WaitForEdge(edgePoll)
+}
+
+// settle swallows edges until the line is quiet for the debounce time, then
+// reports the level if it changed.
+func (in *inputDriver) settle() {
+	if in.debounce > 0 {
+		for i := 0; i < maxBounces && in.pin.WaitForEdge(in.debounce); i++ {
+		}
+	}
+	on := in.level()
+	in.mu.Lock()
+	changed := on != in.on
+	in.settles++
+	if changed {
+		in.on = on
+		in.changes++
+	}
+	in.mu.Unlock()
+	if changed {
+		in.observe(onOff(on))
+	}
+}
+
+func (in *inputDriver) close() error {
+	close(in.stop)
+	<-in.done
+	return in.pin.Halt()
+}
+
+func parsePull(s string) (gpio.Pull, error) {
+	switch s {
+	case "", "none":
+		return gpio.Float, nil
+	case "up":
+		return gpio.PullUp, nil
+	case "down":
+		return gpio.PullDown, nil
+	}
+	return gpio.PullNoChange, fmt.Errorf("%q: want up, down or none", s)
+}
+
+func parseEdge(s string) (gpio.Edge, error) {
+	switch s {
+	case "", "both":
+		return gpio.BothEdges, nil
+	case "rising":
+		return gpio.RisingEdge, nil
+	case "falling":
+		return gpio.FallingEdge, nil
+	}
+	return gpio.NoEdge, fmt.Errorf("%q: want rising, falling or both", s)
+}
+
+func openGPIOIn(e *openEnv) (driver, reading, error) {
+	pin, err := e.board.Pin(e.cfg.Pin)
+	if err != nil {
+		return nil, reading{}, e.errorf("pin", "pin %q: %v", e.cfg.Pin, err)
+	}
+	return startInput(e, pin, nil)
+}
+
+// sim-button is gpio-in on a pin of its own; pulse presses it.
+func openSimButton(e *openEnv) (driver, reading, error) {
+	p := NewSimPin(e.cfg.Name, -1)
+	press := func() error {
+		// a press is a pulse of the active level; the watcher sees both edges
+		act, rest := gpio.Level(!e.cfg.ActiveLow), gpio.Level(e.cfg.ActiveLow)
+		for _, l := range []gpio.Level{act, rest} {
+			select {
+			case p.EdgesChan <- l:
+			default:
+				return fmt.Errorf("button busy")
+			}
+		}
+		return nil
+	}
+	return startInput(e, p, press)
+}
+
+func startInput(e *openEnv, pin gpio.PinIO, press func() error) (driver, reading, error) {
+	pull, err := parsePull(e.cfg.Pull)
+	if err != nil {
+		return nil, reading{}, e.errorf("pull", "%v", err)
+	}
+	edge, err := parseEdge(e.cfg.Edge)
+	if err != nil {
+		return nil, reading{}, e.errorf("edge", "%v", err)
+	}
+	if err := pin.In(pull, edge); err != nil {
+		return nil, reading{}, e.errorf("pin", "pin %q: set input: %v", e.cfg.Pin, err)
+	}
+	in := &inputDriver{
+		pin: pin, activeLow: e.cfg.ActiveLow, debounce: e.cfg.Debounce.Duration,
+		observe: e.observe, log: e.log, press: press,
+		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	in.on = in.level()
+	go in.watch()
+	return in, onOff(in.on), nil
+}

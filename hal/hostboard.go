@@ -1,0 +1,118 @@
+package hal
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio/gpioreg"
+	"periph.io/x/conn/v3/i2c"
+	"periph.io/x/conn/v3/i2c/i2creg"
+	"periph.io/x/conn/v3/onewire"
+	"periph.io/x/conn/v3/onewire/onewirereg"
+	"periph.io/x/host/v3"
+	"periph.io/x/host/v3/sysfs"
+)
+
+// HostBoard is the real hardware as periph.io's host drivers see it: the GPIO
+// character device (gpioioctl) first, sysfs GPIO as the fallback, and the
+// I²C and 1-wire buses registered by name.
+type HostBoard struct {
+	mu      sync.Mutex
+	i2c     map[string]i2c.BusCloser
+	onewire map[string]onewire.BusCloser
+}
+
+var hostInit = sync.OnceValues(host.Init)
+
+// NewHostBoard loads periph's host drivers; it fails when none of them found
+// a GPIO pin or bus to drive.
+func NewHostBoard() (*HostBoard, error) {
+	state, err := hostInit()
+	if err != nil {
+		return nil, fmt.Errorf("hal: periph host init: %w", err)
+	}
+	chips, _ := filepath.Glob(filepath.Join(SysfsRoot, "gpiochip*"))
+	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 && len(chips) == 0 {
+		var why []string
+		for _, f := range append(state.Failed, state.Skipped...) {
+			why = append(why, f.String())
+		}
+		return nil, fmt.Errorf("hal: no GPIO pin, I2C or 1-wire bus found (%s)", strings.Join(why, "; "))
+	}
+	return &HostBoard{i2c: map[string]i2c.BusCloser{}, onewire: map[string]onewire.BusCloser{}}, nil
+}
+
+// Kind is "host".
+func (b *HostBoard) Kind() string { return "host" }
+
+// Pin looks name up in periph's registry (character-device lines first, as
+// periph registers them), then as a sysfs GPIO number ("GPIO17" or "17"),
+// through periph's sysfs driver or, on kernels where periph skipped it,
+// through the sysfs fallback of this package.
+func (b *HostBoard) Pin(name string) (gpio.PinIO, error) {
+	if p := gpioreg.ByName(name); p != nil {
+		return p, nil
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(strings.ToUpper(name), "GPIO")); err == nil {
+		if p := gpioreg.ByName("GPIO" + strconv.Itoa(n)); p != nil {
+			return p, nil
+		}
+		if p, ok := sysfs.Pins[n]; ok {
+			return p, nil
+		}
+	}
+	if p, err := sysfsGPIO(SysfsRoot, name); err == nil {
+		return p, nil
+	}
+	return nil, fmt.Errorf("hal: no GPIO pin %q on this board", name)
+}
+
+// I2C opens (once) the bus called name.
+func (b *HostBoard) I2C(name string) (i2c.Bus, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bus, ok := b.i2c[name]; ok {
+		return bus, nil
+	}
+	bus, err := i2creg.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("hal: open I2C bus %q: %w", name, err)
+	}
+	b.i2c[name] = bus
+	return bus, nil
+}
+
+// OneWire opens (once) the bus called name.
+func (b *HostBoard) OneWire(name string) (onewire.Bus, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bus, ok := b.onewire[name]; ok {
+		return bus, nil
+	}
+	bus, err := onewirereg.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("hal: open 1-wire bus %q: %w", name, err)
+	}
+	b.onewire[name] = bus
+	return bus, nil
+}
+
+// Close closes every bus opened.
+func (b *HostBoard) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for _, bus := range b.i2c {
+		errs = append(errs, bus.Close())
+	}
+	for _, bus := range b.onewire {
+		errs = append(errs, bus.Close())
+	}
+	b.i2c, b.onewire = map[string]i2c.BusCloser{}, map[string]onewire.BusCloser{}
+	return errors.Join(errs...)
+}

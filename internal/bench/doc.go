@@ -1,0 +1,50 @@
+// Package bench is the open-loop HTTP load generator behind `ews bench`: Poisson arrivals, per-class latency report.
+//
+// The generator sends requests at the intended times of a seeded Poisson arrival stream, each in
+// its own goroutine, whatever the server does: a slow server cannot slow the sender down and so
+// cannot hide its latency (no coordinated omission). Latency is measured from the intended send
+// time to the end of the response body. When more than --concurrency requests are in flight, new
+// arrivals are not sent and are counted as client-side overflow instead of silently slowing down.
+//
+// # Mix
+//
+// --mix is a comma-separated list of classes, each NAME=WEIGHT:METHOD PATH, for example
+// "control=0.25:POST /api/devices/s1/read,browse=0.75:GET /". Weights are positive numbers and
+// are normalised by their sum. PATH starts with "/" and is joined to --url. A class sends no
+// body unless --body CLASS=TEXT or --body CLASS=@FILE gives one (Content-Type application/json
+// when it is valid JSON, unless --header sets it); the bytes are shared by all its requests.
+//
+// # JSON report (--json FILE)
+//
+// The field names below are stable; new fields may be added, none renamed. Rates are per second,
+// latencies in milliseconds (float), counts are integers.
+//
+//	url, mix, seed                 the run's inputs
+//	rate_asked                     --rate
+//	rate_offered                   arrivals of the stream that were due in the run, per second of run
+//	rate_achieved                  requests actually sent per second of run
+//	duration_asked_s, elapsed_s    --duration and the length of the sending window
+//	max                            --max (0: none)
+//	concurrency                    --concurrency (the in-flight cap)
+//	interrupted                    true when the run was cut short (Ctrl-C): the report is partial
+//	sustained                      false when the asked rate could not be kept (see note)
+//	note                           a human sentence saying why the rate was not sustained, or ""
+//	lag_max_ms                     the worst delay between an intended and the actual send time
+//	classes[]                      one object per class, in --mix order, then
+//	total                          the same object for all classes together (name "total")
+//
+// Each class object:
+//
+//	name, method, path, weight     from --mix (weight normalised)
+//	due                            arrivals due in the run = sent + overflow + unsent
+//	sent                           requests sent = ok + shed + errors
+//	ok                             2xx and 3xx answers (redirects are not followed)
+//	shed                           503 answers
+//	errors                         other statuses and transport errors (timeouts, resets, aborts)
+//	overflow                       arrivals not sent because --concurrency requests were in flight
+//	unsent                         arrivals due before the end that the sender was too late to send
+//	ok_per_s                       ok / elapsed_s
+//	latency_ms                     {p50, p90, p99, max, mean} of ok answers
+//	shed_latency_ms                {p50, p90, p99, max, mean} of 503 answers
+//	error_samples                  up to 3 distinct error messages
+package bench

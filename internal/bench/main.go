@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// headerFlag collects repeated --header "Name: value" flags.
+type headerFlag struct{ h http.Header }
+
+func (f *headerFlag) String() string { return "" }
+
+func (f *headerFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("want \"Name: value\", got %q", s)
+	}
+	f.h.Add(name, strings.TrimSpace(value))
+	return nil
+}
+
+// isToken reports whether s is an RFC 9110 token, the syntax of a header name.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// bodyFlag collects repeated --body CLASS=TEXT or CLASS=@FILE flags.
+type bodyFlag struct{ m map[string][]byte }
+
+func (f *bodyFlag) String() string { return "" }
+
+func (f *bodyFlag) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("want CLASS=TEXT or CLASS=@FILE, got %q", s)
+	}
+	name = strings.TrimSpace(name)
+	if _, dup := f.m[name]; dup {
+		return fmt.Errorf("second body for class %q", name)
+	}
+	b := []byte(v)
+	if path, isFile := strings.CutPrefix(v, "@"); isFile {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return err
+		}
+	}
+	f.m[name] = b
+	return nil
+}
+
+// Main is `ews bench`: it parses args (without the command name), runs and prints the report on
+// stdout. Exit codes: 0 done, 1 runtime error (dead URL, interrupted run, --json not written),
+// 2 usage error (bad flag, malformed --mix).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ews bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg     Config
+		mix     string
+		jsonOut string
+		headers = headerFlag{h: http.Header{}}
+		bodies  = bodyFlag{m: map[string][]byte{}}
+	)
+	fs.StringVar(&cfg.URL, "url", "", "base URL of the server (required), e.g. http://127.0.0.1:8080")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "mean requests per second, Poisson arrivals (required)")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "sending window")
+	fs.Int64Var(&cfg.Max, "max", 0, "stop after this many arrivals (0: no cap)")
+	fs.StringVar(&mix, "mix", "browse=1:GET /", "classes NAME=WEIGHT:METHOD PATH, comma-separated, e.g. \""+exampleMix+"\"")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the arrival stream: same seed, same arrivals and classes")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
+	fs.Var(&headers, "header", "extra request header \"Name: value\" (repeatable)")
+	fs.Var(&bodies, "body", "request body of a class, CLASS=TEXT or CLASS=@FILE (repeatable); JSON gets Content-Type application/json")
+	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
+	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N]\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usage := func(format string, a ...any) int {
+		say(stderr, fmt.Sprintf(format, a...))
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.URL == "" {
+		return usage("--url is required")
+	}
+	if _, err := ParseURL(cfg.URL); err != nil {
+		return usage("%v", err)
+	}
+	if !(cfg.Rate > 0) || cfg.Rate > 1e7 {
+		return usage("--rate %v: want a number in (0, 1e7]", cfg.Rate)
+	}
+	if cfg.Duration <= 0 {
+		return usage("--duration %v: want > 0", cfg.Duration)
+	}
+	if cfg.Max < 0 {
+		return usage("--max %d: want >= 0", cfg.Max)
+	}
+	if cfg.Timeout <= 0 {
+		return usage("--timeout %v: want > 0", cfg.Timeout)
+	}
+	if cfg.Concurrency <= 0 {
+		return usage("--concurrency %d: want > 0", cfg.Concurrency)
+	}
+	classes, err := ParseMix(mix)
+	if err != nil {
+		return usage("%v", err)
+	}
+	cfg.Classes = classes
+	for name := range bodies.m {
+		if !slices.ContainsFunc(classes, func(c Class) bool { return c.Name == name }) {
+			return usage("--body for class %q, which is not in --mix", name)
+		}
+	}
+	cfg.Header, cfg.Bodies = headers.h, bodies.m
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		cfg.Progress = stderr
+	}
+
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		say(stderr, err.Error())
+		return 1
+	}
+	if err := rep.WriteText(stdout); err != nil {
+		fmt.Fprintf(stderr, "ews bench: write report: %v\n", err)
+		return 1
+	}
+	code := 0
+	if jsonOut != "" {
+		if err := rep.WriteJSONFile(jsonOut); err != nil {
+			say(stderr, err.Error())
+			code = 1
+		}
+	}
+	if rep.Interrupted {
+		code = 1
+	}
+	return code
+}
+
+// say prints msg as one "ews bench: ..." line; package errors already start with "bench: ".
+func say(w io.Writer, msg string) {
+	if !strings.HasPrefix(msg, "bench: ") {
+		msg = "bench: " + msg
+	}
+	fmt.Fprintf(w, "ews %s\n", msg)
+}

@@ -1,0 +1,236 @@
+// Package auth checks the credentials of control requests: bearer token, basic users and session cookies.
+package auth
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/node/httpx"
+)
+
+// Modes of [http] auth.
+const (
+	ModeToken = "token"
+	ModeBasic = "basic"
+	ModeNone  = "none"
+)
+
+// CookieName is the session cookie POST /api/login sets.
+const CookieName = "ews_session"
+
+// Auth decides whether a request may control devices. Safe for concurrent use.
+type Auth struct {
+	mode     string
+	token    [32]byte               // sha256 of the token, compared in constant time
+	users    map[string][]byte      // basic: name -> bcrypt hash
+	verified map[[32]byte]time.Time // basic: recent good user:password, so bcrypt runs once a while
+	vmu      sync.Mutex
+	sessions *sessions
+	cop      *http.CrossOriginProtection
+	now      func() time.Time
+}
+
+// Options tune New; the zero value is fine.
+type Options struct {
+	SessionTTL  time.Duration // default 12h
+	MaxSessions int           // default 256; the oldest is dropped beyond
+	Now         func() time.Time
+}
+
+// New reads the credentials of h: the token (from token or token_file) or
+// the basic users. A token file that is missing or empty is an error.
+func New(h config.HTTP, opts Options) (*Auth, error) {
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = 12 * time.Hour
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 256
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now,
+		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now)}
+	switch h.Auth {
+	case ModeNone:
+	case ModeToken:
+		tok := h.Token
+		if tok == "" {
+			b, err := os.ReadFile(h.TokenFile)
+			if err != nil {
+				return nil, fmt.Errorf("auth: read token_file: %w", err)
+			}
+			tok = strings.TrimSpace(string(b))
+		}
+		if tok == "" {
+			return nil, errors.New("auth: the token is empty")
+		}
+		a.token = sha256.Sum256([]byte(tok))
+	case ModeBasic:
+		a.users = map[string][]byte{}
+		a.verified = map[[32]byte]time.Time{}
+		for _, u := range h.Users {
+			name, hash, ok := strings.Cut(u, ":")
+			if !ok || name == "" {
+				return nil, fmt.Errorf("auth: user %q: want name:bcrypt-hash", name)
+			}
+			if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+				return nil, fmt.Errorf("auth: user %q: %w", name, err)
+			}
+			a.users[name] = []byte(hash)
+		}
+		if len(a.users) == 0 {
+			return nil, errors.New("auth: auth = \"basic\" with no users")
+		}
+	default:
+		return nil, fmt.Errorf("auth: unknown auth %q", h.Auth)
+	}
+	return a, nil
+}
+
+// Mode returns token, basic or none.
+func (a *Auth) Mode() string { return a.mode }
+
+// errNoCredentials and errBadCredentials are the two 401 causes.
+var (
+	errNoCredentials  = errors.New("credentials required")
+	errBadCredentials = errors.New("invalid credentials")
+)
+
+// Require lets a request through to next only with valid credentials: the
+// Authorization header (Bearer token or Basic user) or a session cookie. A
+// token in the query string is never accepted. Requests that ride on
+// credentials a browser adds by itself (cookie, basic) must also come from
+// the same origin when they change state. Others get 401 (or 403) JSON.
+func (a *Auth) Require(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.mode == ModeNone {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ambient, err := a.check(r)
+		if err != nil {
+			a.deny(w, err)
+			return
+		}
+		if ambient {
+			if err := a.cop.Check(r); err != nil {
+				httpx.Error(w, http.StatusForbidden, "auth: cross-origin request refused")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Allowed reports whether r carries valid credentials (without the
+// cross-origin check); always true with auth = "none".
+func (a *Auth) Allowed(r *http.Request) bool {
+	if a.mode == ModeNone {
+		return true
+	}
+	_, err := a.check(r)
+	return err == nil
+}
+
+// check verifies r's credentials; ambient is true when they are ones a
+// browser sends by itself (a cookie, cached basic credentials).
+func (a *Auth) check(r *http.Request) (ambient bool, err error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		return a.checkHeader(h)
+	}
+	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
+		if a.sessions.valid(c.Value) {
+			return true, nil
+		}
+		return true, errBadCredentials
+	}
+	return false, errNoCredentials
+}
+
+func (a *Auth) checkHeader(h string) (ambient bool, err error) {
+	scheme, cred, _ := strings.Cut(h, " ")
+	cred = strings.TrimSpace(cred)
+	switch {
+	case a.mode == ModeToken && strings.EqualFold(scheme, "Bearer"):
+		return false, a.checkToken(cred)
+	case a.mode == ModeBasic && strings.EqualFold(scheme, "Basic"):
+		r := &http.Request{Header: http.Header{"Authorization": {h}}}
+		user, pass, ok := r.BasicAuth()
+		if !ok {
+			return true, errBadCredentials
+		}
+		return true, a.checkUser(user, pass)
+	}
+	return false, errBadCredentials
+}
+
+func (a *Auth) checkToken(tok string) error {
+	sum := sha256.Sum256([]byte(tok))
+	if tok == "" || subtle.ConstantTimeCompare(sum[:], a.token[:]) != 1 {
+		return errBadCredentials
+	}
+	return nil
+}
+
+// dummyHash keeps an unknown user as slow as a known one.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("ews-dummy"), bcrypt.MinCost)
+
+// verifiedTTL is how long a good user:password skips bcrypt.
+const verifiedTTL = 5 * time.Minute
+
+func (a *Auth) checkUser(user, pass string) error {
+	key := sha256.Sum256([]byte(user + "\x00" + pass))
+	now := a.now()
+	a.vmu.Lock()
+	t, ok := a.verified[key]
+	a.vmu.Unlock()
+	if ok && now.Sub(t) < verifiedTTL {
+		return nil
+	}
+	hash, known := a.users[user]
+	if !known {
+		hash = dummyHash
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(pass)) != nil || !known {
+		return errBadCredentials
+	}
+	a.vmu.Lock()
+	if len(a.verified) >= 64 {
+		clear(a.verified)
+	}
+	a.verified[key] = now
+	a.vmu.Unlock()
+	return nil
+}
+
+func (a *Auth) deny(w http.ResponseWriter, err error) {
+	switch a.mode {
+	case ModeBasic:
+		w.Header().Set("WWW-Authenticate", `Basic realm="ews", charset="UTF-8"`)
+	default:
+		if err == errBadCredentials {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ews", error="invalid_token"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ews"`)
+		}
+	}
+	httpx.Error(w, http.StatusUnauthorized, "auth: %v (auth = %q: send Authorization: %s)", err, a.mode, scheme(a.mode))
+}
+
+func scheme(mode string) string {
+	if mode == ModeBasic {
+		return "Basic"
+	}
+	return "Bearer <token>"
+}

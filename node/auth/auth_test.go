@@ -1,0 +1,223 @@
+package auth
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// guarded returns a mux with login/logout and a protected POST /act that
+// counts how often it ran.
+func guarded(t *testing.T, h config.HTTP) (*http.ServeMux, *atomic.Int32) {
+	t.Helper()
+	a, err := New(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int32
+	mux := http.NewServeMux()
+	a.Register(mux)
+	mux.Handle("POST /act", a.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran.Add(1)
+		w.WriteHeader(http.StatusOK)
+	})))
+	return mux, &ran
+}
+
+func send(mux http.Handler, method, target string, hdr map[string]string, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.Host = "board.local"
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	return w
+}
+
+func TestToken(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mux, ran := guarded(t, config.HTTP{Auth: "token", TokenFile: file})
+	tests := []struct {
+		name   string
+		target string
+		hdr    map[string]string
+		want   int
+	}{
+		{"no token", "/act", nil, 401},
+		{"wrong token", "/act", map[string]string{"Authorization": "Bearer nope"}, 401},
+		{"token prefix", "/act", map[string]string{"Authorization": "Bearer s3cre"}, 401},
+		{"token in the query", "/act?token=s3cret", nil, 401},
+		{"token in the query, access_token", "/act?access_token=s3cret", nil, 401},
+		{"basic in token mode", "/act", map[string]string{"Authorization": "Basic czNjcmV0OnMzY3JldA=="}, 401},
+		{"empty bearer", "/act", map[string]string{"Authorization": "Bearer "}, 401},
+		{"good token", "/act", map[string]string{"Authorization": "Bearer s3cret"}, 200},
+		{"scheme case", "/act", map[string]string{"Authorization": "bearer s3cret"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := ran.Load()
+			w := send(mux, "POST", tt.target, tt.hdr, "")
+			if w.Code != tt.want {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.want, w.Body)
+			}
+			if tt.want == 401 {
+				if ran.Load() != before {
+					t.Fatal("the action ran without credentials")
+				}
+				if !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("WWW-Authenticate = %q", w.Header().Get("WWW-Authenticate"))
+				}
+				var body map[string]string
+				if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body["error"] == "" {
+					t.Errorf("body %q is not a JSON error", w.Body)
+				}
+			} else if ran.Load() != before+1 {
+				t.Fatal("the action did not run")
+			}
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		h    config.HTTP
+		want string
+	}{
+		{"missing token file", config.HTTP{Auth: "token", TokenFile: "/nonexistent/token"}, "token_file"},
+		{"empty token file", config.HTTP{Auth: "token", TokenFile: os.DevNull}, "empty"},
+		{"bad hash", config.HTTP{Auth: "basic", Users: []string{"ann:$2a$nothash"}}, `"ann"`},
+		{"unknown mode", config.HTTP{Auth: "magic"}, "magic"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New(tt.h, Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBasic(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux, ran := guarded(t, config.HTTP{Auth: "basic", Users: []string{"ann:" + string(hash)}})
+	tests := []struct {
+		user, pass string
+		want       int
+	}{{"ann", "pw", 200}, {"ann", "pw", 200}, {"ann", "wrong", 401}, {"bob", "pw", 401}, {"", "", 401}}
+	for _, tt := range tests {
+		r := httptest.NewRequest("POST", "/act", nil)
+		if tt.user != "" {
+			r.SetBasicAuth(tt.user, tt.pass)
+		}
+		w := httptest.NewRecorder()
+		before := ran.Load()
+		mux.ServeHTTP(w, r)
+		if w.Code != tt.want {
+			t.Fatalf("%s:%s: status %d, want %d", tt.user, tt.pass, w.Code, tt.want)
+		}
+		if tt.want == 401 && (ran.Load() != before || !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic")) {
+			t.Fatalf("%s:%s: ran=%v WWW-Authenticate=%q", tt.user, tt.pass, ran.Load() != before, w.Header().Get("WWW-Authenticate"))
+		}
+	}
+}
+
+func TestNone(t *testing.T) {
+	mux, ran := guarded(t, config.HTTP{Auth: "none"})
+	if w := send(mux, "POST", "/act", nil, ""); w.Code != 200 || ran.Load() != 1 {
+		t.Fatalf("auth none: status %d ran %d", w.Code, ran.Load())
+	}
+}
+
+func TestSessionCookie(t *testing.T) {
+	mux, ran := guarded(t, config.HTTP{Auth: "token", Token: "tok"})
+	if w := send(mux, "POST", "/api/login", nil, `{"token":"bad"}`); w.Code != 401 {
+		t.Fatalf("login with a bad token: %d", w.Code)
+	}
+	if w := send(mux, "POST", "/api/login", map[string]string{"Sec-Fetch-Site": "cross-site"}, `{"token":"tok"}`); w.Code != 403 {
+		t.Fatalf("cross-site login: %d, want 403", w.Code)
+	}
+	w := send(mux, "POST", "/api/login", nil, `{"token":"tok"}`)
+	if w.Code != 200 {
+		t.Fatalf("login: %d %s", w.Code, w.Body)
+	}
+	cookies := w.Result().Cookies()
+	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Name != CookieName {
+		t.Fatalf("cookie %+v: want HttpOnly SameSite=Strict %s", cookies, CookieName)
+	}
+	cookie := CookieName + "=" + cookies[0].Value
+	tests := []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"same origin", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}, 200},
+		{"no fetch metadata (not a browser)", map[string]string{"Cookie": cookie}, 200},
+		{"origin matches host", map[string]string{"Cookie": cookie, "Origin": "http://board.local"}, 200},
+		{"cross-site fetch", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, 403},
+		{"foreign origin", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
+		{"forged cookie", map[string]string{"Cookie": CookieName + "=forged"}, 401},
+	}
+	for _, tt := range tests {
+		before := ran.Load()
+		w := send(mux, "POST", "/act", tt.hdr, "")
+		if w.Code != tt.want {
+			t.Fatalf("%s: status %d, want %d", tt.name, w.Code, tt.want)
+		}
+		if (tt.want == 200) != (ran.Load() == before+1) {
+			t.Fatalf("%s: ran=%v", tt.name, ran.Load() != before)
+		}
+	}
+	if w := send(mux, "GET", "/api/session", map[string]string{"Cookie": cookie}, ""); !strings.Contains(w.Body.String(), `"authenticated":true`) {
+		t.Fatalf("session with cookie: %s", w.Body)
+	}
+	if w := send(mux, "POST", "/api/logout", map[string]string{"Cookie": cookie}, ""); w.Code != 200 {
+		t.Fatalf("logout: %d", w.Code)
+	}
+	if w := send(mux, "POST", "/act", map[string]string{"Cookie": cookie}, ""); w.Code != 401 {
+		t.Fatalf("after logout: %d, want 401", w.Code)
+	}
+	if w := send(mux, "GET", "/api/session", map[string]string{"Cookie": cookie}, ""); !strings.Contains(w.Body.String(), `"authenticated":false`) || !strings.Contains(w.Body.String(), `"auth":"token"`) {
+		t.Fatalf("session after logout: %s", w.Body)
+	}
+}
+
+func TestSessionsBounded(t *testing.T) {
+	s := newSessions(time3h, 3, nowFixed)
+	var ids []string
+	for range 5 {
+		id, _ := s.create()
+		ids = append(ids, id)
+	}
+	if len(s.m) != 3 {
+		t.Fatalf("%d sessions kept, want 3", len(s.m))
+	}
+	if !s.valid(ids[4]) {
+		t.Fatal("the newest session was dropped")
+	}
+}
+
+const time3h = 3 * 60 * 60 * 1e9
+
+var tick int64
+
+// nowFixed advances one nanosecond per call, so sessions are ordered.
+func nowFixed() time.Time { tick++; return time.Unix(0, tick) }

@@ -1,0 +1,120 @@
+package cgi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+func newHandler(t *testing.T, dir string) *Handler {
+	t.Helper()
+	if dir == "" {
+		abs, err := filepath.Abs("testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = abs
+	}
+	return New(config.CGI{Dir: dir, Timeout: config.D(500 * time.Millisecond), MaxOutput: 64 << 10},
+		Options{Devices: func() any { return []map[string]string{{"name": "relay1", "state": "on"}} }})
+}
+
+func serve(h http.Handler, method, target string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(method, target, nil))
+	return w
+}
+
+func TestRuns(t *testing.T) {
+	h := newHandler(t, "")
+	w := serve(h, "GET", "/cgi-bin/hello.sh/extra/path?x=1")
+	if w.Code != 200 || w.Header().Get("X-Fixture") != "hello" {
+		t.Fatalf("status %d headers %v body %s", w.Code, w.Header(), w.Body)
+	}
+	body := w.Body.String()
+	for _, want := range []string{"method=GET", "script=/cgi-bin/hello.sh", "path_info=/extra/path", "query=x=1", `devices=[{"name":"relay1","state":"on"}]`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if w := serve(h, "POST", "/cgi-bin/status.sh"); w.Code != 201 || !strings.Contains(w.Body.String(), `"made":true`) {
+		t.Fatalf("status.sh: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestRefuses(t *testing.T) {
+	h := newHandler(t, "")
+	tests := []struct {
+		name   string
+		target string
+		want   int
+		parts  []string
+		exit   int // -1: no exit status expected
+	}{
+		{"traversal", "/cgi-bin/../cgi_test.go", 400, []string{"bad path"}, -1},
+		{"encoded traversal", "/cgi-bin/%2e%2e/cgi_test.go", 400, []string{"bad path"}, -1},
+		{"traversal in path info", "/cgi-bin/hello.sh/../../x", 400, []string{"bad path"}, -1},
+		{"hidden", "/cgi-bin/.profile", 400, []string{"bad path"}, -1},
+		{"empty name", "/cgi-bin/", 400, []string{"bad path"}, -1},
+		{"missing", "/cgi-bin/nothere.sh", 404, []string{"nothere.sh"}, -1},
+		{"not executable", "/cgi-bin/noexec.sh", 502, []string{"noexec.sh", "not executable"}, -1},
+		{"missing interpreter", "/cgi-bin/nointerp.sh", 502, []string{"nointerp.sh", "interpreter"}, 127},
+		{"crash", "/cgi-bin/crash.sh", 502, []string{"crash.sh", "exit status 3", "sensor bus gone"}, 3},
+		{"timeout", "/cgi-bin/slow.sh", 502, []string{"slow.sh", "timed out after 500ms"}, 137},
+		{"huge output", "/cgi-bin/huge.sh", 502, []string{"huge.sh", "max_output"}, -1},
+		{"no headers", "/cgi-bin/noheaders.sh", 502, []string{"noheaders.sh", "no headers"}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(h, "GET", tt.target)
+			if w.Code != tt.want {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.want, w.Body)
+			}
+			var body struct {
+				Error      string `json:"error"`
+				ExitStatus *int   `json:"exit_status"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+				t.Fatalf("not JSON: %s", w.Body)
+			}
+			for _, p := range tt.parts {
+				if !strings.Contains(body.Error, p) {
+					t.Errorf("error %q lacks %q", body.Error, p)
+				}
+			}
+			if tt.exit >= 0 && (body.ExitStatus == nil || *body.ExitStatus != tt.exit) {
+				t.Errorf("exit_status %v, want %d", body.ExitStatus, tt.exit)
+			}
+		})
+	}
+	// the handler keeps serving after all that
+	if w := serve(h, "GET", "/cgi-bin/hello.sh"); w.Code != 200 {
+		t.Fatalf("after failures: %d", w.Code)
+	}
+}
+
+func TestSymlinkOutOfDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/bin/sh", filepath.Join(dir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	if w := serve(newHandler(t, dir), "GET", "/cgi-bin/sh"); w.Code != 403 {
+		t.Fatalf("link out of the dir: %d, want 403", w.Code)
+	}
+}
+
+// The demo's CGI program runs through the handler, from a relative dir as
+// in the demo config.
+func TestDemoScript(t *testing.T) {
+	w := serve(newHandler(t, "../../examples/cgi-bin"), "GET", "/cgi-bin/status.sh")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "relay1: on") {
+		t.Fatalf("demo script: %d %s", w.Code, w.Body)
+	}
+}

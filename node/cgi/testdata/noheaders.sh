@@ -1,0 +1,3 @@
+#!/bin/sh
+# Forgets the CGI headers.
+echo just text

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Never answers in time.
+sleep 30

@@ -1,0 +1,182 @@
+// Package devapi serves the device HTTP API: GET /api/devices[/{name}] and POST /api/devices/{name}/{action}.
+package devapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/node/httpx"
+)
+
+// Options tune the API; the zero value gives the defaults.
+type Options struct {
+	IdempotencyTTL time.Duration // how long a key's result is kept; default 24h
+	IdempotencyCap int           // keys kept at most (LRU); default 4096
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// API is the device API of one board.
+type API struct {
+	devs     *hal.Devices
+	auth     *auth.Auth
+	readAuth bool
+	idem     *idempotency
+	log      *slog.Logger
+}
+
+// New builds the API over devs. Actions (POST) require a's credentials; reads
+// do too when cfg.HTTP.ReadAuth is set. A nil a lets everything through (tests).
+func New(cfg *config.Config, devs *hal.Devices, a *auth.Auth, opts Options) *API {
+	if opts.IdempotencyTTL <= 0 {
+		opts.IdempotencyTTL = 24 * time.Hour
+	}
+	if opts.IdempotencyCap <= 0 {
+		opts.IdempotencyCap = 4096
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger,
+		idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
+}
+
+// Register adds the API's routes to mux.
+func (api *API) Register(mux *http.ServeMux) {
+	read := func(h http.HandlerFunc) http.Handler {
+		if api.readAuth && api.auth != nil {
+			return api.auth.Require(h)
+		}
+		return h
+	}
+	mux.Handle("GET /api/devices", read(api.list))
+	mux.Handle("GET /api/devices/{name}", read(api.get))
+	var act http.Handler = http.HandlerFunc(api.act)
+	if api.auth != nil {
+		act = api.auth.Require(act)
+	}
+	mux.Handle("POST /api/devices/{name}/{action}", act)
+}
+
+func (api *API) list(w http.ResponseWriter, r *http.Request) {
+	httpx.JSON(w, http.StatusOK, api.devs.List())
+}
+
+func (api *API) get(w http.ResponseWriter, r *http.Request) {
+	s, err := api.devs.Get(r.PathValue("name"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, s)
+}
+
+// act runs an action, once per Idempotency-Key.
+func (api *API) act(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		status, body := api.run(r.Context(), r)
+		writeRaw(w, status, body, false)
+		return
+	}
+	if len(key) > 255 {
+		httpx.Error(w, http.StatusBadRequest, "devapi: Idempotency-Key longer than 255 bytes")
+		return
+	}
+	fp := r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery
+	e, owner, err := api.idem.begin(key, fp)
+	if err != nil {
+		httpx.Error(w, http.StatusUnprocessableEntity, "devapi: %v", err)
+		return
+	}
+	if owner {
+		status, body := http.StatusInternalServerError, []byte(`{"error":"devapi: action failed"}`)
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					api.log.Error("devapi: action panicked", "path", r.URL.Path, "panic", v)
+				}
+				api.idem.finish(e, status, body)
+			}()
+			// the result is kept for retries, so the action runs to its
+			// end even if this client gives up
+			status, body = api.run(context.WithoutCancel(r.Context()), r)
+		}()
+		writeRaw(w, status, body, false)
+		return
+	}
+	select {
+	case <-e.done:
+		writeRaw(w, e.status, e.body, true)
+	case <-r.Context().Done():
+	}
+}
+
+// run performs the request's action and returns the answer to send.
+func (api *API) run(ctx context.Context, r *http.Request) (int, []byte) {
+	name := r.PathValue("name")
+	if _, err := api.devs.Get(name); err != nil {
+		return errorBody(err)
+	}
+	a, err := hal.ParseAction(r.PathValue("action"), r.URL.Query())
+	if err != nil {
+		return errorBody(fmt.Errorf("devapi: device %q: %w", name, err))
+	}
+	s, err := api.devs.Do(ctx, name, a)
+	if err != nil {
+		return errorBody(err)
+	}
+	return http.StatusOK, encode(s)
+}
+
+// statusOf maps hal's errors to HTTP statuses.
+func statusOf(err error) int {
+	var re *hal.RemoteError
+	var de *hal.DriverError
+	switch {
+	case errors.As(err, &re):
+		return http.StatusConflict
+	case errors.Is(err, hal.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, hal.ErrBadAction), errors.Is(err, hal.ErrBadValue):
+		return http.StatusBadRequest
+	case errors.Is(err, hal.ErrUnsupported):
+		return http.StatusMethodNotAllowed
+	case errors.Is(err, hal.ErrClosed), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable // closing, or busy past the caller's patience
+	case errors.As(err, &de):
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+// errorResponse is an error answer; node is set for 409 (the device's board).
+type errorResponse struct {
+	Error  string `json:"error"`
+	Device string `json:"device,omitempty"`
+	Node   string `json:"node,omitempty"`
+}
+
+func errorBody(err error) (int, []byte) {
+	body := errorResponse{Error: err.Error()}
+	var re *hal.RemoteError
+	if errors.As(err, &re) {
+		body.Device, body.Node = re.Device, re.Node
+	}
+	return statusOf(err), encode(body)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status, body := errorBody(err)
+	writeRaw(w, status, body, false)
+}

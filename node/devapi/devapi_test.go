@@ -1,0 +1,282 @@
+package devapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/config"
+)
+
+const token = "tok"
+
+const boardTOML = `
+[node]
+name = "ews1"
+[cluster]
+insecure = true
+peers = ["ews1=127.0.0.1:7946", "ews2=127.0.0.2:7946"]
+[http]
+auth = "token"
+token = "tok"
+[sim]
+device_latency = "0s"
+
+[[device]]
+name = "relay1"
+driver = "gpio-out"
+pin = "GPIO17"
+interlock = ["relay2"]
+
+[[device]]
+name = "relay2"
+driver = "gpio-out"
+pin = "GPIO27"
+
+[[device]]
+name = "led"
+driver = "pwm"
+pin = "GPIO18"
+
+[[device]]
+name = "temp"
+driver = "sim-sensor"
+
+[[device]]
+name = "broken"
+driver = "command"
+command = ["sh", "-c", "echo bus NACK >&2; exit 1"]
+
+[[device]]
+name = "far"
+driver = "gpio-out"
+pin = "GPIO5"
+node = "ews2"
+`
+
+type fixture struct {
+	mux   *http.ServeMux
+	devs  *hal.Devices
+	board *hal.SimBoard
+	api   *API
+}
+
+func newFixture(t testing.TB, extra string, opts Options) *fixture {
+	t.Helper()
+	cfg, err := config.Parse("board.toml", []byte(strings.Replace(boardTOML, "[sim]", extra+"\n[sim]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	board := hal.NewSimBoard()
+	devs, err := hal.New(cfg, hal.Options{Board: board})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = devs.Close() })
+	a, err := auth.New(cfg.HTTP, auth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := New(cfg, devs, a, opts)
+	mux := http.NewServeMux()
+	api.Register(mux)
+	return &fixture{mux: mux, devs: devs, board: board, api: api}
+}
+
+func (f *fixture) do(method, target, tok string, hdr ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	if tok != "" {
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	f.mux.ServeHTTP(w, r)
+	return w
+}
+
+func TestAPI(t *testing.T) {
+	f := newFixture(t, "", Options{})
+	tests := []struct {
+		name      string
+		method    string
+		target    string
+		tok       string
+		want      int
+		bodyParts []string
+		relay1Pin bool // GPIO17 level after the request
+	}{
+		{"list", "GET", "/api/devices", "", 200, []string{`"name":"relay1"`, `"node":"ews2"`, `"state":"remote"`}, false},
+		{"get", "GET", "/api/devices/temp", "", 200, []string{`"name":"temp"`, `"driver":"sim-sensor"`, `"unit":"°C"`, `"updated"`}, false},
+		{"get unknown", "GET", "/api/devices/ghost", "", 404, []string{`"error"`, "ghost"}, false},
+		{"get remote", "GET", "/api/devices/far", "", 409, []string{"far", `"node":"ews2"`}, false},
+		{"no token", "POST", "/api/devices/relay1/turn_on", "", 401, []string{`"error"`}, false},
+		{"wrong token", "POST", "/api/devices/relay1/turn_on", "nope", 401, []string{`"error"`}, false},
+		{"token in query", "POST", "/api/devices/relay1/turn_on?token=tok", "", 401, []string{`"error"`}, false},
+		{"unknown device", "POST", "/api/devices/ghost/turn_on", token, 404, []string{"ghost"}, false},
+		{"unknown action", "POST", "/api/devices/relay1/explode", token, 400, []string{"relay1", "explode"}, false},
+		{"value not a number", "POST", "/api/devices/led/set?value=abc", token, 400, []string{"led", "abc"}, false},
+		{"value missing", "POST", "/api/devices/led/set", token, 400, []string{"led"}, false},
+		{"value NaN", "POST", "/api/devices/led/set?value=NaN", token, 400, []string{"led"}, false},
+		{"value out of range", "POST", "/api/devices/led/set?value=150", token, 400, []string{"led", "150"}, false},
+		{"pulse zero", "POST", "/api/devices/relay1/pulse?ms=0", token, 400, []string{"relay1"}, false},
+		{"pulse too long", "POST", "/api/devices/relay1/pulse?ms=99999999", token, 400, []string{"relay1"}, false},
+		{"unsupported", "POST", "/api/devices/temp/turn_on", token, 405, []string{"temp", "turn_on"}, false},
+		{"remote", "POST", "/api/devices/far/turn_on", token, 409, []string{"far", "ews2"}, false},
+		{"driver failure", "POST", "/api/devices/broken/read", token, 502, []string{"broken", "bus NACK"}, false},
+		{"turn on", "POST", "/api/devices/relay1/turn_on", token, 200, []string{`"state":"on"`, `"value":true`}, true},
+		{"set pwm", "POST", "/api/devices/led/set?value=42.5", token, 200, []string{`"value":42.5`, `"unit":"%"`}, true},
+		{"read", "POST", "/api/devices/temp/read", token, 200, []string{`"state":"ok"`}, true},
+		{"interlock", "POST", "/api/devices/relay2/turn_on", token, 200, []string{`"name":"relay2"`, `"state":"on"`}, false},
+		{"broken shows error", "GET", "/api/devices/broken", "", 200, []string{`"state":"error"`, `"error":`, "NACK"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := f.do(tt.method, tt.target, tt.tok)
+			if w.Code != tt.want {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.want, w.Body)
+			}
+			if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if !json.Valid(w.Body.Bytes()) {
+				t.Errorf("body is not JSON: %s", w.Body)
+			}
+			for _, p := range tt.bodyParts {
+				if !strings.Contains(w.Body.String(), p) {
+					t.Errorf("body %s lacks %s", w.Body, p)
+				}
+			}
+			if got := bool(f.board.Pins["GPIO17"].Read()); got != tt.relay1Pin {
+				t.Errorf("relay1 pin = %v, want %v", got, tt.relay1Pin)
+			}
+		})
+	}
+}
+
+func TestReadAuth(t *testing.T) {
+	f := newFixture(t, "read_auth = true", Options{})
+	if w := f.do("GET", "/api/devices", ""); w.Code != 401 {
+		t.Fatalf("GET without token: %d, want 401", w.Code)
+	}
+	if w := f.do("GET", "/api/devices/relay1", token); w.Code != 200 {
+		t.Fatalf("GET with token: %d", w.Code)
+	}
+}
+
+// ons counts how often relay1 went on, from the state changes.
+func ons(ch <-chan hal.Snapshot) int {
+	n := 0
+	for {
+		select {
+		case s := <-ch:
+			if s.Name == "relay1" && s.State == hal.StateOn {
+				n++
+			}
+		default:
+			return n
+		}
+	}
+}
+
+func TestIdempotency(t *testing.T) {
+	f := newFixture(t, "", Options{})
+	ch, cancel := f.devs.Subscribe(1000)
+	defer cancel()
+	first := f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "k1")
+	again := f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "k1")
+	if first.Code != 200 || again.Code != first.Code || again.Body.String() != first.Body.String() {
+		t.Fatalf("replay differs: %d %s vs %d %s", first.Code, first.Body, again.Code, again.Body)
+	}
+	if again.Header().Get("Idempotent-Replayed") != "true" {
+		t.Error("replay not marked")
+	}
+	if n := ons(ch); n != 1 {
+		t.Fatalf("relay pulsed %d times, want 1", n)
+	}
+	// errors are replayed too, and without a valid token nothing is cached
+	if w := f.do("POST", "/api/devices/relay1/pulse?ms=1", "", "Idempotency-Key", "k2"); w.Code != 401 {
+		t.Fatalf("no token: %d", w.Code)
+	}
+	if w := f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "k2"); w.Code != 200 {
+		t.Fatalf("k2 after a 401: %d, want it to run", w.Code)
+	}
+	// a key reused for another request
+	if w := f.do("POST", "/api/devices/relay2/turn_on", token, "Idempotency-Key", "k1"); w.Code != 422 {
+		t.Fatalf("key reused for another request: %d, want 422", w.Code)
+	}
+	// a second key pulses again
+	_ = ons(ch)
+	f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "k3")
+	if n := ons(ch); n != 1 {
+		t.Fatalf("new key pulsed %d times, want 1", n)
+	}
+}
+
+func TestIdempotencyConcurrent(t *testing.T) {
+	f := newFixture(t, "", Options{})
+	ch, cancel := f.devs.Subscribe(1000)
+	defer cancel()
+	const n = 20
+	bodies := make([]string, n)
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := f.do("POST", "/api/devices/relay1/pulse?ms=30", token, "Idempotency-Key", "same")
+			bodies[i], codes[i] = w.Body.String(), w.Code
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if codes[i] != 200 || bodies[i] != bodies[0] {
+			t.Fatalf("duplicate %d: %d %s, want 200 %s", i, codes[i], bodies[i], bodies[0])
+		}
+	}
+	if got := ons(ch); got != 1 {
+		t.Fatalf("%d concurrent duplicates pulsed %d times, want 1", n, got)
+	}
+}
+
+func TestIdempotencyBounded(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	f := newFixture(t, "", Options{IdempotencyCap: 2, IdempotencyTTL: time.Minute, Now: clock})
+	ch, cancel := f.devs.Subscribe(1000)
+	defer cancel()
+	for _, k := range []string{"a", "b", "c"} {
+		f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", k)
+	}
+	if n := f.api.idem.Len(); n != 2 {
+		t.Fatalf("%d keys kept, want the cap 2", n)
+	}
+	_ = ons(ch)
+	f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "c") // kept: no run
+	if n := ons(ch); n != 0 {
+		t.Fatalf("kept key ran again (%d)", n)
+	}
+	f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "a") // evicted: runs
+	if n := ons(ch); n != 1 {
+		t.Fatalf("evicted key ran %d times, want 1", n)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "a") // expired: runs
+	if n := ons(ch); n != 1 {
+		t.Fatalf("expired key ran %d times, want 1", n)
+	}
+	if w := f.do("POST", "/api/devices/relay1/read", token, "Idempotency-Key", strings.Repeat("x", 300)); w.Code != 400 {
+		t.Fatalf("long key: %d, want 400", w.Code)
+	}
+}

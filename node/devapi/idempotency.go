@@ -1,0 +1,81 @@
+package devapi
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// idempotency remembers the answer given for each Idempotency-Key, so a
+// retried action runs once. At most cap keys are kept (least recently used
+// go first), each for ttl. Duplicates that arrive while the first is still
+// running wait for its answer.
+type idempotency struct {
+	mu  sync.Mutex
+	m   map[string]*entry
+	lru *list.List // of *entry, most recently used first
+	cap int
+	ttl time.Duration
+	now func() time.Time
+}
+
+type entry struct {
+	key, fp string
+	at      time.Time
+	elem    *list.Element
+	done    chan struct{} // closed when status and body are set
+	status  int
+	body    []byte
+}
+
+func newIdempotency(cap int, ttl time.Duration, now func() time.Time) *idempotency {
+	return &idempotency{m: map[string]*entry{}, lru: list.New(), cap: cap, ttl: ttl, now: now}
+}
+
+// begin returns the entry for key; owner is true when the caller must run the
+// action and call finish. A key reused for another request is an error.
+func (c *idempotency) begin(key, fp string) (e *entry, owner bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if e, ok := c.m[key]; ok {
+		if now.Sub(e.at) < c.ttl {
+			if e.fp != fp {
+				return nil, false, fmt.Errorf("Idempotency-Key %q was used for %s", key, e.fp)
+			}
+			c.lru.MoveToFront(e.elem)
+			return e, false, nil
+		}
+		c.removeLocked(e)
+	}
+	e = &entry{key: key, fp: fp, at: now, done: make(chan struct{})}
+	e.elem = c.lru.PushFront(e)
+	c.m[key] = e
+	for c.lru.Len() > c.cap {
+		c.removeLocked(c.lru.Back().Value.(*entry))
+	}
+	return e, true, nil
+}
+
+// finish records the answer and wakes the duplicates waiting for it.
+func (c *idempotency) finish(e *entry, status int, body []byte) {
+	c.mu.Lock()
+	e.status, e.body = status, body
+	c.mu.Unlock()
+	close(e.done)
+}
+
+func (c *idempotency) removeLocked(e *entry) {
+	if c.m[e.key] == e {
+		delete(c.m, e.key)
+	}
+	c.lru.Remove(e.elem)
+}
+
+// Len returns how many keys are kept.
+func (c *idempotency) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}

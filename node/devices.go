@@ -1,0 +1,84 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/cgi"
+	"github.com/ews-firmware/ews/node/devapi"
+	"github.com/ews-firmware/ews/node/events"
+	"github.com/ews-firmware/ews/state"
+)
+
+// openDevices opens this board's devices, credentials and event hubs. A pin
+// that does not exist or is taken, or a bus that cannot open, fails here
+// with the device, pin and line.
+func (n *Node) openDevices() error {
+	devs, err := hal.New(n.cfg, hal.Options{Registerer: n.reg, Logger: n.log, Poll: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	n.devs = devs
+	n.onClose(func() {
+		if err := devs.Close(); err != nil {
+			n.log.Warn("devices: close", "err", err)
+		}
+	})
+	authn, err := auth.New(n.cfg.HTTP, auth.Options{})
+	if err != nil {
+		return err
+	}
+	n.auth = authn
+	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log})
+	n.cgi = cgi.New(n.cfg.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name})
+
+	// Two hubs: /events is everything this board knows (cluster table,
+	// every device); /events?scope=local only this board's own devices,
+	// which the other boards mirror.
+	n.hub = events.New(events.Options{Logger: n.log})
+	n.localHub = events.New(events.Options{Logger: n.log})
+	n.hub.Snapshot("cluster", func() any { return n.cluster.Snapshot() })
+	n.hub.Snapshot("devices", func() any { return n.deviceList() })
+	n.localHub.Snapshot("devices", func() any { return devs.Local() })
+	n.onClose(n.hub.Close)
+	n.onClose(n.localHub.Close)
+	return nil
+}
+
+// deviceList is every device of the cluster with the freshest state this
+// board has: its own live, the others' as mirrored.
+func (n *Node) deviceList() []hal.Snapshot {
+	list := n.devs.List()
+	if n.mirror != nil {
+		return n.mirror.Merge(list)
+	}
+	return list
+}
+
+// publishLoops feeds the hubs until ctx ends: device changes of this board,
+// and the cluster table with takeovers.
+func (n *Node) publishLoops(ctx context.Context) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.devs.Watch(ctx, func(s hal.Snapshot) {
+			n.hub.Publish("device", s)
+			n.localHub.Publish("device", s)
+		})
+	}()
+	var prev string
+	var prevEpoch uint64
+	cancel := n.cluster.OnChange(func(v state.View) {
+		n.hub.Publish("cluster", v)
+		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
+			if prev != "" {
+				n.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})
+				n.log.Info("new master", "master", v.Master, "epoch", v.Epoch, "previous", prev)
+			}
+			prev, prevEpoch = v.Master, v.Epoch
+		}
+	})
+	context.AfterFunc(ctx, cancel)
+}

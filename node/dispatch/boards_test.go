@@ -1,0 +1,56 @@
+package dispatch
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/sched"
+)
+
+func TestBoards(t *testing.T) {
+	rows := []BoardRow{
+		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 4, Weight: 1, Runstate: "running", Linknum: 2, Load: sched.Load{CPU: 0.5}},
+		{Name: "", HTTP: "x:1", Runstate: "running"},
+		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: -3, Weight: 2, Runstate: "running", Linknum: -1},
+		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 4, Runstate: "overloaded", Linknum: 0},
+		{Name: "ews4", Rank: 3, HTTP: "10.0.0.14:8080", Capacity: 4, Runstate: "down"},
+		{Name: "ews5", Rank: 4, HTTP: "", Capacity: 4, Runstate: "running"},
+		{Name: "ews6", Rank: 5, HTTP: "10.0.0.16:8080", Capacity: 4, Runstate: "joining"},
+	}
+	got := Boards(nil, rows)
+	want := []struct {
+		name    string
+		running bool
+		cap     int
+		link    int
+	}{
+		{"ews1", true, 4, 2}, {"ews2", true, 0, -1}, {"ews3", false, 4, 0},
+		{"ews4", false, 4, 0}, {"ews5", false, 4, 0}, {"ews6", false, 4, 0},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d boards, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Name != w.name || g.Running != w.running || g.Capacity != w.cap || g.Linknum != w.link {
+			t.Errorf("board %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if got[0].Addr != "10.0.0.11:8080" || got[0].Load.CPU != 0.5 || got[1].Weight != 2 {
+		t.Fatalf("fields lost: %+v", got[:2])
+	}
+
+	d, err := sched.NewDispatcher(config.DefaultConfig().Sched, sched.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	Update(d, rows)
+	Update(nil, rows) // no dispatcher: nothing to do
+	tk, err := d.Acquire(context.Background(), &sched.Request{Class: 1})
+	if err != nil || tk.Board != "ews1" || tk.Addr != "10.0.0.11:8080" {
+		t.Fatalf("acquire: %+v %v (only ews1 runs with free slots)", tk, err)
+	}
+	tk.Done()
+}

@@ -1,0 +1,325 @@
+package dispatch
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/ews-firmware/ews/sched"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Cluster is what the Front needs to know of the cluster. The state
+// package's election implements it; every method is called once or twice
+// per request, so each must be cheap and safe for concurrent use.
+type Cluster interface {
+	Self() string                             // this board's name
+	IsMaster() bool                           // this board is the master now
+	Master() (name, httpAddr string, ok bool) // the master as this board knows it; ok false during an election
+	Epoch() uint64                            // the current master's epoch
+}
+
+// Modes of sched.mode.
+const (
+	ModeProxy    = "proxy"
+	ModeRedirect = "redirect"
+)
+
+// Defaults of Options.
+const (
+	DefaultRetryAfter   = time.Second
+	DefaultRedirectHold = 100 * time.Millisecond // one default heartbeat
+)
+
+// Options are the Front's dependencies and tunables.
+type Options struct {
+	Cluster Cluster      // required
+	Local   http.Handler // required: this board's own handlers (device API, CGI, UI)
+	Marker  *Marker      // required: signs and checks dispatch marks
+	// Pin names the board a request must run on ("" or "any": anywhere);
+	// nil: no request is pinned.
+	Pin func(r *http.Request) string
+	// Mode is sched.mode: ModeProxy (default) or ModeRedirect.
+	Mode string
+	// StickyCookie sets sched.CookieName to the chosen board on answers and
+	// passes the cookie to the policy (sched.sticky = "cookie").
+	StickyCookie bool
+	// RedirectHold is how long the master keeps a redirected request's
+	// slot before Ticket.Done (redirect mode). The master never sees the
+	// request end; one heartbeat later the board's own report carries it.
+	// Default DefaultRedirectHold.
+	RedirectHold time.Duration
+	// Transport carries forwarded requests; default NewTransport(TransportOptions{}).
+	Transport http.RoundTripper
+	// Scheme of board URLs; default "http".
+	Scheme string
+	// RetryAfter is suggested with the Front's own 503s (no master, no
+	// dispatcher, loop); default DefaultRetryAfter.
+	RetryAfter time.Duration
+	Registerer prometheus.Registerer // nil: metrics kept, not registered
+	Logger     *slog.Logger
+}
+
+// Front is the front door of every request that enters the master's queue.
+// On any board it runs a request that carries a valid mark for this board,
+// and refuses a bad mark with 403. On the master it classifies the request,
+// waits for a board (sched.Dispatcher.Acquire) and runs it locally, proxies
+// it with a fresh mark, or redirects the client there. On a non-master it
+// passes the request to the master unchanged, so a client gets the same
+// answer from any board.
+type Front struct {
+	c        Cluster
+	local    http.Handler
+	pin      func(*http.Request) string
+	marks    *Marker
+	redirect bool
+	sticky   bool
+	scheme   string
+	retry    time.Duration
+	tr       http.RoundTripper
+	rp       *httputil.ReverseProxy
+	log      *slog.Logger
+	m        *metrics
+	holds    holds
+
+	disp      atomic.Pointer[sched.Dispatcher]
+	inFlight  atomic.Int64
+	completed atomic.Uint64
+}
+
+// NewFront builds a Front; it has no dispatcher until SetDispatcher.
+func NewFront(opt Options) (*Front, error) {
+	if opt.Cluster == nil || opt.Local == nil || opt.Marker == nil {
+		return nil, errors.New("dispatch: Front needs Cluster, Local and Marker")
+	}
+	switch opt.Mode {
+	case "", ModeProxy, ModeRedirect:
+	default:
+		return nil, fmt.Errorf("dispatch: unknown mode %q (want proxy or redirect)", opt.Mode)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	f := &Front{
+		c: opt.Cluster, local: opt.Local, pin: opt.Pin, marks: opt.Marker,
+		redirect: opt.Mode == ModeRedirect, sticky: opt.StickyCookie,
+		scheme: opt.Scheme, retry: opt.RetryAfter, tr: opt.Transport, log: opt.Logger,
+		m: newMetrics(opt.Registerer),
+	}
+	if f.scheme == "" {
+		f.scheme = "http"
+	}
+	if f.retry <= 0 {
+		f.retry = DefaultRetryAfter
+	}
+	if f.tr == nil {
+		f.tr = NewTransport(TransportOptions{})
+	}
+	f.holds.init(opt.RedirectHold)
+	f.rp = f.newProxy()
+	return f, nil
+}
+
+// SetDispatcher installs the dispatcher the master queues with and returns
+// the previous one. On becoming master: f.SetDispatcher(newDispatcher).
+func (f *Front) SetDispatcher(d *sched.Dispatcher) *sched.Dispatcher { return f.disp.Swap(d) }
+
+// Dispatcher returns the installed dispatcher, or nil.
+func (f *Front) Dispatcher() *sched.Dispatcher { return f.disp.Load() }
+
+// StepDown removes the dispatcher and closes it: every queued request is
+// answered 503 (sched.ReasonClosed) at once, and requests that arrive before
+// the Cluster stops saying IsMaster get 503 too. Requests already running
+// finish and give their slots back to the closed dispatcher harmlessly.
+func (f *Front) StepDown() {
+	if d := f.disp.Swap(nil); d != nil {
+		d.Close()
+	}
+}
+
+// Close releases the slots held for redirected requests and the idle
+// connections to other boards. It does not close the dispatcher (StepDown).
+func (f *Front) Close() {
+	f.holds.close()
+	if t, ok := f.tr.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
+
+// InFlight is the number of requests this board runs now (the truth for its
+// linknum in the cluster reports).
+func (f *Front) InFlight() int { return int(f.inFlight.Load()) }
+
+// Completed is the number of requests this board has run to the end.
+func (f *Front) Completed() uint64 { return f.completed.Load() }
+
+// ServeHTTP routes one request; see Front.
+func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	self := f.c.Self()
+	mk, err := f.marks.Verify(r, self)
+	switch {
+	case err == nil:
+		f.runMarked(w, r, mk)
+		return
+	case err != ErrNoMark:
+		f.refuse(w, err)
+		return
+	}
+	if f.c.IsMaster() {
+		f.dispatch(w, r, self, start)
+		return
+	}
+	f.toMaster(w, r, self)
+}
+
+// runMarked runs a request the master sent here.
+func (f *Front) runMarked(w http.ResponseWriter, r *http.Request, mk Mark) {
+	if mk.Epoch < f.c.Epoch() {
+		// a master that has stepped down: not forged, so no 403; the
+		// client retries and reaches the new master
+		f.m.refused.WithLabelValues(RefuseStale).Inc()
+		unavailable(w, f.retry, "dispatch: request sent by the master of epoch %d, now epoch %d", mk.Epoch, f.c.Epoch())
+		return
+	}
+	if r.Header.Get(HeaderMark) == "" { // redirect mode: the mark came in the query
+		r2 := *r
+		u := *r.URL
+		u.RawQuery = stripQueryMark(u.RawQuery)
+		r2.URL = &u
+		r2.RequestURI = u.RequestURI()
+		r = &r2
+	}
+	f.runLocal(w, r)
+}
+
+// refuse answers a bad mark with 403.
+func (f *Front) refuse(w http.ResponseWriter, err error) {
+	reason := RefuseMalformed
+	var me *MarkError
+	if errors.As(err, &me) {
+		reason = me.Reason
+	}
+	f.m.refused.WithLabelValues(reason).Inc()
+	writeJSON(w, http.StatusForbidden, errorBody{Error: "dispatch: dispatch mark refused: " + reason, Reason: reason})
+}
+
+// runLocal runs r on this board, counted in InFlight.
+func (f *Front) runLocal(w http.ResponseWriter, r *http.Request) {
+	f.inFlight.Add(1)
+	defer func() {
+		f.inFlight.Add(-1)
+		f.completed.Add(1)
+	}()
+	f.local.ServeHTTP(w, r)
+}
+
+// dispatch is the master's path: queue, choose, run or forward.
+func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, start time.Time) {
+	d := f.disp.Load()
+	if d == nil {
+		unavailable(w, f.retry, "dispatch: this board is becoming master; its queue is not open yet")
+		return
+	}
+	req := &sched.Request{
+		Class:  d.Classifier().Classify(r.Method, r.URL.Path),
+		Path:   r.URL.Path,
+		Client: f.clientAddr(r, self),
+	}
+	if f.pin != nil {
+		req.Board = f.pin(r)
+	}
+	if f.sticky {
+		if c, err := r.Cookie(sched.CookieName); err == nil {
+			req.Sticky = c.Value
+		}
+	}
+	t, err := d.Acquire(r.Context(), req)
+	if err != nil {
+		f.acquireFailed(w, r, err)
+		return
+	}
+	if f.sticky && req.Sticky != t.Board {
+		http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: t.Board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	}
+	switch {
+	case t.Board == self:
+		defer t.Done()
+		f.runLocal(w, r)
+	case f.redirect:
+		f.redirectTo(w, r, t, start)
+	default:
+		f.proxy(w, r, d, req, t, self, start)
+	}
+}
+
+// acquireFailed answers a request the dispatcher did not place.
+func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var shed *sched.ErrShed
+	switch {
+	case errors.As(err, &shed):
+		retry := shed.RetryAfter
+		if retry <= 0 {
+			retry = f.retry
+		}
+		setRetryAfter(w, retry)
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{
+			Error: fmt.Sprintf("dispatch: %s request shed: %s", shed.Class, shed.Reason),
+			Class: shed.Class, Reason: shed.Reason,
+		})
+	case r.Context().Err() != nil:
+		unavailable(w, f.retry, "dispatch: client left while queued")
+	default:
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
+	}
+}
+
+// clientAddr is the client's address for the policies: the one a
+// non-master vouched for in a valid via mark, else the peer's.
+func (f *Front) clientAddr(r *http.Request, self string) netip.Addr {
+	if tok := r.Header.Get(HeaderVia); tok != "" {
+		if mk, err := f.marks.VerifyToken(tok, KindVia, r.Method, r.URL.Path, self); err == nil && mk.Client.IsValid() {
+			return mk.Client
+		}
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// toMaster is a non-master's path: pass the request to the master.
+func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
+	if r.Header.Get(HeaderVia) != "" {
+		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", self)
+		return
+	}
+	name, addr, ok := f.c.Master()
+	if !ok || name == "" || addr == "" || name == self {
+		unavailable(w, f.retry, "dispatch: no master known (election in progress)")
+		return
+	}
+	client := netip.Addr{}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		client = ap.Addr().Unmap()
+	}
+	tok := f.marks.SignString(KindVia, f.c.Epoch(), name, r.Method, r.URL.Path, client)
+	err := f.forward(w, r, &fwd{target: name, addr: addr, header: HeaderVia, token: tok})
+	switch {
+	case err == nil:
+		f.m.forwarded.WithLabelValues(name, OutcomeOK).Inc()
+	case r.Context().Err() != nil:
+		f.m.forwarded.WithLabelValues(name, OutcomeCanceled).Inc()
+		badGateway(w, name, err)
+	default:
+		f.m.forwarded.WithLabelValues(name, OutcomeError).Inc()
+		f.m.errors.WithLabelValues(name).Inc()
+		f.log.Warn("dispatch: master did not answer", "master", name, "addr", addr, "err", err)
+		badGateway(w, name, err)
+	}
+}

@@ -1,0 +1,158 @@
+package dispatch
+
+import (
+	"bytes"
+	"errors"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+func TestMarkVerify(t *testing.T) {
+	key := RandomKey()
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	m, err := NewMarker(key, MarkOptions{TTL: 5 * time.Second, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := NewMarker(RandomKey(), MarkOptions{Now: clock})
+	later, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(6 * time.Second) }})
+	lagging, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(-4 * time.Second) }})
+	early, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(-6 * time.Second) }})
+	lenient, _ := NewMarker(key, MarkOptions{Skew: 2 * time.Second, Now: func() time.Time { return now.Add(6 * time.Second) }})
+	client := netip.MustParseAddr("203.0.113.7")
+	good := m.SignString(KindDispatch, 3, "ews2", "POST", "/api/devices/r1/toggle", client)
+	tamper := func(tok string, i int) string {
+		b := []byte(tok)
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name           string
+		v              *Marker
+		tok            string
+		kind           Kind
+		method, path   string
+		self           string
+		reason         string // "" = accepted
+		wantEpoch      uint64
+		wantClientSeen bool
+	}{
+		{"valid", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"replay within ttl accepted", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"forged under another key", m, other.SignString(KindDispatch, 3, "ews2", "POST", "/api/devices/r1/toggle", client), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
+		{"expired", later, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
+		{"verifier clock 4s behind", lagging, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"from the future", early, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
+		{"within skew", lenient, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"wrong target", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews3", RefuseTarget, 0, false},
+		{"wrong path", m, good, KindDispatch, "POST", "/api/devices/r2/toggle", "ews2", RefusePath, 0, false},
+		{"wrong method", m, good, KindDispatch, "GET", "/api/devices/r1/toggle", "ews2", RefusePath, 0, false},
+		{"via used as dispatch", m, m.SignString(KindVia, 3, "ews2", "POST", "/x", client), KindDispatch, "POST", "/x", "ews2", RefuseKind, 0, false},
+		{"tampered epoch", m, tamper(good, 5), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
+		{"tampered target", m, tamper(good, 82), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
+		{"tampered mac", m, tamper(good, len(good)-3), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
+		{"truncated", m, good[:40], KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseMalformed, 0, false},
+		{"not base64", m, "!!!" + good[3:], KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseMalformed, 0, false},
+		{"huge", m, strings.Repeat("A", 4096), KindDispatch, "POST", "/", "ews2", RefuseMalformed, 0, false},
+		{"empty", m, "", KindDispatch, "POST", "/", "ews2", RefuseMalformed, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mk, err := tt.v.VerifyToken(tt.tok, tt.kind, tt.method, tt.path, tt.self)
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if mk.Epoch != tt.wantEpoch || mk.Client != client || mk.Kind != tt.kind {
+					t.Fatalf("mark = %+v", mk)
+				}
+				if !mk.Expiry.Equal(now.Add(5 * time.Second)) {
+					t.Fatalf("expiry %v", mk.Expiry)
+				}
+				return
+			}
+			var me *MarkError
+			if !errors.As(err, &me) || me.Reason != tt.reason {
+				t.Fatalf("err = %v, want reason %q", err, tt.reason)
+			}
+		})
+	}
+}
+
+func TestMarkSequenceAndRequest(t *testing.T) {
+	m, _ := NewMarker(RandomKey(), MarkOptions{})
+	a := m.SignString(KindDispatch, 1, "b", "GET", "/p", netip.Addr{})
+	b := m.SignString(KindDispatch, 1, "b", "GET", "/p", netip.Addr{})
+	if a == b {
+		t.Fatal("two marks for the same request are equal: no sequence")
+	}
+	ma, _ := m.VerifyToken(a, KindDispatch, "GET", "/p", "b")
+	mb, _ := m.VerifyToken(b, KindDispatch, "GET", "/p", "b")
+	if mb.Seq != ma.Seq+1 || ma.Client.IsValid() {
+		t.Fatalf("seq %d then %d, client %v", ma.Seq, mb.Seq, ma.Client)
+	}
+	if got := m.Sign(nil, KindDispatch, 1, strings.Repeat("x", maxTarget+1), "GET", "/", netip.Addr{}); len(got) != 0 {
+		t.Fatal("signed a mark for an over-long board name")
+	}
+
+	r := httptest.NewRequest("GET", "/p?a=1&"+QueryMark+"="+a+"&b=2", nil)
+	if _, err := m.Verify(r, "b"); err != nil {
+		t.Fatalf("query mark: %v", err)
+	}
+	r = httptest.NewRequest("GET", "/p", nil)
+	if _, err := m.Verify(r, "b"); err != ErrNoMark {
+		t.Fatalf("no mark: %v", err)
+	}
+	r.Header.Set(HeaderMark, a)
+	if _, err := m.Verify(r, "b"); err != nil {
+		t.Fatalf("header mark: %v", err)
+	}
+	if got := stripQueryMark("a=1&" + QueryMark + "=x&b=2&" + QueryMark + "=y"); got != "a=1&b=2" {
+		t.Fatalf("strip = %q", got)
+	}
+}
+
+func TestKeyFromConfig(t *testing.T) {
+	withKey := func(key string) *config.Config {
+		c := config.DefaultConfig()
+		c.Cluster.Peers = []string{"ews1=h:1", "ews2=h:2"}
+		c.Cluster.Key = key
+		c.Cluster.Insecure = key == ""
+		return &c
+	}
+	k1 := config.NewKey()
+	a, noteA, err := KeyFromConfig(withKey(k1))
+	if err != nil || noteA != "" || len(a) != 32 {
+		t.Fatalf("cluster key: %d bytes, note %q, %v", len(a), noteA, err)
+	}
+	b, _, _ := KeyFromConfig(withKey(k1))
+	c, _, _ := KeyFromConfig(withKey(config.NewKey()))
+	if !bytes.Equal(a, b) || bytes.Equal(a, c) {
+		t.Fatal("mark key is not a function of the cluster key")
+	}
+	raw, _ := config.DecodeKey(k1)
+	if bytes.Equal(a, raw) {
+		t.Fatal("mark key equals the gossip key")
+	}
+	i1, note, err := KeyFromConfig(withKey(""))
+	i2, _, _ := KeyFromConfig(withKey(""))
+	if err != nil || note == "" || !bytes.Equal(i1, i2) {
+		t.Fatalf("insecure: note %q, equal %v, %v", note, bytes.Equal(i1, i2), err)
+	}
+	sa := config.DefaultConfig()
+	s1, _, err := KeyFromConfig(&sa)
+	s2, _, _ := KeyFromConfig(&sa)
+	if err != nil || len(s1) != 32 || bytes.Equal(s1, s2) {
+		t.Fatalf("standalone key: want random 32 bytes (%v)", err)
+	}
+}

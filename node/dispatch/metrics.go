@@ -1,0 +1,73 @@
+package dispatch
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Outcomes of a forwarded request (label "outcome").
+const (
+	OutcomeOK       = "ok"       // the target's answer went back to the client
+	OutcomeError    = "error"    // the target failed: 502
+	OutcomeRetried  = "retried"  // the target failed; the request went to another board
+	OutcomeCanceled = "canceled" // the client left first
+	OutcomeRedirect = "redirect" // redirect mode: 307 to the target
+)
+
+// metrics are the Front's Prometheus series.
+type metrics struct {
+	forwarded *prometheus.CounterVec // target, outcome
+	errors    *prometheus.CounterVec // target
+	retries   prometheus.Counter
+	refused   *prometheus.CounterVec // reason
+	added     prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ews_dispatch_forwarded_total",
+			Help: "Requests this board sent to another board (the master to the chosen board, a non-master to the master), by target and outcome.",
+		}, []string{"target", "outcome"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ews_dispatch_proxy_errors_total",
+			Help: "Forwarded requests whose target failed (refused, reset, garbage, response header timeout), by target.",
+		}, []string{"target"}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ews_dispatch_retries_total",
+			Help: "Idempotent requests retried on another board after their board failed.",
+		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ews_dispatch_marks_refused_total",
+			Help: "Requests refused for a bad dispatch mark, by reason.",
+		}, []string{"reason"}),
+		added: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "ews_dispatch_added_seconds",
+			Help:    "Time the master adds before a request leaves for its board: queue wait, choice and signing.",
+			Buckets: []float64{50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1, 2.5, 5},
+		}),
+	}
+	if reg != nil {
+		m.forwarded = register(reg, m.forwarded)
+		m.errors = register(reg, m.errors)
+		m.retries = register(reg, m.retries)
+		m.refused = register(reg, m.refused)
+		m.added = register(reg, m.added)
+	}
+	return m
+}
+
+// register registers c, or returns the collector already registered under
+// its name (a Front rebuilt in the same process keeps counting).
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if old, ok := are.ExistingCollector.(T); ok {
+				return old
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,47 @@
+package dispatch
+
+import (
+	"net"
+	"net/http"
+	"time"
+)
+
+// TransportOptions tune NewTransport; zero values take the defaults.
+type TransportOptions struct {
+	DialTimeout time.Duration // default 2s: boards are on one LAN
+	// ResponseHeaderTimeout bounds how long a board may take to start its
+	// answer; a board that hangs longer gets 502. It must exceed the
+	// slowest legitimate handler (cgi.timeout, default 10s). Default 30s.
+	ResponseHeaderTimeout time.Duration
+	IdleConnTimeout       time.Duration // default 90s
+	MaxIdleConnsPerHost   int           // default 64
+}
+
+// NewTransport returns the pooled keep-alive transport used between boards:
+// no environment proxy, no compression, HTTP/1.1.
+func NewTransport(o TransportOptions) *http.Transport {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 2 * time.Second
+	}
+	if o.ResponseHeaderTimeout <= 0 {
+		o.ResponseHeaderTimeout = 30 * time.Second
+	}
+	if o.IdleConnTimeout <= 0 {
+		o.IdleConnTimeout = 90 * time.Second
+	}
+	if o.MaxIdleConnsPerHost <= 0 {
+		o.MaxIdleConnsPerHost = 64
+	}
+	return &http.Transport{
+		Proxy:                 nil, // boards talk directly, whatever the environment says
+		DialContext:           (&net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          4 * o.MaxIdleConnsPerHost,
+		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
+		IdleConnTimeout:       o.IdleConnTimeout,
+		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
+		ExpectContinueTimeout: time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+	}
+}

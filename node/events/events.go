@@ -1,0 +1,247 @@
+// Package events is the server-sent events hub behind GET /events: a full snapshot on connect, then every change.
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ews-firmware/ews/node/httpx"
+)
+
+// Options tune a Hub; the zero value gives the defaults.
+type Options struct {
+	Buffer       int           // messages queued per client before it is dropped; default 64
+	Ping         time.Duration // keep-alive comment period; default 15s
+	WriteTimeout time.Duration // one write to a client; default 10s
+	Logger       *slog.Logger
+}
+
+// Hub fans events out to SSE clients. Publish never blocks: a client whose
+// queue is full is dropped (its browser reconnects and gets a fresh
+// snapshot). Safe for concurrent use.
+type Hub struct {
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	clients map[*client]struct{}
+	snaps   []snapshot
+	closed  bool
+}
+
+type snapshot struct {
+	event string
+	fn    func() any
+}
+
+type client struct {
+	ch   chan []byte
+	gone chan struct{} // closed when dropped or the hub closes
+}
+
+// New returns an empty hub.
+func New(opts Options) *Hub {
+	if opts.Buffer <= 0 {
+		opts.Buffer = 64
+	}
+	if opts.Ping <= 0 {
+		opts.Ping = 15 * time.Second
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Hub{opts: opts, log: opts.Logger, clients: map[*client]struct{}{}}
+}
+
+// Snapshot registers fn as the state a new client first receives, as one
+// event called event ("devices", "cluster"), in registration order. fn runs
+// on every connect and must be safe for concurrent use.
+func (h *Hub) Snapshot(event string, fn func() any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.snaps = append(h.snaps, snapshot{event, fn})
+}
+
+// Publish sends data (as JSON) as event to every client without blocking.
+func (h *Hub) Publish(event string, data any) {
+	frame, err := encode(event, data)
+	if err != nil {
+		h.log.Error("events: encode", "event", event, "err", err)
+		return
+	}
+	h.mu.Lock()
+	dropped := 0
+	for c := range h.clients {
+		select {
+		case c.ch <- frame:
+		default:
+			h.dropLocked(c)
+			dropped++
+		}
+	}
+	h.mu.Unlock()
+	if dropped > 0 {
+		h.log.Warn("events: dropped slow clients", "count", dropped)
+	}
+}
+
+// Clients returns how many clients are connected.
+func (h *Hub) Clients() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// Close disconnects every client and refuses new ones (503).
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for c := range h.clients {
+		h.dropLocked(c)
+	}
+}
+
+func (h *Hub) dropLocked(c *client) {
+	if _, ok := h.clients[c]; ok {
+		delete(h.clients, c)
+		close(c.gone)
+	}
+}
+
+func (h *Hub) add() (*client, []snapshot) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil
+	}
+	c := &client{ch: make(chan []byte, h.opts.Buffer), gone: make(chan struct{})}
+	h.clients[c] = struct{}{}
+	return c, append([]snapshot(nil), h.snaps...)
+}
+
+func (h *Hub) remove(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropLocked(c)
+}
+
+// ServeHTTP streams events to one client (GET /events) until it leaves, is
+// dropped, or the hub closes.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, snaps := h.add()
+	if c == nil {
+		httpx.Unavailable(w, time.Second, "events: shutting down")
+		return
+	}
+	defer h.remove(c)
+	rc := http.NewResponseController(w)
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	send := func(b []byte) error {
+		if err := rc.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		return nil
+	}
+	var first bytes.Buffer
+	first.WriteString("retry: 2000\n\n")
+	for _, s := range snaps {
+		frame, err := snapshotFrame(s)
+		if err != nil {
+			h.log.Error("events: snapshot", "event", s.event, "err", err)
+			continue
+		}
+		first.Write(frame)
+	}
+	if send(first.Bytes()) != nil {
+		return
+	}
+	ping := time.NewTicker(h.opts.Ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-c.gone:
+			return
+		case frame := <-c.ch:
+			if send(frame) != nil {
+				return
+			}
+		case <-ping.C:
+			if send([]byte(": ping\n\n")) != nil {
+				return
+			}
+		}
+	}
+}
+
+// snapshotFrame runs a snapshot func, recovering a panic into an error.
+func snapshotFrame(s snapshot) (frame []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = errors.New("snapshot func panicked")
+		}
+	}()
+	return encode(s.event, s.fn())
+}
+
+// encode builds one SSE frame; JSON has no raw newlines, so one data line.
+func encode(event string, data any) ([]byte, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(event) + len(b) + 16)
+	buf.WriteString("event: ")
+	buf.WriteString(event)
+	buf.WriteString("\ndata: ")
+	buf.Write(b)
+	buf.WriteString("\n\n")
+	return buf.Bytes(), nil
+}
+
+// Forward publishes every value of ch as event until ch closes or ctx ends;
+// run it in a goroutine the caller owns (hal's state changes, the cluster
+// table). It recovers a panic, logs it and goes on.
+func Forward[T any](ctx context.Context, h *Hub, event string, ch <-chan T) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case v, ok := <-ch:
+			if !ok {
+				return
+			}
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						h.log.Error("events: forward panicked", "event", event, "panic", p)
+					}
+				}()
+				h.Publish(event, v)
+			}()
+		}
+	}
+}

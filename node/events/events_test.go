@@ -1,0 +1,232 @@
+package events
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+}
+
+// readEvent reads one "event: X\ndata: Y\n\n" frame, skipping comments and retry.
+func readEvent(t *testing.T, br *bufio.Reader) (event, data string) {
+	t.Helper()
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		case line == "" && event != "":
+			return event, data
+		}
+	}
+}
+
+func TestSnapshotThenChanges(t *testing.T) {
+	h := New(Options{})
+	h.Snapshot("devices", func() any { return []string{"relay1", "relay2"} })
+	h.Snapshot("cluster", func() any { return map[string]int{"epoch": 3} })
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	br := bufio.NewReader(resp.Body)
+	want := [][2]string{{"devices", `["relay1","relay2"]`}, {"cluster", `{"epoch":3}`}}
+	for _, w := range want {
+		if e, d := readEvent(t, br); e != w[0] || d != w[1] {
+			t.Fatalf("got %s %s, want %s %s", e, d, w[0], w[1])
+		}
+	}
+	eventually(t, "client registered", func() bool { return h.Clients() == 1 })
+	h.Publish("device", map[string]string{"name": "relay1", "state": "on"})
+	if e, d := readEvent(t, br); e != "device" || d != `{"name":"relay1","state":"on"}` {
+		t.Fatalf("change: %s %s", e, d)
+	}
+}
+
+func TestPing(t *testing.T) {
+	h := New(Options{Ping: 10 * time.Millisecond})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == ": ping\n" {
+			return
+		}
+	}
+}
+
+// blockingWriter is a client whose connection stalls: Write blocks until released.
+type blockingWriter struct {
+	hdr     http.Header
+	release chan struct{}
+	once    sync.Once
+	writes  chan struct{}
+}
+
+func (b *blockingWriter) Header() http.Header { return b.hdr }
+func (b *blockingWriter) WriteHeader(int)     {}
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.writes) })
+	<-b.release
+	return len(p), nil
+}
+
+func TestSlowClientDropped(t *testing.T) {
+	h := New(Options{Buffer: 4})
+	bw := &blockingWriter{hdr: http.Header{}, release: make(chan struct{}), writes: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(bw, httptest.NewRequest("GET", "/events", nil))
+	}()
+	<-bw.writes // stuck writing the snapshot
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for i := range 100 {
+			h.Publish("device", i) // must never block on the stalled client
+		}
+	}()
+	select {
+	case <-published:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Publish blocked on a slow client")
+	}
+	if n := h.Clients(); n != 0 {
+		t.Fatalf("%d clients, want the slow one dropped", n)
+	}
+	close(bw.release)
+	<-done // the handler returns once its write returns
+}
+
+func TestNoGoroutineLeak(t *testing.T) {
+	h := New(Options{})
+	h.Snapshot("devices", func() any { return []int{1} })
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	base := runtime.NumGoroutine()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 20 {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body)
+		}()
+	}
+	eventually(t, "20 clients", func() bool { return h.Clients() == 20 })
+	h.Publish("device", "x")
+	cancel() // every client leaves
+	wg.Wait()
+	eventually(t, "clients gone", func() bool { return h.Clients() == 0 })
+	http.DefaultClient.CloseIdleConnections()
+	eventually(t, "goroutines back to base", func() bool { return runtime.NumGoroutine() <= base+2 })
+
+	// Close ends connected clients and refuses new ones
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "client", func() bool { return h.Clients() == 1 })
+	h.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("after Close: %d, want 503", resp.StatusCode)
+	}
+}
+
+func TestForward(t *testing.T) {
+	h := New(Options{})
+	bw := &recordWriter{hdr: http.Header{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(bw, httptest.NewRequest("GET", "/events", nil).WithContext(ctx))
+	}()
+	eventually(t, "client", func() bool { return h.Clients() == 1 })
+	ch := make(chan int, 3)
+	ch <- 1
+	ch <- 2
+	close(ch)
+	Forward(context.Background(), h, "n", ch) // returns when ch closes
+	eventually(t, "two events", func() bool { return strings.Count(bw.String(), "event: n\n") == 2 })
+	cancel()
+	<-done
+}
+
+type recordWriter struct {
+	mu  sync.Mutex
+	hdr http.Header
+	b   strings.Builder
+}
+
+func (r *recordWriter) Header() http.Header { return r.hdr }
+func (r *recordWriter) WriteHeader(int)     {}
+func (r *recordWriter) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.b.Write(p)
+}
+func (r *recordWriter) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.b.String()
+}

@@ -1,0 +1,402 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// Local is what the node tells the cluster about this board. Its methods
+// are called from the cluster's goroutine every heartbeat and must be
+// quick and safe for concurrent use.
+type Local interface {
+	InFlight() int     // requests running on this board now
+	Completed() uint64 // requests this board has finished since start
+	Runstate() string  // from health: joining | running | overloaded | down
+	Load() Load
+}
+
+// HTTPAddrer may be implemented by a Local to give the HTTP address other
+// boards reach it at (when the listener picked its port, say). Without it
+// the address comes from node.http, its host filled from node.advertise or
+// this board's gossip host when it binds a wildcard.
+type HTTPAddrer interface {
+	HTTPAddr() string
+}
+
+// Cluster is this board's member of the cluster: memberlist membership and
+// transport, the Election, and the table view the node serves.
+type Cluster struct {
+	cfg    *config.Config
+	logger *slog.Logger
+	local  Local
+	m      *metrics
+	self   Peer
+	peers  []Peer
+	timing Timing
+	key    []byte
+	http   string // derived HTTP address, when Local has none
+	// literal maps peers whose configured gossip host is an IP to their
+	// address, so messages reach them even while out of the membership.
+	literal map[string]string
+
+	mu    sync.Mutex // guards e, subs, queue
+	e     *Election
+	subs  map[int]func(View)
+	subID int
+	queue func() map[string]int
+
+	ml      *memberlist.Memberlist
+	inbox   chan Message
+	members chan memberEvent
+	warned  map[string]time.Time // Warn reasons logged recently (run goroutine only)
+	joins   atomic.Int64         // join attempts of the rejoin loop
+
+	amu   sync.Mutex        // guards addrs
+	addrs map[string]string // live members' gossip addresses, copied in the event delegate
+
+	started  bool
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+type memberEvent struct {
+	name string
+	up   bool
+}
+
+// New builds the cluster member from the boot config; it binds nothing
+// until Start. reg may be nil (no metrics registered).
+func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, local Local) (*Cluster, error) {
+	if cfg == nil || local == nil {
+		return nil, errors.New("state: New needs a config and a Local")
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
+		subs: map[int]func(View){}, inbox: make(chan Message, 1024), members: make(chan memberEvent, 256),
+		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}}
+	cl := cfg.Cluster
+	c.timing = Timing{Heartbeat: cl.Heartbeat.Duration, TMax: cl.TMax.Duration, TThreshold: cl.TThreshold.Duration, Preempt: cl.Preempt}
+	if c.timing.Heartbeat <= 0 || c.timing.TMax <= 0 || c.timing.TThreshold <= 0 {
+		return nil, fmt.Errorf("state: cluster timings must be positive (heartbeat %v, tmax %v, tthreshold %v)", c.timing.Heartbeat, c.timing.TMax, c.timing.TThreshold)
+	}
+	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
+
+	if cfg.Standalone() {
+		c.peers = []Peer{{Rank: 0, Name: cfg.Node.Name, Addr: cfg.Node.Gossip}}
+	} else {
+		ps, err := cfg.Peers()
+		if err != nil {
+			return nil, cfg.Errorf("cluster.peers", "%v", err)
+		}
+		for _, p := range ps {
+			c.peers = append(c.peers, Peer{Rank: p.Rank, Name: p.Name, Addr: p.Addr})
+		}
+		if c.key, err = cfg.ClusterKey(); err != nil {
+			return nil, err
+		}
+	}
+	c.e, err = NewElection(cfg.Node.Name, c.peers, c.timing, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range c.peers {
+		if p.Name == cfg.Node.Name {
+			c.self = p
+		}
+	}
+	c.http = deriveHTTP(cfg, c.self)
+	c.literal = map[string]string{}
+	for _, p := range c.peers {
+		if host, _, err := net.SplitHostPort(p.Addr); err == nil && net.ParseIP(host) != nil {
+			c.literal[p.Name] = p.Addr
+		}
+	}
+	return c, nil
+}
+
+// deriveHTTP fills a wildcard host of node.http with node.advertise or this
+// board's gossip host (127.0.0.1 when that is a wildcard too).
+func deriveHTTP(cfg *config.Config, self Peer) string {
+	return AdvertiseHTTP(cfg, self.Addr, cfg.Node.HTTP)
+}
+
+// AdvertiseHTTP is the address other boards reach listen (an HTTP listener
+// address) at: a wildcard host becomes node.advertise, else the host of
+// gossip, else 127.0.0.1.
+func AdvertiseHTTP(cfg *config.Config, gossip, listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if host != "" && host != "0.0.0.0" && host != "::" {
+		return listen
+	}
+	host = cfg.Node.Advertise
+	if host == "" {
+		host, _, _ = net.SplitHostPort(gossip)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// Start binds the gossip address, joins the configured peers (and keeps
+// re-joining missing ones) and starts the protocol. Standalone boards bind
+// nothing. It returns a clear error naming the port when the gossip
+// address is taken. ctx bounds the cluster's life as Shutdown does.
+func (c *Cluster) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("state: cluster already started")
+	}
+	c.started = true
+	c.mu.Unlock()
+
+	if !c.cfg.Standalone() {
+		mc, err := memberlistConfig(c.cfg, c.self, c.key, &mlLog{logger: c.logger, refused: c.refused})
+		if err != nil {
+			return err
+		}
+		d := &delegate{c: c}
+		mc.Delegate, mc.Events, mc.Conflict = d, d, d
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
+		if err != nil {
+			if strings.Contains(err.Error(), "address already in use") {
+				return fmt.Errorf("state: gossip address %s (node.gossip): port %d is already in use (another ews running?): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+			}
+			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = nt.GetAutoBindPort()
+			if mc.AdvertisePort == 0 {
+				mc.AdvertisePort = mc.BindPort
+			}
+		}
+		mc.Transport = &countingTransport{NetTransport: nt, sent: c.m.wire.Add}
+		ml, err := memberlist.Create(mc)
+		if err != nil {
+			_ = nt.Shutdown()
+			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+		}
+		c.ml = ml
+		c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil,
+			"peers", len(c.peers), "probe_interval", mc.ProbeInterval, "tmax", c.timing.TMax, "heartbeat", c.timing.Heartbeat)
+	} else {
+		c.logger.Info("standalone: no peers, this board is master")
+	}
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.wg.Add(1)
+	go c.run(ctx)
+	if c.ml != nil {
+		c.wg.Add(1)
+		go c.rejoin(ctx)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.Shutdown()
+		case <-c.done:
+		}
+	}()
+	return nil
+}
+
+// Shutdown hands mastership over (a step-down message, so the next board
+// takes over without waiting tmax), leaves the membership and stops every
+// goroutine. It is idempotent and safe before Start.
+func (c *Cluster) Shutdown() {
+	c.stopOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+		}
+		c.wg.Wait()
+		c.mu.Lock()
+		acts := c.e.StepDown(time.Now())
+		c.mu.Unlock()
+		c.do(acts)
+		if c.ml != nil {
+			if err := c.ml.Leave(min(c.timing.TMax, time.Second)); err != nil {
+				c.logger.Debug("leave", "err", err)
+			}
+			if err := c.ml.Shutdown(); err != nil {
+				c.logger.Warn("gossip shutdown", "err", err)
+			}
+		}
+		close(c.done)
+	})
+}
+
+// crash stops without a step-down or leave, as a killed process would
+// (tests only).
+func (c *Cluster) crash() {
+	c.stopOnce.Do(func() {
+		c.cancel()
+		c.wg.Wait()
+		if c.ml != nil {
+			_ = c.ml.Shutdown()
+		}
+		close(c.done)
+	})
+}
+
+// Done is closed when the cluster has shut down.
+func (c *Cluster) Done() <-chan struct{} { return c.done }
+
+// Snapshot returns the table as this board sees it: the /api/cluster JSON.
+func (c *Cluster) Snapshot() View {
+	c.mu.Lock()
+	v := c.e.View(time.Now())
+	q := c.queue
+	c.mu.Unlock()
+	v.Queue = map[string]int{}
+	if q != nil {
+		for k, n := range q() {
+			v.Queue[k] = n
+		}
+	}
+	return v
+}
+
+// SetQueue sets the callback that fills View.Queue (class -> depth).
+func (c *Cluster) SetQueue(fn func() map[string]int) {
+	c.mu.Lock()
+	c.queue = fn
+	c.mu.Unlock()
+}
+
+// IsMaster reports whether this board is the master now.
+func (c *Cluster) IsMaster() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.e.IsMaster()
+}
+
+// Master returns the master's name and HTTP address; ok is false while no
+// master is known (at start, or during a takeover). httpAddr is "" until
+// the master's first report arrives (it sends one to each board it hears
+// appear).
+func (c *Cluster) Master() (name, httpAddr string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name, _ = c.e.Master()
+	if name == "" {
+		return "", "", false
+	}
+	if name == c.self.Name {
+		return name, c.httpAddr(), true
+	}
+	rep, _, _ := c.e.Report(name)
+	return name, rep.HTTP, true
+}
+
+// Dispatched counts a request the master sent to the named board; the
+// table carries it at the next tick.
+func (c *Cluster) Dispatched(name string) {
+	c.mu.Lock()
+	c.e.Dispatched(name)
+	c.mu.Unlock()
+}
+
+// Completed counts the end of a request sent to the named board; the count
+// never goes below zero.
+func (c *Cluster) Completed(name string) {
+	c.mu.Lock()
+	c.e.Completed(name)
+	c.mu.Unlock()
+}
+
+// OnChange calls fn with the new view whenever the epoch, the master or
+// the table version changes. fn runs on the cluster's goroutine and must
+// not block. The returned func unsubscribes.
+func (c *Cluster) OnChange(fn func(View)) (cancel func()) {
+	c.mu.Lock()
+	id := c.subID
+	c.subID++
+	c.subs[id] = fn
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+	}
+}
+
+// Subscribe returns a channel that always holds the latest changed view
+// (older ones are dropped, so a slow reader never blocks the cluster).
+func (c *Cluster) Subscribe() (<-chan View, func()) {
+	ch := make(chan View, 1)
+	var mu sync.Mutex
+	cancel := c.OnChange(func(v View) {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-ch:
+		default:
+		}
+		ch <- v
+	})
+	return ch, cancel
+}
+
+func (c *Cluster) httpAddr() string {
+	if h, ok := c.local.(HTTPAddrer); ok {
+		if a := h.HTTPAddr(); a != "" {
+			return a
+		}
+	}
+	return c.http
+}
+
+func (c *Cluster) refused(kind string) { c.m.refused.WithLabelValues(kind).Inc() }
+
+// memberAddrs copies the live members' addresses. (memberlist's Members()
+// hands out nodes it keeps writing to; the copies are taken in its event
+// callbacks, under its lock.)
+func (c *Cluster) memberAddrs() map[string]string {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	out := make(map[string]string, len(c.addrs))
+	for k, v := range c.addrs {
+		out[k] = v
+	}
+	return out
+}
+
+// countingTransport counts every UDP byte memberlist sends: our messages
+// and its own probes and gossip, after encryption.
+type countingTransport struct {
+	*memberlist.NetTransport
+	sent func(float64)
+}
+
+func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
+	t.sent(float64(len(b)))
+	return t.NetTransport.WriteTo(b, addr)
+}
+
+func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	t.sent(float64(len(b)))
+	return t.NetTransport.WriteToAddress(b, a)
+}

@@ -1,0 +1,282 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// fakeLocal is a board's Local for tests.
+type fakeLocal struct {
+	inflight atomic.Int64
+	runstate atomic.Value
+}
+
+func (f *fakeLocal) InFlight() int     { return int(f.inflight.Load()) }
+func (f *fakeLocal) Completed() uint64 { return 0 }
+func (f *fakeLocal) Load() Load        { return Load{CPU: 0.25, Mem: 0.5} }
+func (f *fakeLocal) Runstate() string {
+	if s, ok := f.runstate.Load().(string); ok {
+		return s
+	}
+	return "running"
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("EWS_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// freePort returns a loopback port free for both TCP and UDP.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+var (
+	testKey  = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	otherKey = "HxAREhMUFRYXGBkaGxwdHh8AAQIDBAUGBwgJCgsMDQ4="
+)
+
+func testConfig(name string, peers []string, key string) *config.Config {
+	cfg := config.DefaultConfig()
+	cfg.Node.Name = name
+	cfg.Node.HTTP = "127.0.0.1:0"
+	for _, p := range peers {
+		if n, addr, _ := strings.Cut(p, "="); n == name {
+			cfg.Node.Gossip = addr
+		}
+	}
+	cfg.Cluster.Peers = peers
+	cfg.Cluster.Key = key
+	cfg.Cluster.Heartbeat = config.D(50 * time.Millisecond)
+	cfg.Cluster.TMax = config.D(300 * time.Millisecond)
+	cfg.Cluster.TThreshold = config.D(200 * time.Millisecond)
+	return &cfg
+}
+
+type board struct {
+	c     *Cluster
+	local *fakeLocal
+	reg   *prometheus.Registry
+}
+
+func startBoard(t *testing.T, cfg *config.Config) *board {
+	t.Helper()
+	b := &board{local: &fakeLocal{}, reg: prometheus.NewRegistry()}
+	c, err := New(cfg, testLogger().With("board", cfg.Node.Name), b.reg, b.local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	b.c = c
+	return b
+}
+
+// waitFor polls cond every 10 ms until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for the condition
+	}
+	return time.Since(start)
+}
+
+// oneMaster reports whether every board in bs follows master and exactly
+// one of them is master.
+func oneMaster(bs []*board, master string) bool {
+	n := 0
+	for _, b := range bs {
+		name, _, ok := b.c.Master()
+		if !ok || name != master {
+			return false
+		}
+		if b.c.IsMaster() {
+			n++
+		}
+	}
+	return n == 1
+}
+
+func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
+	var peers []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
+	}
+	var bs []*board
+	for i := range 3 {
+		bs = append(bs, startBoard(t, testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)))
+	}
+	cfg := bs[0].c.cfg
+	hb, tmax := cfg.Cluster.Heartbeat.Duration, cfg.Cluster.TMax.Duration
+
+	waitFor(t, "ews1 elected by all three", 5*time.Second, func() bool { return oneMaster(bs, "ews1") })
+	waitFor(t, "every board running in every view", 2*time.Second, func() bool {
+		for _, b := range bs {
+			v := b.c.Snapshot()
+			for _, n := range v.Nodes {
+				if n.Runstate != "running" || n.HTTP == "" || n.Capacity != 4 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	v := bs[2].c.Snapshot()
+	if v.Self != "ews3" || v.Master != "ews1" || v.Epoch != 1 || len(v.Nodes) != 3 || v.Queue == nil {
+		t.Fatalf("ews3's view %+v, want self ews3, master ews1, epoch 1, 3 rows, a queue map", v)
+	}
+	if n, _ := v.Node("ews2"); n.Load.Mem != 0.5 || n.Addr != strings.TrimPrefix(peers[1], "ews2=") {
+		t.Fatalf("ews2's row %+v: want mem 0.5 and its gossip address", n)
+	}
+
+	// A fourth board with the wrong key tries to join.
+	wrongPeers := append(append([]string{}, peers...), fmt.Sprintf("ews4=127.0.0.1:%d", freePort(t)))
+	bad := startBoard(t, testConfig("ews4", wrongPeers, otherKey))
+	waitFor(t, "wrong-key packets counted as refused", 5*time.Second, func() bool {
+		return testutil.ToFloat64(bs[0].c.m.refused.WithLabelValues("encrypted")) > 0
+	})
+
+	// The master dies without a word: one new master within tmax and a few heartbeats.
+	bs[0].c.crash()
+	live := bs[1:]
+	took := waitFor(t, "ews2 takes over", tmax+20*hb, func() bool {
+		return oneMaster(live, "ews2") && live[1].c.Snapshot().Epoch == 2
+	})
+	t.Logf("takeover after a crash: %v (tmax %v, heartbeat %v)", took, tmax, hb)
+	if testutil.ToFloat64(bs[1].c.m.takeovers) != 1 || testutil.ToFloat64(bs[1].c.m.isMaster) != 1 {
+		t.Fatal("ews2's metrics do not show its takeover")
+	}
+	waitFor(t, "ews1 down in the new table", 2*time.Second, func() bool {
+		n, _ := bs[2].c.Snapshot().Node("ews1")
+		return n.Runstate == "down"
+	})
+
+	for _, b := range live {
+		if _, ok := b.c.memberAddrs()["ews4"]; ok {
+			t.Fatalf("%s's membership has the wrong-key board ews4", b.c.self.Name)
+		}
+		if _, ok := b.c.Snapshot().Node("ews4"); ok {
+			t.Fatal("ews4 appears in a table")
+		}
+	}
+	if name, _, ok := bad.c.Master(); ok && name != "ews4" {
+		t.Fatalf("the wrong-key board follows %s: it read our tables", name)
+	}
+	for _, b := range bs {
+		if got := testutil.ToFloat64(b.c.m.sent.WithLabelValues("table")) + testutil.ToFloat64(b.c.m.sent.WithLabelValues("report")); got == 0 {
+			t.Fatalf("%s sent no messages", b.c.self.Name)
+		}
+	}
+
+	// A graceful shutdown hands over at once (step-down), well before tmax.
+	bs[1].c.Shutdown()
+	took = waitFor(t, "ews3 takes over after a step-down", tmax+20*hb, func() bool { return bs[2].c.IsMaster() })
+	t.Logf("takeover after a graceful shutdown: %v", took)
+
+	// ews1 restarts with the same name and address: it rejoins and follows (preempt=false).
+	again := startBoard(t, testConfig("ews1", peers, testKey))
+	waitFor(t, "restarted ews1 follows ews3", 5*time.Second, func() bool { return oneMaster([]*board{again, bs[2]}, "ews3") })
+	waitFor(t, "ews1 running again in ews3's table", 2*time.Second, func() bool {
+		n, _ := bs[2].c.Snapshot().Node("ews1")
+		return n.Runstate == "running"
+	})
+}
+
+func TestClusterGossipPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	peers := []string{fmt.Sprintf("ews1=127.0.0.1:%d", port), fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t))}
+	c, err := New(testConfig("ews1", peers, testKey), testLogger(), nil, &fakeLocal{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown()
+	err = c.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprint(port)) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("Start on a taken port: %v, want an error naming port %d as in use", err, port)
+	}
+}
+
+func TestClusterStandalone(t *testing.T) {
+	cfg := config.DefaultConfig()
+	cfg.Node.HTTP = ":8080"
+	c, err := New(&cfg, testLogger(), prometheus.NewRegistry(), &fakeLocal{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, cancel := c.Subscribe()
+	defer cancel()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown()
+	if c.ml != nil {
+		t.Fatal("a standalone board started memberlist")
+	}
+	c.SetQueue(func() map[string]int { return map[string]int{"control": 2} })
+	c.Dispatched("ews1")
+	var v View
+	select {
+	case v = <-views:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no view published")
+	}
+	v = c.Snapshot()
+	name, httpAddr, ok := c.Master()
+	if !ok || name != "ews1" || httpAddr != "127.0.0.1:8080" || !c.IsMaster() {
+		t.Fatalf("Master() = %q %q %v, want ews1 at 127.0.0.1:8080", name, httpAddr, ok)
+	}
+	if v.Epoch != 1 || v.Master != "ews1" || v.Self != "ews1" || len(v.Nodes) != 1 || v.Queue["control"] != 2 {
+		t.Fatalf("standalone view %+v, want a one-row table, master ews1, epoch 1, queue control=2", v)
+	}
+	if n := v.Nodes[0]; n.Linknum != 1 || n.Runstate != "running" {
+		t.Fatalf("own row %+v, want linknum 1 running", n)
+	}
+	c.Shutdown()
+	c.Shutdown() // idempotent
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("Done not closed after Shutdown")
+	}
+}

@@ -1,0 +1,454 @@
+package state
+
+import (
+	"fmt"
+	"time"
+)
+
+// Peer is one configured board: its rank (order in cluster.peers), name and
+// gossip address.
+type Peer struct {
+	Rank int
+	Name string
+	Addr string
+}
+
+// Timing is the paper's protocol timing.
+type Timing struct {
+	Heartbeat  time.Duration // table and report period
+	TMax       time.Duration // master silence before a takeover; also the listen time at start
+	TThreshold time.Duration // board silence before it is down
+	Tick       time.Duration // how often the driver calls Tick; changes are coalesced for this long
+	Preempt    bool          // a lower-rank board takes mastership back
+}
+
+// ActionKind says what the driver must do with an Action.
+type ActionKind uint8
+
+const (
+	Broadcast    ActionKind = iota // send Msg to every other board
+	SendTo                         // send Msg to the board named To
+	BecameMaster                   // this board claimed mastership (Epoch, Reason)
+	SteppedDown                    // this board lost mastership to Master (Epoch, Reason)
+	Followed                       // this board now follows Master (Epoch)
+	Warn                           // log Reason loudly (peer list differs, duplicate name)
+)
+
+// Action is one thing the Election asks its driver to do.
+type Action struct {
+	Kind   ActionKind
+	Msg    Message
+	To     string
+	Epoch  uint64
+	Master string
+	Reason string
+}
+
+// boardState is what this board knows of one peer from its reports.
+type boardState struct {
+	report    ReportMsg
+	heard     time.Time // last message of any kind; zero: never
+	hasReport bool
+	gone      bool   // membership says it left or died
+	peersHash uint32 // last hash warned about, to warn once per change
+}
+
+// Election is the master election and the master's table as a pure state
+// machine: the driver feeds it events with the current time and performs
+// the actions it returns. It does no I/O and starts no goroutines; it is
+// not safe for concurrent use (the driver owns it from one goroutine).
+type Election struct {
+	self      Peer
+	peers     []Peer // by rank
+	byName    map[string]int
+	peerList  []string
+	peersHash uint32
+	t         Timing
+
+	boot         time.Time
+	epoch        uint64 // epoch of the current master (ours when master)
+	master       string // "" while none is known
+	masterRank   int
+	heardMaster  time.Time // last table from the current master
+	followSince  time.Time // when this board last started following (or stepped down)
+	maxEpochSeen uint64
+
+	boards      []boardState // by rank
+	outstanding map[string]int
+
+	table    TableMsg  // the master's latest table (ours when master)
+	tableAt  time.Time // when table was built or received
+	lastSent time.Time
+	stopped  bool // StepDown was called: the board is leaving, it claims nothing more
+	reports  int  // own reports fed by Local
+}
+
+// NewElection starts the machine at now. peers are in rank order and must
+// include self. With self the only peer, it is master at once with epoch 1.
+func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election, error) {
+	e := &Election{t: t, boot: now, byName: map[string]int{}, outstanding: map[string]int{}, masterRank: -1}
+	if t.Tick <= 0 {
+		e.t.Tick = t.Heartbeat / 5
+	}
+	for i, p := range peers {
+		if p.Rank != i {
+			return nil, fmt.Errorf("state: peer %q has rank %d at index %d", p.Name, p.Rank, i)
+		}
+		if _, dup := e.byName[p.Name]; dup {
+			return nil, fmt.Errorf("state: duplicate peer %q", p.Name)
+		}
+		if i >= MaxBoards {
+			return nil, fmt.Errorf("state: %d peers, over the limit of %d", len(peers), MaxBoards)
+		}
+		e.byName[p.Name] = i
+		e.peerList = append(e.peerList, p.Name+"="+p.Addr)
+	}
+	r, ok := e.byName[self]
+	if !ok {
+		return nil, fmt.Errorf("state: board %q is not among the peers", self)
+	}
+	e.self, e.peers = peers[r], peers
+	e.peersHash = HashPeers(e.peerList)
+	e.boards = make([]boardState, len(peers))
+	e.boards[r].heard = now
+	if len(peers) == 1 {
+		e.claim(now, "standalone")
+	}
+	return e, nil
+}
+
+// PeersHash is the hash of this board's peer list, carried in its reports.
+func (e *Election) PeersHash() uint32 { return e.peersHash }
+
+// IsMaster reports whether this board is the master.
+func (e *Election) IsMaster() bool { return e.master == e.self.Name }
+
+// Master returns the current master's name ("" when none is known) and epoch.
+func (e *Election) Master() (string, uint64) { return e.master, e.epoch }
+
+// Epoch returns the current epoch.
+func (e *Election) Epoch() uint64 { return e.epoch }
+
+// Table returns the latest table (built when master, received otherwise)
+// and when it was built or received. The rows are shared: do not modify.
+func (e *Election) Table() (TableMsg, time.Time) { return e.table, e.tableAt }
+
+// Report returns the last report of the named board and when it was heard.
+func (e *Election) Report(name string) (ReportMsg, time.Time, bool) {
+	r, ok := e.byName[name]
+	if !ok || !e.boards[r].hasReport {
+		return ReportMsg{}, time.Time{}, false
+	}
+	return e.boards[r].report, e.boards[r].heard, true
+}
+
+// Dispatched counts a request the master sent to name.
+func (e *Election) Dispatched(name string) { e.outstanding[name]++ }
+
+// Completed counts the end of a request sent to name; never below zero.
+func (e *Election) Completed(name string) {
+	if e.outstanding[name] > 0 {
+		e.outstanding[name]--
+	}
+}
+
+// Outstanding returns the requests this board dispatched to name that are still running.
+func (e *Election) Outstanding(name string) int { return e.outstanding[name] }
+
+// alive reports whether this board believes peer rank r is up.
+func (e *Election) alive(r int, now time.Time) bool {
+	if r == e.self.Rank {
+		return true
+	}
+	b := &e.boards[r]
+	return !b.gone && !b.heard.IsZero() && now.Sub(b.heard) <= e.t.TThreshold
+}
+
+// lowestAlive returns the lowest rank believed alive, skipping skip (-1: none).
+func (e *Election) lowestAlive(now time.Time, skip int) int {
+	for r := range e.peers {
+		if r != skip && e.alive(r, now) {
+			return r
+		}
+	}
+	return e.self.Rank
+}
+
+// Tick runs the timers: the master marks silent boards down and sends the
+// table when it changed or a heartbeat has passed; a board that has not
+// heard the master for tmax takes over if it is the lowest-rank live board.
+func (e *Election) Tick(now time.Time) []Action {
+	if e.stopped {
+		return nil
+	}
+	if e.IsMaster() {
+		return e.masterTick(now)
+	}
+	if now.Sub(e.boot) < e.t.TMax {
+		return nil // listen for tmax before claiming
+	}
+	if e.master == "" || now.Sub(e.heardMaster) >= e.t.TMax {
+		skip := -1
+		if e.master != "" {
+			skip = e.masterRank
+		}
+		if e.lowestAlive(now, skip) == e.self.Rank {
+			reason := "no master heard for tmax"
+			if e.master == "" {
+				reason = "no master heard since start"
+			}
+			return e.claim(now, reason)
+		}
+		return nil
+	}
+	if e.t.Preempt && e.self.Rank < e.masterRank && now.Sub(e.followSince) >= e.t.TMax &&
+		e.lowestAlive(now, -1) == e.self.Rank {
+		return e.claim(now, fmt.Sprintf("preempt: rank %d is below master %s's rank %d", e.self.Rank, e.master, e.masterRank))
+	}
+	return nil
+}
+
+func (e *Election) claim(now time.Time, reason string) []Action {
+	e.epoch = max(e.epoch, e.maxEpochSeen) + 1
+	e.maxEpochSeen = e.epoch
+	e.master, e.masterRank = e.self.Name, e.self.Rank
+	e.heardMaster = now
+	e.table = TableMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, PeersHash: e.peersHash}
+	e.rebuild(now) // from the boards' reports, never from the old table
+	e.table.Version++
+	e.lastSent = now
+	msg := e.table
+	return []Action{
+		{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason},
+		{Kind: Broadcast, Msg: &msg},
+	}
+}
+
+func (e *Election) masterTick(now time.Time) []Action {
+	if e.rebuild(now) {
+		e.table.Version++
+	} else if now.Sub(e.lastSent)+e.t.Tick/2 < e.t.Heartbeat {
+		return nil
+	}
+	e.lastSent = now
+	msg := e.table
+	return []Action{{Kind: Broadcast, Msg: &msg}}
+}
+
+// rebuild recomputes the master's rows and reports whether anything but
+// ages changed.
+func (e *Election) rebuild(now time.Time) bool {
+	rows := e.rows(now)
+	changed := len(rows) != len(e.table.Rows)
+	for i := 0; !changed && i < len(rows); i++ {
+		a, b := rows[i], e.table.Rows[i]
+		a.AgeMs, b.AgeMs = 0, 0
+		changed = a != b
+	}
+	e.table.Rows, e.tableAt = rows, now
+	return changed
+}
+
+// rows builds the master's rows from the boards' reports (the truth for
+// linknum) and its own outstanding dispatches; never from an older table.
+func (e *Election) rows(now time.Time) Rows {
+	rows := make(Rows, len(e.peers))
+	for r, p := range e.peers {
+		b := &e.boards[r]
+		row := Row{Rank: uint8(r), Name: p.Name, Runstate: Down, AgeMs: neverHeardAge}
+		if !b.heard.IsZero() {
+			row.AgeMs = uint32(min(now.Sub(b.heard).Milliseconds(), int64(neverHeardAge-1)))
+		}
+		if b.hasReport {
+			rep := &b.report
+			row.Capacity, row.Weight = rep.Capacity, rep.Weight
+			row.SetLoad(rep.Wire())
+			row.Linknum = max(rep.InFlight, uint32(e.outstanding[p.Name]))
+			row.Runstate = rep.Runstate
+			if row.Runstate == Joining { // fresh start: running, nothing in flight
+				row.Runstate, row.Linknum = Running, uint32(e.outstanding[p.Name])
+			}
+			if !e.alive(r, now) {
+				row.Runstate = Down
+			}
+		}
+		rows[r] = row
+	}
+	return rows
+}
+
+// masterReportEvery: the master's own row travels in its table, so it
+// broadcasts its report (for its HTTP address) only every this many
+// heartbeats, which halves its idle traffic.
+const masterReportEvery = 10
+
+// Local feeds this board's own report (every heartbeat) and returns the
+// broadcast of it.
+func (e *Election) Local(now time.Time, rep ReportMsg) []Action {
+	rep.Name, rep.Epoch, rep.PeersHash = e.self.Name, e.epoch, e.peersHash
+	b := &e.boards[e.self.Rank]
+	b.report, b.hasReport, b.heard = rep, true, now
+	e.reports++
+	if e.IsMaster() && e.reports%masterReportEvery != 0 {
+		return nil
+	}
+	return []Action{{Kind: Broadcast, Msg: &rep}}
+}
+
+// Receive handles a message from another board. A message it refuses
+// (unknown board, a board using this board's name) returns an error and
+// perhaps a Warn action.
+func (e *Election) Receive(now time.Time, m Message) ([]Action, error) {
+	switch m := m.(type) {
+	case *TableMsg:
+		return e.receiveTable(now, m)
+	case *ReportMsg:
+		return e.receiveReport(now, m)
+	case *StepDownMsg:
+		return e.receiveStepDown(now, m)
+	case *PeerListMsg:
+		return e.receivePeerList(m)
+	}
+	return nil, fmt.Errorf("state: unexpected message %T", m)
+}
+
+// sender finds the peer a message claims to come from.
+func (e *Election) sender(kind MsgType, name string) (int, []Action, error) {
+	if name == e.self.Name {
+		reason := fmt.Sprintf("another board uses this board's name %q (a %s message came from it): two boards with the same name", name, kind)
+		return -1, []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s from a board named like this one (%q)", kind, name)
+	}
+	r, ok := e.byName[name]
+	if !ok {
+		return -1, nil, fmt.Errorf("state: %s from %q, which is not in cluster.peers %v", kind, name, e.peerList)
+	}
+	return r, nil, nil
+}
+
+func (e *Election) heard(r int, now time.Time) {
+	e.boards[r].heard = now
+	e.boards[r].gone = false
+}
+
+func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
+	r, acts, err := e.sender(tableMsgType, t.Master)
+	if err != nil {
+		return acts, err
+	}
+	e.heard(r, now)
+	e.maxEpochSeen = max(e.maxEpochSeen, t.Epoch)
+	if e.IsMaster() {
+		if t.Epoch > e.epoch || (t.Epoch == e.epoch && r < e.self.Rank) {
+			old := e.epoch
+			acts = e.follow(now, t, r)
+			return append([]Action{{Kind: SteppedDown, Epoch: old, Master: t.Master,
+				Reason: fmt.Sprintf("%s is master with epoch %d (ours %d, rank %d vs %d)", t.Master, t.Epoch, old, r, e.self.Rank)}}, acts...), nil
+		}
+		// We win: answer at once so the other steps down.
+		e.lastSent = now
+		msg := e.table
+		return []Action{{Kind: Broadcast, Msg: &msg}}, nil
+	}
+	switch {
+	case e.master == "",
+		t.Epoch > e.epoch,
+		t.Epoch == e.epoch && r < e.masterRank:
+		return e.follow(now, t, r), nil
+	case t.Master == e.master && t.Epoch == e.epoch:
+		if t.Version >= e.table.Version || t.Version == 0 {
+			e.table, e.tableAt = *t, now
+		}
+		e.heardMaster = now
+	}
+	return nil, nil // a stale table of a former master: ignored
+}
+
+func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
+	e.epoch, e.master, e.masterRank = t.Epoch, t.Master, r
+	e.heardMaster, e.followSince = now, now
+	e.table, e.tableAt = *t, now
+	var acts []Action
+	if t.PeersHash != e.peersHash {
+		acts = append(acts, Action{Kind: Warn, Reason: fmt.Sprintf("master %s has a different peer list (hash %08x, ours %08x: %v)", t.Master, t.PeersHash, e.peersHash, e.peerList)})
+	}
+	return append(acts, Action{Kind: Followed, Epoch: t.Epoch, Master: t.Master})
+}
+
+func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) {
+	r, acts, err := e.sender(reportMsgType, m.Name)
+	if err != nil {
+		return acts, err
+	}
+	b := &e.boards[r]
+	wasAlive := e.alive(r, now)
+	b.report, b.hasReport = *m, true
+	e.heard(r, now)
+	if own := e.boards[e.self.Rank]; !wasAlive && e.IsMaster() && own.hasReport {
+		// a board (re)appears: tell it our HTTP address now, not at our next report
+		rep := own.report
+		acts = append(acts, Action{Kind: SendTo, To: m.Name, Msg: &rep})
+	}
+	e.maxEpochSeen = max(e.maxEpochSeen, m.Epoch)
+	if m.PeersHash != e.peersHash && m.PeersHash != b.peersHash {
+		b.peersHash = m.PeersHash
+		list := PeerListMsg{Name: e.self.Name, Peers: Strings(e.peerList)}
+		acts = append(acts,
+			Action{Kind: Warn, Reason: fmt.Sprintf("board %s has a different peer list (hash %08x, ours %08x: %v); sending it ours", m.Name, m.PeersHash, e.peersHash, e.peerList)},
+			Action{Kind: SendTo, To: m.Name, Msg: &list})
+	} else if m.PeersHash == e.peersHash {
+		b.peersHash = 0
+	}
+	return acts, nil
+}
+
+func (e *Election) receiveStepDown(now time.Time, m *StepDownMsg) ([]Action, error) {
+	r, acts, err := e.sender(stepDownMsgType, m.Name)
+	if err != nil {
+		return acts, err
+	}
+	e.boards[r].gone = true
+	if m.Name == e.master && m.Epoch == e.epoch {
+		e.heardMaster = time.Time{} // take over at the next tick, no need to wait tmax
+	}
+	return nil, nil
+}
+
+func (e *Election) receivePeerList(m *PeerListMsg) ([]Action, error) {
+	_, acts, err := e.sender(peerListMsgType, m.Name)
+	if err != nil {
+		return acts, err
+	}
+	if HashPeers(m.Peers) == e.peersHash {
+		return nil, nil
+	}
+	return []Action{{Kind: Warn, Reason: fmt.Sprintf("peer lists differ: %s has %v, this board (%s) has %v", m.Name, []string(m.Peers), e.self.Name, e.peerList)}}, nil
+}
+
+// MemberLeft records that membership declared name dead or gone: it no
+// longer counts as alive when choosing who takes over.
+func (e *Election) MemberLeft(name string) {
+	if r, ok := e.byName[name]; ok && r != e.self.Rank {
+		e.boards[r].gone = true
+	}
+}
+
+// MemberJoined records that membership sees name again.
+func (e *Election) MemberJoined(name string) {
+	if r, ok := e.byName[name]; ok {
+		e.boards[r].gone = false
+	}
+}
+
+// StepDown gives up mastership for good (graceful shutdown): Tick does
+// nothing afterwards. It returns the message that lets the others take
+// over at once; nil when not master.
+func (e *Election) StepDown(now time.Time) []Action {
+	e.stopped = true
+	if !e.IsMaster() {
+		return nil
+	}
+	msg := StepDownMsg{Name: e.self.Name, Epoch: e.epoch}
+	e.master, e.masterRank, e.followSince = "", -1, now
+	e.stopped = true
+	return []Action{{Kind: SteppedDown, Epoch: e.epoch, Reason: "shutdown"}, {Kind: Broadcast, Msg: &msg}}
+}

@@ -1,0 +1,48 @@
+package state
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzDecode feeds garbage, truncated and oversized input to the one
+// decoder every message goes through: it must refuse or accept, never
+// panic; whatever it accepts must encode again, and an Election (master or
+// not) must take it without panicking.
+func FuzzDecode(f *testing.F) {
+	for _, m := range []Message{
+		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, PeersHash: 7, Rows: Rows{worstRow(0), worstRow(1)}},
+		&ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Runstate: Running},
+		&StepDownMsg{Name: "ews1", Epoch: 3},
+		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946"}},
+	} {
+		b, err := Encode(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Add([]byte{1, 1, 0x95, 1, 0xa1, 'm', 1, 0, 0xdd, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err != nil {
+			return
+		}
+		if _, err := Encode(m); err != nil {
+			t.Fatalf("accepted %x but cannot encode it again: %v", b, err)
+		}
+		peers := []Peer{{0, "ews1", "10.0.0.1:7946"}, {1, "ews2", "10.0.0.2:7946"}}
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, self := range []string{"ews1", "ews2"} {
+			e, err := NewElection(self, peers, fastTiming, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Tick(now.Add(2 * time.Second)) // ews1 claims
+			e.Receive(now.Add(2*time.Second), m)
+			e.Tick(now.Add(3 * time.Second))
+			e.View(now.Add(3 * time.Second))
+		}
+	})
+}

@@ -1,0 +1,239 @@
+package state
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// simNet is an in-memory network of Elections driven by a fake clock: every
+// message goes through Encode/Decode and arrives at the next step, one tick
+// later, unless the link is cut.
+type simNet struct {
+	t      *testing.T
+	now    time.Time
+	timing Timing
+	peers  []Peer
+	nodes  []*simNode
+	cut    map[[2]string]bool // from, to
+	warns  []string
+	dual   int // consecutive steps with two masters that hear each other
+}
+
+type simNode struct {
+	name     string
+	e        *Election
+	up       bool
+	inbox    [][]byte
+	nextRep  time.Time
+	inFlight uint32
+	runstate Runstate
+	events   []Action // BecameMaster, SteppedDown, Followed
+}
+
+var fastTiming = Timing{Heartbeat: 100 * time.Millisecond, TMax: time.Second, TThreshold: 500 * time.Millisecond, Tick: 20 * time.Millisecond}
+
+func newSimNet(t *testing.T, n int, timing Timing) *simNet {
+	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{}}
+	for i := range n {
+		name := fmt.Sprintf("ews%d", i+1)
+		s.peers = append(s.peers, Peer{Rank: i, Name: name, Addr: fmt.Sprintf("10.0.0.%d:7946", i+1)})
+		s.nodes = append(s.nodes, &simNode{name: name})
+	}
+	return s
+}
+
+func (s *simNet) node(name string) *simNode {
+	for _, n := range s.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	s.t.Fatalf("no node %q", name)
+	return nil
+}
+
+// start boots a board: it reports joining first, running after.
+func (s *simNet) start(names ...string) {
+	for _, name := range names {
+		n := s.node(name)
+		e, err := NewElection(name, s.peers, s.timing, s.now)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		n.e, n.up, n.inbox, n.nextRep, n.runstate, n.inFlight = e, true, nil, s.now, Joining, 0
+	}
+}
+
+func (s *simNet) kill(names ...string) {
+	for _, name := range names {
+		n := s.node(name)
+		n.up, n.e, n.inbox = false, nil, nil
+	}
+}
+
+// partition cuts every link between the groups.
+func (s *simNet) partition(groups ...[]string) {
+	for i, a := range groups {
+		for j, b := range groups {
+			if i == j {
+				continue
+			}
+			for _, x := range a {
+				for _, y := range b {
+					s.cut[[2]string{x, y}] = true
+				}
+			}
+		}
+	}
+}
+
+func (s *simNet) heal() { s.cut = map[[2]string]bool{} }
+
+func (s *simNet) send(from string, to string, m Message) {
+	b, err := Encode(m)
+	if err != nil {
+		s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
+	}
+	for _, n := range s.nodes {
+		if n.name == from || !n.up || (to != "" && n.name != to) || s.cut[[2]string{from, n.name}] {
+			continue
+		}
+		n.inbox = append(n.inbox, b)
+	}
+}
+
+func (s *simNet) do(n *simNode, acts []Action) {
+	for _, a := range acts {
+		switch a.Kind {
+		case Broadcast:
+			s.send(n.name, "", a.Msg)
+		case SendTo:
+			s.send(n.name, a.To, a.Msg)
+		case Warn:
+			s.warns = append(s.warns, n.name+": "+a.Reason)
+		default:
+			n.events = append(n.events, a)
+		}
+	}
+}
+
+// step advances the clock one tick: every live board reads its inbox,
+// reports when its heartbeat is due, and ticks.
+func (s *simNet) step() {
+	s.now = s.now.Add(s.timing.Tick)
+	for _, n := range s.nodes {
+		if !n.up {
+			continue
+		}
+		in := n.inbox
+		n.inbox = nil
+		for _, b := range in {
+			m, err := Decode(b)
+			if err != nil {
+				s.t.Fatalf("%s: decode: %v", n.name, err)
+			}
+			acts, _ := n.e.Receive(s.now, m)
+			s.do(n, acts)
+		}
+		if !s.now.Before(n.nextRep) {
+			n.nextRep = s.now.Add(s.timing.Heartbeat)
+			s.do(n, n.e.Local(s.now, ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate}))
+			if n.runstate == Joining {
+				n.runstate = Running
+			}
+		}
+		s.do(n, n.e.Tick(s.now))
+	}
+	s.checkOneMasterPerSide()
+}
+
+// checkOneMasterPerSide: two boards that hear each other are not both
+// master for longer than a heartbeat and two ticks (the next table must
+// come, arrive, and the loser step down at once).
+func (s *simNet) checkOneMasterPerSide() {
+	dual := false
+	defer func() {
+		if !dual {
+			s.dual = 0
+			return
+		}
+		if s.dual++; s.dual > int(s.timing.Heartbeat/s.timing.Tick)+2 {
+			s.t.Fatalf("%v: two masters that hear each other for %d ticks: %v", s.now, s.dual, s.masters())
+		}
+	}()
+	for _, a := range s.nodes {
+		for _, b := range s.nodes {
+			if a == b || !a.up || !b.up || !a.e.IsMaster() || !b.e.IsMaster() {
+				continue
+			}
+			if !s.cut[[2]string{a.name, b.name}] && !s.cut[[2]string{b.name, a.name}] {
+				dual = true
+			}
+		}
+	}
+}
+
+func (s *simNet) run(d time.Duration) {
+	for end := s.now.Add(d); s.now.Before(end); {
+		s.step()
+	}
+}
+
+// runUntil steps until cond holds and returns how long it took; it fails
+// the test after limit.
+func (s *simNet) runUntil(what string, limit time.Duration, cond func() bool) time.Duration {
+	s.t.Helper()
+	start := s.now
+	for !cond() {
+		if s.now.Sub(start) > limit {
+			s.t.Fatalf("%s: not within %v; masters %v", what, limit, s.masters())
+		}
+		s.step()
+	}
+	return s.now.Sub(start)
+}
+
+// masters lists "name@epoch" of each live board that believes it is master.
+func (s *simNet) masters() []string {
+	var out []string
+	for _, n := range s.nodes {
+		if n.up && n.e.IsMaster() {
+			out = append(out, fmt.Sprintf("%s@%d", n.name, n.e.Epoch()))
+		}
+	}
+	return out
+}
+
+// agreed reports whether every live board follows master at epoch.
+func (s *simNet) agreed(master string, epoch uint64) bool {
+	for _, n := range s.nodes {
+		if !n.up {
+			continue
+		}
+		if m, e := n.e.Master(); m != master || e != epoch {
+			return false
+		}
+	}
+	return len(s.masters()) == 1
+}
+
+func (s *simNet) row(viewer, board string) NodeView {
+	s.t.Helper()
+	v := s.node(viewer).e.View(s.now)
+	n, ok := v.Node(board)
+	if !ok {
+		s.t.Fatalf("%s's view has no row %s", viewer, board)
+	}
+	return n
+}
+
+func (s *simNet) warned(sub string) bool {
+	for _, w := range s.warns {
+		if strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}

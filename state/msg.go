@@ -1,0 +1,309 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// MsgType is the first byte of every message. ONLY APPEND TO THIS LIST:
+// the numbers are on the wire, and a board running an older build must keep
+// reading the types it knows.
+type MsgType uint8
+
+const (
+	tableMsgType    MsgType = iota + 1 // master -> all: the table
+	reportMsgType                      // board -> all: its in-flight count, runstate, load
+	stepDownMsgType                    // master -> all: it gives up mastership (shutdown)
+	peerListMsgType                    // board -> board: its peer list, sent when the hashes differ
+)
+
+var msgTypeNames = map[MsgType]string{
+	tableMsgType:    "table",
+	reportMsgType:   "report",
+	stepDownMsgType: "stepdown",
+	peerListMsgType: "peerlist",
+}
+
+func (t MsgType) String() string {
+	if n, ok := msgTypeNames[t]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+// Protocol versions: the second byte of every message. A board sends
+// ProtocolVersion and accepts ProtocolVersionMin..ProtocolVersionMax.
+const (
+	ProtocolVersionMin uint8 = 1
+	ProtocolVersionMax uint8 = 1
+	ProtocolVersion          = ProtocolVersionMax
+)
+
+// Limits on what a decoder accepts; anything larger is refused unread.
+const (
+	MaxBoards     = 128      // rows in a table, entries in a peer list
+	MaxMessage    = 16 << 10 // bytes of one encoded message
+	maxNameLen    = 63       // a board name (config allows 63)
+	maxAddrLen    = 262      // host (255) + ":" + port
+	headerLen     = 2        // type byte + version byte
+	neverHeardAge = ^uint32(0)
+)
+
+// Message is one of the messages boards exchange.
+type Message interface {
+	Type() MsgType
+	validate() error
+}
+
+// TableMsg is the master's table, broadcast at least every heartbeat and
+// after each change. Rank and name are enough to find a row's addresses in
+// the receiver's own peer list; PeersHash tells whether that list matches.
+type TableMsg struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Epoch     uint64
+	Master    string
+	Version   uint64
+	PeersHash uint32
+	Rows      Rows
+}
+
+// Row is one board in the table.
+type Row struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Rank     uint8
+	Name     string
+	Linknum  uint32
+	Capacity uint32
+	Weight   uint32
+	Runstate Runstate
+	CPU      uint16 // load per mille, flat rather than a nested array: one byte less per row
+	Mem      uint16
+	Net      uint16
+	Disk     uint16
+	AgeMs    uint32 // ms since the master last heard the board when it sent the table; MaxUint32: never
+}
+
+// Rows is a bounded list of rows: its decoder refuses more than MaxBoards.
+type Rows []Row
+
+// ReportMsg is one board's own view of itself, sent to every board each
+// heartbeat. InFlight is the truth for the board's linknum (invariant 3).
+type ReportMsg struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Name      string
+	Epoch     uint64 // epoch of the master this board follows (0: none yet)
+	HTTP      string // host:port clients and the master reach this board's HTTP on
+	InFlight  uint32
+	Completed uint64
+	Capacity  uint32
+	Weight    uint32
+	Runstate  Runstate
+	CPU       uint16 // load per mille
+	Mem       uint16
+	Net       uint16
+	Disk      uint16
+	PeersHash uint32
+}
+
+// StepDownMsg tells every board that Name gives up the mastership of Epoch
+// (graceful shutdown), so the next board takes over without waiting tmax.
+type StepDownMsg struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Name     string
+	Epoch    uint64
+}
+
+// PeerListMsg carries a board's configured peer list ("name=host:port" in
+// rank order) to a board whose reports show a different PeersHash, so both
+// can log both lists.
+type PeerListMsg struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Name     string
+	Peers    Strings
+}
+
+// Strings is a bounded list of strings: its decoder refuses more than MaxBoards.
+type Strings []string
+
+func (*TableMsg) Type() MsgType    { return tableMsgType }
+func (*ReportMsg) Type() MsgType   { return reportMsgType }
+func (*StepDownMsg) Type() MsgType { return stepDownMsgType }
+func (*PeerListMsg) Type() MsgType { return peerListMsgType }
+
+// ErrVersion is wrapped by Decode when the version byte is out of range.
+var ErrVersion = errors.New("unsupported protocol version")
+
+// Encode writes m as type byte, version byte, msgpack array.
+func Encode(m Message) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(64)
+	buf.WriteByte(byte(m.Type()))
+	buf.WriteByte(ProtocolVersion)
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("state: encode %s: %w", m.Type(), err)
+	}
+	if buf.Len() > MaxMessage {
+		return nil, fmt.Errorf("state: encode %s: %d bytes, over the %d-byte limit", m.Type(), buf.Len(), MaxMessage)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads one message. Garbage, truncated, oversized, unknown-type and
+// wrong-version input is refused with an error; it never panics.
+func Decode(b []byte) (Message, error) {
+	if len(b) < headerLen+1 {
+		return nil, fmt.Errorf("state: message of %d bytes is too short", len(b))
+	}
+	if len(b) > MaxMessage {
+		return nil, fmt.Errorf("state: message of %d bytes is over the %d-byte limit", len(b), MaxMessage)
+	}
+	t, v := MsgType(b[0]), b[1]
+	if v < ProtocolVersionMin || v > ProtocolVersionMax {
+		return nil, fmt.Errorf("state: %s message: %w %d (this build speaks %d..%d)", t, ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
+	}
+	var m Message
+	switch t {
+	case tableMsgType:
+		m = new(TableMsg)
+	case reportMsgType:
+		m = new(ReportMsg)
+	case stepDownMsgType:
+		m = new(StepDownMsg)
+	case peerListMsgType:
+		m = new(PeerListMsg)
+	default:
+		return nil, fmt.Errorf("state: unknown message type %d", b[0])
+	}
+	r := bytes.NewReader(b[headerLen:])
+	dec := msgpack.NewDecoder(r)
+	if err := dec.Decode(m); err != nil {
+		return nil, fmt.Errorf("state: decode %s: %w", t, err)
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, r.Len())
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("state: decode %s: %w", t, err)
+	}
+	return m, nil
+}
+
+// DecodeMsgpack reads at most MaxBoards rows, so a forged length cannot
+// make the decoder allocate for a million rows.
+func (rs *Rows) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n > MaxBoards {
+		return fmt.Errorf("%d rows, over the limit of %d", n, MaxBoards)
+	}
+	if n < 0 {
+		*rs = nil
+		return nil
+	}
+	out := make(Rows, n)
+	for i := range out {
+		if err := d.Decode(&out[i]); err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+	}
+	*rs = out
+	return nil
+}
+
+// DecodeMsgpack reads at most MaxBoards strings.
+func (ss *Strings) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n > MaxBoards {
+		return fmt.Errorf("%d strings, over the limit of %d", n, MaxBoards)
+	}
+	if n < 0 {
+		*ss = nil
+		return nil
+	}
+	out := make(Strings, n)
+	for i := range out {
+		if out[i], err = d.DecodeString(); err != nil {
+			return fmt.Errorf("string %d: %w", i, err)
+		}
+	}
+	*ss = out
+	return nil
+}
+
+func validName(s string) error {
+	if s == "" || len(s) > maxNameLen {
+		return fmt.Errorf("bad board name of %d bytes", len(s))
+	}
+	return nil
+}
+
+func (m *TableMsg) validate() error {
+	if err := validName(m.Master); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	if m.Epoch == 0 {
+		return errors.New("epoch 0")
+	}
+	for i, r := range m.Rows {
+		if err := validName(r.Name); err != nil {
+			return fmt.Errorf("row %d: %w", i, err)
+		}
+		if !r.Runstate.Valid() {
+			return fmt.Errorf("row %q: bad runstate %d", r.Name, r.Runstate)
+		}
+		if !r.Wire().valid() {
+			return fmt.Errorf("row %q: load over 1000 per mille", r.Name)
+		}
+	}
+	return nil
+}
+
+func (m *ReportMsg) validate() error {
+	if err := validName(m.Name); err != nil {
+		return err
+	}
+	if len(m.HTTP) > maxAddrLen {
+		return fmt.Errorf("report %q: http address of %d bytes", m.Name, len(m.HTTP))
+	}
+	if !m.Runstate.Valid() {
+		return fmt.Errorf("report %q: bad runstate %d", m.Name, m.Runstate)
+	}
+	if !m.Wire().valid() {
+		return fmt.Errorf("report %q: load over 1000 per mille", m.Name)
+	}
+	return nil
+}
+
+func (m *StepDownMsg) validate() error { return validName(m.Name) }
+
+func (m *PeerListMsg) validate() error {
+	if err := validName(m.Name); err != nil {
+		return err
+	}
+	for i, p := range m.Peers {
+		if len(p) > maxNameLen+1+maxAddrLen {
+			return fmt.Errorf("peer %d: %d bytes", i, len(p))
+		}
+	}
+	return nil
+}
+
+// HashPeers is the hash of a peer list that reports carry, so boards notice
+// when their configs disagree.
+func HashPeers(peers []string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(strings.Join(peers, "\n")))
+	return h.Sum32()
+}

@@ -1,0 +1,110 @@
+package procload
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+type fakeProc struct {
+	t    *testing.T
+	dir  string
+	now  time.Time
+	smpl *Sampler
+}
+
+func newFakeProc(t *testing.T) *fakeProc {
+	f := &fakeProc{t: t, dir: t.TempDir(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Now: func() time.Time { return f.now }}
+	return f
+}
+
+func (f *fakeProc) write(rel, data string) {
+	p := filepath.Join(f.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+const netdev = `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo: %d 0 0 0 0 0 0 0 %d 0 0 0 0 0 0 0
+  eth0: %d 0 0 0 0 0 0 0 %d 0 0 0 0 0 0 0
+`
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
+
+func TestSamplerDeltas(t *testing.T) {
+	f := newFakeProc(t)
+	f.write("proc/stat", "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 2 3 4\n")
+	f.write("proc/meminfo", "MemTotal:       1000 kB\nMemFree:  100 kB\nMemAvailable:    250 kB\n")
+	f.write("proc/net/dev", sprintf(netdev, 5000, 5000, 1000, 1000))
+	f.write("proc/diskstats", "   8       0 sda 1 0 0 0 0 0 0 0 0 100 100 0 0 0 0\n   7 0 loop0 1 0 0 0 0 0 0 0 0 900000 900000\n")
+	f.write("sys/class/net/eth0/speed", "1000\n")
+
+	l := f.smpl.Load()
+	if !near(l.CPU, 0.2) || !near(l.Mem, 0.75) || l.Net != 0 || l.Disk != 0 {
+		t.Fatalf("first sample %+v, want cpu 0.2 since boot, mem 0.75, net and disk 0", l)
+	}
+	f.now = f.now.Add(time.Second)
+	// 1 s later: 300 busy of 400 jiffies; 125 MB/s each way on a 1 Gbit/s link; sda busy 500 ms
+	f.write("proc/stat", "cpu  300 0 200 800 100 0 0 0 0 0\n")
+	f.write("proc/net/dev", sprintf(netdev, 9e9, 9e9, 1000+125e6, 1000+125e6))
+	f.write("proc/diskstats", "   8       0 sda 1 0 0 0 0 0 0 0 0 600 100 0 0 0 0\n   7 0 loop0 1 0 0 0 0 0 0 0 0 999999 900000\n")
+	l = f.smpl.Load()
+	if !near(l.CPU, 0.75) || !near(l.Net, 1) || !near(l.Disk, 0.5) {
+		t.Fatalf("second sample %+v, want cpu 0.75, net 1 (lo ignored), disk 0.5 (loop ignored)", l)
+	}
+}
+
+func TestSamplerToleratesMissingFiles(t *testing.T) {
+	f := newFakeProc(t)
+	if l := f.smpl.Load(); l.CPU != 0 || l.Mem != 0 || l.Net != 0 || l.Disk != 0 {
+		t.Fatalf("no /proc at all: %+v, want zeros", l)
+	}
+	f.write("proc/stat", "garbage\n")
+	f.write("proc/meminfo", "MemTotal: x\n")
+	f.now = f.now.Add(time.Second)
+	if l := f.smpl.Load(); l.CPU != 0 || l.Mem != 0 {
+		t.Fatalf("garbage /proc: %+v, want zeros", l)
+	}
+}
+
+func TestSamplerRealProc(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	s := New()
+	s.Load()
+	l := s.Load()
+	for name, v := range map[string]float64{"cpu": l.CPU, "mem": l.Mem, "net": l.Net, "disk": l.Disk} {
+		if v < 0 || v > 1 || math.IsNaN(v) {
+			t.Fatalf("%s = %v, want 0..1", name, v)
+		}
+	}
+	if l.Mem == 0 {
+		t.Fatal("real /proc/meminfo gave mem 0")
+	}
+}
+
+func FuzzParsers(f *testing.F) {
+	f.Add([]byte("cpu  100 0 100 700 100 0 0 0 0 0\n"))
+	f.Add([]byte("MemTotal: 1000 kB\nMemAvailable: 250 kB\n"))
+	f.Add([]byte(sprintf(netdev, 1, 2, 3, 4)))
+	f.Add([]byte("   8       0 sda 1 0 0 0 0 0 0 0 0 100 100 0 0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if busy, total, ok := ParseStat(b); ok && busy > total {
+			t.Fatalf("busy %d > total %d", busy, total)
+		}
+		if m := ParseMeminfo(b); m < 0 || m > 1 {
+			t.Fatalf("mem %v out of 0..1", m)
+		}
+		ParseNetDev(b)
+		ParseDiskstats(b)
+	})
+}

@@ -1,0 +1,67 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// recorder is a slog.Handler that keeps every message.
+type recorder struct {
+	mu   *sync.Mutex
+	msgs *[]string
+}
+
+func newRecorder() recorder { return recorder{mu: &sync.Mutex{}, msgs: &[]string{}} }
+
+func (r recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*r.msgs = append(*r.msgs, rec.Message)
+	return nil
+}
+func (r recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r recorder) WithGroup(string) slog.Handler      { return r }
+
+func (r recorder) count(sub string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range *r.msgs {
+		if strings.Contains(m, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRejoinRetriesAndLogsOncePerChange(t *testing.T) {
+	peers := []string{fmt.Sprintf("ews1=127.0.0.1:%d", freePort(t)), fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t))}
+	rec := newRecorder()
+	c, err := New(testConfig("ews1", peers, testKey), slog.New(rec), prometheus.NewRegistry(), &fakeLocal{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown()
+	waitFor(t, "three join attempts on the absent peer", 10*time.Second, func() bool { return c.joins.Load() >= 3 })
+	if n := rec.count("cannot join peer"); n != 1 {
+		t.Fatalf("%d 'cannot join' logs over %d attempts, want 1 (once per change)", n, c.joins.Load())
+	}
+	waitFor(t, "ews1 master alone", 5*time.Second, c.IsMaster)
+
+	other := startBoard(t, testConfig("ews2", peers, testKey))
+	waitFor(t, "ews2 follows ews1", 5*time.Second, func() bool { return oneMaster([]*board{{c: c}, other}, "ews1") })
+	waitFor(t, "'peer is back' logged", 5*time.Second, func() bool { return rec.count("peer is back") == 1 })
+	other.c.crash()
+	waitFor(t, "'peer missing' logged", 10*time.Second, func() bool { return rec.count("peer missing") == 1 })
+}

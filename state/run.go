@@ -1,0 +1,215 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// run owns the protocol's timing: it feeds the Election the received
+// messages, membership changes, this board's report every heartbeat and a
+// tick every Timing.Tick, and carries out what it returns.
+func (c *Cluster) run(ctx context.Context) {
+	defer c.wg.Done()
+	ticker := time.NewTicker(c.timing.Tick)
+	defer ticker.Stop()
+	var nextReport time.Time
+	var last viewKey
+	for {
+		var acts []Action
+		var err error
+		var kind MsgType
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-c.inbox:
+			kind = m.Type()
+			acts, err = c.safely(func(now time.Time) ([]Action, error) { return c.e.Receive(now, m) })
+		case ev := <-c.members:
+			acts, err = c.safely(func(time.Time) ([]Action, error) {
+				if ev.up {
+					c.e.MemberJoined(ev.name)
+				} else {
+					c.e.MemberLeft(ev.name)
+				}
+				return nil, nil
+			})
+		case now := <-ticker.C:
+			var rep *ReportMsg
+			if !now.Before(nextReport) {
+				nextReport = now.Add(c.timing.Heartbeat - c.timing.Tick/2)
+				r := c.report()
+				rep = &r
+			}
+			acts, err = c.safely(func(now time.Time) ([]Action, error) {
+				var acts []Action
+				if rep != nil {
+					acts = c.e.Local(now, *rep)
+				}
+				return append(acts, c.e.Tick(now)...), nil
+			})
+		}
+		if err != nil {
+			c.refused(kind.String())
+			c.logger.Debug("message refused", "type", kind, "err", err)
+		} else if kind != 0 {
+			c.m.received.WithLabelValues(kind.String()).Inc()
+		}
+		c.do(acts)
+		last = c.notify(last)
+	}
+}
+
+// safely calls fn with the Election locked, turning a panic into an error
+// so one bad event cannot stop the cluster.
+func (c *Cluster) safely(fn func(now time.Time) ([]Action, error)) (acts []Action, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Error("cluster: panic in the protocol", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("state: panic: %v", r)
+		}
+	}()
+	return fn(time.Now())
+}
+
+// report samples this board for its heartbeat report. A panicking Local
+// gives a "down" report rather than stopping the cluster.
+func (c *Cluster) report() (r ReportMsg) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("cluster: panic in Local", "panic", p)
+			r = ReportMsg{HTTP: c.http, Runstate: Down}
+		}
+	}()
+	rs, err := ParseRunstate(c.local.Runstate())
+	if err != nil {
+		c.warn(err.Error())
+	}
+	inflight := max(c.local.InFlight(), 0)
+	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
+		Capacity: uint32(max(c.cfg.Node.Capacity, 0)), Weight: uint32(max(c.cfg.Node.Weight, 0)), Runstate: rs}
+	r.SetLoad(c.local.Load().Wire())
+	return r
+}
+
+// do carries out the Election's actions.
+func (c *Cluster) do(acts []Action) {
+	for _, a := range acts {
+		switch a.Kind {
+		case Broadcast:
+			c.send(a.Msg, "")
+		case SendTo:
+			c.send(a.Msg, a.To)
+		case BecameMaster:
+			if a.Reason != "standalone" {
+				c.m.takeovers.Inc()
+			}
+			c.logger.Info("became master", "epoch", a.Epoch, "reason", a.Reason)
+		case SteppedDown:
+			c.logger.Warn("stepped down", "epoch", a.Epoch, "new_master", a.Master, "reason", a.Reason)
+		case Followed:
+			c.logger.Info("following master", "master", a.Master, "epoch", a.Epoch)
+		case Warn:
+			c.warn(a.Reason)
+		}
+	}
+	c.mu.Lock()
+	name, epoch := c.e.Master()
+	t, _ := c.e.Table()
+	c.mu.Unlock()
+	c.m.epoch.Set(float64(epoch))
+	c.m.version.Set(float64(t.Version))
+	if name == c.self.Name {
+		c.m.isMaster.Set(1)
+	} else {
+		c.m.isMaster.Set(0)
+	}
+}
+
+// warn logs a loud problem (peer lists differ, a duplicate name) at most
+// once a minute per text.
+func (c *Cluster) warn(reason string) {
+	now := time.Now()
+	if t, ok := c.warned[reason]; ok && now.Sub(t) < time.Minute {
+		return
+	}
+	if len(c.warned) > 256 {
+		clear(c.warned)
+	}
+	c.warned[reason] = now
+	c.logger.Error("cluster: "+reason, "board", c.self.Name)
+}
+
+// send encodes m once and sends it to every other configured board, or to
+// the one named to: at the address membership knows it by, else at its
+// configured address when that is a literal IP (no DNS in the protocol's
+// path). Sending past the membership means a partition heals as soon as
+// packets flow again, without waiting for a re-join.
+func (c *Cluster) send(m Message, to string) {
+	if c.ml == nil {
+		return
+	}
+	b, err := Encode(m)
+	if err != nil {
+		c.logger.Error("cluster: encode", "err", err)
+		return
+	}
+	members := c.memberAddrs()
+	for _, p := range c.peers {
+		if p.Name == c.self.Name || (to != "" && p.Name != to) {
+			continue
+		}
+		addr, ok := members[p.Name]
+		if !ok {
+			if addr, ok = c.literal[p.Name]; !ok {
+				continue
+			}
+		}
+		if err := c.ml.SendToAddress(memberlist.Address{Addr: addr, Name: p.Name}, b); err != nil {
+			c.logger.Debug("send", "to", p.Name, "type", m.Type(), "err", err)
+			continue
+		}
+		c.m.sent.WithLabelValues(m.Type().String()).Inc()
+		c.m.bytes.WithLabelValues("sent").Add(float64(len(b)))
+	}
+}
+
+// viewKey is what makes a view worth publishing.
+type viewKey struct {
+	epoch, version uint64
+	master         string
+}
+
+// notify calls the OnChange subscribers when the view moved.
+func (c *Cluster) notify(last viewKey) viewKey {
+	c.mu.Lock()
+	name, epoch := c.e.Master()
+	t, _ := c.e.Table()
+	k := viewKey{epoch: epoch, version: t.Version, master: name}
+	if k == last || len(c.subs) == 0 {
+		c.mu.Unlock()
+		return k
+	}
+	subs := make([]func(View), 0, len(c.subs))
+	for _, fn := range c.subs {
+		subs = append(subs, fn)
+	}
+	c.mu.Unlock()
+	v := c.Snapshot()
+	for _, fn := range subs {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					c.logger.Error("cluster: panic in an OnChange subscriber", "panic", r)
+				}
+			}()
+			fn(v)
+		}()
+	}
+	return k
+}
