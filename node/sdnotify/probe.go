@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -81,4 +82,19 @@ func (b *Beat) clock() time.Time {
 		return b.now()
 	}
 	return time.Now()
+}
+
+// LoopbackURL is the URL of path on a listener of this board: a wildcard
+// host (":8080", "0.0.0.0", "::") becomes 127.0.0.1, so the probe never
+// leaves the board (a "tcp" listener on "::" is dual-stack, and ::1 is
+// missing on boards booted with ipv6.disable=1); a specific host is kept.
+func LoopbackURL(addr net.Addr, path string) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + path
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + path
 }

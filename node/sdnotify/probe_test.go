@@ -2,6 +2,7 @@ package sdnotify
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,5 +56,24 @@ func TestBeatProbe(t *testing.T) {
 	b.Tick()
 	if age, ok := b.Age(); !ok || age != 0 {
 		t.Fatalf("age after tick = %s %v", age, ok)
+	}
+}
+
+func TestLoopbackURL(t *testing.T) {
+	tests := []struct{ addr, want string }{
+		{"0.0.0.0:8080", "http://127.0.0.1:8080/healthz"},
+		{"[::]:8080", "http://127.0.0.1:8080/healthz"},
+		{"[::1]:8080", "http://[::1]:8080/healthz"},
+		{"127.0.0.1:9000", "http://127.0.0.1:9000/healthz"},
+		{"10.0.0.11:80", "http://10.0.0.11:80/healthz"},
+	}
+	for _, tt := range tests {
+		a, err := net.ResolveTCPAddr("tcp", tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LoopbackURL(a, "/healthz"); got != tt.want {
+			t.Errorf("LoopbackURL(%s) = %s, want %s", tt.addr, got, tt.want)
+		}
 	}
 }

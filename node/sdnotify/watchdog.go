@@ -20,7 +20,8 @@ type Watchdog struct {
 	log      *slog.Logger
 	notify   Notifier
 	probes   []Probe
-	interval time.Duration // 0: systemd wants no watchdog pets
+	interval time.Duration   // 0: systemd wants no watchdog pets
+	hung     []chan struct{} // per probe: closed when a call that overran returns; owned by Run
 }
 
 // WatchdogOption changes how NewWatchdog builds a Watchdog.
@@ -97,19 +98,49 @@ func (w *Watchdog) Run(ctx context.Context) {
 }
 
 // round runs every probe with a deadline of one interval; the first
-// failure (or panic) is returned.
-func (w *Watchdog) round(ctx context.Context) (err error) {
+// failure (or panic) is returned. A probe that ignores its deadline (blocked
+// on a deadlocked mutex, say) counts as failing; it is left running and not
+// started again until it returns, so a hung probe costs one goroutine.
+func (w *Watchdog) round(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, w.interval)
 	defer cancel()
-	for _, p := range w.probes {
-		if err := check(pctx, p); err != nil {
+	for i := range w.probes {
+		if err := w.check(pctx, i); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
 }
 
-func check(ctx context.Context, p Probe) (err error) {
+func (w *Watchdog) check(ctx context.Context, i int) error {
+	p := w.probes[i]
+	if w.hung == nil {
+		w.hung = make([]chan struct{}, len(w.probes))
+	}
+	if h := w.hung[i]; h != nil {
+		select {
+		case <-h: // the hung call has returned at last
+			w.hung[i] = nil
+		default:
+			return fmt.Errorf("sdnotify: probe %s: still hung from an earlier round", p.Name)
+		}
+	}
+	res := make(chan error, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		res <- call(ctx, p)
+	}()
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		w.hung[i] = finished
+		return fmt.Errorf("sdnotify: probe %s: no answer within %s", p.Name, w.interval)
+	}
+}
+
+func call(ctx context.Context, p Probe) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("sdnotify: probe %s panicked: %v\n%s", p.Name, r, debug.Stack())

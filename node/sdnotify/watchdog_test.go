@@ -222,3 +222,38 @@ func TestWatchdogPanickingProbeStopsPets(t *testing.T) {
 		t.Fatalf("sent %q, want a STATUS naming the failure", sent)
 	}
 }
+
+func TestWatchdogHungProbe(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	probe := Probe{Name: "locked", Check: func(context.Context) error {
+		calls.Add(1)
+		<-release // ignores its deadline, like a deadlocked mutex
+		return nil
+	}}
+	w := NewWatchdog(quietLog(), []Probe{probe}, WithNotifier(func(string) (bool, error) { return true, nil }),
+		WithInterval(20*time.Millisecond))
+	for i := 0; i < 3; i++ {
+		err := w.round(context.Background())
+		if err == nil {
+			t.Fatalf("round %d: a hung probe passed", i)
+		}
+		want := "no answer within"
+		if i > 0 {
+			want = "still hung"
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("round %d: %v, want %q", i, err, want)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("hung probe started %d times, want once", n)
+	}
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for w.round(context.Background()) != nil { // the old call returns, the next round runs the probe afresh
+		if time.Now().After(deadline) {
+			t.Fatal("probe still failing after it was released")
+		}
+	}
+}
