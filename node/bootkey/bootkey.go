@@ -213,3 +213,15 @@ func chownToServiceUser(path string) error {
 	}
 	return os.Chown(path, uid, gid)
 }
+
+// MigratePath loads the config at path and migrates its key: what
+// `ews config migrate-key` does in the unit's ExecStartPre (as root, before
+// the sandboxed start). A config that is not on the boot partition, or has
+// no inline key, is left alone.
+func MigratePath(path string, log *slog.Logger, opts Options) (changed bool, err error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return false, fmt.Errorf("bootkey: %w", err)
+	}
+	return Migrate(cfg, log, opts)
+}

@@ -291,3 +291,25 @@ func TestAtomicWrite(t *testing.T) {
 		t.Fatalf("temp files left behind: %v", ents)
 	}
 }
+
+func TestMigratePath(t *testing.T) {
+	b := newBoard(t)
+	key := config.NewKey()
+	text := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\"]\nkey = \"" + key + "\"\n"
+	write := func(s string) {
+		if err := os.WriteFile(b.boot, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(text)
+	if changed, err := MigratePath(b.boot, nil, b.opts); !changed || err != nil {
+		t.Fatalf("MigratePath = %v, %v", changed, err)
+	}
+	if strings.Contains(read(t, b.boot), key) || strings.TrimSpace(read(t, b.keyFile)) != key {
+		t.Fatal("key not moved")
+	}
+	write("[node]\nname = \"bad name!\"\n")
+	if _, err := MigratePath(b.boot, nil, b.opts); err == nil || !strings.Contains(err.Error(), "node.name") {
+		t.Fatalf("invalid config: err = %v", err)
+	}
+}
