@@ -6,13 +6,14 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Commit=$(COMMIT)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 
-.PHONY: help build test demo dist arm-smoke clean bench-paper bench-paper-quick
+.PHONY: help build test demo dist deb arm-smoke clean bench-paper bench-paper-quick
 
 help:
 	@echo "make demo   - build and start a 3-board demo cluster on loopback (simulated boards)"
 	@echo "make test   - all tests: vet, race tests, ARM smoke under qemu (installs what it needs)"
 	@echo "make build  - ./ews for this machine"
 	@echo "make dist   - static binaries dist/ews-linux-{armv6,armv7,arm64,amd64}"
+	@echo "make deb    - dist, then dist/ews_<version>_{armhf,arm64,amd64}.deb (armhf from the armv6 build)"
 	@echo "make bench-paper - the paper's experiment vs HAProxy (~25 min): docs/bench-paper.md, docs/img/bench-paper-*.png"
 	@echo "make bench-paper-quick - a reduced run of it (~5 min); BENCH_FLAGS adds flags to both"
 
@@ -45,6 +46,11 @@ dist:
 	GOOS=linux GOARCH=arm64 $(BUILD) -o dist/ews-linux-arm64 ./cmd/ews
 	GOOS=linux GOARCH=amd64 $(BUILD) -o dist/ews-linux-amd64 ./cmd/ews
 	@ls -l dist/
+
+# .debs built with the nfpm Go library (scripts/pkg); no outside tool needed.
+deb: dist
+	$(GO) run ./scripts/pkg --dist dist --version $(VERSION) --mtime $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+	@ls -l dist/*.deb
 
 clean:
 	rm -rf ews dist

@@ -2,18 +2,16 @@ package node
 
 import (
 	"net/http"
-	"sync/atomic"
 
 	"github.com/ews-firmware/ews/node/httpx"
 	"github.com/ews-firmware/ews/state"
 )
 
 // local is what this board tells the cluster about itself (state.Local):
-// its own in-flight count is the truth for its linknum (invariant 3).
+// its own in-flight count of dispatched work is the truth for its linknum
+// (invariant 3).
 type local struct {
-	n         *Node
-	inFlight  atomic.Int64  // dispatched requests running here
-	completed atomic.Uint64 // dispatched requests finished here
+	n *Node
 }
 
 var (
@@ -21,8 +19,8 @@ var (
 	_ state.HTTPAddrer = (*local)(nil)
 )
 
-func (l *local) InFlight() int     { return int(l.inFlight.Load()) }
-func (l *local) Completed() uint64 { return l.completed.Load() }
+func (l *local) InFlight() int     { return l.n.front.InFlight() }
+func (l *local) Completed() uint64 { return l.n.front.Completed() }
 func (l *local) Load() state.Load  { return l.n.load.Load() }
 
 // Runstate is joining until the HTTP server serves, then what health says.
@@ -41,19 +39,6 @@ func (l *local) HTTPAddr() string {
 		return ""
 	}
 	return state.AdvertiseHTTP(l.n.cfg, l.n.cfg.Node.Gossip, a.String())
-}
-
-// work wraps a handler that runs dispatched work on this board, counting it
-// in the board's own in-flight report.
-func (l *local) work(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l.inFlight.Add(1)
-		defer func() {
-			l.inFlight.Add(-1)
-			l.completed.Add(1)
-		}()
-		next.ServeHTTP(w, r)
-	})
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {

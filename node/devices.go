@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/devapi"
+	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/state"
 )
@@ -31,7 +32,7 @@ func (n *Node) openDevices() error {
 		return err
 	}
 	n.auth = authn
-	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log})
+	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log, List: n.deviceList})
 	n.cgi = cgi.New(n.cfg.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name})
 
 	// Two hubs: /events is everything this board knows (cluster table,
@@ -44,7 +45,26 @@ func (n *Node) openDevices() error {
 	n.localHub.Snapshot("devices", func() any { return devs.Local() })
 	n.onClose(n.hub.Close)
 	n.onClose(n.localHub.Close)
+	if !n.cfg.Standalone() {
+		// Other boards' devices, live from their /events?scope=local; their
+		// changes go out on our /events (never on localHub: no echo).
+		n.sync = devsync.New(n.cfg.Node.Name, n.peerHTTP, devsync.Options{
+			Logger:   n.log,
+			OnChange: func(s hal.Snapshot) { n.hub.Publish("device", s) },
+		})
+		n.mirror = n.sync
+	}
 	return nil
+}
+
+// peerHTTP is every board's HTTP address as the table knows it.
+func (n *Node) peerHTTP() []devsync.Peer {
+	boards := n.cluster.Boards()
+	out := make([]devsync.Peer, 0, len(boards))
+	for _, b := range boards {
+		out = append(out, devsync.Peer{Name: b.Name, HTTP: b.HTTP})
+	}
+	return out
 }
 
 // deviceList is every device of the cluster with the freshest state this
@@ -60,6 +80,10 @@ func (n *Node) deviceList() []hal.Snapshot {
 // publishLoops feeds the hubs until ctx ends: device changes of this board,
 // and the cluster table with takeovers.
 func (n *Node) publishLoops(ctx context.Context) {
+	if n.sync != nil {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.sync.Run(ctx) }()
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -71,6 +95,7 @@ func (n *Node) publishLoops(ctx context.Context) {
 	var prev string
 	var prevEpoch uint64
 	cancel := n.cluster.OnChange(func(v state.View) {
+		n.master.follow(v)
 		n.hub.Publish("cluster", v)
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {

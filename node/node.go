@@ -18,8 +18,12 @@ import (
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/config"
 	"github.com/ews-firmware/ews/node/devapi"
+	"github.com/ews-firmware/ews/node/devsync"
+	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
+	"github.com/ews-firmware/ews/node/sdnotify"
+	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,13 +68,16 @@ type Node struct {
 	cluster *state.Cluster    // membership, table, election
 	wg      sync.WaitGroup    // background loops owned by Run
 
-	devs     *hal.Devices // this board's devices
-	auth     *auth.Auth   // credentials for control
-	api      *devapi.API  // /api/devices
-	cgi      *cgi.Handler // /cgi-bin
-	hub      *events.Hub  // /events: cluster table and every device
-	localHub *events.Hub  // /events?scope=local: this board's devices, for the mirrors
-	mirror   deviceMerger // other boards' device state; nil standalone
+	devs     *hal.Devices    // this board's devices
+	auth     *auth.Auth      // credentials for control
+	api      *devapi.API     // /api/devices
+	cgi      *cgi.Handler    // /cgi-bin
+	hub      *events.Hub     // /events: cluster table and every device
+	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
+	sync     *devsync.Mirror // other boards' devices, live; nil standalone
+	mirror   deviceMerger    // other boards' device state; nil standalone
+	front    *dispatch.Front // queue, dispatch and forwarding of work
+	master   *master         // the dispatcher while this board is master
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -168,6 +175,15 @@ func (n *Node) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	n.ready.Store(true)
+	// Our row and, when we are master, the queue exist before the first
+	// request: no 503 for a board that just said it is ready.
+	n.cluster.ReportNow()
+	n.master.follow(n.cluster.Snapshot())
+	wd := n.watchdog(ln.Addr())
+	n.wg.Add(2)
+	go func() { defer n.wg.Done(); wd.Run(ctx) }()
+	go func() { defer n.wg.Done(); supervise.New(n.cfg.Supervise, n.log).Run(ctx) }()
+	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, "http", ln.Addr().String(), "config", n.cfg.Path)
 
 	select {
@@ -178,6 +194,7 @@ func (n *Node) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	n.ready.Store(false)
+	wd.Stopping()
 	// Hand mastership over first, so peers take over while we drain.
 	n.cluster.Shutdown()
 	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
@@ -213,5 +230,24 @@ func (n *Node) close() {
 		for i := len(n.closers) - 1; i >= 0; i-- {
 			n.closers[i]()
 		}
+	})
+}
+
+// watchdog pets systemd's watchdog (WatchdogSec) only while the HTTP server
+// answers /healthz on loopback and the cluster's state can be read: a hung
+// main loop gets ews restarted. Without systemd it does nothing.
+func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
+	return sdnotify.NewWatchdog(n.log, []sdnotify.Probe{
+		sdnotify.HTTPProbe("http", sdnotify.LoopbackURL(addr, "/healthz"), &http.Client{Timeout: 2 * time.Second}),
+		{Name: "cluster", Check: func(ctx context.Context) error {
+			done := make(chan struct{})
+			go func() { n.cluster.Snapshot(); close(done) }()
+			select {
+			case <-done:
+				return nil
+			case <-ctx.Done():
+				return errors.New("cluster state locked")
+			}
+		}},
 	})
 }

@@ -261,7 +261,13 @@ func TestGracefulShutdown(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		got <- string(b)
 	}()
-	<-entered
+	select {
+	case <-entered:
+	case s := <-got:
+		t.Fatalf("slow request answered before it ran: %q", s)
+	case <-time.After(10 * time.Second):
+		t.Fatal("slow request never reached its handler")
+	}
 	cancel()
 	// New connections are refused once shutdown starts.
 	deadline := time.Now().Add(5 * time.Second)

@@ -48,7 +48,14 @@ func (n *Node) routes(mux *http.ServeMux) error {
 		work.Handle(pattern, h)
 	}
 	work.Handle("/", n.pageCost(webui.Handler()))
-	mux.Handle("/", n.local.work(work))
+	front, err := n.newFront(work)
+	if err != nil {
+		return err
+	}
+	n.front = front
+	n.master = &master{n: n, front: front}
+	n.onClose(front.Close)
+	mux.Handle("/", n.gate(front))
 	return nil
 }
 

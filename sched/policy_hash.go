@@ -71,3 +71,18 @@ func rendezvous(pool []*Board, key uint64) *Board {
 	}
 	return best
 }
+
+// RendezvousPick returns the name with the highest rendezvous score for key
+// (the same hash the hash policies use), "" for no names. Adding or
+// removing a name moves only the keys of that name.
+func RendezvousPick(key string, names []string) string {
+	k := fnvString(fnvOffset, key)
+	best, bestScore := "", uint64(0)
+	for _, n := range names {
+		s := mix64(fnvString(k, n))
+		if best == "" || s > bestScore || (s == bestScore && n < best) {
+			best, bestScore = n, s
+		}
+	}
+	return best
+}

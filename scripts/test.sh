@@ -10,7 +10,13 @@ if [ -n "$bad" ]; then
 	echo "test: gofmt would change: $bad" >&2
 	exit 1
 fi
+# Debian packages the tests use: shellcheck (scripts), iproute2 (partition
+# test), chromium (browser tests), haproxy (bench harness smoke).
+bash scripts/deps.sh shellcheck iproute2:ip chromium
 go vet ./...
 go test -race -timeout 20m ./...
+# Browser tests (headless Chromium) run without -race: the browser, not Go,
+# is what they exercise, and -race triples their time.
+go test -tags browser -timeout 10m ./webui/ ./cmd/ews/
 bash scripts/arm-smoke.sh
 echo "test: all passed"

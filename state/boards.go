@@ -49,3 +49,13 @@ func (c *Cluster) Boards() []BoardState {
 	defer c.mu.Unlock()
 	return c.e.Boards(time.Now())
 }
+
+// Self is this board's name.
+func (c *Cluster) Self() string { return c.self.Name }
+
+// Epoch is the current master's epoch as this board knows it.
+func (c *Cluster) Epoch() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.e.epoch
+}

@@ -213,3 +213,14 @@ func (c *Cluster) notify(last viewKey) viewKey {
 	}
 	return k
 }
+
+// ReportNow applies this board's own report at once instead of at the
+// next tick: the node calls it when it starts serving, so its row (HTTP
+// address, runstate) is current before the first heartbeat.
+func (c *Cluster) ReportNow() {
+	r := c.report()
+	c.mu.Lock()
+	acts := c.e.Local(time.Now(), r)
+	c.mu.Unlock()
+	c.do(acts)
+}

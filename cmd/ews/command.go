@@ -32,7 +32,7 @@ func commands() []command {
 		{"demo", "[--nodes 3] [--base-port 8081]", "a local cluster on loopback with simulated boards; prints URLs", cmdDemo},
 		{"status", "[--url URL] [--json]", "the cluster table as seen by any node", cmdStatus},
 		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", cmdBench},
-		{"config", "check PATH | init", "validate a config file, or print an annotated example", cmdConfig},
+		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
 		{"version", "", "print version, commit, Go version and target", cmdVersion},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/bootkey"
 	"github.com/ews-firmware/ews/node/config"
 )
 
@@ -38,6 +39,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		printConfigError(stderr, err)
 		return exitError
+	}
+	// A key inline on the world-readable boot partition moves to
+	// /etc/ews/cluster.key; if it cannot, ews runs on and warns each start.
+	if _, err := bootkey.Migrate(cfg, log, bootkey.Options{}); err != nil {
+		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}
 	n, err := node.New(cfg, log)
 	if err != nil {

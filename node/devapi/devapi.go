@@ -21,10 +21,15 @@ type Options struct {
 	IdempotencyCap int           // keys kept at most (LRU); default 4096
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// List returns the device list of GET /api/devices; default the
+	// devices' own List (other boards' devices with a static "remote" state).
+	// The node passes one that merges the live state mirrored from them.
+	List func() []hal.Snapshot
 }
 
 // API is the device API of one board.
 type API struct {
+	listFn   func() []hal.Snapshot
 	devs     *hal.Devices
 	auth     *auth.Auth
 	readAuth bool
@@ -47,7 +52,10 @@ func New(cfg *config.Config, devs *hal.Devices, a *auth.Auth, opts Options) *API
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger,
+	if opts.List == nil {
+		opts.List = devs.List
+	}
+	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger, listFn: opts.List,
 		idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
 }
 
@@ -69,7 +77,7 @@ func (api *API) Register(mux *http.ServeMux) {
 }
 
 func (api *API) list(w http.ResponseWriter, r *http.Request) {
-	httpx.JSON(w, http.StatusOK, api.devs.List())
+	httpx.JSON(w, http.StatusOK, api.listFn())
 }
 
 func (api *API) get(w http.ResponseWriter, r *http.Request) {

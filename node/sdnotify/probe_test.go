@@ -1,0 +1,79 @@
+package sdnotify
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHTTPProbe(t *testing.T) {
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	p := HTTPProbe("http", srv.URL+"/healthz", srv.Client())
+	if err := p.Check(context.Background()); err != nil {
+		t.Fatalf("healthy server: %v", err)
+	}
+	status = http.StatusServiceUnavailable
+	if err := p.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("503 server: err = %v, want one naming 503", err)
+	}
+	srv.Close()
+	if err := p.Check(context.Background()); err == nil {
+		t.Fatal("closed server: no error")
+	}
+	if err := HTTPProbe("bad", "::not a url", nil).Check(context.Background()); err == nil {
+		t.Fatal("bad url: no error")
+	}
+}
+
+func TestBeatProbe(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := &Beat{now: func() time.Time { return now }}
+	p := b.Probe("cluster", time.Second)
+	if err := p.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "not ticked") {
+		t.Fatalf("never ticked: err = %v", err)
+	}
+	b.Tick()
+	now = now.Add(999 * time.Millisecond)
+	if err := p.Check(context.Background()); err != nil {
+		t.Fatalf("ticked 999ms ago: %v", err)
+	}
+	now = now.Add(2 * time.Millisecond)
+	if err := p.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "limit 1s") {
+		t.Fatalf("ticked 1.001s ago: err = %v", err)
+	}
+	b.Tick()
+	if age, ok := b.Age(); !ok || age != 0 {
+		t.Fatalf("age after tick = %s %v", age, ok)
+	}
+}
+
+func TestLoopbackURL(t *testing.T) {
+	tests := []struct{ addr, want string }{
+		{"0.0.0.0:8080", "http://127.0.0.1:8080/healthz"},
+		{"[::]:8080", "http://127.0.0.1:8080/healthz"},
+		{"[::1]:8080", "http://[::1]:8080/healthz"},
+		{"127.0.0.1:9000", "http://127.0.0.1:9000/healthz"},
+		{"10.0.0.11:80", "http://10.0.0.11:80/healthz"},
+	}
+	for _, tt := range tests {
+		a, err := net.ResolveTCPAddr("tcp", tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LoopbackURL(a, "/healthz"); got != tt.want {
+			t.Errorf("LoopbackURL(%s) = %s, want %s", tt.addr, got, tt.want)
+		}
+	}
+}

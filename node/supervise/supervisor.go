@@ -1,0 +1,103 @@
+// Package supervise keeps the [[supervise]] helper programs running: restart with capped backoff, stop with SIGTERM then SIGKILL.
+package supervise
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// Defaults for the Supervisor's timings.
+const (
+	DefaultMinBackoff = 500 * time.Millisecond // first wait before a restart
+	DefaultMaxBackoff = time.Minute            // backoff doubles up to this
+	DefaultResetAfter = 30 * time.Second       // up this long: the next crash waits MinBackoff again
+	DefaultGrace      = 5 * time.Second        // SIGTERM to SIGKILL at shutdown
+)
+
+// Supervisor runs each [[supervise]] helper and restarts it when it exits,
+// while systemd supervises ews itself. Build it with New, then Run it in a
+// goroutine the node owns; Run returns once every helper has stopped.
+type Supervisor struct {
+	log        *slog.Logger
+	helpers    []*helper
+	minBackoff time.Duration
+	maxBackoff time.Duration
+	resetAfter time.Duration
+	grace      time.Duration
+	after      func(time.Duration) <-chan time.Time // tests replace it to record waits
+}
+
+// Option changes a Supervisor's timings.
+type Option func(*Supervisor)
+
+// WithBackoff sets the first and the largest wait before a restart.
+func WithBackoff(min, max time.Duration) Option {
+	return func(s *Supervisor) { s.minBackoff, s.maxBackoff = min, max }
+}
+
+// WithResetAfter sets how long a helper must stay up for its backoff to reset.
+func WithResetAfter(d time.Duration) Option { return func(s *Supervisor) { s.resetAfter = d } }
+
+// WithGrace sets the time between SIGTERM and SIGKILL at shutdown.
+func WithGrace(d time.Duration) Option { return func(s *Supervisor) { s.grace = d } }
+
+// New plans one helper per entry; entries were validated by config.
+func New(entries []config.Supervise, log *slog.Logger, opts ...Option) *Supervisor {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Supervisor{
+		log:        log,
+		minBackoff: DefaultMinBackoff,
+		maxBackoff: DefaultMaxBackoff,
+		resetAfter: DefaultResetAfter,
+		grace:      DefaultGrace,
+		after:      time.After,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.maxBackoff < s.minBackoff {
+		s.maxBackoff = s.minBackoff
+	}
+	for i, e := range entries {
+		name := e.Name
+		if name == "" && len(e.Command) > 0 {
+			name = e.Command[0]
+		}
+		if name == "" {
+			name = "supervise[" + strconv.Itoa(i) + "]"
+		}
+		s.helpers = append(s.helpers, &helper{name: name, argv: append([]string(nil), e.Command...)})
+	}
+	return s
+}
+
+// Run starts every helper and keeps it running until ctx is done; then it
+// stops them all (SIGTERM, SIGKILL after the grace period) and returns when
+// the last one has exited.
+func (s *Supervisor) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, h := range s.helpers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.keep(ctx, h)
+		}()
+	}
+	wg.Wait()
+}
+
+// Status is a snapshot of each helper, in config order.
+func (s *Supervisor) Status() []Status {
+	out := make([]Status, len(s.helpers))
+	for i, h := range s.helpers {
+		out[i] = h.status()
+	}
+	return out
+}

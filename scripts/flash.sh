@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Installs ews onto an SD card: the binary for the board's arch, the systemd
+# unit (enabled), the ews user/dirs (systemd-sysusers/tmpfiles at first boot),
+# the cluster key and API token on the root partition, and a boot config with
+# this board's name and the peer list on the boot partition.
+#
+#   scripts/flash.sh --boot /media/me/bootfs --root /media/me/rootfs \
+#       --arch armv6 --name ews2 --peers "ews1=10.0.0.11:7946,ews2=10.0.0.12:7946" \
+#       [--key KEY | --key-file FILE] [--http-port 8080] [--dist dist] [--force] [--dry-run]
+#   scripts/flash.sh --image raspios.img ...   (attaches it with losetup, mounts partitions 1 and 2)
+#
+# No key given: one is generated and printed; give it to every other board.
+# An existing boot config is never overwritten without --force.
+# Exit codes: 0 ok, 1 cannot do it (missing partition, existing config), 2 bad arguments.
+set -euo pipefail
+PROG=flash.sh
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/board.sh
+. "$HERE/lib/board.sh"
+
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+
+BOOT="" ROOT="" ARCH="" NAME="" PEERS="" KEY="" KEYFILE="" IMAGE=""
+DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--boot) BOOT=${2:?--boot needs a directory}; shift 2 ;;
+	--root) ROOT=${2:?--root needs a directory}; shift 2 ;;
+	--arch) ARCH=${2:?--arch needs a value}; shift 2 ;;
+	--name) NAME=${2:?--name needs a value}; shift 2 ;;
+	--peers) PEERS=${2:?--peers needs a value}; shift 2 ;;
+	--key) KEY=${2:?--key needs a value}; shift 2 ;;
+	--key-file) KEYFILE=${2:?--key-file needs a file}; shift 2 ;;
+	--image) IMAGE=${2:?--image needs a file}; shift 2 ;;
+	--dist) DIST=${2:?--dist needs a directory}; shift 2 ;;
+	--http-port) HTTP_PORT=${2:?--http-port needs a number}; shift 2 ;;
+	--ews) EWS_BIN=${2:?--ews needs a binary}; shift 2 ;;
+	--force) FORCE=1; shift ;;
+	--dry-run) DRY=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; die 2 "unknown argument '$1'" ;;
+	esac
+done
+
+# --- check everything before touching anything ---
+[ -n "$ARCH" ] || die 2 "--arch is required ($ARCHES)"
+check_arch "$ARCH"
+[ -n "$NAME" ] || die 2 "--name is required"
+check_peers "$PEERS" "$NAME"
+[[ "$HTTP_PORT" =~ ^[0-9]+$ ]] || die 2 "--http-port '$HTTP_PORT' is not a number"
+[ -z "$KEY" ] || [ -z "$KEYFILE" ] || die 2 "give --key or --key-file, not both"
+if [ -n "$KEYFILE" ]; then
+	[ -r "$KEYFILE" ] || die 1 "--key-file $KEYFILE: cannot read it"
+	KEY=$(tr -d ' \n\r' <"$KEYFILE")
+fi
+GENERATED=""
+if [ -z "$KEY" ]; then
+	KEY=$(new_key)
+	GENERATED=1
+fi
+check_key "$KEY"
+BIN="$DIST/ews-linux-$ARCH"
+[ -f "$BIN" ] || die 1 "no binary $BIN: run 'make dist' first"
+
+CLEANUP=()
+cleanup() {
+	local i
+	for ((i = ${#CLEANUP[@]} - 1; i >= 0; i--)); do eval "${CLEANUP[i]}" || true; done
+}
+trap cleanup EXIT
+
+if [ -n "$IMAGE" ]; then
+	[ -z "$BOOT$ROOT" ] || die 2 "give --image or --boot/--root, not both"
+	[ -f "$IMAGE" ] || die 1 "--image $IMAGE: no such file"
+	if [ -n "$DRY" ]; then
+		echo "+ losetup --find --show --partscan $IMAGE; mount p1 (boot) and p2 (root) under a temp dir"
+		BOOT=/mnt/ews-image/boot ROOT=/mnt/ews-image/root
+	else
+		[ "$(id -u)" -eq 0 ] || die 1 "--image needs root (losetup, mount)"
+		LOOP=$(losetup --find --show --partscan "$IMAGE" 2>&1) ||
+			die 1 "--image is unsupported here: losetup failed ($LOOP); mount the image's partitions yourself and use --boot/--root"
+		CLEANUP+=("losetup -d '$LOOP'")
+		MNT=$(mktemp -d)
+		CLEANUP+=("rmdir '$MNT/boot' '$MNT/root' '$MNT'")
+		mkdir -p "$MNT/boot" "$MNT/root"
+		mount "${LOOP}p1" "$MNT/boot" || die 1 "--image: cannot mount ${LOOP}p1 (boot)"
+		CLEANUP+=("umount '$MNT/boot'")
+		mount "${LOOP}p2" "$MNT/root" || die 1 "--image: cannot mount ${LOOP}p2 (root)"
+		CLEANUP+=("umount '$MNT/root'")
+		BOOT=$MNT/boot ROOT=$MNT/root
+	fi
+else
+	[ -n "$BOOT" ] || die 2 "--boot is required (the mounted boot partition), or --image"
+	[ -n "$ROOT" ] || die 2 "--root is required (the mounted root partition), or --image"
+	[ -d "$BOOT" ] || die 1 "boot partition $BOOT: not a directory (is the SD card mounted?)"
+	[ -d "$ROOT" ] || die 1 "root partition $ROOT: not a directory (is the SD card mounted?)"
+	[ -d "$ROOT/etc" ] || die 1 "root partition $ROOT has no etc/: is it really the root partition?"
+fi
+
+CONF="$BOOT/ews.toml"
+if [ -e "$CONF" ] && [ -z "$FORCE" ]; then
+	die 1 "$CONF exists; not overwriting it without --force"
+fi
+
+# The config is checked before it is written.
+TMP=$(mktemp -d)
+CLEANUP+=("rm -rf '$TMP'")
+boot_config "$NAME" "$PEER_PORT" >"$TMP/ews.toml"
+EWS=$(host_ews)
+if [ -n "$EWS" ]; then
+	"$EWS" config check "$TMP/ews.toml" >/dev/null 2>"$TMP/check.err" || {
+		cat "$TMP/check.err" >&2
+		die 1 "the boot config does not validate (ews config check)"
+	}
+	echo "$PROG: boot config validated with $EWS"
+else
+	echo "$PROG: no ews binary for this machine: boot config not validated (use --ews PATH)" >&2
+fi
+new_key >"$TMP/token" # a random API token, base64
+
+# --- do it (or, with --dry-run, say it) ---
+run() { # print a step, run it unless --dry-run
+	echo "+ $*"
+	[ -n "$DRY" ] || "$@"
+}
+put() { # put MODE SRC DEST [secret]: install a file; never prints a secret
+	echo "+ install -m $1 $2 $3${4:+ (secret)}"
+	[ -n "$DRY" ] || install -D -m "$1" "$2" "$3"
+}
+
+PKG="$HERE/../packaging"
+printf '%s\n' "$KEY" >"$TMP/cluster.key"
+put 0755 "$BIN" "$ROOT/usr/bin/ews"
+put 0644 "$PKG/ews.service" "$ROOT/etc/systemd/system/ews.service"
+run mkdir -p "$ROOT/etc/systemd/system/multi-user.target.wants"
+run ln -sfn /etc/systemd/system/ews.service "$ROOT/etc/systemd/system/multi-user.target.wants/ews.service"
+put 0644 "$PKG/sysusers.conf" "$ROOT/etc/sysusers.d/ews.conf"
+put 0644 "$PKG/tmpfiles.conf" "$ROOT/etc/tmpfiles.d/ews.conf"
+run mkdir -p "$ROOT/var/lib/ews/cgi-bin"
+run install -d -m 0700 "$ROOT/etc/ews"
+put 0600 "$TMP/cluster.key" "$ROOT/etc/ews/cluster.key" secret
+if [ -e "$ROOT/etc/ews/token" ]; then
+	echo "$PROG: keeping the existing API token $ROOT/etc/ews/token"
+else
+	put 0600 "$TMP/token" "$ROOT/etc/ews/token" secret
+fi
+put 0644 "$TMP/ews.toml" "$CONF"
+if [ -n "$DRY" ]; then
+	echo "--- $CONF would be:"
+	cat "$TMP/ews.toml"
+	echo "---"
+fi
+run sync "$ROOT/usr/bin/ews" "$ROOT/etc/ews/cluster.key" "$CONF"
+
+if [ -n "$GENERATED" ]; then
+	echo "$PROG: generated a cluster key; flash every other board with --key $KEY"
+fi
+echo "$PROG: board $NAME ready${DRY:+ (dry run: nothing was changed)}; first boot creates user ews and starts ews.service"

@@ -1,0 +1,515 @@
+// Package scripts_test runs flash.sh and deploy.sh against temp trees standing in for SD cards and boards.
+package scripts_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+const peers = "ews1=10.0.0.11:7946,ews2=10.0.0.12:7947,ews3=10.0.0.13:7946"
+
+// hostEws is an ews binary for this machine, built once, for `ews config check`.
+var hostEws string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ews-scripts")
+	if err != nil {
+		panic(err)
+	}
+	hostEws = filepath.Join(dir, "ews")
+	if out, err := exec.Command("go", "build", "-o", hostEws, "../cmd/ews").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build ews: %v\n%s", err, out)
+		hostEws = ""
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// card is a temp tree standing in for an SD card's two partitions plus dist/.
+type card struct {
+	boot, root, dist string
+	bin              []byte // the fake board binary
+}
+
+func newCard(t *testing.T) *card {
+	t.Helper()
+	d := t.TempDir()
+	c := &card{boot: filepath.Join(d, "boot"), root: filepath.Join(d, "root"), dist: filepath.Join(d, "dist")}
+	for _, p := range []string{c.boot, filepath.Join(c.root, "etc"), c.dist} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(c.boot, "cmdline.txt"), "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n", 0o644)
+	write(t, filepath.Join(c.root, "etc", "hostname"), "raspberrypi\n", 0o644)
+	for _, arch := range []string{"armv6", "armv7", "arm64"} {
+		write(t, filepath.Join(c.dist, "ews-linux-"+arch), "fake ews for "+arch+"\n", 0o755)
+	}
+	c.bin = []byte("fake ews for armv6\n")
+	return c
+}
+
+func write(t *testing.T, p, s string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// snapshot maps every path under dir to its mode, link target or content hash.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		desc := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			desc += " -> " + l
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			h := sha256.Sum256(b)
+			desc += " " + hex.EncodeToString(h[:8])
+		}
+		out[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for p, d := range after {
+		if before[p] != d {
+			t.Errorf("%s: %s changed or appeared: %q -> %q", what, p, before[p], d)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			t.Errorf("%s: %s disappeared", what, p)
+		}
+	}
+}
+
+// run runs a script and returns its combined output and exit code.
+func run(t *testing.T, script string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "EWS_BIN=")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("run %s: %v", script, err)
+	return "", -1
+}
+
+func (c *card) flashArgs(extra ...string) []string {
+	args := []string{"--boot", c.boot, "--root", c.root, "--arch", "armv6", "--name", "ews2", "--peers", peers, "--dist", c.dist}
+	if hostEws != "" {
+		args = append(args, "--ews", hostEws)
+	}
+	return append(args, extra...)
+}
+
+func TestFlashWritesEveryFile(t *testing.T) {
+	c := newCard(t)
+	key := config.NewKey()
+	bootBefore, rootBefore := snapshot(t, c.boot), snapshot(t, c.root)
+	out, code := run(t, "flash.sh", c.flashArgs("--key", key)...)
+	if code != 0 {
+		t.Fatalf("flash.sh exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, key) {
+		t.Error("flash.sh printed the key it was given")
+	}
+	if hostEws != "" && !strings.Contains(out, "boot config validated") {
+		t.Errorf("config not validated with the host binary:\n%s", out)
+	}
+
+	// root partition: every file flash.sh writes, with its mode and content
+	pkg := func(name string) string { return read(t, filepath.Join("..", "packaging", name)) }
+	want := map[string]struct {
+		mode    os.FileMode
+		content string
+	}{
+		"usr/bin/ews":                    {0o755, string(c.bin)},
+		"etc/systemd/system/ews.service": {0o644, pkg("ews.service")},
+		"etc/sysusers.d/ews.conf":        {0o644, pkg("sysusers.conf")},
+		"etc/tmpfiles.d/ews.conf":        {0o644, pkg("tmpfiles.conf")},
+		"etc/ews/cluster.key":            {0o600, key + "\n"},
+		"etc/ews/token":                  {0o600, ""}, // random: checked below
+		"etc/ews":                        {fs.ModeDir | 0o700, ""},
+		"var/lib/ews/cgi-bin":            {fs.ModeDir | 0o755, ""},
+		"etc/systemd/system/multi-user.target.wants/ews.service": {fs.ModeSymlink, ""},
+	}
+	for rel, w := range want {
+		p := filepath.Join(c.root, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Errorf("%s not written: %v", rel, err)
+			continue
+		}
+		if w.mode&fs.ModeSymlink != 0 {
+			if l, _ := os.Readlink(p); l != "/etc/systemd/system/ews.service" {
+				t.Errorf("%s -> %q, want /etc/systemd/system/ews.service (enabled like systemctl enable)", rel, l)
+			}
+			continue
+		}
+		if fi.Mode() != w.mode {
+			t.Errorf("%s: mode %v, want %v", rel, fi.Mode(), w.mode)
+		}
+		if w.content != "" && read(t, p) != w.content {
+			t.Errorf("%s: content differs", rel)
+		}
+	}
+	if tok := strings.TrimSpace(read(t, filepath.Join(c.root, "etc/ews/token"))); len(tok) < 32 {
+		t.Errorf("token %q too short", tok)
+	}
+	// nothing else appeared or changed on the root partition
+	after := snapshot(t, c.root)
+	for p, d := range after {
+		if _, known := rootBefore[p]; known {
+			if rootBefore[p] != d {
+				t.Errorf("root: %s changed", p)
+			}
+			continue
+		}
+		if _, ok := want[p]; !ok && !isParent(p, want) {
+			t.Errorf("root: unexpected %s (%s)", p, d)
+		}
+	}
+
+	// boot partition: only ews.toml is new; it loads and names this board and its peers
+	bootAfter := snapshot(t, c.boot)
+	delete(bootAfter, "ews.toml")
+	sameTree(t, "boot", bootBefore, bootAfter)
+	conf := filepath.Join(c.boot, "ews.toml")
+	if strings.Contains(read(t, conf), key) {
+		t.Fatal("the key is on the FAT boot partition")
+	}
+	cfg, err := config.Load(conf)
+	if err != nil {
+		t.Fatalf("boot config: %v", err)
+	}
+	if cfg.Node.Name != "ews2" || cfg.Node.Gossip != ":7947" || strings.Join(cfg.Cluster.Peers, ",") != peers ||
+		cfg.Cluster.KeyFile != "/etc/ews/cluster.key" || cfg.Cluster.Key != "" {
+		t.Fatalf("boot config: name %q gossip %q peers %q key_file %q", cfg.Node.Name, cfg.Node.Gossip, cfg.Cluster.Peers, cfg.Cluster.KeyFile)
+	}
+	if fi, _ := os.Stat(conf); fi.Mode().Perm() != 0o644 {
+		t.Errorf("boot config mode %v", fi.Mode())
+	}
+}
+
+// isParent reports whether p is a directory on the way to a wanted path.
+func isParent[V any](p string, want map[string]V) bool {
+	for w := range want {
+		if strings.HasPrefix(w, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFlashKeys(t *testing.T) {
+	t.Run("generated and printed", func(t *testing.T) {
+		c := newCard(t)
+		out, code := run(t, "flash.sh", c.flashArgs()...)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		_, after, ok := strings.Cut(out, "flash every other board with --key ")
+		if !ok {
+			t.Fatalf("generated key not printed:\n%s", out)
+		}
+		printed := strings.Fields(after)[0]
+		if _, err := config.DecodeKey(printed); err != nil {
+			t.Fatalf("printed key %q: %v", printed, err)
+		}
+		if got := strings.TrimSpace(read(t, filepath.Join(c.root, "etc/ews/cluster.key"))); got != printed {
+			t.Fatalf("key file %q, printed %q", got, printed)
+		}
+	})
+	t.Run("from a file", func(t *testing.T) {
+		c := newCard(t)
+		key := config.NewKey()
+		kf := filepath.Join(t.TempDir(), "k")
+		write(t, kf, key+"\n", 0o600)
+		out, code := run(t, "flash.sh", c.flashArgs("--key-file", kf)...)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		if got := read(t, filepath.Join(c.root, "etc/ews/cluster.key")); got != key+"\n" {
+			t.Fatalf("key file %q", got)
+		}
+	})
+}
+
+func TestFlashDryRunChangesNothing(t *testing.T) {
+	c := newCard(t)
+	key := config.NewKey()
+	boot, root := snapshot(t, c.boot), snapshot(t, c.root)
+	out, code := run(t, "flash.sh", c.flashArgs("--key", key, "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	sameTree(t, "boot", boot, snapshot(t, c.boot))
+	sameTree(t, "root", root, snapshot(t, c.root))
+	for _, step := range []string{
+		"+ install -m 0755 " + filepath.Join(c.dist, "ews-linux-armv6") + " " + filepath.Join(c.root, "usr/bin/ews"),
+		"ews.service " + filepath.Join(c.root, "etc/systemd/system/ews.service"),
+		"+ ln -sfn /etc/systemd/system/ews.service " + filepath.Join(c.root, "etc/systemd/system/multi-user.target.wants/ews.service"),
+		filepath.Join(c.root, "etc/ews/cluster.key") + " (secret)",
+		filepath.Join(c.boot, "ews.toml"),
+		`name   = "ews2"`,
+		"nothing was changed",
+	} {
+		if !strings.Contains(out, step) {
+			t.Errorf("dry run does not show %q:\n%s", step, out)
+		}
+	}
+	if strings.Contains(out, key) {
+		t.Error("dry run printed the key")
+	}
+}
+
+func TestFlashRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  func(c *card) []string
+		setup func(t *testing.T, c *card)
+		code  int
+		want  string
+	}{
+		{"missing boot partition", func(c *card) []string {
+			return replaceArg(c.flashArgs(), "--boot", c.boot+"-gone")
+		}, nil, 1, "boot partition"},
+		{"missing root partition", func(c *card) []string {
+			return replaceArg(c.flashArgs(), "--root", c.root+"-gone")
+		}, nil, 1, "root partition"},
+		{"root partition without etc", func(c *card) []string {
+			return replaceArg(c.flashArgs(), "--root", c.boot)
+		}, nil, 1, "no etc/"},
+		{"no --boot", func(c *card) []string { return dropArg(c.flashArgs(), "--boot") }, nil, 2, "--boot is required"},
+		{"wrong arch", func(c *card) []string { return replaceArg(c.flashArgs(), "--arch", "armv8") }, nil, 2, "unknown --arch 'armv8'"},
+		{"name not in peers", func(c *card) []string { return replaceArg(c.flashArgs(), "--name", "ews9") }, nil, 2, "'ews9' is not in --peers"},
+		{"bad peer entry", func(c *card) []string {
+			return replaceArg(c.flashArgs(), "--peers", "ews1=10.0.0.11,ews2=10.0.0.12:7946")
+		}, nil, 2, "'ews1=10.0.0.11' is not name=host:port"},
+		{"bad key", func(c *card) []string { return c.flashArgs("--key", "bm90IGEga2V5") }, nil, 2, "16, 24 or 32 bytes"},
+		{"key and key file", func(c *card) []string { return c.flashArgs("--key", config.NewKey(), "--key-file", "/dev/null") }, nil, 2, "not both"},
+		{"no binary for the arch", func(c *card) []string { return c.flashArgs() }, func(t *testing.T, c *card) {
+			os.Remove(filepath.Join(c.dist, "ews-linux-armv6"))
+		}, 1, "make dist"},
+		{"existing config without --force", func(c *card) []string { return c.flashArgs() }, func(t *testing.T, c *card) {
+			write(t, filepath.Join(c.boot, "ews.toml"), "# mine\n", 0o644)
+		}, 1, "not overwriting it without --force"},
+		{"unknown argument", func(c *card) []string { return c.flashArgs("--colour") }, nil, 2, "unknown argument '--colour'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCard(t)
+			if tt.setup != nil {
+				tt.setup(t, c)
+			}
+			boot, root := snapshot(t, c.boot), snapshot(t, c.root)
+			out, code := run(t, "flash.sh", tt.args(c)...)
+			if code != tt.code || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", code, tt.code, tt.want, out)
+			}
+			sameTree(t, "boot", boot, snapshot(t, c.boot))
+			sameTree(t, "root", root, snapshot(t, c.root))
+		})
+	}
+
+	// --force overwrites an existing config.
+	c := newCard(t)
+	write(t, filepath.Join(c.boot, "ews.toml"), "# mine\n", 0o644)
+	if out, code := run(t, "flash.sh", c.flashArgs("--force")...); code != 0 {
+		t.Fatalf("--force: exit %d:\n%s", code, out)
+	}
+	if strings.Contains(read(t, filepath.Join(c.boot, "ews.toml")), "# mine") {
+		t.Fatal("--force did not replace the config")
+	}
+}
+
+func replaceArg(args []string, flag, value string) []string {
+	out := append([]string(nil), args...)
+	for i := range out {
+		if out[i] == flag {
+			out[i+1] = value
+		}
+	}
+	return out
+}
+
+func dropArg(args []string, flag string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == flag {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+func TestDeployDryRun(t *testing.T) {
+	c := newCard(t)
+	key := config.NewKey()
+	out, code := run(t, "deploy.sh", "--boards", "ews1=pi@10.0.0.11,ews2=pi@10.0.0.12,ews3=pi@10.0.0.13", "--arch", "armv7",
+		"--dist", c.dist, "--peers", peers, "--key", key, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, key) {
+		t.Error("dry run printed the key")
+	}
+	last := -1
+	for _, b := range []struct{ name, host string }{{"ews1", "pi@10.0.0.11"}, {"ews2", "pi@10.0.0.12"}, {"ews3", "pi@10.0.0.13"}} {
+		steps := []string{
+			"--- " + b.name + " (" + b.host + ")",
+			b.host + ":/tmp/ews-deploy/",
+			"ews-linux-armv7 /usr/bin/ews",
+			"systemctl restart ews.service",
+			"+ wait until " + b.name + " is running in http://" + strings.TrimPrefix(b.host, "pi@") + ":8080/api/cluster",
+		}
+		for _, s := range steps { // each board's steps in order, after the previous board's
+			i := strings.Index(out[last+1:], s)
+			if i < 0 {
+				t.Fatalf("%s: step %q missing or out of order:\n%s", b.name, s, out)
+			}
+			last += 1 + i
+		}
+	}
+}
+
+func TestDeployRefuses(t *testing.T) {
+	c := newCard(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no boards", []string{"--arch", "armv7"}, "--boards is required"},
+		{"bad board", []string{"--boards", "ews1", "--arch", "armv7"}, "'ews1' is not name=host"},
+		{"wrong arch", []string{"--boards", "ews1=h", "--arch", "x86"}, "unknown --arch"},
+		{"board not in peers", []string{"--boards", "ews4=h", "--arch", "armv7", "--peers", peers, "--key", config.NewKey()}, "'ews4' is not in --peers"},
+		{"peers without key", []string{"--boards", "ews1=h", "--arch", "armv7", "--peers", peers}, "give the cluster key"},
+		{"key without peers", []string{"--boards", "ews1=h", "--arch", "armv7", "--key", config.NewKey()}, "only go with --peers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := run(t, "deploy.sh", append(tt.args, "--dist", c.dist, "--dry-run")...)
+			if code != 2 || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d, want 2 with %q:\n%s", code, tt.want, out)
+			}
+		})
+	}
+}
+
+// TestDeployRolling runs a real rollout against fake ssh/scp and a loopback
+// HTTP server answering /api/cluster for every board.
+func TestDeployRolling(t *testing.T) {
+	tests := []struct {
+		name      string
+		ews2State string
+		wantCode  int
+		wantOrder []string // hosts in the order they were deployed
+		wantOut   string
+	}{
+		{"all come back; master last", "running", 0, []string{"b@127.0.0.1", "a@127.0.0.1"}, "ews1 is the master; it goes last"},
+		{"a board does not come back: stop there", "down", 1, []string{"b@127.0.0.1"}, "ews2 (b@127.0.0.1) is not running in the cluster table after 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCard(t)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/api/cluster" {
+					http.NotFound(w, r)
+					return
+				}
+				fmt.Fprintf(w, `{"epoch":3,"master":"ews1","self":"ews1","nodes":[
+{"name":"ews1","rank":0,"runstate":"running","load":{"cpu":0.1,"mem":0.2},"linknum":0},
+{"name":"ews2","rank":1,"load":{"cpu":0.1},"runstate":%q}],"queue":{"control":0}}`, tt.ews2State)
+			}))
+			defer srv.Close()
+			u, _ := url.Parse(srv.URL)
+			log := filepath.Join(t.TempDir(), "calls")
+			fake := filepath.Join(t.TempDir(), "fake")
+			write(t, fake, "#!/bin/sh\necho \"$0 $*\" >>"+log+"\n", 0o755)
+			out, code := run(t, "deploy.sh", "--boards", "ews1=a@127.0.0.1,ews2=b@127.0.0.1", "--arch", "arm64", "--dist", c.dist,
+				"--http-port", u.Port(), "--timeout", "1", "--ssh", fake+" -o fake", "--scp", fake)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", code, tt.wantCode, tt.wantOut, out)
+			}
+			calls := read(t, log)
+			var order []string
+			for _, line := range strings.Split(strings.TrimSpace(calls), "\n") {
+				if strings.Contains(line, "sudo sh -c") {
+					order = append(order, strings.Fields(line)[3])
+				}
+			}
+			if strings.Join(order, " ") != strings.Join(tt.wantOrder, " ") {
+				t.Fatalf("restarted %v, want %v; calls:\n%s", order, tt.wantOrder, calls)
+			}
+			if !strings.Contains(calls, filepath.Join(c.dist, "ews-linux-arm64")) {
+				t.Fatalf("binary not copied:\n%s", calls)
+			}
+		})
+	}
+}
+
+func TestShellcheck(t *testing.T) {
+	if _, err := exec.LookPath("shellcheck"); err != nil {
+		t.Skip("shellcheck not installed (scripts/deps.sh shellcheck)")
+	}
+	for _, s := range []string{"flash.sh", "deploy.sh", "lib/board.sh", "../packaging/scripts/postinst", "../packaging/scripts/prerm", "../packaging/scripts/postrm"} {
+		var out bytes.Buffer
+		cmd := exec.Command("shellcheck", "-x", s)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Errorf("shellcheck %s: %v\n%s", s, err, out.String())
+		}
+	}
+}
