@@ -424,8 +424,18 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		}
 		d.unlink(w)
 		sojourn := now.Sub(w.enq)
-		d.queues[w.q].cd.observe(sojourn, d.target, d.interval, now)
+		cd := &d.queues[w.q].cd
+		cd.observe(sojourn, d.target, d.interval, now)
 		d.m.wait[w.class].Observe(sojourn.Seconds())
+		if cd.dropping && sojourn > d.target && (w.q > 0 || d.one) {
+			// CoDel's head drop: while the queue stays above its target,
+			// a request that already waited past it is answered 503 now
+			// rather than served late, so served pages keep a bounded wait.
+			// The first class's own queue is never dropped here (under
+			// lc there is one queue for all, and all are treated alike).
+			d.answer(w, Ticket{}, d.refuse(w.class, rOverload))
+			continue
+		}
 		d.answer(w, d.start(w.req, w.seq, w.class, b), nil)
 	}
 }
