@@ -17,6 +17,6 @@ go vet ./...
 go test -race -timeout 20m ./...
 # Browser tests (headless Chromium) run without -race: the browser, not Go,
 # is what they exercise, and -race triples their time.
-go test -tags browser -timeout 10m ./webui/ ./cmd/ews/
+go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/
 bash scripts/arm-smoke.sh
 echo "test: all passed"
