@@ -38,7 +38,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		return nil, err
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:      n.cluster,
+		Cluster:      frontCluster{n},
 		Local:        work,
 		Marker:       marker,
 		Pin:          n.pin(),
@@ -103,6 +103,13 @@ func (m *master) follow(v state.View) {
 	}
 }
 
+// open reports whether the dispatcher runs.
+func (m *master) open() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.d != nil
+}
+
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {
 	m.rows = m.rows[:0]
@@ -129,4 +136,23 @@ func (n *Node) gate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// frontCluster is the cluster as the front door sees it. When this board has
+// just become master and the table change has not reached follow yet, the
+// first request opens the queue itself instead of being told 503.
+type frontCluster struct{ n *Node }
+
+func (c frontCluster) Self() string                             { return c.n.cluster.Self() }
+func (c frontCluster) Epoch() uint64                            { return c.n.cluster.Epoch() }
+func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.n.cluster.Master() }
+
+func (c frontCluster) IsMaster() bool {
+	if !c.n.cluster.IsMaster() {
+		return false
+	}
+	if !c.n.master.open() {
+		c.n.master.follow(c.n.cluster.Snapshot())
+	}
+	return true
 }

@@ -174,11 +174,12 @@ func (n *Node) Run(ctx context.Context) error {
 	srv.RegisterOnShutdown(n.localHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	n.ready.Store(true)
-	// Our row and, when we are master, the queue exist before the first
-	// request: no 503 for a board that just said it is ready.
+	// Our row and, when we are master, the queue exist before we say we
+	// are ready: no 503 for a board that just said it is ready.
 	n.cluster.ReportNow()
 	n.master.follow(n.cluster.Snapshot())
+	n.ready.Store(true)
+	n.cluster.ReportNow() // running now
 	wd := n.watchdog(ln.Addr())
 	n.wg.Add(2)
 	go func() { defer n.wg.Done(); wd.Run(ctx) }()

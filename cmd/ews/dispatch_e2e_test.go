@@ -87,7 +87,7 @@ func class(rep *bench.Report, name string) bench.ClassReport {
 // TestDispatchPriority is the paper's claim on real processes: at 1.5x the
 // cluster's capacity with 25% control requests, priority-lc serves every
 // control request near its service time while browse requests are shed;
-// with plain lc (one FIFO) control waits behind pages. Bounds are generous:
+// with plain lc (one FIFO) control waits behind pages and is shed with them. Bounds are generous:
 // the measured figures go to docs/BENCHMARKS.md.
 func TestDispatchPriority(t *testing.T) {
 	if testing.Short() {
@@ -95,7 +95,7 @@ func TestDispatchPriority(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	const capacity = 3 * 2 / 0.020 // 300 requests/s
-	p99 := map[string]float64{}
+	loss := map[string]float64{}
 	for _, policy := range []string{"priority-lc", "lc"} {
 		t.Run(policy, func(t *testing.T) {
 			boards := paperCluster(t, bin, policy)
@@ -112,7 +112,7 @@ func TestDispatchPriority(t *testing.T) {
 			if c.Errors+b.Errors > 0 {
 				t.Fatalf("errors: %v %v", c.ErrorSamples, b.ErrorSamples)
 			}
-			p99[policy] = c.Latency.P99
+			loss[policy] = 1 - float64(c.OK)/float64(c.Sent)
 			if policy == "priority-lc" {
 				if float64(c.OK) < 0.98*float64(c.Sent) {
 					t.Errorf("priority-lc served %d of %d control requests", c.OK, c.Sent)
@@ -126,8 +126,10 @@ func TestDispatchPriority(t *testing.T) {
 			}
 		})
 	}
-	if p99["lc"] <= p99["priority-lc"] {
-		t.Errorf("control p99: lc %.1f ms not above priority-lc %.1f ms", p99["lc"], p99["priority-lc"])
+	// Latency comparisons are noisy on a shared machine; what cannot be
+	// noise is that plain lc loses control requests that priority-lc serves.
+	if loss["lc"] < loss["priority-lc"]+0.05 {
+		t.Errorf("control lost: lc %.0f%%, priority-lc %.0f%%; want lc to lose clearly more", 100*loss["lc"], 100*loss["priority-lc"])
 	}
 }
 
