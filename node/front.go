@@ -92,13 +92,15 @@ func (m *master) follow(v state.View) {
 		m.update()
 		m.front.SetDispatcher(d)
 		m.n.cluster.SetQueue(d.Depths)
+		m.n.cluster.SetCompleted(d.Started)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
 	case isMaster:
 		m.update()
 	case m.d != nil:
 		m.front.StepDown()
 		m.d = nil
-		m.n.cluster.SetQueue(nil)
+		m.n.cluster.SetQueue(m.n.stats.Queue)
+		m.n.cluster.SetCompleted(m.n.stats.Completed)
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
 }

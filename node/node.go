@@ -78,6 +78,7 @@ type Node struct {
 	mirror   deviceMerger    // other boards' device state; nil standalone
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
+	stats    masterStats     // the master's queue and counts, seen from a follower
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -110,6 +111,8 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.cluster = cl
+	cl.SetQueue(n.stats.Queue)
+	cl.SetCompleted(n.stats.Completed)
 	if err := n.openDevices(); err != nil {
 		n.close()
 		return nil, err
@@ -160,6 +163,10 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.publishLoops(ctx)
+	if !n.cfg.Standalone() {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.pollMaster(ctx) }()
+	}
 	srv := &http.Server{
 		Handler:           n.handler,
 		ReadHeaderTimeout: n.timeouts.ReadHeader,

@@ -56,7 +56,8 @@ type Dispatcher struct {
 	log      *slog.Logger
 
 	queues  []queue
-	depth   []int // queued per class
+	depth   []int    // queued per class
+	started []uint64 // dispatched per class since this dispatcher began
 	seq     uint64
 	boards  []*Board
 	byName  map[string]*Board
@@ -120,6 +121,7 @@ func NewDispatcher(cfg config.Sched, opt Options) (*Dispatcher, error) {
 		d.queues = make([]queue, n)
 	}
 	d.depth = make([]int, n)
+	d.started = make([]uint64, n)
 	for c := 0; c < n; c++ {
 		row := make([]*ErrShed, len(reasons))
 		for i, r := range reasons {
@@ -457,6 +459,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket
 	}
 	f.b, f.class, f.weight = b, class, w
 	d.m.dispatch[b.idx][class].Inc()
+	d.started[class]++
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
 }
 
@@ -546,7 +549,19 @@ func (d *Dispatcher) Boards() []Board {
 	return out
 }
 
-// Depths returns the queued requests per class name.
+// Started returns the requests dispatched per class name since this
+// dispatcher began (the web UI turns it into completed requests/s).
+func (d *Dispatcher) Started() map[string]uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]uint64, len(d.started))
+	for c, n := range d.started {
+		out[d.cls.Name(c)] = n
+	}
+	return out
+}
+
+// Depths returns the queued requests by class name.
 func (d *Dispatcher) Depths() map[string]int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -163,6 +164,20 @@ func TestNonMasterSameAnswer(t *testing.T) {
 			}
 		}
 	}
+	// The master's dispatch counts (the UI's requests/s chart) show on every
+	// board's view, not only the master's.
+	waitFor(t, "completed counts on a non-master's /api/cluster", 10*time.Second, func() bool {
+		resp, err := http.Get("http://" + boards[2].http + "/api/cluster")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Completed map[string]uint64 `json:"completed"`
+		}
+		return json.NewDecoder(resp.Body).Decode(&v) == nil && v.Completed["control"] >= 1
+	})
+
 	// A forged dispatch mark is refused.
 	req, _ := http.NewRequest("POST", "http://"+boards[1].http+"/api/devices/s1/read", nil)
 	req.Header.Set("X-Ews-Dispatch", "1.2.3.forged")
