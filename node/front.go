@@ -120,6 +120,7 @@ func (m *master) update() {
 			Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Capacity: b.Capacity, Weight: float64(b.Weight),
 			Runstate: b.Runstate, Linknum: b.InFlight,
 			Load: sched.Load{CPU: b.Load.CPU, Mem: b.Load.Mem, Net: b.Load.Net, Disk: b.Load.Disk},
+			RT:   m.n.rt.get(b.Name),
 		})
 	}
 	dispatch.Update(m.d, m.rows)

@@ -79,6 +79,7 @@ type Node struct {
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
 	stats    masterStats     // the master's queue and counts, seen from a follower
+	rt       probes          // boards' response times, probed by the master
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -166,6 +167,10 @@ func (n *Node) Run(ctx context.Context) error {
 	if !n.cfg.Standalone() {
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.pollMaster(ctx) }()
+		if n.cfg.Sched.Policy == "integrated" {
+			n.wg.Add(1)
+			go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
+		}
 	}
 	srv := &http.Server{
 		Handler:           n.handler,
