@@ -45,6 +45,7 @@ type options struct {
 	timeout      time.Duration // per request
 	trivialRate  float64       // offered rate of the forwarding-overhead throughput cells
 	smoke        bool
+	render       bool // rewrite the report and plots from the results dir, run nothing
 	skipHetero   bool
 	skipTrivial  bool
 	command      string // the command line, for the docs
@@ -111,6 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.startTimeout, "start-timeout", 30*time.Second, "how long boards may take to be ready")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per request timeout of the generator")
 	fs.Float64Var(&o.trivialRate, "trivial-rate", 4000, "offered req/s of the forwarding-overhead throughput cells (above what the front can forward)")
+	fs.BoolVar(&o.render, "render", false, "only rewrite the markdown and plots from --results (rows.json and the cells' JSON) with the same flags")
 	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
 	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")
 	fs.BoolVar(&o.skipHetero, "skip-hetero", false, "skip the heterogeneous scenario")
@@ -184,7 +186,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	case o.capacity < 1 || o.latency <= 0:
 		return nil, fmt.Errorf("--capacity and --latency must be positive")
 	}
-	o.command = "bench-paper " + strings.Join(args, " ")
+	shown := make([]string, 0, len(args))
+	for _, a := range args {
+		if a != "--render" && a != "-render" {
+			shown = append(shown, a)
+		}
+	}
+	o.command = "bench-paper " + strings.Join(shown, " ")
 	return o, nil
 }
 
@@ -248,7 +256,7 @@ func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
 			return nil, errors.New("haproxy not found: install it with `bash scripts/deps.sh haproxy`")
 		}
 	}
-	if o.ews == "" {
+	if o.ews == "" && !o.render {
 		bin := filepath.Join(tmp, "ews")
 		if err := buildEWS(o.root, bin); err != nil {
 			os.RemoveAll(tmp)

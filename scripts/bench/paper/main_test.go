@@ -111,6 +111,33 @@ func TestSmoke(t *testing.T) {
 	if !strings.Contains(stdout.String(), "Goals:") {
 		t.Errorf("stdout lacks the goals:\n%s", stdout.String())
 	}
+
+	// --render rebuilds the same tables from the results dir without running anything.
+	out2 := filepath.Join(dir, "rendered.md")
+	ropt, err := parseFlags(append(args, "--render", "--out", out2), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rh, err := newHarness(ropt, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh.close()
+	if err := rh.run(ctx); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	md2, err := os.ReadFile(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tableOf := func(md []byte) string {
+		_, rest, _ := strings.Cut(string(md), "### 3 equal boards")
+		tbl, _, _ := strings.Cut(rest, "### Footprint")
+		return tbl
+	}
+	if a, b := tableOf(md), tableOf(md2); a == "" || a != b {
+		t.Errorf("rendered table differs:\n%s\nvs\n%s", a, b)
+	}
 }
 
 func TestParseFlags(t *testing.T) {

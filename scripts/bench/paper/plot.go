@@ -97,7 +97,7 @@ func (h *harness) scalePlot() (*plot.Plot, error) {
 		var xys plotter.XYs
 		for _, r := range h.rows {
 			if r.Scenario == scPaper && r.Setup == setup && r.Ratio == ratio {
-				xys = append(xys, plotter.XY{X: r.Rate, Y: r.Rep.Total.OKPerSec})
+				xys = append(xys, plotter.XY{X: r.Rate, Y: r.completed()})
 			}
 		}
 		return xys

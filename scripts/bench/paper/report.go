@@ -106,13 +106,13 @@ func (h *harness) goals() []goal {
 	cl, one := h.peak(scPaper, pol), h.peak(scPaper, setupSingle)
 	name = fmt.Sprintf("%d boards complete ≥ 2.9× the requests/s of one at saturation", h.opt.boards)
 	if cl > 0 && one > 0 {
-		add(name, fmt.Sprintf("%.1f/s vs %.1f/s = %.2f×", cl, one, cl/one), verdict(cl/one >= 2.9))
+		add(name, fmt.Sprintf("%.1f/s vs %.1f/s completed = %.2f×", cl, one, cl/one), verdict(cl/one >= 2.9))
 	} else {
 		add(name, "not run", "n/a")
 	}
 	tm, th, td := h.find(scTrivial, pol, 0, 2), h.find(scTrivial, setupHAProxy, 0, 2), h.find(scTrivial, "direct", 0, 1)
 	if tm != nil && th != nil {
-		a, b := th.Rep.Total.OKPerSec, tm.Rep.Total.OKPerSec
+		a, b := th.completed(), tm.completed()
 		a = max(a, 1e-9)
 		add(fmt.Sprintf("the master forwards ≥ 60%% of HAProxy's requests/s (trivial backend, %.0f/s offered)", h.opt.trivialRate),
 			fmt.Sprintf("%.0f/s vs %.0f/s = %.0f%%", b, a, 100*b/a), verdict(b >= 0.6*a))
@@ -132,12 +132,12 @@ func (h *harness) goals() []goal {
 	return gs
 }
 
-// peak is the most requests/s (all classes) a setup completed in any cell of a scenario.
+// peak is the most requests/s (all classes, see completed) a setup completed in any cell of a scenario.
 func (h *harness) peak(sc, setup string) float64 {
 	p := 0.0
 	for _, r := range h.rows {
 		if r.Scenario == sc && r.Setup == setup {
-			p = max(p, r.Rep.Total.OKPerSec)
+			p = max(p, r.completed())
 		}
 	}
 	return p
@@ -176,8 +176,8 @@ func ms1(v float64) string {
 
 // table writes the markdown table of a scenario at one control ratio.
 func (h *harness) table(w io.Writer, sc string, ratio float64) {
-	fmt.Fprintln(w, "| setup | load | offered/s | control ok/s | control served | control p50 ms | control p99 ms | browse ok/s | browse p99 ms | shed % | shed p99 ms |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| setup | load | offered/s | control ok/s | control served | control p50 ms | control p99 ms | browse ok/s | browse p99 ms | shed % | shed p99 ms | completed/s | sender lag p99 ms |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, setup := range h.setups(sc) {
 		for _, r := range h.rows {
 			if r.Scenario != sc || r.Setup != setup || r.Ratio != ratio {
@@ -195,8 +195,8 @@ func (h *harness) table(w io.Writer, sc string, ratio float64) {
 			if !r.Rep.Sustained {
 				note = " †"
 			}
-			fmt.Fprintf(w, "| %s | %s | %.0f%s | %.1f | %s | %s | %s | %.1f | %s | %s | %s |\n", setup, loadName(r.Load), r.Rate, note,
-				c.OKPerSec, served, ms1(c.Latency.P50), ms1(c.Latency.P99), b.OKPerSec, ms1(b.Latency.P99), shed, ms1(t.ShedLatency.P99))
+			fmt.Fprintf(w, "| %s | %s | %.0f%s | %.1f | %s | %s | %s | %.1f | %s | %s | %s | %.1f | %s |\n", setup, loadName(r.Load), r.Rate, note,
+				c.OKPerSec, served, ms1(c.Latency.P50), ms1(c.Latency.P99), b.OKPerSec, ms1(b.Latency.P99), shed, ms1(t.ShedLatency.P99), r.completed(), ms1(r.Rep.LagP99))
 		}
 	}
 	fmt.Fprintln(w)
@@ -214,6 +214,11 @@ func (h *harness) write(runErr error) error {
 		fmt.Fprintf(h.out, "  %-7s %s: %s\n", g.status, g.name, g.figure)
 	}
 	var errs []error
+	if !h.opt.render {
+		if err := h.saveRows(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	plots, err := h.plots()
 	if err != nil {
 		errs = append(errs, err)
@@ -237,7 +242,11 @@ func (h *harness) write(runErr error) error {
 func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error) {
 	o := h.opt
 	fmt.Fprintf(w, "## The paper's experiment, side by side with HAProxy\n\n")
-	fmt.Fprintf(w, "Run by `make bench-paper` (`%s`), %s, %s in all. Machine: %s.\n", o.command, h.started.UTC().Format("2006-01-02 15:04 MST"), time.Since(h.started).Round(time.Second), machineNote(h.haproxy))
+	start, took := h.started, time.Since(h.started)
+	if o.render { // the run's own times, from its files
+		start, took = h.runSpan()
+	}
+	fmt.Fprintf(w, "Run by `make bench-paper` (`%s`), %s, %s in all. Machine: %s.\n", o.command, start.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), machineNote(h.haproxy))
 	fmt.Fprintf(w, "The generator (`internal/bench`, the engine of `ews bench`) runs on the same machine as every board and HAProxy, so all of them share its cores; one run produces every row, on the same seeded arrival stream (seed %d), %v per cell. ", o.seed, o.duration)
 	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback: %d slots (`capacity`), `[sim] device_latency` = `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", o.capacity, o.latency, controlReq, browseReq)
 	fmt.Fprintf(w, "Load is offered as a multiple of the cluster's capacity (%d boards × %d slots / %v = %.0f req/s), the single board gets the same absolute rates (its own capacity is a third). ", o.boards, o.capacity, o.latency, capacityOf(equalBoards(o.boards, o.capacity, o.latency)))
@@ -250,7 +259,7 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 		fmt.Fprintf(w, "| %s | %s | %s |\n", g.name, g.figure, g.status)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Columns: ok/s = 2xx answers per second of the sending window; *control served* = ok / arrivals due; latencies from the intended send time (no coordinated omission) of ok answers; *shed %* = 503 answers / requests sent; *shed p99* = p99 time to a 503. † = the generator could not keep the asked rate (see the JSON).")
+	fmt.Fprintln(w, "Columns: ok/s = 2xx answers per second of the sending window; *control served* = ok / arrivals due; latencies from the intended send time (no coordinated omission) of ok answers; *shed %* = 503 answers / requests sent; *shed p99* = p99 time to a 503; *completed/s* = 2xx answers over the time from the first send to the last answer (ok/s divides by the sending window only, so under overload it also counts the queue drained after it); *sender lag p99* = how late the generator sent its requests (it shares the cores with the boards: a large lag inflates every latency of the row). † = the generator could not keep the asked rate (see the JSON).")
 	fmt.Fprintln(w)
 	for _, ratio := range o.ratios {
 		fmt.Fprintf(w, "### %d equal boards, %.0f%% control\n\n", o.boards, ratio*100)
@@ -273,6 +282,25 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 			fmt.Fprintf(w, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(p), ".png"), rel)
 		}
 	}
+}
+
+// runSpan estimates when a rendered run started and how long it took from its cells' files.
+func (h *harness) runSpan() (time.Time, time.Duration) {
+	var first, last time.Time
+	for _, r := range h.rows {
+		fi, err := os.Stat(r.File)
+		if err != nil {
+			continue
+		}
+		t := fi.ModTime().Add(-time.Duration(r.Rep.Elapsed * float64(time.Second)))
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	return first, last.Sub(first)
 }
 
 func (h *harness) heteroCapacity() float64 {
@@ -313,14 +341,14 @@ func (h *harness) trivialTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "### Forwarding overhead (page_latency 0)\n\n")
 	fmt.Fprintf(w, "Browse requests only, boards with capacity 8 and `page_latency = 0`: *direct* is one standalone board; *haproxy* and *priority-lc* (the ews master) front %d boards. Added p50 is measured at %.0f req/s, throughput at %.0f req/s offered.\n\n", h.opt.boards, trivialLow, h.opt.trivialRate)
-	fmt.Fprintln(w, "| setup | p50 ms at low rate | p99 ms at low rate | ok/s at high rate | p50 ms at high rate | front CPU s / 1,000 |")
+	fmt.Fprintln(w, "| setup | p50 ms at low rate | p99 ms at low rate | completed/s at high rate | p50 ms at high rate | front CPU s / 1,000 |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
 	for _, setup := range h.setups(scTrivial) {
 		lo, hi := h.find(scTrivial, setup, 0, 1), h.find(scTrivial, setup, 0, 2)
 		if lo == nil || hi == nil {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %.3f | %.3f | %.0f | %.3f | %.3f |\n", setup, lo.Rep.Total.Latency.P50, lo.Rep.Total.Latency.P99, hi.Rep.Total.OKPerSec, hi.Rep.Total.Latency.P50, hi.FrontCPUPer1k)
+		fmt.Fprintf(w, "| %s | %.3f | %.3f | %.0f | %.3f | %.3f |\n", setup, lo.Rep.Total.Latency.P50, lo.Rep.Total.Latency.P99, hi.completed(), hi.Rep.Total.Latency.P50, hi.FrontCPUPer1k)
 	}
 	fmt.Fprintln(w)
 }
