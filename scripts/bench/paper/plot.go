@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,17 +27,23 @@ func (h *harness) plots() ([]string, error) {
 		return nil
 	}
 	for _, ratio := range h.opt.ratios {
-		p, err := h.p99Plot(scPaper, ratio)
-		if err != nil {
-			return out, err
-		}
-		if p != nil {
-			if err := save(p, fmt.Sprintf("bench-paper-control-p99-%02.0f.png", ratio*100)); err != nil {
+		// the headline setups alone first, then every policy
+		for _, f := range []struct {
+			name string
+			only []string
+		}{{"bench-paper-control-p99-%02.0f-main.png", keySetups}, {"bench-paper-control-p99-%02.0f.png", nil}} {
+			p, err := h.p99Plot(scPaper, ratio, f.only)
+			if err != nil {
 				return out, err
+			}
+			if p != nil {
+				if err := save(p, fmt.Sprintf(f.name, ratio*100)); err != nil {
+					return out, err
+				}
 			}
 		}
 	}
-	if p, err := h.p99Plot(scHetero, h.opt.ratios[0]); err != nil {
+	if p, err := h.p99Plot(scHetero, h.opt.ratios[0], nil); err != nil {
 		return out, err
 	} else if p != nil {
 		if err := save(p, "bench-paper-hetero-control-p99.png"); err != nil {
@@ -53,11 +60,18 @@ func (h *harness) plots() ([]string, error) {
 	return out, nil
 }
 
+// keySetups are the setups of the headline plot: the paper's policy, the same without priority,
+// one board, and HAProxy with and without priority.
+var keySetups = []string{"priority-lc", "lc", setupSingle, setupHAProxy, setupHAPrio}
+
 // p99Plot is control p99 against offered load, one line per setup (log scale: HAProxy without
 // priority reaches its 2 s queue timeout while the others stay near 20 ms).
-func (h *harness) p99Plot(sc string, ratio float64) (*plot.Plot, error) {
+func (h *harness) p99Plot(sc string, ratio float64, only []string) (*plot.Plot, error) {
 	var lines []any
 	for _, setup := range h.setups(sc) {
+		if only != nil && !slices.Contains(only, setup) {
+			continue
+		}
 		var xys plotter.XYs
 		for _, r := range h.rows {
 			if r.Scenario == sc && r.Setup == setup && r.Ratio == ratio {

@@ -68,7 +68,7 @@ func (h *harness) goals() []goal {
 	}
 	worst, worstAt, shedP99, shedAt, n := 1.0, "", 0.0, "", 0
 	for _, r := range h.rows {
-		if r.Scenario != scPaper || r.Setup != pol {
+		if r.Scenario != scPaper || r.Setup != pol || r.Ratio != ratio {
 			continue
 		}
 		n++
@@ -83,15 +83,15 @@ func (h *harness) goals() []goal {
 		}
 	}
 	if n > 0 {
-		add("100% of control requests served (priority-lc, every cell)", fmt.Sprintf("worst %.2f%% (%s)", 100*worst, worstAt), verdict(worst >= 1))
+		add(fmt.Sprintf("100%% of control requests served (priority-lc, %.0f%% control, every load)", ratio*100), fmt.Sprintf("worst %.2f%% (%s)", 100*worst, worstAt), verdict(worst >= 1))
 		fig := "no request was shed"
 		if shedAt != "" {
 			fig = fmt.Sprintf("worst shed p99 %.1f ms (%s)", shedP99, shedAt)
-			if hs := h.worstShed(setupHAPrio); hs > 0 {
+			if hs := h.worstShed(setupHAPrio, ratio); hs > 0 {
 				fig += fmt.Sprintf("; HAProxy-with-priority %.0f ms", hs)
 			}
 		}
-		add("shed requests answered in ≤ 50 ms p99 (priority-lc)", fig, verdict(shedP99 <= 50))
+		add(fmt.Sprintf("shed requests answered in ≤ 50 ms p99 (priority-lc, %.0f%% control)", ratio*100), fig, verdict(shedP99 <= 50))
 	} else {
 		add("100% of control requests served", "not run", "n/a")
 		add("shed requests answered in ≤ 50 ms p99", "not run", "n/a")
@@ -143,10 +143,10 @@ func (h *harness) peak(sc, setup string) float64 {
 	return p
 }
 
-func (h *harness) worstShed(setup string) float64 {
+func (h *harness) worstShed(setup string, ratio float64) float64 {
 	w := 0.0
 	for _, r := range h.rows {
-		if r.Scenario == scPaper && r.Setup == setup && r.Rep.Total.Shed > 0 {
+		if r.Scenario == scPaper && r.Setup == setup && r.Ratio == ratio && r.Rep.Total.Shed > 0 {
 			w = max(w, r.Rep.Total.ShedLatency.P99)
 		}
 	}
