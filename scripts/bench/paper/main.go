@@ -192,7 +192,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			shown = append(shown, a)
 		}
 	}
-	o.command = "bench-paper " + strings.Join(shown, " ")
+	o.command = "go run ./scripts/bench/paper " + strings.Join(shown, " ")
 	return o, nil
 }
 
