@@ -30,7 +30,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/demo"
-	"github.com/ews-firmware/ews/node/config"
 )
 
 // findChromium returns a chromium to drive, installing Debian's package when it is missing
@@ -222,29 +221,6 @@ func (tb *tab) screenshot(t *testing.T, dir, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// demoCluster writes the demo's configs for n boards and starts each as its own `ews run`.
-func demoCluster(t *testing.T, n int) []*board {
-	t.Helper()
-	bin := ewsBinary(t)
-	dir := t.TempDir()
-	cgiDir := filepath.Join(dir, "cgi-bin")
-	if err := os.MkdirAll(cgiDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	layout := demo.Boards(n, freeBase(t, n))
-	key := config.NewKey()
-	var boards []*board
-	for i, l := range layout {
-		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		if err := os.WriteFile(b.cfg, []byte(demo.Config(layout, i, key, cgiDir)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		b.start(t, bin)
-		boards = append(boards, b)
-	}
-	return boards
 }
 
 func TestBrowserCluster(t *testing.T) {
