@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/node/config"
 )
 
 // findChromium returns a chromium to drive, installing Debian's package when it is missing
@@ -346,8 +347,30 @@ func TestBrowserCluster(t *testing.T) {
 		t.Logf("page B banner: %q", evalIn[string](t, b, `document.getElementById('banner-text').textContent`))
 	})
 
+	t.Run("the page comes back with its board", func(t *testing.T) {
+		// ews1 restarts (preempt = false: it rejoins as a follower); page B's stream reconnects
+		// ("Retry now" skips the rest of the backoff) and shows the cluster under ews2.
+		ews1.start(t, ewsBinary(t))
+		waitFor(t, "ews1 back under ews2", 30*time.Second, func() bool { return agree(boards, "ews2", 2) })
+		b.run(t, "retry now", chromedp.Click(chromedp.CSS(`#banner-retry`)))
+		b.wait(t, "reconnected", `document.getElementById('banner').hidden && window.ews.state.connected && window.ews.state.cluster.master === 'ews2'`, 15*time.Second)
+	})
+
 	t.Run("api error is shown", func(t *testing.T) {
-		// temp1 is wired to ews1, which is down: reading it fails and the page says why.
+		// temp1 is wired to ews1, which is down again: reading it fails and the page says why.
+		ews1.kill9()
+		waitFor(t, "ews1 down on ews3", 10*time.Second, func() bool {
+			v, err := ews3.view()
+			if err != nil {
+				return false
+			}
+			for _, n := range v.Nodes {
+				if n.Name == "ews1" {
+					return n.Runstate == "down"
+				}
+			}
+			return false
+		})
 		a.run(t, "devices tab", chromedp.Click(chromedp.CSS(`#tab-devices`)))
 		a.wait(t, "temp1 card", cardJS("temp1")+` && !`+cardJS("temp1")+`.querySelector('button').disabled`, 5*time.Second)
 		clicked := time.Now()
@@ -375,4 +398,26 @@ func TestBrowserCluster(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A device name with markup in it never reaches a page from a config: the config refuses it (names
+// are letters, digits and - _ . only) and the board does not start. The web UI's escaping of names
+// that arrive anyway is tested against the fake board in webui/browser_test.go.
+func TestBrowserClusterMarkupDeviceName(t *testing.T) {
+	layout := demo.Boards(1, freeBase(t, 1))
+	dir := t.TempDir()
+	doc := strings.Replace(demo.Config(layout, 0, config.NewKey(), dir), `name = "relay1"`, `name = "<img src=x onerror=alert(1)>"`, 1)
+	doc = strings.ReplaceAll(doc, `interlock = ["relay1"]`, `interlock = []`)
+	path := filepath.Join(dir, "ews1.toml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(ewsBinary(t), "run", "--config", path).CombinedOutput()
+	if err == nil {
+		t.Fatalf("ews run started with a device named with markup:\n%s", out)
+	}
+	if !strings.Contains(string(out), "device[0].name") || !strings.Contains(string(out), "onerror") {
+		t.Fatalf("ews run refused the config without naming the key: %v\n%s", err, out)
+	}
+	t.Logf("refused: %s", strings.TrimSpace(string(out)))
 }
