@@ -174,11 +174,15 @@ func TestSSELoad(t *testing.T) {
 		m, err := boardMetrics(ews1)
 		return err == nil && m["ews_http_in_flight"] >= 3
 	})
-	for i := range 2 {
-		if _, err := act(i); err != nil {
-			t.Fatalf("warm-up action: %v", err)
+	var idle []time.Duration // the same actions with no SSE client, for comparison
+	for i := range 20 {
+		d, err := act(i)
+		if err != nil {
+			t.Fatalf("action without clients: %v", err)
 		}
+		idle = append(idle, d)
 	}
+	slices.Sort(idle)
 	hc.CloseIdleConnections()
 	base, err := boardMetrics(ews1)
 	if err != nil {
@@ -267,6 +271,7 @@ func TestSSELoad(t *testing.T) {
 	p50, p99 := percentile(lat, 0.50), percentile(lat, 0.99)
 	t.Logf("%d SSE clients on %s for %v: %d relay1 actions through the master, latency p50 %v p99 %v max %v; fewest relay1 events on a client %d",
 		sseClients, ews1.name, dur, actions, p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond), lat[len(lat)-1].Round(100*time.Microsecond), minSeen)
+	t.Logf("without clients: %d actions, p50 %v p99 %v", len(idle), percentile(idle, 0.50).Round(100*time.Microsecond), percentile(idle, 0.99).Round(100*time.Microsecond))
 	t.Logf("RSS %.1f MiB before, peak %.1f MiB with clients (+%.1f MiB); goroutines %v before, %v connected, peak %v",
 		mib(baseRSS), mib(peakRSS), mib(peakRSS-baseRSS), base["go_goroutines"], connected["go_goroutines"], peakGo)
 	if p99 > time.Second {

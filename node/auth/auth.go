@@ -45,7 +45,7 @@ type Auth struct {
 // Options tune New; the zero value is fine.
 type Options struct {
 	SessionTTL  time.Duration // default 12h
-	MaxSessions int           // default 256; the oldest is dropped beyond
+	MaxSessions int           // default 256 ids (and logouts) remembered here; signed ids stay valid until they expire
 	Now         func() time.Time
 }
 
