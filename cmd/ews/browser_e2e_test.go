@@ -339,6 +339,7 @@ func TestBrowserCluster(t *testing.T) {
 		if n := evalIn[int](t, a, fmt.Sprintf(`[...document.querySelectorAll('#log li')].filter(li => li.textContent.includes('(epoch %d, was ews1)')).length`, v.Epoch)); n != 1 {
 			t.Errorf("takeover to epoch %d logged %d times, want once", v.Epoch, n)
 		}
+		a.screenshot(t, shots, "real-cluster-takeover.png")
 	})
 
 	t.Run("dropped stream shows the banner", func(t *testing.T) {
@@ -382,9 +383,6 @@ func TestBrowserCluster(t *testing.T) {
 	})
 
 	t.Run("screenshots", func(t *testing.T) {
-		a.run(t, "cluster tab", chromedp.Click(chromedp.CSS(`#tab-cluster`)))
-		a.wait(t, "cluster shown", `!document.getElementById('view-cluster').hidden`, 5*time.Second)
-		a.screenshot(t, shots, "real-cluster-takeover.png")
 		b.screenshot(t, shots, "real-disconnected.png")
 	})
 
