@@ -38,7 +38,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		return nil, err
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:      n.cluster,
+		Cluster:      frontCluster{n},
 		Local:        work,
 		Marker:       marker,
 		Pin:          n.pin(),
@@ -92,15 +92,24 @@ func (m *master) follow(v state.View) {
 		m.update()
 		m.front.SetDispatcher(d)
 		m.n.cluster.SetQueue(d.Depths)
+		m.n.cluster.SetCompleted(d.Started)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
 	case isMaster:
 		m.update()
 	case m.d != nil:
 		m.front.StepDown()
 		m.d = nil
-		m.n.cluster.SetQueue(nil)
+		m.n.cluster.SetQueue(m.n.stats.Queue)
+		m.n.cluster.SetCompleted(m.n.stats.Completed)
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
+}
+
+// open reports whether the dispatcher runs.
+func (m *master) open() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.d != nil
 }
 
 // update feeds the dispatcher the boards' own reports (invariant 3).
@@ -111,6 +120,7 @@ func (m *master) update() {
 			Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Capacity: b.Capacity, Weight: float64(b.Weight),
 			Runstate: b.Runstate, Linknum: b.InFlight,
 			Load: sched.Load{CPU: b.Load.CPU, Mem: b.Load.Mem, Net: b.Load.Net, Disk: b.Load.Disk},
+			RT:   m.n.rt.get(b.Name),
 		})
 	}
 	dispatch.Update(m.d, m.rows)
@@ -129,4 +139,23 @@ func (n *Node) gate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// frontCluster is the cluster as the front door sees it. When this board has
+// just become master and the table change has not reached follow yet, the
+// first request opens the queue itself instead of being told 503.
+type frontCluster struct{ n *Node }
+
+func (c frontCluster) Self() string                             { return c.n.cluster.Self() }
+func (c frontCluster) Epoch() uint64                            { return c.n.cluster.Epoch() }
+func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.n.cluster.Master() }
+
+func (c frontCluster) IsMaster() bool {
+	if !c.n.cluster.IsMaster() {
+		return false
+	}
+	if !c.n.master.open() {
+		c.n.master.follow(c.n.cluster.Snapshot())
+	}
+	return true
 }

@@ -78,6 +78,8 @@ type Node struct {
 	mirror   deviceMerger    // other boards' device state; nil standalone
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
+	stats    masterStats     // the master's queue and counts, seen from a follower
+	rt       probes          // boards' response times, probed by the master
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -110,6 +112,8 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.cluster = cl
+	cl.SetQueue(n.stats.Queue)
+	cl.SetCompleted(n.stats.Completed)
 	if err := n.openDevices(); err != nil {
 		n.close()
 		return nil, err
@@ -160,6 +164,14 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.publishLoops(ctx)
+	if !n.cfg.Standalone() {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.pollMaster(ctx) }()
+		if n.cfg.Sched.Policy == "integrated" {
+			n.wg.Add(1)
+			go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
+		}
+	}
 	srv := &http.Server{
 		Handler:           n.handler,
 		ReadHeaderTimeout: n.timeouts.ReadHeader,
@@ -174,11 +186,12 @@ func (n *Node) Run(ctx context.Context) error {
 	srv.RegisterOnShutdown(n.localHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	n.ready.Store(true)
-	// Our row and, when we are master, the queue exist before the first
-	// request: no 503 for a board that just said it is ready.
+	// Our row and, when we are master, the queue exist before we say we
+	// are ready: no 503 for a board that just said it is ready.
 	n.cluster.ReportNow()
 	n.master.follow(n.cluster.Snapshot())
+	n.ready.Store(true)
+	n.cluster.ReportNow() // running now
 	wd := n.watchdog(ln.Addr())
 	n.wg.Add(2)
 	go func() { defer n.wg.Done(); wd.Run(ctx) }()

@@ -56,7 +56,8 @@ type Dispatcher struct {
 	log      *slog.Logger
 
 	queues  []queue
-	depth   []int // queued per class
+	depth   []int    // queued per class
+	started []uint64 // dispatched per class since this dispatcher began
 	seq     uint64
 	boards  []*Board
 	byName  map[string]*Board
@@ -120,6 +121,7 @@ func NewDispatcher(cfg config.Sched, opt Options) (*Dispatcher, error) {
 		d.queues = make([]queue, n)
 	}
 	d.depth = make([]int, n)
+	d.started = make([]uint64, n)
 	for c := 0; c < n; c++ {
 		row := make([]*ErrShed, len(reasons))
 		for i, r := range reasons {
@@ -424,8 +426,18 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		}
 		d.unlink(w)
 		sojourn := now.Sub(w.enq)
-		d.queues[w.q].cd.observe(sojourn, d.target, d.interval, now)
+		cd := &d.queues[w.q].cd
+		cd.observe(sojourn, d.target, d.interval, now)
 		d.m.wait[w.class].Observe(sojourn.Seconds())
+		if cd.dropping && sojourn > d.target && (w.q > 0 || d.one) {
+			// CoDel's head drop: while the queue stays above its target,
+			// a request that already waited past it is answered 503 now
+			// rather than served late, so served pages keep a bounded wait.
+			// The first class's own queue is never dropped here (under
+			// lc there is one queue for all, and all are treated alike).
+			d.answer(w, Ticket{}, d.refuse(w.class, rOverload))
+			continue
+		}
 		d.answer(w, d.start(w.req, w.seq, w.class, b), nil)
 	}
 }
@@ -447,6 +459,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket
 	}
 	f.b, f.class, f.weight = b, class, w
 	d.m.dispatch[b.idx][class].Inc()
+	d.started[class]++
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
 }
 
@@ -536,7 +549,19 @@ func (d *Dispatcher) Boards() []Board {
 	return out
 }
 
-// Depths returns the queued requests per class name.
+// Started returns the requests dispatched per class name since this
+// dispatcher began (the web UI turns it into completed requests/s).
+func (d *Dispatcher) Started() map[string]uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]uint64, len(d.started))
+	for c, n := range d.started {
+		out[d.cls.Name(c)] = n
+	}
+	return out
+}
+
+// Depths returns the queued requests by class name.
 func (d *Dispatcher) Depths() map[string]int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -180,15 +180,26 @@ func TestFailFast(t *testing.T) {
 	h.shed(&Request{Class: browse}, ReasonOverload)
 	// another class's queue is judged on its own
 	c3 := h.queue(&Request{Class: control})
-	// the queue drains below the target: arrivals are taken again
-	for _, p := range []*pending{c3, c0, c1, c2} {
-		hold.Done()
-		o := h.result(p)
-		if o.err != nil {
-			t.Fatal(o.err)
-		}
-		hold = o.t
+	// control goes first; then CoDel's head drop answers the browse
+	// requests that waited past the target 503, and serves the first one
+	// below it, which ends the shedding
+	hold.Done()
+	o := h.result(c3)
+	if o.err != nil {
+		t.Fatal(o.err)
 	}
+	o.t.Done()
+	for _, p := range []*pending{c0, c1} {
+		var es *ErrShed
+		if o := h.result(p); !errors.As(o.err, &es) || es.Reason != ReasonOverload {
+			t.Fatalf("stale browse request: %v, want a head drop (overload)", o.err)
+		}
+	}
+	o = h.result(c2)
+	if o.err != nil {
+		t.Fatalf("browse request below the target: %v", o.err)
+	}
+	hold = o.t
 	h.queue(&Request{Class: browse})
 	if h.queued() != 1 {
 		t.Fatal("browse arrival refused after the queue drained")
@@ -206,18 +217,24 @@ func TestFailFastRecoversOnShortSojourn(t *testing.T) {
 	p1 := h.queue(&Request{Class: browse})
 	clk.Advance(150 * time.Millisecond)
 	h.shed(&Request{Class: browse}, ReasonOverload)
-	hold.Done()
-	hold = h.result(p0).t // sojourn 300ms: still shedding
-	h.shed(&Request{Class: browse}, ReasonOverload)
-	p2 := h.queue(&Request{Class: control})
-	_ = p2
+	p2 := h.queue(&Request{Class: control}) // judged on its own queue
 	hold.Done()
 	hold = h.result(p2).t
 	hold.Done()
-	o := h.result(p1) // dispatched at sojourn 150ms: still above target
-	hold = o.t
-	h.queue(&Request{Class: browse}) // queue was empty: state reset, queued
+	for _, p := range []*pending{p0, p1} {
+		var es *ErrShed
+		if o := h.result(p); !errors.As(o.err, &es) || es.Reason != ReasonOverload {
+			t.Fatalf("stale browse request: %v, want a head drop (overload)", o.err)
+		}
+	}
+	hold = h.now(&Request{Class: browse})  // queue empty: taken at once
+	p3 := h.queue(&Request{Class: browse}) // and queued again: shedding stopped
 	hold.Done()
+	o := h.result(p3)
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	o.t.Done()
 }
 
 func TestPinnedRequests(t *testing.T) {

@@ -11,12 +11,12 @@ if [ -n "$bad" ]; then
 	exit 1
 fi
 # Debian packages the tests use: shellcheck (scripts), iproute2 (partition
-# test), chromium (browser tests), haproxy (bench harness smoke).
-bash scripts/deps.sh shellcheck iproute2:ip chromium
+# test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke).
+bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static
 go vet ./...
 go test -race -timeout 20m ./...
 # Browser tests (headless Chromium) run without -race: the browser, not Go,
 # is what they exercise, and -race triples their time.
-go test -tags browser -timeout 10m ./webui/ ./cmd/ews/
+go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/
 bash scripts/arm-smoke.sh
 echo "test: all passed"

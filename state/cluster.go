@@ -56,6 +56,8 @@ type Cluster struct {
 	subs  map[int]func(View)
 	subID int
 	queue func() map[string]int
+	// completed fills View.Completed (class -> dispatched count)
+	completed func() map[string]uint64
 
 	ml      *memberlist.Memberlist
 	inbox   chan Message
@@ -268,8 +270,11 @@ func (c *Cluster) Done() <-chan struct{} { return c.done }
 func (c *Cluster) Snapshot() View {
 	c.mu.Lock()
 	v := c.e.View(time.Now())
-	q := c.queue
+	q, done := c.queue, c.completed
 	c.mu.Unlock()
+	if done != nil {
+		v.Completed = done()
+	}
 	v.Queue = map[string]int{}
 	if q != nil {
 		for k, n := range q() {
@@ -277,6 +282,13 @@ func (c *Cluster) Snapshot() View {
 		}
 	}
 	return v
+}
+
+// SetCompleted sets the callback that fills View.Completed.
+func (c *Cluster) SetCompleted(fn func() map[string]uint64) {
+	c.mu.Lock()
+	c.completed = fn
+	c.mu.Unlock()
 }
 
 // SetQueue sets the callback that fills View.Queue (class -> depth).

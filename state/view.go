@@ -12,6 +12,9 @@ type View struct {
 	Self    string         `json:"self"`
 	Nodes   []NodeView     `json:"nodes"`
 	Queue   map[string]int `json:"queue"` // class -> depth; filled on the master by the node's callback
+	// Completed counts the requests the master dispatched per class since it
+	// became master (the web UI's requests/s chart); set by the node.
+	Completed map[string]uint64 `json:"completed,omitempty"`
 }
 
 // NodeView is one board's row.

@@ -187,6 +187,9 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 		})
 	}
 	cfg := config.DefaultConfig().Sched
+	// These tests hold boards on purpose; CoDel's fail fast (tested in
+	// sched) would shed the requests they queue.
+	cfg.QueueTarget = config.D(0)
 	if o.queue > 0 {
 		cfg.Queue = o.queue
 	}

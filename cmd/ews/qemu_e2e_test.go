@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/node/config"
+)
+
+// TestARMClusterQemu proves what we ship for boards works as a cluster: three
+// armv7 binaries under qemu-arm-static on loopback elect a master, list
+// three running boards, run a device action through the master, and survive
+// kill -9 of the master.
+func TestARMClusterQemu(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an ARM binary and emulates three boards")
+	}
+	qemu, err := exec.LookPath("qemu-arm-static")
+	if err != nil {
+		t.Skip("qemu-arm-static missing (the test command installs qemu-user-static)")
+	}
+	bin := filepath.Join(t.TempDir(), "ews-armv7")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build armv7: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	base := freeBase(t, 3)
+	key := config.NewKey()
+	boards := make([]*board, 3)
+	var peers []string
+	for i := range boards {
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
+		peers = append(peers, fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip))
+	}
+	// Emulation is slow: timings a weak board would also want.
+	for _, b := range boards {
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 2\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n[http]\nauth = \"token\"\ntoken = \"t0k\"\n[sim]\ndevice_latency = \"5ms\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews2\"\n",
+			b.name, b.http, b.gossip, strings.Join(peers, ", "), key)
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	for _, b := range boards {
+		b.startWith(t, qemu, bin)
+	}
+	waitFor(t, "a board serving under qemu", 60*time.Second, func() bool { _, err := boards[0].view(); return err == nil })
+	t.Logf("armv7 under qemu: first /api/cluster answer %v after start", time.Since(start).Round(time.Millisecond))
+	waitFor(t, "ews1 master of three running boards", 60*time.Second, func() bool { return agree(boards, "ews1", 1) })
+
+	action := func(via *board) (int, string) {
+		req, _ := http.NewRequest("POST", "http://"+via.http+"/api/devices/relay1/toggle", nil)
+		req.Header.Set("Authorization", "Bearer t0k")
+		resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	// relay1 is wired to ews2; the request enters at the master, ews1.
+	if code, body := action(boards[0]); code != 200 || !strings.Contains(body, `"state":"on"`) {
+		t.Fatalf("device action through the master: %d %s", code, body)
+	}
+	if rss := rssKB(boards[1].cmd.Process.Pid); rss > 0 {
+		t.Logf("armv7 under qemu: RSS of a board %d KiB (qemu's own memory included)", rss)
+	}
+
+	boards[0].kill9()
+	took := waitFor(t, "ews2 takes over", 60*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
+	t.Logf("armv7 under qemu: takeover seen %v after kill -9 (tmax 2s)", took.Round(time.Millisecond))
+	if code, body := action(boards[2]); code != 200 || !strings.Contains(body, `"state":"off"`) {
+		t.Fatalf("device action after the takeover: %d %s", code, body)
+	}
+}
+
+// startWith starts the board's binary under a wrapper (qemu).
+func (b *board) startWith(t *testing.T, wrapper, bin string) {
+	t.Helper()
+	b.log = &syncBuffer{}
+	b.cmd = exec.Command(wrapper, bin, "run", "--config", b.cfg)
+	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := b.cmd
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", b.name, b.log.String())
+		}
+	})
+}
+
+func rssKB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
+}

@@ -1,0 +1,79 @@
+package node
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// probes measures each board's response time by active probes (GET
+// /healthz) while this board is master, for the integrated policy's rt
+// term: a smoothed (EWMA) round trip per board; a failed probe counts as
+// the probe timeout.
+type probes struct {
+	mu sync.Mutex
+	rt map[string]time.Duration
+}
+
+const probeTimeout = time.Second
+
+func (p *probes) get(name string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rt[name]
+}
+
+func (p *probes) observe(name string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rt == nil {
+		p.rt = map[string]time.Duration{}
+	}
+	if old, ok := p.rt[name]; ok {
+		d = (old*7 + d) / 8
+	}
+	p.rt[name] = d
+}
+
+// probeLoop runs until ctx ends, probing every board once a second while
+// this board is master.
+func (n *Node) probeLoop(ctx context.Context) {
+	c := &http.Client{Timeout: probeTimeout}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !n.cluster.IsMaster() {
+			continue
+		}
+		var wg sync.WaitGroup
+		for _, b := range n.cluster.Boards() {
+			if b.HTTP == "" || b.Runstate == "down" {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.HTTP+"/healthz", nil)
+				resp, err := c.Do(req)
+				d := time.Since(start)
+				if err != nil {
+					d = probeTimeout
+				} else {
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						d = probeTimeout
+					}
+				}
+				n.rt.observe(b.Name, d)
+			}()
+		}
+		wg.Wait()
+	}
+}
