@@ -163,7 +163,10 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	bi := -1
 	if req.pinned() {
 		b := d.byName[req.Board]
-		if b == nil {
+		// Fail fast: a request pinned to a board that is gone, down or
+		// overloaded cannot run anywhere else; waiting the queue timeout
+		// for it would only tell the user late.
+		if b == nil || !b.present || !b.Running {
 			d.mu.Unlock()
 			return Ticket{}, d.refuse(class, rNoBoard)
 		}
