@@ -122,7 +122,7 @@ func (s *sessions) signed(id string) (time.Time, bool) {
 	if s.key == nil || len(id) > 2*(sessionPayload+sessionMAC) {
 		return time.Time{}, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(id)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(id) // strict: one id per byte string
 	if err != nil || len(b) != sessionPayload+sessionMAC {
 		return time.Time{}, false
 	}
