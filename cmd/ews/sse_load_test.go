@@ -4,8 +4,7 @@ package main
 // actions go through it, and checks memory stays bounded, actions stay fast and every goroutine the
 // clients cost is gone after they leave:
 //
-//	go test -race -run TestSSELoad -v ./cmd/ews/                  # ~10 s of load
-//	EWS_SOAK=1 go test -race -run TestSSELoad -v ./cmd/ews/       # the 30 s
+//	go test -race -run TestSSELoad -v ./cmd/ews/                  # the 30 s
 //	EWS_SSE_LOAD=1m go test -run TestSSELoad -v ./cmd/ews/        # any duration
 //
 // The figures (RSS, goroutines, action latency p50/p99) are logged with -v.
@@ -31,8 +30,7 @@ import (
 
 const sseClients = 50
 
-// loadDuration is how long the clients stay connected: EWS_SSE_LOAD, else 30 s under EWS_SOAK=1,
-// else 10 s.
+// loadDuration is how long the clients stay connected: EWS_SSE_LOAD, else the 30 s.
 func loadDuration(t *testing.T) time.Duration {
 	if s := os.Getenv("EWS_SSE_LOAD"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -41,10 +39,7 @@ func loadDuration(t *testing.T) time.Duration {
 		}
 		return d
 	}
-	if os.Getenv("EWS_SOAK") == "1" {
-		return 30 * time.Second
-	}
-	return 10 * time.Second
+	return 30 * time.Second
 }
 
 // boardMetrics reads a few gauges from a board's /metrics.
