@@ -58,6 +58,7 @@ type Dispatcher struct {
 	queues  []queue
 	depth   []int    // queued per class
 	started []uint64 // dispatched per class since this dispatcher began
+	admit   admission
 	seq     uint64
 	boards  []*Board
 	byName  map[string]*Board
@@ -122,6 +123,7 @@ func NewDispatcher(cfg config.Sched, opt Options) (*Dispatcher, error) {
 	}
 	d.depth = make([]int, n)
 	d.started = make([]uint64, n)
+	d.admit = newAdmission(n)
 	for c := 0; c < n; c++ {
 		row := make([]*ErrShed, len(reasons))
 		for i, r := range reasons {
@@ -163,13 +165,17 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	bi := -1
 	if req.pinned() {
 		b := d.byName[req.Board]
-		if b == nil {
+		// Fail fast: a request pinned to a board that is gone, down or
+		// overloaded cannot run anywhere else; waiting the queue timeout
+		// for it would only tell the user late.
+		if b == nil || !b.present || !b.Running {
 			d.mu.Unlock()
 			return Ticket{}, d.refuse(class, rNoBoard)
 		}
 		bi = b.idx
 	}
 	now := d.now()
+	d.admit.arrive(class, now)
 	// After every dispatch round no queued request can be placed, so one
 	// that can be placed now goes ahead of nobody: dispatch it at once.
 	d.eligible()
@@ -188,6 +194,12 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	if q.cd.dropping {
 		d.mu.Unlock()
 		return Ticket{}, d.refuse(class, rOverload)
+	}
+	if d.target > 0 && !req.pinned() {
+		if w, ok := d.admit.wait(class, d.depth, d.one, d.slots()); ok && w > d.target/2 {
+			d.mu.Unlock()
+			return Ticket{}, d.refuse(class, rOverload)
+		}
 	}
 	if (q.n >= d.limit || d.total >= d.maxTotal) && !d.evictBelow(qi) {
 		d.mu.Unlock()
@@ -457,7 +469,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket
 	} else {
 		f = &flight{d: d}
 	}
-	f.b, f.class, f.weight = b, class, w
+	f.b, f.class, f.weight, f.start = b, class, w, d.now()
 	d.m.dispatch[b.idx][class].Inc()
 	d.started[class]++
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
@@ -466,6 +478,8 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket
 // finish ends a flight: its board gets the slot back.
 func (d *Dispatcher) finish(f *flight) {
 	f.gen++
+	now := d.now()
+	d.admit.served(f.class, now.Sub(f.start))
 	b := f.b
 	if b.local > 0 {
 		b.local--
@@ -478,8 +492,19 @@ func (d *Dispatcher) finish(f *flight) {
 	f.b = nil
 	d.free = append(d.free, f)
 	if !d.closed {
-		d.dispatch(d.now())
+		d.dispatch(now)
 	}
+}
+
+// slots is the capacity of the boards that run requests now.
+func (d *Dispatcher) slots() int {
+	n := 0
+	for _, b := range d.boards {
+		if b.present && b.Running {
+			n += b.Capacity
+		}
+	}
+	return n
 }
 
 // refresh sets the linknum the policies see: the board's report plus our

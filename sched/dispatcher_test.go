@@ -442,14 +442,15 @@ ews_sched_linknum{board="a"} 0
 	}
 }
 
-// Requests pinned to a stopped board wait for it, not for load: however old
-// they get, they do not make their class shed requests that boards can take.
+// A request pinned to a stopped board is refused at once (it cannot run
+// anywhere else), and the refusal does not make its class shed requests
+// that running boards can take.
 func TestFailFastIgnoresRequestsForStoppedBoards(t *testing.T) {
 	clk := newFakeClock()
 	stopped := board("z", 1)
 	stopped.Running = false
 	h := newHarness(t, schedCfg("priority-lc", 64), Options{Now: clk.Now}, board("a", 1), stopped)
-	h.queue(&Request{Class: browse, Board: "z"})
+	h.shed(&Request{Class: browse, Board: "z"}, ReasonNoBoard)
 	for i := 0; i < 3; i++ {
 		clk.Advance(time.Second)
 		tk := h.now(&Request{Class: browse}) // a is free: runs at once

@@ -124,9 +124,18 @@ func float64n(r *rand.Rand) float64 {
 // random: one pass finds the least and counts its ties, one draw picks the
 // k-th of them (a second pass only when there are ties).
 func leastBy(pool []*Board, r *rand.Rand, less func(a, b *Board) int) *Board {
+	return leastWhere(pool, r, nil, less)
+}
+
+// leastWhere is leastBy over the boards keep accepts (all when keep is nil);
+// nil when it accepts none.
+func leastWhere(pool []*Board, r *rand.Rand, keep func(*Board) bool, less func(a, b *Board) int) *Board {
 	var best *Board
 	ties := 0
 	for _, b := range pool {
+		if keep != nil && !keep(b) {
+			continue
+		}
 		if best == nil {
 			best, ties = b, 1
 			continue
@@ -143,7 +152,7 @@ func leastBy(pool []*Board, r *rand.Rand, less func(a, b *Board) int) *Board {
 	}
 	k := intn(r, ties)
 	for _, b := range pool {
-		if less(b, best) == 0 {
+		if (keep == nil || keep(b)) && less(b, best) == 0 {
 			if k == 0 {
 				return b
 			}

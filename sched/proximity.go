@@ -62,37 +62,10 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 // leastPreferred is the least used preferred board of pool, ties at random;
 // nil when no preferred board is in pool.
 func (r *proxRule) leastPreferred(pool []*Board) *Board {
-	var best *Board
-	ties := 0
-	for _, b := range pool {
-		if !r.prefers(b.Name) {
-			continue
-		}
-		if best == nil {
-			best, ties = b, 1
-			continue
-		}
-		switch c := byUse(b, best); {
-		case c < 0:
-			best, ties = b, 1
-		case c == 0:
-			ties++
-		}
-	}
-	if ties <= 1 {
-		return best
-	}
-	k := intn(nil, ties)
-	for _, b := range pool {
-		if byUse(b, best) == 0 && r.prefers(b.Name) {
-			if k == 0 {
-				return b
-			}
-			k--
-		}
-	}
-	return best
+	return leastWhere(pool, nil, r.keep, byUse)
 }
+
+func (r *proxRule) keep(b *Board) bool { return r.prefers(b.Name) }
 
 func (r *proxRule) prefers(name string) bool {
 	for _, n := range r.prefer {

@@ -1,5 +1,7 @@
 package sched
 
+import "time"
+
 // Ticket is a dispatched request's claim on a slot of its board. Call Done
 // once the request finished (or failed); Done is idempotent and a zero
 // Ticket's Done does nothing.
@@ -19,6 +21,7 @@ type flight struct {
 	b      *Board
 	class  int
 	weight float64
+	start  time.Time // when the slot was taken (service-time estimate)
 	gen    uint64
 }
 

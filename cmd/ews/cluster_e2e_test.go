@@ -82,10 +82,17 @@ func testCluster(t *testing.T, n int, tmax, heartbeat string, preempt bool) []*b
 	return boards
 }
 
-func (b *board) start(t *testing.T, bin string) {
+func (b *board) start(t *testing.T, bin string) { b.startWith(t, "", bin) }
+
+// startWith starts the board's binary, under wrapper (qemu) when it is set.
+func (b *board) startWith(t *testing.T, wrapper, bin string) {
 	t.Helper()
 	b.log = &syncBuffer{}
-	b.cmd = exec.Command(bin, "run", "--config", b.cfg)
+	if wrapper != "" {
+		b.cmd = exec.Command(wrapper, bin, "run", "--config", b.cfg)
+	} else {
+		b.cmd = exec.Command(bin, "run", "--config", b.cfg)
+	}
 	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -98,6 +105,20 @@ func (b *board) start(t *testing.T, bin string) {
 			t.Logf("log of %s:\n%s", b.name, b.log.String())
 		}
 	})
+}
+
+// layout names n boards on free loopback ports and returns them with the
+// peers list of their configs.
+func layout(t *testing.T, n int) ([]*board, string) {
+	t.Helper()
+	base := freeBase(t, n)
+	boards := make([]*board, n)
+	peers := make([]string, n)
+	for i := range boards {
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
+		peers[i] = fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip)
+	}
+	return boards, strings.Join(peers, ", ")
 }
 
 func (b *board) kill9() {

@@ -21,14 +21,8 @@ import (
 func paperCluster(t *testing.T, bin, policy string) []*board {
 	t.Helper()
 	dir := t.TempDir()
-	base := freeBase(t, 3)
 	key := config.NewKey()
-	boards := make([]*board, 3)
-	var peers []string
-	for i := range boards {
-		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
-		peers = append(peers, fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip))
-	}
+	boards, peers := layout(t, 3)
 	for _, b := range boards {
 		doc := fmt.Sprintf(`[node]
 name = %q
@@ -51,7 +45,7 @@ page_latency = "20ms"
 name = "s1"
 driver = "sim-sensor"
 node = "any"
-`, b.name, b.http, b.gossip, strings.Join(peers, ", "), key, policy)
+`, b.name, b.http, b.gossip, peers, key, policy)
 		b.cfg = filepath.Join(dir, b.name+".toml")
 		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)

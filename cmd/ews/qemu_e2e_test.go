@@ -33,18 +33,12 @@ func TestARMClusterQemu(t *testing.T) {
 		t.Fatalf("build armv7: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
-	base := freeBase(t, 3)
 	key := config.NewKey()
-	boards := make([]*board, 3)
-	var peers []string
-	for i := range boards {
-		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
-		peers = append(peers, fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip))
-	}
+	boards, peers := layout(t, 3)
 	// Emulation is slow: timings a weak board would also want.
 	for _, b := range boards {
 		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 2\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n[http]\nauth = \"token\"\ntoken = \"t0k\"\n[sim]\ndevice_latency = \"5ms\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews2\"\n",
-			b.name, b.http, b.gossip, strings.Join(peers, ", "), key)
+			b.name, b.http, b.gossip, peers, key)
 		b.cfg = filepath.Join(dir, b.name+".toml")
 		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
@@ -83,25 +77,6 @@ func TestARMClusterQemu(t *testing.T) {
 	if code, body := action(boards[2]); code != 200 || !strings.Contains(body, `"state":"off"`) {
 		t.Fatalf("device action after the takeover: %d %s", code, body)
 	}
-}
-
-// startWith starts the board's binary under a wrapper (qemu).
-func (b *board) startWith(t *testing.T, wrapper, bin string) {
-	t.Helper()
-	b.log = &syncBuffer{}
-	b.cmd = exec.Command(wrapper, bin, "run", "--config", b.cfg)
-	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := b.cmd
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", b.name, b.log.String())
-		}
-	})
 }
 
 func rssKB(pid int) int {

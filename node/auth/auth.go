@@ -6,8 +6,10 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +45,7 @@ type Auth struct {
 // Options tune New; the zero value is fine.
 type Options struct {
 	SessionTTL  time.Duration // default 12h
-	MaxSessions int           // default 256; the oldest is dropped beyond
+	MaxSessions int           // default 256 ids (and logouts) remembered here; signed ids stay valid until they expire
 	Now         func() time.Time
 }
 
@@ -76,6 +78,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 			return nil, errors.New("auth: the token is empty")
 		}
 		a.token = sha256.Sum256([]byte(tok))
+		a.sessions.key = sessionKey("token\x00" + tok)
 	case ModeBasic:
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
@@ -92,6 +95,11 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		if len(a.users) == 0 {
 			return nil, errors.New("auth: auth = \"basic\" with no users")
 		}
+		users := slices.Sorted(maps.Keys(a.users))
+		for i, u := range users {
+			users[i] = u + ":" + string(a.users[u])
+		}
+		a.sessions.key = sessionKey("basic\x00" + strings.Join(users, "\n"))
 	default:
 		return nil, fmt.Errorf("auth: unknown auth %q", h.Auth)
 	}

@@ -221,3 +221,59 @@ var tick int64
 
 // nowFixed advances one nanosecond per call, so sessions are ordered.
 func nowFixed() time.Time { tick++; return time.Unix(0, tick) }
+
+// A session made on one board holds on every board with the same
+// credentials (the master forwards the browser's cookie to the board that
+// runs the request), never on a board with other credentials, and not
+// after its expiry; a logout refuses it on the board that saw the logout.
+func TestSessionAcrossBoards(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { return now }
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []config.HTTP{
+		{Auth: "token", Token: "tok"},
+		{Auth: "basic", Users: []string{"ann:" + string(hash)}},
+	} {
+		t.Run(h.Auth, func(t *testing.T) {
+			mk := func(h config.HTTP) *Auth {
+				a, err := New(h, Options{SessionTTL: time.Hour, Now: clock})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a
+			}
+			b1, b2 := mk(h), mk(h)
+			other := mk(config.HTTP{Auth: "token", Token: "other"})
+			id, _ := b1.sessions.create()
+			if !b2.sessions.valid(id) {
+				t.Fatal("a session of board 1 refused on board 2 with the same credentials")
+			}
+			if other.sessions.valid(id) {
+				t.Fatal("a session accepted by a board with other credentials")
+			}
+			// Any changed byte breaks the signature.
+			for i := range len(id) {
+				c := byte('A')
+				if id[i] == 'A' {
+					c = 'B'
+				}
+				bad := id[:i] + string(c) + id[i+1:]
+				if b2.sessions.valid(bad) {
+					t.Fatalf("tampered id (byte %d) accepted", i)
+				}
+			}
+			b2.sessions.remove(id)
+			if b2.sessions.valid(id) || !b1.sessions.valid(id) {
+				t.Fatal("logout on board 2: want refused there, still valid on board 1 until expiry")
+			}
+			now = now.Add(time.Hour)
+			if b1.sessions.valid(id) || mk(h).sessions.valid(id) {
+				t.Fatal("an expired session accepted")
+			}
+			now = now.Add(-time.Hour)
+		})
+	}
+}

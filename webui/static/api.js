@@ -2,9 +2,10 @@
 
 // ApiError carries the HTTP status and the server's {"error": "..."} message.
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, reason) {
     super(message);
     this.status = status;
+    this.reason = reason || ''; // a shed request's reason ("timeout", "closed", ...), if the board gave one
   }
 }
 
@@ -32,7 +33,7 @@ async function request(method, path, { body, headers } = {}) {
   }
   if (!res.ok) {
     const msg = data && typeof data.error === 'string' ? data.error : (text.trim().slice(0, 200) || res.statusText || 'HTTP ' + res.status);
-    throw new ApiError(res.status, msg);
+    throw new ApiError(res.status, msg, data && typeof data.reason === 'string' ? data.reason : '');
   }
   return data;
 }
@@ -63,7 +64,9 @@ const RETRY_DELAYS = [500, 1500]; // ms; a takeover is over in about tmax
 
 // deviceAction runs POST /api/devices/{name}/{action}?params. One Idempotency-Key covers the action
 // and its retries: after a network error or a 503 (master takeover, queue shedding) it is sent again
-// with the same key, so the board runs it at most once.
+// with the same key, so the board runs it at most once. A 503 whose reason is "timeout" is not retried:
+// the request already waited the master's whole queue_timeout (its board is down or saturated), and
+// the user should see that now rather than after two more waits.
 export async function deviceAction(name, action, params) {
   const q = params ? '?' + new URLSearchParams(params).toString() : '';
   const path = `/api/devices/${encodeURIComponent(name)}/${encodeURIComponent(action)}${q}`;
@@ -72,7 +75,7 @@ export async function deviceAction(name, action, params) {
     try {
       return await request('POST', path, { headers });
     } catch (e) {
-      const retriable = e instanceof ApiError && (e.status === 0 || e.status === 503);
+      const retriable = e instanceof ApiError && (e.status === 0 || (e.status === 503 && e.reason !== 'timeout'));
       if (!retriable || i >= RETRY_DELAYS.length) throw e;
       await new Promise((r) => setTimeout(r, RETRY_DELAYS[i]));
     }
