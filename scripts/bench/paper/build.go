@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,7 +13,11 @@ import (
 
 // buildEWS builds ./cmd/ews of the module at root into bin.
 func buildEWS(root, bin string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/ews")
+	goBin := "go"
+	if _, err := exec.LookPath(goBin); err != nil { // e.g. a test run with a bare PATH
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", bin, "./cmd/ews")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
