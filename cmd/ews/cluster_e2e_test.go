@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -197,16 +198,10 @@ func TestClusterEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	resp, err := http.Get("http://" + boards[0].http + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m bytes.Buffer
-	_, _ = m.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(m.String(), `ews_cluster_messages_refused_total{type="encrypted"}`) {
-		t.Errorf("wrong-key packets not counted as refused on ews1")
-	}
+	// ...and its packets are counted as refused (the counter starts at 0).
+	waitFor(t, "wrong-key packets counted as refused on ews1", 20*time.Second, func() bool {
+		return metric(boards[0], `ews_cluster_messages_refused_total{type="encrypted"}`) > 0
+	})
 	v1, _ := boards[0].view()
 
 	// kill -9 of the master: exactly one new master (ews2, the next rank) at a higher epoch.
@@ -239,4 +234,24 @@ func TestClusterPreempt(t *testing.T) {
 	boards[0].start(t, bin)
 	// preempt = true: the returning lower-rank board takes mastership back.
 	waitFor(t, "ews1 takes mastership back", 20*time.Second, func() bool { return agree(boards, "ews1", 3) })
+}
+
+// metric reads one sample of a board's /metrics; -1 when absent.
+func metric(b *board, series string) float64 {
+	resp, err := http.Get("http://" + b.http + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
