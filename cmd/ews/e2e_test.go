@@ -78,6 +78,7 @@ func TestDemoStartsAndStops(t *testing.T) {
 		close(lines)
 	}()
 	var urls []string
+	masterLine := ""
 	timeout := time.After(60 * time.Second)
 	for done := false; !done; {
 		select {
@@ -88,6 +89,9 @@ func TestDemoStartsAndStops(t *testing.T) {
 			if i := strings.Index(l, "http://"); i >= 0 {
 				urls = append(urls, strings.TrimSpace(l[i:]))
 			}
+			if strings.HasPrefix(l, "master: ") {
+				masterLine = l
+			}
 			done = strings.Contains(l, "Ctrl-C")
 		case <-timeout:
 			t.Fatal("demo not ready in 60s")
@@ -95,6 +99,9 @@ func TestDemoStartsAndStops(t *testing.T) {
 	}
 	if len(urls) != 2 {
 		t.Fatalf("demo printed %d URLs, want 2: %v", len(urls), urls)
+	}
+	if masterLine != "master: ews1" {
+		t.Fatalf("demo printed master line %q, want \"master: ews1\"", masterLine)
 	}
 	for _, u := range urls {
 		resp, err := http.Get(u + "readyz")

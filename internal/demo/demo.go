@@ -106,7 +106,7 @@ func Run(ctx context.Context, o Options) error {
 	for _, b := range boards {
 		fmt.Fprintf(o.Stdout, "  %s  http://%s/\n", b.Name, b.HTTP)
 	}
-	if m := master(ctx, "http://"+boards[0].HTTP); m != "" {
+	if m := waitMaster(ctx, "http://"+boards[0].HTTP, exited); m != "" {
 		fmt.Fprintf(o.Stdout, "master: %s\n", m)
 	}
 	fmt.Fprintln(o.Stdout, "press Ctrl-C to stop them all")
@@ -140,6 +140,30 @@ func waitReady(ctx context.Context, base string, exited <-chan error) error {
 			return err
 		case <-deadline.C:
 			return errors.New("not ready after 30s")
+		case <-tick.C:
+		}
+	}
+}
+
+// waitMaster polls until the boards have elected a master (they listen
+// tmax before claiming), at most 15 s; "" if none by then.
+func waitMaster(ctx context.Context, base string, exited chan error) string {
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m := master(ctx, base); m != "" {
+			return m
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case err := <-exited:
+			exited <- err // put back: Run's main loop reports it
+			return ""
+		case <-deadline.C:
+			return ""
 		case <-tick.C:
 		}
 	}
