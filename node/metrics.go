@@ -3,6 +3,7 @@ package node
 import (
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,18 +61,16 @@ func pathClass(p string) string {
 		return "events"
 	case p == "/api/cluster":
 		return "cluster"
-	case hasPrefix(p, "/api/devices"):
+	case strings.HasPrefix(p, "/api/devices"):
 		return "devices"
-	case hasPrefix(p, "/cgi-bin/"):
+	case strings.HasPrefix(p, "/cgi-bin/"):
 		return "cgi"
-	case hasPrefix(p, "/api/"):
+	case strings.HasPrefix(p, "/api/"):
 		return "api"
 	default:
 		return "ui"
 	}
 }
-
-func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 var codeStrings = func() (m [600]string) {
 	for i := range m {
