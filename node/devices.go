@@ -7,6 +7,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
+	"github.com/ews-firmware/ews/node/config"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/events"
@@ -29,7 +30,14 @@ func (n *Node) openDevices() error {
 	})
 	authn, err := auth.New(n.cfg.HTTP, auth.Options{})
 	if err != nil {
-		return err
+		key := "http.users"
+		if n.cfg.HTTP.Auth == "token" {
+			key = "http.token_file"
+			if n.cfg.HTTP.Token != "" {
+				key = "http.token"
+			}
+		}
+		return config.Errors{n.cfg.Errorf(key, "%v", err)}
 	}
 	n.auth = authn
 	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log, List: n.deviceList})

@@ -22,6 +22,10 @@ func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.toml")
 	bad := filepath.Join(dir, "bad.toml")
+	notoken := filepath.Join(dir, "notoken.toml")
+	if err := os.WriteFile(notoken, []byte("[node]\nhttp = \"127.0.0.1:0\"\n[http]\ntoken_file = \"/nonexistent/token\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	invalid := filepath.Join(dir, "invalid.toml")
 	if err := os.WriteFile(invalid, []byte("[node]\nname = \"ews1\"\ncapacity = -2\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,6 +56,7 @@ func TestExitCodes(t *testing.T) {
 		{"run bad flag", []string{"run", "--nope"}, 2, "", "flag provided but not defined"},
 		{"run bad log format", []string{"run", "--log-format", "xml"}, 2, "", "bad --log-format"},
 		{"run bad config", []string{"run", "--config", invalid}, 1, "", invalid + ":3: node.capacity: must be at least 1"},
+		{"run token file missing", []string{"run", "--config", notoken}, 1, "", notoken + ":4: http.token_file: auth: read token_file"},
 		{"demo bad nodes", []string{"demo", "--nodes", "0"}, 1, "", "--nodes 0"},
 	}
 	for _, c := range commands() {
