@@ -13,9 +13,9 @@ package webui
 import (
 	"context"
 	"fmt"
+	"github.com/ews-firmware/ews/internal/testbrowser"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,50 +34,7 @@ const (
 	xssName   = "<img src=x onerror=alert(1)>"
 )
 
-func findChromium(t *testing.T) string {
-	t.Helper()
-	look := func() string {
-		if p := os.Getenv("EWS_CHROMIUM"); p != "" {
-			return p
-		}
-		for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-			if p, err := exec.LookPath(name); err == nil {
-				return p
-			}
-		}
-		return ""
-	}
-	if p := look(); p != "" {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("webui: chromium not found and not root to install it (apt-get install -y chromium, or set EWS_CHROMIUM)")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("webui: chromium not found and no apt-get to install it (set EWS_CHROMIUM)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	for _, args := range [][]string{{"update"}, {"install", "-y", "chromium"}} {
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("webui: chromium not found and apt-get %s failed: %v\n%s", args[0], err, tail(out))
-		}
-	}
-	if p := look(); p != "" {
-		return p
-	}
-	t.Skip("webui: chromium still missing after apt-get install")
-	return ""
-}
-
-func tail(b []byte) string {
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
-}
+func findChromium(t *testing.T) string { return testbrowser.Find(t) }
 
 // jsLog collects the page's uncaught exceptions and console errors.
 type jsLog struct {
@@ -121,23 +78,7 @@ var pageLog = &jsLog{}
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	exe := findChromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("lang", "en-US"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 860),
-	}
+	opts := testbrowser.Options(t, exe)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(pageLog.listen))
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)

@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ews-firmware/ews/internal/testbrowser"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,40 +36,7 @@ import (
 
 // findChromium returns a chromium to drive, installing Debian's package when it is missing
 // and the test runs as root; it skips otherwise.
-func findChromium(t *testing.T) string {
-	t.Helper()
-	look := func() string {
-		if p := os.Getenv("EWS_CHROMIUM"); p != "" {
-			return p
-		}
-		for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-			if p, err := exec.LookPath(name); err == nil {
-				return p
-			}
-		}
-		return ""
-	}
-	if p := look(); p != "" {
-		return p
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		t.Skip("ews: chromium not found (apt-get install -y chromium, or set EWS_CHROMIUM)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	for _, args := range [][]string{{"update"}, {"install", "-y", "chromium"}} {
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("ews: chromium not found and apt-get %s failed: %v\n%.2000s", args[0], err, out)
-		}
-	}
-	if p := look(); p != "" {
-		return p
-	}
-	t.Skip("ews: chromium still missing after apt-get install")
-	return ""
-}
+func findChromium(t *testing.T) string { return testbrowser.Find(t) }
 
 // pageErrors collects one page's uncaught exceptions and console errors.
 type pageErrors struct {
@@ -119,27 +87,12 @@ type tab struct {
 func openBrowser(t *testing.T) func(name string) *tab {
 	t.Helper()
 	exe := findChromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
+	opts := testbrowser.Options(t, exe,
 		// Background tabs must keep their timers and event streams running at full speed.
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("lang", "en-US"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 860),
-	}
+	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelB := chromedp.NewContext(actx)
 	bctx, cancelT := context.WithTimeout(bctx, 3*time.Minute)
