@@ -241,6 +241,9 @@ func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, st
 	}
 	t, err := d.Acquire(r.Context(), req)
 	if err != nil {
+		if f.handOver(w, r, self, err) {
+			return
+		}
 		f.acquireFailed(w, r, err)
 		return
 	}
@@ -256,6 +259,27 @@ func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, st
 	default:
 		f.proxy(w, r, d, req, t, self, start)
 	}
+}
+
+// handOver passes a request that was still queued when this board stepped
+// down to the new master, instead of answering it 503: its body has not
+// been read, so it can still go. False when there is no new master to
+// hand it to (the caller then answers 503).
+func (f *Front) handOver(w http.ResponseWriter, r *http.Request, self string, err error) bool {
+	var shed *sched.ErrShed
+	if !errors.As(err, &shed) || shed.Reason != sched.ReasonClosed || r.Context().Err() != nil || f.c.IsMaster() {
+		return false
+	}
+	name, addr, ok := f.c.Master()
+	if !ok || name == "" || name == self || addr == "" {
+		return false
+	}
+	// One more hop, on purpose: the loop guard is for followers that
+	// bounce requests, not for a master that hands its queue over.
+	r.Header.Del(HeaderVia)
+	f.log.Debug("dispatch: queued request handed to the new master", "master", name, "path", r.URL.Path)
+	f.toMaster(w, r, self)
+	return true
 }
 
 // acquireFailed answers a request the dispatcher did not place.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ews-firmware/ews/node/config"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -330,5 +331,46 @@ func TestBoardDiesMidBody(t *testing.T) {
 	tc.waitIdle()
 	if b.started.Load() != 1 {
 		t.Fatalf("board ran %d times, want 1 (no retry once the answer started)", b.started.Load())
+	}
+}
+
+// A master that steps down while requests wait in its queue hands them to
+// the new master (their bodies are unread) instead of answering 503.
+func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 1})
+	m, b := tc.boards[0], tc.boards[1]
+	b.mode.Store(modeBlock)
+	const n = 4
+	codes := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			resp, _ := do(t, nil, "GET", m.srv.URL+"/", nil, "")
+			codes <- resp.StatusCode
+		}()
+	}
+	eventually(t, "one running, the rest queued", func() bool { return tc.d.Depths()["browse"] == n-1 })
+
+	// ews2 wins a higher epoch and opens its own queue.
+	cfg := config.DefaultConfig().Sched
+	cfg.QueueTarget = config.D(0)
+	d2, err := sched.NewDispatcher(cfg, sched.Options{Registerer: b.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Update(d2, []BoardRow{{Name: "ews2", Rank: 1, HTTP: b.addr, Capacity: n, Weight: 1, Runstate: RunstateRunning, Linknum: -1}})
+	b.front.SetDispatcher(d2)
+	for _, x := range tc.boards {
+		x.c.set(func(c *fakeCluster) {
+			c.master = x == b
+			c.masterName, c.masterAddr, c.known, c.epoch = "ews2", b.addr, true, 2
+		})
+	}
+	m.front.StepDown()
+	eventually(t, "the handed-over requests running on ews2", func() bool { return b.front.InFlight() == n })
+	close(b.release)
+	for i := 0; i < n; i++ {
+		if code := <-codes; code != 200 {
+			t.Fatalf("request %d answered %d, want 200 from the new master", i, code)
+		}
 	}
 }
