@@ -341,14 +341,22 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 	m, b := tc.boards[0], tc.boards[1]
 	b.mode.Store(modeBlock)
 	const n = 4
-	codes := make(chan int, n)
+	type answer struct {
+		code int
+		body string
+	}
+	codes := make(chan answer, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			resp, _ := do(t, nil, "GET", m.srv.URL+"/", nil, "")
-			codes <- resp.StatusCode
+			resp, body := do(t, nil, "GET", m.srv.URL+"/", nil, "")
+			codes <- answer{resp.StatusCode, string(body)}
 		}()
 	}
-	eventually(t, "one running, the rest queued", func() bool { return tc.d.Depths()["browse"] == n-1 })
+	// The first request must have reached ews2 before the epoch changes: a
+	// mark of the old epoch arriving later is refused as stale (by design).
+	eventually(t, "one running on ews2, the rest queued", func() bool {
+		return tc.d.Depths()["browse"] == n-1 && b.front.InFlight() == 1
+	})
 
 	// ews2 wins a higher epoch and opens its own queue.
 	cfg := config.DefaultConfig().Sched
@@ -366,11 +374,21 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 		})
 	}
 	m.front.StepDown()
-	eventually(t, "the handed-over requests running on ews2", func() bool { return b.front.InFlight() == n })
+	eventually(t, "the handed-over requests running on ews2", func() bool {
+		if b.front.InFlight() == n {
+			return true
+		}
+		select {
+		case a := <-codes:
+			t.Fatalf("a request answered %d %q before release; ews2 in flight %d", a.code, a.body, b.front.InFlight())
+		default:
+		}
+		return false
+	})
 	close(b.release)
 	for i := 0; i < n; i++ {
-		if code := <-codes; code != 200 {
-			t.Fatalf("request %d answered %d, want 200 from the new master", i, code)
+		if a := <-codes; a.code != 200 {
+			t.Fatalf("request %d answered %d %q, want 200 from the new master", i, a.code, a.body)
 		}
 	}
 }
