@@ -134,7 +134,7 @@ type Device struct {
 	Address   string   `toml:"address"`   // I2C address, 1-wire id, or Modbus "host:port"
 	Unit      int      `toml:"unit"`      // Modbus unit id
 	Register  int      `toml:"register"`  // Modbus coil/register number
-	Command   []string `toml:"command"`   // command driver: program and arguments
+	Command   Command  `toml:"command"`   // command driver: ["program", "arg"] or a shell line
 	Timeout   Duration `toml:"timeout"`   // command/Modbus timeout
 	Min       *float64 `toml:"min"`       // accepted range for set
 	Max       *float64 `toml:"max"`
@@ -166,8 +166,22 @@ type HealthCheck struct {
 
 // Supervise is a helper program ews keeps running.
 type Supervise struct {
-	Name    string   `toml:"name"`
-	Command []string `toml:"command"`
+	Name    string  `toml:"name"`
+	Command Command `toml:"command"` // ["program", "arg"] or a shell line
+}
+
+// Command is a program to run: an array is the argv as is; a string is a
+// shell line, run as /bin/sh -c LINE (as [[health.check]] command is).
+type Command []string
+
+// UnmarshalText takes the string form: a shell line.
+func (c *Command) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = nil
+		return nil
+	}
+	*c = Command{"/bin/sh", "-c", string(b)}
+	return nil
 }
 
 // Duration is a time.Duration read from a TOML string such as "500ms".

@@ -199,3 +199,20 @@ func TestKeyLines(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandForms(t *testing.T) {
+	doc := "[[supervise]]\nname = \"a\"\ncommand = [\"/usr/bin/helper\", \"--fast\"]\n[[supervise]]\nname = \"b\"\ncommand = \"helper --fast | logger\"\n"
+	cfg, err := Parse("x.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Supervise[0].Command; len(got) != 2 || got[0] != "/usr/bin/helper" {
+		t.Fatalf("array form: %q", got)
+	}
+	if got := cfg.Supervise[1].Command; len(got) != 3 || got[0] != "/bin/sh" || got[2] != "helper --fast | logger" {
+		t.Fatalf("string form: %q, want a shell line", got)
+	}
+	if _, err := Parse("x.toml", []byte("[[supervise]]\nname = \"c\"\ncommand = \"\"\n")); err == nil {
+		t.Fatal("empty command accepted")
+	}
+}
