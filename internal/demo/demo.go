@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,54 +118,50 @@ func Run(ctx context.Context, o Options) error {
 	}
 }
 
-func waitReady(ctx context.Context, base string, exited <-chan error) error {
-	deadline := time.NewTimer(30 * time.Second)
+func waitReady(ctx context.Context, base string, exited chan error) error {
+	c := &http.Client{Timeout: time.Second}
+	err := poll(ctx, 30*time.Second, exited, func() bool {
+		resp, err := c.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if err != nil {
+		return fmt.Errorf("not ready: %w", err)
+	}
+	return nil
+}
+
+// poll calls done every 50 ms until it holds, ctx ends, a board exits
+// (its error is put back for Run's main loop) or limit passes.
+func poll(ctx context.Context, limit time.Duration, exited chan error, done func() bool) error {
+	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	c := &http.Client{Timeout: time.Second}
-	for {
-		resp, err := c.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
+	for !done() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-exited:
+			exited <- err
 			return err
 		case <-deadline.C:
-			return errors.New("not ready after 30s")
+			return fmt.Errorf("not within %v", limit)
 		case <-tick.C:
 		}
 	}
+	return nil
 }
 
-// waitMaster polls until the boards have elected a master (they listen
+// waitMaster waits until the boards have elected a master (they listen
 // tmax before claiming), at most 15 s; "" if none by then.
 func waitMaster(ctx context.Context, base string, exited chan error) string {
-	deadline := time.NewTimer(15 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if m := master(ctx, base); m != "" {
-			return m
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case err := <-exited:
-			exited <- err // put back: Run's main loop reports it
-			return ""
-		case <-deadline.C:
-			return ""
-		case <-tick.C:
-		}
-	}
+	var m string
+	_ = poll(ctx, 15*time.Second, exited, func() bool { m = master(ctx, base); return m != "" })
+	return m
 }
 
 func master(ctx context.Context, base string) string {
