@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 
 	"github.com/ews-firmware/ews/internal/bench"
@@ -18,5 +17,3 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	return bench.Main(ctx, args, stdout, stderr)
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

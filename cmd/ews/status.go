@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -98,7 +99,7 @@ func printStatus(w io.Writer, v *statusView) {
 		for k, d := range v.Queue {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, d))
 		}
-		sortStrings(parts)
+		sort.Strings(parts)
 		fmt.Fprintf(w, "queue: %s\n", strings.Join(parts, " "))
 	}
 }

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/ews-firmware/ews/node/httpx"
@@ -19,12 +18,6 @@ type errorBody struct {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { httpx.JSON(w, status, v) }
-
-// setRetryAfter sets Retry-After in whole seconds, rounded up, at least 1.
-func setRetryAfter(w http.ResponseWriter, d time.Duration) {
-	secs := int((d + time.Second - 1) / time.Second)
-	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-}
 
 func unavailable(w http.ResponseWriter, retry time.Duration, format string, args ...any) {
 	httpx.Unavailable(w, retry, format, args...)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ews-firmware/ews/node/httpx"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -291,7 +292,7 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 		if retry <= 0 {
 			retry = f.retry
 		}
-		setRetryAfter(w, retry)
+		httpx.SetRetryAfter(w, retry)
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{
 			Error: fmt.Sprintf("dispatch: %s request shed: %s", shed.Class, shed.Reason),
 			Class: shed.Class, Reason: shed.Reason,

@@ -33,12 +33,14 @@ func Error(w http.ResponseWriter, status int, format string, args ...any) {
 	JSON(w, status, ErrorBody{Error: fmt.Sprintf(format, args...)})
 }
 
-// Unavailable writes a 503 with Retry-After (rounded up to whole seconds, at least 1).
+// Unavailable writes a 503 with Retry-After (see SetRetryAfter).
 func Unavailable(w http.ResponseWriter, retry time.Duration, format string, args ...any) {
-	secs := int((retry + time.Second - 1) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	SetRetryAfter(w, retry)
 	Error(w, http.StatusServiceUnavailable, format, args...)
+}
+
+// SetRetryAfter sets Retry-After to retry in whole seconds, rounded up, at least 1.
+func SetRetryAfter(w http.ResponseWriter, retry time.Duration) {
+	secs := int((retry + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 }
