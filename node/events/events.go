@@ -73,6 +73,9 @@ func (h *Hub) Snapshot(event string, fn func() any) {
 
 // Publish sends data (as JSON) as event to every client without blocking.
 func (h *Hub) Publish(event string, data any) {
+	if h.Clients() == 0 {
+		return // nobody listens: skip the encoding (the table changes ~10 times a second)
+	}
 	frame, err := encode(event, data)
 	if err != nil {
 		h.log.Error("events: encode", "event", event, "err", err)
