@@ -3,7 +3,7 @@ package hal
 import (
 	"testing"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 func TestOpenBoard(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"periph.io/x/conn/v3/physic"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Check finds, without hardware, what New would refuse about the devices

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // The demo config parses and its devices open on the simulated board.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // driver is one kind of device. The Device around it serialises calls, so a

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Two interlocked relays on the simulated board: turning one on turns the

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 func TestOpenRefusesBadWiring(t *testing.T) {

@@ -3,7 +3,7 @@ package node
 import (
 	"net/http"
 
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/state"
 )
 

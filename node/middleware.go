@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // wrap puts the front-door guards around the mux: body size limit, JSON

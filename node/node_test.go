@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/state"
 )
 

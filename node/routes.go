@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/webui"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )

@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Classifier maps a request's method and path to its priority class with the

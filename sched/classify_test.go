@@ -3,7 +3,7 @@ package sched
 import (
 	"testing"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 func TestClassify(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // fakeClock is a settable clock for sojourn times.

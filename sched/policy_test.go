@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // testPool is three eligible boards with distinct linknum, use, weight and load:

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Proximity sends a client from a listed network to the least used of its

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 const peers = "ews1=10.0.0.11:7946,ews2=10.0.0.12:7947,ews3=10.0.0.13:7946"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // memberlistConfig derives memberlist's settings from the board's config.

@@ -1,12 +1,12 @@
 package webui
 
 import (
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/ews-firmware/ews/node/httpx"
 )
 
 const (
@@ -30,19 +30,19 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		httpx.Error(w, http.StatusMethodNotAllowed, "webui: method %s not allowed", r.Method)
+		jsonError(w, http.StatusMethodNotAllowed, "webui: method %s not allowed", r.Method)
 		return
 	}
 	s := h.site
 	if h.dev {
 		var err error
 		if s, err = load(h.fsys); err != nil {
-			httpx.Error(w, http.StatusInternalServerError, "%v", err)
+			jsonError(w, http.StatusInternalServerError, "%v", err)
 			return
 		}
 	}
 	if s == nil {
-		httpx.Error(w, http.StatusInternalServerError, "webui: no assets: %v", h.loadErr)
+		jsonError(w, http.StatusInternalServerError, "webui: no assets: %v", h.loadErr)
 		return
 	}
 	p := r.URL.Path
@@ -56,7 +56,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		version, name, ok := strings.Cut(p[len(assetPrefix):], "/")
 		a := s.assets[name]
 		if !ok || a == nil || strings.Contains(name, "/") {
-			httpx.Error(w, http.StatusNotFound, "webui: no asset %q", p)
+			jsonError(w, http.StatusNotFound, "webui: no asset %q", p)
 			return
 		}
 		cache := cacheImmutable
@@ -67,7 +67,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		serve(w, r, a, cache)
 	default:
-		httpx.Error(w, http.StatusNotFound, "webui: no page %q", p)
+		jsonError(w, http.StatusNotFound, "webui: no page %q", p)
 	}
 }
 
@@ -138,4 +138,16 @@ func acceptsGzip(ae string) bool {
 		}
 	}
 	return star
+}
+
+// jsonError writes {"error": msg} with status, the shape of every error of
+// ews (the node's httpx writes the same; webui stays free of node packages).
+func jsonError(w http.ResponseWriter, status int, format string, args ...any) {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{fmt.Sprintf(format, args...)})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }

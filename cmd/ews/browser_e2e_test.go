@@ -31,7 +31,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/demo"
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // findChromium returns a chromium to drive, installing Debian's package when it is missing

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // board is one real `ews run` process of an end-to-end test.

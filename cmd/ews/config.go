@@ -9,7 +9,7 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/bootkey"
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 func cmdConfig(args []string, stdout, stderr io.Writer) int {

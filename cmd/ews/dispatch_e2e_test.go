@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bench"
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // paperCluster writes and starts the paper's setup: 3 simulated boards,

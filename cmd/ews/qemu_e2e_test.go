@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // TestARMClusterQemu proves what we ship for boards works as a cluster: three

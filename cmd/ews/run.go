@@ -10,7 +10,7 @@ import (
 
 	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/bootkey"
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/demo"
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 const sseClients = 50

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Options of a demo run.

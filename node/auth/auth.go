@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/ews-firmware/ews/node/config"
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // Modes of [http] auth.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // sessions are the logged-in browsers: random ids with an expiry, at most max.

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Defaults for Options.

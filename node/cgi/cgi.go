@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // maxDevicesEnv caps EWS_DEVICES below the kernel's limit for one string.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 func newHandler(t *testing.T, dir string) *Handler {

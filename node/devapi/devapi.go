@@ -11,8 +11,8 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/auth"
-	"github.com/ews-firmware/ews/node/config"
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // Options tune the API; the zero value gives the defaults.

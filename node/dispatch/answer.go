@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // errorBody is {"error": ...} with the class and reason of a shed request

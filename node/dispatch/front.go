@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/prometheus/client_golang/prometheus"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 )
 

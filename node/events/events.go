@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/node/httpx"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // Options tune a Hub; the zero value gives the defaults.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Runstates a Checker reports (the names of state.Runstate).

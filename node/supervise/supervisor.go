@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Defaults for the Supervisor's timings.

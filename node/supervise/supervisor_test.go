@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // syncBuf is a log sink the helpers' goroutines may write concurrently.

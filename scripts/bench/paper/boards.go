@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // boardSpec is one simulated board of a setup.

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ews-firmware/ews/node/config"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // options are the harness's flags.
