@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+func (c *Config) validateSched(bad func(string, string, ...any)) {
+	s := c.Sched
+	if !contains(Policies, s.Policy) {
+		bad("sched.policy", "unknown policy %q; want one of %s", s.Policy, strings.Join(Policies, " "))
+	}
+	if s.Mode != "proxy" && s.Mode != "redirect" {
+		bad("sched.mode", "%q: want proxy or redirect", s.Mode)
+	}
+	if s.Queue < 1 {
+		bad("sched.queue", "must be at least 1, got %d", s.Queue)
+	}
+	if s.QueueTimeout.Duration <= 0 {
+		bad("sched.queue_timeout", "must be positive")
+	}
+	if s.Reserve < 0 || s.Reserve >= 1 || s.Reserve != s.Reserve {
+		bad("sched.reserve", "%v: want a share in [0, 1)", s.Reserve)
+	}
+	if s.Sticky != "" && s.Sticky != "cookie" && s.Sticky != "source-ip" {
+		bad("sched.sticky", "%q: want cookie or source-ip", s.Sticky)
+	}
+	seen := map[string]bool{}
+	sum := 0.0
+	for i, cl := range s.Classes {
+		key := fmt.Sprintf("sched.class[%d]", i)
+		if !nameRe.MatchString(cl.Name) {
+			bad(key+".name", "%q is not a class name", cl.Name)
+		}
+		if seen[cl.Name] {
+			bad(key+".name", "duplicate class %q", cl.Name)
+		}
+		seen[cl.Name] = true
+		if len(cl.Match) == 0 {
+			bad(key+".match", "class %q matches nothing", cl.Name)
+		}
+		for _, m := range cl.Match {
+			if err := CheckRule(m); err != nil {
+				bad(key+".match", "%v", err)
+			}
+		}
+		if cl.Weight < 0 || cl.Weight != cl.Weight {
+			bad(key+".weight", "%v: must not be negative", cl.Weight)
+		}
+		sum += cl.Weight
+	}
+	if s.Policy == "qsc" && sum <= 0 {
+		bad("sched.class", "qsc needs class weights that sum to more than zero")
+	}
+	validateLoadModel("sched.adaptive", s.Adaptive, bad)
+	validateLoadModel("sched.integrated", s.Integrated, bad)
+	for i, p := range s.Proximity {
+		key := fmt.Sprintf("sched.proximity[%d]", i)
+		if _, err := netip.ParsePrefix(p.CIDR); err != nil {
+			bad(key+".cidr", "%q: %v", p.CIDR, err)
+		}
+		if len(p.Prefer) == 0 {
+			bad(key+".prefer", "empty")
+		}
+		for _, n := range p.Prefer {
+			if c.Rank(n) < 0 && n != c.Node.Name {
+				bad(key+".prefer", "%q is not in cluster.peers", n)
+			}
+		}
+	}
+}
+
+// validateLoadModel checks the keys and values of [sched.adaptive] and
+// [sched.integrated]: known resources, finite non-negative numbers,
+// baselines above zero.
+func validateLoadModel(key string, m LoadModel, bad func(string, string, ...any)) {
+	check := func(sub string, vals map[string]float64, known []string, positive bool) {
+		for k, v := range vals {
+			if !contains(known, k) {
+				bad(key+"."+sub, "unknown key %q; want one of %s", k, strings.Join(known, " "))
+			}
+			if v != v || v < 0 || v > 1e9 || (positive && v == 0) {
+				bad(key+"."+sub+"."+k, "%v: want a finite number above %s", v, map[bool]string{true: "0", false: "or equal to 0"}[positive])
+			}
+		}
+	}
+	check("weights", m.Weights, []string{"cpu", "mem", "net", "disk", "rt"}, false)
+	check("baselines", m.Baselines, []string{"cpu", "mem", "net", "disk"}, true)
+	check("limits", m.Limits, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}, true)
+}
+
+// CheckRule validates a class rule: "*", or "METHOD /path-glob" where METHOD
+// may be "*".
+func CheckRule(rule string) error {
+	if strings.TrimSpace(rule) == "*" {
+		return nil
+	}
+	method, path, ok := strings.Cut(strings.TrimSpace(rule), " ")
+	path = strings.TrimSpace(path)
+	if !ok || method == "" || !strings.HasPrefix(path, "/") {
+		return fmt.Errorf("rule %q: want \"*\" or \"METHOD /path/glob\"", rule)
+	}
+	if method != "*" && strings.ToUpper(method) != method {
+		return fmt.Errorf("rule %q: method must be upper case or *", rule)
+	}
+	return nil
+}
