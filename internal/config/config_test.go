@@ -189,14 +189,40 @@ func TestFind(t *testing.T) {
 }
 
 func TestKeyLines(t *testing.T) {
-	doc := "[node]\nname = \"a\"\n\n[[device]]\nname = \"x\"\ncommand = [\n \"a\",\n \"b\",\n]\npin = \"1\"\n[[device]]\nname = \"y\"\n[device.opts]\nk = 1\n"
-	lines := keyLines([]byte(doc))
-	want := map[string]int{"node.name": 2, "device[0]": 4, "device[0].name": 5, "device[0].command": 6,
-		"device[0].pin": 10, "device[1].name": 12, "device[1].opts.k": 14}
-	for k, v := range want {
-		if lines[k] != v {
-			t.Errorf("%s on line %d, want %d", k, lines[k], v)
-		}
+	tests := []struct {
+		name string
+		doc  string
+		want map[string]int
+	}{
+		{"tables, arrays of tables, multi-line array",
+			"[node]\nname = \"a\"\n\n[[device]]\nname = \"x\"\ncommand = [\n \"a\",\n \"b\",\n]\npin = \"1\"\n[[device]]\nname = \"y\"\n[device.opts]\nk = 1\n",
+			map[string]int{"node.name": 2, "device[0]": 4, "device[0].name": 5, "device[0].command": 6,
+				"device[0].pin": 10, "device[1].name": 12, "device[1].opts.k": 14}},
+		{"dotted keys", "node.name = \"a\"\n\nnode.capacity = 3\n",
+			map[string]int{"node.name": 1, "node.capacity": 3}},
+		{"quoted keys and headers", "[\"node\"]\n\"capacity\" = 3\n[ 'sched' ]\n'policy' = \"lc\"\n",
+			map[string]int{"node": 1, "node.capacity": 2, "sched": 3, "sched.policy": 4}},
+		{"inline table", "[sched]\nintegrated = { weights = { cpu = 4 },\n limits = {} }\n",
+			map[string]int{"sched.integrated": 2, "sched.integrated.weights": 2, "sched.integrated.weights.cpu": 2}},
+		{"header with a comment and spaces", "  [[ sched.class ]] # first\nname = \"c\"\n",
+			map[string]int{"sched.class[0]": 1, "sched.class[0].name": 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := keyLines([]byte(tt.doc))
+			for k, v := range tt.want {
+				if lines[k] != v {
+					t.Errorf("%s on line %d, want %d (all: %v)", k, lines[k], v, lines)
+				}
+			}
+		})
+	}
+}
+
+func TestDottedKeyErrorHasItsLine(t *testing.T) {
+	_, err := Parse("d.toml", []byte("node.name = \"ews1\"\n\n\nnode.capacity = 0\n"))
+	if err == nil || !strings.Contains(err.Error(), "d.toml:4") {
+		t.Fatalf("error %v, want it on d.toml:4", err)
 	}
 }
 
