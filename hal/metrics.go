@@ -1,8 +1,9 @@
 package hal
 
 import (
-	"errors"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/promx"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -29,25 +30,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"device"}),
 	}
 	if reg != nil {
-		m.ops = register(reg, m.ops)
-		m.errs = register(reg, m.errs)
-		m.latency = register(reg, m.latency)
+		m.ops = promx.Register(reg, m.ops)
+		m.errs = promx.Register(reg, m.errs)
+		m.latency = promx.Register(reg, m.latency)
 	}
 	return m
-}
-
-// register registers c, or returns the collector already registered under
-// the same name (a second Devices on the same registry, as in tests).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if old, ok := are.ExistingCollector.(C); ok {
-				return old
-			}
-		}
-	}
-	return c
 }
 
 func (m *metrics) observe(device, action string, d time.Duration, failed bool) {

@@ -1,7 +1,7 @@
 package sched
 
 import (
-	"errors"
+	"github.com/ews-firmware/ews/internal/promx"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -20,22 +20,22 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer, classes []string) *metrics {
-	depthVec := register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	depthVec := promx.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ews_sched_queue_depth", Help: "Requests waiting in the master's queue, by class.",
 	}, []string{"class"}))
-	waitVec := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	waitVec := promx.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ews_sched_queue_wait_seconds", Help: "Time a request waited in the queue before dispatch, by class.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"class"}))
-	shedVec := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	shedVec := promx.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ews_sched_shed_total", Help: "Requests answered 503 without dispatch, by class and reason.",
 	}, []string{"class", "reason"}))
 	m := &metrics{
 		classes: classes,
-		dispVec: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		dispVec: promx.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ews_sched_dispatch_total", Help: "Requests dispatched, by board and class.",
 		}, []string{"board", "class"})),
-		linkVec: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		linkVec: promx.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "ews_sched_linknum", Help: "Requests in flight per board as the master counts them.",
 		}, []string{"board"})),
 	}
@@ -59,22 +59,4 @@ func (m *metrics) addBoard(name string) {
 	}
 	m.dispatch = append(m.dispatch, row)
 	m.link = append(m.link, m.linkVec.WithLabelValues(name))
-}
-
-// register registers c, or returns the collector already registered under
-// the same description (a new Dispatcher after a takeover on the same
-// registry).
-func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if old, ok := are.ExistingCollector.(T); ok {
-				return old
-			}
-		}
-	}
-	return c
 }

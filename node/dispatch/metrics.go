@@ -1,7 +1,7 @@
 package dispatch
 
 import (
-	"errors"
+	"github.com/ews-firmware/ews/internal/promx"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -49,25 +49,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		m.forwarded = register(reg, m.forwarded)
-		m.errors = register(reg, m.errors)
-		m.retries = register(reg, m.retries)
-		m.refused = register(reg, m.refused)
-		m.added = register(reg, m.added)
+		m.forwarded = promx.Register(reg, m.forwarded)
+		m.errors = promx.Register(reg, m.errors)
+		m.retries = promx.Register(reg, m.retries)
+		m.refused = promx.Register(reg, m.refused)
+		m.added = promx.Register(reg, m.added)
 	}
 	return m
-}
-
-// register registers c, or returns the collector already registered under
-// its name (a Front rebuilt in the same process keeps counting).
-func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if old, ok := are.ExistingCollector.(T); ok {
-				return old
-			}
-		}
-	}
-	return c
 }
