@@ -3,6 +3,8 @@ package state
 import (
 	"context"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/backoff"
 )
 
 // rejoin keeps every configured peer in the membership: memberlist alone
@@ -15,7 +17,7 @@ func (c *Cluster) rejoin(ctx context.Context) {
 	type peerState struct {
 		present bool
 		next    time.Time
-		backoff time.Duration
+		retry   backoff.Backoff
 		lastErr string
 	}
 	state := map[string]*peerState{}
@@ -52,7 +54,8 @@ func (c *Cluster) rejoin(ctx context.Context) {
 					if !first {
 						c.logger.Warn("peer missing from the membership; re-joining", "peer", p.Name, "addr", p.Addr)
 					}
-					st.present, st.backoff, st.next = false, c.timing.TMax, now
+					st.present, st.next = false, now
+					st.retry = backoff.Backoff{Min: c.timing.TMax, Max: maxBackoff}
 				}
 				if now.Before(st.next) || ctx.Err() != nil {
 					continue
@@ -66,8 +69,7 @@ func (c *Cluster) rejoin(ctx context.Context) {
 					st.lastErr = msg
 					c.logger.Warn("cannot join peer; retrying with backoff", "peer", p.Name, "addr", p.Addr, "err", err)
 				}
-				st.next = now.Add(st.backoff)
-				st.backoff = min(2*st.backoff, maxBackoff)
+				st.next = now.Add(st.retry.Next())
 			}
 		}()
 		first = false

@@ -3,8 +3,9 @@ package devsync
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/backoff"
 )
 
 // worker is the goroutine that keeps one board's stream.
@@ -94,7 +95,7 @@ func (m *Mirror) follow(ctx context.Context, p Peer) {
 	log := m.log.With("board", p.Name, "addr", p.HTTP)
 	defer m.setUp(p.Name, false, "stream closed")
 	var (
-		backoff   = m.opts.MinBackoff
+		retry     = backoff.Backoff{Min: m.opts.MinBackoff, Max: m.opts.MaxBackoff, Jitter: true}
 		announced bool   // "connected" logged, "lost" not yet
 		flapping  bool   // the last attempt connected, then died within MaxBackoff
 		last      string // the last failure reason logged
@@ -134,11 +135,9 @@ func (m *Mirror) follow(ctx context.Context, p Peer) {
 		// in between (a reboot) is logged as connected again
 		flapping = connected && lived < m.opts.MaxBackoff
 		if lived >= m.opts.MaxBackoff {
-			backoff = m.opts.MinBackoff // it had been up a while: retry soon
+			retry.Reset() // it had been up a while: retry soon
 		}
-		wait := backoff/2 + rand.N(backoff/2+1) // jitter keeps boards from reconnecting in step
-		backoff = min(2*backoff, m.opts.MaxBackoff)
-		t := time.NewTimer(wait)
+		t := time.NewTimer(retry.Next()) // jittered: boards do not reconnect in step
 		select {
 		case <-ctx.Done():
 			t.Stop()

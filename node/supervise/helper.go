@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/backoff"
 )
 
 // Status is what the Supervisor knows about one helper.
@@ -45,7 +47,7 @@ func (h *helper) update(f func(*Status)) {
 
 // keep runs h until ctx is done, restarting it with backoff after each exit.
 func (s *Supervisor) keep(ctx context.Context, h *helper) {
-	backoff := s.minBackoff
+	retry := backoff.Backoff{Min: s.minBackoff, Max: s.maxBackoff}
 	for starts := 0; ; starts++ {
 		if starts > 0 {
 			h.update(func(st *Status) { st.Restarts++ })
@@ -55,15 +57,15 @@ func (s *Supervisor) keep(ctx context.Context, h *helper) {
 			return
 		}
 		if up >= s.resetAfter {
-			backoff = s.minBackoff
+			retry.Reset()
 		}
-		s.log.Warn("supervise: helper exited; restarting", "helper", h.name, "status", exitText(err), "uptime", up.Round(time.Millisecond), "restart_in", backoff)
+		wait := retry.Next()
+		s.log.Warn("supervise: helper exited; restarting", "helper", h.name, "status", exitText(err), "uptime", up.Round(time.Millisecond), "restart_in", wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.after(backoff):
+		case <-s.after(wait):
 		}
-		backoff = min(2*backoff, s.maxBackoff)
 	}
 }
 
