@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 )
 
 // Exit codes of every subcommand.
@@ -108,9 +105,4 @@ func newLogger(format, level string, stderr io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(stderr, opts)), nil
 	}
 	return nil, fmt.Errorf("bad --log-format %q: want text or json", format)
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

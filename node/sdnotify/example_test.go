@@ -9,15 +9,30 @@ import (
 	"github.com/ews-firmware/ews/node/sdnotify"
 )
 
-// How node.Run wires the watchdog: probes for the HTTP server and the
-// cluster loop, READY once listening, STOPPING when shutdown begins.
+// How node.Run wires the watchdog: a probe of the HTTP server and one that
+// the cluster's state can still be read (a stuck lock fails it), READY once
+// listening, STOPPING when shutdown begins.
 func ExampleWatchdog() {
 	log := slog.Default()
-	var clusterBeat sdnotify.Beat // the cluster loop calls clusterBeat.Tick() every heartbeat
+	var snapshot func() // the cluster's Snapshot; blocks while its lock is stuck
 
 	wd := sdnotify.NewWatchdog(log, []sdnotify.Probe{
 		sdnotify.HTTPProbe("http", "http://127.0.0.1:8080/healthz", &http.Client{Timeout: 2 * time.Second}),
-		clusterBeat.Probe("cluster", 5*time.Second),
+		{Name: "cluster", Check: func(ctx context.Context) error {
+			done := make(chan struct{})
+			go func() {
+				if snapshot != nil {
+					snapshot()
+				}
+				close(done)
+			}()
+			select {
+			case <-done:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -2,13 +2,10 @@ package sdnotify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"sync/atomic"
-	"time"
 )
 
 // Probe is one check of a main loop's health. Check returns nil while the
@@ -41,47 +38,6 @@ func HTTPProbe(name, url string, client *http.Client) Probe {
 		}
 		return nil
 	}}
-}
-
-// Beat records when a loop last went round. The loop calls Tick each turn;
-// Probe fails once no tick came for maxAge. The zero Beat has never ticked.
-// Safe for concurrent use.
-type Beat struct {
-	last atomic.Int64 // unix nanoseconds of the last tick, 0 = never
-	now  func() time.Time
-}
-
-// Tick marks the loop as alive now.
-func (b *Beat) Tick() { b.last.Store(b.clock().UnixNano()) }
-
-// Age is the time since the last tick; ok is false before the first one.
-func (b *Beat) Age() (age time.Duration, ok bool) {
-	last := b.last.Load()
-	if last == 0 {
-		return 0, false
-	}
-	return b.clock().Sub(time.Unix(0, last)), true
-}
-
-// Probe fails when the loop has not ticked within maxAge (or never ticked).
-func (b *Beat) Probe(name string, maxAge time.Duration) Probe {
-	return Probe{Name: name, Check: func(context.Context) error {
-		age, ok := b.Age()
-		switch {
-		case !ok:
-			return errors.New("loop has not ticked yet")
-		case age > maxAge:
-			return fmt.Errorf("last tick %s ago (limit %s)", age.Round(time.Millisecond), maxAge)
-		}
-		return nil
-	}}
-}
-
-func (b *Beat) clock() time.Time {
-	if b.now != nil {
-		return b.now()
-	}
-	return time.Now()
 }
 
 // LoopbackURL is the URL of path on a listener of this board: a wildcard

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestHTTPProbe(t *testing.T) {
@@ -34,28 +33,6 @@ func TestHTTPProbe(t *testing.T) {
 	}
 	if err := HTTPProbe("bad", "::not a url", nil).Check(context.Background()); err == nil {
 		t.Fatal("bad url: no error")
-	}
-}
-
-func TestBeatProbe(t *testing.T) {
-	now := time.Unix(1000, 0)
-	b := &Beat{now: func() time.Time { return now }}
-	p := b.Probe("cluster", time.Second)
-	if err := p.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "not ticked") {
-		t.Fatalf("never ticked: err = %v", err)
-	}
-	b.Tick()
-	now = now.Add(999 * time.Millisecond)
-	if err := p.Check(context.Background()); err != nil {
-		t.Fatalf("ticked 999ms ago: %v", err)
-	}
-	now = now.Add(2 * time.Millisecond)
-	if err := p.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "limit 1s") {
-		t.Fatalf("ticked 1.001s ago: err = %v", err)
-	}
-	b.Tick()
-	if age, ok := b.Age(); !ok || age != 0 {
-		t.Fatalf("age after tick = %s %v", age, ok)
 	}
 }
 
