@@ -17,7 +17,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ews-firmware/ews/internal/testbrowser"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,12 +25,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testbrowser"
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/ews-firmware/ews/internal/demo"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/demo"
 )
 
 // findChromium returns a chromium to drive, installing Debian's package when it is missing
@@ -180,7 +182,7 @@ func (tb *tab) screenshot(t *testing.T, dir, name string) {
 func TestBrowserCluster(t *testing.T) {
 	boards := demoCluster(t, 3)
 	ews1, ews3 := boards[0], boards[2]
-	waitFor(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 	v1, _ := ews1.view()
 
 	shots := os.Getenv("EWS_SCREENSHOTS")
@@ -305,7 +307,7 @@ func TestBrowserCluster(t *testing.T) {
 		// ews1 restarts (preempt = false: it rejoins as a follower); page B's stream reconnects
 		// ("Retry now" skips the rest of the backoff) and shows the cluster under ews2.
 		ews1.start(t, ewsBinary(t))
-		waitFor(t, "ews1 back under ews2", 30*time.Second, func() bool { return agree(boards, "ews2", 2) })
+		testutil.EventuallyWithin(t, "ews1 back under ews2", 30*time.Second, func() bool { return agree(boards, "ews2", 2) })
 		b.run(t, "retry now", chromedp.Click(chromedp.CSS(`#banner-retry`)))
 		b.wait(t, "reconnected", `document.getElementById('banner').hidden && window.ews.state.connected && window.ews.state.cluster.master === 'ews2'`, 15*time.Second)
 	})
@@ -313,7 +315,7 @@ func TestBrowserCluster(t *testing.T) {
 	t.Run("api error is shown", func(t *testing.T) {
 		// temp1 is wired to ews1, which is down again: reading it fails and the page says why.
 		ews1.kill9()
-		waitFor(t, "ews1 down on ews3", 10*time.Second, func() bool {
+		testutil.EventuallyWithin(t, "ews1 down on ews3", 10*time.Second, func() bool {
 			v, err := ews3.view()
 			if err != nil {
 				return false

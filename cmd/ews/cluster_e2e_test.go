@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -138,19 +140,6 @@ func (b *board) view() (clusterView, error) {
 	return v, json.NewDecoder(resp.Body).Decode(&v)
 }
 
-// waitFor polls cond every 10ms until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
-	}
-	return time.Since(start)
-}
-
 // agree reports whether every given board sees master m at an epoch >= min
 // with every listed board running.
 func agree(boards []*board, m string, minEpoch uint64) bool {
@@ -187,7 +176,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	stranger.start(t, bin)
 
 	// Booted together, the first peer ends up master.
-	waitFor(t, "ews1 master on every board", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master on every board", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
 
 	// The board with the wrong key never appears in any table.
 	for _, b := range boards {
@@ -199,24 +188,24 @@ func TestClusterEndToEnd(t *testing.T) {
 		}
 	}
 	// ...and its packets are counted as refused (the counter starts at 0).
-	waitFor(t, "wrong-key packets counted as refused on ews1", 20*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "wrong-key packets counted as refused on ews1", 20*time.Second, func() bool {
 		return metric(boards[0], `ews_cluster_messages_refused_total{type="encrypted"}`) > 0
 	})
 	v1, _ := boards[0].view()
 
 	// kill -9 of the master: exactly one new master (ews2, the next rank) at a higher epoch.
 	boards[0].kill9()
-	took := waitFor(t, "takeover by ews2", 10*time.Second, func() bool { return agree(boards[1:], "ews2", v1.Epoch+1) })
+	took := testutil.EventuallyWithin(t, "takeover by ews2", 10*time.Second, func() bool { return agree(boards[1:], "ews2", v1.Epoch+1) })
 	t.Logf("takeover seen %v after kill -9 (tmax 1s)", took)
 
 	// The old master restarted rejoins as a board (preempt = false).
 	boards[0].start(t, bin)
-	waitFor(t, "ews1 back as a board under ews2", 20*time.Second, func() bool { return agree(boards, "ews2", v1.Epoch+1) })
+	testutil.EventuallyWithin(t, "ews1 back as a board under ews2", 20*time.Second, func() bool { return agree(boards, "ews2", v1.Epoch+1) })
 
 	// A board restarted with the same name rejoins.
 	boards[2].kill9()
 	boards[2].start(t, bin)
-	waitFor(t, "ews3 rejoined", 20*time.Second, func() bool { return agree(boards, "ews2", v1.Epoch+1) })
+	testutil.EventuallyWithin(t, "ews3 rejoined", 20*time.Second, func() bool { return agree(boards, "ews2", v1.Epoch+1) })
 }
 
 func TestClusterPreempt(t *testing.T) {
@@ -228,12 +217,12 @@ func TestClusterPreempt(t *testing.T) {
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	waitFor(t, "ews1 master", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
 	boards[0].kill9()
-	waitFor(t, "ews2 takes over", 10*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
+	testutil.EventuallyWithin(t, "ews2 takes over", 10*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
 	boards[0].start(t, bin)
 	// preempt = true: the returning lower-rank board takes mastership back.
-	waitFor(t, "ews1 takes mastership back", 20*time.Second, func() bool { return agree(boards, "ews1", 3) })
+	testutil.EventuallyWithin(t, "ews1 takes mastership back", 20*time.Second, func() bool { return agree(boards, "ews1", 3) })
 }
 
 // metric reads one sample of a board's /metrics; -1 when absent.

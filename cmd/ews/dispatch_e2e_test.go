@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/bench"
 	"github.com/ews-firmware/ews/internal/config"
 )
@@ -52,7 +54,7 @@ node = "any"
 		}
 		b.start(t, bin)
 	}
-	waitFor(t, "ews1 master of 3 running boards", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master of 3 running boards", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
 	return boards
 }
 
@@ -162,7 +164,7 @@ func TestNonMasterSameAnswer(t *testing.T) {
 	}
 	// The master's dispatch counts (the UI's requests/s chart) show on every
 	// board's view, not only the master's.
-	waitFor(t, "completed counts on a non-master's /api/cluster", 10*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "completed counts on a non-master's /api/cluster", 10*time.Second, func() bool {
 		resp, err := http.Get("http://" + boards[2].http + "/api/cluster")
 		if err != nil {
 			return false

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -96,7 +98,7 @@ func TestPartition(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 
 	// Cut ews3 off from ews1 and ews2 (the test still reaches every board).
 	cut := func(add bool) {
@@ -111,7 +113,7 @@ func TestPartition(t *testing.T) {
 	}
 	cut(true)
 	// ews3 alone takes over at epoch 2; ews1 stays master of ews1+ews2.
-	waitFor(t, "ews3 masters its own side", 15*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "ews3 masters its own side", 15*time.Second, func() bool {
 		v, err := boards[2].view()
 		return err == nil && v.Master == "ews3" && v.Epoch >= 2
 	})
@@ -123,7 +125,7 @@ func TestPartition(t *testing.T) {
 	cut(false)
 	// Healed: exactly one master (the higher epoch wins), every table agrees.
 	var master string
-	took := waitFor(t, "one master after heal", 15*time.Second, func() bool {
+	took := testutil.EventuallyWithin(t, "one master after heal", 15*time.Second, func() bool {
 		v, err := boards[0].view()
 		if err != nil || v.Master == "" {
 			return false

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -48,9 +50,9 @@ func TestARMClusterQemu(t *testing.T) {
 	for _, b := range boards {
 		b.startWith(t, qemu, bin)
 	}
-	waitFor(t, "a board serving under qemu", 60*time.Second, func() bool { _, err := boards[0].view(); return err == nil })
+	testutil.EventuallyWithin(t, "a board serving under qemu", 60*time.Second, func() bool { _, err := boards[0].view(); return err == nil })
 	t.Logf("armv7 under qemu: first /api/cluster answer %v after start", time.Since(start).Round(time.Millisecond))
-	waitFor(t, "ews1 master of three running boards", 60*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master of three running boards", 60*time.Second, func() bool { return agree(boards, "ews1", 1) })
 
 	action := func(via *board) (int, string) {
 		req, _ := http.NewRequest("POST", "http://"+via.http+"/api/devices/relay1/toggle", nil)
@@ -72,7 +74,7 @@ func TestARMClusterQemu(t *testing.T) {
 	}
 
 	boards[0].kill9()
-	took := waitFor(t, "ews2 takes over", 60*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
+	took := testutil.EventuallyWithin(t, "ews2 takes over", 60*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
 	t.Logf("armv7 under qemu: takeover seen %v after kill -9 (tmax 2s)", took.Round(time.Millisecond))
 	if code, body := action(boards[2]); code != 200 || !strings.Contains(body, `"state":"off"`) {
 		t.Fatalf("device action after the takeover: %d %s", code, body)

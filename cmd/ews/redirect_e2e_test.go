@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -33,7 +35,7 @@ func TestRedirectMode(t *testing.T) {
 		}
 		b.start(t, bin)
 	}
-	waitFor(t, "ews1 master of three", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master of three", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
 
 	// Without following: the master points at the board the device is wired to.
 	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // slowBoard starts a standalone board whose CGI program `slow` marks that
@@ -36,7 +38,7 @@ func slowBoard(t *testing.T, secs int) (b *board, started string) {
 		t.Fatal(err)
 	}
 	b.start(t, ewsBinary(t))
-	waitFor(t, "board ready", 20*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "board ready", 20*time.Second, func() bool {
 		resp, err := http.Get("http://" + b.http + "/readyz")
 		if err != nil {
 			return false
@@ -61,7 +63,7 @@ func inFlight(t *testing.T, b *board, started string) <-chan string {
 		body, _ := io.ReadAll(resp.Body)
 		got <- fmt.Sprintf("%d %s", resp.StatusCode, body)
 	}()
-	waitFor(t, "the slow program to start", 20*time.Second, func() bool { _, err := os.Stat(started); return err == nil })
+	testutil.EventuallyWithin(t, "the slow program to start", 20*time.Second, func() bool { _, err := os.Stat(started); return err == nil })
 	return got
 }
 
@@ -111,7 +113,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	b, started := slowBoard(t, 30)
 	inFlight(t, b, started)
 	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	waitFor(t, "the graceful stop to begin", 10*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "the graceful stop to begin", 10*time.Second, func() bool {
 		return strings.Contains(b.log.String(), "send it again to exit at once")
 	})
 	_ = b.cmd.Process.Signal(syscall.SIGINT)

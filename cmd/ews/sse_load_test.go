@@ -24,8 +24,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/demo"
 )
 
 const sseClients = 50
@@ -142,7 +144,7 @@ func TestSSELoad(t *testing.T) {
 	dur := loadDuration(t)
 	boards := demoCluster(t, 3)
 	ews1 := boards[0] // the master; relay1 is wired to ews2, so every action crosses the cluster
-	waitFor(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	act := func(i int) (time.Duration, error) {
@@ -165,7 +167,7 @@ func TestSSELoad(t *testing.T) {
 	}
 	// The baseline is a settled board: the two other boards' device mirrors hold their streams
 	// open on it (ews_http_in_flight = 2 + this scrape), and one action went through.
-	waitFor(t, "the peers' device streams on ews1", 15*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "the peers' device streams on ews1", 15*time.Second, func() bool {
 		m, err := boardMetrics(ews1)
 		return err == nil && m["ews_http_in_flight"] >= 3
 	})
@@ -205,7 +207,7 @@ func TestSSELoad(t *testing.T) {
 			t.Fatalf("open /events: %v", err)
 		}
 	}
-	waitFor(t, "every client got the full state", 10*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "every client got the full state", 10*time.Second, func() bool {
 		for _, c := range clients {
 			if c.snapshots.Load() < 2 {
 				return false
@@ -247,7 +249,7 @@ func TestSSELoad(t *testing.T) {
 		}
 	}
 	// Every client saw the actions: the last one of them at least.
-	waitFor(t, "relay1 changes reached every client", 5*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "relay1 changes reached every client", 5*time.Second, func() bool {
 		for _, c := range clients {
 			if c.relay.Load() < int32(actions/2) {
 				return false

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // TestMeasureTakeover prints takeover times over 20 kill -9s of the master
@@ -25,7 +27,7 @@ func TestMeasureTakeover(t *testing.T) {
 			for _, b := range boards {
 				b.start(t, bin)
 			}
-			waitFor(t, "a master", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+			testutil.EventuallyWithin(t, "a master", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 			var elected, served []time.Duration
 			client := &http.Client{Timeout: 200 * time.Millisecond}
 			for range 20 {
@@ -70,7 +72,7 @@ func TestMeasureTakeover(t *testing.T) {
 				}
 				served = append(served, time.Since(killed))
 				master.start(t, bin)
-				waitFor(t, "all three back", 30*time.Second, func() bool { return agree(boards, next.name, v.Epoch+1) })
+				testutil.EventuallyWithin(t, "all three back", 30*time.Second, func() bool { return agree(boards, next.name, v.Epoch+1) })
 			}
 			slices.Sort(elected)
 			slices.Sort(served)

@@ -165,18 +165,6 @@ func fastOptions(rec *recorder) Options {
 	}
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not a wait for the condition
-	}
-}
-
 func state(m *Mirror, name string) string {
 	s, ok := m.Get(name)
 	if !ok {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/hal"
 )
 
@@ -30,7 +32,7 @@ func TestMirrorFollowsBoards(t *testing.T) {
 	m := New("ews1", pl.get, fastOptions(rec))
 	stop := run(t, m)
 
-	eventually(t, "snapshots of ews2 and ews3", func() bool { return state(m, "r2") == "off" && state(m, "r3") == "off" })
+	testutil.Eventually(t, "snapshots of ews2 and ews3", func() bool { return state(m, "r2") == "off" && state(m, "r3") == "off" })
 	if n := b1.conns.Load(); n != 0 {
 		t.Fatalf("the mirror opened %d streams to itself", n)
 	}
@@ -90,10 +92,10 @@ func TestBoardGoesAwayAndComesBack(t *testing.T) {
 	opts.Logger = slog.New(logs)
 	m := New("ews1", pl.get, opts)
 	run(t, m)
-	eventually(t, "r2 mirrored", func() bool { return state(m, "r2") == "off" })
+	testutil.Eventually(t, "r2 mirrored", func() bool { return state(m, "r2") == "off" })
 
 	b2.close()
-	eventually(t, "r2 stale", func() bool { return state(m, "r2") == hal.StateError })
+	testutil.Eventually(t, "r2 stale", func() bool { return state(m, "r2") == hal.StateError })
 	if s, _ := m.Get("r2"); s.Error != "board ews2 unreachable" || s.Value != false {
 		t.Fatalf("stale r2 = %+v", s)
 	}
@@ -106,7 +108,7 @@ func TestBoardGoesAwayAndComesBack(t *testing.T) {
 
 	start := time.Now()
 	startBoard(t, d2, addr)
-	eventually(t, "r2 back and on", func() bool { return state(m, "r2") == hal.StateOn })
+	testutil.Eventually(t, "r2 back and on", func() bool { return state(m, "r2") == hal.StateOn })
 	t.Logf("reconnected and resynced %s after the board came back (max backoff 200ms)", time.Since(start))
 	if s, _ := m.Get("r2"); s.Error != "" {
 		t.Fatalf("r2 still marked: %+v", s)
@@ -162,7 +164,7 @@ func TestBackoffAndLogOnce(t *testing.T) {
 	pl.set(Peer{"ews2", srv.Listener.Addr().String()})
 	opts := Options{MinBackoff: 40 * time.Millisecond, MaxBackoff: 160 * time.Millisecond, Refresh: 20 * time.Millisecond, Logger: slog.New(logs)}
 	stop := run(t, New("ews1", pl.get, opts))
-	eventually(t, "6 attempts", func() bool { mu.Lock(); defer mu.Unlock(); return len(times) >= 6 })
+	testutil.Eventually(t, "6 attempts", func() bool { mu.Lock(); defer mu.Unlock(); return len(times) >= 6 })
 	stop()
 
 	mu.Lock()
@@ -212,7 +214,7 @@ func TestForeignStateIgnored(t *testing.T) {
 	rec := &recorder{}
 	m := New("ews1", pl.get, fastOptions(rec))
 	run(t, m)
-	eventually(t, "the last event", func() bool { return state(m, "r2") == hal.StateOn })
+	testutil.Eventually(t, "the last event", func() bool { return state(m, "r2") == hal.StateOn })
 
 	if s, ok := m.Get("r1"); ok {
 		t.Fatalf("r1 taken from ews2: %+v", s)
@@ -256,7 +258,7 @@ func TestBadStreamsReconnect(t *testing.T) {
 			opts.MaxEvent, opts.Logger, opts.Idle = 1024, slog.New(logs), 100*time.Millisecond
 			m := New("ews1", pl.get, opts)
 			stop := run(t, m)
-			eventually(t, "4 connections", func() bool { return conns.Load() >= 4 })
+			testutil.Eventually(t, "4 connections", func() bool { return conns.Load() >= 4 })
 			stop()
 			if n := logs.count("INFO") + logs.count("WARN"); n > 2 {
 				t.Errorf("%d info/warn logs for one broken board, want at most 2: %v", n, logs.msgs)
@@ -280,13 +282,13 @@ func TestPeersChange(t *testing.T) {
 	pl.set(Peer{"ews2", ba.addr()})
 	m := New("ews1", pl.get, fastOptions(&recorder{}))
 	run(t, m)
-	eventually(t, "r2 on from the first address", func() bool { return state(m, "r2") == hal.StateOn })
+	testutil.Eventually(t, "r2 on from the first address", func() bool { return state(m, "r2") == hal.StateOn })
 
 	pl.set(Peer{"ews2", bb.addr()})
-	eventually(t, "r2 off from the new address", func() bool { return state(m, "r2") == hal.StateOff })
-	eventually(t, "old address dropped", func() bool { return ba.hub.Clients() == 0 })
+	testutil.Eventually(t, "r2 off from the new address", func() bool { return state(m, "r2") == hal.StateOff })
+	testutil.Eventually(t, "old address dropped", func() bool { return ba.hub.Clients() == 0 })
 
 	pl.set()
-	eventually(t, "stream closed", func() bool { return bb.hub.Clients() == 0 })
-	eventually(t, "r2 unreachable", func() bool { return state(m, "r2") == hal.StateError })
+	testutil.Eventually(t, "stream closed", func() bool { return bb.hub.Clients() == 0 })
+	testutil.Eventually(t, "r2 unreachable", func() bool { return state(m, "r2") == hal.StateError })
 }

@@ -11,19 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-}
+	"github.com/ews-firmware/ews/internal/testutil"
+)
 
 // readEvent reads one "event: X\ndata: Y\n\n" frame, skipping comments and retry.
 func readEvent(t *testing.T, br *bufio.Reader) (event, data string) {
@@ -68,7 +58,7 @@ func TestSnapshotThenChanges(t *testing.T) {
 			t.Fatalf("got %s %s, want %s %s", e, d, w[0], w[1])
 		}
 	}
-	eventually(t, "client registered", func() bool { return h.Clients() == 1 })
+	testutil.Eventually(t, "client registered", func() bool { return h.Clients() == 1 })
 	h.Publish("device", map[string]string{"name": "relay1", "state": "on"})
 	if e, d := readEvent(t, br); e != "device" || d != `{"name":"relay1","state":"on"}` {
 		t.Fatalf("change: %s %s", e, d)
@@ -163,20 +153,20 @@ func TestNoGoroutineLeak(t *testing.T) {
 			_, _ = io.Copy(io.Discard, resp.Body)
 		}()
 	}
-	eventually(t, "20 clients", func() bool { return h.Clients() == 20 })
+	testutil.Eventually(t, "20 clients", func() bool { return h.Clients() == 20 })
 	h.Publish("device", "x")
 	cancel() // every client leaves
 	wg.Wait()
-	eventually(t, "clients gone", func() bool { return h.Clients() == 0 })
+	testutil.Eventually(t, "clients gone", func() bool { return h.Clients() == 0 })
 	http.DefaultClient.CloseIdleConnections()
-	eventually(t, "goroutines back to base", func() bool { return runtime.NumGoroutine() <= base+2 })
+	testutil.Eventually(t, "goroutines back to base", func() bool { return runtime.NumGoroutine() <= base+2 })
 
 	// Close ends connected clients and refuses new ones
 	resp, err := http.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "client", func() bool { return h.Clients() == 1 })
+	testutil.Eventually(t, "client", func() bool { return h.Clients() == 1 })
 	h.Close()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		t.Fatal(err)
@@ -201,13 +191,13 @@ func TestForward(t *testing.T) {
 		defer close(done)
 		h.ServeHTTP(bw, httptest.NewRequest("GET", "/events", nil).WithContext(ctx))
 	}()
-	eventually(t, "client", func() bool { return h.Clients() == 1 })
+	testutil.Eventually(t, "client", func() bool { return h.Clients() == 1 })
 	ch := make(chan int, 3)
 	ch <- 1
 	ch <- 2
 	close(ch)
 	Forward(context.Background(), h, "n", ch) // returns when ch closes
-	eventually(t, "two events", func() bool { return strings.Count(bw.String(), "event: n\n") == 2 })
+	testutil.Eventually(t, "two events", func() bool { return strings.Count(bw.String(), "event: n\n") == 2 })
 	cancel()
 	<-done
 }

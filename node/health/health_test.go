@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -99,15 +101,15 @@ func TestCheckerRecovers(t *testing.T) {
 	go func() { defer close(done); ch.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	waitFor(t, "overloaded while the check fails", func() bool { return ch.Runstate() == Overloaded })
+	testutil.Eventually(t, "overloaded while the check fails", func() bool { return ch.Runstate() == Overloaded })
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "running once the check passes", func() bool { return ch.Runstate() == Running })
+	testutil.Eventually(t, "running once the check passes", func() bool { return ch.Runstate() == Running })
 	if err := os.Remove(flag); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "overloaded again", func() bool { return ch.Runstate() == Overloaded })
+	testutil.Eventually(t, "overloaded again", func() bool { return ch.Runstate() == Overloaded })
 }
 
 func TestProcessesFakeRoot(t *testing.T) {
@@ -132,16 +134,5 @@ func TestProcessesFakeRoot(t *testing.T) {
 	ch.CheckNow(context.Background())
 	if got := ch.Runstate(); got != Down || !strings.Contains(strings.Join(ch.Problems(), ""), "sshd") {
 		t.Fatalf("runstate %s problems %q, want down naming sshd", got, ch.Problems())
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval
 	}
 }

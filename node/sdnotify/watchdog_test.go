@@ -3,8 +3,6 @@ package sdnotify
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // fakeSystemd is a notify socket like the one systemd hands a Type=notify
@@ -91,8 +91,6 @@ func (f *fakeSystemd) drain() []string {
 	}
 }
 
-func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 func TestWatchdogLifecycle(t *testing.T) {
 	sd := newFakeSystemd(t)
 	t.Setenv("WATCHDOG_USEC", "20000") // WatchdogSec=20ms: pet every 10ms
@@ -110,7 +108,7 @@ func TestWatchdogLifecycle(t *testing.T) {
 		}
 		return nil
 	}}
-	w := NewWatchdog(quietLog(), []Probe{probe})
+	w := NewWatchdog(testutil.Logger(), []Probe{probe})
 	if got := w.Interval(); got != 10*time.Millisecond {
 		t.Fatalf("interval = %s, want half of WATCHDOG_USEC = 10ms", got)
 	}
@@ -163,7 +161,7 @@ func TestWatchdogLifecycle(t *testing.T) {
 func TestWatchdogWithoutSystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", "")
 	t.Setenv("WATCHDOG_USEC", "")
-	w := NewWatchdog(quietLog(), nil)
+	w := NewWatchdog(testutil.Logger(), nil)
 	if w.Interval() != 0 {
 		t.Fatalf("interval = %s without WATCHDOG_USEC, want 0", w.Interval())
 	}
@@ -194,7 +192,7 @@ func TestWatchdogSettings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("WATCHDOG_USEC", tt.usec)
 			t.Setenv("WATCHDOG_PID", tt.pid)
-			if got := NewWatchdog(quietLog(), nil).Interval(); got != tt.want {
+			if got := NewWatchdog(testutil.Logger(), nil).Interval(); got != tt.want {
 				t.Fatalf("interval = %s, want %s", got, tt.want)
 			}
 		})
@@ -204,7 +202,7 @@ func TestWatchdogSettings(t *testing.T) {
 func TestWatchdogPanickingProbeStopsPets(t *testing.T) {
 	var sent []string
 	rec := func(s string) (bool, error) { sent = append(sent, s); return true, nil }
-	w := NewWatchdog(quietLog(), []Probe{{Name: "bad", Check: func(context.Context) error { panic("boom") }}},
+	w := NewWatchdog(testutil.Logger(), []Probe{{Name: "bad", Check: func(context.Context) error { panic("boom") }}},
 		WithNotifier(rec), WithInterval(time.Hour))
 	err := w.round(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "panicked: boom") {
@@ -231,7 +229,7 @@ func TestWatchdogHungProbe(t *testing.T) {
 		<-release // ignores its deadline, like a deadlocked mutex
 		return nil
 	}}
-	w := NewWatchdog(quietLog(), []Probe{probe}, WithNotifier(func(string) (bool, error) { return true, nil }),
+	w := NewWatchdog(testutil.Logger(), []Probe{probe}, WithNotifier(func(string) (bool, error) { return true, nil }),
 		WithInterval(20*time.Millisecond))
 	for i := 0; i < 3; i++ {
 		err := w.round(context.Background())

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -47,19 +49,6 @@ func script(t *testing.T, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// waitFor polls cond until it holds, failing the test after 10s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
-		time.Sleep(5 * time.Millisecond) // poll interval, not a wait for the condition
-	}
 }
 
 // recordWaits replaces the restart timer: each wait is recorded and fires at once.
@@ -172,7 +161,7 @@ func TestStopTermThenKill(t *testing.T) {
 			log, buf := testLog()
 			s := New([]config.Supervise{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, WithGrace(300*time.Millisecond))
 			stop := start(t, s)
-			waitFor(t, "helper to start", func() bool { return strings.Contains(buf.String(), "line=up") })
+			testutil.Eventually(t, "helper to start", func() bool { return strings.Contains(buf.String(), "line=up") })
 			pid := s.Status()[0].PID
 			if pid == 0 {
 				t.Fatal("no pid while running")
@@ -204,7 +193,7 @@ func TestManyHelpersNoGoroutineLeak(t *testing.T) {
 	entries = append(entries, config.Supervise{Name: "flap", Command: []string{"/bin/sh", "-c", "exit 2"}})
 	s := New(entries, log, WithBackoff(time.Millisecond, 5*time.Millisecond), WithGrace(2*time.Second))
 	stop := start(t, s)
-	waitFor(t, "all helpers to start", func() bool {
+	testutil.Eventually(t, "all helpers to start", func() bool {
 		out := buf.String()
 		return strings.Contains(out, "started a") && strings.Contains(out, "started b") && strings.Contains(out, "started c") &&
 			s.Status()[3].Restarts >= 3
@@ -215,7 +204,7 @@ func TestManyHelpersNoGoroutineLeak(t *testing.T) {
 			t.Fatalf("%s still running after stop", st.Name)
 		}
 	}
-	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+	testutil.Eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 func TestNamesDefaultAndEmptyCommand(t *testing.T) {
