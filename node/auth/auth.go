@@ -2,6 +2,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -40,7 +42,12 @@ type Auth struct {
 	sessions *sessions
 	cop      *http.CrossOriginProtection
 	now      func() time.Time
+	checks   atomic.Int64 // credential checks made (tests count them)
 }
+
+// verifiedKey marks a request context whose credentials this Auth has
+// already accepted on this board.
+type verifiedKey struct{}
 
 // Options tune New; the zero value is fine.
 type Options struct {
@@ -120,9 +127,15 @@ var (
 // token in the query string is never accepted. Requests that ride on
 // credentials a browser adds by itself (cookie, basic) must also come from
 // the same origin when they change state. Others get 401 (or 403) JSON.
+//
+// Credentials are checked once per board per request: the gate in front of
+// the queue and the handler that runs the request share the verdict through
+// the request's context (a basic password costs a bcrypt run, ~80 ms on a
+// board). A request forwarded to another board is a new request there and
+// is checked again.
 func (a *Auth) Require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.mode == ModeNone {
+		if a.mode == ModeNone || r.Context().Value(verifiedKey{}) == a {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -137,14 +150,14 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, a)))
 	})
 }
 
 // Allowed reports whether r carries valid credentials (without the
 // cross-origin check); always true with auth = "none".
 func (a *Auth) Allowed(r *http.Request) bool {
-	if a.mode == ModeNone {
+	if a.mode == ModeNone || r.Context().Value(verifiedKey{}) == a {
 		return true
 	}
 	_, err := a.check(r)
@@ -154,6 +167,7 @@ func (a *Auth) Allowed(r *http.Request) bool {
 // check verifies r's credentials; ambient is true when they are ones a
 // browser sends by itself (a cookie, cached basic credentials).
 func (a *Auth) check(r *http.Request) (ambient bool, err error) {
+	a.checks.Add(1)
 	if h := r.Header.Get("Authorization"); h != "" {
 		return a.checkHeader(h)
 	}

@@ -277,3 +277,55 @@ func TestSessionAcrossBoards(t *testing.T) {
 		})
 	}
 }
+
+// The gate in front of the queue and the handler behind it share one check:
+// a basic password is hashed once per board per request, and an Auth of
+// another board (another request there) still checks for itself.
+func TestCheckedOncePerBoard(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := config.HTTP{Auth: "basic", Users: []string{"admin:" + string(hash)}}
+	here, err := New(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int32
+	final := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran.Add(1) })
+	chain := here.Require(here.Require(other.Require(final)))
+	tests := []struct {
+		name              string
+		user, pass        string
+		wantHere, wantOth int64
+		wantRan           int32
+		wantStatus        int
+	}{
+		{"good password: once here, once on the other board", "admin", "pw", 1, 1, 1, http.StatusOK},
+		{"bad password: refused at the first check", "admin", "nope", 1, 0, 0, http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			here.checks.Store(0)
+			other.checks.Store(0)
+			ran.Store(0)
+			r := httptest.NewRequest(http.MethodPost, "/act", nil)
+			r.SetBasicAuth(tt.user, tt.pass)
+			w := httptest.NewRecorder()
+			chain.ServeHTTP(w, r)
+			if w.Code != tt.wantStatus || ran.Load() != tt.wantRan {
+				t.Fatalf("status %d ran %d, want %d and %d", w.Code, ran.Load(), tt.wantStatus, tt.wantRan)
+			}
+			if got := here.checks.Load(); got != tt.wantHere {
+				t.Errorf("this board checked %d times, want %d", got, tt.wantHere)
+			}
+			if got := other.checks.Load(); got != tt.wantOth {
+				t.Errorf("the other board checked %d times, want %d", got, tt.wantOth)
+			}
+		})
+	}
+}
