@@ -1,7 +1,10 @@
 package node
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -26,11 +29,40 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
+			if r.ContentLength < 0 && !readBody(sw, r, maxBody) {
+				n.observe(r, sw, start)
+				return
+			}
 		}
 		next.ServeHTTP(sw, r)
 		sw.finish()
 		n.observe(r, sw, start)
 	})
+}
+
+// readBody reads a body of unknown length (chunked) before anything runs, so
+// one over the limit gets 413 on every path (a handler that never reads its
+// body, a proxy that fails half-way) instead of running with a cut body or
+// answering 502. The body is then replayed from memory; it is at most
+// max_body bytes (1 MiB by default).
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return true
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpx.Error(w, http.StatusRequestEntityTooLarge, "request body is over the limit of %d bytes", maxBody)
+			return false
+		}
+		httpx.Error(w, http.StatusBadRequest, "reading the request body: %v", err)
+		return false
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	r.TransferEncoding = nil
+	return true
 }
 
 func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {
@@ -54,6 +86,13 @@ type statusWriter struct {
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.wrote {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		// An informational answer (100 Continue, 103 Early Hints that a
+		// proxied board sent on) is not the final status: pass it on and
+		// keep waiting for the real one.
+		w.ResponseWriter.WriteHeader(code)
 		return
 	}
 	w.code = code

@@ -47,6 +47,10 @@ page_latency = "20ms"
 name = "s1"
 driver = "sim-sensor"
 node = "any"
+[[device]]
+name = "led1"
+driver = "sim-pwm"
+node = "ews2"
 `, b.name, b.http, b.gossip, peers, key, policy)
 		b.cfg = filepath.Join(dir, b.name+".toml")
 		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
@@ -138,23 +142,43 @@ func TestNonMasterSameAnswer(t *testing.T) {
 		t.Skip("starts real ews processes")
 	}
 	boards := paperCluster(t, ewsBinary(t), "priority-lc")
+	// Expect: 100-continue makes the board that runs the request send a 100
+	// first: through a follower that 1xx must not become the final status.
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 500 * time.Millisecond}}
 	get := func(b *board, method, path string) (int, string) {
-		req, _ := http.NewRequest(method, "http://"+b.http+path, nil)
-		resp, err := http.DefaultClient.Do(req)
+		var body io.Reader
+		if method == "POST" {
+			body = strings.NewReader("{}")
+		}
+		req, _ := http.NewRequest(method, "http://"+b.http+path, body)
+		if method == "POST" {
+			req.Header.Set("Expect", "100-continue")
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
 	}
-	for _, tc := range []struct{ method, path, has string }{
-		{"GET", "/api/devices/nope", `"error"`},
-		{"POST", "/api/devices/s1/fly", `"error"`},
-		{"GET", "/no/such/page", `"error"`},
-		{"POST", "/api/devices/s1/read", `"name":"s1"`},
+	for _, tc := range []struct {
+		method, path, has string
+		want              int
+	}{
+		{"GET", "/api/devices/nope", `"error"`, http.StatusNotFound},
+		{"POST", "/api/devices/nope/turn_on", `"error"`, http.StatusNotFound},
+		{"POST", "/api/devices/s1/fly", `"error"`, http.StatusBadRequest},
+		{"GET", "/no/such/page", `"error"`, http.StatusNotFound},
+		{"POST", "/api/devices/s1/read", `"name":"s1"`, http.StatusOK},
+		{"POST", "/api/devices/led1/set?value=abc", `"error"`, http.StatusBadRequest},
+		{"POST", "/api/devices/led1/set?value=0.25", `"name":"led1"`, http.StatusOK},
+		{"POST", "/cgi-bin/missing", `"error"`, http.StatusNotFound},
 	} {
 		code0, body0 := get(boards[0], tc.method, tc.path)
+		if code0 != tc.want {
+			t.Errorf("%s %s on the master: %d %q, want %d", tc.method, tc.path, code0, body0, tc.want)
+		}
 		for _, b := range boards[1:] {
 			code, body := get(b, tc.method, tc.path)
 			if code != code0 || !strings.Contains(body, tc.has) || !strings.Contains(body0, tc.has) {
