@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/dispatch"

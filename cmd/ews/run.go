@@ -8,9 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/bootkey"
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {

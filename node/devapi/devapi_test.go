@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/auth"
 )
 
 const token = "tok"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/events"
 )
 
