@@ -45,6 +45,8 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Mode:         n.cfg.Sched.Mode,
 		StickyCookie: n.cfg.Sched.Sticky == sched.StickyCookie,
 		RedirectHold: n.cfg.Cluster.Heartbeat.Duration,
+		MasterWait:   n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
+		ReplayMax:    min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
 		Transport:    dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second}),
 		Registerer:   n.reg,
 		Logger:       n.log,

@@ -202,7 +202,7 @@ func TestMigrateCannot(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "different key"},
-		{"key in an inline table", "cluster = { peers = [\"ews1=127.0.0.1:7946\"], key = \"" + key + "\" }\n[node]\nname = \"ews1\"\n", nil, "cannot find the line"},
+		{"key in an inline table", "cluster = { peers = [\"ews1=127.0.0.1:7946\"], key = \"" + key + "\" }\n[node]\nname = \"ews1\"\n", nil, "write the key as one line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -143,6 +143,7 @@ type clusterOpts struct {
 	masterRuns bool // the master takes requests itself
 	pin        func(*http.Request) string
 	sticky     bool
+	masterWait time.Duration // how long a non-master holds a request for the next master; default 300ms
 }
 
 func newCluster(t testing.TB, o clusterOpts) *tcluster {
@@ -155,6 +156,9 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 	}
 	if o.rht == 0 {
 		o.rht = 10 * time.Second
+	}
+	if o.masterWait == 0 {
+		o.masterWait = 300 * time.Millisecond
 	}
 	tc := &tcluster{t: t, key: RandomKey()}
 	for _, name := range o.names {
@@ -170,7 +174,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 		f, err := NewFront(Options{
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
 			Transport:    NewTransport(TransportOptions{ResponseHeaderTimeout: o.rht}),
-			RedirectHold: o.hold, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
+			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -62,6 +62,14 @@ type Options struct {
 	// RetryAfter is suggested with the Front's own 503s (no master, no
 	// dispatcher, loop); default DefaultRetryAfter.
 	RetryAfter time.Duration
+	// MasterWait bounds how long a non-master holds a request that it
+	// could not hand to the master (unreachable, or none known) while it
+	// waits for the next one: tmax plus a heartbeat. Longer rides out
+	// slower elections; shorter answers 503 sooner. Default DefaultMasterWait.
+	MasterWait time.Duration
+	// ReplayMax is the largest body kept in memory so a held request can
+	// be sent again; larger bodies stream once. Default DefaultReplayMax.
+	ReplayMax  int64
 	Registerer prometheus.Registerer // nil: metrics kept, not registered
 	Logger     *slog.Logger
 }
@@ -87,6 +95,9 @@ type Front struct {
 	log      *slog.Logger
 	m        *metrics
 	holds    holds
+
+	masterWait time.Duration
+	replayMax  int64
 
 	disp      atomic.Pointer[sched.Dispatcher]
 	inFlight  atomic.Int64
@@ -120,6 +131,13 @@ func NewFront(opt Options) (*Front, error) {
 	}
 	if f.tr == nil {
 		f.tr = NewTransport(TransportOptions{})
+	}
+	f.masterWait, f.replayMax = opt.MasterWait, opt.ReplayMax
+	if f.masterWait <= 0 {
+		f.masterWait = DefaultMasterWait
+	}
+	if f.replayMax <= 0 {
+		f.replayMax = DefaultReplayMax
 	}
 	f.holds.init(opt.RedirectHold)
 	f.rp = f.newProxy()
@@ -319,32 +337,102 @@ func (f *Front) clientAddr(r *http.Request, self string) netip.Addr {
 }
 
 // toMaster is a non-master's path: pass the request to the master.
+//
+// A request that never reached the master (connection refused: the master
+// died or is rebooting) has not run, so it is held until the next master is
+// known, at most MasterWait and the request's own deadline, and handed to
+// it; so is a request that arrives while no master is known (an election).
+// Only then, with still no master, it gets 503 with Retry-After. A request
+// that may have run (the master failed after receiving it) gets 502, unless
+// it carries an Idempotency-Key: the device API's idempotency makes sending
+// it again through the next master safe.
 func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 	if r.Header.Get(HeaderVia) != "" {
 		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", self)
 		return
 	}
-	name, addr, ok := f.c.Master()
-	if !ok || name == "" || addr == "" || name == self {
-		unavailable(w, f.retry, "dispatch: no master known (election in progress)")
+	body, replay, err := replayable(r, f.replayMax)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("dispatch: request body is over the limit of %d bytes", tooBig.Limit)})
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: reading the request body: " + err.Error()})
 		return
+	}
+	keyed := r.Header.Get("Idempotency-Key") != ""
+	deadline := time.Now().Add(f.masterWait)
+	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
 	client := netip.Addr{}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		client = ap.Addr().Unmap()
 	}
-	tok := f.marks.SignString(KindVia, f.c.Epoch(), name, r.Method, r.URL.Path, client)
-	err := f.forward(w, r, &fwd{target: name, addr: addr, header: HeaderVia, token: tok})
-	switch {
-	case err == nil:
-		f.m.forwarded.WithLabelValues(name, OutcomeOK).Inc()
-	case r.Context().Err() != nil:
-		f.m.forwarded.WithLabelValues(name, OutcomeCanceled).Inc()
-		badGateway(w, name, err)
-	default:
-		f.m.forwarded.WithLabelValues(name, OutcomeError).Inc()
+	var (
+		failedName  string // the master that failed this request, at failedEpoch
+		failedEpoch uint64
+		held        bool
+	)
+	for {
+		name, addr, ok := f.c.Master()
+		epoch := f.c.Epoch()
+		if !ok || name == "" || addr == "" || name == self || (name == failedName && epoch == failedEpoch) {
+			if f.c.IsMaster() { // this board took over while the request waited
+				rewind(r, body)
+				f.dispatch(w, r, self, time.Now())
+				return
+			}
+			if !held {
+				held = true
+				f.m.holding.Inc()
+				defer f.m.holding.Dec()
+			}
+			if !holdUntil(r.Context(), deadline) {
+				f.noMaster(w, r, failedName)
+				return
+			}
+			continue
+		}
+		rewind(r, body)
+		tok := f.marks.SignString(KindVia, epoch, name, r.Method, r.URL.Path, client)
+		err := f.forward(w, r, &fwd{target: name, addr: addr, header: HeaderVia, token: tok})
+		switch {
+		case err == nil:
+			f.m.forwarded.WithLabelValues(name, OutcomeOK).Inc()
+			if held {
+				f.m.held.WithLabelValues(OutcomeOK).Inc()
+			}
+			return
+		case r.Context().Err() != nil:
+			f.m.forwarded.WithLabelValues(name, OutcomeCanceled).Inc()
+			badGateway(w, name, err)
+			return
+		}
 		f.m.errors.WithLabelValues(name).Inc()
-		f.log.Warn("dispatch: master did not answer", "master", name, "addr", addr, "err", err)
-		badGateway(w, name, err)
+		if !replay || (!unsent(err) && !keyed) {
+			f.m.forwarded.WithLabelValues(name, OutcomeError).Inc()
+			f.log.Warn("dispatch: master did not answer", "master", name, "addr", addr, "err", err)
+			badGateway(w, name, err)
+			return
+		}
+		f.m.forwarded.WithLabelValues(name, OutcomeRetried).Inc()
+		f.log.Info("dispatch: master unreachable; holding the request for the next master",
+			"master", name, "addr", addr, "err", err, "path", r.URL.Path, "keyed", keyed)
+		failedName, failedEpoch = name, epoch
+	}
+}
+
+// noMaster answers a request that found no master to take it in time.
+func (f *Front) noMaster(w http.ResponseWriter, r *http.Request, failed string) {
+	f.m.held.WithLabelValues(OutcomeError).Inc()
+	switch {
+	case r.Context().Err() != nil:
+		unavailable(w, f.retry, "dispatch: client left while waiting for a master")
+	case failed != "":
+		unavailable(w, f.retry, "dispatch: master %s unreachable and no new master within %v", failed, f.masterWait)
+	default:
+		unavailable(w, f.retry, "dispatch: no master known (election in progress)")
 	}
 }

@@ -22,6 +22,8 @@ type metrics struct {
 	retries   prometheus.Counter
 	refused   *prometheus.CounterVec // reason
 	added     prometheus.Histogram
+	held      *prometheus.CounterVec // outcome: ok (handed to the next master) or error (503)
+	holding   prometheus.Gauge       // requests held now
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -42,6 +44,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ews_dispatch_marks_refused_total",
 			Help: "Requests refused for a bad dispatch mark, by reason.",
 		}, []string{"reason"}),
+		held: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ews_dispatch_held_total",
+			Help: "Requests a non-master held while no master could take them (unreachable or unknown), by outcome: ok = handed to the next master, error = 503.",
+		}, []string{"outcome"}),
+		holding: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ews_dispatch_holding",
+			Help: "Requests a non-master holds now, waiting for a master that can take them.",
+		}),
 		added: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "ews_dispatch_added_seconds",
 			Help:    "Time the master adds before a request leaves for its board: queue wait, choice and signing.",
@@ -54,6 +64,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.retries = promx.Register(reg, m.retries)
 		m.refused = promx.Register(reg, m.refused)
 		m.added = promx.Register(reg, m.added)
+		m.held = promx.Register(reg, m.held)
+		m.holding = promx.Register(reg, m.holding)
 	}
 	return m
 }

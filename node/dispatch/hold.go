@@ -1,0 +1,73 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+)
+
+// Defaults of the hold of a request a non-master could not hand to the master.
+const (
+	DefaultMasterWait = 1100 * time.Millisecond // default tmax (1 s) plus one heartbeat
+	DefaultReplayMax  = 64 << 10                // device actions and forms; larger bodies stream
+	masterPoll        = 5 * time.Millisecond    // how often a held request looks for the next master
+)
+
+// unsent reports whether err means the request never reached its target:
+// the connection was refused or could not be made, so nothing ran there.
+func unsent(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// replayable keeps r's body in memory when it is small enough to send
+// again (each attempt of the hold gets a fresh reader), and reports
+// whether the request can be sent again at all. A body over max is
+// streamed once: such a request is answered 502 if its first target fails.
+func replayable(r *http.Request, max int64) (body []byte, ok bool, err error) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil, true, nil
+	}
+	if r.ContentLength < 0 || r.ContentLength > max {
+		return nil, false, nil
+	}
+	body, err = io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, false, err
+	}
+	return body, true, nil
+}
+
+// rewind gives r a fresh reader over body for the next attempt.
+func rewind(r *http.Request, body []byte) {
+	if body == nil {
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+}
+
+// holdUntil waits one poll interval for a new master; false once deadline
+// passed or the client left.
+func holdUntil(ctx context.Context, deadline time.Time) bool {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return false
+	}
+	t := time.NewTimer(min(left, masterPoll))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
