@@ -101,7 +101,11 @@ func (api *API) act(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "devapi: Idempotency-Key longer than 255 bytes")
 		return
 	}
-	fp := r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery
+	fp, err := fingerprint(r)
+	if err != nil {
+		httpx.Error(w, http.StatusBadRequest, "devapi: reading the request body: %v", err)
+		return
+	}
 	e, owner, err := api.idem.begin(key, fp)
 	if err != nil {
 		httpx.Error(w, http.StatusUnprocessableEntity, "devapi: %v", err)

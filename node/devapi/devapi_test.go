@@ -280,3 +280,38 @@ func TestIdempotencyBounded(t *testing.T) {
 		t.Fatalf("long key: %d, want 400", w.Code)
 	}
 }
+
+// The same key with another body is another request: refused with 422, not
+// answered with the first request's result (issue 15: keys cover the body).
+func TestIdempotencyCoversBody(t *testing.T) {
+	f := newFixture(t, "", Options{})
+	post := func(body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/api/devices/relay1/turn_on", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+token)
+		r.Header.Set("Idempotency-Key", "kb")
+		w := httptest.NewRecorder()
+		f.mux.ServeHTTP(w, r)
+		return w
+	}
+	tests := []struct {
+		name, body string
+		want       int
+		replayed   bool
+	}{
+		{"first use", `{"note":"a"}`, http.StatusOK, false},
+		{"same body again", `{"note":"a"}`, http.StatusOK, true},
+		{"another body", `{"note":"b"}`, http.StatusUnprocessableEntity, false},
+		{"no body", ``, http.StatusUnprocessableEntity, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := post(tt.body)
+			if w.Code != tt.want {
+				t.Fatalf("status %d (%s), want %d", w.Code, w.Body, tt.want)
+			}
+			if got := w.Header().Get("Idempotent-Replayed") == "true"; got != tt.replayed {
+				t.Fatalf("replayed = %v, want %v", got, tt.replayed)
+			}
+		})
+	}
+}

@@ -1,8 +1,13 @@
 package devapi
 
 import (
+	"bytes"
 	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -78,4 +83,26 @@ func (c *idempotency) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
+}
+
+// fingerprint names what a key was first used for: method, path, query and
+// a digest of the body, so the same key with another body is refused (422)
+// instead of replaying an answer to a different request. The body is read
+// (the front door has capped it at max_body) and put back for the action.
+func fingerprint(r *http.Request) (string, error) {
+	fp := r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery
+	if r.Body == nil || r.Body == http.NoBody {
+		return fp, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return "", err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if len(body) == 0 {
+		return fp, nil
+	}
+	sum := sha256.Sum256(body)
+	return fp + " body sha256:" + hex.EncodeToString(sum[:8]), nil
 }
