@@ -168,6 +168,13 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	if n, _ := v.Node("ews2"); n.Load.Mem != 0.5 || n.Addr != strings.TrimPrefix(peers[1], "ews2=") {
 		t.Fatalf("ews2's row %+v: want mem 0.5 and its gossip address", n)
 	}
+	// The master's queue stats reach the followers in its table.
+	bs[0].c.SetQueue(func() map[string]int { return map[string]int{"control": 3} })
+	bs[0].c.SetCompleted(func() map[string]uint64 { return map[string]uint64{"control": 7} })
+	waitFor(t, "the master's queue on ews3", 2*time.Second, func() bool {
+		v := bs[2].c.Snapshot()
+		return v.Queue["control"] == 3 && v.Completed["control"] == 7
+	})
 
 	// A fourth board with the wrong key tries to join.
 	wrongPeers := append(append([]string{}, peers...), fmt.Sprintf("ews4=127.0.0.1:%d", freePort(t)))
