@@ -23,12 +23,17 @@ func (l *local) InFlight() int     { return l.n.front.InFlight() }
 func (l *local) Completed() uint64 { return l.n.front.Completed() }
 func (l *local) Load() state.Load  { return l.n.load.Load() }
 
-// Runstate is joining until the HTTP server serves, then what health says.
-func (l *local) Runstate() string {
+// Runstate is joining until the HTTP server serves, then what health says
+// (a name health does not know is down).
+func (l *local) Runstate() state.Runstate {
 	if !l.n.Ready() {
-		return state.Joining.String()
+		return state.Joining
 	}
-	return l.n.health.Runstate()
+	rs, err := state.ParseRunstate(l.n.health.Runstate())
+	if err != nil {
+		return state.Down
+	}
+	return rs
 }
 
 // HTTPAddr is the address other boards forward to: the listener's real
@@ -38,7 +43,7 @@ func (l *local) HTTPAddr() string {
 	if a == nil {
 		return ""
 	}
-	return state.AdvertiseHTTP(l.n.cfg, l.n.cfg.Node.Gossip, a.String())
+	return state.AdvertiseHTTP(l.n.cfg.Node.Advertise, l.n.cfg.Node.Gossip, a.String())
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,6 @@ type master struct {
 	front *dispatch.Front
 	mu    sync.Mutex
 	d     *sched.Dispatcher // nil while not master
-	rows  []dispatch.BoardRow
 }
 
 // newFront builds the front door for work: on the master it queues by
@@ -101,8 +100,8 @@ func (m *master) follow(v state.View) {
 	case m.d != nil:
 		m.front.StepDown()
 		m.d = nil
-		m.n.cluster.SetQueue(m.n.stats.Queue)
-		m.n.cluster.SetCompleted(m.n.stats.Completed)
+		m.n.cluster.SetQueue(nil) // the new master's stats come in its tables
+		m.n.cluster.SetCompleted(nil)
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
 }
@@ -116,16 +115,7 @@ func (m *master) open() bool {
 
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {
-	m.rows = m.rows[:0]
-	for _, b := range m.n.cluster.Boards() {
-		m.rows = append(m.rows, dispatch.BoardRow{
-			Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Capacity: b.Capacity, Weight: float64(b.Weight),
-			Runstate: b.Runstate, Linknum: b.InFlight,
-			Load: sched.Load{CPU: b.Load.CPU, Mem: b.Load.Mem, Net: b.Load.Net, Disk: b.Load.Disk},
-			RT:   m.n.rt.get(b.Name),
-		})
-	}
-	dispatch.Update(m.d, m.rows)
+	dispatch.Update(m.d, m.n.cluster.Boards(), m.n.rt.get)
 }
 
 // gate asks for credentials before a control request enters the queue, so

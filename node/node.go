@@ -78,7 +78,6 @@ type Node struct {
 	mirror   deviceMerger    // other boards' device state; nil standalone
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
-	stats    masterStats     // the master's queue and counts, seen from a follower
 	rt       probes          // boards' response times, probed by the master
 
 	closeOnce sync.Once
@@ -107,13 +106,15 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.local = &local{n: n}
 	n.health = health.New(cfg.Health, log)
 	n.load = procload.New()
-	cl, err := state.New(cfg, log, n.reg, n.local)
+	sc, err := cfg.State()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := state.New(sc, log, n.reg, n.local)
 	if err != nil {
 		return nil, err
 	}
 	n.cluster = cl
-	cl.SetQueue(n.stats.Queue)
-	cl.SetCompleted(n.stats.Completed)
 	if err := n.openDevices(); err != nil {
 		n.close()
 		return nil, err
@@ -164,13 +165,9 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.publishLoops(ctx)
-	if !n.cfg.Standalone() {
+	if !n.cfg.Standalone() && n.cfg.Sched.Policy == "integrated" {
 		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.pollMaster(ctx) }()
-		if n.cfg.Sched.Policy == "integrated" {
-			n.wg.Add(1)
-			go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
-		}
+		go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
 	}
 	srv := &http.Server{
 		Handler:           n.handler,

@@ -132,7 +132,7 @@ func TestClusterOneRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(v.Nodes) == 1 && v.Nodes[0].Runstate == "running" || time.Now().After(deadline) {
+		if len(v.Nodes) == 1 && v.Nodes[0].Runstate == state.Running || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond) // poll interval
@@ -141,7 +141,7 @@ func TestClusterOneRow(t *testing.T) {
 		t.Fatalf("view = %+v", v)
 	}
 	row := v.Nodes[0]
-	if row.Name != "ews1" || row.Runstate != "running" || row.Capacity != 4 || row.HTTP != strings.TrimPrefix(base, "http://") {
+	if row.Name != "ews1" || row.Runstate != state.Running || row.Capacity != 4 || row.HTTP != strings.TrimPrefix(base, "http://") {
 		t.Fatalf("row = %+v (base %s)", row, base)
 	}
 }

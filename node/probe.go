@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ews-firmware/ews/state"
 )
 
 // probes measures each board's response time by active probes (GET
@@ -53,7 +55,7 @@ func (n *Node) probeLoop(ctx context.Context) {
 		}
 		var wg sync.WaitGroup
 		for _, b := range n.cluster.Boards() {
-			if b.HTTP == "" || b.Runstate == "down" {
+			if b.HTTP == "" || b.Runstate == state.Down {
 				continue
 			}
 			wg.Add(1)

@@ -13,8 +13,6 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Local is what the node tells the cluster about this board. Its methods
@@ -23,14 +21,14 @@ import (
 type Local interface {
 	InFlight() int     // requests running on this board now
 	Completed() uint64 // requests this board has finished since start
-	Runstate() string  // from health: joining | running | overloaded | down
+	Runstate() Runstate
 	Load() Load
 }
 
 // HTTPAddrer may be implemented by a Local to give the HTTP address other
 // boards reach it at (when the listener picked its port, say). Without it
-// the address comes from node.http, its host filled from node.advertise or
-// this board's gossip host when it binds a wildcard.
+// the address comes from Config.HTTP, its host filled from Config.Advertise
+// or this board's gossip host when it binds a wildcard.
 type HTTPAddrer interface {
 	HTTPAddr() string
 }
@@ -38,7 +36,7 @@ type HTTPAddrer interface {
 // Cluster is this board's member of the cluster: memberlist membership and
 // transport, the Election, and the table view the node serves.
 type Cluster struct {
-	cfg    *config.Config
+	cfg    Config
 	logger *slog.Logger
 	local  Local
 	m      *metrics
@@ -51,12 +49,13 @@ type Cluster struct {
 	// address, so messages reach them even while out of the membership.
 	literal map[string]string
 
-	mu    sync.Mutex // guards e, subs, queue
+	mu    sync.Mutex // guards e, subs, queue, completed
 	e     *Election
 	subs  map[int]func(View)
 	subID int
-	queue func() map[string]int
-	// completed fills View.Completed (class -> dispatched count)
+	// queue and completed are the master's queue stats (class -> depth,
+	// class -> dispatched), set by the node while this board is master.
+	queue     func() map[string]int
 	completed func() map[string]uint64
 
 	ml      *memberlist.Memberlist
@@ -80,11 +79,14 @@ type memberEvent struct {
 	up   bool
 }
 
-// New builds the cluster member from the boot config; it binds nothing
-// until Start. reg may be nil (no metrics registered).
-func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, local Local) (*Cluster, error) {
-	if cfg == nil || local == nil {
-		return nil, errors.New("state: New needs a config and a Local")
+// New builds the cluster member from cfg (start from DefaultConfig); it
+// binds nothing until Start. reg may be nil (no metrics registered).
+func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, local Local) (*Cluster, error) {
+	if local == nil {
+		return nil, errors.New("state: New needs a Local")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -96,37 +98,25 @@ func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, loc
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan Message, 1024), members: make(chan memberEvent, 256),
 		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}}
-	cl := cfg.Cluster
-	c.timing = Timing{Heartbeat: cl.Heartbeat.Duration, TMax: cl.TMax.Duration, TThreshold: cl.TThreshold.Duration, Preempt: cl.Preempt}
-	if c.timing.Heartbeat <= 0 || c.timing.TMax <= 0 || c.timing.TThreshold <= 0 {
-		return nil, fmt.Errorf("state: cluster timings must be positive (heartbeat %v, tmax %v, tthreshold %v)", c.timing.Heartbeat, c.timing.TMax, c.timing.TThreshold)
-	}
+	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
 
 	if cfg.Standalone() {
-		c.peers = []Peer{{Rank: 0, Name: cfg.Node.Name, Addr: cfg.Node.Gossip}}
+		c.peers = []Peer{{Rank: 0, Name: cfg.Name, Addr: cfg.Gossip}}
 	} else {
-		ps, err := cfg.Peers()
-		if err != nil {
-			return nil, cfg.Errorf("cluster.peers", "%v", err)
-		}
-		for _, p := range ps {
-			c.peers = append(c.peers, Peer{Rank: p.Rank, Name: p.Name, Addr: p.Addr})
-		}
-		if c.key, err = cfg.ClusterKey(); err != nil {
-			return nil, err
-		}
+		c.peers = append([]Peer(nil), cfg.Peers...)
+		c.key = cfg.Key
 	}
-	c.e, err = NewElection(cfg.Node.Name, c.peers, c.timing, time.Now())
+	c.e, err = NewElection(cfg.Name, c.peers, c.timing, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range c.peers {
-		if p.Name == cfg.Node.Name {
+		if p.Name == cfg.Name {
 			c.self = p
 		}
 	}
-	c.http = deriveHTTP(cfg, c.self)
+	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}
 	for _, p := range c.peers {
 		if host, _, err := net.SplitHostPort(p.Addr); err == nil && net.ParseIP(host) != nil {
@@ -136,16 +126,10 @@ func New(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer, loc
 	return c, nil
 }
 
-// deriveHTTP fills a wildcard host of node.http with node.advertise or this
-// board's gossip host (127.0.0.1 when that is a wildcard too).
-func deriveHTTP(cfg *config.Config, self Peer) string {
-	return AdvertiseHTTP(cfg, self.Addr, cfg.Node.HTTP)
-}
-
 // AdvertiseHTTP is the address other boards reach listen (an HTTP listener
-// address) at: a wildcard host becomes node.advertise, else the host of
+// address) at: a wildcard host becomes advertise, else the host of
 // gossip, else 127.0.0.1.
-func AdvertiseHTTP(cfg *config.Config, gossip, listen string) string {
+func AdvertiseHTTP(advertise, gossip, listen string) string {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return listen
@@ -153,7 +137,7 @@ func AdvertiseHTTP(cfg *config.Config, gossip, listen string) string {
 	if host != "" && host != "0.0.0.0" && host != "::" {
 		return listen
 	}
-	host = cfg.Node.Advertise
+	host = advertise
 	if host == "" {
 		host, _, _ = net.SplitHostPort(gossip)
 	}
@@ -186,9 +170,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
 		if err != nil {
 			if strings.Contains(err.Error(), "address already in use") {
-				return fmt.Errorf("state: gossip address %s (node.gossip): port %d is already in use (another ews running?): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+				return fmt.Errorf("state: gossip address %s (node.gossip): port %d is already in use (another ews running?): %w", c.cfg.Gossip, mc.BindPort, err)
 			}
-			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
 		}
 		if mc.BindPort == 0 {
 			mc.BindPort = nt.GetAutoBindPort()
@@ -200,7 +184,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		ml, err := memberlist.Create(mc)
 		if err != nil {
 			_ = nt.Shutdown()
-			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Node.Gossip, mc.BindPort, err)
+			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
 		}
 		c.ml = ml
 		c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil,
@@ -267,31 +251,40 @@ func (c *Cluster) crash() {
 func (c *Cluster) Done() <-chan struct{} { return c.done }
 
 // Snapshot returns the table as this board sees it: the /api/cluster JSON.
+// The master fills Queue and Completed from its own queue; a follower shows
+// the ones the master's last table carried.
 func (c *Cluster) Snapshot() View {
 	c.mu.Lock()
 	v := c.e.View(time.Now())
+	master := c.e.IsMaster()
 	q, done := c.queue, c.completed
 	c.mu.Unlock()
-	if done != nil {
-		v.Completed = done()
-	}
-	v.Queue = map[string]int{}
-	if q != nil {
-		for k, n := range q() {
-			v.Queue[k] = n
+	if master {
+		v.Queue, v.Completed = nil, nil
+		if q != nil {
+			v.Queue = q()
 		}
+		if done != nil {
+			v.Completed = done()
+		}
+	}
+	if v.Queue == nil {
+		v.Queue = map[string]int{}
 	}
 	return v
 }
 
-// SetCompleted sets the callback that fills View.Completed.
+// SetCompleted sets the callback for the master's dispatched count per
+// class (View.Completed and the tables' stats); nil while not master.
 func (c *Cluster) SetCompleted(fn func() map[string]uint64) {
 	c.mu.Lock()
 	c.completed = fn
 	c.mu.Unlock()
 }
 
-// SetQueue sets the callback that fills View.Queue (class -> depth).
+// SetQueue sets the callback for the master's queue depth per class
+// (View.Queue and the tables' stats); nil while not master. Both callbacks
+// run on the cluster's goroutine every heartbeat and must be quick.
 func (c *Cluster) SetQueue(fn func() map[string]int) {
 	c.mu.Lock()
 	c.queue = fn
@@ -321,22 +314,6 @@ func (c *Cluster) Master() (name, httpAddr string, ok bool) {
 	}
 	rep, _, _ := c.e.Report(name)
 	return name, rep.HTTP, true
-}
-
-// Dispatched counts a request the master sent to the named board; the
-// table carries it at the next tick.
-func (c *Cluster) Dispatched(name string) {
-	c.mu.Lock()
-	c.e.Dispatched(name)
-	c.mu.Unlock()
-}
-
-// Completed counts the end of a request sent to the named board; the count
-// never goes below zero.
-func (c *Cluster) Completed(name string) {
-	c.mu.Lock()
-	c.e.Completed(name)
-	c.mu.Unlock()
 }
 
 // OnChange calls fn with the new view whenever the epoch, the master or

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,8 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // fakeLocal is a board's Local for tests.
@@ -27,11 +26,11 @@ type fakeLocal struct {
 func (f *fakeLocal) InFlight() int     { return int(f.inflight.Load()) }
 func (f *fakeLocal) Completed() uint64 { return 0 }
 func (f *fakeLocal) Load() Load        { return Load{CPU: 0.25, Mem: 0.5} }
-func (f *fakeLocal) Runstate() string {
-	if s, ok := f.runstate.Load().(string); ok {
+func (f *fakeLocal) Runstate() Runstate {
+	if s, ok := f.runstate.Load().(Runstate); ok {
 		return s
 	}
-	return "running"
+	return Running
 }
 
 func testLogger() *slog.Logger {
@@ -66,21 +65,26 @@ var (
 	otherKey = "HxAREhMUFRYXGBkaGxwdHh8AAQIDBAUGBwgJCgsMDQ4="
 )
 
-func testConfig(name string, peers []string, key string) *config.Config {
-	cfg := config.DefaultConfig()
-	cfg.Node.Name = name
-	cfg.Node.HTTP = "127.0.0.1:0"
-	for _, p := range peers {
-		if n, addr, _ := strings.Cut(p, "="); n == name {
-			cfg.Node.Gossip = addr
+func testConfig(name string, peers []string, key string) Config {
+	cfg := DefaultConfig()
+	cfg.Name = name
+	cfg.HTTP = "127.0.0.1:0"
+	for i, p := range peers {
+		n, addr, _ := strings.Cut(p, "=")
+		if n == name {
+			cfg.Gossip = addr
 		}
+		cfg.Peers = append(cfg.Peers, Peer{Rank: i, Name: n, Addr: addr})
 	}
-	cfg.Cluster.Peers = peers
-	cfg.Cluster.Key = key
-	cfg.Cluster.Heartbeat = config.D(50 * time.Millisecond)
-	cfg.Cluster.TMax = config.D(300 * time.Millisecond)
-	cfg.Cluster.TThreshold = config.D(200 * time.Millisecond)
-	return &cfg
+	k, err := base64.StdEncoding.DecodeString(key)
+	if err != nil {
+		panic(err)
+	}
+	cfg.Key = k
+	cfg.Heartbeat = 50 * time.Millisecond
+	cfg.TMax = 300 * time.Millisecond
+	cfg.TThreshold = 200 * time.Millisecond
+	return cfg
 }
 
 type board struct {
@@ -89,10 +93,10 @@ type board struct {
 	reg   *prometheus.Registry
 }
 
-func startBoard(t *testing.T, cfg *config.Config) *board {
+func startBoard(t *testing.T, cfg Config) *board {
 	t.Helper()
 	b := &board{local: &fakeLocal{}, reg: prometheus.NewRegistry()}
-	c, err := New(cfg, testLogger().With("board", cfg.Node.Name), b.reg, b.local)
+	c, err := New(cfg, testLogger().With("board", cfg.Name), b.reg, b.local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,14 +147,14 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		bs = append(bs, startBoard(t, testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)))
 	}
 	cfg := bs[0].c.cfg
-	hb, tmax := cfg.Cluster.Heartbeat.Duration, cfg.Cluster.TMax.Duration
+	hb, tmax := cfg.Heartbeat, cfg.TMax
 
 	waitFor(t, "ews1 elected by all three", 5*time.Second, func() bool { return oneMaster(bs, "ews1") })
 	waitFor(t, "every board running in every view", 2*time.Second, func() bool {
 		for _, b := range bs {
 			v := b.c.Snapshot()
 			for _, n := range v.Nodes {
-				if n.Runstate != "running" || n.HTTP == "" || n.Capacity != 4 {
+				if n.Runstate != Running || n.HTTP == "" || n.Capacity != 4 {
 					return false
 				}
 			}
@@ -164,6 +168,13 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	if n, _ := v.Node("ews2"); n.Load.Mem != 0.5 || n.Addr != strings.TrimPrefix(peers[1], "ews2=") {
 		t.Fatalf("ews2's row %+v: want mem 0.5 and its gossip address", n)
 	}
+	// The master's queue stats reach the followers in its table.
+	bs[0].c.SetQueue(func() map[string]int { return map[string]int{"control": 3} })
+	bs[0].c.SetCompleted(func() map[string]uint64 { return map[string]uint64{"control": 7} })
+	waitFor(t, "the master's queue on ews3", 2*time.Second, func() bool {
+		v := bs[2].c.Snapshot()
+		return v.Queue["control"] == 3 && v.Completed["control"] == 7
+	})
 
 	// A fourth board with the wrong key tries to join.
 	wrongPeers := append(append([]string{}, peers...), fmt.Sprintf("ews4=127.0.0.1:%d", freePort(t)))
@@ -184,7 +195,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	}
 	waitFor(t, "ews1 down in the new table", 2*time.Second, func() bool {
 		n, _ := bs[2].c.Snapshot().Node("ews1")
-		return n.Runstate == "down"
+		return n.Runstate == Down
 	})
 
 	for _, b := range live {
@@ -214,7 +225,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	waitFor(t, "restarted ews1 follows ews3", 5*time.Second, func() bool { return oneMaster([]*board{again, bs[2]}, "ews3") })
 	waitFor(t, "ews1 running again in ews3's table", 2*time.Second, func() bool {
 		n, _ := bs[2].c.Snapshot().Node("ews1")
-		return n.Runstate == "running"
+		return n.Runstate == Running
 	})
 }
 
@@ -238,9 +249,10 @@ func TestClusterGossipPortInUse(t *testing.T) {
 }
 
 func TestClusterStandalone(t *testing.T) {
-	cfg := config.DefaultConfig()
-	cfg.Node.HTTP = ":8080"
-	c, err := New(&cfg, testLogger(), prometheus.NewRegistry(), &fakeLocal{})
+	cfg := DefaultConfig()
+	local := &fakeLocal{}
+	local.inflight.Store(1)
+	c, err := New(cfg, testLogger(), prometheus.NewRegistry(), local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,23 +266,26 @@ func TestClusterStandalone(t *testing.T) {
 		t.Fatal("a standalone board started memberlist")
 	}
 	c.SetQueue(func() map[string]int { return map[string]int{"control": 2} })
-	c.Dispatched("ews1")
-	var v View
 	select {
-	case v = <-views:
+	case <-views:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no view published")
 	}
-	v = c.Snapshot()
 	name, httpAddr, ok := c.Master()
 	if !ok || name != "ews1" || httpAddr != "127.0.0.1:8080" || !c.IsMaster() {
 		t.Fatalf("Master() = %q %q %v, want ews1 at 127.0.0.1:8080", name, httpAddr, ok)
 	}
-	if v.Epoch != 1 || v.Master != "ews1" || v.Self != "ews1" || len(v.Nodes) != 1 || v.Queue["control"] != 2 {
+	// The row's linknum is the board's own report of its in-flight count.
+	var v View
+	waitFor(t, "own report in the table", 5*time.Second, func() bool {
+		v = c.Snapshot()
+		return len(v.Nodes) == 1 && v.Nodes[0].Linknum == 1
+	})
+	if v.Epoch != 1 || v.Master != "ews1" || v.Self != "ews1" || v.Queue["control"] != 2 {
 		t.Fatalf("standalone view %+v, want a one-row table, master ews1, epoch 1, queue control=2", v)
 	}
-	if n := v.Nodes[0]; n.Linknum != 1 || n.Runstate != "running" {
-		t.Fatalf("own row %+v, want linknum 1 running", n)
+	if n := v.Nodes[0]; n.Runstate != Running {
+		t.Fatalf("own row %+v, want running", n)
 	}
 	c.Shutdown()
 	c.Shutdown() // idempotent
@@ -278,5 +293,34 @@ func TestClusterStandalone(t *testing.T) {
 	case <-c.Done():
 	default:
 		t.Fatal("Done not closed after Shutdown")
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	peers := []string{"ews1=127.0.0.1:1", "ews2=127.0.0.1:2"}
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no key", func(c *Config) { c.Key = nil }, "no cluster key"},
+		{"tmax not above heartbeat", func(c *Config) { c.TMax = c.Heartbeat }, "tmax"},
+		{"zero tthreshold", func(c *Config) { c.TThreshold = 0 }, "positive"},
+		{"protocol version", func(c *Config) { c.ProtocolVersion = ProtocolVersionMax + 1 }, "speaks"},
+		{"not among peers", func(c *Config) { c.Name = "ews9" }, "not among the peers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig("ews1", peers, testKey)
+			tc.edit(&cfg)
+			_, err := New(cfg, testLogger(), nil, &fakeLocal{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+	cfg := testConfig("ews1", peers, testKey)
+	cfg.Key, cfg.Insecure = nil, true
+	if _, err := New(cfg, testLogger(), nil, &fakeLocal{}); err != nil {
+		t.Fatalf("insecure without a key: %v", err)
 	}
 }

@@ -56,7 +56,7 @@ func (d *delegate) LocalState(join bool) []byte {
 		return nil
 	}
 	t, _ := c.e.Table()
-	b, err := Encode(&t)
+	b, err := EncodeVersion(&t, c.cfg.ProtocolVersion)
 	if err != nil {
 		return nil
 	}

@@ -11,5 +11,7 @@
 //     conflicts by epoch then rank, linknum rebuilt from the boards' reports.
 //   - cluster.go, run.go, delegate.go, rejoin.go: the Cluster that drives an
 //     Election over memberlist (encrypted UDP/TCP) and serves its View.
+//   - board.go, view.go: Board, the one row type of /api/cluster and the
+//     dispatcher; config.go: Config and DefaultConfig.
 //   - procload: load figures from /proc for the reports.
 package state

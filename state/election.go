@@ -73,8 +73,8 @@ type Election struct {
 	followSince  time.Time // when this board last started following (or stepped down)
 	maxEpochSeen uint64
 
-	boards      []boardState // by rank
-	outstanding map[string]int
+	boards []boardState // by rank
+	stats  ClassStats   // the master's queue stats, sent with its next table
 
 	table    TableMsg  // the master's latest table (ours when master)
 	tableAt  time.Time // when table was built or received
@@ -86,7 +86,7 @@ type Election struct {
 // NewElection starts the machine at now. peers are in rank order and must
 // include self. With self the only peer, it is master at once with epoch 1.
 func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election, error) {
-	e := &Election{t: t, boot: now, byName: map[string]int{}, outstanding: map[string]int{}, masterRank: -1}
+	e := &Election{t: t, boot: now, byName: map[string]int{}, masterRank: -1}
 	if t.Tick <= 0 {
 		e.t.Tick = t.Heartbeat / 5
 	}
@@ -142,18 +142,10 @@ func (e *Election) Report(name string) (ReportMsg, time.Time, bool) {
 	return e.boards[r].report, e.boards[r].heard, true
 }
 
-// Dispatched counts a request the master sent to name.
-func (e *Election) Dispatched(name string) { e.outstanding[name]++ }
-
-// Completed counts the end of a request sent to name; never below zero.
-func (e *Election) Completed(name string) {
-	if e.outstanding[name] > 0 {
-		e.outstanding[name]--
-	}
-}
-
-// Outstanding returns the requests this board dispatched to name that are still running.
-func (e *Election) Outstanding(name string) int { return e.outstanding[name] }
+// SetStats gives the master's queue stats (see MakeClassStats) to
+// the tables it sends from now on. They change with every request, so they
+// do not count as a table change: they travel at the next heartbeat.
+func (e *Election) SetStats(s ClassStats) { e.stats = s }
 
 // alive reports whether this board believes peer rank r is up.
 func (e *Election) alive(r int, now time.Time) bool {
@@ -217,6 +209,7 @@ func (e *Election) claim(now time.Time, reason string) []Action {
 	e.rebuild(now) // from the boards' reports, never from the old table
 	e.table.Version++
 	e.lastSent = now
+	e.table.Stats = e.stats
 	msg := e.table
 	return []Action{
 		{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason},
@@ -231,6 +224,7 @@ func (e *Election) masterTick(now time.Time) []Action {
 		return nil
 	}
 	e.lastSent = now
+	e.table.Stats = e.stats
 	msg := e.table
 	return []Action{{Kind: Broadcast, Msg: &msg}}
 }
@@ -250,27 +244,18 @@ func (e *Election) rebuild(now time.Time) bool {
 }
 
 // rows builds the master's rows from the boards' reports (the truth for
-// linknum) and its own outstanding dispatches; never from an older table.
+// linknum), never from an older table.
 func (e *Election) rows(now time.Time) Rows {
 	rows := make(Rows, len(e.peers))
-	for r, p := range e.peers {
-		b := &e.boards[r]
-		row := Row{Rank: uint8(r), Name: p.Name, Runstate: Down, AgeMs: neverHeardAge}
-		if !b.heard.IsZero() {
-			row.AgeMs = uint32(min(now.Sub(b.heard).Milliseconds(), int64(neverHeardAge-1)))
+	for r := range e.peers {
+		b, st := e.board(r, now), &e.boards[r]
+		row := Row{Rank: uint8(r), Name: b.Name, Runstate: b.Runstate, AgeMs: neverHeardAge}
+		if !st.heard.IsZero() {
+			row.AgeMs = uint32(min(now.Sub(st.heard).Milliseconds(), int64(neverHeardAge-1)))
 		}
-		if b.hasReport {
-			rep := &b.report
-			row.Capacity, row.Weight = rep.Capacity, rep.Weight
-			row.SetLoad(rep.Wire())
-			row.Linknum = max(rep.InFlight, uint32(e.outstanding[p.Name]))
-			row.Runstate = rep.Runstate
-			if row.Runstate == Joining { // fresh start: running, nothing in flight
-				row.Runstate, row.Linknum = Running, uint32(e.outstanding[p.Name])
-			}
-			if !e.alive(r, now) {
-				row.Runstate = Down
-			}
+		if st.hasReport {
+			row.Linknum, row.Capacity, row.Weight = uint32(b.Linknum), st.report.Capacity, st.report.Weight
+			row.SetLoad(st.report.Wire())
 		}
 		rows[r] = row
 	}

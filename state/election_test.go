@@ -154,7 +154,7 @@ func TestFlappingBoardDoesNotMoveMastership(t *testing.T) {
 			for i := range 5 {
 				s.kill(flapper)
 				s.run(fastTiming.TThreshold + fastTiming.Heartbeat)
-				if r := s.row(master, flapper); r.Runstate != "down" {
+				if r := s.row(master, flapper); r.Runstate != Down {
 					t.Fatalf("flap %d: %s is %s on the master after %v of silence, want down", i, flapper, r.Runstate, fastTiming.TThreshold+fastTiming.Heartbeat)
 				}
 				s.start(flapper)
@@ -164,7 +164,7 @@ func TestFlappingBoardDoesNotMoveMastership(t *testing.T) {
 			if !s.agreed(master, epoch) {
 				t.Fatalf("masters %v, want %s@%d kept through the flaps", s.masters(), master, epoch)
 			}
-			if r := s.row(master, flapper); r.Runstate != "running" {
+			if r := s.row(master, flapper); r.Runstate != Running {
 				t.Fatalf("%s is %s after it settled, want running", flapper, r.Runstate)
 			}
 		})
@@ -176,14 +176,12 @@ func TestStaleTableAfterTakeover(t *testing.T) {
 	s.start("ews1", "ews2", "ews3")
 	s.runUntil("ews1 master", 2*fastTiming.TMax, func() bool { return s.agreed("ews1", 1) })
 	m := s.node("ews1")
-	for range 5 {
-		m.e.Dispatched("ews3") // the master's count: 5
-	}
-	s.node("ews3").inFlight = 2 // the board's truth: 2
+	s.node("ews3").inFlight = 5 // ews1 sent it 5 requests
 	s.run(2 * fastTiming.Heartbeat)
 	if r := s.row("ews3", "ews3"); r.Linknum != 5 {
-		t.Fatalf("ews1's table says linknum %d for ews3, want its 5 dispatches", r.Linknum)
+		t.Fatalf("ews1's table says linknum %d for ews3, want its report of 5", r.Linknum)
 	}
+	s.node("ews3").inFlight = 2 // ews1 dies; 3 of its requests end on ews3
 	stale, _ := m.e.Table()
 	s.kill("ews1")
 	s.runUntil("ews2 master", 2*fastTiming.TMax, func() bool { return s.agreed("ews2", 2) })
@@ -212,15 +210,15 @@ func TestSilentBoardGoesDownAfterTThreshold(t *testing.T) {
 	s.run(fastTiming.Heartbeat)
 	s.cut[[2]string{"ews3", "ews1"}] = true // ews1 stops hearing ews3
 	s.run(fastTiming.TThreshold - fastTiming.Heartbeat)
-	if r := s.row("ews1", "ews3"); r.Runstate != "running" {
+	if r := s.row("ews1", "ews3"); r.Runstate != Running {
 		t.Fatalf("ews3 is %s before tthreshold, want running", r.Runstate)
 	}
-	took := s.runUntil("ews3 down on the master", fastTiming.TThreshold, func() bool { return s.row("ews1", "ews3").Runstate == "down" })
+	took := s.runUntil("ews3 down on the master", fastTiming.TThreshold, func() bool { return s.row("ews1", "ews3").Runstate == Down })
 	took += fastTiming.TThreshold - fastTiming.Heartbeat
 	if took > fastTiming.TThreshold+fastTiming.Heartbeat {
 		t.Fatalf("down after %v, want about tthreshold %v", took, fastTiming.TThreshold)
 	}
-	s.runUntil("ews3 sees itself down in the master's table", slack*fastTiming.Tick, func() bool { return s.row("ews3", "ews3").Runstate == "down" })
+	s.runUntil("ews3 sees itself down in the master's table", slack*fastTiming.Tick, func() bool { return s.row("ews3", "ews3").Runstate == Down })
 	if s.row("ews1", "ews3").LastSeenMs < fastTiming.TThreshold.Milliseconds() {
 		t.Fatalf("last_seen_ms %d, want >= tthreshold", s.row("ews1", "ews3").LastSeenMs)
 	}
@@ -238,31 +236,24 @@ func TestJoiningBecomesRunningWithLinknumZero(t *testing.T) {
 	n.nextRep = s.now.Add(time.Hour) // no more reports
 	s.step()
 	r := s.row("ews1", "ews3")
-	if r.Runstate != "running" || r.Linknum != 0 || r.Capacity != 4 {
+	if r.Runstate != Running || r.Linknum != 0 || r.Capacity != 4 {
 		t.Fatalf("ews3 after a joining report: %+v, want running, linknum 0, capacity 4", r)
 	}
 }
 
-func TestDispatchedCompletedNeverBelowZero(t *testing.T) {
+func TestStandaloneRowIsItsOwnReport(t *testing.T) {
 	s := newSimNet(t, 1, fastTiming)
 	s.start("ews1")
-	e := s.node("ews1").e
-	if !e.IsMaster() || e.Epoch() != 1 {
-		t.Fatalf("standalone board: master=%v epoch=%d, want master at epoch 1", e.IsMaster(), e.Epoch())
+	n := s.node("ews1")
+	if !n.e.IsMaster() || n.e.Epoch() != 1 {
+		t.Fatalf("standalone board: master=%v epoch=%d, want master at epoch 1", n.e.IsMaster(), n.e.Epoch())
 	}
-	e.Completed("ews1")
-	e.Dispatched("ews1")
-	e.Dispatched("ews1")
-	e.Completed("ews1")
-	e.Completed("ews1")
-	e.Completed("ews1")
-	if got := e.Outstanding("ews1"); got != 0 {
-		t.Fatalf("outstanding %d, want 0", got)
-	}
-	e.Dispatched("ews1")
-	s.step()
-	if r := s.row("ews1", "ews1"); r.Linknum != 1 || len(s.node("ews1").e.View(s.now).Nodes) != 1 {
-		t.Fatalf("standalone row %+v, want linknum 1 in a one-row table", r)
+	for _, inflight := range []uint32{3, 0, 1} {
+		n.inFlight = inflight
+		s.run(2 * fastTiming.Heartbeat)
+		if r := s.row("ews1", "ews1"); r.Linknum != int(inflight) || len(n.e.View(s.now).Nodes) != 1 {
+			t.Fatalf("standalone row %+v, want linknum %d (its own report) in a one-row table", r, inflight)
+		}
 	}
 }
 
@@ -287,8 +278,13 @@ func TestMasterSendsTableEveryHeartbeat(t *testing.T) {
 	if len(gaps) < 8 {
 		t.Fatalf("%d tables in a second, want about 10", len(gaps))
 	}
-	// a change goes out at the next tick, not the next heartbeat
-	s.node("ews1").e.Dispatched("ews2")
+	// a change goes out at the next tick, not the next heartbeat: ews2's
+	// report of one request in flight reaches the master now
+	s.node("ews2").inFlight = 1
+	m := s.node("ews1")
+	if _, err := m.e.Receive(s.now, &ReportMsg{Name: "ews2", InFlight: 1, Capacity: 4, Weight: 1, Runstate: Running, PeersHash: m.e.PeersHash()}); err != nil {
+		t.Fatal(err)
+	}
 	s.step()
 	s.step()
 	if r := s.row("ews2", "ews2"); r.Linknum != 1 {
@@ -336,19 +332,36 @@ func TestBoardsFromReports(t *testing.T) {
 	s.start("ews1", "ews2", "ews3")
 	s.runUntil("ews1 master", 2*fastTiming.TMax, func() bool { return s.agreed("ews1", 1) })
 	s.node("ews2").inFlight = 3
-	s.node("ews1").e.Dispatched("ews2") // the table says max(3, 1); Boards says the report, 3
 	s.run(2 * fastTiming.Heartbeat)
 	s.kill("ews3")
 	s.run(fastTiming.TThreshold + fastTiming.Heartbeat)
 	bs := s.node("ews1").e.Boards(s.now)
-	if len(bs) != 3 || bs[1].Name != "ews2" || bs[1].InFlight != 3 || bs[1].Runstate != "running" || bs[1].Capacity != 4 {
+	if len(bs) != 3 || bs[1].Name != "ews2" || bs[1].Linknum != 3 || bs[1].Runstate != Running || bs[1].Capacity != 4 {
 		t.Fatalf("ews2 in Boards: %+v, want its report: 3 in flight, running, capacity 4", bs[1])
 	}
-	if bs[2].Runstate != "down" {
+	if bs[2].Runstate != Down {
 		t.Fatalf("silent ews3 in Boards: %+v, want down", bs[2])
 	}
 	fresh, _ := NewElection("ews1", s.peers, fastTiming, s.now)
-	if b := fresh.Boards(s.now)[1]; b.InFlight != -1 || b.Runstate != "down" {
-		t.Fatalf("a board never heard: %+v, want InFlight -1 and down", b)
+	if b := fresh.Boards(s.now)[1]; b.Linknum != -1 || b.Runstate != Down {
+		t.Fatalf("a board never heard: %+v, want linknum -1 and down", b)
+	}
+}
+
+func TestFollowersSeeTheMastersQueueStats(t *testing.T) {
+	s := newSimNet(t, 3, fastTiming)
+	s.start("ews1", "ews2", "ews3")
+	s.runUntil("ews1 master", 2*fastTiming.TMax, func() bool { return s.agreed("ews1", 1) })
+	version := s.node("ews1").e.View(s.now).Version
+	s.node("ews1").e.SetStats(MakeClassStats(map[string]int{"control": 3, "browse": 1}, map[string]uint64{"control": 40}))
+	s.runUntil("stats on ews3", fastTiming.Heartbeat+2*fastTiming.Tick, func() bool {
+		return s.node("ews3").e.View(s.now).Queue["control"] == 3
+	})
+	v := s.node("ews3").e.View(s.now)
+	if v.Queue["browse"] != 1 || v.Completed["control"] != 40 {
+		t.Fatalf("ews3's view: queue %v completed %v, want the master's", v.Queue, v.Completed)
+	}
+	if v.Version != version {
+		t.Fatalf("new stats moved the table version %d -> %d: they are not a change", version, v.Version)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // TestMeasureIdle prints the idle cost of a 3-board cluster with the
@@ -28,8 +26,8 @@ func TestMeasureIdle(t *testing.T) {
 	var bs []*board
 	for i := range 3 {
 		cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)
-		def := config.DefaultConfig()
-		cfg.Cluster.Heartbeat, cfg.Cluster.TMax, cfg.Cluster.TThreshold = def.Cluster.Heartbeat, def.Cluster.TMax, def.Cluster.TThreshold
+		def := DefaultConfig()
+		cfg.Heartbeat, cfg.TMax, cfg.TThreshold = def.Heartbeat, def.TMax, def.TThreshold
 		bs = append(bs, startBoard(t, cfg))
 	}
 	waitFor(t, "ews1 elected", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
@@ -75,9 +73,9 @@ func TestMeasureTakeover(t *testing.T) {
 		for i := range 3 {
 			peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
 		}
-		conf := func(i int) *config.Config {
+		conf := func(i int) Config {
 			cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)
-			cfg.Cluster.Heartbeat, cfg.Cluster.TMax, cfg.Cluster.TThreshold = config.D(tm.hb), config.D(tm.tmax), config.D(tm.tth)
+			cfg.Heartbeat, cfg.TMax, cfg.TThreshold = tm.hb, tm.tmax, tm.tth
 			return cfg
 		}
 		bs := make([]*board, 3)
@@ -106,7 +104,7 @@ func TestMeasureTakeover(t *testing.T) {
 			waitFor(t, "restarted board follows", 10*time.Second, func() bool { return oneMaster(bs, name) })
 			waitFor(t, "all running", 10*time.Second, func() bool {
 				for _, n := range bs[m].c.Snapshot().Nodes {
-					if n.Runstate != "running" {
+					if n.Runstate != Running {
 						return false
 					}
 				}

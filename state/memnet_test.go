@@ -219,7 +219,7 @@ func (s *simNet) agreed(master string, epoch uint64) bool {
 	return len(s.masters()) == 1
 }
 
-func (s *simNet) row(viewer, board string) NodeView {
+func (s *simNet) row(viewer, board string) Board {
 	s.t.Helper()
 	v := s.node(viewer).e.View(s.now)
 	n, ok := v.Node(board)

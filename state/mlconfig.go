@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // memberlistConfig derives memberlist's settings from the board's config.
@@ -18,14 +16,14 @@ import (
 // here failure detection is the paper's protocol (tables every heartbeat,
 // takeover after tmax), and memberlist only has to keep the membership and
 // notice deaths on the same scale.
-func memberlistConfig(cfg *config.Config, self Peer, key []byte, logOut io.Writer) (*memberlist.Config, error) {
-	hb, tmax := cfg.Cluster.Heartbeat.Duration, cfg.Cluster.TMax.Duration
+func memberlistConfig(cfg Config, self Peer, key []byte, logOut io.Writer) (*memberlist.Config, error) {
+	hb, tmax := cfg.Heartbeat, cfg.TMax
 	mc := memberlist.DefaultLANConfig()
-	mc.Name = cfg.Node.Name
+	mc.Name = cfg.Name
 
-	host, port, err := splitPort(cfg.Node.Gossip)
+	host, port, err := splitPort(cfg.Gossip)
 	if err != nil {
-		return nil, fmt.Errorf("state: node.gossip %q: %w", cfg.Node.Gossip, err)
+		return nil, fmt.Errorf("state: node.gossip %q: %w", cfg.Gossip, err)
 	}
 	if host == "" {
 		host = "0.0.0.0"
@@ -53,7 +51,7 @@ func memberlistConfig(cfg *config.Config, self Peer, key []byte, logOut io.Write
 	mc.DeadNodeReclaimTime = tmax                       // a restarted board may come back under its name at once
 	mc.EnableCompression = false                        // our messages are tens of bytes: LZW costs CPU and adds bytes
 
-	if len(key) > 0 && !cfg.Cluster.Insecure {
+	if len(key) > 0 && !cfg.Insecure {
 		kr, err := memberlist.NewKeyring(nil, key)
 		if err != nil {
 			return nil, fmt.Errorf("state: cluster key: %w", err)

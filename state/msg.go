@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -37,17 +38,25 @@ func (t MsgType) String() string {
 }
 
 // Protocol versions: the second byte of every message. A board sends
-// ProtocolVersion and accepts ProtocolVersionMin..ProtocolVersionMax.
+// Config.ProtocolVersion and accepts ProtocolVersionMin..ProtocolVersionMax.
+// Fields are only ever appended to a message's array, so a newer message
+// minus its new fields is the older one, and a decoder leaves fields an
+// older sender did not write at their zero value. ONLY RAISE THESE.
+//
+//	1: the first protocol.
+//	2: TableMsg.Stats, the master's queue stats per class.
 const (
 	ProtocolVersionMin uint8 = 1
-	ProtocolVersionMax uint8 = 1
-	ProtocolVersion          = ProtocolVersionMax
+	ProtocolVersionMax uint8 = 2
+	ProtocolVersion          = ProtocolVersionMax // what Encode sends
 )
 
 // Limits on what a decoder accepts; anything larger is refused unread.
 const (
 	MaxBoards     = 128      // rows in a table, entries in a peer list
 	MaxMessage    = 16 << 10 // bytes of one encoded message
+	MaxClasses    = 16       // entries of TableMsg.Stats
+	MaxPacket     = 1400     // bytes of a table with stats: one UDP packet (invariant 8)
 	maxNameLen    = 63       // a board name (config allows 63)
 	maxAddrLen    = 262      // host (255) + ":" + port
 	headerLen     = 2        // type byte + version byte
@@ -70,7 +79,41 @@ type TableMsg struct {
 	Version   uint64
 	PeersHash uint32
 	Rows      Rows
+	// Stats (version 2) are the master's queue depths and dispatch counts
+	// per class, sorted by class name, as of the heartbeat; every board's
+	// /api/cluster shows them. Absent from version-1 tables.
+	Stats ClassStats
 }
+
+// tableMsgV1 is TableMsg as version 1 has it: msgpack arrays decode only
+// into a struct with exactly their number of fields.
+type tableMsgV1 struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Epoch     uint64
+	Master    string
+	Version   uint64
+	PeersHash uint32
+	Rows      Rows
+}
+
+func (m *TableMsg) v1() *tableMsgV1 {
+	return &tableMsgV1{Epoch: m.Epoch, Master: m.Master, Version: m.Version, PeersHash: m.PeersHash, Rows: m.Rows}
+}
+
+func (m *tableMsgV1) table() TableMsg {
+	return TableMsg{Epoch: m.Epoch, Master: m.Master, Version: m.Version, PeersHash: m.PeersHash, Rows: m.Rows}
+}
+
+// ClassStat is one class of the master's queue.
+type ClassStat struct {
+	_msgpack   struct{} `msgpack:",as_array"`
+	Name       string
+	Depth      uint32 // requests waiting now
+	Dispatched uint64 // requests dispatched since this board became master
+}
+
+// ClassStats is a bounded list: its decoder refuses more than MaxClasses.
+type ClassStats []ClassStat
 
 // Row is one board in the table.
 type Row struct {
@@ -138,16 +181,34 @@ func (*PeerListMsg) Type() MsgType { return peerListMsgType }
 // ErrVersion is wrapped by Decode when the version byte is out of range.
 var ErrVersion = errors.New("unsupported protocol version")
 
-// Encode writes m as type byte, version byte, msgpack array.
-func Encode(m Message) ([]byte, error) {
+// Encode writes m as type byte, version byte, msgpack array, at ProtocolVersion.
+func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersion) }
+
+// EncodeVersion writes m at protocol version v, leaving out the fields v
+// does not have, so boards that speak only v can read it. A table whose
+// stats would take it over MaxPacket goes without them.
+func EncodeVersion(m Message, v uint8) ([]byte, error) {
+	if v < ProtocolVersionMin || v > ProtocolVersionMax {
+		return nil, fmt.Errorf("state: encode %s: %w %d (this build speaks %d..%d)", m.Type(), ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
+	}
+	var body any = m
+	if t, ok := m.(*TableMsg); ok && v < 2 {
+		body = t.v1()
+	}
 	var buf bytes.Buffer
 	buf.Grow(64)
 	buf.WriteByte(byte(m.Type()))
-	buf.WriteByte(ProtocolVersion)
+	buf.WriteByte(v)
 	enc := msgpack.NewEncoder(&buf)
 	enc.UseCompactInts(true)
-	if err := enc.Encode(m); err != nil {
+	if err := enc.Encode(body); err != nil {
 		return nil, fmt.Errorf("state: encode %s: %w", m.Type(), err)
+	}
+	if t, ok := m.(*TableMsg); ok && len(t.Stats) > 0 && buf.Len() > MaxPacket {
+		// The stats are a display; the rows must reach every board in one packet.
+		c := *t
+		c.Stats = nil
+		return EncodeVersion(&c, v)
 	}
 	if buf.Len() > MaxMessage {
 		return nil, fmt.Errorf("state: encode %s: %d bytes, over the %d-byte limit", m.Type(), buf.Len(), MaxMessage)
@@ -169,9 +230,13 @@ func Decode(b []byte) (Message, error) {
 		return nil, fmt.Errorf("state: %s message: %w %d (this build speaks %d..%d)", t, ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
 	}
 	var m Message
+	var body any
 	switch t {
 	case tableMsgType:
 		m = new(TableMsg)
+		if v < 2 {
+			body = new(tableMsgV1)
+		}
 	case reportMsgType:
 		m = new(ReportMsg)
 	case stepDownMsgType:
@@ -183,8 +248,14 @@ func Decode(b []byte) (Message, error) {
 	}
 	r := bytes.NewReader(b[headerLen:])
 	dec := msgpack.NewDecoder(r)
-	if err := dec.Decode(m); err != nil {
+	if body == nil {
+		body = m
+	}
+	if err := dec.Decode(body); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", t, err)
+	}
+	if old, ok := body.(*tableMsgV1); ok {
+		*m.(*TableMsg) = old.table()
 	}
 	if r.Len() != 0 {
 		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, r.Len())
@@ -217,6 +288,63 @@ func (rs *Rows) DecodeMsgpack(d *msgpack.Decoder) error {
 	}
 	*rs = out
 	return nil
+}
+
+// DecodeMsgpack reads at most MaxClasses class stats.
+func (cs *ClassStats) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n > MaxClasses {
+		return fmt.Errorf("%d class stats, over the limit of %d", n, MaxClasses)
+	}
+	if n < 0 {
+		*cs = nil
+		return nil
+	}
+	out := make(ClassStats, n)
+	for i := range out {
+		if err := d.Decode(&out[i]); err != nil {
+			return fmt.Errorf("class stat %d: %w", i, err)
+		}
+	}
+	*cs = out
+	return nil
+}
+
+// MakeClassStats merges the master's queue depths and dispatch counts into
+// one list sorted by class name, at most MaxClasses long (the rest are left
+// out of the table).
+func MakeClassStats(depth map[string]int, dispatched map[string]uint64) ClassStats {
+	names := make([]string, 0, max(len(depth), len(dispatched)))
+	for k := range depth {
+		names = append(names, k)
+	}
+	for k := range dispatched {
+		if _, ok := depth[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	out := make(ClassStats, 0, min(len(names), MaxClasses))
+	for _, n := range names {
+		if len(out) == MaxClasses || n == "" || len(n) > maxNameLen {
+			continue
+		}
+		out = append(out, ClassStat{Name: n, Depth: uint32(max(depth[n], 0)), Dispatched: dispatched[n]})
+	}
+	return out
+}
+
+// Maps returns the stats as /api/cluster shows them: class -> depth and
+// class -> dispatched.
+func (cs ClassStats) Maps() (map[string]int, map[string]uint64) {
+	q, d := make(map[string]int, len(cs)), make(map[string]uint64, len(cs))
+	for _, c := range cs {
+		q[c.Name], d[c.Name] = int(c.Depth), c.Dispatched
+	}
+	return q, d
 }
 
 // DecodeMsgpack reads at most MaxBoards strings.
@@ -265,6 +393,11 @@ func (m *TableMsg) validate() error {
 		}
 		if !r.Wire().valid() {
 			return fmt.Errorf("row %q: load over 1000 per mille", r.Name)
+		}
+	}
+	for i, c := range m.Stats {
+		if c.Name == "" || len(c.Name) > maxNameLen {
+			return fmt.Errorf("class stat %d: bad class name of %d bytes", i, len(c.Name))
 		}
 	}
 	return nil

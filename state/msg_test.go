@@ -49,6 +49,130 @@ func TestTable32Fits1400Bytes(t *testing.T) {
 	}
 }
 
+// worstStats is the master's queue with four classes, every queue deep
+// and a year of dispatches counted.
+func worstStats() ClassStats {
+	return ClassStats{
+		{Name: "control", Depth: 1024, Dispatched: 1 << 40},
+		{Name: "status", Depth: 1024, Dispatched: 1 << 40},
+		{Name: "browse", Depth: 1024, Dispatched: 1 << 40},
+		{Name: "data-query", Depth: 1024, Dispatched: 1 << 40},
+	}
+}
+
+// TestTable32WithQueueStats measures a 32-board table with the master's
+// stats for four classes: with realistic rows (short names, a few requests
+// in flight, heard within a heartbeat) they fit one packet; with the
+// worst-case rows the stats are left out so the rows still do.
+func TestTable32WithQueueStats(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		row       func(int) Row
+		withStats bool
+	}{
+		{"realistic rows", func(i int) Row {
+			return Row{Rank: uint8(i), Name: fmt.Sprintf("ews%02d", i+1), Linknum: 12, Capacity: 16, Weight: 10,
+				Runstate: Running, CPU: 999, Mem: 998, Net: 997, Disk: 996, AgeMs: 250}
+		}, true},
+		{"worst-case rows", worstRow, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &TableMsg{Epoch: 1 << 40, Master: "ews-board-000000", Version: 1 << 40, PeersHash: 0xFFFFFFFF, Stats: worstStats()}
+			for i := range 32 {
+				m.Rows = append(m.Rows, c.row(i))
+			}
+			b, err := Encode(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("32-board table, %s, 4 classes of stats: %d bytes", c.name, len(b))
+			if len(b) > MaxPacket {
+				t.Fatalf("table is %d bytes, want <= %d", len(b), MaxPacket)
+			}
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has := len(got.(*TableMsg).Stats) == len(m.Stats); has != c.withStats {
+				t.Fatalf("stats sent: %v, want %v", has, c.withStats)
+			}
+		})
+	}
+}
+
+// A version-2 table is a version-1 table with one more array element:
+// version 1 leaves the stats out and still decodes, with none.
+func TestTableVersions(t *testing.T) {
+	m := &TableMsg{Epoch: 3, Master: "ews1", Version: 9, PeersHash: 7, Rows: Rows{worstRow(0)}, Stats: worstStats()}
+	v1, err := EncodeVersion(m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := EncodeVersion(m, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1[1] != 1 || v2[1] != 2 || v1[2] != 0x95 || v2[2] != 0x96 || !bytes.HasPrefix(v2[3:], v1[3:]) {
+		t.Fatalf("v1 % x\nv2 % x\nwant the same fields, v2 with the stats appended", v1, v2)
+	}
+	got, err := Decode(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *m
+	want.Stats = nil
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatalf("version-1 table:\n got %+v\nwant %+v", got, &want)
+	}
+	if _, err := EncodeVersion(m, ProtocolVersionMax+1); !errors.Is(err, ErrVersion) {
+		t.Fatalf("encode at version %d: %v, want ErrVersion", ProtocolVersionMax+1, err)
+	}
+}
+
+func TestMakeClassStats(t *testing.T) {
+	got := MakeClassStats(map[string]int{"control": 2, "browse": 0, "": 1}, map[string]uint64{"browse": 7, "data": 1})
+	want := ClassStats{{Name: "browse", Depth: 0, Dispatched: 7}, {Name: "control", Depth: 2}, {Name: "data", Dispatched: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("MakeClassStats = %+v, want %+v", got, want)
+	}
+	q, d := got.Maps()
+	if q["control"] != 2 || d["browse"] != 7 || len(q) != 3 || len(d) != 3 {
+		t.Fatalf("Maps() = %v %v", q, d)
+	}
+	many := map[string]int{}
+	for i := range MaxClasses + 3 {
+		many[fmt.Sprintf("c%02d", i)] = i
+	}
+	if n := len(MakeClassStats(many, nil)); n != MaxClasses {
+		t.Fatalf("%d classes, want at most %d", n, MaxClasses)
+	}
+}
+
+func TestRunstateJSONAndWire(t *testing.T) {
+	for _, rs := range []Runstate{Joining, Running, Overloaded, Down} {
+		b, err := rs.MarshalText()
+		if err != nil || string(b) != rs.String() {
+			t.Fatalf("MarshalText(%d) = %q %v", rs, b, err)
+		}
+		var back Runstate
+		if err := back.UnmarshalText(b); err != nil || back != rs {
+			t.Fatalf("UnmarshalText(%q) = %v %v", b, back, err)
+		}
+	}
+	if _, err := Runstate(9).MarshalText(); err == nil {
+		t.Fatal("runstate 9 has a name")
+	}
+	var rs Runstate
+	if err := rs.UnmarshalText([]byte("sleeping")); err == nil {
+		t.Fatal("unknown name accepted")
+	}
+	// On the wire the runstate stays one byte, the number.
+	b := mustEncode(t, &ReportMsg{Name: "x", Runstate: Overloaded})
+	if got := b[len(b)-len(msgpackTail(t))-1]; got != byte(Overloaded) {
+		t.Fatalf("runstate on the wire: % x, want %d", got, Overloaded)
+	}
+}
+
 func TestReportIsSmall(t *testing.T) {
 	b, err := Encode(&ReportMsg{Name: "ews-board-000031", Epoch: 1 << 40, HTTP: "192.168.100.123:65535",
 		InFlight: 65000, Completed: 1 << 40, Capacity: 65000, Weight: 1000, Runstate: Overloaded,
@@ -65,6 +189,7 @@ func TestReportIsSmall(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	for _, m := range []Message{
 		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, PeersHash: 7, Rows: Rows{worstRow(0), worstRow(1)}},
+		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, Rows: Rows{worstRow(0)}, Stats: worstStats()},
 		&ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Completed: 10, Capacity: 4, Weight: 1, Runstate: Running, CPU: 500, PeersHash: 7},
 		&StepDownMsg{Name: "ews1", Epoch: 3},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946", "ews2=10.0.0.2:7946"}},
@@ -109,8 +234,10 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated table", table[:len(table)/2], "decode table"},
 		{"trailing", append(bytes.Clone(good), 0), "trailing"},
 		{"oversized", append(bytes.Clone(good), make([]byte, MaxMessage)...), "over the"},
-		{"version 0", withVersion(0), "speaks 1..1"},
-		{"version 2", withVersion(2), "speaks 1..1"},
+		{"version 0", withVersion(0), "speaks 1..2"},
+		{"version 3", withVersion(3), "speaks 1..2"},
+		{"too many class stats", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: make(ClassStats, MaxClasses+1)}), "over the limit"},
+		{"empty class name", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: ClassStats{{Depth: 1}}}), "bad class name"},
 		{"unknown type", withType(200), "unknown message type 200"},
 		{"type 0", withType(0), "unknown message type 0"},
 		{"huge row count", []byte{1, 1, 0x95, 1, 0xa1, 'm', 1, 0, 0xdd, 0xff, 0xff, 0xff, 0xff}, "over the limit"},

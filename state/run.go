@@ -39,14 +39,17 @@ func (c *Cluster) run(ctx context.Context) {
 			})
 		case now := <-ticker.C:
 			var rep *ReportMsg
+			var stats ClassStats
 			if !now.Before(nextReport) {
 				nextReport = now.Add(c.timing.Heartbeat - c.timing.Tick/2)
 				r := c.report()
 				rep = &r
+				stats = c.stats()
 			}
 			acts, err = c.safely(func(now time.Time) ([]Action, error) {
 				var acts []Action
 				if rep != nil {
+					c.e.SetStats(stats)
 					acts = c.e.Local(now, *rep)
 				}
 				return append(acts, c.e.Tick(now)...), nil
@@ -86,15 +89,42 @@ func (c *Cluster) report() (r ReportMsg) {
 			r = ReportMsg{HTTP: c.http, Runstate: Down}
 		}
 	}()
-	rs, err := ParseRunstate(c.local.Runstate())
-	if err != nil {
-		c.warn(err.Error())
+	rs := c.local.Runstate()
+	if !rs.Valid() {
+		c.warn(fmt.Sprintf("Local reports %s: sent as down", rs))
+		rs = Down
 	}
 	inflight := max(c.local.InFlight(), 0)
 	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
-		Capacity: uint32(max(c.cfg.Node.Capacity, 0)), Weight: uint32(max(c.cfg.Node.Weight, 0)), Runstate: rs}
+		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs}
 	r.SetLoad(c.local.Load().Wire())
 	return r
+}
+
+// stats samples the master's queue for its next table: nil while the node
+// has set no callbacks (not master). A panicking callback gives no stats.
+func (c *Cluster) stats() (out ClassStats) {
+	c.mu.Lock()
+	q, done := c.queue, c.completed
+	c.mu.Unlock()
+	if q == nil && done == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("cluster: panic in a queue stats callback", "panic", p)
+			out = nil
+		}
+	}()
+	var depth map[string]int
+	var dispatched map[string]uint64
+	if q != nil {
+		depth = q()
+	}
+	if done != nil {
+		dispatched = done()
+	}
+	return MakeClassStats(depth, dispatched)
 }
 
 // do carries out the Election's actions.
@@ -154,7 +184,7 @@ func (c *Cluster) send(m Message, to string) {
 	if c.ml == nil {
 		return
 	}
-	b, err := Encode(m)
+	b, err := EncodeVersion(m, c.cfg.ProtocolVersion)
 	if err != nil {
 		c.logger.Error("cluster: encode", "err", err)
 		return

@@ -1,6 +1,10 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 // Runstate is what the master knows of a board's ability to take requests.
 // The numbers travel on the wire: ONLY APPEND TO THIS LIST.
@@ -34,4 +38,36 @@ func ParseRunstate(s string) (Runstate, error) {
 		}
 	}
 	return Down, fmt.Errorf("state: unknown runstate %q (want joining, running, overloaded or down)", s)
+}
+
+// MarshalText writes the name ("running"): the runstate in /api/cluster.
+func (r Runstate) MarshalText() ([]byte, error) {
+	if !r.Valid() {
+		return nil, fmt.Errorf("state: runstate %d has no name", uint8(r))
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText reads a name written by MarshalText.
+func (r *Runstate) UnmarshalText(b []byte) error {
+	v, err := ParseRunstate(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// EncodeMsgpack keeps the runstate a number on the wire (msgpack would
+// otherwise use MarshalText and send the name).
+func (r Runstate) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeUint(uint64(r)) }
+
+// DecodeMsgpack reads the number EncodeMsgpack wrote.
+func (r *Runstate) DecodeMsgpack(dec *msgpack.Decoder) error {
+	v, err := dec.DecodeUint8()
+	if err != nil {
+		return err
+	}
+	*r = Runstate(v)
+	return nil
 }

@@ -1,21 +1,21 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/ews-firmware/ews/state"
+)
 
 // DefaultConfig returns the values used for every key a file leaves out.
+// [node] and [cluster] take theirs from the package that owns them.
 func DefaultConfig() Config {
+	st := state.DefaultConfig()
 	return Config{
-		Node: Node{
-			Name:     "ews1",
-			HTTP:     ":8080", // client requests, UI and API
-			Gossip:   ":7946", // memberlist's usual port
-			Capacity: 4,       // slots: requests run at once
-			Weight:   1,       // equal boards
-		},
+		Node: Node{Name: st.Name, HTTP: st.HTTP, Gossip: st.Gossip, Capacity: st.Capacity, Weight: st.Weight},
 		Cluster: Cluster{
-			TMax:       D(time.Second),            // master silence before takeover
-			TThreshold: D(500 * time.Millisecond), // board silence before down
-			Heartbeat:  D(100 * time.Millisecond), // table and report period
+			TMax:       D(st.TMax),
+			TThreshold: D(st.TThreshold),
+			Heartbeat:  D(st.Heartbeat),
 		},
 		Sched: Sched{
 			Policy:       "priority-lc",             // the paper's algorithm

@@ -3,22 +3,30 @@ package dispatch
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
 )
 
 func TestBoards(t *testing.T) {
-	rows := []BoardRow{
-		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 4, Weight: 1, Runstate: "running", Linknum: 2, Load: sched.Load{CPU: 0.5}},
-		{Name: "", HTTP: "x:1", Runstate: "running"},
-		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: -3, Weight: 2, Runstate: "running", Linknum: -1},
-		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 4, Runstate: "overloaded", Linknum: 0},
-		{Name: "ews4", Rank: 3, HTTP: "10.0.0.14:8080", Capacity: 4, Runstate: "down"},
-		{Name: "ews5", Rank: 4, HTTP: "", Capacity: 4, Runstate: "running"},
-		{Name: "ews6", Rank: 5, HTTP: "10.0.0.16:8080", Capacity: 4, Runstate: "joining"},
+	rows := []state.Board{
+		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: 2, Load: state.Load{CPU: 0.5}},
+		{Name: "", HTTP: "x:1", Runstate: state.Running},
+		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: -3, Weight: 2, Runstate: state.Running, Linknum: -1},
+		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 4, Runstate: state.Overloaded, Linknum: 0},
+		{Name: "ews4", Rank: 3, HTTP: "10.0.0.14:8080", Capacity: 4, Runstate: state.Down},
+		{Name: "ews5", Rank: 4, HTTP: "", Capacity: 4, Runstate: state.Running},
+		{Name: "ews6", Rank: 5, HTTP: "10.0.0.16:8080", Capacity: 4, Runstate: state.Joining},
 	}
-	got := Boards(nil, rows)
+	rt := func(name string) time.Duration {
+		if name == "ews2" {
+			return 30 * time.Millisecond
+		}
+		return 0
+	}
+	got := Boards(nil, rows, rt)
 	want := []struct {
 		name    string
 		running bool
@@ -37,7 +45,7 @@ func TestBoards(t *testing.T) {
 			t.Errorf("board %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if got[0].Addr != "10.0.0.11:8080" || got[0].Load.CPU != 0.5 || got[1].Weight != 2 {
+	if got[0].Addr != "10.0.0.11:8080" || got[0].Load.CPU != 0.5 || got[1].Weight != 2 || got[1].RT != 30*time.Millisecond || got[0].RT != 0 {
 		t.Fatalf("fields lost: %+v", got[:2])
 	}
 
@@ -46,8 +54,8 @@ func TestBoards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	Update(d, rows)
-	Update(nil, rows) // no dispatcher: nothing to do
+	Update(d, rows, nil)
+	Update(nil, rows, nil) // no dispatcher: nothing to do
 	tk, err := d.Acquire(context.Background(), &sched.Request{Class: 1})
 	if err != nil || tk.Board != "ews1" || tk.Addr != "10.0.0.11:8080" {
 		t.Fatalf("acquire: %+v %v (only ews1 runs with free slots)", tk, err)

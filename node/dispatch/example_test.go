@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -49,9 +50,9 @@ func Example() {
 	d, _ := sched.NewDispatcher(cfg.Sched, sched.Options{Registerer: reg})
 	front.SetDispatcher(d)
 	// on every table change or heartbeat
-	dispatch.Update(d, []dispatch.BoardRow{
-		{Name: "ews1", HTTP: "127.0.0.1:8080", Capacity: 4, Weight: 1, Runstate: dispatch.RunstateRunning, Linknum: front.InFlight()},
-	})
+	dispatch.Update(d, []state.Board{
+		{Name: "ews1", HTTP: "127.0.0.1:8080", Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: front.InFlight()},
+	}, nil)
 
 	rec := httptest.NewRecorder()
 	front.ServeHTTP(rec, httptest.NewRequest("POST", "/api/devices/relay1/toggle", nil))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -203,15 +204,15 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 	}
 	tc.d = d
 	master.front.SetDispatcher(d)
-	var rows []BoardRow
+	var rows []state.Board
 	for i, b := range tc.boards {
-		state := RunstateRunning
+		rs := state.Running
 		if i == 0 && !o.masterRuns {
-			state = RunstateDown
+			rs = state.Down
 		}
-		rows = append(rows, BoardRow{Name: b.name, Rank: i, HTTP: b.addr, Capacity: o.capacity, Weight: 1, Runstate: state, Linknum: -1})
+		rows = append(rows, state.Board{Name: b.name, Rank: i, HTTP: b.addr, Capacity: o.capacity, Weight: 1, Runstate: rs, Linknum: -1})
 	}
-	Update(d, rows)
+	Update(d, rows, nil)
 	t.Cleanup(func() {
 		for _, b := range tc.boards {
 			b.mode.Store(modeEcho)

@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/state"
 )
 
 func redirectCluster(t *testing.T, hold time.Duration) *tcluster {
 	tc := newCluster(t, clusterOpts{mode: ModeRedirect, hold: hold})
-	Update(tc.d, []BoardRow{
-		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 4, Runstate: RunstateDown, Linknum: -1},
-		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 4, Runstate: RunstateRunning, Linknum: -1},
-		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 4, Runstate: RunstateDown, Linknum: -1},
-	})
+	Update(tc.d, []state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 4, Runstate: state.Running, Linknum: -1},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
+	}, nil)
 	return tc
 }
 

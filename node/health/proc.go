@@ -1,10 +1,6 @@
 package health
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
-)
+import "github.com/prometheus/procfs"
 
 // commLen is the kernel's limit on /proc/<pid>/comm (TASK_COMM_LEN - 1).
 const commLen = 15
@@ -21,20 +17,18 @@ func comm(name string) string {
 // under procRoot. Unreadable entries (a process that just ended) are skipped.
 func Processes(procRoot string) map[string]bool {
 	out := map[string]bool{}
-	ents, err := os.ReadDir(procRoot)
+	fs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return out
 	}
-	for _, e := range ents {
-		name := e.Name()
-		if name == "" || name[0] < '0' || name[0] > '9' {
-			continue
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return out
+	}
+	for _, p := range procs {
+		if name, err := p.Comm(); err == nil {
+			out[name] = true
 		}
-		b, err := os.ReadFile(filepath.Join(procRoot, name, "comm"))
-		if err != nil {
-			continue
-		}
-		out[strings.TrimSpace(string(b))] = true
 	}
 	return out
 }

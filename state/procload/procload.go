@@ -2,14 +2,15 @@
 package procload
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/blockdevice"
 
 	"github.com/ews-firmware/ews/state"
 )
@@ -18,7 +19,8 @@ import (
 // (virtual interfaces, Wi-Fi): 100 Mbit/s, a common dev-board Ethernet.
 const DefaultLinkMbps = 100
 
-// Sampler computes state.Load from /proc. Each figure is a share in 0..1:
+// Sampler computes state.Load from /proc, read with procfs. Each figure is
+// a share in 0..1:
 //
 //   - cpu: busy time (all but idle and iowait) over total time since the
 //     previous sample (/proc/stat);
@@ -43,7 +45,7 @@ type Sampler struct {
 
 type sample struct {
 	at              time.Time
-	busy, total     uint64
+	busy, total     float64 // seconds of cpu time
 	netBytes        uint64
 	diskMs          map[string]uint64
 	haveCPU, haveNt bool
@@ -62,25 +64,19 @@ func (s *Sampler) Load() state.Load {
 	}
 	cur := sample{at: now()}
 	var l state.Load
-	if st, err := os.ReadFile(filepath.Join(s.Proc, "stat")); err == nil {
-		cur.busy, cur.total, cur.haveCPU = ParseStat(st)
+	if fs, err := procfs.NewFS(s.Proc); err == nil {
+		cur.busy, cur.total, cur.haveCPU = cpu(fs)
+		l.Mem = mem(fs)
+		cur.netBytes, cur.haveNt = netBytes(fs)
 	}
-	if mi, err := os.ReadFile(filepath.Join(s.Proc, "meminfo")); err == nil {
-		l.Mem = ParseMeminfo(mi)
-	}
-	if nd, err := os.ReadFile(filepath.Join(s.Proc, "net", "dev")); err == nil {
-		cur.netBytes, cur.haveNt = ParseNetDev(nd)
-	}
-	if ds, err := os.ReadFile(filepath.Join(s.Proc, "diskstats")); err == nil {
-		cur.diskMs = ParseDiskstats(ds)
-	}
+	cur.diskMs = diskMs(s.Proc, s.Sys)
 
 	p := s.prev
 	switch {
 	case cur.haveCPU && s.have && p.haveCPU && cur.total > p.total && cur.busy >= p.busy:
-		l.CPU = float64(cur.busy-p.busy) / float64(cur.total-p.total)
+		l.CPU = (cur.busy - p.busy) / (cur.total - p.total)
 	case cur.haveCPU && cur.total > 0:
-		l.CPU = float64(cur.busy) / float64(cur.total)
+		l.CPU = cur.busy / cur.total
 	}
 	if dt := cur.at.Sub(p.at).Seconds(); s.have && dt > 0 {
 		if cur.haveNt && p.haveNt && cur.netBytes >= p.netBytes {
@@ -95,6 +91,70 @@ func (s *Sampler) Load() state.Load {
 	}
 	s.prev, s.have = cur, true
 	return clamp(l)
+}
+
+// cpu is busy (all but idle and iowait) and total cpu time since boot.
+// Guest time is already counted in user and nice.
+func cpu(fs procfs.FS) (busy, total float64, ok bool) {
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, 0, false
+	}
+	c := st.CPUTotal
+	total = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+	return total - c.Idle - c.Iowait, total, true
+}
+
+// mem is 1 - MemAvailable/MemTotal; 0 when either is missing.
+func mem(fs procfs.FS) float64 {
+	mi, err := fs.Meminfo()
+	if err != nil || mi.MemTotal == nil || mi.MemAvailable == nil {
+		return 0
+	}
+	total, avail := float64(*mi.MemTotal), float64(*mi.MemAvailable)
+	if total <= 0 || avail > total {
+		return 0
+	}
+	return 1 - avail/total
+}
+
+// netBytes sums received and transmitted bytes of every interface but lo.
+func netBytes(fs procfs.FS) (uint64, bool) {
+	nd, err := fs.NetDev()
+	if err != nil || len(nd) == 0 {
+		return 0, false
+	}
+	var sum uint64
+	ok := false
+	for name, line := range nd {
+		if name == "lo" {
+			continue
+		}
+		sum += line.RxBytes + line.TxBytes
+		ok = true
+	}
+	return sum, ok
+}
+
+// diskMs is io_ticks (ms spent doing I/O) per block device, loop and ram
+// devices left out; nil when /proc/diskstats cannot be read.
+func diskMs(proc, sys string) map[string]uint64 {
+	fs, err := blockdevice.NewFS(proc, sys)
+	if err != nil {
+		return nil
+	}
+	stats, err := fs.ProcDiskstats()
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]uint64, len(stats))
+	for _, d := range stats {
+		if d.IoStatsCount < 13 || strings.HasPrefix(d.DeviceName, "loop") || strings.HasPrefix(d.DeviceName, "ram") {
+			continue
+		}
+		out[d.DeviceName] = d.IOsTotalTicks
+	}
+	return out
 }
 
 func clamp(l state.Load) state.Load {
@@ -123,100 +183,4 @@ func (s *Sampler) linkMbps() int {
 		return DefaultLinkMbps
 	}
 	return best
-}
-
-// ParseStat reads the aggregate "cpu" line of /proc/stat: busy (all but
-// idle and iowait) and total jiffies.
-func ParseStat(b []byte) (busy, total uint64, ok bool) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 5 || f[0] != "cpu" {
-			continue
-		}
-		var idle uint64
-		for i, v := range f[1:] {
-			if i >= 8 { // guest and guest_nice are already in user and nice
-				break
-			}
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return 0, 0, false
-			}
-			total += n
-			if i == 3 || i == 4 { // idle, iowait
-				idle += n
-			}
-		}
-		return total - idle, total, true
-	}
-	return 0, 0, false
-}
-
-// ParseMeminfo returns 1 - MemAvailable/MemTotal; 0 when either is missing.
-func ParseMeminfo(b []byte) float64 {
-	var total, avail float64
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			continue
-		}
-		switch f[0] {
-		case "MemTotal:":
-			total = v
-		case "MemAvailable:":
-			avail = v
-		}
-	}
-	if total <= 0 || avail < 0 || avail > total {
-		return 0
-	}
-	return 1 - avail/total
-}
-
-// ParseNetDev sums received and transmitted bytes of every interface but lo.
-func ParseNetDev(b []byte) (uint64, bool) {
-	var sum uint64
-	ok := false
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		name, rest, found := strings.Cut(sc.Text(), ":")
-		if !found || strings.TrimSpace(name) == "lo" {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) < 9 {
-			continue
-		}
-		rx, err1 := strconv.ParseUint(f[0], 10, 64)
-		tx, err2 := strconv.ParseUint(f[8], 10, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		sum += rx + tx
-		ok = true
-	}
-	return sum, ok
-}
-
-// ParseDiskstats returns io_ticks (ms spent doing I/O) per block device,
-// skipping loop and ram devices.
-func ParseDiskstats(b []byte) map[string]uint64 {
-	out := map[string]uint64{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 13 || strings.HasPrefix(f[2], "loop") || strings.HasPrefix(f[2], "ram") {
-			continue
-		}
-		if v, err := strconv.ParseUint(f[12], 10, 64); err == nil {
-			out[f[2]] = v
-		}
-	}
-	return out
 }
