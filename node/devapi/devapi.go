@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/auth"
 )
 
 // Options tune the API; the zero value gives the defaults.
@@ -136,7 +136,11 @@ func (api *API) run(ctx context.Context, r *http.Request) (int, []byte) {
 	if _, err := api.devs.Get(name); err != nil {
 		return errorBody(err)
 	}
-	a, err := hal.ParseAction(r.PathValue("action"), r.URL.Query())
+	kind, err := hal.ParseKind(r.PathValue("action"))
+	if err != nil {
+		return errorBody(fmt.Errorf("devapi: device %q: %w", name, err))
+	}
+	a, err := hal.ParseAction(kind, r.URL.Query())
 	if err != nil {
 		return errorBody(fmt.Errorf("devapi: device %q: %w", name, err))
 	}
