@@ -9,22 +9,49 @@ import (
 	"time"
 )
 
-// Action kinds, as named in the device API path.
+// Kind is what an action does. The API path names it (Kind.String);
+// ParseKind reads it back. The zero Kind is no action.
+type Kind uint8
+
+// Action kinds. ONLY APPEND TO THIS LIST: drivers list them in Driver.Actions.
 const (
-	TurnOn  = "turn_on"
-	TurnOff = "turn_off"
-	Toggle  = "toggle"
-	Set     = "set"   // Value
-	Pulse   = "pulse" // Duration
-	Read    = "read"
+	TurnOn  Kind = iota + 1
+	TurnOff      // a driver that accepts it is an output (Driver.Output)
+	Toggle
+	Set   // Action.Value
+	Pulse // Action.Duration
+	Read
 )
+
+var kindNames = [...]string{TurnOn: "turn_on", TurnOff: "turn_off", Toggle: "toggle", Set: "set", Pulse: "pulse", Read: "read"}
+
+// Kinds is every action kind, in API order.
+func Kinds() []Kind { return []Kind{TurnOn, TurnOff, Toggle, Set, Pulse, Read} }
+
+// String is the kind's name in the API path ("turn_on").
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// ParseKind reads an action name of the API path; an unknown one wraps ErrBadAction.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds() {
+		if kindNames[k] == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q: want turn_on, turn_off, toggle, set?value=, pulse?ms= or read", ErrBadAction, s)
+}
 
 // MaxPulse bounds pulse?ms=.
 const MaxPulse = time.Minute
 
 // Action is one operation on a device.
 type Action struct {
-	Kind     string
+	Kind     Kind
 	Value    float64       // set
 	Duration time.Duration // pulse
 }
@@ -36,7 +63,7 @@ func (a Action) String() string {
 	case Pulse:
 		return fmt.Sprintf("pulse %v", a.Duration)
 	}
-	return a.Kind
+	return a.Kind.String()
 }
 
 // Errors a caller tells apart with errors.Is; each comes wrapped in a message
@@ -65,9 +92,10 @@ type DriverError struct {
 func (e *DriverError) Error() string { return fmt.Sprintf("hal: device %q: %v", e.Device, e.Err) }
 func (e *DriverError) Unwrap() error { return e.Err }
 
-// ParseAction reads an action from the API: the path's action name and its
-// query (value= for set, ms= for pulse). Errors wrap ErrBadAction or ErrBadValue.
-func ParseAction(kind string, q url.Values) (Action, error) {
+// ParseAction reads an action from the API: the path's action kind (see
+// ParseKind) and its query (value= for set, ms= for pulse). Errors wrap
+// ErrBadAction or ErrBadValue.
+func ParseAction(kind Kind, q url.Values) (Action, error) {
 	a := Action{Kind: kind}
 	switch kind {
 	case TurnOn, TurnOff, Toggle, Read:
@@ -86,7 +114,7 @@ func ParseAction(kind string, q url.Values) (Action, error) {
 		}
 		a.Duration = time.Duration(ms) * time.Millisecond
 	default:
-		return a, fmt.Errorf("%w %q: want turn_on, turn_off, toggle, set?value=, pulse?ms= or read", ErrBadAction, kind)
+		return a, fmt.Errorf("%w %v: want turn_on, turn_off, toggle, set?value=, pulse?ms= or read", ErrBadAction, kind)
 	}
 	return a, nil
 }

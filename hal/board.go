@@ -6,8 +6,6 @@ import (
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/onewire"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Board hands out the pins and buses devices are wired to. The real board
@@ -27,13 +25,13 @@ type Board interface {
 	Close() error
 }
 
-// OpenBoard picks the board for cfg: the simulated board when [sim] is set or
-// when periph finds no GPIO, I²C or 1-wire hardware; else the host board.
-func OpenBoard(cfg *config.Config, log *slog.Logger) Board {
+// OpenBoard picks the board: the simulated board when sim is set or when
+// periph finds no GPIO, I²C or 1-wire hardware; else the host board.
+func OpenBoard(sim *SimConfig, log *slog.Logger) Board {
 	if log == nil {
 		log = slog.Default()
 	}
-	if cfg.Sim != nil {
+	if sim != nil {
 		return NewSimBoard()
 	}
 	hb, err := NewHostBoard()

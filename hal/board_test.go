@@ -1,19 +1,12 @@
 package hal
 
-import (
-	"testing"
-
-	"github.com/ews-firmware/ews/internal/config"
-)
+import "testing"
 
 func TestOpenBoard(t *testing.T) {
-	cfg := config.DefaultConfig()
-	cfg.Sim = &config.Sim{}
-	if b := OpenBoard(&cfg, nil); b.Kind() != "sim" {
-		t.Fatalf("[sim] set: board %q, want sim", b.Kind())
+	if b := OpenBoard(&SimConfig{}, nil); b.Kind() != "sim" {
+		t.Fatalf("sim set: board %q, want sim", b.Kind())
 	}
-	cfg.Sim = nil
-	b := OpenBoard(&cfg, nil)
+	b := OpenBoard(nil, nil)
 	defer b.Close()
 	_, hostErr := NewHostBoard()
 	switch {

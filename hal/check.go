@@ -2,97 +2,85 @@ package hal
 
 import (
 	"fmt"
-	"net"
-	"os/exec"
-
-	"periph.io/x/conn/v3/physic"
-
-	"github.com/ews-firmware/ews/internal/config"
+	"strings"
 )
 
-// Check finds, without hardware, what New would refuse about the devices
-// of cfg: missing pins, buses and addresses, bad pull/edge/frequency values,
-// Modbus addresses, programs that are not there, impossible interlocks. It
-// checks every board's devices, so `ews config check` can run anywhere.
-// Whether a pin or bus exists on the board is only known to New.
-func Check(cfg *config.Config) config.Errors {
-	var errs config.Errors
-	bad := func(i int, field, format string, args ...any) {
-		d := cfg.Devices[i]
-		errs = append(errs, cfg.Errorf(fmt.Sprintf("device[%d].%s", i, field), "device %q: "+format, append([]any{d.Name}, args...)...))
+// CheckSpecs finds, without hardware, what New would refuse about specs:
+// unknown drivers, missing pins and buses, each driver's own keys (its
+// Check), impossible interlocks. It checks every board's devices, so a
+// config check runs anywhere; self is the board running it (programs of its
+// own devices are looked up). Whether a pin or bus exists is only known to
+// New. Interlock partners that are not in specs are left to the caller.
+func CheckSpecs(self string, specs []DeviceSpec) SpecErrors {
+	var errs SpecErrors
+	byName := map[string]DeviceSpec{}
+	for _, s := range specs {
+		byName[s.Name] = s
 	}
-	byName := map[string]config.Device{}
-	for _, d := range cfg.Devices {
-		byName[d.Name] = d
-	}
-	for i, d := range cfg.Devices {
-		switch d.Driver {
-		case "gpio-out", "gpio-in", "pwm":
-			if d.Pin == "" {
-				bad(i, "pin", "driver %s needs a pin", d.Driver)
-			}
-		case "bmxx80", "ds18b20":
-			if d.Bus == "" {
-				bad(i, "bus", "driver %s needs a bus", d.Driver)
-			}
+	for i, s := range specs {
+		bad := badFunc(&errs, i, s)
+		d := checkSpec(s, s.local(self), bad)
+		if d == nil {
+			continue
 		}
-		switch d.Driver {
-		case "gpio-in", "sim-button":
-			if _, err := parsePull(d.Pull); err != nil {
-				bad(i, "pull", "%v", err)
-			}
-			if _, err := parseEdge(d.Edge); err != nil {
-				bad(i, "edge", "%v", err)
-			}
-		case "pwm", "sim-pwm":
-			if d.Frequency != "" {
-				var f physic.Frequency
-				if err := f.Set(d.Frequency); err != nil || f <= 0 {
-					bad(i, "frequency", "%q is not a frequency (e.g. \"1kHz\")", d.Frequency)
-				}
-			}
-		case "bmxx80":
-			if a, err := parseAddress(d.Address, 0x76); err != nil || a > 0x7f {
-				bad(i, "address", "%q is not an I2C address", d.Address)
-			}
-		case "ds18b20":
-			if a, err := parseAddress(d.Address, 0); err != nil || a == 0 {
-				bad(i, "address", "%q is not a 1-wire address", d.Address)
-			}
-		case "modbus-coil", "modbus-register":
-			if _, _, err := net.SplitHostPort(d.Address); err != nil {
-				bad(i, "address", "%q is not host:port of a Modbus TCP server", d.Address)
-			}
-			if d.Unit < 0 || d.Unit > 255 {
-				bad(i, "unit", "unit id %d out of range 0 … 255", d.Unit)
-			}
-			if d.Register < 0 || d.Register > 65535 {
-				bad(i, "register", "register %d out of range 0 … 65535", d.Register)
-			}
-		case "command":
-			if len(d.Command) == 0 || d.Command[0] == "" {
-				bad(i, "command", "no program to run")
-			} else if d.Node == cfg.Node.Name || d.Node == "any" {
-				if _, err := exec.LookPath(d.Command[0]); err != nil {
-					bad(i, "command", "%v", err)
-				}
-			}
-		}
-		for _, other := range d.Interlock {
+		for _, other := range s.Interlock {
 			p, ok := byName[other]
 			switch {
-			case !ok: // config.Validate reports it
-			case other == d.Name:
-				bad(i, "interlock", "cannot interlock with itself")
-			case !isOutput(d.Driver) || !isOutput(p.Driver):
-				bad(i, "interlock", "interlock needs two outputs, %q is %s", other, p.Driver)
-			case p.Node != d.Node:
-				bad(i, "interlock", "partner %q is on board %q, this one on %q; both must be on one board", other, p.Node, d.Node)
+			case !ok:
+			case other == s.Name:
+				bad("interlock", "cannot interlock with itself")
+			case !d.Output || !isOutput(p.Driver):
+				bad("interlock", "interlock needs two outputs, %q is %s", other, p.Driver)
+			case nodeOf(p, self) != nodeOf(s, self):
+				bad("interlock", "partner %q is on board %q, this one on %q; both must be on one board", other, p.Node, s.Node)
 			}
 		}
 	}
-	if len(errs) == 0 {
+	return errs
+}
+
+// checkSpec checks one device's driver and keys and returns its driver, or
+// nil when the driver is unknown.
+func checkSpec(s DeviceSpec, local bool, bad func(key, format string, args ...any)) *Driver {
+	d := lookup(s.Driver)
+	if d == nil {
+		bad("driver", "unknown driver %q; want one of %s", s.Driver, strings.Join(DriverNames(), " "))
 		return nil
 	}
-	return errs
+	switch {
+	case d.Needs == NeedsPin && s.Pin == "":
+		bad("pin", "driver %s needs a pin", s.Driver)
+	case d.Needs == NeedsBus && s.Bus == "":
+		bad("bus", "driver %s needs a bus", s.Driver)
+	}
+	for _, v := range []struct{ k, val string }{{"initial", s.Initial}, {"on_stop", s.OnStop}} {
+		if v.val != "" && v.val != "on" && v.val != "off" && (v.k != "on_stop" || v.val != "keep") {
+			bad(v.k, "%q: want on or off", v.val)
+		}
+	}
+	if s.Min != nil && s.Max != nil && *s.Min > *s.Max {
+		bad("min", "min %v above max %v", *s.Min, *s.Max)
+	}
+	if d.Check != nil {
+		d.Check(s, local, bad)
+	}
+	return d
+}
+
+func badFunc(errs *SpecErrors, i int, s DeviceSpec) func(key, format string, args ...any) {
+	return func(key, format string, args ...any) {
+		*errs = append(*errs, &SpecError{Index: i, Device: s.Name, Key: key, Err: fmt.Errorf(format, args...)})
+	}
+}
+
+func isOutput(driver string) bool {
+	d := lookup(driver)
+	return d != nil && d.Output
+}
+
+func nodeOf(s DeviceSpec, self string) string {
+	if s.Node == "" {
+		return self
+	}
+	return s.Node
 }

@@ -15,7 +15,8 @@ import (
 type Device struct {
 	name, driverName, node string
 	ds                     *Devices
-	drv                    driver
+	driver                 *Driver
+	drv                    Instance
 	latency                time.Duration
 	partners               []*Device // interlock
 	mu                     gate      // shared by an interlock group
@@ -49,7 +50,7 @@ func (d *Device) turnsOn(a Action) bool {
 // run performs a; the caller holds d.mu.
 func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
 	start := time.Now()
-	var r reading
+	var r Reading
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -58,13 +59,13 @@ func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
 			}
 		}()
 		if err = sleepCtx(ctx, d.latency); err == nil {
-			r, err = d.drv.do(ctx, a)
+			r, err = d.drv.Do(ctx, a)
 		}
 	}()
 	// the caller's mistake, or the caller gone: not the device's failure
 	caller := errors.Is(err, ErrBadValue) || errors.Is(err, ErrUnsupported) ||
 		(ctx.Err() != nil && errors.Is(err, ctx.Err()))
-	d.ds.metrics.observe(d.name, a.Kind, time.Since(start), err != nil && !caller)
+	d.ds.metrics.observe(d.name, a.Kind.String(), time.Since(start), err != nil && !caller)
 	switch {
 	case caller:
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w", d.name, err)
@@ -76,12 +77,12 @@ func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
 }
 
 // observe records a reading the driver saw on its own (an input edge).
-func (d *Device) observe(r reading) { d.set(r) }
+func (d *Device) observe(r Reading) { d.set(r) }
 
-func (d *Device) set(r reading) Snapshot {
+func (d *Device) set(r Reading) Snapshot {
 	d.smu.Lock()
 	old := d.snap
-	d.snap.State, d.snap.Value, d.snap.Unit, d.snap.Values = r.state, r.value, r.unit, r.values
+	d.snap.State, d.snap.Value, d.snap.Unit, d.snap.Values = r.State, r.Value, r.Unit, r.Values
 	d.snap.Error = ""
 	d.snap.Updated = d.ds.now()
 	s := d.snap

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
-// Options are what New needs besides the config.
+// Options are what New needs besides the Config.
 type Options struct {
 	// Board to open devices on; nil picks one with OpenBoard. Devices.Close
 	// closes a board it opened itself, never one passed in.
@@ -23,8 +21,8 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now stamps snapshots; nil is time.Now.
 	Now func() time.Time
-	// Poll, when positive, reads every sensor (bmxx80, ds18b20, sim-sensor,
-	// modbus-register) this often, so state changes flow without requests.
+	// Poll, when positive, reads every device of a Polled driver (the
+	// sensors) this often, so state changes flow without requests.
 	Poll time.Duration
 }
 
@@ -51,13 +49,14 @@ type Devices struct {
 	closeErr  error
 }
 
-// New opens the devices of cfg that are wired to this board. It fails, naming
-// each device, pin and reason (file:line when cfg came from a file), when a
-// pin does not exist or is used twice, a bus cannot be opened or an interlock
-// is impossible; devices already opened are closed again.
-func New(cfg *config.Config, opts Options) (*Devices, error) {
+// New opens the devices of cfg that are wired to this board. It fails with
+// SpecErrors, naming each device, key and reason, when a spec is invalid
+// (see CheckSpecs), a pin does not exist or is used twice, a bus cannot be
+// opened or an interlock is impossible; devices already opened are closed
+// again.
+func New(cfg Config, opts Options) (*Devices, error) {
 	ds := &Devices{
-		self: cfg.Node.Name, board: opts.Board, log: opts.Logger, now: opts.Now,
+		self: cfg.Node, board: opts.Board, log: opts.Logger, now: opts.Now,
 		local: map[string]*Device{}, remote: map[string]Snapshot{},
 		metrics: newMetrics(opts.Registerer),
 	}
@@ -68,75 +67,74 @@ func New(cfg *config.Config, opts Options) (*Devices, error) {
 		ds.now = time.Now
 	}
 	if ds.board == nil {
-		ds.board, ds.ownsBoard = OpenBoard(cfg, ds.log), true
+		ds.board, ds.ownsBoard = OpenBoard(cfg.Sim, ds.log), true
 	}
 	var latency time.Duration
 	if cfg.Sim != nil {
-		latency = cfg.Sim.DeviceLatency.Duration
+		latency = cfg.Sim.DeviceLatency
 	}
 
-	var errs config.Errors
+	var errs SpecErrors
 	fail := func(err error) {
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			errs = append(errs, ce)
-		} else {
-			errs = append(errs, &config.Error{File: cfg.Path, Msg: err.Error()})
+		var se *SpecError
+		if !errors.As(err, &se) {
+			se = &SpecError{Index: -1, Err: err}
 		}
+		errs = append(errs, se)
 	}
 	pins := map[string]string{}  // pin -> device
 	addrs := map[string]string{} // bus/address -> device
-	for i, dc := range cfg.Devices {
-		ds.order = append(ds.order, dc.Name)
-		node := dc.Node
+	for i, spec := range cfg.Devices {
+		ds.order = append(ds.order, spec.Name)
+		node := spec.Node
 		if node == "" {
 			node = ds.self
 		}
-		if node != ds.self && node != "any" {
-			ds.remote[dc.Name] = Snapshot{Name: dc.Name, Driver: dc.Driver, Node: node, State: StateRemote, Unit: dc.Units}
+		if !spec.local(ds.self) {
+			ds.remote[spec.Name] = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateRemote, Unit: spec.Units}
 			continue
 		}
-		key := fmt.Sprintf("device[%d]", i)
-		if dc.Pin != "" && !isSim(dc.Driver) {
-			if other, used := pins[dc.Pin]; used {
-				fail(cfg.Errorf(key+".pin", "device %q: pin %s is already used by device %q", dc.Name, dc.Pin, other))
+		n := len(errs)
+		drv := checkSpec(spec, true, badFunc(&errs, i, spec))
+		if len(errs) > n {
+			continue
+		}
+		bad := badFunc(&errs, i, spec)
+		if spec.Pin != "" && !drv.Simulated {
+			if other, used := pins[spec.Pin]; used {
+				bad("pin", "pin %s is already used by device %q", spec.Pin, other)
 				continue
 			}
-			pins[dc.Pin] = dc.Name
+			pins[spec.Pin] = spec.Name
 		}
-		if dc.Driver == "bmxx80" || dc.Driver == "ds18b20" {
-			k := dc.Bus + "/" + dc.Address
+		if drv.Needs == NeedsBus {
+			k := spec.Bus + "/" + spec.Address
 			if other, used := addrs[k]; used {
-				fail(cfg.Errorf(key+".address", "device %q: address %s on bus %q is already used by device %q", dc.Name, dc.Address, dc.Bus, other))
+				bad("address", "address %s on bus %q is already used by device %q", spec.Address, spec.Bus, other)
 				continue
 			}
-			addrs[k] = dc.Name
+			addrs[k] = spec.Name
 		}
-		open, ok := openers[dc.Driver]
-		if !ok {
-			fail(cfg.Errorf(key+".driver", "device %q: unknown driver %q", dc.Name, dc.Driver))
-			continue
-		}
-		d := &Device{name: dc.Name, driverName: dc.Driver, node: node, ds: ds, mu: newGate(), min: dc.Min, max: dc.Max}
-		if ds.board.Kind() == "sim" || isSim(dc.Driver) {
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
+		if ds.board.Kind() == "sim" || drv.Simulated {
 			d.latency = latency
 		}
-		d.snap = Snapshot{Name: dc.Name, Driver: dc.Driver, Node: node, State: StateUnknown, Unit: dc.Units}
-		env := &openEnv{cfg: dc, key: key, root: cfg, board: ds.board, log: ds.log.With("device", dc.Name), observe: d.observe}
-		drv, r, err := safeOpen(open, env)
+		d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units}
+		env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe}
+		inst, r, err := safeOpen(drv.Open, env)
 		if err != nil {
 			fail(err)
 			continue
 		}
-		d.drv = drv
-		d.snap.State, d.snap.Value, d.snap.Values, d.snap.Updated = r.state, r.value, r.values, ds.now()
-		if r.unit != "" {
-			d.snap.Unit = r.unit
+		d.drv = inst
+		d.snap.State, d.snap.Value, d.snap.Values, d.snap.Updated = r.State, r.Value, r.Values, ds.now()
+		if r.Unit != "" {
+			d.snap.Unit = r.Unit
 		}
-		ds.local[dc.Name] = d
+		ds.local[spec.Name] = d
 	}
 	if len(errs) == 0 {
-		ds.interlock(cfg, fail)
+		ds.interlock(cfg.Devices, fail)
 	}
 	if len(errs) > 0 {
 		ds.closeDevices()
@@ -154,10 +152,10 @@ func New(cfg *config.Config, opts Options) (*Devices, error) {
 	return ds, nil
 }
 
-func safeOpen(open opener, e *openEnv) (drv driver, r reading, err error) {
+func safeOpen(open func(*Env) (Instance, Reading, error), e *Env) (inst Instance, r Reading, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = e.errorf("driver", "driver panicked while opening: %v", v)
+			err = e.Errorf("driver", "driver panicked while opening: %v", v)
 		}
 	}()
 	return open(e)
@@ -165,32 +163,34 @@ func safeOpen(open opener, e *openEnv) (drv driver, r reading, err error) {
 
 // interlock links the devices of each interlock = [...] both ways and gives
 // each linked group one lock, so no two of them are ever on at once.
-func (ds *Devices) interlock(cfg *config.Config, fail func(error)) {
-	for i, dc := range cfg.Devices {
-		d, ok := ds.local[dc.Name]
-		if !ok || len(dc.Interlock) == 0 {
+func (ds *Devices) interlock(specs []DeviceSpec, fail func(err error)) {
+	for i, spec := range specs {
+		d, ok := ds.local[spec.Name]
+		if !ok || len(spec.Interlock) == 0 {
 			continue
 		}
-		key := fmt.Sprintf("device[%d].interlock", i)
-		for _, other := range dc.Interlock {
+		bad := func(format string, args ...any) {
+			fail(&SpecError{Index: i, Device: spec.Name, Key: "interlock", Err: fmt.Errorf(format, args...)})
+		}
+		for _, other := range spec.Interlock {
 			p, ok := ds.local[other]
 			switch {
-			case other == dc.Name:
-				fail(cfg.Errorf(key, "device %q: cannot interlock with itself", dc.Name))
+			case other == spec.Name:
+				bad("cannot interlock with itself")
 			case !ok:
 				if r, remote := ds.remote[other]; remote {
-					fail(cfg.Errorf(key, "device %q: interlock partner %q is wired to board %q; both must be on one board", dc.Name, other, r.Node))
+					bad("interlock partner %q is wired to board %q; both must be on one board", other, r.Node)
 				} else {
-					fail(cfg.Errorf(key, "device %q: interlock names unknown device %q", dc.Name, other))
+					bad("interlock names unknown device %q", other)
 				}
-			case !isOutput(dc.Driver) || !isOutput(p.driverName):
-				fail(cfg.Errorf(key, "device %q: interlock needs two outputs, %q is %s", dc.Name, other, p.driverName))
+			case !d.driver.Output || !p.driver.Output:
+				bad("interlock needs two outputs, %q is %s", other, p.driverName)
 			default:
 				d.partners = appendOnce(d.partners, p)
 				p.partners = appendOnce(p.partners, d)
 				ds.mergeLocks(d, p)
 				if d.Snapshot().State == StateOn && p.Snapshot().State == StateOn {
-					fail(cfg.Errorf(key, "device %q: interlocked with %q but both start on", dc.Name, other))
+					bad("interlocked with %q but both start on", other)
 				}
 			}
 		}
@@ -232,7 +232,7 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if !d.drv.supports(a.Kind) {
+	if !d.driver.Accepts(a.Kind) {
 		return d.Snapshot(), fmt.Errorf("hal: device %q (%s): %w: %s", name, d.driverName, ErrUnsupported, a.Kind)
 	}
 	if a.Kind == Set && ((d.min != nil && a.Value < *d.min) || (d.max != nil && a.Value > *d.max)) {
@@ -350,7 +350,7 @@ func (ds *Devices) closeDevices() error {
 		_ = d.mu.lock(context.Background())
 		if !d.closed {
 			d.closed = true
-			if err := d.drv.close(); err != nil {
+			if err := d.drv.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("hal: close device %q: %w", name, err))
 			}
 		}

@@ -10,6 +10,22 @@ import (
 	"time"
 )
 
+func init() {
+	// the program decides what each action means, so every kind goes to it
+	Register(Driver{Name: "command", Open: openCommand, Check: checkCommand, Actions: Kinds(), Output: true})
+}
+
+// checkCommand looks the program up only on the board that runs it.
+func checkCommand(s DeviceSpec, local bool, bad func(key, format string, args ...any)) {
+	if len(s.Command) == 0 || s.Command[0] == "" {
+		bad("command", "no program to run")
+	} else if local {
+		if _, err := exec.LookPath(s.Command[0]); err != nil {
+			bad("command", "%v", err)
+		}
+	}
+}
+
 // DefaultCommandTimeout bounds a command device's program when it gives none.
 const DefaultCommandTimeout = 5 * time.Second
 
@@ -26,13 +42,11 @@ type commandDriver struct {
 	unit    string
 }
 
-func (c *commandDriver) supports(string) bool { return true }
-
-func (c *commandDriver) do(ctx context.Context, a Action) (reading, error) {
+func (c *commandDriver) Do(ctx context.Context, a Action) (Reading, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
-	cmd.Env = append(cmd.Environ(), "EWS_DEVICE="+c.name, "EWS_ACTION="+a.Kind)
+	cmd.Env = append(cmd.Environ(), "EWS_DEVICE="+c.name, "EWS_ACTION="+a.Kind.String())
 	switch a.Kind {
 	case Set:
 		cmd.Env = append(cmd.Env, "EWS_VALUE="+strconv.FormatFloat(a.Value, 'f', -1, 64))
@@ -45,43 +59,43 @@ func (c *commandDriver) do(ctx context.Context, a Action) (reading, error) {
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
-		return reading{}, fmt.Errorf("%s: timed out after %v", c.argv[0], c.timeout)
+		return Reading{}, fmt.Errorf("%s: timed out after %v", c.argv[0], c.timeout)
 	}
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg != "" {
-			return reading{}, fmt.Errorf("%s: %w: %s", c.argv[0], err, msg)
+			return Reading{}, fmt.Errorf("%s: %w: %s", c.argv[0], err, msg)
 		}
-		return reading{}, fmt.Errorf("%s: %w", c.argv[0], err)
+		return Reading{}, fmt.Errorf("%s: %w", c.argv[0], err)
 	}
 	s := strings.TrimSpace(out.String())
-	r := reading{state: StateOK, value: s, unit: c.unit}
+	r := Reading{State: StateOK, Value: s, Unit: c.unit}
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		r.value = v
+		r.Value = v
 	}
 	switch strings.ToLower(s) {
 	case "on", "true":
-		r.state, r.value = StateOn, true
+		r.State, r.Value = StateOn, true
 	case "off", "false":
-		r.state, r.value = StateOff, false
+		r.State, r.Value = StateOff, false
 	}
 	return r, nil
 }
 
-func (c *commandDriver) close() error { return nil }
+func (c *commandDriver) Close() error { return nil }
 
-func openCommand(e *openEnv) (driver, reading, error) {
-	if len(e.cfg.Command) == 0 || e.cfg.Command[0] == "" {
-		return nil, reading{}, e.errorf("command", "no program to run")
+func openCommand(e *Env) (Instance, Reading, error) {
+	if len(e.Spec.Command) == 0 || e.Spec.Command[0] == "" {
+		return nil, Reading{}, e.Errorf("command", "no program to run")
 	}
-	if _, err := exec.LookPath(e.cfg.Command[0]); err != nil {
-		return nil, reading{}, e.errorf("command", "%v", err)
+	if _, err := exec.LookPath(e.Spec.Command[0]); err != nil {
+		return nil, Reading{}, e.Errorf("command", "%v", err)
 	}
-	t := e.cfg.Timeout.Duration
+	t := e.Spec.Timeout
 	if t == 0 {
 		t = DefaultCommandTimeout
 	}
-	return &commandDriver{name: e.cfg.Name, argv: e.cfg.Command, timeout: t, unit: e.cfg.Units}, reading{state: StateUnknown}, nil
+	return &commandDriver{name: e.Spec.Name, argv: e.Spec.Command, timeout: t, unit: e.Spec.Units}, Reading{State: StateUnknown}, nil
 }
 
 // capWriter keeps the first max bytes written and drops the rest.

@@ -10,6 +10,21 @@ import (
 	"periph.io/x/conn/v3/gpio"
 )
 
+func init() {
+	Register(Driver{Name: "gpio-in", Open: openGPIOIn, Check: checkInput, Actions: []Kind{Read}, Needs: NeedsPin})
+	// sim-button: pulse presses it
+	Register(Driver{Name: "sim-button", Open: openSimButton, Check: checkInput, Actions: []Kind{Read, Pulse}, Simulated: true})
+}
+
+func checkInput(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {
+	if _, err := parsePull(s.Pull); err != nil {
+		bad("pull", "%v", err)
+	}
+	if _, err := parseEdge(s.Edge); err != nil {
+		bad("edge", "%v", err)
+	}
+}
+
 // edgePoll bounds how long the watcher waits for an edge before it checks
 // whether it should stop; it is also the longest Close waits for it.
 const edgePoll = 100 * time.Millisecond
@@ -23,7 +38,7 @@ type inputDriver struct {
 	pin       gpio.PinIO
 	activeLow bool
 	debounce  time.Duration
-	observe   func(reading)
+	observe   func(Reading)
 	log       *slog.Logger
 	press     func() error // sim-button: fake a press; nil elsewhere
 
@@ -36,11 +51,7 @@ type inputDriver struct {
 	done chan struct{}
 }
 
-func (in *inputDriver) supports(kind string) bool {
-	return kind == Read || (kind == Pulse && in.press != nil)
-}
-
-func (in *inputDriver) do(ctx context.Context, a Action) (reading, error) {
+func (in *inputDriver) Do(ctx context.Context, a Action) (Reading, error) {
 	switch a.Kind {
 	case Read:
 		in.mu.Lock()
@@ -51,7 +62,7 @@ func (in *inputDriver) do(ctx context.Context, a Action) (reading, error) {
 	case Pulse:
 		if in.press != nil {
 			if err := in.press(); err != nil {
-				return reading{}, err
+				return Reading{}, err
 			}
 			in.mu.Lock()
 			on := in.on
@@ -59,7 +70,7 @@ func (in *inputDriver) do(ctx context.Context, a Action) (reading, error) {
 			return onOff(on), nil
 		}
 	}
-	return reading{}, unsupported(a)
+	return Reading{}, unsupported(a)
 }
 
 func (in *inputDriver) level() bool { return bool(in.pin.Read()) != in.activeLow }
@@ -125,7 +136,7 @@ func (in *inputDriver) settle() {
 	}
 }
 
-func (in *inputDriver) close() error {
+func (in *inputDriver) Close() error {
 	close(in.stop)
 	<-in.done
 	return in.pin.Halt()
@@ -155,20 +166,20 @@ func parseEdge(s string) (gpio.Edge, error) {
 	return gpio.NoEdge, fmt.Errorf("%q: want rising, falling or both", s)
 }
 
-func openGPIOIn(e *openEnv) (driver, reading, error) {
-	pin, err := e.board.Pin(e.cfg.Pin)
+func openGPIOIn(e *Env) (Instance, Reading, error) {
+	pin, err := e.Board.Pin(e.Spec.Pin)
 	if err != nil {
-		return nil, reading{}, e.errorf("pin", "pin %q: %v", e.cfg.Pin, err)
+		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
 	return startInput(e, pin, nil)
 }
 
 // sim-button is gpio-in on a pin of its own; pulse presses it.
-func openSimButton(e *openEnv) (driver, reading, error) {
-	p := NewSimPin(e.cfg.Name, -1)
+func openSimButton(e *Env) (Instance, Reading, error) {
+	p := NewSimPin(e.Spec.Name, -1)
 	press := func() error {
 		// a press is a pulse of the active level; the watcher sees both edges
-		act, rest := gpio.Level(!e.cfg.ActiveLow), gpio.Level(e.cfg.ActiveLow)
+		act, rest := gpio.Level(!e.Spec.ActiveLow), gpio.Level(e.Spec.ActiveLow)
 		for _, l := range []gpio.Level{act, rest} {
 			select {
 			case p.EdgesChan <- l:
@@ -181,21 +192,21 @@ func openSimButton(e *openEnv) (driver, reading, error) {
 	return startInput(e, p, press)
 }
 
-func startInput(e *openEnv, pin gpio.PinIO, press func() error) (driver, reading, error) {
-	pull, err := parsePull(e.cfg.Pull)
+func startInput(e *Env, pin gpio.PinIO, press func() error) (Instance, Reading, error) {
+	pull, err := parsePull(e.Spec.Pull)
 	if err != nil {
-		return nil, reading{}, e.errorf("pull", "%v", err)
+		return nil, Reading{}, e.Errorf("pull", "%v", err)
 	}
-	edge, err := parseEdge(e.cfg.Edge)
+	edge, err := parseEdge(e.Spec.Edge)
 	if err != nil {
-		return nil, reading{}, e.errorf("edge", "%v", err)
+		return nil, Reading{}, e.Errorf("edge", "%v", err)
 	}
 	if err := pin.In(pull, edge); err != nil {
-		return nil, reading{}, e.errorf("pin", "pin %q: set input: %v", e.cfg.Pin, err)
+		return nil, Reading{}, e.Errorf("pin", "pin %q: set input: %v", e.Spec.Pin, err)
 	}
 	in := &inputDriver{
-		pin: pin, activeLow: e.cfg.ActiveLow, debounce: e.cfg.Debounce.Duration,
-		observe: e.observe, log: e.log, press: press,
+		pin: pin, activeLow: e.Spec.ActiveLow, debounce: e.Spec.Debounce,
+		observe: e.Observe, log: e.Log, press: press,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	in.on = in.level()

@@ -10,6 +10,23 @@ import (
 	"github.com/simonvetter/modbus"
 )
 
+func init() {
+	Register(Driver{Name: "modbus-coil", Open: openModbusCoil, Check: checkModbus, Actions: switchActions, Output: true})
+	Register(Driver{Name: "modbus-register", Open: openModbusRegister, Check: checkModbus, Actions: []Kind{Read, Set}, Polled: true})
+}
+
+func checkModbus(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {
+	if _, _, err := net.SplitHostPort(s.Address); err != nil {
+		bad("address", "%q is not host:port of a Modbus TCP server", s.Address)
+	}
+	if s.Unit < 0 || s.Unit > 255 {
+		bad("unit", "unit id %d out of range 0 … 255", s.Unit)
+	}
+	if s.Register < 0 || s.Register > math.MaxUint16 {
+		bad("register", "register %d out of range 0 … 65535", s.Register)
+	}
+}
+
 // DefaultModbusTimeout bounds one Modbus request when the device gives none.
 const DefaultModbusTimeout = time.Second
 
@@ -63,25 +80,18 @@ func (m *modbusConn) release() error {
 	return err
 }
 
-func newModbusConn(e *openEnv) (*modbusConn, error) {
-	if _, _, err := net.SplitHostPort(e.cfg.Address); err != nil {
-		return nil, e.errorf("address", "%q is not host:port of a Modbus TCP server", e.cfg.Address)
-	}
-	if e.cfg.Unit < 0 || e.cfg.Unit > 255 {
-		return nil, e.errorf("unit", "unit id %d out of range 0 … 255", e.cfg.Unit)
-	}
-	if e.cfg.Register < 0 || e.cfg.Register > math.MaxUint16 {
-		return nil, e.errorf("register", "register %d out of range 0 … 65535", e.cfg.Register)
-	}
-	unit := uint8(e.cfg.Unit)
+// newModbusConn builds the connection of e; New has run checkModbus, so
+// address, unit and register are in range.
+func newModbusConn(e *Env) *modbusConn {
+	unit := uint8(e.Spec.Unit)
 	if unit == 0 {
 		unit = 1
 	}
-	t := e.cfg.Timeout.Duration
+	t := e.Spec.Timeout
 	if t == 0 {
 		t = DefaultModbusTimeout
 	}
-	return &modbusConn{url: "tcp://" + e.cfg.Address, unit: unit, timeout: t}, nil
+	return &modbusConn{url: "tcp://" + e.Spec.Address, unit: unit, timeout: t}
 }
 
 // modbusCoil is a coil as a binaryOut.
@@ -101,12 +111,9 @@ func (c *modbusCoil) get(context.Context) (on bool, err error) {
 
 // openModbusCoil connects lazily: a server that is down at start leaves the
 // device in error until it answers, it does not stop the board.
-func openModbusCoil(e *openEnv) (driver, reading, error) {
-	mc, err := newModbusConn(e)
-	if err != nil {
-		return nil, reading{}, err
-	}
-	return &switchDriver{out: &modbusCoil{mc, uint16(e.cfg.Register)}, onStop: e.cfg.OnStop, observe: e.observe}, reading{state: StateUnknown}, nil
+func openModbusCoil(e *Env) (Instance, Reading, error) {
+	mc := newModbusConn(e)
+	return &switchDriver{out: &modbusCoil{mc, uint16(e.Spec.Register)}, onStop: e.Spec.OnStop, observe: e.Observe}, Reading{State: StateUnknown}, nil
 }
 
 // modbusRegister reads and writes one holding register; value = raw × scale.
@@ -117,9 +124,7 @@ type modbusRegister struct {
 	unit  string
 }
 
-func (r *modbusRegister) supports(kind string) bool { return kind == Read || kind == Set }
-
-func (r *modbusRegister) do(_ context.Context, a Action) (reading, error) {
+func (r *modbusRegister) Do(_ context.Context, a Action) (Reading, error) {
 	switch a.Kind {
 	case Read:
 		var raw uint16
@@ -128,36 +133,33 @@ func (r *modbusRegister) do(_ context.Context, a Action) (reading, error) {
 			return
 		})
 		if err != nil {
-			return reading{}, err
+			return Reading{}, err
 		}
-		return r.reading(raw), nil
+		return r.Reading(raw), nil
 	case Set:
 		raw := math.Round(a.Value / r.scale)
 		if raw < 0 || raw > math.MaxUint16 {
-			return reading{}, fmt.Errorf("%w: %v is %v raw, out of a register's 0 … 65535", ErrBadValue, a.Value, raw)
+			return Reading{}, fmt.Errorf("%w: %v is %v raw, out of a register's 0 … 65535", ErrBadValue, a.Value, raw)
 		}
 		if err := r.call(func(cl *modbus.ModbusClient) error { return cl.WriteRegister(r.reg, uint16(raw)) }); err != nil {
-			return reading{}, err
+			return Reading{}, err
 		}
-		return r.reading(uint16(raw)), nil
+		return r.Reading(uint16(raw)), nil
 	}
-	return reading{}, unsupported(a)
+	return Reading{}, unsupported(a)
 }
 
-func (r *modbusRegister) reading(raw uint16) reading {
-	return reading{state: StateOK, value: round(float64(raw) * r.scale), unit: r.unit}
+func (r *modbusRegister) Reading(raw uint16) Reading {
+	return Reading{State: StateOK, Value: round(float64(raw) * r.scale), Unit: r.unit}
 }
 
-func (r *modbusRegister) close() error { return r.release() }
+func (r *modbusRegister) Close() error { return r.release() }
 
-func openModbusRegister(e *openEnv) (driver, reading, error) {
-	mc, err := newModbusConn(e)
-	if err != nil {
-		return nil, reading{}, err
-	}
-	scale := e.cfg.Scale
+func openModbusRegister(e *Env) (Instance, Reading, error) {
+	mc := newModbusConn(e)
+	scale := e.Spec.Scale
 	if scale == 0 {
 		scale = 1
 	}
-	return &modbusRegister{modbusConn: mc, reg: uint16(e.cfg.Register), scale: scale, unit: e.cfg.Units}, reading{state: StateUnknown}, nil
+	return &modbusRegister{modbusConn: mc, reg: uint16(e.Spec.Register), scale: scale, unit: e.Spec.Units}, Reading{State: StateUnknown}, nil
 }

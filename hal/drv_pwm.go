@@ -8,6 +8,30 @@ import (
 	"periph.io/x/conn/v3/physic"
 )
 
+func init() {
+	actions := []Kind{TurnOn, TurnOff, Toggle, Set, Read}
+	Register(Driver{Name: "pwm", Open: openPWM, Check: checkPWM, Actions: actions, Output: true, Needs: NeedsPin})
+	Register(Driver{Name: "sim-pwm", Open: openSimPWM, Check: checkPWM, Actions: actions, Output: true, Simulated: true})
+}
+
+func checkPWM(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {
+	if _, err := parseFrequency(s.Frequency); err != nil {
+		bad("frequency", "%v", err)
+	}
+}
+
+// parseFrequency reads a pwm frequency; "" is DefaultPWMFrequency.
+func parseFrequency(s string) (physic.Frequency, error) {
+	f := DefaultPWMFrequency
+	if s == "" {
+		return f, nil
+	}
+	if err := f.Set(s); err != nil || f <= 0 {
+		return 0, fmt.Errorf("%q is not a frequency (e.g. \"1kHz\")", s)
+	}
+	return f, nil
+}
+
 // DefaultPWMFrequency is used when a pwm device gives no frequency.
 const DefaultPWMFrequency = physic.KiloHertz
 
@@ -20,11 +44,7 @@ type pwmDriver struct {
 	stop string
 }
 
-var pwmKinds = kinds(TurnOn, TurnOff, Toggle, Set, Read)
-
-func (p *pwmDriver) supports(kind string) bool { return pwmKinds(kind) }
-
-func (p *pwmDriver) do(_ context.Context, a Action) (reading, error) {
+func (p *pwmDriver) Do(_ context.Context, a Action) (Reading, error) {
 	switch a.Kind {
 	case TurnOn:
 		return p.write(p.last)
@@ -37,36 +57,36 @@ func (p *pwmDriver) do(_ context.Context, a Action) (reading, error) {
 		return p.write(p.last)
 	case Set:
 		if a.Value < 0 || a.Value > 100 {
-			return reading{}, fmt.Errorf("%w: duty %v%% out of range 0 … 100", ErrBadValue, a.Value)
+			return Reading{}, fmt.Errorf("%w: duty %v%% out of range 0 … 100", ErrBadValue, a.Value)
 		}
 		return p.write(a.Value)
 	case Read:
-		return p.reading(), nil
+		return p.Reading(), nil
 	}
-	return reading{}, unsupported(a)
+	return Reading{}, unsupported(a)
 }
 
-func (p *pwmDriver) write(pct float64) (reading, error) {
+func (p *pwmDriver) write(pct float64) (Reading, error) {
 	duty := gpio.Duty(pct / 100 * float64(gpio.DutyMax))
 	if err := p.pin.PWM(duty, p.freq); err != nil {
-		return reading{}, fmt.Errorf("pwm %s: %w", p.pin.Name(), err)
+		return Reading{}, fmt.Errorf("pwm %s: %w", p.pin.Name(), err)
 	}
 	p.duty = pct
 	if pct > 0 {
 		p.last = pct
 	}
-	return p.reading(), nil
+	return p.Reading(), nil
 }
 
-func (p *pwmDriver) reading() reading {
+func (p *pwmDriver) Reading() Reading {
 	st := StateOff
 	if p.duty > 0 {
 		st = StateOn
 	}
-	return reading{state: st, value: p.duty, unit: "%"}
+	return Reading{State: st, Value: p.duty, Unit: "%"}
 }
 
-func (p *pwmDriver) close() error {
+func (p *pwmDriver) Close() error {
 	switch p.stop {
 	case "off":
 		_, err := p.write(0)
@@ -78,34 +98,32 @@ func (p *pwmDriver) close() error {
 	return nil
 }
 
-func openPWM(e *openEnv) (driver, reading, error) {
-	pin, err := e.board.Pin(e.cfg.Pin)
+func openPWM(e *Env) (Instance, Reading, error) {
+	pin, err := e.Board.Pin(e.Spec.Pin)
 	if err != nil {
-		return nil, reading{}, e.errorf("pin", "pin %q: %v", e.cfg.Pin, err)
+		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
 	return startPWM(e, pin)
 }
 
 // sim-pwm is pwm on a pin of its own.
-func openSimPWM(e *openEnv) (driver, reading, error) {
-	return startPWM(e, NewSimPin(e.cfg.Name, -1))
+func openSimPWM(e *Env) (Instance, Reading, error) {
+	return startPWM(e, NewSimPin(e.Spec.Name, -1))
 }
 
-func startPWM(e *openEnv, pin gpio.PinOut) (driver, reading, error) {
-	freq := DefaultPWMFrequency
-	if e.cfg.Frequency != "" {
-		if err := freq.Set(e.cfg.Frequency); err != nil || freq <= 0 {
-			return nil, reading{}, e.errorf("frequency", "%q is not a frequency (e.g. \"1kHz\")", e.cfg.Frequency)
-		}
+func startPWM(e *Env, pin gpio.PinOut) (Instance, Reading, error) {
+	freq, err := parseFrequency(e.Spec.Frequency)
+	if err != nil {
+		return nil, Reading{}, e.Errorf("frequency", "%v", err)
 	}
-	p := &pwmDriver{pin: pin, freq: freq, last: 100, stop: e.cfg.OnStop}
+	p := &pwmDriver{pin: pin, freq: freq, last: 100, stop: e.Spec.OnStop}
 	initial := 0.0
-	if e.cfg.Initial == "on" {
+	if e.Spec.Initial == "on" {
 		initial = 100
 	}
 	r, err := p.write(initial)
 	if err != nil {
-		return nil, reading{}, e.errorf("pin", "pin %q: %v", e.cfg.Pin, err)
+		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
 	return p, r, nil
 }

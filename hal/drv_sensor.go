@@ -13,6 +13,24 @@ import (
 	"periph.io/x/devices/v3/ds18b20"
 )
 
+func init() {
+	Register(Driver{Name: "bmxx80", Open: openBMxx80, Check: checkBMxx80, Actions: []Kind{Read}, Polled: true, Needs: NeedsBus})
+	Register(Driver{Name: "ds18b20", Open: openDS18B20, Check: checkDS18B20, Actions: []Kind{Read}, Polled: true, Needs: NeedsBus})
+	Register(Driver{Name: "sim-sensor", Open: openSimSensor, Actions: []Kind{Read}, Polled: true, Simulated: true})
+}
+
+func checkBMxx80(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {
+	if a, err := parseAddress(s.Address, 0x76); err != nil || a > 0x7f {
+		bad("address", "%q is not an I2C address (0x76 or 0x77)", s.Address)
+	}
+}
+
+func checkDS18B20(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {
+	if a, err := parseAddress(s.Address, 0); err != nil || a == 0 {
+		bad("address", "%q is not a 1-wire address (e.g. \"0x740000070e41ac28\")", s.Address)
+	}
+}
+
 // envSensor reads a periph physic.SenseEnv (BME280/BMP280/BMP180, DS18B20).
 type envSensor struct {
 	sense    func(*physic.Env) error
@@ -21,28 +39,26 @@ type envSensor struct {
 	halt     func() error
 }
 
-func (s *envSensor) supports(kind string) bool { return kind == Read }
-
-func (s *envSensor) do(_ context.Context, a Action) (reading, error) {
+func (s *envSensor) Do(_ context.Context, a Action) (Reading, error) {
 	if a.Kind != Read {
-		return reading{}, unsupported(a)
+		return Reading{}, unsupported(a)
 	}
 	var env physic.Env
 	if err := s.sense(&env); err != nil {
-		return reading{}, err
+		return Reading{}, err
 	}
 	t := celsius(env.Temperature)
-	r := reading{state: StateOK, value: t, unit: "°C", values: map[string]Quantity{"temperature": {t, "°C"}}}
+	r := Reading{State: StateOK, Value: t, Unit: "°C", Values: map[string]Quantity{"temperature": {t, "°C"}}}
 	if s.humidity {
-		r.values["humidity"] = Quantity{round(float64(env.Humidity) / float64(physic.PercentRH)), "%"}
+		r.Values["humidity"] = Quantity{round(float64(env.Humidity) / float64(physic.PercentRH)), "%"}
 	}
 	if s.pressure {
-		r.values["pressure"] = Quantity{round(float64(env.Pressure) / float64(100*physic.Pascal)), "hPa"}
+		r.Values["pressure"] = Quantity{round(float64(env.Pressure) / float64(100*physic.Pascal)), "hPa"}
 	}
 	return r, nil
 }
 
-func (s *envSensor) close() error { return s.halt() }
+func (s *envSensor) Close() error { return s.halt() }
 
 func celsius(t physic.Temperature) float64 {
 	return round(float64(t-physic.ZeroCelsius) / float64(physic.Celsius))
@@ -58,41 +74,41 @@ func parseAddress(s string, def uint64) (uint64, error) {
 	return strconv.ParseUint(s, 0, 64)
 }
 
-func openBMxx80(e *openEnv) (driver, reading, error) {
-	addr, err := parseAddress(e.cfg.Address, 0x76)
+func openBMxx80(e *Env) (Instance, Reading, error) {
+	addr, err := parseAddress(e.Spec.Address, 0x76)
 	if err != nil || addr > 0x7f {
-		return nil, reading{}, e.errorf("address", "%q is not an I2C address (0x76 or 0x77)", e.cfg.Address)
+		return nil, Reading{}, e.Errorf("address", "%q is not an I2C address (0x76 or 0x77)", e.Spec.Address)
 	}
-	bus, err := e.board.I2C(e.cfg.Bus)
+	bus, err := e.Board.I2C(e.Spec.Bus)
 	if err != nil {
-		return nil, reading{}, e.errorf("bus", "%v", err)
+		return nil, Reading{}, e.Errorf("bus", "%v", err)
 	}
 	dev, err := bmxx80.NewI2C(bus, uint16(addr), &bmxx80.DefaultOpts)
 	if err != nil {
-		return nil, reading{}, e.errorf("address", "no BMxx80 at %#x on I2C bus %q: %v", addr, e.cfg.Bus, err)
+		return nil, Reading{}, e.Errorf("address", "no BMxx80 at %#x on I2C bus %q: %v", addr, e.Spec.Bus, err)
 	}
 	// a BMP280/BMP180 has no humidity sensor; only a BME280 reports it
 	hum := strings.HasPrefix(dev.String(), "BME280")
-	return &envSensor{sense: dev.Sense, humidity: hum, pressure: true, halt: dev.Halt}, reading{state: StateUnknown}, nil
+	return &envSensor{sense: dev.Sense, humidity: hum, pressure: true, halt: dev.Halt}, Reading{State: StateUnknown}, nil
 }
 
 // DS18B20Resolution is the conversion resolution in bits (0.25 °C, 188 ms).
 const DS18B20Resolution = 10
 
-func openDS18B20(e *openEnv) (driver, reading, error) {
-	addr, err := parseAddress(e.cfg.Address, 0)
+func openDS18B20(e *Env) (Instance, Reading, error) {
+	addr, err := parseAddress(e.Spec.Address, 0)
 	if err != nil || addr == 0 {
-		return nil, reading{}, e.errorf("address", "%q is not a 1-wire address (e.g. \"0x740000070e41ac28\")", e.cfg.Address)
+		return nil, Reading{}, e.Errorf("address", "%q is not a 1-wire address (e.g. \"0x740000070e41ac28\")", e.Spec.Address)
 	}
-	bus, err := e.board.OneWire(e.cfg.Bus)
+	bus, err := e.Board.OneWire(e.Spec.Bus)
 	if err != nil {
-		return nil, reading{}, e.errorf("bus", "%v", err)
+		return nil, Reading{}, e.Errorf("bus", "%v", err)
 	}
 	dev, err := ds18b20.New(bus, onewire.Address(addr), DS18B20Resolution)
 	if err != nil {
-		return nil, reading{}, e.errorf("address", "no DS18B20 at %#x on 1-wire bus %q: %v", addr, e.cfg.Bus, err)
+		return nil, Reading{}, e.Errorf("address", "no DS18B20 at %#x on 1-wire bus %q: %v", addr, e.Spec.Bus, err)
 	}
-	return &envSensor{sense: dev.Sense, halt: dev.Halt}, reading{state: StateUnknown}, nil
+	return &envSensor{sense: dev.Sense, halt: dev.Halt}, Reading{State: StateUnknown}, nil
 }
 
 // simSensor is a temperature (or any) sensor whose value drifts: a random walk
@@ -104,26 +120,24 @@ type simSensor struct {
 	rng                *rand.Rand
 }
 
-func (s *simSensor) supports(kind string) bool { return kind == Read }
-
-func (s *simSensor) do(_ context.Context, a Action) (reading, error) {
+func (s *simSensor) Do(_ context.Context, a Action) (Reading, error) {
 	if a.Kind != Read {
-		return reading{}, unsupported(a)
+		return Reading{}, unsupported(a)
 	}
 	step := (s.rng.Float64()*2 - 1) * s.drift
 	pull := (s.base - s.value) * 0.1
 	s.value = math.Min(s.hi, math.Max(s.lo, s.value+step+pull))
-	return s.reading(), nil
+	return s.Reading(), nil
 }
 
-func (s *simSensor) reading() reading {
-	return reading{state: StateOK, value: round(s.value), unit: s.unit}
+func (s *simSensor) Reading() Reading {
+	return Reading{State: StateOK, Value: round(s.value), Unit: s.unit}
 }
 
-func (s *simSensor) close() error { return nil }
+func (s *simSensor) Close() error { return nil }
 
-func openSimSensor(e *openEnv) (driver, reading, error) {
-	s := &simSensor{base: e.cfg.Baseline, drift: e.cfg.Drift, unit: e.cfg.Units, lo: math.Inf(-1), hi: math.Inf(1)}
+func openSimSensor(e *Env) (Instance, Reading, error) {
+	s := &simSensor{base: e.Spec.Baseline, drift: e.Spec.Drift, unit: e.Spec.Units, lo: math.Inf(-1), hi: math.Inf(1)}
 	if s.base == 0 {
 		s.base = 21.5
 	}
@@ -133,17 +147,17 @@ func openSimSensor(e *openEnv) (driver, reading, error) {
 	if s.unit == "" {
 		s.unit = "°C"
 	}
-	if e.cfg.Min != nil {
-		s.lo = *e.cfg.Min
+	if e.Spec.Min != nil {
+		s.lo = *e.Spec.Min
 	}
-	if e.cfg.Max != nil {
-		s.hi = *e.cfg.Max
+	if e.Spec.Max != nil {
+		s.hi = *e.Spec.Max
 	}
 	s.value = math.Min(s.hi, math.Max(s.lo, s.base))
 	seed := uint64(0)
-	for _, c := range e.cfg.Name {
+	for _, c := range e.Spec.Name {
 		seed = seed*31 + uint64(c)
 	}
 	s.rng = rand.New(rand.NewPCG(seed, 0x5eed))
-	return s, s.reading(), nil
+	return s, s.Reading(), nil
 }

@@ -8,6 +8,14 @@ import (
 	"periph.io/x/conn/v3/gpio"
 )
 
+func init() {
+	Register(Driver{Name: "gpio-out", Open: openGPIOOut, Actions: switchActions, Output: true, Needs: NeedsPin})
+	Register(Driver{Name: "sim-switch", Open: openSimSwitch, Actions: switchActions, Output: true, Simulated: true})
+}
+
+// switchActions are what a switch (GPIO line, Modbus coil) accepts.
+var switchActions = []Kind{TurnOn, TurnOff, Toggle, Set, Pulse, Read}
+
 // binaryOut is an output that is on or off: a GPIO line, a Modbus coil.
 type binaryOut interface {
 	set(ctx context.Context, on bool) error
@@ -20,14 +28,10 @@ type switchDriver struct {
 	out     binaryOut
 	on      bool
 	onStop  string        // on | off | keep | ""
-	observe func(reading) // reports the "on" half of a pulse
+	observe func(Reading) // reports the "on" half of a pulse
 }
 
-var switchKinds = kinds(TurnOn, TurnOff, Toggle, Set, Pulse, Read)
-
-func (s *switchDriver) supports(kind string) bool { return switchKinds(kind) }
-
-func (s *switchDriver) do(ctx context.Context, a Action) (reading, error) {
+func (s *switchDriver) Do(ctx context.Context, a Action) (Reading, error) {
 	switch a.Kind {
 	case TurnOn, TurnOff:
 		return s.write(ctx, a.Kind == TurnOn)
@@ -35,7 +39,7 @@ func (s *switchDriver) do(ctx context.Context, a Action) (reading, error) {
 		return s.write(ctx, !s.on)
 	case Set:
 		if a.Value != 0 && a.Value != 1 {
-			return reading{}, fmt.Errorf("%w: %v: a switch takes 0 or 1", ErrBadValue, a.Value)
+			return Reading{}, fmt.Errorf("%w: %v: a switch takes 0 or 1", ErrBadValue, a.Value)
 		}
 		return s.write(ctx, a.Value == 1)
 	case Pulse:
@@ -59,23 +63,23 @@ func (s *switchDriver) do(ctx context.Context, a Action) (reading, error) {
 	case Read:
 		on, err := s.out.get(ctx)
 		if err != nil {
-			return reading{}, err
+			return Reading{}, err
 		}
 		s.on = on
 		return onOff(on), nil
 	}
-	return reading{}, unsupported(a)
+	return Reading{}, unsupported(a)
 }
 
-func (s *switchDriver) write(ctx context.Context, on bool) (reading, error) {
+func (s *switchDriver) write(ctx context.Context, on bool) (Reading, error) {
 	if err := s.out.set(ctx, on); err != nil {
-		return reading{}, err
+		return Reading{}, err
 	}
 	s.on = on
 	return onOff(on), nil
 }
 
-func (s *switchDriver) close() error {
+func (s *switchDriver) Close() error {
 	var err error
 	switch s.onStop {
 	case "on", "off":
@@ -105,25 +109,25 @@ func (g *gpioOut) get(context.Context) (bool, error) {
 
 func (g *gpioOut) release() error { return nil }
 
-func openGPIOOut(e *openEnv) (driver, reading, error) {
-	pin, err := e.board.Pin(e.cfg.Pin)
+func openGPIOOut(e *Env) (Instance, Reading, error) {
+	pin, err := e.Board.Pin(e.Spec.Pin)
 	if err != nil {
-		return nil, reading{}, e.errorf("pin", "pin %q: %v", e.cfg.Pin, err)
+		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
-	return startSwitch(e, &gpioOut{pin: pin, activeLow: e.cfg.ActiveLow})
+	return startSwitch(e, &gpioOut{pin: pin, activeLow: e.Spec.ActiveLow})
 }
 
 // sim-switch is gpio-out on a pin of its own.
-func openSimSwitch(e *openEnv) (driver, reading, error) {
-	return startSwitch(e, &gpioOut{pin: NewSimPin(e.cfg.Name, -1), activeLow: e.cfg.ActiveLow})
+func openSimSwitch(e *Env) (Instance, Reading, error) {
+	return startSwitch(e, &gpioOut{pin: NewSimPin(e.Spec.Name, -1), activeLow: e.Spec.ActiveLow})
 }
 
 // startSwitch writes the initial state (off unless initial = "on").
-func startSwitch(e *openEnv, out binaryOut) (driver, reading, error) {
-	s := &switchDriver{out: out, onStop: e.cfg.OnStop, observe: e.observe}
-	r, err := s.write(context.Background(), e.cfg.Initial == "on")
+func startSwitch(e *Env, out binaryOut) (Instance, Reading, error) {
+	s := &switchDriver{out: out, onStop: e.Spec.OnStop, observe: e.Observe}
+	r, err := s.write(context.Background(), e.Spec.Initial == "on")
 	if err != nil {
-		return nil, reading{}, e.errorf("initial", "write initial state: %v", err)
+		return nil, Reading{}, e.Errorf("initial", "write initial state: %v", err)
 	}
 	return s, r, nil
 }

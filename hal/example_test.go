@@ -5,29 +5,18 @@ import (
 	"fmt"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Two interlocked relays on the simulated board: turning one on turns the
 // other off first.
 func Example() {
-	cfg, err := config.Parse("example.toml", []byte(`
-[node]
-name = "ews1"
-[sim]
-[[device]]
-name = "up"
-driver = "gpio-out"
-pin = "GPIO20"
-interlock = ["down"]
-[[device]]
-name = "down"
-driver = "gpio-out"
-pin = "GPIO21"
-`))
-	if err != nil {
-		fmt.Println(err)
-		return
+	cfg := hal.Config{
+		Node: "ews1",
+		Sim:  &hal.SimConfig{},
+		Devices: []hal.DeviceSpec{
+			{Name: "up", Driver: "gpio-out", Pin: "GPIO20", Interlock: []string{"down"}},
+			{Name: "down", Driver: "gpio-out", Pin: "GPIO21"},
+		},
 	}
 	board := hal.NewSimBoard()
 	devs, err := hal.New(cfg, hal.Options{Board: board})

@@ -218,7 +218,7 @@ func TestBusyDeviceHonorsContext(t *testing.T) {
 // A caller that gives up during the device's latency does not put it in error.
 func TestCallerGoneIsNotDeviceError(t *testing.T) {
 	cfg := parse(t, "[[device]]\nname = \"r\"\ndriver = \"sim-switch\"\n")
-	cfg.Sim.DeviceLatency.Duration = time.Hour
+	cfg.Sim.DeviceLatency = time.Hour
 	ds := open(t, cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

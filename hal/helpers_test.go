@@ -6,22 +6,65 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
+	"github.com/pelletier/go-toml/v2"
 )
 
-// parse builds a config from the device part of a TOML file.
-func parse(t testing.TB, devices string) *config.Config {
+// testDevice is a [[device]] table with the keys of the boot config, so the
+// tests read like the configs users write, without the config package.
+type testDevice struct {
+	Name, Driver, Pin, Node string
+	ActiveLow               bool `toml:"active_low"`
+	Initial                 string
+	OnStop                  string `toml:"on_stop"`
+	Interlock               []string
+	Pull, Debounce, Edge    string
+	Frequency, Bus, Address string
+	Unit, Register          int
+	Command                 []string
+	Timeout                 string
+	Min, Max                *float64
+	Scale                   float64
+	Units                   string
+	Drift, Baseline         float64
+}
+
+// parse builds a Config of board ews1 on the simulated board (no latency)
+// from [[device]] tables.
+func parse(t testing.TB, devices string) Config {
 	t.Helper()
-	src := "[node]\nname = \"ews1\"\n\n[sim]\ndevice_latency = \"0s\"\n\n" + devices
-	cfg, err := config.Parse("test.toml", []byte(src))
-	if err != nil {
-		t.Fatalf("config: %v", err)
+	var file struct {
+		Device []testDevice `toml:"device"`
+	}
+	dec := toml.NewDecoder(strings.NewReader(devices)).DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		t.Fatalf("test config: %v", err)
+	}
+	dur := func(s string) time.Duration {
+		if s == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("test config: %v", err)
+		}
+		return d
+	}
+	cfg := Config{Node: "ews1", Sim: &SimConfig{}}
+	for _, d := range file.Device {
+		cfg.Devices = append(cfg.Devices, DeviceSpec{
+			Name: d.Name, Driver: d.Driver, Pin: d.Pin, Node: d.Node, ActiveLow: d.ActiveLow,
+			Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock,
+			Pull: d.Pull, Debounce: dur(d.Debounce), Edge: d.Edge, Frequency: d.Frequency,
+			Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
+			Command: d.Command, Timeout: dur(d.Timeout), Min: d.Min, Max: d.Max,
+			Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline,
+		})
 	}
 	return cfg
 }
 
 // open opens cfg on board and closes the devices when the test ends.
-func open(t testing.TB, cfg *config.Config, board Board) *Devices {
+func open(t testing.TB, cfg Config, board Board) *Devices {
 	t.Helper()
 	ds, err := New(cfg, Options{Board: board})
 	if err != nil {

@@ -3,36 +3,35 @@ package hal
 import (
 	"errors"
 	"testing"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 func TestOpenRefusesBadWiring(t *testing.T) {
 	tests := []struct {
 		name  string
 		toml  string
+		at    string   // index.key of the error
 		parts []string // the error names these
 	}{
 		{"pin that does not exist", "[[device]]\nname = \"r1\"\ndriver = \"gpio-out\"\npin = \"GPIO99\"\n",
-			[]string{"test.toml:10", "device[0].pin", `"r1"`, "GPIO99", "no GPIO pin"}},
+			"0.pin", []string{`"r1"`, "GPIO99", "no GPIO pin"}},
 		{"pin used twice across drivers", "[[device]]\nname = \"r1\"\ndriver = \"gpio-out\"\npin = \"GPIO17\"\n\n[[device]]\nname = \"b1\"\ndriver = \"gpio-in\"\npin = \"GPIO17\"\nnode = \"any\"\n",
-			[]string{"device[1].pin", `"b1"`, "GPIO17", `already used by device "r1"`}},
+			"1.pin", []string{`"b1"`, "GPIO17", `already used by device "r1"`}},
 		{"I2C bus that cannot open", "[[device]]\nname = \"t1\"\ndriver = \"bmxx80\"\nbus = \"7\"\n",
-			[]string{"device[0].bus", `"t1"`, `I2C bus "7"`}},
+			"0.bus", []string{`"t1"`, `I2C bus "7"`}},
 		{"1-wire bus that cannot open", "[[device]]\nname = \"t2\"\ndriver = \"ds18b20\"\nbus = \"w1\"\naddress = \"0x28\"\n",
-			[]string{"device[0].bus", `"t2"`, `1-wire bus "w1"`}},
+			"0.bus", []string{`"t2"`, `1-wire bus "w1"`}},
 		{"bad frequency", "[[device]]\nname = \"l\"\ndriver = \"pwm\"\npin = \"GPIO18\"\nfrequency = \"fast\"\n",
-			[]string{"device[0].frequency", `"fast"`}},
+			"0.frequency", []string{`"fast"`}},
 		{"bad pull", "[[device]]\nname = \"b\"\ndriver = \"gpio-in\"\npin = \"GPIO4\"\npull = \"sideways\"\n",
-			[]string{"device[0].pull", "sideways"}},
+			"0.pull", []string{"sideways"}},
 		{"modbus address", "[[device]]\nname = \"c\"\ndriver = \"modbus-coil\"\naddress = \"plc\"\nnode = \"any\"\n",
-			[]string{"device[0].address", `"plc"`}},
+			"0.address", []string{`"plc"`}},
 		{"command missing", "[[device]]\nname = \"c\"\ndriver = \"command\"\ncommand = [\"/nonexistent/prog\"]\n",
-			[]string{"device[0].command", "/nonexistent/prog"}},
+			"0.command", []string{"/nonexistent/prog"}},
 		{"interlock with a sensor", "[[device]]\nname = \"r\"\ndriver = \"sim-switch\"\ninterlock = [\"t\"]\n\n[[device]]\nname = \"t\"\ndriver = \"sim-sensor\"\n",
-			[]string{"device[0].interlock", "two outputs"}},
+			"0.interlock", []string{"two outputs"}},
 		{"interlock both on at start", "[[device]]\nname = \"a\"\ndriver = \"sim-switch\"\ninitial = \"on\"\ninterlock = [\"b\"]\n\n[[device]]\nname = \"b\"\ndriver = \"sim-switch\"\ninitial = \"on\"\n",
-			[]string{"device[0].interlock", "both start on"}},
+			"0.interlock", []string{"both start on"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,9 +41,12 @@ func TestOpenRefusesBadWiring(t *testing.T) {
 				t.Fatal("New returned devices along with an error")
 			}
 			contains(t, err, tt.parts...)
-			var ce config.Errors
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %T is not config.Errors", err)
+			var se SpecErrors
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T is not SpecErrors", err)
+			}
+			if got := at(se); len(got) != 1 || got[0] != tt.at {
+				t.Fatalf("errors at %v, want [%s]", got, tt.at)
 			}
 		})
 	}
@@ -63,15 +65,10 @@ func TestOpenFailureClosesOthers(t *testing.T) {
 }
 
 func TestRemoteAndUnknown(t *testing.T) {
-	src := "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=127.0.0.1:7946\", \"ews2=127.0.0.2:7946\"]\n[sim]\n" +
-		"[[device]]\nname = \"far\"\ndriver = \"gpio-out\"\npin = \"GPIO17\"\nnode = \"ews2\"\n" +
-		"[[device]]\nname = \"near\"\ndriver = \"gpio-out\"\npin = \"GPIO17\"\n"
-	cfg, err := config.Parse("t.toml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := parse(t, "[[device]]\nname = \"far\"\ndriver = \"gpio-out\"\npin = \"GPIO17\"\nnode = \"ews2\"\n"+
+		"[[device]]\nname = \"near\"\ndriver = \"gpio-out\"\npin = \"GPIO17\"\n")
 	ds := open(t, cfg, NewSimBoard())
-	_, err = ds.Do(t.Context(), "far", Action{Kind: TurnOn})
+	_, err := ds.Do(t.Context(), "far", Action{Kind: TurnOn})
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Node != "ews2" {
 		t.Fatalf("far: %v, want RemoteError naming ews2", err)

@@ -9,16 +9,16 @@ import (
 // panicky is a driver whose every operation panics.
 type panicky struct{}
 
-func (panicky) supports(string) bool                        { return true }
-func (panicky) do(context.Context, Action) (reading, error) { panic("wire came loose") }
-func (panicky) close() error                                { return nil }
+func (panicky) Do(context.Context, Action) (Reading, error) { panic("wire came loose") }
+func (panicky) Close() error                                { return nil }
+
+func init() {
+	Register(Driver{Name: "test-panicky", Actions: Kinds(), Simulated: true,
+		Open: func(*Env) (Instance, Reading, error) { return panicky{}, Reading{State: StateUnknown}, nil }})
+}
 
 func TestDriverPanicIsAnError(t *testing.T) {
-	saved := openers["sim-sensor"]
-	openers["sim-sensor"] = func(*openEnv) (driver, reading, error) { return panicky{}, reading{state: StateUnknown}, nil }
-	defer func() { openers["sim-sensor"] = saved }()
-
-	ds := open(t, parse(t, "[[device]]\nname = \"p\"\ndriver = \"sim-sensor\"\n\n[[device]]\nname = \"s\"\ndriver = \"sim-switch\"\n"), nil)
+	ds := open(t, parse(t, "[[device]]\nname = \"p\"\ndriver = \"test-panicky\"\n\n[[device]]\nname = \"s\"\ndriver = \"sim-switch\"\n"), nil)
 	_, err := ds.Do(t.Context(), "p", Action{Kind: Read})
 	var de *DriverError
 	if !errors.As(err, &de) {

@@ -5,17 +5,7 @@ import (
 	"time"
 )
 
-// polled are the drivers the poller reads: sensors whose value changes on
-// its own and whose read has no side effect.
-func polled(driver string) bool {
-	switch driver {
-	case "bmxx80", "ds18b20", "sim-sensor", "modbus-register":
-		return true
-	}
-	return false
-}
-
-// poll reads every polled sensor each period until ctx ends, so snapshots
+// poll reads every sensor of a Polled driver each period until ctx ends, so snapshots
 // (and the /events stream) follow the sensors without a client asking.
 func (ds *Devices) poll(ctx context.Context, period time.Duration) {
 	defer close(ds.pollDone)
@@ -29,7 +19,7 @@ func (ds *Devices) poll(ctx context.Context, period time.Duration) {
 		}
 		for _, name := range ds.order {
 			d, ok := ds.local[name]
-			if !ok || !polled(d.driverName) {
+			if !ok || !d.driver.Polled {
 				continue
 			}
 			func() {

@@ -33,17 +33,18 @@ type Quantity struct {
 	Unit  string  `json:"unit"`
 }
 
-// reading is what a driver reports after an operation.
-type reading struct {
-	state  string
-	value  any
-	unit   string
-	values map[string]Quantity
+// Reading is what a driver reports after an operation; the Device copies
+// it into its Snapshot.
+type Reading struct {
+	State  string              // one of the State constants
+	Value  any                 // bool, float64, string or nil
+	Unit   string              // "" keeps the spec's Units
+	Values map[string]Quantity // more quantities of a multi-sensor
 }
 
-func onOff(on bool) reading {
+func onOff(on bool) Reading {
 	if on {
-		return reading{state: StateOn, value: true}
+		return Reading{State: StateOn, Value: true}
 	}
-	return reading{state: StateOff, value: false}
+	return Reading{State: StateOff, Value: false}
 }

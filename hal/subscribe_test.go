@@ -48,10 +48,10 @@ func TestMetrics(t *testing.T) {
 	do(t, ds, "s", Action{Kind: TurnOn})
 	_, _ = ds.Do(t.Context(), "c", Action{Kind: Read})
 	m := ds.metrics
-	if got := testutil.ToFloat64(m.ops.WithLabelValues("s", TurnOn)); got != 2 {
+	if got := testutil.ToFloat64(m.ops.WithLabelValues("s", "turn_on")); got != 2 {
 		t.Errorf("ops{s,turn_on} = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(m.errs.WithLabelValues("c", Read)); got != 1 {
+	if got := testutil.ToFloat64(m.errs.WithLabelValues("c", "read")); got != 1 {
 		t.Errorf("errors{c,read} = %v, want 1", got)
 	}
 	if n, err := testutil.GatherAndCount(reg, "ews_device_operation_seconds"); err != nil || n != 2 {

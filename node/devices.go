@@ -18,9 +18,9 @@ import (
 // that does not exist or is taken, or a bus that cannot open, fails here
 // with the device, pin and line.
 func (n *Node) openDevices() error {
-	devs, err := hal.New(n.cfg, hal.Options{Registerer: n.reg, Logger: n.log, Poll: 5 * time.Second})
+	devs, err := hal.New(n.cfg.HAL(), hal.Options{Registerer: n.reg, Logger: n.log, Poll: 5 * time.Second})
 	if err != nil {
-		return err
+		return n.cfg.DeviceErrors(err)
 	}
 	n.devs = devs
 	n.onClose(func() {

@@ -7,7 +7,6 @@ import (
 
 	"log/slog"
 
-	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/bootkey"
 )
@@ -24,14 +23,10 @@ func cmdConfig(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, config.Example())
 		return exitOK
 	case fs.NArg() == 2 && fs.Arg(0) == "check":
+		// Load also asks hal what it can know of the devices without the hardware.
 		cfg, err := config.Load(fs.Arg(1))
 		if err != nil {
 			printConfigError(stderr, err)
-			return exitError
-		}
-		// What can be known of the devices without the hardware.
-		if errs := hal.Check(cfg); len(errs) > 0 {
-			printConfigError(stderr, errs)
 			return exitError
 		}
 		if _, err := cfg.ClusterKey(); err != nil && cfg.Cluster.KeyFile != "" {

@@ -11,10 +11,6 @@ import (
 var Policies = []string{"priority-lc", "lc", "wlc", "rr", "wrr", "random", "p2c",
 	"source-hash", "dest-hash", "adaptive", "integrated", "qsc"}
 
-// Drivers is every value device.driver accepts.
-var Drivers = []string{"gpio-out", "gpio-in", "pwm", "bmxx80", "ds18b20",
-	"modbus-coil", "modbus-register", "command", "sim-switch", "sim-sensor", "sim-button", "sim-pwm"}
-
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,62}$`)
 
 // Validate checks every rule a file can break without hardware and returns

@@ -2,9 +2,13 @@ package config
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/ews-firmware/ews/hal"
 )
 
+// validateDevices checks what only the whole file knows (names, boards,
+// pins per board) and asks hal, which owns the drivers, about each device's
+// driver and keys.
 func (c *Config) validateDevices(bad func(string, string, ...any)) {
 	names := map[string]int{}
 	pins := map[string]string{} // node/pin -> device
@@ -17,9 +21,6 @@ func (c *Config) validateDevices(bad func(string, string, ...any)) {
 			bad(key+".name", "duplicate device %q", d.Name)
 		}
 		names[d.Name] = i
-		if !contains(Drivers, d.Driver) {
-			bad(key+".driver", "device %q: unknown driver %q; want one of %s", d.Name, d.Driver, strings.Join(Drivers, " "))
-		}
 		if d.Node != "any" && d.Node != c.Node.Name && !c.Standalone() && c.Rank(d.Node) < 0 {
 			bad(key+".node", "device %q: board %q is not in cluster.peers", d.Name, d.Node)
 		}
@@ -30,14 +31,6 @@ func (c *Config) validateDevices(bad func(string, string, ...any)) {
 			}
 			pins[k] = d.Name
 		}
-		for _, v := range []struct{ k, val string }{{"initial", d.Initial}, {"on_stop", d.OnStop}} {
-			if v.val != "" && v.val != "on" && v.val != "off" && !(v.k == "on_stop" && v.val == "keep") {
-				bad(key+"."+v.k, "device %q: %q: want on or off", d.Name, v.val)
-			}
-		}
-		if d.Min != nil && d.Max != nil && *d.Min > *d.Max {
-			bad(key+".min", "device %q: min %v above max %v", d.Name, *d.Min, *d.Max)
-		}
 	}
 	for i, d := range c.Devices {
 		for _, other := range d.Interlock {
@@ -45,5 +38,9 @@ func (c *Config) validateDevices(bad func(string, string, ...any)) {
 				bad(fmt.Sprintf("device[%d].interlock", i), "device %q: interlock names unknown device %q", d.Name, other)
 			}
 		}
+	}
+	for _, e := range hal.CheckSpecs(c.Node.Name, c.Specs()) {
+		ce := c.deviceError(e)
+		bad(ce.Key, "%s", ce.Msg)
 	}
 }

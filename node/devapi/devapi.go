@@ -140,7 +140,11 @@ func (api *API) run(ctx context.Context, r *http.Request) (int, []byte) {
 	if _, err := api.devs.Get(name); err != nil {
 		return errorBody(err)
 	}
-	a, err := hal.ParseAction(r.PathValue("action"), r.URL.Query())
+	kind, err := hal.ParseKind(r.PathValue("action"))
+	if err != nil {
+		return errorBody(fmt.Errorf("devapi: device %q: %w", name, err))
+	}
+	a, err := hal.ParseAction(kind, r.URL.Query())
 	if err != nil {
 		return errorBody(fmt.Errorf("devapi: device %q: %w", name, err))
 	}

@@ -74,7 +74,7 @@ func newFixture(t testing.TB, extra string, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	board := hal.NewSimBoard()
-	devs, err := hal.New(cfg, hal.Options{Board: board})
+	devs, err := hal.New(cfg.HAL(), hal.Options{Board: board})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.CGI.Dir = "../cgi/testdata"
-	devs, err := hal.New(cfg, hal.Options{Board: hal.NewSimBoard()})
+	devs, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func openDevices(t testing.TB, self string) *hal.Devices {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	devs, err := hal.New(cfg, hal.Options{Board: hal.NewSimBoard()})
+	devs, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatalf("hal.New: %v", err)
 	}
