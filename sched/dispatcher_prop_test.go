@@ -244,7 +244,7 @@ func TestQueueFlood(t *testing.T) {
 	cfg := schedCfg("priority-lc", 8)
 	// The bound is under test, not fail fast: on a slow machine the flood
 	// itself lasts longer than queue_target, and CoDel would join in.
-	cfg.QueueTarget.Duration = 0
+	cfg.QueueTarget = 0
 	d, err := NewDispatcher(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// Policies is every value sched.policy accepts.
-var Policies = []string{"priority-lc", "lc", "wlc", "rr", "wrr", "random", "p2c",
-	"source-hash", "dest-hash", "adaptive", "integrated", "qsc"}
-
 // Drivers is every value device.driver accepts.
 var Drivers = []string{"gpio-out", "gpio-in", "pwm", "bmxx80", "ds18b20",
 	"modbus-coil", "modbus-register", "command", "sim-switch", "sim-sensor", "sim-button", "sim-pwm"}
