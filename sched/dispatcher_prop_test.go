@@ -36,8 +36,7 @@ type propOut struct {
 
 func TestDispatcherProperties(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		policy := rapid.SampledFrom([]string{"priority-lc", "lc", "wlc", "rr", "wrr", "random", "p2c",
-			"source-hash", "dest-hash", "adaptive", "integrated", "qsc"}).Draw(rt, "policy")
+		policy := rapid.SampledFrom(PolicyNames()).Draw(rt, "policy")
 		s := schedCfg(policy, rapid.IntRange(1, 4).Draw(rt, "queue"))
 		s.Reserve = rapid.SampledFrom([]float64{0, 0.3}).Draw(rt, "reserve")
 		d, err := NewDispatcher(s, Options{})

@@ -150,19 +150,6 @@ func TestP2CNeverPicksTheWorst(t *testing.T) {
 	}
 }
 
-func TestRandomCoversPool(t *testing.T) {
-	p := &Random{Rand: seeded()}
-	counts := map[string]int{}
-	for i := 0; i < 3000; i++ {
-		counts[p.Select(testPool(), nil).Name]++
-	}
-	for _, n := range []string{"a", "b", "c"} {
-		if counts[n] < 850 || counts[n] > 1150 {
-			t.Errorf("random: %s chosen %d of 3000", n, counts[n])
-		}
-	}
-}
-
 func TestTiesBrokenWithoutBias(t *testing.T) {
 	pool := testPool()
 	for _, b := range pool {
@@ -264,9 +251,11 @@ func TestPoliciesSurviveBadReports(t *testing.T) {
 		Baselines: map[string]float64{"cpu": 0, "mem": -1, "net": nan, "disk": inf},
 		Limits:    map[string]float64{"cpu": 0, "mem": nan, "rt": -1},
 	}
-	policies := []Policy{LeastConn{}, &WLC{}, &RR{}, &WRR{}, &Random{}, &P2C{}, SourceHash{}, DestHash{},
-		NewAdaptive(LoadModel{}), NewAdaptive(zero), NewIntegrated(LoadModel{}), NewIntegrated(zero),
-		NewQSC(LoadModel{}, nil), NewQSC(zero, nil)}
+	var policies []Policy // every registered policy, with default and with degenerate load models
+	for _, n := range PolicyNames() {
+		spec, _ := LookupPolicy(n)
+		policies = append(policies, spec.New(DefaultConfig(), nil), spec.New(Config{Adaptive: zero, Integrated: zero}, nil))
+	}
 	for _, p := range policies {
 		for i := 0; i < 20; i++ {
 			pool := bad()
