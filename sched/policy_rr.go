@@ -58,13 +58,15 @@ type WRR struct {
 
 // Select picks the board with the largest current weight.
 func (p *WRR) Select(pool []*Board, _ *Request) *Board {
-	total := 0.0
+	total, top := 0.0, -1
 	for _, b := range pool {
 		total += wrrWeight(b)
-		if b.idx >= len(p.cur) {
-			p.cur = append(p.cur, make([]float64, b.idx+1-len(p.cur))...)
-		}
+		top = max(top, b.idx)
 	}
+	if top >= len(p.cur) {
+		p.cur = append(p.cur, make([]float64, top+1-len(p.cur))...)
+	}
+	cur := p.cur
 	unit := total <= 0
 	if unit {
 		total = float64(len(pool))
@@ -72,21 +74,21 @@ func (p *WRR) Select(pool []*Board, _ *Request) *Board {
 	var best *Board
 	bestCur := 0.0
 	for _, b := range pool {
-		w := wrrWeight(b)
-		if unit {
-			w = 1
+		w := 1.0
+		if !unit {
+			w = wrrWeight(b)
 		}
-		p.cur[b.idx] += w
-		c := p.cur[b.idx]
+		c := cur[b.idx] + w
+		cur[b.idx] = c
 		if best == nil || c > bestCur || (c == bestCur && b.Rank < best.Rank) {
 			best, bestCur = b, c
 		}
 	}
 	if best != nil {
-		p.cur[best.idx] -= total
+		cur[best.idx] -= total
 	}
 	for _, b := range pool { // pools change: keep the counters bounded
-		p.cur[b.idx] = math.Max(-2*total, math.Min(2*total, p.cur[b.idx]))
+		cur[b.idx] = math.Max(-2*total, math.Min(2*total, cur[b.idx]))
 	}
 	return best
 }
