@@ -84,7 +84,7 @@ func (m *master) follow(v state.View) {
 	defer m.mu.Unlock()
 	switch {
 	case isMaster && m.d == nil:
-		d, err := sched.NewDispatcher(m.n.cfg.Sched, sched.Options{Registerer: m.n.reg, Logger: m.n.log})
+		d, err := sched.NewDispatcher(m.n.cfg.Sched.SchedConfig(), sched.Options{Registerer: m.n.reg, Logger: m.n.log})
 		if err != nil {
 			m.n.log.Error("dispatch: cannot start the queue", "err", err)
 			return

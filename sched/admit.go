@@ -94,3 +94,28 @@ func (a *admission) wait(c int, depth []int, one bool, slots int) (time.Duration
 	}
 	return time.Duration(work / left * float64(time.Second)), true
 }
+
+// codel is the fail-fast state of one queue: once the sojourn of its
+// requests has stayed at or above the target for a whole interval, new
+// arrivals are refused at once, until a request leaves below the target
+// or the queue empties.
+type codel struct {
+	firstAbove time.Time // when the sojourn was first seen above target, plus interval
+	dropping   bool
+}
+
+func (c *codel) observe(sojourn, target, interval time.Duration, now time.Time) {
+	if target <= 0 || sojourn < target {
+		c.reset()
+		return
+	}
+	if c.firstAbove.IsZero() {
+		c.firstAbove = now.Add(interval)
+		return
+	}
+	if !now.Before(c.firstAbove) {
+		c.dropping = true
+	}
+}
+
+func (c *codel) reset() { *c = codel{} }

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 func benchPool(n int) []*Board {
 	pool := make([]*Board, n)
 	for i := range pool {
-		pool[i] = &Board{Name: fmt.Sprintf("ews%d", i+1), Rank: i, Capacity: 8, Linknum: (i * 7) % 5,
+		pool[i] = &Board{Name: fmt.Sprintf("ews%d", i+1), Rank: i, idx: i, Capacity: 8, Linknum: (i * 7) % 5,
 			Weight: float64(1 + i%3), Running: true, ReqLoad: float64(i % 4),
 			Load: Load{CPU: float64(i%10) / 10, Mem: float64(i%7) / 7, Net: 0.1, Disk: 0.2}}
 	}
@@ -20,17 +18,18 @@ func benchPool(n int) []*Board {
 }
 
 func BenchmarkSelect(b *testing.B) {
-	policies := []struct {
+	type named struct {
 		name string
 		p    Policy
-	}{
-		{"priority-lc", &PriorityLC{}}, {"lc", &LC{}}, {"wlc", &WLC{}}, {"rr", &RR{}}, {"wrr", &WRR{}},
-		{"random", &Random{}}, {"p2c", &P2C{}}, {"source-hash", SourceHash{}}, {"dest-hash", DestHash{}},
-		{"adaptive", NewAdaptive(config.LoadModel{})}, {"integrated", NewIntegrated(config.LoadModel{})},
-		{"qsc", NewQSC(config.LoadModel{}, nil)},
-		{"sticky-source-ip", &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}}},
-		{"proximity", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"ews2", "ews3"}}}, &PriorityLC{}, nil)},
 	}
+	var policies []named
+	for _, n := range PolicyNames() { // every registered policy, as configured by default
+		spec, _ := LookupPolicy(n)
+		policies = append(policies, named{n, spec.New(DefaultConfig(), nil)})
+	}
+	policies = append(policies,
+		named{"sticky-source-ip", &Sticky{Mode: StickySourceIP, Next: LeastConn{}}},
+		named{"proximity", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"ews2", "ews3"}}}, LeastConn{}, nil)})
 	req := &Request{Client: netip.MustParseAddr("10.1.2.3"), Path: "/api/devices/relay1/toggle"}
 	for _, n := range []int{3, 32} {
 		pool := benchPool(n)

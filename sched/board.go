@@ -32,27 +32,29 @@ type Board struct {
 	Linknum int
 
 	// ReqLoad is the sum of the class weights of the board's in-flight
-	// requests (qsc); kept by the Dispatcher.
+	// requests (qsc's request load); kept by the Dispatcher with Linknum,
+	// as the weighted count of the same tickets.
 	ReqLoad float64
-	// Overloaded is set by the integrated policy while the board's cpu has
-	// stayed over the overload limit; such a board gets no new requests.
-	Overloaded bool
 
 	// kept by the Dispatcher
-	idx      int       // index in Dispatcher.boards, stable for its life
-	seen     uint64    // Update generation that last listed it
-	present  bool      // listed by the last Update
-	local    int       // tickets of this Dispatcher in flight on it
-	reported int       // the board's last report; -1 none
-	atReport int       // local when that report was applied
-	elig     bool      // eligible in the current dispatch round
-	wrrCur   float64   // smooth weighted round robin's current weight
-	overFrom time.Time // integrated: cpu over the overload limit since
+	idx      int    // index in Dispatcher.boards, stable for its life: ID
+	seen     uint64 // Update generation that last listed it
+	present  bool   // listed by the last Update
+	held     bool   // the policy's Observe holds it from new requests (integrated: overloaded)
+	local    int    // tickets of this Dispatcher in flight on it
+	reported int    // the board's last report; -1 none
+	atReport int    // local when that report was applied
+	elig     bool   // eligible in the current dispatch round
 }
+
+// ID is the board's index in its Dispatcher: 0, 1, ... in the order the
+// boards were first seen, stable while the Dispatcher lives. Policies key
+// their per-board state by it.
+func (b *Board) ID() int { return b.idx }
 
 // available says whether the board may take one more request.
 func (b *Board) available() bool {
-	return b.Running && !b.Overloaded && b.Capacity > 0 && b.Linknum < b.Capacity
+	return b.Running && !b.held && b.Capacity > 0 && b.Linknum < b.Capacity
 }
 
 // Request is what the queue and the policies know of one client request.
@@ -62,6 +64,19 @@ type Request struct {
 	Path   string     // URL path: dest-hash key
 	Client netip.Addr // client address: source-hash, source-ip stickiness, proximity
 	Sticky string     // board named by the client's sticky cookie, if any
+	// Exclude names boards the request must not run on (a retry after
+	// its board failed); nil in the common case costs nothing.
+	Exclude []string
+}
+
+// excludes reports whether the request may not run on the named board.
+func (r *Request) excludes(name string) bool {
+	for _, n := range r.Exclude {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // pinned reports whether the request may run on one board only.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Classifier maps a request's method and path to its priority class with the
@@ -41,9 +39,9 @@ type seg struct {
 }
 
 // NewClassifier compiles the classes' rules; no classes means the defaults.
-func NewClassifier(classes []config.Class) (*Classifier, error) {
+func NewClassifier(classes []Class) (*Classifier, error) {
 	if len(classes) == 0 {
-		classes = config.DefaultClasses()
+		classes = DefaultClasses()
 	}
 	c := &Classifier{}
 	sum := 0.0
@@ -72,8 +70,25 @@ func NewClassifier(classes []config.Class) (*Classifier, error) {
 	return c, nil
 }
 
+// CheckRule validates a class rule: "*", or "METHOD /path-glob" where
+// METHOD is upper case or "*".
+func CheckRule(rule string) error {
+	if strings.TrimSpace(rule) == "*" {
+		return nil
+	}
+	method, path, ok := strings.Cut(strings.TrimSpace(rule), " ")
+	path = strings.TrimSpace(path)
+	if !ok || method == "" || !strings.HasPrefix(path, "/") {
+		return fmt.Errorf("rule %q: want \"*\" or \"METHOD /path/glob\"", rule)
+	}
+	if method != "*" && strings.ToUpper(method) != method {
+		return fmt.Errorf("rule %q: method must be upper case or *", rule)
+	}
+	return nil
+}
+
 func compileRule(m string) (rule, error) {
-	if err := config.CheckRule(m); err != nil {
+	if err := CheckRule(m); err != nil {
 		return rule{}, err
 	}
 	m = strings.TrimSpace(m)

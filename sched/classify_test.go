@@ -2,12 +2,10 @@ package sched
 
 import (
 	"testing"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 func TestClassify(t *testing.T) {
-	classes := []config.Class{
+	classes := []Class{
 		{Name: "control", Match: []string{"* /api/devices/**", "* /cgi-bin/**"}},
 		{Name: "status", Match: []string{"GET /api/*/status", "POST /data/*.json"}},
 		{Name: "browse", Match: []string{"GET /**"}},
@@ -64,25 +62,25 @@ func TestClassifyDefaultsAndStar(t *testing.T) {
 
 func TestClassifierRejectsBadRules(t *testing.T) {
 	for _, m := range []string{"GET", "get /x", "GET /[", ""} {
-		if _, err := NewClassifier([]config.Class{{Name: "a", Match: []string{m}}}); err == nil {
+		if _, err := NewClassifier([]Class{{Name: "a", Match: []string{m}}}); err == nil {
 			t.Errorf("rule %q accepted", m)
 		}
 	}
 }
 
 func TestClassifyWeights(t *testing.T) {
-	c, _ := NewClassifier([]config.Class{{Name: "a", Match: []string{"*"}}, {Name: "b", Match: []string{"*"}}})
+	c, _ := NewClassifier([]Class{{Name: "a", Match: []string{"*"}}, {Name: "b", Match: []string{"*"}}})
 	if c.Weight(0) != 1 || c.Weight(1) != 1 {
 		t.Errorf("weights left out must count 1, got %v %v", c.Weight(0), c.Weight(1))
 	}
-	c, _ = NewClassifier([]config.Class{{Name: "a", Match: []string{"*"}, Weight: 3}, {Name: "b", Match: []string{"*"}, Weight: -1}})
+	c, _ = NewClassifier([]Class{{Name: "a", Match: []string{"*"}, Weight: 3}, {Name: "b", Match: []string{"*"}, Weight: -1}})
 	if c.Weight(0) != 3 || c.Weight(1) != 0 {
 		t.Errorf("weights = %v %v, want 3 0", c.Weight(0), c.Weight(1))
 	}
 }
 
 func TestClassifyAllocs(t *testing.T) {
-	c, _ := NewClassifier([]config.Class{
+	c, _ := NewClassifier([]Class{
 		{Name: "control", Match: []string{"* /api/devices/**", "* /cgi-bin/*.sh"}},
 		{Name: "browse", Match: []string{"*"}},
 	})

@@ -36,8 +36,7 @@ type propOut struct {
 
 func TestDispatcherProperties(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		policy := rapid.SampledFrom([]string{"priority-lc", "lc", "wlc", "rr", "wrr", "random", "p2c",
-			"source-hash", "dest-hash", "adaptive", "integrated", "qsc"}).Draw(rt, "policy")
+		policy := rapid.SampledFrom(PolicyNames()).Draw(rt, "policy")
 		s := schedCfg(policy, rapid.IntRange(1, 4).Draw(rt, "queue"))
 		s.Reserve = rapid.SampledFrom([]float64{0, 0.3}).Draw(rt, "reserve")
 		d, err := NewDispatcher(s, Options{})
@@ -244,7 +243,7 @@ func TestQueueFlood(t *testing.T) {
 	cfg := schedCfg("priority-lc", 8)
 	// The bound is under test, not fail fast: on a slow machine the flood
 	// itself lasts longer than queue_target, and CoDel would join in.
-	cfg.QueueTarget.Duration = 0
+	cfg.QueueTarget = 0
 	d, err := NewDispatcher(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

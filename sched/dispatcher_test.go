@@ -103,10 +103,21 @@ func TestEvictionAndFull(t *testing.T) {
 
 func TestQueueTimeout(t *testing.T) {
 	s := schedCfg("priority-lc", 4)
-	s.QueueTimeout.Duration = 20 * time.Millisecond
-	h := newHarness(t, s, Options{RetryAfter: 3 * time.Second}, board("a", 1))
+	s.QueueTimeout = 20 * time.Millisecond
+	clk := newFakeClock()
+	h := newHarness(t, s, Options{RetryAfter: 3 * time.Second, Clock: clk}, board("a", 1))
 	hold := h.now(&Request{Class: control})
 	p := h.queue(&Request{Class: browse})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := clk.BlockUntilContext(ctx, 1); err != nil { // its queue_timeout is armed
+		t.Fatal(err)
+	}
+	clk.Advance(19 * time.Millisecond)
+	if _, done := ready(p); done {
+		t.Fatal("answered before its queue_timeout on the dispatcher's clock")
+	}
+	clk.Advance(time.Millisecond)
 	o := h.result(p)
 	var es *ErrShed
 	if !errors.As(o.err, &es) || es.Reason != ReasonTimeout || es.Class != "browse" || es.RetryAfter != 3*time.Second {
@@ -167,8 +178,8 @@ func TestReserveShare(t *testing.T) {
 func TestFailFast(t *testing.T) {
 	clk := newFakeClock()
 	s := schedCfg("priority-lc", 64)
-	s.QueueTarget.Duration = 100 * time.Millisecond
-	h := newHarness(t, s, Options{Now: clk.Now, Interval: 100 * time.Millisecond}, board("a", 1))
+	s.QueueTarget = 100 * time.Millisecond
+	h := newHarness(t, s, Options{Clock: clk, Interval: 100 * time.Millisecond}, board("a", 1))
 	hold := h.now(&Request{Class: control})
 	c0 := h.queue(&Request{Class: browse})
 	clk.Advance(150 * time.Millisecond) // head sojourn 150ms: above target, interval starts
@@ -210,7 +221,7 @@ func TestFailFast(t *testing.T) {
 func TestFailFastRecoversOnShortSojourn(t *testing.T) {
 	clk := newFakeClock()
 	s := schedCfg("priority-lc", 64)
-	h := newHarness(t, s, Options{Now: clk.Now}, board("a", 1))
+	h := newHarness(t, s, Options{Clock: clk}, board("a", 1))
 	hold := h.now(&Request{Class: control})
 	p0 := h.queue(&Request{Class: browse})
 	clk.Advance(150 * time.Millisecond)
@@ -381,10 +392,10 @@ func TestBoardReportsAreTheTruth(t *testing.T) {
 func TestIntegratedOverloadExcludesBoard(t *testing.T) {
 	clk := newFakeClock()
 	s := schedCfg("integrated", 8)
-	s.Integrated.Overload.Duration = time.Second
+	s.Integrated.Overload = time.Second
 	hot, cool := board("a", 4), board("b", 4)
 	hot.Load.CPU, cool.Load.CPU = 0.9, 0.6 // both over the 0.5 limit, only a over 0.7
-	h := newHarness(t, s, Options{Now: clk.Now}, hot, cool)
+	h := newHarness(t, s, Options{Clock: clk}, hot, cool)
 	clk.Advance(1500 * time.Millisecond)
 	h.d.Update([]Board{hot, cool})
 	for i := 0; i < 4; i++ {
@@ -449,7 +460,7 @@ func TestFailFastIgnoresRequestsForStoppedBoards(t *testing.T) {
 	clk := newFakeClock()
 	stopped := board("z", 1)
 	stopped.Running = false
-	h := newHarness(t, schedCfg("priority-lc", 64), Options{Now: clk.Now}, board("a", 1), stopped)
+	h := newHarness(t, schedCfg("priority-lc", 64), Options{Clock: clk}, board("a", 1), stopped)
 	h.shed(&Request{Class: browse, Board: "z"}, ReasonNoBoard)
 	for i := 0; i < 3; i++ {
 		clk.Advance(time.Second)
@@ -515,4 +526,47 @@ func TestBadInputToDispatcher(t *testing.T) {
 			t.Errorf("board %s linknum %d", n, l)
 		}
 	}
+}
+
+// A retry excludes the board that failed it: the one selector places it
+// elsewhere, sheds it at once when nowhere else is left, and while it waits
+// it holds up nobody whose board is free.
+func TestExclude(t *testing.T) {
+	t.Run("placed on another board", func(t *testing.T) {
+		h := newHarness(t, schedCfg("priority-lc", 8), Options{}, board("a", 4), board("b", 4))
+		for i := 0; i < 3; i++ {
+			if tk := h.now(&Request{Class: browse, Exclude: []string{"a"}}); tk.Board != "b" {
+				t.Fatalf("retry %d ran on %s, want b", i, tk.Board)
+			}
+		}
+	})
+	t.Run("nowhere else: shed at once", func(t *testing.T) {
+		h := newHarness(t, schedCfg("priority-lc", 8), Options{}, board("a", 4))
+		h.shed(&Request{Class: browse, Exclude: []string{"a"}}, ReasonNoBoard)
+		h.shed(&Request{Class: browse, Board: "a", Exclude: []string{"a"}}, ReasonNoBoard)
+	})
+	t.Run("waits without blocking the queue", func(t *testing.T) {
+		h := newHarness(t, schedCfg("priority-lc", 8), Options{}, board("a", 1), board("b", 1))
+		ha, hb := h.now(&Request{Class: browse}), h.now(&Request{Class: browse})
+		if ha.Board == hb.Board {
+			t.Fatalf("both on %s", ha.Board)
+		}
+		onA, onB := ha, hb
+		if ha.Board == "b" {
+			onA, onB = hb, ha
+		}
+		retry := h.queue(&Request{Class: browse, Exclude: []string{"a"}})
+		plain := h.queue(&Request{Class: browse})
+		onA.Done() // a frees: the retry may not take it, the request behind it does
+		if o := h.result(plain); o.err != nil || o.t.Board != "a" {
+			t.Fatalf("request behind the retry: %+v, want a", o)
+		}
+		if _, done := ready(retry); done {
+			t.Fatal("retry answered while only its excluded board was free")
+		}
+		onB.Done()
+		if o := h.result(retry); o.err != nil || o.t.Board != "b" {
+			t.Fatalf("retry: %+v, want b", o)
+		}
+	})
 }

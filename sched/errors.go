@@ -12,7 +12,7 @@ const (
 	ReasonTimeout  = "timeout"  // waited longer than queue_timeout
 	ReasonOverload = "overload" // fail fast: the class's sojourn stays above queue_target
 	ReasonClosed   = "closed"   // the dispatcher stopped (master stepped down, shutdown)
-	ReasonNoBoard  = "no-board" // pinned to a board the table does not know, or that is down or overloaded
+	ReasonNoBoard  = "no-board" // pinned to a board the table does not know or that is down, or a retry that excludes every running board
 )
 
 // reasons indexes the shared errors and counters; keep in step with the r* indexes.

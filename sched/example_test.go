@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 )
 
 // The master classifies a request, waits for a board, runs or forwards the
 // request there, and gives the slot back.
 func Example() {
-	d, err := sched.NewDispatcher(config.DefaultConfig().Sched, sched.Options{})
+	d, err := sched.NewDispatcher(sched.DefaultConfig(), sched.Options{})
 	if err != nil {
 		panic(err)
 	}

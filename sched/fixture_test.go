@@ -4,39 +4,22 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
+	"github.com/jonboulle/clockwork"
 )
 
-// fakeClock is a settable clock for sojourn times.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is the clock the timing tests drive: sojourn times and
+// queue timeouts move only when the test advances it.
+func newFakeClock() *clockwork.FakeClock { return clockwork.NewFakeClockAt(time.Unix(1_000_000, 0)) }
 
 // schedCfg is a two-class config (control, browse) with the given queue.
-func schedCfg(policy string, queue int) config.Sched {
-	s := config.DefaultConfig().Sched
+func schedCfg(policy string, queue int) Config {
+	s := DefaultConfig()
 	s.Policy = policy
 	s.Queue = queue
-	s.QueueTimeout = config.D(time.Minute)
+	s.QueueTimeout = time.Minute
 	return s
 }
 
@@ -62,7 +45,7 @@ type pending struct {
 	cancel context.CancelFunc
 }
 
-func newHarness(t *testing.T, s config.Sched, opt Options, boards ...Board) *harness {
+func newHarness(t *testing.T, s Config, opt Options, boards ...Board) *harness {
 	t.Helper()
 	d, err := NewDispatcher(s, opt)
 	if err != nil {

@@ -1,108 +1,26 @@
 package sched
 
 import (
-	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Policy chooses the board for one request. pool holds only the eligible
-// boards (running, not overloaded, below capacity, allowed for the request);
-// Select returns one of them, or nil to let the request wait. The Dispatcher
-// calls Select under its lock, never concurrently; a policy with state (rr,
-// wrr, a seeded Rand) is not safe for concurrent use on its own.
+// boards (present, running, not held, below capacity, not excluded by the
+// request); Select returns one of them, or nil to let the request wait. The
+// Dispatcher calls Select under its lock, never concurrently; a policy with
+// state (rr, wrr, a seeded Rand) is not safe for concurrent use on its own.
+// A policy keeps its per-board state itself, indexed by Board.ID.
 type Policy interface {
 	Select(pool []*Board, req *Request) *Board
 }
 
 // Observer is implemented by policies that watch board reports over time
 // (integrated: sustained overload). The Dispatcher calls Observe for every
-// board on each Update.
+// board on each Update; hold true keeps the board from new requests until
+// the next report.
 type Observer interface {
-	Observe(b *Board, now time.Time)
-}
-
-// OneQueue is implemented by policies that want a single FIFO for every
-// class (lc: the paper's baseline) instead of strict priority.
-type OneQueue interface {
-	OneQueue() bool
-}
-
-// Interface guards.
-var (
-	_ Policy   = (*PriorityLC)(nil)
-	_ Policy   = (*LC)(nil)
-	_ OneQueue = (*LC)(nil)
-	_ Policy   = (*WLC)(nil)
-	_ Policy   = (*RR)(nil)
-	_ Policy   = (*WRR)(nil)
-	_ Policy   = (*Random)(nil)
-	_ Policy   = (*P2C)(nil)
-	_ Policy   = (*SourceHash)(nil)
-	_ Policy   = (*DestHash)(nil)
-	_ Policy   = (*Adaptive)(nil)
-	_ Policy   = (*Integrated)(nil)
-	_ Observer = (*Integrated)(nil)
-	_ Policy   = (*QSC)(nil)
-	_ Policy   = (*Sticky)(nil)
-	_ Observer = (*Sticky)(nil)
-	_ OneQueue = (*Sticky)(nil)
-	_ Policy   = (*Proximity)(nil)
-	_ Observer = (*Proximity)(nil)
-	_ OneQueue = (*Proximity)(nil)
-)
-
-// NewPolicy builds the policy named by s.Policy, wrapped in proximity
-// ([[sched.proximity]]) and stickiness (sticky) when configured. rng seeds
-// the random choices (nil: the runtime's generator). Bad proximity entries
-// are logged and ignored.
-func NewPolicy(s config.Sched, rng *rand.Rand, log *slog.Logger) (Policy, error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	var p Policy
-	switch s.Policy {
-	case "priority-lc", "":
-		p = &PriorityLC{}
-	case "lc":
-		p = &LC{}
-	case "wlc":
-		p = &WLC{}
-	case "rr":
-		p = &RR{}
-	case "wrr":
-		p = &WRR{}
-	case "random":
-		p = &Random{Rand: rng}
-	case "p2c":
-		p = &P2C{Rand: rng}
-	case "source-hash":
-		p = &SourceHash{}
-	case "dest-hash":
-		p = &DestHash{}
-	case "adaptive":
-		p = NewAdaptive(s.Adaptive)
-	case "integrated":
-		p = NewIntegrated(s.Integrated)
-	case "qsc":
-		p = NewQSC(s.Adaptive, rng)
-	default:
-		return nil, fmt.Errorf("sched: unknown policy %q", s.Policy)
-	}
-	if len(s.Proximity) > 0 {
-		p = NewProximity(s.Proximity, p, log)
-	}
-	switch s.Sticky {
-	case "":
-	case StickyCookie, StickySourceIP:
-		p = &Sticky{Mode: s.Sticky, Next: p}
-	default:
-		return nil, fmt.Errorf("sched: sticky %q: want cookie or source-ip", s.Sticky)
-	}
-	return p, nil
+	Observe(b *Board, now time.Time) (hold bool)
 }
 
 // intn draws from r, or from the runtime's generator when r is nil.

@@ -5,24 +5,6 @@ import (
 	"math/rand/v2"
 )
 
-// PriorityLC is the paper's policy: the board with the fewest requests in
-// flight; the priority comes from the queue, which serves the highest class
-// first.
-type PriorityLC struct{}
-
-// Select picks the least linknum, ties at random.
-func (PriorityLC) Select(pool []*Board, _ *Request) *Board { return leastBy(pool, nil, byLinknum) }
-
-// LC is plain least connections with one FIFO for every class: the paper's
-// baseline, where control requests wait behind page views.
-type LC struct{}
-
-// Select picks the least linknum, ties at random.
-func (LC) Select(pool []*Board, _ *Request) *Board { return leastBy(pool, nil, byLinknum) }
-
-// OneQueue makes the Dispatcher queue every class in one FIFO.
-func (LC) OneQueue() bool { return true }
-
 // WLC is weighted least connections: the least (linknum+1)/weight. A board
 // with weight 0 (or a bad weight) only gets requests when no weighted board
 // can take them.
@@ -71,4 +53,11 @@ func (p *P2C) Select(pool []*Board, _ *Request) *Board {
 		return a
 	}
 	return b
+}
+
+func init() {
+	RegisterPolicy(PolicySpec{Name: "wlc", Queue: PriorityQueues,
+		New: func(Config, *rand.Rand) Policy { return WLC{} }})
+	RegisterPolicy(PolicySpec{Name: "p2c", Queue: PriorityQueues,
+		New: func(_ Config, rng *rand.Rand) Policy { return &P2C{Rand: rng} }})
 }

@@ -1,5 +1,7 @@
 package sched
 
+import "math/rand/v2"
+
 // SourceHash sends each client address to the same board by rendezvous
 // hashing, so a board leaving moves only its own clients. A request without
 // a client address goes to the least linknum.
@@ -85,4 +87,11 @@ func RendezvousPick(key string, names []string) string {
 		}
 	}
 	return best
+}
+
+func init() {
+	RegisterPolicy(PolicySpec{Name: "source-hash", Queue: PriorityQueues,
+		New: func(Config, *rand.Rand) Policy { return SourceHash{} }})
+	RegisterPolicy(PolicySpec{Name: "dest-hash", Queue: PriorityQueues,
+		New: func(Config, *rand.Rand) Policy { return DestHash{} }})
 }

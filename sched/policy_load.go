@@ -1,11 +1,10 @@
 package sched
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // clean makes a reported load usable: NaN counts as fully loaded (1),
@@ -46,7 +45,7 @@ type loadModel struct {
 	bCPU, bMem, bNet, bDisk float64
 }
 
-func newLoadModel(lm config.LoadModel) loadModel {
+func newLoadModel(lm LoadModel) loadModel {
 	return loadModel{
 		wCPU: param(lm.Weights, "cpu", 0.4), wMem: param(lm.Weights, "mem", 0.4),
 		wNet: param(lm.Weights, "net", 0.1), wDisk: param(lm.Weights, "disk", 0.1),
@@ -69,7 +68,7 @@ type Adaptive struct{ model loadModel }
 
 // NewAdaptive reads weights (cpu mem net disk) and baselines; missing or bad
 // values take the defaults above.
-func NewAdaptive(lm config.LoadModel) *Adaptive { return &Adaptive{model: newLoadModel(lm)} }
+func NewAdaptive(lm LoadModel) *Adaptive { return &Adaptive{model: newLoadModel(lm)} }
 
 // Select picks the least load, then the least linknum/capacity, ties at random.
 func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
@@ -88,20 +87,21 @@ type Integrated struct {
 	lCPU, lOver, lMem, lDisk float64
 	lRT                      time.Duration
 	overload                 time.Duration
+	overFrom                 []time.Time // by Board.ID: cpu over the overload limit since
 }
 
 // OverWeight is the weight of a resource over its limit.
 const OverWeight = 100
 
 // NewIntegrated reads the model; missing or bad values take the defaults.
-func NewIntegrated(lm config.LoadModel) *Integrated {
+func NewIntegrated(lm LoadModel) *Integrated {
 	p := &Integrated{
 		wCPU: param(lm.Weights, "cpu", 4), wMem: param(lm.Weights, "mem", 3),
 		wRT: param(lm.Weights, "rt", 2), wDisk: param(lm.Weights, "disk", 1),
 		lCPU: positive(lm.Limits, "cpu", 0.5), lOver: positive(lm.Limits, "cpu_overload", 0.7),
 		lMem: positive(lm.Limits, "mem", 0.8), lDisk: positive(lm.Limits, "disk", 0.8),
 		lRT:      time.Duration(positive(lm.Limits, "rt", 100) * float64(time.Millisecond)),
-		overload: lm.Overload.Duration,
+		overload: lm.Overload,
 	}
 	if p.overload <= 0 {
 		p.overload = 5 * time.Second
@@ -128,18 +128,21 @@ func (p *Integrated) Select(pool []*Board, _ *Request) *Board {
 	return leastScore(pool, p.score, byUse)
 }
 
-// Observe tracks how long the board's cpu has been over the overload limit.
-func (p *Integrated) Observe(b *Board, now time.Time) {
+// Observe tracks how long the board's cpu has been over the overload
+// limit, and holds the board once that lasted the overload time.
+func (p *Integrated) Observe(b *Board, now time.Time) bool {
+	if b.idx >= len(p.overFrom) {
+		p.overFrom = append(p.overFrom, make([]time.Time, b.idx+1-len(p.overFrom))...)
+	}
+	from := &p.overFrom[b.idx]
 	if clean(b.Load.CPU) <= p.lOver {
-		b.overFrom = time.Time{}
-		return
+		*from = time.Time{}
+		return false
 	}
-	if b.overFrom.IsZero() {
-		b.overFrom = now
+	if from.IsZero() {
+		*from = now
 	}
-	if now.Sub(b.overFrom) >= p.overload {
-		b.Overloaded = true
-	}
+	return now.Sub(*from) >= p.overload
 }
 
 // qscFloor keeps an idle board's load above zero, so 1/load stays finite
@@ -156,7 +159,7 @@ type QSC struct {
 }
 
 // NewQSC builds the policy with the dynamic load model of [sched.adaptive].
-func NewQSC(lm config.LoadModel, rng *rand.Rand) *QSC {
+func NewQSC(lm LoadModel, rng *rand.Rand) *QSC {
 	return &QSC{model: newLoadModel(lm), Rand: rng}
 }
 
@@ -181,4 +184,32 @@ func (p *QSC) Select(pool []*Board, _ *Request) *Board {
 		}
 	}
 	return pool[len(pool)-1]
+}
+
+func init() {
+	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues,
+		New: func(cfg Config, _ *rand.Rand) Policy { return NewAdaptive(cfg.Adaptive) }})
+	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues,
+		New: func(cfg Config, _ *rand.Rand) Policy { return NewIntegrated(cfg.Integrated) }})
+	RegisterPolicy(PolicySpec{Name: "qsc", Queue: PriorityQueues,
+		New:   func(cfg Config, rng *rand.Rand) Policy { return NewQSC(cfg.Adaptive, rng) },
+		Check: checkQSC})
+}
+
+// checkQSC wants class weights: with every weight 0 all requests would
+// cost the same and qsc would be random weighted by dynamic load only.
+func checkQSC(cfg Config) error {
+	if len(cfg.Classes) == 0 {
+		return nil // DefaultClasses weigh 1 each
+	}
+	sum := 0.0
+	for _, c := range cfg.Classes {
+		if c.Weight > 0 {
+			sum += c.Weight
+		}
+	}
+	if !(sum > 0) {
+		return errors.New("sched: qsc needs class weights that sum to more than zero")
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"pgregory.net/rapid"
 )
 
@@ -59,9 +58,9 @@ func TestStickinessSurvivesUnrelatedChanges(t *testing.T) {
 		names := rapid.SliceOfNDistinct(rapid.StringMatching(`b[a-z]{1,4}`), 2, 10, rapid.ID[string]).Draw(rt, "boards")
 		pool := namedPool(names)
 		client := netip.AddrFrom4([4]byte{192, 168, byte(rapid.IntRange(0, 255).Draw(rt, "c1")), byte(rapid.IntRange(0, 255).Draw(rt, "c2"))})
-		src := &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}}
+		src := &Sticky{Mode: StickySourceIP, Next: LeastConn{}}
 		home := src.Select(pool, &Request{Client: client})
-		cookie := &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}
+		cookie := &Sticky{Mode: StickyCookie, Next: LeastConn{}}
 		creq := &Request{Sticky: home.Name}
 		for step := 0; step < 10; step++ {
 			// change something that is not the home board
@@ -138,7 +137,7 @@ func TestQSCFrequenciesFollowInverseLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NewQSC(config.LoadModel{}, seeded())
+			p := NewQSC(LoadModel{}, seeded())
 			inv, total := map[string]float64{}, 0.0
 			for _, b := range tt.pool {
 				inv[b.Name] = 1 / p.load(b)

@@ -50,35 +50,45 @@ func (r *RR) Select(pool []*Board, _ *Request) *Board {
 
 // WRR is smooth weighted round robin (as in nginx): each board gains its
 // weight per choice, the richest is chosen and pays the total. Boards with
-// weight 0 are used only when every eligible board has weight 0.
-type WRR struct{}
+// weight 0 are used only when every eligible board has weight 0. The
+// current weights are kept per board ID.
+type WRR struct {
+	cur []float64 // by Board.ID
+}
 
 // Select picks the board with the largest current weight.
-func (WRR) Select(pool []*Board, _ *Request) *Board {
-	total := 0.0
+func (p *WRR) Select(pool []*Board, _ *Request) *Board {
+	total, top := 0.0, -1
 	for _, b := range pool {
 		total += wrrWeight(b)
+		top = max(top, b.idx)
 	}
+	if top >= len(p.cur) {
+		p.cur = append(p.cur, make([]float64, top+1-len(p.cur))...)
+	}
+	cur := p.cur
 	unit := total <= 0
 	if unit {
 		total = float64(len(pool))
 	}
 	var best *Board
+	bestCur := 0.0
 	for _, b := range pool {
-		w := wrrWeight(b)
-		if unit {
-			w = 1
+		w := 1.0
+		if !unit {
+			w = wrrWeight(b)
 		}
-		b.wrrCur += w
-		if best == nil || b.wrrCur > best.wrrCur || (b.wrrCur == best.wrrCur && b.Rank < best.Rank) {
-			best = b
+		c := cur[b.idx] + w
+		cur[b.idx] = c
+		if best == nil || c > bestCur || (c == bestCur && b.Rank < best.Rank) {
+			best, bestCur = b, c
 		}
 	}
 	if best != nil {
-		best.wrrCur -= total
+		cur[best.idx] -= total
 	}
 	for _, b := range pool { // pools change: keep the counters bounded
-		b.wrrCur = math.Max(-2*total, math.Min(2*total, b.wrrCur))
+		cur[b.idx] = math.Max(-2*total, math.Min(2*total, cur[b.idx]))
 	}
 	return best
 }
@@ -90,15 +100,9 @@ func wrrWeight(b *Board) float64 {
 	return b.Weight
 }
 
-// Random picks a board uniformly at random.
-type Random struct {
-	Rand *rand.Rand // nil: the runtime's generator
-}
-
-// Select draws one board.
-func (p *Random) Select(pool []*Board, _ *Request) *Board {
-	if len(pool) == 0 {
-		return nil
-	}
-	return pool[intn(p.Rand, len(pool))]
+func init() {
+	RegisterPolicy(PolicySpec{Name: "rr", Queue: PriorityQueues,
+		New: func(Config, *rand.Rand) Policy { return &RR{} }})
+	RegisterPolicy(PolicySpec{Name: "wrr", Queue: PriorityQueues,
+		New: func(Config, *rand.Rand) Policy { return &WRR{} }})
 }

@@ -6,8 +6,6 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // testPool is three eligible boards with distinct linknum, use, weight and load:
@@ -16,11 +14,20 @@ import (
 //	b: linknum 1/4 (0.25)  weight 2  cpu .60 mem .10
 //	c: linknum 3/8 (0.375) weight 8  cpu .20 mem .20
 func testPool() []*Board {
-	return []*Board{
+	return indexed([]*Board{
 		{Name: "a", Rank: 0, Linknum: 2, Capacity: 4, Weight: 1, Running: true, Load: Load{CPU: .30, Mem: .30}, RT: 10 * time.Millisecond},
 		{Name: "b", Rank: 1, Linknum: 1, Capacity: 4, Weight: 2, Running: true, Load: Load{CPU: .60, Mem: .10}, RT: 10 * time.Millisecond},
 		{Name: "c", Rank: 2, Linknum: 3, Capacity: 8, Weight: 8, Running: true, Load: Load{CPU: .20, Mem: .20}, RT: 20 * time.Millisecond},
+	})
+}
+
+// indexed gives a hand-built pool the distinct IDs a Dispatcher gives its
+// boards, which policies key their per-board state by.
+func indexed(pool []*Board) []*Board {
+	for i, b := range pool {
+		b.idx = i
 	}
+	return pool
 }
 
 func seeded() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
@@ -32,23 +39,23 @@ func TestPolicyChoice(t *testing.T) {
 		req    Request
 		want   string
 	}{
-		{"priority-lc least linknum", &PriorityLC{}, Request{}, "b"},
-		{"lc least linknum", &LC{}, Request{}, "b"},
+		{"priority-lc least linknum", LeastConn{}, Request{}, "b"},
+		{"lc least linknum", LeastConn{}, Request{}, "b"},
 		{"wlc least (linknum+1)/weight", &WLC{}, Request{}, "c"},
 		// adaptive: a .24, b .28, c .16
-		{"adaptive least load", NewAdaptive(config.LoadModel{}), Request{}, "c"},
-		{"adaptive cpu-only weights", NewAdaptive(config.LoadModel{Weights: map[string]float64{"cpu": 1, "mem": 0, "net": 0, "disk": 0}}), Request{}, "c"},
-		{"adaptive mem-only weights", NewAdaptive(config.LoadModel{Weights: map[string]float64{"cpu": 0, "mem": 1, "net": 0, "disk": 0}}), Request{}, "b"},
+		{"adaptive least load", NewAdaptive(LoadModel{}), Request{}, "c"},
+		{"adaptive cpu-only weights", NewAdaptive(LoadModel{Weights: map[string]float64{"cpu": 1, "mem": 0, "net": 0, "disk": 0}}), Request{}, "c"},
+		{"adaptive mem-only weights", NewAdaptive(LoadModel{Weights: map[string]float64{"cpu": 0, "mem": 1, "net": 0, "disk": 0}}), Request{}, "b"},
 		// integrated: b's cpu .6 is over the .5 limit: weight 100
-		{"integrated over-limit loses", NewIntegrated(config.LoadModel{}), Request{}, "c"},
-		{"integrated raised cpu limit", NewIntegrated(config.LoadModel{Limits: map[string]float64{"cpu": 0.9}, Weights: map[string]float64{"rt": 0}}), Request{}, "c"},
-		{"sticky cookie keeps board", &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}, Request{Sticky: "a"}, "a"},
-		{"sticky cookie unknown board falls back", &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}, Request{Sticky: "zz"}, "b"},
-		{"sticky cookie absent falls back", &Sticky{Mode: StickyCookie, Next: &PriorityLC{}}, Request{}, "b"},
-		{"proximity least used preferred", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, &PriorityLC{}, nil), Request{Client: netip.MustParseAddr("10.1.2.3")}, "c"},
-		{"proximity v4-mapped client", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"a"}}}, &PriorityLC{}, nil), Request{Client: netip.MustParseAddr("::ffff:10.1.2.3")}, "a"},
-		{"proximity other network uses next", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, &PriorityLC{}, nil), Request{Client: netip.MustParseAddr("10.2.0.1")}, "b"},
-		{"proximity preferred absent: least used overall", NewProximity([]config.Proximity{{CIDR: "10.1.0.0/16", Prefer: []string{"zz"}}}, &WLC{}, nil), Request{Client: netip.MustParseAddr("10.1.0.1")}, "b"},
+		{"integrated over-limit loses", NewIntegrated(LoadModel{}), Request{}, "c"},
+		{"integrated raised cpu limit", NewIntegrated(LoadModel{Limits: map[string]float64{"cpu": 0.9}, Weights: map[string]float64{"rt": 0}}), Request{}, "c"},
+		{"sticky cookie keeps board", &Sticky{Mode: StickyCookie, Next: LeastConn{}}, Request{Sticky: "a"}, "a"},
+		{"sticky cookie unknown board falls back", &Sticky{Mode: StickyCookie, Next: LeastConn{}}, Request{Sticky: "zz"}, "b"},
+		{"sticky cookie absent falls back", &Sticky{Mode: StickyCookie, Next: LeastConn{}}, Request{}, "b"},
+		{"proximity least used preferred", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("10.1.2.3")}, "c"},
+		{"proximity v4-mapped client", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("::ffff:10.1.2.3")}, "a"},
+		{"proximity other network uses next", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("10.2.0.1")}, "b"},
+		{"proximity preferred absent: least used overall", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"zz"}}}, &WLC{}, nil), Request{Client: netip.MustParseAddr("10.1.0.1")}, "b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,8 +95,9 @@ func TestRRRotatesInRankOrder(t *testing.T) {
 func TestWRRFollowsWeights(t *testing.T) {
 	pool := testPool() // weights 1, 2, 8
 	counts := map[string]int{}
+	wrr := &WRR{}
 	for i := 0; i < 110; i++ {
-		counts[WRR{}.Select(pool, nil).Name]++
+		counts[wrr.Select(pool, nil).Name]++
 	}
 	if counts["a"] != 10 || counts["b"] != 20 || counts["c"] != 80 {
 		t.Errorf("wrr counts = %v, want a10 b20 c80", counts)
@@ -97,8 +105,9 @@ func TestWRRFollowsWeights(t *testing.T) {
 	// smooth: c never runs more than ceil(8/3)+1 times in a row with weights 1,2,8
 	pool = testPool()
 	run, longest := 0, 0
+	wrr = &WRR{}
 	for i := 0; i < 110; i++ {
-		if (WRR{}).Select(pool, nil).Name == "c" {
+		if wrr.Select(pool, nil).Name == "c" {
 			run++
 			longest = max(longest, run)
 		} else {
@@ -116,8 +125,9 @@ func TestWRRZeroWeights(t *testing.T) {
 		b.Weight = 0
 	}
 	counts := map[string]int{}
+	wrr := &WRR{}
 	for i := 0; i < 30; i++ {
-		counts[WRR{}.Select(pool, nil).Name]++
+		counts[wrr.Select(pool, nil).Name]++
 	}
 	if counts["a"] != 10 || counts["b"] != 10 || counts["c"] != 10 {
 		t.Errorf("all-zero weights must share evenly, got %v", counts)
@@ -140,26 +150,13 @@ func TestP2CNeverPicksTheWorst(t *testing.T) {
 	}
 }
 
-func TestRandomCoversPool(t *testing.T) {
-	p := &Random{Rand: seeded()}
-	counts := map[string]int{}
-	for i := 0; i < 3000; i++ {
-		counts[p.Select(testPool(), nil).Name]++
-	}
-	for _, n := range []string{"a", "b", "c"} {
-		if counts[n] < 850 || counts[n] > 1150 {
-			t.Errorf("random: %s chosen %d of 3000", n, counts[n])
-		}
-	}
-}
-
 func TestTiesBrokenWithoutBias(t *testing.T) {
 	pool := testPool()
 	for _, b := range pool {
 		b.Linknum, b.Capacity, b.Weight, b.Load, b.RT = 1, 4, 1, Load{CPU: .2}, 0
 	}
-	for _, p := range []Policy{&PriorityLC{}, &LC{}, &WLC{}, NewAdaptive(config.LoadModel{}), NewIntegrated(config.LoadModel{}),
-		NewProximity([]config.Proximity{{CIDR: "0.0.0.0/0", Prefer: []string{"a", "b", "c"}}}, nil, nil)} {
+	for _, p := range []Policy{LeastConn{}, LeastConn{}, &WLC{}, NewAdaptive(LoadModel{}), NewIntegrated(LoadModel{}),
+		NewProximity([]ProximityRule{{CIDR: "0.0.0.0/0", Prefer: []string{"a", "b", "c"}}}, nil, nil)} {
 		counts := map[string]int{}
 		for i := 0; i < 3000; i++ {
 			counts[p.Select(pool, &Request{Client: netip.MustParseAddr("10.0.0.1")}).Name]++
@@ -175,7 +172,7 @@ func TestTiesBrokenWithoutBias(t *testing.T) {
 func TestHashStableAndSpread(t *testing.T) {
 	pool := testPool()
 	req := &Request{Client: netip.MustParseAddr("192.168.1.7"), Path: "/page/7"}
-	for _, p := range []Policy{SourceHash{}, DestHash{}, &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}}} {
+	for _, p := range []Policy{SourceHash{}, DestHash{}, &Sticky{Mode: StickySourceIP, Next: LeastConn{}}} {
 		first := p.Select(pool, req)
 		for i := 0; i < 10; i++ {
 			if got := p.Select(pool, req); got != first {
@@ -200,32 +197,25 @@ func TestHashStableAndSpread(t *testing.T) {
 }
 
 func TestIntegratedOverload(t *testing.T) {
-	p := NewIntegrated(config.LoadModel{Overload: config.D(2 * time.Second)})
+	p := NewIntegrated(LoadModel{Overload: 2 * time.Second})
 	b := &Board{Name: "a", Running: true, Capacity: 4, Load: Load{CPU: 0.8}}
 	t0 := time.Unix(1000, 0)
 	steps := []struct {
 		at   time.Duration
 		cpu  float64
-		want bool
+		want bool // held from new requests
 	}{
 		{0, 0.8, false},
 		{time.Second, 0.9, false},
 		{2 * time.Second, 0.75, true},
 		{3 * time.Second, 0.9, true},
-		{4 * time.Second, 0.6, true}, // Dispatcher.Update resets the flag from the table first
+		{4 * time.Second, 0.6, false}, // under the limit: released at once
 	}
 	for i, s := range steps {
-		if i == len(steps)-1 {
-			b.Overloaded = false
-		}
 		b.Load.CPU = s.cpu
-		p.Observe(b, t0.Add(s.at))
-		if i < len(steps)-1 && b.Overloaded != s.want {
-			t.Fatalf("step %d (cpu %.2f at %s): overloaded = %v, want %v", i, s.cpu, s.at, b.Overloaded, s.want)
+		if got := p.Observe(b, t0.Add(s.at)); got != s.want {
+			t.Fatalf("step %d (cpu %.2f at %s): held = %v, want %v", i, s.cpu, s.at, got, s.want)
 		}
-	}
-	if b.Overloaded {
-		t.Error("board still overloaded after cpu fell under the limit")
 	}
 	// a dip under the limit restarts the clock
 	b.Load.CPU = 0.9
@@ -234,9 +224,14 @@ func TestIntegratedOverload(t *testing.T) {
 	b.Load.CPU = 0.1
 	p.Observe(b, t0.Add(11500*time.Millisecond))
 	b.Load.CPU = 0.9
-	p.Observe(b, t0.Add(12*time.Second))
-	if b.Overloaded {
+	if p.Observe(b, t0.Add(12*time.Second)) {
 		t.Error("overloaded although cpu dipped under the limit")
+	}
+	// the state is per board: another board's report does not reset a's clock
+	other := &Board{Name: "b", idx: 1, Load: Load{CPU: 0.1}}
+	p.Observe(other, t0.Add(13*time.Second))
+	if !p.Observe(b, t0.Add(14*time.Second)) {
+		t.Error("a's sustained overload forgotten after b's report")
 	}
 }
 
@@ -245,20 +240,22 @@ func TestIntegratedOverload(t *testing.T) {
 func TestPoliciesSurviveBadReports(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	bad := func() []*Board {
-		return []*Board{
+		return indexed([]*Board{
 			{Name: "a", Linknum: 0, Capacity: 1, Weight: nan, Running: true, Load: Load{CPU: nan, Mem: -1, Net: inf, Disk: nan}, RT: -time.Second, ReqLoad: nan},
 			{Name: "b", Linknum: 0, Capacity: 1, Weight: 0, Running: true, Load: Load{CPU: -5, Mem: nan}, ReqLoad: -3},
 			{Name: "c", Linknum: 0, Capacity: 1, Weight: inf, Running: true, Load: Load{CPU: inf}, ReqLoad: inf},
-		}
+		})
 	}
-	zero := config.LoadModel{
+	zero := LoadModel{
 		Weights:   map[string]float64{"cpu": 0, "mem": 0, "net": 0, "disk": 0, "rt": 0},
 		Baselines: map[string]float64{"cpu": 0, "mem": -1, "net": nan, "disk": inf},
 		Limits:    map[string]float64{"cpu": 0, "mem": nan, "rt": -1},
 	}
-	policies := []Policy{&PriorityLC{}, &LC{}, &WLC{}, &RR{}, &WRR{}, &Random{}, &P2C{}, SourceHash{}, DestHash{},
-		NewAdaptive(config.LoadModel{}), NewAdaptive(zero), NewIntegrated(config.LoadModel{}), NewIntegrated(zero),
-		NewQSC(config.LoadModel{}, nil), NewQSC(zero, nil)}
+	var policies []Policy // every registered policy, with default and with degenerate load models
+	for _, n := range PolicyNames() {
+		spec, _ := LookupPolicy(n)
+		policies = append(policies, spec.New(DefaultConfig(), nil), spec.New(Config{Adaptive: zero, Integrated: zero}, nil))
+	}
 	for _, p := range policies {
 		for i := 0; i < 20; i++ {
 			pool := bad()
@@ -274,8 +271,8 @@ func TestPoliciesSurviveBadReports(t *testing.T) {
 }
 
 func TestNewPolicyNames(t *testing.T) {
-	for _, n := range config.Policies {
-		s := config.DefaultConfig().Sched
+	for _, n := range PolicyNames() {
+		s := DefaultConfig()
 		s.Policy = n
 		p, err := NewPolicy(s, nil, nil)
 		if err != nil || p == nil {
@@ -286,7 +283,7 @@ func TestNewPolicyNames(t *testing.T) {
 			t.Errorf("policy %q chose nothing", n)
 		}
 	}
-	s := config.DefaultConfig().Sched
+	s := DefaultConfig()
 	s.Policy = "nope"
 	if _, err := NewPolicy(s, nil, nil); err == nil {
 		t.Error("unknown policy accepted")
@@ -297,12 +294,16 @@ func TestNewPolicyNames(t *testing.T) {
 	}
 	s.Sticky = StickyCookie
 	s.Policy = "lc"
-	s.Proximity = []config.Proximity{{CIDR: "not a cidr", Prefer: []string{"a"}}, {CIDR: "10.0.0.0/8", Prefer: []string{"a"}}}
+	s.Proximity = []ProximityRule{{CIDR: "not a cidr", Prefer: []string{"a"}}, {CIDR: "10.0.0.0/8", Prefer: []string{"a"}}}
 	p, err := NewPolicy(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !oneQueue(p) {
+	d, err := NewDispatcher(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.one {
 		t.Error("lc wrapped in sticky and proximity lost its one-FIFO mode")
 	}
 	if got := p.Select(testPool(), &Request{Client: netip.MustParseAddr("10.9.9.9")}); got.Name != "a" {
@@ -311,7 +312,7 @@ func TestNewPolicyNames(t *testing.T) {
 }
 
 func TestStickyTableBounded(t *testing.T) {
-	s := &Sticky{Mode: StickySourceIP, Next: &PriorityLC{}, MaxClients: 8}
+	s := &Sticky{Mode: StickySourceIP, Next: LeastConn{}, MaxClients: 8}
 	pool := testPool()
 	for i := 0; i < 1000; i++ {
 		s.Select(pool, &Request{Client: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})})

@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Proximity sends a client from a listed network to the least used of its
@@ -25,7 +23,7 @@ type proxRule struct {
 // NewProximity compiles the table; an entry whose cidr does not parse or
 // that prefers nothing is logged and ignored (config check rejects it
 // first). A preferred board that is not in the table is simply never found.
-func NewProximity(list []config.Proximity, next Policy, log *slog.Logger) *Proximity {
+func NewProximity(list []ProximityRule, next Policy, log *slog.Logger) *Proximity {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -77,7 +75,4 @@ func (r *proxRule) prefers(name string) bool {
 }
 
 // Observe passes reports on to Next.
-func (p *Proximity) Observe(b *Board, now time.Time) { observe(p.Next, b, now) }
-
-// OneQueue is Next's.
-func (p *Proximity) OneQueue() bool { return oneQueue(p.Next) }
+func (p *Proximity) Observe(b *Board, now time.Time) bool { return observe(p.Next, b, now) }

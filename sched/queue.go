@@ -1,6 +1,10 @@
 package sched
 
-import "time"
+import (
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
 
 // waiter is one queued request. Waiters are pooled: the channel and the
 // timer are made once and reused, so queuing does not allocate.
@@ -18,12 +22,12 @@ type waiter struct {
 	answered bool
 	t        Ticket
 	err      error
-	ch       chan struct{} // cap 1: exactly one send per use
-	timer    *time.Timer
+	ch       chan struct{}   // cap 1: exactly one send per use
+	timer    clockwork.Timer // queue_timeout, on the Dispatcher's clock
 }
 
-func newWaiter() *waiter {
-	t := time.NewTimer(time.Hour)
+func newWaiter(c clockwork.Clock) *waiter {
+	t := c.NewTimer(time.Hour)
 	t.Stop()
 	return &waiter{ch: make(chan struct{}, 1), timer: t}
 }
@@ -100,27 +104,130 @@ func (q *queue) newest() *waiter {
 	return best
 }
 
-// codel is the fail-fast state of one queue: once the sojourn of its
-// requests has stayed at or above the target for a whole interval, new
-// arrivals are refused at once, until a request leaves below the target
-// or the queue empties.
-type codel struct {
-	firstAbove time.Time // when the sojourn was first seen above target, plus interval
-	dropping   bool
+func (d *Dispatcher) qindex(class int) int {
+	if d.one {
+		return 0
+	}
+	return class
 }
 
-func (c *codel) observe(sojourn, target, interval time.Duration, now time.Time) {
-	if target <= 0 || sojourn < target {
-		c.reset()
-		return
+func (d *Dispatcher) push(w *waiter) {
+	q := &d.queues[w.q]
+	q.list(w).push(w)
+	w.queued = true
+	q.n++
+	if w.board >= 0 {
+		q.npinned++
 	}
-	if c.firstAbove.IsZero() {
-		c.firstAbove = now.Add(interval)
-		return
-	}
-	if !now.Before(c.firstAbove) {
-		c.dropping = true
-	}
+	d.total++
+	d.depth[w.class]++
+	d.m.depth[w.class].Set(float64(d.depth[w.class]))
 }
 
-func (c *codel) reset() { *c = codel{} }
+func (d *Dispatcher) unlink(w *waiter) {
+	if !w.queued {
+		return
+	}
+	q := &d.queues[w.q]
+	q.list(w).remove(w)
+	w.queued = false
+	q.n--
+	if w.board >= 0 {
+		q.npinned--
+	}
+	d.total--
+	d.depth[w.class]--
+	d.m.depth[w.class].Set(float64(d.depth[w.class]))
+}
+
+// answer wakes the waiter's caller; it must be unlinked already.
+func (d *Dispatcher) answer(w *waiter, t Ticket, err error) {
+	w.answered, w.t, w.err = true, t, err
+	w.ch <- struct{}{}
+}
+
+// evictBelow sheds the newest request of the lowest non-empty class below
+// queue qi; false when there is none.
+func (d *Dispatcher) evictBelow(qi int) bool {
+	for l := len(d.queues) - 1; l > qi; l-- {
+		if d.queues[l].n == 0 {
+			continue
+		}
+		w := d.queues[l].newest()
+		d.unlink(w)
+		d.answer(w, Ticket{}, d.refuse(w.class, rEvicted))
+		return true
+	}
+	return false
+}
+
+// oldestLive is the oldest waiter of q that waits for load, not for a board
+// that is gone or stopped (those would hold the sojourn high for nothing).
+func (d *Dispatcher) oldestLive(q *queue) *waiter {
+	best := q.any.head
+	if q.npinned > 0 {
+		for i := range q.pinned {
+			h := q.pinned[i].head
+			if h == nil || !d.boards[i].present || !d.boards[i].Running {
+				continue
+			}
+			if best == nil || h.seq < best.seq {
+				best = h
+			}
+		}
+	}
+	return best
+}
+
+// placeable is the oldest waiter of queue qi that an eligible board can
+// take. A waiter whose Exclude leaves it no eligible board (a retry) is
+// passed over, so it holds up nobody behind it.
+func (d *Dispatcher) placeable(qi int) *waiter {
+	q := &d.queues[qi]
+	var best *waiter
+	if len(d.scratch) > 0 {
+		for w := q.any.head; w != nil; w = w.next {
+			if len(w.req.Exclude) == 0 || d.fits(w.req) {
+				best = w
+				break
+			}
+		}
+	}
+	if q.npinned > 0 {
+		for i := range q.pinned {
+			if h := q.pinned[i].head; h != nil && d.boards[i].elig && (best == nil || h.seq < best.seq) {
+				best = h
+			}
+		}
+	}
+	return best
+}
+
+// next picks the waiter to serve: the highest class first, except that a
+// lower class that waits gets the reserve share of the dispatches.
+func (d *Dispatcher) next() *waiter {
+	var first, lower *waiter
+	for qi := range d.queues {
+		w := d.placeable(qi)
+		if w == nil {
+			continue
+		}
+		if first == nil {
+			first = w
+			if d.reserve == 0 {
+				break
+			}
+			continue
+		}
+		lower = w
+		break
+	}
+	if lower != nil {
+		d.credit += d.reserve
+		if d.credit >= 1 {
+			d.credit--
+			return lower
+		}
+	}
+	return first
+}

@@ -98,18 +98,12 @@ func (s *Sticky) remember(addr netip.Addr, name string) {
 }
 
 // Observe passes reports on to Next.
-func (s *Sticky) Observe(b *Board, now time.Time) { observe(s.Next, b, now) }
+func (s *Sticky) Observe(b *Board, now time.Time) bool { return observe(s.Next, b, now) }
 
-// OneQueue is Next's.
-func (s *Sticky) OneQueue() bool { return oneQueue(s.Next) }
-
-func observe(p Policy, b *Board, now time.Time) {
+// observe hands a report to p when it watches reports; true holds the board.
+func observe(p Policy, b *Board, now time.Time) bool {
 	if o, ok := p.(Observer); ok {
-		o.Observe(b, now)
+		return o.Observe(b, now)
 	}
-}
-
-func oneQueue(p Policy) bool {
-	o, ok := p.(OneQueue)
-	return ok && o.OneQueue()
+	return false
 }

@@ -17,14 +17,7 @@ func DefaultConfig() Config {
 			TThreshold: D(st.TThreshold),
 			Heartbeat:  D(st.Heartbeat),
 		},
-		Sched: Sched{
-			Policy:       "priority-lc",             // the paper's algorithm
-			Mode:         "proxy",                   // every request passes through the master
-			Queue:        1024,                      // per class
-			QueueTimeout: D(5 * time.Second),        // queued longer: 503
-			QueueTarget:  D(100 * time.Millisecond), // fail fast above this sojourn
-			Classes:      DefaultClasses(),          // control first, browse after
-		},
+		Sched: schedDefaults(), // the scheduler owns these: sched.DefaultConfig
 		HTTP: HTTP{
 			Auth:            "token",
 			TokenFile:       "/etc/ews/token",
@@ -36,14 +29,5 @@ func DefaultConfig() Config {
 			Timeout:   D(10 * time.Second),
 			MaxOutput: 1 << 20,
 		},
-	}
-}
-
-// DefaultClasses are the classes used when the file declares none: device
-// control and CGI first, everything else after.
-func DefaultClasses() []Class {
-	return []Class{
-		{Name: "control", Match: []string{"* /api/devices/**", "* /cgi-bin/**"}, Weight: 1},
-		{Name: "browse", Match: []string{"*"}, Weight: 1},
 	}
 }

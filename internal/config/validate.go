@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// Policies is every value sched.policy accepts.
-var Policies = []string{"priority-lc", "lc", "wlc", "rr", "wrr", "random", "p2c",
-	"source-hash", "dest-hash", "adaptive", "integrated", "qsc"}
-
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,62}$`)
 
 // Validate checks every rule a file can break without hardware and returns

@@ -4,12 +4,20 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/ews-firmware/ews/sched"
 )
 
 func (c *Config) validateSched(bad func(string, string, ...any)) {
 	s := c.Sched
-	if !contains(Policies, s.Policy) {
-		bad("sched.policy", "unknown policy %q; want one of %s", s.Policy, strings.Join(Policies, " "))
+	// the scheduler owns its policies, their requirements and its modes
+	if _, ok := sched.LookupPolicy(s.Policy); !ok {
+		bad("sched.policy", "unknown policy %q; want one of %s", s.Policy, strings.Join(sched.PolicyNames(), " "))
+	} else if err := sched.CheckPolicy(s.SchedConfig()); err != nil {
+		bad("sched.policy", "%s", strings.TrimPrefix(err.Error(), "sched: "))
+	}
+	if err := sched.CheckSticky(s.Sticky); err != nil {
+		bad("sched.sticky", "%s", strings.TrimPrefix(err.Error(), "sched: "))
 	}
 	if s.Mode != "proxy" && s.Mode != "redirect" {
 		bad("sched.mode", "%q: want proxy or redirect", s.Mode)
@@ -23,11 +31,7 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	if s.Reserve < 0 || s.Reserve >= 1 || s.Reserve != s.Reserve {
 		bad("sched.reserve", "%v: want a share in [0, 1)", s.Reserve)
 	}
-	if s.Sticky != "" && s.Sticky != "cookie" && s.Sticky != "source-ip" {
-		bad("sched.sticky", "%q: want cookie or source-ip", s.Sticky)
-	}
 	seen := map[string]bool{}
-	sum := 0.0
 	for i, cl := range s.Classes {
 		key := fmt.Sprintf("sched.class[%d]", i)
 		if !nameRe.MatchString(cl.Name) {
@@ -41,17 +45,13 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 			bad(key+".match", "class %q matches nothing", cl.Name)
 		}
 		for _, m := range cl.Match {
-			if err := CheckRule(m); err != nil {
+			if err := sched.CheckRule(m); err != nil {
 				bad(key+".match", "%v", err)
 			}
 		}
 		if cl.Weight < 0 || cl.Weight != cl.Weight {
 			bad(key+".weight", "%v: must not be negative", cl.Weight)
 		}
-		sum += cl.Weight
-	}
-	if s.Policy == "qsc" && sum <= 0 {
-		bad("sched.class", "qsc needs class weights that sum to more than zero")
 	}
 	validateLoadModel("sched.adaptive", s.Adaptive, bad)
 	validateLoadModel("sched.integrated", s.Integrated, bad)
@@ -88,21 +88,4 @@ func validateLoadModel(key string, m LoadModel, bad func(string, string, ...any)
 	check("weights", m.Weights, []string{"cpu", "mem", "net", "disk", "rt"}, false)
 	check("baselines", m.Baselines, []string{"cpu", "mem", "net", "disk"}, true)
 	check("limits", m.Limits, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}, true)
-}
-
-// CheckRule validates a class rule: "*", or "METHOD /path-glob" where METHOD
-// may be "*".
-func CheckRule(rule string) error {
-	if strings.TrimSpace(rule) == "*" {
-		return nil
-	}
-	method, path, ok := strings.Cut(strings.TrimSpace(rule), " ")
-	path = strings.TrimSpace(path)
-	if !ok || method == "" || !strings.HasPrefix(path, "/") {
-		return fmt.Errorf("rule %q: want \"*\" or \"METHOD /path/glob\"", rule)
-	}
-	if method != "*" && strings.ToUpper(method) != method {
-		return fmt.Errorf("rule %q: method must be upper case or *", rule)
-	}
-	return nil
 }

@@ -49,7 +49,7 @@ func TestBoards(t *testing.T) {
 		t.Fatalf("fields lost: %+v", got[:2])
 	}
 
-	d, err := sched.NewDispatcher(config.DefaultConfig().Sched, sched.Options{})
+	d, err := sched.NewDispatcher(config.DefaultConfig().Sched.SchedConfig(), sched.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func Example() {
 	defer front.Close()
 
 	// on becoming master
-	d, _ := sched.NewDispatcher(cfg.Sched, sched.Options{Registerer: reg})
+	d, _ := sched.NewDispatcher(cfg.Sched.SchedConfig(), sched.Options{Registerer: reg})
 	front.SetDispatcher(d)
 	// on every table change or heartbeat
 	dispatch.Update(d, []state.Board{

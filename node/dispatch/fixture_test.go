@@ -198,7 +198,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 	if o.queue > 0 {
 		cfg.Queue = o.queue
 	}
-	d, err := sched.NewDispatcher(cfg, sched.Options{Registerer: master.reg})
+	d, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{Registerer: master.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -362,7 +362,7 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 	// ews2 wins a higher epoch and opens its own queue.
 	cfg := config.DefaultConfig().Sched
 	cfg.QueueTarget = config.D(0)
-	d2, err := sched.NewDispatcher(cfg, sched.Options{Registerer: b.reg})
+	d2, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{Registerer: b.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

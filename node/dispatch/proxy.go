@@ -107,14 +107,8 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 		}
 		cur.Done()
 		cur = sched.Ticket{}
-		alt, ok := altBoard(d.Boards(), failed)
-		if !ok {
-			f.m.forwarded.WithLabelValues(failed, OutcomeError).Inc()
-			badGateway(w, failed, err)
-			return
-		}
 		again := *req
-		again.Board = alt // sched has no "exclude": pin the retry to the board chosen here
+		again.Exclude = []string{failed} // the scheduler chooses the retry's board, any but this one
 		nt, aerr := d.Acquire(r.Context(), &again)
 		if aerr != nil {
 			f.m.forwarded.WithLabelValues(failed, OutcomeError).Inc()
@@ -129,32 +123,6 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 			return
 		}
 	}
-}
-
-// altBoard picks the board for a retry: running, not the failed one, least
-// used (linknum over capacity), lower rank on ties.
-func altBoard(boards []sched.Board, failed string) (string, bool) {
-	best := -1
-	for i := range boards {
-		b := &boards[i]
-		if b.Name == failed || !b.Running || b.Overloaded || b.Capacity <= 0 {
-			continue
-		}
-		if best < 0 {
-			best = i
-			continue
-		}
-		o := &boards[best]
-		// compare b.Linknum/b.Capacity with o.Linknum/o.Capacity without division
-		l, r := b.Linknum*o.Capacity, o.Linknum*b.Capacity
-		if l < r || (l == r && b.Rank < o.Rank) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return "", false
-	}
-	return boards[best].Name, true
 }
 
 // bufPool lends the proxy its copy buffers.

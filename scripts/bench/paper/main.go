@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/sched"
 )
 
 // options are the harness's flags.
@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.img, "img", "docs/img", "directory for the PNG plots")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of every arrival stream (the same for every setup)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "sending window of each cell")
-	fs.StringVar(&policies, "policies", strings.Join(config.Policies, ","), "sched.policy values to run on the 3-board cluster")
+	fs.StringVar(&policies, "policies", strings.Join(sched.PolicyNames(), ","), "sched.policy values to run on the 3-board cluster")
 	fs.StringVar(&hetero, "hetero-policies", "priority-lc,lc,rr,wlc,wrr,adaptive,qsc", "policies of the heterogeneous scenario")
 	fs.StringVar(&ratios, "ratios", "0.25,0.5", "control shares of the mix")
 	fs.StringVar(&loads, "loads", "0.5,1,1.5,2", "offered loads, as multiples of the cluster's capacity")
@@ -204,11 +204,11 @@ func parsePolicies(s string) ([]string, error) {
 			continue
 		}
 		known := false
-		for _, k := range config.Policies {
+		for _, k := range sched.PolicyNames() {
 			known = known || k == p
 		}
 		if !known {
-			return nil, fmt.Errorf("unknown policy %q; want some of %s", p, strings.Join(config.Policies, ","))
+			return nil, fmt.Errorf("unknown policy %q; want some of %s", p, strings.Join(sched.PolicyNames(), ","))
 		}
 		out = append(out, p)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/sched"
 )
 
 // moduleRoot is the repository root, three levels above this package.
@@ -197,7 +198,7 @@ func TestBoardConfigsParse(t *testing.T) {
 		bs[i] = board{spec: specs[i], http: "127.0.0.1:" + string(rune('1'+i)) + "000", gossip: "127.0.0.1:" + string(rune('1'+i)) + "001"}
 	}
 	key := config.NewKey()
-	for _, pol := range config.Policies {
+	for _, pol := range sched.PolicyNames() {
 		for _, peers := range []bool{false, true} {
 			for _, token := range []string{"", "s3cret"} {
 				for i := range bs {

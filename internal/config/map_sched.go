@@ -1,0 +1,53 @@
+package config
+
+import "github.com/ews-firmware/ews/sched"
+
+// SchedConfig maps [sched] onto the scheduler's own Config. Mode is the
+// node's business (proxy or redirect) and is not part of it.
+func (s Sched) SchedConfig() sched.Config {
+	out := sched.Config{
+		Policy:       s.Policy,
+		Queue:        s.Queue,
+		QueueTimeout: s.QueueTimeout.Duration,
+		QueueTarget:  s.QueueTarget.Duration,
+		Reserve:      s.Reserve,
+		Sticky:       s.Sticky,
+		Adaptive:     s.Adaptive.schedModel(),
+		Integrated:   s.Integrated.schedModel(),
+	}
+	for _, c := range s.Classes {
+		out.Classes = append(out.Classes, sched.Class{Name: c.Name, Match: c.Match, Weight: c.Weight})
+	}
+	for _, p := range s.Proximity {
+		out.Proximity = append(out.Proximity, sched.ProximityRule{CIDR: p.CIDR, Prefer: p.Prefer})
+	}
+	return out
+}
+
+func (m LoadModel) schedModel() sched.LoadModel {
+	return sched.LoadModel{Weights: m.Weights, Baselines: m.Baselines, Limits: m.Limits, Overload: m.Overload.Duration}
+}
+
+// schedDefaults is sched.DefaultConfig in the file's types, plus the mode.
+func schedDefaults() Sched {
+	d := sched.DefaultConfig()
+	return Sched{
+		Policy:       d.Policy,
+		Mode:         "proxy", // every request passes through the master
+		Queue:        d.Queue,
+		QueueTimeout: D(d.QueueTimeout),
+		QueueTarget:  D(d.QueueTarget),
+		Reserve:      d.Reserve,
+		Sticky:       d.Sticky,
+		Classes:      DefaultClasses(),
+	}
+}
+
+// DefaultClasses are sched.DefaultClasses in the file's types.
+func DefaultClasses() []Class {
+	var out []Class
+	for _, c := range sched.DefaultClasses() {
+		out = append(out, Class{Name: c.Name, Match: c.Match, Weight: c.Weight})
+	}
+	return out
+}

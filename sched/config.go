@@ -1,0 +1,99 @@
+package sched
+
+import "time"
+
+// Config is what the queue, the classifier and the policies are built from.
+// The boot config maps [sched] onto it; DefaultConfig gives every default.
+type Config struct {
+	// Policy names a registered policy (PolicyNames). "priority-lc", the
+	// paper's algorithm, sends control requests first and to the board
+	// with the fewest in flight; other policies trade that for weights,
+	// affinity or measured load.
+	Policy string
+
+	// Queue bounds each class's queue (the one FIFO holds Queue × classes).
+	// A longer queue absorbs longer bursts but lets a request wait longer
+	// before it is shed; a full queue sheds at once (503).
+	Queue int
+
+	// QueueTimeout is the longest a request waits for a board before it is
+	// answered 503. Longer rides out a slow board; shorter tells users sooner.
+	QueueTimeout time.Duration
+
+	// QueueTarget is the sojourn above which a class fails fast: a request
+	// predicted to wait longer, or arriving while the sojourn has stayed
+	// above it for a CoDel interval, is refused at once. 0 turns fail-fast
+	// off (requests then wait up to QueueTimeout).
+	QueueTarget time.Duration
+
+	// Reserve is the share of dispatches kept for lower classes while they
+	// wait, in [0, 1). 0 is strict priority (the paper); more keeps page
+	// views moving under a flood of control requests, at their expense.
+	Reserve float64
+
+	// Sticky keeps a user on one board: "" (off), StickyCookie or
+	// StickySourceIP. It wraps Policy, which still places new users.
+	Sticky string
+
+	// Classes are the priority classes, highest first; a request matching
+	// no rule falls to the last. Empty: DefaultClasses.
+	Classes []Class
+
+	// Proximity prefers boards for clients of some networks; it wraps
+	// Policy. Empty: off.
+	Proximity []ProximityRule
+
+	// Adaptive is the load formula of adaptive and qsc; Integrated that of
+	// integrated. Missing weights, baselines and limits take the
+	// documented defaults of each policy.
+	Adaptive, Integrated LoadModel
+}
+
+// Class is one priority class; the first matching rule of all classes wins.
+type Class struct {
+	Name  string
+	Match []string // "METHOD /path/glob" or "*"; ** spans segments (CheckRule)
+	// Weight is the cost of one of its requests for qsc; negative counts 0,
+	// and all zero counts 1 each.
+	Weight float64
+}
+
+// ProximityRule prefers some boards for the clients of one network.
+type ProximityRule struct {
+	CIDR   string
+	Prefer []string // board names
+}
+
+// LoadModel holds the weights, baselines and limits of a load formula, keyed
+// by resource (cpu mem net disk rt; cpu_overload for integrated's limit).
+type LoadModel struct {
+	Weights   map[string]float64
+	Baselines map[string]float64 // value that counts as load 1.0
+	Limits    map[string]float64 // integrated: over a limit weighs OverWeight
+	Overload  time.Duration      // integrated: cpu over cpu_overload this long: no new requests
+}
+
+// DefaultPolicy is the paper's algorithm.
+const DefaultPolicy = "priority-lc"
+
+// DefaultConfig returns the defaults of every field.
+func DefaultConfig() Config {
+	return Config{
+		Policy:       DefaultPolicy,          // priority queues + least connections
+		Queue:        1024,                   // per class: ~1 s of a busy 3-board cluster
+		QueueTimeout: 5 * time.Second,        // a user still waits; a dead cluster answers soon enough
+		QueueTarget:  100 * time.Millisecond, // fail fast above this sojourn
+		Reserve:      0,                      // strict priority, as the paper
+		Sticky:       "",                     // any board may serve any request
+		Classes:      DefaultClasses(),       // control first, browse after
+	}
+}
+
+// DefaultClasses are the classes used when none are configured: device
+// control and CGI first, everything else after.
+func DefaultClasses() []Class {
+	return []Class{
+		{Name: "control", Match: []string{"* /api/devices/**", "* /cgi-bin/**"}, Weight: 1},
+		{Name: "browse", Match: []string{"*"}, Weight: 1},
+	}
+}

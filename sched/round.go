@@ -1,0 +1,129 @@
+package sched
+
+import "time"
+
+// eligible fills d.scratch with the boards that may take a request now.
+func (d *Dispatcher) eligible() {
+	d.scratch = d.scratch[:0]
+	for _, b := range d.boards {
+		b.elig = b.present && b.available()
+		if b.elig {
+			d.scratch = append(d.scratch, b)
+		}
+	}
+}
+
+// choose picks the board for req (pinned to board index bi, or -1) among
+// the eligible ones less req.Exclude; nil when none fits. This is the one
+// place a board is chosen, first tries and retries alike.
+func (d *Dispatcher) choose(req *Request, bi int) *Board {
+	if bi >= 0 {
+		if b := d.boards[bi]; b.elig && !req.excludes(b.Name) {
+			return b
+		}
+		return nil
+	}
+	pool := d.scratch
+	if len(req.Exclude) > 0 {
+		d.kept = d.kept[:0]
+		for _, b := range pool {
+			if !req.excludes(b.Name) {
+				d.kept = append(d.kept, b)
+			}
+		}
+		pool = d.kept
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	b := d.policy.Select(pool, req)
+	if b == nil || b.idx >= len(d.boards) || d.boards[b.idx] != b || !b.elig || req.excludes(b.Name) {
+		return nil // a policy must return a board of the pool
+	}
+	return b
+}
+
+// fits reports whether an eligible board outside req.Exclude is left.
+func (d *Dispatcher) fits(req *Request) bool {
+	for _, b := range d.scratch {
+		if !req.excludes(b.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatch hands queued requests to boards while both are available.
+func (d *Dispatcher) dispatch(now time.Time) {
+	for d.total > 0 {
+		d.eligible()
+		if len(d.scratch) == 0 {
+			return
+		}
+		w := d.next()
+		if w == nil {
+			return
+		}
+		b := d.choose(w.req, w.board)
+		if b == nil {
+			return
+		}
+		d.unlink(w)
+		sojourn := now.Sub(w.enq)
+		cd := &d.queues[w.q].cd
+		cd.observe(sojourn, d.target, d.interval, now)
+		d.m.wait[w.class].Observe(sojourn.Seconds())
+		if cd.dropping && sojourn > d.target && (w.q > 0 || d.one) {
+			// CoDel's head drop: while the queue stays above its target,
+			// a request that already waited past it is answered 503 now
+			// rather than served late, so served pages keep a bounded wait.
+			// The first class's own queue is never dropped here (under
+			// lc there is one queue for all, and all are treated alike).
+			d.answer(w, Ticket{}, d.refuse(w.class, rOverload))
+			continue
+		}
+		d.answer(w, d.start(w.req, w.seq, w.class, b), nil)
+	}
+}
+
+// start counts a dispatch of a class's request to b and returns its ticket.
+func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket {
+	if d.trace != nil {
+		d.trace(req, seq, b)
+	}
+	w := d.cls.Weight(class)
+	b.local++
+	b.ReqLoad += w
+	d.refresh(b)
+	var f *flight
+	if n := len(d.free); n > 0 {
+		f, d.free = d.free[n-1], d.free[:n-1]
+	} else {
+		f = &flight{d: d}
+	}
+	f.b, f.class, f.weight, f.start = b, class, w, d.now()
+	d.m.dispatch[b.idx][class].Inc()
+	d.started[class]++
+	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
+}
+
+// finish ends a flight: its board gets the slot back.
+func (d *Dispatcher) finish(f *flight) {
+	f.gen++
+	now := d.now()
+	d.admit.served(f.class, now.Sub(f.start))
+	b := f.b
+	if b.local > 0 {
+		b.local--
+	}
+	b.ReqLoad -= f.weight
+	if b.local == 0 || b.ReqLoad < 0 {
+		b.ReqLoad = 0
+	}
+	d.refresh(b)
+	f.b = nil
+	d.free = append(d.free, f)
+	if !d.closed {
+		d.dispatch(now)
+	}
+}

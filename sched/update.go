@@ -1,0 +1,65 @@
+package sched
+
+// Update takes the current table. Boards missing from pool get no new
+// requests (their tickets still count until Done). Each Board's Linknum is
+// the board's own report of its in-flight requests (negative: no report).
+func (d *Dispatcher) Update(pool []Board) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.updGen++
+	now := d.now()
+	for i := range pool {
+		in := &pool[i]
+		if in.Name == "" {
+			continue
+		}
+		b := d.byName[in.Name]
+		if b == nil {
+			b = &Board{Name: in.Name, idx: len(d.boards), reported: -1}
+			d.boards = append(d.boards, b)
+			d.byName[b.Name] = b
+			for qi := range d.queues {
+				d.queues[qi].pinned = append(d.queues[qi].pinned, fifo{})
+			}
+			d.m.addBoard(b.Name)
+		}
+		b.seen, b.present = d.updGen, true
+		b.Rank, b.Addr, b.Capacity, b.Weight = in.Rank, in.Addr, in.Capacity, in.Weight
+		b.Running, b.Load, b.RT = in.Running, in.Load, in.RT
+		if in.Linknum >= 0 {
+			b.reported, b.atReport = in.Linknum, b.local
+		}
+		b.held = observe(d.policy, b, now)
+		d.refresh(b)
+	}
+	for _, b := range d.boards {
+		if b.seen != d.updGen {
+			b.present = false
+		}
+	}
+	if !d.closed {
+		d.dispatch(now)
+	}
+}
+
+// refresh sets the linknum the policies see: the board's report plus our
+// own dispatches and completions since it, never below our own count.
+func (d *Dispatcher) refresh(b *Board) {
+	n := b.local
+	if b.reported >= 0 {
+		n = max(n, b.reported+b.local-b.atReport)
+	}
+	b.Linknum = n
+	d.m.link[b.idx].Set(float64(n))
+}
+
+// slots is the capacity of the boards that run requests now.
+func (d *Dispatcher) slots() int {
+	n := 0
+	for _, b := range d.boards {
+		if b.present && b.Running {
+			n += b.Capacity
+		}
+	}
+	return n
+}
