@@ -49,3 +49,22 @@ func (l *local) HTTPAddr() string {
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, n.cluster.Snapshot())
 }
+
+// frontCluster is the cluster as the front door sees it. When this board has
+// just become master and the table change has not reached follow yet, the
+// first request opens the queue itself instead of being told 503.
+type frontCluster struct{ n *Node }
+
+func (c frontCluster) Self() string                             { return c.n.cluster.Self() }
+func (c frontCluster) Epoch() uint64                            { return c.n.cluster.Epoch() }
+func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.n.cluster.Master() }
+
+func (c frontCluster) IsMaster() bool {
+	if !c.n.cluster.IsMaster() {
+		return false
+	}
+	if !c.n.master.open() {
+		c.n.master.follow(c.n.cluster.Snapshot())
+	}
+	return true
+}

@@ -64,7 +64,7 @@ func BenchmarkAcquireDone(b *testing.B) {
 			for _, p := range benchPool(n) {
 				pool = append(pool, Board{Name: p.Name, Capacity: 8, Running: true, Weight: 1, Linknum: -1})
 			}
-			d.Update(pool)
+			d.Update(rows(pool))
 			ctx := context.Background()
 			req := &Request{Class: control}
 			b.ReportAllocs()
@@ -90,7 +90,7 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 			for _, p := range benchPool(n) {
 				pool = append(pool, Board{Name: p.Name, Capacity: 1, Running: true, Weight: 1, Linknum: -1})
 			}
-			d.Update(pool)
+			d.Update(rows(pool))
 			var held []Ticket
 			for range pool {
 				t, _ := d.Acquire(context.Background(), &Request{})

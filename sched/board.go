@@ -1,29 +1,28 @@
 package sched
 
 import (
+	"github.com/ews-firmware/ews/state"
 	"net/netip"
 	"time"
 )
 
-// Load is a board's dynamic load as it reports it: each a fraction where 1.0
-// means fully used (cpu 0.5 = 50%). Bad values (NaN, negative, infinite) are
-// tolerated: see clean.
-type Load struct {
-	CPU, Mem, Net, Disk float64
-}
+// Load is a board's dynamic load as it reports it (state.Load): each a
+// fraction where 1.0 means fully used (cpu 0.5 = 50%). Bad values (NaN,
+// negative, infinite) are tolerated: see clean.
+type Load = state.Load
 
-// Board is the view of one board the policies choose from. The lead adapts
-// the replicated table to it; the Dispatcher keeps its own copy per name and
-// fills the fields marked "kept by the Dispatcher".
+// Board is the Dispatcher's record of one board, what the policies choose
+// from: Update fills the first fields from the board's state.Board row,
+// the Dispatcher keeps the rest (linknum estimate, tickets, eligibility).
 type Board struct {
 	Name     string
 	Rank     int
 	Addr     string // the board's HTTP address, passed through for the caller
 	Capacity int    // slots: requests it runs at once
 	Weight   float64
-	Running  bool // runstate "running"; anything else gets no new requests
+	Running  bool // runstate running with an HTTP address; anything else gets no new requests
 	Load     Load
-	RT       time.Duration // response time measured by the master's probes; 0 = unknown
+	RT       time.Duration // response time measured by the master's probes (Options.RT); 0 = unknown
 
 	// Linknum is the number of requests in flight on the board. In
 	// Dispatcher.Update it is the board's own report (the truth, invariant

@@ -29,6 +29,9 @@ type Options struct {
 	Rand       *rand.Rand      // seeds random policies; nil: the runtime's generator
 	Interval   time.Duration   // CoDel interval; default DefaultInterval
 	RetryAfter time.Duration   // default DefaultRetryAfter
+	// RT gives a board's response time as the master's probes measure it
+	// (the integrated policy's rt term); nil: unknown for every board.
+	RT func(board string) time.Duration
 }
 
 // Dispatcher is the master's queue and dispatcher: bounded FIFO queues per
@@ -57,6 +60,7 @@ type Dispatcher struct {
 	credit   float64
 	clock    clockwork.Clock
 	log      *slog.Logger
+	rt       func(string) time.Duration
 
 	queues  []queue
 	depth   []int    // queued per class
@@ -101,7 +105,7 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 		cls: cls, policy: p, one: spec.Queue == OneFIFO,
 		limit: cfg.Queue, timeout: cfg.QueueTimeout, target: cfg.QueueTarget,
 		interval: opt.Interval, retry: opt.RetryAfter, reserve: cfg.Reserve,
-		clock: opt.Clock, log: opt.Logger, byName: map[string]*Board{},
+		clock: opt.Clock, log: opt.Logger, rt: opt.RT, byName: map[string]*Board{},
 	}
 	if d.limit <= 0 {
 		d.limit = def.Queue

@@ -50,7 +50,7 @@ func TestDispatcherProperties(t *testing.T) {
 			b := board(n, rapid.IntRange(0, 3).Draw(rt, "cap-"+n))
 			r.boards = append(r.boards, b)
 		}
-		d.Update(r.boards)
+		d.Update(rows(r.boards))
 		steps := rapid.IntRange(1, 50).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			switch rapid.IntRange(0, 9).Draw(rt, "op") {
@@ -171,7 +171,7 @@ func (r *propRun) update() {
 	b.Capacity = rapid.IntRange(0, 3).Draw(r.rt, "cap")
 	b.Running = rapid.Bool().Draw(r.rt, "running")
 	b.Load.CPU = rapid.Float64Range(0, 1).Draw(r.rt, "cpu")
-	r.d.Update(r.boards)
+	r.d.Update(rows(r.boards))
 }
 
 // settle waits until every request is either queued or answered to the test.
@@ -249,7 +249,7 @@ func TestQueueFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, d: d}
-	d.Update([]Board{board("a", 1)})
+	d.Update(rows([]Board{board("a", 1)}))
 	hold := h.now(&Request{})
 	const n = 2000
 	outs := make(chan error, n)

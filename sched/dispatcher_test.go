@@ -329,7 +329,7 @@ func TestCloseAnswersEveryone(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, d: d}
-	d.Update([]Board{board("a", 1)})
+	d.Update(rows([]Board{board("a", 1)}))
 	hold := h.now(&Request{})
 	var ps []*pending
 	for i := 0; i < 6; i++ {
@@ -354,13 +354,13 @@ func TestBoardReportsAreTheTruth(t *testing.T) {
 	// a new master: the board reports 2 in flight that this master never sent
 	rep := board("a", 2)
 	rep.Linknum = 2
-	h.d.Update([]Board{rep})
+	h.d.Update(rows([]Board{rep}))
 	p := h.queue(&Request{})
 	if _, ok := ready(p); ok {
 		t.Fatal("dispatched to a board whose report says it is full")
 	}
 	rep.Linknum = 1 // one finished
-	h.d.Update([]Board{rep})
+	h.d.Update(rows([]Board{rep}))
 	o := h.result(p)
 	if n := h.linknum("a"); n != 2 {
 		t.Fatalf("linknum %d, want report 1 + our 1", n)
@@ -370,15 +370,15 @@ func TestBoardReportsAreTheTruth(t *testing.T) {
 		t.Fatalf("linknum %d after our request finished, want the report's 1", n)
 	}
 	// the board leaves the table, then comes back stopped, then running
-	h.d.Update(nil)
+	h.d.Update(rows(nil))
 	q := h.queue(&Request{})
 	stopped := board("a", 2)
 	stopped.Running = false
-	h.d.Update([]Board{stopped})
+	h.d.Update(rows([]Board{stopped}))
 	if _, ok := ready(q); ok {
 		t.Fatal("dispatched to a board that is gone or not running")
 	}
-	h.d.Update([]Board{board("a", 2)})
+	h.d.Update(rows([]Board{board("a", 2)}))
 	o = h.result(q)
 	if o.err != nil || o.t.Board != "a" {
 		t.Fatalf("after the board came back: %v", o.err)
@@ -397,7 +397,7 @@ func TestIntegratedOverloadExcludesBoard(t *testing.T) {
 	hot.Load.CPU, cool.Load.CPU = 0.9, 0.6 // both over the 0.5 limit, only a over 0.7
 	h := newHarness(t, s, Options{Clock: clk}, hot, cool)
 	clk.Advance(1500 * time.Millisecond)
-	h.d.Update([]Board{hot, cool})
+	h.d.Update(rows([]Board{hot, cool}))
 	for i := 0; i < 4; i++ {
 		if tk := h.now(&Request{}); tk.Board != "b" {
 			t.Fatalf("request %d went to the overloaded board", i)
@@ -405,7 +405,7 @@ func TestIntegratedOverloadExcludesBoard(t *testing.T) {
 	}
 	p := h.queue(&Request{}) // b is full, a is overloaded: wait
 	hot.Load.CPU = 0.3
-	h.d.Update([]Board{hot, cool})
+	h.d.Update(rows([]Board{hot, cool}))
 	if o := h.result(p); o.err != nil || o.t.Board != "a" {
 		t.Fatalf("after recovery: %v on %q", o.err, o.t.Board)
 	}
@@ -445,7 +445,7 @@ ews_sched_linknum{board="a"} 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	d2.Update([]Board{board("a", 1)})
+	d2.Update(rows([]Board{board("a", 1)}))
 	tk2, _ := d2.Acquire(context.Background(), &Request{Class: control})
 	tk2.Done()
 	if got := testutil.ToFloat64(d2.m.dispatch[0][control]); got != 2 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/state"
+
 	"github.com/jonboulle/clockwork"
 )
 
@@ -51,9 +53,31 @@ func newHarness(t *testing.T, s Config, opt Options, boards ...Board) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Update(boards)
+	d.Update(rows(boards))
 	t.Cleanup(d.Close)
 	return &harness{t: t, d: d}
+}
+
+// rows turns boards described as the policies see them into the rows
+// Update takes (state.Board, as the state package builds them): running
+// means runstate running with an HTTP address.
+func rows(bs []Board) []state.Board {
+	if bs == nil {
+		return nil
+	}
+	out := make([]state.Board, len(bs))
+	for i, b := range bs {
+		r := state.Board{Name: b.Name, Rank: b.Rank, HTTP: b.Addr, Capacity: b.Capacity, Weight: int(b.Weight),
+			Runstate: state.Down, Load: b.Load, Linknum: b.Linknum}
+		if b.Running {
+			r.Runstate = state.Running
+			if r.HTTP == "" {
+				r.HTTP = b.Name + ":8080"
+			}
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // board is a running board with the given capacity and no report yet.

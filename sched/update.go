@@ -1,15 +1,20 @@
 package sched
 
-// Update takes the current table. Boards missing from pool get no new
-// requests (their tickets still count until Done). Each Board's Linknum is
-// the board's own report of its in-flight requests (negative: no report).
-func (d *Dispatcher) Update(pool []Board) {
+import "github.com/ews-firmware/ews/state"
+
+// Update takes the current table: the boards' rows exactly as the state
+// package builds them from the boards' own reports (one row type from the
+// gossip decoder to here). Boards missing from rows get no new requests
+// (their tickets still count until Done). A row's Linknum is the board's
+// own report of its in-flight requests (negative: no report; invariant 3);
+// only a running board with an HTTP address gets new requests.
+func (d *Dispatcher) Update(rows []state.Board) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.updGen++
 	now := d.now()
-	for i := range pool {
-		in := &pool[i]
+	for i := range rows {
+		in := &rows[i]
 		if in.Name == "" {
 			continue
 		}
@@ -24,8 +29,11 @@ func (d *Dispatcher) Update(pool []Board) {
 			d.m.addBoard(b.Name)
 		}
 		b.seen, b.present = d.updGen, true
-		b.Rank, b.Addr, b.Capacity, b.Weight = in.Rank, in.Addr, in.Capacity, in.Weight
-		b.Running, b.Load, b.RT = in.Running, in.Load, in.RT
+		b.Rank, b.Addr, b.Capacity, b.Weight = in.Rank, in.HTTP, max(in.Capacity, 0), float64(in.Weight)
+		b.Running, b.Load = in.Runstate == state.Running && in.HTTP != "", in.Load
+		if d.rt != nil {
+			b.RT = d.rt(in.Name)
+		}
 		if in.Linknum >= 0 {
 			b.reported, b.atReport = in.Linknum, b.local
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ews-firmware/ews/state"
+
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 )
@@ -49,10 +51,10 @@ func TestRegisteredPolicyIsConfigurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	d.Update([]sched.Board{
-		{Name: "a", Rank: 0, Capacity: 2, Running: true, Linknum: -1},
-		{Name: "c", Rank: 2, Capacity: 2, Running: true, Linknum: -1},
-		{Name: "b", Rank: 1, Capacity: 2, Running: true, Linknum: -1},
+	d.Update([]state.Board{
+		{Name: "a", Rank: 0, HTTP: "a:8080", Capacity: 2, Runstate: state.Running, Linknum: -1},
+		{Name: "c", Rank: 2, HTTP: "c:8080", Capacity: 2, Runstate: state.Running, Linknum: -1},
+		{Name: "b", Rank: 1, HTTP: "b:8080", Capacity: 2, Runstate: state.Running, Linknum: -1},
 	})
 	want := []string{"c", "c", "b"} // c until full, then the next rank
 	var held []sched.Ticket

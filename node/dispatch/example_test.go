@@ -50,9 +50,9 @@ func Example() {
 	d, _ := sched.NewDispatcher(cfg.Sched.SchedConfig(), sched.Options{Registerer: reg})
 	front.SetDispatcher(d)
 	// on every table change or heartbeat
-	dispatch.Update(d, []state.Board{
+	d.Update([]state.Board{
 		{Name: "ews1", HTTP: "127.0.0.1:8080", Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: front.InFlight()},
-	}, nil)
+	})
 
 	rec := httptest.NewRecorder()
 	front.ServeHTTP(rec, httptest.NewRequest("POST", "/api/devices/relay1/toggle", nil))

@@ -212,7 +212,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 		}
 		rows = append(rows, state.Board{Name: b.name, Rank: i, HTTP: b.addr, Capacity: o.capacity, Weight: 1, Runstate: rs, Linknum: -1})
 	}
-	Update(d, rows, nil)
+	d.Update(rows)
 	t.Cleanup(func() {
 		for _, b := range tc.boards {
 			b.mode.Store(modeEcho)

@@ -110,11 +110,11 @@ func TestNonMasterForwards(t *testing.T) {
 	m, other := tc.boards[0], tc.boards[2]
 	tc.boards[2].mode.Store(modeEcho)
 	// only ews2 runs requests, so both answers come from it
-	Update(tc.d, []state.Board{
+	tc.d.Update([]state.Board{
 		{Name: "ews1", HTTP: m.addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
 		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 4, Runstate: state.Running, Linknum: -1},
 		{Name: "ews3", Rank: 2, HTTP: other.addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
-	}, nil)
+	})
 	hdr := map[string]string{"Host": "ews.example"}
 	r1, b1 := do(t, nil, "GET", m.srv.URL+"/api/devices/s1?x=1", hdr, "")
 	r2, b2 := do(t, nil, "GET", other.srv.URL+"/api/devices/s1?x=1", hdr, "")
@@ -199,11 +199,11 @@ func TestBoardFailures(t *testing.T) {
 			}
 			// ews3 reports one request in flight: ews2 is chosen first
 			report := func(ews3 int) {
-				Update(tc.d, []state.Board{
+				tc.d.Update([]state.Board{
 					{Name: "ews1", HTTP: m.addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
 					{Name: "ews2", Rank: 1, HTTP: badAddr, Capacity: 4, Runstate: state.Running, Linknum: 0},
 					{Name: "ews3", Rank: 2, HTTP: good.addr, Capacity: 4, Runstate: state.Running, Linknum: ews3},
-				}, nil)
+				})
 			}
 			report(1)
 			var body string
@@ -366,7 +366,7 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Update(d2, []state.Board{{Name: "ews2", Rank: 1, HTTP: b.addr, Capacity: n, Weight: 1, Runstate: state.Running, Linknum: -1}}, nil)
+	d2.Update([]state.Board{{Name: "ews2", Rank: 1, HTTP: b.addr, Capacity: n, Weight: 1, Runstate: state.Running, Linknum: -1}})
 	b.front.SetDispatcher(d2)
 	for _, x := range tc.boards {
 		x.c.set(func(c *fakeCluster) {

@@ -12,11 +12,11 @@ import (
 
 func redirectCluster(t *testing.T, hold time.Duration) *tcluster {
 	tc := newCluster(t, clusterOpts{mode: ModeRedirect, hold: hold})
-	Update(tc.d, []state.Board{
+	tc.d.Update([]state.Board{
 		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
 		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 4, Runstate: state.Running, Linknum: -1},
 		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
-	}, nil)
+	})
 	return tc
 }
 

@@ -1,16 +1,18 @@
-package dispatch
+package sched
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
 
-func TestBoards(t *testing.T) {
+// Update takes the state package's rows as they are: only a running board
+// with an HTTP address gets requests, a negative capacity is none, the
+// master's probe gives the response time, and a row without a name is
+// skipped.
+func TestUpdateFromRows(t *testing.T) {
 	rows := []state.Board{
 		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: 2, Load: state.Load{CPU: 0.5}},
 		{Name: "", HTTP: "x:1", Runstate: state.Running},
@@ -26,14 +28,20 @@ func TestBoards(t *testing.T) {
 		}
 		return 0
 	}
-	got := Boards(nil, rows, rt)
+	d, err := NewDispatcher(DefaultConfig(), Options{RT: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.Update(rows)
+	got := d.Boards()
 	want := []struct {
 		name    string
 		running bool
 		cap     int
 		link    int
 	}{
-		{"ews1", true, 4, 2}, {"ews2", true, 0, -1}, {"ews3", false, 4, 0},
+		{"ews1", true, 4, 2}, {"ews2", true, 0, 0}, {"ews3", false, 4, 0},
 		{"ews4", false, 4, 0}, {"ews5", false, 4, 0}, {"ews6", false, 4, 0},
 	}
 	if len(got) != len(want) {
@@ -48,15 +56,7 @@ func TestBoards(t *testing.T) {
 	if got[0].Addr != "10.0.0.11:8080" || got[0].Load.CPU != 0.5 || got[1].Weight != 2 || got[1].RT != 30*time.Millisecond || got[0].RT != 0 {
 		t.Fatalf("fields lost: %+v", got[:2])
 	}
-
-	d, err := sched.NewDispatcher(config.DefaultConfig().Sched.SchedConfig(), sched.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	Update(d, rows, nil)
-	Update(nil, rows, nil) // no dispatcher: nothing to do
-	tk, err := d.Acquire(context.Background(), &sched.Request{Class: 1})
+	tk, err := d.Acquire(context.Background(), &Request{Class: 1})
 	if err != nil || tk.Board != "ews1" || tk.Addr != "10.0.0.11:8080" {
 		t.Fatalf("acquire: %+v %v (only ews1 runs with free slots)", tk, err)
 	}

@@ -1,0 +1,62 @@
+package node
+
+import (
+	"sync"
+
+	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
+)
+
+// master owns the dispatcher while this board is master: one is created
+// when the board takes over and closed (every queued request answered 503)
+// when it steps down.
+type master struct {
+	n     *Node
+	front *dispatch.Front
+	mu    sync.Mutex
+	d     *sched.Dispatcher // nil while not master
+}
+
+// follow keeps the dispatcher in step with the table: created on becoming
+// master, fed every change, closed on stepping down. Runs on the cluster's
+// goroutine (OnChange), one call at a time.
+func (m *master) follow(v state.View) {
+	isMaster := v.Master != "" && v.Master == v.Self
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case isMaster && m.d == nil:
+		d, err := sched.NewDispatcher(m.n.cfg.Sched.SchedConfig(), sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.rt.get})
+		if err != nil {
+			m.n.log.Error("dispatch: cannot start the queue", "err", err)
+			return
+		}
+		m.d = d
+		m.update()
+		m.front.SetDispatcher(d)
+		m.n.cluster.SetQueue(d.Depths)
+		m.n.cluster.SetCompleted(d.Started)
+		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
+	case isMaster:
+		m.update()
+	case m.d != nil:
+		m.front.StepDown()
+		m.d = nil
+		m.n.cluster.SetQueue(nil) // the new master's stats come in its tables
+		m.n.cluster.SetCompleted(nil)
+		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
+	}
+}
+
+// open reports whether the dispatcher runs.
+func (m *master) open() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.d != nil
+}
+
+// update feeds the dispatcher the boards' own reports (invariant 3).
+func (m *master) update() {
+	m.d.Update(m.n.cluster.Boards())
+}

@@ -1,0 +1,32 @@
+package node
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/sched"
+)
+
+// pin sends a device request to the board the device is wired to. A
+// request for a node = "any" device that carries an Idempotency-Key is
+// pinned to one board chosen by hashing the key over the peers, so a retry
+// (through any master, after a takeover too) reaches the board that holds
+// the first result: the action runs at most once (invariant 5).
+func (n *Node) pin() func(r *http.Request) string {
+	byDevice := dispatch.PinByDevice(n.cfg.Devices)
+	peers, _ := n.cfg.Peers()
+	names := make([]string, len(peers))
+	for i, p := range peers {
+		names[i] = p.Name
+	}
+	return func(r *http.Request) string {
+		b := byDevice(r)
+		if (b == "" || b == "any") && r.Method == http.MethodPost && len(names) > 0 && strings.HasPrefix(r.URL.Path, "/api/devices/") {
+			if k := r.Header.Get("Idempotency-Key"); k != "" {
+				return sched.RendezvousPick(k, names)
+			}
+		}
+		return b
+	}
+}
