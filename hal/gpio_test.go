@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 	"periph.io/x/conn/v3/physic"
@@ -126,7 +128,7 @@ func TestGPIOInDebounce(t *testing.T) {
 			if tt.debounce != "0s" {
 				bursts = 1
 			}
-			eventually(t, "edges settled", func() bool { return in.Settles() >= bursts })
+			testutil.Eventually(t, "edges settled", func() bool { return in.Settles() >= bursts })
 			if got := in.Changes(); got != tt.want {
 				t.Fatalf("changes = %d, want %d", got, tt.want)
 			}

@@ -83,18 +83,6 @@ func do(t testing.TB, ds *Devices, name string, a Action) Snapshot {
 	return s
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond) // polling interval, not a wait for the condition
-	}
-}
-
 func contains(t testing.TB, err error, parts ...string) {
 	t.Helper()
 	if err == nil {

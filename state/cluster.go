@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -366,11 +367,7 @@ func (c *Cluster) refused(kind string) { c.m.refused.WithLabelValues(kind).Inc()
 func (c *Cluster) memberAddrs() map[string]string {
 	c.amu.Lock()
 	defer c.amu.Unlock()
-	out := make(map[string]string, len(c.addrs))
-	for k, v := range c.addrs {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.addrs)
 }
 
 // countingTransport counts every UDP byte memberlist sends: our messages

@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // fakeLocal is a board's Local for tests.
@@ -31,13 +30,6 @@ func (f *fakeLocal) Runstate() Runstate {
 		return s
 	}
 	return Running
-}
-
-func testLogger() *slog.Logger {
-	if os.Getenv("EWS_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 // freePort returns a loopback port free for both TCP and UDP.
@@ -96,7 +88,7 @@ type board struct {
 func startBoard(t *testing.T, cfg Config) *board {
 	t.Helper()
 	b := &board{local: &fakeLocal{}, reg: prometheus.NewRegistry()}
-	c, err := New(cfg, testLogger().With("board", cfg.Name), b.reg, b.local)
+	c, err := New(cfg, testutil.Logger().With("board", cfg.Name), b.reg, b.local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,19 +98,6 @@ func startBoard(t *testing.T, cfg Config) *board {
 	t.Cleanup(c.Shutdown)
 	b.c = c
 	return b
-}
-
-// waitFor polls cond every 10 ms until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for the condition
-	}
-	return time.Since(start)
 }
 
 // oneMaster reports whether every board in bs follows master and exactly
@@ -149,8 +128,8 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	cfg := bs[0].c.cfg
 	hb, tmax := cfg.Heartbeat, cfg.TMax
 
-	waitFor(t, "ews1 elected by all three", 5*time.Second, func() bool { return oneMaster(bs, "ews1") })
-	waitFor(t, "every board running in every view", 2*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "ews1 elected by all three", 5*time.Second, func() bool { return oneMaster(bs, "ews1") })
+	testutil.EventuallyWithin(t, "every board running in every view", 2*time.Second, func() bool {
 		for _, b := range bs {
 			v := b.c.Snapshot()
 			for _, n := range v.Nodes {
@@ -171,7 +150,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	// The master's queue stats reach the followers in its table.
 	bs[0].c.SetQueue(func() map[string]int { return map[string]int{"control": 3} })
 	bs[0].c.SetCompleted(func() map[string]uint64 { return map[string]uint64{"control": 7} })
-	waitFor(t, "the master's queue on ews3", 2*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "the master's queue on ews3", 2*time.Second, func() bool {
 		v := bs[2].c.Snapshot()
 		return v.Queue["control"] == 3 && v.Completed["control"] == 7
 	})
@@ -179,21 +158,21 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	// A fourth board with the wrong key tries to join.
 	wrongPeers := append(append([]string{}, peers...), fmt.Sprintf("ews4=127.0.0.1:%d", freePort(t)))
 	bad := startBoard(t, testConfig("ews4", wrongPeers, otherKey))
-	waitFor(t, "wrong-key packets counted as refused", 5*time.Second, func() bool {
-		return testutil.ToFloat64(bs[0].c.m.refused.WithLabelValues("encrypted")) > 0
+	testutil.EventuallyWithin(t, "wrong-key packets counted as refused", 5*time.Second, func() bool {
+		return promtest.ToFloat64(bs[0].c.m.refused.WithLabelValues("encrypted")) > 0
 	})
 
 	// The master dies without a word: one new master within tmax and a few heartbeats.
 	bs[0].c.crash()
 	live := bs[1:]
-	took := waitFor(t, "ews2 takes over", tmax+20*hb, func() bool {
+	took := testutil.EventuallyWithin(t, "ews2 takes over", tmax+20*hb, func() bool {
 		return oneMaster(live, "ews2") && live[1].c.Snapshot().Epoch == 2
 	})
 	t.Logf("takeover after a crash: %v (tmax %v, heartbeat %v)", took, tmax, hb)
-	if testutil.ToFloat64(bs[1].c.m.takeovers) != 1 || testutil.ToFloat64(bs[1].c.m.isMaster) != 1 {
+	if promtest.ToFloat64(bs[1].c.m.takeovers) != 1 || promtest.ToFloat64(bs[1].c.m.isMaster) != 1 {
 		t.Fatal("ews2's metrics do not show its takeover")
 	}
-	waitFor(t, "ews1 down in the new table", 2*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "ews1 down in the new table", 2*time.Second, func() bool {
 		n, _ := bs[2].c.Snapshot().Node("ews1")
 		return n.Runstate == Down
 	})
@@ -210,20 +189,20 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		t.Fatalf("the wrong-key board follows %s: it read our tables", name)
 	}
 	for _, b := range bs {
-		if got := testutil.ToFloat64(b.c.m.sent.WithLabelValues("table")) + testutil.ToFloat64(b.c.m.sent.WithLabelValues("report")); got == 0 {
+		if got := promtest.ToFloat64(b.c.m.sent.WithLabelValues("table")) + promtest.ToFloat64(b.c.m.sent.WithLabelValues("report")); got == 0 {
 			t.Fatalf("%s sent no messages", b.c.self.Name)
 		}
 	}
 
 	// A graceful shutdown hands over at once (step-down), well before tmax.
 	bs[1].c.Shutdown()
-	took = waitFor(t, "ews3 takes over after a step-down", tmax+20*hb, func() bool { return bs[2].c.IsMaster() })
+	took = testutil.EventuallyWithin(t, "ews3 takes over after a step-down", tmax+20*hb, func() bool { return bs[2].c.IsMaster() })
 	t.Logf("takeover after a graceful shutdown: %v", took)
 
 	// ews1 restarts with the same name and address: it rejoins and follows (preempt=false).
 	again := startBoard(t, testConfig("ews1", peers, testKey))
-	waitFor(t, "restarted ews1 follows ews3", 5*time.Second, func() bool { return oneMaster([]*board{again, bs[2]}, "ews3") })
-	waitFor(t, "ews1 running again in ews3's table", 2*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "restarted ews1 follows ews3", 5*time.Second, func() bool { return oneMaster([]*board{again, bs[2]}, "ews3") })
+	testutil.EventuallyWithin(t, "ews1 running again in ews3's table", 2*time.Second, func() bool {
 		n, _ := bs[2].c.Snapshot().Node("ews1")
 		return n.Runstate == Running
 	})
@@ -237,7 +216,7 @@ func TestClusterGossipPortInUse(t *testing.T) {
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
 	peers := []string{fmt.Sprintf("ews1=127.0.0.1:%d", port), fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t))}
-	c, err := New(testConfig("ews1", peers, testKey), testLogger(), nil, &fakeLocal{})
+	c, err := New(testConfig("ews1", peers, testKey), testutil.Logger(), nil, &fakeLocal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +231,7 @@ func TestClusterStandalone(t *testing.T) {
 	cfg := DefaultConfig()
 	local := &fakeLocal{}
 	local.inflight.Store(1)
-	c, err := New(cfg, testLogger(), prometheus.NewRegistry(), local)
+	c, err := New(cfg, testutil.Logger(), prometheus.NewRegistry(), local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +256,7 @@ func TestClusterStandalone(t *testing.T) {
 	}
 	// The row's linknum is the board's own report of its in-flight count.
 	var v View
-	waitFor(t, "own report in the table", 5*time.Second, func() bool {
+	testutil.EventuallyWithin(t, "own report in the table", 5*time.Second, func() bool {
 		v = c.Snapshot()
 		return len(v.Nodes) == 1 && v.Nodes[0].Linknum == 1
 	})
@@ -312,7 +291,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig("ews1", peers, testKey)
 			tc.edit(&cfg)
-			_, err := New(cfg, testLogger(), nil, &fakeLocal{})
+			_, err := New(cfg, testutil.Logger(), nil, &fakeLocal{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("New: %v, want an error with %q", err, tc.want)
 			}
@@ -320,7 +299,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 	cfg := testConfig("ews1", peers, testKey)
 	cfg.Key, cfg.Insecure = nil, true
-	if _, err := New(cfg, testLogger(), nil, &fakeLocal{}); err != nil {
+	if _, err := New(cfg, testutil.Logger(), nil, &fakeLocal{}); err != nil {
 		t.Fatalf("insecure without a key: %v", err)
 	}
 }

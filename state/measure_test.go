@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/ews-firmware/ews/internal/testutil"
+
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestMeasureIdle prints the idle cost of a 3-board cluster with the
@@ -30,11 +32,11 @@ func TestMeasureIdle(t *testing.T) {
 		cfg.Heartbeat, cfg.TMax, cfg.TThreshold = def.Heartbeat, def.TMax, def.TThreshold
 		bs = append(bs, startBoard(t, cfg))
 	}
-	waitFor(t, "ews1 elected", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
+	testutil.EventuallyWithin(t, "ews1 elected", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
 	const span = 10 * time.Second
 	wire0, ours0 := make([]float64, 3), make([]float64, 3)
 	for i, b := range bs {
-		wire0[i], ours0[i] = testutil.ToFloat64(b.c.m.wire), testutil.ToFloat64(b.c.m.bytes.WithLabelValues("sent"))
+		wire0[i], ours0[i] = promtest.ToFloat64(b.c.m.wire), promtest.ToFloat64(b.c.m.bytes.WithLabelValues("sent"))
 	}
 	cpu0 := cpuTime()
 	start := time.Now()
@@ -42,8 +44,8 @@ func TestMeasureIdle(t *testing.T) {
 	el := time.Since(start)
 	cpu := cpuTime() - cpu0
 	for i, b := range bs {
-		wire := (testutil.ToFloat64(b.c.m.wire) - wire0[i]) / el.Seconds()
-		ours := (testutil.ToFloat64(b.c.m.bytes.WithLabelValues("sent")) - ours0[i]) / el.Seconds()
+		wire := (promtest.ToFloat64(b.c.m.wire) - wire0[i]) / el.Seconds()
+		ours := (promtest.ToFloat64(b.c.m.bytes.WithLabelValues("sent")) - ours0[i]) / el.Seconds()
 		t.Logf("%s (master=%v): %.0f B/s on the wire (memberlist included), %.0f B/s of tables+reports before encryption",
 			b.c.self.Name, b.c.IsMaster(), wire, ours)
 	}
@@ -82,7 +84,7 @@ func TestMeasureTakeover(t *testing.T) {
 		for i := range bs {
 			bs[i] = startBoard(t, conf(i))
 		}
-		waitFor(t, "first master", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
+		testutil.EventuallyWithin(t, "first master", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
 		var times []time.Duration
 		for range 20 {
 			m := -1
@@ -94,15 +96,15 @@ func TestMeasureTakeover(t *testing.T) {
 			live := append(append([]*board{}, bs[:m]...), bs[m+1:]...)
 			start := time.Now()
 			bs[m].c.crash()
-			waitFor(t, "new master", 10*tm.tmax, func() bool {
+			testutil.EventuallyWithin(t, "new master", 10*tm.tmax, func() bool {
 				name, _, _ := live[0].c.Master()
 				return name != bs[m].c.self.Name && oneMaster(live, name)
 			})
 			times = append(times, time.Since(start))
 			bs[m] = startBoard(t, conf(m))
 			name, _, _ := live[0].c.Master()
-			waitFor(t, "restarted board follows", 10*time.Second, func() bool { return oneMaster(bs, name) })
-			waitFor(t, "all running", 10*time.Second, func() bool {
+			testutil.EventuallyWithin(t, "restarted board follows", 10*time.Second, func() bool { return oneMaster(bs, name) })
+			testutil.EventuallyWithin(t, "all running", 10*time.Second, func() bool {
 				for _, n := range bs[m].c.Snapshot().Nodes {
 					if n.Runstate != Running {
 						return false

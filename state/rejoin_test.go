@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -53,15 +55,15 @@ func TestRejoinRetriesAndLogsOncePerChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Shutdown()
-	waitFor(t, "three join attempts on the absent peer", 10*time.Second, func() bool { return c.joins.Load() >= 3 })
+	testutil.EventuallyWithin(t, "three join attempts on the absent peer", 10*time.Second, func() bool { return c.joins.Load() >= 3 })
 	if n := rec.count("cannot join peer"); n != 1 {
 		t.Fatalf("%d 'cannot join' logs over %d attempts, want 1 (once per change)", n, c.joins.Load())
 	}
-	waitFor(t, "ews1 master alone", 5*time.Second, c.IsMaster)
+	testutil.EventuallyWithin(t, "ews1 master alone", 5*time.Second, c.IsMaster)
 
 	other := startBoard(t, testConfig("ews2", peers, testKey))
-	waitFor(t, "ews2 follows ews1", 5*time.Second, func() bool { return oneMaster([]*board{{c: c}, other}, "ews1") })
-	waitFor(t, "'peer is back' logged", 5*time.Second, func() bool { return rec.count("peer is back") == 1 })
+	testutil.EventuallyWithin(t, "ews2 follows ews1", 5*time.Second, func() bool { return oneMaster([]*board{{c: c}, other}, "ews1") })
+	testutil.EventuallyWithin(t, "'peer is back' logged", 5*time.Second, func() bool { return rec.count("peer is back") == 1 })
 	other.c.crash()
-	waitFor(t, "'peer missing' logged", 10*time.Second, func() bool { return rec.count("peer missing") == 1 })
+	testutil.EventuallyWithin(t, "'peer missing' logged", 10*time.Second, func() bool { return rec.count("peer missing") == 1 })
 }

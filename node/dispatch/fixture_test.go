@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -236,7 +238,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 // every board and every board's InFlight drop to 0 (polled, with a deadline).
 func (tc *tcluster) waitIdle() {
 	tc.t.Helper()
-	eventually(tc.t, "linknum back to 0", func() bool {
+	testutil.Eventually(tc.t, "linknum back to 0", func() bool {
 		for _, b := range tc.d.Boards() {
 			if b.Linknum != 0 {
 				return false
@@ -258,18 +260,6 @@ func (tc *tcluster) linknum(name string) int {
 		}
 	}
 	return -1
-}
-
-// eventually polls cond until it holds or 5 s pass.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond) // polling interval, not a wait for the condition
-	}
 }
 
 // do sends a request and decodes the answer; the body is returned raw too.

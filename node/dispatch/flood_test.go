@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // A flood far beyond `queue` is answered 503 at once, the queue holds only
@@ -42,7 +44,7 @@ func TestQueueFlood(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
-	eventually(t, "every request beyond the queue shed", func() bool {
+	testutil.Eventually(t, "every request beyond the queue shed", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return codes[503] == n-1-queued
@@ -58,5 +60,5 @@ func TestQueueFlood(t *testing.T) {
 	tc.waitIdle()
 	client.CloseIdleConnections()
 	m.front.tr.(*http.Transport).CloseIdleConnections()
-	eventually(t, "goroutines back to the count before the flood", func() bool { return runtime.NumGoroutine() <= before+2 })
+	testutil.Eventually(t, "goroutines back to the count before the flood", func() bool { return runtime.NumGoroutine() <= before+2 })
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ews-firmware/ews/internal/testutil"
+
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -234,7 +236,7 @@ func TestBoardFailures(t *testing.T) {
 				t.Fatalf("proxy errors for ews2 = %v", n)
 			}
 			// our own tickets are back (the report of 1 on ews3 stays)
-			eventually(t, "tickets Done", func() bool { return tc.linknum("ews2") == 0 && tc.linknum("ews3") == 1 })
+			testutil.Eventually(t, "tickets Done", func() bool { return tc.linknum("ews2") == 0 && tc.linknum("ews3") == 1 })
 			report(0) // ews3's own report: idle again
 		})
 	}
@@ -249,7 +251,7 @@ func TestClientLeavesWhileQueued(t *testing.T) {
 		resp, _ := do(t, nil, "GET", m.srv.URL+"/one", nil, "")
 		first <- resp.StatusCode
 	}()
-	eventually(t, "first request running", func() bool { return b.started.Load() == 1 })
+	testutil.Eventually(t, "first request running", func() bool { return b.started.Load() == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", m.srv.URL+"/two", nil)
 	errc := make(chan error, 1)
@@ -260,12 +262,12 @@ func TestClientLeavesWhileQueued(t *testing.T) {
 		}
 		errc <- err
 	}()
-	eventually(t, "second request queued", func() bool { return tc.d.Depths()["browse"] == 1 })
+	testutil.Eventually(t, "second request queued", func() bool { return tc.d.Depths()["browse"] == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client error %v", err)
 	}
-	eventually(t, "queue empty after the client left", func() bool { return tc.d.Depths()["browse"] == 0 })
+	testutil.Eventually(t, "queue empty after the client left", func() bool { return tc.d.Depths()["browse"] == 0 })
 	close(b.release)
 	if code := <-first; code != 200 {
 		t.Fatalf("first request %d", code)
@@ -295,7 +297,7 @@ func TestStepDownAnswersQueued(t *testing.T) {
 			codes <- resp
 		}()
 	}
-	eventually(t, "one running, the rest queued", func() bool { return tc.d.Depths()["browse"] == n-1 })
+	testutil.Eventually(t, "one running, the rest queued", func() bool { return tc.d.Depths()["browse"] == n-1 })
 	m.front.StepDown()
 	for i := 0; i < n-1; i++ {
 		r := <-codes
@@ -355,7 +357,7 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 	}
 	// The first request must have reached ews2 before the epoch changes: a
 	// mark of the old epoch arriving later is refused as stale (by design).
-	eventually(t, "one running on ews2, the rest queued", func() bool {
+	testutil.Eventually(t, "one running on ews2, the rest queued", func() bool {
 		return tc.d.Depths()["browse"] == n-1 && b.front.InFlight() == 1
 	})
 
@@ -375,7 +377,7 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 		})
 	}
 	m.front.StepDown()
-	eventually(t, "the handed-over requests running on ews2", func() bool {
+	testutil.Eventually(t, "the handed-over requests running on ews2", func() bool {
 		if b.front.InFlight() == n {
 			return true
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // deadAddr is a loopback address that refuses connections: a master that
@@ -102,7 +104,7 @@ func TestFollowerHoldsForNextMaster(t *testing.T) {
 			if tt.takeover {
 				// the takeover happens while the request waits: it is held
 				// for want of a master, or was tried and failed first
-				eventually(t, "the request held on the follower", func() bool {
+				testutil.Eventually(t, "the request held on the follower", func() bool {
 					return metricValue(t, follower.front.m.holding) == 1 ||
 						metricValue(t, follower.front.m.forwarded.WithLabelValues("ews9", OutcomeError)) == 1
 				})
