@@ -19,17 +19,11 @@ type Config struct {
 // SimConfig is the simulated board's settings.
 type SimConfig struct {
 	// DeviceLatency is how long each operation on a simulated device takes
-	// before it runs. Default 20ms, a GPIO write through a busy daemon: long
-	// enough that queueing and least-connections show, short enough for a
-	// demo. Tests set 0 to run fast; a large value stands for slow buses.
+	// before it runs. Zero (a bare [sim]): none, which tests use to run
+	// fast. The demo sets 20ms, a GPIO write through a busy daemon: long
+	// enough that queueing and least-connections show, short enough to
+	// feel instant; a large value stands for slow buses.
 	DeviceLatency time.Duration
-}
-
-// DefaultSimConfig returns the simulated board's defaults.
-func DefaultSimConfig() SimConfig {
-	return SimConfig{
-		DeviceLatency: 20 * time.Millisecond, // a busy GPIO write; 0 in tests
-	}
 }
 
 // DeviceSpec is one device as hal needs it. Zero values are the defaults

@@ -11,3 +11,6 @@ func withRoute(pattern string, h http.Handler) Option {
 		n.extraRoutes[pattern] = h
 	}
 }
+
+// withTimeouts overrides DefaultTimeouts with short ones.
+func withTimeouts(t Timeouts) Option { return func(n *Node) { n.timeouts = t } }

@@ -89,9 +89,6 @@ type Node struct {
 // Option changes how New builds a Node.
 type Option func(*Node)
 
-// WithTimeouts overrides DefaultTimeouts (tests use short ones).
-func WithTimeouts(t Timeouts) Option { return func(n *Node) { n.timeouts = t } }
-
 // New builds a node from a validated config. It opens nothing yet that
 // another process could notice; Run listens.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {

@@ -204,7 +204,7 @@ func TestOversizedHeaders(t *testing.T) {
 func TestSlowClientCut(t *testing.T) {
 	to := DefaultTimeouts()
 	to.ReadHeader = 200 * time.Millisecond
-	_, base, _, _ := startNode(t, testConfig(t), WithTimeouts(to))
+	_, base, _, _ := startNode(t, testConfig(t), withTimeouts(to))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package events
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -223,28 +222,4 @@ func encode(event string, data any) ([]byte, error) {
 	buf.Write(b)
 	buf.WriteString("\n\n")
 	return buf.Bytes(), nil
-}
-
-// Forward publishes every value of ch as event until ch closes or ctx ends;
-// run it in a goroutine the caller owns (hal's state changes, the cluster
-// table). It recovers a panic, logs it and goes on.
-func Forward[T any](ctx context.Context, h *Hub, event string, ch <-chan T) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case v, ok := <-ch:
-			if !ok {
-				return
-			}
-			func() {
-				defer func() {
-					if p := recover(); p != nil {
-						h.log.Error("events: forward panicked", "event", event, "panic", p)
-					}
-				}()
-				h.Publish(event, v)
-			}()
-		}
-	}
 }

@@ -182,26 +182,6 @@ func TestNoGoroutineLeak(t *testing.T) {
 	}
 }
 
-func TestForward(t *testing.T) {
-	h := New(Options{})
-	bw := &recordWriter{hdr: http.Header{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.ServeHTTP(bw, httptest.NewRequest("GET", "/events", nil).WithContext(ctx))
-	}()
-	testutil.Eventually(t, "client", func() bool { return h.Clients() == 1 })
-	ch := make(chan int, 3)
-	ch <- 1
-	ch <- 2
-	close(ch)
-	Forward(context.Background(), h, "n", ch) // returns when ch closes
-	testutil.Eventually(t, "two events", func() bool { return strings.Count(bw.String(), "event: n\n") == 2 })
-	cancel()
-	<-done
-}
-
 type recordWriter struct {
 	mu  sync.Mutex
 	hdr http.Header

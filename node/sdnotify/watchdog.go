@@ -27,12 +27,6 @@ type Watchdog struct {
 // WatchdogOption changes how NewWatchdog builds a Watchdog.
 type WatchdogOption func(*Watchdog)
 
-// WithNotifier replaces Systemd (tests record what would be sent).
-func WithNotifier(n Notifier) WatchdogOption { return func(w *Watchdog) { w.notify = n } }
-
-// WithInterval pets every d instead of half of $WATCHDOG_USEC.
-func WithInterval(d time.Duration) WatchdogOption { return func(w *Watchdog) { w.interval = d } }
-
 // NewWatchdog reads $WATCHDOG_USEC (and $WATCHDOG_PID) and plans a pet at
 // half that interval, the spacing sd_watchdog_enabled(3) recommends.
 func NewWatchdog(log *slog.Logger, probes []Probe, opts ...WatchdogOption) *Watchdog {

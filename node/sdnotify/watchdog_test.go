@@ -203,7 +203,7 @@ func TestWatchdogPanickingProbeStopsPets(t *testing.T) {
 	var sent []string
 	rec := func(s string) (bool, error) { sent = append(sent, s); return true, nil }
 	w := NewWatchdog(testutil.Logger(), []Probe{{Name: "bad", Check: func(context.Context) error { panic("boom") }}},
-		WithNotifier(rec), WithInterval(time.Hour))
+		withNotifier(rec), withInterval(time.Hour))
 	err := w.round(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "panicked: boom") {
 		t.Fatalf("round = %v, want the panic as an error", err)
@@ -229,8 +229,8 @@ func TestWatchdogHungProbe(t *testing.T) {
 		<-release // ignores its deadline, like a deadlocked mutex
 		return nil
 	}}
-	w := NewWatchdog(testutil.Logger(), []Probe{probe}, WithNotifier(func(string) (bool, error) { return true, nil }),
-		WithInterval(20*time.Millisecond))
+	w := NewWatchdog(testutil.Logger(), []Probe{probe}, withNotifier(func(string) (bool, error) { return true, nil }),
+		withInterval(20*time.Millisecond))
 	for i := 0; i < 3; i++ {
 		err := w.round(context.Background())
 		if err == nil {

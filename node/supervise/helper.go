@@ -31,14 +31,6 @@ type helper struct {
 	st Status
 }
 
-func (h *helper) status() Status {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	st := h.st
-	st.Name = h.name
-	return st
-}
-
 func (h *helper) update(f func(*Status)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

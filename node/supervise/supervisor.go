@@ -35,17 +35,6 @@ type Supervisor struct {
 // Option changes a Supervisor's timings.
 type Option func(*Supervisor)
 
-// WithBackoff sets the first and the largest wait before a restart.
-func WithBackoff(min, max time.Duration) Option {
-	return func(s *Supervisor) { s.minBackoff, s.maxBackoff = min, max }
-}
-
-// WithResetAfter sets how long a helper must stay up for its backoff to reset.
-func WithResetAfter(d time.Duration) Option { return func(s *Supervisor) { s.resetAfter = d } }
-
-// WithGrace sets the time between SIGTERM and SIGKILL at shutdown.
-func WithGrace(d time.Duration) Option { return func(s *Supervisor) { s.grace = d } }
-
 // New plans one helper per entry; entries were validated by config.
 func New(entries []config.Supervise, log *slog.Logger, opts ...Option) *Supervisor {
 	if log == nil {
@@ -91,13 +80,4 @@ func (s *Supervisor) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
-}
-
-// Status is a snapshot of each helper, in config order.
-func (s *Supervisor) Status() []Status {
-	out := make([]Status, len(s.helpers))
-	for i, h := range s.helpers {
-		out[i] = h.status()
-	}
-	return out
 }

@@ -81,7 +81,7 @@ func start(t *testing.T, s *Supervisor) (stop func()) {
 func TestBackoffDoublesAndCaps(t *testing.T) {
 	log, buf := testLog()
 	s := New([]config.Supervise{{Name: "crashy", Command: []string{script(t, "crashy", "echo dying; exit 3")}}}, log,
-		WithBackoff(10*time.Millisecond, 80*time.Millisecond), WithResetAfter(time.Hour))
+		withBackoff(10*time.Millisecond, 80*time.Millisecond), withResetAfter(time.Hour))
 	waits := recordWaits(s)
 	stop := start(t, s)
 	var got []time.Duration
@@ -106,7 +106,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 			t.Fatalf("log lacks %q:\n%s", s, out)
 		}
 	}
-	if st := s.Status()[0]; st.Restarts < 5 || st.LastExit == "" || st.Running {
+	if st := s.status()[0]; st.Restarts < 5 || st.LastExit == "" || st.Running {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -114,7 +114,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 func TestBackoffResetsAfterStayingUp(t *testing.T) {
 	log, _ := testLog()
 	s := New([]config.Supervise{{Name: "slow", Command: []string{"/bin/sh", "-c", "sleep 0.2; exit 1"}}}, log,
-		WithBackoff(10*time.Millisecond, time.Second), WithResetAfter(100*time.Millisecond))
+		withBackoff(10*time.Millisecond, time.Second), withResetAfter(100*time.Millisecond))
 	waits := recordWaits(s)
 	stop := start(t, s)
 	defer stop()
@@ -133,13 +133,13 @@ func TestBackoffResetsAfterStayingUp(t *testing.T) {
 func TestStartFailureIsRetried(t *testing.T) {
 	log, buf := testLog()
 	s := New([]config.Supervise{{Name: "ghost", Command: []string{"/nonexistent/helper"}}}, log,
-		WithBackoff(time.Millisecond, time.Millisecond))
+		withBackoff(time.Millisecond, time.Millisecond))
 	waits := recordWaits(s)
 	stop := start(t, s)
 	<-waits
 	<-waits
 	stop()
-	if st := s.Status()[0]; !strings.Contains(st.LastExit, "no such file") || st.Restarts < 1 {
+	if st := s.status()[0]; !strings.Contains(st.LastExit, "no such file") || st.Restarts < 1 {
 		t.Fatalf("status %+v, want the start error and a retry", st)
 	}
 	if !strings.Contains(buf.String(), "supervise: start ghost") {
@@ -159,10 +159,10 @@ func TestStopTermThenKill(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			log, buf := testLog()
-			s := New([]config.Supervise{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, WithGrace(300*time.Millisecond))
+			s := New([]config.Supervise{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, withGrace(300*time.Millisecond))
 			stop := start(t, s)
 			testutil.Eventually(t, "helper to start", func() bool { return strings.Contains(buf.String(), "line=up") })
-			pid := s.Status()[0].PID
+			pid := s.status()[0].PID
 			if pid == 0 {
 				t.Fatal("no pid while running")
 			}
@@ -173,7 +173,7 @@ func TestStopTermThenKill(t *testing.T) {
 			if !strings.Contains(buf.String(), tt.wantLog) {
 				t.Fatalf("log lacks %q:\n%s", tt.wantLog, buf.String())
 			}
-			if st := s.Status()[0]; st.Running || st.PID != 0 || st.Restarts != 0 {
+			if st := s.status()[0]; st.Running || st.PID != 0 || st.Restarts != 0 {
 				t.Fatalf("status after stop %+v", st)
 			}
 		})
@@ -191,15 +191,15 @@ func TestManyHelpersNoGoroutineLeak(t *testing.T) {
 		entries = append(entries, config.Supervise{Name: n, Command: []string{"/bin/sh", "-c", "echo started " + n + "; exec sleep 60"}})
 	}
 	entries = append(entries, config.Supervise{Name: "flap", Command: []string{"/bin/sh", "-c", "exit 2"}})
-	s := New(entries, log, WithBackoff(time.Millisecond, 5*time.Millisecond), WithGrace(2*time.Second))
+	s := New(entries, log, withBackoff(time.Millisecond, 5*time.Millisecond), withGrace(2*time.Second))
 	stop := start(t, s)
 	testutil.Eventually(t, "all helpers to start", func() bool {
 		out := buf.String()
 		return strings.Contains(out, "started a") && strings.Contains(out, "started b") && strings.Contains(out, "started c") &&
-			s.Status()[3].Restarts >= 3
+			s.status()[3].Restarts >= 3
 	})
 	stop()
-	for _, st := range s.Status() {
+	for _, st := range s.status() {
 		if st.Running {
 			t.Fatalf("%s still running after stop", st.Name)
 		}
@@ -210,7 +210,7 @@ func TestManyHelpersNoGoroutineLeak(t *testing.T) {
 func TestNamesDefaultAndEmptyCommand(t *testing.T) {
 	log, _ := testLog()
 	s := New([]config.Supervise{{Command: []string{"/usr/bin/helper"}}, {}}, log)
-	st := s.Status()
+	st := s.status()
 	if st[0].Name != "/usr/bin/helper" || st[1].Name != "supervise[1]" {
 		t.Fatalf("names %q %q", st[0].Name, st[1].Name)
 	}
