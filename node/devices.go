@@ -56,11 +56,10 @@ func (n *Node) openDevices() error {
 	if !n.cfg.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		n.sync = devsync.New(n.cfg.Node.Name, n.peerHTTP, devsync.Options{
+		n.mirror = devsync.New(n.cfg.Node.Name, n.peerHTTP, devsync.Options{
 			Logger:   n.log,
 			OnChange: func(s hal.Snapshot) { n.hub.Publish("device", s) },
 		})
-		n.mirror = n.sync
 	}
 	return nil
 }
@@ -88,9 +87,9 @@ func (n *Node) deviceList() []hal.Snapshot {
 // publishLoops feeds the hubs until ctx ends: device changes of this board,
 // and the cluster table with takeovers.
 func (n *Node) publishLoops(ctx context.Context) {
-	if n.sync != nil {
+	if n.mirror != nil {
 		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.sync.Run(ctx) }()
+		go func() { defer n.wg.Done(); n.mirror.Run(ctx) }()
 	}
 	n.wg.Add(1)
 	go func() {

@@ -74,8 +74,7 @@ type Node struct {
 	cgi      *cgi.Handler    // /cgi-bin
 	hub      *events.Hub     // /events: cluster table and every device
 	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
-	sync     *devsync.Mirror // other boards' devices, live; nil standalone
-	mirror   deviceMerger    // other boards' device state; nil standalone
+	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
 	rt       probes          // boards' response times, probed by the master

@@ -4,17 +4,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/webui"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-// deviceMerger replaces stale remote entries of a device list with the
-// live state mirrored from their boards.
-type deviceMerger interface {
-	Merge(local []hal.Snapshot) []hal.Snapshot
-}
 
 // routes mounts every endpoint of DESIGN.md. Health, metrics, the cluster
 // table, events and login are served by this board at once; everything
