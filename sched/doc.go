@@ -17,12 +17,12 @@
 //
 //  0. The state table "struct State{int linknum[3]; int runstate[3]}" (各EWS的連接數, 各EWS的運行狀態), on
 //     every board: the replicated rows are state/election.go:rows (linknum,
-//     runstate); the master's own view of them is Board.Linknum and
-//     Board.Running, taken in update.go:Update.
+//     runstate, one state.Board each); the master's own record of them is
+//     Board.Linknum and Board.Running, taken in update.go:Update.
 //  1. "初始化狀態表,由主EWS完成狀態表的同步" (set up the table; the master
 //     keeps it in sync): state/election.go:masterTick broadcasts the table
-//     every heartbeat; node/dispatch/boards.go:Update hands it to
-//     update.go:Update.
+//     every heartbeat; node/master.go:update hands its rows (state.Board,
+//     the same type the gossip decoder fills) to update.go:Update.
 //  2. "從請求隊列中,按請求到達的先后順序選擇高優先級請求,若無高優先級請求,則按請求到達的先后順序選擇" (take the oldest request of the highest
 //     priority, else the oldest of the next): classify.go:Classify gives
 //     the class; queue.go:next and queue.go:placeable pick the waiter
@@ -42,9 +42,9 @@
 //     round.go:eligible leaves it out of every pool.
 //  6. "若收到runstatei=0(i=0,1,2對應的EWS的信息,則將runstatei的值設為1,linknumi的值置為0" (a board
 //     that reports it is back is running again with linknum 0):
-//     state/election.go:rows turns Joining into Running with only the
-//     master's outstanding requests; update.go:Update takes its report as
-//     the new linknum.
+//     state/board.go:board turns a Joining report into Running with
+//     linknum 0; update.go:Update takes it as the board's new report, to
+//     which the master adds only its own dispatches since (update.go:refresh).
 //
 // Around the paper: admit.go (fail fast instead of waiting out the queue
 // timeout, CoDel), acquire.go (the caller's wait, on the injected clock),

@@ -1,4 +1,4 @@
-// Package config owns the boot config: its types, defaults, loading and validation.
+// Package config owns the boot config file: TOML types, line numbers and messages; it maps the file onto state, sched and hal configs.
 package config
 
 import (
