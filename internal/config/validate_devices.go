@@ -13,10 +13,11 @@ func (c *Config) validateDevices(bad func(string, string, ...any)) {
 		if !nameRe.MatchString(d.Name) {
 			bad(key+".name", "%q is not a device name (letters, digits, - _ .)", d.Name)
 		}
-		if _, dup := names[d.Name]; dup {
-			bad(key+".name", "duplicate device %q", d.Name)
+		if j, dup := names[d.Name]; dup {
+			bad(key+".name", "duplicate device name %q (first defined on line %d)", d.Name, c.Lines[fmt.Sprintf("device[%d].name", j)])
+		} else {
+			names[d.Name] = i
 		}
-		names[d.Name] = i
 		if !contains(Drivers, d.Driver) {
 			bad(key+".driver", "device %q: unknown driver %q; want one of %s", d.Name, d.Driver, strings.Join(Drivers, " "))
 		}

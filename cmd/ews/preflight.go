@@ -1,0 +1,60 @@
+package main
+
+import (
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/auth"
+)
+
+// preflight is every check of a parsed config that needs no hardware and
+// that `ews run` makes before it starts: `config check` and `run` both call
+// it, so what run refuses, check reports. errs stop the board; warns do not.
+func preflight(cfg *config.Config) (errs, warns config.Errors) {
+	errs = append(errs, hal.Check(cfg)...)
+	serrs, warns := cfg.CheckSecrets()
+	errs = append(errs, serrs...)
+	if len(errs) == 0 {
+		// The credentials as node.New builds them: a bcrypt hash it cannot
+		// read is refused here too, with the line.
+		if _, err := auth.New(cfg.HTTP, auth.Options{}); err != nil {
+			errs = append(errs, cfg.Errorf(authKey(cfg.HTTP), "%v", err))
+		}
+	}
+	errs.Sort()
+	warns.Sort()
+	return errs, warns
+}
+
+// authKey is the key an auth.New error points at.
+func authKey(h config.HTTP) string {
+	switch {
+	case h.Auth == auth.ModeBasic:
+		return "http.users"
+	case h.Auth == auth.ModeToken && h.Token != "":
+		return "http.token"
+	case h.Auth == auth.ModeToken:
+		return "http.token_file"
+	}
+	return "http.auth"
+}
+
+// checkAll is what `config check` reports: every problem of the file, then
+// of the preflight, in line order, a key reported once.
+func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
+	cfg, errs = config.LoadAll(path)
+	if cfg == nil {
+		return nil, errs, nil
+	}
+	perrs, warns := preflight(cfg)
+	seen := map[string]bool{}
+	for _, e := range errs {
+		seen[e.Key] = true
+	}
+	for _, e := range perrs {
+		if !seen[e.Key] {
+			errs = append(errs, e)
+		}
+	}
+	errs.Sort()
+	return cfg, errs, warns
+}
