@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
@@ -39,7 +42,8 @@ func authKey(h config.HTTP) string {
 }
 
 // checkAll is what `config check` reports: every problem of the file, then
-// of the preflight, in line order, a key reported once.
+// of the preflight, in line order, a key reported once. Everything run
+// refuses is here; a secret file missing on this machine as a warning.
 func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
 	cfg, errs = config.LoadAll(path)
 	if cfg == nil {
@@ -51,10 +55,26 @@ func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
 		seen[e.Key] = true
 	}
 	for _, e := range perrs {
-		if !seen[e.Key] {
+		switch {
+		case seen[e.Key]:
+		case offBoard(e):
+			w := *e
+			w.Warning = true
+			w.Msg += "; ews run refuses to start until it can read it"
+			warns = append(warns, &w)
+		default:
 			errs = append(errs, e)
 		}
 	}
 	errs.Sort()
+	warns.Sort()
 	return cfg, errs, warns
+}
+
+// offBoard reports a secret file that is not there, or not readable by
+// this user: check often runs on the machine that writes the SD card
+// (flash.sh), where the board's /etc/ews is not, so it warns; run, on the
+// board, refuses.
+func offBoard(e *config.Error) bool {
+	return errors.Is(e, fs.ErrNotExist) || errors.Is(e, fs.ErrPermission)
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,6 +238,9 @@ func TestCheckSecrets(t *testing.T) {
 				}
 			}
 			check("errors", errs, tt.errKey, tt.errMsg, false)
+			if missing := strings.Contains(tt.name, "missing"); len(errs) == 1 && errors.Is(errs[0], fs.ErrNotExist) != missing {
+				t.Fatalf("errors.Is(%v, fs.ErrNotExist) = %v, want %v", errs[0], !missing, missing)
+			}
 			check("warnings", warns, tt.warnKey, tt.warnMsg, true)
 		})
 	}

@@ -17,7 +17,13 @@ type Error struct {
 	// Warning marks a problem that does not stop the board (a secret file
 	// others can read); it prints as "key: warning: message".
 	Warning bool
+	// Err is the cause, when there is one (a secret file that cannot be
+	// read): errors.Is(e, fs.ErrNotExist) tells a file that is not there.
+	Err error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	var b strings.Builder

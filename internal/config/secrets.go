@@ -14,7 +14,7 @@ const ServiceGroup = "ews"
 // CheckSecrets reads the files that hold this board's secrets the way
 // `ews run` does, so that `ews config check` reports what run would refuse.
 // errs: a token_file (auth = "token" with no inline token) or key_file that
-// cannot be read, is empty, or holds a bad key. warns: such a file that
+// cannot be read (Err holds the cause), is empty, or holds a bad key. warns: such a file that
 // others, or a group other than ServiceGroup, can read.
 func (c *Config) CheckSecrets() (errs, warns Errors) {
 	if c.HTTP.Auth == "token" && c.HTTP.Token == "" && c.HTTP.TokenFile != "" {
@@ -24,7 +24,9 @@ func (c *Config) CheckSecrets() (errs, warns Errors) {
 			if c.Lines["http.token_file"] == 0 {
 				err = fmt.Errorf("%w (token_file is not set, so the default; set token_file, token, or auth = \"none\")", err)
 			}
-			errs = append(errs, c.Errorf("http.token_file", "cannot read the token: %v", err))
+			e := c.Errorf("http.token_file", "cannot read the token: %v", err)
+			e.Err = err
+			errs = append(errs, e)
 		case strings.TrimSpace(string(b)) == "":
 			errs = append(errs, c.Errorf("http.token_file", "%s is empty: put the bearer token in it", c.HTTP.TokenFile))
 		default:
@@ -32,7 +34,11 @@ func (c *Config) CheckSecrets() (errs, warns Errors) {
 		}
 	}
 	if c.Cluster.Key == "" && c.Cluster.KeyFile != "" {
-		if _, err := c.ClusterKey(); err != nil {
+		if _, err := os.Stat(c.Cluster.KeyFile); err != nil {
+			e := c.Errorf("cluster.key_file", "cannot read key: %v", err)
+			e.Err = err
+			errs = append(errs, e)
+		} else if _, err := c.ClusterKey(); err != nil {
 			errs = append(errs, asError(c, "cluster.key_file", err))
 		} else {
 			warns = c.warnReadable(warns, "cluster.key_file", c.Cluster.KeyFile)
