@@ -62,7 +62,7 @@ func TestConfigCheckWarnings(t *testing.T) {
 	if want := "config: " + p + ":4: http.token_file: warning: " + token + " is readable by others (mode 0644)"; !strings.Contains(errs, want) {
 		t.Fatalf("stderr %q lacks %q", errs, want)
 	}
-	if !strings.Contains(out, p+": 1 warnings (board ews1") || strings.Contains(out, ": ok") {
+	if !strings.Contains(out, p+": 1 warning (board ews1") || strings.Contains(out, ": ok") {
 		t.Fatalf("stdout %q: want the warning count, not ok", out)
 	}
 }

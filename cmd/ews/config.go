@@ -40,16 +40,24 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, e.Error())
 	}
 	if len(errs) > 0 {
-		fmt.Fprintf(stderr, "%s: %d errors, %d warnings\n", path, len(errs), len(warns))
+		fmt.Fprintf(stderr, "%s: %s, %s\n", path, count(len(errs), "error"), count(len(warns), "warning"))
 		return exitError
 	}
 	status := "ok"
 	if len(warns) > 0 {
-		status = fmt.Sprintf("%d warnings", len(warns))
+		status = count(len(warns), "warning")
 	}
 	fmt.Fprintf(stdout, "%s: %s (board %s, %d peers, %d devices, policy %s)\n",
 		cfg.Path, status, cfg.Node.Name, len(cfg.Cluster.Peers), len(cfg.Devices), cfg.Sched.Policy)
 	return exitOK
+}
+
+// count is "1 error", "2 errors".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // printConfigError prints each config problem on its own line.

@@ -98,12 +98,9 @@ func ParseAll(path string, data []byte) (*Config, Errors) {
 	cfg.Path = path
 	cfg.Lines = keyLines(data)
 	cfg.fill()
-	bad := map[string]bool{}
-	for _, e := range errs {
-		bad[e.Key] = true
-	}
+	shaped := errs
 	for _, e := range cfg.Validate() {
-		if !bad[e.Key] { // a value the shape check removed is judged once
+		if !judged(shaped, e.Key) { // a value the shape check removed is judged once
 			errs = append(errs, e)
 		}
 	}
@@ -111,6 +108,17 @@ func ParseAll(path string, data []byte) (*Config, Errors) {
 		return &cfg, nil
 	}
 	return &cfg, withFile(path, errs)
+}
+
+// judged reports whether errs hold a problem at key or inside it
+// ("sched.class[0].match[1]" is inside "sched.class[0].match").
+func judged(errs Errors, key string) bool {
+	for _, e := range errs {
+		if e.Key == key || strings.HasPrefix(e.Key, key+"[") || strings.HasPrefix(e.Key, key+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // withFile sets the file of every problem and sorts them by line.
