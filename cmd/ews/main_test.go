@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,11 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(invalid, []byte("[node]\nname = \"ews1\"\ncapacity = -2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(good, []byte("[node]\nname = \"ews1\"\n"), 0o600); err != nil {
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte("[node]\nname = \"ews1\"\n[http]\ntoken_file = \""+token+"\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bad, []byte("[node]\nname = \"ews1\"\ncapacity = -2\nspeed = 1\n"), 0o600); err != nil {
@@ -50,13 +55,13 @@ func TestExitCodes(t *testing.T) {
 		{"version extra arg", []string{"version", "x"}, 2, "", "unexpected argument"},
 		{"config init", []string{"config", "init"}, 0, "[cluster]", ""},
 		{"config check good", []string{"config", "check", good}, 0, "ok (board ews1", ""},
-		{"config check bad", []string{"config", "check", bad}, 1, "", bad + ":4:1: node.speed: unknown field"},
+		{"config check bad", []string{"config", "check", bad}, 1, "", bad + ":4:1: node.speed: unknown key"},
 		{"config check missing", []string{"config", "check", filepath.Join(dir, "nope.toml")}, 1, "", "nope.toml"},
 		{"config no sub", []string{"config"}, 2, "", "Usage: ews config"},
 		{"run bad flag", []string{"run", "--nope"}, 2, "", "flag provided but not defined"},
 		{"run bad log format", []string{"run", "--log-format", "xml"}, 2, "", "bad --log-format"},
 		{"run bad config", []string{"run", "--config", invalid}, 1, "", invalid + ":3: node.capacity: must be at least 1"},
-		{"run token file missing", []string{"run", "--config", notoken}, 1, "", notoken + ":4: http.token_file: auth: read token_file"},
+		{"run token file missing", []string{"run", "--config", notoken}, 1, "", notoken + ":4: http.token_file: cannot read the token"},
 		{"demo bad nodes", []string{"demo", "--nodes", "0"}, 1, "", "--nodes 0"},
 	}
 	for _, c := range commands() {
@@ -93,7 +98,18 @@ func TestConfigInitRoundTrip(t *testing.T) {
 	if code != 0 {
 		t.Fatal(code)
 	}
-	p := filepath.Join(t.TempDir(), "ews.toml")
+	// The example names the board's token file; check reads it as run
+	// does, so point it at one that exists here.
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"/etc/ews/token"`) {
+		t.Fatal("example no longer names /etc/ews/token; update this test")
+	}
+	out = strings.Replace(out, `"/etc/ews/token"`, strconv.Quote(token), 1)
+	p := filepath.Join(dir, "ews.toml")
 	if err := os.WriteFile(p, []byte(out), 0o600); err != nil {
 		t.Fatal(err)
 	}

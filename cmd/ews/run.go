@@ -40,6 +40,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		printConfigError(stderr, err)
 		return exitError
 	}
+	// What `config check` reports, run refuses: the same checks.
+	errs, warns := preflight(cfg)
+	if len(errs) > 0 {
+		printConfigError(stderr, errs)
+		return exitError
+	}
+	for _, w := range warns {
+		log.Warn(w.Msg, "file", w.File, "line", w.Line, "key", w.Key)
+	}
 	// A key inline on the world-readable boot partition moves to
 	// /etc/ews/cluster.key; if it cannot, ews runs on and warns each start.
 	if _, err := bootkey.Migrate(cfg, log, bootkey.Options{}); err != nil {

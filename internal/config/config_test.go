@@ -82,9 +82,9 @@ func TestBadInput(t *testing.T) {
 		line     int
 		key, msg string
 	}{
-		{"unknown key", "[node]\nname = \"a\"\ncolour = 3\n", 3, "node.colour", "unknown field"},
-		{"wrong type", "[node]\ncapacity = \"four\"\n", 2, "node.capacity", "cannot decode"},
-		{"bad duration", "[cluster]\ntmax = \"1 sec\"\n", 2, "cluster.tmax", "bad duration"},
+		{"unknown key", "[node]\nname = \"a\"\ncolour = 3\n", 3, "node.colour", "unknown key"},
+		{"wrong type", "[node]\ncapacity = \"four\"\n", 2, "node.capacity", "want an integer, got a string"},
+		{"bad duration", "[cluster]\ntmax = \"1 sec\"\n", 2, "cluster.tmax", `want a duration such as "500ms", got "1 sec"`},
 		{"negative duration", "[cluster]\ntmax = \"-1s\"\n", 2, "cluster.tmax", "negative duration"},
 		{"negative capacity", "[node]\nname = \"a\"\ncapacity = -1\n", 3, "node.capacity", "at least 1"},
 		{"name not in peers", "[node]\nname = \"ews9\"\n[cluster]\ninsecure = true\npeers = [\"ews1=h:1\", \"ews2=h:2\"]\n", 2, "node.name", "not in cluster.peers"},

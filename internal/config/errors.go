@@ -1,7 +1,9 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -12,7 +14,16 @@ type Error struct {
 	Col  int
 	Key  string // dotted key path, e.g. "cluster.peers" or "device[1].pin"
 	Msg  string
+	// Warning marks a problem that does not stop the board (a secret file
+	// others can read); it prints as "key: warning: message".
+	Warning bool
+	// Err is the cause, when there is one (a secret file that cannot be
+	// read): errors.Is(e, fs.ErrNotExist) tells a file that is not there.
+	Err error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -31,6 +42,9 @@ func (e *Error) Error() string {
 		b.WriteString(e.Key)
 		b.WriteString(": ")
 	}
+	if e.Warning {
+		b.WriteString("warning: ")
+	}
 	b.WriteString(e.Msg)
 	return b.String()
 }
@@ -44,6 +58,19 @@ func (es Errors) Error() string {
 		parts[i] = e.Error()
 	}
 	return strings.Join(parts, "\n")
+}
+
+// Sort orders es by line, then column; problems with no line go last.
+func (es Errors) Sort() {
+	line := func(e *Error) int {
+		if e.Line == 0 {
+			return int(^uint(0) >> 1)
+		}
+		return e.Line
+	}
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(line(a), line(b)), cmp.Compare(a.Col, b.Col))
+	})
 }
 
 // Errorf builds an Error for key, with the line it was written on. Packages

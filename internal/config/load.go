@@ -40,21 +40,94 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates a config held in memory; path names it in errors.
-// Unknown keys, wrong types and bad durations are refused with their line.
+// Unknown keys, wrong types and bad durations are refused with their line;
+// the error is Errors, every problem ParseAll finds.
 func Parse(path string, data []byte) (*Config, error) {
+	cfg, errs := ParseAll(path, data)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return cfg, nil
+}
+
+// LoadAll reads the file at path and returns ParseAll of it; an unreadable
+// file is the one problem.
+func LoadAll(path string) (*Config, Errors) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Errors{{File: path, Msg: err.Error()}}
+	}
+	return ParseAll(path, data)
+}
+
+// ParseAll decodes what it can of a config and returns it with every
+// problem, in line order: a TOML syntax error or duplicate key alone (the
+// parser cannot read on), else every unknown key, every value of the wrong
+// type and every rule Validate finds broken. cfg is nil only when the file
+// cannot be parsed; with problems it holds the defaults in place of the
+// bad values, for further checks.
+func ParseAll(path string, data []byte) (*Config, Errors) {
+	pos := positions(keyPositions(data))
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return nil, withFile(path, decodeError(err, pos))
+	}
+	errs := shape(doc, pos)
+	src := data
+	if len(errs) > 0 {
+		// What is left after the bad keys went decodes strictly.
+		b, err := toml.Marshal(doc)
+		if err != nil {
+			return nil, withFile(path, append(errs, &Error{Msg: err.Error()}))
+		}
+		src = b
+	}
 	cfg := DefaultConfig()
 	cfg.Sched.Classes = nil // the file's classes replace the defaults, not append
-	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	dec := toml.NewDecoder(bytes.NewReader(src)).DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return nil, decodeError(path, err)
+		// Something the shape check let through: the decoder has the last word.
+		derrs := decodeError(err, pos)
+		if len(errs) > 0 { // the decoder read the rewritten copy: its lines are not the file's
+			for _, e := range derrs {
+				e.Line, e.Col = pos.find(e.Key)
+			}
+		}
+		return nil, withFile(path, append(errs, derrs...))
 	}
 	cfg.Path = path
 	cfg.Lines = keyLines(data)
 	cfg.fill()
-	if errs := cfg.Validate(); len(errs) > 0 {
-		return nil, errs
+	shaped := errs
+	for _, e := range cfg.Validate() {
+		if !judged(shaped, e.Key) { // a value the shape check removed is judged once
+			errs = append(errs, e)
+		}
 	}
-	return &cfg, nil
+	if len(errs) == 0 {
+		return &cfg, nil
+	}
+	return &cfg, withFile(path, errs)
+}
+
+// judged reports whether errs hold a problem at key or inside it
+// ("sched.class[0].match[1]" is inside "sched.class[0].match").
+func judged(errs Errors, key string) bool {
+	for _, e := range errs {
+		if e.Key == key || strings.HasPrefix(e.Key, key+"[") || strings.HasPrefix(e.Key, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// withFile sets the file of every problem and sorts them by line.
+func withFile(path string, errs Errors) Errors {
+	for _, e := range errs {
+		e.File = path
+	}
+	errs.Sort()
+	return errs
 }
 
 // fill sets defaults that depend on other keys.
@@ -80,22 +153,38 @@ func (c *Config) fill() {
 	}
 }
 
-// decodeError turns the decoder's error into file:line:col: key: message.
-func decodeError(path string, err error) error {
+// decodeError turns the decoder's error into line:col: key: message; a key
+// defined twice names the line of its first definition. The positions are
+// the original file's: the key, not the decoder's offset, finds the line
+// when the decoder read a rewritten copy.
+func decodeError(err error, pos positions) Errors {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		return Errors{{File: path, Line: row, Col: col, Key: strings.Join(de.Key(), "."), Msg: msg}}
+		key := strings.Join(de.Key(), ".")
+		if strings.HasSuffix(msg, "already defined") || strings.HasSuffix(msg, "already exists") {
+			full := key
+			for _, kp := range pos {
+				if kp.Line == row && (kp.Path == key || strings.HasSuffix(kp.Path, "."+key)) {
+					full = kp.Path
+					break
+				}
+			}
+			first, _ := pos.find(full)
+			return Errors{{Line: row, Col: col, Key: full, Msg: fmt.Sprintf("defined twice (first defined on line %d)", first)}}
+		}
+		return Errors{{Line: row, Col: col, Key: key, Msg: msg}}
 	}
 	var se *toml.StrictMissingError
 	if errors.As(err, &se) {
 		var out Errors
 		for _, e := range se.Errors {
-			row, col := e.Position()
-			out = append(out, &Error{File: path, Line: row, Col: col, Key: strings.Join(e.Key(), "."), Msg: "unknown key"})
+			key := strings.Join(e.Key(), ".")
+			row, col := pos.find(key)
+			out = append(out, &Error{Line: row, Col: col, Key: key, Msg: "unknown key"})
 		}
 		return out
 	}
-	return Errors{{File: path, Msg: err.Error()}}
+	return Errors{{Msg: err.Error()}}
 }

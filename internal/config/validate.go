@@ -52,6 +52,7 @@ func (c *Config) Validate() Errors {
 			bad(fmt.Sprintf("supervise[%d].command", i), "empty command")
 		}
 	}
+	c.validateSuperviseNames(bad)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -1,5 +1,7 @@
 package config
 
+import "fmt"
+
 func (c *Config) validateCluster(bad func(string, string, ...any)) {
 	cl := c.Cluster
 	if cl.Heartbeat.Duration <= 0 {
@@ -30,19 +32,22 @@ func (c *Config) validateCluster(bad func(string, string, ...any)) {
 		bad("cluster.peers", "%v", err)
 		return
 	}
-	names, addrs := map[string]bool{}, map[string]bool{}
+	names, addrs := map[string]int{}, map[string]int{}
 	self := false
 	for _, p := range peers {
 		if !nameRe.MatchString(p.Name) {
 			bad("cluster.peers", "%q is not a board name", p.Name)
 		}
-		if names[p.Name] {
-			bad("cluster.peers", "duplicate peer name %q", p.Name)
+		if j, dup := names[p.Name]; dup {
+			bad("cluster.peers", "duplicate peer name %q (first defined on line %d)", p.Name, c.Lines[fmt.Sprintf("cluster.peers[%d]", j)])
+		} else {
+			names[p.Name] = p.Rank
 		}
-		if addrs[p.Addr] {
-			bad("cluster.peers", "duplicate peer address %q", p.Addr)
+		if j, dup := addrs[p.Addr]; dup {
+			bad("cluster.peers", "duplicate peer address %q (first defined on line %d)", p.Addr, c.Lines[fmt.Sprintf("cluster.peers[%d]", j)])
+		} else {
+			addrs[p.Addr] = p.Rank
 		}
-		names[p.Name], addrs[p.Addr] = true, true
 		self = self || p.Name == c.Node.Name
 	}
 	if !self {

@@ -31,16 +31,17 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	if s.Reserve < 0 || s.Reserve >= 1 || s.Reserve != s.Reserve {
 		bad("sched.reserve", "%v: want a share in [0, 1)", s.Reserve)
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, cl := range s.Classes {
 		key := fmt.Sprintf("sched.class[%d]", i)
 		if !nameRe.MatchString(cl.Name) {
 			bad(key+".name", "%q is not a class name", cl.Name)
 		}
-		if seen[cl.Name] {
-			bad(key+".name", "duplicate class %q", cl.Name)
+		if j, dup := seen[cl.Name]; dup {
+			bad(key+".name", "duplicate class name %q (first defined on line %d)", cl.Name, c.Lines[fmt.Sprintf("sched.class[%d].name", j)])
+		} else {
+			seen[cl.Name] = i
 		}
-		seen[cl.Name] = true
 		if len(cl.Match) == 0 {
 			bad(key+".match", "class %q matches nothing", cl.Name)
 		}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/auth"
+)
+
+// preflight is every check of a parsed config beyond the file itself that
+// that `ews run` makes before it starts: `config check` and `run` both call
+// it, so what run refuses, check reports. errs stop the board; warns do not.
+func preflight(cfg *config.Config) (errs, warns config.Errors) {
+	// the devices' own checks (hal.CheckSpecs) already ran in config.Parse
+	errs, warns = cfg.CheckSecrets()
+	if len(errs) == 0 {
+		// The credentials as node.New builds them: a bcrypt hash it cannot
+		// read is refused here too, with the line.
+		if _, err := auth.New(cfg.HTTP, auth.Options{}); err != nil {
+			errs = append(errs, cfg.Errorf(authKey(cfg.HTTP), "%v", err))
+		}
+	}
+	errs.Sort()
+	warns.Sort()
+	return errs, warns
+}
+
+// authKey is the key an auth.New error points at.
+func authKey(h config.HTTP) string {
+	switch {
+	case h.Auth == auth.ModeBasic:
+		return "http.users"
+	case h.Auth == auth.ModeToken && h.Token != "":
+		return "http.token"
+	case h.Auth == auth.ModeToken:
+		return "http.token_file"
+	}
+	return "http.auth"
+}
+
+// checkAll is what `config check` reports: every problem of the file, then
+// of the preflight, in line order, a key reported once. Everything run
+// refuses is here; a secret file missing on this machine as a warning.
+func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
+	cfg, errs = config.LoadAll(path)
+	if cfg == nil {
+		return nil, errs, nil
+	}
+	perrs, warns := preflight(cfg)
+	seen := map[string]bool{}
+	for _, e := range errs {
+		seen[e.Key] = true
+	}
+	for _, e := range perrs {
+		switch {
+		case seen[e.Key]:
+		case offBoard(e):
+			w := *e
+			w.Warning = true
+			w.Msg += "; ews run refuses to start until it can read it"
+			warns = append(warns, &w)
+		default:
+			errs = append(errs, e)
+		}
+	}
+	errs.Sort()
+	warns.Sort()
+	return cfg, errs, warns
+}
+
+// offBoard reports a secret file that is not there, or not readable by
+// this user: check often runs on the machine that writes the SD card
+// (flash.sh), where the board's /etc/ews is not, so it warns; run, on the
+// board, refuses.
+func offBoard(e *config.Error) bool {
+	return errors.Is(e, fs.ErrNotExist) || errors.Is(e, fs.ErrPermission)
+}
