@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
@@ -40,7 +41,11 @@ func (n *Node) openDevices() error {
 		return config.Errors{n.cfg.Errorf(key, "%v", err)}
 	}
 	n.auth = authn
-	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log, List: n.deviceList})
+	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log, List: n.deviceList, Registerer: n.reg,
+		// a key taken here is told to the other boards on the local stream
+		// they mirror, so it is known cluster-wide (at most once per cluster)
+		OnClaim: func(c devapi.Claim) { n.localHub.Publish("idempotency", c) },
+	})
 	n.cgi = cgi.New(n.cfg.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name})
 
 	// Two hubs: /events is everything this board knows (cluster table,
@@ -59,6 +64,7 @@ func (n *Node) openDevices() error {
 		n.mirror = devsync.New(n.cfg.Node.Name, n.peerHTTP, devsync.Options{
 			Logger:   n.log,
 			OnChange: func(s hal.Snapshot) { n.hub.Publish("device", s) },
+			OnEvent:  n.remoteEvent,
 		})
 	}
 	return nil
@@ -113,4 +119,19 @@ func (n *Node) publishLoops(ctx context.Context) {
 		}
 	})
 	context.AfterFunc(ctx, cancel)
+}
+
+// remoteEvent takes the other events of a board's local stream: its
+// Idempotency-Key claims.
+func (n *Node) remoteEvent(board, event string, data []byte) {
+	if event != "idempotency" {
+		return
+	}
+	var c devapi.Claim
+	if err := json.Unmarshal(data, &c); err != nil {
+		n.log.Warn("devsync: bad idempotency claim", "board", board, "err", err)
+		return
+	}
+	c.Board = board
+	n.api.Remember(c)
 }

@@ -51,6 +51,10 @@ node = "any"
 name = "led1"
 driver = "sim-pwm"
 node = "ews2"
+[[device]]
+name = "led2"
+driver = "sim-pwm"
+node = "ews3"
 `, b.name, b.http, b.gossip, peers, key, policy)
 		b.cfg = filepath.Join(dir, b.name+".toml")
 		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
@@ -210,5 +214,32 @@ func TestNonMasterSameAnswer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("forged mark: %d, want 403", resp.StatusCode)
+	}
+
+	// An Idempotency-Key is cluster-wide: taken on ews2 (led1), it is told
+	// to ews3 over the boards' local event streams, so the same key for
+	// ews3's led2 is refused there instead of running (issue 15).
+	keyed := func(path string) (int, string, string) {
+		req, _ := http.NewRequest("POST", "http://"+boards[0].http+path, nil)
+		req.Header.Set("Idempotency-Key", "e2e-cluster-key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Idempotent-Replayed"), string(out)
+	}
+	const remote = `ews_idempotency_claims_total{origin="remote"}`
+	before := metric(boards[2], remote)
+	if code, _, body := keyed("/api/devices/led1/turn_on"); code != http.StatusOK {
+		t.Fatalf("keyed action on ews2: %d %s", code, body)
+	}
+	testutil.EventuallyWithin(t, "ews3 learns ews2's key", 10*time.Second, func() bool { return metric(boards[2], remote) > max(before, 0) })
+	if code, _, body := keyed("/api/devices/led2/turn_on"); code != http.StatusUnprocessableEntity || !strings.Contains(body, "ews2") {
+		t.Fatalf("the same key for ews3's device: %d %s, want 422 naming ews2", code, body)
+	}
+	if code, replayed, body := keyed("/api/devices/led1/turn_on"); code != http.StatusOK || replayed != "true" {
+		t.Fatalf("the same request again: %d replayed=%q %s, want the first answer replayed", code, replayed, body)
 	}
 }

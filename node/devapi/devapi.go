@@ -12,7 +12,9 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options tune the API; the zero value gives the defaults.
@@ -25,6 +27,21 @@ type Options struct {
 	// devices' own List (other boards' devices with a static "remote" state).
 	// The node passes one that merges the live state mirrored from them.
 	List func() []hal.Snapshot
+	// OnClaim is called when this board takes a new Idempotency-Key (before
+	// the action runs); the node publishes it to the other boards, which
+	// Remember it, so the key is known cluster-wide. Must be quick.
+	OnClaim func(Claim)
+	// Registerer takes ews_idempotency_claims_total; nil: not registered.
+	Registerer prometheus.Registerer
+}
+
+// Claim says that a board ran (or is running) the request of fingerprint
+// Fingerprint under the key of digest Key. It travels on the board's local
+// event stream ("idempotency" events) to the other boards.
+type Claim struct {
+	Key         string `json:"key"` // KeyHash of the Idempotency-Key
+	Fingerprint string `json:"fp"`
+	Board       string `json:"-"` // set by the receiver: the board whose stream carried it
 }
 
 // API is the device API of one board.
@@ -34,6 +51,8 @@ type API struct {
 	auth     *auth.Auth
 	readAuth bool
 	idem     *idempotency
+	onClaim  func(Claim)
+	claims   *prometheus.CounterVec // origin: local (taken here) or remote (another board's)
 	log      *slog.Logger
 }
 
@@ -55,8 +74,12 @@ func New(cfg *config.Config, devs *hal.Devices, a *auth.Auth, opts Options) *API
 	if opts.List == nil {
 		opts.List = devs.List
 	}
-	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger, listFn: opts.List,
-		idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
+	claims := promx.Register(opts.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ews_idempotency_claims_total",
+		Help: "Idempotency-Keys taken by this board's device API (origin local) and learnt from other boards (origin remote).",
+	}, []string{"origin"}))
+	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger, listFn: opts.List, onClaim: opts.OnClaim,
+		claims: claims, idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
 }
 
 // Register adds the API's routes to mux.
@@ -107,9 +130,20 @@ func (api *API) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e, owner, err := api.idem.begin(key, fp)
-	if err != nil {
+	var elsewhere *ranElsewhere
+	switch {
+	case errors.As(err, &elsewhere):
+		httpx.Error(w, http.StatusConflict, "devapi: %v", err)
+		return
+	case err != nil:
 		httpx.Error(w, http.StatusUnprocessableEntity, "devapi: %v", err)
 		return
+	}
+	if owner {
+		api.claims.WithLabelValues("local").Inc()
+		if api.onClaim != nil {
+			api.onClaim(Claim{Key: KeyHash(key), Fingerprint: fp})
+		}
 	}
 	if owner {
 		status, body := http.StatusInternalServerError, []byte(`{"error":"devapi: action failed"}`)
@@ -195,4 +229,15 @@ func errorBody(err error) (int, []byte) {
 func writeError(w http.ResponseWriter, err error) {
 	status, body := errorBody(err)
 	writeRaw(w, status, body, false)
+}
+
+// Remember records another board's claim of a key: the same key then gets
+// 422 here for another request and 409 for the same one (it ran there), so
+// an action runs at most once across the cluster, not only per board.
+func (api *API) Remember(c Claim) {
+	if c.Key == "" || c.Board == "" {
+		return
+	}
+	api.idem.remember(c.Key, c.Fingerprint, c.Board)
+	api.claims.WithLabelValues("remote").Inc()
 }

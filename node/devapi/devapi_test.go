@@ -315,3 +315,49 @@ func TestIdempotencyCoversBody(t *testing.T) {
 		})
 	}
 }
+
+// A key taken on one board is known on the others: the same key for
+// another request is refused (422) and for the same request answered 409
+// (it ran there) instead of running twice (issue 15: keys cluster-wide).
+func TestIdempotencyClusterWide(t *testing.T) {
+	here := newFixture(t, "", Options{})
+	var claims []Claim
+	there := newFixture(t, "", Options{OnClaim: func(c Claim) { claims = append(claims, c) }})
+	if w := there.do("POST", "/api/devices/relay1/turn_on", token, "Idempotency-Key", "cw"); w.Code != 200 {
+		t.Fatalf("first use: %d %s", w.Code, w.Body)
+	}
+	if len(claims) != 1 || claims[0].Key != KeyHash("cw") || claims[0].Key == "cw" {
+		t.Fatalf("claims told to the others: %+v, want one, by digest", claims)
+	}
+	// the node sets the board from the stream the claim came on
+	c := claims[0]
+	c.Board = "ews2"
+	here.api.Remember(c)
+	ch, cancel := here.devs.Subscribe(100)
+	defer cancel()
+	tests := []struct {
+		name, target, key string
+		want              int
+		has               string
+	}{
+		{"same key, another request", "/api/devices/relay2/turn_on", "cw", http.StatusUnprocessableEntity, "on board ews2"},
+		{"same key, same request", "/api/devices/relay1/turn_on", "cw", http.StatusConflict, "already ran on board ews2"},
+		{"another key runs", "/api/devices/relay1/turn_on", "cw2", http.StatusOK, `"name":"relay1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := here.do("POST", tt.target, token, "Idempotency-Key", tt.key)
+			if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.has) {
+				t.Fatalf("%d %s, want %d with %q", w.Code, w.Body, tt.want, tt.has)
+			}
+		})
+	}
+	if n := ons(ch); n != 1 {
+		t.Fatalf("this board switched %d times, want 1 (only the new key)", n)
+	}
+	here.api.Remember(Claim{Key: "x"})      // no board: ignored
+	here.api.Remember(Claim{Board: "ews3"}) // no key: ignored
+	if w := here.do("POST", "/api/devices/relay2/turn_on", token, "Idempotency-Key", "x"); w.Code != 200 {
+		t.Fatalf("a claim without a board must be ignored: %d %s", w.Code, w.Body)
+	}
+}

@@ -27,6 +27,7 @@ type idempotency struct {
 
 type entry struct {
 	key, fp string
+	board   string // non-empty: a remote claim, the board that ran it (key is then remoteKey(KeyHash))
 	at      time.Time
 	elem    *list.Element
 	done    chan struct{} // closed when status and body are set
@@ -54,6 +55,12 @@ func (c *idempotency) begin(key, fp string) (e *entry, owner bool, err error) {
 		}
 		c.removeLocked(e)
 	}
+	if r, ok := c.m[remoteKey(KeyHash(key))]; ok && now.Sub(r.at) < c.ttl {
+		if r.fp != fp {
+			return nil, false, fmt.Errorf("Idempotency-Key %q was used for %s on board %s", key, r.fp, r.board)
+		}
+		return nil, false, &ranElsewhere{board: r.board}
+	}
 	e = &entry{key: key, fp: fp, at: now, done: make(chan struct{})}
 	e.elem = c.lru.PushFront(e)
 	c.m[key] = e
@@ -61,6 +68,43 @@ func (c *idempotency) begin(key, fp string) (e *entry, owner bool, err error) {
 		c.removeLocked(c.lru.Back().Value.(*entry))
 	}
 	return e, true, nil
+}
+
+// remember records that board ran a request with the key of hash keyHash
+// and fingerprint fp; a local entry for the same key wins (it holds the
+// answer).
+func (c *idempotency) remember(keyHash, fp, board string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := remoteKey(keyHash)
+	if e, ok := c.m[k]; ok {
+		c.removeLocked(e)
+	}
+	e := &entry{key: k, fp: fp, board: board, at: c.now()}
+	e.elem = c.lru.PushFront(e)
+	c.m[k] = e
+	for c.lru.Len() > c.cap {
+		c.removeLocked(c.lru.Back().Value.(*entry))
+	}
+}
+
+// ranElsewhere is the answer to a key another board already ran the same
+// request with: running it here would run it twice.
+type ranElsewhere struct{ board string }
+
+func (e *ranElsewhere) Error() string {
+	return fmt.Sprintf("this request already ran on board %s with this Idempotency-Key; its answer is kept there", e.board)
+}
+
+// remoteKey is where a remote claim is kept: a NUL cannot be in a header
+// value, so no client key collides with it.
+func remoteKey(keyHash string) string { return "\x00" + keyHash }
+
+// KeyHash is how a key travels between boards: a digest, so the keys of
+// clients are not broadcast as they are.
+func KeyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:16])
 }
 
 // finish records the answer and wakes the duplicates waiting for it.

@@ -58,6 +58,11 @@ type Options struct {
 	// mirror changed; it must be quick (publish to a hub) and may call Get,
 	// List or Merge.
 	OnChange func(hal.Snapshot)
+	// OnEvent is called with every other named event of a board's stream
+	// (the device API's "idempotency" claims, say), with the board it came
+	// from; the data is only valid during the call. Calls from one board
+	// never overlap. Nil: such events are skipped.
+	OnEvent func(board, event string, data []byte)
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }

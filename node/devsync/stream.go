@@ -72,9 +72,9 @@ func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 	}
 }
 
-// apply takes one event from board bn into the mirror; other events
-// ("cluster", "message") are skipped. Bad JSON is an error: the stream is
-// not what it should be, so the caller reconnects.
+// apply takes one event from board bn into the mirror; other events go to
+// OnEvent, if set. Bad JSON is an error: the stream is not what it should
+// be, so the caller reconnects.
 func (m *Mirror) apply(bn string, ev event) (ignored int, err error) {
 	switch ev.name {
 	case "devices":
@@ -90,6 +90,10 @@ func (m *Mirror) apply(bn string, ev event) (ignored int, err error) {
 		}
 		if !m.update(bn, s) {
 			return 1, nil
+		}
+	default:
+		if m.opts.OnEvent != nil {
+			m.opts.OnEvent(bn, ev.name, ev.data)
 		}
 	}
 	return 0, nil
