@@ -353,12 +353,7 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 	}
 	body, replay, err := replayable(r, f.replayMax)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("dispatch: request body is over the limit of %d bytes", tooBig.Limit)})
-			return
-		}
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: reading the request body: " + err.Error()})
+		f.bodyError(w, err)
 		return
 	}
 	keyed := r.Header.Get("Idempotency-Key") != ""

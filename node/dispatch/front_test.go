@@ -175,15 +175,18 @@ func TestBoardFailures(t *testing.T) {
 		method  string
 		status  int
 		retried bool
+		key     string // Idempotency-Key
 	}{
-		{"dies, POST not retried", modeDie, "POST", 502, false},
-		{"dies, GET retried on another board", modeDie, "GET", 200, true},
-		{"garbage, POST", modeGarbage, "POST", 502, false},
-		{"garbage, GET retried", modeGarbage, "GET", 200, true},
-		{"hangs, POST times out", modeHang, "POST", 502, false},
-		{"hangs, GET retried", modeHang, "GET", 200, true},
-		{"gone (refused), POST", modeGone, "POST", 502, false},
-		{"gone (refused), GET retried", modeGone, "GET", 200, true},
+		{"dies, POST not retried", modeDie, "POST", 502, false, ""},
+		{"dies, keyed POST: 503, send it again", modeDie, "POST", 503, false, "k1"},
+		{"dies, GET retried on another board", modeDie, "GET", 200, true, ""},
+		{"garbage, POST", modeGarbage, "POST", 502, false, ""},
+		{"garbage, GET retried", modeGarbage, "GET", 200, true, ""},
+		{"hangs, POST times out", modeHang, "POST", 502, false, ""},
+		{"hangs, keyed POST times out: 503", modeHang, "POST", 503, false, "k2"},
+		{"hangs, GET retried", modeHang, "GET", 200, true, ""},
+		{"gone (refused), POST retried: it never ran", modeGone, "POST", 200, true, ""},
+		{"gone (refused), GET retried", modeGone, "GET", 200, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,9 +215,16 @@ func TestBoardFailures(t *testing.T) {
 			if tt.method == "POST" {
 				body = "x"
 			}
-			resp, out := do(t, nil, tt.method, m.srv.URL+"/api/devices/r1/read", nil, body)
+			var hdr map[string]string
+			if tt.key != "" {
+				hdr = map[string]string{"Idempotency-Key": tt.key}
+			}
+			resp, out := do(t, nil, tt.method, m.srv.URL+"/api/devices/r1/read", hdr, body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, out)
+			}
+			if tt.status == 503 && resp.Header.Get("Retry-After") == "" {
+				t.Fatal("503 without Retry-After")
 			}
 			if bad.started.Load() == 0 && tt.mode != modeGone {
 				t.Fatal("the failing board was never tried")
@@ -223,7 +233,11 @@ func TestBoardFailures(t *testing.T) {
 				if e := decode[errorBody](t, out); e.Board != "ews2" {
 					t.Fatalf("502 names %q: %s", e.Board, out)
 				}
-			} else if e := decode[echo](t, out); e.Board != "ews3" {
+			} else if tt.status == 503 {
+				if !strings.Contains(string(out), "ews2") || !strings.Contains(string(out), "Idempotency-Key") {
+					t.Fatalf("503 should name the board and say to send it again: %s", out)
+				}
+			} else if e := decode[echo](t, out); e.Board != "ews3" || e.Body != body {
 				t.Fatalf("retry ran on %q", e.Board)
 			}
 			if got := good.started.Load() > 0; got != tt.retried {

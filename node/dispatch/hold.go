@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -45,6 +46,16 @@ func replayable(r *http.Request, max int64) (body []byte, ok bool, err error) {
 		return nil, false, err
 	}
 	return body, true, nil
+}
+
+// bodyError answers a body that could not be read: 413 over the limit, else 400.
+func (f *Front) bodyError(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("dispatch: request body is over the limit of %d bytes", tooBig.Limit)})
+		return
+	}
+	writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: reading the request body: " + err.Error()})
 }
 
 // rewind gives r a fresh reader over body for the next attempt.

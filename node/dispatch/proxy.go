@@ -73,19 +73,32 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, st *fwd) error {
 	return st.err
 }
 
-// proxy sends a dispatched request to its board with a fresh mark. An
-// idempotent GET or HEAD without a body whose board fails is retried once
-// on another board. Nothing else is retried here: a POST may have run
-// before its board failed, and a device action with an Idempotency-Key is
-// made safe to repeat by the device API's replay, which the client (or the
-// UI) reaches by retrying itself. The ticket in hand is always Done.
+// proxy sends a dispatched request to its board with a fresh mark. When
+// the board fails:
+//   - a request that never reached it (connection refused) has not run: it
+//     goes once to another board if it may run anywhere, else it gets 503
+//     with Retry-After (the client may send it again), never 502;
+//   - an idempotent GET or HEAD goes once to another board;
+//   - a request that may have run gets 502, unless it carries an
+//     Idempotency-Key: then 503 with Retry-After, since the device API's
+//     replay makes sending it again safe.
+//
+// Bodies up to ReplayMax are kept so a retry can send them again. The
+// ticket in hand is always Done.
 func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatcher, req *sched.Request, t sched.Ticket, self string, start time.Time) {
 	cur := t
 	defer func() { cur.Done() }()
-	retryable := (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-		r.ContentLength == 0 && len(r.TransferEncoding) == 0 && (req.Board == "" || req.Board == "any")
+	movable := req.Board == "" || req.Board == "any"
+	idempotent := r.Method == http.MethodGet || r.Method == http.MethodHead
+	keyed := r.Header.Get("Idempotency-Key") != ""
+	body, replay, err := replayable(r, f.replayMax)
+	if err != nil {
+		f.bodyError(w, err)
+		return
+	}
 	epoch := f.c.Epoch()
 	for attempt := 0; ; attempt++ {
+		rewind(r, body)
 		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, r.Method, r.URL.Path, req.Client)
 		err := f.forward(w, r, &fwd{target: cur.Board, addr: cur.Addr, header: HeaderMark, token: tok, start: start})
 		if err == nil {
@@ -97,12 +110,22 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 			badGateway(w, cur.Board, err)
 			return
 		}
-		failed := cur.Board
+		failed, notRun := cur.Board, unsent(err)
 		f.m.errors.WithLabelValues(failed).Inc()
-		f.log.Warn("dispatch: board failed", "board", failed, "addr", cur.Addr, "method", r.Method, "path", r.URL.Path, "err", err)
-		if !retryable || attempt > 0 {
+		f.log.Warn("dispatch: board failed", "board", failed, "addr", cur.Addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !notRun)
+		fail := func() {
 			f.m.forwarded.WithLabelValues(failed, OutcomeError).Inc()
-			badGateway(w, failed, err)
+			switch {
+			case notRun:
+				unavailable(w, f.retry, "dispatch: board %s unreachable; the request did not run, send it again", failed)
+			case keyed:
+				unavailable(w, f.retry, "dispatch: board %s failed during the request; send it again with the same Idempotency-Key", failed)
+			default:
+				badGateway(w, failed, err)
+			}
+		}
+		if attempt > 0 || !movable || !replay || !(notRun || idempotent) {
+			fail()
 			return
 		}
 		cur.Done()
@@ -111,14 +134,14 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 		again.Exclude = []string{failed} // the scheduler chooses the retry's board, any but this one
 		nt, aerr := d.Acquire(r.Context(), &again)
 		if aerr != nil {
-			f.m.forwarded.WithLabelValues(failed, OutcomeError).Inc()
-			badGateway(w, failed, err)
+			fail()
 			return
 		}
 		f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
 		f.m.retries.Inc()
 		cur = nt
 		if cur.Board == self {
+			rewind(r, body)
 			f.runLocal(w, r)
 			return
 		}
