@@ -3,6 +3,7 @@ package hal
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -97,12 +98,7 @@ func LookupDriver(name string) (Driver, bool) {
 func DriverNames() []string {
 	registry.RLock()
 	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.drivers))
-	for n := range registry.drivers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(registry.drivers))
 }
 
 func lookup(name string) *Driver {

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -69,12 +70,7 @@ func LookupPolicy(name string) (PolicySpec, bool) {
 func PolicyNames() []string {
 	registry.RLock()
 	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.specs))
-	for n := range registry.specs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(registry.specs))
 }
 
 // CheckPolicy reports whether cfg names a registered policy and suits it

@@ -268,49 +268,36 @@ func Decode(b []byte) (Message, error) {
 
 // DecodeMsgpack reads at most MaxBoards rows, so a forged length cannot
 // make the decoder allocate for a million rows.
-func (rs *Rows) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return err
-	}
-	if n > MaxBoards {
-		return fmt.Errorf("%d rows, over the limit of %d", n, MaxBoards)
-	}
-	if n < 0 {
-		*rs = nil
-		return nil
-	}
-	out := make(Rows, n)
-	for i := range out {
-		if err := d.Decode(&out[i]); err != nil {
-			return fmt.Errorf("row %d: %w", i, err)
-		}
-	}
-	*rs = out
-	return nil
+func (rs *Rows) DecodeMsgpack(d *msgpack.Decoder) (err error) {
+	*rs, err = decodeBounded[Row](d, MaxBoards, "row")
+	return err
 }
 
 // DecodeMsgpack reads at most MaxClasses class stats.
-func (cs *ClassStats) DecodeMsgpack(d *msgpack.Decoder) error {
+func (cs *ClassStats) DecodeMsgpack(d *msgpack.Decoder) (err error) {
+	*cs, err = decodeBounded[ClassStat](d, MaxClasses, "class stat")
+	return err
+}
+
+// decodeBounded reads an array of at most limit elements; a nil array is nil.
+func decodeBounded[T any](d *msgpack.Decoder, limit int, what string) ([]T, error) {
 	n, err := d.DecodeArrayLen()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if n > MaxClasses {
-		return fmt.Errorf("%d class stats, over the limit of %d", n, MaxClasses)
+	if n > limit {
+		return nil, fmt.Errorf("%d %ss, over the limit of %d", n, what, limit)
 	}
 	if n < 0 {
-		*cs = nil
-		return nil
+		return nil, nil
 	}
-	out := make(ClassStats, n)
+	out := make([]T, n)
 	for i := range out {
 		if err := d.Decode(&out[i]); err != nil {
-			return fmt.Errorf("class stat %d: %w", i, err)
+			return nil, fmt.Errorf("%s %d: %w", what, i, err)
 		}
 	}
-	*cs = out
-	return nil
+	return out, nil
 }
 
 // MakeClassStats merges the master's queue depths and dispatch counts into
