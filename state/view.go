@@ -40,10 +40,15 @@ func (e *Election) View(now time.Time) View {
 		rows[r.Name] = r
 	}
 	since := now.Sub(at).Milliseconds()
+	var masterCreds uint64
+	if r, ok := e.byName[e.master]; ok && e.boards[r].hasReport {
+		masterCreds = e.boards[r].report.Creds
+	}
 	for i, p := range e.peers {
 		n := Board{Name: p.Name, Rank: i, Addr: p.Addr, Runstate: Down, LastSeenMs: -1}
 		if b := &e.boards[i]; b.hasReport {
 			n.HTTP = b.report.HTTP
+			n.AuthMismatch = masterCreds != 0 && b.report.Creds != 0 && b.report.Creds != masterCreds
 		}
 		if r, ok := rows[p.Name]; ok {
 			n.Linknum, n.Capacity, n.Weight = int(r.Linknum), int(r.Capacity), int(r.Weight)
