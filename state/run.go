@@ -216,6 +216,7 @@ func (c *Cluster) send(m Message, to string) {
 type viewKey struct {
 	epoch, version uint64
 	master         string
+	mismatch       uint64 // boards (by rank, first 64) marked auth_mismatch
 }
 
 // notify calls the OnChange subscribers when the view moved.
@@ -223,7 +224,7 @@ func (c *Cluster) notify(last viewKey) viewKey {
 	c.mu.Lock()
 	name, epoch := c.e.Master()
 	t, _ := c.e.Table()
-	k := viewKey{epoch: epoch, version: t.Version, master: name}
+	k := viewKey{epoch: epoch, version: t.Version, master: name, mismatch: c.e.mismatches()}
 	if k == last || len(c.subs) == 0 {
 		c.mu.Unlock()
 		return k
