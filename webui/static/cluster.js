@@ -100,7 +100,7 @@ export class ClusterView {
     cells.selfEl = h('span', { class: 'tag', hidden: true }, t('thisBoard'));
     cells.roleEl = h('span', { class: 'badge' });
     cells.stateEl = h('span', { class: 'badge' });
-    cells.authEl = h('span', { class: 'badge bad auth-mismatch', hidden: true, dataset: { i18n: 'authMismatch' } }, t('authMismatch'));
+    cells.authEl = h('span', { class: 'badge bad auth-mismatch', hidden: true }); // text only while shown
     cells.links = bar(0);
     cells.linksTxt = h('span', { class: 'num' });
     cells.cpu = bar(0, 'thin');
@@ -132,7 +132,8 @@ export class ClusterView {
     setText(r.stateEl, t(rs));
     r.stateEl.className = `badge rs-${rs}`;
     r.authEl.hidden = !n.auth_mismatch;
-    r.authEl.title = t('authMismatchHint');
+    setText(r.authEl, n.auth_mismatch ? t('authMismatch') : '');
+    r.authEl.title = n.auth_mismatch ? t('authMismatchHint') : '';
     r.el.classList.toggle('is-down', rs === 'down');
     r.el.classList.toggle('is-master', isMaster);
     const cap = n.capacity > 0 ? n.capacity : 1;
