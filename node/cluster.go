@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/state"
@@ -15,9 +16,14 @@ type local struct {
 }
 
 var (
-	_ state.Local      = (*local)(nil)
-	_ state.HTTPAddrer = (*local)(nil)
+	_ state.Local        = (*local)(nil)
+	_ state.HTTPAddrer   = (*local)(nil)
+	_ state.Credentialer = (*local)(nil)
 )
+
+// Creds is the fingerprint of this board's credentials (auth.Fingerprint
+// under the cluster key), for its reports.
+func (l *local) Creds() uint64 { return l.n.creds.Load() }
 
 func (l *local) InFlight() int     { return l.n.front.InFlight() }
 func (l *local) Completed() uint64 { return l.n.front.Completed() }
@@ -47,8 +53,13 @@ func (l *local) HTTPAddr() string {
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
-	httpx.JSON(w, http.StatusOK, n.cluster.Snapshot())
+	httpx.JSON(w, http.StatusOK, n.view())
 }
+
+// view is the cluster table with the boards this master saw refuse
+// forwarded credentials lately marked auth_mismatch too (the gossiped
+// fingerprints mark the rest).
+func (n *Node) view() state.View { return n.refusals.mark(n.cluster.Snapshot(), time.Now()) }
 
 // frontCluster is the cluster as the front door sees it. When this board has
 // just become master and the table change has not reached follow yet, the

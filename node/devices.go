@@ -53,7 +53,7 @@ func (n *Node) openDevices() error {
 	// which the other boards mirror.
 	n.hub = events.New(events.Options{Logger: n.log})
 	n.localHub = events.New(events.Options{Logger: n.log})
-	n.hub.Snapshot("cluster", func() any { return n.cluster.Snapshot() })
+	n.hub.Snapshot("cluster", func() any { return n.view() })
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
 	n.localHub.Snapshot("devices", func() any { return devs.Local() })
 	n.onClose(n.hub.Close)
@@ -109,7 +109,7 @@ func (n *Node) publishLoops(ctx context.Context) {
 	var prevEpoch uint64
 	cancel := n.cluster.OnChange(func(v state.View) {
 		n.master.follow(v)
-		n.hub.Publish("cluster", v)
+		n.hub.Publish("cluster", n.refusals.mark(v, time.Now()))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {
 				n.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})

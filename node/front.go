@@ -24,17 +24,18 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		return nil, err
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:      frontCluster{n},
-		Local:        work,
-		Marker:       marker,
-		Pin:          n.pin(),
-		Mode:         n.cfg.Sched.Mode,
-		StickyCookie: n.cfg.Sched.Sticky == sched.StickyCookie,
-		RedirectHold: n.cfg.Cluster.Heartbeat.Duration,
-		MasterWait:   n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
-		ReplayMax:    min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
-		Transport:    dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second}),
-		Registerer:   n.reg,
-		Logger:       n.log,
+		Cluster:       frontCluster{n},
+		Local:         work,
+		Marker:        marker,
+		Pin:           n.pin(),
+		Mode:          n.cfg.Sched.Mode,
+		StickyCookie:  n.cfg.Sched.Sticky == sched.StickyCookie,
+		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
+		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
+		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
+		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second}),
+		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },
+		Registerer:    n.reg,
+		Logger:        n.log,
 	})
 }

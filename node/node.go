@@ -78,6 +78,8 @@ type Node struct {
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
 	rt       probes          // boards' response times, probed by the master
+	creds    atomic.Uint64   // fingerprint of this board's credentials, for its reports
+	refusals refusals        // boards that refused forwarded credentials lately
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -115,6 +117,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		n.close()
 		return nil, err
 	}
+	n.creds.Store(n.auth.Fingerprint(sc.Key))
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}

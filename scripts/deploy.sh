@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Deploys ews over ssh to running boards with a rolling restart: one board at
-# a time gets the binary, the unit (and, with --peers, its boot config and the
-# cluster key), is restarted, and the next board waits until this one is back
-# in the cluster table as running (GET http://HOST:PORT/api/cluster).
+# a time gets the binary, the unit (and, with --peers, its boot config, the
+# cluster key and API token, the same on every board), is restarted, and the
+# next board waits until this one is back in the cluster table as running
+# (GET http://HOST:PORT/api/cluster).
 #
 #   scripts/deploy.sh --boards "ews1=pi@10.0.0.11,ews2=pi@10.0.0.12,ews3=pi@10.0.0.13" --arch armv7 \
-#       [--peers "ews1=10.0.0.11:7946,..." (--key KEY | --key-file FILE) [--force]] \
+#       [--peers "ews1=10.0.0.11:7946,..." (--bundle FILE | (--key KEY | --key-file FILE) --token-file FILE) [--force]] \
 #       [--http-port 8080] [--timeout 90] [--dist dist] [--ssh "ssh -o BatchMode=yes"] \
 #       [--scp "scp -q -o BatchMode=yes"] [--dry-run]
 #
@@ -18,9 +19,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/board.sh
 . "$HERE/lib/board.sh"
 
-usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
 
-BOARDS="" ARCH="" PEERS="" KEY="" KEYFILE="" FORCE="" DRY="" HTTP_PORT=8080 TIMEOUT=90
+BOARDS="" ARCH="" PEERS="" KEY="" KEYFILE="" BUNDLE="" TOKENFILE="" TOKEN="" FORCE="" DRY="" HTTP_PORT=8080 TIMEOUT=90
 DIST="$HERE/../dist" SSH_CMD="ssh -o BatchMode=yes -o ConnectTimeout=10" SCP_CMD="scp -q -o BatchMode=yes -o ConnectTimeout=10"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -29,6 +30,8 @@ while [ $# -gt 0 ]; do
 	--peers) PEERS=${2:?--peers needs a list}; shift 2 ;;
 	--key) KEY=${2:?--key needs a value}; shift 2 ;;
 	--key-file) KEYFILE=${2:?--key-file needs a file}; shift 2 ;;
+	--bundle) BUNDLE=${2:?--bundle needs a file}; shift 2 ;;
+	--token-file) TOKENFILE=${2:?--token-file needs a file}; shift 2 ;;
 	--http-port) HTTP_PORT=${2:?--http-port needs a number}; shift 2 ;;
 	--timeout) TIMEOUT=${2:?--timeout needs seconds}; shift 2 ;;
 	--dist) DIST=${2:?--dist needs a directory}; shift 2 ;;
@@ -62,14 +65,24 @@ done
 if [ -n "$PEERS" ]; then
 	for name in "${NAMES[@]}"; do check_peers "$PEERS" "$name"; done
 	[ -z "$KEY" ] || [ -z "$KEYFILE" ] || die 2 "give --key or --key-file, not both"
-	if [ -n "$KEYFILE" ]; then
-		[ -r "$KEYFILE" ] || die 1 "--key-file $KEYFILE: cannot read it"
-		KEY=$(tr -d ' \n\r' <"$KEYFILE")
+	HINT="make the cluster's secrets once with 'ews cluster init' and give --bundle FILE"
+	if [ -n "$BUNDLE" ]; then
+		[ -z "$KEY$KEYFILE$TOKENFILE" ] || die 2 "--bundle holds the key and token: no --key, --key-file or --token-file with it"
+		read_bundle "$BUNDLE"
+	else
+		if [ -n "$KEYFILE" ]; then
+			[ -r "$KEYFILE" ] || die 1 "--key-file $KEYFILE: cannot read it"
+			KEY=$(tr -d ' \n\r' <"$KEYFILE")
+		fi
+		[ -n "$KEY" ] || die 2 "--peers writes boot configs: give the cluster key: $HINT (or --key/--key-file with --token-file)"
+		[ -n "$TOKENFILE" ] || die 2 "--peers writes boot configs: every board needs the same API token: $HINT (or --token-file FILE)"
+		[ -r "$TOKENFILE" ] || die 1 "--token-file $TOKENFILE: cannot read it"
+		TOKEN=$(tr -d ' \n\r' <"$TOKENFILE")
+		[ -n "$TOKEN" ] || die 2 "--token-file $TOKENFILE is empty"
 	fi
-	[ -n "$KEY" ] || die 2 "--peers writes boot configs: give the cluster key with --key or --key-file"
 	check_key "$KEY"
-elif [ -n "$KEY$KEYFILE$FORCE" ]; then
-	die 2 "--key, --key-file and --force only go with --peers"
+elif [ -n "$KEY$KEYFILE$BUNDLE$TOKENFILE$FORCE" ]; then
+	die 2 "--bundle, --key, --key-file, --token-file and --force only go with --peers"
 fi
 BIN="$DIST/ews-linux-$ARCH"
 [ -f "$BIN" ] || die 1 "no binary $BIN: run 'make dist' first"
@@ -141,12 +154,20 @@ systemd-tmpfiles --create /etc/tmpfiles.d/ews.conf"
 	if [ -n "$PEERS" ]; then
 		check_peers "$PEERS" "$name"
 		boot_config "$name" "$PEER_PORT" >"$TMP/ews.toml"
-		printf '%s\n' "$KEY" >"$TMP/cluster.key"
-		chmod 0600 "$TMP/cluster.key"
-		files+=("$TMP/ews.toml" "$TMP/cluster.key")
+		(umask 077 && printf '%s\n' "$KEY" >"$TMP/cluster.key" && printf '%s\n' "$TOKEN" >"$TMP/token")
+		files+=("$TMP/ews.toml" "$TMP/cluster.key" "$TMP/token")
 		# shellcheck disable=SC2016 # expanded on the board
 		remote="$remote"'
 install -D -m 0600 -o ews -g ews '"$STAGE"'/cluster.key /etc/ews/cluster.key
+install -D -m 0640 -o root -g ews '"$STAGE"'/token /etc/ews/token'
+		if [ -n "$BUNDLE" ]; then
+			(umask 077 && cp "$BUNDLE" "$TMP/cluster.bundle")
+			files+=("$TMP/cluster.bundle")
+			remote="$remote
+install -D -m 0600 $STAGE/cluster.bundle /etc/ews/cluster.bundle"
+		fi
+		# shellcheck disable=SC2016 # expanded on the board
+		remote="$remote"'
 install -m 0644 '"$STAGE"'/ews.toml "$boot"'
 	fi
 	remote="$remote

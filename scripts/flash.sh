@@ -6,10 +6,12 @@
 #
 #   scripts/flash.sh --boot /media/me/bootfs --root /media/me/rootfs \
 #       --arch armv6 --name ews2 --peers "ews1=10.0.0.11:7946,ews2=10.0.0.12:7946" \
-#       [--key KEY | --key-file FILE] [--http-port 8080] [--dist dist] [--force] [--dry-run]
+#       (--bundle FILE | (--key KEY | --key-file FILE) --token-file FILE) \
+#       [--http-port 8080] [--dist dist] [--force] [--dry-run]
 #   scripts/flash.sh --image raspios.img ...   (attaches it with losetup, mounts partitions 1 and 2)
 #
-# No key given: one is generated and printed; give it to every other board.
+# Every board of a cluster needs the same key and token: make a bundle once
+# (ews cluster init) and flash every board with --bundle. No secret is printed.
 # An existing boot config is never overwritten without --force.
 # Exit codes: 0 ok, 1 cannot do it (missing partition, existing config), 2 bad arguments.
 set -euo pipefail
@@ -18,9 +20,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/board.sh
 . "$HERE/lib/board.sh"
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
 
-BOOT="" ROOT="" ARCH="" NAME="" PEERS="" KEY="" KEYFILE="" IMAGE=""
+BOOT="" ROOT="" ARCH="" NAME="" PEERS="" KEY="" KEYFILE="" IMAGE="" BUNDLE="" TOKENFILE="" TOKEN=""
 DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -31,6 +33,8 @@ while [ $# -gt 0 ]; do
 	--peers) PEERS=${2:?--peers needs a value}; shift 2 ;;
 	--key) KEY=${2:?--key needs a value}; shift 2 ;;
 	--key-file) KEYFILE=${2:?--key-file needs a file}; shift 2 ;;
+	--bundle) BUNDLE=${2:?--bundle needs a file}; shift 2 ;;
+	--token-file) TOKENFILE=${2:?--token-file needs a file}; shift 2 ;;
 	--image) IMAGE=${2:?--image needs a file}; shift 2 ;;
 	--dist) DIST=${2:?--dist needs a directory}; shift 2 ;;
 	--http-port) HTTP_PORT=${2:?--http-port needs a number}; shift 2 ;;
@@ -49,14 +53,20 @@ check_arch "$ARCH"
 check_peers "$PEERS" "$NAME"
 [[ "$HTTP_PORT" =~ ^[0-9]+$ ]] || die 2 "--http-port '$HTTP_PORT' is not a number"
 [ -z "$KEY" ] || [ -z "$KEYFILE" ] || die 2 "give --key or --key-file, not both"
-if [ -n "$KEYFILE" ]; then
-	[ -r "$KEYFILE" ] || die 1 "--key-file $KEYFILE: cannot read it"
-	KEY=$(tr -d ' \n\r' <"$KEYFILE")
-fi
-GENERATED=""
-if [ -z "$KEY" ]; then
-	KEY=$(new_key)
-	GENERATED=1
+HINT="make the cluster's secrets once with 'ews cluster init' and flash every board with --bundle FILE"
+if [ -n "$BUNDLE" ]; then
+	[ -z "$KEY$KEYFILE$TOKENFILE" ] || die 2 "--bundle holds the key and token: no --key, --key-file or --token-file with it"
+	read_bundle "$BUNDLE"
+else
+	[ -n "$KEY$KEYFILE" ] || die 2 "no cluster key: $HINT (or give --key-file and --token-file)"
+	[ -n "$TOKENFILE" ] || die 2 "no API token: every board needs the same one; $HINT (or give --token-file FILE)"
+	if [ -n "$KEYFILE" ]; then
+		[ -r "$KEYFILE" ] || die 1 "--key-file $KEYFILE: cannot read it"
+		KEY=$(tr -d ' \n\r' <"$KEYFILE")
+	fi
+	[ -r "$TOKENFILE" ] || die 1 "--token-file $TOKENFILE: cannot read it"
+	TOKEN=$(tr -d ' \n\r' <"$TOKENFILE")
+	[ -n "$TOKEN" ] || die 2 "--token-file $TOKENFILE is empty"
 fi
 check_key "$KEY"
 BIN="$DIST/ews-linux-$ARCH"
@@ -101,6 +111,9 @@ CONF="$BOOT/ews.toml"
 if [ -e "$CONF" ] && [ -z "$FORCE" ]; then
 	die 1 "$CONF exists; not overwriting it without --force"
 fi
+if [ -s "$ROOT/etc/ews/token" ] && [ "$(tr -d ' \n\r' <"$ROOT/etc/ews/token")" != "$TOKEN" ] && [ -z "$FORCE" ]; then
+	die 1 "$ROOT/etc/ews/token holds a different token; not replacing it without --force (boards with different tokens refuse each other's requests)"
+fi
 
 # The config is checked before it is written.
 TMP=$(mktemp -d)
@@ -116,7 +129,7 @@ if [ -n "$EWS" ]; then
 else
 	echo "$PROG: no ews binary for this machine: boot config not validated (use --ews PATH)" >&2
 fi
-new_key >"$TMP/token" # a random API token, base64
+(umask 077 && printf '%s\n' "$TOKEN" >"$TMP/token")
 
 # --- do it (or, with --dry-run, say it) ---
 run() { # print a step, run it unless --dry-run
@@ -129,7 +142,7 @@ put() { # put MODE SRC DEST [secret]: install a file; never prints a secret
 }
 
 PKG="$HERE/../packaging"
-printf '%s\n' "$KEY" >"$TMP/cluster.key"
+(umask 077 && printf '%s\n' "$KEY" >"$TMP/cluster.key")
 put 0755 "$BIN" "$ROOT/usr/bin/ews"
 put 0644 "$PKG/ews.service" "$ROOT/etc/systemd/system/ews.service"
 run mkdir -p "$ROOT/etc/systemd/system/multi-user.target.wants"
@@ -139,11 +152,8 @@ put 0644 "$PKG/tmpfiles.conf" "$ROOT/etc/tmpfiles.d/ews.conf"
 run mkdir -p "$ROOT/var/lib/ews/cgi-bin"
 run install -d -m 0700 "$ROOT/etc/ews"
 put 0600 "$TMP/cluster.key" "$ROOT/etc/ews/cluster.key" secret
-if [ -e "$ROOT/etc/ews/token" ]; then
-	echo "$PROG: keeping the existing API token $ROOT/etc/ews/token"
-else
-	put 0600 "$TMP/token" "$ROOT/etc/ews/token" secret
-fi
+put 0600 "$TMP/token" "$ROOT/etc/ews/token" secret
+[ -z "$BUNDLE" ] || put 0600 "$BUNDLE" "$ROOT/etc/ews/cluster.bundle" secret
 put 0644 "$TMP/ews.toml" "$CONF"
 if [ -n "$DRY" ]; then
 	echo "--- $CONF would be:"
@@ -152,7 +162,4 @@ if [ -n "$DRY" ]; then
 fi
 run sync "$ROOT/usr/bin/ews" "$ROOT/etc/ews/cluster.key" "$CONF"
 
-if [ -n "$GENERATED" ]; then
-	echo "$PROG: generated a cluster key; flash every other board with --key $KEY"
-fi
 echo "$PROG: board $NAME ready${DRY:+ (dry run: nothing was changed)}; first boot creates user ews and starts ews.service"

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -25,9 +26,19 @@ const peers = "ews1=10.0.0.11:7946,ews2=10.0.0.12:7947,ews3=10.0.0.13:7946"
 // hostEws is an ews binary for this machine, built once, for `ews config check`.
 var hostEws string
 
+// testBundle is a cluster bundle every test may flash with; its secrets are tb.
+var (
+	testBundle string
+	tb         = bundle.New()
+)
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ews-scripts")
 	if err != nil {
+		panic(err)
+	}
+	testBundle = filepath.Join(dir, "cluster.bundle")
+	if err := bundle.Write(testBundle, tb, false); err != nil {
 		panic(err)
 	}
 	hostEws = filepath.Join(dir, "ews")
@@ -143,24 +154,39 @@ func run(t *testing.T, script string, args ...string) (string, int) {
 	return "", -1
 }
 
+// flashArgs are flash.sh's arguments for this card, with --bundle
+// testBundle unless extra brings its own secrets (or "--no-secrets").
 func (c *card) flashArgs(extra ...string) []string {
 	args := []string{"--boot", c.boot, "--root", c.root, "--arch", "armv6", "--name", "ews2", "--peers", peers, "--dist", c.dist}
 	if hostEws != "" {
 		args = append(args, "--ews", hostEws)
+	}
+	own := false
+	for i, e := range extra {
+		switch e {
+		case "--key", "--key-file", "--bundle", "--token-file":
+			own = true
+		case "--no-secrets":
+			own = true
+			extra = append(extra[:i:i], extra[i+1:]...)
+		}
+	}
+	if !own {
+		args = append(args, "--bundle", testBundle)
 	}
 	return append(args, extra...)
 }
 
 func TestFlashWritesEveryFile(t *testing.T) {
 	c := newCard(t)
-	key := config.NewKey()
+	key := tb.Key
 	bootBefore, rootBefore := snapshot(t, c.boot), snapshot(t, c.root)
-	out, code := run(t, "flash.sh", c.flashArgs("--key", key)...)
+	out, code := run(t, "flash.sh", c.flashArgs()...)
 	if code != 0 {
 		t.Fatalf("flash.sh exit %d:\n%s", code, out)
 	}
-	if strings.Contains(out, key) {
-		t.Error("flash.sh printed the key it was given")
+	if strings.Contains(out, key) || strings.Contains(out, tb.Token) {
+		t.Error("flash.sh printed a secret of the bundle")
 	}
 	if hostEws != "" && !strings.Contains(out, "boot config validated") {
 		t.Errorf("config not validated with the host binary:\n%s", out)
@@ -177,7 +203,8 @@ func TestFlashWritesEveryFile(t *testing.T) {
 		"etc/sysusers.d/ews.conf":        {0o644, pkg("sysusers.conf")},
 		"etc/tmpfiles.d/ews.conf":        {0o644, pkg("tmpfiles.conf")},
 		"etc/ews/cluster.key":            {0o600, key + "\n"},
-		"etc/ews/token":                  {0o600, ""}, // random: checked below
+		"etc/ews/token":                  {0o600, tb.Token + "\n"},
+		"etc/ews/cluster.bundle":         {0o600, read(t, testBundle)},
 		"etc/ews":                        {fs.ModeDir | 0o700, ""},
 		"var/lib/ews/cgi-bin":            {fs.ModeDir | 0o755, ""},
 		"etc/systemd/system/multi-user.target.wants/ews.service": {fs.ModeSymlink, ""},
@@ -202,9 +229,6 @@ func TestFlashWritesEveryFile(t *testing.T) {
 			t.Errorf("%s: content differs", rel)
 		}
 	}
-	if tok := strings.TrimSpace(read(t, filepath.Join(c.root, "etc/ews/token"))); len(tok) < 32 {
-		t.Errorf("token %q too short", tok)
-	}
 	// nothing else appeared or changed on the root partition
 	after := snapshot(t, c.root)
 	for p, d := range after {
@@ -224,8 +248,8 @@ func TestFlashWritesEveryFile(t *testing.T) {
 	delete(bootAfter, "ews.toml")
 	sameTree(t, "boot", bootBefore, bootAfter)
 	conf := filepath.Join(c.boot, "ews.toml")
-	if strings.Contains(read(t, conf), key) {
-		t.Fatal("the key is on the FAT boot partition")
+	if strings.Contains(read(t, conf), key) || strings.Contains(read(t, conf), tb.Token) {
+		t.Fatal("a secret is on the FAT boot partition")
 	}
 	cfg, err := config.Load(conf)
 	if err != nil {
@@ -250,45 +274,59 @@ func isParent[V any](p string, want map[string]V) bool {
 	return false
 }
 
-func TestFlashKeys(t *testing.T) {
-	t.Run("generated and printed", func(t *testing.T) {
-		c := newCard(t)
-		out, code := run(t, "flash.sh", c.flashArgs()...)
-		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, out)
-		}
-		_, after, ok := strings.Cut(out, "flash every other board with --key ")
-		if !ok {
-			t.Fatalf("generated key not printed:\n%s", out)
-		}
-		printed := strings.Fields(after)[0]
-		if _, err := config.DecodeKey(printed); err != nil {
-			t.Fatalf("printed key %q: %v", printed, err)
-		}
-		if got := strings.TrimSpace(read(t, filepath.Join(c.root, "etc/ews/cluster.key"))); got != printed {
-			t.Fatalf("key file %q, printed %q", got, printed)
+func TestFlashSecrets(t *testing.T) {
+	t.Run("no bundle and no token: refused with the way out", func(t *testing.T) {
+		for _, extra := range [][]string{{"--no-secrets"}, {"--key", config.NewKey()}} {
+			c := newCard(t)
+			root := snapshot(t, c.root)
+			out, code := run(t, "flash.sh", c.flashArgs(extra...)...)
+			if code != 2 || !strings.Contains(out, "ews cluster init") {
+				t.Fatalf("%v: exit %d, want 2 with a hint to ews cluster init:\n%s", extra, code, out)
+			}
+			sameTree(t, "root", root, snapshot(t, c.root))
 		}
 	})
-	t.Run("from a file", func(t *testing.T) {
+	t.Run("key and token from files", func(t *testing.T) {
 		c := newCard(t)
 		key := config.NewKey()
-		kf := filepath.Join(t.TempDir(), "k")
+		kf, tf := filepath.Join(t.TempDir(), "k"), filepath.Join(t.TempDir(), "t")
 		write(t, kf, key+"\n", 0o600)
-		out, code := run(t, "flash.sh", c.flashArgs("--key-file", kf)...)
+		write(t, tf, "shared-token\n", 0o600)
+		out, code := run(t, "flash.sh", c.flashArgs("--key-file", kf, "--token-file", tf)...)
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
 		if got := read(t, filepath.Join(c.root, "etc/ews/cluster.key")); got != key+"\n" {
 			t.Fatalf("key file %q", got)
 		}
+		if got := read(t, filepath.Join(c.root, "etc/ews/token")); got != "shared-token\n" {
+			t.Fatalf("token file %q", got)
+		}
+		if strings.Contains(out, "shared-token") || strings.Contains(out, key) {
+			t.Fatalf("a secret was printed:\n%s", out)
+		}
+	})
+	t.Run("a different token on the card is kept without --force", func(t *testing.T) {
+		c := newCard(t)
+		if err := os.MkdirAll(filepath.Join(c.root, "etc/ews"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(c.root, "etc/ews/token"), "other\n", 0o600)
+		out, code := run(t, "flash.sh", c.flashArgs()...)
+		if code != 1 || !strings.Contains(out, "different token") || read(t, filepath.Join(c.root, "etc/ews/token")) != "other\n" {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		if out, code := run(t, "flash.sh", c.flashArgs("--force")...); code != 0 || read(t, filepath.Join(c.root, "etc/ews/token")) != tb.Token+"\n" {
+			t.Fatalf("--force: exit %d:\n%s", code, out)
+		}
 	})
 }
 
 func TestFlashDryRunChangesNothing(t *testing.T) {
 	c := newCard(t)
-	key := config.NewKey()
+	key := tb.Key
 	boot, root := snapshot(t, c.boot), snapshot(t, c.root)
-	out, code := run(t, "flash.sh", c.flashArgs("--key", key, "--dry-run")...)
+	out, code := run(t, "flash.sh", c.flashArgs("--dry-run")...)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -307,8 +345,8 @@ func TestFlashDryRunChangesNothing(t *testing.T) {
 			t.Errorf("dry run does not show %q:\n%s", step, out)
 		}
 	}
-	if strings.Contains(out, key) {
-		t.Error("dry run printed the key")
+	if strings.Contains(out, key) || strings.Contains(out, tb.Token) || strings.Contains(out, tb.SessionSecret) {
+		t.Error("dry run printed a secret")
 	}
 }
 
@@ -335,8 +373,15 @@ func TestFlashRefuses(t *testing.T) {
 		{"bad peer entry", func(c *card) []string {
 			return replaceArg(c.flashArgs(), "--peers", "ews1=10.0.0.11,ews2=10.0.0.12:7946")
 		}, nil, 2, "'ews1=10.0.0.11' is not name=host:port"},
-		{"bad key", func(c *card) []string { return c.flashArgs("--key", "bm90IGEga2V5") }, nil, 2, "16, 24 or 32 bytes"},
+		{"bad key", func(c *card) []string { return c.flashArgs("--key", "bm90IGEga2V5", "--token-file", testBundle) }, nil, 2, "16, 24 or 32 bytes"},
 		{"key and key file", func(c *card) []string { return c.flashArgs("--key", config.NewKey(), "--key-file", "/dev/null") }, nil, 2, "not both"},
+		{"bundle and key", func(c *card) []string { return c.flashArgs("--bundle", testBundle, "--key", config.NewKey()) }, nil, 2, "no --key"},
+		{"key without token", func(c *card) []string { return c.flashArgs("--key", config.NewKey()) }, nil, 2, "--token-file"},
+		{"bundle with an unknown field", func(c *card) []string { return c.flashArgs("--bundle", bundleWith(c, "ca = 'x'")) }, nil, 1, ":9: unknown field 'ca'"},
+		{"bundle of another version", func(c *card) []string {
+			return c.flashArgs("--bundle", bundleWith(c, "", "version = 1", "version = 2"))
+		}, nil, 1, "version '2'"},
+		{"missing bundle", func(c *card) []string { return c.flashArgs("--bundle", c.dist+"/none") }, nil, 1, "cannot read it"},
 		{"no binary for the arch", func(c *card) []string { return c.flashArgs() }, func(t *testing.T, c *card) {
 			os.Remove(filepath.Join(c.dist, "ews-linux-armv6"))
 		}, 1, "make dist"},
@@ -372,6 +417,20 @@ func TestFlashRefuses(t *testing.T) {
 	}
 }
 
+// bundleWith writes testBundle with a line appended (and one replaced),
+// next to the card.
+func bundleWith(c *card, extra string, replace ...string) string {
+	text := string(tb.Marshal())
+	if len(replace) == 2 {
+		text = strings.Replace(text, replace[0], replace[1], 1)
+	}
+	p := filepath.Join(filepath.Dir(c.dist), "odd.bundle")
+	if err := os.WriteFile(p, []byte(text+extra+"\n"), 0o600); err != nil {
+		panic(err)
+	}
+	return p
+}
+
 func replaceArg(args []string, flag, value string) []string {
 	out := append([]string(nil), args...)
 	for i := range out {
@@ -396,14 +455,19 @@ func dropArg(args []string, flag string) []string {
 
 func TestDeployDryRun(t *testing.T) {
 	c := newCard(t)
-	key := config.NewKey()
+	key := tb.Key
 	out, code := run(t, "deploy.sh", "--boards", "ews1=pi@10.0.0.11,ews2=pi@10.0.0.12,ews3=pi@10.0.0.13", "--arch", "armv7",
-		"--dist", c.dist, "--peers", peers, "--key", key, "--dry-run")
+		"--dist", c.dist, "--peers", peers, "--bundle", testBundle, "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if strings.Contains(out, key) {
-		t.Error("dry run printed the key")
+	if strings.Contains(out, key) || strings.Contains(out, tb.Token) {
+		t.Error("dry run printed a secret")
+	}
+	for _, s := range []string{"/etc/ews/token", "/etc/ews/cluster.key", "/etc/ews/cluster.bundle"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("dry run does not install %s:\n%s", s, out)
+		}
 	}
 	last := -1
 	for _, b := range []struct{ name, host string }{{"ews1", "pi@10.0.0.11"}, {"ews2", "pi@10.0.0.12"}, {"ews3", "pi@10.0.0.13"}} {
@@ -434,8 +498,10 @@ func TestDeployRefuses(t *testing.T) {
 		{"no boards", []string{"--arch", "armv7"}, "--boards is required"},
 		{"bad board", []string{"--boards", "ews1", "--arch", "armv7"}, "'ews1' is not name=host"},
 		{"wrong arch", []string{"--boards", "ews1=h", "--arch", "x86"}, "unknown --arch"},
-		{"board not in peers", []string{"--boards", "ews4=h", "--arch", "armv7", "--peers", peers, "--key", config.NewKey()}, "'ews4' is not in --peers"},
-		{"peers without key", []string{"--boards", "ews1=h", "--arch", "armv7", "--peers", peers}, "give the cluster key"},
+		{"board not in peers", []string{"--boards", "ews4=h", "--arch", "armv7", "--peers", peers, "--bundle", testBundle}, "'ews4' is not in --peers"},
+		{"peers without key", []string{"--boards", "ews1=h", "--arch", "armv7", "--peers", peers}, "ews cluster init"},
+		{"peers with a key but no token", []string{"--boards", "ews1=h", "--arch", "armv7", "--peers", peers, "--key", config.NewKey()}, "same API token"},
+		{"bundle without peers", []string{"--boards", "ews1=h", "--arch", "armv7", "--bundle", testBundle}, "only go with --peers"},
 		{"key without peers", []string{"--boards", "ews1=h", "--arch", "armv7", "--key", config.NewKey()}, "only go with --peers"},
 	}
 	for _, tt := range tests {

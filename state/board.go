@@ -19,6 +19,10 @@ type Board struct {
 	// LastSeenMs is how long ago the master last heard the board, as of now;
 	// -1 when it never has.
 	LastSeenMs int64 `json:"last_seen_ms"`
+	// AuthMismatch is set (in a View) when the board's reported credentials
+	// fingerprint differs from the master's: it refuses the requests the
+	// master forwards with 401. Omitted when false.
+	AuthMismatch bool `json:"auth_mismatch,omitempty"`
 }
 
 // board is peer rank r as this board knows it from its reports at now: a

@@ -34,6 +34,13 @@ type HTTPAddrer interface {
 	HTTPAddr() string
 }
 
+// Credentialer may be implemented by a Local to fingerprint its HTTP
+// credentials for its reports (ReportMsg.Creds), so every board can tell
+// which boards would refuse what the master forwards. 0: unknown.
+type Credentialer interface {
+	Creds() uint64
+}
+
 // Cluster is this board's member of the cluster: memberlist membership and
 // transport, the Election, and the table view the node serves.
 type Cluster struct {

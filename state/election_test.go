@@ -241,6 +241,26 @@ func TestJoiningBecomesRunningWithLinknumZero(t *testing.T) {
 	}
 }
 
+// A board whose credentials fingerprint differs from the master's is
+// marked on every board's view; an unknown fingerprint (0) marks nothing.
+func TestAuthMismatchAgainstTheMaster(t *testing.T) {
+	s := newSimNet(t, 4, fastTiming)
+	for i, c := range []uint64{7, 7, 9, 0} {
+		s.nodes[i].creds = c
+	}
+	s.start("ews1", "ews2", "ews3", "ews4")
+	s.runUntil("ews1 master", 3*fastTiming.TMax, func() bool { return s.agreed("ews1", 1) })
+	s.run(2 * fastTiming.Heartbeat)
+	want := map[string]bool{"ews1": false, "ews2": false, "ews3": true, "ews4": false}
+	for _, viewer := range []string{"ews1", "ews2", "ews3"} {
+		for name, w := range want {
+			if got := s.row(viewer, name).AuthMismatch; got != w {
+				t.Errorf("%s sees %s auth_mismatch=%v, want %v", viewer, name, got, w)
+			}
+		}
+	}
+}
+
 func TestStandaloneRowIsItsOwnReport(t *testing.T) {
 	s := newSimNet(t, 1, fastTiming)
 	s.start("ews1")

@@ -29,6 +29,7 @@ type simNode struct {
 	nextRep  time.Time
 	inFlight uint32
 	runstate Runstate
+	creds    uint64   // ReportMsg.Creds
 	events   []Action // BecameMaster, SteppedDown, Followed
 }
 
@@ -139,7 +140,7 @@ func (s *simNet) step() {
 		}
 		if !s.now.Before(n.nextRep) {
 			n.nextRep = s.now.Add(s.timing.Heartbeat)
-			s.do(n, n.e.Local(s.now, ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate}))
+			s.do(n, n.e.Local(s.now, ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate, Creds: n.creds}))
 			if n.runstate == Joining {
 				n.runstate = Running
 			}

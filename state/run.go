@@ -98,6 +98,9 @@ func (c *Cluster) report() (r ReportMsg) {
 	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
 		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs}
 	r.SetLoad(c.local.Load().Wire())
+	if cr, ok := c.local.(Credentialer); ok {
+		r.Creds = cr.Creds()
+	}
 	return r
 }
 
@@ -213,6 +216,7 @@ func (c *Cluster) send(m Message, to string) {
 type viewKey struct {
 	epoch, version uint64
 	master         string
+	mismatch       uint64 // boards (by rank, first 64) marked auth_mismatch
 }
 
 // notify calls the OnChange subscribers when the view moved.
@@ -220,7 +224,7 @@ func (c *Cluster) notify(last viewKey) viewKey {
 	c.mu.Lock()
 	name, epoch := c.e.Master()
 	t, _ := c.e.Table()
-	k := viewKey{epoch: epoch, version: t.Version, master: name}
+	k := viewKey{epoch: epoch, version: t.Version, master: name, mismatch: c.e.mismatches()}
 	if k == last || len(c.subs) == 0 {
 		c.mu.Unlock()
 		return k

@@ -40,10 +40,12 @@ func (e *Election) View(now time.Time) View {
 		rows[r.Name] = r
 	}
 	since := now.Sub(at).Milliseconds()
+	masterCreds := e.masterCreds()
 	for i, p := range e.peers {
 		n := Board{Name: p.Name, Rank: i, Addr: p.Addr, Runstate: Down, LastSeenMs: -1}
 		if b := &e.boards[i]; b.hasReport {
 			n.HTTP = b.report.HTTP
+			n.AuthMismatch = credsDiffer(masterCreds, b.report.Creds)
 		}
 		if r, ok := rows[p.Name]; ok {
 			n.Linknum, n.Capacity, n.Weight = int(r.Linknum), int(r.Capacity), int(r.Weight)
@@ -58,4 +60,29 @@ func (e *Election) View(now time.Time) View {
 		v.Queue, v.Completed = t.Stats.Maps()
 	}
 	return v
+}
+
+// masterCreds is the credentials fingerprint of the master's last report;
+// 0 when unknown.
+func (e *Election) masterCreds() uint64 {
+	if r, ok := e.byName[e.master]; ok && e.boards[r].hasReport {
+		return e.boards[r].report.Creds
+	}
+	return 0
+}
+
+// credsDiffer: both fingerprints known and different.
+func credsDiffer(master, board uint64) bool { return master != 0 && board != 0 && board != master }
+
+// mismatches is a bit per board (rank < 64) whose credentials differ from
+// the master's: a change of it is worth publishing.
+func (e *Election) mismatches() uint64 {
+	mc := e.masterCreds()
+	var out uint64
+	for r := range min(len(e.boards), 64) {
+		if b := &e.boards[r]; b.hasReport && credsDiffer(mc, b.report.Creds) {
+			out |= 1 << r
+		}
+	}
+	return out
 }

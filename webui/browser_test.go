@@ -325,6 +325,15 @@ func TestBrowser(t *testing.T) {
 		if got := evalJS[int](t, ctx, `[...document.querySelectorAll('#log li')].filter(li => li.textContent.includes('epoch 2')).length`); got != 1 {
 			t.Fatalf("takeover to epoch 2 logged %d times, want once", got)
 		}
+		// A board whose credentials differ from the master's is marked on its row, and only it.
+		const mark = `#boards .row[data-board="%s"] .auth-mismatch`
+		if evalJS[bool](t, ctx, fmt.Sprintf(`!document.querySelector('`+mark+`').hidden`, "ews3")) {
+			t.Fatal("auth mismatch shown before the table says so")
+		}
+		fake.updateCluster(func(c *fakeCluster) { c.Nodes[2].AuthMismatch = true })
+		waitJS(t, ctx, "auth mismatch shown", fmt.Sprintf(`!document.querySelector('`+mark+`').hidden && document.querySelector('`+mark+`').textContent === 'credentials differ' && document.querySelector('`+mark+`').hidden`, "ews3", "ews3", "ews2"))
+		fake.updateCluster(func(c *fakeCluster) { c.Nodes[2].AuthMismatch = false })
+		waitJS(t, ctx, "auth mismatch cleared", fmt.Sprintf(`document.querySelector('`+mark+`').hidden`, "ews3"))
 	})
 
 	t.Run("disconnected banner", func(t *testing.T) {

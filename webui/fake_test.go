@@ -27,16 +27,17 @@ type fakeDevice struct {
 }
 
 type fakeNode struct {
-	Name       string             `json:"name"`
-	Rank       int                `json:"rank"`
-	Addr       string             `json:"addr"`
-	HTTP       string             `json:"http"`
-	Linknum    int                `json:"linknum"`
-	Capacity   int                `json:"capacity"`
-	Weight     int                `json:"weight"`
-	Runstate   string             `json:"runstate"`
-	Load       map[string]float64 `json:"load"`
-	LastSeenMS int64              `json:"last_seen_ms"`
+	Name         string             `json:"name"`
+	Rank         int                `json:"rank"`
+	Addr         string             `json:"addr"`
+	HTTP         string             `json:"http"`
+	Linknum      int                `json:"linknum"`
+	Capacity     int                `json:"capacity"`
+	Weight       int                `json:"weight"`
+	Runstate     string             `json:"runstate"`
+	Load         map[string]float64 `json:"load"`
+	LastSeenMS   int64              `json:"last_seen_ms"`
+	AuthMismatch bool               `json:"auth_mismatch,omitempty"`
 }
 
 type fakeCluster struct {

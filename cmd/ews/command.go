@@ -30,6 +30,7 @@ func commands() []command {
 		{"status", "[--url URL] [--json]", "the cluster table as seen by any node", cmdStatus},
 		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", cmdBench},
 		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
+		{"cluster", "init [--out PATH] | join BUNDLE [--etc DIR]", "make the cluster secret bundle once; install it on each board", cmdCluster},
 		{"version", "", "print version, commit, Go version and target", cmdVersion},
 	}
 }

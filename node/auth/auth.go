@@ -3,8 +3,10 @@ package auth
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -43,6 +45,7 @@ type Auth struct {
 	cop      *http.CrossOriginProtection
 	now      func() time.Time
 	checks   atomic.Int64 // credential checks made (tests count them)
+	secret   string       // what sessions are keyed by: mode and credentials
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -72,6 +75,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now)}
 	switch h.Auth {
 	case ModeNone:
+		a.secret = "none"
 	case ModeToken:
 		tok := h.Token
 		if tok == "" {
@@ -85,7 +89,8 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 			return nil, errors.New("auth: the token is empty")
 		}
 		a.token = sha256.Sum256([]byte(tok))
-		a.sessions.key = sessionKey("token\x00" + tok)
+		a.secret = "token\x00" + tok
+		a.sessions.key = sessionKey(a.secret)
 	case ModeBasic:
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
@@ -106,11 +111,25 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		for i, u := range users {
 			users[i] = u + ":" + string(a.users[u])
 		}
-		a.sessions.key = sessionKey("basic\x00" + strings.Join(users, "\n"))
+		a.secret = "basic\x00" + strings.Join(users, "\n")
+		a.sessions.key = sessionKey(a.secret)
 	default:
 		return nil, fmt.Errorf("auth: unknown auth %q", h.Auth)
 	}
 	return a, nil
+}
+
+// Fingerprint is 8 bytes of an HMAC of this board's mode and credentials
+// under the cluster key: equal on boards that accept the same credentials,
+// and telling nothing of the token to anyone without the key. 0 (unknown)
+// without a key: the fingerprint of a short token could be brute-forced.
+func (a *Auth) Fingerprint(clusterKey []byte) uint64 {
+	if len(clusterKey) == 0 {
+		return 0
+	}
+	m := hmac.New(sha256.New, clusterKey)
+	m.Write([]byte("ews-credentials\x00" + a.secret))
+	return max(binary.BigEndian.Uint64(m.Sum(nil)), 1)
 }
 
 // Mode returns token, basic or none.

@@ -329,3 +329,35 @@ func TestCheckedOncePerBoard(t *testing.T) {
 		})
 	}
 }
+
+func TestFingerprint(t *testing.T) {
+	fp := func(h config.HTTP, key string) uint64 {
+		t.Helper()
+		a, err := New(h, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Fingerprint([]byte(key))
+	}
+	tok := func(s string) config.HTTP { return config.HTTP{Auth: ModeToken, Token: s} }
+	k1, k2 := "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	base := fp(tok("secret-a"), k1)
+	cases := []struct {
+		name string
+		got  uint64
+		same bool
+	}{
+		{"same token, same key", fp(tok("secret-a"), k1), true},
+		{"other token", fp(tok("secret-b"), k1), false},
+		{"other key", fp(tok("secret-a"), k2), false},
+		{"auth none", fp(config.HTTP{Auth: ModeNone}, k1), false},
+	}
+	for _, c := range cases {
+		if (c.got == base) != c.same || c.got == 0 {
+			t.Errorf("%s: %x vs %x, want same=%v and non-zero", c.name, c.got, base, c.same)
+		}
+	}
+	if got := fp(tok("secret-a"), ""); got != 0 {
+		t.Errorf("no cluster key: fingerprint %x, want 0 (unknown)", got)
+	}
+}

@@ -64,6 +64,7 @@ const (
 	modeBlock         // waits for release, then echoes
 	modeHalf          // starts a 100-byte answer, sends 10 bytes and dies
 	modeGone          // (TestBoardFailures) the board's address refuses connections
+	modeDeny          // answers 401, as a board with other credentials does
 )
 
 // echo is what a test board's Local handler answers.
@@ -106,6 +107,9 @@ func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("0123456789"))
 		_ = http.NewResponseController(w).Flush()
 		panic(http.ErrAbortHandler)
+	case modeDeny:
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "auth: invalid credentials"})
+		return
 	case modeHang:
 		_, _ = io.Copy(io.Discard, r.Body) // the server notices a closed connection only after the body
 		select {

@@ -69,9 +69,14 @@ type Options struct {
 	MasterWait time.Duration
 	// ReplayMax is the largest body kept in memory so a held request can
 	// be sent again; larger bodies stream once. Default DefaultReplayMax.
-	ReplayMax  int64
-	Registerer prometheus.Registerer // nil: metrics kept, not registered
-	Logger     *slog.Logger
+	ReplayMax int64
+	// OnAuthRefused is called with the board's name when a board answers
+	// 401 to a request this master dispatched to it (the master accepted
+	// the credentials: the board's differ). The client gets 502. Optional;
+	// must be quick.
+	OnAuthRefused func(board string)
+	Registerer    prometheus.Registerer // nil: metrics kept, not registered
+	Logger        *slog.Logger
 }
 
 // Front is the front door of every request that enters the master's queue.
@@ -98,6 +103,9 @@ type Front struct {
 
 	masterWait time.Duration
 	replayMax  int64
+
+	onAuthRefused func(string)
+	authLog       authLog
 
 	disp      atomic.Pointer[sched.Dispatcher]
 	inFlight  atomic.Int64
@@ -132,7 +140,7 @@ func NewFront(opt Options) (*Front, error) {
 	if f.tr == nil {
 		f.tr = NewTransport(TransportOptions{})
 	}
-	f.masterWait, f.replayMax = opt.MasterWait, opt.ReplayMax
+	f.masterWait, f.replayMax, f.onAuthRefused = opt.MasterWait, opt.ReplayMax, opt.OnAuthRefused
 	if f.masterWait <= 0 {
 		f.masterWait = DefaultMasterWait
 	}

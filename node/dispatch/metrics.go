@@ -20,10 +20,12 @@ type metrics struct {
 	forwarded *prometheus.CounterVec // target, outcome
 	errors    *prometheus.CounterVec // target
 	retries   prometheus.Counter
-	refused   *prometheus.CounterVec // reason
-	added     prometheus.Histogram
-	held      *prometheus.CounterVec // outcome: ok (handed to the next master) or error (503)
-	holding   prometheus.Gauge       // requests held now
+	// authRefused counts 401s from boards to dispatched requests, by target.
+	authRefused *prometheus.CounterVec
+	refused     *prometheus.CounterVec // reason
+	added       prometheus.Histogram
+	held        *prometheus.CounterVec // outcome: ok (handed to the next master) or error (503)
+	holding     prometheus.Gauge       // requests held now
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,6 +37,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ews_dispatch_proxy_errors_total",
 			Help: "Forwarded requests whose target failed (refused, reset, garbage, response header timeout), by target.",
+		}, []string{"target"}),
+		authRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ews_dispatch_auth_refused_total",
+			Help: "Requests the master dispatched that their board refused with 401 although the master accepted the credentials: the board's credentials differ (answered 502), by target.",
 		}, []string{"target"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ews_dispatch_retries_total",
@@ -62,6 +68,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.forwarded = promx.Register(reg, m.forwarded)
 		m.errors = promx.Register(reg, m.errors)
 		m.retries = promx.Register(reg, m.retries)
+		m.authRefused = promx.Register(reg, m.authRefused)
 		m.refused = promx.Register(reg, m.refused)
 		m.added = promx.Register(reg, m.added)
 		m.held = promx.Register(reg, m.held)

@@ -26,10 +26,11 @@ type fwdKey struct{}
 
 func (f *Front) newProxy() *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
-		Rewrite:    f.rewrite,
-		Transport:  f.tr,
-		BufferPool: bufPool{},
-		ErrorLog:   slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
+		Rewrite:        f.rewrite,
+		ModifyResponse: f.authRefused,
+		Transport:      f.tr,
+		BufferPool:     bufPool{},
+		ErrorLog:       slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
 			if st, ok := r.Context().Value(fwdKey{}).(*fwd); ok {
 				st.err = err

@@ -52,6 +52,40 @@ check_key() {
 	esac
 }
 
+# read_bundle FILE: sets KEY and TOKEN from a cluster bundle (`ews cluster
+# init`). Refuses what it does not understand, naming file and line: a
+# field it would otherwise drop could be a secret the boards need.
+read_bundle() {
+	local file=$1 n=0 line name value version=""
+	[ -r "$file" ] || die 1 "--bundle $file: cannot read it"
+	KEY="" TOKEN=""
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		line=${line%$'\r'}
+		[[ "$line" =~ ^[[:space:]]*(#.*)?$ ]] && continue
+		if [[ "$line" =~ ^[[:space:]]*([a-z_]+)[[:space:]]*=[[:space:]]*(.*[^[:space:]])[[:space:]]*$ ]]; then
+			name=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
+		else
+			die 1 "$file:$n: not a key = value line"
+		fi
+		if [[ "$value" =~ ^\'([A-Za-z0-9+/=_.~-]*)\'$ ]] || [[ "$value" =~ ^\"([A-Za-z0-9+/=_.~-]*)\"$ ]]; then
+			value=${BASH_REMATCH[1]}
+		elif [ "$name" != version ]; then
+			die 1 "$file:$n: $name: want a quoted base64 or token string (use 'ews cluster join' for anything else)"
+		fi
+		case "$name" in
+		version) version=$value ;;
+		key) KEY=$value ;;
+		token) TOKEN=$value ;;
+		session_secret) ;; # not installed by this build: sessions are keyed by the token
+		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's flash.sh or 'ews cluster join')" ;;
+		esac
+	done <"$file"
+	[ "$version" = 1 ] || die 1 "$file: version '${version}': this flash.sh reads version 1"
+	[ -n "$KEY" ] || die 1 "$file: no key"
+	[ -n "$TOKEN" ] || die 1 "$file: no token"
+}
+
 new_key() { head -c 32 /dev/urandom | base64 | tr -d '\n'; }
 
 # boot_config NAME PORT: the boot config for one board, on stdout.

@@ -100,6 +100,7 @@ export class ClusterView {
     cells.selfEl = h('span', { class: 'tag', hidden: true }, t('thisBoard'));
     cells.roleEl = h('span', { class: 'badge' });
     cells.stateEl = h('span', { class: 'badge' });
+    cells.authEl = h('span', { class: 'badge bad auth-mismatch', hidden: true }); // text only while shown
     cells.links = bar(0);
     cells.linksTxt = h('span', { class: 'num' });
     cells.cpu = bar(0, 'thin');
@@ -111,7 +112,7 @@ export class ClusterView {
       mk('rank', cells.rankEl),
       mk('name', cells.nameEl, cells.selfEl),
       mk('role', cells.roleEl),
-      mk('state', cells.stateEl),
+      mk('state', cells.stateEl, cells.authEl),
       mk('links', cells.links.el, cells.linksTxt),
       mk('load',
         h('span', { class: 'ld' }, h('span', { class: 'muted', dataset: { i18n: 'cpu' } }, t('cpu')), cells.cpu.el, cells.cpuTxt),
@@ -130,6 +131,9 @@ export class ClusterView {
     const rs = ['joining', 'running', 'overloaded', 'down'].includes(n.runstate) ? n.runstate : 'down';
     setText(r.stateEl, t(rs));
     r.stateEl.className = `badge rs-${rs}`;
+    r.authEl.hidden = !n.auth_mismatch;
+    setText(r.authEl, n.auth_mismatch ? t('authMismatch') : '');
+    r.authEl.title = n.auth_mismatch ? t('authMismatchHint') : '';
     r.el.classList.toggle('is-down', rs === 'down');
     r.el.classList.toggle('is-master', isMaster);
     const cap = n.capacity > 0 ? n.capacity : 1;

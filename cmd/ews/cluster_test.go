@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+)
+
+func TestClusterInitAndJoin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.bundle")
+	var out, errb bytes.Buffer
+	if code := Main([]string{"cluster", "init", "--out", path}, &out, &errb); code != exitOK {
+		t.Fatalf("init exit %d: %s", code, errb.String())
+	}
+	b, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), b.Token) != 1 || strings.Contains(out.String(), b.Key) {
+		t.Errorf("init must print the token once and never the key:\n%s", out.String())
+	}
+	if code := Main([]string{"cluster", "init", "--out", path}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "--force") {
+		t.Errorf("init over an existing bundle: exit %d, %s", code, errb.String())
+	}
+
+	etc := filepath.Join(dir, "etc", "ews")
+	out.Reset()
+	errb.Reset()
+	if code := Main([]string{"cluster", "join", path, "--etc", etc}, &out, &errb); code != exitOK {
+		t.Fatalf("join exit %d: %s", code, errb.String())
+	}
+	for _, secret := range []string{b.Token, b.Key, b.SessionSecret} {
+		if strings.Contains(out.String()+errb.String(), secret) {
+			t.Errorf("join printed a secret:\n%s%s", out.String(), errb.String())
+		}
+	}
+	for _, f := range []string{"cluster.key", "token", "cluster.bundle"} {
+		if !strings.Contains(out.String(), filepath.Join(etc, f)) {
+			t.Errorf("join does not say it wrote %s:\n%s", f, out.String())
+		}
+	}
+	if tok, _ := os.ReadFile(filepath.Join(etc, "token")); strings.TrimSpace(string(tok)) != b.Token {
+		t.Errorf("token file %q", tok)
+	}
+
+	// a second, different bundle is refused over the first one's secrets
+	other := filepath.Join(dir, "other.bundle")
+	if code := Main([]string{"cluster", "init", dir, "--force"}, &out, &errb); code != exitOK {
+		t.Fatalf("init DIR: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, bundle.DefaultName)); err != nil {
+		t.Fatalf("init DIR wrote no %s: %v", bundle.DefaultName, err)
+	}
+	if code := Main([]string{"cluster", "init", "--out", other}, &out, &errb); code != exitOK {
+		t.Fatal("init other")
+	}
+	errb.Reset()
+	if code := Main([]string{"cluster", "join", "--etc", etc, other}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "different secret") {
+		t.Errorf("join of a different bundle: exit %d, %s", code, errb.String())
+	}
+}
+
+func TestClusterUsage(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"cluster"}, exitUsage},
+		{[]string{"cluster", "frob"}, exitUsage},
+		{[]string{"cluster", "join"}, exitUsage},
+		{[]string{"cluster", "join", "a", "b"}, exitUsage},
+		{[]string{"cluster", "init", "--out", "x", "dir"}, exitUsage},
+		{[]string{"cluster", "init", "--help"}, exitOK},
+		{[]string{"cluster", "join", "/nonexistent/bundle"}, exitError},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		if code := Main(c.args, &out, &errb); code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, errb.String())
+		}
+	}
+}

@@ -1,0 +1,166 @@
+// Package bundle reads and writes the cluster secret bundle: what every board of one cluster must share.
+package bundle
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Version is the bundle format this build writes and reads.
+const Version = 1
+
+// DefaultName is the bundle's file name, in /etc/ews and where
+// `ews cluster init` writes it.
+const DefaultName = "cluster.bundle"
+
+// Bundle is the cluster's shared secrets. Future TLS material (a CA) is
+// added as new fields with a new Version; a reader refuses fields it does
+// not know, so an old build never silently drops a secret.
+type Bundle struct {
+	Version int    `toml:"version"`
+	Key     string `toml:"key"`   // base64 AES-256 gossip key (cluster.key)
+	Token   string `toml:"token"` // bearer token of [http] auth = "token" (/etc/ews/token)
+	// SessionSecret is base64 of 32 random bytes, reserved for signing
+	// sessions apart from the token; unused by this build.
+	SessionSecret string   `toml:"session_secret"`
+	Users         []string `toml:"users,omitempty"` // basic users, "name:bcrypt-hash"
+}
+
+// New makes a bundle with a fresh random key, token and session secret.
+func New() *Bundle {
+	return &Bundle{Version: Version, Key: random(32), Token: randomToken(), SessionSecret: random(32)}
+}
+
+func random(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// randomToken is 32 random bytes, URL-safe base64: easy to paste into the
+// UI's login and a shell.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Validate checks every field; the error names the field.
+func (b *Bundle) Validate() error {
+	if b.Version != Version {
+		return fmt.Errorf("version %d: this build reads version %d", b.Version, Version)
+	}
+	k, err := base64.StdEncoding.DecodeString(b.Key)
+	if err != nil || (len(k) != 16 && len(k) != 24 && len(k) != 32) {
+		return errors.New("key: want base64 of 16, 24 or 32 bytes")
+	}
+	if b.Token == "" && len(b.Users) == 0 {
+		return errors.New("token: empty, and no users: the bundle holds no HTTP credentials")
+	}
+	if strings.ContainsAny(b.Token, " \t\r\n") {
+		return errors.New("token: has white space")
+	}
+	if b.SessionSecret != "" {
+		if s, err := base64.StdEncoding.DecodeString(b.SessionSecret); err != nil || len(s) < 32 {
+			return errors.New("session_secret: want base64 of at least 32 bytes")
+		}
+	}
+	for i, u := range b.Users {
+		if name, hash, ok := strings.Cut(u, ":"); !ok || name == "" || !strings.HasPrefix(hash, "$2") {
+			return fmt.Errorf("users[%d]: want \"name:bcrypt-hash\"", i)
+		}
+	}
+	return nil
+}
+
+// Equal reports whether a and b hold the same secrets.
+func (b *Bundle) Equal(o *Bundle) bool {
+	return b.Version == o.Version && b.Key == o.Key && b.Token == o.Token &&
+		b.SessionSecret == o.SessionSecret && strings.Join(b.Users, "\n") == strings.Join(o.Users, "\n")
+}
+
+// Marshal is the bundle file's text.
+func (b *Bundle) Marshal() []byte {
+	var buf bytes.Buffer
+	buf.WriteString("# ews cluster bundle: the secrets every board of this cluster shares.\n")
+	buf.WriteString("# Keep it like a password (mode 0600). Install it on a board with\n")
+	buf.WriteString("# `ews cluster join FILE`, `scripts/flash.sh --bundle FILE`, or drop it in\n")
+	buf.WriteString("# /etc/ews/cluster.bundle before installing the .deb.\n")
+	enc := toml.NewEncoder(&buf)
+	_ = enc.Encode(b) // a struct of strings always encodes
+	return buf.Bytes()
+}
+
+// Parse reads a bundle; errors name path and, where the parser knows it,
+// the line of the problem. Unknown fields are errors.
+func Parse(path string, data []byte) (*Bundle, error) {
+	var b Bundle
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) && len(sm.Errors) > 0 {
+			e := sm.Errors[0]
+			line, _ := e.Position()
+			return nil, fmt.Errorf("bundle: %s:%d: unknown field %q (this build reads version %d; a newer ews wrote it?)", path, line, strings.Join(e.Key(), "."), Version)
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			return nil, fmt.Errorf("bundle: %s:%d: %s", path, line, de.Error())
+		}
+		return nil, fmt.Errorf("bundle: %s: %w", path, err)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("bundle: %s:%d: %w", path, lineOf(data, fieldOf(err)), err)
+	}
+	return &b, nil
+}
+
+// fieldOf is the field an error of Validate names ("key: ..." -> "key").
+func fieldOf(err error) string {
+	f, _, _ := strings.Cut(err.Error(), ":")
+	f, _, _ = strings.Cut(f, "[")
+	return strings.Fields(f + " x")[0]
+}
+
+// lineOf is the 1-based line where key is set, 1 when it is not.
+func lineOf(data []byte, key string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(l, key); ok && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+// Read reads and parses the bundle at path.
+func Read(path string) (*Bundle, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Write writes b to path with mode 0600, atomically; an existing file is
+// refused unless force.
+func Write(path string, b *Bundle, force bool) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("bundle: %s exists: not overwriting it without --force (every board flashed from it would lose the cluster)", path)
+		}
+	}
+	return WriteFile(path, b.Marshal(), 0o600)
+}

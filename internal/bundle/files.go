@@ -1,0 +1,107 @@
+package bundle
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Files installed into a board's /etc/ews by Install.
+const (
+	KeyFile   = "cluster.key"
+	TokenFile = "token"
+)
+
+// secretFile is one file Install writes; same tells whether an existing
+// file already holds this secret.
+type secretFile struct {
+	name    string
+	content []byte
+	mode    os.FileMode
+	same    func(old []byte) bool
+}
+
+// Installed is what Install did with one file.
+type Installed struct {
+	Path    string
+	Changed bool // false: it held the same secret already
+}
+
+// Install writes the bundle's secrets into dir (a board's /etc/ews):
+// cluster.key (0600), token (0640, for the service's group) and a copy of
+// the bundle (0600). A file that holds a different secret is refused
+// unless force; one that holds the same is left alone. Ownership is the
+// caller's (the postinst and systemd-tmpfiles give the files to ews).
+func Install(dir string, b *Bundle, force bool) ([]Installed, error) {
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	files := []secretFile{
+		{KeyFile, []byte(b.Key + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Key }},
+	}
+	if b.Token != "" {
+		files = append(files, secretFile{TokenFile, []byte(b.Token + "\n"), 0o640, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Token }})
+	}
+	files = append(files, secretFile{DefaultName, b.Marshal(), 0o600, func(old []byte) bool {
+		ob, err := Parse("", old)
+		return err == nil && ob.Equal(b)
+	}})
+	// Check all before writing any: a refusal changes nothing.
+	out := make([]Installed, len(files))
+	for i, f := range files {
+		p := filepath.Join(dir, f.name)
+		out[i] = Installed{Path: p, Changed: true}
+		old, err := os.ReadFile(p)
+		switch {
+		case err == nil && f.same(old):
+			out[i].Changed = false
+		case err == nil && !force && len(bytes.TrimSpace(old)) > 0:
+			return nil, fmt.Errorf("bundle: %s holds a different secret: not replacing it without --force (boards with different secrets cannot work together)", p)
+		case err != nil && !os.IsNotExist(err):
+			return nil, fmt.Errorf("bundle: %w", err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	for i, f := range files {
+		if !out[i].Changed {
+			continue
+		}
+		if err := WriteFile(out[i].Path, f.content, f.mode); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// WriteFile writes data to path with mode, through a temp file in the same
+// directory and a rename, so a reader never sees half a secret.
+func WriteFile(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename: a no-op
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("bundle: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("bundle: write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("bundle: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("bundle: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package debpkg
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+)
+
+// TestPostinstSecrets runs the real postinst against a stand-in root
+// (DPKG_ROOT) with the real ews binary in it; the commands that need a real
+// system user or systemd are shims that only log.
+func TestPostinstSecrets(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go tool to build ews")
+	}
+	ews := filepath.Join(t.TempDir(), "ews")
+	if out, err := exec.Command("go", "build", "-o", ews, "../../cmd/ews").CombinedOutput(); err != nil {
+		t.Fatalf("build ews: %v\n%s", err, out)
+	}
+	shims := t.TempDir()
+	for name, body := range map[string]string{
+		"getent": "exit 0", "addgroup": "exit 0", "adduser": "exit 0", "chown": "exit 0", "systemctl": "exit 0",
+		// install without -o/-g: the stand-in root has no ews user
+		"install": `args=""; while [ $# -gt 0 ]; do case "$1" in -o|-g) shift 2 ;; *) args="$args '$1'"; shift ;; esac; done; eval exec /usr/bin/install $args`,
+	} {
+		if err := os.WriteFile(filepath.Join(shims, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := bundle.New()
+	cases := []struct {
+		name      string
+		setup     func(t *testing.T, etc string)
+		wantOut   string
+		wantToken func(got string) bool
+	}{
+		{"bundle dropped before install", func(t *testing.T, etc string) {
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(b.Marshal()))
+		}, "installed from", func(got string) bool { return got == b.Token }},
+		{"no bundle: a token for this board, and says so", nil,
+			"every board of a cluster needs the same token", func(got string) bool { return len(got) == 64 }},
+		{"bundle differs from the installed token: kept, warned", func(t *testing.T, etc string) {
+			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(b.Marshal()))
+		}, "WARNING", func(got string) bool { return got == "old-token" }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			etc := filepath.Join(root, "etc", "ews")
+			if err := os.MkdirAll(etc, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(root, "usr", "bin"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(ews, filepath.Join(root, "usr", "bin", "ews")); err != nil {
+				t.Fatal(err)
+			}
+			if c.setup != nil {
+				c.setup(t, etc)
+			}
+			cmd := exec.Command("sh", filepath.Join(packaging, "scripts", "postinst"), "configure", "")
+			cmd.Env = append(os.Environ(), "DPKG_ROOT="+root, "PATH="+shims+":"+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("postinst: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), c.wantOut) {
+				t.Errorf("postinst output lacks %q:\n%s", c.wantOut, out)
+			}
+			if strings.Contains(string(out), b.Token) || strings.Contains(string(out), b.Key) {
+				t.Errorf("postinst printed a secret:\n%s", out)
+			}
+			tok, err := os.ReadFile(filepath.Join(etc, "token"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(string(tok)); !c.wantToken(got) {
+				t.Errorf("token %q", got)
+			}
+			fi, _ := os.Stat(filepath.Join(etc, "token"))
+			if fi.Mode().Perm() != 0o640 {
+				t.Errorf("token mode %v, want 0640", fi.Mode().Perm())
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

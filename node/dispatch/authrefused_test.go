@@ -1,0 +1,86 @@
+package dispatch
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A board that refuses what the master accepted is a credentials mismatch:
+// the client gets 502 naming the board (not a 401 that would send the UI
+// to its login), the master counts it, tells its owner and logs the board.
+func TestBoardRefusesCredentials(t *testing.T) {
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}})
+	m, b := tc.boards[0], tc.boards[1]
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	var seen []string
+	m.front.log = slog.New(slog.NewTextHandler(&syncWriter{w: &logs, mu: &mu}, nil))
+	m.front.onAuthRefused = func(board string) {
+		mu.Lock()
+		seen = append(seen, board)
+		mu.Unlock()
+	}
+	b.mode.Store(modeDeny)
+	for range 3 {
+		resp, body := do(t, nil, "POST", m.srv.URL+"/api/devices/r1/toggle", nil, "")
+		if resp.StatusCode != 502 || !strings.Contains(string(body), "board ews2 refused the credentials") ||
+			resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	tc.waitIdle()
+	if n := metricValue(t, m.front.m.authRefused.WithLabelValues("ews2")); n != 3 {
+		t.Errorf("auth refused = %v, want 3", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(seen, ",") != "ews2,ews2,ews2" {
+		t.Errorf("OnAuthRefused saw %v", seen)
+	}
+	if n := strings.Count(logs.String(), "board refused credentials"); n != 1 || !strings.Contains(logs.String(), "board=ews2") {
+		t.Errorf("want one log line (rate-limited) naming ews2, got %d:\n%s", n, logs.String())
+	}
+	// an ordinary answer passes as it is
+	b.mode.Store(modeEcho)
+	if resp, _ := do(t, nil, "POST", m.srv.URL+"/api/devices/r1/toggle", nil, ""); resp.StatusCode != 200 {
+		t.Fatalf("echo: %d", resp.StatusCode)
+	}
+}
+
+func TestAuthLogRateLimit(t *testing.T) {
+	var l authLog
+	t0 := time.Unix(1000, 0)
+	steps := []struct {
+		board string
+		at    time.Duration
+		log   bool
+		n     int
+	}{
+		{"ews2", 0, true, 1},
+		{"ews2", time.Second, false, 0},
+		{"ews3", time.Second, true, 1},
+		{"ews2", 2 * time.Second, false, 0},
+		{"ews2", authLogEvery, true, 3},
+	}
+	for i, s := range steps {
+		log, n := l.due(s.board, t0.Add(s.at))
+		if log != s.log || n != s.n {
+			t.Errorf("step %d (%s at %v): log %v n %d, want %v %d", i, s.board, s.at, log, n, s.log, s.n)
+		}
+	}
+}
+
+type syncWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
