@@ -29,7 +29,7 @@ var keyErrors = []string{
 }
 
 func (l *mlLog) Write(p []byte) (int, error) {
-	line := string(bytes.TrimSpace(p))
+	line := oneLine(string(bytes.TrimSpace(p)))
 	level, msg := slog.LevelDebug, line
 	for _, lv := range []struct {
 		tag   string
@@ -73,4 +73,19 @@ func (l *mlLog) once(k string) bool {
 	}
 	l.last[k] = now
 	return true
+}
+
+// oneLine folds a multi-line memberlist text (its join errors are a
+// multierror: "1 error occurred:\n\t* ...\n\n") onto one log line.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var parts []string
+	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*")); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
