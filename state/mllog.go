@@ -75,17 +75,26 @@ func (l *mlLog) once(k string) bool {
 	return true
 }
 
-// oneLine folds a multi-line memberlist text (its join errors are a
-// multierror: "1 error occurred:\n\t* ...\n\n") onto one log line.
+// oneLine folds a multi-line memberlist text onto one log line. Its join
+// errors are a multierror, "1 error occurred:\n\t* A\n\n": that reads
+// "A"; with more errors, "2 errors occurred: A; B".
 func oneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
-	var parts []string
+	var b strings.Builder
 	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*")); l != "" {
-			parts = append(parts, l)
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*"))
+		switch {
+		case l == "":
+			continue
+		case b.Len() == 0:
+		case strings.HasSuffix(b.String(), ":"):
+			b.WriteByte(' ')
+		default:
+			b.WriteString("; ")
 		}
+		b.WriteString(l)
 	}
-	return strings.Join(parts, "; ")
+	return strings.TrimPrefix(strings.TrimPrefix(b.String(), "1 error occurred: "), "1 error occurred:")
 }

@@ -80,8 +80,9 @@ func TestOneLine(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"plain", "plain"},
 		{"1 error occurred:\n\t* Failed to join 127.0.0.1:7947: dial tcp 127.0.0.1:7947: connect: connection refused\n\n",
-			"1 error occurred:; Failed to join 127.0.0.1:7947: dial tcp 127.0.0.1:7947: connect: connection refused"},
-		{"2 errors occurred:\r\n\t* a\r\n\t* b\r\n", "2 errors occurred:; a; b"},
+			"Failed to join 127.0.0.1:7947: dial tcp 127.0.0.1:7947: connect: connection refused"},
+		{"2 errors occurred:\r\n\t* a\r\n\t* b\r\n", "2 errors occurred: a; b"},
+		{"join failed: 1 error occurred:\n\t* x\n", "join failed: 1 error occurred: x"},
 		{"", ""},
 	} {
 		if got := oneLine(tc.in); got != tc.want {
