@@ -29,7 +29,7 @@ var keyErrors = []string{
 }
 
 func (l *mlLog) Write(p []byte) (int, error) {
-	line := string(bytes.TrimSpace(p))
+	line := oneLine(string(bytes.TrimSpace(p)))
 	level, msg := slog.LevelDebug, line
 	for _, lv := range []struct {
 		tag   string
@@ -73,4 +73,28 @@ func (l *mlLog) once(k string) bool {
 	}
 	l.last[k] = now
 	return true
+}
+
+// oneLine folds a multi-line memberlist text onto one log line. Its join
+// errors are a multierror, "1 error occurred:\n\t* A\n\n": that reads
+// "A"; with more errors, "2 errors occurred: A; B".
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	var b strings.Builder
+	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*"))
+		switch {
+		case l == "":
+			continue
+		case b.Len() == 0:
+		case strings.HasSuffix(b.String(), ":"):
+			b.WriteByte(' ')
+		default:
+			b.WriteString("; ")
+		}
+		b.WriteString(l)
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(b.String(), "1 error occurred: "), "1 error occurred:")
 }

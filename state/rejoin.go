@@ -10,12 +10,14 @@ import (
 // rejoin keeps every configured peer in the membership: memberlist alone
 // never re-joins a board it declared dead after an outage (invariant 7).
 // Each missing peer is joined with exponential backoff (tmax doubling to
-// 10 tmax, within 2..30 s); changes are logged once: missing, each new error, back.
+// 10 tmax, within 2..30 s); changes are logged once: joined (the first
+// time), missing, each new error, back.
 func (c *Cluster) rejoin(ctx context.Context) {
 	defer c.wg.Done()
 	maxBackoff := min(max(10*c.timing.TMax, 2*time.Second), 30*time.Second)
 	type peerState struct {
 		present bool
+		seen    bool // in the membership at least once since start
 		next    time.Time
 		retry   backoff.Backoff
 		lastErr string
@@ -44,10 +46,13 @@ func (c *Cluster) rejoin(ctx context.Context) {
 					continue
 				}
 				if _, ok := members[p.Name]; ok {
-					if !st.present {
+					switch {
+					case !st.seen:
+						c.logger.Info("peer joined the membership", "peer", p.Name, "addr", p.Addr)
+					case !st.present:
 						c.logger.Info("peer is back in the membership", "peer", p.Name, "addr", p.Addr)
 					}
-					*st = peerState{present: true}
+					*st = peerState{present: true, seen: true}
 					continue
 				}
 				if st.present {
@@ -67,7 +72,7 @@ func (c *Cluster) rejoin(ctx context.Context) {
 				}
 				if msg := err.Error(); msg != st.lastErr {
 					st.lastErr = msg
-					c.logger.Warn("cannot join peer; retrying with backoff", "peer", p.Name, "addr", p.Addr, "err", err)
+					c.logger.Warn("cannot join peer; retrying with backoff", "peer", p.Name, "addr", p.Addr, "err", oneLine(msg))
 				}
 				st.next = now.Add(st.retry.Next())
 			}

@@ -63,7 +63,44 @@ func TestRejoinRetriesAndLogsOncePerChange(t *testing.T) {
 
 	other := startBoard(t, testConfig("ews2", peers, testKey))
 	testutil.EventuallyWithin(t, "ews2 follows ews1", 5*time.Second, func() bool { return oneMaster([]*board{{c: c}, other}, "ews1") })
-	testutil.EventuallyWithin(t, "'peer is back' logged", 5*time.Second, func() bool { return rec.count("peer is back") == 1 })
+	testutil.EventuallyWithin(t, "'peer joined' logged", 5*time.Second, func() bool { return rec.count("peer joined the membership") == 1 })
+	if n := rec.count("peer is back"); n != 0 {
+		t.Fatalf("the first join was logged as 'peer is back' %d times, want 0", n)
+	}
 	other.c.crash()
 	testutil.EventuallyWithin(t, "'peer missing' logged", 10*time.Second, func() bool { return rec.count("peer missing") == 1 })
+	startBoard(t, testConfig("ews2", peers, testKey))
+	testutil.EventuallyWithin(t, "'peer is back' logged after the restart", 15*time.Second, func() bool { return rec.count("peer is back") == 1 })
+	if n := rec.count("peer joined the membership"); n != 1 {
+		t.Fatalf("'peer joined' logged %d times, want 1 (the restart is 'back')", n)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"1 error occurred:\n\t* Failed to join 127.0.0.1:7947: dial tcp 127.0.0.1:7947: connect: connection refused\n\n",
+			"Failed to join 127.0.0.1:7947: dial tcp 127.0.0.1:7947: connect: connection refused"},
+		{"2 errors occurred:\r\n\t* a\r\n\t* b\r\n", "2 errors occurred: a; b"},
+		{"join failed: 1 error occurred:\n\t* x\n", "join failed: 1 error occurred: x"},
+		{"", ""},
+	} {
+		if got := oneLine(tc.in); got != tc.want {
+			t.Errorf("oneLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMemberlistLogIsOneLine(t *testing.T) {
+	rec := newRecorder()
+	l := &mlLog{logger: slog.New(rec), refused: func(string) {}}
+	_, _ = l.Write([]byte("[WARN] memberlist: join failed: 1 error occurred:\n\t* Failed to join 127.0.0.1:1: refused\n\n"))
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(*rec.msgs) != 1 {
+		t.Fatalf("%d records, want 1: %q", len(*rec.msgs), *rec.msgs)
+	}
+	if m := (*rec.msgs)[0]; strings.ContainsAny(m, "\n\t") || !strings.Contains(m, "Failed to join 127.0.0.1:1") {
+		t.Fatalf("record %q: want one line keeping the error", m)
+	}
 }

@@ -315,6 +315,18 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, "master row", `document.querySelector('#boards .row[data-board="ews1"] .c-role').textContent.includes('master')`)
 		waitJS(t, ctx, "links", `document.querySelector('#boards .row[data-board="ews3"] .c-links').textContent.includes('4 / 4')`)
 		waitJS(t, ctx, "queue", `document.querySelectorAll('#queue .qrow').length === 2`)
+		if !evalJS[bool](t, ctx, `document.getElementById('log-empty').hidden === (document.querySelectorAll('#log li').length > 0)`) {
+			t.Fatal("'no events yet' is shown with events, or hidden without any")
+		}
+		if h := evalJS[string](t, ctx, `document.querySelector('#boards .row[data-board="ews1"] .bname').href`); h != "http://127.0.0.1:8081/" {
+			t.Fatalf("ews1's name links to %q, want its own page http://127.0.0.1:8081/", h)
+		}
+		if tip := evalJS[string](t, ctx, `document.querySelector('#boards .hdr [data-i18n="links"]').title`); !strings.Contains(tip, "linknum / capacity") {
+			t.Fatalf("LINKS header title %q: want it explained as linknum / capacity", tip)
+		}
+		if head := evalJS[string](t, ctx, `document.getElementById('cluster-head').textContent`); strings.Contains(head, "table v") {
+			t.Fatalf("cluster head %q still shows the bare table version", head)
+		}
 		fake.updateCluster(func(c *fakeCluster) {
 			c.Epoch, c.Master = 2, "ews2"
 			c.Nodes[0].Runstate, c.Nodes[0].LastSeenMS = "down", 1500
@@ -334,6 +346,50 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, "auth mismatch shown", fmt.Sprintf(`!document.querySelector('`+mark+`').hidden && document.querySelector('`+mark+`').textContent === 'credentials differ' && document.querySelector('`+mark+`').hidden`, "ews3", "ews3", "ews2"))
 		fake.updateCluster(func(c *fakeCluster) { c.Nodes[2].AuthMismatch = false })
 		waitJS(t, ctx, "auth mismatch cleared", fmt.Sprintf(`document.querySelector('`+mark+`').hidden`, "ews3"))
+		if !evalJS[bool](t, ctx, `document.getElementById('log-empty').hidden`) {
+			t.Fatal("'no events yet' still shown after the takeover was logged")
+		}
+	})
+
+	t.Run("no-board names the board", func(t *testing.T) {
+		// door is wired to ews1, down since the takeover; relay1's ews2 runs, so no board can take it.
+		fake.mu.Lock()
+		fake.noBoard["door"], fake.noBoard["relay1"] = true, true
+		fake.mu.Unlock()
+		defer func() {
+			fake.mu.Lock()
+			delete(fake.noBoard, "door")
+			delete(fake.noBoard, "relay1")
+			fake.mu.Unlock()
+		}()
+		run(t, ctx, "devices tab", chromedp.Click(chromedp.CSS(`#tab-devices`)))
+		waitJS(t, ctx, "devices shown", `!document.getElementById('view-devices').hidden`)
+		run(t, ctx, "dismiss toasts", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.toast .x').forEach(b => b.click())`))
+		run(t, ctx, "read door", chromedp.Click(chromedp.JSPath(card("door")+`.querySelector('button')`)))
+		waitJS(t, ctx, "board is down", card("door")+`.querySelector('.card-err').textContent.includes('board ews1 is down (503)')`)
+		run(t, ctx, "toggle relay1", chromedp.Click(chromedp.JSPath(card("relay1")+`.querySelector('input.sw')`)))
+		waitJS(t, ctx, "no board", card("relay1")+`.querySelector('.card-err').textContent.includes('no board can take it (503)')`)
+		if evalJS[bool](t, ctx, `document.body.textContent.includes('shed: no-board')`) {
+			t.Fatal("the page shows the raw 'shed: no-board'")
+		}
+		run(t, ctx, "cluster tab", chromedp.Click(chromedp.CSS(`#tab-cluster`)))
+	})
+
+	t.Run("dark-mode toggle sticks", func(t *testing.T) {
+		bg := `getComputedStyle(document.body).backgroundColor`
+		before := evalJS[string](t, ctx, bg)
+		system := evalJS[string](t, ctx, `matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'`)
+		other := map[string]string{"dark": "light", "light": "dark"}[system]
+		run(t, ctx, "toggle", chromedp.Click(chromedp.CSS(`#theme`)))
+		waitJS(t, ctx, "switched", fmt.Sprintf(`document.documentElement.dataset.theme === %q && localStorage.getItem('ews.theme') === %q`, other, other))
+		if after := evalJS[string](t, ctx, bg); after == before {
+			t.Fatalf("background %s did not change with the theme", after)
+		}
+		run(t, ctx, "reload", chromedp.Reload())
+		waitJS(t, ctx, "remembered", fmt.Sprintf(`document.documentElement.dataset.theme === %q && getComputedStyle(document.body).backgroundColor !== %q`, other, before))
+		run(t, ctx, "toggle back", chromedp.Click(chromedp.CSS(`#theme`)))
+		waitJS(t, ctx, "back", fmt.Sprintf(`getComputedStyle(document.body).backgroundColor === %q`, before))
+		run(t, ctx, "forget", chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('ews.theme'); delete document.documentElement.dataset.theme`))
 	})
 
 	t.Run("disconnected banner", func(t *testing.T) {

@@ -68,6 +68,7 @@ type fakeBoard struct {
 	cluster  fakeCluster
 	fail     map[string]string // device -> error its actions answer with (502)
 	shed     map[string]int    // device -> how many of its next actions answer 503 (a takeover)
+	noBoard  map[string]bool   // device -> its actions answer 503 with reason no-board
 	posts    []fakePost
 	paths    map[string]int // every path requested, to prove what the page did not load
 	streams  map[chan sseEvent]struct{}
@@ -83,6 +84,7 @@ func newFakeBoard(token string) *fakeBoard {
 		fail:     map[string]string{"meter": "modbus: read register 3 of 10.0.0.50:502: timeout after 500ms"},
 		paths:    map[string]int{},
 		shed:     map[string]int{},
+		noBoard:  map[string]bool{},
 		streams:  map[chan sseEvent]struct{}{},
 		drop:     make(chan struct{}),
 	}
@@ -241,7 +243,13 @@ func (f *fakeBoard) action(w http.ResponseWriter, r *http.Request) {
 	if shed {
 		f.shed[name]--
 	}
+	noBoard := f.noBoard[name]
 	f.mu.Unlock()
+	if noBoard {
+		w.Header().Set("Retry-After", "1")
+		f.json(w, 503, map[string]string{"error": "dispatch: control request shed: no-board", "reason": "no-board"})
+		return
+	}
 	if shed {
 		w.Header().Set("Retry-After", "1")
 		f.fail4xx(w, 503, "sched: master changing, retry")

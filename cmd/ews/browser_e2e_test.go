@@ -4,7 +4,7 @@ package main
 
 // The real-browser end-to-end test: headless Debian chromium (chromedp) against three real
 // `ews run` processes with the demo's configs (internal/demo), so the test owns each process
-// and can kill -9 the master (under `ews demo` a board that dies stops the whole demo):
+// can kill -9 the master and start it again (TestDemoSurvivesMasterKill kills one under `ews demo`):
 //
 //	go test -tags browser -run TestBrowserCluster -v ./cmd/ews/
 //	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserCluster -v ./cmd/ews/   # keep screenshots

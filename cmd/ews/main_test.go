@@ -63,6 +63,7 @@ func TestExitCodes(t *testing.T) {
 		{"run bad config", []string{"run", "--config", invalid}, 1, "", invalid + ":3: node.capacity: must be at least 1"},
 		{"run token file missing", []string{"run", "--config", notoken}, 1, "", notoken + ":4: http.token_file: cannot read the token"},
 		{"demo bad nodes", []string{"demo", "--nodes", "0"}, 1, "", "--nodes 0"},
+		{"demo bad log level", []string{"demo", "--log-level", "loud"}, 2, "", "bad --log-level \"loud\""},
 	}
 	for _, c := range commands() {
 		tests = append(tests, struct {

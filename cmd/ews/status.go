@@ -34,8 +34,9 @@ type statusView struct {
 }
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("status", "[--url URL] [--json]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).", stderr)
-	url := fs.String("url", "http://127.0.0.1:8080", "any board's HTTP address")
+	fs := newFlags("status", "[--url URL] [--json] [--config PATH]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).\nWithout --url: this machine's board (its config's node.http), else 127.0.0.1:8080, else a local `ews demo` (127.0.0.1:8081..8083).", stderr)
+	url := fs.String("url", "", "any board's HTTP address (default: a local board, see above)")
+	cfgPath := fs.String("config", "", "without --url, the config whose node.http to try first (default: $EWS_CONFIG, then the search paths of `ews run`)")
 	raw := fs.Bool("json", false, "print the /api/cluster JSON as is")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
 	if code, ok := parse(fs, args); !ok {
@@ -44,6 +45,16 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ews status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
+	}
+	if *url == "" {
+		cands := localCandidates(*cfgPath)
+		found, ok := findBoard(cands)
+		if !ok {
+			fmt.Fprintf(stderr, "ews status: no board answers at %s; pass --url http://BOARD:PORT\n", describe(cands))
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "ews status: using %s (%s); --url picks another board\n", found.url, found.why)
+		*url = found.url
 	}
 	base := strings.TrimSuffix(*url, "/")
 	if !strings.Contains(base, "://") {

@@ -9,7 +9,7 @@
 // # Mix
 //
 // --mix is a comma-separated list of classes, each NAME=WEIGHT:METHOD PATH, for example
-// "control=0.25:POST /api/devices/s1/read,browse=0.75:GET /". Weights are positive numbers and
+// "control=0.25:POST /api/devices/temp1/read,browse=0.75:GET /". Weights are positive numbers and
 // are normalised by their sum. PATH starts with "/" and is joined to --url. A class sends no
 // body unless --body CLASS=TEXT or --body CLASS=@FILE gives one (Content-Type application/json
 // when it is valid JSON, unless --header sets it); the bytes are shared by all its requests.
@@ -41,6 +41,7 @@
 //	ok                             2xx and 3xx answers (redirects are not followed)
 //	shed                           503 answers
 //	errors                         other statuses and transport errors (timeouts, resets, aborts)
+//	denied                         of errors, the 401 and 403 answers (missing or wrong credentials)
 //	overflow                       arrivals not sent because --concurrency requests were in flight
 //	unsent                         arrivals due before the end that the sender was too late to send
 //	ok_per_s                       ok / elapsed_s

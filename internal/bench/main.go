@@ -70,8 +70,8 @@ func (f *bodyFlag) Set(s string) error {
 }
 
 // Main is `ews bench`: it parses args (without the command name), runs and prints the report on
-// stdout. Exit codes: 0 done, 1 runtime error (dead URL, interrupted run, --json not written),
-// 2 usage error (bad flag, malformed --mix).
+// stdout. Exit codes: 0 done, 1 runtime error (dead URL, interrupted run, --json not written,
+// most requests refused with 401/403), 2 usage error (bad flag, malformed --mix).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ews bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -89,13 +89,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&mix, "mix", "browse=1:GET /", "classes NAME=WEIGHT:METHOD PATH, comma-separated, e.g. \""+exampleMix+"\"")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the arrival stream: same seed, same arrivals and classes")
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
-	fs.Var(&headers, "header", "extra request header \"Name: value\" (repeatable)")
+	fs.Var(&headers, "header", "extra request header \"Name: value\" (repeatable), e.g. \""+exampleHeader+"\"")
+	fs.Var(&headers, "H", "short for --header")
 	fs.Var(&bodies, "body", "request body of a class, CLASS=TEXT or CLASS=@FILE (repeatable); JSON gets Content-Type application/json")
 	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
 	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N]\n")
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nExample, against `make demo`:\n  ews bench --url http://127.0.0.1:8081 --rate 50 --duration 10s --header %q --mix %q\n", exampleHeader, exampleMix)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -164,6 +166,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if rep.Interrupted {
 		code = 1
+	}
+	if hint, most := rep.deniedHint(); hint != "" {
+		say(stderr, hint)
+		if most {
+			code = 1
+		}
 	}
 	return code
 }

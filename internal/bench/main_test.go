@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +178,69 @@ func TestRenderProgress(t *testing.T) {
 		got := renderProgress(tt.frac, 0, 10, 7, 2, 1, 0, 3)
 		if !strings.HasPrefix(got, "\r"+tt.bar) || !strings.Contains(got, tt.pct) || !strings.Contains(got, "sent 10 ok 7 shed 2 err 1") {
 			t.Errorf("renderProgress(%v) = %q, want bar %q and %q", tt.frac, got, tt.bar, tt.pct)
+		}
+	}
+}
+
+// Requests refused with 401/403 get a hint naming the flag to pass; when they are most of the
+// run, it fails.
+func TestMainDeniedHint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/open":
+		case r.Header.Get("Authorization") != "Bearer demo-token":
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		denied int64
+		hint   bool
+	}{
+		{"no token", []string{"--mix", "c=1:POST /api/devices/temp1/read"}, 1, 40, true},
+		{"token with -H", []string{"--mix", "c=1:POST /api/devices/temp1/read", "-H", exampleHeader}, 0, 0, false},
+		{"token with --header", []string{"--mix", "c=1:POST /x", "--header", exampleHeader}, 0, 0, false},
+		{"a quarter denied: hint, exit 0", []string{"--mix", "c=1:POST /x,b=3:GET /open", "--seed", "3"}, 0, -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			path := filepath.Join(t.TempDir(), "r.json")
+			args := append([]string{"--url", srv.URL, "--rate", "400", "--duration", "1s", "--max", "40", "--json", path}, tc.args...)
+			code := Main(t.Context(), args, &out, &errb)
+			hint := strings.Contains(errb.String(), "--header 'Authorization: Bearer TOKEN'")
+			if code != tc.code || hint != tc.hint {
+				t.Fatalf("exit %d, hint %v (stderr %q); want %d, %v", code, hint, errb.String(), tc.code, tc.hint)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep Report
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if tc.denied >= 0 && rep.Total.Denied != tc.denied {
+				t.Fatalf("denied %d, want %d", rep.Total.Denied, tc.denied)
+			}
+			if tc.denied < 0 && (rep.Total.Denied == 0 || 2*rep.Total.Denied > rep.Total.Sent) {
+				t.Fatalf("denied %d of %d: want some, fewer than half", rep.Total.Denied, rep.Total.Sent)
+			}
+			if rep.Total.Denied > rep.Total.Errors {
+				t.Fatalf("denied %d > errors %d: denied is part of errors", rep.Total.Denied, rep.Total.Errors)
+			}
+		})
+	}
+}
+
+func TestMainHelpExampleMatchesDemo(t *testing.T) {
+	var out, errb bytes.Buffer
+	Main(t.Context(), []string{"--help"}, &out, &errb)
+	for _, want := range []string{"http://127.0.0.1:8081", exampleHeader, exampleMix} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, errb.String())
 		}
 	}
 }

@@ -45,7 +45,12 @@ func ParseMix(s string) ([]Class, error) {
 	return classes, nil
 }
 
-const exampleMix = "control=0.25:POST /api/devices/s1/read,browse=0.75:GET /"
+// exampleMix works against `make demo` (temp1 is one of its devices), with
+// exampleHeader.
+const exampleMix = "control=0.25:POST /api/devices/temp1/read,browse=0.75:GET /"
+
+// exampleHeader is the credential of the demo (internal/demo.Token).
+const exampleHeader = "Authorization: Bearer demo-token"
 
 func parseClass(e string) (Class, error) {
 	if e == "" {

@@ -12,7 +12,7 @@ func TestParseMixGood(t *testing.T) {
 		want []Class
 	}{
 		{exampleMix, []Class{
-			{Name: "control", Weight: 0.25, Method: "POST", Path: "/api/devices/s1/read"},
+			{Name: "control", Weight: 0.25, Method: "POST", Path: "/api/devices/temp1/read"},
 			{Name: "browse", Weight: 0.75, Method: "GET", Path: "/"},
 		}},
 		{"a=1:GET /x", []Class{{Name: "a", Weight: 1, Method: "GET", Path: "/x"}}},

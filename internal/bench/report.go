@@ -42,6 +42,7 @@ type ClassReport struct {
 	OK           int64    `json:"ok"`
 	Shed         int64    `json:"shed"`
 	Errors       int64    `json:"errors"`
+	Denied       int64    `json:"denied"` // of Errors, 401 and 403 answers
 	Overflow     int64    `json:"overflow"`
 	Unsent       int64    `json:"unsent"`
 	OKPerSec     float64  `json:"ok_per_s"`
@@ -99,7 +100,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 		cr := ClassReport{
 			Name: c.Name, Method: c.Method, Path: c.Path, Weight: c.Weight,
 			Due: st.due.Load(), Sent: st.sent.Load(), OK: st.ok.Load(), Shed: st.shed.Load(),
-			Errors: st.errs.Load(), Overflow: st.overflow.Load(), Unsent: st.unsent.Load(),
+			Errors: st.errs.Load(), Denied: st.denied.Load(), Overflow: st.overflow.Load(), Unsent: st.unsent.Load(),
 			Latency: summarise(st.lat), ShedLatency: summarise(st.shedLat),
 			ErrorSamples: st.errorSamples(),
 		}
@@ -110,6 +111,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 		tot.OK += cr.OK
 		tot.Shed += cr.Shed
 		tot.Errors += cr.Errors
+		tot.Denied += cr.Denied
 		tot.Overflow += cr.Overflow
 		tot.Unsent += cr.Unsent
 		for _, s := range cr.ErrorSamples {
@@ -205,4 +207,14 @@ func (rep *Report) WriteJSONFile(path string) error {
 		return fmt.Errorf("bench: write --json: %w", err)
 	}
 	return nil
+}
+
+// deniedHint says, when requests were refused with 401 or 403, which flag to pass ("" when
+// none were); most reports whether they were most of those sent, which fails the run.
+func (rep *Report) deniedHint() (hint string, most bool) {
+	t := rep.Total
+	if t.Denied == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%d of %d requests were refused with 401/403: pass the board's credentials, e.g. --header 'Authorization: Bearer TOKEN' (make demo's token is demo-token)", t.Denied, t.Sent), 2*t.Denied > t.Sent
 }

@@ -247,6 +247,9 @@ func (r *runner) send(intended time.Time, cls int) {
 		st.shedLat.Record(d)
 	default:
 		st.errs.Add(1)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			st.denied.Add(1)
+		}
 		st.sample("status " + strconv.Itoa(resp.StatusCode))
 	}
 }

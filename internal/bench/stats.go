@@ -10,6 +10,7 @@ import (
 type classStats struct {
 	due, sent, overflow, unsent atomic.Int64
 	ok, shed, errs              atomic.Int64
+	denied                      atomic.Int64 // 401 and 403, also counted in errs
 	lat, shedLat                *Histogram
 
 	mu      sync.Mutex // guards samples; taken only on errors

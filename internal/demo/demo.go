@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,19 +23,28 @@ type Options struct {
 	BasePort int
 	Exe      string // the ews binary to start; default: this executable
 	Dir      string // where configs go; default: a temp dir removed at the end
+	LogLevel string // the boards' --log-level; default "error": the demo prints exits and takeovers itself
 	Stdout   io.Writer
 	Stderr   io.Writer // children's logs, prefixed with the board name
 }
 
-// Run starts the boards, prints their URLs once all are ready, and stops
-// them all when ctx is done. It returns an error if a board fails to start
-// or exits on its own.
+// watchEvery is how often the demo asks a live board who the master is.
+const watchEvery = 500 * time.Millisecond
+
+// Run starts the boards, prints their URLs and PIDs once all are ready, and
+// stops them all when ctx is done. A board that fails to start is an error;
+// one that dies later (say `kill -9` of the master, to watch a takeover) is
+// reported and the others keep running; Run returns an error only when every
+// board has exited.
 func Run(ctx context.Context, o Options) error {
 	if o.Nodes < 1 || o.Nodes > 32 {
 		return fmt.Errorf("demo: --nodes %d: want 1 to 32", o.Nodes)
 	}
 	if o.BasePort < 1 || o.BasePort+100+o.Nodes > 65535 {
 		return fmt.Errorf("demo: --base-port %d out of range", o.BasePort)
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "error"
 	}
 	if o.Exe == "" {
 		exe, err := os.Executable()
@@ -59,66 +68,77 @@ func Run(ctx context.Context, o Options) error {
 	boards := Boards(o.Nodes, o.BasePort)
 	key := config.NewKey()
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	exited := make(chan error, len(boards))
-	procs := make([]*exec.Cmd, 0, len(boards))
-	defer func() {
-		for _, p := range procs {
-			_ = p.Process.Signal(syscall.SIGTERM)
-		}
-		wg.Wait()
-	}()
+	exited := make(chan *proc, len(boards))
+	procs := make([]*proc, 0, len(boards))
+	defer func() { stopAll(procs) }()
 	for i, b := range boards {
 		path := filepath.Join(o.Dir, b.Name+".toml")
 		if err := os.WriteFile(path, []byte(Config(boards, i, key, cgiDir)), 0o600); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		cmd := exec.Command(o.Exe, "run", "--config", path)
+		cmd := exec.Command(o.Exe, "run", "--config", path, "--log-level", o.LogLevel)
 		cmd.Stdout = prefixed(o.Stderr, b.Name)
 		cmd.Stderr = prefixed(o.Stderr, b.Name)
 		// Own process group: a terminal's Ctrl-C reaches only the demo, which
-		// then stops each board once; Pdeathsig stops them if the demo dies.
+		// then stops each board once, and `kill -9 PID` hits one board only;
+		// Pdeathsig stops them if the demo dies.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("demo: start %s: %w", b.Name, err)
 		}
-		procs = append(procs, cmd)
-		wg.Add(1)
+		p := &proc{Board: b, cmd: cmd, done: make(chan struct{})}
+		procs = append(procs, p)
 		go func() {
-			defer wg.Done()
-			err := cmd.Wait()
-			select {
-			case <-ctx.Done():
-			default:
-				exited <- fmt.Errorf("demo: board %s exited: %v", b.Name, err)
-			}
+			p.err = cmd.Wait()
+			close(p.done)
+			exited <- p
 		}()
 	}
-	for _, b := range boards {
-		if err := waitReady(ctx, "http://"+b.HTTP, exited); err != nil {
-			return fmt.Errorf("demo: board %s: %w", b.Name, err)
+	for _, p := range procs {
+		if err := waitReady(ctx, "http://"+p.HTTP, exited); err != nil {
+			return fmt.Errorf("demo: board %s: %w", p.Name, err)
 		}
 	}
 	fmt.Fprintf(o.Stdout, "ews demo: %d simulated boards on loopback (token for device actions: %s)\n", len(boards), Token)
-	for _, b := range boards {
-		fmt.Fprintf(o.Stdout, "  %s  http://%s/\n", b.Name, b.HTTP)
+	for _, p := range procs {
+		fmt.Fprintf(o.Stdout, "  %s  pid %-7d http://%s/\n", p.Name, p.pid(), p.HTTP)
 	}
-	if m := waitMaster(ctx, "http://"+boards[0].HTTP, exited); m != "" {
-		fmt.Fprintf(o.Stdout, "master: %s\n", m)
+	w := &watcher{procs: procs, out: o.Stdout}
+	if m, epoch := waitMaster(ctx, "http://"+boards[0].HTTP, exited); m != "" {
+		w.saw(m, epoch)
 	}
-	fmt.Fprintln(o.Stdout, "press Ctrl-C to stop them all")
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(o.Stdout, "ews demo: stopping")
-		return nil
-	case err := <-exited:
-		return err
+	fmt.Fprintf(o.Stdout, "board logs: errors only (ews demo --log-level info for all); press Ctrl-C to stop them all\n")
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(o.Stdout, "ews demo: stopping")
+			return nil
+		case p := <-exited:
+			live := liveNames(procs)
+			if len(live) == 0 {
+				return fmt.Errorf("demo: board %s (pid %d) %s, and no board is left", p.Name, p.pid(), exitText(p.err))
+			}
+			fmt.Fprintf(o.Stdout, "ews demo: board %s (pid %d) %s; %s keep running\n", p.Name, p.pid(), exitText(p.err), strings.Join(live, ", "))
+		case <-tick.C:
+			w.check(ctx)
+		}
 	}
 }
 
-func waitReady(ctx context.Context, base string, exited chan error) error {
+// liveNames lists the boards whose process has not exited.
+func liveNames(procs []*proc) []string {
+	var out []string
+	for _, p := range procs {
+		if p.alive() {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+func waitReady(ctx context.Context, base string, exited chan *proc) error {
 	c := &http.Client{Timeout: time.Second}
 	err := poll(ctx, 30*time.Second, exited, func() bool {
 		resp, err := c.Get(base + "/readyz")
@@ -135,8 +155,8 @@ func waitReady(ctx context.Context, base string, exited chan error) error {
 }
 
 // poll calls done every 50 ms until it holds, ctx ends, a board exits
-// (its error is put back for Run's main loop) or limit passes.
-func poll(ctx context.Context, limit time.Duration, exited chan error, done func() bool) error {
+// (it is put back for Run's main loop) or limit passes.
+func poll(ctx context.Context, limit time.Duration, exited chan *proc, done func() bool) error {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -145,9 +165,9 @@ func poll(ctx context.Context, limit time.Duration, exited chan error, done func
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case err := <-exited:
-			exited <- err
-			return err
+		case p := <-exited:
+			exited <- p
+			return fmt.Errorf("board %s %s", p.Name, exitText(p.err))
 		case <-deadline.C:
 			return fmt.Errorf("not within %v", limit)
 		case <-tick.C:
@@ -158,24 +178,32 @@ func poll(ctx context.Context, limit time.Duration, exited chan error, done func
 
 // waitMaster waits until the boards have elected a master (they listen
 // tmax before claiming), at most 15 s; "" if none by then.
-func waitMaster(ctx context.Context, base string, exited chan error) string {
+func waitMaster(ctx context.Context, base string, exited chan *proc) (string, uint64) {
 	var m string
-	_ = poll(ctx, 15*time.Second, exited, func() bool { m = master(ctx, base); return m != "" })
-	return m
+	var epoch uint64
+	_ = poll(ctx, 15*time.Second, exited, func() bool { m, epoch = master(ctx, base); return m != "" })
+	return m, epoch
 }
 
-func master(ctx context.Context, base string) string {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/cluster", nil)
-	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+// master asks the board at base who the master is; "" if it does not answer.
+func master(ctx context.Context, base string) (string, uint64) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/cluster", nil)
 	if err != nil {
-		return ""
+		return "", 0
+	}
+	resp, err := (&http.Client{Timeout: time.Second}).Do(req)
+	if err != nil {
+		return "", 0
 	}
 	defer resp.Body.Close()
 	var v struct {
 		Master string `json:"master"`
+		Epoch  uint64 `json:"epoch"`
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&v)
-	return v.Master
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v) != nil {
+		return "", 0
+	}
+	return v.Master, v.Epoch
 }
 
 // prefixed copies a child's output line by line, each line led by its board.

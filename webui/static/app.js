@@ -4,6 +4,7 @@ import { t, applyStatic, current, setLang, num } from './i18n.js';
 import * as api from './api.js';
 import { DevicesView, numeric, kind } from './devices.js';
 import { ClusterView } from './cluster.js';
+import { initTheme } from './theme.js';
 
 const HISTORY = 60; // readings kept per device for its sparkline
 const SESSION_KEY = 'ews.session';
@@ -40,7 +41,11 @@ devicesView.histFor = (name) => state.history.get(name) || [];
 
 const clusterView = new ClusterView({
   head: $('cluster-head'), boards: $('boards'), queue: $('queue'),
-  chart: $('rps'), legend: $('rps-legend'), log: $('log'),
+  chart: $('rps'), legend: $('rps-legend'), log: $('log'), logEmpty: $('log-empty'),
+});
+const showTheme = initTheme($('theme'), (s) => t('toTheme', { s: t(s) }), () => {
+  devicesView.relabel(state.devices, state.history); // canvases take their colours from CSS variables
+  clusterView.drawChart(Date.now());
 });
 
 function orderOf(c) {
@@ -129,6 +134,16 @@ function toast(msg, bad) {
   while ($('toasts').children.length > 5) $('toasts').firstElementChild.remove();
 }
 
+// why is the sentence for a failed action: a 503 shed as no-board names the device's board when it
+// is pinned to one ("board ews1 is down"); other errors keep the board's message.
+function why(e, name) {
+  if (e.reason !== 'no-board') return e.message;
+  const d = state.devices.get(name);
+  const board = d && typeof d.node === 'string' && d.node !== '' && d.node !== 'any' ? d.node : '';
+  const row = board && state.cluster && Array.isArray(state.cluster.nodes) ? state.cluster.nodes.find((n) => n.name === board) : null;
+  return board && (!row || row.runstate === 'down') ? t('boardDown', { b: board }) : t('noBoardFree');
+}
+
 // runAction calls the device API; it resolves to '' on success or to the error shown on the card.
 async function runAction(name, action, params) {
   const label = t('a_' + action);
@@ -138,7 +153,7 @@ async function runAction(name, action, params) {
     toast(t('actionOk', { d: name, a: label }));
     return '';
   } catch (e) {
-    const msg = e.status ? `${e.message} (${e.status})` : `${t('networkError')}: ${e.message}`;
+    const msg = e.status ? `${why(e, name)} (${e.status})` : `${t('networkError')}: ${e.message}`;
     toast(t('actionFail', { d: name, a: label, e: msg }), true);
     if (e.status === 401) {
       setLoggedIn(false);
@@ -263,6 +278,7 @@ window.addEventListener('hashchange', showView);
 function relabel() {
   applyStatic();
   $('lang').textContent = current() === 'zh' ? 'English' : '中文';
+  showTheme();
   devicesView.relabel(state.devices, state.history);
   clusterView.relabel();
   renderBanner();

@@ -29,9 +29,27 @@ function setBar(b, fraction, warn) {
   b.el.classList.toggle('warn', !!warn);
 }
 
+// boardURL is the address of a board's own page from its http field (host:port), or '' when it has
+// none a browser elsewhere can open (no host, or not a plain host:port).
+export function boardURL(http) {
+  if (typeof http !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(http)) return '';
+  return `http://${http}/`;
+}
+
+function setBoardLink(a, n) {
+  const url = boardURL(n.http);
+  if (url) {
+    if (a.getAttribute('href') !== url) a.href = url;
+    a.title = t('openBoard', { b: n.name });
+  } else {
+    a.removeAttribute('href');
+    a.removeAttribute('title');
+  }
+}
+
 export class ClusterView {
-  constructor({ head, boards, queue, chart, legend, log }) {
-    Object.assign(this, { headEl: head, boardsEl: boards, queueEl: queue, chart, legend, logEl: log });
+  constructor({ head, boards, queue, chart, legend, log, logEmpty }) {
+    Object.assign(this, { headEl: head, boardsEl: boards, queueEl: queue, chart, legend, logEl: log, logEmpty });
     this.rows = new Map();
     this.cluster = null;
     this.series = {}; // class -> [{t, v}]
@@ -47,7 +65,7 @@ export class ClusterView {
   buildHeader() {
     this.boardsEl.textContent = '';
     const cols = ['rank', 'name', 'role', 'state', 'links', 'load', 'lastHeard'];
-    this.hdr = h('div', { class: 'row hdr', role: 'row' }, cols.map((c) => h('span', { role: 'columnheader', dataset: { i18n: c } }, t(c))));
+    this.hdr = h('div', { class: 'row hdr', role: 'row' }, cols.map((c) => h('span', { role: 'columnheader', dataset: { i18n: c }, title: c === 'links' ? t('linksHelp') : null }, t(c))));
     this.boardsEl.append(this.hdr);
     this.rows.clear();
   }
@@ -59,7 +77,7 @@ export class ClusterView {
     setText(this.headEl, '');
     this.headEl.textContent = '';
     this.headEl.append(
-      h('strong', null, t('masterIs', { m: c.master || '?', e: num(c.epoch ?? 0, 0), v: num(c.version ?? 0, 0) })),
+      h('strong', { title: t('tableVersion', { v: num(c.version ?? 0, 0) }) }, t('masterIs', { m: c.master || '?', e: num(c.epoch ?? 0, 0) })),
       h('span', { class: 'muted' }, t('viewedFrom', { s: c.self || '?' })));
     const now = Date.now();
     const seen = new Set();
@@ -96,7 +114,7 @@ export class ClusterView {
     const cells = {};
     const mk = (k, ...kids) => h('span', { role: 'cell', class: `c-${k}`, dataset: { label: t(k) } }, ...kids);
     cells.rankEl = h('span', { class: 'num' });
-    cells.nameEl = h('span', { class: 'bname' }, name);
+    cells.nameEl = h('a', { class: 'bname' }, name); // a link to the board's own page once its address is known
     cells.selfEl = h('span', { class: 'tag', hidden: true }, t('thisBoard'));
     cells.roleEl = h('span', { class: 'badge' });
     cells.stateEl = h('span', { class: 'badge' });
@@ -124,6 +142,7 @@ export class ClusterView {
   updateRow(r, n, c, now) {
     const isMaster = n.name === c.master;
     setText(r.rankEl, num(n.rank ?? 0, 0));
+    setBoardLink(r.nameEl, n);
     r.selfEl.hidden = n.name !== c.self;
     setText(r.selfEl, t('thisBoard'));
     setText(r.roleEl, isMaster ? `${t('master')} · ${t('epoch', { e: num(c.epoch ?? 0, 0) })}` : t('follower'));
@@ -140,6 +159,7 @@ export class ClusterView {
     const links = n.linknum ?? 0;
     setBar(r.links, links / cap, links >= cap);
     setText(r.linksTxt, `${num(links, 0)} / ${num(n.capacity ?? 0, 0)}`);
+    r.linksTxt.title = t('linksHelp');
     const load = n.load || {};
     setBar(r.cpu, load.cpu, load.cpu > 0.7);
     setBar(r.mem, load.mem, load.mem > 0.85);
@@ -247,6 +267,7 @@ export class ClusterView {
   log(text, cls) {
     const li = h('li', { class: cls || '' }, h('time', null, clock(new Date())), h('span', { class: 'msg' }, text));
     this.logEl.prepend(li);
+    if (this.logEmpty) this.logEmpty.hidden = true;
     while (this.logEl.children.length > MAX_LOG) this.logEl.lastElementChild.remove();
     return li;
   }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/ews-firmware/ews/internal/config"
+)
+
+// candidate is a place `ews status` looks for a board when --url is not given.
+type candidate struct {
+	url, why string
+}
+
+// statusFallbacks are tried after the config's node.http: the former
+// default of --url, then the first boards of `ews demo` (base port 8081).
+var statusFallbacks = []candidate{
+	{"http://127.0.0.1:8080", "the default node.http"},
+	{"http://127.0.0.1:8081", "ews demo's ews1"},
+	{"http://127.0.0.1:8082", "ews demo's ews2"},
+	{"http://127.0.0.1:8083", "ews demo's ews3"},
+}
+
+// localCandidates lists where a local board may answer: this machine's
+// config (--config, $EWS_CONFIG, the search paths) first, then the fallbacks.
+func localCandidates(explicit string) []candidate {
+	var out []candidate
+	if path, err := config.Find(explicit); err == nil {
+		if u, err := configHTTP(path); err == nil {
+			out = append(out, candidate{u, path + " node.http"})
+		}
+	}
+	for _, c := range statusFallbacks {
+		if len(out) == 0 || out[0].url != c.url {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// configHTTP reads node.http of the config at path (only that key: the rest,
+// secrets included, may be unreadable here) as a URL on this machine.
+func configHTTP(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		Node struct {
+			HTTP string `toml:"http"`
+		} `toml:"node"`
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return "", err
+	}
+	addr := doc.Node.HTTP
+	if addr == "" {
+		addr = ":8080"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// findBoard returns the first candidate whose /api/cluster answers 200.
+func findBoard(cands []candidate) (candidate, bool) {
+	c := &http.Client{Timeout: 700 * time.Millisecond}
+	for _, cand := range cands {
+		resp, err := c.Get(cand.url + "/api/cluster")
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return cand, true
+		}
+	}
+	return candidate{}, false
+}
+
+// describe lists candidates for the "no board found" message.
+func describe(cands []candidate) string {
+	parts := make([]string, len(cands))
+	for i, c := range cands {
+		parts[i] = fmt.Sprintf("%s (%s)", c.url, c.why)
+	}
+	return strings.Join(parts, ", ")
+}

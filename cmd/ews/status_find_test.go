@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigHTTP(t *testing.T) {
+	for _, tc := range []struct{ doc, want, err string }{
+		{"[node]\nhttp = \"10.0.0.11:8080\"\n", "http://10.0.0.11:8080", ""},
+		{"[node]\nhttp = \":9090\"\n", "http://127.0.0.1:9090", ""},
+		{"[node]\nhttp = \"0.0.0.0:81\"\n", "http://127.0.0.1:81", ""},
+		{"[node]\nhttp = \"[::]:82\"\n", "http://127.0.0.1:82", ""},
+		{"[node]\nname = \"ews1\"\n", "http://127.0.0.1:8080", ""}, // the default node.http
+		{"[node]\nhttp = \"no-port\"\n", "", "missing port"},
+		{"[node\n", "", "toml"},
+	} {
+		p := filepath.Join(t.TempDir(), "ews.toml")
+		if err := os.WriteFile(p, []byte(tc.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := configHTTP(p)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v, want one containing %q", tc.doc, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %q, %v; want %q", tc.doc, got, err, tc.want)
+		}
+	}
+}
+
+// `ews status` without --url tries the config's node.http, then the fallbacks, and says which
+// flag to pass when nothing answers.
+func TestStatusWithoutURL(t *testing.T) {
+	board := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/cluster" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"epoch":1,"master":"ews1","version":2,"self":"ews1","nodes":[{"name":"ews1","rank":0,"linknum":0,"capacity":4,"runstate":"running"}]}`)
+	}))
+	defer board.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	hostPort := strings.TrimPrefix(board.URL, "http://")
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	onBoard := write("board.toml", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", hostPort))
+	elsewhere := write("dead.toml", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", strings.TrimPrefix(deadURL, "http://")))
+	missing := filepath.Join(dir, "missing.toml")
+
+	saved := statusFallbacks
+	defer func() { statusFallbacks = saved }()
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		env       string
+		fallbacks []candidate
+		code      int
+		errWant   string
+	}{
+		{"config node.http", []string{"--config", onBoard}, "", []candidate{{deadURL, "x"}}, 0, onBoard + " node.http"},
+		{"EWS_CONFIG", nil, onBoard, []candidate{{deadURL, "x"}}, 0, onBoard + " node.http"},
+		{"fallback after a silent config", []string{"--config", elsewhere}, "", []candidate{{deadURL, "x"}, {board.URL, "demo"}}, 0, board.URL + " (demo)"},
+		{"missing config, fallback", []string{"--config", missing}, "", []candidate{{board.URL, "demo"}}, 0, board.URL + " (demo)"},
+		{"nothing answers", []string{"--config", elsewhere}, "", []candidate{{deadURL, "ews demo's ews1"}}, 2, "pass --url http://BOARD:PORT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("EWS_CONFIG", tc.env)
+			statusFallbacks = tc.fallbacks
+			code, out, errs := run(append([]string{"status"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errs, tc.errWant) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, tc.code, tc.errWant)
+			}
+			if code == 0 && !strings.Contains(out, "master ews1") {
+				t.Fatalf("no table: %q", out)
+			}
+			if code == 2 && !strings.Contains(errs, deadURL+" ("+elsewhere+" node.http)") {
+				t.Fatalf("the message does not say where it looked: %q", errs)
+			}
+		})
+	}
+}
