@@ -13,7 +13,7 @@ import (
 // (a device event) and At (a daily local time) starts it; Then is what it does.
 //
 //	when = "button1 pressed"   # pressed released on off changed | above N | below N
-//	at   = "07:30"             # HH:MM local time, every day
+//	at   = "07:30"             # HH:MM (or HH:MM:SS) local time, every day
 //	then = "pump1 turn_on for 5m"  # turn_on turn_off toggle | set V | pulse MS [for DURATION]
 type Rule struct {
 	When string `toml:"when"`
@@ -133,13 +133,18 @@ func ParseStep(s string) (Step, error) {
 	return st, nil
 }
 
-// ParseClock reads "HH:MM" (24 h).
+// ParseClock reads "HH:MM" or "HH:MM:SS" (24 h).
 func ParseClock(s string) (time.Duration, error) {
-	t, err := time.Parse("15:04", strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a time of day: want HH:MM, e.g. \"07:30\"", s)
+	s = strings.TrimSpace(s)
+	layout := "15:04"
+	if strings.Count(s, ":") == 2 {
+		layout = "15:04:05"
 	}
-	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, nil
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a time of day: want HH:MM or HH:MM:SS, e.g. \"07:30\"", s)
+	}
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second, nil
 }
 
 // ParsedRules returns the [[rule]]s parsed; the config is validated, so

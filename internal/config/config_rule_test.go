@@ -33,6 +33,9 @@ then = "pump1 toggle"
 at = "07:30"
 then = "pump1 turn_on for 5m"
 [[rule]]
+at = "23:59:30"
+then = "pump1 turn_off"
+[[rule]]
 when = "temp1 above 30.5"
 then = "pump1 pulse 200"
 `))
@@ -40,7 +43,7 @@ then = "pump1 pulse 200"
 		t.Fatal(err)
 	}
 	rs := cfg.ParsedRules()
-	if len(rs) != 3 {
+	if len(rs) != 4 {
 		t.Fatalf("rules = %+v", rs)
 	}
 	if rs[0].When == nil || rs[0].When.Event != "pressed" || rs[0].Then.Action != hal.Toggle {
@@ -49,8 +52,11 @@ then = "pump1 pulse 200"
 	if rs[1].When != nil || rs[1].At != 7*time.Hour+30*time.Minute || rs[1].Then.For != 5*time.Minute || rs[1].Then.Back() != hal.TurnOff {
 		t.Errorf("rule 1 = %+v", rs[1])
 	}
-	if rs[2].When.Threshold != 30.5 || rs[2].Then.Pulse != 200*time.Millisecond {
+	if rs[2].At != 23*time.Hour+59*time.Minute+30*time.Second {
 		t.Errorf("rule 2 = %+v", rs[2])
+	}
+	if rs[3].When.Threshold != 30.5 || rs[3].Then.Pulse != 200*time.Millisecond {
+		t.Errorf("rule 3 = %+v", rs[3])
 	}
 }
 
