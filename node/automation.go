@@ -63,6 +63,9 @@ func (n *Node) newAutomation() (*automation, error) {
 		if a.pass, err = cfg.MQTT.Password(); err != nil {
 			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%v", err)}
 		}
+		if cfg.MQTT.PasswordFile != "" && a.pass == "" {
+			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", cfg.MQTT.PasswordFile)}
+		}
 	}
 	return a, nil
 }

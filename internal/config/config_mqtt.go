@@ -96,3 +96,20 @@ func (c *Config) validateMQTT(bad func(string, string, ...any)) {
 		bad("mqtt", "MQTT commands run with the cluster's token: it needs http.auth = \"token\" or \"none\", not basic")
 	}
 }
+
+// checkMQTTSecret reads mqtt.password_file as `ews run` does.
+func (c *Config) checkMQTTSecret(errs, warns Errors) (Errors, Errors) {
+	if c.MQTT == nil || c.MQTT.PasswordFile == "" {
+		return errs, warns
+	}
+	p, err := c.MQTT.Password()
+	switch {
+	case err != nil:
+		e := c.Errorf("mqtt.password_file", "cannot read the password: %v", err)
+		e.Err = err
+		return append(errs, e), warns
+	case p == "":
+		return append(errs, c.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", c.MQTT.PasswordFile)), warns
+	}
+	return errs, c.warnReadable(warns, "mqtt.password_file", c.MQTT.PasswordFile)
+}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +110,26 @@ func TestMQTTConfig(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestMQTTPasswordFileChecked(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{filepath.Join(dir, "missing"), "cannot read the password"},
+		{empty, "is empty"},
+	} {
+		cfg, err := Parse("ews.toml", []byte(automationBase+"[mqtt]\nbroker = \"h:1\"\nuser = \"u\"\npassword_file = \""+tc.file+"\"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs, _ := cfg.CheckSecrets()
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "mqtt.password_file: ") || !strings.Contains(errs[0].Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.file, errs, tc.want)
+		}
 	}
 }

@@ -208,6 +208,11 @@ func (b *Bridge) sync(ctx context.Context, c paho.Client) {
 // the front door. QoS 1 and 2 messages carry an Idempotency-Key made of the
 // connection's nonce and the packet id, so a redelivery runs once.
 func (b *Bridge) onCommand(_ paho.Client, m paho.Message) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.log.Error("mqtt: command handler panicked", "topic", m.Topic(), "panic", p)
+		}
+	}()
 	if m.Retained() {
 		// a command left retained on the broker would replay at every
 		// takeover: refused

@@ -263,6 +263,11 @@ func (e *Engine) run(ctx context.Context, c actuate.Command) {
 	e.acts.Add(1)
 	go func() {
 		defer e.acts.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("rules: action panicked", "origin", c.Origin, "panic", p)
+			}
+		}()
 		ctx, cancel := context.WithTimeout(ctx, e.o.ActionTimeout)
 		defer cancel()
 		if err := e.o.Actor.Act(ctx, c); err != nil {
