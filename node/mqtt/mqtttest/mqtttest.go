@@ -131,3 +131,16 @@ func (r *Recorder) Topics() map[string]string {
 	}
 	return out
 }
+
+// History lists every payload heard on topic, oldest first.
+func (r *Recorder) History(topic string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, m := range r.all {
+		if m.Topic == topic {
+			out = append(out, m.Payload)
+		}
+	}
+	return out
+}
