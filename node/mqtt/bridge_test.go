@@ -3,8 +3,11 @@ package mqtt
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/testutil"
@@ -119,4 +122,45 @@ func TestBridgeAgainstMosquitto(t *testing.T) {
 	if n := len(fc.commands()); n != 2 {
 		t.Fatalf("bad commands reached the actor: %+v", fc.commands())
 	}
+}
+
+// A broker that hangs up on every connection: Run keeps retrying and still
+// returns soon after its context ends (no goroutine left connecting).
+func TestBridgeStopsWhileBrokerIsAway(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var attempts atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			attempts.Add(1)
+			c.Close()
+		}
+	}()
+	fc := &fakeCluster{}
+	b := New(Options{Broker: "tcp://" + ln.Addr().String(), Topics: topics, Source: fc, Actor: fc, Logger: testutil.Logger()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(ctx) }()
+	testutil.Eventually(t, "two connection attempts", func() bool { return attempts.Load() >= 2 })
+	select {
+	case <-done:
+		t.Fatal("Run returned before its context ended")
+	default:
+	}
+	cancel()
+	testutil.EventuallyWithin(t, "Run returns after cancel", 5*time.Second, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	})
 }
