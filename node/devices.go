@@ -63,7 +63,7 @@ func (n *Node) openDevices() error {
 		// changes go out on our /events (never on localHub: no echo).
 		n.mirror = devsync.New(n.cfg.Node.Name, n.peerHTTP, devsync.Options{
 			Logger:   n.log,
-			OnChange: func(s hal.Snapshot) { n.hub.Publish("device", s) },
+			OnChange: func(s hal.Snapshot) { n.hub.Publish("device", s); n.auto.observe(s) },
 			OnEvent:  n.remoteEvent,
 		})
 	}
@@ -103,12 +103,14 @@ func (n *Node) publishLoops(ctx context.Context) {
 		n.devs.Watch(ctx, func(s hal.Snapshot) {
 			n.hub.Publish("device", s)
 			n.localHub.Publish("device", s)
+			n.auto.observe(s)
 		})
 	}()
 	var prev string
 	var prevEpoch uint64
 	cancel := n.cluster.OnChange(func(v state.View) {
 		n.master.follow(v)
+		n.auto.poke()
 		n.hub.Publish("cluster", n.refusals.mark(v, time.Now()))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {

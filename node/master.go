@@ -38,10 +38,12 @@ func (m *master) follow(v state.View) {
 		m.n.cluster.SetQueue(d.Depths)
 		m.n.cluster.SetCompleted(d.Started)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
+		m.n.auto.start()
 	case isMaster:
 		m.update()
 	case m.d != nil:
 		m.front.StepDown()
+		m.n.auto.stop()
 		m.d = nil
 		m.n.cluster.SetQueue(nil) // the new master's stats come in its tables
 		m.n.cluster.SetCompleted(nil)

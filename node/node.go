@@ -77,6 +77,7 @@ type Node struct {
 	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
+	auto     *automation     // MQTT and [[rule]]s while master; nil without them
 	rt       probes          // boards' response times, probed by the master
 	creds    atomic.Uint64   // fingerprint of this board's credentials, for its reports
 	refusals refusals        // boards that refused forwarded credentials lately
@@ -127,6 +128,11 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.handler = n.wrap(mux)
+	if n.auto, err = n.newAutomation(); err != nil {
+		n.close()
+		return nil, err
+	}
+	n.onClose(n.auto.wait)
 	return n, nil
 }
 

@@ -18,6 +18,8 @@ type Config struct {
 	Devices   []Device    `toml:"device"` // [[device]]
 	Health    Health      `toml:"health"`
 	Supervise []Supervise `toml:"supervise"` // [[supervise]]
+	MQTT      *MQTT       `toml:"mqtt"`      // nil: no MQTT bridge
+	Rules     []Rule      `toml:"rule"`      // [[rule]]: automations the master runs
 
 	// Path is the file the config was read from ("" for defaults).
 	Path string `toml:"-"`

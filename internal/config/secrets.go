@@ -33,6 +33,7 @@ func (c *Config) CheckSecrets() (errs, warns Errors) {
 			warns = c.warnReadable(warns, "http.token_file", c.HTTP.TokenFile)
 		}
 	}
+	errs, warns = c.checkMQTTSecret(errs, warns)
 	if c.Cluster.Key == "" && c.Cluster.KeyFile != "" {
 		if _, err := os.Stat(c.Cluster.KeyFile); err != nil {
 			e := c.Errorf("cluster.key_file", "cannot read key: %v", err)

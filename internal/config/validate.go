@@ -53,6 +53,8 @@ func (c *Config) Validate() Errors {
 		}
 	}
 	c.validateSuperviseNames(bad)
+	c.validateMQTT(bad)
+	c.validateRules(bad)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -1,0 +1,135 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+)
+
+const automationBase = `
+[node]
+name = "ews1"
+[http]
+auth = "none"
+[[device]]
+name = "button1"
+driver = "sim-button"
+[[device]]
+name = "pump1"
+driver = "sim-switch"
+[[device]]
+name = "temp1"
+driver = "sim-sensor"
+`
+
+func TestRulesParse(t *testing.T) {
+	cfg, err := Parse("ews.toml", []byte(automationBase+`
+[[rule]]
+when = "button1 pressed"
+then = "pump1 toggle"
+[[rule]]
+at = "07:30"
+then = "pump1 turn_on for 5m"
+[[rule]]
+at = "23:59:30"
+then = "pump1 turn_off"
+[[rule]]
+when = "temp1 above 30.5"
+then = "pump1 pulse 200"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := cfg.ParsedRules()
+	if len(rs) != 4 {
+		t.Fatalf("rules = %+v", rs)
+	}
+	if rs[0].When == nil || rs[0].When.Event != "pressed" || rs[0].Then.Action != hal.Toggle {
+		t.Errorf("rule 0 = %+v", rs[0])
+	}
+	if rs[1].When != nil || rs[1].At != 7*time.Hour+30*time.Minute || rs[1].Then.For != 5*time.Minute || rs[1].Then.Back() != hal.TurnOff {
+		t.Errorf("rule 1 = %+v", rs[1])
+	}
+	if rs[2].At != 23*time.Hour+59*time.Minute+30*time.Second {
+		t.Errorf("rule 2 = %+v", rs[2])
+	}
+	if rs[3].When.Threshold != 30.5 || rs[3].Then.Pulse != 200*time.Millisecond {
+		t.Errorf("rule 3 = %+v", rs[3])
+	}
+}
+
+func TestRulesRefused(t *testing.T) {
+	for _, tc := range []struct{ name, rule, want string }{
+		{"unknown device", "when = \"nope pressed\"\nthen = \"pump1 toggle\"", "rule[0].when: unknown device \"nope\""},
+		{"bad event", "when = \"button1 wiggled\"\nthen = \"pump1 toggle\"", "unknown event \"wiggled\""},
+		{"bad action", "when = \"button1 pressed\"\nthen = \"pump1 explode\"", "rule[0].then: \"pump1 explode\": unknown action"},
+		{"bad time", "at = \"25:00\"\nthen = \"pump1 toggle\"", "rule[0].at: \"25:00\" is not a time of day"},
+		{"both", "at = \"07:00\"\nwhen = \"button1 pressed\"\nthen = \"pump1 toggle\"", "when or at, not both"},
+		{"neither", "then = \"pump1 toggle\"", "needs when"},
+		{"sensor takes no action", "when = \"button1 pressed\"\nthen = \"temp1 turn_on\"", "does not take turn_on"},
+		{"numeric on a button", "when = \"button1 above 3\"\nthen = \"pump1 toggle\"", "no numeric value"},
+		{"for with pulse", "when = \"button1 pressed\"\nthen = \"pump1 pulse 100 for 5m\"", "\"for\" goes with"},
+		{"bad duration", "when = \"button1 pressed\"\nthen = \"pump1 turn_on for soon\"", "not a duration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := automationBase + "[[rule]]\n" + tc.rule + "\n"
+			_, err := Parse("ews.toml", []byte(src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), "ews.toml:1") { // lines 15-17 hold the rule: file and line named
+				t.Fatalf("err = %v, want file and line", err)
+			}
+		})
+	}
+}
+
+func TestMQTTConfig(t *testing.T) {
+	cfg, err := Parse("ews.toml", []byte(automationBase+"[mqtt]\nbroker = \"10.0.0.5\"\ndiscovery = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := cfg.MQTT.BrokerURL()
+	if err != nil || u != "tcp://10.0.0.5:1883" || cfg.MQTT.Prefix != "ews" || cfg.MQTT.DiscoveryPrefix != "homeassistant" {
+		t.Fatalf("mqtt = %+v, %q, %v", cfg.MQTT, u, err)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"no broker", "prefix = \"x\"", "mqtt.broker: empty broker"},
+		{"bad scheme", "broker = \"ws://h:1\"", "scheme \"ws\" not supported"},
+		{"bad prefix", "broker = \"h:1\"\nprefix = \"a/b\"", "mqtt.prefix"},
+		{"password without user", "broker = \"h:1\"\npassword_file = \"/x\"", "needs mqtt.user"},
+		{"unknown key", "broker = \"h:1\"\nbrokr = \"x\"", "unknown key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("ews.toml", []byte(automationBase+"[mqtt]\n"+tc.body+"\n"))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMQTTPasswordFileChecked(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{filepath.Join(dir, "missing"), "cannot read the password"},
+		{empty, "is empty"},
+	} {
+		cfg, err := Parse("ews.toml", []byte(automationBase+"[mqtt]\nbroker = \"h:1\"\nuser = \"u\"\npassword_file = \""+tc.file+"\"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs, _ := cfg.CheckSecrets()
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "mqtt.password_file: ") || !strings.Contains(errs[0].Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.file, errs, tc.want)
+		}
+	}
+}
