@@ -28,7 +28,7 @@ func (n *Node) openDevices() error {
 			n.log.Warn("devices: close", "err", err)
 		}
 	})
-	authn, err := auth.New(n.cfg.HTTP, auth.Options{})
+	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log})
 	if err != nil {
 		key := "http.users"
 		if n.cfg.HTTP.Auth == "token" {

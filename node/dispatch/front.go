@@ -214,7 +214,28 @@ func (f *Front) runMarked(w http.ResponseWriter, r *http.Request, mk Mark) {
 		r2.RequestURI = u.RequestURI()
 		r = &r2
 	}
-	f.runLocal(w, r)
+	f.runLocal(w, httpx.WithClient(r, mk.Client))
+}
+
+// Marked reports whether r carries a mark for this board (header, or query
+// in redirect mode) that the Front will verify before it runs the request:
+// the credential check can wait until then, so a replayed or forged mark
+// is refused before any credentials are tried.
+func (f *Front) Marked(r *http.Request) bool {
+	if r.Header.Get(HeaderMark) != "" {
+		return true
+	}
+	_, ok := queryMark(r.URL.RawQuery)
+	return ok && f.redirect
+}
+
+// ViaClient returns r with the client address a valid via mark vouches for
+// (httpx.Client), so the master does not count it as the follower's.
+func (f *Front) ViaClient(r *http.Request) *http.Request {
+	if r.Header.Get(HeaderVia) == "" {
+		return r
+	}
+	return httpx.WithClient(r, f.clientAddr(r, f.c.Self()))
 }
 
 // refuse answers a bad mark with 403.
