@@ -45,9 +45,11 @@ func (t MsgType) String() string {
 //
 //	1: the first protocol.
 //	2: TableMsg.Stats, the master's queue stats per class.
+//	3: StepDownMsg.PeersHash: every message but the peer list itself
+//	   carries the peer-list hash, and a board refuses one that differs.
 const (
 	ProtocolVersionMin uint8 = 1
-	ProtocolVersionMax uint8 = 2
+	ProtocolVersionMax uint8 = 3
 	ProtocolVersion          = ProtocolVersionMax // what Encode sends
 )
 
@@ -159,6 +161,16 @@ type StepDownMsg struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	Name     string
 	Epoch    uint64
+	// PeersHash (version 3) is the sender's peer-list hash; 0 from older
+	// senders, which do not carry it.
+	PeersHash uint32
+}
+
+// stepDownMsgV1 is StepDownMsg as versions 1 and 2 have it.
+type stepDownMsgV1 struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Name     string
+	Epoch    uint64
 }
 
 // PeerListMsg carries a board's configured peer list ("name=host:port" in
@@ -194,6 +206,9 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	var body any = m
 	if t, ok := m.(*TableMsg); ok && v < 2 {
 		body = t.v1()
+	}
+	if sd, ok := m.(*StepDownMsg); ok && v < 3 {
+		body = &stepDownMsgV1{Name: sd.Name, Epoch: sd.Epoch}
 	}
 	var buf bytes.Buffer
 	buf.Grow(64)
@@ -241,6 +256,9 @@ func Decode(b []byte) (Message, error) {
 		m = new(ReportMsg)
 	case stepDownMsgType:
 		m = new(StepDownMsg)
+		if v < 3 {
+			body = new(stepDownMsgV1)
+		}
 	case peerListMsgType:
 		m = new(PeerListMsg)
 	default:
@@ -254,8 +272,11 @@ func Decode(b []byte) (Message, error) {
 	if err := dec.Decode(body); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", t, err)
 	}
-	if old, ok := body.(*tableMsgV1); ok {
+	switch old := body.(type) {
+	case *tableMsgV1:
 		*m.(*TableMsg) = old.table()
+	case *stepDownMsgV1:
+		*m.(*StepDownMsg) = StepDownMsg{Name: old.Name, Epoch: old.Epoch}
 	}
 	if r.Len() != 0 {
 		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, r.Len())

@@ -234,8 +234,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated table", table[:len(table)/2], "decode table"},
 		{"trailing", append(bytes.Clone(good), 0), "trailing"},
 		{"oversized", append(bytes.Clone(good), make([]byte, MaxMessage)...), "over the"},
-		{"version 0", withVersion(0), "speaks 1..2"},
-		{"version 3", withVersion(3), "speaks 1..2"},
+		{"version 0", withVersion(0), "speaks 1..3"},
+		{"version 4", withVersion(4), "speaks 1..3"},
 		{"too many class stats", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: make(ClassStats, MaxClasses+1)}), "over the limit"},
 		{"empty class name", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: ClassStats{{Depth: 1}}}), "bad class name"},
 		{"unknown type", withType(200), "unknown message type 200"},
@@ -282,6 +282,28 @@ func TestLoadWire(t *testing.T) {
 	}{{-1, 0}, {0, 0}, {0.0004, 0}, {0.5, 500}, {1, 1000}, {7, 1000}} {
 		if got := permille(c.in); got != c.want {
 			t.Errorf("permille(%v) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStepDownVersions: version 3 carries the peer-list hash; an older
+// step-down still decodes, without it.
+func TestStepDownVersions(t *testing.T) {
+	m := &StepDownMsg{Name: "ews1", Epoch: 9, PeersHash: 0xdeadbeef}
+	for _, tt := range []struct {
+		v    uint8
+		want uint32
+	}{{1, 0}, {2, 0}, {3, 0xdeadbeef}} {
+		b, err := EncodeVersion(m, tt.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("v%d: %v", tt.v, err)
+		}
+		if sd := got.(*StepDownMsg); sd.Name != "ews1" || sd.Epoch != 9 || sd.PeersHash != tt.want {
+			t.Fatalf("v%d: %+v", tt.v, sd)
 		}
 	}
 }
