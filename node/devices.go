@@ -46,7 +46,7 @@ func (n *Node) openDevices() error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror.
-	n.hub = events.New(events.Options{Logger: n.log})
+	n.hub = events.New(events.Options{Logger: n.log, MaxClients: n.cfg.HTTP.SSEClients})
 	n.localHub = events.New(events.Options{Logger: n.log})
 	n.hub.Snapshot("cluster", func() any { return n.cluster.Snapshot() })
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
@@ -101,9 +101,10 @@ func (n *Node) publishLoops(ctx context.Context) {
 	}()
 	var prev string
 	var prevEpoch uint64
+	tables := events.NewCoalescer(n.hub, "cluster", viewKey, events.CoalesceOptions{})
 	cancel := n.cluster.OnChange(func(v state.View) {
 		n.master.follow(v)
-		n.hub.Publish("cluster", v)
+		tables.Offer(v)
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {
 				n.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})
@@ -112,5 +113,5 @@ func (n *Node) publishLoops(ctx context.Context) {
 			prev, prevEpoch = v.Master, v.Epoch
 		}
 	})
-	context.AfterFunc(ctx, cancel)
+	context.AfterFunc(ctx, func() { cancel(); tables.Close() })
 }
