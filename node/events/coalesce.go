@@ -31,7 +31,7 @@ type Coalescer struct {
 // CoalesceOptions tune a Coalescer; zero values take the defaults.
 type CoalesceOptions struct {
 	Interval time.Duration    // default 250ms
-	Refresh  time.Duration    // default 5s
+	Refresh  time.Duration    // default 2s
 	Now      func() time.Time // default time.Now
 }
 
@@ -41,7 +41,7 @@ func NewCoalescer(hub *Hub, event string, key func(any) string, o CoalesceOption
 		o.Interval = 250 * time.Millisecond
 	}
 	if o.Refresh <= 0 {
-		o.Refresh = 5 * time.Second
+		o.Refresh = 2 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
