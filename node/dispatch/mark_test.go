@@ -48,7 +48,7 @@ func TestMarkVerify(t *testing.T) {
 		wantClientSeen bool
 	}{
 		{"valid", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
-		{"replay within ttl accepted", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"VerifyToken does not use a mark up", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
 		{"forged under another key", m, other.SignString(KindDispatch, 3, "ews2", bind("POST", "/api/devices/r1/toggle", client)), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
 		{"expired", later, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
 		{"verifier clock 4s behind", lagging, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
