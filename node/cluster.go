@@ -43,13 +43,23 @@ func (l *local) Runstate() state.Runstate {
 }
 
 // HTTPAddr is the address other boards forward to: the listener's real
-// port, with a wildcard host replaced by node.advertise or the gossip host.
+// port, with a wildcard host replaced by node.advertise or this board's
+// gossip host in cluster.peers (the host the others check its reports
+// against), else node.gossip's.
 func (l *local) HTTPAddr() string {
 	a := l.n.Addr()
 	if a == nil {
 		return ""
 	}
-	return state.AdvertiseHTTP(l.n.cfg.Node.Advertise, l.n.cfg.Node.Gossip, a.String())
+	gossip := l.n.cfg.Node.Gossip
+	if peers, err := l.n.cfg.Peers(); err == nil {
+		for _, p := range peers {
+			if p.Name == l.n.cfg.Node.Name {
+				gossip = p.Addr
+			}
+		}
+	}
+	return state.AdvertiseHTTP(l.n.cfg.Node.Advertise, gossip, a.String())
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {

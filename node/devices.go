@@ -29,7 +29,7 @@ func (n *Node) openDevices() error {
 			n.log.Warn("devices: close", "err", err)
 		}
 	})
-	authn, err := auth.New(n.cfg.HTTP, auth.Options{})
+	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log})
 	if err != nil {
 		key := "http.users"
 		if n.cfg.HTTP.Auth == "token" {
@@ -51,7 +51,7 @@ func (n *Node) openDevices() error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror.
-	n.hub = events.New(events.Options{Logger: n.log})
+	n.hub = events.New(events.Options{Logger: n.log, MaxClients: n.cfg.HTTP.SSEClients})
 	n.localHub = events.New(events.Options{Logger: n.log})
 	n.hub.Snapshot("cluster", func() any { return n.view() })
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
@@ -108,10 +108,11 @@ func (n *Node) publishLoops(ctx context.Context) {
 	}()
 	var prev string
 	var prevEpoch uint64
+	tables := events.NewCoalescer(n.hub, "cluster", viewKey, events.CoalesceOptions{})
 	cancel := n.cluster.OnChange(func(v state.View) {
 		n.master.follow(v)
 		n.auto.poke()
-		n.hub.Publish("cluster", n.refusals.mark(v, time.Now()))
+		tables.Offer(n.refusals.mark(v, time.Now()))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {
 				n.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})
@@ -120,7 +121,7 @@ func (n *Node) publishLoops(ctx context.Context) {
 			prev, prevEpoch = v.Master, v.Epoch
 		}
 	})
-	context.AfterFunc(ctx, cancel)
+	context.AfterFunc(ctx, func() { cancel(); tables.Close() })
 }
 
 // remoteEvent takes the other events of a board's local stream: its

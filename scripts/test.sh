@@ -17,6 +17,10 @@ fi
 bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto
 go vet ./...
 go test -race -timeout 20m ./...
+# Short fuzz runs of the two parsers that read what the network sends: the
+# gossip decoder and the dispatch mark parser (-fuzz takes one package).
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 5s ./state/
+go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 5s ./node/dispatch/
 # Browser tests (headless Chromium) run without -race: the browser, not Go,
 # is what they exercise, and -race triples their time.
 go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/

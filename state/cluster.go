@@ -66,11 +66,12 @@ type Cluster struct {
 	queue     func() map[string]int
 	completed func() map[string]uint64
 
-	ml      *memberlist.Memberlist
-	inbox   chan Message
-	members chan memberEvent
-	warned  map[string]time.Time // Warn reasons logged recently (run goroutine only)
-	joins   atomic.Int64         // join attempts of the rejoin loop
+	ml             *memberlist.Memberlist
+	inbox          chan Message
+	members        chan memberEvent
+	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
+	joins          atomic.Int64         // join attempts of the rejoin loop
+	refusedMembers memberLog            // refused members, logged once a minute
 
 	amu   sync.Mutex        // guards addrs
 	addrs map[string]string // live members' gossip addresses, copied in the event delegate
@@ -124,6 +125,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, local Local
 			c.self = p
 		}
 	}
+	c.e.HostOK = c.hostOK
 	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}
 	for _, p := range c.peers {
@@ -174,7 +176,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 			return err
 		}
 		d := &delegate{c: c}
-		mc.Delegate, mc.Events, mc.Conflict = d, d, d
+		mc.Delegate, mc.Events, mc.Conflict, mc.Alive = d, d, d, d
 		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
 		if err != nil {
 			if strings.Contains(err.Error(), "address already in use") {
@@ -188,10 +190,12 @@ func (c *Cluster) Start(ctx context.Context) error {
 				mc.AdvertisePort = mc.BindPort
 			}
 		}
-		mc.Transport = &countingTransport{NetTransport: nt, sent: c.m.wire.Add}
+		ct := &countingTransport{NetTransport: nt, sent: c.m.wire.Add, packets: make(chan *memberlist.Packet), stop: make(chan struct{})}
+		go ct.filterPackets(c, newSources(c.peers))
+		mc.Transport = ct
 		ml, err := memberlist.Create(mc)
 		if err != nil {
-			_ = nt.Shutdown()
+			_ = ct.Shutdown()
 			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
 		}
 		c.ml = ml
@@ -381,7 +385,19 @@ func (c *Cluster) memberAddrs() map[string]string {
 // and its own probes and gossip, after encryption.
 type countingTransport struct {
 	*memberlist.NetTransport
-	sent func(float64)
+	sent    func(float64)
+	packets chan *memberlist.Packet // filtered (filterPackets)
+	stop    chan struct{}
+	once    sync.Once
+}
+
+// PacketCh is the filtered packet channel.
+func (t *countingTransport) PacketCh() <-chan *memberlist.Packet { return t.packets }
+
+// Shutdown stops the filter and the transport.
+func (t *countingTransport) Shutdown() error {
+	t.once.Do(func() { close(t.stop) })
+	return t.NetTransport.Shutdown()
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {

@@ -113,6 +113,9 @@ func (c *Config) Validate() error {
 	if c.ProtocolVersion < ProtocolVersionMin || c.ProtocolVersion > ProtocolVersionMax {
 		return fmt.Errorf("state: protocol version %d: this build speaks %d..%d", c.ProtocolVersion, ProtocolVersionMin, ProtocolVersionMax)
 	}
+	if c.Insecure && len(c.Key) > 0 {
+		return fmt.Errorf("state: board %q: insecure with a cluster key would turn gossip encryption off: drop one", c.Name)
+	}
 	if !c.Standalone() && len(c.Key) == 0 && !c.Insecure {
 		return fmt.Errorf("state: no cluster key for board %q: set a key (or insecure, never on a real network)", c.Name)
 	}

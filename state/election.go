@@ -1,7 +1,9 @@
 package state
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -51,7 +53,15 @@ type boardState struct {
 	hasReport bool
 	gone      bool   // membership says it left or died
 	peersHash uint32 // last hash warned about, to warn once per change
+	// mismatchAt is when this board last refused a message of the peer
+	// because its peer list differs; zero: never, or it agrees again.
+	mismatchAt time.Time
 }
+
+// MaxEpochJump bounds how far past the highest epoch this board has seen a
+// claim may jump; a larger jump (a forged or corrupt epoch, which would
+// make the next claim wrap) is refused and logged.
+const MaxEpochJump = 1 << 20
 
 // Election is the master election and the master's table as a pure state
 // machine: the driver feeds it events with the current time and performs
@@ -81,6 +91,11 @@ type Election struct {
 	lastSent time.Time
 	stopped  bool // StepDown was called: the board is leaving, it claims nothing more
 	reports  int  // own reports fed by Local
+
+	// HostOK, when set, accepts a report's HTTP host for a peer whose
+	// configured gossip host differs (the driver checks the address the
+	// membership knows the peer at). nil: only the configured host.
+	HostOK func(name, host string) bool
 }
 
 // NewElection starts the machine at now. peers are in rank order and must
@@ -173,6 +188,9 @@ func (e *Election) Tick(now time.Time) []Action {
 	if e.stopped {
 		return nil
 	}
+	if e.outvoted(now) {
+		return e.standAside(now)
+	}
 	if e.IsMaster() {
 		return e.masterTick(now)
 	}
@@ -201,7 +219,11 @@ func (e *Election) Tick(now time.Time) []Action {
 }
 
 func (e *Election) claim(now time.Time, reason string) []Action {
-	e.epoch = max(e.epoch, e.maxEpochSeen) + 1
+	next := max(e.epoch, e.maxEpochSeen)
+	if next == ^uint64(0) {
+		return []Action{{Kind: Warn, Reason: fmt.Sprintf("cannot claim mastership: epoch %d is the largest there is", next)}}
+	}
+	e.epoch = next + 1
 	e.maxEpochSeen = e.epoch
 	e.master, e.masterRank = e.self.Name, e.self.Rank
 	e.heardMaster = now
@@ -215,6 +237,48 @@ func (e *Election) claim(now time.Time, reason string) []Action {
 		{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason},
 		{Kind: Broadcast, Msg: &msg},
 	}
+}
+
+// Mismatched lists the peers whose messages this board refused within
+// tthreshold because their peer lists differ from this board's.
+func (e *Election) Mismatched(now time.Time) []string {
+	var out []string
+	for r := range e.boards {
+		if at := e.boards[r].mismatchAt; !at.IsZero() && now.Sub(at) <= e.t.TThreshold {
+			out = append(out, e.peers[r].Name)
+		}
+	}
+	return out
+}
+
+// outvoted reports whether more live peers disagree with this board's peer
+// list than agree with it (this board included): then this board is the
+// odd one out and must not be master, so a mis-ordered list on one board
+// is a loud error on every board instead of a second master.
+func (e *Election) outvoted(now time.Time) bool {
+	differ := len(e.Mismatched(now))
+	if differ == 0 {
+		return false
+	}
+	agree := 0
+	for r := range e.peers {
+		if e.alive(r, now) && e.boards[r].mismatchAt.IsZero() {
+			agree++
+		}
+	}
+	return differ >= agree
+}
+
+// standAside is Tick for an outvoted board: it gives up mastership if it
+// holds it and claims nothing while outvoted.
+func (e *Election) standAside(now time.Time) []Action {
+	if !e.IsMaster() {
+		return nil
+	}
+	old := e.epoch
+	e.master, e.masterRank, e.followSince = "", -1, now
+	reason := fmt.Sprintf("peer lists differ: boards %v disagree with this board's list %v", e.Mismatched(now), e.peerList)
+	return []Action{{Kind: SteppedDown, Epoch: old, Reason: reason}, {Kind: Warn, Reason: reason}}
 }
 
 func (e *Election) masterTick(now time.Time) []Action {
@@ -310,6 +374,42 @@ func (e *Election) sender(kind MsgType, name string) (int, []Action, error) {
 	return r, nil, nil
 }
 
+// samePeers refuses a message whose peer-list hash differs from this
+// board's; the first refusal per change is a Warn.
+func (e *Election) samePeers(kind MsgType, r int, hash uint32, now time.Time) ([]Action, error) {
+	b := &e.boards[r]
+	if hash == e.peersHash {
+		b.mismatchAt, b.peersHash = time.Time{}, 0
+		return nil, nil
+	}
+	var acts []Action
+	if b.peersHash != hash || b.mismatchAt.IsZero() {
+		b.peersHash = hash
+		acts = append(acts, Action{Kind: Warn, Reason: fmt.Sprintf("board %s has a different peer list (hash %08x, ours %08x: %v); its messages are refused until the lists agree", e.peers[r].Name, hash, e.peersHash, e.peerList)})
+		if kind == reportMsgType {
+			list := PeerListMsg{Name: e.self.Name, Peers: Strings(e.peerList)}
+			acts = append(acts, Action{Kind: SendTo, To: e.peers[r].Name, Msg: &list})
+		}
+	}
+	b.mismatchAt = now
+	return acts, fmt.Errorf("%w: %s from %s (hash %08x, ours %08x)", ErrPeersDiffer, kind, e.peers[r].Name, hash, e.peersHash)
+}
+
+// ErrPeersDiffer is wrapped by Receive when it refuses a message of a board
+// whose peer list differs from this board's.
+var ErrPeersDiffer = errors.New("state: message refused: the sender's peer list differs")
+
+// epochOK refuses an epoch that jumps more than MaxEpochJump past the
+// highest this board has seen.
+func (e *Election) epochOK(kind MsgType, name string, epoch uint64) ([]Action, error) {
+	top := max(e.epoch, e.maxEpochSeen)
+	if epoch <= top || epoch-top <= MaxEpochJump {
+		return nil, nil
+	}
+	reason := fmt.Sprintf("%s from %s with epoch %d, more than %d past the highest seen (%d): refused", kind, name, epoch, MaxEpochJump, top)
+	return []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s", reason)
+}
+
 func (e *Election) heard(r int, now time.Time) {
 	e.boards[r].heard = now
 	e.boards[r].gone = false
@@ -320,9 +420,24 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 	if err != nil {
 		return acts, err
 	}
+	if acts, err := e.samePeers(tableMsgType, r, t.PeersHash, now); err != nil {
+		return acts, err
+	}
+	if acts, err := e.epochOK(tableMsgType, t.Master, t.Epoch); err != nil {
+		return acts, err
+	}
+	wasAlive := e.alive(r, now)
 	e.heard(r, now)
-	e.maxEpochSeen = max(e.maxEpochSeen, t.Epoch)
 	if e.IsMaster() {
+		if t.Epoch > e.epoch && r > e.self.Rank && wasAlive {
+			// A higher-rank board this master kept hearing claims: it had no
+			// cause (a board cut off from the master stops being heard
+			// here). Refused; claim above it so it follows again.
+			e.maxEpochSeen = max(e.maxEpochSeen, t.Epoch)
+			acts := e.claim(now, fmt.Sprintf("refused a claim of %s (epoch %d): it was heard all along and ranks %d, this board %d", t.Master, t.Epoch, r, e.self.Rank))
+			return append([]Action{{Kind: Warn, Reason: fmt.Sprintf("board %s claimed mastership (epoch %d) while this board is master and heard it: refused", t.Master, t.Epoch)}}, acts...), nil
+		}
+		e.maxEpochSeen = max(e.maxEpochSeen, t.Epoch)
 		if t.Epoch > e.epoch || (t.Epoch == e.epoch && r < e.self.Rank) {
 			old := e.epoch
 			acts = e.follow(now, t, r)
@@ -334,6 +449,15 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 		msg := e.table
 		return []Action{{Kind: Broadcast, Msg: &msg}}, nil
 	}
+	if t.Master != e.master && t.Epoch > e.epoch && e.master != "" && r > e.masterRank &&
+		now.Sub(e.heardMaster) < e.t.TMax/2 && wasAlive {
+		// the master is heard, the claimer ranks above it and was heard too:
+		// not a takeover by the rules
+		reason := fmt.Sprintf("board %s claimed mastership (epoch %d) while master %s is heard (%v ago) and ranks below it: refused",
+			t.Master, t.Epoch, e.master, now.Sub(e.heardMaster).Round(time.Millisecond))
+		return []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s", reason)
+	}
+	e.maxEpochSeen = max(e.maxEpochSeen, t.Epoch)
 	switch {
 	case e.master == "",
 		t.Epoch > e.epoch,
@@ -352,11 +476,7 @@ func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
 	e.epoch, e.master, e.masterRank = t.Epoch, t.Master, r
 	e.heardMaster, e.followSince = now, now
 	e.table, e.tableAt = *t, now
-	var acts []Action
-	if t.PeersHash != e.peersHash {
-		acts = append(acts, Action{Kind: Warn, Reason: fmt.Sprintf("master %s has a different peer list (hash %08x, ours %08x: %v)", t.Master, t.PeersHash, e.peersHash, e.peerList)})
-	}
-	return append(acts, Action{Kind: Followed, Epoch: t.Epoch, Master: t.Master})
+	return []Action{{Kind: Followed, Epoch: t.Epoch, Master: t.Master}}
 }
 
 func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) {
@@ -364,8 +484,14 @@ func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) 
 	if err != nil {
 		return acts, err
 	}
+	if acts, err := e.samePeers(reportMsgType, r, m.PeersHash, now); err != nil {
+		return acts, err
+	}
 	b := &e.boards[r]
 	wasAlive := e.alive(r, now)
+	if acts, err := e.httpOK(r, m.HTTP, wasAlive); err != nil {
+		return acts, err
+	}
 	b.report, b.hasReport = *m, true
 	e.heard(r, now)
 	if own := e.boards[e.self.Rank]; !wasAlive && e.IsMaster() && own.hasReport {
@@ -373,28 +499,63 @@ func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) 
 		rep := own.report
 		acts = append(acts, Action{Kind: SendTo, To: m.Name, Msg: &rep})
 	}
-	e.maxEpochSeen = max(e.maxEpochSeen, m.Epoch)
-	if m.PeersHash != e.peersHash && m.PeersHash != b.peersHash {
-		b.peersHash = m.PeersHash
-		list := PeerListMsg{Name: e.self.Name, Peers: Strings(e.peerList)}
-		acts = append(acts,
-			Action{Kind: Warn, Reason: fmt.Sprintf("board %s has a different peer list (hash %08x, ours %08x: %v); sending it ours", m.Name, m.PeersHash, e.peersHash, e.peerList)},
-			Action{Kind: SendTo, To: m.Name, Msg: &list})
-	} else if m.PeersHash == e.peersHash {
-		b.peersHash = 0
+	if _, err := e.epochOK(reportMsgType, m.Name, m.Epoch); err == nil {
+		e.maxEpochSeen = max(e.maxEpochSeen, m.Epoch)
 	}
 	return acts, nil
 }
+
+// httpOK refuses a report whose HTTP address is not the peer's: its host
+// must be the host configured for that peer in cluster.peers (or one the
+// driver's HostOK accepts, such as the address the membership knows it
+// at), and while the peer is alive its address does not move (two boards
+// sending reports under one name).
+func (e *Election) httpOK(r int, addr string, alive bool) ([]Action, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	name := e.peers[r].Name
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("state: report of %s: http address %q: %w", name, addr, err)
+	}
+	want, _, _ := net.SplitHostPort(e.peers[r].Addr)
+	if host != want && (e.HostOK == nil || !e.HostOK(name, host)) {
+		reason := fmt.Sprintf("board %s reports HTTP address %s, but cluster.peers has it at host %q: refused (another board using its name?)", name, addr, want)
+		return []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s", reason)
+	}
+	if b := &e.boards[r]; alive && b.hasReport && b.report.HTTP != "" && b.report.HTTP != addr {
+		reason := fmt.Sprintf("board %s reports HTTP address %s while it is alive at %s: refused (two boards using one name?)", name, addr, b.report.HTTP)
+		return []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s", reason)
+	}
+	return nil, nil
+}
+
+// stepDownGrace is how long after a step-down this board waits for a table
+// from the master that would prove the step-down forged (a master that
+// really steps down sends no more tables); then it takes over, still well
+// under tmax.
+func (e *Election) stepDownGrace() time.Duration { return e.t.Heartbeat + 2*e.t.Tick }
 
 func (e *Election) receiveStepDown(now time.Time, m *StepDownMsg) ([]Action, error) {
 	r, acts, err := e.sender(stepDownMsgType, m.Name)
 	if err != nil {
 		return acts, err
 	}
-	e.boards[r].gone = true
-	if m.Name == e.master && m.Epoch == e.epoch {
-		e.heardMaster = time.Time{} // take over at the next tick, no need to wait tmax
+	if m.PeersHash != 0 { // version 3 carries it
+		if acts, err := e.samePeers(stepDownMsgType, r, m.PeersHash, now); err != nil {
+			return acts, err
+		}
 	}
+	if m.Name != e.master || m.Epoch != e.epoch {
+		return nil, fmt.Errorf("state: step-down from %s for epoch %d ignored: the master is %q of epoch %d", m.Name, m.Epoch, e.master, e.epoch)
+	}
+	// take over after the grace unless the master's next table says
+	// otherwise (it resets heardMaster)
+	if t := now.Add(-e.t.TMax + e.stepDownGrace()); t.Before(e.heardMaster) {
+		e.heardMaster = t
+	}
+	e.boards[r].gone = true // until it is heard again
 	return nil, nil
 }
 
@@ -432,7 +593,7 @@ func (e *Election) StepDown(now time.Time) []Action {
 	if !e.IsMaster() {
 		return nil
 	}
-	msg := StepDownMsg{Name: e.self.Name, Epoch: e.epoch}
+	msg := StepDownMsg{Name: e.self.Name, Epoch: e.epoch, PeersHash: e.peersHash}
 	e.master, e.masterRank, e.followSince = "", -1, now
 	e.stopped = true
 	return []Action{{Kind: SteppedDown, Epoch: e.epoch, Reason: "shutdown"}, {Kind: Broadcast, Msg: &msg}}

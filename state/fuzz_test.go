@@ -13,7 +13,7 @@ func FuzzDecode(f *testing.F) {
 	for _, m := range []Message{
 		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, PeersHash: 7, Rows: Rows{worstRow(0), worstRow(1)}},
 		&ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Runstate: Running},
-		&StepDownMsg{Name: "ews1", Epoch: 3},
+		&StepDownMsg{Name: "ews1", Epoch: 3, PeersHash: 7},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946"}},
 	} {
 		b, err := Encode(m)

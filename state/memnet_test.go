@@ -238,3 +238,13 @@ func (s *simNet) warned(sub string) bool {
 	}
 	return false
 }
+
+// warnedBy reports whether board name logged a warning containing sub.
+func (s *simNet) warnedBy(name, sub string) bool {
+	for _, w := range s.warns {
+		if strings.HasPrefix(w, name+": ") && strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}

@@ -15,7 +15,7 @@ type metrics struct {
 	version   prometheus.Gauge
 	sent      *prometheus.CounterVec // type
 	received  *prometheus.CounterVec // type
-	refused   *prometheus.CounterVec // type: table report stepdown peerlist unknown encrypted overflow
+	refused   *prometheus.CounterVec // type: table report stepdown peerlist unknown encrypted overflow peers member
 	bytes     *prometheus.CounterVec // direction: sent received
 	wire      prometheus.Counter     // every UDP byte sent, memberlist's own included
 }
@@ -28,7 +28,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		version:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "ews_cluster_table_version", Help: "Version of the latest table."}),
 		sent:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_messages_sent_total", Help: "Cluster messages sent, by type (one per receiver)."}, []string{"type"}),
 		received:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_messages_received_total", Help: "Cluster messages received and accepted, by type."}, []string{"type"}),
-		refused:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_messages_refused_total", Help: "Cluster messages refused, by type; encrypted = gossip that no installed key decrypts."}, []string{"type"}),
+		refused:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_messages_refused_total", Help: "Cluster messages refused, by type; encrypted = gossip that no installed key decrypts; peers = the sender's peer list differs (also counted by type); member = a board whose name and address do not match cluster.peers."}, []string{"type"}),
 		bytes:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ews_cluster_gossip_bytes_total", Help: "Bytes of cluster messages (before encryption), by direction."}, []string{"direction"}),
 		wire:      prometheus.NewCounter(prometheus.CounterOpts{Name: "ews_cluster_wire_bytes_sent_total", Help: "UDP bytes sent by the gossip transport, memberlist's probes and gossip included, after encryption."}),
 	}
@@ -37,7 +37,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.received.WithLabelValues(t)
 		m.refused.WithLabelValues(t)
 	}
-	m.refused.WithLabelValues("encrypted")
+	for _, t := range []string{"encrypted", "peers", "member"} {
+		m.refused.WithLabelValues(t)
+	}
 	if reg == nil {
 		return m, nil
 	}

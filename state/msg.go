@@ -45,7 +45,9 @@ func (t MsgType) String() string {
 //
 //	1: the first protocol.
 //	2: TableMsg.Stats, the master's queue stats per class.
-//	3: ReportMsg.Creds, the fingerprint of the board's HTTP credentials.
+//	3: ReportMsg.Creds, the fingerprint of the board's HTTP credentials;
+//	   StepDownMsg.PeersHash: every message but the peer list itself
+//	   carries the peer-list hash, and a board refuses one that differs.
 const (
 	ProtocolVersionMin uint8 = 1
 	ProtocolVersionMax uint8 = 3
@@ -192,6 +194,16 @@ type StepDownMsg struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	Name     string
 	Epoch    uint64
+	// PeersHash (version 3) is the sender's peer-list hash; 0 from older
+	// senders, which do not carry it.
+	PeersHash uint32
+}
+
+// stepDownMsgV1 is StepDownMsg as versions 1 and 2 have it.
+type stepDownMsgV1 struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Name     string
+	Epoch    uint64
 }
 
 // PeerListMsg carries a board's configured peer list ("name=host:port" in
@@ -230,6 +242,9 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	}
 	if r, ok := m.(*ReportMsg); ok && v < 3 {
 		body = r.v2()
+	}
+	if sd, ok := m.(*StepDownMsg); ok && v < 3 {
+		body = &stepDownMsgV1{Name: sd.Name, Epoch: sd.Epoch}
 	}
 	var buf bytes.Buffer
 	buf.Grow(64)
@@ -280,6 +295,9 @@ func Decode(b []byte) (Message, error) {
 		}
 	case stepDownMsgType:
 		m = new(StepDownMsg)
+		if v < 3 {
+			body = new(stepDownMsgV1)
+		}
 	case peerListMsgType:
 		m = new(PeerListMsg)
 	default:
@@ -298,6 +316,8 @@ func Decode(b []byte) (Message, error) {
 		*m.(*TableMsg) = old.table()
 	case *reportMsgV2:
 		*m.(*ReportMsg) = old.report()
+	case *stepDownMsgV1:
+		*m.(*StepDownMsg) = StepDownMsg{Name: old.Name, Epoch: old.Epoch}
 	}
 	if r.Len() != 0 {
 		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, r.Len())

@@ -315,3 +315,25 @@ func TestLoadWire(t *testing.T) {
 		}
 	}
 }
+
+// TestStepDownVersions: version 3 carries the peer-list hash; an older
+// step-down still decodes, without it.
+func TestStepDownVersions(t *testing.T) {
+	m := &StepDownMsg{Name: "ews1", Epoch: 9, PeersHash: 0xdeadbeef}
+	for _, tt := range []struct {
+		v    uint8
+		want uint32
+	}{{1, 0}, {2, 0}, {3, 0xdeadbeef}} {
+		b, err := EncodeVersion(m, tt.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("v%d: %v", tt.v, err)
+		}
+		if sd := got.(*StepDownMsg); sd.Name != "ews1" || sd.Epoch != 9 || sd.PeersHash != tt.want {
+			t.Fatalf("v%d: %+v", tt.v, sd)
+		}
+	}
+}

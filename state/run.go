@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -27,7 +28,9 @@ func (c *Cluster) run(ctx context.Context) {
 			return
 		case m := <-c.inbox:
 			kind = m.Type()
-			acts, err = c.safely(func(now time.Time) ([]Action, error) { return c.e.Receive(now, m) })
+			if err = c.fromMember(m); err == nil {
+				acts, err = c.safely(func(now time.Time) ([]Action, error) { return c.e.Receive(now, m) })
+			}
 		case ev := <-c.members:
 			acts, err = c.safely(func(time.Time) ([]Action, error) {
 				if ev.up {
@@ -56,6 +59,9 @@ func (c *Cluster) run(ctx context.Context) {
 			})
 		}
 		if err != nil {
+			if errors.Is(err, ErrPeersDiffer) {
+				c.refused("peers")
+			}
 			c.refused(kind.String())
 			c.logger.Debug("message refused", "type", kind, "err", err)
 		} else if kind != 0 {

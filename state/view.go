@@ -13,6 +13,9 @@ type View struct {
 	// Completed counts the requests the master dispatched per class since it
 	// became master (the web UI's requests/s chart).
 	Completed map[string]uint64 `json:"completed,omitempty"`
+	// PeersMismatch names the boards whose messages this board refuses
+	// because their cluster.peers differ from its own (order included).
+	PeersMismatch []string `json:"peers_mismatch,omitempty"`
 }
 
 // Node returns the named row.
@@ -56,6 +59,7 @@ func (e *Election) View(now time.Time) View {
 		}
 		v.Nodes = append(v.Nodes, n)
 	}
+	v.PeersMismatch = e.Mismatched(now)
 	if !e.IsMaster() && len(t.Stats) > 0 {
 		v.Queue, v.Completed = t.Stats.Maps()
 	}

@@ -103,6 +103,9 @@ type HTTP struct {
 	MaxBody int64 `toml:"max_body"`
 	// ShutdownTimeout bounds how long in-flight requests may finish; default 10s.
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// SSEClients caps the GET /events streams open at once on this board;
+	// one more gets 503 with Retry-After. 0: the default, 64.
+	SSEClients int `toml:"sse_clients"`
 }
 
 // CGI configures /cgi-bin.

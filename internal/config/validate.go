@@ -85,6 +85,9 @@ func (c *Config) validateHTTP(bad func(string, string, ...any)) {
 	if h.MaxBody < 0 {
 		bad("http.max_body", "must not be negative")
 	}
+	if h.SSEClients < 0 {
+		bad("http.sse_clients", "must not be negative (0: the default, 64)")
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -16,6 +16,10 @@ func (c *Config) validateCluster(bad func(string, string, ...any)) {
 	if cl.Key != "" && cl.KeyFile != "" {
 		bad("cluster.key", "set key or key_file, not both")
 	}
+	if cl.Insecure && (cl.Key != "" || cl.KeyFile != "") {
+		// it would silently turn gossip encryption off despite the key
+		bad("cluster.insecure", "insecure = true turns gossip encryption off, yet a key is set: remove insecure, or the key")
+	}
 	if cl.Key != "" {
 		if _, err := DecodeKey(cl.Key); err != nil {
 			bad("cluster.key", "%v", err)

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/time/rate"
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -46,6 +48,8 @@ type Auth struct {
 	now      func() time.Time
 	checks   atomic.Int64 // credential checks made (tests count them)
 	secret   string       // what sessions are keyed by: mode and credentials
+	limit    *failLimiter
+	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -57,6 +61,15 @@ type Options struct {
 	SessionTTL  time.Duration // default 12h
 	MaxSessions int           // default 256 ids (and logouts) remembered here; signed ids stay valid until they expire
 	Now         func() time.Time
+	// FailBurst failed checks from one client address are answered as
+	// usual; past them the address gets 429 with Retry-After, one more
+	// attempt every 1/FailRate seconds. Defaults DefaultFailBurst and
+	// DefaultFailRate; FailClients (default DefaultFailClients) bounds the
+	// addresses tracked.
+	FailBurst   int
+	FailRate    float64
+	FailClients int
+	Logger      *slog.Logger // the rate-limited refusal lines; default slog.Default()
 }
 
 // New reads the credentials of h: the token (from token or token_file) or
@@ -71,8 +84,12 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now,
-		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now)}
+		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
+		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
 	switch h.Auth {
 	case ModeNone:
 		a.secret = "none"
@@ -94,19 +111,28 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	case ModeBasic:
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
+		cost := bcrypt.MinCost
 		for _, u := range h.Users {
 			name, hash, ok := strings.Cut(u, ":")
 			if !ok || name == "" {
 				return nil, fmt.Errorf("auth: user %q: want name:bcrypt-hash", name)
 			}
-			if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+			c, err := bcrypt.Cost([]byte(hash))
+			if err != nil {
 				return nil, fmt.Errorf("auth: user %q: %w", name, err)
 			}
+			cost = max(cost, c)
 			a.users[name] = []byte(hash)
 		}
 		if len(a.users) == 0 {
 			return nil, errors.New("auth: auth = \"basic\" with no users")
 		}
+		// an unknown user costs one bcrypt run of the users' cost, as a known one
+		dummy, err := bcrypt.GenerateFromPassword([]byte("ews-dummy"), cost)
+		if err != nil {
+			return nil, fmt.Errorf("auth: dummy hash: %w", err)
+		}
+		a.dummy = dummy
 		users := slices.Sorted(maps.Keys(a.users))
 		for i, u := range users {
 			users[i] = u + ":" + string(a.users[u])
@@ -147,6 +173,11 @@ var (
 // credentials a browser adds by itself (cookie, basic) must also come from
 // the same origin when they change state. Others get 401 (or 403) JSON.
 //
+// Bad credentials are counted per client address (httpx.Client: the one a
+// verified mark vouches for, else the peer's); past a small burst the
+// address gets 429 with Retry-After, and a log line says so (at most one
+// per address every 10 s).
+//
 // Credentials are checked once per board per request: the gate in front of
 // the queue and the handler that runs the request share the verdict through
 // the request's context (a basic password costs a bcrypt run, ~80 ms on a
@@ -158,8 +189,16 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		client := httpx.Client(r)
+		if wait := a.limit.blocked(client); wait > 0 {
+			tooMany(w, wait)
+			return
+		}
 		ambient, err := a.check(r)
 		if err != nil {
+			if err == errBadCredentials {
+				a.limit.fail(client)
+			}
 			a.deny(w, err)
 			return
 		}
@@ -179,7 +218,14 @@ func (a *Auth) Allowed(r *http.Request) bool {
 	if a.mode == ModeNone || r.Context().Value(verifiedKey{}) == a {
 		return true
 	}
+	client := httpx.Client(r)
+	if a.limit.blocked(client) > 0 {
+		return false
+	}
 	_, err := a.check(r)
+	if err == errBadCredentials {
+		a.limit.fail(client)
+	}
 	return err == nil
 }
 
@@ -224,9 +270,6 @@ func (a *Auth) checkToken(tok string) error {
 	return nil
 }
 
-// dummyHash keeps an unknown user as slow as a known one.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("ews-dummy"), bcrypt.MinCost)
-
 // verifiedTTL is how long a good user:password skips bcrypt.
 const verifiedTTL = 5 * time.Minute
 
@@ -241,7 +284,7 @@ func (a *Auth) checkUser(user, pass string) error {
 	}
 	hash, known := a.users[user]
 	if !known {
-		hash = dummyHash
+		hash = a.dummy
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(pass)) != nil || !known {
 		return errBadCredentials

@@ -180,6 +180,11 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, map[string]any{"ok": true, "auth": ModeNone})
 		return
 	}
+	client := httpx.Client(r)
+	if wait := a.limit.blocked(client); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
 	var err error
 	if h := r.Header.Get("Authorization"); h != "" {
 		_, err = a.checkHeader(h)
@@ -198,6 +203,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
+		a.limit.fail(client)
 		a.deny(w, err)
 		return
 	}

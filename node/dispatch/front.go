@@ -189,7 +189,7 @@ func (f *Front) Completed() uint64 { return f.completed.Load() }
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	self := f.c.Self()
-	mk, err := f.marks.Verify(r, self)
+	mk, err := f.marks.Verify(r, self, f.redirect)
 	switch {
 	case err == nil:
 		f.runMarked(w, r, mk)
@@ -214,7 +214,7 @@ func (f *Front) runMarked(w http.ResponseWriter, r *http.Request, mk Mark) {
 		unavailable(w, f.retry, "dispatch: request sent by the master of epoch %d, now epoch %d", mk.Epoch, f.c.Epoch())
 		return
 	}
-	if r.Header.Get(HeaderMark) == "" { // redirect mode: the mark came in the query
+	if mk.Kind == KindRedirect { // redirect mode: the mark came in the query
 		r2 := *r
 		u := *r.URL
 		u.RawQuery = stripQueryMark(u.RawQuery)
@@ -222,7 +222,28 @@ func (f *Front) runMarked(w http.ResponseWriter, r *http.Request, mk Mark) {
 		r2.RequestURI = u.RequestURI()
 		r = &r2
 	}
-	f.runLocal(w, r)
+	f.runLocal(w, httpx.WithClient(r, mk.Client))
+}
+
+// Marked reports whether r carries a mark for this board (header, or query
+// in redirect mode) that the Front will verify before it runs the request:
+// the credential check can wait until then, so a replayed or forged mark
+// is refused before any credentials are tried.
+func (f *Front) Marked(r *http.Request) bool {
+	if r.Header.Get(HeaderMark) != "" {
+		return true
+	}
+	_, ok := queryMark(r.URL.RawQuery)
+	return ok && f.redirect
+}
+
+// ViaClient returns r with the client address a valid via mark vouches for
+// (httpx.Client), so the master does not count it as the follower's.
+func (f *Front) ViaClient(r *http.Request) *http.Request {
+	if r.Header.Get(HeaderVia) == "" {
+		return r
+	}
+	return httpx.WithClient(r, f.clientAddr(r, f.c.Self()))
 }
 
 // refuse answers a bad mark with 403.
@@ -233,6 +254,7 @@ func (f *Front) refuse(w http.ResponseWriter, err error) {
 		reason = me.Reason
 	}
 	f.m.refused.WithLabelValues(reason).Inc()
+	w.Header().Set(HeaderRefused, reason)
 	writeJSON(w, http.StatusForbidden, errorBody{Error: "dispatch: dispatch mark refused: " + reason, Reason: reason})
 }
 
@@ -282,7 +304,7 @@ func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, st
 		defer t.Done()
 		f.runLocal(w, r)
 	case f.redirect:
-		f.redirectTo(w, r, t, start)
+		f.redirectTo(w, r, t, req.Client, start)
 	default:
 		f.proxy(w, r, d, req, t, self, start)
 	}
@@ -334,7 +356,9 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 // non-master vouched for in a valid via mark, else the peer's.
 func (f *Front) clientAddr(r *http.Request, self string) netip.Addr {
 	if tok := r.Header.Get(HeaderVia); tok != "" {
-		if mk, err := f.marks.VerifyToken(tok, KindVia, r.Method, r.URL.Path, self); err == nil && mk.Client.IsValid() {
+		var b Binding
+		BindRequest(&b, r, viaBody(r), nil, netip.Addr{})
+		if mk, err := f.marks.VerifyToken(tok, KindVia, self, &b); err == nil && mk.Client.IsValid() {
 			return mk.Client
 		}
 	}
@@ -342,6 +366,15 @@ func (f *Front) clientAddr(r *http.Request, self string) netip.Addr {
 		return ap.Addr().Unmap()
 	}
 	return netip.Addr{}
+}
+
+// viaBody is how a via mark binds the body: by its length, which the
+// master knows without reading a body it streams on.
+func viaBody(r *http.Request) BodyMode {
+	if bodyMode(r) == BodyNone {
+		return BodyNone
+	}
+	return BodyLength
 }
 
 // toMaster is a non-master's path: pass the request to the master.
@@ -399,7 +432,9 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 			continue
 		}
 		rewind(r, body)
-		tok := f.marks.SignString(KindVia, epoch, name, r.Method, r.URL.Path, client)
+		var b Binding
+		BindRequest(&b, r, viaBody(r), nil, client)
+		tok := f.marks.SignString(KindVia, epoch, name, &b)
 		err := f.forward(w, r, &fwd{target: name, addr: addr, header: HeaderVia, token: tok})
 		switch {
 		case err == nil:

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"net"
@@ -21,9 +22,9 @@ func TestForgedMarkRefused(t *testing.T) {
 	tc := newCluster(t, clusterOpts{})
 	board := tc.boards[1]
 	forger, _ := NewMarker(RandomKey(), MarkOptions{})
-	forged := forger.SignString(KindDispatch, 1, board.name, "POST", "/api/devices/r1/toggle", netip.Addr{})
+	forged := forger.SignString(KindDispatch, 1, board.name, bind("POST", "/api/devices/r1/toggle", netip.Addr{}))
 	valid, _ := NewMarker(tc.key, MarkOptions{})
-	good := valid.SignString(KindDispatch, 1, board.name, "POST", "/api/devices/r1/toggle", netip.Addr{})
+	good := valid.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/toggle", Body: BodyDigest, Sum: sha256.Sum256([]byte("x"))})
 	tests := []struct {
 		name, url string
 		hdr       map[string]string
@@ -31,7 +32,7 @@ func TestForgedMarkRefused(t *testing.T) {
 		reason    string
 	}{
 		{"forged header", "/api/devices/r1/toggle", map[string]string{HeaderMark: forged}, 403, RefuseSignature},
-		{"forged query", "/api/devices/r1/toggle?" + QueryMark + "=" + forged, nil, 403, RefuseSignature},
+		{"query mark in proxy mode", "/api/devices/r1/toggle?" + QueryMark + "=" + forged, nil, 403, RefuseQuery},
 		{"garbage", "/api/devices/r1/toggle", map[string]string{HeaderMark: "hello"}, 403, RefuseMalformed},
 		{"valid mark for another path", "/api/devices/r2/toggle", map[string]string{HeaderMark: good}, 403, RefusePath},
 		{"valid mark", "/api/devices/r1/toggle", map[string]string{HeaderMark: good}, 200, ""},
@@ -62,6 +63,7 @@ func TestForgedMarkRefused(t *testing.T) {
 	}
 	// a master's mark from an older epoch: 503, not 403 (not forged)
 	board.c.set(func(c *fakeCluster) { c.epoch = 2 })
+	good = valid.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/toggle", Body: BodyDigest, Sum: sha256.Sum256([]byte("x"))})
 	resp, body := do(t, nil, "POST", board.srv.URL+"/api/devices/r1/toggle", map[string]string{HeaderMark: good}, "x")
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("stale epoch: %d %s", resp.StatusCode, body)
@@ -407,5 +409,51 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 		if a := <-codes; a.code != 200 {
 			t.Fatalf("request %d answered %d %q, want 200 from the new master", i, a.code, a.body)
 		}
+	}
+}
+
+// TestMarkReplayRefused: over real HTTP, a board runs a fresh mark once
+// and refuses it replayed, with another query or body, or from another
+// client (403).
+func TestMarkReplayRefused(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	board := tc.boards[1]
+	signer, _ := NewMarker(tc.key, MarkOptions{})
+	client := netip.MustParseAddr("127.0.0.1") // the test's own address, as the first board saw it
+	sign := func() string {
+		return signer.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/set",
+			Query: "value=1", Body: BodyDigest, Sum: sha256.Sum256([]byte("on")), Client: client})
+	}
+	replayed := sign()
+	tests := []struct {
+		name, tok, query, body, xff string
+		status                      int
+		reason                      string
+	}{
+		{"fresh", replayed, "value=1", "on", "", 200, ""},
+		{"replayed", replayed, "value=1", "on", "", 403, RefuseReplayed},
+		{"another query", sign(), "value=9", "on", "", 403, RefusePath},
+		{"another body", sign(), "value=1", "off", "", 403, RefusePath},
+		{"fresh, once more", sign(), "value=1", "on", "", 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := map[string]string{HeaderMark: tt.tok}
+			resp, body := do(t, nil, "POST", board.srv.URL+"/api/devices/r1/set?"+tt.query, hdr, tt.body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.reason != "" && decode[errorBody](t, body).Reason != tt.reason {
+				t.Fatalf("answer %s, want reason %q", body, tt.reason)
+			}
+		})
+	}
+	// a mark signed for another client, sent with that client's address in
+	// X-Forwarded-For from this one: the board sees neither as the sender
+	other := signer.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/set",
+		Query: "value=1", Body: BodyDigest, Sum: sha256.Sum256([]byte("on")), Client: netip.MustParseAddr("192.0.2.50")})
+	resp, body := do(t, nil, "POST", board.srv.URL+"/api/devices/r1/set?value=1", map[string]string{HeaderMark: other, "X-Forwarded-For": "203.0.113.1"}, "on")
+	if resp.StatusCode != 403 || decode[errorBody](t, body).Reason != RefuseClient {
+		t.Fatalf("mark of another client: %d %s", resp.StatusCode, body)
 	}
 }

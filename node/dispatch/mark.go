@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash"
-	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -22,21 +21,26 @@ const (
 	// HeaderMark carries the master's dispatch mark to the chosen board.
 	HeaderMark = "X-Ews-Dispatch"
 	// QueryMark carries the mark in redirect mode (a browser does not
-	// resend custom headers after a 307); the board strips it.
+	// resend custom headers after a 307); the board strips it. Only
+	// KindRedirect marks are accepted there, and only in redirect mode.
 	QueryMark = "_ews_mark"
 	// HeaderVia is set by a non-master that passes a request to the
 	// master: a signed via mark naming the client address. It is also the
 	// loop guard: a non-master refuses a request that carries it.
 	HeaderVia = "X-Ews-Via"
+	// HeaderRefused names the reason on a 403 for a refused mark.
+	HeaderRefused = "X-Ews-Refused"
 )
 
 // Kind tells a dispatch mark (the master sends a request to a board) from a
-// via mark (a non-master passes a request to the master).
+// via mark (a non-master passes a request to the master) and from a
+// redirect mark (the master sends the client to a board, mark in the query).
 type Kind byte
 
 const (
 	KindDispatch Kind = 'D'
 	KindVia      Kind = 'V'
+	KindRedirect Kind = 'R'
 )
 
 // DefaultTTL is how long a mark stays valid.
@@ -48,9 +52,12 @@ const (
 	RefuseSignature = "signature"   // forged, tampered or signed under another key
 	RefuseExpired   = "expired"     // past its expiry, or dated more than two TTLs ahead
 	RefuseTarget    = "target"      // meant for another board
-	RefusePath      = "path"        // signed for another method or path
+	RefusePath      = "path"        // signed for another method, path, query or body
 	RefuseKind      = "kind"        // a via mark used as a dispatch mark or back
 	RefuseStale     = "stale-epoch" // signed by a master of an older epoch
+	RefuseReplayed  = "replayed"    // already used once on this board
+	RefuseClient    = "client"      // the client it was signed for is not the one sending it
+	RefuseQuery     = "query"       // a mark in the query string outside redirect mode
 )
 
 // ErrNoMark is returned by Verify when the request carries no mark.
@@ -67,9 +74,35 @@ var refusals = map[string]*MarkError{}
 func refusal(reason string) *MarkError { return refusals[reason] }
 
 func init() {
-	for _, r := range []string{RefuseMalformed, RefuseSignature, RefuseExpired, RefuseTarget, RefusePath, RefuseKind, RefuseStale} {
+	for _, r := range []string{RefuseMalformed, RefuseSignature, RefuseExpired, RefuseTarget, RefusePath,
+		RefuseKind, RefuseStale, RefuseReplayed, RefuseClient, RefuseQuery} {
 		refusals[r] = &MarkError{Reason: r}
 	}
+}
+
+// BodyMode says how a mark binds the request body.
+type BodyMode byte
+
+const (
+	BodyNone   BodyMode = 0 // no body (Content-Length 0)
+	BodyDigest BodyMode = 1 // SHA-256 of the body (bodies up to MaxDigestBody)
+	BodyLength BodyMode = 2 // only the Content-Length (-1: chunked): larger bodies stream
+)
+
+// MaxDigestBody is the largest body a mark binds by digest; a larger one
+// (or one of unknown length) is bound by its Content-Length only, because
+// the master streams it and cannot hash it before sending the mark.
+const MaxDigestBody = DefaultReplayMax
+
+// Binding is what a mark is bound to besides kind, epoch and target: the
+// request line, a digest or the length of the body, and the client.
+type Binding struct {
+	Method, Path string
+	Query        string // raw query without any QueryMark parameter
+	Body         BodyMode
+	Length       int64             // BodyLength: the Content-Length
+	Sum          [sha256.Size]byte // BodyDigest: SHA-256 of the body
+	Client       netip.Addr        // the client as the first board saw it; may be zero
 }
 
 // Mark is the content of a verified mark.
@@ -78,25 +111,27 @@ type Mark struct {
 	Epoch  uint64    // the master's epoch when it signed
 	Seq    uint64    // the signer's sequence number
 	Expiry time.Time // refused after this (plus the Marker's skew)
-	Target string    // the board meant to run it (dispatch) or the master (via); not set by Verify
+	Body   BodyMode  // how the body is bound
 	Client netip.Addr
+	id     [markIDLen]byte
 }
 
 // Wire layout of a mark before base64 (RawURLEncoding):
 //
-//	0      version (1)
+//	0      version (2)
 //	1      kind
 //	2..9   epoch, big endian
 //	10..17 sequence
 //	18..25 expiry, unix nanoseconds
-//	26..41 first 16 bytes of SHA-256(method " " path)
+//	26..41 first 16 bytes of SHA-256 of the binding (method, path, query, body)
 //	42..57 client address, 16 bytes (IPv4 mapped)
 //	58     client address present (0/1)
-//	59     target length n (1..maxTarget)
-//	60..   target name
-//	then   HMAC-SHA256 of all the above (32 bytes)
+//	59     body mode
+//	60     target length n (1..maxTarget)
+//	61..   target name
+//	then   HMAC-SHA256 of all the above (32 bytes); its first 16 bytes are the mark's id
 const (
-	markVersion = 1
+	markVersion = 2
 	offEpoch    = 2
 	offSeq      = 10
 	offExpiry   = 18
@@ -104,9 +139,11 @@ const (
 	pathLen     = 16
 	offClient   = 42
 	offHasAddr  = 58
-	offTLen     = 59
-	offTarget   = 60
+	offBody     = 59
+	offTLen     = 60
+	offTarget   = 61
 	macLen      = sha256.Size
+	markIDLen   = 16
 	maxTarget   = 64
 	maxRaw      = offTarget + maxTarget + macLen
 	maxEncoded  = (maxRaw*8 + 5) / 6
@@ -115,11 +152,10 @@ const (
 // Marker signs and verifies marks under a key derived from the cluster key.
 // Safe for concurrent use.
 //
-// A mark is valid until its expiry for any number of uses: replay within the
-// TTL is accepted on purpose. It can only run the same method and path on
-// the same board (no amplification beyond what its holder could send to the
-// master), and device actions carry an Idempotency-Key that the device API
-// replays, so a repeated mark never runs an action twice. Boards' clocks must
+// A mark is bound to the method, path, query and body of the request it was
+// signed for, the client address the first board saw, the target board and
+// the master's epoch, and each board accepts it once (Verify remembers the
+// ids of the marks it accepted until they expire). Boards' clocks must
 // agree within the TTL plus Skew (boards without a real-time clock need NTP).
 type Marker struct {
 	key  []byte
@@ -128,6 +164,7 @@ type Marker struct {
 	now  func() time.Time
 	seq  atomic.Uint64
 	pool sync.Pool // *scratch
+	seen *seenMarks
 }
 
 // scratch is one Sign/Verify call's buffers, pooled so neither allocates.
@@ -136,7 +173,7 @@ type scratch struct {
 	raw [maxRaw]byte
 	enc [maxEncoded]byte
 	sum [sha256.Size]byte
-	in  []byte // method " " path
+	in  []byte // the binding's bytes
 }
 
 // MarkOptions tune a Marker; zero values take the defaults.
@@ -144,6 +181,9 @@ type MarkOptions struct {
 	TTL  time.Duration    // default DefaultTTL
 	Skew time.Duration    // clock difference tolerated between boards; default 0
 	Now  func() time.Time // default time.Now
+	// Seen is how many accepted mark ids are remembered to refuse a replay;
+	// default DefaultSeen. Past it the oldest is forgotten early.
+	Seen int
 }
 
 // keyInfo labels the HKDF derivation so the mark key differs from the
@@ -178,6 +218,7 @@ func NewMarker(key []byte, opt MarkOptions) (*Marker, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
+	m.seen = newSeenMarks(opt.Seen)
 	m.pool.New = func() any { return &scratch{mac: hmac.New(sha256.New, m.key)} }
 	return m, nil
 }
@@ -185,17 +226,29 @@ func NewMarker(key []byte, opt MarkOptions) (*Marker, error) {
 // TTL is how long the marks this Marker signs stay valid.
 func (m *Marker) TTL() time.Duration { return m.ttl }
 
-// pathDigest writes the first pathLen bytes of SHA-256(method " " path) to dst.
-func (s *scratch) pathDigest(dst []byte, method, path string) {
-	s.in = append(append(append(s.in[:0], method...), ' '), path...)
-	s.sum = sha256.Sum256(s.in)
+// bindingDigest writes the first pathLen bytes of SHA-256 of b (without
+// its client, which the mark carries in clear) to dst.
+func (s *scratch) bindingDigest(dst []byte, b *Binding) {
+	in := append(s.in[:0], b.Method...)
+	in = append(in, ' ')
+	in = append(in, b.Path...)
+	in = append(in, '?')
+	in = append(in, b.Query...)
+	in = append(in, 0, byte(b.Body))
+	switch b.Body {
+	case BodyDigest:
+		in = append(in, b.Sum[:]...)
+	case BodyLength:
+		in = binary.BigEndian.AppendUint64(in, uint64(b.Length))
+	}
+	s.in = in
+	s.sum = sha256.Sum256(in)
 	copy(dst, s.sum[:pathLen])
 }
 
 // Sign appends a fresh mark (base64url, no padding) to dst: kind, the
-// master's epoch, the board that must run it (target), the request's method
-// and path, and the client address (via marks; may be zero).
-func (m *Marker) Sign(dst []byte, kind Kind, epoch uint64, target, method, path string, client netip.Addr) []byte {
+// master's epoch, the board that must run it (target) and the binding.
+func (m *Marker) Sign(dst []byte, kind Kind, epoch uint64, target string, b *Binding) []byte {
 	if len(target) == 0 || len(target) > maxTarget {
 		return dst // no valid mark for such a name: the receiver refuses it
 	}
@@ -206,13 +259,14 @@ func (m *Marker) Sign(dst []byte, kind Kind, epoch uint64, target, method, path 
 	binary.BigEndian.PutUint64(raw[offEpoch:], epoch)
 	binary.BigEndian.PutUint64(raw[offSeq:], m.seq.Add(1))
 	binary.BigEndian.PutUint64(raw[offExpiry:], uint64(m.now().Add(m.ttl).UnixNano()))
-	s.pathDigest(raw[offPath:offPath+pathLen], method, path)
-	a16 := client.As16()
+	s.bindingDigest(raw[offPath:offPath+pathLen], b)
+	a16 := b.Client.As16()
 	copy(raw[offClient:offClient+16], a16[:])
 	raw[offHasAddr] = 0
-	if client.IsValid() {
+	if b.Client.IsValid() {
 		raw[offHasAddr] = 1
 	}
+	raw[offBody] = byte(b.Body)
 	raw[offTLen] = byte(len(target))
 	copy(raw[offTarget:], target)
 	s.mac.Reset()
@@ -226,76 +280,86 @@ func (m *Marker) Sign(dst []byte, kind Kind, epoch uint64, target, method, path 
 }
 
 // SignString is Sign returning a string (one allocation).
-func (m *Marker) SignString(kind Kind, epoch uint64, target, method, path string, client netip.Addr) string {
+func (m *Marker) SignString(kind Kind, epoch uint64, target string, b *Binding) string {
 	var buf [maxEncoded]byte
-	return string(m.Sign(buf[:0], kind, epoch, target, method, path, client))
-}
-
-// Verify checks the mark r carries (header HeaderMark, else query
-// parameter QueryMark) for a dispatch to board self. ErrNoMark: none;
-// *MarkError: refused (answer 403).
-func (m *Marker) Verify(r *http.Request, self string) (Mark, error) {
-	tok := r.Header.Get(HeaderMark)
-	if tok == "" {
-		var ok bool
-		if tok, ok = queryMark(r.URL.RawQuery); !ok {
-			return Mark{}, ErrNoMark
-		}
-	}
-	return m.VerifyToken(tok, KindDispatch, r.Method, r.URL.Path, self)
+	return string(m.Sign(buf[:0], kind, epoch, target, b))
 }
 
 // VerifyToken checks one encoded mark: signature (constant time), kind,
-// expiry, target and method+path. It does not allocate.
-func (m *Marker) VerifyToken(tok string, kind Kind, method, path, self string) (Mark, error) {
-	if len(tok) == 0 || len(tok) > maxEncoded {
-		return Mark{}, refusal(RefuseMalformed)
-	}
+// expiry, target and binding (b.Client is not compared: the caller checks
+// the mark's Client against what it sees). It does not allocate and does
+// not use the mark up (Verify does).
+func (m *Marker) VerifyToken(tok string, kind Kind, self string, b *Binding) (Mark, error) {
 	s := m.pool.Get().(*scratch)
 	defer m.pool.Put(s)
+	mk, bound, err := m.open(s, tok, kind, self)
+	if err != nil {
+		return mk, err
+	}
+	if mk.Body != b.Body {
+		return mk, refusal(RefusePath)
+	}
+	var want [pathLen]byte
+	s.bindingDigest(want[:], b)
+	if !hmac.Equal(want[:], bound[:]) {
+		return mk, refusal(RefusePath)
+	}
+	return mk, nil
+}
+
+// open decodes tok and checks its signature, kind, expiry and target; it
+// returns the mark and its binding digest.
+func (m *Marker) open(s *scratch, tok string, kind Kind, self string) (Mark, [pathLen]byte, error) {
+	var bound [pathLen]byte
+	if len(tok) == 0 || len(tok) > maxEncoded {
+		return Mark{}, bound, refusal(RefuseMalformed)
+	}
 	n := copy(s.enc[:], tok)
 	raw := s.raw[:]
 	rn, err := base64.RawURLEncoding.Decode(raw, s.enc[:n])
 	if err != nil || rn < offTarget+1+macLen {
-		return Mark{}, refusal(RefuseMalformed)
+		return Mark{}, bound, refusal(RefuseMalformed)
 	}
 	raw = raw[:rn]
 	body, sig := raw[:rn-macLen], raw[rn-macLen:]
-	if body[0] != markVersion || int(body[offTLen]) != len(body)-offTarget {
-		return Mark{}, refusal(RefuseMalformed)
+	if body[0] != markVersion || int(body[offTLen]) != len(body)-offTarget || body[offBody] > byte(BodyLength) {
+		return Mark{}, bound, refusal(RefuseMalformed)
 	}
 	s.mac.Reset()
 	s.mac.Write(body)
 	if !hmac.Equal(s.mac.Sum(s.sum[:0]), sig) {
-		return Mark{}, refusal(RefuseSignature)
+		return Mark{}, bound, refusal(RefuseSignature)
 	}
 	mk := Mark{
 		Kind:   Kind(body[1]),
 		Epoch:  binary.BigEndian.Uint64(body[offEpoch:]),
 		Seq:    binary.BigEndian.Uint64(body[offSeq:]),
 		Expiry: time.Unix(0, int64(binary.BigEndian.Uint64(body[offExpiry:]))),
+		Body:   BodyMode(body[offBody]),
 	}
+	copy(mk.id[:], sig[:markIDLen])
+	copy(bound[:], body[offPath:offPath+pathLen])
 	if body[offHasAddr] == 1 {
 		mk.Client = netip.AddrFrom16([16]byte(body[offClient : offClient+16])).Unmap()
 	}
 	if mk.Kind != kind {
-		return mk, refusal(RefuseKind)
+		return mk, bound, refusal(RefuseKind)
 	}
 	// expired, or dated so far ahead that the signer's clock must be off
 	// by more than a TTL (its marks would otherwise live that much longer);
 	// a verifier that lags the signer by less than a TTL accepts
 	if now := m.now(); now.After(mk.Expiry.Add(m.skew)) || mk.Expiry.After(now.Add(2*m.ttl+m.skew)) {
-		return mk, refusal(RefuseExpired)
+		return mk, bound, refusal(RefuseExpired)
 	}
 	if string(body[offTarget:]) != self {
-		return mk, refusal(RefuseTarget)
+		return mk, bound, refusal(RefuseTarget)
 	}
-	var want [pathLen]byte
-	s.pathDigest(want[:], method, path)
-	if !hmac.Equal(want[:], body[offPath:offPath+pathLen]) {
-		return mk, refusal(RefusePath)
-	}
-	return mk, nil
+	return mk, bound, nil
+}
+
+// use records mk's id; false if it was used before (a replay).
+func (m *Marker) use(mk Mark) bool {
+	return m.seen.add(mk.id, mk.Expiry.Add(m.skew), m.now())
 }
 
 // queryMark finds the QueryMark parameter in a raw query.
@@ -312,6 +376,9 @@ func queryMark(q string) (string, bool) {
 
 // stripQueryMark removes every QueryMark parameter from a raw query.
 func stripQueryMark(q string) string {
+	if !strings.Contains(q, QueryMark) {
+		return q
+	}
 	var b strings.Builder
 	for q != "" {
 		var p string

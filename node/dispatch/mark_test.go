@@ -26,7 +26,7 @@ func TestMarkVerify(t *testing.T) {
 	early, _ := NewMarker(key, MarkOptions{Now: func() time.Time { return now.Add(-6 * time.Second) }})
 	lenient, _ := NewMarker(key, MarkOptions{Skew: 2 * time.Second, Now: func() time.Time { return now.Add(6 * time.Second) }})
 	client := netip.MustParseAddr("203.0.113.7")
-	good := m.SignString(KindDispatch, 3, "ews2", "POST", "/api/devices/r1/toggle", client)
+	good := m.SignString(KindDispatch, 3, "ews2", bind("POST", "/api/devices/r1/toggle", client))
 	tamper := func(tok string, i int) string {
 		b := []byte(tok)
 		if b[i] == 'A' {
@@ -48,8 +48,8 @@ func TestMarkVerify(t *testing.T) {
 		wantClientSeen bool
 	}{
 		{"valid", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
-		{"replay within ttl accepted", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
-		{"forged under another key", m, other.SignString(KindDispatch, 3, "ews2", "POST", "/api/devices/r1/toggle", client), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
+		{"VerifyToken does not use a mark up", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
+		{"forged under another key", m, other.SignString(KindDispatch, 3, "ews2", bind("POST", "/api/devices/r1/toggle", client)), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
 		{"expired", later, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
 		{"verifier clock 4s behind", lagging, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", "", 3, true},
 		{"from the future", early, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseExpired, 0, false},
@@ -57,7 +57,7 @@ func TestMarkVerify(t *testing.T) {
 		{"wrong target", m, good, KindDispatch, "POST", "/api/devices/r1/toggle", "ews3", RefuseTarget, 0, false},
 		{"wrong path", m, good, KindDispatch, "POST", "/api/devices/r2/toggle", "ews2", RefusePath, 0, false},
 		{"wrong method", m, good, KindDispatch, "GET", "/api/devices/r1/toggle", "ews2", RefusePath, 0, false},
-		{"via used as dispatch", m, m.SignString(KindVia, 3, "ews2", "POST", "/x", client), KindDispatch, "POST", "/x", "ews2", RefuseKind, 0, false},
+		{"via used as dispatch", m, m.SignString(KindVia, 3, "ews2", bind("POST", "/x", client)), KindDispatch, "POST", "/x", "ews2", RefuseKind, 0, false},
 		{"tampered epoch", m, tamper(good, 5), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
 		{"tampered target", m, tamper(good, 82), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
 		{"tampered mac", m, tamper(good, len(good)-3), KindDispatch, "POST", "/api/devices/r1/toggle", "ews2", RefuseSignature, 0, false},
@@ -68,7 +68,7 @@ func TestMarkVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mk, err := tt.v.VerifyToken(tt.tok, tt.kind, tt.method, tt.path, tt.self)
+			mk, err := tt.v.VerifyToken(tt.tok, tt.kind, tt.self, bind(tt.method, tt.path, netip.Addr{}))
 			if tt.reason == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -91,35 +91,41 @@ func TestMarkVerify(t *testing.T) {
 
 func TestMarkSequenceAndRequest(t *testing.T) {
 	m, _ := NewMarker(RandomKey(), MarkOptions{})
-	a := m.SignString(KindDispatch, 1, "b", "GET", "/p", netip.Addr{})
-	b := m.SignString(KindDispatch, 1, "b", "GET", "/p", netip.Addr{})
+	a := m.SignString(KindDispatch, 1, "b", bind("GET", "/p", netip.Addr{}))
+	b := m.SignString(KindDispatch, 1, "b", bind("GET", "/p", netip.Addr{}))
 	if a == b {
 		t.Fatal("two marks for the same request are equal: no sequence")
 	}
-	ma, _ := m.VerifyToken(a, KindDispatch, "GET", "/p", "b")
-	mb, _ := m.VerifyToken(b, KindDispatch, "GET", "/p", "b")
+	ma, _ := m.VerifyToken(a, KindDispatch, "b", bind("GET", "/p", netip.Addr{}))
+	mb, _ := m.VerifyToken(b, KindDispatch, "b", bind("GET", "/p", netip.Addr{}))
 	if mb.Seq != ma.Seq+1 || ma.Client.IsValid() {
 		t.Fatalf("seq %d then %d, client %v", ma.Seq, mb.Seq, ma.Client)
 	}
-	if got := m.Sign(nil, KindDispatch, 1, strings.Repeat("x", maxTarget+1), "GET", "/", netip.Addr{}); len(got) != 0 {
+	if got := m.Sign(nil, KindDispatch, 1, strings.Repeat("x", maxTarget+1), bind("GET", "/", netip.Addr{})); len(got) != 0 {
 		t.Fatal("signed a mark for an over-long board name")
 	}
 
-	r := httptest.NewRequest("GET", "/p?a=1&"+QueryMark+"="+a+"&b=2", nil)
-	if _, err := m.Verify(r, "b"); err != nil {
+	red := m.SignString(KindRedirect, 1, "b", &Binding{Method: "GET", Path: "/p", Query: "a=1&b=2"})
+	r := httptest.NewRequest("GET", "/p?a=1&"+QueryMark+"="+red+"&b=2", nil)
+	if _, err := m.Verify(r, "b", true); err != nil {
 		t.Fatalf("query mark: %v", err)
 	}
 	r = httptest.NewRequest("GET", "/p", nil)
-	if _, err := m.Verify(r, "b"); err != ErrNoMark {
+	if _, err := m.Verify(r, "b", false); err != ErrNoMark {
 		t.Fatalf("no mark: %v", err)
 	}
 	r.Header.Set(HeaderMark, a)
-	if _, err := m.Verify(r, "b"); err != nil {
+	if _, err := m.Verify(r, "b", false); err != nil {
 		t.Fatalf("header mark: %v", err)
 	}
 	if got := stripQueryMark("a=1&" + QueryMark + "=x&b=2&" + QueryMark + "=y"); got != "a=1&b=2" {
 		t.Fatalf("strip = %q", got)
 	}
+}
+
+// bind is a Binding for a request without query or body.
+func bind(method, path string, client netip.Addr) *Binding {
+	return &Binding{Method: method, Path: path, Client: client}
 }
 
 func TestKeyFromConfig(t *testing.T) {

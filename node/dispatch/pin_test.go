@@ -67,10 +67,10 @@ func TestClientAddr(t *testing.T) {
 		want      string
 	}{
 		{"no via", "", "192.0.2.1"},
-		{"valid via", signer.SignString(KindVia, 1, "ews1", "GET", "/p", client), "198.51.100.4"},
-		{"forged via", forger.SignString(KindVia, 1, "ews1", "GET", "/p", client), "192.0.2.1"},
-		{"via for another master", signer.SignString(KindVia, 1, "ews9", "GET", "/p", client), "192.0.2.1"},
-		{"dispatch mark as via", signer.SignString(KindDispatch, 1, "ews1", "GET", "/p", client), "192.0.2.1"},
+		{"valid via", signer.SignString(KindVia, 1, "ews1", bind("GET", "/p", client)), "198.51.100.4"},
+		{"forged via", forger.SignString(KindVia, 1, "ews1", bind("GET", "/p", client)), "192.0.2.1"},
+		{"via for another master", signer.SignString(KindVia, 1, "ews9", bind("GET", "/p", client)), "192.0.2.1"},
+		{"dispatch mark as via", signer.SignString(KindDispatch, 1, "ews1", bind("GET", "/p", client)), "192.0.2.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

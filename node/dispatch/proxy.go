@@ -2,9 +2,11 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -24,13 +26,25 @@ type fwd struct {
 
 type fwdKey struct{}
 
+// errResent: the board refused a request the transport sent it twice.
+var errResent = errors.New("dispatch: the board's connection died after it received the request, and it refused the transport's resend")
+
 func (f *Front) newProxy() *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
-		Rewrite:        f.rewrite,
-		ModifyResponse: f.authRefused,
-		Transport:      f.tr,
-		BufferPool:     bufPool{},
-		ErrorLog:       slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
+		Rewrite:    f.rewrite,
+		Transport:  f.tr,
+		BufferPool: bufPool{},
+		ErrorLog:   slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
+		ModifyResponse: func(resp *http.Response) error {
+			// The transport sends an idempotent request again by itself when
+			// its connection died before an answer; the board had already
+			// used the mark up, so it says "replayed". For the client the
+			// board failed: 502 (or the GET retry on another board).
+			if resp.StatusCode == http.StatusForbidden && resp.Header.Get(HeaderRefused) == RefuseReplayed {
+				return errResent
+			}
+			return f.authRefused(resp)
+		},
 		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
 			if st, ok := r.Context().Value(fwdKey{}).(*fwd); ok {
 				st.err = err
@@ -92,15 +106,18 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 	movable := req.Board == "" || req.Board == "any"
 	idempotent := r.Method == http.MethodGet || r.Method == http.MethodHead
 	keyed := r.Header.Get("Idempotency-Key") != ""
-	body, replay, err := replayable(r, f.replayMax)
+	epoch := f.c.Epoch()
+	// the mark binds a body of up to MaxDigestBody by its digest, so that
+	// body is in memory: it can be sent again; a larger one streams once
+	var bind Binding
+	body, err := f.bindBody(w, r, &bind, req.Client)
 	if err != nil {
-		f.bodyError(w, err)
 		return
 	}
-	epoch := f.c.Epoch()
+	replay := body != nil || bodyMode(r) == BodyNone
 	for attempt := 0; ; attempt++ {
 		rewind(r, body)
-		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, r.Method, r.URL.Path, req.Client)
+		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, &bind)
 		err := f.forward(w, r, &fwd{target: cur.Board, addr: cur.Addr, header: HeaderMark, token: tok, start: start})
 		if err == nil {
 			f.m.forwarded.WithLabelValues(cur.Board, OutcomeOK).Inc()
@@ -147,6 +164,23 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 			return
 		}
 	}
+}
+
+// bindBody binds r (and its body, read into memory when it is small
+// enough for a digest) for a dispatch or redirect mark. On an error it has
+// answered the client.
+func (f *Front) bindBody(w http.ResponseWriter, r *http.Request, b *Binding, client netip.Addr) ([]byte, error) {
+	mode := bodyMode(r)
+	var body []byte
+	if mode == BodyDigest {
+		var err error
+		if body, err = readBound(r); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: reading the request body: " + err.Error()})
+			return nil, err
+		}
+	}
+	BindRequest(b, r, mode, body, client)
+	return body, nil
 }
 
 // bufPool lends the proxy its copy buffers.

@@ -19,8 +19,13 @@ import (
 // back at once would let a burst overfill a board between reports; holding
 // it until the board reports completion would need a completion message the
 // reports do not carry.
-func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticket, start time.Time) {
-	tok := f.marks.SignString(KindDispatch, f.c.Epoch(), t.Board, r.Method, r.URL.Path, netip.Addr{})
+func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticket, client netip.Addr, start time.Time) {
+	var bind Binding
+	if _, err := f.bindBody(w, r, &bind, client); err != nil {
+		t.Done()
+		return
+	}
+	tok := f.marks.SignString(KindRedirect, f.c.Epoch(), t.Board, &bind)
 	var b strings.Builder
 	q := r.URL.RawQuery
 	if strings.Contains(q, QueryMark) {

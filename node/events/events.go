@@ -18,8 +18,15 @@ type Options struct {
 	Buffer       int           // messages queued per client before it is dropped; default 64
 	Ping         time.Duration // keep-alive comment period; default 15s
 	WriteTimeout time.Duration // one write to a client; default 10s
-	Logger       *slog.Logger
+	// MaxClients caps the clients connected at once; one more gets 503
+	// with Retry-After. Default DefaultMaxClients.
+	MaxClients int
+	Logger     *slog.Logger
 }
+
+// DefaultMaxClients is the default cap on SSE clients per hub: each holds a
+// connection, a goroutine and a 64-frame queue on a small board.
+const DefaultMaxClients = 64
 
 // Hub fans events out to SSE clients. Publish never blocks: a client whose
 // queue is full is dropped (its browser reconnects and gets a fresh
@@ -54,6 +61,9 @@ func New(opts Options) *Hub {
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 10 * time.Second
+	}
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = DefaultMaxClients
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -120,15 +130,21 @@ func (h *Hub) dropLocked(c *client) {
 	}
 }
 
-func (h *Hub) add() (*client, []snapshot) {
+// errFull: the hub has MaxClients clients.
+var errFull = errors.New("events: full")
+
+func (h *Hub) add() (*client, []snapshot, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, nil
+		return nil, nil, http.ErrServerClosed
+	}
+	if len(h.clients) >= h.opts.MaxClients {
+		return nil, nil, errFull
 	}
 	c := &client{ch: make(chan []byte, h.opts.Buffer), gone: make(chan struct{})}
 	h.clients[c] = struct{}{}
-	return c, append([]snapshot(nil), h.snaps...)
+	return c, append([]snapshot(nil), h.snaps...), nil
 }
 
 func (h *Hub) remove(c *client) {
@@ -140,8 +156,13 @@ func (h *Hub) remove(c *client) {
 // ServeHTTP streams events to one client (GET /events) until it leaves, is
 // dropped, or the hub closes.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, snaps := h.add()
-	if c == nil {
+	c, snaps, err := h.add()
+	switch {
+	case err == errFull:
+		h.log.Warn("events: client refused: too many event streams", "max", h.opts.MaxClients, "client", r.RemoteAddr)
+		httpx.Unavailable(w, 5*time.Second, "events: %d event streams are open on this board, the most it serves; retry later", h.opts.MaxClients)
+		return
+	case err != nil:
 		httpx.Unavailable(w, time.Second, "events: shutting down")
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,4 +200,90 @@ func (r *recordWriter) String() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.b.String()
+}
+
+// TestMaxClients: past the cap a client gets 503 with Retry-After; when
+// one leaves, the next is served.
+func TestMaxClients(t *testing.T) {
+	h := New(Options{MaxClients: 2, Logger: testutil.Logger()})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(h.Close)
+	open := func() *http.Response {
+		t.Helper()
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	a, b := open(), open()
+	testutil.Eventually(t, "two clients", func() bool { return h.Clients() == 2 })
+	c := open()
+	body, _ := io.ReadAll(c.Body)
+	c.Body.Close()
+	if c.StatusCode != http.StatusServiceUnavailable || c.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "event streams") {
+		t.Fatalf("third client: %d %q %s", c.StatusCode, c.Header.Get("Retry-After"), body)
+	}
+	if a.StatusCode != 200 || b.StatusCode != 200 {
+		t.Fatalf("first two: %d %d", a.StatusCode, b.StatusCode)
+	}
+	a.Body.Close()
+	testutil.Eventually(t, "a slot freed", func() bool { return h.Clients() == 1 })
+	d := open()
+	defer d.Body.Close()
+	if d.StatusCode != 200 {
+		t.Fatalf("after one left: %d", d.StatusCode)
+	}
+	b.Body.Close()
+}
+
+// TestCoalescer: with a fake clock, changes go out at most every interval
+// (the latest after a burst), repeats only every refresh.
+func TestCoalescer(t *testing.T) {
+	h := New(Options{Buffer: 1024})
+	c, _, err := h.add() // one listening client, read directly
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	co := NewCoalescer(h, "cluster", func(v any) string { return v.(string)[:1] }, CoalesceOptions{Interval: time.Hour, Refresh: 2 * time.Hour, Now: clock})
+	t.Cleanup(co.Close)
+	got := func() []string {
+		var out []string
+		for {
+			select {
+			case f := <-c.ch:
+				out = append(out, strings.TrimSuffix(strings.TrimPrefix(string(f), "event: cluster\ndata: "), "\n\n"))
+			default:
+				return out
+			}
+		}
+	}
+	steps := []struct {
+		advance time.Duration
+		offer   string
+		flush   bool // run the trailing send as its timer would
+		want    []string
+	}{
+		{0, "a1", false, []string{`"a1"`}},             // first: at once
+		{time.Minute, "a2", false, nil},                // same key: not before refresh
+		{time.Minute, "b1", false, nil},                // changed, but within the interval: held
+		{time.Minute, "c1", true, []string{`"c1"`}},    // the latest of the burst goes out
+		{2 * time.Hour, "c2", false, []string{`"c2"`}}, // same key after refresh
+		{2 * time.Hour, "d1", false, []string{`"d1"`}}, // changed after the interval: at once
+	}
+	for i, st := range steps {
+		advance(st.advance)
+		co.Offer(st.offer)
+		if st.flush {
+			co.flush()
+		}
+		if g := got(); !slices.Equal(g, st.want) {
+			t.Fatalf("step %d (%s): sent %v, want %v", i, st.offer, g, st.want)
+		}
+	}
 }

@@ -1,0 +1,113 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// startLogged is startBoard with the board's log kept in buf.
+func startLogged(t *testing.T, cfg Config, buf *syncBuf) *board {
+	t.Helper()
+	b := &board{local: &fakeLocal{}, reg: prometheus.NewRegistry()}
+	c, err := New(cfg, slog.New(slog.NewTextHandler(buf, nil)), b.reg, b.local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	b.c = c
+	return b
+}
+
+// TestImpostorRefused: on real gossip, a board with the right key and the
+// right peer list that runs under another board's name at its own address
+// is refused by the membership and logged; its reports never reach the
+// table, so no client is sent to it.
+func TestImpostorRefused(t *testing.T) {
+	peers := []string{
+		fmt.Sprintf("ews1=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("ews3=127.0.0.1:%d", freePort(t)),
+	}
+	var log1 syncBuf
+	b1 := startLogged(t, testConfig("ews1", peers, testKey), &log1)
+	b3 := startBoard(t, testConfig("ews3", peers, testKey))
+	testutil.Eventually(t, "ews1 master of ews1 and ews3", func() bool { return oneMaster([]*board{b1, b3}, "ews1") })
+
+	cfg := testConfig("ews2", peers, testKey)
+	cfg.Gossip = fmt.Sprintf("127.0.0.1:%d", freePort(t)) // not ews2's address
+	startBoard(t, cfg)
+	testutil.Eventually(t, "the impostor refused and logged by ews1", func() bool {
+		return promtest.ToFloat64(b1.c.m.refused.WithLabelValues("member")) > 0 &&
+			strings.Contains(log1.String(), "do not match cluster.peers") && strings.Contains(log1.String(), "name=ews2")
+	})
+	// it keeps sending reports as ews2 from its own address; none is taken
+	testutil.Eventually(t, "the impostor's packets refused", func() bool {
+		return promtest.ToFloat64(b1.c.m.refused.WithLabelValues("member")) > 10
+	})
+	for _, b := range []*board{b1, b3} {
+		if _, ok := b.c.memberAddrs()["ews2"]; ok {
+			t.Fatalf("%s's membership holds the impostor", b.c.self.Name)
+		}
+		if n, _ := b.c.Snapshot().Node("ews2"); n.HTTP != "" || n.Runstate != Down {
+			t.Fatalf("%s's table has the impostor's row: %+v", b.c.self.Name, n)
+		}
+	}
+}
+
+// TestClusterMisorderedPeers: one board with the peer list in another
+// order is a loud error on every board and shown in /api/cluster; the
+// others keep one master and the odd board claims nothing.
+func TestClusterMisorderedPeers(t *testing.T) {
+	peers := []string{
+		fmt.Sprintf("ews1=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("ews3=127.0.0.1:%d", freePort(t)),
+	}
+	odd := []string{peers[0], peers[2], peers[1]}
+	var logs [3]syncBuf
+	bs := []*board{
+		startLogged(t, testConfig("ews1", peers, testKey), &logs[0]),
+		startLogged(t, testConfig("ews2", peers, testKey), &logs[1]),
+		startLogged(t, testConfig("ews3", odd, testKey), &logs[2]),
+	}
+	testutil.Eventually(t, "ews1 master of ews2, each side shows the mismatch", func() bool {
+		return oneMaster(bs[:2], "ews1") && !bs[2].c.IsMaster() &&
+			slices.Equal(bs[0].c.Snapshot().PeersMismatch, []string{"ews3"}) &&
+			slices.Equal(bs[1].c.Snapshot().PeersMismatch, []string{"ews3"}) &&
+			slices.Equal(bs[2].c.Snapshot().PeersMismatch, []string{"ews1", "ews2"})
+	})
+	testutil.Eventually(t, "every board logs the peer lists", func() bool {
+		for i := range logs {
+			if !strings.Contains(logs[i].String(), "different peer list") {
+				return false
+			}
+		}
+		return true
+	})
+	// ews3 listened long past tmax with the others alive: it never claimed
+	if promtest.ToFloat64(bs[2].c.m.takeovers) != 0 || promtest.ToFloat64(bs[2].c.m.refused.WithLabelValues("peers")) == 0 {
+		t.Fatalf("ews3: takeovers %v, peer refusals %v", promtest.ToFloat64(bs[2].c.m.takeovers), promtest.ToFloat64(bs[2].c.m.refused.WithLabelValues("peers")))
+	}
+}
