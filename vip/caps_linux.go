@@ -40,7 +40,7 @@ func capsMissing(status string) error {
 			missing = append(missing, "CAP_NET_RAW")
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("vip: cluster.vip needs %s: run ews as root or give the unit AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW", strings.Join(missing, " and "))
+			return fmt.Errorf("vip: cluster.vip needs %s: run ews as root, or `systemctl edit ews` and add CAP_NET_ADMIN CAP_NET_RAW to AmbientCapabilities and CapabilityBoundingSet and AF_PACKET to RestrictAddressFamilies (see packaging/ews.service)", strings.Join(missing, " and "))
 		}
 		return nil
 	}

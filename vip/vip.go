@@ -74,6 +74,8 @@ type Manager struct {
 	announc Announcer
 	m       *metrics
 
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	want     bool
 	announce bool // an extra round of gratuitous ARP is asked for
@@ -126,6 +128,12 @@ func New(cfg Config, o Options) (*Manager, error) {
 	}, nil
 }
 
+// Close releases the netlink socket of a manager that never ran (Run
+// closes it itself); the address is left as it is.
+func (m *Manager) Close() {
+	m.closeOnce.Do(func() { _ = m.addrs.Close() })
+}
+
 // Interface is the interface the address goes on.
 func (m *Manager) Interface() string { return m.ifi.Name }
 
@@ -165,7 +173,7 @@ func (m *Manager) poke() {
 // first, then keeps the address in step with Set until ctx ends, and removes
 // it then. Failures are logged, counted and retried; they never end Run.
 func (m *Manager) Run(ctx context.Context) {
-	defer m.addrs.Close()
+	defer m.Close()
 	// The kernel may hold the address from before a crash (kill -9, power
 	// loss with a persistent netns): what we hold is what it says.
 	held, err := m.addrs.Has(m.ifi.Index, m.cfg.Prefix)
