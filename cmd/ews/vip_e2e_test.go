@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,9 +57,13 @@ func needNetns(t *testing.T) {
 	_ = exec.Command("ip", "netns", "del", probe).Run()
 }
 
+// vipNets numbers the setups of one test process: a namespace torn down by
+// an earlier test may still be going away.
+var vipNets atomic.Int32
+
 func newVIPNet(t *testing.T, n int) *vipNet {
 	t.Helper()
-	v := &vipNet{tag: fmt.Sprintf("%d", os.Getpid()%100000)}
+	v := &vipNet{tag: fmt.Sprintf("%d%d", os.Getpid()%100000, vipNets.Add(1)%10)}
 	br := "ewsvb" + v.tag
 	ipCmd(t, "link", "add", br, "type", "bridge")
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
@@ -390,5 +396,137 @@ func TestVIPTakeover(t *testing.T) {
 	}
 	slices.Sort(took)
 	t.Logf("VIP takeover over %d runs: median %v, min %v, max %v (kill -9 of the master to the first answer through the VIP from the new master; tmax 1s, heartbeat 100ms; client: new connection every 10ms, 100ms timeout)",
+		len(took), took[len(took)/2].Round(time.Millisecond), took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+}
+
+// TestKeepalivedTakeover measures keepalived on the setup of
+// TestVIPTakeover, for docs/BENCHMARKS.md: three namespaces, each with a
+// standalone `ews run` (the HTTP answer) and keepalived holding the same VIP
+// by VRRP with its defaults (advert_int 1, priorities 150/100/50); kill -9
+// of the master's keepalived and ews, time to the first answer through the
+// VIP from the backup that takes over. Opt-in: EWS_KEEPALIVED=1 (needs the
+// keepalived package); EWS_VIP_RUNS=N repeats it.
+func TestKeepalivedTakeover(t *testing.T) {
+	if os.Getenv("EWS_KEEPALIVED") == "" {
+		t.Skip("a benchmark: set EWS_KEEPALIVED=1 (needs keepalived)")
+	}
+	needNetns(t)
+	ka, err := exec.LookPath("keepalived")
+	if err != nil {
+		t.Skip("needs keepalived (apt-get install keepalived)")
+	}
+	runs := 1
+	if s := os.Getenv("EWS_VIP_RUNS"); s != "" {
+		if runs, err = strconv.Atoi(s); err != nil || runs < 1 {
+			t.Fatalf("EWS_VIP_RUNS=%q: want a positive number", s)
+		}
+	}
+	bin := ewsBinary(t)
+	const n = 3
+	v := newVIPNet(t, n)
+	dir := t.TempDir()
+	type proc struct {
+		cmd *exec.Cmd
+		log *syncBuffer
+	}
+	var procs []*proc
+	t.Cleanup(func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+			if t.Failed() {
+				t.Logf("log of %v:\n%s", p.cmd.Args, p.log.String())
+			}
+		}
+	})
+	run := func(ns string, args ...string) *proc {
+		p := &proc{log: &syncBuffer{}}
+		p.cmd = exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...)
+		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+		return p
+	}
+	boards := make([]*board, n)
+	start := func(i int) []*proc {
+		name := fmt.Sprintf("ews%d", i+1)
+		cfg := filepath.Join(dir, name+".toml")
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = \":8080\"\n[http]\nauth = \"none\"\n[sim]\n", name)
+		kcfg := filepath.Join(dir, name+".keepalived.conf")
+		kdoc := fmt.Sprintf("global_defs {\n  router_id %s\n}\nvrrp_instance VI_1 {\n  state BACKUP\n  interface eth0\n  virtual_router_id 51\n  priority %d\n  advert_int 1\n  virtual_ipaddress {\n    %s/24 dev eth0\n  }\n}\n", name, 150-50*i, vipAddr)
+		for f, d := range map[string]string{cfg: doc, kcfg: kdoc} {
+			if err := os.WriteFile(f, []byte(d), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		boards[i] = &board{name: name, http: v.ips[i] + ":8080"}
+		return []*proc{
+			run(v.boardNS[i], bin, "run", "--config", cfg),
+			run(v.boardNS[i], ka, "--dont-fork", "--log-console", "--vrrp", "--use-file", kcfg,
+				"--pid", filepath.Join(dir, name+".pid"), "--vrrp_pid", filepath.Join(dir, name+".vrrp.pid")),
+		}
+	}
+	alive := make([][]*proc, n)
+	for i := range n {
+		alive[i] = start(i)
+	}
+	testutil.EventuallyWithin(t, "ews1's keepalived holds the VIP", 30*time.Second, func() bool { return holds(t, v.boardNS[0]) })
+	client := startClient(t, v)
+	testutil.EventuallyWithin(t, "the client reaches ews1 through the VIP", 10*time.Second, func() bool { return client.last() == "ews1" })
+
+	var took []time.Duration
+	for r := range runs {
+		for i := 1; i < n; i++ {
+			if holds(t, v.boardNS[i]) {
+				t.Fatalf("ews%d's keepalived holds the VIP beside ews1's: VRRP adverts do not cross the bridge", i+1)
+			}
+		}
+		// A board that dies: keepalived's VRRP child must die by SIGKILL too,
+		// not by the SIGTERM its parent's death sends it (that path resigns
+		// with a priority 0 advert, a graceful handover). The parent is
+		// stopped first so it cannot respawn the child.
+		b, err := os.ReadFile(filepath.Join(dir, "ews1.vrrp.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		child, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("vrrp pid file: %v", err)
+		}
+		parent := alive[0][1].cmd.Process
+		if err := parent.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill -9 keepalived's VRRP child %d: %v", child, err)
+		}
+		for _, p := range alive[0] {
+			_ = p.cmd.Process.Signal(os.Kill)
+			_ = p.cmd.Wait()
+		}
+		var first time.Time
+		testutil.EventuallyWithin(t, "ews2 answers through the VIP", 30*time.Second, func() bool {
+			first = client.firstFrom("ews2", killed)
+			return !first.IsZero()
+		})
+		took = append(took, first.Sub(killed))
+		t.Logf("run %d: killed ews1's keepalived and ews, first answer through the VIP from ews2 after %v", r+1, first.Sub(killed).Round(time.Millisecond))
+		if !holds(t, v.boardNS[1]) {
+			t.Fatal("ews2 answers but its keepalived does not hold the VIP")
+		}
+		if r == runs-1 {
+			break
+		}
+		// ews1 comes back and (keepalived preempts by default) takes the VIP back.
+		_ = exec.Command("ip", "-n", v.boardNS[0], "addr", "del", vipAddr+"/24", "dev", "eth0").Run()
+		alive[0] = start(0)
+		back := time.Now()
+		testutil.EventuallyWithin(t, "ews1 answers through the VIP again", 30*time.Second, func() bool { return !client.firstFrom("ews1", back).IsZero() })
+	}
+	slices.Sort(took)
+	t.Logf("keepalived takeover over %d runs: median %v, min %v, max %v (kill -9 of the master's keepalived and ews to the first answer through the VIP from the backup; advert_int 1, priority 100 takes over; client: new connection every 10ms, 100ms timeout)",
 		len(took), took[len(took)/2].Round(time.Millisecond), took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
 }
