@@ -14,6 +14,7 @@ import (
 type master struct {
 	n     *Node
 	front *dispatch.Front
+	vip   vipFollower // the virtual IP goes with mastership; guarded by mu
 	mu    sync.Mutex
 	d     *sched.Dispatcher // nil while not master
 }
@@ -25,6 +26,7 @@ func (m *master) follow(v state.View) {
 	isMaster := v.Master != "" && v.Master == v.Self
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.vip.follow(v, isMaster)
 	switch {
 	case isMaster && m.d == nil:
 		d, err := sched.NewDispatcher(m.n.cfg.Sched.SchedConfig(), sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.rt.get})

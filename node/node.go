@@ -26,6 +26,7 @@ import (
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
+	"github.com/ews-firmware/ews/vip"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -78,6 +79,7 @@ type Node struct {
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	master   *master         // the dispatcher while this board is master
 	auto     *automation     // MQTT and [[rule]]s while master; nil without them
+	vip      *vip.Manager    // the cluster's virtual IP while master; nil without cluster.vip
 	rt       probes          // boards' response times, probed by the master
 	creds    atomic.Uint64   // fingerprint of this board's credentials, for its reports
 	refusals refusals        // boards that refused forwarded credentials lately
@@ -114,6 +116,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.cluster = cl
+	if err := n.openVIP(); err != nil {
+		return nil, err
+	}
 	if err := n.openDevices(); err != nil {
 		n.close()
 		return nil, err
@@ -165,6 +170,7 @@ func (n *Node) Run(ctx context.Context) error {
 	defer func() { cancel(); n.wg.Wait() }()
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.health.Run(ctx) }()
+	n.runVIP(ctx)
 	if err := n.cluster.Start(ctx); err != nil {
 		ln.Close()
 		return err

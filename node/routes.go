@@ -46,7 +46,7 @@ func (n *Node) routes(mux *http.ServeMux) error {
 		return err
 	}
 	n.front = front
-	n.master = &master{n: n, front: front}
+	n.master = &master{n: n, front: front, vip: vipFollower{m: n.vip, up: -1}}
 	n.onClose(front.Close)
 	mux.Handle("/", n.gate(front))
 	return nil

@@ -52,6 +52,9 @@ type Cluster struct {
 	TThreshold Duration `toml:"tthreshold"` // board silence before it is down; default 500ms
 	Heartbeat  Duration `toml:"heartbeat"`  // table/report period; default 100ms
 	Preempt    bool     `toml:"preempt"`    // a returning lower-rank board takes mastership back
+	// VIP is the address that follows the master, e.g. "192.168.1.50/24".
+	VIP          string `toml:"vip"`
+	VIPInterface string `toml:"vip_interface"` // default: the interface whose subnet holds vip
 }
 
 // Sched configures the master's queue and dispatch policy.

@@ -31,6 +31,7 @@ func (c *Config) Validate() Errors {
 	}
 
 	c.validateCluster(bad)
+	c.validateVIP(bad)
 	c.validateSched(bad)
 	c.validateHTTP(bad)
 	c.validateDevices(bad)

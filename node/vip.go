@@ -1,0 +1,64 @@
+package node
+
+import (
+	"context"
+
+	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/vip"
+)
+
+// openVIP checks at start what holding cluster.vip needs (capabilities,
+// interface): a board that cannot hold it says so and does not start.
+func (n *Node) openVIP() error {
+	vc, err := n.cfg.VIP()
+	if err != nil || !vc.Enabled() {
+		return err
+	}
+	m, err := vip.New(vc, vip.Options{Registerer: n.reg, Logger: n.log})
+	if err != nil {
+		return err
+	}
+	n.vip = m
+	n.onClose(m.Close)
+	n.log.Info("vip: held while this board is master", "vip", vc.Prefix.String(), "interface", m.Interface())
+	return nil
+}
+
+// runVIP keeps the address in step with mastership until ctx ends; it
+// first removes an address left from a crash.
+func (n *Node) runVIP(ctx context.Context) {
+	if n.vip == nil {
+		return
+	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.vip.Run(ctx) }()
+}
+
+// vipFollower turns table changes into the virtual IP's state: held while
+// master, and announced again when boards come back (a healed partition's
+// clients may have learnt the other master's MAC).
+type vipFollower struct {
+	m  *vip.Manager // nil: no cluster.vip
+	up int          // boards up in the last view seen as master; -1 when not master
+}
+
+func (f *vipFollower) follow(v state.View, isMaster bool) {
+	if f.m == nil {
+		return
+	}
+	f.m.Set(isMaster)
+	if !isMaster {
+		f.up = -1
+		return
+	}
+	up := 0
+	for _, b := range v.Nodes {
+		if b.Runstate != state.Down {
+			up++
+		}
+	}
+	if f.up >= 0 && up > f.up {
+		f.m.Announce()
+	}
+	f.up = up
+}
