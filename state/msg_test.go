@@ -129,6 +129,41 @@ func TestTableVersions(t *testing.T) {
 	}
 }
 
+// A version-3 report is a version-2 report with the raw load figures
+// appended: at version 2 they are left out, and it still decodes.
+func TestReportVersions(t *testing.T) {
+	m := &ReportMsg{Name: "ews1", Epoch: 2, HTTP: "127.0.0.1:8080", InFlight: 3, Capacity: 4, Weight: 1, Runstate: Running,
+		CPU: 500, PeersHash: 7, DiskUsed: 420, NetPPS: 1500, DiskOps: 80, CPUMHz: 4 * 1500, MemMB: 1024}
+	v2, err := EncodeVersion(m, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3, err := EncodeVersion(m, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 13 fields fit a fixarray; 18 take an array16 header
+	if v2[2] != 0x9d || !bytes.Equal(v3[2:5], []byte{0xdc, 0, 18}) || !bytes.HasPrefix(v3[5:], v2[3:]) {
+		t.Fatalf("v2 % x\nv3 % x\nwant the same fields, v3 with the raw load appended", v2, v3)
+	}
+	got, err := Decode(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *m
+	want.DiskUsed, want.NetPPS, want.DiskOps, want.CPUMHz, want.MemMB = 0, 0, 0, 0, 0
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatalf("version-2 report:\n got %+v\nwant %+v", got, &want)
+	}
+	if got, err := Decode(v3); err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("version-3 report: %+v %v", got, err)
+	}
+	l := m.FullLoad()
+	if l.CPU != 0.5 || l.DiskUsed != 0.42 || l.NetPPS != 1500 || l.DiskOps != 80 || l.CPUMHz != 6000 || l.MemMB != 1024 {
+		t.Fatalf("FullLoad = %+v", l)
+	}
+}
+
 func TestMakeClassStats(t *testing.T) {
 	got := MakeClassStats(map[string]int{"control": 2, "browse": 0, "": 1}, map[string]uint64{"browse": 7, "data": 1})
 	want := ClassStats{{Name: "browse", Depth: 0, Dispatched: 7}, {Name: "control", Depth: 2}, {Name: "data", Dispatched: 1}}
@@ -176,13 +211,14 @@ func TestRunstateJSONAndWire(t *testing.T) {
 func TestReportIsSmall(t *testing.T) {
 	b, err := Encode(&ReportMsg{Name: "ews-board-000031", Epoch: 1 << 40, HTTP: "192.168.100.123:65535",
 		InFlight: 65000, Completed: 1 << 40, Capacity: 65000, Weight: 1000, Runstate: Overloaded,
-		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF})
+		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF,
+		DiskUsed: 999, NetPPS: 1 << 31, DiskOps: 1 << 31, CPUMHz: 1 << 31, MemMB: 1 << 31})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("worst-case report: %d bytes", len(b))
-	if len(b) > 100 {
-		t.Fatalf("report is %d bytes, want <= 100", len(b))
+	if len(b) > 128 {
+		t.Fatalf("report is %d bytes, want <= 128", len(b))
 	}
 }
 
@@ -234,8 +270,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated table", table[:len(table)/2], "decode table"},
 		{"trailing", append(bytes.Clone(good), 0), "trailing"},
 		{"oversized", append(bytes.Clone(good), make([]byte, MaxMessage)...), "over the"},
-		{"version 0", withVersion(0), "speaks 1..2"},
-		{"version 3", withVersion(3), "speaks 1..2"},
+		{"version 0", withVersion(0), "speaks 1..3"},
+		{"version 4", withVersion(4), "speaks 1..3"},
 		{"too many class stats", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: make(ClassStats, MaxClasses+1)}), "over the limit"},
 		{"empty class name", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: ClassStats{{Depth: 1}}}), "bad class name"},
 		{"unknown type", withType(200), "unknown message type 200"},
@@ -246,6 +282,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"empty name", mustEncode(t, &StepDownMsg{Epoch: 1}), "bad board name"},
 		{"bad runstate", badRunstate(), "bad runstate"},
 		{"load over 1000", mustEncode(t, &ReportMsg{Name: "x", CPU: 1001}), "per mille"},
+		{"disk space over 1000", mustEncode(t, &ReportMsg{Name: "x", DiskUsed: 1001}), "per mille"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := Decode(c.in)
@@ -263,8 +300,8 @@ func TestDecodeRefuses(t *testing.T) {
 }
 
 // msgpackTail is the encoding of the fields after Runstate in a report with
-// zero load and hash: four loads and the hash.
-func msgpackTail(t *testing.T) []byte { return []byte{0, 0, 0, 0, 0} }
+// zero load and hash: four loads, the hash and the five raw load figures.
+func msgpackTail(t *testing.T) []byte { return make([]byte, 10) }
 
 func mustEncode(t *testing.T, m Message) []byte {
 	t.Helper()
