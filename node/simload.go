@@ -15,7 +15,7 @@ type loadSource interface{ Load() state.Load }
 // simLoad is a simulated board's load: what its [sim] settings and its
 // own requests in flight imply, not the host machine's /proc (every
 // simulated board on one machine would report the same). The background
-// cpu share bg is base_cpu, busy_cpu during the busy window, plus seeded
+// cpu share bg is base_cpu, busy_cpu during the busy windows, plus seeded
 // jitter; requests use the rest in proportion to linknum/capacity:
 //
 //	cpu = bg + (1-bg)·min(1, linknum/capacity)
@@ -56,8 +56,11 @@ func or(v, def float64) float64 {
 // background is the cpu share taken by other work at now, without jitter.
 func (s *simLoad) background(now time.Time) float64 {
 	c := &s.cfg
-	if c.BusyFor.Duration > 0 {
-		if t := now.Sub(s.start); t >= c.BusyAfter.Duration && t < c.BusyAfter.Duration+c.BusyFor.Duration {
+	if t := now.Sub(s.start) - c.BusyAfter.Duration; c.BusyFor.Duration > 0 && t >= 0 {
+		if c.BusyEvery.Duration > 0 {
+			t %= c.BusyEvery.Duration
+		}
+		if t < c.BusyFor.Duration {
 			return or(c.BusyCPU, 0.9)
 		}
 	}

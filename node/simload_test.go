@@ -43,4 +43,14 @@ func TestSimLoad(t *testing.T) {
 			t.Fatalf("step %d: slowdown %.3f, want %.3f", i, got, st.slow)
 		}
 	}
+	// busy_every repeats the window: busy at 10-12 s, 15-17 s, 20-22 s
+	s.cfg.BusyFor, s.cfg.BusyEvery = config.D(2*time.Second), config.D(5*time.Second)
+	for _, c := range []struct {
+		at   time.Duration
+		busy bool
+	}{{9 * time.Second, false}, {11 * time.Second, true}, {13 * time.Second, false}, {16 * time.Second, true}, {21500 * time.Millisecond, true}, {23 * time.Second, false}} {
+		if got := s.Slowdown(t0.Add(c.at)) > 4.9; got != c.busy {
+			t.Errorf("at %v busy %v, want %v", c.at, got, c.busy)
+		}
+	}
 }

@@ -127,7 +127,8 @@ type Sim struct {
 	RequestMB float64  `toml:"request_mb"`  // memory per request in flight; default 8
 	DiskUsed  float64  `toml:"disk_used"`   // share of disk space in use; default 0.3
 	BusyAfter Duration `toml:"busy_after"`  // the board becomes busy this long after start …
-	BusyFor   Duration `toml:"busy_for"`    // … for this long (0: never busy)
+	BusyFor   Duration `toml:"busy_for"`    // … for this long (0: never busy) …
+	BusyEvery Duration `toml:"busy_every"`  // … and again every busy_every (0: once)
 	BusyCPU   float64  `toml:"busy_cpu"`    // background cpu share while busy; default 0.9
 	Jitter    float64  `toml:"jitter"`      // ± background cpu noise, seeded by seed
 	Seed      uint64   `toml:"seed"`        // seed of the noise; default 1

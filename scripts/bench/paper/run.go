@@ -236,6 +236,9 @@ func (h *harness) run(ctx context.Context) error {
 		}
 		err = h.scenario(ctx, scHetero, hs, h.opt.ratios[:1], h.opt.heteroPols, false)
 	}
+	if err == nil && !h.opt.skipUnequal {
+		err = h.unequal(ctx)
+	}
 	if err == nil && !h.opt.skipTrivial {
 		err = h.trivial(ctx)
 	}
@@ -292,8 +295,8 @@ func (h *harness) standalone(ctx context.Context, sc string, g *group, ratios []
 		setup := setupHAProxy
 		if prio {
 			setup = setupHAPrio
-		} else if sc == scHetero {
-			continue // the heterogeneous scenario compares policies with the best HAProxy only
+		} else if sc != scPaper {
+			continue // the other scenarios compare policies with the best HAProxy only
 		}
 		p, url, err := h.startHAProxy(ctx, sc+"-"+setup, g, prio)
 		if err != nil {
