@@ -104,7 +104,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.health = health.New(cfg.Health, log)
 	n.load = procload.New()
 	if cfg.Sim != nil {
-		n.sim = newSimLoad(*cfg.Sim, cfg.Node.Capacity, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
+		n.sim = newSimLoad(*cfg.Sim, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
 		n.load = n.sim
 	}
 	sc, err := cfg.State()
@@ -166,7 +166,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.publishLoops(ctx)
-	if !n.cfg.Standalone() && n.cfg.Sched.Policy == "integrated" {
+	if !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0) { // integrated load has an rt term
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
 	}

@@ -16,16 +16,16 @@ type loadSource interface{ Load() state.Load }
 // own requests in flight imply, not the host machine's /proc (every
 // simulated board on one machine would report the same). The background
 // cpu share bg is base_cpu, busy_cpu during the busy windows, plus seeded
-// jitter; requests use the rest in proportion to linknum/capacity:
+// jitter; each request in flight uses request_cpu of the rest (a device
+// read mostly waits, it does not spin a core):
 //
-//	cpu = bg + (1-bg)·min(1, linknum/capacity)
+//	cpu = bg + (1-bg)·min(1, request_cpu·linknum)
 //	mem = (base_mem_mb + request_mb·linknum) / mem_mb
 //	net_pps = 10 packets per completed request; net = that at 800 B a packet over 100 Mbit/s
 //
 // Slowdown is 1/(1-bg): a request gets the cpu the background leaves.
 type simLoad struct {
 	cfg      config.Sim
-	capacity int
 	start    time.Time
 	now      func() time.Time
 	inFlight func() int
@@ -37,12 +37,12 @@ type simLoad struct {
 	lastDone uint64
 }
 
-func newSimLoad(cfg config.Sim, capacity int, inFlight func() int, done func() uint64) *simLoad {
+func newSimLoad(cfg config.Sim, inFlight func() int, done func() uint64) *simLoad {
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = 1
 	}
-	return &simLoad{cfg: cfg, capacity: max(capacity, 1), start: time.Now(), now: time.Now,
+	return &simLoad{cfg: cfg, start: time.Now(), now: time.Now,
 		inFlight: inFlight, done: done, rng: rand.New(rand.NewPCG(seed, 16))}
 }
 
@@ -88,7 +88,7 @@ func (s *simLoad) Load() state.Load {
 	bg = min(max(bg, 0), 1)
 	n := max(s.inFlight(), 0)
 	l := state.Load{
-		CPU:      bg + (1-bg)*min(1, float64(n)/float64(s.capacity)),
+		CPU:      bg + (1-bg)*min(1, or(c.ReqCPU, 0.1)*float64(n)),
 		Mem:      min((or(c.BaseMemMB, 200)+or(c.RequestMB, 8)*float64(n))/or(c.MemMB, 1024), 1),
 		DiskUsed: or(c.DiskUsed, 0.3),
 		CPUMHz:   or(c.CPUMHz, 4000),

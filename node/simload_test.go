@@ -13,15 +13,15 @@ func TestSimLoad(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	now := t0
 	inflight, done := 0, uint64(0)
-	cfg := config.Sim{CPUMHz: 2000, MemMB: 256, BaseCPU: 0.1, BaseMemMB: 64, RequestMB: 16,
+	cfg := config.Sim{CPUMHz: 2000, MemMB: 256, BaseCPU: 0.1, ReqCPU: 0.25, BaseMemMB: 64, RequestMB: 16,
 		BusyAfter: config.D(10 * time.Second), BusyFor: config.D(10 * time.Second), BusyCPU: 0.8}
-	s := newSimLoad(cfg, 4, func() int { return inflight }, func() uint64 { return done })
+	s := newSimLoad(cfg, func() int { return inflight }, func() uint64 { return done })
 	s.start, s.now = t0, func() time.Time { return now }
 	steps := []struct {
 		at       time.Duration
 		inflight int
 		done     uint64
-		cpu, mem float64 // by hand: bg + (1-bg)·n/4 ; (64 + 16n)/256
+		cpu, mem float64 // by hand: bg + (1-bg)·min(1, .25n) ; (64 + 16n)/256
 		pps      float64 // 10 packets a completed request
 		slow     float64 // 1/(1-bg)
 	}{

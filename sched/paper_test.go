@@ -185,3 +185,21 @@ func TestStickySourceIPPlacesOnLightest(t *testing.T) {
 		}
 	}
 }
+
+// A proximity table scores with [sched.integrated] whatever policy it wraps.
+func TestProximityUsesIntegratedKeys(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Proximity = []ProximityRule{{CIDR: "10.0.0.0/8", Prefer: []string{"a", "b"}}}
+	cfg.Integrated.Limits = map[string]float64{"cpu": 0.9} // a's .6 is within the raised limit
+	p, err := NewPolicy(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := indexed([]*Board{
+		{Name: "a", Running: true, Capacity: 4, Load: Load{CPU: .6}},           // 4·.6/.9 = 2.67
+		{Name: "b", Running: true, Capacity: 4, Load: Load{CPU: .1, Mem: .79}}, // .44 + 2.96 = 3.41
+	})
+	if got := p.Select(pool, &Request{Client: netip.MustParseAddr("10.9.9.9")}); got == nil || got.Name != "a" {
+		t.Fatalf("Select = %s, want a (within the configured cpu limit, lower integrated load)", name(got))
+	}
+}

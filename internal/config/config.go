@@ -123,6 +123,7 @@ type Sim struct {
 	CPUMHz    float64  `toml:"cpu_mhz"`     // cpu capacity it reports; default 4000 (4 cores × 1 GHz)
 	MemMB     float64  `toml:"mem_mb"`      // memory size it reports; default 1024
 	BaseCPU   float64  `toml:"base_cpu"`    // background cpu share; default 0.05
+	ReqCPU    float64  `toml:"request_cpu"` // cpu share one request in flight uses; default 0.1
 	BaseMemMB float64  `toml:"base_mem_mb"` // memory in use with nothing running; default 200
 	RequestMB float64  `toml:"request_mb"`  // memory per request in flight; default 8
 	DiskUsed  float64  `toml:"disk_used"`   // share of disk space in use; default 0.3

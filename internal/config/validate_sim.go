@@ -12,7 +12,7 @@ func (c *Config) validateSim(bad func(string, string, ...any)) {
 	for _, k := range []struct {
 		key string
 		v   float64
-	}{{"sim.base_cpu", s.BaseCPU}, {"sim.busy_cpu", s.BusyCPU}, {"sim.disk_used", s.DiskUsed}, {"sim.jitter", s.Jitter}} {
+	}{{"sim.base_cpu", s.BaseCPU}, {"sim.busy_cpu", s.BusyCPU}, {"sim.disk_used", s.DiskUsed}, {"sim.jitter", s.Jitter}, {"sim.request_cpu", s.ReqCPU}} {
 		if k.v != k.v || k.v < 0 || k.v > 1 {
 			bad(k.key, "%v: want a share in [0, 1]", k.v)
 		}
