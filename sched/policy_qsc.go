@@ -25,6 +25,7 @@ import (
 type QSC struct {
 	alpha, beta, gamma, delta float64
 	Rand                      *rand.Rand // nil: the runtime's generator
+	inv                       []float64  // 1/Wᵢ of the pool being drawn from, reused
 }
 
 // QSC floors: the ε added to each dynamic value (see QSC).
@@ -70,13 +71,18 @@ func (p *QSC) Select(pool []*Board, _ *Request) *Board {
 		return nil
 	}
 	base := pool[0]
+	if cap(p.inv) < len(pool) {
+		p.inv = make([]float64, len(pool)) // once per pool size: Select stays allocation-free
+	}
+	inv := p.inv[:len(pool)]
 	total := 0.0
-	for _, b := range pool {
-		total += 1 / p.Weight(b, base)
+	for i, b := range pool {
+		inv[i] = 1 / p.Weight(b, base)
+		total += inv[i]
 	}
 	x := float64n(p.Rand) * total
-	for _, b := range pool {
-		x -= 1 / p.Weight(b, base)
+	for i, b := range pool {
+		x -= inv[i]
 		if x < 0 {
 			return b
 		}
