@@ -63,11 +63,12 @@ type Node struct {
 	addr     atomic.Value // net.Addr once listening
 	inFlight atomic.Int64 // HTTP requests being answered, of every kind
 
-	local   *local            // what the cluster hears of this board
-	health  *health.Checker   // [[health.process]] and [[health.check]]
-	load    *procload.Sampler // cpu/mem/net/disk shares from /proc
-	cluster *state.Cluster    // membership, table, election
-	wg      sync.WaitGroup    // background loops owned by Run
+	local   *local          // what the cluster hears of this board
+	health  *health.Checker // [[health.process]] and [[health.check]]
+	load    loadSource      // /proc (procload), or what [sim] implies on a simulated board
+	sim     *simLoad        // nil on real hardware
+	cluster *state.Cluster  // membership, table, election
+	wg      sync.WaitGroup  // background loops owned by Run
 
 	devs     *hal.Devices    // this board's devices
 	auth     *auth.Auth      // credentials for control
@@ -107,6 +108,10 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.local = &local{n: n}
 	n.health = health.New(cfg.Health, log)
 	n.load = procload.New()
+	if cfg.Sim != nil {
+		n.sim = newSimLoad(*cfg.Sim, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
+		n.load = n.sim
+	}
 	sc, err := cfg.State()
 	if err != nil {
 		return nil, err
@@ -176,7 +181,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.publishLoops(ctx)
-	if !n.cfg.Standalone() && n.cfg.Sched.Policy == "integrated" {
+	if !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0) { // integrated load has an rt term
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
 	}

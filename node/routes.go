@@ -59,9 +59,9 @@ func (n *Node) pageCost(next http.Handler) http.Handler {
 	if n.cfg.Sim == nil || n.cfg.Sim.PageLatency.Duration <= 0 {
 		return next
 	}
-	d := n.cfg.Sim.PageLatency.Duration
+	d := n.cfg.Sim.Scaled(n.cfg.Sim.PageLatency.Duration) // [sim] speed
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := time.NewTimer(d)
+		t := time.NewTimer(time.Duration(float64(d) * n.sim.Slowdown(time.Now()))) // busy: slower
 		select {
 		case <-t.C:
 		case <-r.Context().Done():

@@ -43,10 +43,10 @@ type Config struct {
 	// Policy. Empty: off.
 	Proximity []ProximityRule
 
-	// Adaptive is the load formula of adaptive and qsc; Integrated that of
-	// integrated. Missing weights, baselines and limits take the
-	// documented defaults of each policy.
-	Adaptive, Integrated LoadModel
+	// The load formulas of adaptive, integrated (and proximity), qsc and
+	// socket. Missing weights, baselines and limits take the documented
+	// defaults of each policy: the papers' values.
+	Adaptive, Integrated, QSC, Socket LoadModel
 }
 
 // Class is one priority class; the first matching rule of all classes wins.
@@ -65,12 +65,14 @@ type ProximityRule struct {
 }
 
 // LoadModel holds the weights, baselines and limits of a load formula, keyed
-// by resource (cpu mem net disk rt; cpu_overload for integrated's limit).
+// by resource (cpu mem net disk rt; req for qsc's request load;
+// cpu_overload for integrated's limit, threshold for adaptive's).
 type LoadModel struct {
 	Weights   map[string]float64
 	Baselines map[string]float64 // value that counts as load 1.0
 	Limits    map[string]float64 // integrated: over a limit weighs OverWeight
 	Overload  time.Duration      // integrated: cpu over cpu_overload this long: no new requests
+	Suspend   time.Duration      // adaptive: how long a board over the threshold gets no new requests
 }
 
 // DefaultPolicy is the paper's algorithm.

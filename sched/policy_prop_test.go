@@ -117,7 +117,7 @@ func TestStickinessSurvivesUnrelatedChanges(t *testing.T) {
 	})
 }
 
-// qsc draws each board with probability inversely proportional to its load.
+// qsc draws each board with probability inversely proportional to its eq. 4 weight.
 func TestQSCFrequenciesFollowInverseLoad(t *testing.T) {
 	tests := []struct {
 		name string
@@ -140,7 +140,7 @@ func TestQSCFrequenciesFollowInverseLoad(t *testing.T) {
 			p := NewQSC(LoadModel{}, seeded())
 			inv, total := map[string]float64{}, 0.0
 			for _, b := range tt.pool {
-				inv[b.Name] = 1 / p.load(b)
+				inv[b.Name] = 1 / p.Weight(b, tt.pool[0])
 				total += inv[b.Name]
 			}
 			const draws = 40000

@@ -42,7 +42,7 @@ func TestPolicyChoice(t *testing.T) {
 		{"priority-lc least linknum", LeastConn{}, Request{}, "b"},
 		{"lc least linknum", LeastConn{}, Request{}, "b"},
 		{"wlc least (linknum+1)/weight", &WLC{}, Request{}, "c"},
-		// adaptive: a .24, b .28, c .16
+		// adaptive (cpu+net+mem)/3: a .200, b .233, c .133
 		{"adaptive least load", NewAdaptive(LoadModel{}), Request{}, "c"},
 		{"adaptive cpu-only weights", NewAdaptive(LoadModel{Weights: map[string]float64{"cpu": 1, "mem": 0, "net": 0, "disk": 0}}), Request{}, "c"},
 		{"adaptive mem-only weights", NewAdaptive(LoadModel{Weights: map[string]float64{"cpu": 0, "mem": 1, "net": 0, "disk": 0}}), Request{}, "b"},
@@ -52,10 +52,12 @@ func TestPolicyChoice(t *testing.T) {
 		{"sticky cookie keeps board", &Sticky{Mode: StickyCookie, Next: LeastConn{}}, Request{Sticky: "a"}, "a"},
 		{"sticky cookie unknown board falls back", &Sticky{Mode: StickyCookie, Next: LeastConn{}}, Request{Sticky: "zz"}, "b"},
 		{"sticky cookie absent falls back", &Sticky{Mode: StickyCookie, Next: LeastConn{}}, Request{}, "b"},
-		{"proximity least used preferred", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("10.1.2.3")}, "c"},
+		// proximity: integrated loads a 4·.6+3·.375+2·.1 = 3.725, c 1.6+.75+.4 = 2.75
+		{"proximity lowest integrated load preferred", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("10.1.2.3")}, "c"},
 		{"proximity v4-mapped client", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("::ffff:10.1.2.3")}, "a"},
 		{"proximity other network uses next", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"a", "c"}}}, LeastConn{}, nil), Request{Client: netip.MustParseAddr("10.2.0.1")}, "b"},
-		{"proximity preferred absent: least used overall", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"zz"}}}, &WLC{}, nil), Request{Client: netip.MustParseAddr("10.1.0.1")}, "b"},
+		// b is over the cpu limit: the lowest integrated load overall is c
+		{"proximity preferred absent: lowest integrated load overall", NewProximity([]ProximityRule{{CIDR: "10.1.0.0/16", Prefer: []string{"zz"}}}, &WLC{}, nil), Request{Client: netip.MustParseAddr("10.1.0.1")}, "c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,8 +157,8 @@ func TestTiesBrokenWithoutBias(t *testing.T) {
 	for _, b := range pool {
 		b.Linknum, b.Capacity, b.Weight, b.Load, b.RT = 1, 4, 1, Load{CPU: .2}, 0
 	}
-	for _, p := range []Policy{LeastConn{}, LeastConn{}, &WLC{}, NewAdaptive(LoadModel{}), NewIntegrated(LoadModel{}),
-		NewProximity([]ProximityRule{{CIDR: "0.0.0.0/0", Prefer: []string{"a", "b", "c"}}}, nil, nil)} {
+	// (proximity breaks equal loads by priority: TestProximityPaper)
+	for _, p := range []Policy{LeastConn{}, LeastConn{}, &WLC{}, NewAdaptive(LoadModel{}), NewIntegrated(LoadModel{}), NewSocket(LoadModel{})} {
 		counts := map[string]int{}
 		for i := 0; i < 3000; i++ {
 			counts[p.Select(pool, &Request{Client: netip.MustParseAddr("10.0.0.1")}).Name]++

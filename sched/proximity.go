@@ -6,18 +6,25 @@ import (
 	"time"
 )
 
-// Proximity sends a client from a listed network to the least used of its
-// preferred boards; when none of them can take it, to the least used board
-// overall. Clients from other networks go to Next. The first matching
+// Proximity is the integrated-load paper's static proximity table: each
+// listed network has recommended boards in priority order (the paper: up
+// to three). A client of that network goes to the recommended board with
+// the lowest integrated load among those not over a limit, equal loads to
+// the higher priority; when every recommended board is over its limits
+// (or none can take the request) it goes to the lowest integrated load of
+// all boards. Clients from other networks go to Next. The first matching
 // network wins.
 type Proximity struct {
 	rules []proxRule
 	Next  Policy
+	// Model scores the boards: Next itself when it is integrated, else
+	// the integrated defaults; NewPolicy sets it from [sched.integrated].
+	Model *Integrated
 }
 
 type proxRule struct {
 	prefix netip.Prefix
-	prefer []string
+	prefer []string // priority order
 }
 
 // NewProximity compiles the table; an entry whose cidr does not parse or
@@ -28,6 +35,11 @@ func NewProximity(list []ProximityRule, next Policy, log *slog.Logger) *Proximit
 		log = slog.Default()
 	}
 	p := &Proximity{Next: next}
+	if m, ok := next.(*Integrated); ok {
+		p.Model = m
+	} else {
+		p.Model = NewIntegrated(LoadModel{})
+	}
 	for i, e := range list {
 		pfx, err := netip.ParsePrefix(e.CIDR)
 		if err != nil || len(e.Prefer) == 0 {
@@ -48,30 +60,45 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 			if !r.prefix.Contains(addr) {
 				continue
 			}
-			if best := r.leastPreferred(pool); best != nil {
+			if best := p.recommended(r, pool); best != nil {
 				return best
 			}
-			return leastBy(pool, nil, byUse)
+			return leastScore(pool, p.Model.Score, byUse)
 		}
+	}
+	if p.Next == nil {
+		return leastScore(pool, p.Model.Score, byUse)
 	}
 	return p.Next.Select(pool, req)
 }
 
-// leastPreferred is the least used preferred board of pool, ties at random;
-// nil when no preferred board is in pool.
-func (r *proxRule) leastPreferred(pool []*Board) *Board {
-	return leastWhere(pool, nil, r.keep, byUse)
-}
-
-func (r *proxRule) keep(b *Board) bool { return r.prefers(b.Name) }
-
-func (r *proxRule) prefers(name string) bool {
-	for _, n := range r.prefer {
-		if n == name {
-			return true
+// recommended is the rule's board of pool with the lowest integrated load
+// that is within its limits, equal loads to the higher priority; nil when
+// there is none.
+func (p *Proximity) recommended(r *proxRule, pool []*Board) *Board {
+	var best *Board
+	bestScore, bestPrio := 0.0, 0
+	for _, b := range pool {
+		prio := r.priority(b.Name)
+		if prio < 0 || p.Model.OverLimit(b) {
+			continue
+		}
+		s := p.Model.Score(b)
+		if best == nil || s < bestScore || (s == bestScore && prio < bestPrio) {
+			best, bestScore, bestPrio = b, s, prio
 		}
 	}
-	return false
+	return best
+}
+
+// priority is name's place in the rule (0 = highest), -1 when not listed.
+func (r *proxRule) priority(name string) int {
+	for i, n := range r.prefer {
+		if n == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // Observe passes reports on to Next.

@@ -109,7 +109,11 @@ func NewPolicy(cfg Config, rng *rand.Rand, log *slog.Logger) (Policy, error) {
 	spec, _ := LookupPolicy(cfg.Policy)
 	p := spec.New(cfg, rng)
 	if len(cfg.Proximity) > 0 {
-		p = NewProximity(cfg.Proximity, p, log)
+		px := NewProximity(cfg.Proximity, p, log)
+		if _, ok := p.(*Integrated); !ok {
+			px.Model = NewIntegrated(cfg.Integrated) // the paper scores by integrated load
+		}
+		p = px
 	}
 	if cfg.Sticky != "" {
 		p = &Sticky{Mode: cfg.Sticky, Next: p}

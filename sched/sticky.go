@@ -15,12 +15,13 @@ const (
 // Sticky keeps a user on one board for the whole session: the board named in
 // the request's cookie (Request.Sticky; the node sets CookieName to
 // Ticket.Board), or for source-ip the board a client address was first sent
-// to, remembered in a bounded table. A new client is placed by rendezvous
-// hashing of its address, so a new master without the table places it
-// alike. Other boards joining, leaving or changing load never move a user;
-// while the user's board is down or full the request falls back (cookie: to
-// Next; source-ip: to the rendezvous choice among the eligible boards) and
-// the user returns once the board is back.
+// to, remembered in a bounded table. A new user is placed by Next, the
+// lightest board by the policy's measure (the socket-cluster paper: the
+// first request to the least loaded server, every later one there); a new
+// master without the table places a known user afresh the same way. Other
+// boards joining, leaving or changing load never move a user; while the
+// user's board is down or full the request falls back to Next without
+// forgetting the user, who returns once the board is back.
 type Sticky struct {
 	Mode string // StickyCookie or StickySourceIP
 	Next Policy
@@ -65,7 +66,7 @@ func (s *Sticky) byAddr(pool []*Board, req *Request) *Board {
 			}
 		}
 	}
-	b := rendezvous(pool, addrKey(req))
+	b := s.Next.Select(pool, req)
 	if !known && b != nil {
 		s.remember(addr, b.Name)
 	}

@@ -38,7 +38,7 @@ func (e *Election) board(r int, now time.Time) Board {
 		return out
 	}
 	rep := &b.report
-	out.HTTP, out.Capacity, out.Weight, out.Load = rep.HTTP, int(rep.Capacity), int(rep.Weight), rep.Wire().Load()
+	out.HTTP, out.Capacity, out.Weight, out.Load = rep.HTTP, int(rep.Capacity), int(rep.Weight), rep.FullLoad()
 	out.Linknum, out.Runstate = int(rep.InFlight), rep.Runstate
 	if out.Runstate == Joining {
 		out.Runstate, out.Linknum = Running, 0

@@ -190,7 +190,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 				mc.AdvertisePort = mc.BindPort
 			}
 		}
-		ct := &countingTransport{NetTransport: nt, sent: c.m.wire.Add, packets: make(chan *memberlist.Packet), stop: make(chan struct{})}
+		ct := &countingTransport{NetTransport: nt, sent: c.m.wire.Add, packets: make(chan *memberlist.Packet), stop: make(chan struct{}), down: make(chan struct{})}
 		go ct.filterPackets(c, newSources(c.peers))
 		mc.Transport = ct
 		ml, err := memberlist.Create(mc)
@@ -387,17 +387,26 @@ type countingTransport struct {
 	*memberlist.NetTransport
 	sent    func(float64)
 	packets chan *memberlist.Packet // filtered (filterPackets)
-	stop    chan struct{}
+	stop    chan struct{} // closed by Shutdown: the filter only drains from then on
+	down    chan struct{} // closed once the transport is down: the filter returns
 	once    sync.Once
 }
 
 // PacketCh is the filtered packet channel.
 func (t *countingTransport) PacketCh() <-chan *memberlist.Packet { return t.packets }
 
-// Shutdown stops the filter and the transport.
+// Shutdown stops the filter and the transport. The transport's UDP
+// listener blocks on handing each packet over, and its Shutdown waits for
+// that listener: so the filter keeps draining (and dropping) packets until
+// the transport is down, or the two would wait on each other for ever.
 func (t *countingTransport) Shutdown() error {
-	t.once.Do(func() { close(t.stop) })
-	return t.NetTransport.Shutdown()
+	var err error
+	t.once.Do(func() {
+		close(t.stop)
+		err = t.NetTransport.Shutdown()
+		close(t.down)
+	})
+	return err
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {

@@ -2,17 +2,27 @@ package state
 
 import "math"
 
-// Load is a board's resource use, each as a share of its capacity in 0..1:
-// cpu busy time, memory in use (1 - available/total), network throughput
-// over link speed, disk busy time. On the wire each is per mille (uint16).
+// Load is a board's resource use. The first four are shares of its
+// capacity in 0..1: cpu busy time, memory in use (1 - available/total),
+// network throughput over link speed, disk busy time; on the wire each is
+// per mille (uint16). The rest (report version 3) are what the papers'
+// formulas need raw: disk space used (a share), packets/s and disk
+// operations/s (rates, no ceiling), and the static capacities cpu MHz
+// (cores × clock) and memory size. Zero means not reported.
 type Load struct {
 	CPU  float64 `json:"cpu"`
 	Mem  float64 `json:"mem"`
 	Net  float64 `json:"net"`
 	Disk float64 `json:"disk"`
+
+	DiskUsed float64 `json:"disk_used"` // share of the root file system's space in use
+	NetPPS   float64 `json:"net_pps"`   // packets/s received and sent, all interfaces but lo
+	DiskOps  float64 `json:"disk_ops"`  // reads + writes completed per second, all disks
+	CPUMHz   float64 `json:"cpu_mhz"`   // static: Σ over cores of the maximum clock
+	MemMB    float64 `json:"mem_mb"`    // static: memory size
 }
 
-// WireLoad is Load on the wire: per mille, 0..1000.
+// WireLoad is the four shares on the wire: per mille, 0..1000.
 type WireLoad struct {
 	CPU  uint16
 	Mem  uint16
@@ -20,7 +30,7 @@ type WireLoad struct {
 	Disk uint16
 }
 
-// Wire converts to per mille, clamping to 0..1000 (NaN is 0).
+// Wire converts the shares to per mille, clamping to 0..1000 (NaN is 0).
 func (l Load) Wire() WireLoad {
 	return WireLoad{CPU: permille(l.CPU), Mem: permille(l.Mem), Net: permille(l.Net), Disk: permille(l.Disk)}
 }
@@ -44,16 +54,49 @@ func permille(v float64) uint16 {
 	return uint16(math.Round(v * 1000))
 }
 
+// count is a rate or size on the wire: rounded, clamped to 0..MaxUint32.
+func count(v float64) uint32 {
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0
+	case v >= math.MaxUint32:
+		return math.MaxUint32
+	}
+	return uint32(math.Round(v))
+}
+
 // Wire returns the row's load.
 func (r *Row) Wire() WireLoad { return WireLoad{CPU: r.CPU, Mem: r.Mem, Net: r.Net, Disk: r.Disk} }
 
 // SetLoad stores l in the row.
 func (r *Row) SetLoad(w WireLoad) { r.CPU, r.Mem, r.Net, r.Disk = w.CPU, w.Mem, w.Net, w.Disk }
 
-// Wire returns the report's load.
+// Wire returns the report's load shares.
 func (m *ReportMsg) Wire() WireLoad {
 	return WireLoad{CPU: m.CPU, Mem: m.Mem, Net: m.Net, Disk: m.Disk}
 }
 
-// SetLoad stores l in the report.
+// SetLoad stores the shares of l in the report.
 func (m *ReportMsg) SetLoad(w WireLoad) { m.CPU, m.Mem, m.Net, m.Disk = w.CPU, w.Mem, w.Net, w.Disk }
+
+// SetFullLoad stores all of l in the report: the shares and the raw figures.
+func (m *ReportMsg) SetFullLoad(l Load) {
+	m.SetLoad(l.Wire())
+	m.DiskUsed, m.NetPPS, m.DiskOps = permille(l.DiskUsed), count(l.NetPPS), count(l.DiskOps)
+	m.CPUMHz, m.MemMB = count(l.CPUMHz), count(l.MemMB)
+}
+
+// FullLoad is everything the report says of the board's load.
+func (m *ReportMsg) FullLoad() Load {
+	l := m.Wire().Load()
+	l.DiskUsed = float64(min(m.DiskUsed, 1000)) / 1000
+	l.NetPPS, l.DiskOps = float64(m.NetPPS), float64(m.DiskOps)
+	l.CPUMHz, l.MemMB = float64(m.CPUMHz), float64(m.MemMB)
+	return l
+}
+
+// addRaw copies the report-only figures of l (not in the table's rows)
+// into into.
+func addRaw(into *Load, l Load) {
+	into.DiskUsed, into.NetPPS, into.DiskOps, into.CPUMHz, into.MemMB = l.DiskUsed, l.NetPPS, l.DiskOps, l.CPUMHz, l.MemMB
+}

@@ -183,9 +183,19 @@ func (s *sources) allow(from net.Addr) bool {
 // any name) is not heard. It runs until stop is closed.
 func (t *countingTransport) filterPackets(c *Cluster, src *sources) {
 	in := t.NetTransport.PacketCh()
+	drain := func() {
+		for {
+			select {
+			case <-in:
+			case <-t.down:
+				return
+			}
+		}
+	}
 	for {
 		select {
 		case <-t.stop:
+			drain()
 			return
 		case p := <-in:
 			if !src.allow(p.From) {
@@ -196,6 +206,7 @@ func (t *countingTransport) filterPackets(c *Cluster, src *sources) {
 			select {
 			case t.packets <- p:
 			case <-t.stop:
+				drain()
 				return
 			}
 		}

@@ -47,7 +47,8 @@ func (t MsgType) String() string {
 //	2: TableMsg.Stats, the master's queue stats per class.
 //	3: ReportMsg.Creds, the fingerprint of the board's HTTP credentials;
 //	   StepDownMsg.PeersHash: every message but the peer list itself
-//	   carries the peer-list hash, and a board refuses one that differs.
+//	   carries the peer-list hash, and a board refuses one that differs;
+//	   ReportMsg's raw load figures (DiskUsed … MemMB).
 const (
 	ProtocolVersionMin uint8 = 1
 	ProtocolVersionMax uint8 = 3
@@ -158,6 +159,12 @@ type ReportMsg struct {
 	// Config.Creds): boards whose fingerprint differs from the master's
 	// refuse the requests it forwards. 0: unknown (older build, insecure).
 	Creds uint64
+	// Version 3: the raw load figures the papers' formulas need (Load).
+	DiskUsed uint16 // per mille of the root file system's space
+	NetPPS   uint32 // packets/s
+	DiskOps  uint32 // disk operations/s
+	CPUMHz   uint32 // static cpu capacity
+	MemMB    uint32 // static memory size
 }
 
 // reportMsgV2 is ReportMsg as versions 1 and 2 have it.
@@ -462,7 +469,7 @@ func (m *ReportMsg) validate() error {
 	if !m.Runstate.Valid() {
 		return fmt.Errorf("report %q: bad runstate %d", m.Name, m.Runstate)
 	}
-	if !m.Wire().valid() {
+	if !m.Wire().valid() || m.DiskUsed > 1000 {
 		return fmt.Errorf("report %q: load over 1000 per mille", m.Name)
 	}
 	return nil

@@ -130,9 +130,11 @@ func TestTableVersions(t *testing.T) {
 }
 
 // A version-3 report is a version-2 report with the credentials
-// fingerprint appended; older versions leave it out and decode with 0.
+// fingerprint and the raw load figures appended: at version 2 they are left
+// out, and it still decodes, with them at 0.
 func TestReportVersions(t *testing.T) {
-	m := &ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Capacity: 4, Weight: 1, Runstate: Running, PeersHash: 7, Creds: 0xDEADBEEF12345678}
+	m := &ReportMsg{Name: "ews1", Epoch: 2, HTTP: "127.0.0.1:8080", InFlight: 3, Capacity: 4, Weight: 1, Runstate: Running,
+		CPU: 500, PeersHash: 7, Creds: 0xDEADBEEF12345678, DiskUsed: 420, NetPPS: 1500, DiskOps: 80, CPUMHz: 4 * 1500, MemMB: 1024}
 	v2, err := EncodeVersion(m, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -141,21 +143,25 @@ func TestReportVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v2[2] != 0x9d || v3[2] != 0x9e || !bytes.HasPrefix(v3[3:], v2[3:]) {
-		t.Fatalf("v2 % x\nv3 % x\nwant the same fields, v3 with the fingerprint appended", v2, v3)
+	// 13 fields fit a fixarray; 19 take an array16 header
+	if v2[2] != 0x9d || !bytes.Equal(v3[2:5], []byte{0xdc, 0, 19}) || !bytes.HasPrefix(v3[5:], v2[3:]) {
+		t.Fatalf("v2 % x\nv3 % x\nwant the same fields, v3 with the fingerprint and raw load appended", v2, v3)
 	}
-	for v, b := range map[uint8][]byte{2: v2, 3: v3} {
-		got, err := Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := *m
-		if v < 3 {
-			want.Creds = 0
-		}
-		if !reflect.DeepEqual(got, &want) {
-			t.Fatalf("version-%d report:\n got %+v\nwant %+v", v, got, &want)
-		}
+	got, err := Decode(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *m
+	want.Creds, want.DiskUsed, want.NetPPS, want.DiskOps, want.CPUMHz, want.MemMB = 0, 0, 0, 0, 0, 0
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatalf("version-2 report:\n got %+v\nwant %+v", got, &want)
+	}
+	if got, err := Decode(v3); err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("version-3 report: %+v %v", got, err)
+	}
+	l := m.FullLoad()
+	if l.CPU != 0.5 || l.DiskUsed != 0.42 || l.NetPPS != 1500 || l.DiskOps != 80 || l.CPUMHz != 6000 || l.MemMB != 1024 {
+		t.Fatalf("FullLoad = %+v", l)
 	}
 }
 
@@ -206,13 +212,14 @@ func TestRunstateJSONAndWire(t *testing.T) {
 func TestReportIsSmall(t *testing.T) {
 	b, err := Encode(&ReportMsg{Name: "ews-board-000031", Epoch: 1 << 40, HTTP: "192.168.100.123:65535",
 		InFlight: 65000, Completed: 1 << 40, Capacity: 65000, Weight: 1000, Runstate: Overloaded,
-		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF, Creds: ^uint64(0)})
+		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF, Creds: ^uint64(0),
+		DiskUsed: 999, NetPPS: 1 << 31, DiskOps: 1 << 31, CPUMHz: 1 << 31, MemMB: 1 << 31})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("worst-case report: %d bytes", len(b))
-	if len(b) > 100 {
-		t.Fatalf("report is %d bytes, want <= 100", len(b))
+	if len(b) > 128 {
+		t.Fatalf("report is %d bytes, want <= 128", len(b))
 	}
 }
 
@@ -276,6 +283,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"empty name", mustEncode(t, &StepDownMsg{Epoch: 1}), "bad board name"},
 		{"bad runstate", badRunstate(), "bad runstate"},
 		{"load over 1000", mustEncode(t, &ReportMsg{Name: "x", CPU: 1001}), "per mille"},
+		{"disk space over 1000", mustEncode(t, &ReportMsg{Name: "x", DiskUsed: 1001}), "per mille"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := Decode(c.in)
@@ -293,8 +301,9 @@ func TestDecodeRefuses(t *testing.T) {
 }
 
 // msgpackTail is the encoding of the fields after Runstate in a report with
-// zero load and hash: four loads and the hash.
-func msgpackTail(t *testing.T) []byte { return []byte{0, 0, 0, 0, 0, 0} }
+// zero load, hash and fingerprint: four loads, the hash, the credentials
+// fingerprint and the five raw load figures.
+func msgpackTail(t *testing.T) []byte { return make([]byte, 11) }
 
 func mustEncode(t *testing.T, m Message) []byte {
 	t.Helper()

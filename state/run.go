@@ -103,7 +103,7 @@ func (c *Cluster) report() (r ReportMsg) {
 	inflight := max(c.local.InFlight(), 0)
 	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
 		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs}
-	r.SetLoad(c.local.Load().Wire())
+	r.SetFullLoad(c.local.Load())
 	if cr, ok := c.local.(Credentialer); ok {
 		r.Creds = cr.Creds()
 	}

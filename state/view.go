@@ -46,13 +46,15 @@ func (e *Election) View(now time.Time) View {
 	masterCreds := e.masterCreds()
 	for i, p := range e.peers {
 		n := Board{Name: p.Name, Rank: i, Addr: p.Addr, Runstate: Down, LastSeenMs: -1}
+		var raw Load
 		if b := &e.boards[i]; b.hasReport {
-			n.HTTP = b.report.HTTP
+			n.HTTP, raw = b.report.HTTP, b.report.FullLoad()
 			n.AuthMismatch = credsDiffer(masterCreds, b.report.Creds)
 		}
 		if r, ok := rows[p.Name]; ok {
 			n.Linknum, n.Capacity, n.Weight = int(r.Linknum), int(r.Capacity), int(r.Weight)
 			n.Runstate, n.Load = r.Runstate, r.Wire().Load()
+			addRaw(&n.Load, raw) // report-only figures: rows stay within invariant 8
 			if r.AgeMs != neverHeardAge {
 				n.LastSeenMs = int64(r.AgeMs) + since
 			}

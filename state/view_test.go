@@ -15,7 +15,7 @@ func TestBoardJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"epoch":1,"master":"ews1","version":3,"self":"ews2","nodes":[{"name":"ews2","rank":1,"addr":"10.0.0.12:7946","http":"10.0.0.12:8080",` +
-		`"linknum":2,"capacity":4,"weight":1,"runstate":"overloaded","load":{"cpu":0.5,"mem":0,"net":0,"disk":0},"last_seen_ms":40}],"queue":{"control":1}}`
+		`"linknum":2,"capacity":4,"weight":1,"runstate":"overloaded","load":{"cpu":0.5,"mem":0,"net":0,"disk":0,"disk_used":0,"net_pps":0,"disk_ops":0,"cpu_mhz":0,"mem_mb":0},"last_seen_ms":40}],"queue":{"control":1}}`
 	if string(out) != want {
 		t.Fatalf("JSON\n got %s\nwant %s", out, want)
 	}

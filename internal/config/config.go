@@ -68,9 +68,12 @@ type Sched struct {
 	Sticky       string      `toml:"sticky"`        // "" | cookie | source-ip
 	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority
 	Proximity    []Proximity `toml:"proximity"`     // [[sched.proximity]]
-	// Load weights and baselines for the adaptive and integrated policies.
+	// Load weights, baselines and limits of the load-aware policies;
+	// defaults are the papers' values (README, docs/NOTES.md issue 16).
 	Adaptive   LoadModel `toml:"adaptive"`
-	Integrated LoadModel `toml:"integrated"`
+	Integrated LoadModel `toml:"integrated"` // also proximity's integrated load
+	QSC        LoadModel `toml:"qsc"`        // weights cpu mem req net (α β γ δ)
+	Socket     LoadModel `toml:"socket"`
 }
 
 // Class is one priority class; the first matching rule wins.
@@ -92,6 +95,7 @@ type LoadModel struct {
 	Baselines map[string]float64 `toml:"baselines"` // value that counts as load 1.0
 	Limits    map[string]float64 `toml:"limits"`    // over a limit: weight 100
 	Overload  Duration           `toml:"overload"`  // cpu over its limit this long: overloaded
+	Suspend   Duration           `toml:"suspend"`   // adaptive: a board over limits.threshold gets no requests this long
 }
 
 // HTTP configures the front door and its credentials.
@@ -122,6 +126,21 @@ type CGI struct {
 type Sim struct {
 	DeviceLatency Duration `toml:"device_latency"` // per device read/write
 	PageLatency   Duration `toml:"page_latency"`   // emulated cost of a low-priority request
+	// How this simulated board differs from others (issue 16); zero = default.
+	Speed     float64  `toml:"speed"`       // latencies are divided by it; default 1
+	CPUMHz    float64  `toml:"cpu_mhz"`     // cpu capacity it reports; default 4000 (4 cores × 1 GHz)
+	MemMB     float64  `toml:"mem_mb"`      // memory size it reports; default 1024
+	BaseCPU   float64  `toml:"base_cpu"`    // background cpu share; default 0.05
+	ReqCPU    float64  `toml:"request_cpu"` // cpu share one request in flight uses; default 0.1
+	BaseMemMB float64  `toml:"base_mem_mb"` // memory in use with nothing running; default 200
+	RequestMB float64  `toml:"request_mb"`  // memory per request in flight; default 8
+	DiskUsed  float64  `toml:"disk_used"`   // share of disk space in use; default 0.3
+	BusyAfter Duration `toml:"busy_after"`  // the board becomes busy this long after start …
+	BusyFor   Duration `toml:"busy_for"`    // … for this long (0: never busy) …
+	BusyEvery Duration `toml:"busy_every"`  // … and again every busy_every (0: once)
+	BusyCPU   float64  `toml:"busy_cpu"`    // background cpu share while busy; default 0.9
+	Jitter    float64  `toml:"jitter"`      // ± background cpu noise, seeded by seed
+	Seed      uint64   `toml:"seed"`        // seed of the noise; default 1
 }
 
 // Device is one [[device]] entry.

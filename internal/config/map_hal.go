@@ -34,7 +34,7 @@ func (c *Config) Specs() []hal.DeviceSpec {
 func (c *Config) HAL() hal.Config {
 	hc := hal.Config{Node: c.Node.Name, Devices: c.Specs()}
 	if c.Sim != nil {
-		hc.Sim = &hal.SimConfig{DeviceLatency: c.Sim.DeviceLatency.Duration}
+		hc.Sim = &hal.SimConfig{DeviceLatency: c.Sim.Scaled(c.Sim.DeviceLatency.Duration)}
 	}
 	return hc
 }

@@ -14,6 +14,8 @@ func (s Sched) SchedConfig() sched.Config {
 		Sticky:       s.Sticky,
 		Adaptive:     s.Adaptive.schedModel(),
 		Integrated:   s.Integrated.schedModel(),
+		QSC:          s.QSC.schedModel(),
+		Socket:       s.Socket.schedModel(),
 	}
 	for _, c := range s.Classes {
 		out.Classes = append(out.Classes, sched.Class{Name: c.Name, Match: c.Match, Weight: c.Weight})
@@ -25,7 +27,7 @@ func (s Sched) SchedConfig() sched.Config {
 }
 
 func (m LoadModel) schedModel() sched.LoadModel {
-	return sched.LoadModel{Weights: m.Weights, Baselines: m.Baselines, Limits: m.Limits, Overload: m.Overload.Duration}
+	return sched.LoadModel{Weights: m.Weights, Baselines: m.Baselines, Limits: m.Limits, Overload: m.Overload.Duration, Suspend: m.Suspend.Duration}
 }
 
 // schedDefaults is sched.DefaultConfig in the file's types, plus the mode.

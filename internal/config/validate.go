@@ -35,6 +35,7 @@ func (c *Config) Validate() Errors {
 	c.validateSched(bad)
 	c.validateHTTP(bad)
 	c.validateDevices(bad)
+	c.validateSim(bad)
 	for i, h := range c.Health.Processes {
 		if strings.TrimSpace(h.Name) == "" {
 			bad(fmt.Sprintf("health.process[%d].name", i), "empty process name")

@@ -54,8 +54,10 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 			bad(key+".weight", "%v: must not be negative", cl.Weight)
 		}
 	}
-	validateLoadModel("sched.adaptive", s.Adaptive, bad)
-	validateLoadModel("sched.integrated", s.Integrated, bad)
+	validateLoadModel("sched.adaptive", s.Adaptive, modelKeys{[]string{"cpu", "mem", "net", "disk", "rt"}, []string{"cpu", "mem", "net", "disk"}, []string{"threshold", "cpu", "cpu_overload", "mem", "disk", "rt"}}, bad)
+	validateLoadModel("sched.integrated", s.Integrated, modelKeys{[]string{"cpu", "mem", "net", "disk", "rt"}, []string{"cpu", "mem", "net", "disk"}, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}}, bad)
+	validateLoadModel("sched.qsc", s.QSC, modelKeys{[]string{"cpu", "mem", "req", "net"}, nil, nil}, bad)
+	validateLoadModel("sched.socket", s.Socket, modelKeys{[]string{"cpu", "mem", "net", "disk"}, []string{"cpu", "mem", "net", "disk"}, nil}, bad)
 	for i, p := range s.Proximity {
 		key := fmt.Sprintf("sched.proximity[%d]", i)
 		if _, err := netip.ParsePrefix(p.CIDR); err != nil {
@@ -72,10 +74,13 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	}
 }
 
-// validateLoadModel checks the keys and values of [sched.adaptive] and
-// [sched.integrated]: known resources, finite non-negative numbers,
-// baselines above zero.
-func validateLoadModel(key string, m LoadModel, bad func(string, string, ...any)) {
+// modelKeys are the resources a policy's weights, baselines and limits know.
+type modelKeys struct{ weights, baselines, limits []string }
+
+// validateLoadModel checks the keys and values of a [sched.<policy>] load
+// model: known resources, finite non-negative numbers, baselines and
+// limits above zero.
+func validateLoadModel(key string, m LoadModel, known modelKeys, bad func(string, string, ...any)) {
 	check := func(sub string, vals map[string]float64, known []string, positive bool) {
 		for k, v := range vals {
 			if !contains(known, k) {
@@ -86,7 +91,7 @@ func validateLoadModel(key string, m LoadModel, bad func(string, string, ...any)
 			}
 		}
 	}
-	check("weights", m.Weights, []string{"cpu", "mem", "net", "disk", "rt"}, false)
-	check("baselines", m.Baselines, []string{"cpu", "mem", "net", "disk"}, true)
-	check("limits", m.Limits, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}, true)
+	check("weights", m.Weights, known.weights, false)
+	check("baselines", m.Baselines, known.baselines, true)
+	check("limits", m.Limits, known.limits, true)
 }

@@ -1,4 +1,4 @@
-// Package procload samples this board's load from /proc: cpu, memory, network and disk use as shares in 0..1.
+// Package procload samples this board's load from /proc and /sys: use shares, raw rates and capacities.
 package procload
 
 import (
@@ -30,12 +30,22 @@ const DefaultLinkMbps = 100
 //   - disk: the busiest block device's time doing I/O over wall time
 //     (/proc/diskstats, io_ticks).
 //
+// and the raw figures the papers' formulas need:
+//
+//   - disk_used: share of the root file system's space in use (statfs of Root);
+//   - net_pps: packets/s received and sent, every interface but lo;
+//   - disk_ops: reads and writes completed per second, every disk;
+//   - cpu_mhz: Σ over cpus of cpufreq/cpuinfo_max_freq, else /proc/cpuinfo MHz,
+//     else 1000 a cpu;
+//   - mem_mb: MemTotal.
+//
 // A missing or unreadable file gives 0 for its figure. The first sample has
 // no previous one: cpu is the average since boot, net and disk are 0.
 // Safe for concurrent use.
 type Sampler struct {
 	Proc string           // "/proc"; tests point it elsewhere
 	Sys  string           // "/sys"
+	Root string           // "/": the file system whose space disk_used is; "" skips it
 	Now  func() time.Time // time.Now
 
 	mu   sync.Mutex
@@ -47,12 +57,14 @@ type sample struct {
 	at              time.Time
 	busy, total     float64 // seconds of cpu time
 	netBytes        uint64
+	netPkts         uint64
 	diskMs          map[string]uint64
+	diskOps         uint64
 	haveCPU, haveNt bool
 }
 
 // New returns a Sampler of the real /proc and /sys.
-func New() *Sampler { return &Sampler{Proc: "/proc", Sys: "/sys", Now: time.Now} }
+func New() *Sampler { return &Sampler{Proc: "/proc", Sys: "/sys", Root: "/", Now: time.Now} }
 
 // Load takes a sample and returns the load since the previous one.
 func (s *Sampler) Load() state.Load {
@@ -67,9 +79,12 @@ func (s *Sampler) Load() state.Load {
 	if fs, err := procfs.NewFS(s.Proc); err == nil {
 		cur.busy, cur.total, cur.haveCPU = cpu(fs)
 		l.Mem = mem(fs)
-		cur.netBytes, cur.haveNt = netBytes(fs)
+		l.MemMB = memMB(fs)
+		cur.netBytes, cur.netPkts, cur.haveNt = netBytes(fs)
+		l.CPUMHz = s.cpuMHz(fs)
 	}
-	cur.diskMs = diskMs(s.Proc, s.Sys)
+	cur.diskMs, cur.diskOps = diskMs(s.Proc, s.Sys)
+	l.DiskUsed = diskUsed(s.Root)
 
 	p := s.prev
 	switch {
@@ -82,6 +97,12 @@ func (s *Sampler) Load() state.Load {
 		if cur.haveNt && p.haveNt && cur.netBytes >= p.netBytes {
 			bps := float64(cur.netBytes-p.netBytes) * 8 / dt
 			l.Net = bps / (2 * float64(s.linkMbps()) * 1e6)
+			if cur.netPkts >= p.netPkts {
+				l.NetPPS = float64(cur.netPkts-p.netPkts) / dt
+			}
+		}
+		if cur.diskMs != nil && p.diskMs != nil && cur.diskOps >= p.diskOps {
+			l.DiskOps = float64(cur.diskOps-p.diskOps) / dt
 		}
 		for dev, ms := range cur.diskMs {
 			if before, ok := p.diskMs[dev]; ok && ms >= before {
@@ -118,48 +139,81 @@ func mem(fs procfs.FS) float64 {
 	return 1 - avail/total
 }
 
-// netBytes sums received and transmitted bytes of every interface but lo.
-func netBytes(fs procfs.FS) (uint64, bool) {
+// netBytes sums received and transmitted bytes and packets of every
+// interface but lo.
+func netBytes(fs procfs.FS) (bytes, pkts uint64, ok bool) {
 	nd, err := fs.NetDev()
 	if err != nil || len(nd) == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	var sum uint64
-	ok := false
 	for name, line := range nd {
 		if name == "lo" {
 			continue
 		}
-		sum += line.RxBytes + line.TxBytes
+		bytes += line.RxBytes + line.TxBytes
+		pkts += line.RxPackets + line.TxPackets
 		ok = true
 	}
-	return sum, ok
+	return bytes, pkts, ok
 }
 
-// diskMs is io_ticks (ms spent doing I/O) per block device, loop and ram
-// devices left out; nil when /proc/diskstats cannot be read.
-func diskMs(proc, sys string) map[string]uint64 {
+// memMB is MemTotal in MB; 0 when missing.
+func memMB(fs procfs.FS) float64 {
+	mi, err := fs.Meminfo()
+	if err != nil || mi.MemTotal == nil {
+		return 0
+	}
+	return float64(*mi.MemTotal) / 1024 // kB
+}
+
+// cpuMHz is the board's cpu capacity: the sum of every cpu's maximum clock.
+func (s *Sampler) cpuMHz(fs procfs.FS) float64 {
+	infos, err := fs.CPUInfo()
+	if err != nil || len(infos) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, ci := range infos {
+		b, err := os.ReadFile(filepath.Join(s.Sys, "devices", "system", "cpu", "cpu"+strconv.Itoa(int(ci.Processor)), "cpufreq", "cpuinfo_max_freq"))
+		if khz, perr := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && perr == nil && khz > 0 {
+			sum += khz / 1000
+		} else if ci.CPUMHz > 0 {
+			sum += ci.CPUMHz
+		} else {
+			sum += 1000
+		}
+	}
+	return sum
+}
+
+// diskMs is io_ticks (ms spent doing I/O) per block device, and the reads
+// and writes completed on all of them, loop and ram devices left out; nil
+// when /proc/diskstats cannot be read.
+func diskMs(proc, sys string) (map[string]uint64, uint64) {
 	fs, err := blockdevice.NewFS(proc, sys)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	stats, err := fs.ProcDiskstats()
 	if err != nil {
-		return nil
+		return nil, 0
 	}
+	var ops uint64
 	out := make(map[string]uint64, len(stats))
 	for _, d := range stats {
 		if d.IoStatsCount < 13 || strings.HasPrefix(d.DeviceName, "loop") || strings.HasPrefix(d.DeviceName, "ram") {
 			continue
 		}
 		out[d.DeviceName] = d.IOsTotalTicks
+		ops += d.ReadIOs + d.WriteIOs
 	}
-	return out
+	return out, ops
 }
 
 func clamp(l state.Load) state.Load {
 	c := func(v float64) float64 { return min(max(v, 0), 1) }
-	return state.Load{CPU: c(l.CPU), Mem: c(l.Mem), Net: c(l.Net), Disk: c(l.Disk)}
+	l.CPU, l.Mem, l.Net, l.Disk, l.DiskUsed = c(l.CPU), c(l.Mem), c(l.Net), c(l.Disk), c(l.DiskUsed)
+	return l
 }
 
 // linkMbps is the fastest link speed in /sys/class/net, or DefaultLinkMbps.

@@ -97,3 +97,33 @@ func TestSamplerRealProc(t *testing.T) {
 		t.Fatal("real /proc/meminfo gave mem 0")
 	}
 }
+
+// The raw figures of issue 16: packets/s, disk operations/s, capacities.
+func TestSamplerRawFigures(t *testing.T) {
+	f := newFakeProc(t)
+	f.smpl.Root = f.dir // a real file system: its share is in 0..1
+	const dev = `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo: 0 %d 0 0 0 0 0 0 0 %d 0 0 0 0 0 0 0
+  eth0: 0 %d 0 0 0 0 0 0 0 %d 0 0 0 0 0 0 0
+`
+	f.write("proc/stat", "cpu  100 0 100 700 100 0 0 0 0 0\n")
+	f.write("proc/meminfo", "MemTotal:       2097152 kB\nMemAvailable:    1048576 kB\n")
+	f.write("proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 1200.000\n\nprocessor\t: 1\ncpu MHz\t\t: 1200.000\n\n")
+	f.write("sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "1800000\n") // kHz: cpu1 runs up to 1800 MHz
+	f.write("proc/net/dev", sprintf(dev, 7, 7, 100, 100))
+	//                                      reads ... writes
+	f.write("proc/diskstats", "   8       0 sda 10 0 0 0 20 0 0 0 0 100 100 0 0 0 0\n   7 0 loop0 500 0 0 0 500 0 0 0 0 9 9\n")
+	f.smpl.Load()
+	f.now = f.now.Add(2 * time.Second)
+	f.write("proc/net/dev", sprintf(dev, 9999, 9999, 1100, 2100)) // +3000 packets on eth0
+	f.write("proc/diskstats", "   8       0 sda 110 0 0 0 120 0 0 0 0 100 100 0 0 0 0\n   7 0 loop0 900 0 0 0 900 0 0 0 0 9 9\n")
+	l := f.smpl.Load()
+	// by hand: 3000 packets / 2 s; 200 ops / 2 s (loop ignored); 1200 + 1800 MHz; 2 GiB
+	if !near(l.NetPPS, 1500) || !near(l.DiskOps, 100) || !near(l.CPUMHz, 3000) || !near(l.MemMB, 2048) {
+		t.Fatalf("raw figures %+v, want net_pps 1500 disk_ops 100 cpu_mhz 3000 mem_mb 2048", l)
+	}
+	if l.DiskUsed <= 0 || l.DiskUsed > 1 {
+		t.Fatalf("disk_used %v, want a share of the temp dir's file system", l.DiskUsed)
+	}
+}

@@ -22,6 +22,7 @@ type boardSpec struct {
 	weight   int
 	devLat   time.Duration // [sim] device_latency
 	pageLat  time.Duration // [sim] page_latency
+	sim      string        // more [sim] keys (unequal boards)
 }
 
 // board is a started board: its spec, addresses and process.
@@ -67,13 +68,14 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string, devic
 		}
 		fmt.Fprintf(&s, "[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\n\n", strings.Join(ps, ", "), key)
 	}
-	fmt.Fprintf(&s, "[sched]\npolicy = %q\n\n", policy)
+	policy, extra := schedExtra(policy, bs)
+	fmt.Fprintf(&s, "[sched]\npolicy = %q\n\n%s", policy, extra)
 	if token == "" {
 		s.WriteString("[http]\nauth = \"none\"\n\n")
 	} else {
 		fmt.Fprintf(&s, "[http]\nauth = \"token\"\ntoken = %q\n\n", token)
 	}
-	fmt.Fprintf(&s, "[sim]\ndevice_latency = %q\npage_latency = %q\n\n", b.spec.devLat.String(), b.spec.pageLat.String())
+	fmt.Fprintf(&s, "[sim]\ndevice_latency = %q\npage_latency = %q\n%s\n", b.spec.devLat.String(), b.spec.pageLat.String(), b.spec.sim)
 	for d := 1; d <= devices; d++ {
 		fmt.Fprintf(&s, "[[device]]\nname = \"s%d\"\ndriver = \"sim-sensor\"\nnode = \"any\"\nunits = \"°C\"\nbaseline = 21.5\n\n", d)
 	}

@@ -33,6 +33,7 @@ type options struct {
 	duration     time.Duration
 	policies     []string
 	heteroPols   []string
+	unequalPols  []string
 	ratios       []float64
 	loads        []float64
 	latency      time.Duration
@@ -47,6 +48,7 @@ type options struct {
 	smoke        bool
 	render       bool // rewrite the report and plots from the results dir, run nothing
 	skipHetero   bool
+	skipUnequal  bool
 	skipTrivial  bool
 	command      string // the command line, for the docs
 }
@@ -91,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench-paper", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &options{header: http.Header{}}
-	var policies, hetero, ratios, loads, headers string
+	var policies, hetero, unequal, ratios, loads, headers string
 	fs.StringVar(&o.ews, "ews", "", "ews binary to run (default: build ./cmd/ews into the temp dir)")
 	fs.StringVar(&o.root, "root", ".", "module root (to build ews)")
 	fs.StringVar(&o.out, "out", "docs/bench-paper.md", "markdown report")
@@ -101,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "sending window of each cell")
 	fs.StringVar(&policies, "policies", strings.Join(sched.PolicyNames(), ","), "sched.policy values to run on the 3-board cluster")
 	fs.StringVar(&hetero, "hetero-policies", "priority-lc,lc,rr,wlc,wrr,adaptive,qsc", "policies of the heterogeneous scenario")
+	fs.StringVar(&unequal, "unequal-policies", unequalPolicies, "setups of the unequal-board scenarios (busy, speed); proximity = integrated with a proximity table")
 	fs.StringVar(&ratios, "ratios", "0.25,0.5", "control shares of the mix")
 	fs.StringVar(&loads, "loads", "0.5,1,1.5,2", "offered loads, as multiples of the cluster's capacity")
 	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "device and page latency of a board")
@@ -116,6 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
 	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")
 	fs.BoolVar(&o.skipHetero, "skip-hetero", false, "skip the heterogeneous scenario")
+	fs.BoolVar(&o.skipUnequal, "skip-unequal", false, "skip the unequal-board scenarios (busy, speed)")
 	fs.BoolVar(&o.skipTrivial, "skip-trivial", false, "skip the forwarding-overhead scenario")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -143,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if !set["duration"] {
 			o.duration = time.Second
 		}
-		policies, ratios, o.skipHetero, o.skipTrivial = "priority-lc", "0.25", true, true
+		policies, ratios, o.skipHetero, o.skipTrivial, o.skipUnequal = "priority-lc", "0.25", true, true, true
 		if !set["loads"] {
 			loads = "0.1"
 		}
@@ -153,6 +157,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	if o.heteroPols, err = parsePolicies(hetero); err != nil {
+		return nil, err
+	}
+	if o.unequalPols, err = parseUnequal(unequal); err != nil {
 		return nil, err
 	}
 	if o.ratios, err = parseFloats(ratios, 0, 1); err != nil {

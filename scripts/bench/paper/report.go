@@ -269,6 +269,7 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 		fmt.Fprintf(w, "### Heterogeneous boards, %.0f%% control\n\nThe last board has half the slots and twice the latency (a quarter of the throughput); `weight` is set in proportion to each board's requests/s. Load is relative to this cluster's capacity (%.0f req/s).\n\n", o.ratios[0]*100, h.heteroCapacity())
 		h.table(w, scHetero, o.ratios[0])
 	}
+	h.unequalTables(w)
 	h.footprint(w)
 	h.trivialTable(w)
 	if len(plots) > 0 {

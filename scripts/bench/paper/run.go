@@ -41,11 +41,14 @@ type row struct {
 	Rate     float64 `json:"rate"`
 	File     string  `json:"file"`
 	// Front is the process that received the requests: the master, HAProxy or the single board.
-	FrontCPUPer1k float64       `json:"front_cpu_s_per_1k"`
-	FrontRSSKB    int64         `json:"front_rss_kb"`
-	BoardRSSKB    int64         `json:"board_rss_kb_max"` // the largest RSS of any board seen during the run
-	Wall          float64       `json:"wall_s"`           // from the first send to the last answer (the run plus its drain)
-	Rep           *bench.Report `json:"-"`
+	FrontCPUPer1k float64 `json:"front_cpu_s_per_1k"`
+	FrontRSSKB    int64   `json:"front_rss_kb"`
+	BoardRSSKB    int64   `json:"board_rss_kb_max"` // the largest RSS of any board seen during the run
+	Wall          float64 `json:"wall_s"`           // from the first send to the last answer (the run plus its drain)
+	// LastShare is the last board's share of the master's dispatches in the cell (the busy or
+	// slow board of the unequal scenarios); -1 or absent when the front is not an ews master.
+	LastShare float64       `json:"last_board_share"`
+	Rep       *bench.Report `json:"-"`
 }
 
 // capacityOf is the requests/s a set of boards completes at saturation.
@@ -79,6 +82,7 @@ func (h *harness) cell(ctx context.Context, scenario, setup string, tg target, r
 	}
 	r := &row{Scenario: scenario, Setup: setup, Ratio: ratio, Load: load, Rate: rate}
 	before, _ := readProc(tg.front.pid())
+	sentBefore, _ := h.dispatched(ctx, tg.url)
 	stop := h.sampleRSS(tg, r)
 	runCtx, cancel := context.WithTimeout(ctx, h.opt.duration+h.opt.timeout+15*time.Second)
 	tr := bench.NewTransport(bench.DefaultConcurrency)
@@ -97,6 +101,8 @@ func (h *harness) cell(ctx context.Context, scenario, setup string, tg target, r
 		return nil, fmt.Errorf("paper: %s %s: %w", scenario, setup, err)
 	}
 	after, _ := readProc(tg.front.pid())
+	sentAfter, _ := h.dispatched(ctx, tg.url)
+	r.LastShare = share(sentBefore, sentAfter, tg.boards[len(tg.boards)-1].spec.name)
 	if rep.Total.Sent > 0 {
 		r.FrontCPUPer1k = (after.cpuSec - before.cpuSec) / (float64(rep.Total.Sent) / 1000)
 	}
@@ -236,6 +242,9 @@ func (h *harness) run(ctx context.Context) error {
 		}
 		err = h.scenario(ctx, scHetero, hs, h.opt.ratios[:1], h.opt.heteroPols, false)
 	}
+	if err == nil && !h.opt.skipUnequal {
+		err = h.unequal(ctx)
+	}
 	if err == nil && !h.opt.skipTrivial {
 		err = h.trivial(ctx)
 	}
@@ -292,8 +301,8 @@ func (h *harness) standalone(ctx context.Context, sc string, g *group, ratios []
 		setup := setupHAProxy
 		if prio {
 			setup = setupHAPrio
-		} else if sc == scHetero {
-			continue // the heterogeneous scenario compares policies with the best HAProxy only
+		} else if sc != scPaper {
+			continue // the other scenarios compare policies with the best HAProxy only
 		}
 		p, url, err := h.startHAProxy(ctx, sc+"-"+setup, g, prio)
 		if err != nil {

@@ -1,0 +1,104 @@
+package node
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/state"
+)
+
+// loadSource is what the board reports as its load each heartbeat.
+type loadSource interface{ Load() state.Load }
+
+// simLoad is a simulated board's load: what its [sim] settings and its
+// own requests in flight imply, not the host machine's /proc (every
+// simulated board on one machine would report the same). The background
+// cpu share bg is base_cpu, busy_cpu during the busy windows, plus seeded
+// jitter; each request in flight uses request_cpu of the rest (a device
+// read mostly waits, it does not spin a core):
+//
+//	cpu = bg + (1-bg)·min(1, request_cpu·linknum)
+//	mem = (base_mem_mb + request_mb·linknum) / mem_mb
+//	net_pps = 10 packets per completed request; net = that at 800 B a packet over 100 Mbit/s
+//
+// Slowdown is 1/(1-bg): a request gets the cpu the background leaves.
+type simLoad struct {
+	cfg      config.Sim
+	start    time.Time
+	now      func() time.Time
+	inFlight func() int
+	done     func() uint64
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	lastAt   time.Time
+	lastDone uint64
+}
+
+func newSimLoad(cfg config.Sim, inFlight func() int, done func() uint64) *simLoad {
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	return &simLoad{cfg: cfg, start: time.Now(), now: time.Now,
+		inFlight: inFlight, done: done, rng: rand.New(rand.NewPCG(seed, 16))}
+}
+
+func or(v, def float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// background is the cpu share taken by other work at now, without jitter.
+func (s *simLoad) background(now time.Time) float64 {
+	c := &s.cfg
+	if t := now.Sub(s.start) - c.BusyAfter.Duration; c.BusyFor.Duration > 0 && t >= 0 {
+		if c.BusyEvery.Duration > 0 {
+			t %= c.BusyEvery.Duration
+		}
+		if t < c.BusyFor.Duration {
+			return or(c.BusyCPU, 0.9)
+		}
+	}
+	return or(c.BaseCPU, 0.05)
+}
+
+// Slowdown is the factor the board's latencies are stretched by at now.
+func (s *simLoad) Slowdown(now time.Time) float64 {
+	if s == nil {
+		return 1
+	}
+	return 1 / max(1-s.background(now), 0.1)
+}
+
+// Load samples the simulated load.
+func (s *simLoad) Load() state.Load {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	c := &s.cfg
+	bg := s.background(now)
+	if c.Jitter > 0 {
+		bg += (s.rng.Float64()*2 - 1) * c.Jitter
+	}
+	bg = min(max(bg, 0), 1)
+	n := max(s.inFlight(), 0)
+	l := state.Load{
+		CPU:      bg + (1-bg)*min(1, or(c.ReqCPU, 0.1)*float64(n)),
+		Mem:      min((or(c.BaseMemMB, 200)+or(c.RequestMB, 8)*float64(n))/or(c.MemMB, 1024), 1),
+		DiskUsed: or(c.DiskUsed, 0.3),
+		CPUMHz:   or(c.CPUMHz, 4000),
+		MemMB:    or(c.MemMB, 1024),
+	}
+	done := s.done()
+	if dt := now.Sub(s.lastAt).Seconds(); !s.lastAt.IsZero() && dt > 0 && done >= s.lastDone {
+		l.NetPPS = 10 * float64(done-s.lastDone) / dt
+		l.Net = min(l.NetPPS*800*8/100e6, 1)
+	}
+	s.lastAt, s.lastDone = now, done
+	return l
+}

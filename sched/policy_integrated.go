@@ -1,0 +1,95 @@
+package sched
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Integrated is the integrated-load paper's score (reconstructed in
+// docs/NOTES.md, "issue 16"):
+//
+//	Integrated loadᵢ = R_cpu·CPUᵢ/L_cpu + R_mem·MEMORYᵢ/L_mem + R_rt·RTᵢ/L_rt + R_disk·DISKᵢ/L_disk
+//
+// with the paper's coefficients R = 4, 3, 2, 1 and limits L = cpu 50%,
+// memory 80%, response time 100 ms, disk space 80%; a resource over its
+// limit has its coefficient set to 100 (OverWeight). DISK is disk space
+// used (Load.DiskUsed). A board whose cpu stays above the overload limit
+// (70%: "cannot work normally") for the overload time (default 5s) is
+// held from new requests until its cpu falls back under it.
+// Keys: [sched.integrated] weights/limits cpu mem disk rt (rt in ms),
+// limits.cpu_overload, overload.
+type Integrated struct {
+	wCPU, wMem, wRT, wDisk   float64
+	lCPU, lOver, lMem, lDisk float64
+	lRT                      time.Duration
+	overload                 time.Duration
+	overFrom                 []time.Time // by Board.ID: cpu over the overload limit since
+}
+
+// OverWeight is the weight of a resource over its limit.
+const OverWeight = 100
+
+// NewIntegrated reads the model; missing or bad values take the defaults.
+func NewIntegrated(lm LoadModel) *Integrated {
+	p := &Integrated{
+		wCPU: param(lm.Weights, "cpu", 4), wMem: param(lm.Weights, "mem", 3),
+		wRT: param(lm.Weights, "rt", 2), wDisk: param(lm.Weights, "disk", 1),
+		lCPU: positive(lm.Limits, "cpu", 0.5), lOver: positive(lm.Limits, "cpu_overload", 0.7),
+		lMem: positive(lm.Limits, "mem", 0.8), lDisk: positive(lm.Limits, "disk", 0.8),
+		lRT:      time.Duration(positive(lm.Limits, "rt", 100) * float64(time.Millisecond)),
+		overload: lm.Overload,
+	}
+	if p.overload <= 0 {
+		p.overload = 5 * time.Second
+	}
+	return p
+}
+
+func term(w, v, limit float64) float64 {
+	u := v / limit
+	if v > limit {
+		return OverWeight * u
+	}
+	return w * u
+}
+
+func (p *Integrated) rt(b *Board) float64 { return float64(max(b.RT, 0)) / float64(p.lRT) }
+
+// Score is the board's integrated load.
+func (p *Integrated) Score(b *Board) float64 {
+	return term(p.wCPU, clean(b.Load.CPU), p.lCPU) + term(p.wMem, clean(b.Load.Mem), p.lMem) +
+		term(p.wRT, p.rt(b), 1) + term(p.wDisk, clean(b.Load.DiskUsed), p.lDisk)
+}
+
+// OverLimit reports whether any of the board's figures is over its limit.
+func (p *Integrated) OverLimit(b *Board) bool {
+	return clean(b.Load.CPU) > p.lCPU || clean(b.Load.Mem) > p.lMem ||
+		clean(b.Load.DiskUsed) > p.lDisk || p.rt(b) > 1
+}
+
+// Select picks the least score, then the least linknum/capacity, ties at random.
+func (p *Integrated) Select(pool []*Board, _ *Request) *Board {
+	return leastScore(pool, p.Score, byUse)
+}
+
+// Observe tracks how long the board's cpu has been over the overload
+// limit, and holds the board once that lasted the overload time.
+func (p *Integrated) Observe(b *Board, now time.Time) bool {
+	if b.idx >= len(p.overFrom) {
+		p.overFrom = append(p.overFrom, make([]time.Time, b.idx+1-len(p.overFrom))...)
+	}
+	from := &p.overFrom[b.idx]
+	if clean(b.Load.CPU) <= p.lOver {
+		*from = time.Time{}
+		return false
+	}
+	if from.IsZero() {
+		*from = now
+	}
+	return now.Sub(*from) >= p.overload
+}
+
+func init() {
+	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues,
+		New: func(cfg Config, _ *rand.Rand) Policy { return NewIntegrated(cfg.Integrated) }})
+}
