@@ -387,8 +387,8 @@ type countingTransport struct {
 	*memberlist.NetTransport
 	sent    func(float64)
 	packets chan *memberlist.Packet // filtered (filterPackets)
-	stop    chan struct{} // closed by Shutdown: the filter only drains from then on
-	down    chan struct{} // closed once the transport is down: the filter returns
+	stop    chan struct{}           // closed by Shutdown: the filter only drains from then on
+	down    chan struct{}           // closed once the transport is down: the filter returns
 	once    sync.Once
 }
 
