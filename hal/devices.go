@@ -13,7 +13,8 @@ import (
 
 // Options are what New needs besides the Config.
 type Options struct {
-	// Board to open devices on; nil picks one with OpenBoard. Devices.Close
+	// Board to open devices on; nil opens the one Config asks for with
+	// OpenBoard (an error when it cannot). Devices.Close
 	// closes a board it opened itself, never one passed in.
 	Board Board
 	// Registerer receives the per-device metrics; nil registers none.
@@ -67,8 +68,13 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		ds.now = time.Now
 	}
 	if ds.board == nil {
-		ds.board, ds.ownsBoard = OpenBoard(cfg.Sim, ds.log), true
+		b, err := OpenBoard(cfg)
+		if err != nil {
+			return nil, err
+		}
+		ds.board, ds.ownsBoard = b, true
 	}
+	ds.log.Debug("hal: board", "kind", ds.board.Kind())
 	var latency time.Duration
 	if cfg.Sim != nil {
 		latency = cfg.Sim.DeviceLatency
@@ -116,10 +122,11 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			addrs[k] = spec.Name
 		}
 		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
-		if ds.board.Kind() == "sim" || drv.Simulated {
+		simulated := ds.board.Kind() == BoardSim || drv.Simulated
+		if simulated {
 			d.latency = latency
 		}
-		d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units}
+		d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units, Simulated: simulated}
 		env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe}
 		inst, r, err := safeOpen(drv.Open, env)
 		if err != nil {
