@@ -54,6 +54,9 @@ func (c *fakeChip) serve(t *testing.T, file, fifo string, done chan struct{}) {
 		if v == "" {
 			return
 		}
+		c.mu.Lock() // logged first: the test sees the write once it sees its effect
+		c.writes = append(c.writes, file+" "+v)
+		c.mu.Unlock()
 		pwm := filepath.Join(c.dir, "pwm"+v)
 		switch file {
 		case "export":
@@ -72,9 +75,6 @@ func (c *fakeChip) serve(t *testing.T, file, fifo string, done chan struct{}) {
 		case "unexport":
 			_ = os.RemoveAll(pwm)
 		}
-		c.mu.Lock()
-		c.writes = append(c.writes, file+" "+v)
-		c.mu.Unlock()
 	}
 }
 
