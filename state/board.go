@@ -19,6 +19,9 @@ type Board struct {
 	// LastSeenMs is how long ago the master last heard the board, as of now;
 	// -1 when it never has.
 	LastSeenMs int64 `json:"last_seen_ms"`
+	// Simulated: the board runs on the simulated board (its report says
+	// so); its devices drive no hardware.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // board is peer rank r as this board knows it from its reports at now: a
@@ -35,7 +38,7 @@ func (e *Election) board(r int, now time.Time) Board {
 	}
 	rep := &b.report
 	out.HTTP, out.Capacity, out.Weight, out.Load = rep.HTTP, int(rep.Capacity), int(rep.Weight), rep.Wire().Load()
-	out.Linknum, out.Runstate = int(rep.InFlight), rep.Runstate
+	out.Linknum, out.Runstate, out.Simulated = int(rep.InFlight), rep.Runstate, rep.Simulated
 	if out.Runstate == Joining {
 		out.Runstate, out.Linknum = Running, 0
 	}

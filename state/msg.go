@@ -45,9 +45,10 @@ func (t MsgType) String() string {
 //
 //	1: the first protocol.
 //	2: TableMsg.Stats, the master's queue stats per class.
+//	3: ReportMsg.Simulated, the board runs on the simulated board.
 const (
 	ProtocolVersionMin uint8 = 1
-	ProtocolVersionMax uint8 = 2
+	ProtocolVersionMax uint8 = 3
 	ProtocolVersion          = ProtocolVersionMax // what Encode sends
 )
 
@@ -151,6 +152,38 @@ type ReportMsg struct {
 	Net       uint16
 	Disk      uint16
 	PeersHash uint32
+	// Simulated (version 3): the board's devices drive no hardware
+	// (node.board = "sim" or a [sim] table); /api/cluster shows it. One
+	// byte; absent (false) from older reports.
+	Simulated bool
+}
+
+// reportMsgV2 is ReportMsg as versions 1 and 2 have it.
+type reportMsgV2 struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Name      string
+	Epoch     uint64
+	HTTP      string
+	InFlight  uint32
+	Completed uint64
+	Capacity  uint32
+	Weight    uint32
+	Runstate  Runstate
+	CPU       uint16
+	Mem       uint16
+	Net       uint16
+	Disk      uint16
+	PeersHash uint32
+}
+
+func (m *ReportMsg) v2() *reportMsgV2 {
+	return &reportMsgV2{Name: m.Name, Epoch: m.Epoch, HTTP: m.HTTP, InFlight: m.InFlight, Completed: m.Completed,
+		Capacity: m.Capacity, Weight: m.Weight, Runstate: m.Runstate, CPU: m.CPU, Mem: m.Mem, Net: m.Net, Disk: m.Disk, PeersHash: m.PeersHash}
+}
+
+func (m *reportMsgV2) report() ReportMsg {
+	return ReportMsg{Name: m.Name, Epoch: m.Epoch, HTTP: m.HTTP, InFlight: m.InFlight, Completed: m.Completed,
+		Capacity: m.Capacity, Weight: m.Weight, Runstate: m.Runstate, CPU: m.CPU, Mem: m.Mem, Net: m.Net, Disk: m.Disk, PeersHash: m.PeersHash}
 }
 
 // StepDownMsg tells every board that Name gives up the mastership of Epoch
@@ -194,6 +227,9 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	var body any = m
 	if t, ok := m.(*TableMsg); ok && v < 2 {
 		body = t.v1()
+	}
+	if r, ok := m.(*ReportMsg); ok && v < 3 {
+		body = r.v2()
 	}
 	var buf bytes.Buffer
 	buf.Grow(64)
@@ -239,6 +275,9 @@ func Decode(b []byte) (Message, error) {
 		}
 	case reportMsgType:
 		m = new(ReportMsg)
+		if v < 3 {
+			body = new(reportMsgV2)
+		}
 	case stepDownMsgType:
 		m = new(StepDownMsg)
 	case peerListMsgType:
@@ -254,8 +293,11 @@ func Decode(b []byte) (Message, error) {
 	if err := dec.Decode(body); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", t, err)
 	}
-	if old, ok := body.(*tableMsgV1); ok {
+	switch old := body.(type) {
+	case *tableMsgV1:
 		*m.(*TableMsg) = old.table()
+	case *reportMsgV2:
+		*m.(*ReportMsg) = old.report()
 	}
 	if r.Len() != 0 {
 		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, r.Len())

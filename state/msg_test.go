@@ -129,6 +129,34 @@ func TestTableVersions(t *testing.T) {
 	}
 }
 
+// A version-3 report is a version-2 report with Simulated appended:
+// versions 1 and 2 leave it out and decode as not simulated.
+func TestReportVersions(t *testing.T) {
+	m := &ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 1, Runstate: Running, PeersHash: 7, Simulated: true}
+	v2, err := EncodeVersion(m, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3, err := EncodeVersion(m, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2[2] != 0x9d || v3[2] != 0x9e || !bytes.Equal(v3[3:len(v3)-1], v2[3:]) || v3[len(v3)-1] != 0xc3 {
+		t.Fatalf("v2 % x\nv3 % x\nwant the same fields, v3 with true appended", v2, v3)
+	}
+	for v, b := range map[int][]byte{2: v2, 3: v3} {
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("version %d: %v", v, err)
+		}
+		want := *m
+		want.Simulated = v >= 3
+		if !reflect.DeepEqual(got, &want) {
+			t.Fatalf("version-%d report:\n got %+v\nwant %+v", v, got, &want)
+		}
+	}
+}
+
 func TestMakeClassStats(t *testing.T) {
 	got := MakeClassStats(map[string]int{"control": 2, "browse": 0, "": 1}, map[string]uint64{"browse": 7, "data": 1})
 	want := ClassStats{{Name: "browse", Depth: 0, Dispatched: 7}, {Name: "control", Depth: 2}, {Name: "data", Dispatched: 1}}
@@ -176,7 +204,7 @@ func TestRunstateJSONAndWire(t *testing.T) {
 func TestReportIsSmall(t *testing.T) {
 	b, err := Encode(&ReportMsg{Name: "ews-board-000031", Epoch: 1 << 40, HTTP: "192.168.100.123:65535",
 		InFlight: 65000, Completed: 1 << 40, Capacity: 65000, Weight: 1000, Runstate: Overloaded,
-		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF})
+		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF, Simulated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +219,7 @@ func TestRoundTrip(t *testing.T) {
 		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, PeersHash: 7, Rows: Rows{worstRow(0), worstRow(1)}},
 		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, Rows: Rows{worstRow(0)}, Stats: worstStats()},
 		&ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Completed: 10, Capacity: 4, Weight: 1, Runstate: Running, CPU: 500, PeersHash: 7},
+		&ReportMsg{Name: "ews3", Runstate: Running, Simulated: true},
 		&StepDownMsg{Name: "ews1", Epoch: 3},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946", "ews2=10.0.0.2:7946"}},
 	} {
@@ -234,8 +263,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated table", table[:len(table)/2], "decode table"},
 		{"trailing", append(bytes.Clone(good), 0), "trailing"},
 		{"oversized", append(bytes.Clone(good), make([]byte, MaxMessage)...), "over the"},
-		{"version 0", withVersion(0), "speaks 1..2"},
-		{"version 3", withVersion(3), "speaks 1..2"},
+		{"version 0", withVersion(0), "speaks 1..3"},
+		{"version 4", withVersion(4), "speaks 1..3"},
 		{"too many class stats", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: make(ClassStats, MaxClasses+1)}), "over the limit"},
 		{"empty class name", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: ClassStats{{Depth: 1}}}), "bad class name"},
 		{"unknown type", withType(200), "unknown message type 200"},
@@ -264,7 +293,7 @@ func TestDecodeRefuses(t *testing.T) {
 
 // msgpackTail is the encoding of the fields after Runstate in a report with
 // zero load and hash: four loads and the hash.
-func msgpackTail(t *testing.T) []byte { return []byte{0, 0, 0, 0, 0} }
+func msgpackTail(t *testing.T) []byte { return []byte{0, 0, 0, 0, 0, 0xc2} }
 
 func mustEncode(t *testing.T, m Message) []byte {
 	t.Helper()

@@ -43,7 +43,7 @@ func (e *Election) View(now time.Time) View {
 	for i, p := range e.peers {
 		n := Board{Name: p.Name, Rank: i, Addr: p.Addr, Runstate: Down, LastSeenMs: -1}
 		if b := &e.boards[i]; b.hasReport {
-			n.HTTP = b.report.HTTP
+			n.HTTP, n.Simulated = b.report.HTTP, b.report.Simulated
 		}
 		if r, ok := rows[p.Name]; ok {
 			n.Linknum, n.Capacity, n.Weight = int(r.Linknum), int(r.Capacity), int(r.Weight)
