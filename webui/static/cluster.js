@@ -98,6 +98,7 @@ export class ClusterView {
     cells.rankEl = h('span', { class: 'num' });
     cells.nameEl = h('span', { class: 'bname' }, name);
     cells.selfEl = h('span', { class: 'tag', hidden: true }, t('thisBoard'));
+    cells.simEl = h('span', { class: 'tag', hidden: true }, t('simulated'));
     cells.roleEl = h('span', { class: 'badge' });
     cells.stateEl = h('span', { class: 'badge' });
     cells.links = bar(0);
@@ -109,7 +110,7 @@ export class ClusterView {
     cells.heard = h('span', { class: 'num' });
     const el = h('div', { class: 'row', role: 'row', dataset: { board: name } },
       mk('rank', cells.rankEl),
-      mk('name', cells.nameEl, cells.selfEl),
+      mk('name', cells.nameEl, cells.selfEl, cells.simEl),
       mk('role', cells.roleEl),
       mk('state', cells.stateEl),
       mk('links', cells.links.el, cells.linksTxt),
@@ -125,6 +126,8 @@ export class ClusterView {
     setText(r.rankEl, num(n.rank ?? 0, 0));
     r.selfEl.hidden = n.name !== c.self;
     setText(r.selfEl, t('thisBoard'));
+    r.simEl.hidden = !n.simulated; // its devices drive no hardware
+    setText(r.simEl, t('simulated'));
     setText(r.roleEl, isMaster ? `${t('master')} · ${t('epoch', { e: num(c.epoch ?? 0, 0) })}` : t('follower'));
     r.roleEl.className = 'badge ' + (isMaster ? 'accent' : '');
     const rs = ['joining', 'running', 'overloaded', 'down'].includes(n.runstate) ? n.runstate : 'down';
