@@ -107,11 +107,14 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		}
 		bad := badFunc(&errs, i, spec)
 		if spec.Pin != "" && !drv.Simulated {
-			if other, used := pins[spec.Pin]; used {
+			keys := pinKeys(spec)
+			if other, used := firstUsed(pins, keys); used {
 				bad("pin", "pin %s is already used by device %q", spec.Pin, other)
 				continue
 			}
-			pins[spec.Pin] = spec.Name
+			for _, k := range keys {
+				pins[k] = spec.Name
+			}
 		}
 		if drv.Needs == NeedsBus {
 			k := spec.Bus + "/" + spec.Address
@@ -157,6 +160,26 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		go ds.poll(ctx, opts.Poll)
 	}
 	return ds, nil
+}
+
+// pinKeys are the board resources a device's pin takes: the pin, and for
+// a pwm device its PWM channel too, so GPIO18 and PWM0 (one channel on a
+// Pi) cannot both be opened.
+func pinKeys(s DeviceSpec) []string {
+	keys := []string{s.Pin}
+	if c, ok := parsePWMPin(s.Pin); ok && s.Driver == "pwm" {
+		keys = append(keys, c.String())
+	}
+	return keys
+}
+
+func firstUsed(pins map[string]string, keys []string) (string, bool) {
+	for _, k := range keys {
+		if other, used := pins[k]; used {
+			return other, true
+		}
+	}
+	return "", false
 }
 
 func safeOpen(open func(*Env) (Instance, Reading, error), e *Env) (inst Instance, r Reading, err error) {

@@ -33,6 +33,11 @@ type pwmChannel struct {
 
 func (c pwmChannel) chipDir() string { return filepath.Join(pwmClass, "pwmchip"+strconv.Itoa(c.chip)) }
 
+// String is the channel as a pin name: "pwmchip0/pwm1".
+func (c pwmChannel) String() string {
+	return "pwmchip" + strconv.Itoa(c.chip) + "/pwm" + strconv.Itoa(c.ch)
+}
+
 // parsePWMPin maps a pwm device's pin to a sysfs PWM channel: "PWM0",
 // "PWM1", "pwmchipN/pwmM", or a Pi's PWM-capable GPIO (pwmPiChans).
 func parsePWMPin(pin string) (pwmChannel, bool) {

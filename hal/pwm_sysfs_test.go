@@ -143,3 +143,18 @@ func TestSysfsPWMErrors(t *testing.T) {
 		})
 	}
 }
+
+// Two names of one PWM channel are one pin: GPIO18 and PWM0 (and GPIO12)
+// cannot both be opened, whichever board they are on.
+func TestPWMChannelUsedTwice(t *testing.T) {
+	for _, pins := range [][2]string{{"GPIO18", "PWM0"}, {"GPIO12", "GPIO18"}, {"PWM1", "pwmchip0/pwm1"}} {
+		root := t.TempDir()
+		newFakeChip(t, root, 0, 2)
+		cfg := Config{Node: "ews1", Devices: []DeviceSpec{
+			{Name: "a", Driver: "pwm", Pin: pins[0]},
+			{Name: "b", Driver: "pwm", Pin: pins[1]},
+		}}
+		_, err := New(cfg, Options{Board: &HostBoard{Root: root}, Logger: testutil.Logger()})
+		contains(t, err, `device "b"`, "already used by device \"a\"")
+	}
+}
