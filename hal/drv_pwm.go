@@ -126,8 +126,16 @@ func openPWM(e *Env) (Instance, Reading, error) {
 	if err != nil {
 		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
-	return startPWM(e, pin)
+	inst, r, err := startPWM(e, pin)
+	if _, pi := parsePWMPin(e.Spec.Pin); err != nil && pi && e.Board.Kind() == BoardHost {
+		// periph's PWM on a Pi needs /dev/mem; the kernel's PWM class does not
+		return nil, Reading{}, e.Errorf("pin", "%v; no /%s: %s", errors.Unwrap(err), c0.chipDir(), hintPWM)
+	}
+	return inst, r, err
 }
+
+// c0 is pwmchip0, where a Pi's GPIO12/13/18/19 are.
+var c0 = pwmChannel{}
 
 // sim-pwm is pwm on a pin of its own.
 func openSimPWM(e *Env) (Instance, Reading, error) {

@@ -3,6 +3,7 @@ package hal
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,13 +45,15 @@ func NewHostBoard() (*HostBoard, error) {
 		return nil, fmt.Errorf("hal: periph host init: %w", err)
 	}
 	chips, _ := filepath.Glob(filepath.Join(SysfsRoot, "gpiochip*"))
-	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 && len(chips) == 0 {
+	pwms, _ := filepath.Glob(filepath.Join("/", pwmClass, "pwmchip*"))
+	_, w1err := os.Stat(filepath.Join("/", w1Devices))
+	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 && len(chips) == 0 && len(pwms) == 0 && w1err != nil {
 		var why []string
 		for _, f := range append(state.Failed, state.Skipped...) {
 			why = append(why, f.String())
 		}
-		return nil, fmt.Errorf("%w: looked for /dev/gpiochip*, %s/gpiochip*, /dev/i2c-*, 1-wire buses (periph: %s)",
-			ErrNoHardware, SysfsRoot, strings.Join(why, "; "))
+		return nil, fmt.Errorf("%w: looked for /dev/gpiochip*, %s/gpiochip*, /dev/i2c-*, /%s/pwmchip*, /%s, 1-wire buses (periph: %s)",
+			ErrNoHardware, SysfsRoot, pwmClass, w1Devices, strings.Join(why, "; "))
 	}
 	return &HostBoard{Root: "/"}, nil
 }

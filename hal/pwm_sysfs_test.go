@@ -158,3 +158,15 @@ func TestPWMChannelUsedTwice(t *testing.T) {
 		contains(t, err, `device "b"`, "already used by device \"a\"")
 	}
 }
+
+// A Pi PWM pin without pwmchip0 falls back to the GPIO line's own PWM; when
+// that fails (sysfs GPIO has none, periph's needs /dev/mem) the error says
+// which overlay gives the kernel's PWM.
+func TestPWMFallbackSaysWhichOverlay(t *testing.T) {
+	old := SysfsRoot
+	SysfsRoot = fakeSysfs(t)
+	t.Cleanup(func() { SysfsRoot = old })
+	cfg := Config{Node: "ews1", Devices: []DeviceSpec{{Name: "fan", Driver: "pwm", Pin: "GPIO18"}}}
+	_, err := New(cfg, Options{Board: &HostBoard{Root: t.TempDir()}, Logger: testutil.Logger()})
+	contains(t, err, `device "fan"`, `pin "GPIO18"`, "no /sys/class/pwm/pwmchip0", "dtoverlay=pwm")
+}
