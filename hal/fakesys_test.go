@@ -1,5 +1,3 @@
-//go:build linux
-
 package hal
 
 import (
@@ -8,15 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 )
 
 // fakeChip is a pwmchip under a fake sysfs root that behaves like the
-// kernel's: export and unexport are FIFOs served by a goroutine, which
-// creates pwmN/ (period, duty_cycle, enable = 0) after an export and
-// removes it after an unexport, asynchronously, as the kernel and udev do.
+// kernel's: after "N" is written to export (a plain file here) pwmN/
+// appears with period, duty_cycle and enable = 0; after unexport it is
+// gone. HostBoard.afterWrite runs it, as the kernel runs at the write.
 type fakeChip struct {
+	t   *testing.T
 	dir string
 
 	mu     sync.Mutex
@@ -25,56 +23,45 @@ type fakeChip struct {
 
 func newFakeChip(t *testing.T, root string, chip, npwm int) *fakeChip {
 	t.Helper()
-	c := &fakeChip{dir: filepath.Join(root, "sys/class/pwm", "pwmchip"+strconv.Itoa(chip))}
+	c := &fakeChip{t: t, dir: filepath.Join(root, "sys/class/pwm", "pwmchip"+strconv.Itoa(chip))}
 	must(t, os.MkdirAll(c.dir, 0o755))
 	must(t, os.WriteFile(filepath.Join(c.dir, "npwm"), []byte(strconv.Itoa(npwm)+"\n"), 0o444))
 	for _, f := range []string{"export", "unexport"} {
-		fifo := filepath.Join(c.dir, f)
-		must(t, syscall.Mkfifo(fifo, 0o600))
-		done := make(chan struct{})
-		go c.serve(t, f, fifo, done)
-		t.Cleanup(func() {
-			// wakes the goroutine, which sees the empty write and ends
-			_ = os.WriteFile(fifo, nil, 0)
-			<-done
-		})
+		must(t, os.WriteFile(filepath.Join(c.dir, f), nil, 0o200))
 	}
 	return c
 }
 
-func (c *fakeChip) serve(t *testing.T, file, fifo string, done chan struct{}) {
-	defer close(done)
-	for {
-		b, err := os.ReadFile(fifo)
-		if err != nil {
-			t.Errorf("fake %s: %v", fifo, err)
-			return
+// board is a host board on root with this chip's kernel behind it.
+func (c *fakeChip) board(root string) *HostBoard {
+	return &HostBoard{Root: root, afterWrite: c.kernel}
+}
+
+// kernel does what the kernel does for the write just made to path.
+func (c *fakeChip) kernel(path string) {
+	if filepath.Dir(path) != c.dir {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		c.t.Errorf("fake kernel: %v", err)
+		return
+	}
+	file, v := filepath.Base(path), strings.TrimSpace(string(b))
+	c.mu.Lock()
+	c.writes = append(c.writes, file+" "+v)
+	c.mu.Unlock()
+	pwm := filepath.Join(c.dir, "pwm"+v)
+	switch file {
+	case "export":
+		if err := os.Mkdir(pwm, 0o755); err != nil {
+			return // already exported: the kernel says EBUSY
 		}
-		v := strings.TrimSpace(string(b))
-		if v == "" {
-			return
+		for _, f := range []string{"period", "duty_cycle", "enable"} {
+			must(c.t, os.WriteFile(filepath.Join(pwm, f), []byte("0\n"), 0o644))
 		}
-		c.mu.Lock() // logged first: the test sees the write once it sees its effect
-		c.writes = append(c.writes, file+" "+v)
-		c.mu.Unlock()
-		pwm := filepath.Join(c.dir, "pwm"+v)
-		switch file {
-		case "export":
-			// built aside and renamed: the channel appears whole, as the kernel's does
-			tmp, err := os.MkdirTemp(filepath.Dir(c.dir), "export")
-			if err != nil {
-				t.Errorf("fake export: %v", err)
-				return
-			}
-			for _, f := range []string{"period", "duty_cycle", "enable"} {
-				_ = os.WriteFile(filepath.Join(tmp, f), []byte("0\n"), 0o644)
-			}
-			if err := os.Rename(tmp, pwm); err != nil {
-				_ = os.RemoveAll(tmp) // already exported: the kernel says EBUSY
-			}
-		case "unexport":
-			_ = os.RemoveAll(pwm)
-		}
+	case "unexport":
+		must(c.t, os.RemoveAll(pwm))
 	}
 }
 

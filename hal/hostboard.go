@@ -29,6 +29,9 @@ type HostBoard struct {
 	// Root/sys/bus/w1, Root/dev/i2c-N. NewHostBoard sets "/"; a test points
 	// it at a fake tree. A zero HostBoard is usable.
 	Root string
+	// afterWrite, when set, runs after each write to a sysfs control file
+	// (export, unexport): a test's fake kernel.
+	afterWrite func(path string)
 
 	mu      sync.Mutex
 	i2c     map[string]i2c.BusCloser

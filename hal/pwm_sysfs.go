@@ -28,7 +28,8 @@ type sysfsPWM struct {
 	dir      string // .../pwmchipN/pwmM
 	ch       int
 	exported bool
-	period   int64 // last period written; 0: none yet
+	after    func(path string) // HostBoard.afterWrite
+	period   int64             // last period written; 0: none yet
 	duty     int64
 	enabled  bool
 }
@@ -49,18 +50,18 @@ func (b *HostBoard) sysfsPWM(pin string) (p *sysfsPWM, ok bool, err error) {
 		}
 		return nil, true, fmt.Errorf("hal: no %s: %s", chip, hintPWM)
 	}
-	p, err = openSysfsPWM(chip, c.ch)
+	p, err = openSysfsPWM(chip, c.ch, b.afterWrite)
 	return p, true, err
 }
 
-func openSysfsPWM(chip string, ch int) (*sysfsPWM, error) {
-	p := &sysfsPWM{chip: chip, ch: ch, dir: filepath.Join(chip, "pwm"+strconv.Itoa(ch))}
+func openSysfsPWM(chip string, ch int, after func(string)) (*sysfsPWM, error) {
+	p := &sysfsPWM{chip: chip, ch: ch, dir: filepath.Join(chip, "pwm"+strconv.Itoa(ch)), after: after}
 	if n, err := readInt(filepath.Join(chip, "npwm")); err == nil && ch >= n {
 		return nil, fmt.Errorf("hal: %s has %d PWM channels, no pwm%d", chip, n, ch)
 	}
 	if _, err := os.Stat(p.dir); err != nil {
-		if err := os.WriteFile(filepath.Join(chip, "export"), []byte(strconv.Itoa(ch)), 0); err != nil {
-			return nil, fmt.Errorf("hal: export PWM channel %d: %s/export: %w", ch, chip, err)
+		if err := p.control("export"); err != nil {
+			return nil, fmt.Errorf("hal: export PWM channel %d: %w", ch, err)
 		}
 		p.exported = true
 	}
@@ -147,9 +148,20 @@ func (p *sysfsPWM) Close() error {
 		return nil
 	}
 	p.exported = false
-	path := filepath.Join(p.chip, "unexport")
-	if err := os.WriteFile(path, []byte(strconv.Itoa(p.ch)), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("hal: unexport PWM channel %d: %s: %w", p.ch, path, err)
+	if err := p.control("unexport"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("hal: unexport PWM channel %d: %w", p.ch, err)
+	}
+	return nil
+}
+
+// control writes the channel number to the chip's export or unexport.
+func (p *sysfsPWM) control(file string) error {
+	path := filepath.Join(p.chip, file)
+	if err := os.WriteFile(path, []byte(strconv.Itoa(p.ch)), 0); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if p.after != nil {
+		p.after(path)
 	}
 	return nil
 }

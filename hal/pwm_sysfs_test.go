@@ -1,5 +1,3 @@
-//go:build linux
-
 package hal
 
 import (
@@ -8,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
 )
@@ -34,7 +33,7 @@ func TestSysfsPWM(t *testing.T) {
 			root := t.TempDir()
 			chip := newFakeChip(t, root, c.chip, 4)
 			cfg := Config{Node: "ews1", Devices: []DeviceSpec{{Name: "fan", Driver: "pwm", Pin: c.pin, Frequency: c.freq, OnStop: "off"}}}
-			ds, err := New(cfg, Options{Board: &HostBoard{Root: root}, Logger: testutil.Logger()})
+			ds, err := New(cfg, Options{Board: chip.board(root), Logger: testutil.Logger()})
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
@@ -71,11 +70,9 @@ func TestSysfsPWM(t *testing.T) {
 			if err := ds.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			dir := filepath.Join(chip.dir, "pwm"+strconv.Itoa(c.ch))
-			testutil.Eventually(t, "the channel unexported", func() bool {
-				_, err := os.Stat(dir)
-				return os.IsNotExist(err)
-			})
+			if _, err := os.Stat(filepath.Join(chip.dir, "pwm"+strconv.Itoa(c.ch))); !os.IsNotExist(err) {
+				t.Errorf("the channel is still exported after Close: %v", err)
+			}
 			want := []string{"export " + strconv.Itoa(c.ch), "unexport " + strconv.Itoa(c.ch)}
 			if got := chip.log(); !slices.Equal(got, want) {
 				t.Errorf("chip saw %q, want %q", got, want)
@@ -95,7 +92,7 @@ func TestSysfsPWMKept(t *testing.T) {
 	for f, v := range map[string]string{"period": "10000000", "duty_cycle": "9000000", "enable": "1"} {
 		must(t, os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644))
 	}
-	b := &HostBoard{Root: root}
+	b := chip.board(root)
 	p, ok, err := b.sysfsPWM("PWM0")
 	if err != nil || !ok {
 		t.Fatalf("sysfsPWM: %v, %v", ok, err)
@@ -128,6 +125,11 @@ func TestSysfsPWMErrors(t *testing.T) {
 	}{
 		{"no pwmchip", func(*testing.T, string) {}, "PWM0", []string{"sys/class/pwm/pwmchip0", "dtoverlay=pwm"}},
 		{"channel out of range", func(t *testing.T, root string) { newFakeChip(t, root, 0, 2) }, "PWM3", []string{"pwmchip0 has 2 PWM channels, no pwm3"}},
+		{"exported but never appears", func(t *testing.T, root string) {
+			newFakeChip(t, root, 0, 2) // no kernel behind the board: pwm0/ never comes
+			PWMExportWait = 20 * time.Millisecond
+			t.Cleanup(func() { PWMExportWait = 2 * time.Second })
+		}, "PWM0", []string{"pwmchip0/pwm0/period", "after 20ms", "group gpio"}},
 		{"export refused", func(t *testing.T, root string) {
 			dir := filepath.Join(root, "sys/class/pwm/pwmchip0")
 			must(t, os.MkdirAll(dir, 0o755))
@@ -149,12 +151,12 @@ func TestSysfsPWMErrors(t *testing.T) {
 func TestPWMChannelUsedTwice(t *testing.T) {
 	for _, pins := range [][2]string{{"GPIO18", "PWM0"}, {"GPIO12", "GPIO18"}, {"PWM1", "pwmchip0/pwm1"}} {
 		root := t.TempDir()
-		newFakeChip(t, root, 0, 2)
+		chip := newFakeChip(t, root, 0, 2)
 		cfg := Config{Node: "ews1", Devices: []DeviceSpec{
 			{Name: "a", Driver: "pwm", Pin: pins[0]},
 			{Name: "b", Driver: "pwm", Pin: pins[1]},
 		}}
-		_, err := New(cfg, Options{Board: &HostBoard{Root: root}, Logger: testutil.Logger()})
+		_, err := New(cfg, Options{Board: chip.board(root), Logger: testutil.Logger()})
 		contains(t, err, `device "b"`, "already used by device \"a\"")
 	}
 }
