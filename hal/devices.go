@@ -13,7 +13,8 @@ import (
 
 // Options are what New needs besides the Config.
 type Options struct {
-	// Board to open devices on; nil picks one with OpenBoard. Devices.Close
+	// Board to open devices on; nil opens the one Config asks for with
+	// OpenBoard (an error when it cannot). Devices.Close
 	// closes a board it opened itself, never one passed in.
 	Board Board
 	// Registerer receives the per-device metrics; nil registers none.
@@ -67,8 +68,13 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		ds.now = time.Now
 	}
 	if ds.board == nil {
-		ds.board, ds.ownsBoard = OpenBoard(cfg.Sim, ds.log), true
+		b, err := OpenBoard(cfg)
+		if err != nil {
+			return nil, err
+		}
+		ds.board, ds.ownsBoard = b, true
 	}
+	ds.log.Debug("hal: board", "kind", ds.board.Kind())
 	var latency time.Duration
 	if cfg.Sim != nil {
 		latency = cfg.Sim.DeviceLatency
@@ -101,11 +107,14 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		}
 		bad := badFunc(&errs, i, spec)
 		if spec.Pin != "" && !drv.Simulated {
-			if other, used := pins[spec.Pin]; used {
+			keys := pinKeys(spec)
+			if other, used := firstUsed(pins, keys); used {
 				bad("pin", "pin %s is already used by device %q", spec.Pin, other)
 				continue
 			}
-			pins[spec.Pin] = spec.Name
+			for _, k := range keys {
+				pins[k] = spec.Name
+			}
 		}
 		if drv.Needs == NeedsBus {
 			k := spec.Bus + "/" + spec.Address
@@ -116,10 +125,11 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			addrs[k] = spec.Name
 		}
 		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
-		if ds.board.Kind() == "sim" || drv.Simulated {
+		simulated := ds.board.Kind() == BoardSim || drv.Simulated
+		if simulated {
 			d.latency = latency
 		}
-		d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units}
+		d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units, Simulated: simulated}
 		env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe}
 		inst, r, err := safeOpen(drv.Open, env)
 		if err != nil {
@@ -150,6 +160,26 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		go ds.poll(ctx, opts.Poll)
 	}
 	return ds, nil
+}
+
+// pinKeys are the board resources a device's pin takes: the pin, and for
+// a pwm device its PWM channel too, so GPIO18 and PWM0 (one channel on a
+// Pi) cannot both be opened.
+func pinKeys(s DeviceSpec) []string {
+	keys := []string{s.Pin}
+	if c, ok := parsePWMPin(s.Pin); ok && s.Driver == "pwm" {
+		keys = append(keys, c.String())
+	}
+	return keys
+}
+
+func firstUsed(pins map[string]string, keys []string) (string, bool) {
+	for _, k := range keys {
+		if other, used := pins[k]; used {
+			return other, true
+		}
+	}
+	return "", false
 }
 
 func safeOpen(open func(*Env) (Instance, Reading, error), e *Env) (inst Instance, r Reading, err error) {

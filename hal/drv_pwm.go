@@ -2,7 +2,9 @@ package hal
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/physic"
@@ -35,9 +37,16 @@ func parseFrequency(s string) (physic.Frequency, error) {
 // DefaultPWMFrequency is used when a pwm device gives no frequency.
 const DefaultPWMFrequency = physic.KiloHertz
 
+// pwmOut is what a pwm device drives: a periph pin (the simulated board,
+// or a PWM-capable pin of periph's drivers) or a sysfs PWM channel.
+type pwmOut interface {
+	PWM(duty gpio.Duty, f physic.Frequency) error
+	Name() string
+}
+
 // pwmDriver sets a duty cycle of 0–100 % at a fixed frequency.
 type pwmDriver struct {
-	pin  gpio.PinOut
+	pin  pwmOut
 	freq physic.Frequency
 	duty float64 // percent
 	last float64 // last duty above 0, for toggle and turn_on
@@ -87,33 +96,61 @@ func (p *pwmDriver) Reading() Reading {
 }
 
 func (p *pwmDriver) Close() error {
+	var err error
 	switch p.stop {
 	case "off":
-		_, err := p.write(0)
-		return err
+		_, err = p.write(0)
 	case "on":
-		_, err := p.write(p.last)
-		return err
+		_, err = p.write(p.last)
 	}
-	return nil
+	if c, ok := p.pin.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
 }
 
+// openPWM drives a sysfs PWM channel on a host board when the pin names one
+// (PWM0, pwmchip0/pwm1, or a Pi's GPIO12/13/18/19 with its pwmchip
+// present), else the pin's own PWM through periph.
 func openPWM(e *Env) (Instance, Reading, error) {
+	if hb, ok := e.Board.(*HostBoard); ok {
+		ch, ok, err := hb.sysfsPWM(e.Spec.Pin)
+		if err != nil {
+			return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
+		}
+		if ok {
+			return startPWM(e, ch)
+		}
+	}
 	pin, err := e.Board.Pin(e.Spec.Pin)
 	if err != nil {
 		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
-	return startPWM(e, pin)
+	inst, r, err := startPWM(e, pin)
+	if _, pi := parsePWMPin(e.Spec.Pin); err != nil && pi && e.Board.Kind() == BoardHost {
+		// periph's PWM on a Pi needs /dev/mem; the kernel's PWM class does not
+		return nil, Reading{}, e.Errorf("pin", "%v; no /%s: %s", errors.Unwrap(err), c0.chipDir(), hintPWM)
+	}
+	return inst, r, err
 }
+
+// c0 is pwmchip0, where a Pi's GPIO12/13/18/19 are.
+var c0 = pwmChannel{}
 
 // sim-pwm is pwm on a pin of its own.
 func openSimPWM(e *Env) (Instance, Reading, error) {
 	return startPWM(e, NewSimPin(e.Spec.Name, -1))
 }
 
-func startPWM(e *Env, pin gpio.PinOut) (Instance, Reading, error) {
+func startPWM(e *Env, pin pwmOut) (Instance, Reading, error) {
+	release := func() {
+		if c, ok := pin.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
 	freq, err := parseFrequency(e.Spec.Frequency)
 	if err != nil {
+		release()
 		return nil, Reading{}, e.Errorf("frequency", "%v", err)
 	}
 	p := &pwmDriver{pin: pin, freq: freq, last: 100, stop: e.Spec.OnStop}
@@ -123,6 +160,7 @@ func startPWM(e *Env, pin gpio.PinOut) (Instance, Reading, error) {
 	}
 	r, err := p.write(initial)
 	if err != nil {
+		release()
 		return nil, Reading{}, e.Errorf("pin", "pin %q: %v", e.Spec.Pin, err)
 	}
 	return p, r, nil

@@ -26,8 +26,12 @@ func checkBMxx80(s DeviceSpec, _ bool, bad func(key, format string, args ...any)
 }
 
 func checkDS18B20(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {
-	if a, err := parseAddress(s.Address, 0); err != nil || a == 0 {
-		bad("address", "%q is not a 1-wire address (e.g. \"0x740000070e41ac28\")", s.Address)
+	_, kernel, err := parseW1Address(s.Address)
+	switch {
+	case err != nil:
+		bad("address", "%q is not a 1-wire address (e.g. \"0x740000070e41ac28\" or \"28-0000070e41ac\")", s.Address)
+	case kernel && s.Bus != W1Bus:
+		bad("address", "%q is the kernel's name of a device; it needs bus = %q", s.Address, W1Bus)
 	}
 }
 
@@ -95,10 +99,22 @@ func openBMxx80(e *Env) (Instance, Reading, error) {
 // DS18B20Resolution is the conversion resolution in bits (0.25 °C, 188 ms).
 const DS18B20Resolution = 10
 
+// openDS18B20 reads the sensor through the kernel's w1 bus on a host board
+// (bus = "w1", or a device the kernel lists), else through a periph 1-wire
+// bus (a DS248x bridge).
 func openDS18B20(e *Env) (Instance, Reading, error) {
-	addr, err := parseAddress(e.Spec.Address, 0)
-	if err != nil || addr == 0 {
-		return nil, Reading{}, e.Errorf("address", "%q is not a 1-wire address (e.g. \"0x740000070e41ac28\")", e.Spec.Address)
+	addr, _, err := parseW1Address(e.Spec.Address)
+	if err != nil {
+		return nil, Reading{}, e.Errorf("address", "%v", err)
+	}
+	if hb, ok := e.Board.(*HostBoard); ok {
+		s, ok, err := hb.w1Sensor(e.Spec.Bus, addr)
+		if err != nil {
+			return nil, Reading{}, e.Errorf("address", "%v", err)
+		}
+		if ok {
+			return s, Reading{State: StateUnknown}, nil
+		}
 	}
 	bus, err := e.Board.OneWire(e.Spec.Bus)
 	if err != nil {

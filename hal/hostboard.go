@@ -3,6 +3,7 @@ package hal
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,8 +21,18 @@ import (
 
 // HostBoard is the real hardware as periph.io's host drivers see it: the GPIO
 // character device (gpioioctl) first, sysfs GPIO as the fallback, and the
-// I²C and 1-wire buses registered by name.
+// I²C and 1-wire buses registered by name; hardware PWM through the
+// kernel's /sys/class/pwm and DS18B20s through its w1 bus (sysfs), which
+// need neither /dev/mem nor root.
 type HostBoard struct {
+	// Root is where the kernel's interfaces are: Root/sys/class/pwm,
+	// Root/sys/bus/w1, Root/dev/i2c-N. NewHostBoard sets "/"; a test points
+	// it at a fake tree. A zero HostBoard is usable.
+	Root string
+	// afterWrite, when set, runs after each write to a sysfs control file
+	// (export, unexport): a test's fake kernel.
+	afterWrite func(path string)
+
 	mu      sync.Mutex
 	i2c     map[string]i2c.BusCloser
 	onewire map[string]onewire.BusCloser
@@ -37,14 +48,17 @@ func NewHostBoard() (*HostBoard, error) {
 		return nil, fmt.Errorf("hal: periph host init: %w", err)
 	}
 	chips, _ := filepath.Glob(filepath.Join(SysfsRoot, "gpiochip*"))
-	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 && len(chips) == 0 {
+	pwms, _ := filepath.Glob(filepath.Join("/", pwmClass, "pwmchip*"))
+	_, w1err := os.Stat(filepath.Join("/", w1Devices))
+	if len(gpioreg.All()) == 0 && len(i2creg.All()) == 0 && len(onewirereg.All()) == 0 && len(chips) == 0 && len(pwms) == 0 && w1err != nil {
 		var why []string
 		for _, f := range append(state.Failed, state.Skipped...) {
 			why = append(why, f.String())
 		}
-		return nil, fmt.Errorf("hal: no GPIO pin, I2C or 1-wire bus found (%s)", strings.Join(why, "; "))
+		return nil, fmt.Errorf("%w: looked for /dev/gpiochip*, %s/gpiochip*, /dev/i2c-*, /%s/pwmchip*, /%s, 1-wire buses (periph: %s)",
+			ErrNoHardware, SysfsRoot, pwmClass, w1Devices, strings.Join(why, "; "))
 	}
-	return &HostBoard{i2c: map[string]i2c.BusCloser{}, onewire: map[string]onewire.BusCloser{}}, nil
+	return &HostBoard{Root: "/"}, nil
 }
 
 // Kind is "host".
@@ -73,15 +87,23 @@ func (b *HostBoard) Pin(name string) (gpio.PinIO, error) {
 }
 
 // I2C opens (once) the bus called name.
+// A bus with a number whose /dev/i2c-N is missing or not readable and
+// writable by this user fails with what to change (see i2cDevice).
 func (b *HostBoard) I2C(name string) (i2c.Bus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if bus, ok := b.i2c[name]; ok {
 		return bus, nil
 	}
+	if err := checkI2CDevice(b.path(), name); err != nil {
+		return nil, fmt.Errorf("hal: open I2C bus %q: %w", name, err)
+	}
 	bus, err := i2creg.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("hal: open I2C bus %q: %w", name, err)
+	}
+	if b.i2c == nil {
+		b.i2c = map[string]i2c.BusCloser{}
 	}
 	b.i2c[name] = bus
 	return bus, nil
@@ -98,6 +120,9 @@ func (b *HostBoard) OneWire(name string) (onewire.Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hal: open 1-wire bus %q: %w", name, err)
 	}
+	if b.onewire == nil {
+		b.onewire = map[string]onewire.BusCloser{}
+	}
 	b.onewire[name] = bus
 	return bus, nil
 }
@@ -113,6 +138,15 @@ func (b *HostBoard) Close() error {
 	for _, bus := range b.onewire {
 		errs = append(errs, bus.Close())
 	}
-	b.i2c, b.onewire = map[string]i2c.BusCloser{}, map[string]onewire.BusCloser{}
+	b.i2c, b.onewire = nil, nil
 	return errors.Join(errs...)
+}
+
+// path returns a function joining Root ("" = "/") and a path.
+func (b *HostBoard) path() func(string) string {
+	root := b.Root
+	if root == "" {
+		root = "/"
+	}
+	return func(p string) string { return filepath.Join(root, p) }
 }

@@ -14,7 +14,9 @@ const (
 
 // Snapshot is a device's state as the API shows it (DESIGN.md):
 // {"name","driver","node","state","value","unit","updated"}, plus "error"
-// while the device is in error and "values" for multi-quantity sensors.
+// while the device is in error, "values" for multi-quantity sensors and
+// "simulated": true for a device that drives no hardware (on the simulated
+// board, or a sim-* driver).
 type Snapshot struct {
 	Name    string              `json:"name"`
 	Driver  string              `json:"driver"`
@@ -25,6 +27,9 @@ type Snapshot struct {
 	Updated time.Time           `json:"updated"`
 	Error   string              `json:"error,omitempty"`
 	Values  map[string]Quantity `json:"values,omitempty"`
+	// Simulated: the device drives no hardware. Remote devices carry what
+	// their board reported.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // Quantity is one value with its unit.

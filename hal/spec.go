@@ -11,8 +11,12 @@ type Config struct {
 	// Devices in config order; List keeps it, and a *SpecError's Index
 	// points into it.
 	Devices []DeviceSpec
-	// Sim, when set, runs on the simulated board; nil probes the hardware
-	// and falls back to the simulated board when there is none.
+	// Board is the board kind: BoardAuto ("" too), BoardSim or BoardHost
+	// (see Kind). Default "" = auto: simulated when Sim is set, else the
+	// host's hardware, never a silent fallback to the simulated board.
+	Board string
+	// Sim holds the simulated board's settings; set, with Board auto, it
+	// asks for the simulated board. nil with Board "sim": no latency.
 	Sim *SimConfig
 }
 

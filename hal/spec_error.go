@@ -30,3 +30,12 @@ func (es SpecErrors) Error() string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// Unwrap gives errors.Is and errors.As every problem.
+func (es SpecErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}

@@ -22,7 +22,7 @@ func viewKey(v any) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d %s %v|", t.Epoch, t.Master, t.PeersMismatch)
 	for _, n := range t.Nodes {
-		fmt.Fprintf(&b, "%s %s %s %d %d %d %v|", n.Name, n.HTTP, n.Runstate, n.Linknum, n.Capacity, n.Weight, n.AuthMismatch)
+		fmt.Fprintf(&b, "%s %s %s %d %d %d %v %v|", n.Name, n.HTTP, n.Runstate, n.Linknum, n.Capacity, n.Weight, n.AuthMismatch, n.Simulated)
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Queue)) {
 		fmt.Fprintf(&b, "q%s=%d ", k, t.Queue[k])

@@ -23,6 +23,9 @@ type Board struct {
 	// fingerprint differs from the master's: it refuses the requests the
 	// master forwards with 401. Omitted when false.
 	AuthMismatch bool `json:"auth_mismatch,omitempty"`
+	// Simulated: the board runs on the simulated board (its report says
+	// so); its devices drive no hardware.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // board is peer rank r as this board knows it from its reports at now: a
@@ -39,7 +42,7 @@ func (e *Election) board(r int, now time.Time) Board {
 	}
 	rep := &b.report
 	out.HTTP, out.Capacity, out.Weight, out.Load = rep.HTTP, int(rep.Capacity), int(rep.Weight), rep.FullLoad()
-	out.Linknum, out.Runstate = int(rep.InFlight), rep.Runstate
+	out.Linknum, out.Runstate, out.Simulated = int(rep.InFlight), rep.Runstate, rep.Simulated
 	if out.Runstate == Joining {
 		out.Runstate, out.Linknum = Running, 0
 	}

@@ -42,6 +42,10 @@ type Config struct {
 	// carried in its reports. Default 1.
 	Weight int
 
+	// Simulated says, in the board's reports, that it runs on the
+	// simulated board; /api/cluster shows it. Default false.
+	Simulated bool
+
 	// Key is the AES-128/192/256 key for gossip. Nil with Insecure false
 	// on a clustered board is refused. Default nil.
 	Key []byte

@@ -48,7 +48,8 @@ func (t MsgType) String() string {
 //	3: ReportMsg.Creds, the fingerprint of the board's HTTP credentials;
 //	   StepDownMsg.PeersHash: every message but the peer list itself
 //	   carries the peer-list hash, and a board refuses one that differs;
-//	   ReportMsg's raw load figures (DiskUsed … MemMB).
+//	   ReportMsg's raw load figures (DiskUsed … MemMB);
+//	   ReportMsg.Simulated, the board runs on the simulated board.
 const (
 	ProtocolVersionMin uint8 = 1
 	ProtocolVersionMax uint8 = 3
@@ -165,6 +166,10 @@ type ReportMsg struct {
 	DiskOps  uint32 // disk operations/s
 	CPUMHz   uint32 // static cpu capacity
 	MemMB    uint32 // static memory size
+	// Simulated (version 3): the board's devices drive no hardware
+	// (node.board = "sim" or a [sim] table); /api/cluster shows it. One
+	// byte; absent (false) from older reports.
+	Simulated bool
 }
 
 // reportMsgV2 is ReportMsg as versions 1 and 2 have it.

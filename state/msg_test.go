@@ -130,11 +130,12 @@ func TestTableVersions(t *testing.T) {
 }
 
 // A version-3 report is a version-2 report with the credentials
-// fingerprint and the raw load figures appended: at version 2 they are left
-// out, and it still decodes, with them at 0.
+// fingerprint, the raw load figures and Simulated appended: at version 2
+// they are left out, and it still decodes, with them at zero.
 func TestReportVersions(t *testing.T) {
 	m := &ReportMsg{Name: "ews1", Epoch: 2, HTTP: "127.0.0.1:8080", InFlight: 3, Capacity: 4, Weight: 1, Runstate: Running,
-		CPU: 500, PeersHash: 7, Creds: 0xDEADBEEF12345678, DiskUsed: 420, NetPPS: 1500, DiskOps: 80, CPUMHz: 4 * 1500, MemMB: 1024}
+		CPU: 500, PeersHash: 7, Creds: 0xDEADBEEF12345678, DiskUsed: 420, NetPPS: 1500, DiskOps: 80, CPUMHz: 4 * 1500, MemMB: 1024,
+		Simulated: true}
 	v2, err := EncodeVersion(m, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -144,15 +145,15 @@ func TestReportVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 13 fields fit a fixarray; 19 take an array16 header
-	if v2[2] != 0x9d || !bytes.Equal(v3[2:5], []byte{0xdc, 0, 19}) || !bytes.HasPrefix(v3[5:], v2[3:]) {
-		t.Fatalf("v2 % x\nv3 % x\nwant the same fields, v3 with the fingerprint and raw load appended", v2, v3)
+	if v2[2] != 0x9d || !bytes.Equal(v3[2:5], []byte{0xdc, 0, 20}) || !bytes.HasPrefix(v3[5:], v2[3:]) {
+		t.Fatalf("v2 % x\nv3 % x\nwant the same fields, v3 with the fingerprint, raw load and simulated appended", v2, v3)
 	}
 	got, err := Decode(v2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := *m
-	want.Creds, want.DiskUsed, want.NetPPS, want.DiskOps, want.CPUMHz, want.MemMB = 0, 0, 0, 0, 0, 0
+	want.Creds, want.DiskUsed, want.NetPPS, want.DiskOps, want.CPUMHz, want.MemMB, want.Simulated = 0, 0, 0, 0, 0, 0, false
 	if !reflect.DeepEqual(got, &want) {
 		t.Fatalf("version-2 report:\n got %+v\nwant %+v", got, &want)
 	}
@@ -213,7 +214,7 @@ func TestReportIsSmall(t *testing.T) {
 	b, err := Encode(&ReportMsg{Name: "ews-board-000031", Epoch: 1 << 40, HTTP: "192.168.100.123:65535",
 		InFlight: 65000, Completed: 1 << 40, Capacity: 65000, Weight: 1000, Runstate: Overloaded,
 		CPU: 999, Mem: 998, Net: 997, Disk: 996, PeersHash: 0xFFFFFFFF, Creds: ^uint64(0),
-		DiskUsed: 999, NetPPS: 1 << 31, DiskOps: 1 << 31, CPUMHz: 1 << 31, MemMB: 1 << 31})
+		DiskUsed: 999, NetPPS: 1 << 31, DiskOps: 1 << 31, CPUMHz: 1 << 31, MemMB: 1 << 31, Simulated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +229,7 @@ func TestRoundTrip(t *testing.T) {
 		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, PeersHash: 7, Rows: Rows{worstRow(0), worstRow(1)}},
 		&TableMsg{Epoch: 3, Master: "ews1", Version: 9, Rows: Rows{worstRow(0)}, Stats: worstStats()},
 		&ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Completed: 10, Capacity: 4, Weight: 1, Runstate: Running, CPU: 500, PeersHash: 7, Creds: 42},
+		&ReportMsg{Name: "ews3", Runstate: Running, Simulated: true},
 		&StepDownMsg{Name: "ews1", Epoch: 3},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946", "ews2=10.0.0.2:7946"}},
 	} {
@@ -302,8 +304,8 @@ func TestDecodeRefuses(t *testing.T) {
 
 // msgpackTail is the encoding of the fields after Runstate in a report with
 // zero load, hash and fingerprint: four loads, the hash, the credentials
-// fingerprint and the five raw load figures.
-func msgpackTail(t *testing.T) []byte { return make([]byte, 11) }
+// fingerprint, the five raw load figures and Simulated (false).
+func msgpackTail(t *testing.T) []byte { return append(make([]byte, 11), 0xc2) }
 
 func mustEncode(t *testing.T, m Message) []byte {
 	t.Helper()

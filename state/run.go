@@ -92,7 +92,7 @@ func (c *Cluster) report() (r ReportMsg) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.logger.Error("cluster: panic in Local", "panic", p)
-			r = ReportMsg{HTTP: c.http, Runstate: Down}
+			r = ReportMsg{HTTP: c.http, Runstate: Down, Simulated: c.cfg.Simulated}
 		}
 	}()
 	rs := c.local.Runstate()
@@ -102,7 +102,7 @@ func (c *Cluster) report() (r ReportMsg) {
 	}
 	inflight := max(c.local.InFlight(), 0)
 	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
-		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs}
+		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs, Simulated: c.cfg.Simulated}
 	r.SetFullLoad(c.local.Load())
 	if cr, ok := c.local.(Credentialer); ok {
 		r.Creds = cr.Creds()

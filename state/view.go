@@ -50,6 +50,7 @@ func (e *Election) View(now time.Time) View {
 		if b := &e.boards[i]; b.hasReport {
 			n.HTTP, raw = b.report.HTTP, b.report.FullLoad()
 			n.AuthMismatch = credsDiffer(masterCreds, b.report.Creds)
+			n.Simulated = b.report.Simulated
 		}
 		if r, ok := rows[p.Name]; ok {
 			n.Linknum, n.Capacity, n.Weight = int(r.Linknum), int(r.Capacity), int(r.Weight)

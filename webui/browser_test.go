@@ -172,6 +172,8 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, "sensor value", card("tank")+`.querySelector('.value').textContent.includes('18.25')`)
 		waitJS(t, ctx, "error state", card("meter")+`.classList.contains('is-error') && `+card("meter")+`.querySelector('.card-err').textContent.includes('modbus: timeout')`)
 		waitJS(t, ctx, "slider", card("led")+`.querySelector('input[type=range]').value === '40'`)
+		waitJS(t, ctx, "simulated device", card("tank")+`.querySelector('.driver').textContent === 'ds18b20 · simulated'`)
+		waitJS(t, ctx, "real device", card("relay1")+`.querySelector('.driver').textContent === 'gpio-out'`)
 	})
 
 	t.Run("language switch", func(t *testing.T) {
@@ -327,6 +329,7 @@ func TestBrowser(t *testing.T) {
 		if head := evalJS[string](t, ctx, `document.getElementById('cluster-head').textContent`); strings.Contains(head, "table v") {
 			t.Fatalf("cluster head %q still shows the bare table version", head)
 		}
+		waitJS(t, ctx, "simulated board", `[...document.querySelectorAll('#boards .row .c-name .tag:not([hidden])')].map(e => e.closest('.row').dataset.board + ':' + e.textContent).sort().join() === 'ews2:this board,ews3:simulated'`)
 		fake.updateCluster(func(c *fakeCluster) {
 			c.Epoch, c.Master = 2, "ews2"
 			c.Nodes[0].Runstate, c.Nodes[0].LastSeenMS = "down", 1500

@@ -24,6 +24,8 @@ type fakeDevice struct {
 	Unit    any    `json:"unit"`
 	Updated string `json:"updated"`
 	Error   string `json:"error,omitempty"`
+	// Simulated: on a simulated board, or a sim-* driver
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 type fakeNode struct {
@@ -38,6 +40,7 @@ type fakeNode struct {
 	Load         map[string]float64 `json:"load"`
 	LastSeenMS   int64              `json:"last_seen_ms"`
 	AuthMismatch bool               `json:"auth_mismatch,omitempty"`
+	Simulated    bool               `json:"simulated,omitempty"`
 }
 
 type fakeCluster struct {
@@ -91,14 +94,14 @@ func newFakeBoard(token string) *fakeBoard {
 	f.devices = []*fakeDevice{
 		{Name: "relay1", Driver: "gpio-out", Node: "ews2", State: "off", Value: false, Updated: now},
 		{Name: "relay2", Driver: "gpio-out", Node: "ews2", State: "on", Value: true, Updated: now},
-		{Name: "pump", Driver: "sim-switch", Node: "ews3", State: "off", Value: false, Updated: now},
+		{Name: "pump", Driver: "sim-switch", Node: "ews3", State: "off", Value: false, Updated: now, Simulated: true},
 		{Name: "led", Driver: "pwm", Node: "ews1", State: "on", Value: 40.0, Unit: "%", Updated: now},
 		{Name: "door", Driver: "gpio-in", Node: "ews1", State: "closed", Value: 0, Updated: now},
 		{Name: "room", Driver: "bmxx80", Node: "ews1", State: "ok",
 			Value: map[string]any{"temperature": 22.4, "humidity": 41.0, "pressure": 1013.2},
 			Unit:  map[string]any{"temperature": "°C", "humidity": "%", "pressure": "hPa"}, Updated: now},
-		{Name: "tank", Driver: "ds18b20", Node: "ews3", State: "ok", Value: 18.25, Unit: "°C", Updated: now},
-		{Name: "<img src=x onerror=alert(1)>", Driver: "sim-switch", Node: "ews3", State: "off", Value: false, Updated: now},
+		{Name: "tank", Driver: "ds18b20", Node: "ews3", State: "ok", Value: 18.25, Unit: "°C", Updated: now, Simulated: true},
+		{Name: "<img src=x onerror=alert(1)>", Driver: "sim-switch", Node: "ews3", State: "off", Value: false, Updated: now, Simulated: true},
 		{Name: "coil7", Driver: "modbus-coil", Node: "any", State: "off", Value: false, Updated: now},
 		{Name: "meter", Driver: "modbus-register", Node: "any", State: "error", Value: nil, Unit: "V", Updated: now,
 			Error: "modbus: timeout"},
@@ -108,7 +111,7 @@ func newFakeBoard(token string) *fakeBoard {
 		Nodes: []fakeNode{
 			{Name: "ews1", Rank: 0, Addr: "127.0.0.1:7946", HTTP: "127.0.0.1:8081", Linknum: 3, Capacity: 4, Weight: 1, Runstate: "running", Load: map[string]float64{"cpu": 0.42, "mem": 0.31, "net": 0.1, "disk": 0.02}, LastSeenMS: 80},
 			{Name: "ews2", Rank: 1, Addr: "127.0.0.1:7947", HTTP: "127.0.0.1:8082", Linknum: 1, Capacity: 4, Weight: 1, Runstate: "running", Load: map[string]float64{"cpu": 0.18, "mem": 0.27, "net": 0.05, "disk": 0.01}, LastSeenMS: 0},
-			{Name: "ews3", Rank: 2, Addr: "127.0.0.1:7948", HTTP: "127.0.0.1:8083", Linknum: 4, Capacity: 4, Weight: 2, Runstate: "overloaded", Load: map[string]float64{"cpu": 0.91, "mem": 0.64, "net": 0.3, "disk": 0.05}, LastSeenMS: 120},
+			{Name: "ews3", Rank: 2, Addr: "127.0.0.1:7948", HTTP: "127.0.0.1:8083", Linknum: 4, Capacity: 4, Weight: 2, Runstate: "overloaded", Load: map[string]float64{"cpu": 0.91, "mem": 0.64, "net": 0.3, "disk": 0.05}, LastSeenMS: 120, Simulated: true},
 		},
 		Queue:     map[string]int{"control": 2, "browse": 7},
 		Completed: map[string]int{"control": 0, "browse": 0},

@@ -21,6 +21,9 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 			errs = append(errs, cfg.Errorf(authKey(cfg.HTTP), "%v", err))
 		}
 	}
+	// kernel interfaces the devices need (pwmchip, w1, i2c, GPIO): warned,
+	// since check often runs off the board; run then fails naming the device
+	warns = append(warns, cfg.HardwareWarnings()...)
 	errs.Sort()
 	warns.Sort()
 	return errs, warns

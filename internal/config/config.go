@@ -14,7 +14,7 @@ type Config struct {
 	Sched     Sched       `toml:"sched"`
 	HTTP      HTTP        `toml:"http"`
 	CGI       CGI         `toml:"cgi"`
-	Sim       *Sim        `toml:"sim"`    // nil: hardware is probed; set: simulated board
+	Sim       *Sim        `toml:"sim"`    // set: simulated board (node.board "auto" or "sim"); nil: node.board decides
 	Devices   []Device    `toml:"device"` // [[device]]
 	Health    Health      `toml:"health"`
 	Supervise []Supervise `toml:"supervise"` // [[supervise]]
@@ -38,6 +38,10 @@ type Node struct {
 	// Advertise is the host other boards and redirects use to reach this
 	// board's HTTP port when `http` binds a wildcard; default: the gossip host.
 	Advertise string `toml:"advertise"`
+	// Board is what the devices run on: "auto" (simulated when [sim] is
+	// present, else this machine's hardware), "sim" or "host"; default "auto".
+	// A host without GPIO fails at start when a device needs a pin or bus.
+	Board string `toml:"board"`
 }
 
 // Cluster lists the peers and the timings of the paper's protocol.

@@ -29,14 +29,36 @@ func (c *Config) Specs() []hal.DeviceSpec {
 	return specs
 }
 
-// HAL maps the config onto what hal.New opens: this board, every device,
-// and [sim] as written (a missing device_latency is 0).
+// HAL maps the config onto what hal.New opens: this board, its kind
+// (node.board), every device, and [sim] as written (a missing
+// device_latency is 0; board = "sim" without [sim] is a bare [sim]).
 func (c *Config) HAL() hal.Config {
-	hc := hal.Config{Node: c.Node.Name, Devices: c.Specs()}
+	hc := hal.Config{Node: c.Node.Name, Board: c.Node.Board, Devices: c.Specs()}
 	if c.Sim != nil {
 		hc.Sim = &hal.SimConfig{DeviceLatency: c.Sim.Scaled(c.Sim.DeviceLatency.Duration)}
+	} else if c.Node.Board == hal.BoardSim {
+		hc.Sim = &hal.SimConfig{}
 	}
 	return hc
+}
+
+// Simulated reports whether the board runs on the simulated board.
+func (c *Config) Simulated() bool {
+	kind, err := c.HAL().Kind()
+	return err == nil && kind == hal.BoardSim
+}
+
+// HardwareWarnings are hal.Preflight's findings on this machine (root "/")
+// as warnings with the device's line: kernel interfaces or groups the
+// board's devices need and this machine lacks.
+func (c *Config) HardwareWarnings() Errors {
+	var out Errors
+	for _, e := range hal.Preflight(c.HAL(), "/") {
+		w := c.deviceError(e)
+		w.Warning = true
+		out = append(out, w)
+	}
+	return out
 }
 
 // DeviceErrors puts file:line and the key path in front of each of hal's

@@ -8,6 +8,7 @@ func (c *Config) State() (state.Config, error) {
 	s := state.DefaultConfig()
 	s.Name, s.Gossip, s.HTTP, s.Advertise = c.Node.Name, c.Node.Gossip, c.Node.HTTP, c.Node.Advertise
 	s.Capacity, s.Weight = c.Node.Capacity, c.Node.Weight
+	s.Simulated = c.Simulated()
 	s.Heartbeat, s.TMax, s.TThreshold = c.Cluster.Heartbeat.Duration, c.Cluster.TMax.Duration, c.Cluster.TThreshold.Duration
 	s.Preempt, s.Insecure = c.Cluster.Preempt, c.Cluster.Insecure
 	if c.Standalone() {

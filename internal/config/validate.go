@@ -30,6 +30,7 @@ func (c *Config) Validate() Errors {
 		}
 	}
 
+	c.validateBoard(bad)
 	c.validateCluster(bad)
 	c.validateVIP(bad)
 	c.validateSched(bad)

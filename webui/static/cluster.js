@@ -116,6 +116,7 @@ export class ClusterView {
     cells.rankEl = h('span', { class: 'num' });
     cells.nameEl = h('a', { class: 'bname' }, name); // a link to the board's own page once its address is known
     cells.selfEl = h('span', { class: 'tag', hidden: true }, t('thisBoard'));
+    cells.simEl = h('span', { class: 'tag', hidden: true }, t('simulated'));
     cells.roleEl = h('span', { class: 'badge' });
     cells.stateEl = h('span', { class: 'badge' });
     cells.authEl = h('span', { class: 'badge bad auth-mismatch', hidden: true }); // text only while shown
@@ -128,7 +129,7 @@ export class ClusterView {
     cells.heard = h('span', { class: 'num' });
     const el = h('div', { class: 'row', role: 'row', dataset: { board: name } },
       mk('rank', cells.rankEl),
-      mk('name', cells.nameEl, cells.selfEl),
+      mk('name', cells.nameEl, cells.selfEl, cells.simEl),
       mk('role', cells.roleEl),
       mk('state', cells.stateEl, cells.authEl),
       mk('links', cells.links.el, cells.linksTxt),
@@ -145,6 +146,8 @@ export class ClusterView {
     setBoardLink(r.nameEl, n);
     r.selfEl.hidden = n.name !== c.self;
     setText(r.selfEl, t('thisBoard'));
+    r.simEl.hidden = !n.simulated; // its devices drive no hardware
+    setText(r.simEl, t('simulated'));
     setText(r.roleEl, isMaster ? `${t('master')} · ${t('epoch', { e: num(c.epoch ?? 0, 0) })}` : t('follower'));
     r.roleEl.className = 'badge ' + (isMaster ? 'accent' : '');
     const rs = ['joining', 'running', 'overloaded', 'down'].includes(n.runstate) ? n.runstate : 'down';

@@ -222,7 +222,7 @@ export class DevicesView {
   }
 
   update(rec, d, hist, force) {
-    const key = JSON.stringify([d.state, d.value, d.unit, d.updated, d.error, d.node, hist.length, hist[hist.length - 1], rec.actionErr, rec.busy, this.canControl]);
+    const key = JSON.stringify([d.state, d.value, d.unit, d.updated, d.error, d.node, d.simulated, hist.length, hist[hist.length - 1], rec.actionErr, rec.busy, this.canControl]);
     if (!force && key === rec.lastKey) return;
     rec.lastKey = key;
     rec.device = d;
@@ -236,6 +236,7 @@ export class DevicesView {
     setText(rec.stateEl, d.state === 'error' ? t('error') : rec.kind === 'output' ? t(on ? 'on' : 'off') : stateText(d.state));
     rec.stateEl.className = 'badge ' + (d.state === 'error' ? 'bad' : rec.kind === 'output' && on ? 'good' : '');
     setText(rec.boardEl, d.node === 'any' ? t('anyBoard') : `${t('wiredTo')} ${d.node || '?'}`);
+    setText(rec.driverEl, d.simulated ? `${d.driver || ''} · ${t('simulated')}` : d.driver || '');
     const upd = toDate(d.updated);
     setText(rec.updEl, upd ? when(upd) : t('never'));
     rec.updEl.title = upd ? upd.toISOString() : '';
