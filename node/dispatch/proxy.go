@@ -96,6 +96,7 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 		f.bodyError(w, err)
 		return
 	}
+	chaosDropAnswer(r)
 	epoch := f.c.Epoch()
 	for attempt := 0; ; attempt++ {
 		rewind(r, body)
