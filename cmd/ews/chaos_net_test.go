@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,19 +219,6 @@ func (cn *chaosNet) setLink(b *chaosBoard, up bool) error {
 		return fmt.Errorf("chaos: ip link set %s %s: %v %s", b.veth, state, err, out)
 	}
 	return nil
-}
-
-// ready polls b's /readyz until 200 or within runs out.
-func (b *chaosBoard) ready(ctx context.Context, within time.Duration) bool {
-	c := &http.Client{Timeout: 500 * time.Millisecond}
-	return pollUntil(ctx, within, func() bool {
-		resp, err := c.Get("http://" + b.http() + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
 }
 
 // oneMaster reports whether every board sees the same master at the same

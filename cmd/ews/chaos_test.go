@@ -234,17 +234,19 @@ func runChaos(t *testing.T, bin string, plan chaosPlan) chaosResult {
 		res.faults[f.Kind]++
 		w := chaos.Window{Board: target.name, From: time.Now()}
 		var err error
+		var healAt time.Time // the heal: restart, SIGCONT, link up, qdisc gone
 		switch f.Kind {
 		case chaos.KillMaster, chaos.KillFollower:
 			target.setDown(true)
 			target.kill9()
 			hold(f.Hold)
+			healAt = time.Now()
 			target.start(t)
-			target.ready(ctx, 30*time.Second)
 		case chaos.PauseMaster:
 			target.setDown(true)
 			err = target.signal(syscall.SIGSTOP)
 			hold(f.Hold)
+			healAt = time.Now()
 			if e := target.signal(syscall.SIGCONT); err == nil {
 				err = e
 			}
@@ -252,12 +254,14 @@ func runChaos(t *testing.T, bin string, plan chaosPlan) chaosResult {
 			target.setDown(true)
 			err = cn.setLink(target, false)
 			hold(f.Hold)
+			healAt = time.Now()
 			if e := cn.setLink(target, true); err == nil {
 				err = e
 			}
 		case chaos.SlowLink:
 			err = cn.setSlow(target, true)
 			hold(f.Hold)
+			healAt = time.Now()
 			if e := cn.setSlow(target, false); err == nil {
 				err = e
 			}
@@ -265,7 +269,8 @@ func runChaos(t *testing.T, bin string, plan chaosPlan) chaosResult {
 		if err != nil {
 			t.Fatalf("chaos: %s of %s: %v", f.Kind, target.name, err)
 		}
-		took, ok := waitOneMaster(ctx, cn, 30*time.Second)
+		_, ok := waitOneMaster(ctx, cn, 30*time.Second)
+		took := time.Since(healAt) // a restarted board's boot and join count
 		target.setDown(false)
 		if f.Kind != chaos.SlowLink { // a slow board is not excused
 			w.To = time.Now()
