@@ -159,6 +159,15 @@ func (r chaosResult) log(t *testing.T) {
 	t.Logf("chaos: faults %s", strings.Join(fk, ", "))
 	t.Logf("chaos: requests %d, attempts %d, by status %s; lost %d, excused (board under a fault) %d, unanswered after retries %d, not sent %d",
 		rep.Requests, rep.Attempts, strings.Join(st, " "), rep.Lost, rep.Excused, rep.Unanswered, r.skipped)
+	var ld []string
+	for k, n := range rep.LostDuring {
+		if k == "" {
+			k = "no fault"
+		}
+		ld = append(ld, fmt.Sprintf("%s:%d", k, n))
+	}
+	sort.Strings(ld)
+	t.Logf("chaos: lost answers by the faults on while they ran: %s", strings.Join(ld, " "))
 	t.Logf("chaos: keyed actions run twice %d; worst time to one master after a heal %v", rep.RanTwice, rep.WorstHeal.Round(time.Millisecond))
 	for _, s := range r.trends {
 		t.Logf("soak: %s", s)
@@ -232,7 +241,7 @@ func runChaos(t *testing.T, bin string, plan chaosPlan) chaosResult {
 			}
 		}
 		res.faults[f.Kind]++
-		w := chaos.Window{Board: target.name, From: time.Now()}
+		w := chaos.Window{Board: target.name, Kind: f.Kind, From: time.Now(), Excuse: f.Kind != chaos.SlowLink}
 		var err error
 		var healAt time.Time // the heal: restart, SIGCONT, link up, qdisc gone
 		switch f.Kind {
@@ -272,13 +281,11 @@ func runChaos(t *testing.T, bin string, plan chaosPlan) chaosResult {
 		_, ok := waitOneMaster(ctx, cn, 30*time.Second)
 		took := time.Since(healAt) // a restarted board's boot and join count
 		target.setDown(false)
-		if f.Kind != chaos.SlowLink { // a slow board is not excused
-			w.To = time.Now()
-			windows = append(windows, w)
-		}
+		w.To = time.Now()
+		windows = append(windows, w) // a slow board is not excused: w.Excuse
 		heals = append(heals, chaos.Heal{Kind: f.Kind, Took: took, OK: ok})
 		res.healByK[f.Kind] = max(res.healByK[f.Kind], took)
-		t.Logf("chaos: %s of %s held %v; one master %v after the heal (ok %v)", f.Kind, target.name, f.Hold.Round(time.Millisecond), took.Round(time.Millisecond), ok)
+		t.Logf("chaos: %s %s of %s held %v; one master %v after the heal (ok %v)", w.From.Format("15:04:05.000"), f.Kind, target.name, f.Hold.Round(time.Millisecond), took.Round(time.Millisecond), ok)
 		hold(f.Gap)
 	}
 	if plan.duration > 0 {

@@ -4,14 +4,19 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 )
 
-// Window is a time a board was down, paused or cut off: an attempt sent
-// to it then may go unanswered without blame (the client retries elsewhere).
+// Window is a time a fault was on a board. With Excuse (the board was
+// down, paused or cut off) an attempt sent to it then may go unanswered
+// without blame (the client retries elsewhere); every window names the
+// faults that were on while an answer was lost.
 type Window struct {
 	Board    string
+	Kind     Kind
 	From, To time.Time
+	Excuse   bool
 }
 
 // Heal is what the harness saw after healing one fault: how long until
@@ -34,13 +39,14 @@ type Input struct {
 
 // Report is the checker's verdict with the run's figures.
 type Report struct {
-	Requests   int         // distinct client requests
-	Attempts   int         // sends, retries included
-	ByStatus   map[int]int // attempts by status; 0: no answer
-	Lost       int         // attempts without an answer from a board that was up (goal 0)
-	Excused    int         // attempts without an answer from a board under a fault
-	RanTwice   int         // keys whose action ran more than once (goal 0)
-	Unanswered int         // requests that got no answer at all, retries included
+	Requests   int          // distinct client requests
+	Attempts   int          // sends, retries included
+	ByStatus   map[int]int  // attempts by status; 0: no answer
+	Lost       int          // attempts without an answer from a board that was up (goal 0)
+	LostDuring map[Kind]int // lost attempts by the faults on while they ran ("" none)
+	Excused    int          // attempts without an answer from a board under a fault
+	RanTwice   int          // keys whose action ran more than once (goal 0)
+	Unanswered int          // requests that got no answer at all, retries included
 	WorstHeal  time.Duration
 	Violations []string
 }
@@ -69,7 +75,7 @@ func (r *Report) violate(format string, args ...any) {
 //     answered 2xx or 409 ran once;
 //   - after every heal one master within HealBound.
 func Check(in Input) Report {
-	rep := Report{ByStatus: map[int]int{}}
+	rep := Report{ByStatus: map[int]int{}, LostDuring: map[Kind]int{}}
 	type attempt struct{ id, n int }
 	seen := map[attempt]bool{}
 	answered := map[int]bool{}
@@ -91,7 +97,14 @@ func Check(in Input) Report {
 				rep.Excused++
 			} else {
 				rep.Lost++
-				rep.violate("request %d attempt %d to %s: no answer (%s)", rec.ID, rec.Attempt, rec.Board, rec.Err)
+				during := faultsDuring(in.Windows, rec)
+				if len(during) == 0 {
+					rep.LostDuring[""]++
+				}
+				for _, w := range during {
+					rep.LostDuring[w.Kind]++
+				}
+				rep.violate("request %d attempt %d to %s: no answer (%s)%s", rec.ID, rec.Attempt, rec.Board, rec.Err, describe(during))
 			}
 			continue
 		}
@@ -170,14 +183,36 @@ func badStatus(rec Record) string {
 	return fmt.Sprintf("status %d", s)
 }
 
-// excused reports whether rec's board was under a fault while it ran.
+// excused reports whether rec's board was down, paused or cut off while it ran.
 func excused(ws []Window, rec Record) bool {
 	for _, w := range ws {
-		if w.Board == rec.Board && w.From.Before(rec.End) && rec.Start.Before(w.To) {
+		if w.Excuse && w.Board == rec.Board && w.From.Before(rec.End) && rec.Start.Before(w.To) {
 			return true
 		}
 	}
 	return false
+}
+
+// faultsDuring lists the windows that overlap rec, on any board.
+func faultsDuring(ws []Window, rec Record) []Window {
+	var out []Window
+	for _, w := range ws {
+		if w.From.Before(rec.End) && rec.Start.Before(w.To) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func describe(ws []Window) string {
+	if len(ws) == 0 {
+		return ", no fault on"
+	}
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%s of %s", w.Kind, w.Board))
+	}
+	return ", during " + strings.Join(parts, ", ")
 }
 
 // Statuses lists the statuses of a report's ByStatus in order.
