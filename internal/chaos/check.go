@@ -35,6 +35,9 @@ type Input struct {
 	Heals     []Heal
 	HealBound time.Duration           // the longest allowed Heal.Took
 	Hash      func(key string) string // Record.Key to Ran.Key (devapi.KeyHash)
+	// Tolerate lists faults whose lost answers on their own board are a
+	// known, recorded defect: counted in Report.Tolerated, not violations.
+	Tolerate map[Kind]bool
 }
 
 // Report is the checker's verdict with the run's figures.
@@ -45,6 +48,7 @@ type Report struct {
 	Lost       int          // attempts without an answer from a board that was up (goal 0)
 	LostDuring map[Kind]int // lost attempts by the faults on while they ran ("" none)
 	Excused    int          // attempts without an answer from a board under a fault
+	Tolerated  int          // lost on a board under a fault of Input.Tolerate (in Lost too)
 	RanTwice   int          // keys whose action ran more than once (goal 0)
 	Unanswered int          // requests that got no answer at all, retries included
 	WorstHeal  time.Duration
@@ -98,6 +102,13 @@ func Check(in Input) Report {
 			} else {
 				rep.Lost++
 				during := faultsDuring(in.Windows, rec)
+				if tolerated(in.Tolerate, during, rec) {
+					rep.Tolerated++
+					for _, w := range during {
+						rep.LostDuring[w.Kind]++
+					}
+					continue
+				}
 				if len(during) == 0 {
 					rep.LostDuring[""]++
 				}
@@ -187,6 +198,16 @@ func badStatus(rec Record) string {
 func excused(ws []Window, rec Record) bool {
 	for _, w := range ws {
 		if w.Excuse && w.Board == rec.Board && w.From.Before(rec.End) && rec.Start.Before(w.To) {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerated reports whether one of the faults on rec's own board is tolerated.
+func tolerated(tol map[Kind]bool, during []Window, rec Record) bool {
+	for _, w := range during {
+		if w.Board == rec.Board && tol[w.Kind] {
 			return true
 		}
 	}
