@@ -186,6 +186,7 @@ func (api *API) run(ctx context.Context, r *http.Request) (int, []byte) {
 	if err != nil {
 		return errorBody(err)
 	}
+	api.logRan(ctx, r, name, kind)
 	return http.StatusOK, encode(s)
 }
 
@@ -241,3 +242,20 @@ func (api *API) Remember(c Claim) {
 	api.idem.remember(c.Key, c.Fingerprint, c.Board)
 	api.claims.WithLabelValues("remote").Inc()
 }
+
+// logRan records, at debug level, that an action ran on this board, with
+// the digest of its Idempotency-Key ("" without one): the board's own
+// record of what it did, which the chaos checker counts.
+func (api *API) logRan(ctx context.Context, r *http.Request, device string, kind hal.Kind) {
+	if !api.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key != "" {
+		key = KeyHash(key)
+	}
+	api.log.LogAttrs(ctx, slog.LevelDebug, ActionRanMsg, slog.String("device", device), slog.String("action", kind.String()), slog.String("key", key))
+}
+
+// ActionRanMsg is the message of the debug log line logRan writes.
+const ActionRanMsg = "devapi: action ran"

@@ -254,6 +254,13 @@ func (f *Front) refuse(w http.ResponseWriter, err error) {
 		reason = me.Reason
 	}
 	f.m.refused.WithLabelValues(reason).Inc()
+	if reason == RefuseExpired {
+		// signed by the master (the signature is checked first) but delayed
+		// past its TTL on the way (a slow link, a paused board): not forged,
+		// so no 403; it did not run and may be sent again
+		unavailable(w, f.retry, "dispatch: dispatch mark expired on the way; the request did not run, send it again")
+		return
+	}
 	w.Header().Set(HeaderRefused, reason)
 	writeJSON(w, http.StatusForbidden, errorBody{Error: "dispatch: dispatch mark refused: " + reason, Reason: reason})
 }

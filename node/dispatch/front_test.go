@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
 
@@ -67,6 +68,19 @@ func TestForgedMarkRefused(t *testing.T) {
 	resp, body := do(t, nil, "POST", board.srv.URL+"/api/devices/r1/toggle", map[string]string{HeaderMark: good}, "x")
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("stale epoch: %d %s", resp.StatusCode, body)
+	}
+	// a master's mark delayed past its TTL (slow link, paused board; the
+	// chaos soak found these answered 403): 503, not 403, and not run
+	board.c.set(func(c *fakeCluster) { c.epoch = 1 })
+	late, _ := NewMarker(tc.key, MarkOptions{Now: func() time.Time { return time.Now().Add(-time.Minute) }})
+	old := late.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/toggle", Body: BodyDigest, Sum: sha256.Sum256([]byte("x"))})
+	before := board.started.Load()
+	resp, body = do(t, nil, "POST", board.srv.URL+"/api/devices/r1/toggle", map[string]string{HeaderMark: old}, "x")
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || board.started.Load() != before {
+		t.Fatalf("expired mark: %d %s (ran: %v)", resp.StatusCode, body, board.started.Load() != before)
+	}
+	if n := metricValue(t, board.front.m.refused.WithLabelValues(RefuseExpired)); n < 1 {
+		t.Fatal("expired mark not counted as refused")
 	}
 }
 

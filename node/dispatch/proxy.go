@@ -115,6 +115,7 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 		return
 	}
 	replay := body != nil || bodyMode(r) == BodyNone
+	chaosDropAnswer(r)
 	for attempt := 0; ; attempt++ {
 		rewind(r, body)
 		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, &bind)
