@@ -77,11 +77,11 @@ read_bundle() {
 		version) version=$value ;;
 		key) KEY=$value ;;
 		token) TOKEN=$value ;;
-		session_secret) ;; # not installed by this build: sessions are keyed by the token
+		session_secret | ca_cert | ca_key) ;; # read by ews from the bundle copy itself (cluster.bundle_file)
 		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's flash.sh or 'ews cluster join')" ;;
 		esac
 	done <"$file"
-	[ "$version" = 1 ] || die 1 "$file: version '${version}': this flash.sh reads version 1"
+	case "$version" in 1 | 2) ;; *) die 1 "$file: version '${version}': this flash.sh reads versions 1 and 2" ;; esac
 	[ -n "$KEY" ] || die 1 "$file: no key"
 	[ -n "$TOKEN" ] || die 1 "$file: no token"
 }
