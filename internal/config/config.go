@@ -50,6 +50,9 @@ type Cluster struct {
 	TThreshold Duration `toml:"tthreshold"` // board silence before it is down; default 500ms
 	Heartbeat  Duration `toml:"heartbeat"`  // table/report period; default 100ms
 	Preempt    bool     `toml:"preempt"`    // a returning lower-rank board takes mastership back
+	// BundleFile is the cluster bundle (`ews cluster init`): its session
+	// secret keys the session cookies and its CA turns on TLS (tls.go).
+	BundleFile string `toml:"bundle_file"`
 }
 
 // Sched configures the master's queue and dispatch policy.
@@ -101,6 +104,14 @@ type HTTP struct {
 	MaxBody int64 `toml:"max_body"`
 	// ShutdownTimeout bounds how long in-flight requests may finish; default 10s.
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// TLS serves clients and peers over HTTPS on HTTPS with the bundle's
+	// CA; unset: on when cluster.bundle_file carries a CA (tls.go).
+	TLS   *bool  `toml:"tls"`
+	HTTPS string `toml:"https"` // HTTPS listener when TLS is on; default ":8443"
+	// HTTPRedirect keeps node.http open when TLS is on, answering only
+	// /healthz, /readyz and redirects to HTTPS; false: no plain listener.
+	// Default true.
+	HTTPRedirect bool `toml:"http_redirect"`
 }
 
 // CGI configures /cgi-bin.

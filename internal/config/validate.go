@@ -33,6 +33,7 @@ func (c *Config) Validate() Errors {
 	c.validateCluster(bad)
 	c.validateSched(bad)
 	c.validateHTTP(bad)
+	c.validateTLS(bad)
 	c.validateDevices(bad)
 	for i, h := range c.Health.Processes {
 		if strings.TrimSpace(h.Name) == "" {
