@@ -46,6 +46,7 @@ type Auth struct {
 	now      func() time.Time
 	checks   atomic.Int64 // credential checks made (tests count them)
 	secret   string       // what sessions are keyed by: mode and credentials
+	onRevoke func(Revocation)
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -55,8 +56,16 @@ type verifiedKey struct{}
 // Options tune New; the zero value is fine.
 type Options struct {
 	SessionTTL  time.Duration // default 12h
-	MaxSessions int           // default 256 ids (and logouts) remembered here; signed ids stay valid until they expire
+	MaxSessions int           // default 256 ids remembered here (and 16 times as many logouts); signed ids stay valid until they expire
 	Now         func() time.Time
+	// SessionSecret keys the session cookies of every board that has it
+	// (the cluster bundle's session_secret); the key is derived with
+	// HKDF, never from the token alone. Nil: a random key of this process,
+	// so sessions hold on this board only, until it restarts.
+	SessionSecret []byte
+	// OnRevoke is told each logout, so the other boards refuse the
+	// session too (Auth.Revoke there). Optional; must be quick.
+	OnRevoke func(Revocation)
 }
 
 // New reads the credentials of h: the token (from token or token_file) or
@@ -71,7 +80,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now,
+	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke,
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now)}
 	switch h.Auth {
 	case ModeNone:
@@ -90,7 +99,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		}
 		a.token = sha256.Sum256([]byte(tok))
 		a.secret = "token\x00" + tok
-		a.sessions.key = sessionKey(a.secret)
+		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	case ModeBasic:
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
@@ -112,7 +121,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 			users[i] = u + ":" + string(a.users[u])
 		}
 		a.secret = "basic\x00" + strings.Join(users, "\n")
-		a.sessions.key = sessionKey(a.secret)
+		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	default:
 		return nil, fmt.Errorf("auth: unknown auth %q", h.Auth)
 	}
