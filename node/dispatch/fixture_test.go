@@ -152,7 +152,7 @@ type clusterOpts struct {
 	masterRuns bool // the master takes requests itself
 	pin        func(*http.Request) string
 	sticky     bool
-	masterWait time.Duration // how long a non-master holds a request for the next master; default 300ms
+	masterWait time.Duration  // how long a non-master holds a request for the next master; default 300ms
 	tls        *clustertls.CA // set: boards serve HTTPS with certificates of this CA and forward over mutual TLS
 }
 
@@ -198,7 +198,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 		}
 		f, err := NewFront(Options{
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
-			Transport:    NewTransport(tro), Scheme: scheme, PeerName: peer,
+			Transport: NewTransport(tro), Scheme: scheme, PeerName: peer,
 			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
