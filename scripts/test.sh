@@ -13,7 +13,7 @@ fi
 # Debian packages the tests use: shellcheck (scripts), iproute2 (partition
 # test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke),
 # haproxy (the bench harness smoke runs it beside ews).
-bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy
+bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy tcpdump
 go vet ./...
 go test -race -timeout 20m ./...
 # Browser tests (headless Chromium) run without -race: the browser, not Go,
