@@ -203,6 +203,17 @@ node = "ews3"
 	if code, _, _ := do("GET", "http://"+boards[1].http+"/healthz", nil, ""); code != 200 {
 		t.Fatalf("plain /healthz: %d", code)
 	}
+	// ews status follows the redirect and trusts the CA it is given.
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "status", "--url", "http://"+boards[2].http, "--cacert", caFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "ews1") {
+		t.Fatalf("ews status --cacert: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "status", "--url", "https://"+boards[2].https).CombinedOutput(); err == nil || !strings.Contains(string(out), "--cacert") {
+		t.Fatalf("ews status without the CA: %v, want a hint at --cacert\n%s", err, out)
+	}
 	client.CloseIdleConnections()
 	var capture []byte
 	testutil.EventuallyWithin(t, "the plain-HTTP canary in the capture (it sees the boards' traffic)", 10*time.Second, func() bool {

@@ -120,3 +120,39 @@ func mustKey(t *testing.T) []byte {
 	}
 	return k
 }
+
+// BenchmarkHandshake is one mutual TLS handshake between two boards (both
+// ends in this process, over loopback TCP): what a new connection costs
+// before keep-alive pools amortise it.
+func BenchmarkHandshake(b *testing.B) {
+	cert, key, err := NewCA(time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ca, _ := ParseCA(cert, key)
+	c1, _ := ca.Issue("ews1", nil)
+	c2, _ := ca.Issue("ews2", nil)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", ca.ServerConfig(c1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _ = c.(*tls.Conn).Handshake(); c.Close() }()
+		}
+	}()
+	cfg := ca.ClientConfig(c2)
+	cfg.ServerName = "ews1"
+	for b.Loop() {
+		c, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
