@@ -88,8 +88,12 @@ read_bundle() {
 
 new_key() { head -c 32 /dev/urandom | base64 | tr -d '\n'; }
 
-# boot_config NAME PORT: the boot config for one board, on stdout.
+# boot_config NAME PORT: the boot config for one board, on stdout. With a
+# bundle (BUNDLE set), bundle_file points at its copy in /etc/ews: the
+# session secret and the TLS CA (HTTPS on :8443, node.http redirects).
 boot_config() {
+	local bundle_line=""
+	[ -z "${BUNDLE:-}" ] || bundle_line='bundle_file = "/etc/ews/cluster.bundle"  # session secret and TLS CA: HTTPS on :8443'
 	cat <<TOML
 # ews boot config for board $1, written by scripts/$PROG.
 # The cluster key is in /etc/ews/cluster.key on the root partition, not
@@ -103,6 +107,7 @@ gossip = ":$2"
 [cluster]
 peers    = $PEER_TOML
 key_file = "/etc/ews/cluster.key"
+$bundle_line
 
 [http]
 auth       = "token"
