@@ -214,6 +214,11 @@ node = "ews3"
 	if out, err := exec.Command(bin, "status", "--url", "https://"+boards[2].https).CombinedOutput(); err == nil || !strings.Contains(string(out), "--cacert") {
 		t.Fatalf("ews status without the CA: %v, want a hint at --cacert\n%s", err, out)
 	}
+	// ews bench loads a TLS board with the CA (and its token, in TLS too).
+	if out, err := exec.Command(bin, "bench", "--url", "https://"+boards[1].https, "--cacert", caFile, "--rate", "40", "--duration", "500ms",
+		"--header", "Authorization: Bearer "+bun.Token, "--mix", "browse=1:GET /api/devices").CombinedOutput(); err != nil || !strings.Contains(string(out), "browse") {
+		t.Fatalf("ews bench --cacert: %v\n%s", err, out)
+	}
 	client.CloseIdleConnections()
 	var capture []byte
 	testutil.EventuallyWithin(t, "the plain-HTTP canary in the capture (it sees the boards' traffic)", 10*time.Second, func() bool {
