@@ -59,6 +59,7 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "ews: wrote the cluster bundle %s (mode 0600): gossip key, API token, session secret, TLS CA.\n", path)
 	fmt.Fprintf(stdout, "API token (shown once; keep it: the UI login asks for it; it is also in %s):\n\n  %s\n\n", path, b.Token)
+	fmt.Fprintf(stdout, "Boards with this bundle serve HTTPS (:8443) with its CA; trust it on a client with:\n  ews cluster ca %s > ews-ca.pem   (then curl --cacert ews-ca.pem, or import it in the browser)\n", path)
 	fmt.Fprintf(stdout, "Install the same bundle on every board:\n  scripts/flash.sh --bundle %s ...   (SD card)\n  ews cluster join %s               (on a board, as root)\n  or copy it to /etc/ews/%s before installing the .deb\n", path, path, bundle.DefaultName)
 	return exitOK
 }
