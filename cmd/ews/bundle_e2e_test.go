@@ -223,9 +223,8 @@ func TestFlashedBundleCluster(t *testing.T) {
 	if code != http.StatusBadGateway || !strings.Contains(body, "board ews4 refused the credentials") {
 		t.Fatalf("turn_on relay4 (on the board with other credentials): %d %s", code, body)
 	}
-	// the board's stderr reaches the test through a pipe: the line may
-	// arrive just after the answer
-	testutil.EventuallyWithin(t, "the master logs the refusal with the board's name", 5*time.Second, func() bool {
+	// the log reaches the test through a pipe copied by os/exec: poll for it
+	testutil.EventuallyWithin(t, "the master logs the refusal with the board's name", 10*time.Second, func() bool {
 		log := boards[0].log.String()
 		return strings.Contains(log, "board refused credentials the master accepted") && strings.Contains(log, "board=ews4")
 	})
