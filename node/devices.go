@@ -29,7 +29,11 @@ func (n *Node) openDevices() error {
 			n.log.Warn("devices: close", "err", err)
 		}
 	})
-	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log})
+	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log, SessionSecret: n.sec.session,
+		// a logout here is told to the other boards on the local stream
+		// they mirror, so the cookie is refused cluster-wide
+		OnRevoke: func(rv auth.Revocation) { n.localHub.Publish("revoke", rv) },
+	})
 	if err != nil {
 		key := "http.users"
 		if n.cfg.HTTP.Auth == "token" {
@@ -46,7 +50,7 @@ func (n *Node) openDevices() error {
 		// they mirror, so it is known cluster-wide (at most once per cluster)
 		OnClaim: func(c devapi.Claim) { n.localHub.Publish("idempotency", c) },
 	})
-	n.cgi = cgi.New(n.cfg.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name})
+	n.cgi = cgi.New(n.cfg.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name, User: authn.User})
 
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
@@ -56,12 +60,14 @@ func (n *Node) openDevices() error {
 	n.hub.Snapshot("cluster", func() any { return n.view() })
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
 	n.localHub.Snapshot("devices", func() any { return devs.Local() })
+	n.localHub.Snapshot("revoked", func() any { return n.auth.Revoked() })
 	n.onClose(n.hub.Close)
 	n.onClose(n.localHub.Close)
 	if !n.cfg.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
 		n.mirror = devsync.New(n.cfg.Node.Name, n.peerHTTP, devsync.Options{
+			TLS:      n.sec.client,
 			Logger:   n.log,
 			OnChange: func(s hal.Snapshot) { n.hub.Publish("device", s); n.auto.observe(s) },
 			OnEvent:  n.remoteEvent,
@@ -125,9 +131,14 @@ func (n *Node) publishLoops(ctx context.Context) {
 }
 
 // remoteEvent takes the other events of a board's local stream: its
-// Idempotency-Key claims.
+// Idempotency-Key claims and its logouts.
 func (n *Node) remoteEvent(board, event string, data []byte) {
-	if event != "idempotency" {
+	switch event {
+	case "revoke", "revoked":
+		n.remoteRevoke(board, event, data)
+		return
+	case "idempotency":
+	default:
 		return
 	}
 	var c devapi.Claim
@@ -137,4 +148,25 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	}
 	c.Board = board
 	n.api.Remember(c)
+}
+
+// remoteRevoke takes a logout ("revoke") or, on connect, every logout
+// ("revoked") a board holds.
+func (n *Node) remoteRevoke(board, event string, data []byte) {
+	var list []auth.Revocation
+	var err error
+	if event == "revoke" {
+		var rv auth.Revocation
+		err = json.Unmarshal(data, &rv)
+		list = append(list, rv)
+	} else {
+		err = json.Unmarshal(data, &list)
+	}
+	if err != nil {
+		n.log.Warn("devsync: bad session revocation", "board", board, "err", err)
+		return
+	}
+	for _, rv := range list {
+		n.auth.Revoke(rv)
+	}
 }

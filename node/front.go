@@ -23,6 +23,10 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	if err != nil {
 		return nil, err
 	}
+	var peer func(*http.Request) (string, bool)
+	if n.sec.on() {
+		peer = peerName
+	}
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{n},
 		Local:         work,
@@ -33,7 +37,9 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
 		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
 		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
-		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second}),
+		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second, TLS: n.sec.client}),
+		Scheme:        n.sec.scheme(),
+		PeerName:      peer,
 		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },
 		Registerer:    n.reg,
 		Logger:        n.log,

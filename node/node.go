@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -60,7 +61,9 @@ type Node struct {
 	handler  http.Handler
 
 	ready    atomic.Bool
-	addr     atomic.Value // net.Addr once listening
+	addr     atomic.Value // net.Addr once listening (the HTTPS one when TLS is on)
+	plain    atomic.Value // net.Addr of the redirect-only node.http listener (TLS on)
+	sec      security     // TLS material and session secret from the bundle
 	inFlight atomic.Int64 // HTTP requests being answered, of every kind
 
 	local   *local          // what the cluster hears of this board
@@ -112,6 +115,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		n.sim = newSimLoad(*cfg.Sim, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
 		n.load = n.sim
 	}
+	if err := n.openSecurity(); err != nil {
+		return nil, err
+	}
 	sc, err := cfg.State()
 	if err != nil {
 		return nil, err
@@ -158,19 +164,30 @@ func (n *Node) Addr() net.Addr {
 	return a
 }
 
+// PlainAddr is the address of the redirect-only plain HTTP listener
+// (node.http when TLS is on and http.http_redirect); nil otherwise.
+func (n *Node) PlainAddr() net.Addr {
+	a, _ := n.plain.Load().(net.Addr)
+	return a
+}
+
 // Ready reports whether the node serves requests (/readyz).
 func (n *Node) Ready() bool { return n.ready.Load() }
 
-// Run listens on node.http and serves until ctx is done, then stops
-// accepting, lets in-flight requests finish within http.shutdown_timeout and
-// returns nil. A listen failure is returned at once.
+// Run listens on node.http (with TLS on: http.https, and node.http only
+// redirects) and serves until ctx is done, then stops accepting, lets
+// in-flight requests finish within http.shutdown_timeout and returns nil.
+// A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.close()
-	ln, err := Listen(n.cfg.Node.HTTP)
+	ln, redir, err := n.listen()
 	if err != nil {
 		return err
 	}
 	n.addr.Store(ln.Addr())
+	if redir != nil {
+		defer redir.stop()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); n.wg.Wait() }()
 	n.wg.Add(1)
@@ -179,6 +196,9 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := n.cluster.Start(ctx); err != nil {
 		ln.Close()
 		return err
+	}
+	if redir != nil {
+		redir.start()
 	}
 	n.publishLoops(ctx)
 	if !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0) { // integrated load has an rt term
@@ -210,7 +230,7 @@ func (n *Node) Run(ctx context.Context) error {
 	go func() { defer n.wg.Done(); wd.Run(ctx) }()
 	go func() { defer n.wg.Done(); supervise.New(n.cfg.Supervise, n.log).Run(ctx) }()
 	wd.Ready()
-	n.log.Info("serving", "name", n.cfg.Node.Name, "http", ln.Addr().String(), "config", n.cfg.Path)
+	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
 
 	select {
 	case err := <-errc:
@@ -263,8 +283,13 @@ func (n *Node) close() {
 // answers /healthz on loopback and the cluster's state can be read: a hung
 // main loop gets ews restarted. Without systemd it does nothing.
 func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
+	url, client := sdnotify.LoopbackURL(addr, "/healthz"), &http.Client{Timeout: 2 * time.Second}
+	if n.sec.on() {
+		url = "https" + strings.TrimPrefix(url, "http")
+		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+	}
 	return sdnotify.NewWatchdog(n.log, []sdnotify.Probe{
-		sdnotify.HTTPProbe("http", sdnotify.LoopbackURL(addr, "/healthz"), &http.Client{Timeout: 2 * time.Second}),
+		sdnotify.HTTPProbe("http", url, client),
 		{Name: "cluster", Check: func(ctx context.Context) error {
 			done := make(chan struct{})
 			go func() { n.cluster.Snapshot(); close(done) }()

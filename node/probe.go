@@ -41,7 +41,9 @@ func (p *probes) observe(name string, d time.Duration) {
 // probeLoop runs until ctx ends, probing every board once a second while
 // this board is master.
 func (n *Node) probeLoop(ctx context.Context) {
-	c := &http.Client{Timeout: probeTimeout}
+	tr := &http.Transport{Proxy: nil, TLSClientConfig: n.sec.client, MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Timeout: probeTimeout, Transport: tr}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -62,7 +64,7 @@ func (n *Node) probeLoop(ctx context.Context) {
 			go func() {
 				defer wg.Done()
 				start := time.Now()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.HTTP+"/healthz", nil)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+b.HTTP+"/healthz", nil)
 				resp, err := c.Do(req)
 				d := time.Since(start)
 				if err != nil {

@@ -164,7 +164,7 @@ install -D -m 0640 -o root -g ews '"$STAGE"'/token /etc/ews/token'
 			(umask 077 && cp "$BUNDLE" "$TMP/cluster.bundle")
 			files+=("$TMP/cluster.bundle")
 			remote="$remote
-install -D -m 0600 $STAGE/cluster.bundle /etc/ews/cluster.bundle"
+install -D -m 0600 -o ews -g ews $STAGE/cluster.bundle /etc/ews/cluster.bundle"
 		fi
 		# shellcheck disable=SC2016 # expanded on the board
 		remote="$remote"'

@@ -377,10 +377,10 @@ func TestFlashRefuses(t *testing.T) {
 		{"key and key file", func(c *card) []string { return c.flashArgs("--key", config.NewKey(), "--key-file", "/dev/null") }, nil, 2, "not both"},
 		{"bundle and key", func(c *card) []string { return c.flashArgs("--bundle", testBundle, "--key", config.NewKey()) }, nil, 2, "no --key"},
 		{"key without token", func(c *card) []string { return c.flashArgs("--key", config.NewKey()) }, nil, 2, "--token-file"},
-		{"bundle with an unknown field", func(c *card) []string { return c.flashArgs("--bundle", bundleWith(c, "ca = 'x'")) }, nil, 1, ":9: unknown field 'ca'"},
+		{"bundle with an unknown field", func(c *card) []string { return c.flashArgs("--bundle", bundleWith(c, "ca = 'x'")) }, nil, 1, ":11: unknown field 'ca'"},
 		{"bundle of another version", func(c *card) []string {
-			return c.flashArgs("--bundle", bundleWith(c, "", "version = 1", "version = 2"))
-		}, nil, 1, "version '2'"},
+			return c.flashArgs("--bundle", bundleWith(c, "", "version = 2", "version = 3"))
+		}, nil, 1, "version '3'"},
 		{"missing bundle", func(c *card) []string { return c.flashArgs("--bundle", c.dist+"/none") }, nil, 1, "cannot read it"},
 		{"no binary for the arch", func(c *card) []string { return c.flashArgs() }, func(t *testing.T, c *card) {
 			os.Remove(filepath.Join(c.dist, "ews-linux-armv6"))

@@ -13,8 +13,8 @@ fi
 # Debian packages the tests use: shellcheck (scripts), iproute2 (partition
 # test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke),
 # haproxy (the bench harness smoke runs it beside ews), mosquitto (the MQTT
-# tests start a real broker).
-bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto
+# tests start a real broker), tcpdump (the TLS capture test).
+bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump
 go vet ./...
 go test -race -timeout 20m ./...
 # Short fuzz runs of the two parsers that read what the network sends: the

@@ -59,6 +59,12 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 	doc := strings.ReplaceAll(string(data), `"/etc/ews/`, `"`+filepath.Join(f.root, "etc", "ews")+"/")
 	doc = regexp.MustCompile(`(?m)^http\s*= ":`).ReplaceAllString(doc, `http = "127.0.0.1:`)
 	doc = regexp.MustCompile(`(?m)^gossip\s*= ":`).ReplaceAllString(doc, `gossip = "127.0.0.1:`)
+	// plain HTTP here, so the helpers that read the table stay simple:
+	// TLS on flashed boards is TestTLSClusterCapture's (same bundle_file)
+	if !strings.Contains(doc, "bundle_file") {
+		t.Fatalf("flash.sh --bundle wrote no bundle_file:\n%s", doc)
+	}
+	doc = regexp.MustCompile(`(?m)^token_file\s*=.*$`).ReplaceAllStringFunc(doc, func(l string) string { return l + "\ntls = false" })
 	doc += "\n[sim]\ndevice_latency = \"5ms\"\n" + devices
 	if err := os.WriteFile(conf, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)

@@ -10,8 +10,9 @@ import (
 	"github.com/ews-firmware/ews/internal/bundle"
 )
 
-const clusterHelp = `init [--out PATH] [--force] [DIR]: write a new cluster bundle (gossip key, API token, session secret), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. Refuses to overwrite without --force.
+const clusterHelp = `init [--out PATH] [--force] [DIR]: write a new cluster bundle (gossip key, API token, session secret, TLS CA), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. Refuses to overwrite without --force.
 join BUNDLE [--etc DIR] [--force]: install the bundle's cluster key, token and a copy of the bundle into DIR (default /etc/ews); refuses to replace different secrets without --force. Prints the files it wrote, never a secret.
+ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
 Every board of a cluster needs the same bundle: make it once, install it on each board.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
@@ -21,9 +22,11 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterInit(args[1:], stdout, stderr)
 		case "join":
 			return clusterJoin(args[1:], stdout, stderr)
+		case "ca":
+			return clusterCA(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init [--out PATH] [--force] [DIR] | join BUNDLE [--etc DIR] [--force]", clusterHelp, stderr)
+	fs := newFlags("cluster", "init [--out PATH] [--force] [DIR] | join BUNDLE [--etc DIR] [--force] | ca BUNDLE", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -54,9 +57,40 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews cluster init: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "ews: wrote the cluster bundle %s (mode 0600): gossip key, API token, session secret.\n", path)
+	fmt.Fprintf(stdout, "ews: wrote the cluster bundle %s (mode 0600): gossip key, API token, session secret, TLS CA.\n", path)
 	fmt.Fprintf(stdout, "API token (shown once; keep it: the UI login asks for it; it is also in %s):\n\n  %s\n\n", path, b.Token)
+	fmt.Fprintf(stdout, "Boards with this bundle serve HTTPS (:8443) with its CA; trust it on a client with:\n  ews cluster ca %s > ews-ca.pem   (then curl --cacert ews-ca.pem, or import it in the browser)\n", path)
 	fmt.Fprintf(stdout, "Install the same bundle on every board:\n  scripts/flash.sh --bundle %s ...   (SD card)\n  ews cluster join %s               (on a board, as root)\n  or copy it to /etc/ews/%s before installing the .deb\n", path, path, bundle.DefaultName)
+	return exitOK
+}
+
+// clusterCA prints the CA certificate of a bundle: what a client installs
+// to trust the boards (never the CA's key).
+func clusterCA(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cluster ca", "BUNDLE", "Print the bundle's CA certificate, PEM: trust it in a browser, curl --cacert or ews bench --cacert.", stderr)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "ews cluster ca: want one BUNDLE file")
+		fs.Usage()
+		return exitUsage
+	}
+	b, err := bundle.Read(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster ca: %v\n", err)
+		return exitError
+	}
+	ca, err := b.CA()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster ca: %s: %v\n", fs.Arg(0), err)
+		return exitError
+	}
+	if ca == nil {
+		fmt.Fprintf(stderr, "ews cluster ca: %s is a version %d bundle: it has no CA (boards run without TLS); make a new one with ews cluster init\n", fs.Arg(0), b.Version)
+		return exitError
+	}
+	_, _ = stdout.Write(ca.PEM)
 	return exitOK
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +85,41 @@ func TestClusterUsage(t *testing.T) {
 		if code := Main(c.args, &out, &errb); code != c.code {
 			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, errb.String())
 		}
+	}
+}
+
+// `ews cluster ca` prints the CA certificate, never its key; a version 1
+// bundle has none and says so.
+func TestClusterCA(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.bundle")
+	var out, errb bytes.Buffer
+	if code := Main([]string{"cluster", "init", "--out", path}, &out, &errb); code != exitOK {
+		t.Fatalf("init exit %d: %s", code, errb.String())
+	}
+	b, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := Main([]string{"cluster", "ca", path}, &out, &errb); code != exitOK {
+		t.Fatalf("ca exit %d: %s", code, errb.String())
+	}
+	blk, _ := pem.Decode(out.Bytes())
+	if blk == nil || blk.Type != "CERTIFICATE" || strings.Contains(out.String(), b.CAKey) || strings.Contains(out.String(), "PRIVATE") {
+		t.Fatalf("ca printed:\n%s", out.String())
+	}
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil || !cert.IsCA {
+		t.Fatalf("not a CA certificate: %v", err)
+	}
+	v1 := filepath.Join(dir, "v1.bundle")
+	old := &bundle.Bundle{Version: bundle.VersionNoCA, Key: b.Key, Token: b.Token}
+	if err := bundle.Write(v1, old, false); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := Main([]string{"cluster", "ca", v1}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "no CA") {
+		t.Fatalf("ca of a version 1 bundle: exit %d, %s", code, errb.String())
 	}
 }

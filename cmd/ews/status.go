@@ -1,10 +1,13 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -39,6 +42,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "without --url, the config whose node.http to try first (default: $EWS_CONFIG, then the search paths of `ews run`)")
 	raw := fs.Bool("json", false, "print the /api/cluster JSON as is")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (make it with `ews cluster ca BUNDLE > ca.pem`)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -61,9 +65,22 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		base = "http://" + base
 	}
 	c := &http.Client{Timeout: *timeout}
+	if *cacert != "" {
+		pem, err := os.ReadFile(*cacert)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fmt.Fprintf(stderr, "ews status: --cacert %s: want a PEM certificate file (ews cluster ca BUNDLE > ca.pem): %v\n", *cacert, err)
+			return exitUsage
+		}
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	resp, err := c.Get(base + "/api/cluster")
 	if err != nil {
-		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v\n", base, err)
+		hint := ""
+		if strings.Contains(err.Error(), "x509") {
+			hint = " (a TLS board: pass --cacert with its cluster CA, from `ews cluster ca BUNDLE`)"
+		}
+		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v%s\n", base, err, hint)
 		return exitError
 	}
 	defer resp.Body.Close()

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -83,6 +85,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		bodies  = bodyFlag{m: map[string][]byte{}}
 	)
 	fs.StringVar(&cfg.URL, "url", "", "base URL of the server (required), e.g. http://127.0.0.1:8080")
+	cacert := fs.String("cacert", "", "PEM file of a CA to trust for an https --url (a TLS cluster's: `ews cluster ca BUNDLE > ca.pem`)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "mean requests per second, Poisson arrivals (required)")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "sending window")
 	fs.Int64Var(&cfg.Max, "max", 0, "stop after this many arrivals (0: no cap)")
@@ -132,6 +135,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if cfg.Concurrency <= 0 {
 		return usage("--concurrency %d: want > 0", cfg.Concurrency)
+	}
+	if *cacert != "" {
+		pem, err := os.ReadFile(*cacert)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			return usage("--cacert %s: want a PEM certificate file (%v)", *cacert, err)
+		}
+		tr := NewTransport(cfg.Concurrency)
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+		cfg.Transport = tr
 	}
 	classes, err := ParseMix(mix)
 	if err != nil {

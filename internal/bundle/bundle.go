@@ -9,33 +9,87 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/pelletier/go-toml/v2"
 )
 
-// Version is the bundle format this build writes and reads.
-const Version = 1
+// Version is the bundle format this build writes. It reads VersionNoCA
+// too: such a bundle has no cluster CA, so its boards run without TLS
+// (and say so); `ews cluster init` makes a new one.
+const Version = 2
+
+// VersionNoCA is the first format: key, token, session secret and users.
+const VersionNoCA = 1
 
 // DefaultName is the bundle's file name, in /etc/ews and where
 // `ews cluster init` writes it.
 const DefaultName = "cluster.bundle"
 
-// Bundle is the cluster's shared secrets. Future TLS material (a CA) is
-// added as new fields with a new Version; a reader refuses fields it does
-// not know, so an old build never silently drops a secret.
+// Bundle is the cluster's shared secrets. New material is added as new
+// fields with a new Version; a reader refuses fields it does not know, so
+// an old build never silently drops a secret.
 type Bundle struct {
 	Version int    `toml:"version"`
 	Key     string `toml:"key"`   // base64 AES-256 gossip key (cluster.key)
 	Token   string `toml:"token"` // bearer token of [http] auth = "token" (/etc/ews/token)
-	// SessionSecret is base64 of 32 random bytes, reserved for signing
-	// sessions apart from the token; unused by this build.
+	// SessionSecret is base64 of 32 random bytes: the key of session
+	// cookies is derived from it (node/auth), never from the token.
 	SessionSecret string   `toml:"session_secret"`
 	Users         []string `toml:"users,omitempty"` // basic users, "name:bcrypt-hash"
+	// CACert and CAKey (version 2) are the cluster's TLS CA, ECDSA P-256:
+	// base64 of the certificate's DER and of the PKCS #8 DER key (PEM
+	// without its armour, so the bundle stays one line a field, as the
+	// flash scripts read it). Every board issues its own certificate from
+	// them at start; clients trust the certificate (`ews cluster ca`
+	// prints it as PEM).
+	CACert string `toml:"ca_cert,omitempty"`
+	CAKey  string `toml:"ca_key,omitempty"`
 }
 
 // New makes a bundle with a fresh random key, token and session secret.
+// The CA is fresh too. Making it cannot fail with the standard library's
+// random source; if it ever did, the bundle is a version 1 one, without a
+// CA, which Validate accepts and whose boards warn that TLS is off.
 func New() *Bundle {
-	return &Bundle{Version: Version, Key: random(32), Token: randomToken(), SessionSecret: random(32)}
+	b := &Bundle{Version: Version, Key: random(32), Token: randomToken(), SessionSecret: random(32)}
+	if cert, key, err := clustertls.NewCA(time.Now()); err == nil {
+		b.CACert, b.CAKey = base64.StdEncoding.EncodeToString(cert), base64.StdEncoding.EncodeToString(key)
+	} else {
+		b.Version = VersionNoCA
+	}
+	return b
+}
+
+// CA is the bundle's cluster CA, with its key; nil when the bundle has
+// none (version 1).
+func (b *Bundle) CA() (*clustertls.CA, error) {
+	if b.CACert == "" {
+		return nil, nil
+	}
+	cert, err := base64.StdEncoding.DecodeString(b.CACert)
+	if err != nil {
+		return nil, errors.New("ca_cert: not base64")
+	}
+	key, err := base64.StdEncoding.DecodeString(b.CAKey)
+	if err != nil {
+		return nil, errors.New("ca_key: not base64")
+	}
+	ca, err := clustertls.ParseCA(cert, key)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "clustertls: "))
+	}
+	return ca, nil
+}
+
+// Session is the decoded session secret; nil when the bundle has none.
+func (b *Bundle) Session() []byte {
+	s, err := base64.StdEncoding.DecodeString(b.SessionSecret)
+	if err != nil || len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 func random(n int) string {
@@ -54,8 +108,8 @@ func randomToken() string {
 
 // Validate checks every field; the error names the field.
 func (b *Bundle) Validate() error {
-	if b.Version != Version {
-		return fmt.Errorf("version %d: this build reads version %d", b.Version, Version)
+	if b.Version != Version && b.Version != VersionNoCA {
+		return fmt.Errorf("version %d: this build reads versions %d and %d", b.Version, VersionNoCA, Version)
 	}
 	k, err := base64.StdEncoding.DecodeString(b.Key)
 	if err != nil || (len(k) != 16 && len(k) != 24 && len(k) != 32) {
@@ -72,6 +126,16 @@ func (b *Bundle) Validate() error {
 			return errors.New("session_secret: want base64 of at least 32 bytes")
 		}
 	}
+	switch {
+	case b.Version == VersionNoCA && (b.CACert != "" || b.CAKey != ""):
+		return errors.New("ca_cert: a version 1 bundle has no CA; write version = 2")
+	case b.Version == Version && (b.CACert == "" || b.CAKey == ""):
+		return errors.New("ca_cert: a version 2 bundle needs ca_cert and ca_key")
+	case b.CACert != "":
+		if _, err := b.CA(); err != nil {
+			return err
+		}
+	}
 	for i, u := range b.Users {
 		if name, hash, ok := strings.Cut(u, ":"); !ok || name == "" || !strings.HasPrefix(hash, "$2") {
 			return fmt.Errorf("users[%d]: want \"name:bcrypt-hash\"", i)
@@ -83,7 +147,8 @@ func (b *Bundle) Validate() error {
 // Equal reports whether a and b hold the same secrets.
 func (b *Bundle) Equal(o *Bundle) bool {
 	return b.Version == o.Version && b.Key == o.Key && b.Token == o.Token &&
-		b.SessionSecret == o.SessionSecret && strings.Join(b.Users, "\n") == strings.Join(o.Users, "\n")
+		b.SessionSecret == o.SessionSecret && b.CACert == o.CACert && b.CAKey == o.CAKey &&
+		strings.Join(b.Users, "\n") == strings.Join(o.Users, "\n")
 }
 
 // Marshal is the bundle file's text.

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"crypto/x509"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,11 +42,17 @@ func TestRoundTrip(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	key := New().Key
 	good := "version = 1\nkey = \"" + key + "\"\ntoken = \"abc\"\n"
+	v2 := strings.Replace(good, "version = 1", "version = 2", 1)
+	other, third := New(), New()
 	cases := []struct {
 		name, text, want string
 	}{
 		{"unknown field", good + "ca = \"x\"\n", "b.bundle:4: unknown field \"ca\""},
-		{"bad version", strings.Replace(good, "version = 1", "version = 2", 1), "b.bundle:1: version 2"},
+		{"bad version", strings.Replace(good, "version = 1", "version = 3", 1), "b.bundle:1: version 3"},
+		{"version 2 without a CA", strings.Replace(good, "version = 1", "version = 2", 1), "b.bundle:1: ca_cert: a version 2 bundle needs"},
+		{"version 1 with a CA", good + "ca_cert = \"" + other.CACert + "\"\nca_key = \"" + other.CAKey + "\"\n", "b.bundle:4: ca_cert: a version 1 bundle has no CA"},
+		{"bad CA cert", v2 + "ca_cert = \"bm90IGEgY2VydA==\"\nca_key = \"" + other.CAKey + "\"\n", "b.bundle:4: ca_cert:"},
+		{"CA key of another CA", v2 + "ca_cert = \"" + other.CACert + "\"\nca_key = \"" + third.CAKey + "\"\n", "b.bundle:5: ca_key does not belong to ca_cert"},
 		{"bad key", strings.Replace(good, key, "bm90IGEga2V5", 1), "b.bundle:2: key:"},
 		{"no credentials", "version = 1\nkey = \"" + key + "\"\n", "token: empty"},
 		{"bad user", good + "users = [\"admin\"]\n", "b.bundle:4: users[0]"},
@@ -60,8 +67,41 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Parse("b.bundle", []byte(good)); err != nil {
-		t.Fatalf("good bundle: %v", err)
+	for _, text := range []string{good, v2 + "ca_cert = \"" + other.CACert + "\"\nca_key = \"" + other.CAKey + "\"\n"} {
+		if _, err := Parse("b.bundle", []byte(text)); err != nil {
+			t.Fatalf("good bundle: %v", err)
+		}
+	}
+}
+
+// A fresh bundle carries a CA that can issue a board certificate which
+// chains to it; a version 1 bundle has none.
+func TestNewCarriesCA(t *testing.T) {
+	b := New()
+	if b.Version != Version {
+		t.Fatalf("version %d, want %d", b.Version, Version)
+	}
+	back, err := Parse("b", b.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := back.CA()
+	if err != nil || ca == nil || ca.Key == nil {
+		t.Fatalf("CA of a fresh bundle: %v, %v", ca, err)
+	}
+	cert, err := ca.Issue("ews1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cert.Leaf.Verify(x509.VerifyOptions{Roots: ca.Pool, DNSName: "ews1"}); err != nil {
+		t.Fatalf("board certificate does not chain to the bundle's CA: %v", err)
+	}
+	if len(back.Session()) != 32 {
+		t.Fatalf("session secret: %d bytes, want 32", len(back.Session()))
+	}
+	v1 := &Bundle{Version: VersionNoCA, Key: b.Key, Token: b.Token}
+	if ca, err := v1.CA(); ca != nil || err != nil {
+		t.Fatalf("version 1 CA: %v, %v; want none", ca, err)
 	}
 }
 

@@ -59,6 +59,9 @@ type Cluster struct {
 	// VIP is the address that follows the master, e.g. "192.168.1.50/24".
 	VIP          string `toml:"vip"`
 	VIPInterface string `toml:"vip_interface"` // default: the interface whose subnet holds vip
+	// BundleFile is the cluster bundle (`ews cluster init`): its session
+	// secret keys the session cookies and its CA turns on TLS (tls.go).
+	BundleFile string `toml:"bundle_file"`
 }
 
 // Sched configures the master's queue and dispatch policy.
@@ -117,6 +120,14 @@ type HTTP struct {
 	// SSEClients caps the GET /events streams open at once on this board;
 	// one more gets 503 with Retry-After. 0: the default, 64.
 	SSEClients int `toml:"sse_clients"`
+	// TLS serves clients and peers over HTTPS on HTTPS with the bundle's
+	// CA; unset: on when cluster.bundle_file carries a CA (tls.go).
+	TLS   *bool  `toml:"tls"`
+	HTTPS string `toml:"https"` // HTTPS listener when TLS is on; default ":8443"
+	// HTTPRedirect keeps node.http open when TLS is on, answering only
+	// /healthz, /readyz and redirects to HTTPS; false: no plain listener.
+	// Default true.
+	HTTPRedirect bool `toml:"http_redirect"`
 }
 
 // CGI configures /cgi-bin.

@@ -23,6 +23,8 @@ func DefaultConfig() Config {
 			TokenFile:       "/etc/ews/token",
 			MaxBody:         1 << 20,             // 1 MiB
 			ShutdownTimeout: D(10 * time.Second), // in-flight requests get this long
+			HTTPS:           ":8443",
+			HTTPRedirect:    true,
 		},
 		CGI: CGI{
 			Dir:       "/var/lib/ews/cgi-bin",

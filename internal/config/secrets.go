@@ -45,6 +45,17 @@ func (c *Config) CheckSecrets() (errs, warns Errors) {
 			warns = c.warnReadable(warns, "cluster.key_file", c.Cluster.KeyFile)
 		}
 	}
+	if c.Cluster.BundleFile != "" {
+		if _, err := os.Stat(c.Cluster.BundleFile); err != nil {
+			e := c.Errorf("cluster.bundle_file", "cannot read the bundle: %v", err)
+			e.Err = err
+			errs = append(errs, e)
+		} else if _, err := c.Security(); err != nil {
+			errs = append(errs, asError(c, "cluster.bundle_file", err))
+		} else {
+			warns = c.warnReadable(warns, "cluster.bundle_file", c.Cluster.BundleFile)
+		}
+	}
 	return errs, warns
 }
 

@@ -35,6 +35,7 @@ func (c *Config) Validate() Errors {
 	c.validateVIP(bad)
 	c.validateSched(bad)
 	c.validateHTTP(bad)
+	c.validateTLS(bad)
 	c.validateDevices(bad)
 	c.validateSim(bad)
 	for i, h := range c.Health.Processes {

@@ -50,6 +50,7 @@ type Auth struct {
 	secret   string       // what sessions are keyed by: mode and credentials
 	limit    *failLimiter
 	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
+	onRevoke func(Revocation)
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -59,7 +60,7 @@ type verifiedKey struct{}
 // Options tune New; the zero value is fine.
 type Options struct {
 	SessionTTL  time.Duration // default 12h
-	MaxSessions int           // default 256 ids (and logouts) remembered here; signed ids stay valid until they expire
+	MaxSessions int           // default 256 ids remembered here (and 16 times as many logouts); signed ids stay valid until they expire
 	Now         func() time.Time
 	// FailBurst failed checks from one client address are answered as
 	// usual; past them the address gets 429 with Retry-After, one more
@@ -70,6 +71,14 @@ type Options struct {
 	FailRate    float64
 	FailClients int
 	Logger      *slog.Logger // the rate-limited refusal lines; default slog.Default()
+	// SessionSecret keys the session cookies of every board that has it
+	// (the cluster bundle's session_secret); the key is derived with
+	// HKDF, never from the token alone. Nil: a random key of this process,
+	// so sessions hold on this board only, until it restarts.
+	SessionSecret []byte
+	// OnRevoke is told each logout, so the other boards refuse the
+	// session too (Auth.Revoke there). Optional; must be quick.
+	OnRevoke func(Revocation)
 }
 
 // New reads the credentials of h: the token (from token or token_file) or
@@ -87,7 +96,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now,
+	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke,
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
 		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
 	switch h.Auth {
@@ -107,7 +116,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		}
 		a.token = sha256.Sum256([]byte(tok))
 		a.secret = "token\x00" + tok
-		a.sessions.key = sessionKey(a.secret)
+		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	case ModeBasic:
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
@@ -138,7 +147,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 			users[i] = u + ":" + string(a.users[u])
 		}
 		a.secret = "basic\x00" + strings.Join(users, "\n")
-		a.sessions.key = sessionKey(a.secret)
+		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	default:
 		return nil, fmt.Errorf("auth: unknown auth %q", h.Auth)
 	}

@@ -222,10 +222,12 @@ var tick int64
 // nowFixed advances one nanosecond per call, so sessions are ordered.
 func nowFixed() time.Time { tick++; return time.Unix(0, tick) }
 
-// A session made on one board holds on every board with the same
-// credentials (the master forwards the browser's cookie to the board that
-// runs the request), never on a board with other credentials, and not
-// after its expiry; a logout refuses it on the board that saw the logout.
+// A session made on one board holds on every board with the same session
+// secret and credentials (the master forwards the browser's cookie to the
+// board that runs the request), never on a board with other credentials or
+// another secret (or none: a per-process key), and not after its expiry; a
+// logout is refused on the board that saw it and, once told
+// (Options.OnRevoke -> Revoke), on the others.
 func TestSessionAcrossBoards(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	clock := func() time.Time { return now }
@@ -233,26 +235,34 @@ func TestSessionAcrossBoards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	secret := []byte("0123456789abcdef0123456789abcdef")
 	for _, h := range []config.HTTP{
 		{Auth: "token", Token: "tok"},
 		{Auth: "basic", Users: []string{"ann:" + string(hash)}},
 	} {
 		t.Run(h.Auth, func(t *testing.T) {
-			mk := func(h config.HTTP) *Auth {
-				a, err := New(h, Options{SessionTTL: time.Hour, Now: clock})
+			var told []Revocation
+			mk := func(h config.HTTP, secret []byte) *Auth {
+				a, err := New(h, Options{SessionTTL: time.Hour, Now: clock, SessionSecret: secret,
+					OnRevoke: func(rv Revocation) { told = append(told, rv) }})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return a
 			}
-			b1, b2 := mk(h), mk(h)
-			other := mk(config.HTTP{Auth: "token", Token: "other"})
+			b1, b2 := mk(h, secret), mk(h, secret)
 			id, _ := b1.sessions.create()
 			if !b2.sessions.valid(id) {
-				t.Fatal("a session of board 1 refused on board 2 with the same credentials")
+				t.Fatal("a session of board 1 refused on board 2 with the same secret and credentials")
 			}
-			if other.sessions.valid(id) {
-				t.Fatal("a session accepted by a board with other credentials")
+			for name, a := range map[string]*Auth{
+				"other credentials": mk(config.HTTP{Auth: "token", Token: "other"}, secret),
+				"another secret":    mk(h, []byte("another secret, 32 bytes long..")),
+				"no secret":         mk(h, nil),
+			} {
+				if a.sessions.valid(id) {
+					t.Fatalf("a session accepted by a board with %s", name)
+				}
 			}
 			// Any changed byte breaks the signature.
 			for i := range len(id) {
@@ -265,16 +275,54 @@ func TestSessionAcrossBoards(t *testing.T) {
 					t.Fatalf("tampered id (byte %d) accepted", i)
 				}
 			}
-			b2.sessions.remove(id)
+			w := send(b2.muxForTest(), "POST", "/api/logout", map[string]string{"Cookie": CookieName + "=" + id}, "")
+			if w.Code != 200 || len(told) != 1 {
+				t.Fatalf("logout on board 2: %d, told %v", w.Code, told)
+			}
 			if b2.sessions.valid(id) || !b1.sessions.valid(id) {
-				t.Fatal("logout on board 2: want refused there, still valid on board 1 until expiry")
+				t.Fatal("logout on board 2: want refused there, valid on board 1 until it hears")
+			}
+			if strings.Contains(told[0].ID, id) || told[0].ID == "" {
+				t.Fatalf("revocation %q carries the session id itself", told[0].ID)
+			}
+			b1.Revoke(told[0])
+			if b1.sessions.valid(id) {
+				t.Fatal("board 1 told of the logout still accepts the session it issued")
+			}
+			if got := b1.Revoked(); len(got) != 1 || got[0].ID != told[0].ID {
+				t.Fatalf("board 1 holds %v, want the one revocation", got)
 			}
 			now = now.Add(time.Hour)
-			if b1.sessions.valid(id) || mk(h).sessions.valid(id) {
+			if b1.sessions.valid(id) || mk(h, secret).sessions.valid(id) {
 				t.Fatal("an expired session accepted")
+			}
+			if len(b1.Revoked()) != 0 {
+				t.Fatal("an expired revocation kept")
 			}
 			now = now.Add(-time.Hour)
 		})
+	}
+}
+
+// Revocations from other boards that expired, or claim to outlive any
+// session, are not kept.
+func TestRevokeBounds(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	a, err := New(config.HTTP{Auth: "token", Token: "tok"}, Options{SessionTTL: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rv := range []Revocation{
+		{ID: "", Expires: now.Add(time.Minute)},
+		{ID: "x", Expires: now.Add(-time.Second)},
+		{ID: "y", Expires: now.Add(48 * time.Hour)},
+		{ID: strings.Repeat("z", 65), Expires: now.Add(time.Minute)},
+	} {
+		a.Revoke(rv)
+	}
+	a.Revoke(Revocation{ID: "ok", Expires: now.Add(time.Minute)})
+	if got := a.Revoked(); len(got) != 1 || got[0].ID != "ok" {
+		t.Fatalf("kept %v, want only the good one", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,16 +18,17 @@ import (
 
 // sessions are the logged-in browsers: random ids with an expiry, at most max.
 //
-// With a key (derived from the board's credentials, see sessionKey), an id
-// also carries its expiry and an HMAC, so every board configured with the
-// same credentials accepts it: a request the master forwards to another
-// board keeps the browser's cookie, and that board checks it again. An id
-// logged out here is refused here until it expires; other boards accept it
-// until then.
+// An id carries its expiry and an HMAC under a key derived from the
+// cluster's session secret and the credentials (sessionKey), so every
+// board with the same secret and credentials accepts it: a request the
+// master forwards to another board keeps the browser's cookie, and that
+// board checks it again. A logout is revoked here and told to the other
+// boards (Options.OnRevoke, Auth.Revoke), which refuse the id until it
+// expires.
 type sessions struct {
 	mu      sync.Mutex
 	m       map[string]time.Time // id -> expiry, issued here
-	revoked map[string]time.Time // id -> expiry, logged out here
+	revoked map[string]time.Time // revokedID(id) -> expiry: logged out here or on another board
 	key     []byte               // nil: ids valid on this board only
 	ttl     time.Duration
 	max     int
@@ -37,11 +39,76 @@ func newSessions(ttl time.Duration, max int, now func() time.Time) *sessions {
 	return &sessions{m: map[string]time.Time{}, revoked: map[string]time.Time{}, ttl: ttl, max: max, now: now}
 }
 
-// sessionKey derives the key that signs session ids from the credentials
-// every board of a cluster shares (the token, or the basic users).
-func sessionKey(secret string) []byte {
-	k := sha256.Sum256([]byte("ews-session\x00" + secret))
-	return k[:]
+// sessionKey derives the key that signs session ids: HKDF-SHA256 of the
+// cluster's random session secret, with the credentials (the token, or the
+// basic users) in the info, so a change of token ends every session and a
+// board with other credentials refuses them. No secret: a random one of
+// this process. A sniffed cookie then tells nothing about the token: its
+// MAC key is as strong as the 256-bit secret, not a hash of the token.
+func sessionKey(secret []byte, creds string) []byte {
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret) // never fails (crypto/rand)
+	}
+	sum := sha256.Sum256([]byte(creds))
+	k, err := hkdf.Key(sha256.New, secret, nil, "ews session v2\x00"+string(sum[:]), 32)
+	if err != nil { // only for lengths HKDF-SHA256 cannot make; 32 it can
+		return sum[:]
+	}
+	return k
+}
+
+// Revocation is one logged-out session, as the boards tell each other:
+// the digest of its id (never the id: a revocation list must not be a
+// list of cookies) and when it would have expired.
+type Revocation struct {
+	ID      string    `json:"id"`
+	Expires time.Time `json:"expires"`
+}
+
+// revokedID is the digest a revocation names a session id by.
+func revokedID(id string) string {
+	sum := sha256.Sum256([]byte("ews revoked session\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(sum[:18])
+}
+
+// Revoke refuses the session of rv on this board until it expires (a
+// logout on another board). A revocation that has expired, or claims to
+// outlive any session, is ignored.
+func (a *Auth) Revoke(rv Revocation) {
+	s := a.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if rv.ID == "" || len(rv.ID) > 64 || !now.Before(rv.Expires) || rv.Expires.After(now.Add(s.ttl+time.Minute)) {
+		return
+	}
+	s.revoke(rv.ID, rv.Expires, now)
+}
+
+// Revoked is every revocation this board holds: what a board that
+// (re)connects to this one's event stream learns first.
+func (a *Auth) Revoked() []Revocation {
+	s := a.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prune(s.revoked, s.now())
+	out := make([]Revocation, 0, len(s.revoked))
+	for id, exp := range s.revoked {
+		out = append(out, Revocation{ID: id, Expires: exp.UTC()})
+	}
+	return out
+}
+
+// revoke records one revocation; s.mu is held.
+func (s *sessions) revoke(rid string, exp, now time.Time) {
+	if _, ok := s.revoked[rid]; !ok {
+		prune(s.revoked, now)
+		for len(s.revoked) >= 16*s.max {
+			dropOldest(s.revoked)
+		}
+	}
+	s.revoked[rid] = exp
 }
 
 const (
@@ -102,6 +169,9 @@ func (s *sessions) valid(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	if exp, ok := s.revoked[revokedID(id)]; ok && now.Before(exp) {
+		return false // logged out here or on another board
+	}
 	if exp, ok := s.m[id]; ok {
 		if !now.Before(exp) {
 			delete(s.m, id)
@@ -110,11 +180,7 @@ func (s *sessions) valid(id string) bool {
 		return true
 	}
 	exp, ok := s.signed(id)
-	if !ok || !now.Before(exp) {
-		return false
-	}
-	_, out := s.revoked[id]
-	return !out
+	return ok && now.Before(exp)
 }
 
 // signed reports the expiry of a signed id and whether its HMAC holds.
@@ -132,20 +198,20 @@ func (s *sessions) signed(id string) (time.Time, bool) {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(b))), true
 }
 
-func (s *sessions) remove(id string) {
+// remove logs id out here and returns the revocation to tell the other
+// boards; false when id is no live signed session.
+func (s *sessions) remove(id string) (Revocation, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, id)
-	if exp, ok := s.signed(id); ok {
-		now := s.now()
-		prune(s.revoked, now)
-		for len(s.revoked) >= s.max {
-			dropOldest(s.revoked)
-		}
-		if now.Before(exp) {
-			s.revoked[id] = exp
-		}
+	exp, ok := s.signed(id)
+	now := s.now()
+	if !ok || !now.Before(exp) {
+		return Revocation{}, false
 	}
+	rv := Revocation{ID: revokedID(id), Expires: exp.UTC()}
+	s.revoke(rv.ID, exp, now)
+	return rv, true
 }
 
 // Register adds POST /api/login, POST /api/logout and GET /api/session to mux.
@@ -221,7 +287,9 @@ func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c, err := r.Cookie(CookieName); err == nil {
-		a.sessions.remove(c.Value)
+		if rv, ok := a.sessions.remove(c.Value); ok && a.onRevoke != nil {
+			a.onRevoke(rv)
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})

@@ -34,6 +34,10 @@ type Options struct {
 	Devices func() any
 	Logger  *slog.Logger
 	Node    string // this board's name, given to programs as EWS_NODE
+	// User names who sent the request, given to programs as REMOTE_USER
+	// and EWS_USER (the basic user, "token", "session"); nil or "": unset.
+	// Programs never see the credentials themselves (see credentialHeaders).
+	User func(r *http.Request) string
 }
 
 // Handler serves /cgi-bin/NAME[/PATH_INFO] by running NAME from the CGI dir
@@ -46,6 +50,7 @@ type Handler struct {
 	maxOutput int64
 	devices   func() any
 	node      string
+	user      func(*http.Request) string
 	log       *slog.Logger
 	shell     string // runs the program under timeout(1) and reports its exit status
 	killer    string // timeout(1); "" when the system has none
@@ -55,7 +60,7 @@ type Handler struct {
 // then 404), so a board without CGI programs starts. A relative dir is taken
 // from the working directory at New.
 func New(c config.CGI, opts Options) *Handler {
-	h := &Handler{dir: c.Dir, timeout: c.Timeout.Duration, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, log: opts.Logger, shell: "/bin/sh"}
+	h := &Handler{dir: c.Dir, timeout: c.Timeout.Duration, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger, shell: "/bin/sh"}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -105,6 +110,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	env := []string{"SCRIPT_FILENAME=" + file, "EWS_CGI_TIMEOUT=" + seconds(h.timeout), "EWS_CGI_KILLER=" + h.killer, "EWS_NODE=" + h.node}
+	if h.user != nil {
+		if u := h.user(r); u != "" {
+			env = append(env, "REMOTE_USER="+u, "EWS_USER="+u)
+		}
+	}
+	r = withoutCredentials(r)
 	if h.devices != nil {
 		// Linux refuses an environment string over 128 KiB (E2BIG)
 		if b, err := json.Marshal(h.devices()); err == nil && len(b) <= maxDevicesEnv {

@@ -118,3 +118,53 @@ func TestDemoScript(t *testing.T) {
 		t.Fatalf("demo script: %d %s", w.Code, w.Body)
 	}
 }
+
+// A program sees who asked (REMOTE_USER, EWS_USER) but none of the
+// credentials: no token, password, cookie or dispatch mark in its
+// environment, whatever the request carried.
+func TestNoCredentialsInEnvironment(t *testing.T) {
+	abs, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		user func(*http.Request) string
+		want []string
+	}{
+		{"basic user", func(*http.Request) string { return "ann" }, []string{"REMOTE_USER=ann", "EWS_USER=ann"}},
+		{"no user function", nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := New(config.CGI{Dir: abs, Timeout: config.D(2 * time.Second), MaxOutput: 64 << 10}, Options{User: c.user})
+			r := httptest.NewRequest("GET", "/cgi-bin/env.sh", nil)
+			r.Header.Set("Authorization", "Bearer sekrit-token")
+			r.Header.Set("Proxy-Authorization", "Basic c2Vrcml0LXBhc3M=")
+			r.Header.Set("Cookie", "ews_session=sekrit-cookie")
+			r.Header.Set("X-Ews-Dispatch", "sekrit-mark")
+			r.Header.Set("X-Ews-Via", "sekrit-via")
+			r.Header.Set("X-Other", "kept")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			out := w.Body.String()
+			if w.Code != 200 || !strings.Contains(out, "HTTP_X_OTHER=kept") {
+				t.Fatalf("status %d, body %s", w.Code, out)
+			}
+			if strings.Contains(out, "sekrit") || strings.Contains(out, "HTTP_AUTHORIZATION") || strings.Contains(out, "HTTP_COOKIE") {
+				t.Fatalf("a credential reached the program:\n%s", out)
+			}
+			for _, s := range c.want {
+				if !strings.Contains(out, s+"\n") {
+					t.Errorf("environment lacks %s:\n%s", s, out)
+				}
+			}
+			if c.want == nil && strings.Contains(out, "REMOTE_USER=") {
+				t.Errorf("REMOTE_USER set without a user:\n%s", out)
+			}
+			if r.Header.Get("Authorization") == "" {
+				t.Error("the caller's request lost its header")
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@
 package devsync
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -29,6 +30,10 @@ type Options struct {
 	Client *http.Client
 	// Header is added to every stream request (a token, say).
 	Header http.Header
+	// TLS, when set, makes the streams HTTPS: the default client dials
+	// with it (the cluster CA and this board's certificate) and peers'
+	// addresses get https URLs. Nil: plain HTTP.
+	TLS    *tls.Config
 	Logger *slog.Logger
 	// Path is requested on each peer; it must stream only that board's own
 	// devices (hal.Devices.Local: node = the board or "any"), a "devices"
@@ -141,6 +146,8 @@ func New(self string, peers func() []Peer, opts Options) *Mirror {
 			ResponseHeaderTimeout: 5 * time.Second,
 			MaxIdleConnsPerHost:   1,
 			IdleConnTimeout:       30 * time.Second,
+			TLSClientConfig:       opts.TLS,
+			TLSHandshakeTimeout:   5 * time.Second,
 		}
 		m.opts.Client = &http.Client{Transport: m.own}
 	}

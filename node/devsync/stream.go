@@ -17,7 +17,11 @@ import (
 func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	url := "http://" + p.HTTP + m.opts.Path
+	scheme := "http://"
+	if m.opts.TLS != nil {
+		scheme = "https://"
+	}
+	url := scheme + p.HTTP + m.opts.Path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("devsync: request %s: %w", url, err)

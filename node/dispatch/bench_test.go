@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
 func TestMarkAllocs(t *testing.T) {
@@ -52,43 +55,64 @@ func BenchmarkMarkSignVerify(b *testing.B) {
 
 // BenchmarkFront compares a request sent straight to a board with one sent
 // to the master, which queues it, signs a mark and proxies it to the board
-// (which checks the mark). Sequential requests over keep-alive connections
-// on loopback; p50 and p99 are per request.
+// (which checks the mark), in plain HTTP and with TLS on every hop (the
+// client trusts the cluster CA; master to board is mutual TLS). Sequential
+// requests over keep-alive connections on loopback, so a TLS handshake is
+// paid once per connection; p50 and p99 are per request.
 func BenchmarkFront(b *testing.B) {
-	tc := newCluster(b, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 64})
-	board := tc.boards[1]
-	direct := httptest.NewServer(http.HandlerFunc(board.local))
-	defer direct.Close()
-	for _, bc := range []struct{ name, url string }{
-		{"direct", direct.URL + "/api/devices/s1"},
-		{"via-master", tc.boards[0].srv.URL + "/api/devices/s1"},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-			defer client.CloseIdleConnections()
-			lat := make([]time.Duration, 0, 1<<16)
-			b.ReportAllocs()
-			start := time.Now()
-			for b.Loop() {
-				t0 := time.Now()
-				resp, err := client.Get(bc.url)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
-				if len(lat) < cap(lat) {
-					lat = append(lat, time.Since(t0))
-				}
+	for _, secure := range []bool{false, true} {
+		var ca *clustertls.CA
+		suffix, scheme := "", "http"
+		if secure {
+			ca, suffix, scheme = testCA(b), "-tls", "https"
+		}
+		tc := newCluster(b, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 64, tls: ca})
+		board := tc.boards[1]
+		direct := httptest.NewUnstartedServer(http.HandlerFunc(board.local))
+		tr := &http.Transport{MaxIdleConnsPerHost: 4}
+		if secure {
+			cert, err := ca.Issue("ews2", nil)
+			if err != nil {
+				b.Fatal(err)
 			}
-			elapsed := time.Since(start)
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-		})
+			direct.TLS = ca.ServerConfig(cert)
+			direct.StartTLS()
+			tr.TLSClientConfig = &tls.Config{RootCAs: ca.Pool}
+		} else {
+			direct.Start()
+		}
+		for _, bc := range []struct{ name, url string }{
+			{"direct" + suffix, direct.URL + "/api/devices/s1"},
+			{"via-master" + suffix, scheme + "://" + tc.boards[0].addr + "/api/devices/s1"},
+		} {
+			b.Run(bc.name, func(b *testing.B) {
+				client := &http.Client{Transport: tr.Clone()}
+				defer client.CloseIdleConnections()
+				lat := make([]time.Duration, 0, 1<<16)
+				b.ReportAllocs()
+				start := time.Now()
+				for b.Loop() {
+					t0 := time.Now()
+					resp, err := client.Get(bc.url)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Fatalf("status %d", resp.StatusCode)
+					}
+					if len(lat) < cap(lat) {
+						lat = append(lat, time.Since(t0))
+					}
+				}
+				elapsed := time.Since(start)
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+			})
+		}
+		direct.Close()
 	}
 }

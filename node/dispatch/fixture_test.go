@@ -3,6 +3,7 @@ package dispatch
 import (
 	"encoding/json"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testutil"
 
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -150,7 +152,8 @@ type clusterOpts struct {
 	masterRuns bool // the master takes requests itself
 	pin        func(*http.Request) string
 	sticky     bool
-	masterWait time.Duration // how long a non-master holds a request for the next master; default 300ms
+	masterWait time.Duration  // how long a non-master holds a request for the next master; default 300ms
+	tls        *clustertls.CA // set: boards serve HTTPS with certificates of this CA and forward over mutual TLS
 }
 
 func newCluster(t testing.TB, o clusterOpts) *tcluster {
@@ -171,7 +174,22 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 	for _, name := range o.names {
 		b := &tboard{name: name, release: make(chan struct{}), reg: prometheus.NewRegistry()}
 		var h atomic.Pointer[Front]
-		b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Load().ServeHTTP(w, r) }))
+		b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Load().ServeHTTP(w, r) }))
+		tro, scheme := TransportOptions{ResponseHeaderTimeout: o.rht}, ""
+		var peer func(*http.Request) (string, bool)
+		if o.tls != nil {
+			cert, err := o.tls.Issue(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.srv.TLS = o.tls.ServerConfig(cert)
+			b.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are what some tests do
+			b.srv.StartTLS()
+			tro.TLS, scheme = o.tls.ClientConfig(cert), "https"
+			peer = func(r *http.Request) (string, bool) { return clustertls.PeerName(r.TLS) }
+		} else {
+			b.srv.Start()
+		}
 		b.addr = b.srv.Listener.Addr().String()
 		b.c = &fakeCluster{self: name, epoch: 1}
 		m, err := NewMarker(tc.key, MarkOptions{})
@@ -180,7 +198,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 		}
 		f, err := NewFront(Options{
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
-			Transport:    NewTransport(TransportOptions{ResponseHeaderTimeout: o.rht}),
+			Transport: NewTransport(tro), Scheme: scheme, PeerName: peer,
 			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
 		})
 		if err != nil {

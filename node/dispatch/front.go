@@ -57,8 +57,16 @@ type Options struct {
 	RedirectHold time.Duration
 	// Transport carries forwarded requests; default NewTransport(TransportOptions{}).
 	Transport http.RoundTripper
-	// Scheme of board URLs; default "http".
+	// Scheme of board URLs; default "http". "https" with a Transport
+	// that dials with the cluster's TLS config.
 	Scheme string
+	// PeerName, when set, names the cluster board that sent r (from its
+	// verified client certificate; false: none). A request that carries a
+	// dispatch mark header or a via mark is then refused 403 unless it
+	// came from a board: a stolen token or mark alone cannot pose as a
+	// forward. Redirect-mode marks (in the query) come from clients and
+	// are not checked. Nil: no such check (plain HTTP clusters).
+	PeerName func(r *http.Request) (string, bool)
 	// RetryAfter is suggested with the Front's own 503s (no master, no
 	// dispatcher, loop); default DefaultRetryAfter.
 	RetryAfter time.Duration
@@ -94,6 +102,7 @@ type Front struct {
 	redirect bool
 	sticky   bool
 	scheme   string
+	peerName func(*http.Request) (string, bool)
 	retry    time.Duration
 	tr       http.RoundTripper
 	rp       *httputil.ReverseProxy
@@ -128,7 +137,7 @@ func NewFront(opt Options) (*Front, error) {
 	f := &Front{
 		c: opt.Cluster, local: opt.Local, pin: opt.Pin, marks: opt.Marker,
 		redirect: opt.Mode == ModeRedirect, sticky: opt.StickyCookie,
-		scheme: opt.Scheme, retry: opt.RetryAfter, tr: opt.Transport, log: opt.Logger,
+		scheme: opt.Scheme, peerName: opt.PeerName, retry: opt.RetryAfter, tr: opt.Transport, log: opt.Logger,
 		m: newMetrics(opt.Registerer),
 	}
 	if f.scheme == "" {
@@ -189,6 +198,9 @@ func (f *Front) Completed() uint64 { return f.completed.Load() }
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	self := f.c.Self()
+	if !f.fromPeer(w, r) {
+		return
+	}
 	mk, err := f.marks.Verify(r, self, f.redirect)
 	switch {
 	case err == nil:

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"time"
@@ -15,10 +16,15 @@ type TransportOptions struct {
 	ResponseHeaderTimeout time.Duration
 	IdleConnTimeout       time.Duration // default 90s
 	MaxIdleConnsPerHost   int           // default 64
+	// TLS dials boards over HTTPS with this config (the cluster CA as
+	// RootCAs and this board's certificate); nil: plain HTTP. Keep-alive
+	// pools reuse TLS connections, so the handshake is paid once per
+	// connection, not per request.
+	TLS *tls.Config
 }
 
 // NewTransport returns the pooled keep-alive transport used between boards:
-// no environment proxy, no compression, HTTP/1.1.
+// no environment proxy, no compression, HTTP/1.1 (also over TLS).
 func NewTransport(o TransportOptions) *http.Transport {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 2 * time.Second
@@ -41,6 +47,7 @@ func NewTransport(o TransportOptions) *http.Transport {
 		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
+		TLSClientConfig:       o.TLS,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
 	}

@@ -77,19 +77,23 @@ read_bundle() {
 		version) version=$value ;;
 		key) KEY=$value ;;
 		token) TOKEN=$value ;;
-		session_secret) ;; # not installed by this build: sessions are keyed by the token
+		session_secret | ca_cert | ca_key) ;; # read by ews from the bundle copy itself (cluster.bundle_file)
 		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's flash.sh or 'ews cluster join')" ;;
 		esac
 	done <"$file"
-	[ "$version" = 1 ] || die 1 "$file: version '${version}': this flash.sh reads version 1"
+	case "$version" in 1 | 2) ;; *) die 1 "$file: version '${version}': this flash.sh reads versions 1 and 2" ;; esac
 	[ -n "$KEY" ] || die 1 "$file: no key"
 	[ -n "$TOKEN" ] || die 1 "$file: no token"
 }
 
 new_key() { head -c 32 /dev/urandom | base64 | tr -d '\n'; }
 
-# boot_config NAME PORT: the boot config for one board, on stdout.
+# boot_config NAME PORT: the boot config for one board, on stdout. With a
+# bundle (BUNDLE set), bundle_file points at its copy in /etc/ews: the
+# session secret and the TLS CA (HTTPS on :8443, node.http redirects).
 boot_config() {
+	local bundle_line=""
+	[ -z "${BUNDLE:-}" ] || bundle_line='bundle_file = "/etc/ews/cluster.bundle"  # session secret and TLS CA: HTTPS on :8443'
 	cat <<TOML
 # ews boot config for board $1, written by scripts/$PROG.
 # The cluster key is in /etc/ews/cluster.key on the root partition, not
@@ -103,6 +107,7 @@ gossip = ":$2"
 [cluster]
 peers    = $PEER_TOML
 key_file = "/etc/ews/cluster.key"
+$bundle_line
 
 [http]
 auth       = "token"

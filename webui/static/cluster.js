@@ -30,10 +30,12 @@ function setBar(b, fraction, warn) {
 }
 
 // boardURL is the address of a board's own page from its http field (host:port), or '' when it has
-// none a browser elsewhere can open (no host, or not a plain host:port).
+// none a browser elsewhere can open (no host, or not a plain host:port). A page served over HTTPS
+// links HTTPS: with TLS on, the field is each board's HTTPS address.
 export function boardURL(http) {
   if (typeof http !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(http)) return '';
-  return `http://${http}/`;
+  const scheme = globalThis.location?.protocol === 'https:' ? 'https' : 'http';
+  return `${scheme}://${http}/`;
 }
 
 function setBoardLink(a, n) {

@@ -1,0 +1,113 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// listen opens the listener of client and peer requests: node.http; with
+// TLS on, http.https wrapped in TLS and, with http.http_redirect, node.http
+// for a redirector that only sends clients to HTTPS.
+func (n *Node) listen() (net.Listener, *redirector, error) {
+	if !n.sec.on() {
+		ln, err := Listen(n.cfg.Node.HTTP)
+		return ln, nil, err
+	}
+	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
+	if err != nil {
+		return nil, nil, err
+	}
+	ln := tls.NewListener(raw, n.sec.server)
+	if !n.cfg.HTTP.HTTPRedirect {
+		return ln, nil, nil
+	}
+	pl, err := Listen(n.cfg.Node.HTTP)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	n.plain.Store(pl.Addr())
+	_, port, _ := net.SplitHostPort(raw.Addr().String())
+	r := &redirector{ln: pl, done: make(chan struct{}), srv: &http.Server{
+		Handler:           n.redirectHandler(port),
+		ReadHeaderTimeout: n.timeouts.ReadHeader,
+		ReadTimeout:       n.timeouts.ReadHeader,
+		WriteTimeout:      n.timeouts.ReadHeader,
+		IdleTimeout:       n.timeouts.Idle,
+		MaxHeaderBytes:    n.timeouts.MaxHeader,
+		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+	}}
+	return ln, r, nil
+}
+
+// listenKey is Listen with the config key to change in its message.
+func listenKey(addr, key string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("node: listen %s: address in use: another process (another ews?) holds this port; stop it or change %s", addr, key)
+		}
+		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// redirector is the plain HTTP listener of a TLS board.
+type redirector struct {
+	ln      net.Listener
+	srv     *http.Server
+	done    chan struct{}
+	started bool
+}
+
+func (r *redirector) start() {
+	r.started = true
+	go func() { defer close(r.done); _ = r.srv.Serve(r.ln) }()
+}
+
+// stop closes the listener; a redirect takes no time, so in-flight ones
+// get a second.
+func (r *redirector) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := r.srv.Shutdown(ctx); err != nil {
+		_ = r.srv.Close()
+	}
+	if !r.started { // the cluster failed to start
+		r.ln.Close()
+		return
+	}
+	<-r.done
+}
+
+// redirectHandler answers on the plain listener: /healthz and /readyz as
+// on HTTPS (probes and load balancers that speak plain HTTP), everything
+// else 308 to the same path on the HTTPS port (308 keeps the method and
+// body). Nothing else is served in clear.
+func (n *Node) redirectHandler(httpsPort string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz", "/readyz":
+			n.handler.ServeHTTP(w, r)
+			return
+		}
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		if host == "" {
+			host = "localhost"
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, "https://"+net.JoinHostPort(host, httpsPort)+r.URL.RequestURI(), http.StatusPermanentRedirect)
+	})
+}

@@ -1,0 +1,71 @@
+package node
+
+import (
+	"crypto/tls"
+	"net/http"
+
+	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/config"
+)
+
+// security is what this board holds from the cluster bundle: the TLS
+// configs made from its CA (nil: TLS off) and the session secret.
+type security struct {
+	ca      *clustertls.CA
+	cert    tls.Certificate
+	server  *tls.Config // the HTTPS listener: asks peers for their certificate
+	client  *tls.Config // requests to peers: trusts the CA, presents cert
+	session []byte      // keys session cookies; nil: a per-process key
+}
+
+// on reports whether this board serves and speaks HTTPS.
+func (s *security) on() bool { return s.server != nil }
+
+// scheme is the scheme of URLs to other boards.
+func (s *security) scheme() string {
+	if s.on() {
+		return "https"
+	}
+	return "http"
+}
+
+// openSecurity reads the bundle (cluster.bundle_file) and, with TLS on,
+// issues this board's certificate from the CA: its name and every host
+// the board is known by. The session secret is the bundle's, else derived
+// from the cluster key (random, per cluster, never sent over HTTP), else
+// none: then auth makes a per-process one and sessions hold on this board
+// only.
+func (n *Node) openSecurity() error {
+	s, err := n.cfg.Security()
+	if err != nil {
+		if e, ok := err.(*config.Error); ok {
+			return config.Errors{e}
+		}
+		return err
+	}
+	for _, note := range s.Notes {
+		n.log.Warn(note)
+	}
+	if s.Bundle != nil {
+		n.sec.session = s.Bundle.Session()
+	}
+	if n.sec.session == nil {
+		if k, err := n.cfg.ClusterKey(); err == nil && len(k) > 0 {
+			n.sec.session = k
+		}
+	}
+	if !s.TLS {
+		return nil
+	}
+	cert, err := s.CA.Issue(n.cfg.Node.Name, s.Hosts)
+	if err != nil {
+		return config.Errors{n.cfg.Errorf("cluster.bundle_file", "%v", err)}
+	}
+	n.sec.ca, n.sec.cert = s.CA, cert
+	n.sec.server, n.sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
+	return nil
+}
+
+// peerName names the cluster board that sent r, from its verified client
+// certificate.
+func peerName(r *http.Request) (string, bool) { return clustertls.PeerName(r.TLS) }
