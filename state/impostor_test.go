@@ -56,7 +56,13 @@ func TestImpostorRefused(t *testing.T) {
 	testutil.Eventually(t, "ews1 master of ews1 and ews3", func() bool { return oneMaster([]*board{b1, b3}, "ews1") })
 
 	cfg := testConfig("ews2", peers, testKey)
-	cfg.Gossip = fmt.Sprintf("127.0.0.1:%d", freePort(t)) // not ews2's address
+	// not ews2's address: nobody listens on ews2's configured port, so the
+	// probe may hand it out again; take another
+	port := freePort(t)
+	for i := 0; i < 20 && fmt.Sprintf("ews2=127.0.0.1:%d", port) == peers[1]; i++ {
+		port = freePort(t)
+	}
+	cfg.Gossip = fmt.Sprintf("127.0.0.1:%d", port)
 	startBoard(t, cfg)
 	testutil.Eventually(t, "the impostor refused and logged by ews1", func() bool {
 		return promtest.ToFloat64(b1.c.m.refused.WithLabelValues("member")) > 0 &&
