@@ -57,6 +57,9 @@ func (s *Supervisor) once(ctx context.Context) (code int, again bool) {
 	cmd := exec.Command(s.Exe, s.Args...)
 	cmd.Env = append(append([]string(nil), s.Env...), s.EnvKey+"=1")
 	cmd.Stdout, cmd.Stderr = s.Stdout, s.Stderr
+	// A supervisor killed with -9 takes the board with it (as systemd
+	// would): no orphan keeps the port and the gossip name.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		if pending {
 			return s.rollback(m, fmt.Sprintf("new binary did not start: %v", err))
