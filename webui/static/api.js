@@ -131,3 +131,24 @@ export class Live {
     if (!this.es) this.start();
   }
 }
+
+// The board page: this board's facts, restart, firmware upload (body = the binary, with the
+// SHA-256 the user confirmed).
+export const getBoard = () => request('GET', '/api/board');
+export const restartBoard = () => request('POST', '/api/board/restart');
+
+export async function uploadFirmware(file, sha) {
+  let res;
+  try {
+    res = await fetch('/api/board/firmware', {
+      method: 'POST', credentials: 'same-origin', body: file,
+      headers: { Accept: 'application/json', 'Content-Type': 'application/octet-stream', 'X-Firmware-Sha256': sha, ...csrfHeader },
+    });
+  } catch (e) {
+    throw new ApiError(0, e && e.message ? e.message : 'network error');
+  }
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok) throw new ApiError(res.status, data && typeof data.error === 'string' ? data.error : 'HTTP ' + res.status);
+  return data || {};
+}
