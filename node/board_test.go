@@ -183,3 +183,29 @@ func TestBoardLogStream(t *testing.T) {
 		t.Fatalf("live lines %+v", lines)
 	}
 }
+
+func TestRolloutRefusals(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "ews")
+	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
+	body := []byte("not a binary")
+	sum := sha256.Sum256(body)
+	hdr := map[string]string{HeaderFirmwareSHA256: hex.EncodeToString(sum[:])}
+	if code, _, _ := getJSON(t, "POST", url+"/api/cluster/upgrade", bytes.NewReader(body), hdr); code != 401 {
+		t.Fatalf("without credentials: %d, want 401", code)
+	}
+	hdr["Authorization"] = bearer["Authorization"]
+	code, _, b := getJSON(t, "POST", url+"/api/cluster/upgrade", bytes.NewReader(body), hdr)
+	if msg, _ := b["error"].(string); code != 400 || !strings.Contains(msg, "not an ELF") {
+		t.Fatalf("a non-binary: %d %v, want 400 not an ELF", code, b)
+	}
+	code, _, st := getJSON(t, "GET", url+"/api/cluster/upgrade", nil, nil)
+	if code != 200 || st["running"] != false || !strings.Contains(st["error"].(string), "not an ELF") {
+		t.Fatalf("status after a refused rollout: %d %v", code, st)
+	}
+	if left, _ := filepath.Glob(exe + ".*"); len(left) != 0 {
+		t.Fatalf("a refused rollout left files: %v", left)
+	}
+}

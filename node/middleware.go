@@ -22,7 +22,7 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		n.inFlight.Add(1)
 		defer n.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
-		maxBody, firmware := maxBody, r.Method == http.MethodPost && r.URL.Path == firmwarePath
+		maxBody, firmware := maxBody, r.Method == http.MethodPost && (r.URL.Path == firmwarePath || r.URL.Path == "/api/cluster/upgrade")
 		if firmware {
 			maxBody = MaxFirmwareBytes // streamed to disk by serveFirmware, never buffered
 		}

@@ -97,6 +97,7 @@ type Node struct {
 	upgradeMu sync.Mutex    // one upload at a time
 	logs      *logring.Ring // recent log lines; nil without WithLogRing
 	logHub    *events.Hub   // /events?scope=log
+	rollout   rolloutState  // POST /api/cluster/upgrade
 }
 
 // Option changes how New builds a Node.
@@ -139,6 +140,14 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.openLogs()
+	n.onClose(func() {
+		n.rollout.mu.Lock()
+		if n.rollout.cancel != nil {
+			n.rollout.cancel()
+		}
+		n.rollout.mu.Unlock()
+		n.rollout.wg.Wait()
+	})
 	n.creds.Store(n.auth.Fingerprint(sc.Key))
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")

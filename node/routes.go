@@ -39,6 +39,8 @@ func (n *Node) routes(mux *http.ServeMux) error {
 	n.auth.Register(mux)
 	mux.HandleFunc("GET /api/board", n.serveBoard)
 	mux.Handle("POST /api/board/restart", n.auth.Require(http.HandlerFunc(n.serveRestart)))
+	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
+	mux.Handle("POST /api/cluster/upgrade", n.auth.Require(http.HandlerFunc(n.serveRollout)))
 	mux.Handle("POST "+firmwarePath, n.auth.Require(http.HandlerFunc(n.serveFirmware)))
 
 	work := http.NewServeMux()

@@ -401,3 +401,46 @@ func hostArch() string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestRollingUpgradeFromABoard is the UI's rolling upgrade: the binary goes to one follower,
+// which upgrades the others (followers first, then the master) and itself last.
+func TestRollingUpgradeFromABoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries and runs three boards")
+	}
+	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	boards := ownCopyCluster(t, 3, v1)
+	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	stop := make(chan struct{})
+	var res loadResult
+	wg := upgradeLoad(boards, stop, &res)
+	start := time.Now()
+	code, msg := postBoard(t, boards[1], "/api/cluster/upgrade", v2)
+	if code != 202 || !strings.Contains(msg, `"order":["ews3","ews1","ews2"]`) {
+		t.Fatalf("POST /api/cluster/upgrade on ews2: %d %s, want 202 with the order ews3, ews1 (master), ews2 (itself) last", code, msg)
+	}
+	testutil.EventuallyWithin(t, "every board on test-2, running", 2*time.Minute, func() bool {
+		for _, b := range boards {
+			if i, err := b.info(); err != nil || i.Version != "test-2" || i.Runstate != "running" {
+				return false
+			}
+		}
+		v, err := boards[0].view()
+		return err == nil && v.Master != ""
+	})
+	close(stop)
+	wg.Wait()
+	var bad []string
+	res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
+	t.Logf("rolling upgrade from ews2: %v; load: %d 2xx, %d shed (503 + Retry-After), %d refused, %d lost/bad %v",
+		time.Since(start).Round(time.Millisecond), res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
+	if res.ok.Load() == 0 {
+		t.Fatal("the load loop got no answers")
+	}
+	if res.badN.Load() != 0 {
+		t.Fatalf("%d requests lost or answered badly: %v", res.badN.Load(), bad)
+	}
+	if log := boards[1].log.String(); !strings.Contains(log, "rolling upgrade started") || strings.Index(log, "board=ews3") > strings.Index(log, "board=ews1") {
+		t.Fatalf("ews2's log does not show ews3 upgraded before ews1:\n%s", log)
+	}
+}

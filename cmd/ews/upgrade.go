@@ -5,17 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/rollout"
 )
 
 func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
@@ -50,182 +46,35 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
 		return exitError
 	}
-	u := &upgrader{base: strings.TrimSuffix(*url, "/"), token: tok, bin: body, out: stdout, perBoard: *perBoard,
-		client: &http.Client{Timeout: 5 * time.Second}, upload: &http.Client{Timeout: 5 * time.Minute}}
 	sum := sha256.Sum256(body)
-	u.sum = hex.EncodeToString(sum[:])
-	if err := u.run(context.Background()); err != nil {
+	r := &rollout.Rollout{
+		Body:     func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		SHA256:   hex.EncodeToString(sum[:]),
+		Token:    tok,
+		PerBoard: *perBoard,
+		Progress: func(board, msg string) { fmt.Fprintf(stdout, "%s: %s\n", board, msg) },
+	}
+	ctx := context.Background()
+	v, err := r.GetView(ctx, *url)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews upgrade: read the table: %v\n", err)
+		return exitError
+	}
+	if err := rollout.Check(v); err != nil {
 		fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
 		return exitError
 	}
-	return exitOK
-}
-
-type upgrader struct {
-	base, token, sum string
-	bin              []byte
-	out              io.Writer
-	perBoard         time.Duration
-	client, upload   *http.Client
-}
-
-type upBoard struct {
-	Name     string `json:"name"`
-	Rank     int    `json:"rank"`
-	HTTP     string `json:"http"`
-	Runstate string `json:"runstate"`
-}
-
-type upView struct {
-	Master string    `json:"master"`
-	Nodes  []upBoard `json:"nodes"`
-}
-
-type upInfo struct {
-	Version  string `json:"version"`
-	SHA256   string `json:"sha256"`
-	Runstate string `json:"runstate"`
-	Last     *struct {
-		SHA256  string `json:"sha256"`
-		Outcome string `json:"outcome"`
-		Reason  string `json:"reason"`
-		At      string `json:"at"`
-	} `json:"last_upgrade"`
-}
-
-func (u *upgrader) getJSON(ctx context.Context, url string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
+	boards := rollout.Order(v, "")
+	names := make([]string, len(boards))
+	for i, b := range boards {
+		names[i] = b.Name
 	}
-	resp, err := u.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-// order is the upgrade order: followers from the last rank up, the master last.
-func order(v upView) []upBoard {
-	var out []upBoard
-	var master *upBoard
-	for i := range v.Nodes {
-		if v.Nodes[i].Name == v.Master {
-			master = &v.Nodes[i]
-			continue
-		}
-		out = append(out, v.Nodes[i])
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Rank > out[j].Rank })
-	if master != nil {
-		out = append(out, *master)
-	}
-	return out
-}
-
-func (u *upgrader) run(ctx context.Context) error {
-	var v upView
-	if err := u.getJSON(ctx, u.base+"/api/cluster", &v); err != nil {
-		return fmt.Errorf("read the table: %v", err)
-	}
-	if v.Master == "" {
-		return errors.New("the cluster has no master now; upgrade when it has one")
-	}
-	for _, b := range v.Nodes {
-		if b.Runstate != "running" {
-			return fmt.Errorf("board %s is %s, not running: bring it back first (an upgrade takes one board out at a time)", b.Name, b.Runstate)
-		}
-	}
-	boards := order(v)
-	fmt.Fprintf(u.out, "upgrading %d boards to sha256 %s, in this order: %s\n", len(boards), u.sum[:12], names(boards))
+	fmt.Fprintf(stdout, "upgrading %d boards to sha256 %s, in this order: %s\n", len(boards), r.SHA256[:12], strings.Join(names, ", "))
 	start := time.Now()
-	for _, b := range boards {
-		t0 := time.Now()
-		done, err := u.one(ctx, b)
-		if err != nil {
-			return fmt.Errorf("%s: %v (boards after it were not touched)", b.Name, err)
-		}
-		fmt.Fprintf(u.out, "%s: %s (%.1f s)\n", b.Name, done, time.Since(t0).Seconds())
+	if err := r.Boards(ctx, boards); err != nil {
+		fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
+		return exitError
 	}
-	fmt.Fprintf(u.out, "all %d boards run sha256 %s (%.1f s)\n", len(boards), u.sum[:12], time.Since(start).Seconds())
-	return nil
-}
-
-func names(bs []upBoard) string {
-	var s []string
-	for _, b := range bs {
-		s = append(s, b.Name)
-	}
-	return strings.Join(s, ", ")
-}
-
-// one upgrades board b and waits until it is back, running the new binary.
-func (u *upgrader) one(ctx context.Context, b upBoard) (string, error) {
-	url := "http://" + b.HTTP
-	var before upInfo
-	if err := u.getJSON(ctx, url+"/api/board", &before); err != nil {
-		return "", err
-	}
-	if before.SHA256 == u.sum {
-		return "already runs it, version " + before.Version, nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/board/firmware", bytes.NewReader(u.bin))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	req.Header.Set(node.HeaderFirmwareSHA256, u.sum)
-	if u.token != "" {
-		req.Header.Set("Authorization", "Bearer "+u.token)
-	}
-	resp, err := u.upload.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("upload: %v", err)
-	}
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		return "", fmt.Errorf("upload refused: %s %s", resp.Status, strings.TrimSpace(string(msg)))
-	}
-	deadline := time.Now().Add(u.perBoard)
-	for time.Now().Before(deadline) {
-		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
-			return "", err
-		}
-		var in upInfo
-		if u.getJSON(ctx, url+"/api/board", &in) != nil {
-			continue // restarting
-		}
-		if in.Last != nil && (before.Last == nil || in.Last.At != before.Last.At) && in.Last.Outcome == "rolled back" {
-			return "", fmt.Errorf("rolled back to version %s: %s", in.Version, in.Last.Reason)
-		}
-		if in.SHA256 != u.sum || in.Runstate != "running" {
-			continue
-		}
-		var v upView
-		if u.getJSON(ctx, url+"/api/cluster", &v) != nil || v.Master == "" {
-			continue
-		}
-		for _, n := range v.Nodes {
-			if n.Name == b.Name && n.Runstate == "running" {
-				return fmt.Sprintf("version %s -> %s, back in the table (master %s)", before.Version, in.Version, v.Master), nil
-			}
-		}
-	}
-	return "", fmt.Errorf("not back running the new binary within %v", u.perBoard)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	fmt.Fprintf(stdout, "all %d boards run sha256 %s (%.1f s)\n", len(boards), r.SHA256[:12], time.Since(start).Seconds())
+	return exitOK
 }

@@ -97,49 +97,20 @@ func CheckELF(path string, a Arch) error {
 // the running binary as exe.prev, writes the marker, and renames the new
 // binary over exe. maxBytes bounds the upload. On any error nothing changes.
 func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, m Marker) (Marker, error) {
-	wantSHA = strings.ToLower(strings.TrimSpace(wantSHA))
-	if len(wantSHA) != 64 {
-		return m, errors.New("firmware: the expected SHA-256 must be 64 hex digits")
-	}
 	if _, err := os.Stat(exe + suffixMarker); err == nil {
 		return m, ErrPending
 	}
 	tmp := exe + suffixNew
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	got, err := Receive(tmp, src, maxBytes, wantSHA, a)
 	if err != nil {
-		return m, fmt.Errorf("%w: %v", ErrWrite, err)
+		return m, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			f.Close()
 			os.Remove(tmp)
 		}
 	}()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(src, maxBytes+1))
-	if err != nil {
-		return m, fmt.Errorf("firmware: upload cut short: %v", err)
-	}
-	if n > maxBytes {
-		return m, fmt.Errorf("firmware: binary larger than %d bytes", maxBytes)
-	}
-	if n == 0 {
-		return m, errors.New("firmware: empty upload")
-	}
-	got := hex.EncodeToString(h.Sum(nil))
-	if got != wantSHA {
-		return m, fmt.Errorf("firmware: SHA-256 mismatch: upload is %s, expected %s", got, wantSHA)
-	}
-	if err := f.Sync(); err != nil {
-		return m, fmt.Errorf("firmware: fsync: %v", err)
-	}
-	if err := f.Close(); err != nil {
-		return m, fmt.Errorf("firmware: close: %v", err)
-	}
-	if err := CheckELF(tmp, a); err != nil {
-		return m, err
-	}
 	if err := keepPrev(exe); err != nil {
 		return m, fmt.Errorf("%w: %v", ErrWrite, err)
 	}
@@ -155,6 +126,53 @@ func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, m 
 	ok = true
 	syncDir(exe)
 	return m, nil
+}
+
+// Receive writes src to path, checks its SHA-256 against wantSHA and its
+// ELF machine against a, and fsyncs it; it returns the SHA-256. On any
+// error path is removed.
+func Receive(path string, src io.Reader, maxBytes int64, wantSHA string, a Arch) (string, error) {
+	wantSHA = strings.ToLower(strings.TrimSpace(wantSHA))
+	if len(wantSHA) != 64 {
+		return "", errors.New("firmware: the expected SHA-256 must be 64 hex digits")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrWrite, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(path)
+		}
+	}()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(src, maxBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("firmware: upload cut short: %v", err)
+	}
+	if n > maxBytes {
+		return "", fmt.Errorf("firmware: binary larger than %d bytes", maxBytes)
+	}
+	if n == 0 {
+		return "", errors.New("firmware: empty upload")
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if got != wantSHA {
+		return "", fmt.Errorf("firmware: SHA-256 mismatch: upload is %s, expected %s", got, wantSHA)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("%w: fsync: %v", ErrWrite, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("%w: close: %v", ErrWrite, err)
+	}
+	if err := CheckELF(path, a); err != nil {
+		return "", err
+	}
+	ok = true
+	return got, nil
 }
 
 // keepPrev makes exe.prev a copy of exe (a hard link when it can).

@@ -137,10 +137,14 @@ export class Live {
 export const getBoard = () => request('GET', '/api/board');
 export const restartBoard = () => request('POST', '/api/board/restart');
 
-export async function uploadFirmware(file, sha) {
+export const getRollout = () => request('GET', '/api/cluster/upgrade');
+
+// uploadFirmware sends the binary to this board (path /api/board/firmware) or, for a rolling
+// upgrade of the whole cluster coordinated by this board, to /api/cluster/upgrade.
+export async function uploadFirmware(file, sha, path = '/api/board/firmware') {
   let res;
   try {
-    res = await fetch('/api/board/firmware', {
+    res = await fetch(path, {
       method: 'POST', credentials: 'same-origin', body: file,
       headers: { Accept: 'application/json', 'Content-Type': 'application/octet-stream', 'X-Firmware-Sha256': sha, ...csrfHeader },
     });

@@ -36,6 +36,7 @@ export class BoardView {
     $('fw-file').addEventListener('change', () => this.pick());
     $('fw-confirm').addEventListener('change', () => this.syncUpload());
     $('fw-upload').addEventListener('click', () => this.upload());
+    $('fw-rollout').addEventListener('click', () => this.rollout());
   }
 
   // show starts polling /api/board and, when allowed, the log stream; hide stops both.
@@ -172,7 +173,41 @@ export class BoardView {
 
   syncUpload() {
     $('fw-upload').disabled = !(this.file && this.fileSum && $('fw-confirm').checked && this.canControl() && !this.waitFor);
+    $('fw-rollout').disabled = $('fw-upload').disabled;
     $('board-restart').disabled = !this.canControl();
+  }
+
+  // rollout hands the binary to this board, which upgrades every board one at a time (followers
+  // first, then the master, itself last); the page shows its progress until it restarts itself.
+  async rollout() {
+    if (!this.file || !$('fw-confirm').checked) return;
+    if (!window.confirm(t('rolloutConfirm'))) return;
+    $('fw-rollout').disabled = $('fw-upload').disabled = true;
+    try {
+      const st = await api.uploadFirmware(this.file, this.fileSum, '/api/cluster/upgrade');
+      this.waitFor = { sha: st.sha256 || this.fileSum };
+      this.showRollout(st);
+      clearInterval(this.rollTimer);
+      this.rollTimer = setInterval(async () => {
+        try {
+          const s = await api.getRollout();
+          this.showRollout(s);
+          if (!s.running) clearInterval(this.rollTimer);
+        } catch { /* this board restarts last */ }
+      }, 1000);
+    } catch (e) {
+      this.toast(`${t('fwRolloutBtn')}: ${e.message} (${e.status})`, true);
+      if (e.status === 401) this.onAuth(401);
+    }
+    this.syncUpload();
+  }
+
+  showRollout(s) {
+    if (!s || typeof s !== 'object') return;
+    const done = Array.isArray(s.done) ? s.done.map((d) => `${d.board}: ${d.msg}`) : [];
+    const head = Array.isArray(s.order) ? t('rolloutOrder', { o: s.order.join(' → ') }) : '';
+    setText($('fw-rollout-status'), [head, ...done, s.error ? t('rolloutFailed', { e: s.error }) : ''].filter(Boolean).join('\n'));
+    $('fw-rollout-status').className = s.error ? 'err' : 'muted';
   }
 
   async upload() {
