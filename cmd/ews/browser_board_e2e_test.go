@@ -95,3 +95,40 @@ func TestBrowserBoardPage(t *testing.T) {
 		t.Fatalf("page errors: %q", errs)
 	}
 }
+
+// TestBrowserRollingUpgrade clicks "Upgrade every board" on a follower's board page.
+func TestBrowserRollingUpgrade(t *testing.T) {
+	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	boards := ownCopyCluster(t, 3, v1)
+	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	ews2 := boards[1]
+	tb := openBrowser(t)("rollout@ews2")
+	tb.run(t, "stub confirm", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+			page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.confirm = () => true;`})
+		return err
+	}))
+	tb.run(t, "open ews2's board page", chromedp.Navigate("http://"+ews2.http+"/#board"))
+	tb.wait(t, "version test-1", `document.querySelector('#board-facts dd[data-k="bVersion"]')?.textContent === 'test-1'`, 15*time.Second)
+	tb.run(t, "log in", chromedp.Click(chromedp.CSS(`#login-btn`)))
+	tb.wait(t, "dialog", `document.getElementById('login-dlg').open`, 5*time.Second)
+	tb.run(t, "token", chromedp.SendKeys(chromedp.CSS(`#login-token`), demo.Token), chromedp.Click(chromedp.CSS(`#login-submit`)))
+	tb.run(t, "pick", chromedp.SetUploadFiles(chromedp.CSS(`#fw-file`), []string{v2}))
+	tb.wait(t, "checksum shown", `document.getElementById('fw-sum').textContent === '`+fileSHA(t, v2)+`'`, 30*time.Second)
+	tb.run(t, "confirm and roll out", chromedp.Click(chromedp.CSS(`#fw-confirm`)), chromedp.Click(chromedp.CSS(`#fw-rollout`)))
+	tb.wait(t, "order shown", `document.getElementById('fw-rollout-status').textContent.includes('ews3 → ews1 → ews2')`, 10*time.Second)
+	tb.wait(t, "the master done", `document.getElementById('fw-rollout-status').textContent.includes('ews1: version test-1 -> test-2')`, 90*time.Second)
+	tb.wait(t, "this board on test-2", `document.querySelector('#board-facts dd[data-k="bVersion"]')?.textContent === 'test-2'`, 60*time.Second)
+	testutil.EventuallyWithin(t, "every board on test-2", 30*time.Second, func() bool {
+		for _, b := range boards {
+			if i, err := b.info(); err != nil || i.Version != "test-2" || i.Runstate != "running" {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("rollout status on the page:\n%s", evalIn[string](t, tb, `document.getElementById('fw-rollout-status').textContent`))
+	if errs := tb.errs.all(); len(errs) > 0 {
+		t.Fatalf("page errors: %q", errs)
+	}
+}

@@ -191,6 +191,9 @@ export class BoardView {
       this.rollTimer = setInterval(async () => {
         try {
           const s = await api.getRollout();
+          // After this board restarted into the new binary, it knows nothing of the rollout: keep
+          // what the page saw.
+          if (!s.running && !(Array.isArray(s.done) && s.done.length) && !s.error) { clearInterval(this.rollTimer); return; }
           this.showRollout(s);
           if (!s.running) clearInterval(this.rollTimer);
         } catch { /* this board restarts last */ }
