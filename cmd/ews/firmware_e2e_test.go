@@ -440,7 +440,9 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 	if res.badN.Load() != 0 {
 		t.Fatalf("%d requests lost or answered badly: %v", res.badN.Load(), bad)
 	}
-	if log := boards[1].log.String(); !strings.Contains(log, "rolling upgrade started") || strings.Index(log, "board=ews3") > strings.Index(log, "board=ews1") {
+	log := boards[1].log.String()
+	i3, i1 := strings.Index(log, `msg="rolling upgrade" board=ews3`), strings.Index(log, `msg="rolling upgrade" board=ews1`)
+	if !strings.Contains(log, "rolling upgrade started") || i3 < 0 || i1 < 0 || i3 > i1 {
 		t.Fatalf("ews2's log does not show ews3 upgraded before ews1:\n%s", log)
 	}
 }
