@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -38,6 +39,28 @@ type rolloutState struct {
 	st     RolloutStatus
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	path   string // the status, kept across this board's own restart at the end; "" keeps none
+}
+
+// load reads the status a previous process of this board left (it
+// restarted itself as the rollout's last step).
+func (r *rolloutState) load(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.path = path
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &r.st) == nil {
+		r.st.Running = false
+	}
+}
+
+// saveLocked keeps the status on disk (best effort: it is for the page).
+func (r *rolloutState) saveLocked() {
+	if r.path == "" {
+		return
+	}
+	if b, err := json.Marshal(r.st); err == nil {
+		_ = os.WriteFile(r.path, b, 0o644)
+	}
 }
 
 func (r *rolloutState) get() RolloutStatus {
@@ -52,6 +75,7 @@ func (r *rolloutState) step(board, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Done = append(r.st.Done, RolloutStep{Board: board, Msg: msg})
+	r.saveLocked()
 }
 
 func (r *rolloutState) finish(err error) {
@@ -61,6 +85,7 @@ func (r *rolloutState) finish(err error) {
 	if err != nil {
 		r.st.Error = err.Error()
 	}
+	r.saveLocked()
 }
 
 func (n *Node) serveRolloutStatus(w http.ResponseWriter, r *http.Request) {
@@ -138,6 +163,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 	}
 	n.rollout.mu.Lock()
 	n.rollout.st.SHA256, n.rollout.st.Order = sum, names
+	n.rollout.saveLocked()
 	ctx, cancel := context.WithCancel(context.Background())
 	n.rollout.cancel = cancel
 	n.rollout.wg.Add(1)

@@ -140,6 +140,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.openLogs()
+	if n.exe != "" {
+		n.rollout.load(n.exe + ".rollout.json")
+	}
 	n.onClose(func() {
 		n.rollout.mu.Lock()
 		if n.rollout.cancel != nil {

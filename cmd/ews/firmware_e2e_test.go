@@ -446,3 +446,26 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 		t.Fatalf("ews2's log does not show ews3 upgraded before ews1:\n%s", log)
 	}
 }
+
+// TestFirmwareInterruptedTrial: the supervisor died during the trial (kill -9, a power cut) and
+// left its marker: the next start supervises the new binary and commits it once it serves.
+func TestFirmwareInterruptedTrial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	b := ownCopyCluster(t, 1, versionBinary(t, "test-1"))[0]
+	testutil.EventuallyWithin(t, "board serving", 30*time.Second, func() bool { i, err := b.info(); return err == nil && i.Runstate == "running" })
+	b.kill9()
+	exe := filepath.Join(filepath.Dir(b.cfg), b.name, "ews")
+	if err := os.WriteFile(exe+".upgrade", []byte(`{"sha256":"`+fileSHA(t, exe)+`","from_version":"test-0","ready_within":"30s"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.start(t, exe)
+	testutil.EventuallyWithin(t, "trial committed under a supervisor", 30*time.Second, func() bool {
+		i, err := b.info()
+		return err == nil && i.Runstate == "running" && i.Restart == "supervisor" && i.Last != nil && i.Last.Outcome == "committed"
+	})
+	if _, err := os.Stat(exe + ".upgrade"); err == nil {
+		t.Fatal("marker still there after the commit")
+	}
+}

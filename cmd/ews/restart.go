@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -35,6 +36,19 @@ func comeBack(e node.Exit, exe, httpAddr string, sigs <-chan os.Signal, log *slo
 		err := syscall.Exec(exe, os.Args, os.Environ())
 		fmt.Fprintf(stderr, "ews run: restart: exec %s: %v\n", exe, err)
 		return node.ExitCodeRestart
+	}
+	return superviseUpgrade(exe, httpAddr, sigs, log, stderr)
+}
+
+// superviseUpgrade runs the binary at exe as a supervised child until it
+// exits for good, rolling a pending upgrade back unless it serves in time.
+// sigs nil: it listens for SIGINT/SIGTERM itself.
+func superviseUpgrade(exe, httpAddr string, sigs <-chan os.Signal, log *slog.Logger, stderr io.Writer) int {
+	if sigs == nil {
+		c := make(chan os.Signal, 2)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(c)
+		sigs = c
 	}
 	sup := &firmware.Supervisor{
 		Exe: exe, Args: os.Args[1:], Env: os.Environ(), EnvKey: node.EnvSupervised,

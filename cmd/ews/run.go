@@ -12,6 +12,7 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/bootkey"
+	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/logring"
 )
 
@@ -60,6 +61,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}
 	exe := node.Executable()
+	// A marker left by an upgrade whose supervisor died (power cut, kill -9)
+	// during the trial: this start runs the new binary, so run its trial now.
+	if _, pending := firmware.Pending(exe); pending && exe != "" && os.Getenv(node.EnvSupervised) != "1" {
+		log.Warn("an upgrade's trial was cut short; supervising the new binary until it serves")
+		return superviseUpgrade(exe, cfg.Node.HTTP, nil, log, stderr)
+	}
 	n, err := node.New(cfg, log, node.WithLogRing(ring), node.WithExecutable(exe))
 	if err != nil {
 		printConfigError(stderr, err)
