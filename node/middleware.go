@@ -22,6 +22,10 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		n.inFlight.Add(1)
 		defer n.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
+		maxBody, firmware := maxBody, r.Method == http.MethodPost && (r.URL.Path == firmwarePath || r.URL.Path == "/api/cluster/upgrade")
+		if firmware {
+			maxBody = MaxFirmwareBytes // streamed to disk by serveFirmware, never buffered
+		}
 		if maxBody > 0 {
 			if r.ContentLength > maxBody {
 				httpx.Error(sw, http.StatusRequestEntityTooLarge, "request body of %d bytes is over the limit of %d bytes", r.ContentLength, maxBody)
@@ -29,7 +33,7 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
-			if r.ContentLength < 0 && !readBody(sw, r, maxBody) {
+			if r.ContentLength < 0 && !firmware && !readBody(sw, r, maxBody) {
 				n.observe(r, sw, start)
 				return
 			}

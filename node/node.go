@@ -23,6 +23,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
+	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/state"
@@ -92,10 +93,29 @@ type Node struct {
 	closers   []func() // run in reverse order at shutdown
 
 	extraRoutes map[string]http.Handler // tests only
+
+	// board page, restart and firmware (board.go, restart.go, firmware.go)
+	started   time.Time
+	exe       string        // the running binary; "" when unknown
+	exeSum    exeSum        // its SHA-256, hashed once
+	exit      atomic.Int32  // Exit: why Run returns
+	stopReq   chan struct{} // closed by requestExit
+	upgradeMu sync.Mutex    // one upload at a time
+	logs      *logring.Ring // recent log lines; nil without WithLogRing
+	logHub    *events.Hub   // /events?scope=log
+	rollout   rolloutState  // POST /api/cluster/upgrade
 }
 
 // Option changes how New builds a Node.
 type Option func(*Node)
+
+// WithLogRing serves ring's lines (the node's logger must tee into it) on
+// the board page's authenticated log stream, GET /events?scope=log.
+func WithLogRing(ring *logring.Ring) Option { return func(n *Node) { n.logs = ring } }
+
+// WithExecutable names the running binary that a firmware upload replaces
+// (Executable() in `ews run`; without it uploads are refused).
+func WithExecutable(path string) Option { return func(n *Node) { n.exe = path } }
 
 // New builds a node from a validated config. It opens nothing yet that
 // another process could notice; Run listens.
@@ -103,7 +123,8 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, log: log, timeouts: DefaultTimeouts(), reg: prometheus.NewRegistry()}
+	n := &Node{cfg: cfg, log: log, timeouts: DefaultTimeouts(), reg: prometheus.NewRegistry(),
+		started: time.Now(), stopReq: make(chan struct{})}
 	for _, o := range opts {
 		o(n)
 	}
@@ -134,6 +155,18 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 		n.close()
 		return nil, err
 	}
+	n.openLogs()
+	if n.exe != "" {
+		n.rollout.load(n.exe + ".rollout.json")
+	}
+	n.onClose(func() {
+		n.rollout.mu.Lock()
+		if n.rollout.cancel != nil {
+			n.rollout.cancel()
+		}
+		n.rollout.mu.Unlock()
+		n.rollout.wg.Wait()
+	})
 	n.creds.Store(n.auth.Fingerprint(sc.Key))
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
@@ -217,6 +250,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	srv.RegisterOnShutdown(n.hub.Close)
 	srv.RegisterOnShutdown(n.localHub.Close)
+	srv.RegisterOnShutdown(n.logHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// Our row and, when we are master, the queue exist before we say we
@@ -238,14 +272,18 @@ func (n *Node) Run(ctx context.Context) error {
 		n.cluster.Shutdown()
 		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
+	case <-n.stopReq:
+		n.log.Info("stopping for a " + n.Exit().String())
 	}
 	n.ready.Store(false)
 	wd.Stopping()
 	// Hand mastership over first, so peers take over while we drain.
 	n.cluster.Shutdown()
 	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
-	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
-	defer cancel()
+	// scancel, not cancel: the deferred stop of the loops above must keep
+	// the loops' own cancel (Run may return without ctx being cancelled).
+	sctx, scancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
+	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		n.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
 		_ = srv.Close()

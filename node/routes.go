@@ -26,13 +26,22 @@ func (n *Node) routes(mux *http.ServeMux) error {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{n.log}}))
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("scope") == "local" {
+		switch r.URL.Query().Get("scope") {
+		case "local":
 			n.localHub.ServeHTTP(w, r)
+			return
+		case "log":
+			n.auth.Require(n.logHub).ServeHTTP(w, r)
 			return
 		}
 		n.hub.ServeHTTP(w, r)
 	})
 	n.auth.Register(mux)
+	mux.HandleFunc("GET /api/board", n.serveBoard)
+	mux.Handle("POST /api/board/restart", n.auth.Require(http.HandlerFunc(n.serveRestart)))
+	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
+	mux.Handle("POST /api/cluster/upgrade", n.auth.Require(http.HandlerFunc(n.serveRollout)))
+	mux.Handle("POST "+firmwarePath, n.auth.Require(http.HandlerFunc(n.serveFirmware)))
 
 	work := http.NewServeMux()
 	n.api.Register(work)

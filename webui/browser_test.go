@@ -320,8 +320,8 @@ func TestBrowser(t *testing.T) {
 		if !evalJS[bool](t, ctx, `document.getElementById('log-empty').hidden === (document.querySelectorAll('#log li').length > 0)`) {
 			t.Fatal("'no events yet' is shown with events, or hidden without any")
 		}
-		if h := evalJS[string](t, ctx, `document.querySelector('#boards .row[data-board="ews1"] .bname').href`); h != "http://127.0.0.1:8081/" {
-			t.Fatalf("ews1's name links to %q, want its own page http://127.0.0.1:8081/", h)
+		if h := evalJS[string](t, ctx, `document.querySelector('#boards .row[data-board="ews1"] .bname').href`); h != "http://127.0.0.1:8081/#board" {
+			t.Fatalf("ews1's name links to %q, want its own page http://127.0.0.1:8081/#board", h)
 		}
 		if tip := evalJS[string](t, ctx, `document.querySelector('#boards .hdr [data-i18n="links"]').title`); !strings.Contains(tip, "linknum / capacity") {
 			t.Fatalf("LINKS header title %q: want it explained as linknum / capacity", tip)

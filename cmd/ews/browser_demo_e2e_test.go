@@ -29,7 +29,7 @@ func TestBrowserDemoTakeover(t *testing.T) {
 	a.wait(t, "three rows", `document.querySelectorAll('#boards .row:not(.hdr)').length === 3`, 15*time.Second)
 	a.wait(t, "ews1 master", `document.querySelector('#boards .row[data-board="ews1"] .c-role').textContent.includes('master')`, 15*time.Second)
 	a.wait(t, "no events yet", `!document.getElementById('log-empty').hidden && document.querySelectorAll('#log li').length === 0`, 5*time.Second)
-	if got, want := evalIn[string](t, a, `document.querySelector('#boards .row[data-board="ews2"] .bname').href`), d.urls["ews2"]; got != want {
+	if got, want := evalIn[string](t, a, `document.querySelector('#boards .row[data-board="ews2"] .bname').href`), d.urls["ews2"]+"#board"; got != want {
 		t.Fatalf("ews2's name links to %q, want its own page %q", got, want)
 	}
 

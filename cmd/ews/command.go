@@ -31,6 +31,7 @@ func commands() []command {
 		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", cmdBench},
 		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
 		{"cluster", "init [--out PATH] | join BUNDLE [--etc DIR]", "make the cluster secret bundle once; install it on each board", cmdCluster},
+		{"upgrade", "--url URL --binary PATH [--token TOKEN]", "rolling firmware upgrade, one board at a time, master last", cmdUpgrade},
 		{"version", "", "print version, commit, Go version and target", cmdVersion},
 	}
 }

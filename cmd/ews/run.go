@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,6 +12,8 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/bootkey"
+	"github.com/ews-firmware/ews/node/firmware"
+	"github.com/ews-firmware/ews/node/logring"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -30,6 +33,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews run: %v\n", err)
 		return exitUsage
 	}
+	// The board page's live log: the last lines, teed from this logger.
+	ring := logring.New(logring.DefaultSize)
+	log = slog.New(ring.Tee(log.Handler()))
 	p, err := config.Find(*path)
 	if err != nil {
 		fmt.Fprintf(stderr, "ews run: %v\n", err)
@@ -54,7 +60,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if _, err := bootkey.Migrate(cfg, log, bootkey.Options{}); err != nil {
 		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}
-	n, err := node.New(cfg, log)
+	exe := node.Executable()
+	// A marker left by an upgrade whose supervisor died (power cut, kill -9)
+	// during the trial: this start runs the new binary, so run its trial now.
+	if _, pending := firmware.Pending(exe); pending && exe != "" && os.Getenv(node.EnvSupervised) != "1" {
+		log.Warn("an upgrade's trial was cut short; supervising the new binary until it serves")
+		return superviseUpgrade(exe, cfg.Node.HTTP, nil, log, stderr)
+	}
+	n, err := node.New(cfg, log, node.WithLogRing(ring), node.WithExecutable(exe))
 	if err != nil {
 		printConfigError(stderr, err)
 		return exitError
@@ -65,18 +78,33 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	ran := make(chan struct{})
 	go func() {
-		s := <-sigs
+		var s os.Signal
+		select {
+		case s = <-sigs:
+		case <-ran:
+			return
+		}
 		log.Info("signal: shutting down gracefully; send it again to exit at once", "signal", s.String())
 		cancel()
-		s = <-sigs
+		select {
+		case s = <-sigs:
+		case <-ran:
+			return
+		}
 		log.Warn("second signal: exiting now", "signal", s.String())
 		os.Exit(exitError)
 	}()
-	if err := n.Run(ctx); err != nil {
+	err = n.Run(ctx)
+	close(ran)
+	if err != nil {
 		log.Error("node stopped", "err", err)
 		fmt.Fprintf(stderr, "ews run: %v\n", err)
 		return exitError
 	}
-	return exitOK
+	if ctx.Err() != nil {
+		return exitOK // a signal, even if a restart was asked for too
+	}
+	return comeBack(n.Exit(), exe, cfg.Node.HTTP, sigs, log, stderr)
 }

@@ -76,7 +76,13 @@ func Run(ctx context.Context, o Options) error {
 		if err := os.WriteFile(path, []byte(Config(boards, i, key, cgiDir)), 0o600); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		cmd := exec.Command(o.Exe, "run", "--config", path, "--log-level", o.LogLevel)
+		// Each board runs its own copy of the binary: a firmware upload
+		// from a board's page replaces that board's file only.
+		exe, err := ownBinary(o.Exe, filepath.Join(o.Dir, b.Name))
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(exe, "run", "--config", path, "--log-level", o.LogLevel)
 		cmd.Stdout = prefixed(o.Stderr, b.Name)
 		cmd.Stderr = prefixed(o.Stderr, b.Name)
 		// Own process group: a terminal's Ctrl-C reaches only the demo, which

@@ -131,3 +131,28 @@ export class Live {
     if (!this.es) this.start();
   }
 }
+
+// The board page: this board's facts, restart, firmware upload (body = the binary, with the
+// SHA-256 the user confirmed).
+export const getBoard = () => request('GET', '/api/board');
+export const restartBoard = () => request('POST', '/api/board/restart');
+
+export const getRollout = () => request('GET', '/api/cluster/upgrade');
+
+// uploadFirmware sends the binary to this board (path /api/board/firmware) or, for a rolling
+// upgrade of the whole cluster coordinated by this board, to /api/cluster/upgrade.
+export async function uploadFirmware(file, sha, path = '/api/board/firmware') {
+  let res;
+  try {
+    res = await fetch(path, {
+      method: 'POST', credentials: 'same-origin', body: file,
+      headers: { Accept: 'application/json', 'Content-Type': 'application/octet-stream', 'X-Firmware-Sha256': sha, ...csrfHeader },
+    });
+  } catch (e) {
+    throw new ApiError(0, e && e.message ? e.message : 'network error');
+  }
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok) throw new ApiError(res.status, data && typeof data.error === 'string' ? data.error : 'HTTP ' + res.status);
+  return data || {};
+}

@@ -4,6 +4,7 @@ import { t, applyStatic, current, setLang, num } from './i18n.js';
 import * as api from './api.js';
 import { DevicesView, numeric, kind } from './devices.js';
 import { ClusterView } from './cluster.js';
+import { BoardView } from './board.js';
 import { initTheme } from './theme.js';
 
 const HISTORY = 60; // readings kept per device for its sparkline
@@ -42,6 +43,11 @@ devicesView.histFor = (name) => state.history.get(name) || [];
 const clusterView = new ClusterView({
   head: $('cluster-head'), boards: $('boards'), queue: $('queue'),
   chart: $('rps'), legend: $('rps-legend'), log: $('log'), logEmpty: $('log-empty'),
+});
+const boardView = new BoardView({
+  canControl: () => canControl(),
+  onAuth: () => { setLoggedIn(false); openLogin(); },
+  toast: (msg, bad) => toast(msg, bad),
 });
 const showTheme = initTheme($('theme'), (s) => t('toTheme', { s: t(s) }), () => {
   devicesView.relabel(state.devices, state.history); // canvases take their colours from CSS variables
@@ -176,6 +182,7 @@ function renderAuth() {
   $('login-btn').hidden = !needs || state.loggedIn;
   $('logout-btn').hidden = !needs || !state.loggedIn;
   $('readonly').hidden = canControl();
+  boardView.authChanged();
   devicesDirty = true;
   schedule();
 }
@@ -266,12 +273,14 @@ $('banner-retry').addEventListener('click', () => live.retryNow());
 // ---- views, language
 
 function showView() {
-  const v = location.hash === '#cluster' ? 'cluster' : 'devices';
-  $('view-devices').hidden = v !== 'devices';
-  $('view-cluster').hidden = v !== 'cluster';
-  $('tab-devices').setAttribute('aria-selected', String(v === 'devices'));
-  $('tab-cluster').setAttribute('aria-selected', String(v === 'cluster'));
+  const v = { '#cluster': 'cluster', '#board': 'board' }[location.hash] || 'devices';
+  for (const k of ['devices', 'cluster', 'board']) {
+    $('view-' + k).hidden = v !== k;
+    $('tab-' + k).setAttribute('aria-selected', String(v === k));
+  }
   if (v === 'cluster') clusterView.drawChart(Date.now());
+  if (v === 'board') boardView.show();
+  else boardView.hide();
 }
 window.addEventListener('hashchange', showView);
 
@@ -281,6 +290,7 @@ function relabel() {
   showTheme();
   devicesView.relabel(state.devices, state.history);
   clusterView.relabel();
+  if (boardView.info) boardView.render(boardView.info);
   renderBanner();
   if (!$('view-cluster').hidden) clusterView.drawChart(Date.now());
 }
@@ -319,4 +329,4 @@ api.getSession().then((s) => {
   }
   renderAuth();
 });
-window.ews = { state, devicesView, clusterView }; // for debugging from the console and for tests
+window.ews = { state, devicesView, clusterView, boardView }; // for debugging from the console and for tests

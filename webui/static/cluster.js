@@ -39,7 +39,7 @@ export function boardURL(http) {
 }
 
 function setBoardLink(a, n) {
-  const url = boardURL(n.http);
+  const url = boardURL(n.http) && boardURL(n.http) + '#board'; // its own board page
   if (url) {
     if (a.getAttribute('href') !== url) a.href = url;
     a.title = t('openBoard', { b: n.name });

@@ -1,0 +1,73 @@
+package node
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/buildinfo"
+	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/firmware"
+)
+
+// Firmware upload limits.
+const (
+	MaxFirmwareBytes = 64 << 20         // a static ews is ~14 MB
+	ReadyWithin      = 60 * time.Second // the new binary must serve within this, else it is rolled back
+	firmwarePath     = "/api/board/firmware"
+	// HeaderFirmwareSHA256 carries the SHA-256 (hex) the user confirmed.
+	HeaderFirmwareSHA256 = "X-Firmware-Sha256"
+)
+
+// serveFirmware is POST /api/board/firmware: the body is the new binary,
+// the header its SHA-256. It is checked (hash, ELF machine), swapped in
+// atomically (the old one kept as .prev), and the board restarts into it;
+// the supervisor rolls it back unless it is ready within ReadyWithin.
+func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
+	if n.exe == "" {
+		httpx.Error(w, http.StatusNotImplemented, "node: firmware upgrade: the running executable is unknown")
+		return
+	}
+	want := r.Header.Get(HeaderFirmwareSHA256)
+	if want == "" {
+		want = r.URL.Query().Get("sha256")
+	}
+	if want == "" {
+		httpx.Error(w, http.StatusBadRequest, "node: firmware upgrade needs the binary's SHA-256 in the %s header", HeaderFirmwareSHA256)
+		return
+	}
+	if r.ContentLength > MaxFirmwareBytes {
+		httpx.Error(w, http.StatusRequestEntityTooLarge, "node: firmware larger than %d bytes", MaxFirmwareBytes)
+		return
+	}
+	if n.Exit() != ExitStop {
+		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
+		return
+	}
+	n.upgradeMu.Lock()
+	defer n.upgradeMu.Unlock()
+	m, err := firmware.Stage(n.exe, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), firmware.Marker{
+		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
+	})
+	if err != nil {
+		status := http.StatusBadRequest
+		switch {
+		case errors.Is(err, firmware.ErrPending):
+			status = http.StatusConflict
+		case errors.Is(err, firmware.ErrWrite):
+			status = http.StatusInternalServerError
+		}
+		n.log.Warn("firmware upload refused", "remote", r.RemoteAddr, "err", err)
+		httpx.Error(w, status, "%v", err)
+		return
+	}
+	if !n.requestExit(ExitUpgrade) {
+		// A plain restart won the race; it would start the new binary
+		// without a supervisor to roll it back: undo the swap.
+		_ = firmware.Rollback(n.exe, m, "a restart was already under way", time.Now())
+		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
+		return
+	}
+	n.log.Warn("firmware staged, restarting into it", "sha256", m.SHA256, "from_version", m.FromVersion, "ready_within", m.ReadyWithin)
+	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "upgrading", "name": n.cfg.Node.Name, "sha256": m.SHA256, "from_version": m.FromVersion, "ready_within": m.ReadyWithin})
+}

@@ -1,0 +1,317 @@
+// Package firmware stages a new ews binary next to the running one, checks it, and commits or rolls it back.
+package firmware
+
+import (
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Files next to the running binary exe:
+//
+//	exe.new      the upload, while it is written (removed on any error)
+//	exe.prev     the binary that ran before the last upgrade
+//	exe.upgrade  the pending-upgrade marker (JSON Marker) until the new binary is ready
+//	exe.result   the last upgrade's outcome (JSON Result)
+const (
+	suffixNew    = ".new"
+	suffixPrev   = ".prev"
+	suffixMarker = ".upgrade"
+	suffixResult = ".result"
+)
+
+// ErrWrite wraps failures to write next to the running binary (a read-only
+// /usr/bin under systemd's ProtectSystem, a full disk).
+var ErrWrite = errors.New("firmware: cannot write next to the running binary")
+
+// ErrPending is returned by Stage while another upgrade waits for its verdict.
+var ErrPending = errors.New("firmware: an upgrade is already pending on this board")
+
+// Marker says an upgrade was swapped in and must report ready by Deadline.
+type Marker struct {
+	SHA256      string    `json:"sha256"`
+	FromVersion string    `json:"from_version"`
+	Staged      time.Time `json:"staged"`
+	ReadyWithin string    `json:"ready_within"` // a time.Duration
+}
+
+// Result is the last upgrade's outcome, shown on the board page.
+type Result struct {
+	SHA256      string    `json:"sha256"`
+	FromVersion string    `json:"from_version"`
+	Outcome     string    `json:"outcome"` // "committed" or "rolled back"
+	Reason      string    `json:"reason,omitempty"`
+	At          time.Time `json:"at"`
+}
+
+// Arch is what a binary must be built for to run here.
+type Arch struct {
+	GOARCH string // runtime.GOARCH
+	GOARM  string // "6", "7" on 32-bit ARM, else ""
+}
+
+// Here is this binary's arch.
+func Here(goarm string) Arch { return Arch{GOARCH: runtime.GOARCH, GOARM: goarm} }
+
+var machines = map[string]elf.Machine{
+	"arm":     elf.EM_ARM,
+	"arm64":   elf.EM_AARCH64,
+	"amd64":   elf.EM_X86_64,
+	"386":     elf.EM_386,
+	"riscv64": elf.EM_RISCV,
+}
+
+// CheckELF refuses anything but a Linux executable for a's machine.
+// (ARMv6 and ARMv7 binaries share EM_ARM; a v7 binary on a v6 board
+// fails at start and is rolled back.)
+func CheckELF(path string, a Arch) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("firmware: not an ELF executable: %v", err)
+	}
+	defer f.Close()
+	want, ok := machines[a.GOARCH]
+	if !ok {
+		return fmt.Errorf("firmware: this board's arch %s is not supported for upgrades", a.GOARCH)
+	}
+	if f.Machine != want {
+		return fmt.Errorf("firmware: binary is for %s, this board needs %s (%s)", strings.TrimPrefix(f.Machine.String(), "EM_"), strings.TrimPrefix(want.String(), "EM_"), a.GOARCH)
+	}
+	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
+		return fmt.Errorf("firmware: ELF type %s is not an executable", f.Type)
+	}
+	return nil
+}
+
+// Stage writes src to exe.new, checks its SHA-256 against wantSHA (hex,
+// what the user confirmed) and its ELF machine against a, fsyncs it, keeps
+// the running binary as exe.prev, writes the marker, and renames the new
+// binary over exe. maxBytes bounds the upload. On any error nothing changes.
+func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, m Marker) (Marker, error) {
+	if _, err := os.Stat(exe + suffixMarker); err == nil {
+		return m, ErrPending
+	}
+	tmp := exe + suffixNew
+	got, err := Receive(tmp, src, maxBytes, wantSHA, a)
+	if err != nil {
+		return m, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(tmp)
+		}
+	}()
+	if err := keepPrev(exe); err != nil {
+		return m, fmt.Errorf("%w: %v", ErrWrite, err)
+	}
+	m.SHA256 = got
+	m.Staged = m.Staged.UTC()
+	if err := writeJSON(exe+suffixMarker, m); err != nil {
+		return m, fmt.Errorf("%w: %v", ErrWrite, err)
+	}
+	if err := os.Rename(tmp, exe); err != nil {
+		os.Remove(exe + suffixMarker)
+		return m, fmt.Errorf("%w: swap: %v", ErrWrite, err)
+	}
+	ok = true
+	syncDir(exe)
+	return m, nil
+}
+
+// Receive writes src to path, checks its SHA-256 against wantSHA and its
+// ELF machine against a, and fsyncs it; it returns the SHA-256. On any
+// error path is removed.
+func Receive(path string, src io.Reader, maxBytes int64, wantSHA string, a Arch) (string, error) {
+	wantSHA = strings.ToLower(strings.TrimSpace(wantSHA))
+	if len(wantSHA) != 64 {
+		return "", errors.New("firmware: the expected SHA-256 must be 64 hex digits")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrWrite, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(path)
+		}
+	}()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(src, maxBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("firmware: upload cut short: %v", err)
+	}
+	if n > maxBytes {
+		return "", fmt.Errorf("firmware: binary larger than %d bytes", maxBytes)
+	}
+	if n == 0 {
+		return "", errors.New("firmware: empty upload")
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if got != wantSHA {
+		return "", fmt.Errorf("firmware: SHA-256 mismatch: upload is %s, expected %s", got, wantSHA)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("%w: fsync: %v", ErrWrite, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("%w: close: %v", ErrWrite, err)
+	}
+	if err := CheckELF(path, a); err != nil {
+		return "", err
+	}
+	ok = true
+	return got, nil
+}
+
+// keepPrev makes exe.prev a copy of exe (a hard link when it can).
+func keepPrev(exe string) error {
+	prev, tmp := exe+suffixPrev, exe+suffixPrev+".tmp"
+	os.Remove(tmp)
+	if err := os.Link(exe, tmp); err != nil {
+		if err := copyFile(exe, tmp); err != nil {
+			return fmt.Errorf("keep the running binary as %s: %v", filepath.Base(prev), err)
+		}
+	}
+	if err := os.Rename(tmp, prev); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("keep the running binary: %v", err)
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Pending returns the marker of an upgrade waiting for its verdict.
+func Pending(exe string) (Marker, bool) {
+	var m Marker
+	b, err := os.ReadFile(exe + suffixMarker)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return m, false
+	}
+	return m, true
+}
+
+// Within is the marker's bound, def when it is unreadable.
+func (m Marker) Within(def time.Duration) time.Duration {
+	d, err := time.ParseDuration(m.ReadyWithin)
+	if err != nil || d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Commit accepts the pending upgrade: the new binary reported ready.
+func Commit(exe string, m Marker, now time.Time) error {
+	if err := os.Remove(exe + suffixMarker); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("firmware: commit: %v", err)
+	}
+	_ = writeJSON(exe+suffixResult, Result{SHA256: m.SHA256, FromVersion: m.FromVersion, Outcome: "committed", At: now.UTC()})
+	syncDir(exe)
+	return nil
+}
+
+// Rollback puts exe.prev back as exe and clears the marker.
+func Rollback(exe string, m Marker, reason string, now time.Time) error {
+	prev := exe + suffixPrev
+	if _, err := os.Stat(prev); err != nil {
+		return fmt.Errorf("firmware: rollback: no %s to restore: %v", filepath.Base(prev), err)
+	}
+	// Keep prev: link it back over exe, atomically.
+	tmp := exe + suffixNew
+	os.Remove(tmp)
+	if err := os.Link(prev, tmp); err != nil {
+		if err := copyFile(prev, tmp); err != nil {
+			return fmt.Errorf("firmware: rollback: %v", err)
+		}
+	}
+	if err := os.Rename(tmp, exe); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("firmware: rollback: %v", err)
+	}
+	os.Remove(exe + suffixMarker)
+	_ = writeJSON(exe+suffixResult, Result{SHA256: m.SHA256, FromVersion: m.FromVersion, Outcome: "rolled back", Reason: reason, At: now.UTC()})
+	syncDir(exe)
+	return nil
+}
+
+// Last returns the last upgrade's outcome, if any.
+func Last(exe string) (Result, bool) {
+	var r Result
+	b, err := os.ReadFile(exe + suffixResult)
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		return r, false
+	}
+	return r, true
+}
+
+// SHA256File hashes a file (the running binary, for /api/board).
+func SHA256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %v", filepath.Base(path), err)
+	}
+	if f, err := os.Open(tmp); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %v", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func syncDir(exe string) {
+	if d, err := os.Open(filepath.Dir(exe)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

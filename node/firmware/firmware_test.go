@@ -1,0 +1,129 @@
+package firmware
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// selfELF is this test binary: a real executable for this machine.
+func selfELF(t *testing.T) []byte {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func board(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "ews")
+	if err := os.WriteFile(exe, []byte("old binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func TestStageRefuses(t *testing.T) {
+	elfBin := selfELF(t)
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	for _, tc := range []struct {
+		name    string
+		body    []byte
+		sha     string
+		arch    Arch
+		max     int64
+		wantErr string
+	}{
+		{"short sha", elfBin, "abc", Here(""), 1 << 30, "64 hex digits"},
+		{"sha mismatch", elfBin, sum([]byte("other")), Here(""), 1 << 30, "SHA-256 mismatch"},
+		{"not elf", []byte("#!/bin/sh\nexit 1\n"), sum([]byte("#!/bin/sh\nexit 1\n")), Here(""), 1 << 30, "not an ELF"},
+		{"wrong arch", elfBin, sum(elfBin), Arch{GOARCH: other}, 1 << 30, "this board needs"},
+		{"too big", elfBin, sum(elfBin), Here(""), 100, "larger than 100 bytes"},
+		{"empty", nil, sum(nil), Here(""), 100, "empty upload"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exe := board(t)
+			_, err := Stage(exe, bytes.NewReader(tc.body), tc.max, tc.sha, tc.arch, Marker{})
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+			}
+			if b, _ := os.ReadFile(exe); string(b) != "old binary" {
+				t.Fatal("the running binary changed after a refused upload")
+			}
+			left, _ := filepath.Glob(exe + ".*")
+			if len(left) != 0 {
+				t.Fatalf("a refused upload left files: %v", left)
+			}
+		})
+	}
+}
+
+func TestStageCommitRollback(t *testing.T) {
+	elfBin := selfELF(t)
+	exe := board(t)
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	m, err := Stage(exe, bytes.NewReader(elfBin), 1<<30, strings.ToUpper(sum(elfBin)), Here(""), Marker{FromVersion: "v1", Staged: now, ReadyWithin: "5s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(exe); !bytes.Equal(got, elfBin) {
+		t.Fatal("exe is not the new binary")
+	}
+	if got, _ := os.ReadFile(exe + ".prev"); string(got) != "old binary" {
+		t.Fatalf("prev = %q", got)
+	}
+	p, ok := Pending(exe)
+	if !ok || p.SHA256 != sum(elfBin) || p.Within(time.Minute) != 5*time.Second {
+		t.Fatalf("pending %+v %v", p, ok)
+	}
+	if _, err := Stage(exe, bytes.NewReader(elfBin), 1<<30, sum(elfBin), Here(""), Marker{}); !errors.Is(err, ErrPending) {
+		t.Fatalf("second upload while pending: %v, want ErrPending", err)
+	}
+	if err := Rollback(exe, m, "exited", now); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(exe); string(got) != "old binary" {
+		t.Fatalf("after rollback exe = %q", got)
+	}
+	if _, ok := Pending(exe); ok {
+		t.Fatal("marker left after rollback")
+	}
+	if r, ok := Last(exe); !ok || r.Outcome != "rolled back" || r.Reason != "exited" || r.FromVersion != "v1" {
+		t.Fatalf("last %+v %v", r, ok)
+	}
+	// Again, and this time it is committed.
+	m, err = Stage(exe, bytes.NewReader(elfBin), 1<<30, sum(elfBin), Here(""), Marker{FromVersion: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Commit(exe, m, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Pending(exe); ok {
+		t.Fatal("marker left after commit")
+	}
+	if r, _ := Last(exe); r.Outcome != "committed" {
+		t.Fatalf("last %+v", r)
+	}
+	if s, err := SHA256File(exe); err != nil || s != sum(elfBin) {
+		t.Fatalf("SHA256File %s %v", s, err)
+	}
+}

@@ -1,0 +1,75 @@
+package node
+
+import (
+	"net/http"
+	"os"
+
+	"github.com/ews-firmware/ews/internal/httpx"
+)
+
+// Exit says why Run returned: a signal (ExitStop) or a request to restart
+// this board, with (ExitUpgrade) or without (ExitRestart) a new binary.
+type Exit int
+
+// Why Run returned.
+const (
+	ExitStop Exit = iota
+	ExitRestart
+	ExitUpgrade
+)
+
+func (e Exit) String() string {
+	switch e {
+	case ExitRestart:
+		return "restart"
+	case ExitUpgrade:
+		return "upgrade"
+	}
+	return "stop"
+}
+
+// EnvSupervised is set in the environment of an ews run started by the
+// upgrade supervisor (cmd/ews): such a board restarts by exiting with
+// ExitCodeRestart, and its supervisor starts it again.
+const EnvSupervised = "EWS_SUPERVISED"
+
+// ExitCodeRestart is the exit status that asks whoever started ews
+// (systemd's Restart=on-failure, the upgrade supervisor) to start it again.
+const ExitCodeRestart = 75
+
+// Exit is why Run returned (valid once it has).
+func (n *Node) Exit() Exit { return Exit(n.exit.Load()) }
+
+// requestExit stops Run gracefully, like SIGTERM, with reason e; false
+// when a restart or upgrade is already under way.
+func (n *Node) requestExit(e Exit) bool {
+	if !n.exit.CompareAndSwap(int32(ExitStop), int32(e)) {
+		return false
+	}
+	close(n.stopReq)
+	return true
+}
+
+// restartMode is how this board comes back after a restart: systemd
+// restarts it (Restart=on-failure), the upgrade supervisor does, or it
+// replaces itself in place (exec, same PID).
+func (n *Node) restartMode() string {
+	switch {
+	case os.Getenv(EnvSupervised) == "1":
+		return "supervisor"
+	case os.Getenv("INVOCATION_ID") != "" || os.Getenv("NOTIFY_SOCKET") != "":
+		return "systemd"
+	}
+	return "exec"
+}
+
+// serveRestart is POST /api/board/restart: answer, then drain and stop as
+// on SIGTERM; `ews run` starts the same binary again.
+func (n *Node) serveRestart(w http.ResponseWriter, r *http.Request) {
+	if !n.requestExit(ExitRestart) {
+		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
+		return
+	}
+	n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", n.restartMode())
+	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.cfg.Node.Name, "mode": n.restartMode()})
+}
