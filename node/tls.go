@@ -15,7 +15,8 @@ type security struct {
 	cert    tls.Certificate
 	server  *tls.Config // the HTTPS listener: asks peers for their certificate
 	client  *tls.Config // requests to peers: trusts the CA, presents cert
-	session []byte      // keys session cookies; nil: a per-process key
+	session []byte      // keys session cookies
+	handoff bool        // session is this process's own random key (SessionHandoff)
 }
 
 // on reports whether this board serves and speaks HTTPS.
@@ -53,6 +54,16 @@ func (n *Node) openSecurity() error {
 		if k, err := n.cfg.ClusterKey(); err == nil && len(k) > 0 {
 			n.sec.session = k
 		}
+	}
+	if n.sec.session == nil {
+		// No bundle and no cluster key (a standalone board): a random key of
+		// this process, handed to the process that replaces it on a restart
+		// or firmware upgrade (SessionHandoff), so logins survive those.
+		k, err := sessionFromEnv()
+		if err != nil {
+			return err
+		}
+		n.sec.session, n.sec.handoff = k, true
 	}
 	if !s.TLS {
 		return nil

@@ -21,7 +21,11 @@ import (
 // let them start it. A plain restart otherwise replaces this process in
 // place (exec, same PID). An upgrade becomes the supervisor of the new
 // binary: this old code rolls it back if it does not serve in time.
-func comeBack(e node.Exit, exe, httpAddr string, sigs <-chan os.Signal, log *slog.Logger, stderr io.Writer) int {
+func comeBack(e node.Exit, exe, httpAddr, handoff string, sigs <-chan os.Signal, log *slog.Logger, stderr io.Writer) int {
+	env := os.Environ()
+	if handoff != "" {
+		env = append(env, handoff) // the next process keeps this board's sessions
+	}
 	if e == node.ExitStop {
 		return exitOK
 	}
@@ -33,17 +37,17 @@ func comeBack(e node.Exit, exe, httpAddr string, sigs <-chan os.Signal, log *slo
 			return node.ExitCodeRestart // Restart=on-failure
 		}
 		log.Info("restarting in place", "exe", exe)
-		err := syscall.Exec(exe, os.Args, os.Environ())
+		err := syscall.Exec(exe, os.Args, env)
 		fmt.Fprintf(stderr, "ews run: restart: exec %s: %v\n", exe, err)
 		return node.ExitCodeRestart
 	}
-	return superviseUpgrade(exe, httpAddr, sigs, log, stderr)
+	return superviseUpgrade(exe, httpAddr, env, sigs, log, stderr)
 }
 
 // superviseUpgrade runs the binary at exe as a supervised child until it
 // exits for good, rolling a pending upgrade back unless it serves in time.
 // sigs nil: it listens for SIGINT/SIGTERM itself.
-func superviseUpgrade(exe, httpAddr string, sigs <-chan os.Signal, log *slog.Logger, stderr io.Writer) int {
+func superviseUpgrade(exe, httpAddr string, env []string, sigs <-chan os.Signal, log *slog.Logger, stderr io.Writer) int {
 	if sigs == nil {
 		c := make(chan os.Signal, 2)
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
@@ -51,7 +55,7 @@ func superviseUpgrade(exe, httpAddr string, sigs <-chan os.Signal, log *slog.Log
 		sigs = c
 	}
 	sup := &firmware.Supervisor{
-		Exe: exe, Args: os.Args[1:], Env: os.Environ(), EnvKey: node.EnvSupervised,
+		Exe: exe, Args: os.Args[1:], Env: env, EnvKey: node.EnvSupervised,
 		RestartCode: node.ExitCodeRestart, Default: node.ReadyWithin,
 		Ready: readyProbe(httpAddr), Signals: sigs,
 		Stdout: os.Stdout, Stderr: stderr, Log: log,

@@ -65,7 +65,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// during the trial: this start runs the new binary, so run its trial now.
 	if _, pending := firmware.Pending(exe); pending && exe != "" && os.Getenv(node.EnvSupervised) != "1" {
 		log.Warn("an upgrade's trial was cut short; supervising the new binary until it serves")
-		return superviseUpgrade(exe, cfg.Node.HTTP, nil, log, stderr)
+		return superviseUpgrade(exe, cfg.Node.HTTP, os.Environ(), nil, log, stderr)
 	}
 	n, err := node.New(cfg, log, node.WithLogRing(ring), node.WithExecutable(exe))
 	if err != nil {
@@ -106,5 +106,5 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil {
 		return exitOK // a signal, even if a restart was asked for too
 	}
-	return comeBack(n.Exit(), exe, cfg.Node.HTTP, sigs, log, stderr)
+	return comeBack(n.Exit(), exe, cfg.Node.HTTP, n.SessionHandoff(), sigs, log, stderr)
 }
