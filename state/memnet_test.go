@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,7 +19,9 @@ type simNet struct {
 	nodes  []*simNode
 	cut    map[[2]string]bool // from, to
 	warns  []string
-	dual   int // consecutive steps with two masters that hear each other
+	sent   map[MsgType]int // messages delivered, by type
+	bytes  map[string]int  // bytes sent, by sender (one copy per receiver)
+	dual   int             // consecutive steps with two masters that hear each other
 }
 
 type simNode struct {
@@ -31,12 +34,24 @@ type simNode struct {
 	runstate Runstate
 	creds    uint64   // ReportMsg.Creds
 	events   []Action // BecameMaster, SteppedDown, Followed
+	// speaks is the highest protocol version the board's build reads (0:
+	// ProtocolVersionMax); it sends at it too, as an older build would.
+	speaks uint8
+}
+
+// version is the highest protocol version n reads and sends.
+func (n *simNode) version() uint8 {
+	if n.speaks == 0 {
+		return ProtocolVersionMax
+	}
+	return n.speaks
 }
 
 var fastTiming = Timing{Heartbeat: 100 * time.Millisecond, TMax: time.Second, TThreshold: 500 * time.Millisecond, Tick: 20 * time.Millisecond}
 
 func newSimNet(t *testing.T, n int, timing Timing) *simNet {
-	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{}}
+	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{},
+		sent: map[MsgType]int{}, bytes: map[string]int{}}
 	for i := range n {
 		name := fmt.Sprintf("ews%d", i+1)
 		s.peers = append(s.peers, Peer{Rank: i, Name: name, Addr: fmt.Sprintf("10.0.0.%d:7946", i+1)})
@@ -63,6 +78,7 @@ func (s *simNet) start(names ...string) {
 		if err != nil {
 			s.t.Fatal(err)
 		}
+		e.Proto = n.version()
 		n.e, n.up, n.inbox, n.nextRep, n.runstate, n.inFlight = e, true, nil, s.now, Joining, 0
 	}
 }
@@ -92,15 +108,27 @@ func (s *simNet) partition(groups ...[]string) {
 
 func (s *simNet) heal() { s.cut = map[[2]string]bool{} }
 
+// send delivers m as Cluster.send does: to each board at the highest
+// version both speak, as far as the sender knows the receiver's.
 func (s *simNet) send(from string, to string, m Message) {
-	b, err := Encode(m)
-	if err != nil {
-		s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
-	}
+	src := s.node(from)
 	for _, n := range s.nodes {
 		if n.name == from || !n.up || (to != "" && n.name != to) || s.cut[[2]string{from, n.name}] {
 			continue
 		}
+		v := src.e.Proto
+		if pv := src.e.PeerVersion(n.name); pv != 0 {
+			v = min(v, pv)
+		}
+		b, err := EncodeVersion(m, v)
+		if errors.Is(err, ErrVersion) {
+			continue
+		}
+		if err != nil {
+			s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
+		}
+		s.sent[m.Type()]++
+		s.bytes[from] += len(b)
 		n.inbox = append(n.inbox, b)
 	}
 }
@@ -131,11 +159,14 @@ func (s *simNet) step() {
 		in := n.inbox
 		n.inbox = nil
 		for _, b := range in {
-			m, err := Decode(b)
+			if b[1] > n.version() {
+				continue // an older build refuses it unread
+			}
+			m, v, err := DecodeVersion(b)
 			if err != nil {
 				s.t.Fatalf("%s: decode: %v", n.name, err)
 			}
-			acts, _ := n.e.Receive(s.now, m)
+			acts, _ := n.e.ReceiveVersion(s.now, m, v)
 			s.do(n, acts)
 		}
 		if !s.now.Before(n.nextRep) {
