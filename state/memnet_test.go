@@ -19,9 +19,13 @@ type simNet struct {
 	nodes  []*simNode
 	cut    map[[2]string]bool // from, to
 	warns  []string
-	sent   map[MsgType]int // messages delivered, by type
-	bytes  map[string]int  // bytes sent, by sender (one copy per receiver)
-	dual   int             // consecutive steps with two masters that hear each other
+	// cpu, when not nil, adds up the thread CPU each board's step took
+	// (decode, protocol, encode of what it sends); see threadCPU.
+	cpu     map[string]time.Duration
+	sent    map[MsgType]int // messages delivered, by type
+	bytes   map[string]int  // bytes sent, by sender (one copy per receiver)
+	packets map[string]int  // messages sent, by sender (one per receiver)
+	dual    int             // consecutive steps with two masters that hear each other
 }
 
 type simNode struct {
@@ -37,6 +41,7 @@ type simNode struct {
 	// speaks is the highest protocol version the board's build reads (0:
 	// ProtocolVersionMax); it sends at it too, as an older build would.
 	speaks uint8
+	load   WireLoad // in its reports
 }
 
 // version is the highest protocol version n reads and sends.
@@ -51,7 +56,7 @@ var fastTiming = Timing{Heartbeat: 100 * time.Millisecond, TMax: time.Second, TT
 
 func newSimNet(t *testing.T, n int, timing Timing) *simNet {
 	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{},
-		sent: map[MsgType]int{}, bytes: map[string]int{}}
+		sent: map[MsgType]int{}, bytes: map[string]int{}, packets: map[string]int{}}
 	for i := range n {
 		name := fmt.Sprintf("ews%d", i+1)
 		s.peers = append(s.peers, Peer{Rank: i, Name: name, Addr: fmt.Sprintf("10.0.0.%d:7946", i+1)})
@@ -112,6 +117,7 @@ func (s *simNet) heal() { s.cut = map[[2]string]bool{} }
 // version both speak, as far as the sender knows the receiver's.
 func (s *simNet) send(from string, to string, m Message) {
 	src := s.node(from)
+	var encoded [ProtocolVersionMax + 1][]byte
 	for _, n := range s.nodes {
 		if n.name == from || !n.up || (to != "" && n.name != to) || s.cut[[2]string{from, n.name}] {
 			continue
@@ -120,15 +126,20 @@ func (s *simNet) send(from string, to string, m Message) {
 		if pv := src.e.PeerVersion(n.name); pv != 0 {
 			v = min(v, pv)
 		}
-		b, err := EncodeVersion(m, v)
-		if errors.Is(err, ErrVersion) {
-			continue
+		if encoded[v] == nil {
+			b, err := EncodeVersion(m, v)
+			if errors.Is(err, ErrVersion) {
+				continue
+			}
+			if err != nil {
+				s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
+			}
+			encoded[v] = b
 		}
-		if err != nil {
-			s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
-		}
+		b := encoded[v]
 		s.sent[m.Type()]++
 		s.bytes[from] += len(b)
+		s.packets[from]++
 		n.inbox = append(n.inbox, b)
 	}
 }
@@ -156,29 +167,42 @@ func (s *simNet) step() {
 		if !n.up {
 			continue
 		}
-		in := n.inbox
-		n.inbox = nil
-		for _, b := range in {
-			if b[1] > n.version() {
-				continue // an older build refuses it unread
-			}
-			m, v, err := DecodeVersion(b)
-			if err != nil {
-				s.t.Fatalf("%s: decode: %v", n.name, err)
-			}
-			acts, _ := n.e.ReceiveVersion(s.now, m, v)
-			s.do(n, acts)
+		if s.cpu != nil {
+			t0 := threadCPU()
+			s.stepNode(n)
+			s.cpu[n.name] += threadCPU() - t0
+			continue
 		}
-		if !s.now.Before(n.nextRep) {
-			n.nextRep = s.now.Add(s.timing.Heartbeat)
-			s.do(n, n.e.Local(s.now, ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate, Creds: n.creds}))
-			if n.runstate == Joining {
-				n.runstate = Running
-			}
-		}
-		s.do(n, n.e.Tick(s.now))
+		s.stepNode(n)
 	}
 	s.checkOneMasterPerSide()
+}
+
+// stepNode is one board's part of a step.
+func (s *simNet) stepNode(n *simNode) {
+	in := n.inbox
+	n.inbox = nil
+	for _, b := range in {
+		if b[1] > n.version() {
+			continue // an older build refuses it unread
+		}
+		m, v, err := DecodeVersion(b)
+		if err != nil {
+			s.t.Fatalf("%s: decode: %v", n.name, err)
+		}
+		acts, _ := n.e.ReceiveVersion(s.now, m, v)
+		s.do(n, acts)
+	}
+	if !s.now.Before(n.nextRep) {
+		n.nextRep = s.now.Add(s.timing.Heartbeat)
+		rep := ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate, Creds: n.creds}
+		rep.SetLoad(n.load)
+		s.do(n, n.e.Local(s.now, rep))
+		if n.runstate == Joining {
+			n.runstate = Running
+		}
+	}
+	s.do(n, n.e.Tick(s.now))
 }
 
 // checkOneMasterPerSide: two boards that hear each other are not both
