@@ -1,8 +1,14 @@
 package state
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestFollowerThatMissedATableAsksForIt: the table of a change is lost on
@@ -139,4 +145,61 @@ func TestTableRequestAnswerMatchesTheDigest(t *testing.T) {
 	if acts, err := s.node("ews2").e.Receive(s.now, &TableReqMsg{Name: "ews1", PeersHash: m.PeersHash()}); err != nil || len(acts) != 0 {
 		t.Fatalf("a follower asked for the table answered %+v, %v; want nothing", acts, err)
 	}
+}
+
+// TestDigestsNeedVersion4: a digest or table request cannot be encoded for
+// a board that speaks 1..3, and TableHash ignores ages and stats but not
+// rows.
+func TestDigestsNeedVersion4(t *testing.T) {
+	for _, m := range []Message{&DigestMsg{Epoch: 1, Master: "ews1"}, &TableReqMsg{Name: "ews2"}} {
+		for v := ProtocolVersionMin; v < 4; v++ {
+			if _, err := EncodeVersion(m, v); !errors.Is(err, ErrVersion) {
+				t.Fatalf("%s at version %d: %v, want ErrVersion", m.Type(), v, err)
+			}
+		}
+		if _, err := EncodeVersion(m, 4); err != nil {
+			t.Fatalf("%s at version 4: %v", m.Type(), err)
+		}
+	}
+	base := TableMsg{Epoch: 2, Master: "ews1", Version: 5, Rows: Rows{{Name: "ews1", Linknum: 1, AgeMs: 10}}}
+	aged, stats, moved := base, base, base
+	aged.Rows = Rows{{Name: "ews1", Linknum: 1, AgeMs: 900}}
+	stats.Stats = ClassStats{{Name: "control", Depth: 3}}
+	moved.Rows = Rows{{Name: "ews1", Linknum: 2, AgeMs: 10}}
+	if TableHash(&aged) != TableHash(&base) || TableHash(&stats) != TableHash(&base) {
+		t.Fatal("TableHash moved with ages or stats")
+	}
+	if TableHash(&moved) == TableHash(&base) {
+		t.Fatal("TableHash did not move with a linknum")
+	}
+}
+
+// TestClusterSendsEachBoardItsVersion: real Clusters on loopback, ews3 set
+// to protocol 3. The master sends ews2 digests and ews3 none, ews3 gets a
+// table every heartbeat, and every board sees a change of ews3's load.
+func TestClusterSendsEachBoardItsVersion(t *testing.T) {
+	var peers []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
+	}
+	var bs []*board
+	for i := range 3 {
+		cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)
+		if i == 2 {
+			cfg.ProtocolVersion = 3
+		}
+		bs = append(bs, startBoard(t, cfg))
+	}
+	testutil.EventuallyWithin(t, "ews1 elected", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
+	received := func(b *board, kind MsgType) float64 {
+		return promtest.ToFloat64(b.c.m.received.WithLabelValues(kind.String()))
+	}
+	testutil.EventuallyWithin(t, "ews2 gets digests", 10*time.Second, func() bool { return received(bs[1], digestMsgType) >= 5 })
+	t3 := received(bs[2], tableMsgType)
+	testutil.EventuallyWithin(t, "ews3 keeps getting tables", 10*time.Second, func() bool { return received(bs[2], tableMsgType) >= t3+10 })
+	if n := received(bs[2], digestMsgType); n != 0 {
+		t.Fatalf("the protocol-3 board received %v digests", n)
+	}
+	bs[2].local.inflight.Store(2)
+	testutil.EventuallyWithin(t, "every board sees ews3's linknum", 10*time.Second, func() bool { return seenEverywhere(bs, "ews3", 2) })
 }

@@ -232,6 +232,8 @@ func TestRoundTrip(t *testing.T) {
 		&ReportMsg{Name: "ews3", Runstate: Running, Simulated: true},
 		&StepDownMsg{Name: "ews1", Epoch: 3},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946", "ews2=10.0.0.2:7946"}},
+		&DigestMsg{Epoch: 3, Master: "ews1", Version: 9, Hash: 0xdeadbeef, PeersHash: 7},
+		&TableReqMsg{Name: "ews2", Epoch: 3, Version: 8, PeersHash: 7},
 	} {
 		t.Run(m.Type().String(), func(t *testing.T) {
 			b, err := Encode(m)
