@@ -67,7 +67,7 @@ type Cluster struct {
 	completed func() map[string]uint64
 
 	ml             *memberlist.Memberlist
-	inbox          chan Message
+	inbox          chan received
 	members        chan memberEvent
 	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
 	joins          atomic.Int64         // join attempts of the rejoin loop
@@ -81,6 +81,12 @@ type Cluster struct {
 	wg       sync.WaitGroup
 	done     chan struct{}
 	stopOnce sync.Once
+}
+
+// received is a decoded message and the protocol version it came at.
+type received struct {
+	m Message
+	v uint8
 }
 
 type memberEvent struct {
@@ -105,7 +111,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, local Local
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
-		subs: map[int]func(View){}, inbox: make(chan Message, 1024), members: make(chan memberEvent, 256),
+		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
 		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}}
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
@@ -126,6 +132,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, local Local
 		}
 	}
 	c.e.HostOK = c.hostOK
+	c.e.Proto = cfg.ProtocolVersion
 	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}
 	for _, p := range c.peers {

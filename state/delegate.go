@@ -23,7 +23,7 @@ func (d *delegate) NodeMeta(limit int) []byte { return nil }
 func (d *delegate) NotifyMsg(b []byte) {
 	c := d.c
 	c.m.bytes.WithLabelValues("received").Add(float64(len(b)))
-	m, err := Decode(b)
+	m, v, err := DecodeVersion(b)
 	if err != nil {
 		kind := "unknown"
 		if len(b) > 0 {
@@ -33,12 +33,12 @@ func (d *delegate) NotifyMsg(b []byte) {
 		c.logger.Debug("gossip message refused", "err", err)
 		return
 	}
-	d.enqueue(m)
+	d.enqueue(m, v)
 }
 
-func (d *delegate) enqueue(m Message) {
+func (d *delegate) enqueue(m Message, v uint8) {
 	select {
-	case d.c.inbox <- m:
+	case d.c.inbox <- received{m: m, v: v}:
 	default:
 		d.c.refused("overflow")
 	}

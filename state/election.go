@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -56,6 +57,9 @@ type boardState struct {
 	// mismatchAt is when this board last refused a message of the peer
 	// because its peer list differs; zero: never, or it agrees again.
 	mismatchAt time.Time
+	// proto is the protocol version of the peer's last accepted message;
+	// 0: not heard yet.
+	proto uint8
 }
 
 // MaxEpochJump bounds how far past the highest epoch this board has seen a
@@ -86,22 +90,42 @@ type Election struct {
 	boards []boardState // by rank
 	stats  ClassStats   // the master's queue stats, sent with its next table
 
-	table    TableMsg  // the master's latest table (ours when master)
+	table    TableMsg  // the master's latest table (ours when master: as last sent in full)
 	tableAt  time.Time // when table was built or received
-	lastSent time.Time
-	stopped  bool // StepDown was called: the board is leaving, it claims nothing more
-	reports  int  // own reports fed by Local
+	hash     uint32    // TableHash(&table)
+	lastSent time.Time // last table or digest sent (master)
+	lastFull time.Time // last full table sent (master)
+	lastReq  time.Time // last TableReqMsg sent (follower)
+	stopped  bool      // StepDown was called: the board is leaving, it claims nothing more
+	reports  int       // own reports fed by Local
 
 	// HostOK, when set, accepts a report's HTTP host for a peer whose
 	// configured gossip host differs (the driver checks the address the
 	// membership knows the peer at). nil: only the configured host.
 	HostOK func(name, host string) bool
+	// Proto is the protocol version this board sends at
+	// (Config.ProtocolVersion; NewElection sets ProtocolVersion). Below 4
+	// it sends the full table every heartbeat, as before digests.
+	Proto uint8
 }
+
+// fullTableEvery: a master whose table has not changed sends digests on
+// its heartbeats and the full table only every this many heartbeats
+// (fresh ages and loads inside loadDeadband for every board, and a
+// repair for a follower whose table request was lost).
+const fullTableEvery = 10
+
+// loadDeadband: a row's load share must move by at least this many per
+// mille from the table last sent to count as a change; smaller moves
+// travel with the next periodic full table. A busy board's CPU share
+// jitters on every sample, and without the band every heartbeat would be
+// a change.
+const loadDeadband = 50
 
 // NewElection starts the machine at now. peers are in rank order and must
 // include self. With self the only peer, it is master at once with epoch 1.
 func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election, error) {
-	e := &Election{t: t, boot: now, byName: map[string]int{}, masterRank: -1}
+	e := &Election{t: t, boot: now, byName: map[string]int{}, masterRank: -1, Proto: ProtocolVersion}
 	if t.Tick <= 0 {
 		e.t.Tick = t.Heartbeat / 5
 	}
@@ -227,15 +251,11 @@ func (e *Election) claim(now time.Time, reason string) []Action {
 	e.maxEpochSeen = e.epoch
 	e.master, e.masterRank = e.self.Name, e.self.Rank
 	e.heardMaster = now
-	e.table = TableMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, PeersHash: e.peersHash}
-	e.rebuild(now) // from the boards' reports, never from the old table
-	e.table.Version++
+	e.table = TableMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version + 1, PeersHash: e.peersHash}
 	e.lastSent = now
-	e.table.Stats = e.stats
-	msg := e.table
 	return []Action{
 		{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason},
-		{Kind: Broadcast, Msg: &msg},
+		e.sendTable(now, e.rows(now)), // from the boards' reports, never from the old table
 	}
 }
 
@@ -281,30 +301,70 @@ func (e *Election) standAside(now time.Time) []Action {
 	return []Action{{Kind: SteppedDown, Epoch: old, Reason: reason}, {Kind: Warn, Reason: reason}}
 }
 
+// masterTick sends the table at once when it changed; on a heartbeat
+// without a change it sends a digest, or the full table every
+// fullTableEvery heartbeats, when the stats moved, or when this board
+// speaks a version without digests. Boards known to speak only 1..3 get
+// the table instead of the digest.
 func (e *Election) masterTick(now time.Time) []Action {
-	if e.rebuild(now) {
-		e.table.Version++
-	} else if now.Sub(e.lastSent)+e.t.Tick/2 < e.t.Heartbeat {
+	rows := e.rows(now)
+	changed := rowsChanged(e.table.Rows, rows)
+	if !changed && now.Sub(e.lastSent)+e.t.Tick/2 < e.t.Heartbeat {
 		return nil
 	}
 	e.lastSent = now
-	e.table.Stats = e.stats
-	msg := e.table
-	return []Action{{Kind: Broadcast, Msg: &msg}}
+	if changed {
+		e.table.Version++
+	}
+	if changed || e.Proto < minVersion(digestMsgType) || !slices.Equal(e.stats, e.table.Stats) ||
+		now.Sub(e.lastFull)+e.t.Tick/2 >= fullTableEvery*e.t.Heartbeat {
+		return []Action{e.sendTable(now, rows)}
+	}
+	d := DigestMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
+	acts := []Action{{Kind: Broadcast, Msg: &d}}
+	old := e.table
+	old.Rows, old.Stats = rows, e.stats
+	for r := range e.peers {
+		if p := e.boards[r].proto; r != e.self.Rank && p != 0 && p < minVersion(digestMsgType) && e.alive(r, now) {
+			acts = append(acts, Action{Kind: SendTo, To: e.peers[r].Name, Msg: &old})
+		}
+	}
+	return acts
 }
 
-// rebuild recomputes the master's rows and reports whether anything but
-// ages changed.
-func (e *Election) rebuild(now time.Time) bool {
-	rows := e.rows(now)
-	changed := len(rows) != len(e.table.Rows)
-	for i := 0; !changed && i < len(rows); i++ {
-		a, b := rows[i], e.table.Rows[i]
-		a.AgeMs, b.AgeMs = 0, 0
-		changed = a != b
+// sendTable makes rows and the current stats the table, as sent in full
+// now, and returns its broadcast.
+func (e *Election) sendTable(now time.Time, rows Rows) Action {
+	e.table.Rows, e.table.Stats, e.tableAt, e.lastFull = rows, e.stats, now, now
+	e.hash = TableHash(&e.table)
+	msg := e.table
+	return Action{Kind: Broadcast, Msg: &msg}
+}
+
+// rowsChanged reports whether rows differ from the table last sent in
+// anything but ages and load moves under loadDeadband.
+func rowsChanged(sent, rows Rows) bool {
+	if len(rows) != len(sent) {
+		return true
 	}
-	e.table.Rows, e.tableAt = rows, now
-	return changed
+	for i := range rows {
+		a, b := rows[i], sent[i]
+		if loadMoved(a.Wire(), b.Wire()) {
+			return true
+		}
+		a.AgeMs, b.AgeMs = 0, 0
+		a.SetLoad(WireLoad{})
+		b.SetLoad(WireLoad{})
+		if a != b {
+			return true
+		}
+	}
+	return false
+}
+
+func loadMoved(a, b WireLoad) bool {
+	d := func(x, y uint16) bool { return max(x, y)-min(x, y) >= loadDeadband }
+	return d(a.CPU, b.CPU) || d(a.Mem, b.Mem) || d(a.Net, b.Net) || d(a.Disk, b.Disk)
 }
 
 // rows builds the master's rows from the boards' reports (the truth for
@@ -348,17 +408,51 @@ func (e *Election) Local(now time.Time, rep ReportMsg) []Action {
 // (unknown board, a board using this board's name) returns an error and
 // perhaps a Warn action.
 func (e *Election) Receive(now time.Time, m Message) ([]Action, error) {
+	return e.ReceiveVersion(now, m, ProtocolVersion)
+}
+
+// ReceiveVersion is Receive of a message encoded at protocol version v
+// (DecodeVersion): an accepted message records v as its sender's version,
+// which decides whether the master sends it digests (PeerVersion).
+func (e *Election) ReceiveVersion(now time.Time, m Message, v uint8) ([]Action, error) {
+	var acts []Action
+	var err error
+	var from string
 	switch m := m.(type) {
 	case *TableMsg:
-		return e.receiveTable(now, m)
+		from = m.Master
+		acts, err = e.receiveTable(now, m)
 	case *ReportMsg:
-		return e.receiveReport(now, m)
+		from = m.Name
+		acts, err = e.receiveReport(now, m)
 	case *StepDownMsg:
-		return e.receiveStepDown(now, m)
+		from = m.Name
+		acts, err = e.receiveStepDown(now, m)
 	case *PeerListMsg:
-		return e.receivePeerList(m)
+		from = m.Name
+		acts, err = e.receivePeerList(m)
+	case *DigestMsg:
+		from = m.Master
+		acts, err = e.receiveDigest(now, m)
+	case *TableReqMsg:
+		from = m.Name
+		acts, err = e.receiveTableReq(now, m)
+	default:
+		return nil, fmt.Errorf("state: unexpected message %T", m)
 	}
-	return nil, fmt.Errorf("state: unexpected message %T", m)
+	if r, ok := e.byName[from]; ok && err == nil && r != e.self.Rank {
+		e.boards[r].proto = v
+	}
+	return acts, err
+}
+
+// PeerVersion is the protocol version of the named board's last accepted
+// message; 0 before any.
+func (e *Election) PeerVersion(name string) uint8 {
+	if r, ok := e.byName[name]; ok {
+		return e.boards[r].proto
+	}
+	return 0
 }
 
 // sender finds the peer a message claims to come from.
@@ -446,8 +540,7 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 		}
 		// We win: answer at once so the other steps down.
 		e.lastSent = now
-		msg := e.table
-		return []Action{{Kind: Broadcast, Msg: &msg}}, nil
+		return []Action{e.sendTable(now, e.rows(now))}, nil
 	}
 	if t.Master != e.master && t.Epoch > e.epoch && e.master != "" && r > e.masterRank &&
 		now.Sub(e.heardMaster) < e.t.TMax/2 && wasAlive {
@@ -465,7 +558,7 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 		return e.follow(now, t, r), nil
 	case t.Master == e.master && t.Epoch == e.epoch:
 		if t.Version >= e.table.Version || t.Version == 0 {
-			e.table, e.tableAt = *t, now
+			e.table, e.tableAt, e.hash = *t, now, TableHash(t)
 		}
 		e.heardMaster = now
 	}
@@ -475,8 +568,80 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
 	e.epoch, e.master, e.masterRank = t.Epoch, t.Master, r
 	e.heardMaster, e.followSince = now, now
-	e.table, e.tableAt = *t, now
+	e.table, e.tableAt, e.hash = *t, now, TableHash(t)
 	return []Action{{Kind: Followed, Epoch: t.Epoch, Master: t.Master}}
+}
+
+// receiveDigest: a digest of the master this board follows proves it
+// alive; one naming a version or hash this board lacks, or coming from
+// a master this board might follow, makes it ask for the table (the
+// table then decides, as receiveTable always has). A master that hears
+// another master's digest sends its own table at once and asks for the
+// other's, so two masters settle as fast as with tables.
+func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) {
+	r, acts, err := e.sender(digestMsgType, d.Master)
+	if err != nil {
+		return acts, err
+	}
+	if acts, err := e.samePeers(digestMsgType, r, d.PeersHash, now); err != nil {
+		return acts, err
+	}
+	if acts, err := e.epochOK(digestMsgType, d.Master, d.Epoch); err != nil {
+		return acts, err
+	}
+	e.heard(r, now)
+	if e.IsMaster() {
+		e.lastSent = now
+		return append([]Action{e.sendTable(now, e.rows(now))}, e.askTable(now, r)...), nil
+	}
+	if d.Master == e.master && d.Epoch == e.epoch {
+		e.heardMaster = now
+		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.hash) {
+			return nil, nil // current (or a digest older than our table)
+		}
+		return e.askTable(now, r), nil
+	}
+	if e.master == "" || d.Epoch > e.epoch || (d.Epoch == e.epoch && r < e.masterRank) {
+		return e.askTable(now, r), nil
+	}
+	return nil, nil // a digest of a former master: ignored, as its table would be
+}
+
+// askTable sends a TableReqMsg to peer rank r, at most one per half
+// heartbeat.
+func (e *Election) askTable(now time.Time, r int) []Action {
+	if !e.lastReq.IsZero() && now.Sub(e.lastReq) < e.t.Heartbeat/2 {
+		return nil
+	}
+	e.lastReq = now
+	req := TableReqMsg{Name: e.self.Name, Epoch: e.epoch, Version: e.table.Version, PeersHash: e.peersHash}
+	return []Action{{Kind: SendTo, To: e.peers[r].Name, Msg: &req}}
+}
+
+// receiveTableReq: the master answers with its table as last sent, its
+// ages moved on to now, so the asker's hash matches the digests.
+func (e *Election) receiveTableReq(now time.Time, q *TableReqMsg) ([]Action, error) {
+	r, acts, err := e.sender(tableReqMsgType, q.Name)
+	if err != nil {
+		return acts, err
+	}
+	if acts, err := e.samePeers(tableReqMsgType, r, q.PeersHash, now); err != nil {
+		return acts, err
+	}
+	e.heard(r, now)
+	if !e.IsMaster() {
+		return nil, nil
+	}
+	msg := e.table
+	msg.Rows = make(Rows, len(e.table.Rows))
+	since := uint32(min(max(now.Sub(e.tableAt).Milliseconds(), 0), int64(neverHeardAge-1)))
+	for i, row := range e.table.Rows {
+		if row.AgeMs != neverHeardAge {
+			row.AgeMs = min(row.AgeMs, neverHeardAge-1-since) + since
+		}
+		msg.Rows[i] = row
+	}
+	return []Action{{Kind: SendTo, To: q.Name, Msg: &msg}}, nil
 }
 
 func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) {

@@ -15,6 +15,8 @@ func FuzzDecode(f *testing.F) {
 		&ReportMsg{Name: "ews2", Epoch: 3, HTTP: "10.0.0.2:8080", InFlight: 2, Runstate: Running},
 		&StepDownMsg{Name: "ews1", Epoch: 3, PeersHash: 7},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946"}},
+		&DigestMsg{Epoch: 3, Master: "ews1", Version: 9, Hash: 5, PeersHash: 7},
+		&TableReqMsg{Name: "ews2", Epoch: 3, Version: 8, PeersHash: 7},
 	} {
 		b, err := Encode(m)
 		if err != nil {

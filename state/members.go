@@ -113,6 +113,10 @@ func (c *Cluster) fromMember(m Message) error {
 		name = m.Name
 	case *PeerListMsg:
 		name = m.Name
+	case *DigestMsg:
+		name = m.Master
+	case *TableReqMsg:
+		name = m.Name
 	}
 	c.amu.Lock()
 	_, ok := c.addrs[name]

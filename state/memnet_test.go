@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,7 +19,13 @@ type simNet struct {
 	nodes  []*simNode
 	cut    map[[2]string]bool // from, to
 	warns  []string
-	dual   int // consecutive steps with two masters that hear each other
+	// cpu, when not nil, adds up the thread CPU each board's step took
+	// (decode, protocol, encode of what it sends); see threadCPU.
+	cpu     map[string]time.Duration
+	sent    map[MsgType]int // messages delivered, by type
+	bytes   map[string]int  // bytes sent, by sender (one copy per receiver)
+	packets map[string]int  // messages sent, by sender (one per receiver)
+	dual    int             // consecutive steps with two masters that hear each other
 }
 
 type simNode struct {
@@ -31,12 +38,25 @@ type simNode struct {
 	runstate Runstate
 	creds    uint64   // ReportMsg.Creds
 	events   []Action // BecameMaster, SteppedDown, Followed
+	// speaks is the highest protocol version the board's build reads (0:
+	// ProtocolVersionMax); it sends at it too, as an older build would.
+	speaks uint8
+	load   WireLoad // in its reports
+}
+
+// version is the highest protocol version n reads and sends.
+func (n *simNode) version() uint8 {
+	if n.speaks == 0 {
+		return ProtocolVersionMax
+	}
+	return n.speaks
 }
 
 var fastTiming = Timing{Heartbeat: 100 * time.Millisecond, TMax: time.Second, TThreshold: 500 * time.Millisecond, Tick: 20 * time.Millisecond}
 
 func newSimNet(t *testing.T, n int, timing Timing) *simNet {
-	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{}}
+	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{},
+		sent: map[MsgType]int{}, bytes: map[string]int{}, packets: map[string]int{}}
 	for i := range n {
 		name := fmt.Sprintf("ews%d", i+1)
 		s.peers = append(s.peers, Peer{Rank: i, Name: name, Addr: fmt.Sprintf("10.0.0.%d:7946", i+1)})
@@ -63,6 +83,7 @@ func (s *simNet) start(names ...string) {
 		if err != nil {
 			s.t.Fatal(err)
 		}
+		e.Proto = n.version()
 		n.e, n.up, n.inbox, n.nextRep, n.runstate, n.inFlight = e, true, nil, s.now, Joining, 0
 	}
 }
@@ -92,15 +113,33 @@ func (s *simNet) partition(groups ...[]string) {
 
 func (s *simNet) heal() { s.cut = map[[2]string]bool{} }
 
+// send delivers m as Cluster.send does: to each board at the highest
+// version both speak, as far as the sender knows the receiver's.
 func (s *simNet) send(from string, to string, m Message) {
-	b, err := Encode(m)
-	if err != nil {
-		s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
-	}
+	src := s.node(from)
+	var encoded [ProtocolVersionMax + 1][]byte
 	for _, n := range s.nodes {
 		if n.name == from || !n.up || (to != "" && n.name != to) || s.cut[[2]string{from, n.name}] {
 			continue
 		}
+		v := src.e.Proto
+		if pv := src.e.PeerVersion(n.name); pv != 0 {
+			v = min(v, pv)
+		}
+		if encoded[v] == nil {
+			b, err := EncodeVersion(m, v)
+			if errors.Is(err, ErrVersion) {
+				continue
+			}
+			if err != nil {
+				s.t.Fatalf("%s: encode %s: %v", from, m.Type(), err)
+			}
+			encoded[v] = b
+		}
+		b := encoded[v]
+		s.sent[m.Type()]++
+		s.bytes[from] += len(b)
+		s.packets[from]++
 		n.inbox = append(n.inbox, b)
 	}
 }
@@ -128,26 +167,42 @@ func (s *simNet) step() {
 		if !n.up {
 			continue
 		}
-		in := n.inbox
-		n.inbox = nil
-		for _, b := range in {
-			m, err := Decode(b)
-			if err != nil {
-				s.t.Fatalf("%s: decode: %v", n.name, err)
-			}
-			acts, _ := n.e.Receive(s.now, m)
-			s.do(n, acts)
+		if s.cpu != nil {
+			t0 := threadCPU()
+			s.stepNode(n)
+			s.cpu[n.name] += threadCPU() - t0
+			continue
 		}
-		if !s.now.Before(n.nextRep) {
-			n.nextRep = s.now.Add(s.timing.Heartbeat)
-			s.do(n, n.e.Local(s.now, ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate, Creds: n.creds}))
-			if n.runstate == Joining {
-				n.runstate = Running
-			}
-		}
-		s.do(n, n.e.Tick(s.now))
+		s.stepNode(n)
 	}
 	s.checkOneMasterPerSide()
+}
+
+// stepNode is one board's part of a step.
+func (s *simNet) stepNode(n *simNode) {
+	in := n.inbox
+	n.inbox = nil
+	for _, b := range in {
+		if b[1] > n.version() {
+			continue // an older build refuses it unread
+		}
+		m, v, err := DecodeVersion(b)
+		if err != nil {
+			s.t.Fatalf("%s: decode: %v", n.name, err)
+		}
+		acts, _ := n.e.ReceiveVersion(s.now, m, v)
+		s.do(n, acts)
+	}
+	if !s.now.Before(n.nextRep) {
+		n.nextRep = s.now.Add(s.timing.Heartbeat)
+		rep := ReportMsg{InFlight: n.inFlight, Capacity: 4, Weight: 1, Runstate: n.runstate, Creds: n.creds}
+		rep.SetLoad(n.load)
+		s.do(n, n.e.Local(s.now, rep))
+		if n.runstate == Joining {
+			n.runstate = Running
+		}
+	}
+	s.do(n, n.e.Tick(s.now))
 }
 
 // checkOneMasterPerSide: two boards that hear each other are not both

@@ -21,6 +21,8 @@ const (
 	reportMsgType                      // board -> all: its in-flight count, runstate, load
 	stepDownMsgType                    // master -> all: it gives up mastership (shutdown)
 	peerListMsgType                    // board -> board: its peer list, sent when the hashes differ
+	digestMsgType                      // master -> all (version 4): epoch, version and hash of the table, on heartbeats without a change
+	tableReqMsgType                    // board -> master (version 4): send me the table (a digest named one this board lacks)
 )
 
 var msgTypeNames = map[MsgType]string{
@@ -28,6 +30,8 @@ var msgTypeNames = map[MsgType]string{
 	reportMsgType:   "report",
 	stepDownMsgType: "stepdown",
 	peerListMsgType: "peerlist",
+	digestMsgType:   "digest",
+	tableReqMsgType: "tablereq",
 }
 
 func (t MsgType) String() string {
@@ -50,9 +54,13 @@ func (t MsgType) String() string {
 //	   carries the peer-list hash, and a board refuses one that differs;
 //	   ReportMsg's raw load figures (DiskUsed … MemMB);
 //	   ReportMsg.Simulated, the board runs on the simulated board.
+//	4: DigestMsg and TableReqMsg: a master whose table did not change
+//	   sends a digest on the heartbeat instead of the table, and a board
+//	   that lacks the digest's version asks for the table. A board that
+//	   speaks 1..3 gets full tables, each message encoded at its version.
 const (
 	ProtocolVersionMin uint8 = 1
-	ProtocolVersionMax uint8 = 3
+	ProtocolVersionMax uint8 = 4
 	ProtocolVersion          = ProtocolVersionMax // what Encode sends
 )
 
@@ -227,6 +235,29 @@ type PeerListMsg struct {
 	Peers    Strings
 }
 
+// DigestMsg (version 4) is what the master sends on a heartbeat when its
+// table has not changed since it last sent it: a follower that holds
+// Version with Hash is current; one that does not sends a TableReqMsg.
+// Any message of the master proves it alive, a digest included.
+type DigestMsg struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Epoch     uint64
+	Master    string
+	Version   uint64
+	Hash      uint32 // TableHash of the table the master last sent
+	PeersHash uint32
+}
+
+// TableReqMsg (version 4) asks the master for its table: the sender holds
+// Epoch/Version (0/0: none) and saw a digest naming another.
+type TableReqMsg struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Name      string
+	Epoch     uint64
+	Version   uint64
+	PeersHash uint32
+}
+
 // Strings is a bounded list of strings: its decoder refuses more than MaxBoards.
 type Strings []string
 
@@ -234,6 +265,16 @@ func (*TableMsg) Type() MsgType    { return tableMsgType }
 func (*ReportMsg) Type() MsgType   { return reportMsgType }
 func (*StepDownMsg) Type() MsgType { return stepDownMsgType }
 func (*PeerListMsg) Type() MsgType { return peerListMsgType }
+func (*DigestMsg) Type() MsgType   { return digestMsgType }
+func (*TableReqMsg) Type() MsgType { return tableReqMsgType }
+
+// minVersion is the first protocol version that has message type t.
+func minVersion(t MsgType) uint8 {
+	if t == digestMsgType || t == tableReqMsgType {
+		return 4
+	}
+	return 1
+}
 
 // ErrVersion is wrapped by Decode when the version byte is out of range.
 var ErrVersion = errors.New("unsupported protocol version")
@@ -247,6 +288,9 @@ func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersion
 func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	if v < ProtocolVersionMin || v > ProtocolVersionMax {
 		return nil, fmt.Errorf("state: encode %s: %w %d (this build speaks %d..%d)", m.Type(), ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
+	}
+	if v < minVersion(m.Type()) {
+		return nil, fmt.Errorf("state: encode %s: %w %d (a %s needs version %d)", m.Type(), ErrVersion, v, m.Type(), minVersion(m.Type()))
 	}
 	var body any = m
 	if t, ok := m.(*TableMsg); ok && v < 2 {
@@ -282,6 +326,21 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 // Decode reads one message. Garbage, truncated, oversized, unknown-type and
 // wrong-version input is refused with an error; it never panics.
 func Decode(b []byte) (Message, error) {
+	m, _, err := DecodeVersion(b)
+	return m, err
+}
+
+// DecodeVersion is Decode that also returns the protocol version the
+// message was encoded at: the highest its sender speaks (or is set to).
+func DecodeVersion(b []byte) (Message, uint8, error) {
+	m, err := decode(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	return m, b[1], nil
+}
+
+func decode(b []byte) (Message, error) {
 	if len(b) < headerLen+1 {
 		return nil, fmt.Errorf("state: message of %d bytes is too short", len(b))
 	}
@@ -291,6 +350,9 @@ func Decode(b []byte) (Message, error) {
 	t, v := MsgType(b[0]), b[1]
 	if v < ProtocolVersionMin || v > ProtocolVersionMax {
 		return nil, fmt.Errorf("state: %s message: %w %d (this build speaks %d..%d)", t, ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
+	}
+	if v < minVersion(t) {
+		return nil, fmt.Errorf("state: %s message at version %d: %w (a %s needs version %d)", t, v, ErrVersion, t, minVersion(t))
 	}
 	var m Message
 	var body any
@@ -312,6 +374,10 @@ func Decode(b []byte) (Message, error) {
 		}
 	case peerListMsgType:
 		m = new(PeerListMsg)
+	case digestMsgType:
+		m = new(DigestMsg)
+	case tableReqMsgType:
+		m = new(TableReqMsg)
 	default:
 		return nil, fmt.Errorf("state: unknown message type %d", b[0])
 	}
@@ -482,6 +548,18 @@ func (m *ReportMsg) validate() error {
 
 func (m *StepDownMsg) validate() error { return validName(m.Name) }
 
+func (m *DigestMsg) validate() error {
+	if err := validName(m.Master); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	if m.Epoch == 0 {
+		return errors.New("epoch 0")
+	}
+	return nil
+}
+
+func (m *TableReqMsg) validate() error { return validName(m.Name) }
+
 func (m *PeerListMsg) validate() error {
 	if err := validName(m.Name); err != nil {
 		return err
@@ -492,6 +570,29 @@ func (m *PeerListMsg) validate() error {
 		}
 	}
 	return nil
+}
+
+// TableHash is the hash a digest carries: FNV-1a of the table's version-1
+// fields with every row's AgeMs left out (ages move on every heartbeat;
+// the stats are a display, and a table near MaxPacket goes without them).
+// Master and follower hash the same fields, so a follower whose rows
+// differ from the master's asks for the table.
+func TableHash(t *TableMsg) uint32 {
+	c := *t.v1()
+	c.Rows = make(Rows, len(t.Rows))
+	for i, r := range t.Rows {
+		r.AgeMs = 0
+		c.Rows[i] = r
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(&c); err != nil {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write(buf.Bytes())
+	return h.Sum32()
 }
 
 // HashPeers is the hash of a peer list that reports carry, so boards notice

@@ -232,6 +232,8 @@ func TestRoundTrip(t *testing.T) {
 		&ReportMsg{Name: "ews3", Runstate: Running, Simulated: true},
 		&StepDownMsg{Name: "ews1", Epoch: 3},
 		&PeerListMsg{Name: "ews1", Peers: Strings{"ews1=10.0.0.1:7946", "ews2=10.0.0.2:7946"}},
+		&DigestMsg{Epoch: 3, Master: "ews1", Version: 9, Hash: 0xdeadbeef, PeersHash: 7},
+		&TableReqMsg{Name: "ews2", Epoch: 3, Version: 8, PeersHash: 7},
 	} {
 		t.Run(m.Type().String(), func(t *testing.T) {
 			b, err := Encode(m)
@@ -273,8 +275,12 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated table", table[:len(table)/2], "decode table"},
 		{"trailing", append(bytes.Clone(good), 0), "trailing"},
 		{"oversized", append(bytes.Clone(good), make([]byte, MaxMessage)...), "over the"},
-		{"version 0", withVersion(0), "speaks 1..3"},
-		{"version 4", withVersion(4), "speaks 1..3"},
+		{"version 0", withVersion(0), "speaks 1..4"},
+		{"version 5", withVersion(5), "speaks 1..4"},
+		{"digest at version 3", func() []byte { b := mustEncode(t, &DigestMsg{Epoch: 1, Master: "m"}); b[1] = 3; return b }(), "needs version 4"},
+		{"table request at version 1", func() []byte { b := mustEncode(t, &TableReqMsg{Name: "x"}); b[1] = 1; return b }(), "needs version 4"},
+		{"digest epoch 0", mustEncode(t, &DigestMsg{Master: "m"}), "epoch 0"},
+		{"table request without a name", mustEncode(t, &TableReqMsg{Epoch: 1}), "bad board name"},
 		{"too many class stats", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: make(ClassStats, MaxClasses+1)}), "over the limit"},
 		{"empty class name", mustEncode(t, &TableMsg{Epoch: 1, Master: "m", Stats: ClassStats{{Depth: 1}}}), "bad class name"},
 		{"unknown type", withType(200), "unknown message type 200"},

@@ -26,10 +26,10 @@ func (c *Cluster) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case m := <-c.inbox:
-			kind = m.Type()
-			if err = c.fromMember(m); err == nil {
-				acts, err = c.safely(func(now time.Time) ([]Action, error) { return c.e.Receive(now, m) })
+		case in := <-c.inbox:
+			kind = in.m.Type()
+			if err = c.fromMember(in.m); err == nil {
+				acts, err = c.safely(func(now time.Time) ([]Action, error) { return c.e.ReceiveVersion(now, in.m, in.v) })
 			}
 		case ev := <-c.members:
 			acts, err = c.safely(func(time.Time) ([]Action, error) {
@@ -193,16 +193,36 @@ func (c *Cluster) send(m Message, to string) {
 	if c.ml == nil {
 		return
 	}
-	b, err := EncodeVersion(m, c.cfg.ProtocolVersion)
-	if err != nil {
-		c.logger.Error("cluster: encode", "err", err)
-		return
+	c.mu.Lock()
+	vs := make([]uint8, len(c.peers))
+	for i, p := range c.peers {
+		vs[i] = c.e.PeerVersion(p.Name)
 	}
+	c.mu.Unlock()
+	var encoded [ProtocolVersionMax + 1][]byte
 	members := c.memberAddrs()
-	for _, p := range c.peers {
+	for i, p := range c.peers {
 		if p.Name == c.self.Name || (to != "" && p.Name != to) {
 			continue
 		}
+		// each board gets the message at the highest version both speak,
+		// so a board of an older build keeps reading tables
+		v := c.cfg.ProtocolVersion
+		if vs[i] != 0 {
+			v = min(v, max(vs[i], ProtocolVersionMin))
+		}
+		if encoded[v] == nil {
+			b, err := EncodeVersion(m, v)
+			if errors.Is(err, ErrVersion) {
+				continue // a digest for a board that speaks no digests: it gets the table
+			}
+			if err != nil {
+				c.logger.Error("cluster: encode", "err", err)
+				return
+			}
+			encoded[v] = b
+		}
+		b := encoded[v]
 		addr, ok := members[p.Name]
 		if !ok {
 			if addr, ok = c.literal[p.Name]; !ok {

@@ -59,6 +59,11 @@ func (e *Election) View(now time.Time) View {
 			if r.AgeMs != neverHeardAge {
 				n.LastSeenMs = int64(r.AgeMs) + since
 			}
+			if h := e.boards[i].heard; r.Runstate != Down && !h.IsZero() {
+				// between full tables (digests carry no ages) a follower's
+				// own hearing of a live board is the fresher figure
+				n.LastSeenMs = min(n.LastSeenMs, max(now.Sub(h).Milliseconds(), 0))
+			}
 		}
 		v.Nodes = append(v.Nodes, n)
 	}

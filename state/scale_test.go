@@ -1,0 +1,213 @@
+package state
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// scaleTiming is DefaultConfig's timing with the tick Cluster derives
+// from it (heartbeat/4).
+var scaleTiming = Timing{Heartbeat: 100 * time.Millisecond, TMax: time.Second, TThreshold: 500 * time.Millisecond, Tick: 25 * time.Millisecond}
+
+// scaleResult is one cluster size's figures from scaleRun.
+type scaleResult struct {
+	boards      int
+	tableBytes  int           // the master's full table, encoded (stats included when they fit)
+	reachP50    time.Duration // a board's change until every board's view shows it
+	reachP99    time.Duration
+	takeover    []time.Duration // master crash until every live board follows one new master
+	idleBps     float64         // bytes/s the master sends at idle (before encryption)
+	idlePps     float64         // its packets/s at idle
+	loadBps     float64         // bytes/s it sends at dispatchRate
+	cpuPer1000  time.Duration   // master thread CPU per 1,000 dispatches (protocol only)
+	fitsPacket  bool            // tableBytes <= MaxPacket
+	dispatchHz  int
+	changesSeen int
+}
+
+// dispatchRate is the simulated dispatch rate of the load phase: every
+// dispatch raises a board's linknum for serviceTime.
+const (
+	dispatchRate = 400 // per second, spread over all boards
+	serviceTime  = 50 * time.Millisecond
+)
+
+// scaleRun simulates n boards (in memory, fake clock, every message
+// through Encode/Decode, one tick per hop, no loss): idle traffic, the
+// time a change takes to reach every board, traffic and master CPU under
+// dispatch load, and takeovers.
+func scaleRun(t *testing.T, n int) scaleResult {
+	runtime.LockOSThread() // threadCPU measures this goroutine's thread
+	defer runtime.UnlockOSThread()
+	rng := rand.New(rand.NewPCG(uint64(n), 17))
+	s := newSimNet(t, n, scaleTiming)
+	names := make([]string, n)
+	for i, nd := range s.nodes {
+		names[i] = nd.name
+		nd.load = WireLoad{CPU: 250, Mem: 500, Net: 10, Disk: 5}
+	}
+	s.start(names...)
+	s.runUntil("ews1 master", 3*scaleTiming.TMax, func() bool { return s.agreed("ews1", 1) })
+	s.run(2 * scaleTiming.Heartbeat)
+	res := scaleResult{boards: n, dispatchHz: dispatchRate}
+
+	// idle: 5 s
+	b0, p0 := s.bytes["ews1"], s.sentBy("ews1")
+	const idle = 5 * time.Second
+	s.run(idle)
+	res.idleBps = float64(s.bytes["ews1"]-b0) / idle.Seconds()
+	res.idlePps = float64(s.sentBy("ews1")-p0) / idle.Seconds()
+
+	// a change reaches every board: 40 changes at random boards and phases
+	var reach []time.Duration
+	for k := range 40 {
+		s.run(time.Duration(rng.IntN(8)) * scaleTiming.Tick)
+		b := s.nodes[1+rng.IntN(n-1)]
+		b.inFlight = uint32(k%3) + 1 // from 0, where the last change left it
+		want := int(b.inFlight)
+		reach = append(reach, s.runUntil("the change everywhere", 3*scaleTiming.TMax, func() bool { return s.everyoneSees(b.name, want) }))
+		b.inFlight = 0
+		s.runUntil("back to 0 everywhere", 3*scaleTiming.TMax, func() bool { return s.everyoneSees(b.name, 0) })
+	}
+	slices.Sort(reach)
+	res.reachP50, res.reachP99 = reach[len(reach)/2], reach[len(reach)*99/100]
+	res.changesSeen = len(reach)
+
+	// load: dispatchRate dispatches/s for 5 s, master thread CPU measured
+	type job struct {
+		node *simNode
+		done time.Time
+	}
+	var jobs []job
+	s.cpu = map[string]time.Duration{}
+	b0 = s.bytes["ews1"]
+	dispatched, carry := 0, 0.0
+	const busy = 5 * time.Second
+	for end := s.now.Add(busy); s.now.Before(end); {
+		carry += dispatchRate * scaleTiming.Tick.Seconds()
+		for ; carry >= 1; carry-- {
+			nd := s.nodes[rng.IntN(n)]
+			nd.inFlight++
+			jobs = append(jobs, job{nd, s.now.Add(serviceTime)})
+			dispatched++
+		}
+		jobs = slices.DeleteFunc(jobs, func(j job) bool {
+			if !j.done.After(s.now) {
+				j.node.inFlight--
+				return true
+			}
+			return false
+		})
+		s.step()
+	}
+	res.loadBps = float64(s.bytes["ews1"]-b0) / busy.Seconds()
+	res.cpuPer1000 = s.cpu["ews1"] * 1000 / time.Duration(dispatched)
+	s.cpu = nil
+	for _, j := range jobs {
+		j.node.inFlight--
+	}
+	t0, _ := s.node("ews1").e.Table()
+	if b, err := Encode(&t0); err == nil {
+		res.tableBytes = len(b)
+	}
+	res.fitsPacket = res.tableBytes <= MaxPacket
+
+	// takeovers: crash the master at 3 phases of its heartbeat, restart it
+	for k := range 3 {
+		s.run(2*scaleTiming.Heartbeat + time.Duration(k)*scaleTiming.Tick)
+		master := s.masters()[0]
+		name, _, _ := strings.Cut(master, "@")
+		_, epoch := s.node(name).e.Master()
+		s.kill(name)
+		var next string
+		took := s.runUntil("a new master", 3*scaleTiming.TMax, func() bool {
+			m := s.masters()
+			if len(m) != 1 {
+				return false
+			}
+			next, _, _ = strings.Cut(m[0], "@")
+			return s.agreed(next, s.node(next).e.Epoch()) && s.node(next).e.Epoch() > epoch
+		})
+		res.takeover = append(res.takeover, took)
+		s.start(name)
+		s.runUntil("the restarted board follows", 3*scaleTiming.TMax, func() bool { return s.agreed(next, s.node(next).e.Epoch()) })
+	}
+	return res
+}
+
+// sentBy counts the messages name sent so far.
+func (s *simNet) sentBy(name string) int { return s.packets[name] }
+
+// everyoneSees reports whether every live board's view has board at linknum.
+func (s *simNet) everyoneSees(board string, linknum int) bool {
+	for _, nd := range s.nodes {
+		if nd.up && s.row(nd.name, board).Linknum != linknum {
+			return false
+		}
+	}
+	return true
+}
+
+// threadCPU is the CPU time of the calling OS thread (lock it first).
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// TestScale runs the simulation at 8 and 32 boards (and at 64 and 128
+// with EWS_SCALE=1, which also prints the table of docs/BENCHMARKS.md;
+// EWS_SCALE_PLOT=file.png draws it). The checks are the protocol's
+// promises in simulated time: every change reaches every board within a
+// heartbeat and a few ticks, a takeover within tmax and two heartbeats,
+// and up to 32 boards the table fits one packet (invariant 8).
+func TestScale(t *testing.T) {
+	sizes := []int{8, 32}
+	if os.Getenv("EWS_SCALE") != "" {
+		sizes = append(sizes, 64, 128)
+	} else if testing.Short() {
+		sizes = sizes[:1]
+	}
+	var results []scaleResult
+	for _, n := range sizes {
+		res := scaleRun(t, n)
+		results = append(results, res)
+		if limit := scaleTiming.Heartbeat + 4*scaleTiming.Tick; res.reachP99 > limit {
+			t.Errorf("%d boards: a change took %v (p99) to reach every board, want <= %v", n, res.reachP99, limit)
+		}
+		if limit := scaleTiming.TMax + 2*scaleTiming.Heartbeat; slices.Max(res.takeover) > limit {
+			t.Errorf("%d boards: takeovers %v, want each <= %v", n, res.takeover, limit)
+		}
+		if n <= 32 && !res.fitsPacket {
+			t.Errorf("%d boards: the table is %d bytes, over one packet (%d, invariant 8)", n, res.tableBytes, MaxPacket)
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "| boards | table bytes (one packet?) | change reaches every board p50 / p99 | takeover (3 crashes) max | master sends at idle | master sends at %d dispatches/s | master protocol CPU per 1,000 dispatches |\n|---|---|---|---|---|---|---|\n", dispatchRate)
+	for _, r := range results {
+		fits := "yes"
+		if !r.fitsPacket {
+			fits = fmt.Sprintf("no, %d packets' worth", (r.tableBytes+MaxPacket-1)/MaxPacket)
+		}
+		fmt.Fprintf(&out, "| %d | %d (%s) | %v / %v | %v | %.1f KB/s in %.0f packets/s | %.1f KB/s | %v |\n",
+			r.boards, r.tableBytes, fits, r.reachP50, r.reachP99, slices.Max(r.takeover),
+			r.idleBps/1000, r.idlePps, r.loadBps/1000, r.cpuPer1000.Round(time.Microsecond))
+	}
+	t.Log("\n" + out.String())
+	if path := os.Getenv("EWS_SCALE_PLOT"); path != "" {
+		if err := plotScale(results, path); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("plot written to %s", path)
+	}
+}
