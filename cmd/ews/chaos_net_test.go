@@ -100,25 +100,6 @@ type chaosNet struct {
 
 var chaosNets atomic.Int32
 
-// chaosRequirements skips the test where namespaces cannot be made.
-func chaosRequirements(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real ews processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("chaos test needs root for ip netns")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("chaos test needs iproute2 (ip)")
-	}
-	probe := fmt.Sprintf("ewscp%d", os.Getpid()%100000)
-	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("network namespaces not permitted here: %v %s", err, out)
-	}
-	_ = exec.Command("ip", "netns", "del", probe).Run()
-}
-
 // newChaosNet makes n namespaces with boards configured (not started); every
 // link and namespace goes at the test's end, failed or not.
 func newChaosNet(t *testing.T, n int, bin string) *chaosNet {

@@ -94,7 +94,7 @@ func chaosPlanFromEnv(t *testing.T) chaosPlan {
 }
 
 func TestChaos(t *testing.T) {
-	chaosRequirements(t)
+	needNetns(t, "chaos test")
 	plan := chaosPlanFromEnv(t)
 	res := runChaos(t, ewsBinary(t), plan)
 	res.log(t)
@@ -111,7 +111,7 @@ func TestChaos(t *testing.T) {
 // and checks the checker reports lost answers: the harness catches a real
 // bug in the boards, not one in itself.
 func TestChaosCatchesPlantedBug(t *testing.T) {
-	chaosRequirements(t)
+	needNetns(t, "chaos test")
 	bin := buildEws(t, "chaosbug")
 	res := runChaos(t, bin, chaosPlan{boards: 3, rate: 20, duration: 20 * time.Second})
 	res.log(t)

@@ -38,25 +38,6 @@ const (
 	vipClient = "10.214.0.100"
 )
 
-// needNetns skips unless the test may create network namespaces.
-func needNetns(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real ews processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("VIP test needs root for ip netns")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("VIP test needs iproute2 (ip)")
-	}
-	probe := fmt.Sprintf("ewsq%d", os.Getpid()%100000)
-	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("network namespaces not permitted here: %v %s", err, out)
-	}
-	_ = exec.Command("ip", "netns", "del", probe).Run()
-}
-
 // vipNets numbers the setups of one test process: a namespace torn down by
 // an earlier test may still be going away.
 var vipNets atomic.Int32
@@ -275,7 +256,7 @@ func TestVIPClientHelper(t *testing.T) {
 // first answer through the VIP from the new master; EWS_VIP_RUNS=N repeats
 // the kill N times and logs the median (docs/BENCHMARKS.md).
 func TestVIPTakeover(t *testing.T) {
-	needNetns(t)
+	needNetns(t, "VIP test")
 	runs := 1
 	if s := os.Getenv("EWS_VIP_RUNS"); s != "" {
 		var err error
@@ -410,7 +391,7 @@ func TestKeepalivedTakeover(t *testing.T) {
 	if os.Getenv("EWS_KEEPALIVED") == "" {
 		t.Skip("a benchmark: set EWS_KEEPALIVED=1 (needs keepalived)")
 	}
-	needNetns(t)
+	needNetns(t, "VIP test")
 	ka, err := exec.LookPath("keepalived")
 	if err != nil {
 		t.Skip("needs keepalived (apt-get install keepalived)")
