@@ -1,0 +1,95 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Headroom values besides a number of slots.
+const (
+	HeadroomOff  = "off"  // lower classes may take every slot (the paper)
+	HeadroomAuto = "auto" // slots sized from the first class's measured load
+)
+
+// headroomHold is how long after a first-class arrival the headroom is
+// kept: a quiet first class gives every slot back to the lower classes.
+const headroomHold = time.Second
+
+// headroomZ widens the auto headroom above the first class's mean busy
+// slots m to m + z·√m (a Poisson tail near its 99.9th percentile).
+const headroomZ = 3
+
+// ParseHeadroom reads a headroom setting: "off" (or ""), "auto", or a
+// number of slots ≥ 1. It returns the slots (0 off, -1 auto).
+func ParseHeadroom(s string) (int, error) {
+	switch s {
+	case "", HeadroomOff:
+		return 0, nil
+	case HeadroomAuto:
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("sched: headroom %q: want off, auto or a number of slots ≥ 1", s)
+	}
+	return n, nil
+}
+
+// headroom keeps slots free for the first class under overload: while a
+// first-class request arrived within headroomHold, a request of a lower
+// class is dispatched only if it leaves at least want() slots free on the
+// eligible boards. A control request then rarely waits for a page to end.
+type headroom struct {
+	slots   int // fixed slots; -1 auto; 0 off
+	lastTop time.Time
+}
+
+// want is the slots to keep free now; 0 when off or the first class is quiet.
+func (h *headroom) want(a *admission, total int, now time.Time) int {
+	if h.slots == 0 || h.lastTop.IsZero() || now.Sub(h.lastTop) > headroomHold || total < 2 {
+		return 0
+	}
+	r := h.slots
+	if r < 0 {
+		m := a.lambda[0] * a.svc[0].Seconds()
+		r = int(math.Ceil(m + headroomZ*math.Sqrt(m)))
+		if r < 1 {
+			r = 1
+		}
+	}
+	if r > total-1 {
+		r = total - 1 // one slot always stays open to the lower classes
+	}
+	return r
+}
+
+// freeSlots is the unused slots of the eligible boards of this round.
+func (d *Dispatcher) freeSlots() int {
+	n := 0
+	for _, b := range d.scratch {
+		if f := b.Capacity - b.Linknum; f > 0 {
+			n += f
+		}
+	}
+	return n
+}
+
+// holds reports whether the headroom keeps a request of queue qi back now.
+func (d *Dispatcher) holds(qi int, now time.Time) bool {
+	if qi == 0 || d.one || d.room.slots == 0 {
+		return false
+	}
+	r := d.room.want(&d.admit, d.slots(), now)
+	return r > 0 && d.freeSlots()-1 < r
+}
+
+// keptFrom is the slots the headroom keeps from class c now (admission's
+// prediction counts them as taken).
+func (d *Dispatcher) keptFrom(c int, now time.Time) int {
+	if c == 0 || d.one {
+		return 0
+	}
+	return d.room.want(&d.admit, d.slots(), now)
+}
