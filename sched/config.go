@@ -34,10 +34,11 @@ type Config struct {
 	// Headroom keeps slots free for the first class under overload, so a
 	// control request does not wait for a page to finish: "off" (or "",
 	// the default: lower classes may take every slot), a number of slots,
-	// or "auto" (the first class's measured busy slots m, plus 3·√m).
-	// It holds while a first-class request arrived within the last second;
-	// one slot always stays open to the lower classes. Not for one-FIFO
-	// policies (lc), which have no classes to keep apart.
+	// or "auto" (the first class's measured busy slots: arrival rate ×
+	// mean service time, rounded up). It holds only under overload (the
+	// offered load of all classes exceeds the slots) and while a
+	// first-class request arrived within the last second; one slot always
+	// stays open to the lower classes. Not for one-FIFO policies (lc).
 	Headroom string
 
 	// Sticky keeps a user on one board: "" (off), StickyCookie or

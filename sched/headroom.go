@@ -17,10 +17,6 @@ const (
 // kept: a quiet first class gives every slot back to the lower classes.
 const headroomHold = time.Second
 
-// headroomZ widens the auto headroom above the first class's mean busy
-// slots m to m + z·√m (a Poisson tail near its 99.9th percentile).
-const headroomZ = 3
-
 // ParseHeadroom reads a headroom setting: "off" (or ""), "auto", or a
 // number of slots ≥ 1. It returns the slots (0 off, -1 auto).
 func ParseHeadroom(s string) (int, error) {
@@ -37,10 +33,12 @@ func ParseHeadroom(s string) (int, error) {
 	return n, nil
 }
 
-// headroom keeps slots free for the first class under overload: while a
-// first-class request arrived within headroomHold, a request of a lower
-// class is dispatched only if it leaves at least want() slots free on the
-// eligible boards. A control request then rarely waits for a page to end.
+// headroom keeps slots free for the first class under overload: while the
+// offered load (every class's arrival rate × mean service time) exceeds
+// the slots and a first-class request arrived within headroomHold, a
+// request of a lower class is dispatched only if it leaves at least want()
+// slots free on the eligible boards (trunk reservation). A control request
+// then rarely waits for a page to end; below overload nothing is held.
 type headroom struct {
 	slots   int // fixed slots; -1 auto; 0 off
 	lastTop time.Time
@@ -48,21 +46,32 @@ type headroom struct {
 
 // want is the slots to keep free now; 0 when off or the first class is quiet.
 func (h *headroom) want(a *admission, total int, now time.Time) int {
-	if h.slots == 0 || h.lastTop.IsZero() || now.Sub(h.lastTop) > headroomHold || total < 2 {
+	if h.slots == 0 || h.lastTop.IsZero() || now.Sub(h.lastTop) > headroomHold || total < 2 || !a.overloaded(total) {
 		return 0
 	}
 	r := h.slots
-	if r < 0 {
-		m := a.lambda[0] * a.svc[0].Seconds()
-		r = int(math.Ceil(m + headroomZ*math.Sqrt(m)))
-		if r < 1 {
-			r = 1
-		}
+	if r < 0 { // auto: the first class's mean busy slots (Little's law)
+		r = max(int(math.Ceil(a.lambda[0]*a.svc[0].Seconds())), 1)
 	}
 	if r > total-1 {
 		r = total - 1 // one slot always stays open to the lower classes
 	}
 	return r
+}
+
+// overloaded reports whether the offered load, Σ arrival rate × mean
+// service time over the classes, is at least the slots; a class not served
+// yet counts its rate at the first class's service time.
+func (a *admission) overloaded(slots int) bool {
+	var busy float64
+	for c, l := range a.lambda {
+		s := a.svc[c]
+		if s == 0 {
+			s = a.svc[0]
+		}
+		busy += l * s.Seconds()
+	}
+	return busy >= float64(slots)
 }
 
 // freeSlots is the unused slots of the eligible boards of this round.

@@ -29,27 +29,41 @@ func TestParseHeadroom(t *testing.T) {
 // browse requests, and checks how many browse requests start at once,
 // that a control request still finds a slot, and that the held browse
 // request starts once the control class has been quiet for headroomHold.
+// The measured load is set directly: control rate × 20 ms busy slots,
+// browse 200/s.
 func TestHeadroom(t *testing.T) {
 	for _, tt := range []struct {
+		name     string
 		headroom string
-		control  bool // a control request arrives first
-		browse   int  // of 4 browse requests, started at once
+		rate     float64 // control arrivals/s as admission measured them
+		control  bool    // a control request arrives first
+		browse   int     // of 4 browse requests, started at once
 	}{
-		{"off", true, 3},
-		{"1", true, 2},
-		{"2", true, 1},
-		{"3", true, 0},
-		{"9", true, 0}, // capped at 3: browse runs only on an idle board
-		{"auto", true, 2},
-		{"auto", false, 4}, // a quiet control class keeps nothing back
-		{"2", false, 4},
+		{"off", "off", 100, true, 3},
+		{"1", "1", 100, true, 2},
+		{"2", "2", 100, true, 1},
+		{"3", "3", 100, true, 0},
+		{"capped", "9", 100, true, 0},          // capped at 3: browse runs only on an idle board
+		{"auto 2 slots", "auto", 100, true, 1}, // 100/s × 20 ms = 2 slots
+		{"auto 1 slot", "auto", 20, true, 2},   // 0.4 slots, rounded up; 200/s browse still overloads
+		{"quiet control", "auto", 100, false, 4},
+		{"fixed, quiet control", "2", 100, false, 4},
+		{"below overload", "2", 10, true, 3}, // 0.2 + (browse 50/s) 1.0 < 4 slots
 	} {
-		t.Run(tt.headroom, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
 			s := schedCfg("priority-lc", 16)
 			s.QueueTarget = 0
 			s.Headroom = tt.headroom
 			h := newHarness(t, s, Options{Clock: clk}, board("a", 4))
+			browseRate := 200.0
+			if tt.name == "below overload" {
+				browseRate = 50
+			}
+			h.d.mu.Lock()
+			h.d.admit.lambda[control], h.d.admit.lambda[browse] = tt.rate, browseRate
+			h.d.admit.svc[control], h.d.admit.svc[browse] = 20*time.Millisecond, 20*time.Millisecond
+			h.d.mu.Unlock()
 			var held []Ticket
 			if tt.control {
 				held = append(held, h.now(&Request{Class: control}))
@@ -77,7 +91,7 @@ func TestHeadroom(t *testing.T) {
 			if started != tt.browse {
 				t.Fatalf("headroom %s: %d browse started at once, want %d", tt.headroom, started, tt.browse)
 			}
-			if !tt.control || tt.headroom == "off" {
+			if len(rest) == 0 || len(held) == 4 { // nothing held back, or the board is full
 				for _, tk := range held {
 					tk.Done()
 				}
