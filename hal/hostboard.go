@@ -9,13 +9,20 @@ import (
 	"strings"
 	"sync"
 
+	"periph.io/x/conn/v3/driver/driverreg"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpioreg"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2creg"
 	"periph.io/x/conn/v3/onewire"
 	"periph.io/x/conn/v3/onewire/onewirereg"
-	"periph.io/x/host/v3"
+
+	// Only the kernel-interface drivers: the GPIO character device, sysfs
+	// and the w1 netlink bus. periph's host root would also register every
+	// SoC's memory-mapped driver (bcm283x, allwinner, ...), which needs
+	// /dev/mem the unit denies and costs ~0.4 MB of binary (issue 17).
+	_ "periph.io/x/host/v3/gpioioctl"
+	_ "periph.io/x/host/v3/netlink"
 	"periph.io/x/host/v3/sysfs"
 )
 
@@ -38,7 +45,7 @@ type HostBoard struct {
 	onewire map[string]onewire.BusCloser
 }
 
-var hostInit = sync.OnceValues(host.Init)
+var hostInit = sync.OnceValues(driverreg.Init)
 
 // NewHostBoard loads periph's host drivers; it fails when none of them found
 // a GPIO pin or bus to drive.

@@ -44,15 +44,21 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	}
 	now := d.now()
 	d.admit.arrive(class, now)
+	if class == 0 {
+		d.room.lastTop = now
+	}
+	qi := d.qindex(class)
 	// After every dispatch round no queued request can be placed, so one
-	// that can be placed now goes ahead of nobody: dispatch it at once.
+	// that can be placed now goes ahead of nobody: dispatch it at once
+	// (unless the headroom keeps the free slots for the first class).
 	d.eligible()
-	if b := d.choose(req, bi); b != nil {
+	if d.holds(qi, now) {
+		// queue it: a finishing request's round dispatches it
+	} else if b := d.choose(req, bi); b != nil {
 		t := d.start(req, 0, class, b)
 		d.mu.Unlock()
 		return t, nil
 	}
-	qi := d.qindex(class)
 	q := &d.queues[qi]
 	if h := d.oldestLive(q); h != nil {
 		q.cd.observe(now.Sub(h.enq), d.target, d.interval, now)
@@ -64,7 +70,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 		return Ticket{}, d.refuse(class, rOverload)
 	}
 	if d.target > 0 && !req.pinned() {
-		if w, ok := d.admit.wait(class, d.depth, d.one, d.slots()); ok && w > d.target/2 {
+		if w, ok := d.admit.wait(class, d.depth, d.one, d.slots(), d.keptFrom(class, now)); ok && w > d.target/2 {
 			d.mu.Unlock()
 			return Ticket{}, d.refuse(class, rOverload)
 		}

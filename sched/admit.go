@@ -64,9 +64,10 @@ func (a *admission) served(c int, d time.Duration) {
 }
 
 // wait predicts the queue wait of an arrival of class c (queue qi) given
-// the queued depths per class and the slots of the running boards; ok is
+// the queued depths per class and the slots of the running boards, kept of
+// them held back for the first class by the headroom; ok is
 // false while there is not enough to predict from.
-func (a *admission) wait(c int, depth []int, one bool, slots int) (time.Duration, bool) {
+func (a *admission) wait(c int, depth []int, one bool, slots, kept int) (time.Duration, bool) {
 	if slots <= 0 {
 		return 0, false
 	}
@@ -85,9 +86,11 @@ func (a *admission) wait(c int, depth []int, one bool, slots int) (time.Duration
 	}
 	left := float64(slots)
 	if !one {
+		var busy float64 // slots the higher classes take
 		for k := 0; k < c; k++ {
-			left -= a.lambda[k] * a.svc[k].Seconds()
+			busy += a.lambda[k] * a.svc[k].Seconds()
 		}
+		left -= max(busy, float64(kept))
 	}
 	if left <= 0 {
 		return time.Hour, true // higher classes take every slot: this class starves

@@ -38,7 +38,7 @@ func TestAdmissionWait(t *testing.T) {
 			a := newAdmission(len(tt.svc))
 			copy(a.svc, tt.svc)
 			copy(a.lambda, tt.lambda)
-			got, ok := a.wait(tt.class, tt.depth, tt.one, tt.slots)
+			got, ok := a.wait(tt.class, tt.depth, tt.one, tt.slots, 0)
 			if ok != tt.ok || (ok && got != tt.want) {
 				t.Fatalf("wait = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
 			}

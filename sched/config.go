@@ -31,6 +31,16 @@ type Config struct {
 	// views moving under a flood of control requests, at their expense.
 	Reserve float64
 
+	// Headroom keeps slots free for the first class under overload, so a
+	// control request does not wait for a page to finish: "off" (or "",
+	// the default: lower classes may take every slot), a number of slots,
+	// or "auto" (the first class's measured busy slots: arrival rate ×
+	// mean service time, rounded up). It holds only under overload (the
+	// offered load of all classes exceeds the slots) and while a
+	// first-class request arrived within the last second; one slot always
+	// stays open to the lower classes. Not for one-FIFO policies (lc).
+	Headroom string
+
 	// Sticky keeps a user on one board: "" (off), StickyCookie or
 	// StickySourceIP. It wraps Policy, which still places new users.
 	Sticky string
@@ -86,6 +96,7 @@ func DefaultConfig() Config {
 		QueueTimeout: 5 * time.Second,        // a user still waits; a dead cluster answers soon enough
 		QueueTarget:  100 * time.Millisecond, // fail fast above this sojourn
 		Reserve:      0,                      // strict priority, as the paper
+		Headroom:     HeadroomOff,            // pages may take every slot, as the paper
 		Sticky:       "",                     // any board may serve any request
 		Classes:      DefaultClasses(),       // control first, browse after
 	}

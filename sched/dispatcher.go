@@ -58,6 +58,7 @@ type Dispatcher struct {
 	retry    time.Duration
 	reserve  float64
 	credit   float64
+	room     headroom
 	clock    clockwork.Clock
 	log      *slog.Logger
 	rt       func(string) time.Duration
@@ -100,12 +101,17 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	room, err := ParseHeadroom(cfg.Headroom)
+	if err != nil {
+		return nil, err
+	}
 	def := DefaultConfig()
 	d := &Dispatcher{
 		cls: cls, policy: p, one: spec.Queue == OneFIFO,
 		limit: cfg.Queue, timeout: cfg.QueueTimeout, target: cfg.QueueTarget,
 		interval: opt.Interval, retry: opt.RetryAfter, reserve: cfg.Reserve,
 		clock: opt.Clock, log: opt.Logger, rt: opt.RT, byName: map[string]*Board{},
+		room: headroom{slots: room},
 	}
 	if d.limit <= 0 {
 		d.limit = def.Queue

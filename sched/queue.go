@@ -205,7 +205,7 @@ func (d *Dispatcher) placeable(qi int) *waiter {
 
 // next picks the waiter to serve: the highest class first, except that a
 // lower class that waits gets the reserve share of the dispatches.
-func (d *Dispatcher) next() *waiter {
+func (d *Dispatcher) next(now time.Time) *waiter {
 	var first, lower *waiter
 	for qi := range d.queues {
 		w := d.placeable(qi)
@@ -222,12 +222,15 @@ func (d *Dispatcher) next() *waiter {
 		lower = w
 		break
 	}
-	if lower != nil {
+	if lower != nil && !d.holds(lower.q, now) {
 		d.credit += d.reserve
 		if d.credit >= 1 {
 			d.credit--
 			return lower
 		}
+	}
+	if first != nil && d.holds(first.q, now) {
+		return nil // the headroom keeps the free slots for the first class
 	}
 	return first
 }

@@ -60,7 +60,7 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		if len(d.scratch) == 0 {
 			return
 		}
-		w := d.next()
+		w := d.next(now)
 		if w == nil {
 			return
 		}

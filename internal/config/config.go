@@ -72,6 +72,7 @@ type Sched struct {
 	QueueTimeout Duration    `toml:"queue_timeout"` // default 5s
 	QueueTarget  Duration    `toml:"queue_target"`  // CoDel-style sojourn target; default 100ms
 	Reserve      float64     `toml:"reserve"`       // share of dispatches kept for lower classes; default 0
+	Headroom     string      `toml:"headroom"`      // slots kept free for the first class: off | auto | N; default off
 	Sticky       string      `toml:"sticky"`        // "" | cookie | source-ip
 	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority
 	Proximity    []Proximity `toml:"proximity"`     // [[sched.proximity]]

@@ -11,6 +11,7 @@ func (s Sched) SchedConfig() sched.Config {
 		QueueTimeout: s.QueueTimeout.Duration,
 		QueueTarget:  s.QueueTarget.Duration,
 		Reserve:      s.Reserve,
+		Headroom:     s.Headroom,
 		Sticky:       s.Sticky,
 		Adaptive:     s.Adaptive.schedModel(),
 		Integrated:   s.Integrated.schedModel(),
@@ -40,6 +41,7 @@ func schedDefaults() Sched {
 		QueueTimeout: D(d.QueueTimeout),
 		QueueTarget:  D(d.QueueTarget),
 		Reserve:      d.Reserve,
+		Headroom:     d.Headroom,
 		Sticky:       d.Sticky,
 		Classes:      DefaultClasses(),
 	}

@@ -31,6 +31,9 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	if s.Reserve < 0 || s.Reserve >= 1 || s.Reserve != s.Reserve {
 		bad("sched.reserve", "%v: want a share in [0, 1)", s.Reserve)
 	}
+	if _, err := sched.ParseHeadroom(s.Headroom); err != nil {
+		bad("sched.headroom", "%s", strings.TrimPrefix(err.Error(), "sched: "))
+	}
 	seen := map[string]int{}
 	for i, cl := range s.Classes {
 		key := fmt.Sprintf("sched.class[%d]", i)

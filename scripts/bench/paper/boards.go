@@ -44,6 +44,21 @@ func equalBoards(n, capacity int, lat time.Duration) []boardSpec {
 	return out
 }
 
+// paperBoards are the paper scenario's boards: equalBoards with --page-latency.
+func paperBoards(o *options) []boardSpec {
+	bs := equalBoards(o.boards, o.capacity, o.latency)
+	if o.pageLat > 0 {
+		for i := range bs {
+			bs[i].pageLat = o.pageLat
+		}
+	}
+	return bs
+}
+
+// headroomSuffix appended to a policy runs it with that sched.headroom
+// ("priority-lc+headroom=auto").
+const headroomSuffix = "+headroom="
+
 // freePort asks the kernel for a free loopback TCP port (it may be taken again before it is used;
 // a board that cannot listen exits and the harness says so).
 func freePort() (int, error) {

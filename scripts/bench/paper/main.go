@@ -37,6 +37,7 @@ type options struct {
 	ratios       []float64
 	loads        []float64
 	latency      time.Duration
+	pageLat      time.Duration // paper scenario's page latency; 0 = latency
 	capacity     int
 	boards       int
 	haproxy      string // auto | off | on
@@ -107,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&ratios, "ratios", "0.25,0.5", "control shares of the mix")
 	fs.StringVar(&loads, "loads", "0.5,1,1.5,2", "offered loads, as multiples of the cluster's capacity")
 	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "device and page latency of a board")
+	fs.DurationVar(&o.pageLat, "page-latency", 0, "page latency of the paper scenario's boards (default: --latency); capacity counts the longer of the two")
 	fs.IntVar(&o.capacity, "capacity", 2, "slots per board")
 	fs.IntVar(&o.boards, "boards", 3, "boards in the cluster")
 	fs.StringVar(&o.haproxy, "haproxy", "auto", "auto (run HAProxy rows when installed) | on (required) | off")
@@ -190,6 +192,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("--boards %d: want 1 to 16", o.boards)
 	case o.trivialRate < 1 || o.trivialRate > 100000:
 		return nil, fmt.Errorf("--trivial-rate %v: want 1 to 100000", o.trivialRate)
+	case o.pageLat < 0:
+		return nil, fmt.Errorf("--page-latency %v: must not be negative", o.pageLat)
 	case o.capacity < 1 || o.latency <= 0:
 		return nil, fmt.Errorf("--capacity and --latency must be positive")
 	}
@@ -210,9 +214,15 @@ func parsePolicies(s string) ([]string, error) {
 		if p == "" {
 			continue
 		}
+		name, room, hr := strings.Cut(p, headroomSuffix)
+		if hr {
+			if _, err := sched.ParseHeadroom(room); err != nil {
+				return nil, fmt.Errorf("policy %q: %w", p, err)
+			}
+		}
 		known := false
 		for _, k := range sched.PolicyNames() {
-			known = known || k == p
+			known = known || k == name
 		}
 		if !known {
 			return nil, fmt.Errorf("unknown policy %q; want some of %s", p, strings.Join(sched.PolicyNames(), ","))

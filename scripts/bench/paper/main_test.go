@@ -248,3 +248,22 @@ func TestSpread(t *testing.T) {
 		t.Errorf("deviceCount(3, 2) = %d: fewer devices than slots", n)
 	}
 }
+
+func TestPolicyWithHeadroom(t *testing.T) {
+	for _, tt := range []struct {
+		in  string
+		bad bool
+	}{
+		{"priority-lc+headroom=auto", false}, {"priority-lc+headroom=2", false},
+		{"priority-lc+headroom=lots", true}, {"nosuch+headroom=2", true},
+	} {
+		_, err := parsePolicies(tt.in)
+		if (err != nil) != tt.bad {
+			t.Errorf("parsePolicies(%q) = %v, want bad %v", tt.in, err, tt.bad)
+		}
+	}
+	pol, extra := schedExtra("priority-lc+headroom=2", nil)
+	if pol != "priority-lc" || extra != "headroom = \"2\"\n\n" {
+		t.Errorf("schedExtra = %q, %q", pol, extra)
+	}
+}

@@ -128,7 +128,7 @@ func (h *harness) scalePlot() (*plot.Plot, error) {
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(40)
 	p.Add(plotter.NewGrid())
-	capCl := capacityOf(equalBoards(h.opt.boards, h.opt.capacity, h.opt.latency))
+	capCl := capacityOf(paperBoards(h.opt))
 	capOne := capCl / float64(h.opt.boards)
 	// ideal is min(offered, c): a knee at the capacity, flat up to the highest offered rate.
 	ideal := func(c float64, xs plotter.XYs) plotter.XYs {

@@ -248,8 +248,12 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 	}
 	fmt.Fprintf(w, "Command: `%s` (`make bench-paper` runs `go run ./scripts/bench/paper --ews ./ews $(BENCH_FLAGS)`), %s, %s in all. Machine: %s.\n", o.command, start.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), machineNote(h.haproxy))
 	fmt.Fprintf(w, "The generator (`internal/bench`, the engine of `ews bench`) runs on the same machine as every board and HAProxy, so all of them share its cores; one run produces every row, on the same seeded arrival stream (seed %d), %v per cell. ", o.seed, o.duration)
-	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback: %d slots (`capacity`), `[sim] device_latency` = `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", o.capacity, o.latency, controlReq, browseReq)
-	fmt.Fprintf(w, "Load is offered as a multiple of the cluster's capacity (%d boards × %d slots / %v = %.0f req/s), the single board gets the same absolute rates (its own capacity is a third). ", o.boards, o.capacity, o.latency, capacityOf(equalBoards(o.boards, o.capacity, o.latency)))
+	pl := o.latency
+	if o.pageLat > 0 {
+		pl = o.pageLat
+	}
+	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback: %d slots (`capacity`), `[sim] device_latency` = %v, `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", o.capacity, o.latency, pl, controlReq, browseReq)
+	fmt.Fprintf(w, "Load is offered as a multiple of the cluster's capacity (%d boards × %d slots / %v = %.0f req/s), the single board gets the same absolute rates (its own capacity is a third). ", o.boards, o.capacity, max(o.latency, pl), capacityOf(paperBoards(o)))
 	fmt.Fprintf(w, "HAProxy runs in front of the same boards started standalone: `balance leastconn`, `maxconn %d` per server, `timeout queue 2s`; *haproxy-prio* adds `http-request set-priority-class int(-10) if { path_beg /api/devices /cgi-bin }`. Raw JSON of every cell: `%s/`.\n\n", o.capacity, o.results)
 	if runErr != nil {
 		fmt.Fprintf(w, "**Partial run**: %v\n\n", runErr)

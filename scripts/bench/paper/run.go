@@ -228,7 +228,7 @@ func (h *harness) run(ctx context.Context) error {
 		return fmt.Errorf("paper: %w", err)
 	}
 	fmt.Fprintf(h.out, "bench-paper: ews %s, results in %s, haproxy %q\n", h.opt.ews, h.opt.results, h.haproxy)
-	specs := equalBoards(h.opt.boards, h.opt.capacity, h.opt.latency)
+	specs := paperBoards(h.opt)
 	err := h.scenario(ctx, scPaper, specs, h.opt.ratios, h.opt.policies, true)
 	if err == nil && !h.opt.skipHetero {
 		hs := equalBoards(h.opt.boards, h.opt.capacity, h.opt.latency)

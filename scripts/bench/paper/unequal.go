@@ -81,6 +81,10 @@ func speedBoards(n, capacity int, lat time.Duration) []boardSpec {
 // schedExtra is the [sched] configuration of a setup beyond its policy:
 // the name of the policy to run and TOML to append.
 func schedExtra(setup string, bs []board) (string, string) {
+	if name, room, ok := strings.Cut(setup, headroomSuffix); ok {
+		policy, extra := schedExtra(name, bs)
+		return policy, fmt.Sprintf("headroom = %q\n\n", room) + extra
+	}
 	switch setup {
 	case setupProximity:
 		last := bs[len(bs)-1].spec.name

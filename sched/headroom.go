@@ -1,0 +1,104 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Headroom values besides a number of slots.
+const (
+	HeadroomOff  = "off"  // lower classes may take every slot (the paper)
+	HeadroomAuto = "auto" // slots sized from the first class's measured load
+)
+
+// headroomHold is how long after a first-class arrival the headroom is
+// kept: a quiet first class gives every slot back to the lower classes.
+const headroomHold = time.Second
+
+// ParseHeadroom reads a headroom setting: "off" (or ""), "auto", or a
+// number of slots ≥ 1. It returns the slots (0 off, -1 auto).
+func ParseHeadroom(s string) (int, error) {
+	switch s {
+	case "", HeadroomOff:
+		return 0, nil
+	case HeadroomAuto:
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("sched: headroom %q: want off, auto or a number of slots ≥ 1", s)
+	}
+	return n, nil
+}
+
+// headroom keeps slots free for the first class under overload: while the
+// offered load (every class's arrival rate × mean service time) exceeds
+// the slots and a first-class request arrived within headroomHold, a
+// request of a lower class is dispatched only if it leaves at least want()
+// slots free on the eligible boards (trunk reservation). A control request
+// then rarely waits for a page to end; below overload nothing is held.
+type headroom struct {
+	slots   int // fixed slots; -1 auto; 0 off
+	lastTop time.Time
+}
+
+// want is the slots to keep free now; 0 when off or the first class is quiet.
+func (h *headroom) want(a *admission, total int, now time.Time) int {
+	if h.slots == 0 || h.lastTop.IsZero() || now.Sub(h.lastTop) > headroomHold || total < 2 || !a.overloaded(total) {
+		return 0
+	}
+	r := h.slots
+	if r < 0 { // auto: the first class's mean busy slots (Little's law)
+		r = max(int(math.Ceil(a.lambda[0]*a.svc[0].Seconds())), 1)
+	}
+	if r > total-1 {
+		r = total - 1 // one slot always stays open to the lower classes
+	}
+	return r
+}
+
+// overloaded reports whether the offered load, Σ arrival rate × mean
+// service time over the classes, is at least the slots; a class not served
+// yet counts its rate at the first class's service time.
+func (a *admission) overloaded(slots int) bool {
+	var busy float64
+	for c, l := range a.lambda {
+		s := a.svc[c]
+		if s == 0 {
+			s = a.svc[0]
+		}
+		busy += l * s.Seconds()
+	}
+	return busy >= float64(slots)
+}
+
+// freeSlots is the unused slots of the eligible boards of this round.
+func (d *Dispatcher) freeSlots() int {
+	n := 0
+	for _, b := range d.scratch {
+		if f := b.Capacity - b.Linknum; f > 0 {
+			n += f
+		}
+	}
+	return n
+}
+
+// holds reports whether the headroom keeps a request of queue qi back now.
+func (d *Dispatcher) holds(qi int, now time.Time) bool {
+	if qi == 0 || d.one || d.room.slots == 0 {
+		return false
+	}
+	r := d.room.want(&d.admit, d.slots(), now)
+	return r > 0 && d.freeSlots()-1 < r
+}
+
+// keptFrom is the slots the headroom keeps from class c now (admission's
+// prediction counts them as taken).
+func (d *Dispatcher) keptFrom(c int, now time.Time) int {
+	if c == 0 || d.one {
+		return 0
+	}
+	return d.room.want(&d.admit, d.slots(), now)
+}
