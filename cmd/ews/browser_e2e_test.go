@@ -328,6 +328,9 @@ func TestBrowserCluster(t *testing.T) {
 			return false
 		})
 		a.run(t, "devices tab", chromedp.Click(chromedp.CSS(`#tab-devices`)))
+		// the mirrors mark ews1's devices stale after their grace (3 s), which redraws the card:
+		// click once that has happened, so the click does not land on a card being replaced
+		a.wait(t, "temp1 marked stale", cardJS("temp1")+` && `+cardJS("temp1")+`.textContent.includes('unreachable')`, 15*time.Second)
 		a.wait(t, "temp1 card", cardJS("temp1")+` && !`+cardJS("temp1")+`.querySelector('button').disabled`, 5*time.Second)
 		clicked := time.Now()
 		a.run(t, "read temp1", chromedp.Click(chromedp.JSPath(cardJS("temp1")+`.querySelector('button')`)))
