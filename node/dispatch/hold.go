@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -37,12 +38,10 @@ func replayable(r *http.Request, max int64) (body []byte, ok bool, err error) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return nil, true, nil
 	}
-	if r.ContentLength < 0 || r.ContentLength > max {
+	if r.ContentLength < 0 || r.ContentLength > min(max, MaxDigestBody) {
 		return nil, false, nil
 	}
-	body, err = io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	if err != nil {
+	if body, err = readBound(r); err != nil {
 		return nil, false, err
 	}
 	return body, true, nil
@@ -55,7 +54,11 @@ func (f *Front) bodyError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("dispatch: request body is over the limit of %d bytes", tooBig.Limit)})
 		return
 	}
-	writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: reading the request body: " + err.Error()})
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "dispatch: ") {
+		msg = "dispatch: reading the request body: " + msg
+	}
+	writeJSON(w, http.StatusBadRequest, errorBody{Error: msg})
 }
 
 // rewind gives r a fresh reader over body for the next attempt.

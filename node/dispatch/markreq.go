@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -44,7 +45,10 @@ func bodyMode(r *http.Request) BodyMode {
 func readBound(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxDigestBody+1))
 	_ = r.Body.Close()
-	if err != nil || int64(len(body)) > MaxDigestBody {
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBodyRead, err) // a *http.MaxBytesError stays visible: 413
+	}
+	if int64(len(body)) > MaxDigestBody {
 		return nil, errBodyRead
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))

@@ -176,7 +176,7 @@ func (f *Front) bindBody(w http.ResponseWriter, r *http.Request, b *Binding, cli
 	if mode == BodyDigest {
 		var err error
 		if body, err = readBound(r); err != nil {
-			writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: reading the request body: " + err.Error()})
+			f.bodyError(w, err)
 			return nil, err
 		}
 	}
