@@ -16,6 +16,7 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/devapi"
@@ -244,6 +245,7 @@ func (n *Node) Run(ctx context.Context) error {
 		ReadTimeout:       n.timeouts.Read,
 		WriteTimeout:      n.timeouts.Write,
 		IdleTimeout:       n.timeouts.Idle,
+		ConnState:         httpx.SlowHeadConnState, // 408 to a client whose header crawls in
 		MaxHeaderBytes:    n.timeouts.MaxHeader,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // listen opens the listener of client and peer requests: node.http; with
@@ -19,13 +20,16 @@ import (
 func (n *Node) listen() (net.Listener, *redirector, error) {
 	if !n.sec.on() {
 		ln, err := Listen(n.cfg.Node.HTTP)
-		return ln, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return httpx.SlowHeadListener(ln, nil, n.timeouts.ReadHeader), nil, nil
 	}
 	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
-	ln := tls.NewListener(raw, n.sec.server)
+	ln := httpx.SlowHeadListener(raw, n.sec.server, n.timeouts.ReadHeader)
 	if !n.cfg.HTTP.HTTPRedirect {
 		return ln, nil, nil
 	}

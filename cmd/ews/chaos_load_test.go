@@ -17,7 +17,8 @@ import (
 // answers, each a device action on a random board that is up; most carry a
 // fresh Idempotency-Key, some none, a few are the client's own mistakes.
 // A 503 is sent again after its Retry-After (at most 2 s), with the same
-// key; a keyed request that got no answer is sent again to another board.
+// key; a 408 (the board's listener got no request header in time) and a
+// keyed request that got no answer are sent again to another board.
 // Every attempt is logged.
 type chaosClient struct {
 	cn       *chaosNet
@@ -36,7 +37,11 @@ func newChaosClient(cn *chaosNet, rate float64) *chaosClient {
 	// a fresh connection each attempt: a keep-alive connection to a board
 	// killed meanwhile would fail a request that never left the client
 	tr := &http.Transport{DisableKeepAlives: true}
-	return &chaosClient{cn: cn, rate: rate, attempts: 5, timeout: 15 * time.Second, inflight: 512, hc: &http.Client{Transport: tr}}
+	// the attempt's timeout is longer than any bound the boards promise (5 s
+	// for a request header, tmax plus a heartbeat of hold, the forward's
+	// response-header timeout of the CGI timeout plus 5 s): an attempt
+	// still unanswered then is lost, not merely slow
+	return &chaosClient{cn: cn, rate: rate, attempts: 5, timeout: 40 * time.Second, inflight: 512, hc: &http.Client{Transport: tr}}
 }
 
 // run sends until ctx ends and returns when every request has its last attempt.
@@ -133,6 +138,7 @@ func (c *chaosClient) send(req chaosReq, r *rand.Rand) {
 				wait = time.Duration(s) * time.Second
 			}
 			time.Sleep(wait) // the server asked for it: Retry-After
+		case rec.Status == http.StatusRequestTimeout: // the header did not reach the board: nothing ran, send it again elsewhere
 		case rec.Status == 0 && req.key != "": // send it again; the key keeps it once
 		default:
 			return

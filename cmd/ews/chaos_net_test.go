@@ -21,8 +21,16 @@ import (
 const chaosToken = "chaos-token"
 
 // chaosBoard is one `ews run` process in its own network namespace.
+//
+// Its link runs through a namespace of its own that only bridges (mid): the
+// slow link is shaped there, in the path, as a slow network between the
+// board and the others is. Shaped on the board's own interface instead, the
+// board's kernel sees its own SYN-ACK retransmissions dropped by the full
+// queue and forgets the half-open connection: the client's request then
+// meets a reset from a board that never accepted it (docs/NOTES.md).
 type chaosBoard struct {
 	name, ns, veth, peer, ip, cfg, logPath string
+	mid, midUp, midDown                    string // the mid namespace, its port toward the bridge and toward the board
 	bin                                    string
 
 	mu   sync.Mutex
@@ -118,13 +126,26 @@ func newChaosNet(t *testing.T, n int, bin string) *chaosNet {
 	var peers []string
 	for i := range n {
 		b := &chaosBoard{name: fmt.Sprintf("ews%d", i+1), ns: fmt.Sprintf("ewsc%d-%s", i+1, tag),
-			veth: fmt.Sprintf("ewcv%d%s", i+1, tag), peer: fmt.Sprintf("ewcp%d%s", i+1, tag), ip: fmt.Sprintf("%s.%d", subnet, i+1), bin: bin}
+			veth: fmt.Sprintf("ewcv%d%s", i+1, tag), peer: fmt.Sprintf("ewcp%d%s", i+1, tag), ip: fmt.Sprintf("%s.%d", subnet, i+1), bin: bin,
+			mid: fmt.Sprintf("ewsm%d-%s", i+1, tag), midUp: fmt.Sprintf("ewcu%d%s", i+1, tag), midDown: fmt.Sprintf("ewcd%d%s", i+1, tag)}
 		b.cfg, b.logPath = filepath.Join(dir, b.name+".toml"), filepath.Join(dir, b.name+".log")
 		ipCmd(t, "netns", "add", b.ns)
 		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", b.ns).Run() })
-		ipCmd(t, "link", "add", b.veth, "type", "veth", "peer", "name", b.peer)
+		ipCmd(t, "netns", "add", b.mid)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", b.mid).Run() })
+		// bridge veth <-> midUp [mid's bridge] midDown <-> peer (the board)
+		ipCmd(t, "link", "add", b.veth, "type", "veth", "peer", "name", b.midUp)
 		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", b.veth).Run() })
+		ipCmd(t, "link", "add", b.midDown, "type", "veth", "peer", "name", b.peer)
+		ipCmd(t, "link", "set", b.midUp, "netns", b.mid)
+		ipCmd(t, "link", "set", b.midDown, "netns", b.mid)
 		ipCmd(t, "link", "set", b.peer, "netns", b.ns)
+		ipCmd(t, "-n", b.mid, "link", "add", "br0", "type", "bridge")
+		for _, dev := range []string{b.midUp, b.midDown} {
+			ipCmd(t, "-n", b.mid, "link", "set", dev, "master", "br0")
+			ipCmd(t, "-n", b.mid, "link", "set", dev, "up")
+		}
+		ipCmd(t, "-n", b.mid, "link", "set", "br0", "up")
 		ipCmd(t, "link", "set", b.veth, "master", br)
 		ipCmd(t, "link", "set", b.veth, "up")
 		ipCmd(t, "-n", b.ns, "addr", "add", b.ip+"/24", "dev", b.peer)
@@ -169,19 +190,16 @@ func slowArgs(kind string) []string {
 	return []string{"tbf", "rate", "128kbit", "burst", "4kb", "latency", "500ms"}
 }
 
-// setSlow slows (or restores) both directions of b's link.
+// setSlow slows (or restores) both directions of b's link, in its mid
+// namespace: toward the bridge and toward the board.
 func (cn *chaosNet) setSlow(b *chaosBoard, on bool) error {
 	if cn.slow == "" {
 		return nil
 	}
-	for _, pre := range [][]string{nil, {"-n", b.ns}} {
-		dev := b.veth
-		if pre != nil {
-			dev = b.peer
-		}
-		args := append(append([]string{}, pre...), "qdisc", "del", "dev", dev, "root")
+	for _, dev := range []string{b.midUp, b.midDown} {
+		args := []string{"-n", b.mid, "qdisc", "del", "dev", dev, "root"}
 		if on {
-			args = append(append(append([]string{}, pre...), "qdisc", "add", "dev", dev, "root"), slowArgs(cn.slow)...)
+			args = append([]string{"-n", b.mid, "qdisc", "add", "dev", dev, "root"}, slowArgs(cn.slow)...)
 		}
 		if out, err := exec.Command("tc", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("chaos: tc %s: %v %s", strings.Join(args, " "), err, out)

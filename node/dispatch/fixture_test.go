@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/testutil"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
@@ -59,14 +60,15 @@ func (c *fakeCluster) set(f func(c *fakeCluster)) {
 
 // Behaviours of a test board's Local handler.
 const (
-	modeEcho    int32 = iota
-	modeDie           // closes the connection without an answer
-	modeHang          // never answers until the request ends
-	modeGarbage       // answers bytes that are not HTTP
-	modeBlock         // waits for release, then echoes
-	modeHalf          // starts a 100-byte answer, sends 10 bytes and dies
-	modeGone          // (TestBoardFailures) the board's address refuses connections
-	modeDeny          // answers 401, as a board with other credentials does
+	modeEcho     int32 = iota
+	modeDie            // closes the connection without an answer
+	modeHang           // never answers until the request ends
+	modeGarbage        // answers bytes that are not HTTP
+	modeBlock          // waits for release, then echoes
+	modeHalf           // starts a 100-byte answer, sends 10 bytes and dies
+	modeGone           // (TestBoardFailures) the board's address refuses connections
+	modeDeny           // answers 401, as a board with other credentials does
+	modeHeadLate       // answers what the board's listener answers when a request header crawls in: 408, marked
 )
 
 // echo is what a test board's Local handler answers.
@@ -109,6 +111,11 @@ func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("0123456789"))
 		_ = http.NewResponseController(w).Flush()
 		panic(http.ErrAbortHandler)
+	case modeHeadLate:
+		w.Header().Set(httpx.HeaderRefused, httpx.RefusedHeadTimeout)
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusRequestTimeout, map[string]string{"error": "httpx: request header not received within 5s"})
+		return
 	case modeDeny:
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "auth: invalid credentials"})
 		return

@@ -203,6 +203,7 @@ func TestBoardFailures(t *testing.T) {
 		{"hangs, GET retried", modeHang, "GET", 200, true, ""},
 		{"gone (refused), POST retried: it never ran", modeGone, "POST", 200, true, ""},
 		{"gone (refused), GET retried", modeGone, "GET", 200, true, ""},
+		{"header timed out (408 from its listener), POST retried: it never ran", modeHeadLate, "POST", 200, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ const (
 // unsent reports whether err means the request never reached its target:
 // the connection was refused or could not be made, so nothing ran there.
 func unsent(err error) bool {
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
+	if errors.Is(err, errHeadTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
 		return true
 	}
 	var op *net.OpError

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // Where a mark travels.
@@ -29,7 +31,7 @@ const (
 	// loop guard: a non-master refuses a request that carries it.
 	HeaderVia = "X-Ews-Via"
 	// HeaderRefused names the reason on a 403 for a refused mark.
-	HeaderRefused = "X-Ews-Refused"
+	HeaderRefused = httpx.HeaderRefused
 )
 
 // Kind tells a dispatch mark (the master sends a request to a board) from a
@@ -56,8 +58,10 @@ const (
 	RefuseKind      = "kind"        // a via mark used as a dispatch mark or back
 	RefuseStale     = "stale-epoch" // signed by a master of an older epoch
 	RefuseReplayed  = "replayed"    // already used once on this board
-	RefuseClient    = "client"      // the client it was signed for is not the one sending it
-	RefuseQuery     = "query"       // a mark in the query string outside redirect mode
+	// the board's listener: the request header did not arrive in time (408); it never ran
+	RefuseHeadTimeout = httpx.RefusedHeadTimeout
+	RefuseClient      = "client" // the client it was signed for is not the one sending it
+	RefuseQuery       = "query"  // a mark in the query string outside redirect mode
 )
 
 // ErrNoMark is returned by Verify when the request carries no mark.

@@ -26,6 +26,10 @@ type fwd struct {
 
 type fwdKey struct{}
 
+// errHeadTimeout: the target's listener answered 408, the request header
+// did not reach it in time; nothing ran.
+var errHeadTimeout = errors.New("dispatch: the request header did not reach the board in time (its link is congested); nothing ran")
+
 // errResent: the board refused a request the transport sent it twice.
 var errResent = errors.New("dispatch: the board's connection died after it received the request, and it refused the transport's resend")
 
@@ -42,6 +46,11 @@ func (f *Front) newProxy() *httputil.ReverseProxy {
 			// board failed: 502 (or the GET retry on another board).
 			if resp.StatusCode == http.StatusForbidden && resp.Header.Get(HeaderRefused) == RefuseReplayed {
 				return errResent
+			}
+			// The target's listener gave up on the request header (a
+			// congested link): the request never ran there.
+			if resp.StatusCode == http.StatusRequestTimeout && resp.Header.Get(HeaderRefused) == RefuseHeadTimeout {
+				return errHeadTimeout
 			}
 			return f.authRefused(resp)
 		},
