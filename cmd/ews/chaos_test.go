@@ -86,11 +86,9 @@ func chaosPlanFromEnv(t *testing.T) chaosPlan {
 		d := envDur("EWS_CHAOS_DURATION", 10*time.Minute)
 		return chaosPlan{boards: 5, rate: 30, duration: d, faults: onlyKinds(t, chaos.Random(seed, 10000, chaosTmax, 3*time.Second))}
 	}
-	// Known defect, not yet fixed (docs/NOTES.md, docs/BENCHMARKS.md): a
-	// board whose link is rate-limited resets some client connections. The
-	// short run counts and logs those losses instead of failing CI on them;
-	// the long run and the soak stay strict and fail on them.
-	return chaosPlan{boards: 3, rate: 20, faults: chaos.Script(chaosTmax, 2*time.Second), tolerate: map[chaos.Kind]bool{chaos.SlowLink: true}}
+	// strict: every lost answer fails, on every fault kind (Tolerate stays
+	// for a future known defect; none is known now)
+	return chaosPlan{boards: 3, rate: 20, faults: chaos.Script(chaosTmax, 2*time.Second)}
 }
 
 // onlyKinds keeps the faults of the kinds EWS_CHAOS_FAULTS names (comma
