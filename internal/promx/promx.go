@@ -18,6 +18,10 @@ const (
 	KindCounter   = "counter"
 	KindGauge     = "gauge"
 	KindHistogram = "histogram"
+
+	// kindGaugeFunc is a gauge read through a callback: apart from
+	// KindGauge, since the library panics on Set of such a gauge.
+	kindGaugeFunc = "gauge func"
 )
 
 // Registry holds the series of one board (or of one component in a test).
@@ -88,7 +92,7 @@ func (r *Registry) Gauge(name, help string) *Gauge {
 // the constant labels given. Called again for the same series, the new f
 // replaces the old one (the component that registered it was rebuilt).
 func (r *Registry) GaugeFunc(name, help string, constLabels map[string]string, f func() float64) {
-	r = r.claim(name, KindGauge, help)
+	r = r.claim(name, kindGaugeFunc, help)
 	var names, values []string
 	for k, v := range constLabels {
 		names, values = append(names, k), append(values, v)

@@ -34,6 +34,11 @@ func TestRebuiltComponentKeepsCounting(t *testing.T) {
 	if got, ok := reg.Value("ews_test_total"); !ok || got != 2 {
 		t.Fatalf("registry shows %v (%v), want the one counter at 2", got, ok)
 	}
+	reg.GaugeFunc("ews_test_fn", "fn", nil, func() float64 { return 4 })
+	reg.Gauge("ews_test_fn", "settable").Set(1) // must not panic nor change the func gauge
+	if got, _ := reg.Value("ews_test_fn"); got != 4 {
+		t.Fatalf("func gauge = %v, want 4", got)
+	}
 	var none *Registry
 	c := none.Counter("ews_test_total", "test")
 	c.Inc()
