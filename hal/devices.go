@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/ews-firmware/ews/internal/promx"
 )
 
 // Options are what New needs besides the Config.
@@ -18,7 +18,7 @@ type Options struct {
 	// closes a board it opened itself, never one passed in.
 	Board Board
 	// Registerer receives the per-device metrics; nil registers none.
-	Registerer prometheus.Registerer
+	Registerer *promx.Registry
 	Logger     *slog.Logger
 	// Now stamps snapshots; nil is time.Now.
 	Now func() time.Time

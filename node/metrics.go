@@ -6,46 +6,29 @@ import (
 	"strings"
 
 	"github.com/ews-firmware/ews/internal/buildinfo"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/ews-firmware/ews/internal/promx"
 )
 
 // metrics are the node's own Prometheus series; devices, cluster and
-// scheduler register theirs on the same registry.
+// scheduler register theirs on the same registry, which also carries the
+// Go runtime and process series.
 type metrics struct {
-	requests *prometheus.CounterVec   // by path class and status code
-	duration *prometheus.HistogramVec // by path class
+	requests *promx.Vec[*promx.Counter]   // by path class and status code
+	duration *promx.Vec[*promx.Histogram] // by path class
 }
 
-func newMetrics(reg *prometheus.Registry, n *Node) *metrics {
+func newMetrics(reg *promx.Registry, n *Node) *metrics {
+	reg.WithProcessMetrics()
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ews_http_requests_total",
-			Help: "HTTP requests answered, by path class and status code.",
-		}, []string{"path", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ews_http_request_duration_seconds",
-			Help:    "Time to answer an HTTP request, by path class.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
-		}, []string{"path"}),
+		requests: reg.CounterVec("ews_http_requests_total", "HTTP requests answered, by path class and status code.", "path", "code"),
+		duration: reg.HistogramVec("ews_http_request_duration_seconds", "Time to answer an HTTP request, by path class.",
+			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "path"),
 	}
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ews_http_in_flight",
-			Help: "HTTP requests being served now.",
-		}, func() float64 { return float64(n.inFlight.Load()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ews_build_info",
-			Help: "Build of this binary; always 1.",
-			ConstLabels: prometheus.Labels{
-				"version": buildinfo.Version, "commit": buildinfo.Commit,
-				"goversion": runtime.Version(), "goarch": runtime.GOARCH, "goarm": buildinfo.GOARM(),
-			},
-		}, func() float64 { return 1 }),
-	)
+	reg.GaugeFunc("ews_http_in_flight", "HTTP requests being served now.", nil, func() float64 { return float64(n.inFlight.Load()) })
+	reg.GaugeFunc("ews_build_info", "Build of this binary; always 1.", map[string]string{
+		"version": buildinfo.Version, "commit": buildinfo.Commit,
+		"goversion": runtime.Version(), "goarch": runtime.GOARCH, "goarm": buildinfo.GOARM(),
+	}, func() float64 { return 1 })
 	return m
 }
 

@@ -76,7 +76,7 @@ func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {
 	}
 	class := pathClass(r.URL.Path)
 	n.metrics.requests.WithLabelValues(class, codeLabel(code)).Inc()
-	n.metrics.duration.WithLabelValues(class).Observe(time.Since(start).Seconds())
+	n.metrics.duration.WithLabelValues(class).Update(time.Since(start).Seconds())
 }
 
 // statusWriter records the status and rewrites plain-text error answers

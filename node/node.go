@@ -17,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/devapi"
@@ -30,7 +31,6 @@ import (
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
 	"github.com/ews-firmware/ews/vip"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Timeouts bound what one client may hold of the server.
@@ -58,7 +58,7 @@ type Node struct {
 	cfg      *config.Config
 	log      *slog.Logger
 	timeouts Timeouts
-	reg      *prometheus.Registry
+	reg      *promx.Registry
 	metrics  *metrics
 	handler  http.Handler
 
@@ -124,7 +124,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, log: log, timeouts: DefaultTimeouts(), reg: prometheus.NewRegistry(),
+	n := &Node{cfg: cfg, log: log, timeouts: DefaultTimeouts(), reg: promx.NewRegistry(),
 		started: time.Now(), stopReq: make(chan struct{})}
 	for _, o := range opts {
 		o(n)
@@ -190,7 +190,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 func (n *Node) Handler() http.Handler { return n.handler }
 
 // Registry is the node's Prometheus registry.
-func (n *Node) Registry() *prometheus.Registry { return n.reg }
+func (n *Node) Registry() *promx.Registry { return n.reg }
 
 // Addr is the address the HTTP server listens on, nil before Run listens.
 func (n *Node) Addr() net.Addr {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/webui"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // routes mounts every endpoint of DESIGN.md. Health, metrics, the cluster
@@ -23,7 +22,7 @@ func (n *Node) routes(mux *http.ServeMux) error {
 		}
 		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.cfg.Node.Name})
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{n.log}}))
+	mux.Handle("GET /metrics", n.reg.Handler())
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {

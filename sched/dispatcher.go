@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/jonboulle/clockwork"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults of the Dispatcher's tunables that have no config key.
@@ -23,7 +23,7 @@ const (
 
 // Options are the Dispatcher's run-time dependencies; every field may be zero.
 type Options struct {
-	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	Registerer *promx.Registry // nil: metrics are kept but not registered
 	Logger     *slog.Logger
 	Clock      clockwork.Clock // sojourn times and queue timeouts; nil: the real clock
 	Rand       *rand.Rand      // seeds random policies; nil: the runtime's generator

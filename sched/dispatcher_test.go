@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/ews-firmware/ews/internal/promx"
 )
 
 func TestOrderAcrossAndWithinClasses(t *testing.T) {
@@ -412,12 +411,12 @@ func TestIntegratedOverloadExcludesBoard(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
+	reg := promx.NewRegistry()
 	h := newHarness(t, schedCfg("priority-lc", 1), Options{Registerer: reg}, board("a", 1))
 	tk := h.now(&Request{Class: control})
 	p := h.queue(&Request{Class: browse})
 	h.shed(&Request{Class: browse}, ReasonFull)
-	if got := testutil.ToFloat64(h.d.m.depth[browse]); got != 1 {
+	if got := float64(h.d.m.depth[browse].Get()); got != 1 {
 		t.Errorf("browse depth gauge %v", got)
 	}
 	tk.Done()
@@ -431,13 +430,13 @@ ews_sched_dispatch_total{board="a",class="control"} 1
 # TYPE ews_sched_linknum gauge
 ews_sched_linknum{board="a"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ews_sched_dispatch_total", "ews_sched_linknum"); err != nil {
-		t.Error(err)
+	if got := "\n" + reg.Family("ews_sched_dispatch_total") + reg.Family("ews_sched_linknum"); got != want {
+		t.Errorf("scrape:\n%s\nwant:\n%s", got, want)
 	}
-	if got := testutil.ToFloat64(h.d.m.shed[browse][rFull]); got != 1 {
+	if got := float64(h.d.m.shed[browse][rFull].Get()); got != 1 {
 		t.Errorf("shed{browse,full} = %v", got)
 	}
-	if n := testutil.CollectAndCount(reg, "ews_sched_queue_wait_seconds"); n != 2 {
+	if n := reg.Count("ews_sched_queue_wait_seconds"); n != 2 {
 		t.Errorf("wait histograms: %d series, want 2", n)
 	}
 	// a second Dispatcher on the same registry (after a takeover) shares the series
@@ -448,7 +447,7 @@ ews_sched_linknum{board="a"} 0
 	d2.Update(rows([]Board{board("a", 1)}))
 	tk2, _ := d2.Acquire(context.Background(), &Request{Class: control})
 	tk2.Done()
-	if got := testutil.ToFloat64(d2.m.dispatch[0][control]); got != 2 {
+	if got := float64(d2.m.dispatch[0][control].Get()); got != 2 {
 		t.Errorf("shared dispatch counter = %v, want 2", got)
 	}
 }

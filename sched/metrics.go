@@ -1,48 +1,34 @@
 package sched
 
-import (
-	"github.com/ews-firmware/ews/internal/promx"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/ews-firmware/ews/internal/promx"
 
 // metrics holds the Dispatcher's Prometheus series; the children used on
 // the hot path are looked up once and cached by index.
 type metrics struct {
 	classes  []string
-	depth    []prometheus.Gauge
-	wait     []prometheus.Observer
-	shed     [][]prometheus.Counter // [class][reason]
-	dispVec  *prometheus.CounterVec
-	dispatch [][]prometheus.Counter // [board][class]
-	linkVec  *prometheus.GaugeVec
-	link     []prometheus.Gauge // [board]
+	depth    []*promx.Gauge
+	wait     []*promx.Histogram
+	shed     [][]*promx.Counter // [class][reason]
+	dispVec  *promx.Vec[*promx.Counter]
+	dispatch [][]*promx.Counter // [board][class]
+	linkVec  *promx.Vec[*promx.Gauge]
+	link     []*promx.Gauge // [board]
 }
 
-func newMetrics(reg prometheus.Registerer, classes []string) *metrics {
-	depthVec := promx.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "ews_sched_queue_depth", Help: "Requests waiting in the master's queue, by class.",
-	}, []string{"class"}))
-	waitVec := promx.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "ews_sched_queue_wait_seconds", Help: "Time a request waited in the queue before dispatch, by class.",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-	}, []string{"class"}))
-	shedVec := promx.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ews_sched_shed_total", Help: "Requests answered 503 without dispatch, by class and reason.",
-	}, []string{"class", "reason"}))
+func newMetrics(reg *promx.Registry, classes []string) *metrics {
+	depthVec := reg.GaugeVec("ews_sched_queue_depth", "Requests waiting in the master's queue, by class.", "class")
+	waitVec := reg.HistogramVec("ews_sched_queue_wait_seconds", "Time a request waited in the queue before dispatch, by class.",
+		[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "class")
+	shedVec := reg.CounterVec("ews_sched_shed_total", "Requests answered 503 without dispatch, by class and reason.", "class", "reason")
 	m := &metrics{
 		classes: classes,
-		dispVec: promx.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ews_sched_dispatch_total", Help: "Requests dispatched, by board and class.",
-		}, []string{"board", "class"})),
-		linkVec: promx.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "ews_sched_linknum", Help: "Requests in flight per board as the master counts them.",
-		}, []string{"board"})),
+		dispVec: reg.CounterVec("ews_sched_dispatch_total", "Requests dispatched, by board and class.", "board", "class"),
+		linkVec: reg.GaugeVec("ews_sched_linknum", "Requests in flight per board as the master counts them.", "board"),
 	}
 	for _, c := range classes {
 		m.depth = append(m.depth, depthVec.WithLabelValues(c))
 		m.wait = append(m.wait, waitVec.WithLabelValues(c))
-		row := make([]prometheus.Counter, len(reasons))
+		row := make([]*promx.Counter, len(reasons))
 		for i, r := range reasons {
 			row[i] = shedVec.WithLabelValues(c, r)
 		}
@@ -53,7 +39,7 @@ func newMetrics(reg prometheus.Registerer, classes []string) *metrics {
 
 // addBoard caches the series of a new board (index = len so far).
 func (m *metrics) addBoard(name string) {
-	row := make([]prometheus.Counter, len(m.classes))
+	row := make([]*promx.Counter, len(m.classes))
 	for i, c := range m.classes {
 		row[i] = m.dispVec.WithLabelValues(name, c)
 	}

@@ -72,7 +72,7 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		sojourn := now.Sub(w.enq)
 		cd := &d.queues[w.q].cd
 		cd.observe(sojourn, d.target, d.interval, now)
-		d.m.wait[w.class].Observe(sojourn.Seconds())
+		d.m.wait[w.class].Update(sojourn.Seconds())
 		if cd.dropping && sojourn > d.target && (w.q > 0 || d.one) {
 			// CoDel's head drop: while the queue stays above its target,
 			// a request that already waited past it is answered 503 now

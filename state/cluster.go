@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/hashicorp/memberlist"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Local is what the node tells the cluster about this board. Its methods
@@ -96,7 +96,7 @@ type memberEvent struct {
 
 // New builds the cluster member from cfg (start from DefaultConfig); it
 // binds nothing until Start. reg may be nil (no metrics registered).
-func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, local Local) (*Cluster, error) {
+func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cluster, error) {
 	if local == nil {
 		return nil, errors.New("state: New needs a Local")
 	}
@@ -392,7 +392,7 @@ func (c *Cluster) memberAddrs() map[string]string {
 // and its own probes and gossip, after encryption.
 type countingTransport struct {
 	*memberlist.NetTransport
-	sent    func(float64)
+	sent    func(int)
 	packets chan *memberlist.Packet // filtered (filterPackets)
 	stop    chan struct{}           // closed by Shutdown: the filter only drains from then on
 	down    chan struct{}           // closed once the transport is down: the filter returns
@@ -417,11 +417,11 @@ func (t *countingTransport) Shutdown() error {
 }
 
 func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
-	t.sent(float64(len(b)))
+	t.sent(len(b))
 	return t.NetTransport.WriteTo(b, addr)
 }
 
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
-	t.sent(float64(len(b)))
+	t.sent(len(b))
 	return t.NetTransport.WriteToAddress(b, a)
 }

@@ -12,8 +12,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testutil"
 
-	"github.com/prometheus/client_golang/prometheus"
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/ews-firmware/ews/internal/promx"
 )
 
 // fakeLocal is a board's Local for tests.
@@ -82,12 +81,12 @@ func testConfig(name string, peers []string, key string) Config {
 type board struct {
 	c     *Cluster
 	local *fakeLocal
-	reg   *prometheus.Registry
+	reg   *promx.Registry
 }
 
 func startBoard(t *testing.T, cfg Config) *board {
 	t.Helper()
-	b := &board{local: &fakeLocal{}, reg: prometheus.NewRegistry()}
+	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
 	c, err := New(cfg, testutil.Logger().With("board", cfg.Name), b.reg, b.local)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +158,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	wrongPeers := append(append([]string{}, peers...), fmt.Sprintf("ews4=127.0.0.1:%d", freePort(t)))
 	bad := startBoard(t, testConfig("ews4", wrongPeers, otherKey))
 	testutil.EventuallyWithin(t, "wrong-key packets counted as refused", 5*time.Second, func() bool {
-		return promtest.ToFloat64(bs[0].c.m.refused.WithLabelValues("encrypted")) > 0
+		return float64(bs[0].c.m.refused.WithLabelValues("encrypted").Get()) > 0
 	})
 
 	// The master dies without a word: one new master within tmax and a few heartbeats.
@@ -169,7 +168,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		return oneMaster(live, "ews2") && live[1].c.Snapshot().Epoch == 2
 	})
 	t.Logf("takeover after a crash: %v (tmax %v, heartbeat %v)", took, tmax, hb)
-	if promtest.ToFloat64(bs[1].c.m.takeovers) != 1 || promtest.ToFloat64(bs[1].c.m.isMaster) != 1 {
+	if float64(bs[1].c.m.takeovers.Get()) != 1 || float64(bs[1].c.m.isMaster.Get()) != 1 {
 		t.Fatal("ews2's metrics do not show its takeover")
 	}
 	testutil.EventuallyWithin(t, "ews1 down in the new table", 2*time.Second, func() bool {
@@ -189,7 +188,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		t.Fatalf("the wrong-key board follows %s: it read our tables", name)
 	}
 	for _, b := range bs {
-		if got := promtest.ToFloat64(b.c.m.sent.WithLabelValues("table")) + promtest.ToFloat64(b.c.m.sent.WithLabelValues("report")); got == 0 {
+		if got := float64(b.c.m.sent.WithLabelValues("table").Get()) + float64(b.c.m.sent.WithLabelValues("report").Get()); got == 0 {
 			t.Fatalf("%s sent no messages", b.c.self.Name)
 		}
 	}
@@ -231,7 +230,7 @@ func TestClusterStandalone(t *testing.T) {
 	cfg := DefaultConfig()
 	local := &fakeLocal{}
 	local.inflight.Store(1)
-	c, err := New(cfg, testutil.Logger(), prometheus.NewRegistry(), local)
+	c, err := New(cfg, testutil.Logger(), promx.NewRegistry(), local)
 	if err != nil {
 		t.Fatal(err)
 	}

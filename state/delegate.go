@@ -22,7 +22,7 @@ func (d *delegate) NodeMeta(limit int) []byte { return nil }
 // NotifyMsg decodes a message (memberlist reuses b after we return).
 func (d *delegate) NotifyMsg(b []byte) {
 	c := d.c
-	c.m.bytes.WithLabelValues("received").Add(float64(len(b)))
+	c.m.bytes.WithLabelValues("received").Add(len(b))
 	m, v, err := DecodeVersion(b)
 	if err != nil {
 		kind := "unknown"

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestFollowerThatMissedATableAsksForIt: the table of a change is lost on
@@ -192,7 +190,7 @@ func TestClusterSendsEachBoardItsVersion(t *testing.T) {
 	}
 	testutil.EventuallyWithin(t, "ews1 elected", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
 	received := func(b *board, kind MsgType) float64 {
-		return promtest.ToFloat64(b.c.m.received.WithLabelValues(kind.String()))
+		return float64(b.c.m.received.WithLabelValues(kind.String()).Get())
 	}
 	testutil.EventuallyWithin(t, "ews2 gets digests", 10*time.Second, func() bool { return received(bs[1], digestMsgType) >= 5 })
 	t3 := received(bs[2], tableMsgType)

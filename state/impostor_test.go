@@ -10,8 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/ews-firmware/ews/internal/promx"
 
 	"github.com/ews-firmware/ews/internal/testutil"
 )
@@ -27,7 +26,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // startLogged is startBoard with the board's log kept in buf.
 func startLogged(t *testing.T, cfg Config, buf *syncBuf) *board {
 	t.Helper()
-	b := &board{local: &fakeLocal{}, reg: prometheus.NewRegistry()}
+	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
 	c, err := New(cfg, slog.New(slog.NewTextHandler(buf, nil)), b.reg, b.local)
 	if err != nil {
 		t.Fatal(err)
@@ -65,12 +64,12 @@ func TestImpostorRefused(t *testing.T) {
 	cfg.Gossip = fmt.Sprintf("127.0.0.1:%d", port)
 	startBoard(t, cfg)
 	testutil.Eventually(t, "the impostor refused and logged by ews1", func() bool {
-		return promtest.ToFloat64(b1.c.m.refused.WithLabelValues("member")) > 0 &&
+		return float64(b1.c.m.refused.WithLabelValues("member").Get()) > 0 &&
 			strings.Contains(log1.String(), "do not match cluster.peers") && strings.Contains(log1.String(), "name=ews2")
 	})
 	// it keeps sending reports as ews2 from its own address; none is taken
 	testutil.Eventually(t, "the impostor's packets refused", func() bool {
-		return promtest.ToFloat64(b1.c.m.refused.WithLabelValues("member")) > 10
+		return float64(b1.c.m.refused.WithLabelValues("member").Get()) > 10
 	})
 	for _, b := range []*board{b1, b3} {
 		if _, ok := b.c.memberAddrs()["ews2"]; ok {
@@ -113,7 +112,7 @@ func TestClusterMisorderedPeers(t *testing.T) {
 		return true
 	})
 	// ews3 listened long past tmax with the others alive: it never claimed
-	if promtest.ToFloat64(bs[2].c.m.takeovers) != 0 || promtest.ToFloat64(bs[2].c.m.refused.WithLabelValues("peers")) == 0 {
-		t.Fatalf("ews3: takeovers %v, peer refusals %v", promtest.ToFloat64(bs[2].c.m.takeovers), promtest.ToFloat64(bs[2].c.m.refused.WithLabelValues("peers")))
+	if float64(bs[2].c.m.takeovers.Get()) != 0 || float64(bs[2].c.m.refused.WithLabelValues("peers").Get()) == 0 {
+		t.Fatalf("ews3: takeovers %v, peer refusals %v", float64(bs[2].c.m.takeovers.Get()), float64(bs[2].c.m.refused.WithLabelValues("peers").Get()))
 	}
 }

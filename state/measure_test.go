@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestMeasureIdle prints the idle cost of a 3-board cluster with the
@@ -36,7 +34,7 @@ func TestMeasureIdle(t *testing.T) {
 	const span = 10 * time.Second
 	wire0, ours0 := make([]float64, 3), make([]float64, 3)
 	for i, b := range bs {
-		wire0[i], ours0[i] = promtest.ToFloat64(b.c.m.wire), promtest.ToFloat64(b.c.m.bytes.WithLabelValues("sent"))
+		wire0[i], ours0[i] = float64(b.c.m.wire.Get()), float64(b.c.m.bytes.WithLabelValues("sent").Get())
 	}
 	cpu0 := cpuTime()
 	start := time.Now()
@@ -44,8 +42,8 @@ func TestMeasureIdle(t *testing.T) {
 	el := time.Since(start)
 	cpu := cpuTime() - cpu0
 	for i, b := range bs {
-		wire := (promtest.ToFloat64(b.c.m.wire) - wire0[i]) / el.Seconds()
-		ours := (promtest.ToFloat64(b.c.m.bytes.WithLabelValues("sent")) - ours0[i]) / el.Seconds()
+		wire := (float64(b.c.m.wire.Get()) - wire0[i]) / el.Seconds()
+		ours := (float64(b.c.m.bytes.WithLabelValues("sent").Get()) - ours0[i]) / el.Seconds()
 		t.Logf("%s (master=%v): %.0f B/s on the wire (memberlist included), %.0f B/s of tables+reports before encryption",
 			b.c.self.Name, b.c.IsMaster(), wire, ours)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testutil"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/ews-firmware/ews/internal/promx"
 )
 
 // recorder is a slog.Handler that keeps every message.
@@ -47,7 +47,7 @@ func (r recorder) count(sub string) int {
 func TestRejoinRetriesAndLogsOncePerChange(t *testing.T) {
 	peers := []string{fmt.Sprintf("ews1=127.0.0.1:%d", freePort(t)), fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t))}
 	rec := newRecorder()
-	c, err := New(testConfig("ews1", peers, testKey), slog.New(rec), prometheus.NewRegistry(), &fakeLocal{})
+	c, err := New(testConfig("ews1", peers, testKey), slog.New(rec), promx.NewRegistry(), &fakeLocal{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func (c *Cluster) send(m Message, to string) {
 			continue
 		}
 		c.m.sent.WithLabelValues(m.Type().String()).Inc()
-		c.m.bytes.WithLabelValues("sent").Add(float64(len(b)))
+		c.m.bytes.WithLabelValues("sent").Add(len(b))
 	}
 }
 

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestScaleLoopback is TestScale with real Clusters on loopback (UDP,
@@ -45,9 +43,9 @@ func TestScaleLoopback(t *testing.T) {
 		}
 		testutil.EventuallyWithin(t, "ews1 elected", 30*time.Second, func() bool { return oneMaster(bs, "ews1") })
 
-		w0, start := promtest.ToFloat64(bs[0].c.m.wire), time.Now()
+		w0, start := float64(bs[0].c.m.wire.Get()), time.Now()
 		time.Sleep(5 * time.Second) // measuring an interval, not waiting for a condition
-		idle := (promtest.ToFloat64(bs[0].c.m.wire) - w0) / time.Since(start).Seconds()
+		idle := (float64(bs[0].c.m.wire.Get()) - w0) / time.Since(start).Seconds()
 
 		var reach []time.Duration
 		for k := range 20 {

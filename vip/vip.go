@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/jonboulle/clockwork"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultGARP is when gratuitous ARPs go out after the address is added,
@@ -51,7 +51,7 @@ type Announcer func(ifi *net.Interface, ip netip.Addr) error
 
 // Options are the manager's collaborators; zero values pick the real ones.
 type Options struct {
-	Registerer prometheus.Registerer
+	Registerer *promx.Registry
 	Logger     *slog.Logger
 	Clock      clockwork.Clock
 	Addrs      Addrs     // default: netlink

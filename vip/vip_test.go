@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/internal/testutil"
 	"github.com/jonboulle/clockwork"
-	"github.com/prometheus/client_golang/prometheus"
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 )
 
 // fakeAddrs is the kernel's address list of one interface.
@@ -91,7 +89,7 @@ type rig struct {
 	addrs  *fakeAddrs
 	arp    *fakeARP
 	clock  *clockwork.FakeClock
-	reg    *prometheus.Registry
+	reg    *promx.Registry
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -106,7 +104,7 @@ func newRig(t *testing.T, stale bool) *rig {
 // newStoppedRig builds the manager; start runs it.
 func newStoppedRig(t *testing.T, stale bool) *rig {
 	t.Helper()
-	r := &rig{addrs: &fakeAddrs{has: map[netip.Prefix]bool{}}, arp: &fakeARP{}, clock: clockwork.NewFakeClock(), reg: prometheus.NewRegistry()}
+	r := &rig{addrs: &fakeAddrs{has: map[netip.Prefix]bool{}}, arp: &fakeARP{}, clock: clockwork.NewFakeClock(), reg: promx.NewRegistry()}
 	if stale {
 		r.addrs.has[testVIP] = true
 	}
@@ -171,10 +169,10 @@ func TestMasterHoldsAndAnnounces(t *testing.T) {
 	testutil.Eventually(t, "second GARP at 200ms", func() bool { return r.arp.count() == 2 })
 	r.advance(t, 800*time.Millisecond)
 	testutil.Eventually(t, "third GARP at 1s", func() bool { return r.arp.count() == 3 })
-	if got := promtest.ToFloat64(r.m.m.garp); got != 3 {
+	if got := float64(r.m.m.garp.Get()); got != 3 {
 		t.Fatalf("ews_vip_garp_sent_total = %v, want 3", got)
 	}
-	if got := promtest.ToFloat64(r.m.m.held); got != 1 {
+	if got := float64(r.m.m.held.Get()); got != 1 {
 		t.Fatalf("ews_vip_held = %v, want 1", got)
 	}
 
@@ -184,7 +182,7 @@ func TestMasterHoldsAndAnnounces(t *testing.T) {
 
 	r.m.Set(false)
 	testutil.Eventually(t, "VIP removed on stepping down", func() bool { return !r.addrs.holds(testVIP) && !r.m.Held() })
-	if got := promtest.ToFloat64(r.m.m.held); got != 0 {
+	if got := float64(r.m.m.held.Get()); got != 0 {
 		t.Fatalf("ews_vip_held = %v after stepping down, want 0", got)
 	}
 	// The rest of the re-announce round is cancelled with the address.
@@ -221,14 +219,14 @@ func TestAddFailureIsCountedAndRetried(t *testing.T) {
 	r.m.Set(true)
 	r.start()
 	testutil.Eventually(t, "two adds failed", func() bool {
-		return promtest.ToFloat64(r.m.m.errors.WithLabelValues("add")) == 2
+		return float64(r.m.m.errors.WithLabelValues("add").Get()) == 2
 	})
 	if r.m.Held() {
 		t.Fatal("Held() after a failed add")
 	}
 	r.advance(t, retryWait)
 	testutil.Eventually(t, "retried add failed", func() bool {
-		return promtest.ToFloat64(r.m.m.errors.WithLabelValues("add")) == 3
+		return float64(r.m.m.errors.WithLabelValues("add").Get()) == 3
 	})
 	r.advance(t, retryWait)
 	testutil.Eventually(t, "third add holds", func() bool { return r.m.Held() && r.addrs.holds(testVIP) })
@@ -237,12 +235,8 @@ func TestAddFailureIsCountedAndRetried(t *testing.T) {
 func TestMetricsLint(t *testing.T) {
 	r := newRig(t, false)
 	r.m.m.errors.WithLabelValues("add")
-	problems, err := promlint.NewWithMetricFamilies(gather(t, r.reg)).Lint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	for _, p := range promx.Lint(r.reg) {
+		t.Errorf("lint %s", p)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options tune the API; the zero value gives the defaults.
@@ -32,7 +31,7 @@ type Options struct {
 	// Remember it, so the key is known cluster-wide. Must be quick.
 	OnClaim func(Claim)
 	// Registerer takes ews_idempotency_claims_total; nil: not registered.
-	Registerer prometheus.Registerer
+	Registerer *promx.Registry
 }
 
 // Claim says that a board ran (or is running) the request of fingerprint
@@ -52,7 +51,7 @@ type API struct {
 	readAuth bool
 	idem     *idempotency
 	onClaim  func(Claim)
-	claims   *prometheus.CounterVec // origin: local (taken here) or remote (another board's)
+	claims   *promx.Vec[*promx.Counter] // origin: local (taken here) or remote (another board's)
 	log      *slog.Logger
 }
 
@@ -74,10 +73,8 @@ func New(cfg *config.Config, devs *hal.Devices, a *auth.Auth, opts Options) *API
 	if opts.List == nil {
 		opts.List = devs.List
 	}
-	claims := promx.Register(opts.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ews_idempotency_claims_total",
-		Help: "Idempotency-Keys taken by this board's device API (origin local) and learnt from other boards (origin remote).",
-	}, []string{"origin"}))
+	claims := opts.Registerer.CounterVec("ews_idempotency_claims_total",
+		"Idempotency-Keys taken by this board's device API (origin local) and learnt from other boards (origin remote).", "origin")
 	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger, listFn: opts.List, onClaim: opts.OnClaim,
 		claims: claims, idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
 }

@@ -6,10 +6,10 @@ import (
 	"net/http/httptest"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // alone is a Cluster of one board that is its own master.
@@ -24,7 +24,7 @@ func (alone) Epoch() uint64                  { return 1 }
 // this board is master, feed the dispatcher the table, step down.
 func Example() {
 	cfg := config.DefaultConfig()
-	reg := prometheus.NewRegistry()
+	reg := promx.NewRegistry()
 	key, note, err := dispatch.KeyFromConfig(&cfg)
 	if err != nil {
 		panic(err)

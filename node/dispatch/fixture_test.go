@@ -18,10 +18,9 @@ import (
 
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // fakeCluster is a hand-set Cluster.
@@ -85,7 +84,7 @@ type tboard struct {
 	addr    string
 	c       *fakeCluster
 	front   *Front
-	reg     *prometheus.Registry
+	reg     *promx.Registry
 	mode    atomic.Int32
 	release chan struct{}
 	started atomic.Int32 // Local handler entries
@@ -179,7 +178,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 	}
 	tc := &tcluster{t: t, key: RandomKey()}
 	for _, name := range o.names {
-		b := &tboard{name: name, release: make(chan struct{}), reg: prometheus.NewRegistry()}
+		b := &tboard{name: name, release: make(chan struct{}), reg: promx.NewRegistry()}
 		var h atomic.Pointer[Front]
 		b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Load().ServeHTTP(w, r) }))
 		tro, scheme := TransportOptions{ResponseHeaderTimeout: o.rht}, ""
@@ -336,21 +335,8 @@ func decode[T any](t testing.TB, b []byte) T {
 // noRedirect is a client that does not follow redirects.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// metricValue reads a counter's value or a histogram's sample count.
-func metricValue(t *testing.T, m prometheus.Metric) float64 {
+// metricValue reads a counter's or a gauge's value.
+func metricValue[T interface{ Get() V }, V uint64 | float64](t *testing.T, m T) float64 {
 	t.Helper()
-	var out dto.Metric
-	if err := m.Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	switch {
-	case out.Counter != nil:
-		return out.Counter.GetValue()
-	case out.Histogram != nil:
-		return float64(out.Histogram.GetSampleCount())
-	case out.Gauge != nil:
-		return out.Gauge.GetValue()
-	}
-	t.Fatalf("metric %v has no value", m.Desc())
-	return 0
+	return float64(m.Get())
 }

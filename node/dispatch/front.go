@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/sched"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Cluster is what the Front needs to know of the cluster. The state
@@ -83,7 +83,7 @@ type Options struct {
 	// the credentials: the board's differ). The client gets 502. Optional;
 	// must be quick.
 	OnAuthRefused func(board string)
-	Registerer    prometheus.Registerer // nil: metrics kept, not registered
+	Registerer    *promx.Registry // nil: metrics kept, not registered
 	Logger        *slog.Logger
 }
 

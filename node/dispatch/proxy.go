@@ -85,7 +85,7 @@ func (f *Front) rewrite(pr *httputil.ProxyRequest) {
 	delete(pr.Out.Header, HeaderVia)
 	pr.Out.Header[st.header] = []string{st.token}
 	if !st.start.IsZero() {
-		f.m.added.Observe(time.Since(st.start).Seconds())
+		f.m.added.Update(time.Since(st.start).Seconds())
 	}
 }
 

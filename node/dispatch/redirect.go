@@ -48,7 +48,7 @@ func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticke
 	h := w.Header()
 	h.Set("Location", loc)
 	h.Set("Cache-Control", "no-store")
-	f.m.added.Observe(time.Since(start).Seconds())
+	f.m.added.Update(time.Since(start).Seconds())
 	writeJSON(w, http.StatusTemporaryRedirect, map[string]string{"location": loc, "board": t.Board})
 	f.m.forwarded.WithLabelValues(t.Board, OutcomeRedirect).Inc()
 	f.holds.add(t)
