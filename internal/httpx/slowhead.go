@@ -129,6 +129,9 @@ func (g *slowHeadConn) Read(p []byte) (int, error) {
 	if g.tc != nil && !g.shook.Load() {
 		return n, err // the TLS handshake itself timed out: nothing can be said
 	}
+	if g.tc != nil && g.tc.ConnectionState().NegotiatedProtocol == "h2" {
+		return n, err // HTTP/2 (not offered by ews today) has its own framing and timeouts
+	}
 	if g.answered.CompareAndSwap(false, true) {
 		g.answer()
 	}
