@@ -7,9 +7,9 @@ bash scripts/deps.sh qemu-user-static:qemu-arm-static
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 ldflags="-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=smoke"
-GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/ews-armv6" ./cmd/ews
-GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/ews-armv7" ./cmd/ews
-GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/ews-arm64" ./cmd/ews
+GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv6" ./cmd/ews
+GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv7" ./cmd/ews
+GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-arm64" ./cmd/ews
 
 check() { # binary qemu expected-arch-text
 	local bin=$1 qemu=$2 want=$3 v

@@ -150,7 +150,7 @@ func TestChaosCatchesPlantedBug(t *testing.T) {
 func buildEws(t *testing.T, tags string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ews")
-	if out, err := exec.Command("go", "build", "-tags", tags, "-o", path, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", tags+","+shipTags, "-o", path, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build ews -tags %s: %v\n%s", tags, err, out)
 	}
 	return path

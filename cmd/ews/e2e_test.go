@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// shipTags are the build tags of the binaries the Makefile ships.
+const shipTags = "nethttpomithttp2"
+
 // ewsBinary builds the ews binary once per test run.
 var ewsBinary = func() func(t *testing.T) string {
 	var path string
@@ -26,7 +29,8 @@ var ewsBinary = func() func(t *testing.T) string {
 			built = true
 			dir, _ := os.MkdirTemp("", "ews-bin-")
 			path = filepath.Join(dir, "ews")
-			out, err = exec.Command("go", "build", "-o", path, ".").CombinedOutput()
+			// the tags of the shipped binary (Makefile TAGS): tests run what boards run
+			out, err = exec.Command("go", "build", "-tags", shipTags, "-o", path, ".").CombinedOutput()
 		}
 		if err != nil {
 			t.Fatalf("build ews: %v\n%s", err, out)

@@ -29,7 +29,7 @@ func TestARMClusterQemu(t *testing.T) {
 		t.Skip("qemu-arm-static missing (the test command installs qemu-user-static)")
 	}
 	bin := filepath.Join(t.TempDir(), "ews-armv7")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	build := exec.Command("go", "build", "-trimpath", "-tags", shipTags, "-o", bin, ".")
 	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build armv7: %v\n%s", err, out)

@@ -3,7 +3,7 @@ package firmware
 
 import (
 	"crypto/sha256"
-	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -62,32 +62,62 @@ type Arch struct {
 // Here is this binary's arch.
 func Here(goarm string) Arch { return Arch{GOARCH: runtime.GOARCH, GOARM: goarm} }
 
-var machines = map[string]elf.Machine{
-	"arm":     elf.EM_ARM,
-	"arm64":   elf.EM_AARCH64,
-	"amd64":   elf.EM_X86_64,
-	"386":     elf.EM_386,
-	"riscv64": elf.EM_RISCV,
+// machines are the ELF e_machine numbers of the arches upgrades support.
+var machines = map[string]uint16{
+	"arm":     40,  // EM_ARM
+	"arm64":   183, // EM_AARCH64
+	"amd64":   62,  // EM_X86_64
+	"386":     3,   // EM_386
+	"riscv64": 243, // EM_RISCV
+}
+
+// machineName names an e_machine for a message.
+func machineName(m uint16) string {
+	for _, n := range [...]struct {
+		m    uint16
+		name string
+	}{{40, "ARM"}, {183, "AARCH64"}, {62, "X86_64"}, {3, "386"}, {243, "RISCV"}, {8, "MIPS"}, {21, "PPC64"}} {
+		if n.m == m {
+			return n.name
+		}
+	}
+	return fmt.Sprintf("machine %d", m)
 }
 
 // CheckELF refuses anything but a Linux executable for a's machine.
 // (ARMv6 and ARMv7 binaries share EM_ARM; a v7 binary on a v6 board
-// fails at start and is rolled back.)
+// fails at start and is rolled back.) It reads the 20 bytes of the ELF
+// identification, type and machine only: debug/elf and its decompressors
+// are half a megabyte of a board's binary for what three fields answer.
 func CheckELF(path string, a Arch) error {
-	f, err := elf.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("firmware: not an ELF executable: %v", err)
 	}
 	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:4]) != "\x7fELF" {
+		return fmt.Errorf("firmware: not an ELF executable: bad magic number %q", h[:4])
+	}
+	var order binary.ByteOrder
+	switch h[5] { // EI_DATA
+	case 1:
+		order = binary.LittleEndian
+	case 2:
+		order = binary.BigEndian
+	default:
+		return fmt.Errorf("firmware: not an ELF executable: unknown byte order %d", h[5])
+	}
+	typ, machine := order.Uint16(h[16:18]), order.Uint16(h[18:20])
 	want, ok := machines[a.GOARCH]
 	if !ok {
 		return fmt.Errorf("firmware: this board's arch %s is not supported for upgrades", a.GOARCH)
 	}
-	if f.Machine != want {
-		return fmt.Errorf("firmware: binary is for %s, this board needs %s (%s)", strings.TrimPrefix(f.Machine.String(), "EM_"), strings.TrimPrefix(want.String(), "EM_"), a.GOARCH)
+	if machine != want {
+		return fmt.Errorf("firmware: binary is for %s, this board needs %s (%s)", machineName(machine), machineName(want), a.GOARCH)
 	}
-	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
-		return fmt.Errorf("firmware: ELF type %s is not an executable", f.Type)
+	if typ != 2 && typ != 3 { // ET_EXEC, ET_DYN
+		return fmt.Errorf("firmware: ELF type %d is not an executable", typ)
 	}
 	return nil
 }

@@ -127,3 +127,49 @@ func TestStageCommitRollback(t *testing.T) {
 		t.Fatalf("SHA256File %s %v", s, err)
 	}
 }
+
+// TestCheckELFHeader: the header check refuses what is not a Linux
+// executable for this machine, read from the first 20 bytes alone.
+func TestCheckELFHeader(t *testing.T) {
+	hdr := func(data byte, typ, machine uint16) []byte {
+		h := make([]byte, 64)
+		copy(h, "\x7fELF")
+		h[4], h[5] = 1, data
+		if data == 2 {
+			h[16], h[17], h[18], h[19] = byte(typ>>8), byte(typ), byte(machine>>8), byte(machine)
+		} else {
+			h[16], h[17], h[18], h[19] = byte(typ), byte(typ>>8), byte(machine), byte(machine>>8)
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name    string
+		body    []byte
+		arch    string
+		wantErr string // "" accepted
+	}{
+		{"arm executable", hdr(1, 2, 40), "arm", ""},
+		{"arm64 position-independent", hdr(1, 3, 183), "arm64", ""},
+		{"amd64 on an arm board", hdr(1, 2, 62), "arm", "binary is for X86_64, this board needs ARM (arm)"},
+		{"big-endian mips", hdr(2, 2, 8), "arm", "binary is for MIPS"},
+		{"object file, not an executable", hdr(1, 1, 40), "arm", "ELF type 1 is not an executable"},
+		{"truncated", []byte("\x7fELF\x01\x01"), "arm", "not an ELF"},
+		{"bad byte order", hdr(7, 2, 40), "arm", "unknown byte order 7"},
+		{"empty", nil, "arm", "not an ELF"},
+		{"unsupported arch", hdr(1, 2, 40), "mips", "not supported for upgrades"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bin")
+			if err := os.WriteFile(path, tc.body, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := CheckELF(path, Arch{GOARCH: tc.arch})
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
