@@ -36,10 +36,14 @@ const (
 	headHandler              // a request is being served
 )
 
-// lingerFor bounds the lingering close after a 408; lingerBytes bounds what
-// is read and discarded meanwhile.
+// lingerFor bounds the lingering close after a 408: the client closes as
+// soon as it has read the answer (Connection: close), which ends it at
+// once; on a congested link the answer and the rest of the request may take
+// seconds of retransmissions, and closing before they are through resets
+// the connection and destroys the answer (a 30-minute soak lost one that
+// way with 2 s). lingerBytes bounds what is read and discarded meanwhile.
 const (
-	lingerFor   = 2 * time.Second
+	lingerFor   = 10 * time.Second
 	lingerBytes = 64 << 10
 )
 
