@@ -16,8 +16,8 @@ import (
 // then sees EOF or a reset and cannot tell a slow link from a crash, nor
 // know that nothing ran. SlowHeadListener answers such a client the way
 // HAProxy does on "timeout http-request": 408 Request Timeout with
-// Connection: close and a JSON body, then a short lingering close so that
-// the answer is not lost to a reset. A kept-alive connection that stays idle
+// Connection: close and a JSON body, then a lingering close (until the
+// client closes, at most lingerFor) so that the answer is not lost to a reset. A kept-alive connection that stays idle
 // until the idle timeout is still closed silently (HTTP/1.1 clients expect
 // that and retry). Use SlowHeadListener for Server.Serve and chain
 // SlowHeadConnState into Server.ConnState.

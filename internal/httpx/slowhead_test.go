@@ -2,44 +2,36 @@ package httpx
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
-// selfSigned is a certificate for 127.0.0.1 and a client config trusting it.
-func selfSigned(t *testing.T) (*tls.Config, *tls.Config) {
+// boardTLS is the TLS config of a board's listener (the cluster CA's server
+// config, which asks for a client certificate only if given) and a client
+// trusting that CA.
+func boardTLS(t *testing.T) (*tls.Config, *tls.Config) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certDER, keyDER, err := clustertls.NewCA(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "slowhead"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	ca, err := clustertls.ParseCA(certDER, keyDER)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := x509.ParseCertificate(der)
+	cert, err := ca.Issue("slowhead", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
-		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	return ca.ServerConfig(cert), &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"}
 }
 
 // TestSlowHead: a request header that does not arrive within
@@ -48,7 +40,7 @@ func selfSigned(t *testing.T) (*tls.Config, *tls.Config) {
 // closed without an answer; a request in time is served as usual.
 func TestSlowHead(t *testing.T) {
 	const headTO = 150 * time.Millisecond
-	srvTLS, cliTLS := selfSigned(t)
+	srvTLS, cliTLS := boardTLS(t)
 	full := "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 	cases := []struct {
 		name   string

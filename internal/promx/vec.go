@@ -13,7 +13,8 @@ type Vec[T any] struct {
 	name   string
 	labels []string
 	get    func(series string) T
-	cache  sync.Map // label values joined by \xff -> T
+	mu     sync.RWMutex
+	cache  map[string]T // label values joined by \xff -> T
 }
 
 // CounterVec returns the counters called name with the given label names.
@@ -43,12 +44,38 @@ func (v *Vec[T]) WithLabelValues(values ...string) T {
 	if len(values) != len(v.labels) {
 		panic(fmt.Sprintf("promx: %s: %d label values for %d labels", v.name, len(values), len(v.labels)))
 	}
-	key := strings.Join(values, "\xff")
-	if s, ok := v.cache.Load(key); ok {
-		return s.(T)
+	// the key is built in the map index itself, so the lookup of a series
+	// that exists does not allocate (this runs on every forwarded request)
+	v.mu.RLock()
+	var s T
+	var ok bool
+	switch len(values) {
+	case 0:
+		s, ok = v.cache[""]
+	case 1:
+		s, ok = v.cache[values[0]]
+	case 2:
+		s, ok = v.cache[values[0]+"\xff"+values[1]]
+	case 3:
+		s, ok = v.cache[values[0]+"\xff"+values[1]+"\xff"+values[2]]
+	default:
+		s, ok = v.cache[strings.Join(values, "\xff")]
 	}
-	s := v.get(seriesName(v.name, v.labels, values))
-	v.cache.Store(key, s)
+	v.mu.RUnlock()
+	if ok {
+		return s
+	}
+	key := strings.Join(values, "\xff")
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s, ok := v.cache[key]; ok {
+		return s
+	}
+	if v.cache == nil {
+		v.cache = map[string]T{}
+	}
+	s = v.get(seriesName(v.name, v.labels, values))
+	v.cache[key] = s
 	return s
 }
 

@@ -62,26 +62,38 @@ type Arch struct {
 // Here is this binary's arch.
 func Here(goarm string) Arch { return Arch{GOARCH: runtime.GOARCH, GOARM: goarm} }
 
-// machines are the ELF e_machine numbers of the arches upgrades support.
-var machines = map[string]uint16{
-	"arm":     40,  // EM_ARM
-	"arm64":   183, // EM_AARCH64
-	"amd64":   62,  // EM_X86_64
-	"386":     3,   // EM_386
-	"riscv64": 243, // EM_RISCV
+// machines are the ELF e_machine numbers ews knows by name; those with a
+// GOARCH are the arches upgrades support.
+var machines = [...]elfMachine{
+	{"arm", 40, "ARM"}, {"arm64", 183, "AARCH64"}, {"amd64", 62, "X86_64"}, {"386", 3, "386"}, {"riscv64", 243, "RISCV"},
+	{"", 8, "MIPS"}, {"", 21, "PPC64"},
+}
+
+type elfMachine struct {
+	goarch string
+	em     uint16
+	name   string
+}
+
+// machineOf is the e_machine a binary for goarch has, false if upgrades do
+// not support goarch.
+func machineOf(goarch string) (uint16, bool) {
+	for _, m := range machines {
+		if m.goarch != "" && m.goarch == goarch {
+			return m.em, true
+		}
+	}
+	return 0, false
 }
 
 // machineName names an e_machine for a message.
-func machineName(m uint16) string {
-	for _, n := range [...]struct {
-		m    uint16
-		name string
-	}{{40, "ARM"}, {183, "AARCH64"}, {62, "X86_64"}, {3, "386"}, {243, "RISCV"}, {8, "MIPS"}, {21, "PPC64"}} {
-		if n.m == m {
-			return n.name
+func machineName(em uint16) string {
+	for _, m := range machines {
+		if m.em == em {
+			return m.name
 		}
 	}
-	return fmt.Sprintf("machine %d", m)
+	return fmt.Sprintf("machine %d", em)
 }
 
 // CheckELF refuses anything but a Linux executable for a's machine.
@@ -109,7 +121,7 @@ func CheckELF(path string, a Arch) error {
 		return fmt.Errorf("firmware: not an ELF executable: unknown byte order %d", h[5])
 	}
 	typ, machine := order.Uint16(h[16:18]), order.Uint16(h[18:20])
-	want, ok := machines[a.GOARCH]
+	want, ok := machineOf(a.GOARCH)
 	if !ok {
 		return fmt.Errorf("firmware: this board's arch %s is not supported for upgrades", a.GOARCH)
 	}
