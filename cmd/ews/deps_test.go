@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestShippedDepsTrimmed keeps out of the board binary the packages that issue 17 took out to
+// bring it under 12 MB: each line names what brought the package in.
+func TestShippedDepsTrimmed(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", shipTags, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	linked := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		linked[p] = true
+	}
+	if !linked["github.com/hashicorp/memberlist"] {
+		t.Fatalf("go list printed no memberlist; the check below would prove nothing:\n%s", out)
+	}
+	for pkg, why := range map[string]string{
+		"github.com/miekg/dns":             "memberlist's TCP DNS lookup (third_party/memberlist.patch)",
+		"net/rpc":                          "go-msgpack's RPC codec (third_party/go-msgpack.patch)",
+		"text/template":                    "go-msgpack's generator, net/rpc's debug page",
+		"go/format":                        "go-msgpack's generator",
+		"google.golang.org/protobuf/proto": "client_golang (internal/promx replaced it)",
+		"github.com/prometheus/client_golang/prometheus": "client_golang (internal/promx replaced it)",
+		"debug/elf": "the firmware check (firmware reads the ELF header itself)",
+	} {
+		if linked[pkg] {
+			t.Errorf("the board binary links %s again: %s", pkg, why)
+		}
+	}
+}
+
+// TestThirdPartyPinned fails when go.mod moves memberlist or go-msgpack to a version other than
+// the one their trimmed copies in third_party/ were made from: rerun scripts/third-party.sh.
+func TestThirdPartyPinned(t *testing.T) {
+	gomod := readFile(t, "../../go.mod")
+	script := readFile(t, "../../scripts/third-party.sh")
+	for _, mod := range []string{"github.com/hashicorp/memberlist", "github.com/hashicorp/go-msgpack/v2"} {
+		q := regexp.QuoteMeta(mod)
+		req := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + q + ` (v\S+)`).FindStringSubmatch(gomod)
+		cp := regexp.MustCompile(`(?m)^copy ` + q + ` (v\S+) `).FindStringSubmatch(script)
+		rep := regexp.MustCompile(`(?m)^replace ` + q + ` => \./third_party/`).MatchString(gomod)
+		switch {
+		case req == nil || cp == nil:
+			t.Errorf("%s: go.mod requires %v, scripts/third-party.sh copies %v", mod, req, cp)
+		case req[1] != cp[1]:
+			t.Errorf("%s: go.mod requires %s but third_party/ was made from %s: rerun scripts/third-party.sh", mod, req[1], cp[1])
+		case !rep:
+			t.Errorf("%s: go.mod has no replace onto third_party/", mod)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

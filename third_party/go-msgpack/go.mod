@@ -1,0 +1,3 @@
+module github.com/hashicorp/go-msgpack/v2
+
+go 1.24.0
