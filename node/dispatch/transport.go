@@ -23,9 +23,14 @@ type TransportOptions struct {
 	TLS *tls.Config
 }
 
+// tlsHandshakeTimeout bounds a TLS handshake with a board.
+const tlsHandshakeTimeout = 5 * time.Second
+
 // NewTransport returns the pooled keep-alive transport used between boards:
-// no environment proxy, no compression, HTTP/1.1 (also over TLS).
-func NewTransport(o TransportOptions) *http.Transport {
+// no environment proxy, no compression, HTTP/1.1 (also over TLS). Most
+// requests go over its own connections in the caller's goroutine
+// (connTransport); streamed bodies, Expect and Upgrade over net/http's.
+func NewTransport(o TransportOptions) http.RoundTripper {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 2 * time.Second
 	}
@@ -38,7 +43,7 @@ func NewTransport(o TransportOptions) *http.Transport {
 	if o.MaxIdleConnsPerHost <= 0 {
 		o.MaxIdleConnsPerHost = 64
 	}
-	return &http.Transport{
+	return newConnTransport(o, &http.Transport{
 		Proxy:                 nil, // boards talk directly, whatever the environment says
 		DialContext:           (&net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:          4 * o.MaxIdleConnsPerHost,
@@ -46,9 +51,9 @@ func NewTransport(o TransportOptions) *http.Transport {
 		IdleConnTimeout:       o.IdleConnTimeout,
 		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		TLSClientConfig:       o.TLS,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
-	}
+	})
 }

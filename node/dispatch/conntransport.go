@@ -1,0 +1,344 @@
+package dispatch
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// fastBodyMax is the largest request body connTransport writes itself; a
+// larger or streamed one goes through the fallback http.Transport, which
+// writes and reads at once, so a board that answers before it has read a
+// big body cannot stall the write.
+const fastBodyMax = 16 << 10
+
+// max1xx bounds the informational answers before the final one, as
+// net/http's transport does.
+const max1xx = 5
+
+// connTransport carries forwarded requests to boards over pooled HTTP/1.1
+// connections, writing the request and reading the answer in the caller's
+// goroutine. net/http's Transport hands every request to a writer and a
+// reader goroutine per connection and back over channels: at the low rates
+// of a board cluster each hand-off is a goroutine wake-up, which is most of
+// what the master added to a request (issue 17, docs/BENCHMARKS.md).
+//
+// It takes requests without a body or with a body of known length up to
+// fastBodyMax, no Expect and no Upgrade; the rest go to fallback. It never
+// sends a request twice: a pooled connection is checked before reuse (a
+// board that closed it has left a FIN or an alert in its receive queue),
+// and a connection that fails under a request is an error for the caller,
+// who knows whether sending it again is safe.
+type connTransport struct {
+	o        TransportOptions
+	dialer   net.Dialer
+	fallback *http.Transport
+
+	mu       sync.Mutex
+	idle     map[string][]*boardConn // by scheme and address; last in, first out
+	sweeping bool
+}
+
+// boardConn is one keep-alive connection to a board.
+type boardConn struct {
+	key       string
+	nc        net.Conn        // requests go over it (a *tls.Conn over TLS)
+	raw       syscall.RawConn // of the TCP socket under nc; nil: not checked
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	idleSince time.Time
+}
+
+func newConnTransport(o TransportOptions, fallback *http.Transport) *connTransport {
+	return &connTransport{
+		o:        o,
+		dialer:   net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second},
+		fallback: fallback,
+		idle:     map[string][]*boardConn{},
+	}
+}
+
+// takes reports whether req goes over t's own connections.
+func (t *connTransport) takes(req *http.Request) bool {
+	switch req.URL.Scheme {
+	case "http":
+	case "https":
+		if t.o.TLS == nil {
+			return false
+		}
+	default:
+		return false
+	}
+	if req.Header.Get("Upgrade") != "" || req.Header.Get("Expect") != "" {
+		return false
+	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return true
+	}
+	return req.ContentLength > 0 && req.ContentLength <= fastBodyMax
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.takes(req) {
+		return t.fallback.RoundTrip(req)
+	}
+	ctx := req.Context()
+	bc, err := t.get(ctx, req.URL.Scheme, hostPort(req.URL.Scheme, req.URL.Host))
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	// a client that leaves ends the exchange at once, wherever it is
+	stop := context.AfterFunc(ctx, func() { bc.nc.SetDeadline(time.Unix(1, 0)) })
+	resp, err := t.exchange(ctx, bc, req)
+	if err != nil {
+		stop()
+		bc.nc.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("dispatch: %w (%v)", context.Cause(ctx), err)
+		}
+		return nil, err
+	}
+	b := &connBody{t: t, bc: bc, rc: resp.Body, stop: stop, reuse: !resp.Close && !req.Close}
+	if resp.Body == http.NoBody {
+		b.release(true)
+		return resp, nil
+	}
+	resp.Body = b
+	return resp, nil
+}
+
+// exchange writes req on bc and reads the final answer's header, passing
+// informational answers to the request's trace (the reverse proxy forwards
+// them to the client).
+func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.Request) (*http.Response, error) {
+	if err := req.Write(bc.bw); err != nil {
+		return nil, err
+	}
+	if err := bc.bw.Flush(); err != nil {
+		return nil, err
+	}
+	bc.nc.SetReadDeadline(time.Now().Add(t.o.ResponseHeaderTimeout))
+	for n := 0; ; n++ {
+		resp, err := http.ReadResponse(bc.br, req)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+				return nil, fmt.Errorf("dispatch: timeout awaiting the board's answer (%s): %w", t.o.ResponseHeaderTimeout, err)
+			}
+			return nil, err
+		}
+		code := resp.StatusCode
+		if code >= 200 {
+			bc.nc.SetReadDeadline(time.Time{})
+			if ctx.Err() != nil { // canceled while the deadline was being cleared
+				bc.nc.SetDeadline(time.Unix(1, 0))
+			}
+			return resp, nil
+		}
+		if code == http.StatusSwitchingProtocols {
+			return nil, errors.New("dispatch: the board switched protocols on a request that asked for no upgrade")
+		}
+		if n >= max1xx {
+			return nil, errors.New("dispatch: the board sent too many informational (1xx) answers")
+		}
+		if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.Got1xxResponse != nil {
+			if err := trace.Got1xxResponse(code, textproto.MIMEHeader(resp.Header)); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// get returns an idle connection to key's board that is still open, or
+// dials one.
+func (t *connTransport) get(ctx context.Context, scheme, addr string) (*boardConn, error) {
+	key := scheme + "://" + addr
+	for {
+		t.mu.Lock()
+		list := t.idle[key]
+		if len(list) == 0 {
+			t.mu.Unlock()
+			break
+		}
+		bc := list[len(list)-1]
+		list[len(list)-1] = nil
+		t.idle[key] = list[:len(list)-1]
+		t.mu.Unlock()
+		if time.Since(bc.idleSince) < t.o.IdleConnTimeout && bc.alive() {
+			return bc, nil
+		}
+		bc.nc.Close()
+	}
+	return t.dial(ctx, key, scheme, addr)
+}
+
+func (t *connTransport) dial(ctx context.Context, key, scheme, addr string) (*boardConn, error) {
+	dctx, cancel := context.WithTimeout(ctx, t.o.DialTimeout)
+	defer cancel()
+	nc, err := t.dialer.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	bc := &boardConn{key: key, nc: nc}
+	if sc, ok := nc.(syscall.Conn); ok {
+		bc.raw, _ = sc.SyscallConn()
+	}
+	if scheme == "https" {
+		cfg := t.o.TLS
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, cfg)
+		hctx, hcancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		hcancel()
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		bc.nc = tc
+	}
+	bc.br = bufio.NewReaderSize(bc.nc, 4<<10)
+	bc.bw = bufio.NewWriterSize(bc.nc, 4<<10)
+	return bc, nil
+}
+
+// put keeps bc for the next request to its board, or closes it when the
+// board already has MaxIdleConnsPerHost idle.
+func (t *connTransport) put(bc *boardConn) {
+	bc.idleSince = time.Now()
+	t.mu.Lock()
+	list := t.idle[bc.key]
+	if len(list) >= t.o.MaxIdleConnsPerHost {
+		t.mu.Unlock()
+		bc.nc.Close()
+		return
+	}
+	t.idle[bc.key] = append(list, bc)
+	if !t.sweeping {
+		t.sweeping = true
+		time.AfterFunc(t.o.IdleConnTimeout, t.sweep)
+	}
+	t.mu.Unlock()
+}
+
+// sweep closes connections idle for IdleConnTimeout and comes back while
+// any are left.
+func (t *connTransport) sweep() {
+	var old []*boardConn
+	t.mu.Lock()
+	for key, list := range t.idle {
+		keep := list[:0]
+		for _, bc := range list {
+			if time.Since(bc.idleSince) >= t.o.IdleConnTimeout {
+				old = append(old, bc)
+			} else {
+				keep = append(keep, bc)
+			}
+		}
+		clear(list[len(keep):])
+		if len(keep) == 0 {
+			delete(t.idle, key)
+		} else {
+			t.idle[key] = keep
+		}
+	}
+	t.sweeping = len(t.idle) > 0
+	if t.sweeping {
+		time.AfterFunc(t.o.IdleConnTimeout, t.sweep)
+	}
+	t.mu.Unlock()
+	for _, bc := range old {
+		bc.nc.Close()
+	}
+}
+
+// CloseIdleConnections closes every idle connection, its own and the
+// fallback's.
+func (t *connTransport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*boardConn{}
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, bc := range list {
+			bc.nc.Close()
+		}
+	}
+	t.fallback.CloseIdleConnections()
+}
+
+// connBody is an answer's body; at its end the connection goes back to the
+// pool, if the answer was read to the end and may be followed by another.
+type connBody struct {
+	t     *connTransport
+	bc    *boardConn
+	rc    io.ReadCloser
+	stop  func() bool
+	reuse bool
+
+	mu   sync.Mutex
+	done bool
+}
+
+func (b *connBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return 0, errors.New("dispatch: read on a closed answer body")
+	}
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.release(err == io.EOF)
+	}
+	return n, err
+}
+
+func (b *connBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done {
+		b.release(false)
+	}
+	return nil
+}
+
+// release ends the exchange; read tells whether the body was read to its
+// end.
+func (b *connBody) release(read bool) {
+	b.done = true
+	canceled := !b.stop()
+	if !read || canceled || !b.reuse || b.bc.br.Buffered() > 0 {
+		b.bc.nc.Close() // before rc.Close, which would read an unfinished body to its end
+		b.rc.Close()
+		return
+	}
+	b.rc.Close()
+	b.t.put(b.bc)
+}
+
+// hostPort adds the scheme's default port to a URL host without one.
+func hostPort(scheme, host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	if scheme == "https" {
+		return net.JoinHostPort(host, "443")
+	}
+	return net.JoinHostPort(host, "80")
+}
