@@ -43,14 +43,19 @@ func haproxyPath() string {
 }
 
 // startHAProxy checks and starts HAProxy in the foreground and waits until it forwards.
-func (h *harness) startHAProxy(ctx context.Context, tag string, g *group, prio bool) (*proc, string, error) {
+// threads > 0 sets nbthread (the saturation cells run HAProxy on one thread).
+func (h *harness) startHAProxy(ctx context.Context, tag string, g *group, prio bool, threads int) (*proc, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, "", err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	path := filepath.Join(h.tmp, tag+".cfg")
-	if err := os.WriteFile(path, []byte(haproxyConfig(addr, g.boards, prio)), 0o644); err != nil {
+	cfg := haproxyConfig(addr, g.boards, prio)
+	if threads > 0 {
+		cfg = strings.Replace(cfg, "global\n", fmt.Sprintf("global\n  nbthread %d\n", threads), 1)
+	}
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, "", fmt.Errorf("paper: %w", err)
 	}
 	if out, err := exec.CommandContext(ctx, h.haproxy, "-c", "-f", path).CombinedOutput(); err != nil {

@@ -46,6 +46,8 @@ type options struct {
 	startTimeout time.Duration
 	timeout      time.Duration // per request
 	trivialRate  float64       // offered rate of the forwarding-overhead throughput cells
+	saturate     []float64     // offered rates of the saturation cells; none: not run
+	frontCPU     float64       // cores the front (and what runs with it) may use in them
 	smoke        bool
 	render       bool // rewrite the report and plots from the results dir, run nothing
 	skipHetero   bool
@@ -94,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench-paper", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &options{header: http.Header{}}
-	var policies, hetero, unequal, ratios, loads, headers string
+	var policies, hetero, unequal, ratios, loads, headers, saturate string
 	fs.StringVar(&o.ews, "ews", "", "ews binary to run (default: build ./cmd/ews into the temp dir)")
 	fs.StringVar(&o.root, "root", ".", "module root (to build ews)")
 	fs.StringVar(&o.out, "out", "docs/bench-paper.md", "markdown report")
@@ -117,6 +119,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.startTimeout, "start-timeout", 30*time.Second, "how long boards may take to be ready")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per request timeout of the generator")
 	fs.Float64Var(&o.trivialRate, "trivial-rate", 4000, "offered req/s of the forwarding-overhead throughput cells (above what the front can forward)")
+	fs.StringVar(&saturate, "saturate", "", "offered req/s of the saturation cells, rising (e.g. 1000,2000,4000); empty: not run")
+	fs.Float64Var(&o.frontCPU, "front-cpu", 0.3, "cores the front may use in the saturation cells (a cgroup CPU quota): HAProxy on one thread with one board, or the ews master")
 	fs.BoolVar(&o.render, "render", false, "only rewrite the markdown and plots from --results (rows.json and the cells' JSON) with the same flags")
 	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
 	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")
@@ -169,6 +173,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.loads, err = parseFloats(loads, 0, 20); err != nil {
 		return nil, fmt.Errorf("--loads: %w", err)
+	}
+	if saturate != "" {
+		if o.saturate, err = parseFloats(saturate, 0, 100000); err != nil {
+			return nil, fmt.Errorf("--saturate: %w", err)
+		}
+		if o.frontCPU <= 0 || o.frontCPU > 64 {
+			return nil, fmt.Errorf("--front-cpu %v: want cores in (0, 64]", o.frontCPU)
+		}
 	}
 	for _, hv := range strings.Split(headers, ";") {
 		if strings.TrimSpace(hv) == "" {

@@ -155,6 +155,9 @@ func TestParseFlags(t *testing.T) {
 		{"bad haproxy", []string{"--haproxy", "maybe"}, false},
 		{"bad header", []string{"--header", "novalue"}, false},
 		{"stray arg", []string{"extra"}, false},
+		{"saturate", []string{"--saturate", "1000,2000", "--front-cpu", "0.2"}, true},
+		{"saturate bad rate", []string{"--saturate", "1000,-5"}, false},
+		{"saturate no cores", []string{"--saturate", "1000", "--front-cpu", "0"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -129,6 +129,18 @@ func (h *harness) goals() []goal {
 	} else {
 		add("≤ 150 µs added p50 by the master", "not run", "n/a")
 	}
+	if len(h.opt.saturate) > 0 {
+		name := fmt.Sprintf("master throughput ≥ HAProxy one-thread's at saturation (each front and one board held to %.2f cores)", h.opt.frontCPU)
+		em, eh := h.peak(scSat, pol), h.peak(scSat, setupHAProxy)
+		if em > 0 && eh > 0 {
+			add(name, fmt.Sprintf("%.0f/s vs %.0f/s completed = %.0f%%", em, eh, 100*em/eh), verdict(em >= eh))
+			if ea := h.peak(scSat, setupHAAlone); ea > 0 {
+				add(name+", HAProxy without a board beside it", fmt.Sprintf("%.0f/s vs %.0f/s completed = %.0f%%", em, ea, 100*em/ea), verdict(em >= ea))
+			}
+		} else {
+			add(name, "not run", "n/a")
+		}
+	}
 	return gs
 }
 
@@ -276,6 +288,7 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 	h.unequalTables(w)
 	h.footprint(w)
 	h.trivialTable(w)
+	h.saturationTable(w)
 	if len(plots) > 0 {
 		fmt.Fprintln(w, "### Plots")
 		fmt.Fprintln(w)

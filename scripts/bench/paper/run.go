@@ -14,9 +14,10 @@ import (
 
 // Scenarios.
 const (
-	scPaper   = "paper"   // equal boards, the paper's setup
-	scHetero  = "hetero"  // one board of half the capacity and double the latency
-	scTrivial = "trivial" // page_latency 0: what forwarding itself costs
+	scPaper   = "paper"    // equal boards, the paper's setup
+	scHetero  = "hetero"   // one board of half the capacity and double the latency
+	scTrivial = "trivial"  // page_latency 0: what forwarding itself costs
+	scSat     = "saturate" // the trivial backend at rising rates, the front held to --front-cpu
 )
 
 // Setups that are not a policy of the ews cluster.
@@ -248,6 +249,9 @@ func (h *harness) run(ctx context.Context) error {
 	if err == nil && !h.opt.skipTrivial {
 		err = h.trivial(ctx)
 	}
+	if err == nil && len(h.opt.saturate) > 0 {
+		err = h.saturation(ctx)
+	}
 	if werr := h.write(err); werr != nil && err == nil {
 		err = werr
 	}
@@ -304,7 +308,7 @@ func (h *harness) standalone(ctx context.Context, sc string, g *group, ratios []
 		} else if sc != scPaper {
 			continue // the other scenarios compare policies with the best HAProxy only
 		}
-		p, url, err := h.startHAProxy(ctx, sc+"-"+setup, g, prio)
+		p, url, err := h.startHAProxy(ctx, sc+"-"+setup, g, prio, 0)
 		if err != nil {
 			return err
 		}
@@ -342,7 +346,7 @@ func (h *harness) trivial(ctx context.Context) error {
 	if err == nil && h.haproxy != "" {
 		var p *proc
 		var url string
-		if p, url, err = h.startHAProxy(ctx, scTrivial+"-haproxy", g, false); err == nil {
+		if p, url, err = h.startHAProxy(ctx, scTrivial+"-haproxy", g, false, 0); err == nil {
 			err = each(setupHAProxy, target{url: url, front: p, boards: g.boards})
 			h.procs.stop(p, 2*time.Second)
 		}
