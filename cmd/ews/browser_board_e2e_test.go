@@ -56,7 +56,11 @@ func TestBrowserBoardPage(t *testing.T) {
 		if !evalIn[bool](t, tb, `document.getElementById('fw-upload').disabled`) {
 			t.Fatal("upload enabled before the checksum was confirmed")
 		}
-		tb.run(t, "confirm and upload", chromedp.Click(chromedp.CSS(`#fw-confirm`)), chromedp.Click(chromedp.CSS(`#fw-upload`)))
+		tb.run(t, "confirm", chromedp.Click(chromedp.CSS(`#fw-confirm`)))
+		// the button stays disabled until the page has seen the board running its last upload
+		// (a refresh after the restart); a click before that is lost, as it would be for a user
+		tb.wait(t, "upload enabled", `!document.getElementById('fw-upload').disabled`, 30*time.Second)
+		tb.run(t, "upload", chromedp.Click(chromedp.CSS(`#fw-upload`)))
 	}
 
 	t.Run("good binary: version changes after the restart", func(t *testing.T) {
@@ -115,7 +119,9 @@ func TestBrowserRollingUpgrade(t *testing.T) {
 	tb.run(t, "token", chromedp.SendKeys(chromedp.CSS(`#login-token`), demo.Token), chromedp.Click(chromedp.CSS(`#login-submit`)))
 	tb.run(t, "pick", chromedp.SetUploadFiles(chromedp.CSS(`#fw-file`), []string{v2}))
 	tb.wait(t, "checksum shown", `document.getElementById('fw-sum').textContent === '`+fileSHA(t, v2)+`'`, 30*time.Second)
-	tb.run(t, "confirm and roll out", chromedp.Click(chromedp.CSS(`#fw-confirm`)), chromedp.Click(chromedp.CSS(`#fw-rollout`)))
+	tb.run(t, "confirm", chromedp.Click(chromedp.CSS(`#fw-confirm`)))
+	tb.wait(t, "roll out enabled", `!document.getElementById('fw-rollout').disabled`, 30*time.Second)
+	tb.run(t, "roll out", chromedp.Click(chromedp.CSS(`#fw-rollout`)))
 	tb.wait(t, "order shown", `document.getElementById('fw-rollout-status').textContent.includes('ews3 → ews1 → ews2')`, 10*time.Second)
 	tb.wait(t, "the master done", `document.getElementById('fw-rollout-status').textContent.includes('ews1: version test-1 -> test-2')`, 90*time.Second)
 	tb.wait(t, "this board on test-2", `document.querySelector('#board-facts dd[data-k="bVersion"]')?.textContent === 'test-2'`, 60*time.Second)
