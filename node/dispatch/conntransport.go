@@ -26,6 +26,13 @@ const fastBodyMax = 16 << 10
 // net/http's transport does.
 const max1xx = 5
 
+// maxAnswerHead bounds the header of a board's answer (informational ones
+// included); net/http's transport allows 10 MB, a board's is under 2 KB.
+const maxAnswerHead = 1 << 20
+
+// errAnswerHead: a board sent more header than maxAnswerHead.
+var errAnswerHead = fmt.Errorf("dispatch: the board's answer header is over %d bytes", maxAnswerHead)
+
 // connTransport carries forwarded requests to boards over pooled HTTP/1.1
 // connections, writing the request and reading the answer in the caller's
 // goroutine. net/http's Transport hands every request to a writer and a
@@ -54,6 +61,7 @@ type boardConn struct {
 	key       string
 	nc        net.Conn        // requests go over it (a *tls.Conn over TLS)
 	raw       syscall.RawConn // of the TCP socket under nc; nil: not checked
+	head      headLimit       // between nc and br: bounds an answer's header
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
@@ -132,6 +140,8 @@ func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.R
 		return nil, err
 	}
 	bc.nc.SetReadDeadline(time.Now().Add(t.o.ResponseHeaderTimeout))
+	bc.head.left = maxAnswerHead
+	defer func() { bc.head.left = -1 }() // the body is the reader's to bound
 	for n := 0; ; n++ {
 		resp, err := http.ReadResponse(bc.br, req)
 		if err != nil {
@@ -213,7 +223,8 @@ func (t *connTransport) dial(ctx context.Context, key, scheme, addr string) (*bo
 		}
 		bc.nc = tc
 	}
-	bc.br = bufio.NewReaderSize(bc.nc, 4<<10)
+	bc.head = headLimit{r: bc.nc, left: -1}
+	bc.br = bufio.NewReaderSize(&bc.head, 4<<10)
 	bc.bw = bufio.NewWriterSize(bc.nc, 4<<10)
 	return bc, nil
 }
@@ -294,17 +305,22 @@ type connBody struct {
 
 	mu   sync.Mutex
 	done bool
+	eof  bool
 }
 
 func (b *connBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.done {
+	switch {
+	case b.eof:
+		return 0, io.EOF
+	case b.done:
 		return 0, errors.New("dispatch: read on a closed answer body")
 	}
 	n, err := b.rc.Read(p)
 	if err != nil {
-		b.release(err == io.EOF)
+		b.eof = err == io.EOF
+		b.release(b.eof)
 	}
 	return n, err
 }
@@ -330,6 +346,28 @@ func (b *connBody) release(read bool) {
 	}
 	b.rc.Close()
 	b.t.put(b.bc)
+}
+
+// headLimit passes reads through while left is negative, and at most left
+// bytes otherwise.
+type headLimit struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.r.Read(p)
+	}
+	if l.left == 0 {
+		return 0, errAnswerHead
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // hostPort adds the scheme's default port to a URL host without one.

@@ -69,6 +69,11 @@ func roundTrip(t *testing.T, tr http.RoundTripper, method, url, body string) (in
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		if n, again := resp.Body.Read(make([]byte, 1)); n != 0 || again != io.EOF {
+			t.Errorf("%s %s: a read after the end gave %d, %v; want 0, EOF", method, url, n, again)
+		}
+	}
 	return resp.StatusCode, string(b), err
 }
 
@@ -260,6 +265,15 @@ func TestConnTransportBadBoards(t *testing.T) {
 		{"101 without an upgrade", func(c net.Conn, _ *bufio.Reader) {
 			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n")
 		}, "switched protocols"},
+		{"endless header", func(c net.Conn, _ *bufio.Reader) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+			line := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
+			for i := 0; i < 2*maxAnswerHead/len(line); i++ {
+				if _, err := io.WriteString(c, line); err != nil {
+					return
+				}
+			}
+		}, "header is over"},
 		{"no answer in time", func(_ net.Conn, br *bufio.Reader) { io.Copy(io.Discard, br) }, "timeout awaiting"}, // until the transport gives up and closes
 	} {
 		t.Run(c.name, func(t *testing.T) {
