@@ -110,7 +110,7 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	// a client that leaves ends the exchange at once, wherever it is
-	stop := context.AfterFunc(ctx, func() { bc.nc.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, bc.expire)
 	resp, err := t.exchange(ctx, bc, req)
 	if err != nil {
 		stop()
@@ -139,7 +139,7 @@ func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.R
 	if err := bc.bw.Flush(); err != nil {
 		return nil, err
 	}
-	bc.nc.SetReadDeadline(time.Now().Add(t.o.ResponseHeaderTimeout))
+	bc.setReadDeadline(ctx, time.Now().Add(t.o.ResponseHeaderTimeout))
 	bc.head.left = maxAnswerHead
 	defer func() { bc.head.left = -1 }() // the body is the reader's to bound
 	for n := 0; ; n++ {
@@ -153,10 +153,7 @@ func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.R
 		}
 		code := resp.StatusCode
 		if code >= 200 {
-			bc.nc.SetReadDeadline(time.Time{})
-			if ctx.Err() != nil { // canceled while the deadline was being cleared
-				bc.nc.SetDeadline(time.Unix(1, 0))
-			}
+			bc.setReadDeadline(ctx, time.Time{})
 			return resp, nil
 		}
 		if code == http.StatusSwitchingProtocols {
@@ -170,6 +167,18 @@ func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.R
 				return nil, err
 			}
 		}
+	}
+}
+
+// expire makes every read and write on bc fail at once.
+func (bc *boardConn) expire() { bc.nc.SetDeadline(time.Unix(1, 0)) }
+
+// setReadDeadline sets the read deadline without undoing a cancellation:
+// the client may leave (expire) just before a new deadline replaces it.
+func (bc *boardConn) setReadDeadline(ctx context.Context, t time.Time) {
+	bc.nc.SetReadDeadline(t)
+	if ctx.Err() != nil {
+		bc.expire()
 	}
 }
 
