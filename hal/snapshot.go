@@ -12,7 +12,7 @@ const (
 	StateRemote  = "remote"  // wired to another board
 )
 
-// Snapshot is a device's state as the API shows it (DESIGN.md):
+// Snapshot is a device's state as the API shows it (docs/DESIGN.md):
 // {"name","driver","node","state","value","unit","updated"}, plus "error"
 // while the device is in error, "values" for multi-quantity sensors and
 // "simulated": true for a device that drives no hardware (on the simulated

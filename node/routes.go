@@ -8,7 +8,7 @@ import (
 	"github.com/ews-firmware/ews/webui"
 )
 
-// routes mounts every endpoint of DESIGN.md. Health, metrics, the cluster
+// routes mounts every endpoint of docs/DESIGN.md. Health, metrics, the cluster
 // table, events and login are served by this board at once; everything
 // else is work (device API, CGI, pages) that enters the master's queue.
 func (n *Node) routes(mux *http.ServeMux) error {

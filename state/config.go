@@ -85,7 +85,7 @@ type Config struct {
 }
 
 // DefaultConfig is a standalone board with the protocol timings of
-// DESIGN.md.
+// docs/DESIGN.md.
 func DefaultConfig() Config {
 	return Config{
 		Name:            "ews1",

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// fakeDevice is a device as the API shows it (DESIGN.md field names).
+// fakeDevice is a device as the API shows it (docs/DESIGN.md field names).
 type fakeDevice struct {
 	Name    string `json:"name"`
 	Driver  string `json:"driver"`

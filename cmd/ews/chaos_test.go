@@ -38,7 +38,7 @@ const (
 )
 
 // chaosHealBound is what the short run asserts for one master after a heal.
-// DESIGN's bound is tmax + 2 heartbeats (1.2 s here) for an election; a heal
+// docs/DESIGN.md's bound is tmax + 2 heartbeats (1.2 s here) for an election; a heal
 // that restarts a killed board adds its boot and gossip join, and CI runs
 // this on 2 loaded cores, so the assertion allows 10 s and the run logs the
 // measured figure (docs/BENCHMARKS.md has a long run's).

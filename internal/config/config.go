@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Config is one board's boot config (ews.toml). Every key of DESIGN.md has a
+// Config is one board's boot config (ews.toml). Every key of docs/DESIGN.md has a
 // field here; DefaultConfig fills the values a file may leave out.
 type Config struct {
 	Node      Node        `toml:"node"`
