@@ -1,4 +1,4 @@
-// Package config owns the boot config file: TOML types, line numbers and messages; it maps the file onto state, sched and hal configs.
+// Package config owns the boot config file: TOML types, line numbers and messages; it maps the file onto the state, sched, hal and vip configs.
 package config
 
 import (

@@ -1,4 +1,4 @@
-// Package httpx holds the small HTTP helpers every handler of ews shares: JSON bodies and JSON errors.
+// Package httpx holds the small HTTP helpers every handler of ews shares: JSON bodies and errors, the client address in the context, and the listener that answers a slow header 408.
 package httpx
 
 import (

@@ -1,4 +1,4 @@
-// Package devsync mirrors the device state of the other boards, read from their /events streams, so any board's UI shows every device live.
+// Package devsync mirrors the other boards from their /events?scope=local streams: device state, so any board's UI shows every device live, and their other events (idempotency claims, logouts).
 package devsync
 
 import (

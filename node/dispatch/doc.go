@@ -1,2 +1,2 @@
-// Package dispatch is the HTTP layer between clients, the master's dispatcher and the boards: signed dispatch marks, the Front handler that forwards, proxies or redirects each request, and the table-to-dispatcher adapter.
+// Package dispatch is the HTTP layer between clients, the master's dispatcher and the boards: signed via, dispatch and redirect marks, the Front handler that holds, hands to the master, admits, forwards or redirects each request, and the master's board connections.
 package dispatch
