@@ -8,7 +8,7 @@ import (
 )
 
 // The papers' formulas, each checked against a case computed by hand from
-// the papers' definitions (docs/NOTES.md, "issue 16"), not from the code.
+// the papers' definitions (docs/NOTES.md, "Policies"), not from the code.
 
 func TestProximityPaper(t *testing.T) {
 	client := &Request{Client: netip.MustParseAddr("10.1.2.3")}

@@ -6,7 +6,7 @@ import (
 )
 
 // Integrated is the integrated-load paper's score (reconstructed in
-// docs/NOTES.md, "issue 16"):
+// docs/NOTES.md, "Policies"):
 //
 //	Integrated loadᵢ = R_cpu·CPUᵢ/L_cpu + R_mem·MEMORYᵢ/L_mem + R_rt·RTᵢ/L_rt + R_disk·DISKᵢ/L_disk
 //

@@ -9,7 +9,7 @@ import (
 // weight w_k; a board's request load is the sum of the weights of its
 // requests in flight (eq. 1-3: + w_k on dispatch, - w_k on completion;
 // Board.ReqLoad). Eq. 4, lost in the paper's text and reconstructed in
-// docs/NOTES.md ("issue 16"), compares every board i with the first board
+// docs/NOTES.md ("Policies"), compares every board i with the first board
 // of the list, the base M, by its dynamic load over its static capacity:
 //
 //	Wᵢ = α·(Cᵢ/C_M)·(P1_M/P1ᵢ) + β·(Mᵢ/M_M)·(P2_M/P2ᵢ) + γ·Rᵢ/R_M + δ·Nᵢ/N_M

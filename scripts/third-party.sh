@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds third_party/ from the pinned upstream modules and the patches beside them.
 # Each copy is upstream minus its tests, generators and benchmarks, plus <name>.patch.
-# Why the copies exist: docs/NOTES.md, "Trimmed copies of two dependencies".
+# Why the copies exist: docs/NOTES.md, "Packaging and binary size".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -108,7 +108,7 @@ func (e *Engine) Run(ctx context.Context) {
 
 // start learns the devices' states, schedules the timers, fires a timer
 // that was due at most CatchUp ago, and rebuilds the turn-backs an old
-// master left pending (see docs/NOTES.md, issue 18).
+// master left pending (see docs/NOTES.md, "MQTT and automations").
 func (e *Engine) start(ctx context.Context) {
 	now := e.o.Clock.Now()
 	var devs []hal.Snapshot
