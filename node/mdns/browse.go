@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -237,10 +236,11 @@ func (c *collector) boards() []Board {
 		out = append(out, b)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Name != out[j].Name {
-			return out[i].Name < out[j].Name
+		a, b := strings.ToLower(out[i].Name), strings.ToLower(out[j].Name)
+		if a != b {
+			return a < b
 		}
-		return strconv.FormatBool(out[i].TLS) < strconv.FormatBool(out[j].TLS)
+		return !out[i].TLS && out[j].TLS
 	})
 	return out
 }
