@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// mdVersion is stamped into the binary the test builds, to find in TXT.
+const mdVersion = "mdns-e2e"
+
+// TestMDNSDiscoverAcrossNamespaces: two boards run in one network
+// namespace (sharing port 5353, as boards and avahi share it on one host);
+// from a second namespace over a veth pair, `ews discover` finds both by
+// name with their TXT, `ews status` without --url reaches one, and a board
+// that stops cleanly multicasts its goodbye.
+func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
+	mdNeedNetns(t)
+	tag := fmt.Sprint(os.Getpid() % 100000)
+	nsA, nsB := "ewsmdA"+tag, "ewsmdB"+tag
+	vA, vB := "mda"+tag, "mdb"+tag
+	for _, ns := range []string{nsA, nsB} {
+		mdIP(t, "netns", "add", ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	mdIP(t, "link", "add", vA, "type", "veth", "peer", "name", vB)
+	mdIP(t, "link", "set", vA, "netns", nsA)
+	mdIP(t, "link", "set", vB, "netns", nsB)
+	for _, c := range [][]string{
+		{"-n", nsA, "addr", "add", "10.77.0.1/24", "dev", vA}, {"-n", nsA, "link", "set", vA, "up"}, {"-n", nsA, "link", "set", "lo", "up"},
+		{"-n", nsB, "addr", "add", "10.77.0.2/24", "dev", vB}, {"-n", nsB, "link", "set", vB, "up"}, {"-n", nsB, "link", "set", "lo", "up"},
+	} {
+		mdIP(t, c...)
+	}
+	bin := mdBuild(t)
+	capture := mdCapture(t, nsB, vB)
+
+	dir := t.TempDir()
+	boards := map[string]string{"mdboard1": ":18080", "mdboard2": "10.77.0.1:18081"} // a wildcard and a specific bind
+	procs := map[string]*exec.Cmd{}
+	for name, http := range boards {
+		cfg := filepath.Join(dir, name+".toml")
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = \"127.0.0.1:0\"\n[http]\nauth = \"none\"\n[sim]\n", name, http)
+		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		log := &mdBuffer{}
+		cmd := exec.Command("ip", "netns", "exec", nsA, bin, "run", "--config", cfg)
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[name] = cmd
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("log of %s:\n%s", name, log.String())
+			}
+		})
+	}
+
+	type row struct {
+		Name, Address, Role, Version, Cluster string
+		Master                                bool
+	}
+	var found map[string]row
+	testutil.EventuallyWithin(t, "ews discover in the other namespace lists both boards as masters", 30*time.Second, func() bool {
+		out, err := exec.Command("ip", "netns", "exec", nsB, bin, "discover", "--json", "--timeout", "700ms").Output()
+		var rows []row
+		if err != nil || json.Unmarshal(out, &rows) != nil {
+			return false
+		}
+		found = map[string]row{}
+		for _, r := range rows {
+			found[r.Name] = r
+		}
+		return found["mdboard1"].Master && found["mdboard2"].Master
+	})
+	for name, want := range map[string]row{
+		"mdboard1": {Name: "mdboard1", Address: "10.77.0.1:18080", Role: "master", Version: mdVersion, Cluster: "mdboard1", Master: true},
+		"mdboard2": {Name: "mdboard2", Address: "10.77.0.1:18081", Role: "master", Version: mdVersion, Cluster: "mdboard2", Master: true},
+	} {
+		if found[name] != want {
+			t.Errorf("discovered %+v, want %+v", found[name], want)
+		}
+	}
+
+	// `ews status` without --url: nothing local in B, so the LAN.
+	st := exec.Command("ip", "netns", "exec", nsB, bin, "status", "--config", filepath.Join(dir, "none.toml"))
+	st.Env = append(os.Environ(), "EWS_CONFIG=")
+	var stdout, stderr bytes.Buffer
+	st.Stdout, st.Stderr = &stdout, &stderr
+	if err := st.Run(); err != nil || !strings.Contains(stderr.String(), "found on the LAN over mDNS: mdboard") || !strings.Contains(stdout.String(), "master mdboard") {
+		t.Errorf("ews status without --url: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+
+	// A clean stop says goodbye: mdboard2's PTR at TTL 0.
+	if err := procs["mdboard2"].Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	capture.waitFor(t, "mdboard2's goodbye", 20*time.Second, func(m *dnsmessage.Message) bool {
+		for _, rr := range m.Answers {
+			if p, ok := rr.Body.(*dnsmessage.PTRResource); ok && p.PTR.String() == "mdboard2._ews._tcp.local." && rr.Header.TTL == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	// What it announced at start, heard on the wire: role and version in TXT.
+	capture.waitFor(t, "mdboard1's announcement with its TXT", time.Second, func(m *dnsmessage.Message) bool {
+		for _, rr := range m.Answers {
+			if x, ok := rr.Body.(*dnsmessage.TXTResource); ok && rr.Header.Name.String() == "mdboard1._ews._tcp.local." {
+				txt := strings.Join(x.TXT, " ")
+				return strings.Contains(txt, "role=master") && strings.Contains(txt, "version="+mdVersion)
+			}
+		}
+		return false
+	})
+}
+
+// mdNeedNetns skips unless the test may create network namespaces.
+func mdNeedNetns(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("mdns e2e: starts ews processes in network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mdns e2e needs root for ip netns")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("mdns e2e needs iproute2 (ip)")
+	}
+	probe := fmt.Sprintf("ewsmdp%d", os.Getpid()%100000)
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("mdns e2e: network namespaces not permitted here: %v %s", err, out)
+	}
+	_ = exec.Command("ip", "netns", "del", probe).Run()
+}
+
+// mdIP runs ip(8) and fails the test on error.
+func mdIP(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// mdBuild builds the board binary as shipped, with mdVersion stamped in.
+func mdBuild(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ews")
+	out, err := exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", bin,
+		"-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+mdVersion,
+		"github.com/ews-firmware/ews/cmd/ews").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// mdCapturer keeps the mDNS responses heard on 224.0.0.251:5353.
+type mdCapturer struct {
+	mu   sync.Mutex
+	msgs []*dnsmessage.Message
+}
+
+// mdCapture listens to the mDNS group on ifname inside namespace ns (the
+// socket is made on a thread moved into ns; it stays there) until the
+// test ends.
+func mdCapture(t *testing.T, ns, ifname string) *mdCapturer {
+	t.Helper()
+	var conn *net.UDPConn
+	err := mdInNetns(ns, func() error {
+		ifc, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		conn, err = net.ListenMulticastUDP("udp4", ifc, &net.UDPAddr{IP: net.IPv4(224, 0, 0, 251), Port: 5353})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen to mDNS in %s: %v", ns, err)
+	}
+	c := &mdCapturer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 9000)
+		for {
+			n, _, err := conn.ReadFrom(buf)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var m dnsmessage.Message
+			if err != nil || m.Unpack(buf[:n]) != nil || !m.Response {
+				continue
+			}
+			c.mu.Lock()
+			c.msgs = append(c.msgs, &m)
+			c.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { conn.Close(); <-done })
+	return c
+}
+
+// waitFor polls the captured responses until one satisfies match.
+func (c *mdCapturer) waitFor(t *testing.T, what string, limit time.Duration, match func(*dnsmessage.Message) bool) {
+	t.Helper()
+	testutil.EventuallyWithin(t, what, limit, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, m := range c.msgs {
+			if match(m) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// mdInNetns runs f on a thread inside the named network namespace, then
+// moves the thread back (or, if that fails, lets it die with the goroutine).
+func mdInNetns(ns string, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		target, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		err = f()
+		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread() // back home: the thread may serve others
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+// mdBuffer is a goroutine-safe log buffer.
+type mdBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *mdBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *mdBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
