@@ -284,4 +284,3 @@ func (b *mdBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
-
