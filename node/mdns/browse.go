@@ -134,15 +134,20 @@ func isTimeout(err error) bool {
 
 // browseQuery asks for the PTR records of both service types.
 func browseQuery(id uint16) ([]byte, error) {
-	m := dnsmessage.Message{Header: dnsmessage.Header{ID: id}}
-	for _, typ := range []string{ServiceHTTP, ServiceHTTPS} {
-		m.Questions = append(m.Questions, dnsmessage.Question{Name: mustName(serviceName(typ)), Type: dnsmessage.TypePTR, Class: dnsmessage.ClassINET})
+	b := dnsmessage.NewBuilder(make([]byte, 0, 64), dnsmessage.Header{ID: id})
+	if err := b.StartQuestions(); err != nil {
+		return nil, fmt.Errorf("mdns: pack query: %w", err)
 	}
-	b, err := m.Pack()
+	for _, typ := range []string{ServiceHTTP, ServiceHTTPS} {
+		if err := b.Question(dnsmessage.Question{Name: mustName(serviceName(typ)), Type: dnsmessage.TypePTR, Class: dnsmessage.ClassINET}); err != nil {
+			return nil, fmt.Errorf("mdns: pack query: %w", err)
+		}
+	}
+	out, err := b.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("mdns: pack query: %w", err)
 	}
-	return b, nil
+	return out, nil
 }
 
 // collector gathers the records of the answers Browse receives.
@@ -158,41 +163,85 @@ type collector struct {
 
 // add reads one packet from src.
 func (c *collector) add(pkt []byte, src netip.Addr) {
-	var m dnsmessage.Message
-	if err := m.Unpack(pkt); err != nil || !m.Response {
+	var p dnsmessage.Parser
+	h, err := p.Start(pkt)
+	if err != nil || !h.Response || p.SkipAllQuestions() != nil {
 		return
 	}
 	if c.instances == nil {
 		c.instances, c.srv, c.txt = map[string]string{}, map[string]dnsmessage.SRVResource{}, map[string][]string{}
 		c.addrs, c.from, c.gone = map[string][]netip.Addr{}, map[string]netip.Addr{}, map[string]bool{}
 	}
-	for _, rr := range append(m.Answers, m.Additionals...) {
-		name := strings.ToLower(rr.Header.Name.String())
-		switch b := rr.Body.(type) {
-		case *dnsmessage.PTRResource:
-			inst := strings.ToLower(b.PTR.String())
-			if name != serviceName(ServiceHTTP) && name != serviceName(ServiceHTTPS) || !strings.HasSuffix(inst, "."+name) {
-				continue
-			}
-			if rr.Header.TTL == 0 {
-				c.gone[inst] = true
-				continue
-			}
-			c.instances[inst] = b.PTR.String()
-			delete(c.gone, inst)
-			c.from[inst] = src
-		case *dnsmessage.SRVResource:
-			c.srv[name] = *b
-		case *dnsmessage.TXTResource:
-			c.txt[name] = b.TXT
-		case *dnsmessage.AResource:
-			c.addAddr(name, netip.AddrFrom4(b.A))
-		case *dnsmessage.AAAAResource:
-			c.addAddr(name, netip.AddrFrom16(b.AAAA))
+	// Answers, then authorities (skipped), then additionals; a record that
+	// does not parse ends the packet (what came before it is kept).
+	if !c.section(&p, p.AnswerHeader, p.SkipAnswer, src) || p.SkipAllAuthorities() != nil {
+		return
+	}
+	c.section(&p, p.AdditionalHeader, p.SkipAdditional, src)
+}
+
+// section reads the records of one section; false: malformed.
+func (c *collector) section(p *dnsmessage.Parser, next func() (dnsmessage.ResourceHeader, error), skip func() error, src netip.Addr) bool {
+	for {
+		hdr, err := next()
+		if err == dnsmessage.ErrSectionDone {
+			return true
+		}
+		if err != nil || c.record(p, hdr, skip, src) != nil {
+			return false
 		}
 	}
 }
 
+// record reads the body of one record (p just past its header hdr).
+func (c *collector) record(p *dnsmessage.Parser, hdr dnsmessage.ResourceHeader, skip func() error, src netip.Addr) error {
+	name := strings.ToLower(hdr.Name.String())
+	switch hdr.Type {
+	case dnsmessage.TypePTR:
+		b, err := p.PTRResource()
+		if err != nil {
+			return err
+		}
+		inst := strings.ToLower(b.PTR.String())
+		if name != serviceName(ServiceHTTP) && name != serviceName(ServiceHTTPS) || !strings.HasSuffix(inst, "."+name) {
+			return nil
+		}
+		if hdr.TTL == 0 {
+			c.gone[inst] = true
+			return nil
+		}
+		c.instances[inst] = b.PTR.String()
+		delete(c.gone, inst)
+		c.from[inst] = src
+	case dnsmessage.TypeSRV:
+		b, err := p.SRVResource()
+		if err != nil {
+			return err
+		}
+		c.srv[name] = b
+	case dnsmessage.TypeTXT:
+		b, err := p.TXTResource()
+		if err != nil {
+			return err
+		}
+		c.txt[name] = b.TXT
+	case dnsmessage.TypeA:
+		b, err := p.AResource()
+		if err != nil {
+			return err
+		}
+		c.addAddr(name, netip.AddrFrom4(b.A))
+	case dnsmessage.TypeAAAA:
+		b, err := p.AAAAResource()
+		if err != nil {
+			return err
+		}
+		c.addAddr(name, netip.AddrFrom16(b.AAAA))
+	default:
+		return skip()
+	}
+	return nil
+}
 func (c *collector) addAddr(host string, ip netip.Addr) {
 	for _, have := range c.addrs[host] {
 		if have == ip {

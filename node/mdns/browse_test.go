@@ -27,13 +27,13 @@ func TestCollector(t *testing.T) {
 		t.Fatal("ews2 did not answer")
 	}
 	var c collector
-	c.add(pack(t, *ews1.announcement([]netip.Addr{testV6, testV4}, false)), testV4)
-	c.add(pack(t, *rep.msg), src)
+	c.add(packR(t, ews1.announcement([]netip.Addr{testV6, testV4}, false)), testV4)
+	c.add(packR(t, rep.msg), src)
 	c.add(pack(t, printer), src)
 	c.add(query(t, question("_ews._tcp.local.", dnsmessage.TypePTR, false)), src)
 	c.add([]byte{1, 2, 3}, src)
-	c.add(pack(t, *ews3.announcement([]netip.Addr{testV4}, false)), testV4)
-	c.add(pack(t, *ews3.announcement([]netip.Addr{testV4}, true)), testV4)
+	c.add(packR(t, ews3.announcement([]netip.Addr{testV4}, false)), testV4)
+	c.add(packR(t, ews3.announcement([]netip.Addr{testV4}, true)), testV4)
 	want := []Board{
 		{Name: "ews1", Host: "ews1.local.", Port: 8080, Addrs: []netip.Addr{testV4, testV6}, Cluster: "ews1", Role: "master", Version: "1.2.3"},
 		{Name: "EWS2", Host: "EWS2.local.", Port: 8443, TLS: true, Addrs: []netip.Addr{src}, Cluster: "ews1", Role: "follower", Version: "1.2.3"},

@@ -57,7 +57,7 @@ func TestMalformedIgnored(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if rep, ok := z.answer(tc.pkt, false, func() []netip.Addr { return []netip.Addr{testV4} }); ok {
-				t.Fatalf("answered %v", describeRRs(rep.msg.Answers))
+				t.Fatalf("answered %v", rep.msg.answers)
 			}
 		})
 	}
@@ -82,7 +82,7 @@ func FuzzAnswer(f *testing.F) {
 			if !ok {
 				continue
 			}
-			if _, err := rep.msg.Pack(); err != nil {
+			if _, err := rep.msg.pack(); err != nil {
 				t.Fatalf("reply does not pack: %v", err)
 			}
 		}

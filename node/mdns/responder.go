@@ -136,7 +136,7 @@ func (r *Responder) Run(ctx context.Context) error {
 func (r *Responder) announce(p *ipv4.PacketConn, ifcs []net.Interface, group *net.UDPAddr, goodbye bool) {
 	z := r.current()
 	for _, ifc := range ifcs {
-		out, err := z.announcement(announced(ifc, r.opts.Bind), goodbye).Pack()
+		out, err := z.announcement(announced(ifc, r.opts.Bind), goodbye).pack()
 		if err != nil {
 			r.opts.Log.Warn("mdns: pack announcement", "err", err)
 			return
@@ -190,7 +190,7 @@ func (r *Responder) handle(p *ipv4.PacketConn, pkt []byte, cm *ipv4.ControlMessa
 	if !ok {
 		return
 	}
-	out, err := rep.msg.Pack()
+	out, err := rep.msg.pack()
 	if err != nil {
 		r.opts.Log.Debug("mdns: pack reply", "err", err)
 		return

@@ -1,6 +1,7 @@
 package mdns
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -96,7 +97,7 @@ func (z *zone) asked(q dnsmessage.Question) (answer, extra kinds) {
 
 // reply is how and where a query is answered.
 type reply struct {
-	msg     *dnsmessage.Message
+	msg     *response
 	unicast bool // to the querier's address and port; else to the group
 }
 
@@ -107,14 +108,19 @@ type reply struct {
 // to put in A/AAAA records (those of the interface the packet came in
 // on); it is only called when a question is ours.
 func (z *zone) answer(pkt []byte, legacy bool, addrs func() []netip.Addr) (reply, bool) {
-	var q dnsmessage.Message
-	if err := q.Unpack(pkt); err != nil || q.Response || q.OpCode != 0 {
+	var p dnsmessage.Parser
+	h, err := p.Start(pkt)
+	if err != nil || h.Response || h.OpCode != 0 {
+		return reply{}, false
+	}
+	qs, err := p.AllQuestions()
+	if err != nil {
 		return reply{}, false
 	}
 	var ans, extra kinds
-	allQU := len(q.Questions) > 0
+	allQU := len(qs) > 0
 	var asked []dnsmessage.Question
-	for _, qu := range q.Questions {
+	for _, qu := range qs {
 		a, e := z.asked(qu)
 		if a == 0 {
 			continue
@@ -129,7 +135,11 @@ func (z *zone) answer(pkt []byte, legacy bool, addrs func() []netip.Addr) (reply
 	if ans == 0 {
 		return reply{}, false
 	}
-	ans &^= z.known(q.Answers)
+	known, ok := z.known(&p)
+	if !ok {
+		return reply{}, false
+	}
+	ans &^= known
 	if ans == 0 {
 		return reply{}, false
 	}
@@ -138,57 +148,70 @@ func (z *zone) answer(pkt []byte, legacy bool, addrs func() []netip.Addr) (reply
 		ips = addrs()
 	}
 	extra &^= ans
-	out := &dnsmessage.Message{Header: dnsmessage.Header{Response: true, Authoritative: true}}
+	out := &response{}
 	r := reply{msg: out, unicast: legacy || allQU}
 	ttl := func(t uint32) uint32 { return t }
 	if legacy {
-		out.ID = q.ID
+		out.id = h.ID
 		for _, qu := range asked {
 			qu.Class &^= cacheFlush
-			out.Questions = append(out.Questions, qu)
+			out.questions = append(out.questions, qu)
 		}
 		ttl = func(t uint32) uint32 { return min(t, legacyTTL) }
 	}
-	out.Answers = z.records(ans, ips, ttl, !legacy)
-	out.Additionals = z.records(extra, ips, ttl, !legacy)
-	if len(out.Answers) == 0 { // asked for AAAA with only IPv4 up, say
+	out.answers = z.records(ans, ips, ttl, !legacy)
+	out.extras = z.records(extra, ips, ttl, !legacy)
+	if len(out.answers) == 0 { // asked for AAAA with only IPv4 up, say
 		return reply{}, false
 	}
 	return r, true
 }
 
-// known returns the records the querier already holds with more than half
-// their TTL left, which the answer leaves out (known-answer suppression,
-// RFC 6762 §7.1). Only the PTR is worth it: it is what browsers repeat.
-func (z *zone) known(answers []dnsmessage.Resource) kinds {
-	for _, a := range answers {
-		ptr, ok := a.Body.(*dnsmessage.PTRResource)
-		if ok && strings.EqualFold(a.Header.Name.String(), z.service) &&
-			strings.EqualFold(ptr.PTR.String(), z.instance) && a.Header.TTL >= otherTTL/2 {
-			return kPTR
+// known reads the answer section of a query (p past its questions): the
+// records the querier already holds with more than half their TTL left,
+// which the answer leaves out (known-answer suppression, RFC 6762 §7.1).
+// Only the PTR is worth it: it is what browsers repeat. False: malformed.
+func (z *zone) known(p *dnsmessage.Parser) (kinds, bool) {
+	var k kinds
+	for {
+		h, err := p.AnswerHeader()
+		if err == dnsmessage.ErrSectionDone {
+			return k, true
+		}
+		if err != nil {
+			return 0, false
+		}
+		if h.Type != dnsmessage.TypePTR {
+			if err := p.SkipAnswer(); err != nil {
+				return 0, false
+			}
+			continue
+		}
+		ptr, err := p.PTRResource()
+		if err != nil {
+			return 0, false
+		}
+		if strings.EqualFold(h.Name.String(), z.service) && strings.EqualFold(ptr.PTR.String(), z.instance) && h.TTL >= otherTTL/2 {
+			k |= kPTR
 		}
 	}
-	return 0
 }
 
 // announcement is the unsolicited response a board multicasts at start
 // and when its TXT changes (RFC 6762 §8.3), or with goodbye its records at
 // TTL 0 (§10.1).
-func (z *zone) announcement(ips []netip.Addr, goodbye bool) *dnsmessage.Message {
+func (z *zone) announcement(ips []netip.Addr, goodbye bool) *response {
 	ttl := func(t uint32) uint32 { return t }
 	if goodbye {
 		ttl = func(uint32) uint32 { return 0 }
 	}
-	return &dnsmessage.Message{
-		Header:  dnsmessage.Header{Response: true, Authoritative: true},
-		Answers: z.records(kAll, ips, ttl, true),
-	}
+	return &response{answers: z.records(kAll, ips, ttl, true)}
 }
 
 // records returns the records of the kinds in k; flush sets the
 // cache-flush bit on the unique ones (all but the PTRs).
-func (z *zone) records(k kinds, ips []netip.Addr, ttl func(uint32) uint32, flush bool) []dnsmessage.Resource {
-	var out []dnsmessage.Resource
+func (z *zone) records(k kinds, ips []netip.Addr, ttl func(uint32) uint32, flush bool) []record {
+	var out []record
 	hdr := func(name string, t uint32, unique bool) dnsmessage.ResourceHeader {
 		c := dnsmessage.ClassINET
 		if unique && flush {
@@ -197,23 +220,23 @@ func (z *zone) records(k kinds, ips []netip.Addr, ttl func(uint32) uint32, flush
 		return dnsmessage.ResourceHeader{Name: mustName(name), Class: c, TTL: ttl(t)}
 	}
 	if k&kMeta != 0 {
-		out = append(out, dnsmessage.Resource{Header: hdr(metaQuery, otherTTL, false), Body: &dnsmessage.PTRResource{PTR: mustName(z.service)}})
+		out = append(out, record{hdr: hdr(metaQuery, otherTTL, false), body: &dnsmessage.PTRResource{PTR: mustName(z.service)}})
 	}
 	if k&kPTR != 0 {
-		out = append(out, dnsmessage.Resource{Header: hdr(z.service, otherTTL, false), Body: &dnsmessage.PTRResource{PTR: mustName(z.instance)}})
+		out = append(out, record{hdr: hdr(z.service, otherTTL, false), body: &dnsmessage.PTRResource{PTR: mustName(z.instance)}})
 	}
 	if k&kSRV != 0 {
-		out = append(out, dnsmessage.Resource{Header: hdr(z.instance, hostTTL, true), Body: &dnsmessage.SRVResource{Target: mustName(z.host), Port: z.port}})
+		out = append(out, record{hdr: hdr(z.instance, hostTTL, true), body: &dnsmessage.SRVResource{Target: mustName(z.host), Port: z.port}})
 	}
 	if k&kTXT != 0 {
-		out = append(out, dnsmessage.Resource{Header: hdr(z.instance, otherTTL, true), Body: &dnsmessage.TXTResource{TXT: z.txt}})
+		out = append(out, record{hdr: hdr(z.instance, otherTTL, true), body: &dnsmessage.TXTResource{TXT: z.txt}})
 	}
 	for _, ip := range ips {
 		switch {
 		case ip.Is4() && k&kA != 0:
-			out = append(out, dnsmessage.Resource{Header: hdr(z.host, hostTTL, true), Body: &dnsmessage.AResource{A: ip.As4()}})
+			out = append(out, record{hdr: hdr(z.host, hostTTL, true), body: &dnsmessage.AResource{A: ip.As4()}})
 		case ip.Is6() && !ip.Is4In6() && k&kAAAA != 0:
-			out = append(out, dnsmessage.Resource{Header: hdr(z.host, hostTTL, true), Body: &dnsmessage.AAAAResource{AAAA: ip.As16()}})
+			out = append(out, record{hdr: hdr(z.host, hostTTL, true), body: &dnsmessage.AAAAResource{AAAA: ip.As16()}})
 		}
 	}
 	return out
@@ -227,4 +250,66 @@ func mustName(s string) dnsmessage.Name {
 		panic("mdns: " + err.Error())
 	}
 	return n
+}
+
+// record is one resource record to send. body is a *dnsmessage.PTRResource,
+// SRVResource, TXTResource, AResource or AAAAResource: kept apart from
+// dnsmessage.Resource, whose use links the code for every record type.
+type record struct {
+	hdr  dnsmessage.ResourceHeader
+	body any
+}
+
+// response is a DNS response to send.
+type response struct {
+	id              uint16                // legacy unicast: the query's ID; else 0
+	questions       []dnsmessage.Question // legacy unicast: the questions answered
+	answers, extras []record
+}
+
+// pack encodes the response (names compressed).
+func (r *response) pack() ([]byte, error) {
+	b := dnsmessage.NewBuilder(make([]byte, 0, 512), dnsmessage.Header{ID: r.id, Response: true, Authoritative: true})
+	b.EnableCompression()
+	if err := b.StartQuestions(); err != nil {
+		return nil, err
+	}
+	for _, q := range r.questions {
+		if err := b.Question(q); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.StartAnswers(); err != nil {
+		return nil, err
+	}
+	for _, rr := range r.answers {
+		if err := put(&b, rr); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.StartAdditionals(); err != nil {
+		return nil, err
+	}
+	for _, rr := range r.extras {
+		if err := put(&b, rr); err != nil {
+			return nil, err
+		}
+	}
+	return b.Finish()
+}
+
+func put(b *dnsmessage.Builder, rr record) error {
+	switch v := rr.body.(type) {
+	case *dnsmessage.PTRResource:
+		return b.PTRResource(rr.hdr, *v)
+	case *dnsmessage.SRVResource:
+		return b.SRVResource(rr.hdr, *v)
+	case *dnsmessage.TXTResource:
+		return b.TXTResource(rr.hdr, *v)
+	case *dnsmessage.AResource:
+		return b.AResource(rr.hdr, *v)
+	case *dnsmessage.AAAAResource:
+		return b.AAAAResource(rr.hdr, *v)
+	}
+	return fmt.Errorf("mdns: no packer for %T", rr.body)
 }
