@@ -19,17 +19,19 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // mdVersion is stamped into the binary the test builds, to find in TXT.
 const mdVersion = "mdns-e2e"
 
-// TestMDNSDiscoverAcrossNamespaces: two boards run in one network
-// namespace (sharing port 5353, as boards and avahi share it on one host);
-// from a second namespace over a veth pair, `ews discover` finds both by
-// name with their TXT, `ews status` without --url reaches one, and a board
-// that stops cleanly multicasts its goodbye.
+// TestMDNSDiscoverAcrossNamespaces: a cluster of two boards runs in one
+// network namespace (both bind port 5353, as boards and avahi share it on
+// one host); from a second namespace over a veth pair, `ews discover`
+// finds both by name with their TXT, `ews status` without --url reaches the
+// master, and when the master stops cleanly it multicasts its goodbye and
+// the other board announces that it is master now.
 func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 	mdNeedNetns(t)
 	tag := fmt.Sprint(os.Getpid() % 100000)
@@ -52,11 +54,18 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 	capture := mdCapture(t, nsB, vB)
 
 	dir := t.TempDir()
-	boards := map[string]string{"mdboard1": ":18080", "mdboard2": "10.77.0.1:18081"} // a wildcard and a specific bind
+	// A cluster of two: mdboard1 on a wildcard, mdboard2 on one address.
+	key := config.NewKey()
+	peers := `["mdboard1=10.77.0.1:17946", "mdboard2=10.77.0.1:17947"]`
+	boards := []struct{ name, http, gossip string }{
+		{"mdboard1", ":18080", "10.77.0.1:17946"},
+		{"mdboard2", "10.77.0.1:18081", "10.77.0.1:17947"},
+	}
 	procs := map[string]*exec.Cmd{}
-	for name, http := range boards {
-		cfg := filepath.Join(dir, name+".toml")
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = \"127.0.0.1:0\"\n[http]\nauth = \"none\"\n[sim]\n", name, http)
+	for _, b := range boards {
+		cfg := filepath.Join(dir, b.name+".toml")
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = %s\nkey = %q\n[http]\nauth = \"none\"\n[sim]\n",
+			b.name, b.http, b.gossip, peers, key)
 		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -66,12 +75,12 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		procs[name] = cmd
+		procs[b.name] = cmd
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			if t.Failed() {
-				t.Logf("log of %s:\n%s", name, log.String())
+				t.Logf("log of %s:\n%s", b.name, log.String())
 			}
 		})
 	}
@@ -80,58 +89,68 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 		Name, Address, Role, Version, Cluster string
 		Master                                bool
 	}
-	var found map[string]row
-	testutil.EventuallyWithin(t, "ews discover in the other namespace lists both boards as masters", 30*time.Second, func() bool {
-		out, err := exec.Command("ip", "netns", "exec", nsB, bin, "discover", "--json", "--timeout", "700ms").Output()
-		var rows []row
-		if err != nil || json.Unmarshal(out, &rows) != nil {
-			return false
-		}
-		found = map[string]row{}
-		for _, r := range rows {
-			found[r.Name] = r
-		}
-		return found["mdboard1"].Master && found["mdboard2"].Master
+	discover := func(what string, ok func(map[string]row) bool) map[string]row {
+		var found map[string]row
+		testutil.EventuallyWithin(t, what, 30*time.Second, func() bool {
+			out, err := exec.Command("ip", "netns", "exec", nsB, bin, "discover", "--json", "--timeout", "700ms").Output()
+			var rows []row
+			if err != nil || json.Unmarshal(out, &rows) != nil {
+				return false
+			}
+			found = map[string]row{}
+			for _, r := range rows {
+				found[r.Name] = r
+			}
+			return ok(found)
+		})
+		return found
+	}
+	found := discover("ews discover in the other namespace lists both boards, mdboard1 master", func(f map[string]row) bool {
+		return f["mdboard1"].Master && f["mdboard2"].Role == "follower"
 	})
 	for name, want := range map[string]row{
 		"mdboard1": {Name: "mdboard1", Address: "10.77.0.1:18080", Role: "master", Version: mdVersion, Cluster: "mdboard1", Master: true},
-		"mdboard2": {Name: "mdboard2", Address: "10.77.0.1:18081", Role: "master", Version: mdVersion, Cluster: "mdboard2", Master: true},
+		"mdboard2": {Name: "mdboard2", Address: "10.77.0.1:18081", Role: "follower", Version: mdVersion, Cluster: "mdboard1"},
 	} {
 		if found[name] != want {
 			t.Errorf("discovered %+v, want %+v", found[name], want)
 		}
 	}
 
-	// `ews status` without --url: nothing local in B, so the LAN.
+	// `ews status` without --url: nothing local in B, so the LAN, master first.
 	st := exec.Command("ip", "netns", "exec", nsB, bin, "status", "--config", filepath.Join(dir, "none.toml"))
 	st.Env = append(os.Environ(), "EWS_CONFIG=")
 	var stdout, stderr bytes.Buffer
 	st.Stdout, st.Stderr = &stdout, &stderr
-	if err := st.Run(); err != nil || !strings.Contains(stderr.String(), "found on the LAN over mDNS: mdboard") || !strings.Contains(stdout.String(), "master mdboard") {
+	if err := st.Run(); err != nil || !strings.Contains(stderr.String(), "found on the LAN over mDNS: mdboard1") || !strings.Contains(stdout.String(), "master mdboard1") {
 		t.Errorf("ews status without --url: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
 
-	// A clean stop says goodbye: mdboard2's PTR at TTL 0.
-	if err := procs["mdboard2"].Process.Signal(syscall.SIGTERM); err != nil {
+	// A clean stop of the master: its goodbye (PTR at TTL 0) on the wire,
+	// then mdboard2 takes over and announces its new role.
+	if err := procs["mdboard1"].Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	capture.waitFor(t, "mdboard2's goodbye", 20*time.Second, func(m *dnsmessage.Message) bool {
+	capture.waitFor(t, "mdboard1's goodbye", 20*time.Second, func(m *dnsmessage.Message) bool {
 		for _, rr := range m.Answers {
-			if p, ok := rr.Body.(*dnsmessage.PTRResource); ok && p.PTR.String() == "mdboard2._ews._tcp.local." && rr.Header.TTL == 0 {
+			if p, ok := rr.Body.(*dnsmessage.PTRResource); ok && p.PTR.String() == "mdboard1._ews._tcp.local." && rr.Header.TTL == 0 {
 				return true
 			}
 		}
 		return false
 	})
-	// What it announced at start, heard on the wire: role and version in TXT.
-	capture.waitFor(t, "mdboard1's announcement with its TXT", time.Second, func(m *dnsmessage.Message) bool {
+	capture.waitFor(t, "mdboard2 announcing role=master after the takeover", 20*time.Second, func(m *dnsmessage.Message) bool {
 		for _, rr := range m.Answers {
-			if x, ok := rr.Body.(*dnsmessage.TXTResource); ok && rr.Header.Name.String() == "mdboard1._ews._tcp.local." {
+			if x, ok := rr.Body.(*dnsmessage.TXTResource); ok && rr.Header.Name.String() == "mdboard2._ews._tcp.local." && rr.Header.TTL > 0 {
 				txt := strings.Join(x.TXT, " ")
 				return strings.Contains(txt, "role=master") && strings.Contains(txt, "version="+mdVersion)
 			}
 		}
 		return false
+	})
+	discover("ews discover lists mdboard2 alone, as master", func(f map[string]row) bool {
+		_, gone := f["mdboard1"]
+		return f["mdboard2"].Master && !gone
 	})
 }
 
