@@ -31,7 +31,8 @@ const mdVersion = "mdns-e2e"
 // one host); from a second namespace over a veth pair, `ews discover`
 // finds both by name with their TXT, `ews status` without --url reaches the
 // master, and when the master stops cleanly it multicasts its goodbye and
-// the other board announces that it is master now.
+// the other board announces that it is master now. A board on a wildcard
+// announces again when its interface gets a new address.
 func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 	mdNeedNetns(t)
 	tag := fmt.Sprint(os.Getpid() % 100000)
@@ -125,6 +126,18 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 	if err := st.Run(); err != nil || !strings.Contains(stderr.String(), "found on the LAN over mDNS: mdboard1") || !strings.Contains(stdout.String(), "master mdboard1") {
 		t.Errorf("ews status without --url: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
+
+	// A new address on the wildcard board's interface (a new DHCP lease):
+	// it announces again, with that address, within a rescan.
+	mdIP(t, "-n", nsA, "addr", "add", "10.77.0.9/24", "dev", vA)
+	capture.waitFor(t, "mdboard1 announcing its new address", 20*time.Second, func(m *dnsmessage.Message) bool {
+		for _, rr := range m.Answers {
+			if a, ok := rr.Body.(*dnsmessage.AResource); ok && rr.Header.Name.String() == "mdboard1.local." && a.A == [4]byte{10, 77, 0, 9} {
+				return true
+			}
+		}
+		return false
+	})
 
 	// A clean stop of the master: its goodbye (PTR at TTL 0) on the wire,
 	// then mdboard2 takes over and announces its new role.

@@ -64,17 +64,14 @@ const announceGap = time.Second
 
 // Run joins the mDNS group on the board's interfaces, announces the
 // board, answers queries until ctx is done, then says goodbye (its records
-// at TTL 0) and returns nil. With no interface to announce on (a board
-// bound to loopback) it logs why and waits for ctx. A socket it cannot
-// open is an error.
+// at TTL 0) and returns nil. Interfaces that come up later are joined and
+// announced on within rescanEvery. A board bound to a loopback address is
+// reachable from no other host: Run logs that and waits for ctx. A socket
+// it cannot open is an error.
 func (r *Responder) Run(ctx context.Context) error {
 	log := r.opts.Log
-	ifcs, err := multicastInterfaces(r.opts.Bind)
-	if err != nil {
-		return fmt.Errorf("mdns: list interfaces: %w", err)
-	}
-	if len(ifcs) == 0 {
-		log.Info("mdns: not announcing: no multicast interface holds the board's address", "bind", r.opts.Bind.String())
+	if specific(r.opts.Bind) && r.opts.Bind.IsLoopback() {
+		log.Info("mdns: not announcing: the board listens on loopback only", "bind", r.opts.Bind.String())
 		<-ctx.Done()
 		return nil
 	}
@@ -84,18 +81,6 @@ func (r *Responder) Run(ctx context.Context) error {
 		return fmt.Errorf("mdns: listen on udp4 port %d: %w", r.opts.ListenPort, err)
 	}
 	p := ipv4.NewPacketConn(c)
-	var joined []net.Interface
-	for _, ifc := range ifcs {
-		if err := p.JoinGroup(&ifc, &net.UDPAddr{IP: groupV4.AsSlice()}); err != nil {
-			log.Debug("mdns: join group", "interface", ifc.Name, "err", err)
-			continue
-		}
-		joined = append(joined, ifc)
-	}
-	if len(joined) == 0 {
-		c.Close()
-		return fmt.Errorf("mdns: could not join %s on any of %d interfaces", groupV4, len(ifcs))
-	}
 	if err := p.SetControlMessage(ipv4.FlagInterface, true); err != nil {
 		c.Close()
 		return fmt.Errorf("mdns: ask for the arrival interface: %w", err)
@@ -103,30 +88,47 @@ func (r *Responder) Run(ctx context.Context) error {
 	_ = p.SetMulticastTTL(255) // RFC 6762 §11
 	_ = p.SetMulticastLoopback(true)
 	group := &net.UDPAddr{IP: groupV4.AsSlice(), Port: r.opts.ListenPort}
+	l := newLinks(r.opts.Bind)
+	if _, err := l.scan(p, log); err != nil {
+		c.Close()
+		return fmt.Errorf("mdns: list interfaces: %w", err)
+	}
 
 	done := make(chan struct{})
-	go func() { defer close(done); r.serve(p, joined, group) }()
-	names := make([]string, len(joined))
-	for i, ifc := range joined {
-		names[i] = ifc.Name
-	}
+	go func() { defer close(done); r.serve(p, l, group) }()
 	z := r.current()
-	log.Info("mdns: announcing", "instance", z.instance, "host", z.host, "port", z.port, "interfaces", names)
-	r.announce(p, joined, group, false)
+	if len(l.joined) == 0 {
+		log.Info("mdns: no multicast interface is up yet; announcing when one is", "instance", z.instance)
+	} else {
+		log.Info("mdns: announcing", "instance", z.instance, "host", z.host, "port", z.port, "interfaces", l.names())
+	}
+	r.announce(p, l.joined, group, false)
 	again := time.NewTimer(announceGap)
 	defer again.Stop()
+	rescan := time.NewTicker(rescanEvery)
+	defer rescan.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			r.announce(p, joined, group, true)
+			r.announce(p, l.joined, group, true)
 			c.Close()
 			<-done
 			return nil
 		case <-r.poke:
-			r.announce(p, joined, group, false)
+			r.announce(p, l.joined, group, false)
 			again.Reset(announceGap)
 		case <-again.C:
-			r.announce(p, joined, group, false)
+			r.announce(p, l.joined, group, false)
+		case <-rescan.C:
+			changed, err := l.scan(p, log)
+			if err != nil {
+				log.Debug("mdns: list interfaces", "err", err)
+			}
+			if changed {
+				log.Info("mdns: interfaces changed; announcing again", "interfaces", l.names())
+				r.announce(p, l.joined, group, false)
+				again.Reset(announceGap)
+			}
 		}
 	}
 }
@@ -149,7 +151,7 @@ func (r *Responder) announce(p *ipv4.PacketConn, ifcs []net.Interface, group *ne
 
 // serve reads queries until the socket closes and answers those that ask
 // for this board's records.
-func (r *Responder) serve(p *ipv4.PacketConn, ifcs []net.Interface, group *net.UDPAddr) {
+func (r *Responder) serve(p *ipv4.PacketConn, l *links, group *net.UDPAddr) {
 	buf := make([]byte, 9000) // RFC 6762 §17: up to 9000 bytes
 	for {
 		n, cm, src, err := p.ReadFrom(buf)
@@ -160,7 +162,7 @@ func (r *Responder) serve(p *ipv4.PacketConn, ifcs []net.Interface, group *net.U
 			r.opts.Log.Debug("mdns: read", "err", err)
 			continue
 		}
-		r.handle(p, buf[:n], cm, src, ifcs, group)
+		r.handle(p, buf[:n], cm, src, l.current(), group)
 	}
 }
 
