@@ -267,6 +267,7 @@ func (n *Node) Run(ctx context.Context) error {
 	go func() { defer n.wg.Done(); supervise.New(n.cfg.Supervise, n.log).Run(ctx) }()
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
+	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/mdns.go)
 
 	select {
 	case err := <-errc:

@@ -28,6 +28,7 @@ func commands() []command {
 		{"run", "[--config PATH] [--log-format text|json] [--log-level LEVEL]", "run this board's node", cmdRun},
 		{"demo", "[--nodes 3] [--base-port 8081] [--log-level error]", "a local cluster on loopback with simulated boards; prints URLs", cmdDemo},
 		{"status", "[--url URL] [--json] [--config PATH]", "the cluster table as seen by any node", cmdStatus},
+		{"discover", "[--timeout 2s] [--json]", "list the boards on the LAN (mDNS): name, address, role, version", cmdDiscover},
 		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", cmdBench},
 		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
 		{"cluster", "init [--out PATH] | join BUNDLE [--etc DIR]", "make the cluster secret bundle once; install it on each board", cmdCluster},

@@ -37,7 +37,7 @@ type statusView struct {
 }
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("status", "[--url URL] [--json] [--config PATH]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).\nWithout --url: this machine's board (its config's node.http), else 127.0.0.1:8080, else a local `ews demo` (127.0.0.1:8081..8083).", stderr)
+	fs := newFlags("status", "[--url URL] [--json] [--config PATH]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).\nWithout --url: this machine's board (its config's node.http), else 127.0.0.1:8080, else a local `ews demo` (127.0.0.1:8081..8083),\nelse a board found on the LAN over mDNS (see `ews discover`), masters first.", stderr)
 	url := fs.String("url", "", "any board's HTTP address (default: a local board, see above)")
 	cfgPath := fs.String("config", "", "without --url, the config whose node.http to try first (default: $EWS_CONFIG, then the search paths of `ews run`)")
 	raw := fs.Bool("json", false, "print the /api/cluster JSON as is")
@@ -53,8 +53,11 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if *url == "" {
 		cands := localCandidates(*cfgPath)
 		found, ok := findBoard(cands)
+		if !ok { // issue 28: then the boards that announce themselves on the LAN (status_discover.go)
+			found, ok = findBoard(discoveredCandidates())
+		}
 		if !ok {
-			fmt.Fprintf(stderr, "ews status: no board answers at %s; pass --url http://BOARD:PORT\n", describe(cands))
+			fmt.Fprintf(stderr, "ews status: no board answers at %s, nor on the LAN over mDNS; pass --url http://BOARD:PORT\n", describe(cands))
 			return exitUsage
 		}
 		fmt.Fprintf(stderr, "ews status: using %s (%s); --url picks another board\n", found.url, found.why)

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/node/mdns"
 )
 
 func TestConfigHTTP(t *testing.T) {
@@ -66,23 +69,30 @@ func TestStatusWithoutURL(t *testing.T) {
 
 	saved := statusFallbacks
 	defer func() { statusFallbacks = saved }()
+	onLAN := []mdns.Board{
+		{Name: "gone", Port: 1, Addrs: []netip.Addr{netip.MustParseAddrPort(strings.TrimPrefix(deadURL, "http://")).Addr()}, Role: "master"},
+		{Name: "ews1", Port: int(netip.MustParseAddrPort(hostPort).Port()), Addrs: []netip.Addr{netip.MustParseAddrPort(hostPort).Addr()}, Role: "follower"},
+	}
 	for _, tc := range []struct {
 		name      string
 		args      []string
 		env       string
 		fallbacks []candidate
+		lan       []mdns.Board // what mDNS finds after the fallbacks
 		code      int
 		errWant   string
 	}{
-		{"config node.http", []string{"--config", onBoard}, "", []candidate{{deadURL, "x"}}, 0, onBoard + " node.http"},
-		{"EWS_CONFIG", nil, onBoard, []candidate{{deadURL, "x"}}, 0, onBoard + " node.http"},
-		{"fallback after a silent config", []string{"--config", elsewhere}, "", []candidate{{deadURL, "x"}, {board.URL, "demo"}}, 0, board.URL + " (demo)"},
-		{"missing config, fallback", []string{"--config", missing}, "", []candidate{{board.URL, "demo"}}, 0, board.URL + " (demo)"},
-		{"nothing answers", []string{"--config", elsewhere}, "", []candidate{{deadURL, "ews demo's ews1"}}, 2, "pass --url http://BOARD:PORT"},
+		{"config node.http", []string{"--config", onBoard}, "", []candidate{{deadURL, "x"}}, nil, 0, onBoard + " node.http"},
+		{"EWS_CONFIG", nil, onBoard, []candidate{{deadURL, "x"}}, nil, 0, onBoard + " node.http"},
+		{"fallback after a silent config", []string{"--config", elsewhere}, "", []candidate{{deadURL, "x"}, {board.URL, "demo"}}, nil, 0, board.URL + " (demo)"},
+		{"missing config, fallback", []string{"--config", missing}, "", []candidate{{board.URL, "demo"}}, nil, 0, board.URL + " (demo)"},
+		{"nothing answers", []string{"--config", elsewhere}, "", []candidate{{deadURL, "ews demo's ews1"}}, nil, 2, "nor on the LAN over mDNS; pass --url http://BOARD:PORT"},
+		{"found on the LAN", []string{"--config", elsewhere}, "", []candidate{{deadURL, "ews demo's ews1"}}, onLAN, 0, "(found on the LAN over mDNS: ews1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("EWS_CONFIG", tc.env)
 			statusFallbacks = tc.fallbacks
+			fakeDiscovery(t, tc.lan, nil)
 			code, out, errs := run(append([]string{"status"}, tc.args...)...)
 			if code != tc.code || !strings.Contains(errs, tc.errWant) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, tc.code, tc.errWant)

@@ -100,6 +100,7 @@ func TestTypeWords(t *testing.T) {
 		{"list element", "[cluster]\npeers = [\n  \"ews1=h:1\",\n  2,\n]\n", 4, "cluster.peers[1]", "want a list of strings, got a number in it"},
 		{"list element, no echo from the rules", "[[sched.class]]\nname = \"c\"\nmatch = [\"*\", 3]\n", 3, "sched.class[0].match[1]", "want a list of strings, got a number in it"},
 		{"boolean", "[cluster]\npreempt = \"yes\"\n", 2, "cluster.preempt", "want true or false, got a string"},
+		{"boolean pointer", "[node]\nmdns = \"on\"\n", 2, "node.mdns", "want true or false, got a string"},
 		{"number", "[sched]\nreserve = \"half\"\n", 2, "sched.reserve", "want a number, got a string"},
 		{"duration", "[cluster]\ntmax = \"abc\"\n", 2, "cluster.tmax", `want a duration such as "500ms", got "abc"`},
 		{"duration not a string", "[cluster]\ntmax = 5\n", 2, "cluster.tmax", `want a duration such as "500ms", got a number`},

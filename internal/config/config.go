@@ -42,7 +42,14 @@ type Node struct {
 	// present, else this machine's hardware), "sim" or "host"; default "auto".
 	// A host without GPIO fails at start when a device needs a pin or bus.
 	Board string `toml:"board"`
+	// MDNS announces the board on the LAN over mDNS/DNS-SD (_ews._tcp,
+	// <name>.local) for `ews discover`; unset: true. A board whose
+	// listener binds loopback announces nothing (node/mdns).
+	MDNS *bool `toml:"mdns"`
 }
+
+// MDNSOn reports whether [node] mdns is on (the default).
+func (n Node) MDNSOn() bool { return n.MDNS == nil || *n.MDNS }
 
 // Cluster lists the peers and the timings of the paper's protocol.
 type Cluster struct {

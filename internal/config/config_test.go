@@ -72,6 +72,22 @@ func TestExampleIsValid(t *testing.T) {
 	if Example() == Example() {
 		t.Fatal("each example must carry a fresh key")
 	}
+	if cfg.Node.MDNS == nil || !cfg.Node.MDNSOn() {
+		t.Fatal("the example no longer shows [node] mdns")
+	}
+}
+
+// [node] mdns is on unless the file turns it off.
+func TestMDNSDefault(t *testing.T) {
+	for doc, want := range map[string]bool{"": true, "[node]\nmdns = true\n": true, "[node]\nmdns = false\n": false} {
+		cfg, err := Parse("m.toml", []byte(doc+"[http]\nauth = \"none\"\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if cfg.Node.MDNSOn() != want {
+			t.Errorf("%q: mdns on = %v, want %v", doc, cfg.Node.MDNSOn(), want)
+		}
+	}
 }
 
 // TestBadInput is the list: each is refused with file, line and key.

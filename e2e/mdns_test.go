@@ -1,0 +1,318 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// mdVersion is stamped into the binary the test builds, to find in TXT.
+const mdVersion = "mdns-e2e"
+
+// TestMDNSDiscoverAcrossNamespaces: a cluster of two boards runs in one
+// network namespace (both bind port 5353, as boards and avahi share it on
+// one host); from a second namespace over a veth pair, `ews discover`
+// finds both by name with their TXT, `ews status` without --url reaches the
+// master, and when the master stops cleanly it multicasts its goodbye and
+// the other board announces that it is master now. A board on a wildcard
+// announces again when its interface gets a new address.
+func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
+	mdNeedNetns(t)
+	tag := fmt.Sprint(os.Getpid() % 100000)
+	nsA, nsB := "ewsmdA"+tag, "ewsmdB"+tag
+	vA, vB := "mda"+tag, "mdb"+tag
+	for _, ns := range []string{nsA, nsB} {
+		mdIP(t, "netns", "add", ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	mdIP(t, "link", "add", vA, "type", "veth", "peer", "name", vB)
+	mdIP(t, "link", "set", vA, "netns", nsA)
+	mdIP(t, "link", "set", vB, "netns", nsB)
+	for _, c := range [][]string{
+		{"-n", nsA, "addr", "add", "10.77.0.1/24", "dev", vA}, {"-n", nsA, "link", "set", vA, "up"}, {"-n", nsA, "link", "set", "lo", "up"},
+		{"-n", nsB, "addr", "add", "10.77.0.2/24", "dev", vB}, {"-n", nsB, "link", "set", vB, "up"}, {"-n", nsB, "link", "set", "lo", "up"},
+	} {
+		mdIP(t, c...)
+	}
+	bin := mdBuild(t)
+	capture := mdCapture(t, nsB, vB)
+
+	dir := t.TempDir()
+	// A cluster of two: mdboard1 on a wildcard, mdboard2 on one address.
+	key := config.NewKey()
+	peers := `["mdboard1=10.77.0.1:17946", "mdboard2=10.77.0.1:17947"]`
+	boards := []struct{ name, http, gossip string }{
+		{"mdboard1", ":18080", "10.77.0.1:17946"},
+		{"mdboard2", "10.77.0.1:18081", "10.77.0.1:17947"},
+	}
+	procs := map[string]*exec.Cmd{}
+	for _, b := range boards {
+		cfg := filepath.Join(dir, b.name+".toml")
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = %s\nkey = %q\n[http]\nauth = \"none\"\n[sim]\n",
+			b.name, b.http, b.gossip, peers, key)
+		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		log := &mdBuffer{}
+		cmd := exec.Command("ip", "netns", "exec", nsA, bin, "run", "--config", cfg)
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[b.name] = cmd
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("log of %s:\n%s", b.name, log.String())
+			}
+		})
+	}
+
+	type row struct {
+		Name, Address, Role, Version, Cluster string
+		Master                                bool
+	}
+	discover := func(what string, ok func(map[string]row) bool) map[string]row {
+		var found map[string]row
+		testutil.EventuallyWithin(t, what, 30*time.Second, func() bool {
+			out, err := exec.Command("ip", "netns", "exec", nsB, bin, "discover", "--json", "--timeout", "700ms").Output()
+			var rows []row
+			if err != nil || json.Unmarshal(out, &rows) != nil {
+				return false
+			}
+			found = map[string]row{}
+			for _, r := range rows {
+				found[r.Name] = r
+			}
+			return ok(found)
+		})
+		return found
+	}
+	found := discover("ews discover in the other namespace lists both boards, mdboard1 master", func(f map[string]row) bool {
+		return f["mdboard1"].Master && f["mdboard2"].Role == "follower"
+	})
+	for name, want := range map[string]row{
+		"mdboard1": {Name: "mdboard1", Address: "10.77.0.1:18080", Role: "master", Version: mdVersion, Cluster: "mdboard1", Master: true},
+		"mdboard2": {Name: "mdboard2", Address: "10.77.0.1:18081", Role: "follower", Version: mdVersion, Cluster: "mdboard1"},
+	} {
+		if found[name] != want {
+			t.Errorf("discovered %+v, want %+v", found[name], want)
+		}
+	}
+
+	// `ews status` without --url: nothing local in B, so the LAN, master first.
+	st := exec.Command("ip", "netns", "exec", nsB, bin, "status", "--config", filepath.Join(dir, "none.toml"))
+	st.Env = append(os.Environ(), "EWS_CONFIG=")
+	var stdout, stderr bytes.Buffer
+	st.Stdout, st.Stderr = &stdout, &stderr
+	if err := st.Run(); err != nil || !strings.Contains(stderr.String(), "found on the LAN over mDNS: mdboard1") || !strings.Contains(stdout.String(), "master mdboard1") {
+		t.Errorf("ews status without --url: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+
+	// A new address on the wildcard board's interface (a new DHCP lease):
+	// it announces again, with that address, within a rescan.
+	mdIP(t, "-n", nsA, "addr", "add", "10.77.0.9/24", "dev", vA)
+	capture.waitFor(t, "mdboard1 announcing its new address", 20*time.Second, func(m *dnsmessage.Message) bool {
+		for _, rr := range m.Answers {
+			if a, ok := rr.Body.(*dnsmessage.AResource); ok && rr.Header.Name.String() == "mdboard1.local." && a.A == [4]byte{10, 77, 0, 9} {
+				return true
+			}
+		}
+		return false
+	})
+
+	// A clean stop of the master: its goodbye (PTR at TTL 0) on the wire,
+	// then mdboard2 takes over and announces its new role.
+	if err := procs["mdboard1"].Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	capture.waitFor(t, "mdboard1's goodbye", 20*time.Second, func(m *dnsmessage.Message) bool {
+		for _, rr := range m.Answers {
+			if p, ok := rr.Body.(*dnsmessage.PTRResource); ok && p.PTR.String() == "mdboard1._ews._tcp.local." && rr.Header.TTL == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	capture.waitFor(t, "mdboard2 announcing role=master after the takeover", 20*time.Second, func(m *dnsmessage.Message) bool {
+		for _, rr := range m.Answers {
+			if x, ok := rr.Body.(*dnsmessage.TXTResource); ok && rr.Header.Name.String() == "mdboard2._ews._tcp.local." && rr.Header.TTL > 0 {
+				txt := strings.Join(x.TXT, " ")
+				return strings.Contains(txt, "role=master") && strings.Contains(txt, "version="+mdVersion)
+			}
+		}
+		return false
+	})
+	discover("ews discover lists mdboard2 alone, as master", func(f map[string]row) bool {
+		_, gone := f["mdboard1"]
+		return f["mdboard2"].Master && !gone
+	})
+}
+
+// mdNeedNetns skips unless the test may create network namespaces.
+func mdNeedNetns(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("mdns e2e: starts ews processes in network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mdns e2e needs root for ip netns")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("mdns e2e needs iproute2 (ip)")
+	}
+	probe := fmt.Sprintf("ewsmdp%d", os.Getpid()%100000)
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("mdns e2e: network namespaces not permitted here: %v %s", err, out)
+	}
+	_ = exec.Command("ip", "netns", "del", probe).Run()
+}
+
+// mdIP runs ip(8) and fails the test on error.
+func mdIP(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// mdBuild builds the board binary as shipped, with mdVersion stamped in.
+func mdBuild(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ews")
+	out, err := exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", bin,
+		"-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+mdVersion,
+		"github.com/ews-firmware/ews/cmd/ews").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// mdCapturer keeps the mDNS responses heard on 224.0.0.251:5353.
+type mdCapturer struct {
+	mu   sync.Mutex
+	msgs []*dnsmessage.Message
+}
+
+// mdCapture listens to the mDNS group on ifname inside namespace ns (the
+// socket is made on a thread moved into ns; it stays there) until the
+// test ends.
+func mdCapture(t *testing.T, ns, ifname string) *mdCapturer {
+	t.Helper()
+	var conn *net.UDPConn
+	err := mdInNetns(ns, func() error {
+		ifc, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		conn, err = net.ListenMulticastUDP("udp4", ifc, &net.UDPAddr{IP: net.IPv4(224, 0, 0, 251), Port: 5353})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen to mDNS in %s: %v", ns, err)
+	}
+	c := &mdCapturer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 9000)
+		for {
+			n, _, err := conn.ReadFrom(buf)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var m dnsmessage.Message
+			if err != nil || m.Unpack(buf[:n]) != nil || !m.Response {
+				continue
+			}
+			c.mu.Lock()
+			c.msgs = append(c.msgs, &m)
+			c.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { conn.Close(); <-done })
+	return c
+}
+
+// waitFor polls the captured responses until one satisfies match.
+func (c *mdCapturer) waitFor(t *testing.T, what string, limit time.Duration, match func(*dnsmessage.Message) bool) {
+	t.Helper()
+	testutil.EventuallyWithin(t, what, limit, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, m := range c.msgs {
+			if match(m) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// mdInNetns runs f on a thread inside the named network namespace, then
+// moves the thread back (or, if that fails, lets it die with the goroutine).
+func mdInNetns(ns string, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		target, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		err = f()
+		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread() // back home: the thread may serve others
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+// mdBuffer is a goroutine-safe log buffer.
+type mdBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *mdBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *mdBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
