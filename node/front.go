@@ -12,7 +12,7 @@ import (
 // class and dispatches; elsewhere it passes requests to the master or runs
 // the ones the master marked for this board.
 func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
-	key, note, err := dispatch.KeyFromConfig(n.cfg)
+	key, note, err := markKey(n.cfg)
 	if err != nil {
 		return nil, err
 	}

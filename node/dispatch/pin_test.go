@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -82,24 +81,5 @@ func TestClientAddr(t *testing.T) {
 				t.Fatalf("client %v, want %s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestPinByDevice(t *testing.T) {
-	pin := PinByDevice([]config.Device{{Name: "relay1", Node: "ews2"}, {Name: "bus", Node: "any"}})
-	tests := []struct{ path, want string }{
-		{"/api/devices/relay1", "ews2"},
-		{"/api/devices/relay1/toggle", "ews2"},
-		{"/api/devices/bus/read", "any"},
-		{"/api/devices/nope/read", ""},
-		{"/api/devices", ""},
-		{"/api/devices/", ""},
-		{"/cgi-bin/relay1", ""},
-		{"/", ""},
-	}
-	for _, tt := range tests {
-		if got := pin(httptest.NewRequest("GET", tt.path, nil)); got != tt.want {
-			t.Errorf("%s pinned to %q, want %q", tt.path, got, tt.want)
-		}
 	}
 }
