@@ -309,7 +309,8 @@ func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, st
 	}
 	t, err := d.Acquire(r.Context(), req)
 	if err != nil {
-		if f.handOver(w, r, self, err) {
+		rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
+		if tryAgain(rt, err) == sendAgain && f.handOver(w, r, self) {
 			return
 		}
 		f.acquireFailed(w, r, err)
@@ -330,14 +331,10 @@ func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, st
 }
 
 // handOver passes a request that was still queued when this board stepped
-// down to the new master, instead of answering it 503: its body has not
-// been read, so it can still go. False when there is no new master to
-// hand it to (the caller then answers 503).
-func (f *Front) handOver(w http.ResponseWriter, r *http.Request, self string, err error) bool {
-	var shed *sched.ErrShed
-	if !errors.As(err, &shed) || shed.Reason != sched.ReasonClosed || r.Context().Err() != nil || f.c.IsMaster() {
-		return false
-	}
+// down to the new master (tryAgain), instead of answering it 503: its body
+// has not been read, so it can still go. False when there is no new master
+// to hand it to (the caller then answers 503).
+func (f *Front) handOver(w http.ResponseWriter, r *http.Request, self string) bool {
 	name, addr, ok := f.c.Master()
 	if !ok || name == "" || name == self || addr == "" {
 		return false
@@ -398,14 +395,10 @@ func viaBody(r *http.Request) BodyMode {
 
 // toMaster is a non-master's path: pass the request to the master.
 //
-// A request that never reached the master (connection refused: the master
-// died or is rebooting) has not run, so it is held until the next master is
-// known, at most MasterWait and the request's own deadline, and handed to
-// it; so is a request that arrives while no master is known (an election).
-// Only then, with still no master, it gets 503 with Retry-After. A request
-// that may have run (the master failed after receiving it) gets 502, unless
-// it carries an Idempotency-Key: the device API's idempotency makes sending
-// it again through the next master safe.
+// A request that arrives while no master is known (an election) is held
+// until one is, at most MasterWait and the request's own deadline; so is
+// one that tryAgain says to send to the next master after its master
+// failed. Only then, with still no master, it gets 503 with Retry-After.
 func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 	if r.Header.Get(HeaderVia) != "" {
 		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", self)
@@ -416,7 +409,7 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 		f.bodyError(w, err)
 		return
 	}
-	keyed := r.Header.Get("Idempotency-Key") != ""
+	rt := try{leg: legMaster, replay: replay, keyed: r.Header.Get("Idempotency-Key") != ""}
 	deadline := time.Now().Add(f.masterWait)
 	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -425,15 +418,11 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		client = ap.Addr().Unmap()
 	}
-	var (
-		failedName  string // the master that failed this request, at failedEpoch
-		failedEpoch uint64
-		held        bool
-	)
-	for {
-		name, addr, ok := f.c.Master()
-		epoch := f.c.Epoch()
-		if !ok || name == "" || addr == "" || name == self || (name == failedName && epoch == failedEpoch) {
+	var failed masterAt // the master that failed this request
+	held := false
+	for ; ; rt.n++ {
+		to, ok := f.nextMaster(self, failed)
+		if !ok {
 			if f.c.IsMaster() { // this board took over while the request waited
 				rewind(r, body)
 				f.dispatch(w, r, self, time.Now())
@@ -445,7 +434,7 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 				defer f.m.holding.Dec()
 			}
 			if !holdUntil(r.Context(), deadline) {
-				f.noMaster(w, r, failedName)
+				f.noMaster(w, r, failed.name)
 				return
 			}
 			continue
@@ -453,32 +442,50 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string) {
 		rewind(r, body)
 		var b Binding
 		BindRequest(&b, r, viaBody(r), nil, client)
-		tok := f.marks.SignString(KindVia, epoch, name, &b)
-		err := f.forward(w, r, &fwd{target: name, addr: addr, header: HeaderVia, token: tok})
-		switch {
-		case err == nil:
-			f.m.forwarded.WithLabelValues(name, OutcomeOK).Inc()
+		tok := f.marks.SignString(KindVia, to.epoch, to.name, &b)
+		err := f.forward(w, r, &fwd{target: to.name, addr: to.addr, header: HeaderVia, token: tok})
+		if err == nil {
+			f.m.forwarded.WithLabelValues(to.name, OutcomeOK).Inc()
 			if held {
 				f.m.held.WithLabelValues(OutcomeOK).Inc()
 			}
 			return
-		case r.Context().Err() != nil:
-			f.m.forwarded.WithLabelValues(name, OutcomeCanceled).Inc()
-			badGateway(w, name, err)
+		}
+		rt.canceled = r.Context().Err() != nil
+		v := tryAgain(rt, err)
+		if v != answerCanceled {
+			f.m.errors.WithLabelValues(to.name).Inc()
+		}
+		if v != sendAgain {
+			if v != answerCanceled {
+				f.log.Warn("dispatch: master did not answer", "master", to.name, "addr", to.addr, "err", err)
+			}
+			f.answerFailure(w, v, to.name, err)
 			return
 		}
-		f.m.errors.WithLabelValues(name).Inc()
-		if !replay || (!unsent(err) && !keyed) {
-			f.m.forwarded.WithLabelValues(name, OutcomeError).Inc()
-			f.log.Warn("dispatch: master did not answer", "master", name, "addr", addr, "err", err)
-			badGateway(w, name, err)
-			return
-		}
-		f.m.forwarded.WithLabelValues(name, OutcomeRetried).Inc()
+		f.m.forwarded.WithLabelValues(to.name, OutcomeRetried).Inc()
 		f.log.Info("dispatch: master unreachable; holding the request for the next master",
-			"master", name, "addr", addr, "err", err, "path", r.URL.Path, "keyed", keyed)
-		failedName, failedEpoch = name, epoch
+			"master", to.name, "addr", to.addr, "err", err, "path", r.URL.Path, "keyed", rt.keyed)
+		failed = to
 	}
+}
+
+// masterAt is a master as a follower reaches it.
+type masterAt struct {
+	name, addr string
+	epoch      uint64
+}
+
+// nextMaster is the master to send a request to: the one known now, if it
+// is another board with an address and not the one that failed this
+// request (the same board at a new epoch is a new master).
+func (f *Front) nextMaster(self string, failed masterAt) (masterAt, bool) {
+	name, addr, ok := f.c.Master()
+	epoch := f.c.Epoch()
+	if !ok || name == "" || addr == "" || name == self || (name == failed.name && epoch == failed.epoch) {
+		return masterAt{}, false
+	}
+	return masterAt{name: name, addr: addr, epoch: epoch}, true
 }
 
 // noMaster answers a request that found no master to take it in time.

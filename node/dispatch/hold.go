@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -19,16 +17,6 @@ const (
 	DefaultReplayMax  = 64 << 10                // device actions and forms; larger bodies stream
 	masterPoll        = 5 * time.Millisecond    // how often a held request looks for the next master
 )
-
-// unsent reports whether err means the request never reached its target:
-// the connection was refused or could not be made, so nothing ran there.
-func unsent(err error) bool {
-	if errors.Is(err, errHeadTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
-		return true
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
 
 // replayable keeps r's body in memory when it is small enough to send
 // again (each attempt of the hold gets a fresh reader), and reports
