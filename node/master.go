@@ -2,6 +2,7 @@ package node
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
@@ -10,13 +11,16 @@ import (
 
 // master owns the dispatcher while this board is master: one is created
 // when the board takes over and closed (every queued request answered 503)
-// when it steps down.
+// when it steps down. Mastership changes only here, on the cluster's
+// change events (and once when Run starts): the front door's IsMaster only
+// reads isOpen.
 type master struct {
-	n     *Node
-	front *dispatch.Front
-	vip   vipFollower // the virtual IP goes with mastership; guarded by mu
-	mu    sync.Mutex
-	d     *sched.Dispatcher // nil while not master
+	n      *Node
+	front  *dispatch.Front
+	vip    vipFollower // the virtual IP goes with mastership; guarded by mu
+	mu     sync.Mutex
+	d      *sched.Dispatcher // nil while not master
+	isOpen atomic.Bool       // d != nil, for readers that must not wait for mu
 }
 
 // follow keeps the dispatcher in step with the table: created on becoming
@@ -37,6 +41,7 @@ func (m *master) follow(v state.View) {
 		m.d = d
 		m.update()
 		m.front.SetDispatcher(d)
+		m.isOpen.Store(true)
 		m.n.cluster.SetQueue(d.Depths)
 		m.n.cluster.SetCompleted(d.Started)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
@@ -44,6 +49,7 @@ func (m *master) follow(v state.View) {
 	case isMaster:
 		m.update()
 	case m.d != nil:
+		m.isOpen.Store(false)
 		m.front.StepDown()
 		m.n.auto.stop()
 		m.d = nil
@@ -53,12 +59,8 @@ func (m *master) follow(v state.View) {
 	}
 }
 
-// open reports whether the dispatcher runs.
-func (m *master) open() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.d != nil
-}
+// open reports whether the dispatcher runs. It never waits.
+func (m *master) open() bool { return m.isOpen.Load() }
 
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {

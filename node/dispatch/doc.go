@@ -1,2 +1,2 @@
-// Package dispatch is the HTTP layer between clients, the master's dispatcher and the boards: signed dispatch marks, the Front handler that forwards, proxies or redirects each request, and the table-to-dispatcher adapter.
+// Package dispatch is every board's front door: the request pipeline (pipeline.go: accept, authenticate once, classify, then the master's, a follower's or a marked request's path), the signed marks, the retry rule and the forwarding transport.
 package dispatch

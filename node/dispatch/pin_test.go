@@ -77,8 +77,9 @@ func TestClientAddr(t *testing.T) {
 			if tt.via != "" {
 				r.Header.Set(HeaderVia, tt.via)
 			}
-			if got := f.clientAddr(r, "ews1"); got.String() != tt.want {
-				t.Fatalf("client %v, want %s", got, tt.want)
+			got, vouched := f.viaClient(r, "ews1")
+			if got.String() != tt.want || vouched != (tt.want != "192.0.2.1") {
+				t.Fatalf("client %v (vouched %v), want %s", got, vouched, tt.want)
 			}
 		})
 	}
