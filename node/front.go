@@ -28,7 +28,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		peer = peerName
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.master.open() }},
+		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
 		Local:         work,
 		Auth:          gate{n.auth},
 		Marker:        marker,
@@ -49,9 +49,10 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 
 // frontCluster is the cluster as the front door sees it. This board is
 // master for the front door once the election made it master and
-// master.follow, on that change, opened its queue: a query of both, with
-// no side effect. A request that arrives in between waits for the queue as
-// for any new master (dispatch.Front.toMaster).
+// master.follow, on that change, gave the front its dispatcher: a query of
+// both, with no side effect. A request that arrives in between waits for
+// the queue as for any new master (dispatch.Front.toMaster), and goes on
+// the moment SetDispatcher opens it.
 type frontCluster struct {
 	elected interface { // the election (*state.Cluster)
 		Self() string
@@ -59,7 +60,7 @@ type frontCluster struct {
 		Master() (name, httpAddr string, ok bool)
 		IsMaster() bool
 	}
-	open func() bool // the queue is open (master.open)
+	open func() bool // the queue is open: the front has a dispatcher
 }
 
 func (c frontCluster) Self() string                             { return c.elected.Self() }

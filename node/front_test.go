@@ -1,9 +1,14 @@
 package node
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/sched"
 )
 
 // fakeElection is a hand-set election for frontCluster.
@@ -15,31 +20,44 @@ func (e *fakeElection) Master() (string, string, bool) { return "ews1", "127.0.0
 func (e *fakeElection) IsMaster() bool                 { return e.master }
 
 // IsMaster only reads: a board the election made master is master for the
-// front door once master.follow opened its queue, and asking never opens
-// it (it used to, through master.follow).
+// front door once master.follow gave the front its dispatcher, and asking
+// never opens the queue (it used to, through master.follow).
 func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
-	m := &master{} // no node, no front: any side effect would panic
 	e := &fakeElection{master: true}
-	c := frontCluster{elected: e, open: m.open}
+	marker, err := dispatch.NewMarker(dispatch.RandomKey(), dispatch.MarkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, err := dispatch.NewFront(dispatch.Options{Cluster: e, Local: http.NotFoundHandler(), Marker: marker, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer front.Close()
+	c := frontCluster{elected: e, open: func() bool { return front.Dispatcher() != nil }}
 	for range 3 {
 		if c.IsMaster() {
 			t.Fatal("master before its queue is open")
 		}
 	}
-	if m.open() || m.d != nil {
+	if front.Dispatcher() != nil {
 		t.Fatal("asking IsMaster opened the queue")
 	}
-	m.isOpen.Store(true) // what follow does on the change that made this board master
+	d, err := sched.NewDispatcher(config.DefaultConfig().Sched.SchedConfig(), sched.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front.SetDispatcher(d) // what master.follow does on the change that made this board master
 	if !c.IsMaster() {
 		t.Fatal("not master with the election won and the queue open")
 	}
-	e.master = false // the election moved on; follow has not closed the queue yet
+	e.master = false // the election moved on; follow has not stepped down yet
 	if c.IsMaster() {
 		t.Fatal("master after the election said otherwise")
 	}
-	if !m.open() {
+	if front.Dispatcher() != d {
 		t.Fatal("asking IsMaster closed the queue")
 	}
+	front.StepDown()
 }
 
 // The gate checks a control request's credentials and leaves its verdict

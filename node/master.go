@@ -2,7 +2,6 @@ package node
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
@@ -11,16 +10,15 @@ import (
 
 // master owns the dispatcher while this board is master: one is created
 // when the board takes over and closed (every queued request answered 503)
-// when it steps down. Mastership changes only here, on the cluster's
-// change events (and once when Run starts): the front door's IsMaster only
-// reads isOpen.
+// when it steps down. Mastership changes the board only here, on the
+// cluster's change events (and once when Run starts); the front door's
+// IsMaster only reads whether the front has a dispatcher.
 type master struct {
-	n      *Node
-	front  *dispatch.Front
-	vip    vipFollower // the virtual IP goes with mastership; guarded by mu
-	mu     sync.Mutex
-	d      *sched.Dispatcher // nil while not master
-	isOpen atomic.Bool       // d != nil, for readers that must not wait for mu
+	n     *Node
+	front *dispatch.Front
+	vip   vipFollower // the virtual IP goes with mastership; guarded by mu
+	mu    sync.Mutex
+	d     *sched.Dispatcher // nil while not master
 }
 
 // follow keeps the dispatcher in step with the table: created on becoming
@@ -41,7 +39,6 @@ func (m *master) follow(v state.View) {
 		m.d = d
 		m.update()
 		m.front.SetDispatcher(d)
-		m.isOpen.Store(true)
 		m.n.cluster.SetQueue(d.Depths)
 		m.n.cluster.SetCompleted(d.Started)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
@@ -49,7 +46,6 @@ func (m *master) follow(v state.View) {
 	case isMaster:
 		m.update()
 	case m.d != nil:
-		m.isOpen.Store(false)
 		m.front.StepDown()
 		m.n.auto.stop()
 		m.d = nil
@@ -58,9 +54,6 @@ func (m *master) follow(v state.View) {
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
 }
-
-// open reports whether the dispatcher runs. It never waits.
-func (m *master) open() bool { return m.isOpen.Load() }
 
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {

@@ -45,7 +45,8 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string, cl
 	for ; ; rt.n++ {
 		to, ok := f.nextMaster(self, failed)
 		if !ok {
-			if f.c.IsMaster() { // this board took over while the request waited
+			opened := f.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
+			if f.c.IsMaster() {       // this board took over while the request waited
 				rewind(r, body)
 				f.dispatch(w, r, self, client, time.Now())
 				return
@@ -55,7 +56,7 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string, cl
 				f.m.holding.Inc()
 				defer f.m.holding.Dec()
 			}
-			if !holdUntil(r.Context(), deadline) {
+			if !holdUntil(r.Context(), deadline, opened) {
 				f.noMaster(w, r, failed.name)
 				return
 			}

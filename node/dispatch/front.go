@@ -123,6 +123,7 @@ type Front struct {
 	authLog       authLog
 
 	disp      atomic.Pointer[sched.Dispatcher]
+	opened    signal // fired by SetDispatcher: wakes the requests held for a master
 	inFlight  atomic.Int64
 	completed atomic.Uint64
 }
@@ -169,7 +170,14 @@ func NewFront(opt Options) (*Front, error) {
 
 // SetDispatcher installs the dispatcher the master queues with and returns
 // the previous one. On becoming master: f.SetDispatcher(newDispatcher).
-func (f *Front) SetDispatcher(d *sched.Dispatcher) *sched.Dispatcher { return f.disp.Swap(d) }
+// Requests this board holds for want of a master look again at once.
+func (f *Front) SetDispatcher(d *sched.Dispatcher) *sched.Dispatcher {
+	prev := f.disp.Swap(d)
+	if d != nil {
+		f.opened.fire()
+	}
+	return prev
+}
 
 // Dispatcher returns the installed dispatcher, or nil.
 func (f *Front) Dispatcher() *sched.Dispatcher { return f.disp.Load() }

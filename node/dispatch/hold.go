@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,9 +58,10 @@ func rewind(r *http.Request, body []byte) {
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 }
 
-// holdUntil waits one poll interval for a new master; false once deadline
-// passed or the client left.
-func holdUntil(ctx context.Context, deadline time.Time) bool {
+// holdUntil waits one poll interval for a new master, or until wake is
+// closed (this board's queue opened); false once deadline passed or the
+// client left.
+func holdUntil(ctx context.Context, deadline time.Time, wake <-chan struct{}) bool {
 	left := time.Until(deadline)
 	if left <= 0 {
 		return false
@@ -71,5 +73,32 @@ func holdUntil(ctx context.Context, deadline time.Time) bool {
 		return false
 	case <-t.C:
 		return true
+	case <-wake:
+		return true
+	}
+}
+
+// signal wakes every waiter at once: wait returns a channel that the next
+// fire closes.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
 	}
 }
