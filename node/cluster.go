@@ -70,22 +70,3 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // forwarded credentials lately marked auth_mismatch too (the gossiped
 // fingerprints mark the rest).
 func (n *Node) view() state.View { return n.refusals.mark(n.cluster.Snapshot(), time.Now()) }
-
-// frontCluster is the cluster as the front door sees it. When this board has
-// just become master and the table change has not reached follow yet, the
-// first request opens the queue itself instead of being told 503.
-type frontCluster struct{ n *Node }
-
-func (c frontCluster) Self() string                             { return c.n.cluster.Self() }
-func (c frontCluster) Epoch() uint64                            { return c.n.cluster.Epoch() }
-func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.n.cluster.Master() }
-
-func (c frontCluster) IsMaster() bool {
-	if !c.n.cluster.IsMaster() {
-		return false
-	}
-	if !c.n.master.open() {
-		c.n.master.follow(c.n.cluster.Snapshot())
-	}
-	return true
-}

@@ -12,7 +12,7 @@ import (
 // class and dispatches; elsewhere it passes requests to the master or runs
 // the ones the master marked for this board.
 func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
-	key, note, err := dispatch.KeyFromConfig(n.cfg)
+	key, note, err := markKey(n.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -28,8 +28,9 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		peer = peerName
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:       frontCluster{n},
+		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
 		Local:         work,
+		Auth:          gate{n.auth},
 		Marker:        marker,
 		Pin:           n.pin(),
 		Mode:          n.cfg.Sched.Mode,
@@ -45,3 +46,24 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Logger:        n.log,
 	})
 }
+
+// frontCluster is the cluster as the front door sees it. This board is
+// master for the front door once the election made it master and
+// master.follow, on that change, gave the front its dispatcher: a query of
+// both, with no side effect. A request that arrives in between waits for
+// the queue as for any new master (dispatch.Front.toMaster), and goes on
+// the moment SetDispatcher opens it.
+type frontCluster struct {
+	elected interface { // the election (*state.Cluster)
+		Self() string
+		Epoch() uint64
+		Master() (name, httpAddr string, ok bool)
+		IsMaster() bool
+	}
+	open func() bool // the queue is open: the front has a dispatcher
+}
+
+func (c frontCluster) Self() string                             { return c.elected.Self() }
+func (c frontCluster) Epoch() uint64                            { return c.elected.Epoch() }
+func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.elected.Master() }
+func (c frontCluster) IsMaster() bool                           { return c.elected.IsMaster() && c.open() }

@@ -3,27 +3,33 @@ package node
 import (
 	"net/http"
 	"strings"
+
+	"github.com/ews-firmware/ews/node/auth"
 )
 
-// gate asks for credentials before a control request enters the queue, so
-// unauthenticated requests cannot fill it. The verdict rides in the request
-// context (auth.Require), so when the request runs on this board it is not
-// checked twice; a board it is forwarded to checks it once itself, after
-// its Front has verified (and used up) the mark, in the handler that runs
-// it. Failed checks count against the client a mark vouches for.
-func (n *Node) gate(next http.Handler) http.Handler {
-	guarded := n.auth.Require(next)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.front.Marked(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		r = n.front.ViaClient(r)
-		p := r.URL.Path
-		if strings.HasPrefix(p, "/cgi-bin/") || (r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(p, "/api/devices/")) {
-			guarded.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// gate is this board's credential check as the front door calls it, once
+// per request (dispatch.Authenticator): control requests (CGI, and device
+// API calls other than GET and HEAD) need credentials before they may enter
+// the queue, so unauthenticated requests cannot fill it. The verdict rides
+// in the request context (auth.Require), so the handler that runs the
+// request on this board does not check again; a board the request is
+// forwarded to checks it once itself. Failed checks count against the
+// client a mark vouches for (the front door puts it in the context first).
+// The gate only answers; it never calls back into the front door.
+type gate struct{ auth *auth.Auth }
+
+// Authenticate checks r's credentials when it is a control request.
+func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if !control(r) {
+		return r, true
+	}
+	var out *http.Request
+	g.auth.Require(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { out = r })).ServeHTTP(w, r)
+	return out, out != nil
+}
+
+// control reports whether r needs credentials before the queue.
+func control(r *http.Request) bool {
+	p := r.URL.Path
+	return strings.HasPrefix(p, "/cgi-bin/") || (r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(p, "/api/devices/"))
 }

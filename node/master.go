@@ -10,7 +10,9 @@ import (
 
 // master owns the dispatcher while this board is master: one is created
 // when the board takes over and closed (every queued request answered 503)
-// when it steps down.
+// when it steps down. Mastership changes the board only here, on the
+// cluster's change events (and once when Run starts); the front door's
+// IsMaster only reads whether the front has a dispatcher.
 type master struct {
 	n     *Node
 	front *dispatch.Front
@@ -51,13 +53,6 @@ func (m *master) follow(v state.View) {
 		m.n.cluster.SetCompleted(nil)
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
-}
-
-// open reports whether the dispatcher runs.
-func (m *master) open() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.d != nil
 }
 
 // update feeds the dispatcher the boards' own reports (invariant 3).

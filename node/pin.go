@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -14,7 +14,7 @@ import (
 // (through any master, after a takeover too) reaches the board that holds
 // the first result: the action runs at most once (invariant 5).
 func (n *Node) pin() func(r *http.Request) string {
-	byDevice := dispatch.PinByDevice(n.cfg.Devices)
+	byDevice := pinByDevice(n.cfg.Devices)
 	peers, _ := n.cfg.Peers()
 	names := make([]string, len(peers))
 	for i, p := range peers {
@@ -28,5 +28,24 @@ func (n *Node) pin() func(r *http.Request) string {
 			}
 		}
 		return b
+	}
+}
+
+// pinByDevice sends /api/devices/{name} and /api/devices/{name}/{action}
+// to the board the device is wired to (its `node`; "any" runs anywhere).
+// Other paths and unknown devices are not pinned (an unknown device gets
+// its 404 from whichever board runs it).
+func pinByDevice(devices []config.Device) func(*http.Request) string {
+	nodes := make(map[string]string, len(devices))
+	for _, d := range devices {
+		nodes[d.Name] = d.Node
+	}
+	return func(r *http.Request) string {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/api/devices/")
+		if !ok {
+			return ""
+		}
+		name, _, _ := strings.Cut(rest, "/")
+		return nodes[name]
 	}
 }

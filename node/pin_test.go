@@ -50,3 +50,22 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 		t.Fatalf("wired device: pinned to %q, want ews2", b)
 	}
 }
+
+func TestPinByDevice(t *testing.T) {
+	pin := pinByDevice([]config.Device{{Name: "relay1", Node: "ews2"}, {Name: "bus", Node: "any"}})
+	tests := []struct{ path, want string }{
+		{"/api/devices/relay1", "ews2"},
+		{"/api/devices/relay1/toggle", "ews2"},
+		{"/api/devices/bus/read", "any"},
+		{"/api/devices/nope/read", ""},
+		{"/api/devices", ""},
+		{"/api/devices/", ""},
+		{"/cgi-bin/relay1", ""},
+		{"/", ""},
+	}
+	for _, tt := range tests {
+		if got := pin(httptest.NewRequest("GET", tt.path, nil)); got != tt.want {
+			t.Errorf("%s pinned to %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

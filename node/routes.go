@@ -56,7 +56,7 @@ func (n *Node) routes(mux *http.ServeMux) error {
 	n.front = front
 	n.master = &master{n: n, front: front, vip: vipFollower{m: n.vip, up: -1}}
 	n.onClose(front.Close)
-	mux.Handle("/", n.gate(front))
+	mux.Handle("/", front)
 	return nil
 }
 

@@ -30,3 +30,23 @@ func badGateway(w http.ResponseWriter, board string, err error) {
 		Board: board,
 	})
 }
+
+// answerFailure answers a request whose attempt at target failed with err
+// and that is not sent again (v from tryAgain or giveUp; not sendAgain or
+// answerShed), and counts the outcome.
+func (f *Front) answerFailure(w http.ResponseWriter, v verdict, target string, err error) {
+	if v == answerCanceled {
+		f.m.forwarded.WithLabelValues(target, OutcomeCanceled).Inc()
+		badGateway(w, target, err)
+		return
+	}
+	f.m.forwarded.WithLabelValues(target, OutcomeError).Inc()
+	switch v {
+	case answerNotRun:
+		unavailable(w, f.retry, "dispatch: board %s unreachable; the request did not run, send it again", target)
+	case answerKeyed:
+		unavailable(w, f.retry, "dispatch: board %s failed during the request; send it again with the same Idempotency-Key", target)
+	default:
+		badGateway(w, target, err)
+	}
+}

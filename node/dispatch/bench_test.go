@@ -116,3 +116,55 @@ func BenchmarkFront(b *testing.B) {
 		direct.Close()
 	}
 }
+
+// BenchmarkFrontDecision is the front door's decision for a request on the
+// master, without the network: accept (no mark), classify, and then admit
+// plus the dispatcher's Acquire and Done (the board is chosen). Goal: < 1 µs
+// and 0 allocs for accept + classify.
+func BenchmarkFrontDecision(b *testing.B) {
+	tc := newCluster(b, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 64})
+	f := tc.boards[0].front
+	r := httptest.NewRequest("GET", "/api/devices/s1", nil)
+	b.Run("classify", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			in, ok := f.accept(nil, r)
+			if !ok || f.classify(in) != pathMaster {
+				b.Fatal("not the master's path")
+			}
+		}
+	})
+	b.Run("classify+acquire", func(b *testing.B) {
+		d := f.Dispatcher()
+		b.ReportAllocs()
+		for b.Loop() {
+			in, _ := f.accept(nil, r)
+			if f.classify(in) != pathMaster {
+				b.Fatal("not the master's path")
+			}
+			t, err := d.Acquire(r.Context(), f.admit(d, in.r, in.client))
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Done()
+		}
+	})
+}
+
+// The front door decides a request's path without allocating.
+func TestFrontDecisionAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}})
+	f := tc.boards[0].front
+	r := httptest.NewRequest("GET", "/api/devices/s1", nil)
+	if n := testing.AllocsPerRun(100, func() {
+		in, ok := f.accept(nil, r)
+		if !ok || f.classify(in) != pathMaster {
+			t.Fatal("not the master's path")
+		}
+	}); n != 0 {
+		t.Errorf("accept + classify: %v allocs", n)
+	}
+}

@@ -1,2 +1,2 @@
-// Package dispatch is the HTTP layer between clients, the master's dispatcher and the boards: signed via, dispatch and redirect marks, the Front handler that holds, hands to the master, admits, forwards or redirects each request, and the master's board connections.
+// Package dispatch is every board's front door: the request pipeline (pipeline.go: accept, authenticate once, classify, then the master's, a follower's or a marked request's path), the signed via, dispatch and redirect marks, the retry rule and the master's pooled board connections.
 package dispatch

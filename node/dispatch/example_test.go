@@ -25,14 +25,9 @@ func (alone) Epoch() uint64                  { return 1 }
 func Example() {
 	cfg := config.DefaultConfig()
 	reg := promx.NewRegistry()
-	key, note, err := dispatch.KeyFromConfig(&cfg)
-	if err != nil {
-		panic(err)
-	}
-	if note != "" {
-		fmt.Println("warning:", note)
-	}
-	marker, _ := dispatch.NewMarker(key, dispatch.MarkOptions{})
+	// a standalone board: only it verifies its marks (a cluster derives
+	// the key from the cluster key: dispatch.DeriveKey)
+	marker, _ := dispatch.NewMarker(dispatch.RandomKey(), dispatch.MarkOptions{})
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ran", r.URL.Path) })
 	front, err := dispatch.NewFront(dispatch.Options{
 		Cluster: alone{}, Local: local, Marker: marker,

@@ -87,11 +87,18 @@ type tboard struct {
 	reg     *promx.Registry
 	mode    atomic.Int32
 	release chan struct{}
-	started atomic.Int32 // Local handler entries
+	started atomic.Int32  // Local handler entries
+	auth    *countingAuth // clusterOpts.auth: the board's credential check
+	// unverified counts Local handler entries without the board's verdict
+	// in the request context (with auth: each would be a second check)
+	unverified atomic.Int32
 }
 
 func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 	b.started.Add(1)
+	if b.auth != nil && !b.auth.verified(r) {
+		b.unverified.Add(1)
+	}
 	switch b.mode.Load() {
 	case modeDie, modeGarbage:
 		conn, buf, err := http.NewResponseController(w).Hijack()
@@ -160,6 +167,7 @@ type clusterOpts struct {
 	sticky     bool
 	masterWait time.Duration  // how long a non-master holds a request for the next master; default 300ms
 	tls        *clustertls.CA // set: boards serve HTTPS with certificates of this CA and forward over mutual TLS
+	auth       bool           // each board checks credentials with a countingAuth (Bearer good)
 }
 
 func newCluster(t testing.TB, o clusterOpts) *tcluster {
@@ -202,11 +210,16 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := NewFront(Options{
+		opt := Options{
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
 			Transport: NewTransport(tro), Scheme: scheme, PeerName: peer,
 			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
-		})
+		}
+		if o.auth {
+			b.auth = &countingAuth{}
+			opt.Auth = b.auth
+		}
+		f, err := NewFront(opt)
 		if err != nil {
 			t.Fatal(err)
 		}

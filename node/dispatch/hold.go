@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 )
 
@@ -19,16 +18,6 @@ const (
 	DefaultReplayMax  = 64 << 10                // device actions and forms; larger bodies stream
 	masterPoll        = 5 * time.Millisecond    // how often a held request looks for the next master
 )
-
-// unsent reports whether err means the request never reached its target:
-// the connection was refused or could not be made, so nothing ran there.
-func unsent(err error) bool {
-	if errors.Is(err, errHeadTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
-		return true
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
 
 // replayable keeps r's body in memory when it is small enough to send
 // again (each attempt of the hold gets a fresh reader), and reports
@@ -69,9 +58,10 @@ func rewind(r *http.Request, body []byte) {
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 }
 
-// holdUntil waits one poll interval for a new master; false once deadline
-// passed or the client left.
-func holdUntil(ctx context.Context, deadline time.Time) bool {
+// holdUntil waits one poll interval for a new master, or until wake is
+// closed (this board's queue opened); false once deadline passed or the
+// client left.
+func holdUntil(ctx context.Context, deadline time.Time, wake <-chan struct{}) bool {
 	left := time.Until(deadline)
 	if left <= 0 {
 		return false
@@ -83,5 +73,32 @@ func holdUntil(ctx context.Context, deadline time.Time) bool {
 		return false
 	case <-t.C:
 		return true
+	case <-wake:
+		return true
+	}
+}
+
+// signal wakes every waiter at once: wait returns a channel that the next
+// fire closes.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
 	}
 }

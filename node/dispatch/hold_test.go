@@ -142,3 +142,32 @@ func TestFollowerHoldsForNextMaster(t *testing.T) {
 		})
 	}
 }
+
+// A signal wakes every request waiting on it at once, and only the ones
+// that waited before it fired.
+func TestSignal(t *testing.T) {
+	var s signal
+	s.fire() // nobody waits: nothing to do
+	a, b := s.wait(), s.wait()
+	if a != b {
+		t.Fatal("two waiters of one generation got different channels")
+	}
+	select {
+	case <-a:
+		t.Fatal("woken before fire")
+	default:
+	}
+	s.fire()
+	for _, ch := range []<-chan struct{}{a, b} {
+		select {
+		case <-ch:
+		default:
+			t.Fatal("a waiter not woken by fire")
+		}
+	}
+	select {
+	case <-s.wait():
+		t.Fatal("a wait after fire is already woken")
+	default:
+	}
+}

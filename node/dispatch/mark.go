@@ -169,6 +169,9 @@ type Marker struct {
 	seq  atomic.Uint64
 	pool sync.Pool // *scratch
 	seen *seenMarks
+	// opened counts the marks decoded and checked (Verify, VerifyToken):
+	// tests hold the Front to one check per mark per board.
+	opened atomic.Int64
 }
 
 // scratch is one Sign/Verify call's buffers, pooled so neither allocates.
@@ -314,6 +317,7 @@ func (m *Marker) VerifyToken(tok string, kind Kind, self string, b *Binding) (Ma
 // open decodes tok and checks its signature, kind, expiry and target; it
 // returns the mark and its binding digest.
 func (m *Marker) open(s *scratch, tok string, kind Kind, self string) (Mark, [pathLen]byte, error) {
+	m.opened.Add(1)
 	var bound [pathLen]byte
 	if len(tok) == 0 || len(tok) > maxEncoded {
 		return Mark{}, bound, refusal(RefuseMalformed)

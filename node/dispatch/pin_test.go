@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -78,28 +77,10 @@ func TestClientAddr(t *testing.T) {
 			if tt.via != "" {
 				r.Header.Set(HeaderVia, tt.via)
 			}
-			if got := f.clientAddr(r, "ews1"); got.String() != tt.want {
-				t.Fatalf("client %v, want %s", got, tt.want)
+			got, vouched := f.viaClient(r, "ews1")
+			if got.String() != tt.want || vouched != (tt.want != "192.0.2.1") {
+				t.Fatalf("client %v (vouched %v), want %s", got, vouched, tt.want)
 			}
 		})
-	}
-}
-
-func TestPinByDevice(t *testing.T) {
-	pin := PinByDevice([]config.Device{{Name: "relay1", Node: "ews2"}, {Name: "bus", Node: "any"}})
-	tests := []struct{ path, want string }{
-		{"/api/devices/relay1", "ews2"},
-		{"/api/devices/relay1/toggle", "ews2"},
-		{"/api/devices/bus/read", "any"},
-		{"/api/devices/nope/read", ""},
-		{"/api/devices", ""},
-		{"/api/devices/", ""},
-		{"/cgi-bin/relay1", ""},
-		{"/", ""},
-	}
-	for _, tt := range tests {
-		if got := pin(httptest.NewRequest("GET", tt.path, nil)); got != tt.want {
-			t.Errorf("%s pinned to %q, want %q", tt.path, got, tt.want)
-		}
 	}
 }

@@ -6,11 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"sync"
 	"time"
-
-	"github.com/ews-firmware/ews/sched"
 )
 
 // fwd is one forwarding attempt, carried to the proxy's hooks in the
@@ -95,102 +92,6 @@ func (f *Front) rewrite(pr *httputil.ProxyRequest) {
 func (f *Front) forward(w http.ResponseWriter, r *http.Request, st *fwd) error {
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
 	return st.err
-}
-
-// proxy sends a dispatched request to its board with a fresh mark. When
-// the board fails:
-//   - a request that never reached it (connection refused) has not run: it
-//     goes once to another board if it may run anywhere, else it gets 503
-//     with Retry-After (the client may send it again), never 502;
-//   - an idempotent GET or HEAD goes once to another board;
-//   - a request that may have run gets 502, unless it carries an
-//     Idempotency-Key: then 503 with Retry-After, since the device API's
-//     replay makes sending it again safe.
-//
-// Bodies up to ReplayMax are kept so a retry can send them again. The
-// ticket in hand is always Done.
-func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatcher, req *sched.Request, t sched.Ticket, self string, start time.Time) {
-	cur := t
-	defer func() { cur.Done() }()
-	movable := req.Board == "" || req.Board == "any"
-	idempotent := r.Method == http.MethodGet || r.Method == http.MethodHead
-	keyed := r.Header.Get("Idempotency-Key") != ""
-	epoch := f.c.Epoch()
-	// the mark binds a body of up to MaxDigestBody by its digest, so that
-	// body is in memory: it can be sent again; a larger one streams once
-	var bind Binding
-	body, err := f.bindBody(w, r, &bind, req.Client)
-	if err != nil {
-		return
-	}
-	replay := body != nil || bodyMode(r) == BodyNone
-	chaosDropAnswer(r)
-	for attempt := 0; ; attempt++ {
-		rewind(r, body)
-		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, &bind)
-		err := f.forward(w, r, &fwd{target: cur.Board, addr: cur.Addr, header: HeaderMark, token: tok, start: start})
-		if err == nil {
-			f.m.forwarded.WithLabelValues(cur.Board, OutcomeOK).Inc()
-			return
-		}
-		if r.Context().Err() != nil {
-			f.m.forwarded.WithLabelValues(cur.Board, OutcomeCanceled).Inc()
-			badGateway(w, cur.Board, err)
-			return
-		}
-		failed, notRun := cur.Board, unsent(err)
-		f.m.errors.WithLabelValues(failed).Inc()
-		f.log.Warn("dispatch: board failed", "board", failed, "addr", cur.Addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !notRun)
-		fail := func() {
-			f.m.forwarded.WithLabelValues(failed, OutcomeError).Inc()
-			switch {
-			case notRun:
-				unavailable(w, f.retry, "dispatch: board %s unreachable; the request did not run, send it again", failed)
-			case keyed:
-				unavailable(w, f.retry, "dispatch: board %s failed during the request; send it again with the same Idempotency-Key", failed)
-			default:
-				badGateway(w, failed, err)
-			}
-		}
-		if attempt > 0 || !movable || !replay || !(notRun || idempotent) {
-			fail()
-			return
-		}
-		cur.Done()
-		cur = sched.Ticket{}
-		again := *req
-		again.Exclude = []string{failed} // the scheduler chooses the retry's board, any but this one
-		nt, aerr := d.Acquire(r.Context(), &again)
-		if aerr != nil {
-			fail()
-			return
-		}
-		f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
-		f.m.retries.Inc()
-		cur = nt
-		if cur.Board == self {
-			rewind(r, body)
-			f.runLocal(w, r)
-			return
-		}
-	}
-}
-
-// bindBody binds r (and its body, read into memory when it is small
-// enough for a digest) for a dispatch or redirect mark. On an error it has
-// answered the client.
-func (f *Front) bindBody(w http.ResponseWriter, r *http.Request, b *Binding, client netip.Addr) ([]byte, error) {
-	mode := bodyMode(r)
-	var body []byte
-	if mode == BodyDigest {
-		var err error
-		if body, err = readBound(r); err != nil {
-			f.bodyError(w, err)
-			return nil, err
-		}
-	}
-	BindRequest(b, r, mode, body, client)
-	return body, nil
 }
 
 // bufPool lends the proxy its copy buffers.

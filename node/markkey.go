@@ -1,13 +1,14 @@
-package dispatch
+package node
 
 import (
 	"crypto/sha256"
 	"strings"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/dispatch"
 )
 
-// KeyFromConfig returns the mark key for cfg and, when the key gives no
+// markKey returns the dispatch mark key for cfg and, when the key gives no
 // protection, a note to log as a warning:
 //   - a cluster key (key or key_file): HKDF-SHA256 of it; no note;
 //   - standalone (no peers): a random per-process key, since no other board
@@ -15,19 +16,19 @@ import (
 //   - insecure = true with peers: a key derived from the public peers list,
 //     so boards of a test cluster accept each other's marks; anyone who
 //     reads the config can forge marks.
-func KeyFromConfig(cfg *config.Config) (key []byte, note string, err error) {
+func markKey(cfg *config.Config) (key []byte, note string, err error) {
 	ck, err := cfg.ClusterKey()
 	if err != nil {
 		return nil, "", err
 	}
 	if len(ck) > 0 {
-		k, err := DeriveKey(ck)
+		k, err := dispatch.DeriveKey(ck)
 		return k, "", err
 	}
 	if cfg.Standalone() {
-		return RandomKey(), "", nil
+		return dispatch.RandomKey(), "", nil
 	}
 	sum := sha256.Sum256([]byte("ews insecure cluster\x00" + strings.Join(cfg.Cluster.Peers, "\x00")))
-	k, err := DeriveKey(sum[:])
+	k, err := dispatch.DeriveKey(sum[:])
 	return k, "cluster.insecure: dispatch marks are signed with a key derived from the peers list; anyone who knows it can forge them", err
 }

@@ -1,0 +1,130 @@
+package dispatch
+
+import (
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/httpx"
+)
+
+// Authenticator checks the credentials of a request on this board. The
+// Front calls it exactly once per request, after accepting the request and
+// before classifying it.
+type Authenticator interface {
+	// Authenticate returns the request to go on with, or false when it has
+	// answered w itself (401, 403, 429). It decides which requests need
+	// credentials; the returned request carries the verdict in its context,
+	// so the handlers behind the Front do not check again on this board.
+	Authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool)
+}
+
+// ServeHTTP is the front door, top to bottom:
+//
+//  1. accept: a forwarded request must come from a cluster board; a
+//     dispatch mark is verified (and used up), or a via mark verified, once;
+//  2. authenticate once on this board (Options.Auth);
+//  3. classify, and take the request's path:
+//     - marked for this board: the master sent it here, run it here (marked.go);
+//     - this board is master: admit → acquire a board → sign → forward,
+//     or run it here (master.go);
+//     - else hand it to the master (follower.go).
+//
+// Each step answers the client itself when it stops the request.
+func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	in, ok := f.accept(w, r)
+	if !ok {
+		return
+	}
+	if in.r, ok = f.authenticate(w, in.r); !ok {
+		return
+	}
+	switch f.classify(in) {
+	case pathMarked:
+		f.runLocal(w, in.r)
+	case pathMaster:
+		f.dispatch(w, in.r, in.self, in.client, start)
+	default:
+		f.toMaster(w, in.r, in.self, in.client)
+	}
+}
+
+// inbound is an accepted request and what accepting it established.
+type inbound struct {
+	r      *http.Request // with the client a mark vouches for (httpx.Client) and no query mark
+	self   string        // this board's name
+	marked bool          // it carries this board's valid dispatch (or redirect) mark
+	client netip.Addr    // the client: the one a valid mark vouches for, else the peer
+}
+
+// accept lets in what may enter: a forwarded request only from a board
+// (fromPeer), a marked one only with a valid mark for this board, verified
+// and used up here and nowhere else on this board (refused 403, or 503 when
+// it is stale), and it verifies a via mark's client once. False: answered.
+func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
+	if !f.fromPeer(w, r) {
+		return inbound{}, false
+	}
+	self := f.c.Self()
+	mk, err := f.marks.Verify(r, self, f.redirect)
+	switch {
+	case err == nil:
+		r, ok := f.acceptMarked(w, r, mk)
+		return inbound{r: r, self: self, marked: true, client: mk.Client}, ok
+	case err != ErrNoMark:
+		f.refuse(w, err)
+		return inbound{}, false
+	}
+	client, vouched := f.viaClient(r, self)
+	if vouched {
+		r = httpx.WithClient(r, client) // failed credentials count against the client, not the follower
+	}
+	return inbound{r: r, self: self, client: client}, true
+}
+
+// viaClient is the client's address for the policies and the credential
+// check: the one a follower vouched for in a valid via mark (vouched), else
+// the peer's. An invalid via mark is not refused: it only vouches for
+// nothing.
+func (f *Front) viaClient(r *http.Request, self string) (c netip.Addr, vouched bool) {
+	if tok := r.Header.Get(HeaderVia); tok != "" {
+		var b Binding
+		BindRequest(&b, r, viaBody(r), nil, netip.Addr{})
+		if mk, err := f.marks.VerifyToken(tok, KindVia, self, &b); err == nil && mk.Client.IsValid() {
+			return mk.Client, true
+		}
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap(), false
+	}
+	return netip.Addr{}, false
+}
+
+// authenticate is the one credential check of r on this board.
+func (f *Front) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if f.auth == nil {
+		return r, true
+	}
+	return f.auth.Authenticate(w, r)
+}
+
+// path is the way a request takes through this board.
+type path uint8
+
+const (
+	pathMarked   path = iota // the master sent it here: run it here
+	pathMaster               // this board is master: queue it, then forward it or run it here
+	pathFollower             // hand it to the master
+)
+
+// classify chooses the request's path.
+func (f *Front) classify(in inbound) path {
+	switch {
+	case in.marked:
+		return pathMarked
+	case f.c.IsMaster():
+		return pathMaster
+	}
+	return pathFollower
+}
