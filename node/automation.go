@@ -23,7 +23,7 @@ import (
 type automation struct {
 	n      *Node
 	door   *actuate.Door
-	rules  []config.ParsedRule
+	rules  []rules.Rule
 	broker string
 	pass   string
 
@@ -41,7 +41,7 @@ func (n *Node) newAutomation() (*automation, error) {
 	if cfg.MQTT == nil && len(cfg.Rules) == 0 {
 		return nil, nil
 	}
-	a := &automation{n: n, rules: cfg.ParsedRules()}
+	a := &automation{n: n, rules: ruleList(cfg)}
 	token := ""
 	if cfg.HTTP.Auth == "token" {
 		token = cfg.HTTP.Token

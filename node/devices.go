@@ -29,28 +29,21 @@ func (n *Node) openDevices() error {
 			n.log.Warn("devices: close", "err", err)
 		}
 	})
-	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log, SessionSecret: n.sec.session,
+	authn, err := auth.New(AuthConfig(n.cfg), auth.Options{Logger: n.log, SessionSecret: n.sec.session,
 		// a logout here is told to the other boards on the local stream
 		// they mirror, so the cookie is refused cluster-wide
 		OnRevoke: func(rv auth.Revocation) { n.localHub.Publish("revoke", rv) },
 	})
 	if err != nil {
-		key := "http.users"
-		if n.cfg.HTTP.Auth == "token" {
-			key = "http.token_file"
-			if n.cfg.HTTP.Token != "" {
-				key = "http.token"
-			}
-		}
-		return config.Errors{n.cfg.Errorf(key, "%v", err)}
+		return config.Errors{n.cfg.Errorf(AuthKey(n.cfg), "%v", err)}
 	}
 	n.auth = authn
-	n.api = devapi.New(n.cfg, devs, authn, devapi.Options{Logger: n.log, List: n.deviceList, Registerer: n.reg,
+	n.api = devapi.New(devs, authn, devapi.Options{ReadAuth: n.cfg.HTTP.ReadAuth, Logger: n.log, List: n.deviceList, Registerer: n.reg,
 		// a key taken here is told to the other boards on the local stream
 		// they mirror, so it is known cluster-wide (at most once per cluster)
 		OnClaim: func(c devapi.Claim) { n.localHub.Publish("idempotency", c) },
 	})
-	n.cgi = cgi.New(n.cfg.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name, User: authn.User})
+	n.cgi = cgi.New(cgiConfig(n.cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: n.log, Node: n.cfg.Node.Name, User: authn.User})
 
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,

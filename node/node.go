@@ -131,7 +131,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.metrics = newMetrics(n.reg, n)
 	n.local = &local{n: n}
-	n.health = health.New(cfg.Health, log)
+	n.health = health.New(healthConfig(cfg), log)
 	n.load = procload.New()
 	if cfg.Sim != nil {
 		n.sim = newSimLoad(*cfg.Sim, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
@@ -264,7 +264,7 @@ func (n *Node) Run(ctx context.Context) error {
 	wd := n.watchdog(ln.Addr())
 	n.wg.Add(2)
 	go func() { defer n.wg.Done(); wd.Run(ctx) }()
-	go func() { defer n.wg.Done(); supervise.New(n.cfg.Supervise, n.log).Run(ctx) }()
+	go func() { defer n.wg.Done(); supervise.New(supervised(n.cfg), n.log).Run(ctx) }()
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
 

@@ -79,11 +79,12 @@ func newFixture(t testing.TB, extra string, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = devs.Close() })
-	a, err := auth.New(cfg.HTTP, auth.Options{})
+	a, err := auth.New(auth.Config{Mode: cfg.HTTP.Auth, Token: cfg.HTTP.Token}, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := New(cfg, devs, a, opts)
+	opts.ReadAuth = opts.ReadAuth || cfg.HTTP.ReadAuth
+	api := New(devs, a, opts)
 	mux := http.NewServeMux()
 	api.Register(mux)
 	return &fixture{mux: mux, devs: devs, board: board, api: api}

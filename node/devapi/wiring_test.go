@@ -23,12 +23,11 @@ func TestWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.CGI.Dir = "../cgi/testdata"
 	devs, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn, err := auth.New(cfg.HTTP, auth.Options{})
+	authn, err := auth.New(auth.Config{Mode: cfg.HTTP.Auth, Token: cfg.HTTP.Token}, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +40,9 @@ func TestWiring(t *testing.T) {
 
 	mux := http.NewServeMux()
 	authn.Register(mux)
-	New(cfg, devs, authn, Options{}).Register(mux)
+	New(devs, authn, Options{}).Register(mux)
 	mux.Handle("GET /events", hub)
-	mux.Handle("/cgi-bin/", authn.Require(cgi.New(cfg.CGI, cgi.Options{Devices: func() any { return devs.List() }})))
+	mux.Handle("/cgi-bin/", authn.Require(cgi.New(cgi.Config{Dir: "../cgi/testdata"}, cgi.Options{Devices: func() any { return devs.List() }})))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
