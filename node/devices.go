@@ -92,6 +92,8 @@ func (n *Node) deviceList() []hal.Snapshot {
 // publishLoops feeds the hubs until ctx ends: device changes of this board,
 // and the cluster table with takeovers.
 func (n *Node) publishLoops(ctx context.Context) {
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); _ = n.devs.Run(ctx) }() // polls the sensors
 	if n.mirror != nil {
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.mirror.Run(ctx) }()

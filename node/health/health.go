@@ -126,8 +126,8 @@ func (c *Checker) CheckNow(ctx context.Context) {
 }
 
 // Run checks once at once, then each check on its interval and the
-// processes every ProcessInterval, until ctx ends.
-func (c *Checker) Run(ctx context.Context) {
+// processes every ProcessInterval, until ctx ends; it returns nil.
+func (c *Checker) Run(ctx context.Context) error {
 	c.CheckNow(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -154,6 +154,7 @@ func (c *Checker) Run(ctx context.Context) {
 		loop(c.checks[i].Interval, func() { c.runCheck(ctx, i) })
 	}
 	<-ctx.Done()
+	return nil
 }
 
 func (c *Checker) safely(fn func()) {

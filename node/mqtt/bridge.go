@@ -92,8 +92,8 @@ func (b *Bridge) Poke() {
 func (t Topics) ClientID() string { return ID(t.Prefix) + "-master" }
 
 // Run connects (retrying with backoff while the broker is away), publishes
-// until ctx ends, then disconnects.
-func (b *Bridge) Run(ctx context.Context) {
+// until ctx ends, then disconnects and returns nil.
+func (b *Bridge) Run(ctx context.Context) error {
 	b.ctx = ctx
 	t := b.o.Topics
 	opts := paho.NewClientOptions().
@@ -128,7 +128,7 @@ func (b *Bridge) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-tick.C:
 		case <-b.poke:
 		}

@@ -77,8 +77,9 @@ func (e *Engine) Observe(s hal.Snapshot) {
 	}
 }
 
-// Run evaluates rules until ctx ends, then waits for the actions it started.
-func (e *Engine) Run(ctx context.Context) {
+// Run evaluates rules until ctx ends, then waits for the actions it
+// started and returns nil.
+func (e *Engine) Run(ctx context.Context) error {
 	defer e.acts.Wait()
 	e.start(ctx)
 	for {
@@ -93,7 +94,7 @@ func (e *Engine) Run(ctx context.Context) {
 			if t != nil {
 				t.Stop()
 			}
-			return
+			return nil
 		case s := <-e.events:
 			e.observe(ctx, s)
 		case <-tc:

@@ -73,8 +73,8 @@ func New(entries []Helper, log *slog.Logger, opts ...Option) *Supervisor {
 
 // Run starts every helper and keeps it running until ctx is done; then it
 // stops them all (SIGTERM, SIGKILL after the grace period) and returns when
-// the last one has exited.
-func (s *Supervisor) Run(ctx context.Context) {
+// the last one has exited, with nil.
+func (s *Supervisor) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, h := range s.helpers {
 		wg.Add(1)
@@ -84,4 +84,5 @@ func (s *Supervisor) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	return nil
 }
