@@ -24,7 +24,7 @@ func (n *Node) openDevices() error {
 		return n.cfg.DeviceErrors(err)
 	}
 	n.devs = devs
-	n.onClose(func() {
+	n.life.onClose(func() {
 		if err := devs.Close(); err != nil {
 			n.log.Warn("devices: close", "err", err)
 		}
@@ -54,8 +54,8 @@ func (n *Node) openDevices() error {
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
 	n.localHub.Snapshot("devices", func() any { return devs.Local() })
 	n.localHub.Snapshot("revoked", func() any { return n.auth.Revoked() })
-	n.onClose(n.hub.Close)
-	n.onClose(n.localHub.Close)
+	n.life.onClose(n.hub.Close)
+	n.life.onClose(n.localHub.Close)
 	if !n.cfg.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
@@ -89,24 +89,10 @@ func (n *Node) deviceList() []hal.Snapshot {
 	return list
 }
 
-// publishLoops feeds the hubs until ctx ends: device changes of this board,
-// and the cluster table with takeovers.
-func (n *Node) publishLoops(ctx context.Context) {
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); _ = n.devs.Run(ctx) }() // polls the sensors
-	if n.mirror != nil {
-		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.mirror.Run(ctx) }()
-	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		n.devs.Watch(ctx, func(s hal.Snapshot) {
-			n.hub.Publish("device", s)
-			n.localHub.Publish("device", s)
-			n.auto.observe(s)
-		})
-	}()
+// publish feeds the hubs until ctx ends: device changes of this board,
+// and the cluster table with takeovers, which also keep the master's
+// dispatcher in step (master.follow). It returns nil.
+func (n *Node) publish(ctx context.Context) error {
 	var prev string
 	var prevEpoch uint64
 	tables := events.NewCoalescer(n.hub, "cluster", viewKey, events.CoalesceOptions{})
@@ -122,7 +108,14 @@ func (n *Node) publishLoops(ctx context.Context) {
 			prev, prevEpoch = v.Master, v.Epoch
 		}
 	})
-	context.AfterFunc(ctx, func() { cancel(); tables.Close() })
+	defer func() { cancel(); tables.Close() }()
+	n.devs.Watch(ctx, func(s hal.Snapshot) {
+		n.hub.Publish("device", s)
+		n.localHub.Publish("device", s)
+		n.auto.observe(s)
+	})
+	<-ctx.Done() // Watch also ends when the devices close
+	return nil
 }
 
 // remoteEvent takes the other events of a board's local stream: its

@@ -23,13 +23,13 @@ func (n *Node) listen() (net.Listener, *redirector, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return httpx.SlowHeadListener(ln, nil, n.timeouts.ReadHeader), nil, nil
+		return httpx.SlowHeadListener(ln, nil, n.set.timeouts.ReadHeader), nil, nil
 	}
 	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
-	ln := httpx.SlowHeadListener(raw, n.sec.server, n.timeouts.ReadHeader)
+	ln := httpx.SlowHeadListener(raw, n.sec.server, n.set.timeouts.ReadHeader)
 	if !n.cfg.HTTP.HTTPRedirect {
 		return ln, nil, nil
 	}
@@ -42,11 +42,11 @@ func (n *Node) listen() (net.Listener, *redirector, error) {
 	_, port, _ := net.SplitHostPort(raw.Addr().String())
 	r := &redirector{ln: pl, done: make(chan struct{}), srv: &http.Server{
 		Handler:           n.redirectHandler(port),
-		ReadHeaderTimeout: n.timeouts.ReadHeader,
-		ReadTimeout:       n.timeouts.ReadHeader,
-		WriteTimeout:      n.timeouts.ReadHeader,
-		IdleTimeout:       n.timeouts.Idle,
-		MaxHeaderBytes:    n.timeouts.MaxHeader,
+		ReadHeaderTimeout: n.set.timeouts.ReadHeader,
+		ReadTimeout:       n.set.timeouts.ReadHeader,
+		WriteTimeout:      n.set.timeouts.ReadHeader,
+		IdleTimeout:       n.set.timeouts.Idle,
+		MaxHeaderBytes:    n.set.timeouts.MaxHeader,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 	}}
 	return ln, r, nil

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"context"
-
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/vip"
 )
@@ -19,19 +17,9 @@ func (n *Node) openVIP() error {
 		return err
 	}
 	n.vip = m
-	n.onClose(m.Close)
+	n.life.onClose(m.Close)
 	n.log.Info("vip: held while this board is master", "vip", vc.Prefix.String(), "interface", m.Interface())
 	return nil
-}
-
-// runVIP keeps the address in step with mastership until ctx ends; it
-// first removes an address left from a crash.
-func (n *Node) runVIP(ctx context.Context) {
-	if n.vip == nil {
-		return
-	}
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.vip.Run(ctx) }()
 }
 
 // vipFollower turns table changes into the virtual IP's state: held while
