@@ -132,9 +132,6 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	n.addr.Store(ln.Addr())
-	if redir != nil {
-		defer redir.stop()
-	}
 	// The components, in the order they start; they stop in reverse.
 	n.life.start(ctx, "health", n.health)
 	if n.vip != nil {
@@ -142,10 +139,13 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if err := n.cluster.Start(ctx); err != nil {
 		ln.Close()
+		if redir != nil {
+			redir.ln.Close()
+		}
 		return err
 	}
 	if redir != nil {
-		redir.start()
+		n.life.start(ctx, "redirect", redir) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
 	n.life.start(ctx, "devices", n.devs) // polls the sensors
 	if n.mirror != nil {
