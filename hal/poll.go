@@ -2,13 +2,15 @@ package hal
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
-// Run reads every sensor of a Polled driver each Options.Poll until ctx
-// ends or Close is called, so snapshots (and the /events stream) follow
-// the sensors without a client asking. Without Poll it only waits. It
-// returns nil; New starts nothing, Run is the devices' one loop.
+// Run watches the inputs (each Instance that is a Runner) and reads every
+// sensor of a Polled driver each Options.Poll, until ctx ends or Close is
+// called, so snapshots (and the /events stream) follow the devices without
+// a client asking. It returns nil. New starts nothing: until Run, a
+// device changes only when it is told to.
 func (ds *Devices) Run(ctx context.Context) error {
 	ds.runMu.Lock()
 	if ds.closed || ds.stopRun != nil {
@@ -19,8 +21,17 @@ func (ds *Devices) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	ds.stopRun, ds.runDone = cancel, done
 	ds.runMu.Unlock()
+	var watchers sync.WaitGroup
+	for _, name := range ds.order {
+		if d, ok := ds.local[name]; ok {
+			if r, ok := d.drv.(Runner); ok {
+				watchers.Go(func() { _ = r.Run(ctx) })
+			}
+		}
+	}
 	defer func() {
 		cancel()
+		watchers.Wait()
 		ds.runMu.Lock()
 		ds.stopRun = nil
 		ds.runMu.Unlock()
