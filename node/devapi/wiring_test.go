@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/events"
@@ -19,15 +18,11 @@ import (
 // TestWiring mounts everything as the node does (see the report to the lead)
 // and follows one action from POST to the /events stream.
 func TestWiring(t *testing.T) {
-	cfg, err := config.Parse("board.toml", []byte(boardTOML))
+	devs, err := hal.New(board(), hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	authn, err := auth.New(auth.Config{Mode: cfg.HTTP.Auth, Token: cfg.HTTP.Token}, auth.Options{})
+	authn, err := auth.New(creds, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

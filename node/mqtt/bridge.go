@@ -20,14 +20,14 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/actuate"
-	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
 )
 
 // Source is what the bridge publishes: every device of the cluster and
 // every board of the table. Safe for concurrent use.
 type Source interface {
 	Devices() []hal.Snapshot
-	Boards() []state.Board
+	Boards() []row.Board
 }
 
 // Options configure a Bridge.
