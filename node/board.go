@@ -157,19 +157,19 @@ func Executable() string {
 // openLogs makes the log stream's hub: the ring's lines on connect, then
 // each new one. Its own logger bypasses the ring (a drop warning must not
 // feed the stream it is about).
-func (n *Node) openLogs() {
+func openLogs(ring *logring.Ring, life *lifecycle) *events.Hub {
 	inner := slog.New(slog.DiscardHandler)
-	ring := n.set.logs
 	if ring != nil && ring.Inner() != nil {
 		inner = slog.New(ring.Inner())
 	}
-	n.logHub = events.New(events.Options{Logger: inner, Buffer: 256})
-	n.life.onClose(n.logHub.Close)
+	hub := events.New(events.Options{Logger: inner, Buffer: 256})
+	life.onClose(hub.Close)
 	if ring == nil {
-		n.logHub.Snapshot("log", func() any { return []logring.Line{} })
-		return
+		hub.Snapshot("log", func() any { return []logring.Line{} })
+		return hub
 	}
-	n.logHub.Snapshot("log", func() any { return ring.Lines() })
-	ring.OnLine(func(l logring.Line) { n.logHub.Publish("log", []logring.Line{l}) })
-	n.life.onClose(func() { ring.OnLine(nil) })
+	hub.Snapshot("log", func() any { return ring.Lines() })
+	ring.OnLine(func(l logring.Line) { hub.Publish("log", []logring.Line{l}) })
+	life.onClose(func() { ring.OnLine(nil) })
+	return hub
 }

@@ -3,8 +3,10 @@ package node
 import (
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
@@ -57,12 +59,18 @@ type system struct {
 
 // build makes every component in the order they need each other and
 // passes each what it needs. It opens no listener and starts no goroutine;
-// what it opens (devices, hubs) is closed by n.life.
+// what it opens (devices, hubs) is closed by n.life. Callbacks between
+// components (a logout told on the local stream, a mirrored change on
+// /events) are wired here, each in one line.
 func (n *Node) build() error {
 	cfg, log := n.cfg, n.log
 	s := &system{reg: promx.NewRegistry()}
 	n.system = s
 	s.metrics = newMetrics(s.reg)
+	var err error
+	if s.sec, err = openSecurity(cfg, log); err != nil {
+		return err
+	}
 
 	// what this board tells the cluster, and the cluster
 	s.local = &local{n: n}
@@ -72,9 +80,6 @@ func (n *Node) build() error {
 		s.sim = newSimLoad(*cfg.Sim, s.local.InFlight, s.local.Completed)
 		s.load = s.sim
 	}
-	if err := n.openSecurity(); err != nil {
-		return err
-	}
 	sc, err := cfg.State()
 	if err != nil {
 		return err
@@ -82,37 +87,77 @@ func (n *Node) build() error {
 	if s.cluster, err = state.New(sc, log, s.reg, s.local); err != nil {
 		return err
 	}
-	if err := n.openVIP(); err != nil {
+	if s.vip, err = openVIP(cfg, s.reg, log); err != nil {
 		return err
+	}
+	if s.vip != nil {
+		n.life.onClose(s.vip.Close)
 	}
 
-	// devices, credentials, event hubs and what serves them
-	if err := n.openDevices(); err != nil {
-		return err
+	// Two hubs: /events is everything this board knows (cluster table,
+	// every device); /events?scope=local only this board's own devices,
+	// which the other boards mirror. A third streams the log.
+	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients})
+	s.localHub = events.New(events.Options{Logger: log})
+	s.logHub = openLogs(n.set.logs, &n.life)
+	n.life.onClose(s.hub.Close)
+	n.life.onClose(s.localHub.Close)
+
+	// This board's devices. A pin that does not exist or is taken, or a
+	// bus that cannot open, fails here with the device, pin and line.
+	if s.devs, err = hal.New(cfg.HAL(), hal.Options{Registerer: s.reg, Logger: log, Poll: 5 * time.Second}); err != nil {
+		return cfg.DeviceErrors(err)
 	}
-	n.openLogs()
-	if n.set.exe != "" {
-		s.rollout.load(n.set.exe + ".rollout.json")
+	devs := s.devs
+	n.life.onClose(func() {
+		if err := devs.Close(); err != nil {
+			log.Warn("devices: close", "err", err)
+		}
+	})
+	// Credentials; a logout here is told to the other boards on the local
+	// stream they mirror, so the cookie is refused cluster-wide.
+	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,
+		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv) }}); err != nil {
+		return config.Errors{cfg.Errorf(AuthKey(cfg), "%v", err)}
 	}
-	n.life.onClose(s.rollout.stop)
 	s.creds.Store(s.auth.Fingerprint(sc.Key))
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
+	// The device API; a key taken here is told to the other boards the
+	// same way, so it is known cluster-wide (at most once per cluster).
+	s.api = devapi.New(devs, s.auth, devapi.Options{ReadAuth: cfg.HTTP.ReadAuth, Logger: log, List: n.deviceList, Registerer: s.reg,
+		OnClaim: func(c devapi.Claim) { s.localHub.Publish("idempotency", c) }})
+	s.cgi = cgi.New(cgiConfig(cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User})
+	s.hub.Snapshot("cluster", func() any { return n.view() })
+	s.hub.Snapshot("devices", func() any { return n.deviceList() })
+	s.localHub.Snapshot("devices", func() any { return devs.Local() })
+	s.localHub.Snapshot("revoked", func() any { return s.auth.Revoked() })
+	if !cfg.Standalone() {
+		// Other boards' devices, live from their /events?scope=local; their
+		// changes go out on our /events (never on localHub: no echo).
+		s.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log,
+			OnChange: func(d hal.Snapshot) { s.hub.Publish("device", d); s.auto.observe(d) },
+			OnEvent:  n.remoteEvent})
+	}
 
-	// the front door: work enters the master's queue
-	front, err := n.newFront(n.work())
-	if err != nil {
+	if n.set.exe != "" {
+		s.rollout.load(n.set.exe + ".rollout.json")
+	}
+	n.life.onClose(s.rollout.stop)
+
+	// The front door: work enters the master's queue.
+	if s.front, err = n.newFront(n.work()); err != nil {
 		return err
 	}
-	s.front = front
-	n.life.onClose(front.Close)
-	s.master = &master{n: n, front: front, vip: vipFollower{m: s.vip, up: -1}}
+	n.life.onClose(s.front.Close)
+	s.master = &master{n: n, front: s.front, vip: vipFollower{m: s.vip, up: -1}}
 	mux := http.NewServeMux()
 	n.routes(mux)
 	n.handler = n.wrap(mux)
 
-	// what runs while this board is master, and the helpers
+	// What runs while this board is master (its door is the handler
+	// above), and the helper programs.
 	if s.auto, err = newAutomation(cfg, log, n.handler, n.deviceList, s.cluster); err != nil {
 		return err
 	}
