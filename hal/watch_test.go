@@ -14,6 +14,8 @@ func TestPollAndWatch(t *testing.T) {
 	}
 	got := make(chan Snapshot, 1000)
 	ctx, cancel := context.WithCancel(context.Background())
+	polled := make(chan error, 1)
+	go func() { polled <- ds.Run(context.Background()) }() // ended by Close below
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -50,4 +52,10 @@ func TestPollAndWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
+	if err := <-polled; err != nil {
+		t.Fatalf("Run after Close: %v", err)
+	}
+	if err := ds.Run(context.Background()); err != nil { // closed: returns at once
+		t.Fatal(err)
+	}
 }

@@ -17,6 +17,7 @@ type local struct {
 
 var (
 	_ state.Local        = (*local)(nil)
+	_ state.Queuer       = (*local)(nil)
 	_ state.HTTPAddrer   = (*local)(nil)
 	_ state.Credentialer = (*local)(nil)
 )
@@ -24,6 +25,22 @@ var (
 // Creds is the fingerprint of this board's credentials (auth.Fingerprint
 // under the cluster key), for its reports.
 func (l *local) Creds() uint64 { return l.n.creds.Load() }
+
+// QueueStats is the master's queue, while this board runs it; a
+// follower's /api/cluster shows the master's from its tables.
+func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
+	m := l.n.master
+	if m == nil {
+		return nil, nil, false
+	}
+	m.mu.Lock()
+	d := m.d
+	m.mu.Unlock()
+	if d == nil {
+		return nil, nil, false
+	}
+	return d.Depths(), d.Started(), true
+}
 
 func (l *local) InFlight() int     { return l.n.front.InFlight() }
 func (l *local) Completed() uint64 { return l.n.front.Completed() }

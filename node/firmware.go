@@ -24,7 +24,7 @@ const (
 // atomically (the old one kept as .prev), and the board restarts into it;
 // the supervisor rolls it back unless it is ready within ReadyWithin.
 func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
-	if n.exe == "" {
+	if n.bin.path == "" {
 		httpx.Error(w, http.StatusNotImplemented, "node: firmware upgrade: the running executable is unknown")
 		return
 	}
@@ -44,9 +44,9 @@ func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
 		return
 	}
-	n.upgradeMu.Lock()
-	defer n.upgradeMu.Unlock()
-	m, err := firmware.Stage(n.exe, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), firmware.Marker{
+	n.bin.mu.Lock()
+	defer n.bin.mu.Unlock()
+	m, err := firmware.Stage(n.bin.path, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), firmware.Marker{
 		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
 	})
 	if err != nil {
@@ -64,7 +64,7 @@ func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
 	if !n.requestExit(ExitUpgrade) {
 		// A plain restart won the race; it would start the new binary
 		// without a supervisor to roll it back: undo the swap.
-		_ = firmware.Rollback(n.exe, m, "a restart was already under way", time.Now())
+		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
 		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
 		return
 	}

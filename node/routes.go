@@ -10,8 +10,9 @@ import (
 
 // routes mounts every endpoint of docs/DESIGN.md. Health, metrics, the cluster
 // table, events and login are served by this board at once; everything
-// else is work (device API, CGI, pages) that enters the master's queue.
-func (n *Node) routes(mux *http.ServeMux) error {
+// else is work (device API, CGI, pages, see work) that enters the master's
+// queue through the front door build made.
+func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.cfg.Node.Name})
 	})
@@ -41,23 +42,20 @@ func (n *Node) routes(mux *http.ServeMux) error {
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
 	mux.Handle("POST /api/cluster/upgrade", n.auth.Require(http.HandlerFunc(n.serveRollout)))
 	mux.Handle("POST "+firmwarePath, n.auth.Require(http.HandlerFunc(n.serveFirmware)))
+	mux.Handle("/", n.front)
+}
 
+// work is what runs on the board a request is dispatched to: the device
+// API, CGI and the pages.
+func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
 	n.api.Register(work)
 	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
-	for pattern, h := range n.extraRoutes {
+	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}
 	work.Handle("/", n.pageCost(webui.Handler()))
-	front, err := n.newFront(work)
-	if err != nil {
-		return err
-	}
-	n.front = front
-	n.master = &master{n: n, front: front, vip: vipFollower{m: n.vip, up: -1}}
-	n.onClose(front.Close)
-	mux.Handle("/", front)
-	return nil
+	return work
 }
 
 // pageCost emulates, on a simulated board, the work of a low-priority page

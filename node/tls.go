@@ -2,6 +2,7 @@ package node
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"net/http"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
@@ -36,45 +37,46 @@ func (s *security) scheme() string {
 // from the cluster key (random, per cluster, never sent over HTTP), else
 // none: then auth makes a per-process one and sessions hold on this board
 // only.
-func (n *Node) openSecurity() error {
-	s, err := n.cfg.Security()
+func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
+	var sec security
+	s, err := cfg.Security()
 	if err != nil {
 		if e, ok := err.(*config.Error); ok {
-			return config.Errors{e}
+			return sec, config.Errors{e}
 		}
-		return err
+		return sec, err
 	}
 	for _, note := range s.Notes {
-		n.log.Warn(note)
+		log.Warn(note)
 	}
 	if s.Bundle != nil {
-		n.sec.session = s.Bundle.Session()
+		sec.session = s.Bundle.Session()
 	}
-	if n.sec.session == nil {
-		if k, err := n.cfg.ClusterKey(); err == nil && len(k) > 0 {
-			n.sec.session = k
+	if sec.session == nil {
+		if k, err := cfg.ClusterKey(); err == nil && len(k) > 0 {
+			sec.session = k
 		}
 	}
-	if n.sec.session == nil {
+	if sec.session == nil {
 		// No bundle and no cluster key (a standalone board): a random key of
 		// this process, handed to the process that replaces it on a restart
 		// or firmware upgrade (SessionHandoff), so logins survive those.
 		k, err := sessionFromEnv()
 		if err != nil {
-			return err
+			return sec, err
 		}
-		n.sec.session, n.sec.handoff = k, true
+		sec.session, sec.handoff = k, true
 	}
 	if !s.TLS {
-		return nil
+		return sec, nil
 	}
-	cert, err := s.CA.Issue(n.cfg.Node.Name, s.Hosts)
+	cert, err := s.CA.Issue(cfg.Node.Name, s.Hosts)
 	if err != nil {
-		return config.Errors{n.cfg.Errorf("cluster.bundle_file", "%v", err)}
+		return sec, config.Errors{cfg.Errorf("cluster.bundle_file", "%v", err)}
 	}
-	n.sec.ca, n.sec.cert = s.CA, cert
-	n.sec.server, n.sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
-	return nil
+	sec.ca, sec.cert = s.CA, cert
+	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
+	return sec, nil
 }
 
 // peerName names the cluster board that sent r, from its verified client

@@ -110,13 +110,10 @@ func (c *Cluster) report() (r ReportMsg) {
 	return r
 }
 
-// stats samples the master's queue for its next table: nil while the node
-// has set no callbacks (not master). A panicking callback gives no stats.
+// stats samples the master's queue for its next table: nil while the
+// Local runs no queue (not master). A panicking Queuer gives no stats.
 func (c *Cluster) stats() (out ClassStats) {
-	c.mu.Lock()
-	q, done := c.queue, c.completed
-	c.mu.Unlock()
-	if q == nil && done == nil {
+	if c.queuer == nil {
 		return nil
 	}
 	defer func() {
@@ -125,13 +122,9 @@ func (c *Cluster) stats() (out ClassStats) {
 			out = nil
 		}
 	}()
-	var depth map[string]int
-	var dispatched map[string]uint64
-	if q != nil {
-		depth = q()
-	}
-	if done != nil {
-		dispatched = done()
+	depth, dispatched, ok := c.queuer.QueueStats()
+	if !ok {
+		return nil
 	}
 	return MakeClassStats(depth, dispatched)
 }
