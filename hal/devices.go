@@ -23,7 +23,8 @@ type Options struct {
 	// Now stamps snapshots; nil is time.Now.
 	Now func() time.Time
 	// Poll, when positive, reads every device of a Polled driver (the
-	// sensors) this often, so state changes flow without requests.
+	// sensors) this often, so state changes flow without requests; a
+	// device's own DeviceSpec.Poll overrides it.
 	Poll time.Duration
 }
 
@@ -124,7 +125,7 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			}
 			addrs[k] = spec.Name
 		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max, poll: spec.Poll}
 		simulated := ds.board.Kind() == BoardSim || drv.Simulated
 		if simulated {
 			d.latency = latency
@@ -153,11 +154,11 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		}
 		return nil, errs
 	}
-	if opts.Poll > 0 {
+	if periods := ds.pollPeriods(opts.Poll); len(periods) > 0 {
 		var ctx context.Context
 		ctx, ds.stopPoll = context.WithCancel(context.Background())
 		ds.pollDone = make(chan struct{})
-		go ds.poll(ctx, opts.Poll)
+		go ds.poll(ctx, periods)
 	}
 	return ds, nil
 }

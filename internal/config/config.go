@@ -20,6 +20,7 @@ type Config struct {
 	Supervise []Supervise `toml:"supervise"` // [[supervise]]
 	MQTT      *MQTT       `toml:"mqtt"`      // nil: no MQTT bridge
 	Rules     []Rule      `toml:"rule"`      // [[rule]]: automations the master runs
+	History   History     `toml:"history"`   // issue 28: device history (history.go)
 
 	// Path is the file the config was read from ("" for defaults).
 	Path string `toml:"-"`
@@ -42,6 +43,9 @@ type Node struct {
 	// present, else this machine's hardware), "sim" or "host"; default "auto".
 	// A host without GPIO fails at start when a device needs a pin or bus.
 	Board string `toml:"board"`
+	// StateDir holds what the board keeps across restarts (the device
+	// history, …); default "/var/lib/ews".
+	StateDir string `toml:"state_dir"`
 }
 
 // Cluster lists the peers and the timings of the paper's protocol.
@@ -185,6 +189,7 @@ type Device struct {
 	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
 	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
 	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
+	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s (issue 28)
 }
 
 // Health lists the checks that keep this board in rotation.
