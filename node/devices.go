@@ -19,7 +19,7 @@ import (
 // that does not exist or is taken, or a bus that cannot open, fails here
 // with the device, pin and line.
 func (n *Node) openDevices() error {
-	devs, err := hal.New(n.cfg.HAL(), hal.Options{Registerer: n.reg, Logger: n.log, Poll: 5 * time.Second})
+	devs, err := hal.New(n.cfg.HAL(), hal.Options{Registerer: n.reg, Logger: n.log, Poll: config.DefaultPoll})
 	if err != nil {
 		return n.cfg.DeviceErrors(err)
 	}
@@ -29,6 +29,7 @@ func (n *Node) openDevices() error {
 			n.log.Warn("devices: close", "err", err)
 		}
 	})
+	n.openHistory() // issue 28
 	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log, SessionSecret: n.sec.session,
 		// a logout here is told to the other boards on the local stream
 		// they mirror, so the cookie is refused cluster-wide
@@ -99,6 +100,7 @@ func (n *Node) deviceList() []hal.Snapshot {
 // publishLoops feeds the hubs until ctx ends: device changes of this board,
 // and the cluster table with takeovers.
 func (n *Node) publishLoops(ctx context.Context) {
+	n.historyLoops(ctx) // issue 28
 	if n.mirror != nil {
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.mirror.Run(ctx) }()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -31,7 +32,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Cluster:       frontCluster{n},
 		Local:         work,
 		Marker:        marker,
-		Pin:           n.pin(),
+		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
 		Mode:          n.cfg.Sched.Mode,
 		StickyCookie:  n.cfg.Sched.Sticky == sched.StickyCookie,
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,

@@ -25,6 +25,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
 	"github.com/ews-firmware/ews/node/supervise"
@@ -89,6 +90,7 @@ type Node struct {
 	rt       probes          // boards' response times, probed by the master
 	creds    atomic.Uint64   // fingerprint of this board's credentials, for its reports
 	refusals refusals        // boards that refused forwarded credentials lately
+	hist     *history.Store  // issue 28: this board's device history (history.go)
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown

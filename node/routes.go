@@ -44,6 +44,7 @@ func (n *Node) routes(mux *http.ServeMux) error {
 
 	work := http.NewServeMux()
 	n.api.Register(work)
+	n.historyRoutes(work) // issue 28
 	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
 	for pattern, h := range n.extraRoutes {
 		work.Handle(pattern, h)

@@ -57,6 +57,11 @@ func (s *Store) Flush() error {
 // flushLocked is Flush with flushMu and mu held; it releases mu.
 func (s *Store) flushLocked(now int64) error {
 	s.trim(now)
+	if s.status.MemoryOnly {
+		s.capSize()
+		s.mu.Unlock()
+		return nil
+	}
 	var blocks []blockSeries
 	type mark struct {
 		se     *series

@@ -9,7 +9,8 @@ import (
 
 // Options configure a Store; zero fields take the defaults of DefaultOptions.
 type Options struct {
-	// Dir holds the history file (history.log); it is created when missing.
+	// Dir holds the history file (history.log); it is created when
+	// missing. Empty: the history is kept in memory only.
 	Dir string
 	// Flush is how often recorded points go to the card, in one append;
 	// a crash loses at most this window. Default 5m: an SD card lives

@@ -66,6 +66,8 @@ type Status struct {
 	Error string `json:"error,omitempty"`
 	// Dropped is what Open could not read (power loss, corruption).
 	Dropped int64 `json:"dropped_bytes,omitempty"`
+	// MemoryOnly: no file (Options.Dir empty); lost at restart.
+	MemoryOnly bool `json:"memory_only,omitempty"`
 }
 
 type metrics struct {
@@ -91,7 +93,9 @@ func newMetrics(r *promx.Registry) metrics {
 func Open(opts Options) (*Store, error) {
 	opts = opts.withDefaults()
 	if opts.Dir == "" {
-		return nil, errors.New("history: no directory")
+		s := &Store{opts: opts, log: opts.Logger, series: map[string]*series{}, m: newMetrics(opts.Registerer)}
+		s.status.MemoryOnly = true
+		return s, nil
 	}
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
