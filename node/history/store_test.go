@@ -323,3 +323,21 @@ func TestNaNIgnored(t *testing.T) {
 		t.Fatal("NaN/Inf recorded")
 	}
 }
+
+func TestMemoryOnly(t *testing.T) {
+	c := newClock()
+	s, err := Open(Options{Now: c.Now, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record("temp1", "°C", 1)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); !st.MemoryOnly || st.File != "" || st.Points == 0 {
+		t.Fatalf("status %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
