@@ -59,6 +59,10 @@ func TestBrowserHistory(t *testing.T) {
 	fake := newFakeBoard(goodToken)
 	mux := http.NewServeMux()
 	historyFixture(t).Register(mux, nil)
+	mux.HandleFunc("GET /api/board", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"name":"ews2","runstate":"running","devices":[],"history":{"file":"/var/lib/ews/history/history.log","bytes":1048576,"points":42,"full":true,"error":"no space left on device"}}`))
+	})
 	mux.Handle("/", fake.routes(Handler()))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -143,6 +147,10 @@ func TestBrowserHistory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	})
+	t.Run("the board page says the card is full", func(t *testing.T) {
+		run(t, ctx, "board tab", chromedp.Evaluate[chromedp.Void](`location.hash = '#board'`))
+		waitJS(t, ctx, "history fact", `(document.querySelector('#board-facts dd[data-k="history"]') || {}).textContent === 'Card full: history stopped growing'`)
 	})
 	if errs := pageLog.all(); len(errs) > 0 {
 		t.Fatalf("page errors: %q", errs)

@@ -49,6 +49,7 @@ const dict = {
     emptyToken: 'Enter the token.', emptyUser: 'Enter user and password.',
     networkError: 'network error', close: 'Close', ms: 'ms', classes: 'class',
     history: 'History', csv: 'CSV', histPoints: '{n} points', noHistory: 'No history yet.',
+    histFull: 'Card full: history stopped growing', histMemory: 'in memory only (no state_dir)',
   },
   zh: {
     board: '本板', bInfo: '本开发板', bAddr: 'HTTP', bAdvertise: '对外地址', bGossip: 'Gossip', bUptime: '运行时间',
@@ -98,6 +99,7 @@ const dict = {
     emptyToken: '请输入令牌。', emptyUser: '请输入用户名和密码。',
     networkError: '网络错误', close: '关闭', ms: '毫秒', classes: '类别',
     history: '历史', csv: 'CSV', histPoints: '{n} 个数据点', noHistory: '暂无历史数据。',
+    histFull: '存储卡已满：历史停止增长', histMemory: '仅在内存中（未设置 state_dir）',
   },
 };
 
