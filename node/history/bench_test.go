@@ -3,8 +3,12 @@ package history
 import (
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/hal"
 )
 
 // BenchmarkRecord is the cost of recording one reading (the hot path of
@@ -78,6 +82,34 @@ func BenchmarkQuery24h(b *testing.B) {
 		out, _ := s.Query("temp1", now.Add(-24*time.Hour), now, 5*time.Minute)
 		if len(out.Points) < 280 {
 			b.Fatalf("%d points", len(out.Points))
+		}
+	}
+}
+
+// BenchmarkAnswer24h is the whole answer to GET
+// /api/devices/temp1/history?since=24h&step=5m (the UI's 24 h zoom) from a
+// day of one sensor read every 5 s: parse, query, JSON.
+//
+//	go test -run - -bench Answer24h -benchtime 200x ./node/history/
+func BenchmarkAnswer24h(b *testing.B) {
+	c := newClock()
+	s := openStore(b, b.TempDir(), c)
+	for i := range 24 * 720 {
+		s.Record("temp1", "°C", 20+math.Sin(float64(i)/500))
+		c.Add(5 * time.Second)
+	}
+	h := NewHandler(HandlerOptions{Store: s, Now: c.Now,
+		Lookup: func(string) (hal.Snapshot, bool) { return hal.Snapshot{Name: "temp1", Unit: "°C"}, true }})
+	mux := http.NewServeMux()
+	h.Register(mux, nil)
+	req := httptest.NewRequest("GET", "/api/devices/temp1/history?since=24h&step=5m", nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, req)
+		if w.Code != 200 || w.Body.Len() < 10000 {
+			b.Fatalf("%d, %d bytes", w.Code, w.Body.Len())
 		}
 	}
 }

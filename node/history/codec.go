@@ -14,11 +14,14 @@ import (
 //
 //	marker [4]byte | length uint32 LE | crc32c(payload) uint32 LE | payload
 //
-// and a payload is a base time then records, each a tag byte:
+// and a payload is a base time (ms, varint) then records, each a tag byte:
 //
 //	tagSeries: id uvarint, name, unit (uvarint length + bytes)
-//	tagRaw:    id uvarint, t-base varint (ms), value float64 LE
-//	tagAgg:    id uvarint, t-base varint (ms), count uvarint, min mean max float64 LE
+//	tagRaw:    id uvarint, n uvarint, then n × (dt varint ms, value float64 LE)
+//	tagAgg:    id uvarint, n uvarint, then n × (dt varint ms, count uvarint, min mean max float32 LE)
+//
+// where dt is the step from the run's previous point (the first: from the
+// base), so a reading every 5 s takes 10 bytes and a 1-minute bucket 16.
 //
 // A block names the series it uses, so any block can be read without the
 // others: a torn or corrupted block is dropped and the reader resumes at the
@@ -46,11 +49,27 @@ type rawPt struct {
 }
 
 // aggPt is a downsampled bucket starting at T (ms): N points, their
-// min, mean and max.
+// min, mean and max (float32: a summary, and half the memory and card of
+// a month of buckets).
 type aggPt struct {
 	T              int64
 	N              uint32
+	Min, Mean, Max float32
+}
+
+// acc is a bucket being filled (the open one, or one a query merges).
+type acc struct {
+	T              int64
+	N              uint32
 	Min, Mean, Max float64
+}
+
+func (a acc) pt() aggPt {
+	return aggPt{T: a.T, N: a.N, Min: float32(a.Min), Mean: float32(a.Mean), Max: float32(a.Max)}
+}
+
+func (p aggPt) acc() acc {
+	return acc{T: p.T, N: p.N, Min: float64(p.Min), Mean: float64(p.Mean), Max: float64(p.Max)}
 }
 
 // blockSeries is one series' points within a block.
@@ -86,20 +105,30 @@ func appendBlock(dst []byte, series []blockSeries) []byte {
 		dst = binary.AppendUvarint(dst, uint64(id))
 		dst = appendString(dst, s.Name)
 		dst = appendString(dst, s.Unit)
-		for _, r := range s.Raw {
+		if len(s.Raw) > 0 {
 			dst = append(dst, tagRaw)
 			dst = binary.AppendUvarint(dst, uint64(id))
-			dst = binary.AppendVarint(dst, r.T-base)
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.V))
+			dst = binary.AppendUvarint(dst, uint64(len(s.Raw)))
+			prev := base
+			for _, r := range s.Raw {
+				dst = binary.AppendVarint(dst, r.T-prev)
+				dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.V))
+				prev = r.T
+			}
 		}
-		for _, a := range s.Agg {
+		if len(s.Agg) > 0 {
 			dst = append(dst, tagAgg)
 			dst = binary.AppendUvarint(dst, uint64(id))
-			dst = binary.AppendVarint(dst, a.T-base)
-			dst = binary.AppendUvarint(dst, uint64(a.N))
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(a.Min))
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(a.Mean))
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(a.Max))
+			dst = binary.AppendUvarint(dst, uint64(len(s.Agg)))
+			prev := base
+			for _, a := range s.Agg {
+				dst = binary.AppendVarint(dst, a.T-prev)
+				dst = binary.AppendUvarint(dst, uint64(a.N))
+				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(a.Min))
+				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(a.Mean))
+				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(a.Max))
+				prev = a.T
+			}
 		}
 	}
 	payload := dst[p:]
@@ -149,35 +178,44 @@ func decodeBlock(b []byte) ([]blockSeries, error) {
 		if id >= uint64(len(out)) {
 			return nil, fmt.Errorf("unknown series id %d", id)
 		}
-		dt, n := binary.Varint(b)
-		if n <= 0 {
+		if tag != tagRaw && tag != tagAgg {
+			return nil, fmt.Errorf("unknown record tag %d", tag)
+		}
+		count, n := binary.Uvarint(b)
+		if n <= 0 || count > uint64(len(b)) {
 			return nil, errShort
 		}
 		b = b[n:]
 		s := &out[id]
-		switch tag {
-		case tagRaw:
-			if len(b) < 8 {
-				return nil, errShort
-			}
-			s.Raw = append(s.Raw, rawPt{T: base + dt, V: f64(b)})
-			b = b[8:]
-		case tagAgg:
-			cnt, n := binary.Uvarint(b)
-			if n <= 0 || len(b) < n+24 {
+		prev := base
+		for range count {
+			dt, n := binary.Varint(b)
+			if n <= 0 {
 				return nil, errShort
 			}
 			b = b[n:]
-			s.Agg = append(s.Agg, aggPt{T: base + dt, N: uint32(cnt), Min: f64(b), Mean: f64(b[8:]), Max: f64(b[16:])})
-			b = b[24:]
-		default:
-			return nil, fmt.Errorf("unknown record tag %d", tag)
+			prev += dt
+			if tag == tagRaw {
+				if len(b) < 8 {
+					return nil, errShort
+				}
+				s.Raw = append(s.Raw, rawPt{T: prev, V: math.Float64frombits(binary.LittleEndian.Uint64(b))})
+				b = b[8:]
+				continue
+			}
+			cnt, n := binary.Uvarint(b)
+			if n <= 0 || len(b) < n+12 {
+				return nil, errShort
+			}
+			b = b[n:]
+			s.Agg = append(s.Agg, aggPt{T: prev, N: uint32(cnt), Min: f32(b), Mean: f32(b[4:]), Max: f32(b[8:])})
+			b = b[12:]
 		}
 	}
 	return out, nil
 }
 
-func f64(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
+func f32(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
 
 func readString(b []byte) (string, []byte, error) {
 	l, n := binary.Uvarint(b)

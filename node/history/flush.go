@@ -13,8 +13,8 @@ import (
 // Encoded sizes, about, of a point and of a series' header in a block: what
 // the compaction and the size cap reckon with.
 const (
-	rawCost    = 13
-	aggCost    = 30
+	rawCost    = 10
+	aggCost    = 16
 	seriesCost = 24
 	chunk      = 1 << 16 // points per block when the file is rewritten
 )

@@ -60,7 +60,7 @@ func (s *Store) Query(name string, since, until time.Time, step time.Duration) (
 		}
 		for _, p := range se.raw {
 			if p.T >= lo && p.T <= hi {
-				b.add(&out, p.T-mod(p.T, st), aggPt{N: 1, Min: p.V, Mean: p.V, Max: p.V})
+				b.add(&out, p.T-mod(p.T, st), acc{N: 1, Min: p.V, Mean: p.V, Max: p.V})
 			}
 		}
 		b.flush(&out)
@@ -70,14 +70,16 @@ func (s *Store) Query(name string, since, until time.Time, step time.Duration) (
 	if st <= 0 {
 		st = res
 	}
-	aggs := se.agg
-	if se.hasOpen {
-		aggs = append(aggs[:len(aggs):len(aggs)], se.open)
-	}
-	for _, a := range aggs {
+	in := func(a acc) {
 		if a.T >= lo-mod(lo, st) && a.T <= hi {
 			b.add(&out, a.T-mod(a.T, st), a)
 		}
+	}
+	for _, a := range se.agg {
+		in(a.acc())
+	}
+	if se.hasOpen {
+		in(se.open)
 	}
 	b.flush(&out)
 	out.Step = time.Duration(st * int64(time.Millisecond)).String()
@@ -106,11 +108,11 @@ func mod(t, m int64) int64 {
 
 // bucketer merges consecutive aggregates of one bucket into a point.
 type bucketer struct {
-	cur aggPt
+	cur acc
 	on  bool
 }
 
-func (b *bucketer) add(out *Series, t int64, a aggPt) {
+func (b *bucketer) add(out *Series, t int64, a acc) {
 	if b.on && b.cur.T != t {
 		b.flush(out)
 	}

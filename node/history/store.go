@@ -45,7 +45,7 @@ type series struct {
 	name, unit string
 	raw        []rawPt
 	agg        []aggPt
-	open       aggPt
+	open       acc
 	hasOpen    bool
 	last       int64 // newest point's time: a clock that steps back never makes a negative step
 	flushedRaw int   // raw[:flushedRaw] are in the file
@@ -153,7 +153,7 @@ func (s *Store) finishLoad() {
 		out := se.agg[:0]
 		for _, a := range se.agg {
 			if n := len(out); n > 0 && out[n-1].T == a.T {
-				out[n-1] = mergeAgg(out[n-1], a)
+				out[n-1] = mergeAgg(out[n-1].acc(), a.acc()).pt()
 				continue
 			}
 			out = append(out, a)
@@ -180,12 +180,12 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-func mergeAgg(a, b aggPt) aggPt {
+func mergeAgg(a, b acc) acc {
 	n := a.N + b.N
 	if n == 0 {
 		return a
 	}
-	return aggPt{T: a.T, N: n, Min: math.Min(a.Min, b.Min), Max: math.Max(a.Max, b.Max),
+	return acc{T: a.T, N: n, Min: math.Min(a.Min, b.Min), Max: math.Max(a.Max, b.Max),
 		Mean: (a.Mean*float64(a.N) + b.Mean*float64(b.N)) / float64(n)}
 }
 
@@ -222,11 +222,11 @@ func (s *Store) Record(name, unit string, v float64) {
 	se.raw = append(se.raw, rawPt{T: t, V: v})
 	b := t - t%res
 	if se.hasOpen && se.open.T != b {
-		se.agg = append(se.agg, se.open)
+		se.agg = append(se.agg, se.open.pt())
 		se.hasOpen = false
 	}
 	if !se.hasOpen {
-		se.open, se.hasOpen = aggPt{T: b, N: 1, Min: v, Mean: v, Max: v}, true
+		se.open, se.hasOpen = acc{T: b, N: 1, Min: v, Mean: v, Max: v}, true
 	} else {
 		o := &se.open
 		o.N++
@@ -260,7 +260,7 @@ func (s *Store) closeBuckets(now int64, all bool) {
 	cur := now - now%res
 	for _, se := range s.series {
 		if se.hasOpen && (all || se.open.T < cur) {
-			se.agg = append(se.agg, se.open)
+			se.agg = append(se.agg, se.open.pt())
 			se.hasOpen = false
 		}
 	}
