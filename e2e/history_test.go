@@ -2,6 +2,10 @@
 package e2e
 
 import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -225,5 +229,187 @@ func TestHistoryBar(t *testing.T) {
 	var e struct{ Error string }
 	if code := histGet(t, url+"/api/devices/temp1/history?since=soon", &e); code != 400 || e.Error == "" {
 		t.Fatalf("since=soon: %d %q", code, e.Error)
+	}
+}
+
+// histClusterDoc is the config of one of two boards on loopback; temp2 is
+// wired to ews2.
+func histClusterDoc(name string, http, gossip [2]int, key, stateDir string) string {
+	self := 0
+	if name == "ews2" {
+		self = 1
+	}
+	return fmt.Sprintf(`[node]
+name = %q
+http = "127.0.0.1:%d"
+gossip = "127.0.0.1:%d"
+state_dir = %q
+
+[cluster]
+peers = ["ews1=127.0.0.1:%d", "ews2=127.0.0.1:%d"]
+key = %q
+tmax = "1s"
+tthreshold = "500ms"
+heartbeat = "100ms"
+
+[http]
+auth = "none"
+
+[sim]
+device_latency = "1ms"
+
+[[device]]
+name = "temp2"
+driver = "sim-sensor"
+node = "ews2"
+drift = 0.5
+poll = "1h"
+`, name, http[self], gossip[self], stateDir, gossip[0], gossip[1], key)
+}
+
+// TestHistoryOtherBoard: any board answers a device's history by asking
+// the device's board; once that board is dead, the mirror's last value
+// with 503 and Retry-After.
+func TestHistoryOtherBoard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	http1, http2, g1, g2 := histFreePort(t), histFreePort(t), histFreePort(t), histFreePort(t)
+	keyBytes := make([]byte, 32)
+	_, _ = rand.Read(keyBytes)
+	key := base64.StdEncoding.EncodeToString(keyBytes)
+	urls := [2]string{fmt.Sprintf("http://127.0.0.1:%d", http1), fmt.Sprintf("http://127.0.0.1:%d", http2)}
+	var boards [2]*histBoard
+	for i, name := range []string{"ews1", "ews2"} {
+		cfg := filepath.Join(t.TempDir(), name+".toml")
+		doc := histClusterDoc(name, [2]int{http1, http2}, [2]int{g1, g2}, key, t.TempDir())
+		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		boards[i] = histStart(t, cfg, urls[i])
+	}
+	// both boards in the table, ews1 master
+	histWait(t, "ews1 master of two running boards", func() bool {
+		var c struct {
+			Master string
+			Nodes  []struct{ Name, Runstate string }
+		}
+		histGet(t, urls[0]+"/api/cluster", &c)
+		return c.Master == "ews1" && len(c.Nodes) == 2 && c.Nodes[0].Runstate == "running" && c.Nodes[1].Runstate == "running"
+	})
+	var last float64 // the value of the last read: what the mirror must show
+	for range 4 {
+		resp, err := http.Post(urls[0]+"/api/devices/temp2/read", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct{ Value float64 }
+		_ = json.NewDecoder(resp.Body).Decode(&d)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("read through ews1: %d", resp.StatusCode)
+		}
+		last = d.Value
+	}
+	// a 200 ran on ews2 (ews1 would answer 503: temp2 is not its own);
+	// asked through the follower it is the same history, perhaps one
+	// point longer (a reading is recorded just after its answer)
+	var s, own histSeries
+	if code := histGet(t, urls[0]+"/api/devices/temp2/history", &s); code != 200 || len(s.Points) < 3 {
+		t.Fatalf("history through ews1: %d, %d points", code, len(s.Points))
+	}
+	if code := histGet(t, urls[1]+"/api/devices/temp2/history", &own); code != 200 || len(own.Points) < len(s.Points) {
+		t.Fatalf("history through ews2: %d, %d points (ews1 gave %d)", code, len(own.Points), len(s.Points))
+	}
+
+	// ews1's mirror of ews2's devices has the last reading before ews2 dies
+	histWait(t, "ews1 mirrors temp2's last reading", func() bool {
+		v, ok := histMirrored(t, urls[0], "temp2")
+		return ok && v == last
+	})
+	_ = boards[1].cmd.Process.Kill() // a dead board, not a clean stop
+	<-boards[1].done
+	var body struct {
+		histSeries
+		Error string
+	}
+	var code int
+	var retry string
+	histWait(t, "503 with the mirror's last value", func() bool {
+		t.Helper()
+		resp, err := http.Get(urls[0] + "/api/devices/temp2/history")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body = struct {
+			histSeries
+			Error string
+		}{}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		code, retry = resp.StatusCode, resp.Header.Get("Retry-After")
+		return code == 503 && len(body.Points) == 1
+	}, func() string { return fmt.Sprintf("last answer %d %+v", code, body) })
+	if retry == "" || body.Error == "" || body.Points[0].V != last {
+		t.Fatalf("dead board: %d Retry-After %q, %+v; want the last reading %v", code, retry, body, last)
+	}
+}
+
+// histMirrored reads the "devices" event that board url's /events sends
+// on connect (its own devices and the others' as mirrored) and returns the
+// value of the device called name.
+func histMirrored(t *testing.T, url, name string) (float64, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			event = e
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || event != "devices" {
+			continue
+		}
+		var devs []struct {
+			Name  string
+			Value any
+		}
+		if err := json.Unmarshal([]byte(data), &devs); err != nil {
+			t.Fatalf("devices event: %v", err)
+		}
+		for _, d := range devs {
+			if v, ok := d.Value.(float64); ok && d.Name == name {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+// histWait polls cond for up to 15 s.
+func histWait(t *testing.T, what string, cond func() bool, why ...func() string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			msg := ""
+			for _, w := range why {
+				msg += "; " + w()
+			}
+			t.Fatalf("%s: not within 15s%s", what, msg)
+		}
+		<-time.After(50 * time.Millisecond)
 	}
 }

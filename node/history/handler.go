@@ -147,7 +147,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Error string `json:"error"`
 		}{Series{Name: name, Unit: snap.Unit, Points: []Point{}},
 			fmt.Sprintf("history: device %q is on board %q, which does not answer; only its last known value is here", name, snap.Node)}
-		if v, ok := Value(snap); ok {
+		if v, ok := LastValue(snap); ok {
 			body.Points = append(body.Points, Point{T: snap.Updated.UTC(), V: v})
 		}
 		httpx.SetRetryAfter(w, h.o.RetryAfter)

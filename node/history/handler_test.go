@@ -21,8 +21,9 @@ func testHandler(t *testing.T) (*http.ServeMux, *fakeClock) {
 		c.Add(5 * time.Second)
 	}
 	devs := map[string]hal.Snapshot{
-		"temp1":  {Name: "temp1", Node: "ews1", State: hal.StateOK, Value: 24.0, Unit: "°C"},
-		"temp9":  {Name: "temp9", Node: "ews2", State: hal.StateOK, Value: 7.5, Unit: "°C", Updated: c.Now().Add(-time.Minute)},
+		"temp1": {Name: "temp1", Node: "ews1", State: hal.StateOK, Value: 24.0, Unit: "°C"},
+		// the mirror marks a dead board's device "error" and keeps its value
+		"temp9":  {Name: "temp9", Node: "ews2", State: hal.StateError, Error: "board ews2 unreachable", Value: 7.5, Unit: "°C", Updated: c.Now().Add(-time.Minute)},
 		"relay1": {Name: "relay1", Node: "ews1", State: hal.StateOff, Value: false},
 	}
 	h := NewHandler(HandlerOptions{Store: s, Now: c.Now,

@@ -40,10 +40,14 @@ func RecordSnapshot(st *Store, s hal.Snapshot) {
 func Value(s hal.Snapshot) (float64, bool) {
 	switch s.State {
 	case hal.StateError, hal.StateUnknown, hal.StateRemote:
-		if s.State != hal.StateRemote || s.Value == nil {
-			return 0, false
-		}
+		return 0, false
 	}
+	return LastValue(s)
+}
+
+// LastValue is the value a snapshot holds whatever its state: a mirror
+// marks a dead board's devices "error" but keeps their last value.
+func LastValue(s hal.Snapshot) (float64, bool) {
 	switch v := s.Value.(type) {
 	case float64:
 		return v, true
