@@ -1,4 +1,5 @@
-// Package e2e holds process-level tests: they build the ews binary and run boards on loopback.
+// Issue 28: the history of a device, kept across a restart and answered for a dead board.
+
 package e2e
 
 import (
