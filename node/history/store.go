@@ -111,6 +111,9 @@ func Open(opts Options) (*Store, error) {
 	if dropped > 0 || (len(data) > 0 && good < int64(len(data))) {
 		s.status.Dropped = dropped + max(0, int64(len(data))-good-dropped)
 		s.m.dropped.Add(int(s.status.Dropped))
+		if len(reasons) > 10 {
+			reasons = append(reasons[:10], fmt.Sprintf("and %d more", len(reasons)-10))
+		}
 		s.log.Warn("history: dropped unreadable parts of the file (power loss?)", "file", s.path, "bytes", s.status.Dropped, "kept_points", s.points(), "why", reasons)
 	}
 	if len(data) == 0 || s.status.Dropped > 0 {

@@ -1,9 +1,12 @@
 package history
 
 import (
+	"bytes"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,7 +122,11 @@ func TestDamagedFile(t *testing.T) {
 			}
 			c := newClock()
 			c.Add(time.Minute)
-			s := openStore(t, dir, c)
+			var logs bytes.Buffer
+			s := openStore(t, dir, c, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+			if !strings.Contains(logs.String(), "dropped unreadable parts") {
+				t.Errorf("nothing logged about the drop: %q", logs.String())
+			}
 			got := all(s, "temp1")
 			if len(got) < tc.minKept || len(got) > tc.maxKept {
 				t.Fatalf("kept %d points, want %d..%d", len(got), tc.minKept, tc.maxKept)
