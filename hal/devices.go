@@ -22,8 +22,9 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now stamps snapshots; nil is time.Now.
 	Now func() time.Time
-	// Poll, when positive, is how often Run reads every device of a
-	// Polled driver (the sensors), so state changes flow without requests.
+	// Poll, when positive, reads every device of a Polled driver (the
+	// sensors) this often, so state changes flow without requests; a
+	// device's own DeviceSpec.Poll overrides it.
 	Poll time.Duration
 }
 
@@ -127,7 +128,7 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			}
 			addrs[k] = spec.Name
 		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max, poll: spec.Poll}
 		simulated := ds.board.Kind() == BoardSim || drv.Simulated
 		if simulated {
 			d.latency = latency

@@ -14,6 +14,7 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/firmware"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/state"
 	"github.com/prometheus/procfs"
@@ -42,6 +43,7 @@ type BoardInfo struct {
 	Restart   string           `json:"restart"` // how a restart happens: exec, systemd, supervisor
 	Upgrade   *firmware.Result `json:"last_upgrade,omitempty"`
 	Pending   *firmware.Marker `json:"upgrade_pending,omitempty"`
+	History   *history.Status  `json:"history,omitempty"` // issue 28
 }
 
 // BoardMemory is from /proc/meminfo and the Go runtime, in bytes.
@@ -102,6 +104,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Master:    v.Master,
 		Devices:   n.devs.Local(),
 		Restart:   n.restartMode(),
+		History:   n.historyStatus(), // issue 28
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()

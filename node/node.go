@@ -147,6 +147,9 @@ func (n *Node) Run(ctx context.Context) error {
 	if redir != nil {
 		n.life.start(ctx, "redirect", redir) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
+	flush, record := n.historyRunners()
+	n.life.start(ctx, "history", flush)
+	n.life.start(ctx, "history-record", record)
 	n.life.start(ctx, "devices", n.devs) // polls the sensors
 	if n.mirror != nil {
 		n.life.start(ctx, "mirror", n.mirror)

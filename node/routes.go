@@ -50,6 +50,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
 	n.api.Register(work)
+	n.historyRoutes(work) // issue 28
 	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
 	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)

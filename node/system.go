@@ -3,7 +3,6 @@ package node
 import (
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
@@ -15,6 +14,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
@@ -45,6 +45,7 @@ type system struct {
 	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
 	logHub   *events.Hub     // /events?scope=log
 	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
+	hist     *history.Store  // this board's device history (history.go)
 
 	front   *dispatch.Front       // queue, dispatch and forwarding of work
 	master  *master               // the dispatcher while this board is master
@@ -105,7 +106,7 @@ func (n *Node) build() error {
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if s.devs, err = hal.New(cfg.HAL(), hal.Options{Registerer: s.reg, Logger: log, Poll: 5 * time.Second}); err != nil {
+	if s.devs, err = hal.New(cfg.HAL(), hal.Options{Registerer: s.reg, Logger: log, Poll: config.DefaultPoll}); err != nil {
 		return cfg.DeviceErrors(err)
 	}
 	devs := s.devs
@@ -114,6 +115,7 @@ func (n *Node) build() error {
 			log.Warn("devices: close", "err", err)
 		}
 	})
+	s.hist = n.openHistory() // their readings and changes, kept (history.go)
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,

@@ -20,6 +20,7 @@ type Config struct {
 	Supervise []Supervise `toml:"supervise"` // [[supervise]]
 	MQTT      *MQTT       `toml:"mqtt"`      // nil: no MQTT bridge
 	Rules     []Rule      `toml:"rule"`      // [[rule]]: automations the master runs
+	History   History     `toml:"history"`   // issue 28: device history (history.go)
 
 	// Path is the file the config was read from ("" for defaults).
 	Path string `toml:"-"`
@@ -46,6 +47,9 @@ type Node struct {
 	// <name>.local) for `ews discover`; unset: true. A board whose
 	// listener binds loopback announces nothing (node/mdns).
 	MDNS *bool `toml:"mdns"`
+	// StateDir holds what the board keeps across restarts (the device
+	// history, …); default "/var/lib/ews".
+	StateDir string `toml:"state_dir"`
 }
 
 // MDNSOn reports whether [node] mdns is on (the default).
@@ -192,6 +196,7 @@ type Device struct {
 	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
 	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
 	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
+	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s (issue 28)
 }
 
 // Health lists the checks that keep this board in rotation.

@@ -48,6 +48,8 @@ const dict = {
     a_turn_on: 'turn on', a_turn_off: 'turn off', a_toggle: 'toggle', a_set: 'set', a_pulse: 'pulse', a_read: 'read',
     emptyToken: 'Enter the token.', emptyUser: 'Enter user and password.',
     networkError: 'network error', close: 'Close', ms: 'ms', classes: 'class',
+    history: 'History', csv: 'CSV', histPoints: '{n} points', noHistory: 'No history yet.',
+    histFull: 'Card full: history stopped growing', histMemory: 'in memory only (no state_dir)',
   },
   zh: {
     board: '本板', bInfo: '本开发板', bAddr: 'HTTP', bAdvertise: '对外地址', bGossip: 'Gossip', bUptime: '运行时间',
@@ -96,6 +98,8 @@ const dict = {
     a_turn_on: '打开', a_turn_off: '关闭', a_toggle: '切换', a_set: '设置', a_pulse: '脉冲', a_read: '读取',
     emptyToken: '请输入令牌。', emptyUser: '请输入用户名和密码。',
     networkError: '网络错误', close: '关闭', ms: '毫秒', classes: '类别',
+    history: '历史', csv: 'CSV', histPoints: '{n} 个数据点', noHistory: '暂无历史数据。',
+    histFull: '存储卡已满：历史停止增长', histMemory: '仅在内存中（未设置 state_dir）',
   },
 };
 
