@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 // master, and until that master has dispatched a request. It is a
 // measurement, run by hand (figures in docs/BENCHMARKS.md):
 //
-//	EWS_MEASURE=1 go test -run TestMeasureTakeover -v ./cmd/ews
+//	EWS_MEASURE=1 go test -run TestMeasureTakeover -v ./e2e/
 func TestMeasureTakeover(t *testing.T) {
 	if os.Getenv("EWS_MEASURE") == "" {
 		t.Skip("a measurement: set EWS_MEASURE=1")

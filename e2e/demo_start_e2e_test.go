@@ -1,64 +1,16 @@
-package main
+package e2e
 
 import (
 	"bufio"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// shipTags are the build tags of the binaries the Makefile ships.
-const shipTags = "nethttpomithttp2"
-
-// ewsBinary builds the ews binary once per test run.
-var ewsBinary = func() func(t *testing.T) string {
-	var path string
-	var err error
-	var out []byte
-	built := false
-	return func(t *testing.T) string {
-		t.Helper()
-		if !built {
-			built = true
-			dir, _ := os.MkdirTemp("", "ews-bin-")
-			path = filepath.Join(dir, "ews")
-			// the tags of the shipped binary (Makefile TAGS): tests run what boards run
-			out, err = exec.Command("go", "build", "-tags", shipTags, "-o", path, ".").CombinedOutput()
-		}
-		if err != nil {
-			t.Fatalf("build ews: %v\n%s", err, out)
-		}
-		return path
-	}
-}()
-
-// freeBase finds n+101 consecutive free loopback ports' base for a demo.
-func freeBase(t *testing.T, n int) int {
-	t.Helper()
-	for base := 20000 + os.Getpid()%20000; base < 60000; base += 211 {
-		ok := true
-		for _, p := range []int{base, base + n - 1, base + 100, base + 100 + n - 1} {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
 
 func TestDemoStartsAndStops(t *testing.T) {
 	if testing.Short() {
@@ -134,22 +86,5 @@ func TestDemoStartsAndStops(t *testing.T) {
 			c.Close()
 			t.Fatalf("%s still serving after the demo stopped", u)
 		}
-	}
-}
-
-func TestRunPortInUse(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	p := filepath.Join(t.TempDir(), "ews.toml")
-	doc := fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n[http]\nauth = \"none\"\n", ln.Addr().String())
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	code, _, errs := run("run", "--config", p)
-	if code != 1 || !strings.Contains(errs, "address in use") || !strings.Contains(errs, ln.Addr().String()) {
-		t.Fatalf("exit %d, stderr %q; want 1 and address in use naming the port", code, errs)
 	}
 }

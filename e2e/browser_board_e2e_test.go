@@ -1,13 +1,13 @@
 //go:build browser
 
-package main
+package e2e
 
 // The board page in a real browser against a real `ews run` board (its own copy of the binary):
 // open it from the cluster table, log in, read its log, upload a rebuilt binary with another
 // version string and see the version change after the restart, upload one that exits at start
 // and see it rolled back, restart with a confirm:
 //
-//	go test -tags browser -run TestBrowserBoardPage -v ./cmd/ews/
+//	go test -tags browser -run TestBrowserBoardPage -v ./e2e/
 
 import (
 	"context"

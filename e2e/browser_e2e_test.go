@@ -1,13 +1,13 @@
 //go:build browser
 
-package main
+package e2e
 
 // The real-browser end-to-end test: headless Debian chromium (chromedp) against three real
 // `ews run` processes with the demo's configs (internal/demo), so the test owns each process
 // can kill -9 the master and start it again (TestDemoSurvivesMasterKill kills one under `ews demo`):
 //
-//	go test -tags browser -run TestBrowserCluster -v ./cmd/ews/
-//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserCluster -v ./cmd/ews/   # keep screenshots
+//	go test -tags browser -run TestBrowserCluster -v ./e2e/
+//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserCluster -v ./e2e/   # keep screenshots
 //
 // Page A is on ews3 (not the master), page B on ews1 (the master, the third board): A logs in and
 // toggles relay1, wired to ews2, and B must show the new state. Then ews1 is killed: A must show

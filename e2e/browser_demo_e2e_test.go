@@ -1,6 +1,6 @@
 //go:build browser
 
-package main
+package e2e
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // the line the demo printed; the page on a follower shows the new master and the old one down, and
 // the demo keeps its two boards serving.
 //
-//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserDemoTakeover -v ./cmd/ews/
+//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserDemoTakeover -v ./e2e/
 func TestBrowserDemoTakeover(t *testing.T) {
 	d := startDemo(t, 3)
 	shots := os.Getenv("EWS_SCREENSHOTS")

@@ -1,11 +1,11 @@
-package main
+package e2e
 
 // TestSSELoad holds 50 SSE clients on one board of a real three-board demo cluster while device
 // actions go through it, and checks memory stays bounded, actions stay fast and every goroutine the
 // clients cost is gone after they leave:
 //
-//	go test -race -run TestSSELoad -v ./cmd/ews/                  # the 30 s
-//	EWS_SSE_LOAD=1m go test -run TestSSELoad -v ./cmd/ews/        # any duration
+//	go test -race -run TestSSELoad -v ./e2e/                  # the 30 s
+//	EWS_SSE_LOAD=1m go test -run TestSSELoad -v ./e2e/        # any duration
 //
 // The figures (RSS, goroutines, action latency p50/p99) are logged with -v.
 

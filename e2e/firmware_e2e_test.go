@@ -1,9 +1,9 @@
-package main
+package e2e
 
 // Firmware upgrade, rollback, restart and the rolling upgrade against real `ews run` processes
 // on loopback, each board with its own copy of the binary (an upgrade replaces it):
 //
-//	go test -run 'TestFirmware|TestRollingUpgrade' -v ./cmd/ews/
+//	go test -run 'TestFirmware|TestRollingUpgrade' -v ./e2e/
 
 import (
 	"bytes"
@@ -29,41 +29,10 @@ import (
 	"github.com/ews-firmware/ews/internal/testutil"
 )
 
-var (
-	builtMu sync.Mutex
-	built   = map[string]string{}
-	buildTo string
-)
-
-// versionBinary builds ews with buildinfo.Version = version, once per test run.
-func versionBinary(t *testing.T, version string) string {
-	t.Helper()
-	builtMu.Lock()
-	defer builtMu.Unlock()
-	if p, ok := built[version]; ok {
-		return p
-	}
-	if buildTo == "" {
-		buildTo, _ = os.MkdirTemp("", "ews-fw-bin-")
-	}
-	p := filepath.Join(buildTo, "ews-"+version)
-	out, err := exec.Command("go", "build", "-o", p, "-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+version, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build ews %s: %v\n%s", version, err, out)
-	}
-	built[version] = p
-	return p
-}
-
 // badBinary is a real executable for this machine that exits 1 at once: it
 // passes every check before the swap and can only be caught by the rollback.
 func badBinary(t *testing.T) string {
 	t.Helper()
-	builtMu.Lock()
-	defer builtMu.Unlock()
-	if p, ok := built["bad"]; ok {
-		return p
-	}
 	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module bad\n\ngo 1.26\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,16 +40,12 @@ func badBinary(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stderr.WriteString(\"bad firmware: exiting\\n\"); os.Exit(1) }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if buildTo == "" {
-		buildTo, _ = os.MkdirTemp("", "ews-fw-bin-")
-	}
-	p := filepath.Join(buildTo, "ews-bad")
+	p := filepath.Join(t.TempDir(), "ews-bad")
 	cmd := exec.Command("go", "build", "-o", p, ".")
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the bad binary: %v\n%s", err, out)
 	}
-	built["bad"] = p
 	return p
 }
 
@@ -245,16 +210,11 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	})
 
 	t.Run("wrong arch refused up front", func(t *testing.T) {
-		other := filepath.Join(t.TempDir(), "ews-other")
 		goarch := "arm64"
 		if hostArch() == "arm64" {
 			goarch = "amd64"
 		}
-		cmd := exec.Command("go", "build", "-o", other, ".")
-		cmd.Env = append(os.Environ(), "GOARCH="+goarch, "GOOS=linux")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cross build: %v\n%s", err, out)
-		}
+		other := binary(t, build{goarch: goarch})
 		code, msg := postBoard(t, b, "/api/board/firmware", other)
 		if code != 400 || !strings.Contains(msg, "this board needs") {
 			t.Fatalf("wrong arch: %d %s, want 400 naming the arch", code, msg)
@@ -349,7 +309,12 @@ func TestRollingUpgrade(t *testing.T) {
 	wg := upgradeLoad(boards, stop, &res)
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code := Main([]string{"upgrade", "--url", "http://" + boards[1].http, "--binary", v2, "--token", demo.Token}, &out, &errOut)
+	cli := exec.Command(v1, "upgrade", "--url", "http://"+boards[1].http, "--binary", v2, "--token", demo.Token)
+	cli.Stdout, cli.Stderr = &out, &errOut
+	code := -1
+	if err := cli.Run(); err == nil || cli.ProcessState != nil {
+		code = cli.ProcessState.ExitCode()
+	}
 	took := time.Since(start)
 	close(stop)
 	wg.Wait()

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -28,12 +28,7 @@ func TestARMClusterQemu(t *testing.T) {
 	if err != nil {
 		t.Skip("qemu-arm-static missing (the test command installs qemu-user-static)")
 	}
-	bin := filepath.Join(t.TempDir(), "ews-armv7")
-	build := exec.Command("go", "build", "-trimpath", "-tags", shipTags, "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build armv7: %v\n%s", err, out)
-	}
+	bin := binary(t, build{goarch: "arm"})
 	dir := t.TempDir()
 	key := config.NewKey()
 	boards, peers := layout(t, 3)
@@ -48,7 +43,7 @@ func TestARMClusterQemu(t *testing.T) {
 	}
 	start := time.Now()
 	for _, b := range boards {
-		b.startWith(t, qemu, bin)
+		b.startWith(t, []string{qemu}, bin)
 	}
 	testutil.EventuallyWithin(t, "a board serving under qemu", 60*time.Second, func() bool { _, err := boards[0].view(); return err == nil })
 	t.Logf("armv7 under qemu: first /api/cluster answer %v after start", time.Since(start).Round(time.Millisecond))

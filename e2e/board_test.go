@@ -1,0 +1,236 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/config"
+)
+
+// board is one real `ews run` process of an end-to-end test.
+type board struct {
+	name, http, gossip, cfg string
+	cmd                     *exec.Cmd
+	log                     *syncBuffer
+}
+
+// syncBuffer is a process's stdout and stderr, safe to read while it writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// clusterView is a board's GET /api/cluster.
+type clusterView struct {
+	Epoch  uint64 `json:"epoch"`
+	Master string `json:"master"`
+	Self   string `json:"self"`
+	Nodes  []struct {
+		Name     string `json:"name"`
+		Runstate string `json:"runstate"`
+	} `json:"nodes"`
+}
+
+// fastTimers are [cluster] keys for a takeover within about a second.
+const fastTimers = "tmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\n"
+
+// boardTOML is the config every board of a test gets: the [node] and
+// [cluster] sections with the board's own name and addresses and the
+// shared peers and key, then the test's own sections.
+type boardTOML struct {
+	node    string // more [node] keys, e.g. "capacity = 2\n"
+	cluster string // more [cluster] keys, e.g. fastTimers
+	rest    string // the sections after [cluster]: [http], [sim], [[device]]...
+}
+
+// doc is the config of board b.
+func (c boardTOML) doc(b *board, peers, key string) string {
+	return fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n%s[cluster]\npeers = [%s]\nkey = %q\n%s%s",
+		b.name, b.http, b.gossip, c.node, peers, key, c.cluster, c.rest)
+}
+
+// write writes every board's config into a temp dir (setting b.cfg), all
+// with the peers list of boards and one new key.
+func (c boardTOML) write(t *testing.T, boards []*board) {
+	t.Helper()
+	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
+	for _, b := range boards {
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		writeFile(t, b.cfg, c.doc(b, peers, key))
+	}
+}
+
+// peersOf is the [cluster] peers list naming boards.
+func peersOf(boards []*board) string {
+	peers := make([]string, len(boards))
+	for i, b := range boards {
+		peers[i] = fmt.Sprintf("%q", b.name+"="+b.gossip)
+	}
+	return strings.Join(peers, ", ")
+}
+
+func writeFile(t *testing.T, path, doc string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// freeBase finds a base port with base..base+n-1 and base+100..base+100+n-1
+// free on loopback (the boards' HTTP and gossip ports).
+func freeBase(t *testing.T, n int) int {
+	t.Helper()
+	for base := 20000 + os.Getpid()%20000; base < 60000; base += 211 {
+		ok := true
+		for _, p := range []int{base, base + n - 1, base + 100, base + 100 + n - 1} {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			ln.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// layout names n boards on free loopback ports and returns them with the
+// peers list of their configs.
+func layout(t *testing.T, n int) ([]*board, string) {
+	t.Helper()
+	base := freeBase(t, n)
+	boards := make([]*board, n)
+	for i := range boards {
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
+	}
+	return boards, peersOf(boards)
+}
+
+// testCluster writes configs for n boards plus a stranger (the last) that
+// uses another key, and returns them unstarted.
+func testCluster(t *testing.T, n int, tmax, heartbeat string, preempt bool) []*board {
+	t.Helper()
+	all, _ := layout(t, n+1)
+	boards, stranger := all[:n], all[n]
+	c := boardTOML{
+		node:    "capacity = 2\n",
+		cluster: fmt.Sprintf("tmax = %q\ntthreshold = %q\nheartbeat = %q\npreempt = %v\n", tmax, tmax, heartbeat, preempt),
+		rest:    "[http]\nauth = \"none\"\n[sim]\n",
+	}
+	c.write(t, boards)
+	// the stranger: the right peer list plus itself, the wrong key
+	stranger.cfg = filepath.Join(filepath.Dir(boards[0].cfg), stranger.name+".toml")
+	writeFile(t, stranger.cfg, c.doc(stranger, peersOf(all), config.NewKey()))
+	return all
+}
+
+func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
+
+// startWith starts the board's binary under wrapper (qemu, `ip netns exec
+// NS`) when it is set; the process is killed at the test's end, and its log
+// printed when the test failed.
+func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
+	t.Helper()
+	b.log = &syncBuffer{}
+	argv := append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg)
+	b.cmd = exec.Command(argv[0], argv[1:]...)
+	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd, log := b.cmd, b.log
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", b.name, log.String())
+		}
+	})
+}
+
+func (b *board) kill9() {
+	_ = b.cmd.Process.Signal(syscall.SIGKILL)
+	_ = b.cmd.Wait()
+}
+
+func (b *board) view() (clusterView, error) {
+	var v clusterView
+	c := &http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get("http://" + b.http + "/api/cluster")
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// agree reports whether every given board sees master m at an epoch >= min
+// with every listed board running.
+func agree(boards []*board, m string, minEpoch uint64) bool {
+	for _, b := range boards {
+		v, err := b.view()
+		if err != nil || v.Master != m || v.Epoch < minEpoch {
+			return false
+		}
+		running := 0
+		for _, n := range v.Nodes {
+			for _, o := range boards {
+				if n.Name == o.name && n.Runstate == "running" {
+					running++
+				}
+			}
+		}
+		if running != len(boards) {
+			return false
+		}
+	}
+	return true
+}
+
+// metric reads one sample of a board's /metrics; -1 when absent.
+func metric(b *board, series string) float64 {
+	resp, err := http.Get("http://" + b.http + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
