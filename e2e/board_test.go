@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // board is one real `ews run` process of an end-to-end test.
@@ -233,4 +234,29 @@ func metric(b *board, series string) float64 {
 		}
 	}
 	return -1
+}
+
+// waitLog waits until the board's log holds sub. A log line reaches the test
+// through a pipe, so what the board did after writing it (an answer, an
+// MQTT message) can show before the line does.
+func (b *board) waitLog(t *testing.T, sub string, limit time.Duration) {
+	t.Helper()
+	testutil.EventuallyWithin(t, b.name+" logs "+strconv.Quote(sub), limit, func() bool { return strings.Contains(b.log.String(), sub) })
+}
+
+// answered polls ask until it answers without an error and returns the
+// answer: on a loaded machine one request can time out, and a test asserts
+// on what a board said, not on whether it said it within one timeout.
+func answered[T any](t *testing.T, what string, ask func() (T, error)) T {
+	t.Helper()
+	var v T
+	var err error
+	testutil.EventuallyWithin(t, what+" answered", 10*time.Second, func() bool { v, err = ask(); return err == nil })
+	return v
+}
+
+// mustView is the board's /api/cluster, once it answers.
+func (b *board) mustView(t *testing.T) clusterView {
+	t.Helper()
+	return answered(t, b.name+"'s /api/cluster", b.view)
 }

@@ -95,7 +95,7 @@ func TestBrowserBoardPage(t *testing.T) {
 			return err == nil && i.Started != before.Started && i.Runstate == "running"
 		})
 	})
-	if errs := tb.errs.all(); len(errs) > 0 {
+	if errs := tb.errs.All(); len(errs) > 0 {
 		t.Fatalf("page errors: %q", errs)
 	}
 }
@@ -134,7 +134,7 @@ func TestBrowserRollingUpgrade(t *testing.T) {
 		return true
 	})
 	t.Logf("rollout status on the page:\n%s", evalIn[string](t, tb, `document.getElementById('fw-rollout-status').textContent`))
-	if errs := tb.errs.all(); len(errs) > 0 {
+	if errs := tb.errs.All(); len(errs) > 0 {
 		t.Fatalf("page errors: %q", errs)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"github.com/ews-firmware/ews/internal/testutil"
 
 	"github.com/chromedp/cdproto/page"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -40,48 +38,11 @@ import (
 // and the test runs as root; it skips otherwise.
 func findChromium(t *testing.T) string { return testbrowser.Find(t) }
 
-// pageErrors collects one page's uncaught exceptions and console errors.
-type pageErrors struct {
-	name string
-	mu   sync.Mutex
-	errs []string
-}
-
-func (l *pageErrors) listen(ev any) {
-	var msg string
-	switch e := ev.(type) {
-	case *cdpruntime.EventExceptionThrown:
-		msg = "exception: " + e.ExceptionDetails.Text
-		if e.ExceptionDetails.Exception != nil {
-			msg += " " + e.ExceptionDetails.Exception.Description
-		}
-	case *cdpruntime.EventConsoleAPICalled:
-		if e.Type != cdpruntime.ConsoleAPICalledTypeError {
-			return
-		}
-		msg = "console.error:"
-		for _, a := range e.Args {
-			msg += " " + string(a.Value) + a.Description
-		}
-	default:
-		return
-	}
-	l.mu.Lock()
-	l.errs = append(l.errs, msg)
-	l.mu.Unlock()
-}
-
-func (l *pageErrors) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.errs...)
-}
-
 // tab is one browser page with its own cookie jar (a separate browser context).
 type tab struct {
 	name string
 	ctx  context.Context
-	errs *pageErrors
+	errs *testbrowser.Console // its exceptions and console errors
 }
 
 // openBrowser starts one headless chromium (the launch flags of webui/browser_test.go) and
@@ -103,8 +64,8 @@ func openBrowser(t *testing.T) func(name string) *tab {
 		t.Skipf("ews: chromium %s does not start: %v", exe, err)
 	}
 	return func(name string) *tab {
-		tb := &tab{name: name, errs: &pageErrors{name: name}}
-		ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.errs.listen))
+		tb := &tab{name: name, errs: &testbrowser.Console{}}
+		ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.errs.Listen))
 		t.Cleanup(cancel)
 		// open the tab now, on its own context: the first action on a chromedp context creates
 		// the target and ties it to that action's context, so a step's timeout would close it
@@ -134,7 +95,7 @@ func (tb *tab) wait(t *testing.T, what, expr string, limit time.Duration) {
 	defer cancel()
 	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		dump, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
-		t.Fatalf("page %s: %s: waiting for %s: %v\npage errors: %q\npage text:\n%s", tb.name, what, expr, err, tb.errs.all(), dump)
+		t.Fatalf("page %s: %s: waiting for %s: %v\npage errors: %q\npage text:\n%s", tb.name, what, expr, err, tb.errs.All(), dump)
 	}
 }
 
@@ -192,7 +153,7 @@ func TestBrowserCluster(t *testing.T) {
 	boards := demoCluster(t, 3)
 	ews1, ews3 := boards[0], boards[2]
 	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
-	v1, _ := ews1.view()
+	v1 := ews1.mustView(t)
 
 	shots := os.Getenv("EWS_SCREENSHOTS")
 	if shots == "" {
@@ -359,7 +320,7 @@ func TestBrowserCluster(t *testing.T) {
 		if evalIn[bool](t, tb, `window.__alert === true`) {
 			t.Errorf("page %s: alert() ran", tb.name)
 		}
-		for _, e := range tb.errs.all() {
+		for _, e := range tb.errs.All() {
 			if strings.HasPrefix(e, "exception") {
 				t.Errorf("page %s threw: %s", tb.name, e)
 			}

@@ -24,7 +24,7 @@ func TestClusterEndToEnd(t *testing.T) {
 
 	// The board with the wrong key never appears in any table.
 	for _, b := range boards {
-		v, _ := b.view()
+		v := b.mustView(t)
 		for _, n := range v.Nodes {
 			if n.Name == stranger.name {
 				t.Fatalf("%s lists the stranger %s: %+v", b.name, stranger.name, v)
@@ -35,7 +35,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	testutil.EventuallyWithin(t, "wrong-key packets counted as refused on ews1", 20*time.Second, func() bool {
 		return metric(boards[0], `ews_cluster_messages_refused_total{type="encrypted"}`) > 0
 	})
-	v1, _ := boards[0].view()
+	v1 := boards[0].mustView(t)
 
 	// kill -9 of the master: exactly one new master (ews2, the next rank) at a higher epoch.
 	boards[0].kill9()

@@ -6,14 +6,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // TestARMClusterQemu proves what we ship for boards works as a cluster: three
@@ -29,18 +26,13 @@ func TestARMClusterQemu(t *testing.T) {
 		t.Skip("qemu-arm-static missing (the test command installs qemu-user-static)")
 	}
 	bin := binary(t, build{goarch: "arm"})
-	dir := t.TempDir()
-	key := config.NewKey()
-	boards, peers := layout(t, 3)
+	boards, _ := layout(t, 3)
 	// Emulation is slow: timings a weak board would also want.
-	for _, b := range boards {
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 2\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n[http]\nauth = \"token\"\ntoken = \"t0k\"\n[sim]\ndevice_latency = \"5ms\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews2\"\n",
-			b.name, b.http, b.gossip, peers, key)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	boardTOML{
+		node:    "capacity = 2\n",
+		cluster: "tmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n",
+		rest:    "[http]\nauth = \"token\"\ntoken = \"t0k\"\n[sim]\ndevice_latency = \"5ms\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews2\"\n",
+	}.write(t, boards)
 	start := time.Now()
 	for _, b := range boards {
 		b.startWith(t, []string{qemu}, bin)

@@ -31,7 +31,7 @@ func TestMeasureTakeover(t *testing.T) {
 			var elected, served []time.Duration
 			client := &http.Client{Timeout: 200 * time.Millisecond}
 			for range 20 {
-				v, _ := boards[0].view()
+				v := boards[0].mustView(t)
 				var master *board
 				var rest []*board
 				for _, b := range boards {

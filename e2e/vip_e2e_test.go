@@ -274,15 +274,7 @@ func TestVIPTakeover(t *testing.T) {
 		peers = append(peers, fmt.Sprintf("%q", fmt.Sprintf("ews%d=%s:7946", i+1, v.ips[i])))
 	}
 	boards := make([]*board, n)
-	start := func(i int) {
-		b := boards[i]
-		b.log = &syncBuffer{}
-		b.cmd = exec.Command("ip", "netns", "exec", v.boardNS[i], bin, "run", "--config", b.cfg)
-		b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
-		if err := b.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	start := func(i int) { boards[i].startWith(t, []string{"ip", "netns", "exec", v.boardNS[i]}, bin) }
 	for i := range n {
 		b := &board{name: fmt.Sprintf("ews%d", i+1), http: v.ips[i] + ":8080", gossip: v.ips[i] + ":7946"}
 		// The interface is left out on one board: it finds eth0 from the subnet.
@@ -299,15 +291,6 @@ func TestVIPTakeover(t *testing.T) {
 		boards[i] = b
 		start(i)
 	}
-	t.Cleanup(func() {
-		for _, b := range boards {
-			_ = b.cmd.Process.Kill()
-			_ = b.cmd.Wait()
-			if t.Failed() {
-				t.Logf("log of %s:\n%s", b.name, b.log.String())
-			}
-		}
-	})
 	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 	testutil.EventuallyWithin(t, "ews1 holds the VIP", 10*time.Second, func() bool { return holds(t, v.boardNS[0]) })
 	client := startClient(t, v)

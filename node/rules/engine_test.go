@@ -46,21 +46,7 @@ func (a *recordActor) list() []string {
 
 func parse(t *testing.T, rules string) []config.ParsedRule {
 	t.Helper()
-	cfg, err := config.Parse("ews.toml", []byte(`
-[node]
-name = "ews1"
-[http]
-auth = "none"
-[[device]]
-name = "button1"
-driver = "sim-button"
-[[device]]
-name = "pump1"
-driver = "sim-switch"
-[[device]]
-name = "temp1"
-driver = "sim-sensor"
-`+rules))
+	cfg, err := config.Parse("ews.toml", []byte(testutil.RulesBoard+rules))
 	if err != nil {
 		t.Fatal(err)
 	}
