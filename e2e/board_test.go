@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/demo"
 	"github.com/ews-firmware/ews/internal/testutil"
 )
 
@@ -45,15 +46,43 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// clusterView is a board's GET /api/cluster.
+// clusterView is a board's GET /api/cluster, the fields the tests read.
 type clusterView struct {
 	Epoch  uint64 `json:"epoch"`
 	Master string `json:"master"`
 	Self   string `json:"self"`
 	Nodes  []struct {
-		Name     string `json:"name"`
-		Runstate string `json:"runstate"`
+		Name         string `json:"name"`
+		Runstate     string `json:"runstate"`
+		LastSeenMs   int64  `json:"last_seen_ms"`
+		AuthMismatch bool   `json:"auth_mismatch"`
 	} `json:"nodes"`
+}
+
+// runstates maps each board of the view to its runstate.
+func (v clusterView) runstates() map[string]string {
+	rs := map[string]string{}
+	for _, n := range v.Nodes {
+		rs[n.Name] = n.Runstate
+	}
+	return rs
+}
+
+// viewAt reads GET /api/cluster of the board at base (http://host:port),
+// waiting at most 500 ms: a board that does not answer by then counts as
+// not answering (the chaos tests pause boards), and the callers poll.
+func viewAt(base string) (clusterView, error) {
+	var v clusterView
+	c := &http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get(strings.TrimSuffix(base, "/") + "/api/cluster")
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("GET %s/api/cluster: %s", base, resp.Status)
+	}
+	return v, json.NewDecoder(resp.Body).Decode(&v)
 }
 
 // fastTimers are [cluster] keys for a takeover within about a second.
@@ -182,16 +211,7 @@ func (b *board) kill9() {
 	_ = b.cmd.Wait()
 }
 
-func (b *board) view() (clusterView, error) {
-	var v clusterView
-	c := &http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := c.Get("http://" + b.http + "/api/cluster")
-	if err != nil {
-		return v, err
-	}
-	defer resp.Body.Close()
-	return v, json.NewDecoder(resp.Body).Decode(&v)
-}
+func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) }
 
 // agree reports whether every given board sees master m at an epoch >= min
 // with every listed board running.
@@ -260,3 +280,36 @@ func (b *board) mustView(t *testing.T) clusterView {
 	t.Helper()
 	return answered(t, b.name+"'s /api/cluster", b.view)
 }
+
+// demoBoards writes the demo's configs (internal/demo: token auth, simulated
+// devices, a CGI dir) for n boards and starts each as its own `ews run` of
+// bin; with ownCopy each runs its own copy of bin, which an upgrade replaces.
+func demoBoards(t *testing.T, n int, bin string, ownCopy bool) []*board {
+	t.Helper()
+	dir := t.TempDir()
+	cgiDir := filepath.Join(dir, "cgi-bin")
+	if err := os.MkdirAll(cgiDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	layout := demo.Boards(n, freeBase(t, n))
+	key := config.NewKey()
+	var boards []*board
+	for i, l := range layout {
+		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
+		writeFile(t, b.cfg, demo.Config(layout, i, key, cgiDir))
+		exe := bin
+		if ownCopy {
+			exe = filepath.Join(dir, l.Name, "ews")
+			copyBinary(t, bin, exe)
+		}
+		b.start(t, exe)
+		boards = append(boards, b)
+	}
+	return boards
+}
+
+// demoCluster is n demo boards running the shipped binary.
+func demoCluster(t *testing.T, n int) []*board { return demoBoards(t, n, ewsBinary(t), false) }
+
+// ownCopyCluster is n demo boards, each running its own copy of bin.
+func ownCopyCluster(t *testing.T, n int, bin string) []*board { return demoBoards(t, n, bin, true) }

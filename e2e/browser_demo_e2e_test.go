@@ -45,8 +45,8 @@ func TestBrowserDemoTakeover(t *testing.T) {
 		t.Fatalf("the demo exited after its master was killed:\n%s", d.text())
 	}
 	for _, b := range []string{"ews2", "ews3"} {
-		if m, rs, err := clusterOf(d.urls[b]); err != nil || m != "ews2" || rs["ews1"] != "down" {
-			t.Fatalf("%s: master %q, runstates %v, %v; want ews2 and ews1 down", b, m, rs, err)
+		if v, err := viewAt(d.urls[b]); err != nil || v.Master != "ews2" || v.runstates()["ews1"] != "down" {
+			t.Fatalf("%s: master %q, runstates %v, %v; want ews2 and ews1 down", b, v.Master, v.runstates(), err)
 		}
 	}
 	a.screenshot(t, shots, "demo-takeover.png")

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,28 +70,6 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 	}
 	b.cfg = conf
 	return f
-}
-
-// clusterRows is /api/cluster's nodes[] with the fields this test reads.
-type clusterRows struct {
-	Master string `json:"master"`
-	Nodes  []struct {
-		Name         string `json:"name"`
-		Runstate     string `json:"runstate"`
-		LastSeenMs   int64  `json:"last_seen_ms"`
-		AuthMismatch bool   `json:"auth_mismatch"`
-	} `json:"nodes"`
-}
-
-func rows(b *board) (clusterRows, error) {
-	var v clusterRows
-	c := &http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + b.http + "/api/cluster")
-	if err != nil {
-		return v, err
-	}
-	defer resp.Body.Close()
-	return v, json.NewDecoder(resp.Body).Decode(&v)
 }
 
 // TestFlashedBundleCluster is issue 13's Done-when: boards flashed by
@@ -203,7 +180,7 @@ func TestFlashedBundleCluster(t *testing.T) {
 	// gossiped fingerprints, before any request reached it.
 	for _, viewer := range []*board{boards[0], boards[1]} {
 		testutil.EventuallyWithin(t, viewer.name+" marks ews4 auth_mismatch, and only ews4", 10*time.Second, func() bool {
-			v, err := rows(viewer)
+			v, err := viewer.view()
 			if err != nil {
 				return false
 			}
@@ -234,7 +211,7 @@ func TestFlashedBundleCluster(t *testing.T) {
 
 	// ews5, from another bundle altogether, cannot join: never heard, its
 	// packets refused.
-	v := answered(t, "ews1's /api/cluster", func() (clusterRows, error) { return rows(boards[0]) })
+	v := boards[0].mustView(t)
 	for _, n := range v.Nodes {
 		if n.Name == "ews5" && (n.Runstate != "down" || n.LastSeenMs != -1) {
 			t.Fatalf("ews5 (other key) in ews1's table: %+v", n)

@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/demo"
 	"github.com/ews-firmware/ews/internal/testutil"
 )
@@ -71,30 +70,6 @@ func fileSHA(t *testing.T, path string) string {
 	}
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-// ownCopyCluster starts n demo boards, each running its own copy of bin.
-func ownCopyCluster(t *testing.T, n int, bin string) []*board {
-	t.Helper()
-	dir := t.TempDir()
-	cgiDir := filepath.Join(dir, "cgi-bin")
-	if err := os.MkdirAll(cgiDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	layout := demo.Boards(n, freeBase(t, n))
-	key := config.NewKey()
-	var boards []*board
-	for i, l := range layout {
-		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		if err := os.WriteFile(b.cfg, []byte(demo.Config(layout, i, key, cgiDir)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		own := filepath.Join(dir, l.Name, "ews")
-		copyBinary(t, bin, own)
-		b.start(t, own)
-		boards = append(boards, b)
-	}
-	return boards
 }
 
 type boardJSON struct {

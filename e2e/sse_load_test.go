@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testutil"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/demo"
 )
 
@@ -303,29 +301,6 @@ func TestSSELoad(t *testing.T) {
 	rss, _ := vmRSS(ews1.cmd.Process.Pid)
 	t.Logf("after the clients left: goroutines %v (baseline %v) within %v; in flight %v; RSS %.1f MiB",
 		after["go_goroutines"], base["go_goroutines"], settle.Round(10*time.Millisecond), after["ews_http_in_flight"], mib(rss))
-}
-
-// demoCluster writes the demo's configs for n boards and starts each as its own `ews run`.
-func demoCluster(t *testing.T, n int) []*board {
-	t.Helper()
-	bin := ewsBinary(t)
-	dir := t.TempDir()
-	cgiDir := filepath.Join(dir, "cgi-bin")
-	if err := os.MkdirAll(cgiDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	layout := demo.Boards(n, freeBase(t, n))
-	key := config.NewKey()
-	var boards []*board
-	for i, l := range layout {
-		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		if err := os.WriteFile(b.cfg, []byte(demo.Config(layout, i, key, cgiDir)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		b.start(t, bin)
-		boards = append(boards, b)
-	}
-	return boards
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
