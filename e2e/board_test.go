@@ -216,24 +216,35 @@ func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) 
 // agree reports whether every given board sees master m at an epoch >= min
 // with every listed board running.
 func agree(boards []*board, m string, minEpoch uint64) bool {
+	ok, _ := agreed(boards, m, minEpoch)
+	return ok
+}
+
+// agreed is agree, saying which board saw what when they do not agree.
+func agreed(boards []*board, m string, minEpoch uint64) (bool, string) {
 	for _, b := range boards {
 		v, err := b.view()
-		if err != nil || v.Master != m || v.Epoch < minEpoch {
-			return false
+		if err != nil {
+			return false, fmt.Sprintf("%s: %v", b.name, err)
 		}
-		running := 0
-		for _, n := range v.Nodes {
-			for _, o := range boards {
-				if n.Name == o.name && n.Runstate == "running" {
-					running++
-				}
+		rs := v.runstates()
+		if v.Master != m || v.Epoch < minEpoch {
+			return false, fmt.Sprintf("%s sees master %q at epoch %d, runstates %v", b.name, v.Master, v.Epoch, rs)
+		}
+		for _, o := range boards {
+			if rs[o.name] != "running" {
+				return false, fmt.Sprintf("%s sees %s %q", b.name, o.name, rs[o.name])
 			}
 		}
-		if running != len(boards) {
-			return false
-		}
 	}
-	return true
+	return true, ""
+}
+
+// waitAgree waits until agree holds, failing with what the boards last saw,
+// and returns how long it took.
+func waitAgree(t *testing.T, what string, limit time.Duration, boards []*board, m string, minEpoch uint64) time.Duration {
+	t.Helper()
+	return testutil.WaitFor(t, what, limit, func() (bool, string) { return agreed(boards, m, minEpoch) })
 }
 
 // metric reads one sample of a board's /metrics; -1 when absent.

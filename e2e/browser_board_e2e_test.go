@@ -104,7 +104,7 @@ func TestBrowserBoardPage(t *testing.T) {
 func TestBrowserRollingUpgrade(t *testing.T) {
 	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
 	boards := ownCopyCluster(t, 3, v1)
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	ews2 := boards[1]
 	tb := openBrowser(t)("rollout@ews2")
 	tb.run(t, "stub confirm", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {

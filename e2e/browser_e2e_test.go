@@ -152,7 +152,7 @@ func (tb *tab) screenshot(t *testing.T, dir, name string) {
 func TestBrowserCluster(t *testing.T) {
 	boards := demoCluster(t, 3)
 	ews1, ews3 := boards[0], boards[2]
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	v1 := ews1.mustView(t)
 
 	shots := os.Getenv("EWS_SCREENSHOTS")
@@ -277,7 +277,7 @@ func TestBrowserCluster(t *testing.T) {
 		// ews1 restarts (preempt = false: it rejoins as a follower); page B's stream reconnects
 		// ("Retry now" skips the rest of the backoff) and shows the cluster under ews2.
 		ews1.start(t, ewsBinary(t))
-		testutil.EventuallyWithin(t, "ews1 back under ews2", 30*time.Second, func() bool { return agree(boards, "ews2", 2) })
+		waitAgree(t, "ews1 back under ews2", 30*time.Second, boards, "ews2", 2)
 		// the page may already have reconnected on its own backoff (the banner is then hidden and
 		// there is nothing to click): press "Retry now" only while the banner is up
 		b.run(t, "retry now", chromedp.Evaluate[chromedp.Void](`(() => { if (!document.getElementById('banner').hidden) document.getElementById('banner-retry').click(); })()`))

@@ -129,7 +129,7 @@ func TestFlashedBundleCluster(t *testing.T) {
 		}
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master of ews1..ews4, all running", 30*time.Second, func() bool { return agree(boards[:4], "ews1", 1) })
+	waitAgree(t, "ews1 master of ews1..ews4, all running", 30*time.Second, boards[:4], "ews1", 1)
 
 	// Log in on ews1 with the bundle's token; toggle the relay wired to ews2.
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -20,7 +20,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	stranger.start(t, bin)
 
 	// Booted together, the first peer ends up master.
-	testutil.EventuallyWithin(t, "ews1 master on every board", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 20*time.Second, boards, "ews1", 1)
 
 	// The board with the wrong key never appears in any table.
 	for _, b := range boards {
@@ -39,17 +39,17 @@ func TestClusterEndToEnd(t *testing.T) {
 
 	// kill -9 of the master: exactly one new master (ews2, the next rank) at a higher epoch.
 	boards[0].kill9()
-	took := testutil.EventuallyWithin(t, "takeover by ews2", 10*time.Second, func() bool { return agree(boards[1:], "ews2", v1.Epoch+1) })
+	took := waitAgree(t, "takeover by ews2", 10*time.Second, boards[1:], "ews2", v1.Epoch+1)
 	t.Logf("takeover seen %v after kill -9 (tmax 1s)", took)
 
 	// The old master restarted rejoins as a board (preempt = false).
 	boards[0].start(t, bin)
-	testutil.EventuallyWithin(t, "ews1 back as a board under ews2", 20*time.Second, func() bool { return agree(boards, "ews2", v1.Epoch+1) })
+	waitAgree(t, "ews1 back as a board under ews2", 20*time.Second, boards, "ews2", v1.Epoch+1)
 
 	// A board restarted with the same name rejoins.
 	boards[2].kill9()
 	boards[2].start(t, bin)
-	testutil.EventuallyWithin(t, "ews3 rejoined", 20*time.Second, func() bool { return agree(boards, "ews2", v1.Epoch+1) })
+	waitAgree(t, "ews3 rejoined", 20*time.Second, boards, "ews2", v1.Epoch+1)
 }
 
 func TestClusterPreempt(t *testing.T) {
@@ -61,10 +61,10 @@ func TestClusterPreempt(t *testing.T) {
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master", 20*time.Second, boards, "ews1", 1)
 	boards[0].kill9()
-	testutil.EventuallyWithin(t, "ews2 takes over", 10*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
+	waitAgree(t, "ews2 takes over", 10*time.Second, boards[1:], "ews2", 2)
 	boards[0].start(t, bin)
 	// preempt = true: the returning lower-rank board takes mastership back.
-	testutil.EventuallyWithin(t, "ews1 takes mastership back", 20*time.Second, func() bool { return agree(boards, "ews1", 3) })
+	waitAgree(t, "ews1 takes mastership back", 20*time.Second, boards, "ews1", 3)
 }

@@ -43,7 +43,7 @@ node = "ews3"
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master of 3 running boards", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master of 3 running boards", 20*time.Second, boards, "ews1", 1)
 	return boards
 }
 

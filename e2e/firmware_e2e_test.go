@@ -265,7 +265,7 @@ func TestRollingUpgrade(t *testing.T) {
 	}
 	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
 	boards := ownCopyCluster(t, 3, v1)
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
 	stop := make(chan struct{})
 	var res loadResult
@@ -338,7 +338,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 	}
 	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
 	boards := ownCopyCluster(t, 3, v1)
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	stop := make(chan struct{})
 	var res loadResult
 	wg := upgradeLoad(boards, stop, &res)

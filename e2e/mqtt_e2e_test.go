@@ -116,7 +116,7 @@ then = "pump2 toggle"
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master on every board", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 20*time.Second, boards, "ews1", 1)
 	v1 := boards[0].mustView(t)
 
 	is := func(topic, want string) func() bool {
@@ -162,7 +162,7 @@ then = "pump2 toggle"
 	before := len(rec.History("e2e/status"))
 	killed := time.Now()
 	boards[0].kill9()
-	testutil.EventuallyWithin(t, "takeover by ews2", 10*time.Second, func() bool { return agree(boards[1:], "ews2", v1.Epoch+1) })
+	waitAgree(t, "takeover by ews2", 10*time.Second, boards[1:], "ews2", v1.Epoch+1)
 	testutil.EventuallyWithin(t, "ews1 offline", 10*time.Second, is("e2e/board/ews1/status", "offline"))
 	testutil.EventuallyWithin(t, "the master's will (offline), then online from ews2", 10*time.Second, func() bool {
 		h := rec.History("e2e/status")[before:]

@@ -73,7 +73,7 @@ func TestPartition(t *testing.T) {
 		// Start inside the board's namespace: `ip netns exec NS ews run`.
 		b.startWith(t, []string{"ip", "netns", "exec", nss[i]}, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
 	// Cut ews3 off from ews1 and ews2 (the test still reaches every board).
 	cut := func(add bool) {

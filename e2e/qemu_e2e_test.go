@@ -39,7 +39,7 @@ func TestARMClusterQemu(t *testing.T) {
 	}
 	testutil.EventuallyWithin(t, "a board serving under qemu", 60*time.Second, func() bool { _, err := boards[0].view(); return err == nil })
 	t.Logf("armv7 under qemu: first /api/cluster answer %v after start", time.Since(start).Round(time.Millisecond))
-	testutil.EventuallyWithin(t, "ews1 master of three running boards", 60*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master of three running boards", 60*time.Second, boards, "ews1", 1)
 
 	action := func(via *board) (int, string) {
 		req, _ := http.NewRequest("POST", "http://"+via.http+"/api/devices/relay1/toggle", nil)
@@ -61,7 +61,7 @@ func TestARMClusterQemu(t *testing.T) {
 	}
 
 	boards[0].kill9()
-	took := testutil.EventuallyWithin(t, "ews2 takes over", 60*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
+	took := waitAgree(t, "ews2 takes over", 60*time.Second, boards[1:], "ews2", 2)
 	t.Logf("armv7 under qemu: takeover seen %v after kill -9 (tmax 2s)", took.Round(time.Millisecond))
 	if code, body := action(boards[2]); code != 200 || !strings.Contains(body, `"state":"off"`) {
 		t.Fatalf("device action after the takeover: %d %s", code, body)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // TestRedirectMode: with mode = "redirect" the master answers 307 to the
@@ -23,7 +21,7 @@ func TestRedirectMode(t *testing.T) {
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master of three", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
 
 	// Without following: the master points at the board the device is wired to.
 	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -142,7 +142,7 @@ func TestSSELoad(t *testing.T) {
 	dur := loadDuration(t)
 	boards := demoCluster(t, 3)
 	ews1 := boards[0] // the master; relay1 is wired to ews2, so every action crosses the cluster
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	act := func(i int) (time.Duration, error) {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // TestMeasureTakeover prints takeover times over 20 kill -9s of the master
@@ -27,7 +25,7 @@ func TestMeasureTakeover(t *testing.T) {
 			for _, b := range boards {
 				b.start(t, bin)
 			}
-			testutil.EventuallyWithin(t, "a master", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+			waitAgree(t, "a master", 30*time.Second, boards, "ews1", 1)
 			var elected, served []time.Duration
 			client := &http.Client{Timeout: 200 * time.Millisecond}
 			for range 20 {
@@ -72,7 +70,7 @@ func TestMeasureTakeover(t *testing.T) {
 				}
 				served = append(served, time.Since(killed))
 				master.start(t, bin)
-				testutil.EventuallyWithin(t, "all three back", 30*time.Second, func() bool { return agree(boards, next.name, v.Epoch+1) })
+				waitAgree(t, "all three back", 30*time.Second, boards, next.name, v.Epoch+1)
 			}
 			slices.Sort(elected)
 			slices.Sort(served)

@@ -289,7 +289,7 @@ func TestVIPTakeover(t *testing.T) {
 		boards[i] = b
 		start(i)
 	}
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	testutil.EventuallyWithin(t, "ews1 holds the VIP", 10*time.Second, func() bool { return holds(t, v.boardNS[0]) })
 	client := startClient(t, v)
 	testutil.EventuallyWithin(t, "the client reaches ews1 through the VIP", 10*time.Second, func() bool { return client.last() == "ews1" })
@@ -341,7 +341,7 @@ func TestVIPTakeover(t *testing.T) {
 		restarted := time.Now()
 		start(master)
 		testutil.EventuallyWithin(t, boards[master].name+" removes its stale VIP", 30*time.Second, func() bool { return !holds(t, v.boardNS[master]) })
-		testutil.EventuallyWithin(t, "every board agrees on "+boards[next].name, 30*time.Second, func() bool { return agree(boards, boards[next].name, 2) })
+		waitAgree(t, "every board agrees on "+boards[next].name, 30*time.Second, boards, boards[next].name, 2)
 		if !holds(t, v.boardNS[next]) {
 			t.Fatalf("%s lost the VIP when %s came back", boards[next].name, boards[master].name)
 		}
