@@ -26,6 +26,6 @@ go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 75000x ./state/
 go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
 # Browser tests (headless Chromium) run without -race: the browser, not Go,
 # is what they exercise, and -race triples their time.
-go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/
+go test -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
 bash scripts/arm-smoke.sh
 echo "test: all passed"

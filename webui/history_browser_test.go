@@ -152,7 +152,7 @@ func TestBrowserHistory(t *testing.T) {
 		run(t, ctx, "board tab", chromedp.Evaluate[chromedp.Void](`location.hash = '#board'`))
 		waitJS(t, ctx, "history fact", `(document.querySelector('#board-facts dd[data-k="history"]') || {}).textContent === 'Card full: history stopped growing'`)
 	})
-	if errs := pageLog.all(); len(errs) > 0 {
+	if errs := pageLog.All(); len(errs) > 0 {
 		t.Fatalf("page errors: %q", errs)
 	}
 }

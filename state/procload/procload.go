@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
 
@@ -43,10 +44,10 @@ const DefaultLinkMbps = 100
 // no previous one: cpu is the average since boot, net and disk are 0.
 // Safe for concurrent use.
 type Sampler struct {
-	Proc string           // "/proc"; tests point it elsewhere
-	Sys  string           // "/sys"
-	Root string           // "/": the file system whose space disk_used is; "" skips it
-	Now  func() time.Time // time.Now
+	Proc  string          // "/proc"; tests point it elsewhere
+	Sys   string          // "/sys"
+	Root  string          // "/": the file system whose space disk_used is; "" skips it
+	Clock clockwork.Clock // when each sample is taken; nil: the real clock
 
 	mu   sync.Mutex
 	prev sample
@@ -64,17 +65,17 @@ type sample struct {
 }
 
 // New returns a Sampler of the real /proc and /sys.
-func New() *Sampler { return &Sampler{Proc: "/proc", Sys: "/sys", Root: "/", Now: time.Now} }
+func New() *Sampler { return &Sampler{Proc: "/proc", Sys: "/sys", Root: "/"} }
 
 // Load takes a sample and returns the load since the previous one.
 func (s *Sampler) Load() state.Load {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
+	clock := s.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
 	}
-	cur := sample{at: now()}
+	cur := sample{at: clock.Now()}
 	var l state.Load
 	if fs, err := procfs.NewFS(s.Proc); err == nil {
 		cur.busy, cur.total, cur.haveCPU = cpu(fs)

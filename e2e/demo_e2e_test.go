@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -118,31 +117,6 @@ func (d *demoRun) interrupt(t *testing.T) {
 	}
 }
 
-// clusterOf reads a board's /api/cluster: the master and each board's runstate.
-func clusterOf(url string) (master string, runstate map[string]string, err error) {
-	c := &http.Client{Timeout: time.Second}
-	resp, err := c.Get(url + "api/cluster")
-	if err != nil {
-		return "", nil, err
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Master string `json:"master"`
-		Nodes  []struct {
-			Name     string `json:"name"`
-			Runstate string `json:"runstate"`
-		} `json:"nodes"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return "", nil, err
-	}
-	runstate = map[string]string{}
-	for _, n := range v.Nodes {
-		runstate[n.Name] = n.Runstate
-	}
-	return v.Master, runstate, nil
-}
-
 // gone reports whether no process has pid (the demo reaped it) and its port is closed.
 func gone(pid int, url string) bool {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
@@ -174,8 +148,9 @@ func TestDemoSurvivesMasterKill(t *testing.T) {
 	})
 	for _, b := range []string{"ews2", "ews3"} {
 		testutil.EventuallyWithin(t, b+" sees ews2 master and ews1 down", 15*time.Second, func() bool {
-			m, rs, err := clusterOf(d.urls[b])
-			return err == nil && m == "ews2" && rs["ews1"] == "down" && rs["ews2"] == "running" && rs["ews3"] == "running"
+			v, err := viewAt(d.urls[b])
+			rs := v.runstates()
+			return err == nil && v.Master == "ews2" && rs["ews1"] == "down" && rs["ews2"] == "running" && rs["ews3"] == "running"
 		})
 	}
 	testutil.EventuallyWithin(t, "the demo prints the takeover", 10*time.Second, func() bool {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func (b *chaosBoard) signal(s syscall.Signal) error {
 }
 
 func (b *chaosBoard) view() (clusterView, error) {
-	return (&board{name: b.name, http: b.http()}).view()
+	return viewAt("http://" + b.http())
 }
 
 // chaosNet is the boards' network: a bridge in the test's namespace (the
@@ -159,12 +159,10 @@ func newChaosNet(t *testing.T, n int, bin string) *chaosNet {
 		fmt.Fprintf(&devices, "[[device]]\nname = \"relay%s\"\ndriver = \"sim-switch\"\nnode = %q\n\n", strings.TrimPrefix(b.name, "ews"), b.name)
 	}
 	devices.WriteString("[[device]]\nname = \"pump1\"\ndriver = \"sim-switch\"\nnode = \"any\"\n")
+	conf := boardTOML{node: "capacity = 4\n", cluster: fastTimers,
+		rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"5ms\"\n\n%s", chaosToken, devices.String())}
 	for _, b := range cn.boards {
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 4\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\n[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"5ms\"\n\n%s",
-			b.name, b.http(), b.ip+":7946", strings.Join(peers, ", "), key, chaosToken, devices.String())
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, b.cfg, conf.doc(&board{name: b.name, http: b.http(), gossip: b.ip + ":7946"}, strings.Join(peers, ", "), key))
 		t.Cleanup(b.kill9) // before the namespaces go (cleanups run last first)
 	}
 	cn.slow = slowLinkKind(cn.boards[0])

@@ -1,7 +1,6 @@
-package main
+package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,7 +37,7 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 		}
 	}
 	httpPort := b.http[strings.LastIndex(b.http, ":")+1:]
-	cmd := exec.Command("bash", "../../scripts/flash.sh", "--boot", f.boot, "--root", f.root, "--arch", "armv6",
+	cmd := exec.Command("bash", "../scripts/flash.sh", "--boot", f.boot, "--root", f.root, "--arch", "armv6",
 		"--name", b.name, "--peers", peers, "--http-port", httpPort, "--dist", dist, "--ews", bin, "--bundle", bundlePath)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -71,28 +70,6 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 	}
 	b.cfg = conf
 	return f
-}
-
-// clusterRows is /api/cluster's nodes[] with the fields this test reads.
-type clusterRows struct {
-	Master string `json:"master"`
-	Nodes  []struct {
-		Name         string `json:"name"`
-		Runstate     string `json:"runstate"`
-		LastSeenMs   int64  `json:"last_seen_ms"`
-		AuthMismatch bool   `json:"auth_mismatch"`
-	} `json:"nodes"`
-}
-
-func rows(b *board) (clusterRows, error) {
-	var v clusterRows
-	c := &http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + b.http + "/api/cluster")
-	if err != nil {
-		return v, err
-	}
-	defer resp.Body.Close()
-	return v, json.NewDecoder(resp.Body).Decode(&v)
 }
 
 // TestFlashedBundleCluster is issue 13's Done-when: boards flashed by
@@ -152,7 +129,7 @@ func TestFlashedBundleCluster(t *testing.T) {
 		}
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master of ews1..ews4, all running", 30*time.Second, func() bool { return agree(boards[:4], "ews1", 1) })
+	waitAgree(t, "ews1 master of ews1..ews4, all running", 30*time.Second, boards[:4], "ews1", 1)
 
 	// Log in on ews1 with the bundle's token; toggle the relay wired to ews2.
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -203,7 +180,7 @@ func TestFlashedBundleCluster(t *testing.T) {
 	// gossiped fingerprints, before any request reached it.
 	for _, viewer := range []*board{boards[0], boards[1]} {
 		testutil.EventuallyWithin(t, viewer.name+" marks ews4 auth_mismatch, and only ews4", 10*time.Second, func() bool {
-			v, err := rows(viewer)
+			v, err := viewer.view()
 			if err != nil {
 				return false
 			}
@@ -228,16 +205,13 @@ func TestFlashedBundleCluster(t *testing.T) {
 		log := boards[0].log.String()
 		return strings.Contains(log, "board refused credentials the master accepted") && strings.Contains(log, "board=ews4")
 	})
-	if n := metric(boards[0], `ews_dispatch_auth_refused_total{target="ews4"}`); n != 1 {
-		t.Errorf("ews_dispatch_auth_refused_total{target=\"ews4\"} = %v, want 1", n)
-	}
+	testutil.EventuallyWithin(t, `ews_dispatch_auth_refused_total{target="ews4"} at 1`, 10*time.Second, func() bool {
+		return metric(boards[0], `ews_dispatch_auth_refused_total{target="ews4"}`) == 1
+	})
 
 	// ews5, from another bundle altogether, cannot join: never heard, its
 	// packets refused.
-	v, err := rows(boards[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := boards[0].mustView(t)
 	for _, n := range v.Nodes {
 		if n.Name == "ews5" && (n.Runstate != "down" || n.LastSeenMs != -1) {
 			t.Fatalf("ews5 (other key) in ews1's table: %+v", n)

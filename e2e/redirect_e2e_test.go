@@ -1,18 +1,11 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // TestRedirectMode: with mode = "redirect" the master answers 307 to the
@@ -23,19 +16,12 @@ func TestRedirectMode(t *testing.T) {
 		t.Skip("starts real ews processes")
 	}
 	bin := ewsBinary(t)
-	dir := t.TempDir()
-	key := config.NewKey()
-	boards, peers := layout(t, 3)
+	boards, _ := layout(t, 3)
+	boardTOML{node: "capacity = 2\n", rest: "[sched]\nmode = \"redirect\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews3\"\n"}.write(t, boards)
 	for _, b := range boards {
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 2\n[cluster]\npeers = [%s]\nkey = %q\n[sched]\nmode = \"redirect\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews3\"\n",
-			b.name, b.http, b.gossip, peers, key)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master of three", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
 
 	// Without following: the master points at the board the device is wired to.
 	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -274,15 +274,7 @@ func TestVIPTakeover(t *testing.T) {
 		peers = append(peers, fmt.Sprintf("%q", fmt.Sprintf("ews%d=%s:7946", i+1, v.ips[i])))
 	}
 	boards := make([]*board, n)
-	start := func(i int) {
-		b := boards[i]
-		b.log = &syncBuffer{}
-		b.cmd = exec.Command("ip", "netns", "exec", v.boardNS[i], bin, "run", "--config", b.cfg)
-		b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
-		if err := b.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	start := func(i int) { boards[i].startWith(t, []string{"ip", "netns", "exec", v.boardNS[i]}, bin) }
 	for i := range n {
 		b := &board{name: fmt.Sprintf("ews%d", i+1), http: v.ips[i] + ":8080", gossip: v.ips[i] + ":7946"}
 		// The interface is left out on one board: it finds eth0 from the subnet.
@@ -290,25 +282,14 @@ func TestVIPTakeover(t *testing.T) {
 		if i == 1 {
 			iface = ""
 		}
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = \":8080\"\ngossip = %q\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\nvip = %q\n%s[http]\nauth = \"none\"\n[sim]\n",
-			b.name, b.gossip, strings.Join(peers, ", "), key, vipAddr+"/24", iface)
+		// it listens on every address (the VIP's too); the test reaches it on its own
+		conf := boardTOML{cluster: fastTimers + fmt.Sprintf("vip = %q\n", vipAddr+"/24") + iface, rest: "[http]\nauth = \"none\"\n[sim]\n"}
 		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, b.cfg, conf.doc(&board{name: b.name, http: ":8080", gossip: b.gossip}, strings.Join(peers, ", "), key))
 		boards[i] = b
 		start(i)
 	}
-	t.Cleanup(func() {
-		for _, b := range boards {
-			_ = b.cmd.Process.Kill()
-			_ = b.cmd.Wait()
-			if t.Failed() {
-				t.Logf("log of %s:\n%s", b.name, b.log.String())
-			}
-		}
-	})
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	testutil.EventuallyWithin(t, "ews1 holds the VIP", 10*time.Second, func() bool { return holds(t, v.boardNS[0]) })
 	client := startClient(t, v)
 	testutil.EventuallyWithin(t, "the client reaches ews1 through the VIP", 10*time.Second, func() bool { return client.last() == "ews1" })
@@ -360,7 +341,7 @@ func TestVIPTakeover(t *testing.T) {
 		restarted := time.Now()
 		start(master)
 		testutil.EventuallyWithin(t, boards[master].name+" removes its stale VIP", 30*time.Second, func() bool { return !holds(t, v.boardNS[master]) })
-		testutil.EventuallyWithin(t, "every board agrees on "+boards[next].name, 30*time.Second, func() bool { return agree(boards, boards[next].name, 2) })
+		waitAgree(t, "every board agrees on "+boards[next].name, 30*time.Second, boards, boards[next].name, 2)
 		if !holds(t, v.boardNS[next]) {
 			t.Fatalf("%s lost the VIP when %s came back", boards[next].name, boards[master].name)
 		}

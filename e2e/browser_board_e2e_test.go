@@ -1,13 +1,13 @@
 //go:build browser
 
-package main
+package e2e
 
 // The board page in a real browser against a real `ews run` board (its own copy of the binary):
 // open it from the cluster table, log in, read its log, upload a rebuilt binary with another
 // version string and see the version change after the restart, upload one that exits at start
 // and see it rolled back, restart with a confirm:
 //
-//	go test -tags browser -run TestBrowserBoardPage -v ./cmd/ews/
+//	go test -tags browser -run TestBrowserBoardPage -v ./e2e/
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func TestBrowserBoardPage(t *testing.T) {
 			return err == nil && i.Started != before.Started && i.Runstate == "running"
 		})
 	})
-	if errs := tb.errs.all(); len(errs) > 0 {
+	if errs := tb.errs.All(); len(errs) > 0 {
 		t.Fatalf("page errors: %q", errs)
 	}
 }
@@ -104,7 +104,7 @@ func TestBrowserBoardPage(t *testing.T) {
 func TestBrowserRollingUpgrade(t *testing.T) {
 	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
 	boards := ownCopyCluster(t, 3, v1)
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	ews2 := boards[1]
 	tb := openBrowser(t)("rollout@ews2")
 	tb.run(t, "stub confirm", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
@@ -134,7 +134,7 @@ func TestBrowserRollingUpgrade(t *testing.T) {
 		return true
 	})
 	t.Logf("rollout status on the page:\n%s", evalIn[string](t, tb, `document.getElementById('fw-rollout-status').textContent`))
-	if errs := tb.errs.all(); len(errs) > 0 {
+	if errs := tb.errs.All(); len(errs) > 0 {
 		t.Fatalf("page errors: %q", errs)
 	}
 }

@@ -1,11 +1,11 @@
-package main
+package e2e
 
 // TestSSELoad holds 50 SSE clients on one board of a real three-board demo cluster while device
 // actions go through it, and checks memory stays bounded, actions stay fast and every goroutine the
 // clients cost is gone after they leave:
 //
-//	go test -race -run TestSSELoad -v ./cmd/ews/                  # the issue's 30 s
-//	EWS_SSE_LOAD=1m go test -run TestSSELoad -v ./cmd/ews/        # any duration
+//	go test -race -run TestSSELoad -v ./e2e/                  # the issue's 30 s
+//	EWS_SSE_LOAD=1m go test -run TestSSELoad -v ./e2e/        # any duration
 //
 // The figures (RSS, goroutines, action latency p50/p99) are logged with -v.
 
@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testutil"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/demo"
 )
 
@@ -144,7 +142,7 @@ func TestSSELoad(t *testing.T) {
 	dur := loadDuration(t)
 	boards := demoCluster(t, 3)
 	ews1 := boards[0] // the master; relay1 is wired to ews2, so every action crosses the cluster
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	act := func(i int) (time.Duration, error) {
@@ -181,10 +179,8 @@ func TestSSELoad(t *testing.T) {
 	}
 	slices.Sort(idle)
 	hc.CloseIdleConnections()
-	base, err := boardMetrics(ews1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	scrape := func() (map[string]float64, error) { return boardMetrics(ews1) }
+	base := answered(t, "ews1's /metrics", scrape)
 	baseRSS, err := vmRSS(ews1.cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
@@ -215,10 +211,7 @@ func TestSSELoad(t *testing.T) {
 		}
 		return true
 	})
-	connected, err := boardMetrics(ews1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	connected := answered(t, "ews1's /metrics", scrape)
 	if got := connected["ews_http_in_flight"] - base["ews_http_in_flight"]; got < sseClients {
 		t.Fatalf("in flight rose by %v with %d clients connected", got, sseClients)
 	}
@@ -303,29 +296,6 @@ func TestSSELoad(t *testing.T) {
 	rss, _ := vmRSS(ews1.cmd.Process.Pid)
 	t.Logf("after the clients left: goroutines %v (baseline %v) within %v; in flight %v; RSS %.1f MiB",
 		after["go_goroutines"], base["go_goroutines"], settle.Round(10*time.Millisecond), after["ews_http_in_flight"], mib(rss))
-}
-
-// demoCluster writes the demo's configs for n boards and starts each as its own `ews run`.
-func demoCluster(t *testing.T, n int) []*board {
-	t.Helper()
-	bin := ewsBinary(t)
-	dir := t.TempDir()
-	cgiDir := filepath.Join(dir, "cgi-bin")
-	if err := os.MkdirAll(cgiDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	layout := demo.Boards(n, freeBase(t, n))
-	key := config.NewKey()
-	var boards []*board
-	for i, l := range layout {
-		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		if err := os.WriteFile(b.cfg, []byte(demo.Config(layout, i, key, cgiDir)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		b.start(t, bin)
-		boards = append(boards, b)
-	}
-	return boards
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

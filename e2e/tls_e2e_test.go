@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -70,18 +70,7 @@ func TestTLSClusterCapture(t *testing.T) {
 		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
 		low, high = min(low, port), max(high, port+200)
 		boards = append(boards, tb)
-		doc := fmt.Sprintf(`[node]
-name = %q
-http = %q
-gossip = %q
-[cluster]
-peers = [%s]
-key = %q
-bundle_file = %q
-tmax = "1s"
-tthreshold = "1s"
-heartbeat = "100ms"
-[http]
+		doc := boardTOML{cluster: fmt.Sprintf("bundle_file = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", bpath), rest: fmt.Sprintf(`[http]
 auth = "token"
 token = %q
 https = %q
@@ -90,11 +79,9 @@ https = %q
 name = "relay1"
 driver = "sim-switch"
 node = "ews3"
-`, b.name, b.http, b.gossip, peers, bun.Key, bpath, bun.Token, tb.https)
+`, bun.Token, tb.https)}.doc(b, peers, bun.Key)
 		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, b.cfg, doc)
 	}
 
 	pcap := filepath.Join(dir, "lo.pcap")

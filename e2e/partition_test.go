@@ -1,17 +1,14 @@
-package main
+package e2e
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // netns runs ip(8) and fails the test on error.
@@ -67,38 +64,16 @@ func TestPartition(t *testing.T) {
 		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
 	}
 
-	dir := t.TempDir()
-	key := config.NewKey()
-	var peers []string
-	for i := range n {
-		peers = append(peers, fmt.Sprintf("%q", fmt.Sprintf("ews%d=%s:7946", i+1, ips[i])))
-	}
 	boards := make([]*board, n)
 	for i := range n {
-		b := &board{name: fmt.Sprintf("ews%d", i+1), http: ips[i] + ":8080", gossip: ips[i] + ":7946"}
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\n[http]\nauth = \"none\"\n[sim]\n",
-			b.name, b.http, b.gossip, strings.Join(peers, ", "), key)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		boards[i] = b
-		// Start inside the board's namespace: `ip netns exec NS ews run`.
-		b.log = &syncBuffer{}
-		b.cmd = exec.Command("ip", "netns", "exec", nss[i], bin, "run", "--config", b.cfg)
-		b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
-		if err := b.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = b.cmd.Process.Kill()
-			_ = b.cmd.Wait()
-			if t.Failed() {
-				t.Logf("log of %s:\n%s", b.name, b.log.String())
-			}
-		})
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: ips[i] + ":8080", gossip: ips[i] + ":7946"}
 	}
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	boardTOML{cluster: fastTimers, rest: "[http]\nauth = \"none\"\n[sim]\n"}.write(t, boards)
+	for i, b := range boards {
+		// Start inside the board's namespace: `ip netns exec NS ews run`.
+		b.startWith(t, []string{"ip", "netns", "exec", nss[i]}, bin)
+	}
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
 	// Cut ews3 off from ews1 and ews2 (the test still reaches every board).
 	cut := func(add bool) {
@@ -117,9 +92,8 @@ func TestPartition(t *testing.T) {
 		v, err := boards[2].view()
 		return err == nil && v.Master == "ews3" && v.Epoch >= 2
 	})
-	v1, err := boards[0].view()
-	if err != nil || v1.Master != "ews1" {
-		t.Fatalf("majority side: master %q (%v), want ews1", v1.Master, err)
+	if v1 := boards[0].mustView(t); v1.Master != "ews1" {
+		t.Fatalf("majority side: master %q, want ews1", v1.Master)
 	}
 
 	cut(false)

@@ -1,12 +1,12 @@
-package main
+package e2e
 
 // The chaos harness (issue 15 parts 3 and 4): real boards in network
 // namespaces, open-loop device actions with Idempotency-Keys, faults, and a
 // checker of every answer and of what the boards ran (internal/chaos).
 //
-//	go test -run 'TestChaos$' -v ./cmd/ews/                                   # short: 3 boards, each fault once (~1.5 min)
-//	EWS_CHAOS_LONG=1 EWS_CHAOS_DURATION=10m EWS_CHAOS_SEED=1 go test -run 'TestChaos$' -v -timeout 0 ./cmd/ews/
-//	EWS_SOAK=1 go test -run 'TestChaos$' -v -timeout 0 ./cmd/ews/             # 30 min + resources once a second + SSE waves
+//	go test -run 'TestChaos$' -v ./e2e/                                   # short: 3 boards, each fault once (~1.5 min)
+//	EWS_CHAOS_LONG=1 EWS_CHAOS_DURATION=10m EWS_CHAOS_SEED=1 go test -run 'TestChaos$' -v -timeout 0 ./e2e/
+//	EWS_SOAK=1 go test -run 'TestChaos$' -v -timeout 0 ./e2e/             # 30 min + resources once a second + SSE waves
 //
 // Needs root and iproute2 (skips otherwise); a slow link uses tc netem where
 // the kernel has it, else tbf (the run logs which).
@@ -17,7 +17,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -135,7 +134,7 @@ func TestChaos(t *testing.T) {
 // bug in the boards, not one in itself.
 func TestChaosCatchesPlantedBug(t *testing.T) {
 	needNetns(t, "chaos test")
-	bin := buildEws(t, "chaosbug")
+	bin := binary(t, build{tags: "chaosbug"})
 	res := runChaos(t, bin, chaosPlan{boards: 3, rate: 20, duration: 20 * time.Second})
 	res.log(t)
 	if res.report.OK() || res.report.Lost == 0 {
@@ -144,16 +143,6 @@ func TestChaosCatchesPlantedBug(t *testing.T) {
 	if !strings.Contains(strings.Join(res.report.Violations, "\n"), "no answer") {
 		t.Fatalf("violations do not name a lost answer: %q", res.report.Violations)
 	}
-}
-
-// buildEws builds ews with build tags into a temporary directory.
-func buildEws(t *testing.T, tags string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "ews")
-	if out, err := exec.Command("go", "build", "-tags", tags+","+shipTags, "-o", path, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build ews -tags %s: %v\n%s", tags, err, out)
-	}
-	return path
 }
 
 // chaosResult is a run's outcome.

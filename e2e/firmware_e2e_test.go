@@ -1,9 +1,9 @@
-package main
+package e2e
 
 // Firmware upgrade, rollback, restart and the rolling upgrade against real `ews run` processes
 // on loopback, each board with its own copy of the binary (an upgrade replaces it):
 //
-//	go test -run 'TestFirmware|TestRollingUpgrade' -v ./cmd/ews/
+//	go test -run 'TestFirmware|TestRollingUpgrade' -v ./e2e/
 
 import (
 	"bytes"
@@ -24,46 +24,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/demo"
 	"github.com/ews-firmware/ews/internal/testutil"
 )
-
-var (
-	builtMu sync.Mutex
-	built   = map[string]string{}
-	buildTo string
-)
-
-// versionBinary builds ews with buildinfo.Version = version, once per test run.
-func versionBinary(t *testing.T, version string) string {
-	t.Helper()
-	builtMu.Lock()
-	defer builtMu.Unlock()
-	if p, ok := built[version]; ok {
-		return p
-	}
-	if buildTo == "" {
-		buildTo, _ = os.MkdirTemp("", "ews-fw-bin-")
-	}
-	p := filepath.Join(buildTo, "ews-"+version)
-	out, err := exec.Command("go", "build", "-o", p, "-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+version, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build ews %s: %v\n%s", version, err, out)
-	}
-	built[version] = p
-	return p
-}
 
 // badBinary is a real executable for this machine that exits 1 at once: it
 // passes every check before the swap and can only be caught by the rollback.
 func badBinary(t *testing.T) string {
 	t.Helper()
-	builtMu.Lock()
-	defer builtMu.Unlock()
-	if p, ok := built["bad"]; ok {
-		return p
-	}
 	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module bad\n\ngo 1.26\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,16 +39,12 @@ func badBinary(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stderr.WriteString(\"bad firmware: exiting\\n\"); os.Exit(1) }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if buildTo == "" {
-		buildTo, _ = os.MkdirTemp("", "ews-fw-bin-")
-	}
-	p := filepath.Join(buildTo, "ews-bad")
+	p := filepath.Join(t.TempDir(), "ews-bad")
 	cmd := exec.Command("go", "build", "-o", p, ".")
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the bad binary: %v\n%s", err, out)
 	}
-	built["bad"] = p
 	return p
 }
 
@@ -106,30 +70,6 @@ func fileSHA(t *testing.T, path string) string {
 	}
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-// ownCopyCluster starts n demo boards, each running its own copy of bin.
-func ownCopyCluster(t *testing.T, n int, bin string) []*board {
-	t.Helper()
-	dir := t.TempDir()
-	cgiDir := filepath.Join(dir, "cgi-bin")
-	if err := os.MkdirAll(cgiDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	layout := demo.Boards(n, freeBase(t, n))
-	key := config.NewKey()
-	var boards []*board
-	for i, l := range layout {
-		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		if err := os.WriteFile(b.cfg, []byte(demo.Config(layout, i, key, cgiDir)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		own := filepath.Join(dir, l.Name, "ews")
-		copyBinary(t, bin, own)
-		b.start(t, own)
-		boards = append(boards, b)
-	}
-	return boards
 }
 
 type boardJSON struct {
@@ -239,22 +179,15 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 			return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == "rolled back" && i.Last.SHA256 == fileSHA(t, bad)
 		})
 		t.Logf("bad upload to serving test-2 again: %v; reason: %s", time.Since(start).Round(time.Millisecond), info.Last.Reason)
-		if !strings.Contains(b.log.String(), "bad firmware: exiting") {
-			t.Fatal("the bad binary never ran: the rollback was not tested")
-		}
+		b.waitLog(t, "bad firmware: exiting", 5*time.Second) // else the rollback was not tested
 	})
 
 	t.Run("wrong arch refused up front", func(t *testing.T) {
-		other := filepath.Join(t.TempDir(), "ews-other")
 		goarch := "arm64"
 		if hostArch() == "arm64" {
 			goarch = "amd64"
 		}
-		cmd := exec.Command("go", "build", "-o", other, ".")
-		cmd.Env = append(os.Environ(), "GOARCH="+goarch, "GOOS=linux")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cross build: %v\n%s", err, out)
-		}
+		other := binary(t, build{goarch: goarch})
 		code, msg := postBoard(t, b, "/api/board/firmware", other)
 		if code != 400 || !strings.Contains(msg, "this board needs") {
 			t.Fatalf("wrong arch: %d %s, want 400 naming the arch", code, msg)
@@ -263,17 +196,7 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 
 	t.Run("SIGTERM stops the supervisor and the board", func(t *testing.T) {
 		_ = b.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- b.cmd.Wait() }()
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				t.Fatal(err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("not stopped within 30s of SIGTERM")
-		}
+		exitCode(t, b.cmd, 30*time.Second)
 		if _, err := b.info(); err == nil {
 			t.Fatal("the board still serves after its supervisor stopped: a child leaked")
 		}
@@ -342,14 +265,19 @@ func TestRollingUpgrade(t *testing.T) {
 	}
 	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
 	boards := ownCopyCluster(t, 3, v1)
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
 	stop := make(chan struct{})
 	var res loadResult
 	wg := upgradeLoad(boards, stop, &res)
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code := Main([]string{"upgrade", "--url", "http://" + boards[1].http, "--binary", v2, "--token", demo.Token}, &out, &errOut)
+	cli := exec.Command(v1, "upgrade", "--url", "http://"+boards[1].http, "--binary", v2, "--token", demo.Token)
+	cli.Stdout, cli.Stderr = &out, &errOut
+	code := -1
+	if err := cli.Run(); err == nil || cli.ProcessState != nil {
+		code = cli.ProcessState.ExitCode()
+	}
 	took := time.Since(start)
 	close(stop)
 	wg.Wait()
@@ -362,15 +290,15 @@ func TestRollingUpgrade(t *testing.T) {
 		t.Fatalf("upgrade order %q, want followers first and the master last (ews3,ews2,ews1)", order)
 	}
 	for _, b := range boards {
-		i, err := b.info()
-		if err != nil || i.Version != "test-2" {
-			t.Fatalf("%s: %+v %v, want test-2", b.name, i, err)
+		if i := answered(t, b.name+"'s /api/board", b.info); i.Version != "test-2" {
+			t.Fatalf("%s: %+v, want test-2", b.name, i)
 		}
 	}
-	v, err := boards[0].view()
-	if err != nil || v.Master == "" {
-		t.Fatalf("no master after the upgrade: %+v %v", v, err)
-	}
+	// the master restarted last: a board takes over (or it comes back)
+	testutil.EventuallyWithin(t, "a master after the upgrade", 10*time.Second, func() bool {
+		v, err := boards[0].view()
+		return err == nil && v.Master != ""
+	})
 	var bad []string
 	res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
 	t.Logf("load during the upgrade: %d answered 2xx, %d shed (503 + Retry-After), %d connections refused by a restarting board, %d lost/bad %v",
@@ -410,7 +338,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 	}
 	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
 	boards := ownCopyCluster(t, 3, v1)
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	stop := make(chan struct{})
 	var res loadResult
 	wg := upgradeLoad(boards, stop, &res)
@@ -440,6 +368,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 	if res.badN.Load() != 0 {
 		t.Fatalf("%d requests lost or answered badly: %v", res.badN.Load(), bad)
 	}
+	boards[1].waitLog(t, `msg="rolling upgrade" board=ews1`, 5*time.Second)
 	log := boards[1].log.String()
 	i3, i1 := strings.Index(log, `msg="rolling upgrade" board=ews3`), strings.Index(log, `msg="rolling upgrade" board=ews1`)
 	if !strings.Contains(log, "rolling upgrade started") || i3 < 0 || i1 < 0 || i3 > i1 {

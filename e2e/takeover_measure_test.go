@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/testutil"
 )
 
 // TestMeasureTakeover prints takeover times over 20 kill -9s of the master
@@ -15,7 +13,7 @@ import (
 // master, and until that master has dispatched a request. It is a
 // measurement, run by hand (figures in docs/BENCHMARKS.md):
 //
-//	EWS_MEASURE=1 go test -run TestMeasureTakeover -v ./cmd/ews
+//	EWS_MEASURE=1 go test -run TestMeasureTakeover -v ./e2e/
 func TestMeasureTakeover(t *testing.T) {
 	if os.Getenv("EWS_MEASURE") == "" {
 		t.Skip("a measurement: set EWS_MEASURE=1")
@@ -27,11 +25,11 @@ func TestMeasureTakeover(t *testing.T) {
 			for _, b := range boards {
 				b.start(t, bin)
 			}
-			testutil.EventuallyWithin(t, "a master", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
+			waitAgree(t, "a master", 30*time.Second, boards, "ews1", 1)
 			var elected, served []time.Duration
 			client := &http.Client{Timeout: 200 * time.Millisecond}
 			for range 20 {
-				v, _ := boards[0].view()
+				v := boards[0].mustView(t)
 				var master *board
 				var rest []*board
 				for _, b := range boards {
@@ -72,7 +70,7 @@ func TestMeasureTakeover(t *testing.T) {
 				}
 				served = append(served, time.Since(killed))
 				master.start(t, bin)
-				testutil.EventuallyWithin(t, "all three back", 30*time.Second, func() bool { return agree(boards, next.name, v.Epoch+1) })
+				waitAgree(t, "all three back", 30*time.Second, boards, next.name, v.Epoch+1)
 			}
 			slices.Sort(elected)
 			slices.Sort(served)

@@ -1,6 +1,6 @@
 //go:build browser
 
-package main
+package e2e
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // the line the demo printed; the page on a follower shows the new master and the old one down, and
 // the demo keeps its two boards serving.
 //
-//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserDemoTakeover -v ./cmd/ews/
+//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserDemoTakeover -v ./e2e/
 func TestBrowserDemoTakeover(t *testing.T) {
 	d := startDemo(t, 3)
 	shots := os.Getenv("EWS_SCREENSHOTS")
@@ -45,8 +45,8 @@ func TestBrowserDemoTakeover(t *testing.T) {
 		t.Fatalf("the demo exited after its master was killed:\n%s", d.text())
 	}
 	for _, b := range []string{"ews2", "ews3"} {
-		if m, rs, err := clusterOf(d.urls[b]); err != nil || m != "ews2" || rs["ews1"] != "down" {
-			t.Fatalf("%s: master %q, runstates %v, %v; want ews2 and ews1 down", b, m, rs, err)
+		if v, err := viewAt(d.urls[b]); err != nil || v.Master != "ews2" || v.runstates()["ews1"] != "down" {
+			t.Fatalf("%s: master %q, runstates %v, %v; want ews2 and ews1 down", b, v.Master, v.runstates(), err)
 		}
 	}
 	a.screenshot(t, shots, "demo-takeover.png")

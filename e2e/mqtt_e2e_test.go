@@ -1,16 +1,13 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
 	"github.com/ews-firmware/ews/node/mqtt/mqtttest"
 )
@@ -32,6 +29,18 @@ func deviceState(b *board, name string) string {
 		return ""
 	}
 	return s.State
+}
+
+// answeredState waits for board b to answer with a device's state (a
+// request can time out on a loaded machine) and returns it.
+func answeredState(t *testing.T, b *board, name string) string {
+	t.Helper()
+	var s string
+	testutil.EventuallyWithin(t, b.name+" answers "+name+"'s state", 10*time.Second, func() bool {
+		s = deviceState(b, name)
+		return s != ""
+	})
+	return s
 }
 
 func press(t *testing.T, b *board, name string) {
@@ -60,26 +69,12 @@ func TestMQTTAndRulesSurviveTheMaster(t *testing.T) {
 	}
 	broker := mqtttest.Broker(t)
 	bin := ewsBinary(t)
-	boards, peers := layout(t, 3)
-	key := config.NewKey()
+	boards, _ := layout(t, 3)
 	// Timers a few seconds ahead: the first fires on ews1, the second after
 	// ews1 was killed. Both toggle, so a timer run twice would show.
 	now := time.Now()
 	t1, t2 := now.Add(12*time.Second), now.Add(30*time.Second)
-	dir := t.TempDir()
-	for _, b := range boards {
-		doc := fmt.Sprintf(`[node]
-name = %q
-http = %q
-gossip = %q
-capacity = 2
-[cluster]
-peers = [%s]
-key = %q
-tmax = "1s"
-tthreshold = "1s"
-heartbeat = "100ms"
-[http]
+	boardTOML{node: "capacity = 2\n", cluster: "tmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", rest: fmt.Sprintf(`[http]
 auth = "token"
 token = %q
 [sim]
@@ -116,18 +111,13 @@ then = "pump1 toggle"
 [[rule]]
 at = %q
 then = "pump2 toggle"
-`, b.name, b.http, b.gossip, peers, key, e2eToken, strings.TrimPrefix(broker, "tcp://"), t1.Format("15:04:05"), t2.Format("15:04:05"))
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+`, e2eToken, strings.TrimPrefix(broker, "tcp://"), t1.Format("15:04:05"), t2.Format("15:04:05"))}.write(t, boards)
 	rec := mqtttest.Listen(t, broker, "#")
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master on every board", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
-	v1, _ := boards[0].view()
+	waitAgree(t, "ews1 master on every board", 20*time.Second, boards, "ews1", 1)
+	v1 := boards[0].mustView(t)
 
 	is := func(topic, want string) func() bool {
 		return func() bool { got, _ := rec.Last(topic); return got == want }
@@ -143,9 +133,11 @@ then = "pump2 toggle"
 	if disc["command_topic"] != "e2e/relay1/set" || disc["state_topic"] != "e2e/relay1/state" || disc["unique_id"] != "e2e_relay1" {
 		t.Fatalf("relay1 discovery: %v", disc)
 	}
-	if _, ok := rec.Last("homeassistant/binary_sensor/e2e/button1/config"); !ok {
-		t.Fatal("no binary_sensor discovery for button1")
-	}
+	// each device's discovery is its own message: button1's may come after relay1's
+	testutil.EventuallyWithin(t, "binary_sensor discovery of button1", 10*time.Second, func() bool {
+		_, ok := rec.Last("homeassistant/binary_sensor/e2e/button1/config")
+		return ok
+	})
 	testutil.EventuallyWithin(t, "relay1 state published", 10*time.Second, is("e2e/relay1/state", "OFF"))
 
 	// An MQTT command, received by the master ews1, toggles a relay on ews2.
@@ -153,7 +145,7 @@ then = "pump2 toggle"
 	rec.Publish(t, "e2e/relay1/set", "ON")
 	testutil.EventuallyWithin(t, "relay1 ON on MQTT", 10*time.Second, is("e2e/relay1/state", "ON"))
 	t.Logf("MQTT command to state on MQTT (master ews1, relay on ews2, polled every 5 ms): %v", time.Since(sent).Round(time.Millisecond))
-	if s := deviceState(boards[1], "relay1"); s != "on" {
+	if s := answeredState(t, boards[1], "relay1"); s != "on" {
 		t.Fatalf("relay1 on ews2 is %q", s)
 	}
 
@@ -163,25 +155,21 @@ then = "pump2 toggle"
 
 	// The first timer, on ews1.
 	testutil.EventuallyWithin(t, "timer 1 toggled pump1 on", time.Until(t1)+15*time.Second, is("e2e/pump1/state", "ON"))
-	if !strings.Contains(boards[0].log.String(), "rules: timer fired") {
-		t.Fatalf("ews1 did not fire the timer:\n%s", boards[0].log.String())
-	}
+	boards[0].waitLog(t, "rules: timer fired", 5*time.Second)
 
 	// kill -9 of the master: the broker publishes its will, ews2 takes over
 	// and publishes online again, ews1 goes offline.
 	before := len(rec.History("e2e/status"))
 	killed := time.Now()
 	boards[0].kill9()
-	testutil.EventuallyWithin(t, "takeover by ews2", 10*time.Second, func() bool { return agree(boards[1:], "ews2", v1.Epoch+1) })
+	waitAgree(t, "takeover by ews2", 10*time.Second, boards[1:], "ews2", v1.Epoch+1)
 	testutil.EventuallyWithin(t, "ews1 offline", 10*time.Second, is("e2e/board/ews1/status", "offline"))
 	testutil.EventuallyWithin(t, "the master's will (offline), then online from ews2", 10*time.Second, func() bool {
 		h := rec.History("e2e/status")[before:]
 		return len(h) >= 2 && h[0] == "offline" && h[len(h)-1] == "online"
 	})
 	t.Logf("kill -9 of the master to e2e/status offline, online again and ews1 offline (tmax 1s): %v", time.Since(killed).Round(time.Millisecond))
-	if !strings.Contains(boards[1].log.String(), "mqtt: connected") {
-		t.Fatalf("ews2 never connected to the broker:\n%s", boards[1].log.String())
-	}
+	boards[1].waitLog(t, "mqtt: connected", 5*time.Second)
 
 	// Commands, rules and timers work under the new master.
 	rec.Publish(t, "e2e/relay1/set", "OFF")
@@ -189,12 +177,10 @@ then = "pump2 toggle"
 	press(t, boards[2], "button1")
 	testutil.EventuallyWithin(t, "rule toggled lamp1 off after takeover", 10*time.Second, is("e2e/lamp1/state", "OFF"))
 	testutil.EventuallyWithin(t, "timer 2 toggled pump2 on under ews2", time.Until(t2)+15*time.Second, is("e2e/pump2/state", "ON"))
-	if !strings.Contains(boards[1].log.String(), "rules: timer fired") {
-		t.Fatalf("ews2 did not fire timer 2:\n%s", boards[1].log.String())
-	}
+	boards[1].waitLog(t, "rules: timer fired", 5*time.Second)
 	// ews2 caught up timer 1 (its time was within a minute) with the same
 	// key: answered from ews3's memory, pump1 was not toggled back off.
-	if s := deviceState(boards[1], "pump1"); s != "on" {
+	if s := answeredState(t, boards[1], "pump1"); s != "on" {
 		t.Fatalf("pump1 is %q: timer 1 ran twice", s)
 	}
 

@@ -1,13 +1,13 @@
 //go:build browser
 
-package main
+package e2e
 
 // The real-browser end-to-end test: headless Debian chromium (chromedp) against three real
 // `ews run` processes with the demo's configs (internal/demo), so the test owns each process
 // can kill -9 the master and start it again (TestDemoSurvivesMasterKill kills one under `ews demo`):
 //
-//	go test -tags browser -run TestBrowserCluster -v ./cmd/ews/
-//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserCluster -v ./cmd/ews/   # keep screenshots
+//	go test -tags browser -run TestBrowserCluster -v ./e2e/
+//	EWS_SCREENSHOTS=docs/img go test -tags browser -run TestBrowserCluster -v ./e2e/   # keep screenshots
 //
 // Page A is on ews3 (not the master), page B on ews1 (the master, the third board): A logs in and
 // toggles relay1, wired to ews2, and B must show the new state. Then ews1 is killed: A must show
@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"github.com/ews-firmware/ews/internal/testutil"
 
 	"github.com/chromedp/cdproto/page"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -40,48 +38,11 @@ import (
 // and the test runs as root; it skips otherwise.
 func findChromium(t *testing.T) string { return testbrowser.Find(t) }
 
-// pageErrors collects one page's uncaught exceptions and console errors.
-type pageErrors struct {
-	name string
-	mu   sync.Mutex
-	errs []string
-}
-
-func (l *pageErrors) listen(ev any) {
-	var msg string
-	switch e := ev.(type) {
-	case *cdpruntime.EventExceptionThrown:
-		msg = "exception: " + e.ExceptionDetails.Text
-		if e.ExceptionDetails.Exception != nil {
-			msg += " " + e.ExceptionDetails.Exception.Description
-		}
-	case *cdpruntime.EventConsoleAPICalled:
-		if e.Type != cdpruntime.ConsoleAPICalledTypeError {
-			return
-		}
-		msg = "console.error:"
-		for _, a := range e.Args {
-			msg += " " + string(a.Value) + a.Description
-		}
-	default:
-		return
-	}
-	l.mu.Lock()
-	l.errs = append(l.errs, msg)
-	l.mu.Unlock()
-}
-
-func (l *pageErrors) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.errs...)
-}
-
 // tab is one browser page with its own cookie jar (a separate browser context).
 type tab struct {
 	name string
 	ctx  context.Context
-	errs *pageErrors
+	errs *testbrowser.Console // its exceptions and console errors
 }
 
 // openBrowser starts one headless chromium (the launch flags of webui/browser_test.go) and
@@ -103,8 +64,8 @@ func openBrowser(t *testing.T) func(name string) *tab {
 		t.Skipf("ews: chromium %s does not start: %v", exe, err)
 	}
 	return func(name string) *tab {
-		tb := &tab{name: name, errs: &pageErrors{name: name}}
-		ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.errs.listen))
+		tb := &tab{name: name, errs: &testbrowser.Console{}}
+		ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.errs.Listen))
 		t.Cleanup(cancel)
 		// open the tab now, on its own context: the first action on a chromedp context creates
 		// the target and ties it to that action's context, so a step's timeout would close it
@@ -134,7 +95,7 @@ func (tb *tab) wait(t *testing.T, what, expr string, limit time.Duration) {
 	defer cancel()
 	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		dump, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
-		t.Fatalf("page %s: %s: waiting for %s: %v\npage errors: %q\npage text:\n%s", tb.name, what, expr, err, tb.errs.all(), dump)
+		t.Fatalf("page %s: %s: waiting for %s: %v\npage errors: %q\npage text:\n%s", tb.name, what, expr, err, tb.errs.All(), dump)
 	}
 }
 
@@ -191,8 +152,8 @@ func (tb *tab) screenshot(t *testing.T, dir, name string) {
 func TestBrowserCluster(t *testing.T) {
 	boards := demoCluster(t, 3)
 	ews1, ews3 := boards[0], boards[2]
-	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
-	v1, _ := ews1.view()
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
+	v1 := ews1.mustView(t)
 
 	shots := os.Getenv("EWS_SCREENSHOTS")
 	if shots == "" {
@@ -296,9 +257,9 @@ func TestBrowserCluster(t *testing.T) {
 		head := evalIn[string](t, a, `document.getElementById('cluster-head').textContent`)
 		row := evalIn[string](t, a, `document.querySelector('#boards .row[data-board="ews1"]').textContent`)
 		t.Logf("page A head %q; ews1 row %q", head, row)
-		v, err := ews3.view()
-		if err != nil || v.Master != "ews2" || v.Epoch <= v1.Epoch {
-			t.Fatalf("ews3's table: %+v %v; want master ews2 at an epoch above %d", v, err, v1.Epoch)
+		v := ews3.mustView(t)
+		if v.Master != "ews2" || v.Epoch <= v1.Epoch {
+			t.Fatalf("ews3's table: %+v; want master ews2 at an epoch above %d", v, v1.Epoch)
 		}
 		if n := evalIn[int](t, a, fmt.Sprintf(`[...document.querySelectorAll('#log li')].filter(li => li.textContent.includes('(epoch %d, was ews1)')).length`, v.Epoch)); n != 1 {
 			t.Errorf("takeover to epoch %d logged %d times, want once", v.Epoch, n)
@@ -316,7 +277,7 @@ func TestBrowserCluster(t *testing.T) {
 		// ews1 restarts (preempt = false: it rejoins as a follower); page B's stream reconnects
 		// ("Retry now" skips the rest of the backoff) and shows the cluster under ews2.
 		ews1.start(t, ewsBinary(t))
-		testutil.EventuallyWithin(t, "ews1 back under ews2", 30*time.Second, func() bool { return agree(boards, "ews2", 2) })
+		waitAgree(t, "ews1 back under ews2", 30*time.Second, boards, "ews2", 2)
 		// the page may already have reconnected on its own backoff (the banner is then hidden and
 		// there is nothing to click): press "Retry now" only while the banner is up
 		b.run(t, "retry now", chromedp.Evaluate[chromedp.Void](`(() => { if (!document.getElementById('banner').hidden) document.getElementById('banner-retry').click(); })()`))
@@ -359,7 +320,7 @@ func TestBrowserCluster(t *testing.T) {
 		if evalIn[bool](t, tb, `window.__alert === true`) {
 			t.Errorf("page %s: alert() ran", tb.name)
 		}
-		for _, e := range tb.errs.all() {
+		for _, e := range tb.errs.All() {
 			if strings.HasPrefix(e, "exception") {
 				t.Errorf("page %s threw: %s", tb.name, e)
 			}

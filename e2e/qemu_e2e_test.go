@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -6,14 +6,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // TestARMClusterQemu proves what we ship for boards works as a cluster: three
@@ -28,31 +25,21 @@ func TestARMClusterQemu(t *testing.T) {
 	if err != nil {
 		t.Skip("qemu-arm-static missing (the test command installs qemu-user-static)")
 	}
-	bin := filepath.Join(t.TempDir(), "ews-armv7")
-	build := exec.Command("go", "build", "-trimpath", "-tags", shipTags, "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM=7", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build armv7: %v\n%s", err, out)
-	}
-	dir := t.TempDir()
-	key := config.NewKey()
-	boards, peers := layout(t, 3)
+	bin := binary(t, build{goarch: "arm"})
+	boards, _ := layout(t, 3)
 	// Emulation is slow: timings a weak board would also want.
-	for _, b := range boards {
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 2\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n[http]\nauth = \"token\"\ntoken = \"t0k\"\n[sim]\ndevice_latency = \"5ms\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews2\"\n",
-			b.name, b.http, b.gossip, peers, key)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	boardTOML{
+		node:    "capacity = 2\n",
+		cluster: "tmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n",
+		rest:    "[http]\nauth = \"token\"\ntoken = \"t0k\"\n[sim]\ndevice_latency = \"5ms\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews2\"\n",
+	}.write(t, boards)
 	start := time.Now()
 	for _, b := range boards {
-		b.startWith(t, qemu, bin)
+		b.startWith(t, []string{qemu}, bin)
 	}
 	testutil.EventuallyWithin(t, "a board serving under qemu", 60*time.Second, func() bool { _, err := boards[0].view(); return err == nil })
 	t.Logf("armv7 under qemu: first /api/cluster answer %v after start", time.Since(start).Round(time.Millisecond))
-	testutil.EventuallyWithin(t, "ews1 master of three running boards", 60*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master of three running boards", 60*time.Second, boards, "ews1", 1)
 
 	action := func(via *board) (int, string) {
 		req, _ := http.NewRequest("POST", "http://"+via.http+"/api/devices/relay1/toggle", nil)
@@ -74,7 +61,7 @@ func TestARMClusterQemu(t *testing.T) {
 	}
 
 	boards[0].kill9()
-	took := testutil.EventuallyWithin(t, "ews2 takes over", 60*time.Second, func() bool { return agree(boards[1:], "ews2", 2) })
+	took := waitAgree(t, "ews2 takes over", 60*time.Second, boards[1:], "ews2", 2)
 	t.Logf("armv7 under qemu: takeover seen %v after kill -9 (tmax 2s)", took.Round(time.Millisecond))
 	if code, body := action(boards[2]); code != 200 || !strings.Contains(body, `"state":"off"`) {
 		t.Fatalf("device action after the takeover: %d %s", code, body)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,28 +13,14 @@ import (
 	"github.com/ews-firmware/ews/internal/testutil"
 
 	"github.com/ews-firmware/ews/internal/bench"
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // paperCluster writes and starts the paper's setup: 3 simulated boards,
 // capacity 2, 20 ms per device operation and per page, with policy.
 func paperCluster(t *testing.T, bin, policy string) []*board {
 	t.Helper()
-	dir := t.TempDir()
-	key := config.NewKey()
-	boards, peers := layout(t, 3)
-	for _, b := range boards {
-		doc := fmt.Sprintf(`[node]
-name = %q
-http = %q
-gossip = %q
-capacity = 2
-[cluster]
-peers = [%s]
-key = %q
-tmax = "1s"
-heartbeat = "100ms"
-[sched]
+	boards, _ := layout(t, 3)
+	boardTOML{node: "capacity = 2\n", cluster: "tmax = \"1s\"\nheartbeat = \"100ms\"\n", rest: fmt.Sprintf(`[sched]
 policy = %q
 [http]
 auth = "none"
@@ -55,14 +39,11 @@ node = "ews2"
 name = "led2"
 driver = "sim-pwm"
 node = "ews3"
-`, b.name, b.http, b.gossip, peers, key, policy)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+`, policy)}.write(t, boards)
+	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "ews1 master of 3 running boards", 20*time.Second, func() bool { return agree(boards, "ews1", 1) })
+	waitAgree(t, "ews1 master of 3 running boards", 20*time.Second, boards, "ews1", 1)
 	return boards
 }
 
