@@ -132,7 +132,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	n.metrics = newMetrics(n.reg, n)
 	n.local = &local{n: n}
 	n.health = health.New(cfg.Health, log)
-	n.load = procload.New()
+	sampler := procload.New()
+	sampler.Logger = log
+	n.load = sampler
 	if cfg.Sim != nil {
 		n.sim = newSimLoad(*cfg.Sim, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
 		n.load = n.sim

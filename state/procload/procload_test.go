@@ -1,6 +1,7 @@
 package procload
 
 import (
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,7 +18,8 @@ type fakeProc struct {
 
 func newFakeProc(t *testing.T) *fakeProc {
 	f := &fakeProc{t: t, dir: t.TempDir(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Now: func() time.Time { return f.now }}
+	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Now: func() time.Time { return f.now },
+		Logger: slog.New(slog.DiscardHandler)}
 	return f
 }
 
