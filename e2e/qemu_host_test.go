@@ -87,20 +87,12 @@ func qhCluster(t *testing.T, qemu string, tg qhTarget) {
 	qhLogRSS(t, tg, boards[1])
 
 	// the master takes the request and dispatches it to a board of its choice
-	if code, body := boards[0].cgi(); code != 200 || !strings.Contains(body, "served by ews") {
-		t.Fatalf("CGI program through the master: %d %s", code, body)
-	} else {
-		t.Logf("CGI through the master: %s", strings.TrimSpace(body))
-	}
+	t.Logf("CGI through the master: %s", boards[0].cgiOK(t))
 
 	boards[0].kill9()
 	took := testutil.EventuallyWithin(t, "ews2 takes over", 60*time.Second, func() bool { return qhAgree(boards[1:], "ews2", 2) })
 	t.Logf("%s under qemu: takeover seen %v after kill -9 of the master (tmax 2s)", tg.name, took.Round(time.Millisecond))
-	if code, body := boards[2].cgi(); code != 200 || !strings.Contains(body, "served by ews") {
-		t.Fatalf("CGI program entering at a follower after the takeover: %d %s", code, body)
-	} else {
-		t.Logf("CGI after the takeover, entering at ews3: %s", strings.TrimSpace(body))
-	}
+	t.Logf("CGI after the takeover, entering at ews3: %s", boards[2].cgiOK(t))
 }
 
 // qhBuild cross-builds the board binary as make dist does.
@@ -285,6 +277,31 @@ func (b *qhBoard) cgi() (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// cgiOK runs the CGI program entering at this board until it answers 200
+// and returns what it printed. A 5xx or no answer is tried again, a
+// heartbeat apart, for a bounded time, as a client honouring Retry-After
+// would: on two busy cores an emulated board can miss tmax, and a request
+// that meets the short mastership dispute that follows is answered 503 (by
+// design). Each such answer is logged; any other answer fails at once.
+func (b *qhBoard) cgiOK(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := b.cgi()
+		body = strings.TrimSpace(body)
+		switch {
+		case code == 200 && strings.Contains(body, "served by ews"):
+			return body
+		case code != 0 && code < 500:
+			t.Fatalf("CGI entering at %s: %d %s", b.name, code, body)
+		case time.Now().After(deadline):
+			t.Fatalf("CGI entering at %s: %d %s, still after 30s", b.name, code, body)
+		}
+		t.Logf("CGI entering at %s: %d %s (tried again)", b.name, code, body)
+		<-time.After(200 * time.Millisecond) // a client's retry pacing, not a wait for a condition
+	}
 }
 
 // qhAgree reports whether every given board sees master m at an epoch >=
