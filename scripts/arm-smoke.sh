@@ -30,3 +30,10 @@ check "$out/ews-armv5" "linux/arm GOARM=5" qemu-arm-static -cpu pxa255
 check "$out/ews-armv6" "linux/arm GOARM=6" qemu-arm-static -cpu arm1176
 check "$out/ews-armv7" "linux/arm GOARM=7" qemu-arm-static -cpu cortex-a7
 check "$out/ews-arm64" "linux/arm64" qemu-aarch64-static
+# ...and the emulated PXA255 is strict: the armv6 build (VFP) must die on it,
+# else the armv5 pass above would prove nothing
+if { qemu-arm-static -cpu pxa255 "$out/ews-armv6" version; } >/dev/null 2>&1; then
+	echo "arm-smoke: the armv6 build ran on an emulated pxa255 (no VFP): the armv5 check proves nothing" >&2
+	exit 1
+fi
+echo "arm-smoke: the armv6 build dies on pxa255, as it must"
