@@ -39,12 +39,12 @@ var qhTargets = []qhTarget{
 }
 
 // TestQemuHostCluster runs three host boards (no [sim], no devices) of each
-// 32-bit ARM build under qemu-arm-static on loopback: they elect ews1, every
-// board reports itself running (under qemu-user the host's x86
-// /proc/cpuinfo shows through, which procfs's ARM parser panics on: that
-// figure must cost nothing but itself), a CGI program runs through the
-// master, and after kill -9 of the master ews2 takes over and the CGI
-// program runs again, entering at a follower.
+// 32-bit ARM build under qemu-arm-static on loopback: they agree on a master
+// with every board running (under qemu-user the host's x86 /proc/cpuinfo
+// shows through, which procfs's ARM parser panics on: that figure must cost
+// nothing but itself), a CGI program runs through the master, and after
+// kill -9 of the master a peer takes over and the CGI program runs again,
+// entering at a follower.
 func TestQemuHostCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds ARM binaries and emulates three boards of each")
