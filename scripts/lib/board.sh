@@ -1,7 +1,7 @@
 # Shared by flash.sh and deploy.sh: argument checks and the boot config.
 # shellcheck shell=bash
 
-ARCHES="armv6 armv7 arm64"
+ARCHES="armv5 armv6 armv7 arm64"
 
 die() { # exit with a message: die CODE MESSAGE
 	local code=$1
@@ -13,7 +13,7 @@ die() { # exit with a message: die CODE MESSAGE
 check_arch() {
 	case " $ARCHES " in
 	*" $1 "*) ;;
-	*) die 2 "unknown --arch '$1': want one of $ARCHES (armv6 for Pi Zero/1 and Raspberry Pi OS armhf)" ;;
+	*) die 2 "unknown --arch '$1': want one of $ARCHES (armv6 for Pi Zero/1 and Raspberry Pi OS armhf, armv5 for XScale/ARM9)" ;;
 	esac
 }
 
