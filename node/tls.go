@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/ed25519"
 	"crypto/tls"
 	"net/http"
 
@@ -13,10 +14,11 @@ import (
 type security struct {
 	ca      *clustertls.CA
 	cert    tls.Certificate
-	server  *tls.Config // the HTTPS listener: asks peers for their certificate
-	client  *tls.Config // requests to peers: trusts the CA, presents cert
-	session []byte      // keys session cookies
-	handoff bool        // session is this process's own random key (SessionHandoff)
+	server  *tls.Config       // the HTTPS listener: asks peers for their certificate
+	client  *tls.Config       // requests to peers: trusts the CA, presents cert
+	session []byte            // keys session cookies
+	verify  ed25519.PublicKey // firmware signing key's public half; nil: no firmware accepted
+	handoff bool              // session is this process's own random key (SessionHandoff)
 }
 
 // on reports whether this board serves and speaks HTTPS.
@@ -50,6 +52,7 @@ func (n *Node) openSecurity() error {
 	if s.Bundle != nil {
 		n.sec.session = s.Bundle.Session()
 	}
+	n.sec.verify = s.Verify
 	if n.sec.session == nil {
 		if k, err := n.cfg.ClusterKey(); err == nil && len(k) > 0 {
 			n.sec.session = k
@@ -68,9 +71,12 @@ func (n *Node) openSecurity() error {
 	if !s.TLS {
 		return nil
 	}
-	cert, err := s.CA.Issue(n.cfg.Node.Name, s.Hosts)
-	if err != nil {
-		return config.Errors{n.cfg.Errorf("cluster.bundle_file", "%v", err)}
+	cert := s.Cert // minted off the board (a board bundle)
+	if !s.Minted {
+		var err error
+		if cert, err = s.CA.Issue(n.cfg.Node.Name, s.Hosts); err != nil { // a version 2 bundle
+			return config.Errors{n.cfg.Errorf("cluster.bundle_file", "%v", err)}
+		}
 	}
 	n.sec.ca, n.sec.cert = s.CA, cert
 	n.sec.server, n.sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)

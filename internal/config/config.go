@@ -9,6 +9,8 @@ import (
 // Config is one board's boot config (ews.toml). Every key of docs/DESIGN.md has a
 // field here; DefaultConfig fills the values a file may leave out.
 type Config struct {
+	tokenFromBundle bool // http.token came from cluster.bundle_file (fillTokenFromBundle)
+
 	Node      Node        `toml:"node"`
 	Cluster   Cluster     `toml:"cluster"`
 	Sched     Sched       `toml:"sched"`

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
 // TestPostinstSecrets runs the real postinst against a stand-in root
@@ -31,7 +33,14 @@ func TestPostinstSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := bundle.New()
+	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := admin.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name      string
 		setup     func(t *testing.T, etc string)
@@ -47,6 +56,10 @@ func TestPostinstSecrets(t *testing.T) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
 			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(b.Marshal()))
 		}, "WARNING", func(got string) bool { return got == "old-token" }},
+		{"admin bundle dropped: nothing installed from it, warned", func(t *testing.T, etc string) {
+			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(admin.Marshal()))
+		}, "is the cluster's admin bundle", func(got string) bool { return got == "old-token" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
