@@ -121,7 +121,7 @@ func ownCopyCluster(t *testing.T, n int, bin string) []*board {
 	var boards []*board
 	for i, l := range layout {
 		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		if err := os.WriteFile(b.cfg, []byte(demo.Config(layout, i, key, cgiDir)), 0o600); err != nil {
+		if err := os.WriteFile(b.cfg, []byte(withBundle(t, dir, l.Name, demo.Config(layout, i, key, cgiDir))), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		own := filepath.Join(dir, l.Name, "ews")
@@ -189,7 +189,7 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three binaries")
 	}
-	v1, v2, bad := versionBinary(t, "test-1"), versionBinary(t, "test-2"), badBinary(t)
+	v1, v2, bad := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2")), signedCopy(t, badBinary(t))
 	b := ownCopyCluster(t, 1, v1)[0]
 	var info boardJSON
 	testutil.EventuallyWithin(t, "board serving test-1", 30*time.Second, func() bool {
@@ -210,6 +210,16 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 			i, err := b.info()
 			return err == nil && i.Runstate == "running" && i.Started != before.Started && i.PID == before.PID
 		})
+	})
+
+	t.Run("unsigned binary with its correct SHA-256: refused, the board keeps its binary", func(t *testing.T) {
+		code, msg := postBoard(t, b, "/api/board/firmware", versionBinary(t, "test-2"))
+		if code != 403 || !strings.Contains(msg, `"reason":"signature"`) {
+			t.Fatalf("unsigned upload: %d %s, want 403 reason signature", code, msg)
+		}
+		if i, err := b.info(); err != nil || i.SHA256 != info.SHA256 || i.Version != "test-1" || i.PID != info.PID {
+			t.Fatalf("after a refused upload: %+v %v", i, err)
+		}
 	})
 
 	t.Run("good binary: version changes", func(t *testing.T) {
@@ -255,7 +265,7 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("cross build: %v\n%s", err, out)
 		}
-		code, msg := postBoard(t, b, "/api/board/firmware", other)
+		code, msg := postBoard(t, b, "/api/board/firmware", signedCopy(t, other))
 		if code != 400 || !strings.Contains(msg, "this board needs") {
 			t.Fatalf("wrong arch: %d %s, want 400 naming the arch", code, msg)
 		}
@@ -340,7 +350,7 @@ func TestRollingUpgrade(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs three boards")
 	}
-	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 
@@ -349,7 +359,7 @@ func TestRollingUpgrade(t *testing.T) {
 	wg := upgradeLoad(boards, stop, &res)
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code := Main([]string{"upgrade", "--url", "http://" + boards[1].http, "--binary", v2, "--token", demo.Token}, &out, &errOut)
+	code := Main([]string{"upgrade", "--url", "http://" + boards[1].http, "--binary", v2, "--token-file", tokenFile(t)}, &out, &errOut)
 	took := time.Since(start)
 	close(stop)
 	wg.Wait()
@@ -408,7 +418,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs three boards")
 	}
-	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	testutil.EventuallyWithin(t, "ews1 master on every board", 30*time.Second, func() bool { return agree(boards, "ews1", 1) })
 	stop := make(chan struct{})
