@@ -56,6 +56,22 @@ func TestClusterInitAndJoin(t *testing.T) {
 			t.Errorf("%s: %v, %v; want mode 0600", f, fi.Mode(), err)
 		}
 	}
+	// what join installed passes `ews config check` without a warning, read
+	// through bundle_file alone or through key_file and token_file
+	for _, sec := range []string{
+		"bundle_file = \"" + filepath.Join(etc, "cluster.bundle") + "\"\n",
+		"key_file = \"" + filepath.Join(etc, "cluster.key") + "\"\n[http]\ntoken_file = \"" + filepath.Join(etc, "token") + "\"\n",
+	} {
+		conf := filepath.Join(dir, "ews.toml")
+		doc := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\", \"ews2=127.0.0.2:7946\"]\n" + sec
+		if err := os.WriteFile(conf, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var cout, cerr bytes.Buffer
+		if code := Main([]string{"config", "check", conf}, &cout, &cerr); code != exitOK || cerr.Len() > 0 || !strings.Contains(cout.String(), ": ok") {
+			t.Errorf("config check after join (%s): exit %d\n%s%s", strings.Fields(sec)[0], code, cout.String(), cerr.String())
+		}
+	}
 	for _, secret := range []string{b.Token, b.Key, b.SessionSecret} {
 		if strings.Contains(out.String()+errb.String(), secret) {
 			t.Errorf("join printed a secret:\n%s%s", out.String(), errb.String())
