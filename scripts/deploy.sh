@@ -101,8 +101,17 @@ run() { # print a command, run it unless --dry-run
 }
 
 # cluster_json HOST: the board's /api/cluster, or nothing.
+# With --bundle the boards serve HTTPS (node.http redirects there): follow
+# the redirect, trusting the cluster's CA only.
+CURL_TLS=()
+if [ -n "$BUNDLE" ] && [ -z "$DRY" ]; then
+	EWS_HOST=$(host_ews)
+	[ -n "$EWS_HOST" ] || die 1 "--bundle needs an ews for this machine (--ews PATH) to mint the boards' bundles"
+	"$EWS_HOST" cluster ca "$BUNDLE" >"$TMP/ca.pem" || die 1 "cannot read the CA of $BUNDLE"
+	CURL_TLS=(-L --proto-redir "=https" --cacert "$TMP/ca.pem")
+fi
 cluster_json() {
-	curl -fsS --max-time 2 "http://${1#*@}:$HTTP_PORT/api/cluster" 2>/dev/null || true
+	curl -fsS --max-time 2 ${CURL_TLS[@]+"${CURL_TLS[@]}"} "http://${1#*@}:$HTTP_PORT/api/cluster" 2>/dev/null || true
 }
 
 # running_in JSON NAME: NAME is a node of the table with runstate running.

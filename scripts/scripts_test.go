@@ -4,6 +4,7 @@ package scripts_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -667,5 +668,39 @@ func TestShellcheck(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Errorf("shellcheck %s: %v\n%s", s, err, out.String())
 		}
+	}
+}
+
+// With --bundle the boards serve HTTPS and node.http redirects there:
+// deploy.sh follows the redirect to read the table, trusting only the
+// cluster's CA (a board certificate minted from testBundle).
+func TestDeployRollingTLS(t *testing.T) {
+	c := newCard(t)
+	b, err := tb.Board("ews1", []string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := b.BoardCert("ews1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := `{"epoch":3,"master":"ews1","self":"ews1","nodes":[
+{"name":"ews1","rank":0,"runstate":"running","linknum":0},{"name":"ews2","rank":1,"runstate":"running"}]}`
+	https := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, table) }))
+	https.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	https.StartTLS()
+	defer https.Close()
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, https.URL+r.URL.Path, http.StatusPermanentRedirect)
+	}))
+	defer plain.Close()
+	u, _ := url.Parse(plain.URL)
+	fake := filepath.Join(t.TempDir(), "fake")
+	write(t, fake, "#!/bin/sh\nexit 0\n", 0o755)
+	out, code := run(t, "deploy.sh", "--boards", "ews1=a@127.0.0.1,ews2=b@127.0.0.1", "--arch", "arm64", "--dist", c.dist,
+		"--peers", peers, "--bundle", testBundle, "--ews", hostEws, "--force",
+		"--http-port", u.Port(), "--timeout", "3", "--ssh", fake, "--scp", fake)
+	if code != 0 || !strings.Contains(out, "ews1 is the master") || !strings.Contains(out, "ews2 is back in the table") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
