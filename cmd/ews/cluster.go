@@ -150,6 +150,9 @@ func clusterJoin(args []string, stdout, stderr io.Writer) int {
 	case *name != "" && !b.IsBoard():
 		fmt.Fprintf(stderr, "ews cluster join: --name mints from the admin bundle: %v\n", b.NeedAdmin(fs.Arg(0)))
 		return exitError
+	case b.CAKey != "":
+		fmt.Fprintf(stderr, "ews cluster join: %s is a version %d bundle: it holds the cluster's CA key, which no longer goes on a board; make the admin bundle with `ews cluster migrate %s --peers LIST --out ADMIN` (it keeps the key and token), then join with it and --name\n", fs.Arg(0), b.Version, fs.Arg(0))
+		return exitError
 	}
 	uid, gid := serviceOwner()
 	done, err := bundle.InstallOwned(*etc, b, *force, uid, gid)

@@ -89,6 +89,14 @@ func TestClusterMigrate(t *testing.T) {
 	if code := Main([]string{"cluster", "board", "ews1", "--bundle", oldPath, "--out", filepath.Join(dir, "b")}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "ews cluster migrate") {
 		t.Fatalf("minting from a version 2 bundle: %d %s", code, errb.String())
 	}
+	errb.Reset()
+	etc := filepath.Join(dir, "etc")
+	if code := Main([]string{"cluster", "join", oldPath, "--etc", etc}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "holds the cluster's CA key") {
+		t.Fatalf("joining with a version 2 bundle: %d %s", code, errb.String())
+	}
+	if _, err := os.Stat(etc); err == nil {
+		t.Fatal("a refused join wrote files")
+	}
 	if code := Main([]string{"cluster", "migrate", oldPath, "--board", "ews1", "--out", admin}, &out, &errb); code != exitOK {
 		t.Fatalf("migrate: %d %s", code, errb.String())
 	}
