@@ -25,6 +25,9 @@ type Options struct {
 	// Poll, when positive, reads every device of a Polled driver (the
 	// sensors) this often, so state changes flow without requests.
 	Poll time.Duration
+	// Hold makes Do wait (up to its ctx) until Release, so a board that
+	// restarts brings its outputs back (Restore) before it serves actions.
+	Hold bool
 }
 
 // Devices is every device of the boot config as this board sees it: the
@@ -44,6 +47,9 @@ type Devices struct {
 	remote map[string]Snapshot
 
 	subs      subscribers
+	held      chan struct{} // closed by Release; nil: never held
+	release   sync.Once
+	seq       seqClock // Seq of the commands on restorable outputs
 	stopPoll  context.CancelFunc
 	pollDone  chan struct{}
 	closeOnce sync.Once
@@ -66,6 +72,9 @@ func New(cfg Config, opts Options) (*Devices, error) {
 	}
 	if ds.now == nil {
 		ds.now = time.Now
+	}
+	if opts.Hold {
+		ds.held = make(chan struct{})
 	}
 	if ds.board == nil {
 		b, err := OpenBoard(cfg)
@@ -124,7 +133,8 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			}
 			addrs[k] = spec.Name
 		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max,
+			restore: RestoreMode(spec, drv) == RestoreLast}
 		simulated := ds.board.Kind() == BoardSim || drv.Simulated
 		if simulated {
 			d.latency = latency
@@ -268,6 +278,9 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if a.Kind == Set && ((d.min != nil && a.Value < *d.min) || (d.max != nil && a.Value > *d.max)) {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w: %v out of range %s", name, ErrBadValue, a.Value, span(d.min, d.max))
 	}
+	if err := ds.wait(ctx); err != nil {
+		return d.Snapshot(), fmt.Errorf("hal: device %q: restoring outputs: %w", name, err)
+	}
 	if err := d.mu.lock(ctx); err != nil {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: busy: %w", name, err)
 	}
@@ -280,12 +293,12 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	ctx = context.WithoutCancel(ctx)
 	if len(d.partners) > 0 && d.turnsOn(a) {
 		for _, p := range d.partners {
-			if _, err := p.run(ctx, Action{Kind: TurnOff}); err != nil {
+			if _, err := p.run(ctx, Action{Kind: TurnOff}, nil); err != nil {
 				return d.Snapshot(), &DriverError{Device: name, Err: fmt.Errorf("interlock: turn off %q first: %w", p.name, err)}
 			}
 		}
 	}
-	return d.run(ctx, a)
+	return d.run(ctx, a, nil)
 }
 
 // Get returns the state of the device called name; a device wired to another
