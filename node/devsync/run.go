@@ -42,6 +42,7 @@ func (m *Mirror) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-m.poke:
 		}
 	}
 }
