@@ -25,9 +25,6 @@ type Options struct {
 	// Poll, when positive, reads every device of a Polled driver (the
 	// sensors) this often, so state changes flow without requests.
 	Poll time.Duration
-	// Hold makes Do wait (up to its ctx) until Release, so a board that
-	// restarts brings its outputs back (Restore) before it serves actions.
-	Hold bool
 }
 
 // Devices is every device of the boot config as this board sees it: the
@@ -47,9 +44,9 @@ type Devices struct {
 	remote map[string]Snapshot
 
 	subs      subscribers
-	held      chan struct{} // closed by Release; nil: never held
-	release   sync.Once
-	seq       seqClock // Seq of the commands on restorable outputs
+	holdMu    sync.Mutex
+	held      chan struct{} // Hold: closed by Release; nil: not held
+	seq       seqClock      // Seq of the commands on restorable outputs
 	stopPoll  context.CancelFunc
 	pollDone  chan struct{}
 	closeOnce sync.Once
@@ -72,9 +69,6 @@ func New(cfg Config, opts Options) (*Devices, error) {
 	}
 	if ds.now == nil {
 		ds.now = time.Now
-	}
-	if opts.Hold {
-		ds.held = make(chan struct{})
 	}
 	if ds.board == nil {
 		b, err := OpenBoard(cfg)

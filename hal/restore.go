@@ -66,33 +66,44 @@ func (ds *Devices) Restorable() []Snapshot {
 	return out
 }
 
-// Holding reports whether Do still waits for Release.
-func (ds *Devices) Holding() bool {
+// Hold makes Do wait (up to its ctx) until Release, so a board that
+// restarts brings its outputs back (Restore) before it serves actions.
+func (ds *Devices) Hold() {
+	ds.holdMu.Lock()
+	defer ds.holdMu.Unlock()
 	if ds.held == nil {
-		return false
-	}
-	select {
-	case <-ds.held:
-		return false
-	default:
-		return true
+		ds.held = make(chan struct{})
 	}
 }
 
-// Release lets Do run actions (Options.Hold). Safe to call more than once.
+// Holding reports whether Do waits for Release.
+func (ds *Devices) Holding() bool {
+	ds.holdMu.Lock()
+	defer ds.holdMu.Unlock()
+	return ds.held != nil
+}
+
+// Release lets the actions Hold kept waiting run. Safe to call more than
+// once, and without Hold.
 func (ds *Devices) Release() {
+	ds.holdMu.Lock()
+	defer ds.holdMu.Unlock()
 	if ds.held != nil {
-		ds.release.Do(func() { close(ds.held) })
+		close(ds.held)
+		ds.held = nil
 	}
 }
 
 // wait blocks while the devices are held, up to ctx.
 func (ds *Devices) wait(ctx context.Context) error {
-	if ds.held == nil {
+	ds.holdMu.Lock()
+	held := ds.held
+	ds.holdMu.Unlock()
+	if held == nil {
 		return nil
 	}
 	select {
-	case <-ds.held:
+	case <-held:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

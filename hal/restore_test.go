@@ -168,11 +168,11 @@ func TestSeqClock(t *testing.T) {
 }
 
 func TestHoldWaitsForRelease(t *testing.T) {
-	ds, err := New(parse(t, restoreDevices), Options{Hold: true})
-	if err != nil {
-		t.Fatal(err)
+	ds := open(t, parse(t, restoreDevices), nil)
+	if ds.Holding() {
+		t.Fatal("holding before Hold")
 	}
-	t.Cleanup(func() { _ = ds.Close() })
+	ds.Hold()
 	if !ds.Holding() {
 		t.Fatal("not holding")
 	}

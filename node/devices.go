@@ -59,6 +59,7 @@ func (n *Node) openDevices() error {
 	n.localHub = events.New(events.Options{Logger: n.log})
 	n.hub.Snapshot("cluster", func() any { return n.view() })
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
+	n.localHub.Snapshot("outputs", n.rememberedOutputs) // issue 25: before "devices" (node/devsync/memory.go)
 	n.localHub.Snapshot("devices", func() any { return devs.Local() })
 	n.localHub.Snapshot("revoked", func() any { return n.auth.Revoked() })
 	n.onClose(n.hub.Close)

@@ -227,6 +227,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.health.Run(ctx) }()
 	n.runVIP(ctx)
+	n.holdOutputs() // issue 25: actions wait until restoreOutputs
 	if err := n.cluster.Start(ctx); err != nil {
 		ln.Close()
 		return err
@@ -255,6 +256,7 @@ func (n *Node) Run(ctx context.Context) error {
 	srv.RegisterOnShutdown(n.logHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	n.restoreOutputs(ctx) // issue 25: outputs back to what the cluster remembers, then actions run
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
 	n.cluster.ReportNow()

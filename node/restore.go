@@ -1,0 +1,72 @@
+package node
+
+// Outputs the cluster remembers (issue 25 part 3): the wiring of
+// node/restore. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
+// and n.restoreOutputs(ctx) in Run (node.go), the "outputs" snapshot of the
+// local stream (devices.go).
+
+import (
+	"context"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/restore"
+	"github.com/ews-firmware/ews/state"
+)
+
+// holdOutputs keeps device actions waiting from the start of Run until
+// restoreOutputs has brought the outputs back: the master may send this
+// board work as soon as it reports, before it says it is ready.
+func (n *Node) holdOutputs() {
+	if n.mirror != nil {
+		n.devs.Hold()
+	}
+}
+
+// restoreOutputs writes back each output with restore = "last" to the
+// state the other boards remember (the newest among those that answer),
+// then releases the actions holdOutputs held. Standalone, it does nothing.
+func (n *Node) restoreOutputs(ctx context.Context) {
+	if n.mirror == nil {
+		return
+	}
+	c := n.cfg.Cluster
+	restore.Run(ctx, restore.Options{
+		Self:    n.cfg.Node.Name,
+		Devices: n.devs,
+		Peers:   n.livePeers,
+		Master: func() string {
+			name, _, _ := n.cluster.Master()
+			return name
+		},
+		Offers: n.mirror.Offers,
+		Poke:   n.mirror.Poke,
+		Settle: c.TMax.Duration + 2*c.Heartbeat.Duration,
+		Wait:   max(5*time.Second, 2*c.TMax.Duration+time.Second),
+		OnRestore: func(s hal.Snapshot, from string) {
+			n.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
+		},
+		Logger: n.log,
+	})
+}
+
+// livePeers are the other boards the table shows alive with an HTTP
+// address: the ones a restarting board waits to hear from.
+func (n *Node) livePeers() []string {
+	var out []string
+	for _, b := range n.cluster.Boards() {
+		if b.Name != n.cfg.Node.Name && b.HTTP != "" && b.Runstate != state.Down {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
+// rememberedOutputs is what this board offers on its local stream: the
+// other boards' outputs at their last command (nil standalone).
+func (n *Node) rememberedOutputs() any {
+	if n.mirror == nil {
+		return []hal.Snapshot{}
+	}
+	return n.mirror.Remembered()
+}
