@@ -325,3 +325,84 @@ func TestRestoreAfterKill9(t *testing.T) {
 	took2 := rsRestart(t, boards, bin, "off")
 	t.Logf("restart to restored: %v, then %v", took.Round(time.Millisecond), took2.Round(time.Millisecond))
 }
+
+// rsRun runs the ews CLI and returns its exit code and output.
+func rsRun(t *testing.T, bin string, args ...string) (int, string) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("ews %v: %v", args, err)
+	}
+	return code, string(out)
+}
+
+// TestBackupAndRestore: `ews cluster backup` saves every board's config and
+// relay1's last state; after the whole cluster is lost (nobody remembers),
+// the outputs `ews cluster restore` leaves beside ews2's config bring
+// relay1 back on; a card of another cluster is refused.
+func TestBackupAndRestore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real ews processes")
+	}
+	bin := rsBinary(t)
+	boards := rsCluster(t, 3)
+	for _, b := range boards {
+		b.start(t, bin)
+	}
+	testutil.EventuallyWithin(t, "one master, every board running", 30*time.Second, func() bool { return rsMaster(boards) == "ews1" })
+	rsAct(t, boards[0], "relay1/turn_on")
+	rsRemembered(t, boards[0], "relay1", "on")
+
+	archive := filepath.Join(t.TempDir(), "cluster.tar.gz")
+	code, out := rsRun(t, bin, "cluster", "backup", "--url", "http://"+boards[2].http, "--out", archive)
+	if code != 0 || !strings.Contains(out, "3 board configs, 1 outputs") || !strings.Contains(out, "issue 24") {
+		t.Fatalf("backup: exit %d\n%s", code, out)
+	}
+
+	// the whole cluster goes: nobody remembers relay1 any more
+	for _, b := range boards {
+		b.kill9()
+	}
+	card := t.TempDir()
+	code, out = rsRun(t, bin, "cluster", "restore", "--from", archive, "--board", "ews2", "--out", card)
+	if code != 0 || !strings.Contains(out, "ews-outputs.json") {
+		t.Fatalf("restore: exit %d\n%s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(card, "ews.toml")); err != nil || !strings.Contains(string(b), `name = "ews2"`) || strings.Contains(string(b), "key = ") {
+		t.Errorf("restored config (secrets left out): %v\n%s", err, b)
+	}
+	// the new card boots with its key put back (flash.sh --bundle does it)
+	// and the backup's outputs beside its config
+	orig, err := os.ReadFile(boards[1].cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boards[1].cfg = filepath.Join(card, "ews.toml")
+	if err := os.WriteFile(boards[1].cfg, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range boards {
+		b.start(t, bin)
+	}
+	testutil.EventuallyWithin(t, "relay1 on from the backup", 20*time.Second, func() bool {
+		d, err := rsGet(boards[1], "relay1")
+		return err == nil && d.State == "on" && d.Restored
+	})
+	if !strings.Contains(boards[1].log.String(), "from=backup") {
+		t.Errorf("ews2 did not log the backup as the source:\n%s", boards[1].log.String())
+	}
+	if _, err := os.Stat(filepath.Join(card, "ews-outputs.json.used")); err != nil {
+		t.Errorf("the backup's outputs were not set aside once used: %v", err)
+	}
+
+	// a card of another cluster is refused, naming both
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "ews.toml"), []byte("[node]\nname = \"ews2\"\n[cluster]\npeers = [\"ews2=10.9.9.9:7946\"]\n"), 0o644)
+	code, out = rsRun(t, bin, "cluster", "restore", "--from", archive, "--board", "ews2", "--out", other)
+	if code != 1 || !strings.Contains(out, "ews2=10.9.9.9:7946") || !strings.Contains(out, "refused") {
+		t.Errorf("another cluster's card: exit %d\n%s", code, out)
+	}
+}

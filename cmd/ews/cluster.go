@@ -13,6 +13,8 @@ import (
 const clusterHelp = `init [--out PATH] [--force] [DIR]: write a new cluster bundle (gossip key, API token, session secret, TLS CA), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. Refuses to overwrite without --force.
 join BUNDLE [--etc DIR] [--force]: install the bundle's cluster key, token and a copy of the bundle into DIR (default /etc/ews); refuses to replace different secrets without --force. Prints the files it wrote, never a secret.
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
+backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config and the outputs' last states.
+restore --from FILE.tar.gz --board NAME --out DIR: write a replacement board's boot directory from a backup.
 Every board of a cluster needs the same bundle: make it once, install it on each board.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
@@ -24,9 +26,13 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterJoin(args[1:], stdout, stderr)
 		case "ca":
 			return clusterCA(args[1:], stdout, stderr)
+		case "backup": // issue 25 (backup.go)
+			return clusterBackup(args[1:], stdout, stderr)
+		case "restore": // issue 25 (backup.go)
+			return clusterRestore(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init [--out PATH] [--force] [DIR] | join BUNDLE [--etc DIR] [--force] | ca BUNDLE", clusterHelp, stderr)
+	fs := newFlags("cluster", "init [--out PATH] [--force] [DIR] | join BUNDLE [--etc DIR] [--force] | ca BUNDLE | backup ... | restore ...", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

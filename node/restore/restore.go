@@ -42,6 +42,10 @@ type Options struct {
 	Wait time.Duration
 	// Poll is how often the answers are looked at. Default 50ms.
 	Poll time.Duration
+	// Seed is a remembered state read from a backup (ews cluster restore's
+	// ews-outputs.json), taken like one more board's answer, named "backup":
+	// the newest still wins.
+	Seed []hal.Snapshot
 	// OnRestore is called for each output restored (an event, a metric).
 	OnRestore func(s hal.Snapshot, from string)
 	Logger    *slog.Logger
@@ -64,6 +68,9 @@ func (o *Options) defaults() {
 		o.Logger = slog.Default()
 	}
 }
+
+// SeedBoard names Options.Seed in logs and steps.
+const SeedBoard = "backup"
 
 // Result is what Run did.
 type Result struct {
@@ -96,6 +103,13 @@ func Run(ctx context.Context, o Options) Result {
 	}
 	log := o.Logger
 	offers := wait(ctx, o, start, &res)
+	if o.Seed != nil {
+		if offers == nil {
+			offers = map[string][]hal.Snapshot{}
+		}
+		offers[SeedBoard] = o.Seed
+		res.Answered = append(res.Answered, SeedBoard)
+	}
 	steps, kept, dropped := Plan(own, offers)
 	res.Kept, res.Dropped = kept, dropped
 	for _, name := range dropped {
