@@ -39,7 +39,7 @@ func (n *Node) hasSeed() bool {
 // state the other boards remember (the newest among those that answer),
 // then releases the actions holdOutputs held. Standalone, it does nothing.
 func (n *Node) restoreOutputs(ctx context.Context) {
-	all, err := restore.LoadSeed(n.seedPath())
+	all, err := restore.LoadSeed(n.seedPath(), seedMarkDir)
 	if err != nil {
 		n.log.Warn("restore: backup outputs not read", "err", err)
 	}
@@ -77,11 +77,16 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 	}
 	restore.Run(ctx, o)
 	if seed != nil {
-		if err := restore.UseSeed(n.seedPath()); err != nil {
+		if err := restore.UseSeed(n.seedPath(), seedMarkDir); err != nil {
 			n.log.Warn("restore: backup outputs left in place", "err", err)
 		}
 	}
 }
+
+// seedMarkDir is where a used backup seed is marked when the board may not
+// rename it beside its config: the packaged unit's writable state
+// directory (node.state_dir once issue 28 lands).
+const seedMarkDir = "/var/lib/ews"
 
 // livePeers are the other boards the table shows alive with an HTTP
 // address: the ones a restarting board waits to hear from.
