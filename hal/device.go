@@ -115,8 +115,11 @@ func (d *Device) setError(err error) {
 	}
 }
 
+// changed: what subscribers hear about. Not Seq alone: a command that
+// leaves the device as it was (an interlock partner already off) is no
+// event; the next change carries the newer Seq.
 func changed(a, b Snapshot) bool {
-	return a.State != b.State || a.Error != b.Error || a.Unit != b.Unit || a.Seq != b.Seq || a.Restored != b.Restored ||
+	return a.State != b.State || a.Error != b.Error || a.Unit != b.Unit || a.Restored != b.Restored ||
 		!reflect.DeepEqual(a.Value, b.Value) || !reflect.DeepEqual(a.Values, b.Values)
 }
 
