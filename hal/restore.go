@@ -158,10 +158,10 @@ func (ds *Devices) Restore(ctx context.Context, from Snapshot) (Snapshot, error)
 	return d.run(ctx, a, func(s *Snapshot) { s.Seq, s.Restored = from.Seq, true })
 }
 
-// restoreAction is the action that writes from's state: set for a value
-// (a duty), else turn_on or turn_off.
+// restoreAction is the action that writes from's state: set for a number
+// (a pwm duty; switches report true/false), else turn_on or turn_off.
 func restoreAction(d *Device, from Snapshot) (Action, error) {
-	if v, ok := from.Value.(float64); ok && d.driver.Accepts(Set) && from.Unit == "%" {
+	if v, ok := from.Value.(float64); ok && d.driver.Accepts(Set) {
 		return Action{Kind: Set, Value: v}, nil
 	}
 	switch from.State {
