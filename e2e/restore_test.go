@@ -394,9 +394,10 @@ func TestBackupAndRestore(t *testing.T) {
 	if !strings.Contains(boards[1].log.String(), "from=backup") {
 		t.Errorf("ews2 did not log the backup as the source:\n%s", boards[1].log.String())
 	}
-	if _, err := os.Stat(filepath.Join(card, "ews-outputs.json.used")); err != nil {
-		t.Errorf("the backup's outputs were not set aside once used: %v", err)
-	}
+	testutil.EventuallyWithin(t, "the backup's outputs set aside once used", 5*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(card, "ews-outputs.json.used"))
+		return err == nil
+	})
 
 	// a card of another cluster is refused, naming both
 	other := t.TempDir()
