@@ -1,7 +1,7 @@
 package node
 
 // Outputs the cluster remembers (issue 25 part 3): the wiring of
-// node/restore. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
+// node/restore. This board's own outputs are saved under outputsDir too. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
 // and n.restoreOutputs(ctx) in Run (node.go), the "outputs" snapshot of the
 // local stream (devices.go). A backup's outputs for this board (ews cluster
 // restore) are read once from beside the boot config.
@@ -9,6 +9,7 @@ package node
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
@@ -25,8 +26,14 @@ func (n *Node) holdOutputs() {
 	}
 }
 
-// hasSeed reports whether a backup left outputs to restore beside the config.
+// hasSeed reports whether a backup left outputs to restore beside the
+// config, or this board saved its own.
 func (n *Node) hasSeed() bool {
+	if p := n.localOutputsPath(); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
 	p := n.seedPath()
 	if p == "" {
 		return false
@@ -36,22 +43,38 @@ func (n *Node) hasSeed() bool {
 }
 
 // restoreOutputs writes back each output with restore = "last" to the
-// state the other boards remember (the newest among those that answer),
-// then releases the actions holdOutputs held. Standalone, it does nothing.
+// newest state among what the other boards remember, a backup left beside
+// the config and what this board saved itself, then releases the actions
+// holdOutputs held, and keeps saving this board's outputs from then on.
 func (n *Node) restoreOutputs(ctx context.Context) {
-	all, err := restore.LoadSeed(n.seedPath(), seedMarkDir)
+	all, err := restore.LoadSeed(n.seedPath(), outputsDir)
 	if err != nil {
 		n.log.Warn("restore: backup outputs not read", "err", err)
 	}
-	var seed []hal.Snapshot // only this board's: a file for another board is left alone
-	for _, s := range all {
-		if s.Node == n.cfg.Node.Name {
-			seed = append(seed, s)
+	seed := n.own(all) // only this board's: a file for another board is left alone
+	localPath := n.localOutputsPath()
+	saved, err := restore.LoadLocal(localPath)
+	if err != nil {
+		n.log.Warn("restore: saved outputs not read", "err", err)
+	}
+	restored := n.runRestore(ctx, seed, n.own(saved))
+	if seed != nil {
+		if err := restore.UseSeed(n.seedPath(), outputsDir); err != nil {
+			n.log.Warn("restore: backup outputs left in place", "err", err)
 		}
 	}
-	if n.mirror == nil && seed == nil {
+	if localPath != "" {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); restore.Keep(ctx, localPath, n.devs, time.Second, restored, n.log) }()
+	}
+}
+
+// runRestore runs node/restore with the cluster's memory (when in a
+// cluster), seed and local; it says whether it restored an output.
+func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool {
+	if n.mirror == nil && seed == nil && local == nil {
 		n.devs.Release()
-		return
+		return false
 	}
 	c := n.cfg.Cluster
 	o := restore.Options{
@@ -61,6 +84,7 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 		Master:  func() string { return n.cfg.Node.Name }, // standalone: nobody to wait for
 		Offers:  func() map[string][]hal.Snapshot { return nil },
 		Seed:    seed,
+		Local:   local,
 		Settle:  c.TMax.Duration + 2*c.Heartbeat.Duration,
 		Wait:    max(5*time.Second, 2*c.TMax.Duration+time.Second),
 		OnRestore: func(s hal.Snapshot, from string) {
@@ -75,18 +99,39 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 			return name
 		}
 	}
-	restore.Run(ctx, o)
-	if seed != nil {
-		if err := restore.UseSeed(n.seedPath(), seedMarkDir); err != nil {
-			n.log.Warn("restore: backup outputs left in place", "err", err)
-		}
-	}
+	return len(restore.Run(ctx, o).Restored) > 0
 }
 
-// seedMarkDir is where a used backup seed is marked when the board may not
-// rename it beside its config: the packaged unit's writable state
-// directory (node.state_dir once issue 28 lands).
-const seedMarkDir = "/var/lib/ews"
+// outputsDir is the state directory where a board saves its own outputs
+// (outputs.json) and marks a used backup seed it may not rename: the
+// packaged unit's writable /var/lib/ews (node.state_dir once issue 28
+// lands). Saving is off when it does not exist, and on a simulated board
+// while it is the default (the demo and tests never write /var/lib/ews).
+var outputsDir = defaultOutputsDir
+
+const defaultOutputsDir = "/var/lib/ews"
+
+// localOutputsPath is the file of this board's saved outputs; "" when off.
+func (n *Node) localOutputsPath() string {
+	if outputsDir == defaultOutputsDir && n.cfg.Simulated() {
+		return ""
+	}
+	if fi, err := os.Stat(outputsDir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Join(outputsDir, "outputs.json")
+}
+
+// own keeps the snapshots of this board's devices.
+func (n *Node) own(list []hal.Snapshot) []hal.Snapshot {
+	var out []hal.Snapshot
+	for _, s := range list {
+		if s.Node == n.cfg.Node.Name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // livePeers are the other boards the table shows alive with an HTTP
 // address: the ones a restarting board waits to hear from.

@@ -46,6 +46,9 @@ type Options struct {
 	// ews-outputs.json), taken like one more board's answer, named "backup":
 	// the newest still wins.
 	Seed []hal.Snapshot
+	// Local is this board's own saved outputs (LoadLocal), taken like
+	// one more answer, named "local".
+	Local []hal.Snapshot
 	// OnRestore is called for each output restored (an event, a metric).
 	OnRestore func(s hal.Snapshot, from string)
 	Logger    *slog.Logger
@@ -103,13 +106,17 @@ func Run(ctx context.Context, o Options) Result {
 	}
 	log := o.Logger
 	offers := wait(ctx, o, start, &res)
-	if o.Seed != nil {
+	for name, l := range map[string][]hal.Snapshot{SeedBoard: o.Seed, LocalBoard: o.Local} {
+		if l == nil {
+			continue
+		}
 		if offers == nil {
 			offers = map[string][]hal.Snapshot{}
 		}
-		offers[SeedBoard] = o.Seed
-		res.Answered = append(res.Answered, SeedBoard)
+		offers[name] = l
+		res.Answered = append(res.Answered, name)
 	}
+	slices.Sort(res.Answered)
 	steps, kept, dropped := Plan(own, offers)
 	res.Kept, res.Dropped = kept, dropped
 	for _, name := range dropped {
