@@ -53,11 +53,12 @@ kver=""
 dir=""
 if [ -n "$kver" ]; then
 	dir=$CACHE/${kpkg}_$kver
-elif compgen -G "$CACHE/linux-image-*/.ok" >/dev/null; then
-	dir=$(dirname "$(ls -t "$CACHE"/linux-image-*/.ok | head -1)")
-	echo "hil: the archive does not list linux-image-arm64:arm64; using the cached $(basename "$dir")"
 else
-	skip "no arm64 kernel known to apt and none cached in $CACHE (offline? run as root once online)"
+	for d in "$CACHE"/linux-image-*/; do # the newest complete one
+		if [ -e "$d.ok" ] && { [ -z "$dir" ] || [ "$d.ok" -nt "$dir/.ok" ]; }; then dir=${d%/}; fi
+	done
+	[ -n "$dir" ] || skip "no arm64 kernel known to apt and none cached in $CACHE (offline? run as root once online)"
+	echo "hil: the archive does not list linux-image-arm64:arm64; using the cached $(basename "$dir")"
 fi
 
 fetch() { # into $dir: vmlinuz, the Pi 3 dtb, modules, busybox

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command (`make test`; .ci/run calls it): format,
-# vet, every Go test with the race detector, then the ARM smoke under qemu.
+# vet, every Go test with the race detector, then the ARM smoke under qemu
+# and the hardware-in-the-loop test under qemu-system.
 # It installs the Debian packages tests need when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +14,10 @@ fi
 # Debian packages the tests use: shellcheck (scripts), iproute2 (partition
 # test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke),
 # haproxy (the bench harness smoke runs it beside ews), mosquitto (the MQTT
-# tests start a real broker), tcpdump (the TLS capture test).
-bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump
+# tests start a real broker), tcpdump (the TLS capture test), qemu-system-arm,
+# cpio and device-tree-compiler (the HIL test boots a Pi machine; it fetches
+# Debian's arm64 kernel and busybox itself, once, into /var/cache/ews-hil).
+bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
 go vet ./...
 go test -race -timeout 20m ./...
 # Short fuzz runs of the two parsers that read what the network sends: the
@@ -28,4 +31,7 @@ go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
 # is what they exercise, and -race triples their time.
 go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/
 bash scripts/arm-smoke.sh
+# Hardware in the loop: every ARM build on Debian's arm64 kernel on qemu's
+# Raspberry Pi 3 machine (~70 s once the kernel is cached).
+bash scripts/hil.sh
 echo "test: all passed"
