@@ -9,7 +9,9 @@
 #   HIL MODEL <the device tree's model>
 #   HIL PASS <build>/<check>
 #   HIL FAIL <build>/<check> <what was seen>
+#   HIL TIME boot uptime_at_init_s=S
 #   HIL TIME <build> start_to_ready_ms=N uptime_ready_s=S
+#   HIL NOTE <build>: <what was seen, not checked>
 #   HIL END
 # The machine does not power off: the host stops qemu at "HIL END".
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
@@ -22,6 +24,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /tmp /run /var/lib/ews
 ifconfig lo 127.0.0.1 up
 
+echo "HIL TIME boot uptime_at_init_s=$(cut -d' ' -f1 /proc/uptime)"
 echo "HIL MODEL $(tr -d '\0' </proc/device-tree/model)"
 echo "HIL KERNEL $(uname -r) $(uname -m)"
 
@@ -279,6 +282,7 @@ for b in /ews/arm64/ews /ews/armv7/ews /ews/armv6/ews; do
 	[ -x "$b" ] && run_build "$b"
 done
 A=end
+echo "HIL TIME end uptime_s=$(cut -d' ' -f1 /proc/uptime)"
 echo "HIL END"
 # keep init alive until the host stops qemu
 while :; do sleep 3600; done
