@@ -128,12 +128,18 @@ fetch() { # into $dir: vmlinuz, the machine's dtb, modules, busybox
 	mv "$dir.tmp" "$dir"
 }
 
-for m in $MACHINES; do kernel "$m"; done
+declare -A kdir kname
+for m in $MACHINES; do
+	kernel "$m"
+	kdir[$m]=$dir
+	kname[$m]="$kpkg $kver"
+done
 
 work=$(mktemp -d)
-qemu_pid=""
+pids=()
 cleanup() {
-	if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null || true; fi
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -151,12 +157,13 @@ for b in arm64 armv7 armv6; do
 done
 GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/guest" ./scripts/hil/guest
 
-bad=0
-total=0
-# boot MACHINE: one boot, every build of it; sets bad on a failure
+# boot MACHINE: one boot, every build of it, in a subshell of its own
+# (the machines boot side by side); exits 1 on a failure.
 boot() {
 	local name=$1
-	kernel "$name"
+	dir=${kdir[$1]} qemu_pid="" # globals of this subshell: the trap reads qemu_pid
+	machine "$name"
+	trap 'if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null; fi' EXIT
 	local rd=$work/$name/rd out=$work/$name/out log=$work/$name/console.log
 	mkdir -p "$rd/bin" "$rd/ews" "$rd/lib/modules" "$rd/etc" "$rd/proc" "$rd/sys" "$rd/dev" "$rd/tmp"
 	for b in $builds; do cp -r "$work/ews/$b" "$rd/ews/"; done
@@ -197,7 +204,7 @@ boot() {
 
 	local model failed=0
 	model=$(sed -n 's/^HIL MODEL //p' "$out")
-	echo "hil: $name: booted $qemu -M $name: ${model:-?} ($(sed -n 's/^HIL KERNEL //p' "$out")), $kpkg $kver, guest run $((secs / 1000)).$((secs % 1000 / 100)) s"
+	echo "hil: $name: booted $qemu -M $name: ${model:-?} ($(sed -n 's/^HIL KERNEL //p' "$out")), ${kname[$name]}, guest run $((secs / 1000)).$((secs % 1000 / 100)) s"
 	grep -E '^HIL (PASS|FAIL|TIME|NOTE)' "$out" | sed "s/^HIL /hil: $name: /"
 	if grep -q '^HIL FAIL' "$out"; then failed=1; fi
 	local expect=$SETUP b c n
@@ -214,14 +221,25 @@ boot() {
 	if [ $failed -ne 0 ]; then
 		echo "hil: $name: FAILED; the guest's console:" >&2
 		grep -vE '^HIL (PASS|TIME)' "$out" | tail -60 >&2
-		bad=1
-		return
+		exit 1
 	fi
-	n=$(wc -w <<<"$expect")
-	total=$((total + n))
-	echo "hil: $name: all $n checks passed on ${model:-?}"
+	echo "hil: $name: all $(wc -w <<<"$expect") checks passed on ${model:-?}"
 }
 
-for m in $MACHINES; do boot "$m"; done
+for m in $MACHINES; do
+	(boot "$m") >"$work/$m.report" 2>&1 &
+	pids+=($!)
+done
+bad=0
+total=0
+i=0
+for m in $MACHINES; do
+	wait "${pids[$i]}" || bad=1
+	i=$((i + 1))
+	cat "$work/$m.report"
+	n=$(sed -n "s/^hil: $m: all \([0-9]*\) checks passed.*/\1/p" "$work/$m.report")
+	total=$((total + ${n:-0}))
+done
+pids=()
 [ $bad -eq 0 ] || exit 1
 echo "hil: all $total checks passed on $MACHINES"
