@@ -15,8 +15,9 @@ fi
 # test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke),
 # haproxy (the bench harness smoke runs it beside ews), mosquitto (the MQTT
 # tests start a real broker), tcpdump (the TLS capture test), qemu-system-arm,
-# cpio and device-tree-compiler (the HIL test boots a Pi machine; it fetches
-# Debian's arm64 kernel and busybox itself, once, into /var/cache/ews-hil).
+# cpio and device-tree-compiler (the HIL test boots Pi machines; it fetches
+# Debian's arm64 and armmp kernels and busybox itself, once, into
+# /var/cache/ews-hil).
 bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
 go vet ./...
 go test -race -timeout 20m ./...
@@ -31,7 +32,7 @@ go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
 # is what they exercise, and -race triples their time.
 go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/
 bash scripts/arm-smoke.sh
-# Hardware in the loop: every ARM build on Debian's arm64 kernel on qemu's
-# Raspberry Pi 3 machine (~70 s once the kernel is cached).
+# Hardware in the loop: every ARM build on Debian's kernels on qemu's Pi 3
+# and Pi 2 machines, side by side (~110 s once the kernels are cached).
 bash scripts/hil.sh
 echo "test: all passed"
