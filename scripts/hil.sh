@@ -23,7 +23,7 @@ CHECKS="version config-check check-exit check-w1 check-i2c check-group serving r
 out-requested out-on out-state out-off lowactive-idle lowactive-on lowactive-off
 in-pull-up in-pull-down in-consumer in-read pwm-exported pwm-period pwm-duty pwm-full pwm-off
 stop-before stop-before-lowactive sigterm-exit released stop-off stop-off-lowactive pwm-unexported"
-SETUP="kernel/insmod-pwm-bcm2835 kernel/pwmchip kernel/gpiochip"
+SETUP="kernel/insmod-pwm-bcm2835 kernel/pwmchip kernel/pwm-rule kernel/gpiochip"
 
 # machine NAME: what to boot and run on it
 machine() {
