@@ -47,7 +47,7 @@ check() {
 	*) fail "$1" "got '$2', want '$3'" ;;
 	esac
 }
-# dbg N: the debugfs line of GPIO N while it is requested ("" when not).
+# dbg N: the debugfs line of GPIO N; "|consumer ) out hi" while requested.
 dbg() { grep "(GPIO$1 " $DBG | tr -s ' '; }
 # base: the global number of the pinctrl-bcm2835 chip's line 0.
 base() {
@@ -276,9 +276,11 @@ run_build() {
 	# This kernel's pinctrl-bcm2835 turns a released line into an input
 	# (mainline before persist_gpio_outputs); qemu's level register keeps
 	# the level last driven, which is what ews wrote at Close.
+	# the line info first: it does not request the line, as sysfs does
+	i17=$(/bin/guest lineinfo GPIO17 2>&1)
 	s17=$(released 17)
 	s27=$(released 27)
-	echo "HIL NOTE $A: after exit GPIO17 is '$s17', GPIO27 is '$s27' (direction, last level)"
+	echo "HIL NOTE $A: after exit GPIO17 is '$s17', GPIO27 is '$s27' (direction, last level); line info: $i17"
 	check stop-off "$s17" " lo"
 	check stop-off-lowactive "$s27" " hi"
 	if [ -e $p ]; then fail pwm-unexported "$p still there"; else pass pwm-unexported; fi
