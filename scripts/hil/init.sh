@@ -98,9 +98,10 @@ for m in /lib/modules/*.ko; do
 	if out=$(insmod "$m" 2>&1); then pass "insmod-$(basename "$m" .ko)"; else fail "insmod-$(basename "$m" .ko)" "$out"; fi
 done
 check pwmchip "$(ls /sys/class/pwm 2>&1)" pwmchip0
-# the rule runs on the chip's uevent, on its own time: wait for it (10 s)
+# the rule runs on the chip's uevent, on its own time (chgrp, then chmod):
+# wait for both (10 s)
 i=0
-while [ $i -lt 100 ] && [ "$(stat -L -c %G /sys/class/pwm/pwmchip0/export 2>&1)" != gpio ]; do
+while [ $i -lt 100 ] && [ "$(stat -L -c '%G %A' /sys/class/pwm/pwmchip0/export 2>&1)" != "gpio --w--w----" ]; do
 	usleep 100000
 	i=$((i + 1))
 done
