@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/go/bin
 CACHE=${EWS_HIL_CACHE:-/var/cache/ews-hil}
-TIMEOUT=${EWS_HIL_TIMEOUT:-240} # seconds for one machine's whole run
+TIMEOUT=${EWS_HIL_TIMEOUT:-420} # seconds for one machine's whole run (130 s seen at load 20)
 MACHINES=${EWS_HIL_MACHINES:-raspi3b raspi2b}
 # Every check init.sh makes per build; a name missing from the output fails.
 CHECKS="version config-check check-exit check-w1 check-i2c check-group serving run-as
