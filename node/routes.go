@@ -25,6 +25,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	mux.Handle("GET /metrics", n.reg.Handler())
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
+	n.api.RegisterReads(mux) // issue 23: device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":

@@ -83,6 +83,11 @@ type Options struct {
 	// ReplayMax is the largest body kept in memory so a held request can
 	// be sent again; larger bodies stream once. Default DefaultReplayMax.
 	ReplayMax int64
+	// MaxBody bounds the body read before the queue (the node's
+	// http.max_body); default DefaultMaxBody. BodyTimeout bounds the time
+	// it may take; default DefaultBodyTimeout.
+	MaxBody     int64
+	BodyTimeout time.Duration
 	// OnAuthRefused is called with the board's name when a board answers
 	// 401 to a request this master dispatched to it (the master accepted
 	// the credentials: the board's differ). The client gets 502. Optional;
@@ -116,8 +121,10 @@ type Front struct {
 	m        *metrics
 	holds    holds
 
-	masterWait time.Duration
-	replayMax  int64
+	masterWait  time.Duration
+	replayMax   int64
+	maxBody     int64
+	bodyTimeout time.Duration
 
 	onAuthRefused func(string)
 	authLog       authLog
@@ -162,6 +169,13 @@ func NewFront(opt Options) (*Front, error) {
 	}
 	if f.replayMax <= 0 {
 		f.replayMax = DefaultReplayMax
+	}
+	f.maxBody, f.bodyTimeout = opt.MaxBody, opt.BodyTimeout
+	if f.maxBody <= 0 {
+		f.maxBody = DefaultMaxBody
+	}
+	if f.bodyTimeout <= 0 {
+		f.bodyTimeout = DefaultBodyTimeout
 	}
 	f.holds.init(opt.RedirectHold)
 	f.rp = f.newProxy()
