@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -184,5 +185,52 @@ func TestThousandSlowConnections(t *testing.T) {
 	}
 	if took := time.Since(start); took >= time.Second {
 		t.Fatalf("authenticated toggle took %v behind 1,000 slow connections, want < 1 s", took)
+	}
+}
+
+// Issue 23, M1 on real processes: anonymous clients are refused the
+// boards' own stream (401, holding nothing), and the boards' mirrors,
+// which open it with their peer marks, still follow each other: a toggle
+// of ews2's relay shows on ews1's device read, which ews1 answers from its
+// mirror of ews2.
+func TestPeerStreamsForBoards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real ews processes")
+	}
+	boards := slotsCluster(t, "")
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}).DialContext}}
+	for i := range 64 {
+		resp, err := c.Get("http://" + boards[1].http + "/events?scope=local")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("anonymous stream %d: %d, want 401", i+1, resp.StatusCode)
+		}
+	}
+	for _, want := range []string{"on", "off"} {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+boards[0].http+"/api/devices/relay1/turn_"+want, nil)
+		req.Header.Set("Authorization", "Bearer "+slotsToken)
+		if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("turn_%s: %v %v", want, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+		testutil.EventuallyWithin(t, "ews1's mirror shows relay1 "+want, 10*time.Second, func() bool {
+			var s struct {
+				State string `json:"state"`
+			}
+			resp, err := c.Get("http://" + boards[0].http + "/api/devices/relay1")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			return json.NewDecoder(resp.Body).Decode(&s) == nil && s.State == want
+		})
+	}
+	if strings.Contains(boards[0].log.String(), "without a peer mark") || strings.Contains(boards[1].log.String(), "without a peer mark") {
+		t.Fatal("a board streamed without its peer mark")
 	}
 }

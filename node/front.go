@@ -24,6 +24,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.marker = marker
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName

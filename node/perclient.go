@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
 )
 
@@ -13,14 +14,24 @@ import (
 // loopback (ews demo, tests) boards and clients share 127.0.0.1, and
 // exempting it would exempt everyone.
 func (n *Node) perClient(ln net.Listener, tls bool) net.Listener {
+	peers := peerIPs(n.cfg)
+	return httpx.LimitPerClient(ln, n.cfg.HTTP.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+}
+
+// peerIPs is the set of the configured peers' literal, non-loopback IP
+// addresses (cluster.peers): where the boards' own connections come from
+// on a LAN.
+func peerIPs(cfg *config.Config) map[netip.Addr]bool {
 	peers := map[netip.Addr]bool{}
-	if ps, err := n.cfg.Peers(); err == nil {
-		for _, p := range ps {
-			host, _, _ := net.SplitHostPort(p.Addr)
-			if a, err := netip.ParseAddr(host); err == nil && !a.IsLoopback() {
-				peers[a.Unmap()] = true
-			}
+	ps, err := cfg.Peers()
+	if err != nil {
+		return peers
+	}
+	for _, p := range ps {
+		host, _, _ := net.SplitHostPort(p.Addr)
+		if a, err := netip.ParseAddr(host); err == nil && !a.Unmap().IsLoopback() {
+			peers[a.Unmap()] = true
 		}
 	}
-	return httpx.LimitPerClient(ln, n.cfg.HTTP.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+	return peers
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/hal"
@@ -47,10 +48,13 @@ type system struct {
 	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
 	hist     *history.Store  // this board's device history (history.go)
 
-	front   *dispatch.Front       // queue, dispatch and forwarding of work
-	master  *master               // the dispatcher while this board is master
-	auto    *automation           // MQTT and [[rule]]s while master; nil without them
-	helpers *supervise.Supervisor // [[supervise]] programs
+	front  *dispatch.Front  // queue, dispatch and forwarding of work
+	marker *dispatch.Marker // the front's marks; also signs this board's peer streams (peerstream.go)
+	// boards of an older version let onto the peer stream, logged once each (peerstream.go)
+	legacyPeers sync.Map
+	master      *master               // the dispatcher while this board is master
+	auto        *automation           // MQTT and [[rule]]s while master; nil without them
+	helpers     *supervise.Supervisor // [[supervise]] programs
 
 	rt       probes        // boards' response times, probed by the master
 	refusals refusals      // boards that refused forwarded credentials lately
@@ -98,8 +102,8 @@ func (n *Node) build() error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror. A third streams the log.
-	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients})
-	s.localHub = events.New(events.Options{Logger: log})
+	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients, MaxPerClient: ssePerClient(cfg)})
+	s.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(cfg)}) // boards only (peerstream.go)
 	s.logHub = openLogs(n.set.logs, &n.life)
 	n.life.onClose(s.hub.Close)
 	n.life.onClose(s.localHub.Close)
@@ -138,7 +142,7 @@ func (n *Node) build() error {
 	if !cfg.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		s.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log,
+		s.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log, Sign: n.signPeer,
 			OnChange: func(d hal.Snapshot) { s.hub.Publish("device", d); s.auto.observe(d) },
 			OnEvent:  n.remoteEvent})
 	}
