@@ -45,6 +45,8 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Scheme:        n.sec.scheme(),
 		PeerName:      peer,
 		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },
+		Verified:      n.auth.Verified,
+		CredsDiffer:   n.credsDiffer,
 		Registerer:    n.reg,
 		Logger:        n.log,
 	})

@@ -112,3 +112,23 @@ func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 		})
 	}
 }
+
+// Issue 23, M2: with read_auth the gate checks the device API's reads
+// (history included) before the queue, so the master vouches for them and
+// a board's 401 to one means its credentials differ; without it they pass.
+func TestGateReadAuth(t *testing.T) {
+	n, _, _, _ := startNode(t, tokenConfig(t))
+	for _, readAuth := range []bool{false, true} {
+		g := gate{auth: n.auth, readAuth: readAuth}
+		for _, path := range []string{"/api/devices/relay1/history", "/api/devices"} {
+			w := httptest.NewRecorder()
+			_, pass := g.Authenticate(w, httptest.NewRequest(http.MethodGet, path, nil))
+			if pass == readAuth {
+				t.Errorf("read_auth=%v GET %s without credentials: passed=%v", readAuth, path, pass)
+			}
+			if readAuth && w.Code != http.StatusUnauthorized {
+				t.Errorf("read_auth GET %s: %d, want 401", path, w.Code)
+			}
+		}
+	}
+}

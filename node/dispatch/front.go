@@ -93,8 +93,17 @@ type Options struct {
 	// the credentials: the board's differ). The client gets 502. Optional;
 	// must be quick.
 	OnAuthRefused func(board string)
-	Registerer    *promx.Registry // nil: metrics kept, not registered
-	Logger        *slog.Logger
+	// Verified reports whether this board checked and accepted r's
+	// credentials (the Authenticator's verdict in its context); nil: every
+	// request counts as checked. CredsDiffer reports whether board's
+	// credentials really differ from this board's (the gossiped
+	// fingerprints, or unknown); nil: they do. A board's 401 becomes the
+	// 502 above, and OnAuthRefused is called, only when both hold; else
+	// the 401 goes to the client as the board sent it (issue 23, M2).
+	Verified    func(r *http.Request) bool
+	CredsDiffer func(board string) bool
+	Registerer  *promx.Registry // nil: metrics kept, not registered
+	Logger      *slog.Logger
 }
 
 // Front is the front door of every request that enters the master's queue
@@ -127,6 +136,8 @@ type Front struct {
 	bodyTimeout time.Duration
 
 	onAuthRefused func(string)
+	verified      func(*http.Request) bool
+	credsDiffer   func(string) bool
 	authLog       authLog
 
 	disp      atomic.Pointer[sched.Dispatcher]
@@ -164,6 +175,7 @@ func NewFront(opt Options) (*Front, error) {
 		f.tr = NewTransport(TransportOptions{})
 	}
 	f.masterWait, f.replayMax, f.onAuthRefused = opt.MasterWait, opt.ReplayMax, opt.OnAuthRefused
+	f.verified, f.credsDiffer = opt.Verified, opt.CredsDiffer
 	if f.masterWait <= 0 {
 		f.masterWait = DefaultMasterWait
 	}
