@@ -25,6 +25,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		return nil, err
 	}
 	n.marker = marker
+	n.boardIPs = resolveBoards(n.cfg, n.log)
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName
@@ -47,6 +48,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },
 		Verified:      n.auth.Verified,
 		CredsDiffer:   n.credsDiffer,
+		FromBoard:     n.fromBoard,
 		Registerer:    n.reg,
 		Logger:        n.log,
 	})

@@ -48,8 +48,9 @@ type system struct {
 	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
 	hist     *history.Store  // this board's device history (history.go)
 
-	front  *dispatch.Front  // queue, dispatch and forwarding of work
-	marker *dispatch.Marker // the front's marks; also signs this board's peer streams (peerstream.go)
+	front    *dispatch.Front  // queue, dispatch and forwarding of work
+	marker   *dispatch.Marker // the front's marks; also signs this board's peer streams (peerstream.go)
+	boardIPs boardAddrs       // where boards connect from (boardaddrs.go)
 	// boards of an older version let onto the peer stream, logged once each (peerstream.go)
 	legacyPeers sync.Map
 	master      *master               // the dispatcher while this board is master

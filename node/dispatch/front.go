@@ -72,6 +72,13 @@ type Options struct {
 	// forward. Redirect-mode marks (in the query) come from clients and
 	// are not checked. Nil: no such check (plain HTTP clusters).
 	PeerName func(r *http.Request) (string, bool)
+	// FromBoard reports whether r came over a connection from a cluster
+	// board (its certificate, or one of the boards' addresses). A request
+	// with a dispatch mark from anywhere else loses its X-Forwarded-For
+	// before the mark is checked: the mark's client must then be the
+	// address this board saw itself, not one the sender wrote (issue 23).
+	// Nil: X-Forwarded-For is believed from anyone.
+	FromBoard func(r *http.Request) bool
 	// RetryAfter is suggested with the Front's own 503s (no master, no
 	// dispatcher, loop); default DefaultRetryAfter.
 	RetryAfter time.Duration
@@ -114,21 +121,22 @@ type Options struct {
 // client there. On a non-master it passes the request to the master
 // unchanged, so a client gets the same answer from any board.
 type Front struct {
-	c        Cluster
-	local    http.Handler
-	auth     Authenticator
-	pin      func(*http.Request) string
-	marks    *Marker
-	redirect bool
-	sticky   bool
-	scheme   string
-	peerName func(*http.Request) (string, bool)
-	retry    time.Duration
-	tr       http.RoundTripper
-	rp       *httputil.ReverseProxy
-	log      *slog.Logger
-	m        *metrics
-	holds    holds
+	c         Cluster
+	local     http.Handler
+	auth      Authenticator
+	pin       func(*http.Request) string
+	marks     *Marker
+	redirect  bool
+	sticky    bool
+	scheme    string
+	peerName  func(*http.Request) (string, bool)
+	fromBoard func(*http.Request) bool
+	retry     time.Duration
+	tr        http.RoundTripper
+	rp        *httputil.ReverseProxy
+	log       *slog.Logger
+	m         *metrics
+	holds     holds
 
 	masterWait  time.Duration
 	replayMax   int64
@@ -175,7 +183,7 @@ func NewFront(opt Options) (*Front, error) {
 		f.tr = NewTransport(TransportOptions{})
 	}
 	f.masterWait, f.replayMax, f.onAuthRefused = opt.MasterWait, opt.ReplayMax, opt.OnAuthRefused
-	f.verified, f.credsDiffer = opt.Verified, opt.CredsDiffer
+	f.verified, f.credsDiffer, f.fromBoard = opt.Verified, opt.CredsDiffer, opt.FromBoard
 	if f.masterWait <= 0 {
 		f.masterWait = DefaultMasterWait
 	}

@@ -72,6 +72,9 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
 		return inbound{}, false
 	}
 	self := f.c.Self()
+	if f.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.fromBoard(r) {
+		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
+	}
 	mk, err := f.marks.Verify(r, self, f.redirect)
 	switch {
 	case err == nil:
