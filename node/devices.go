@@ -101,4 +101,5 @@ func (n *Node) remoteRevoke(board, event string, data []byte) {
 	for _, rv := range list {
 		n.auth.Revoke(rv)
 	}
+	n.revoked.save(n.auth.Revoked())
 }

@@ -40,6 +40,7 @@ type system struct {
 
 	devs     *hal.Devices    // this board's devices
 	auth     *auth.Auth      // credentials for control
+	revoked  *revocations    // its logouts, kept in a file
 	api      *devapi.API     // /api/devices
 	cgi      *cgi.Handler    // /cgi-bin
 	hub      *events.Hub     // /events: cluster table and every device
@@ -124,9 +125,10 @@ func (n *Node) build() error {
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,
-		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv) }}); err != nil {
+		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv); s.revoked.save(s.auth.Revoked()) }}); err != nil {
 		return config.Errors{cfg.Errorf(AuthKey(cfg), "%v", err)}
 	}
+	s.revoked = n.openRevocations(s.auth) // logouts kept across restarts (revocations.go)
 	s.creds.Store(s.auth.Fingerprint(sc.Key))
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
