@@ -69,6 +69,12 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	case "revoke", "revoked":
 		n.remoteRevoke(board, event, data)
 		return
+	case "authfail": // a failed credential check there counts here too (issue 23)
+		var f auth.Failure
+		if err := json.Unmarshal(data, &f); err == nil {
+			n.auth.Failed(f)
+		}
+		return
 	case "idempotency":
 	default:
 		return

@@ -125,7 +125,8 @@ func (n *Node) build() error {
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,
-		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv); s.revoked.save(s.auth.Revoked()) }}); err != nil {
+		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv); s.revoked.save(s.auth.Revoked()) },
+		OnFail:   func(f auth.Failure) { s.localHub.Publish("authfail", f) }}); err != nil { // counted cluster-wide (devices.go)
 		return config.Errors{cfg.Errorf(AuthKey(cfg), "%v", err)}
 	}
 	s.revoked = n.openRevocations(s.auth) // logouts kept across restarts (revocations.go)
