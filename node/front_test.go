@@ -132,3 +132,31 @@ func TestGateReadAuth(t *testing.T) {
 		}
 	}
 }
+
+// Issue 23, H3: device reads are answered from the board's device list at
+// once, never through the front door's queue and a board's slot (on the
+// code before, each ran as a "control" request, pinned to its board).
+func TestDeviceReadsTakeNoSlot(t *testing.T) {
+	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, base, _, _ := startNode(t, cfg)
+	before := n.front.Completed()
+	for _, path := range []string{"/api/devices", "/api/devices/relay1"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+	}
+	if got := n.front.Completed(); got != before {
+		t.Fatalf("device reads ran through the front door: completed %d -> %d", before, got)
+	}
+	if code, _, _ := getJSON(t, "POST", base+"/api/devices/relay1/toggle", nil, nil); code != http.StatusOK || n.front.Completed() != before+1 {
+		t.Fatalf("a toggle: %d, completed %d, want it through the front door", code, n.front.Completed())
+	}
+}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bufio"
 	"fmt"
 	"net"
 	"net/http"
@@ -36,5 +37,31 @@ func TestSlowBodyHoldsNoSlot(t *testing.T) {
 	}
 	if n := tc.linknum("ews2"); n != 0 {
 		t.Fatalf("ews2 linknum %d while the slow body is still arriving, want 0 (no slot held)", n)
+	}
+}
+
+// A body that does not arrive within BodyTimeout gets 408 with
+// Connection: close, and nothing ran or took a slot.
+func TestSlowBodyTimesOut(t *testing.T) {
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 1, auth: true})
+	master := tc.boards[0]
+	master.front.bodyTimeout = 300 * time.Millisecond
+	conn, err := net.Dial("tcp", master.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/devices/relay1/toggle HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good\r\nContent-Length: 1000\r\n\r\nx")
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close {
+		t.Fatalf("%d close=%v, want 408 closing the connection", resp.StatusCode, resp.Close)
+	}
+	if n := tc.boards[1].started.Load(); n != 0 {
+		t.Fatalf("the board ran %d requests, want none", n)
 	}
 }
