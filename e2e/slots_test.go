@@ -21,7 +21,7 @@ const slotsToken = "slots-test-token-0123456789"
 
 // slotsCluster starts two boards of capacity 1 with token auth, relay1
 // wired to ews2, plus http keys; ews1 is master.
-func slotsCluster(t *testing.T, http string) []*board {
+func slotsCluster(t *testing.T, httpKeys string) []*board {
 	t.Helper()
 	boards, _ := layout(t, 2)
 	boardTOML{node: "capacity = 1\n", cluster: fastTimers, rest: fmt.Sprintf(`[http]
@@ -34,7 +34,7 @@ device_latency = "5ms"
 name = "relay1"
 driver = "sim-switch"
 node = "ews2"
-`, slotsToken, http)}.write(t, boards)
+`, slotsToken, httpKeys)}.write(t, boards)
 	bin := ewsBinary(t)
 	for _, b := range boards {
 		b.start(t, bin)
@@ -76,8 +76,8 @@ type dripper struct {
 
 // drip dials n connections to addr from the local address from (a
 // loopback address of its own, so the per-address cap counts them apart
-// from the test's own requests) and sends head on each. Connections the
-// board refuses are counted as refused.
+// from the test's own requests) and sends head on each; it returns how
+// many it could not open or write to.
 func drip(t *testing.T, addr, from, head string, n int) (d *dripper, refused int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
