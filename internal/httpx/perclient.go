@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -92,8 +93,17 @@ func (l *PerClientListener) refuse(c net.Conn) {
 	}
 	body := fmt.Sprintf("{\"error\":\"too many connections from this address (at most %d at once)\"}\n", l.max)
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = fmt.Fprintf(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
-		int(l.retry.Seconds()), len(body), body)
+	if _, err := fmt.Fprintf(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		int(l.retry.Seconds()), len(body), body); err != nil {
+		return
+	}
+	// a short lingering close: closing with the request unread would reset
+	// the connection and could destroy the answer on its way
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, 16<<10))
 }
 
 func addrOf(a net.Addr) netip.Addr {
