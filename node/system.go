@@ -49,14 +49,15 @@ type system struct {
 	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
 	hist     *history.Store  // this board's device history (history.go)
 
-	front    *dispatch.Front  // queue, dispatch and forwarding of work
-	marker   *dispatch.Marker // the front's marks; also signs this board's peer streams (peerstream.go)
-	boardIPs boardAddrs       // where boards connect from (boardaddrs.go)
-	// boards of an older version let onto the peer stream, logged once each (peerstream.go)
-	legacyPeers sync.Map
-	master      *master               // the dispatcher while this board is master
-	auto        *automation           // MQTT and [[rule]]s while master; nil without them
-	helpers     *supervise.Supervisor // [[supervise]] programs
+	front   *dispatch.Front       // queue, dispatch and forwarding of work
+	master  *master               // the dispatcher while this board is master
+	auto    *automation           // MQTT and [[rule]]s while master; nil without them
+	helpers *supervise.Supervisor // [[supervise]] programs
+
+	// issue 23: who is a board (peerstream.go, boardaddrs.go)
+	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
+	boardIPs    boardAddrs       // where boards connect from
+	legacyPeers sync.Map         // boards of an older version let onto the peer stream, logged once each
 
 	rt       probes        // boards' response times, probed by the master
 	refusals refusals      // boards that refused forwarded credentials lately
