@@ -91,7 +91,12 @@ type boardJSON struct {
 func (b *board) info() (boardJSON, error) {
 	var v boardJSON
 	c := &http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + b.http + "/api/board")
+	req, err := http.NewRequest(http.MethodGet, "http://"+b.http+"/api/board", nil)
+	if err != nil {
+		return v, err
+	}
+	req.Header.Set("Authorization", "Bearer "+demo.Token) // the version and SHA-256 are for credentials only (issue 23)
+	resp, err := c.Do(req)
 	if err != nil {
 		return v, err
 	}

@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -190,10 +191,15 @@ func TestSSELoad(t *testing.T) {
 	defer cancel()
 	clients := make([]*sseClient, sseClients)
 	open := make(chan error, sseClients)
-	sse := &http.Client{Transport: &http.Transport{}}
 	var wg sync.WaitGroup
+	transports := make([]*http.Transport, len(clients))
 	for i := range clients {
 		clients[i] = &sseClient{}
+		// each client is a browser of its own address: one address holds
+		// at most http.sse_per_client (8) streams (issue 23)
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(i+1))}}
+		transports[i] = &http.Transport{DialContext: dialer.DialContext}
+		sse := &http.Client{Transport: transports[i]}
 		wg.Add(1)
 		go func() { defer wg.Done(); clients[i].run(ctx, sse, "http://"+ews1.http+"/events", open) }()
 	}
@@ -275,7 +281,9 @@ func TestSSELoad(t *testing.T) {
 	// The clients leave: the board's goroutines go back near the baseline.
 	cancel()
 	wg.Wait()
-	sse.CloseIdleConnections()
+	for _, tr := range transports {
+		tr.CloseIdleConnections()
+	}
 	hc.CloseIdleConnections()
 	var after map[string]float64
 	left := time.Now()

@@ -80,7 +80,20 @@ func (e *exeSum) get(path string) string {
 }
 
 func (n *Node) serveBoard(w http.ResponseWriter, r *http.Request) {
-	httpx.JSON(w, http.StatusOK, n.boardInfo())
+	b := n.boardInfo()
+	if !n.auth.Allowed(r) {
+		b = b.anonymous()
+	}
+	httpx.JSON(w, http.StatusOK, b)
+}
+
+// anonymous is b without what tells an attacker which binary runs and
+// as which process (issue 23: version, commit, Go version, PID, SHA-256
+// and the upgrades'): a client without credentials gets the rest.
+func (b BoardInfo) anonymous() BoardInfo {
+	b.PID, b.Version, b.Commit, b.GoVersion, b.SHA256 = 0, "", "", "", ""
+	b.Upgrade, b.Pending = nil, nil
+	return b
 }
 
 func (n *Node) boardInfo() BoardInfo {

@@ -39,7 +39,7 @@ func TestBoardInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
-	code, _, b := getJSON(t, "GET", url+"/api/board", nil, nil)
+	code, _, b := getJSON(t, "GET", url+"/api/board", nil, bearer)
 	if code != 200 {
 		t.Fatalf("GET /api/board = %d", code)
 	}

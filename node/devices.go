@@ -69,6 +69,12 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	case "revoke", "revoked":
 		n.remoteRevoke(board, event, data)
 		return
+	case "authfail": // a failed credential check there counts here too (issue 23)
+		var f auth.Failure
+		if err := json.Unmarshal(data, &f); err == nil {
+			n.auth.Failed(f)
+		}
+		return
 	case "idempotency":
 	default:
 		return
@@ -101,4 +107,5 @@ func (n *Node) remoteRevoke(board, event string, data []byte) {
 	for _, rv := range list {
 		n.auth.Revoke(rv)
 	}
+	n.revoked.save(n.auth.Revoked())
 }

@@ -24,6 +24,8 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.marker = marker
+	n.boardIPs = resolveBoards(n.cfg, n.log)
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName
@@ -31,7 +33,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{n.auth},
+		Auth:          gate{auth: n.auth, readAuth: n.cfg.HTTP.ReadAuth},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
 		Mode:          n.cfg.Sched.Mode,
@@ -39,10 +41,14 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
 		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
 		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
+		MaxBody:       n.cfg.HTTP.MaxBody,
 		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second, TLS: n.sec.client}),
 		Scheme:        n.sec.scheme(),
 		PeerName:      peer,
 		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },
+		Verified:      n.auth.Verified,
+		CredsDiffer:   n.credsDiffer,
+		FromBoard:     n.fromBoard,
 		Registerer:    n.reg,
 		Logger:        n.log,
 	})

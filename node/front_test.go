@@ -66,7 +66,7 @@ func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
 // check). Other requests pass untouched.
 func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
-	g := gate{n.auth}
+	g := gate{auth: n.auth}
 	behind := n.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, path string
@@ -110,5 +110,53 @@ func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 				t.Fatalf("the handler behind checked again: %d %s", w.Code, w.Body)
 			}
 		})
+	}
+}
+
+// Issue 23, M2: with read_auth the gate checks the device API's reads
+// (history included) before the queue, so the master vouches for them and
+// a board's 401 to one means its credentials differ; without it they pass.
+func TestGateReadAuth(t *testing.T) {
+	n, _, _, _ := startNode(t, tokenConfig(t))
+	for _, readAuth := range []bool{false, true} {
+		g := gate{auth: n.auth, readAuth: readAuth}
+		for _, path := range []string{"/api/devices/relay1/history", "/api/devices"} {
+			w := httptest.NewRecorder()
+			_, pass := g.Authenticate(w, httptest.NewRequest(http.MethodGet, path, nil))
+			if pass == readAuth {
+				t.Errorf("read_auth=%v GET %s without credentials: passed=%v", readAuth, path, pass)
+			}
+			if readAuth && w.Code != http.StatusUnauthorized {
+				t.Errorf("read_auth GET %s: %d, want 401", path, w.Code)
+			}
+		}
+	}
+}
+
+// Issue 23, H3: device reads are answered from the board's device list at
+// once, never through the front door's queue and a board's slot (on the
+// code before, each ran as a "control" request, pinned to its board).
+func TestDeviceReadsTakeNoSlot(t *testing.T) {
+	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, base, _, _ := startNode(t, cfg)
+	before := n.front.Completed()
+	for _, path := range []string{"/api/devices", "/api/devices/relay1"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+	}
+	if got := n.front.Completed(); got != before {
+		t.Fatalf("device reads ran through the front door: completed %d -> %d", before, got)
+	}
+	if code, _, _ := getJSON(t, "POST", base+"/api/devices/relay1/toggle", nil, nil); code != http.StatusOK || n.front.Completed() != before+1 {
+		t.Fatalf("a toggle: %d, completed %d, want it through the front door", code, n.front.Completed())
 	}
 }

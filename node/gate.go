@@ -16,11 +16,18 @@ import (
 // forwarded to checks it once itself. Failed checks count against the
 // client a mark vouches for (the front door puts it in the context first).
 // The gate only answers; it never calls back into the front door.
-type gate struct{ auth *auth.Auth }
+//
+// With [http] read_auth the device API's reads (history included) need
+// credentials here too, so a board's 401 to one the master forwarded means
+// its credentials really differ (issue 23, M2).
+type gate struct {
+	auth     *auth.Auth
+	readAuth bool
+}
 
 // Authenticate checks r's credentials when it is a control request.
 func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if !control(r) {
+	if !control(r) && !(g.readAuth && strings.HasPrefix(r.URL.Path, "/api/devices")) {
 		return r, true
 	}
 	var out *http.Request

@@ -22,6 +22,14 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		n.metrics.inFlight.Add(1)
 		defer n.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
+			// issue 23, H3: a read has no body; one that sends one (slowly)
+			// is refused before it can hold anything
+			sw.Header().Set("Connection", "close")
+			httpx.Error(sw, http.StatusBadRequest, "a %s request must not carry a body", r.Method)
+			n.observe(r, sw, start)
+			return
+		}
 		maxBody, firmware := maxBody, r.Method == http.MethodPost && (r.URL.Path == firmwarePath || r.URL.Path == "/api/cluster/upgrade")
 		if firmware {
 			maxBody = MaxFirmwareBytes // streamed to disk by serveFirmware, never buffered

@@ -23,13 +23,13 @@ func (n *Node) listen() (net.Listener, *redirector, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return httpx.SlowHeadListener(ln, nil, n.set.timeouts.ReadHeader), nil, nil
+		return httpx.SlowHeadListener(n.perClient(ln, false), nil, n.set.timeouts.ReadHeader), nil, nil
 	}
 	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
-	ln := httpx.SlowHeadListener(raw, n.sec.server, n.set.timeouts.ReadHeader)
+	ln := httpx.SlowHeadListener(n.perClient(raw, true), n.sec.server, n.set.timeouts.ReadHeader)
 	if !n.cfg.HTTP.HTTPRedirect {
 		return ln, nil, nil
 	}

@@ -47,3 +47,19 @@ func (r *refusals) mark(v state.View, now time.Time) state.View {
 	}
 	return v
 }
+
+// credsDiffer reports whether board's credentials really differ from this
+// board's (dispatch.Options.CredsDiffer): the gossiped fingerprints say so,
+// or this board has none to compare (no cluster key), so a 401 after this
+// board accepted the credentials is the only evidence (issue 23, M2).
+func (n *Node) credsDiffer(board string) bool {
+	if n.creds.Load() == 0 {
+		return true
+	}
+	for _, b := range n.cluster.Snapshot().Nodes {
+		if b.Name == board {
+			return b.AuthMismatch
+		}
+	}
+	return false
+}

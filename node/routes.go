@@ -25,25 +25,36 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	mux.Handle("GET /metrics", n.reg.Handler())
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
+	n.api.RegisterReads(mux) // issue 23: device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
-			n.localHub.ServeHTTP(w, r)
+			if n.peerStream(w, r) { // boards only (issue 23, M1)
+				n.localHub.ServeHTTP(w, r)
+			}
 			return
 		case "log":
 			n.auth.Require(n.logHub).ServeHTTP(w, r)
 			return
 		}
-		n.hub.ServeHTTP(w, r)
+		n.readAuth(n.hub).ServeHTTP(w, r)
 	})
 	n.auth.Register(mux)
-	mux.HandleFunc("GET /api/board", n.serveBoard)
+	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
 	mux.Handle("POST /api/board/restart", n.auth.Require(http.HandlerFunc(n.serveRestart)))
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
 	mux.Handle("POST /api/cluster/upgrade", n.auth.Require(http.HandlerFunc(n.serveRollout)))
 	mux.Handle("POST "+firmwarePath, n.auth.Require(http.HandlerFunc(n.serveFirmware)))
 	n.backupRoutes(mux) // issue 25: GET /api/board/config for ews cluster backup
 	mux.Handle("/", n.front)
+}
+
+// readAuth asks for credentials before h with [http] read_auth (issue 23, M2).
+func (n *Node) readAuth(h http.Handler) http.Handler {
+	if !n.cfg.HTTP.ReadAuth {
+		return h
+	}
+	return n.auth.Require(h)
 }
 
 // work is what runs on the board a request is dispatched to: the device

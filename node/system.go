@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/hal"
@@ -39,6 +40,7 @@ type system struct {
 
 	devs     *hal.Devices    // this board's devices
 	auth     *auth.Auth      // credentials for control
+	revoked  *revocations    // its logouts, kept in a file
 	api      *devapi.API     // /api/devices
 	cgi      *cgi.Handler    // /cgi-bin
 	hub      *events.Hub     // /events: cluster table and every device
@@ -51,6 +53,11 @@ type system struct {
 	master  *master               // the dispatcher while this board is master
 	auto    *automation           // MQTT and [[rule]]s while master; nil without them
 	helpers *supervise.Supervisor // [[supervise]] programs
+
+	// issue 23: who is a board (peerstream.go, boardaddrs.go)
+	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
+	boardIPs    boardAddrs       // where boards connect from
+	legacyPeers sync.Map         // boards of an older version let onto the peer stream, logged once each
 
 	rt       probes        // boards' response times, probed by the master
 	refusals refusals      // boards that refused forwarded credentials lately
@@ -100,8 +107,8 @@ func (n *Node) build() error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror. A third streams the log.
-	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients})
-	s.localHub = events.New(events.Options{Logger: log})
+	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients, MaxPerClient: ssePerClient(cfg)})
+	s.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(cfg)}) // boards only (peerstream.go)
 	s.logHub = openLogs(n.set.logs, &n.life)
 	n.life.onClose(s.hub.Close)
 	n.life.onClose(s.localHub.Close)
@@ -121,9 +128,11 @@ func (n *Node) build() error {
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,
-		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv) }}); err != nil {
+		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv); s.revoked.save(s.auth.Revoked()) },
+		OnFail:   func(f auth.Failure) { s.localHub.Publish("authfail", f) }}); err != nil { // counted cluster-wide (devices.go)
 		return config.Errors{cfg.Errorf(AuthKey(cfg), "%v", err)}
 	}
+	s.revoked = n.openRevocations(s.auth) // logouts kept across restarts (revocations.go)
 	s.creds.Store(s.auth.Fingerprint(sc.Key))
 	if cfg.HTTP.Auth == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
@@ -141,7 +150,7 @@ func (n *Node) build() error {
 	if !cfg.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		s.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log,
+		s.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log, Sign: n.signPeer,
 			OnChange: func(d hal.Snapshot) { s.hub.Publish("device", d); s.auto.observe(d) },
 			OnEvent:  n.remoteEvent})
 	}

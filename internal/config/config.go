@@ -138,6 +138,15 @@ type HTTP struct {
 	// SSEClients caps the GET /events streams open at once on this board;
 	// one more gets 503 with Retry-After. 0: the default, 64.
 	SSEClients int `toml:"sse_clients"`
+	// SSEPerClient caps the public GET /events streams of one client
+	// address; 0: the default, 8. The boards' own streams
+	// (?scope=local) have their places apart (issue 23).
+	SSEPerClient int `toml:"sse_per_client"`
+	// MaxConnsPerClient caps the connections one client address holds
+	// open at once; one more gets 429 with Retry-After. The cluster's
+	// boards (at their configured, non-loopback addresses) are not
+	// counted. 0: the default, 256.
+	MaxConnsPerClient int `toml:"max_conns_per_client"`
 	// TLS serves clients and peers over HTTPS on HTTPS with the bundle's
 	// CA; unset: on when cluster.bundle_file carries a CA (tls.go).
 	TLS   *bool  `toml:"tls"`

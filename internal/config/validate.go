@@ -93,6 +93,12 @@ func (c *Config) validateHTTP(bad func(string, string, ...any)) {
 	if h.SSEClients < 0 {
 		bad("http.sse_clients", "must not be negative (0: the default, 64)")
 	}
+	if h.SSEPerClient < 0 {
+		bad("http.sse_per_client", "must not be negative (0: the default, 8)")
+	}
+	if h.MaxConnsPerClient < 0 {
+		bad("http.max_conns_per_client", "must not be negative (0: the default, 256)")
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -50,6 +50,8 @@ type Auth struct {
 	limit    *failLimiter
 	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
 	onRevoke func(Revocation)
+	onFail   func(Failure)
+	strong   bool // the token is one nobody guesses (attempt.go)
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -87,6 +89,9 @@ type Options struct {
 	// OnRevoke is told each logout, so the other boards refuse the
 	// session too (Auth.Revoke there). Optional; must be quick.
 	OnRevoke func(Revocation)
+	// OnFail is told each failed credential check, so the other boards
+	// count it too (Auth.Failed there). Optional; must be quick.
+	OnFail func(Failure)
 }
 
 // New reads the credentials of c: the token (from Token or TokenFile) or
@@ -104,7 +109,7 @@ func New(c Config, opts Options) (*Auth, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &Auth{mode: c.Mode, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke,
+	a := &Auth{mode: c.Mode, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, onFail: opts.OnFail,
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
 		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
 	switch c.Mode {
@@ -123,6 +128,7 @@ func New(c Config, opts Options) (*Auth, error) {
 			return nil, errors.New("auth: the token is empty")
 		}
 		a.token = sha256.Sum256([]byte(tok))
+		a.strong = len(tok) >= strongToken
 		a.secret = "token\x00" + tok
 		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	case ModeBasic:
@@ -206,16 +212,12 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		client := httpx.Client(r)
-		if wait := a.limit.blocked(client); wait > 0 {
+		ambient, wait, err := a.attempt(r)
+		if wait > 0 {
 			tooMany(w, wait)
 			return
 		}
-		ambient, err := a.check(r)
 		if err != nil {
-			if err == errBadCredentials {
-				a.limit.fail(client)
-			}
 			a.deny(w, err)
 			return
 		}
@@ -229,20 +231,20 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 	})
 }
 
+// Verified reports whether this Auth already accepted r's credentials on
+// this board (Require put its verdict in r's context); always true with
+// auth = "none".
+func (a *Auth) Verified(r *http.Request) bool {
+	return a.mode == ModeNone || r.Context().Value(verifiedKey{}) == a
+}
+
 // Allowed reports whether r carries valid credentials (without the
 // cross-origin check); always true with auth = "none".
 func (a *Auth) Allowed(r *http.Request) bool {
 	if a.mode == ModeNone || r.Context().Value(verifiedKey{}) == a {
 		return true
 	}
-	client := httpx.Client(r)
-	if a.limit.blocked(client) > 0 {
-		return false
-	}
-	_, err := a.check(r)
-	if err == errBadCredentials {
-		a.limit.fail(client)
-	}
+	_, _, err := a.attempt(r)
 	return err == nil
 }
 

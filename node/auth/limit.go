@@ -20,9 +20,13 @@ const (
 	failLogEvery       = 10 * time.Second
 )
 
-// failLimiter counts failed credential checks per client address; an
-// address past its burst gets 429 until its bucket refills. Only failures
-// take a token, so a client that logs in right is never slowed.
+// failLimiter counts failed credential checks per client address and user
+// name tried (basic; "" for tokens and cookies); a key past its burst gets
+// 429 until its bucket refills. Only failures take a token, so a client
+// that logs in right is never slowed. Basic users' failures also fill a
+// bucket of the whole address (addressWide times the burst and rate), so
+// guessing across user names is slowed too, while one user's guessed
+// password behind a NAT does not lock the others out (issue 23).
 type failLimiter struct {
 	rate  rate.Limit
 	burst int
@@ -31,7 +35,28 @@ type failLimiter struct {
 	log   *slog.Logger
 
 	mu sync.Mutex
-	m  map[netip.Addr]*failEntry
+	m  map[failKey]*failEntry
+}
+
+// failKey is what a bucket counts: an address and the user name tried.
+type failKey struct {
+	addr netip.Addr
+	user string
+}
+
+// anyUser keys an address's bucket of every basic user's failures;
+// addressWide scales its burst and rate.
+const (
+	anyUser     = "\x00"
+	addressWide = 4
+)
+
+// keys are the buckets a failure of user from c fills.
+func keys(c netip.Addr, user string) []failKey {
+	if user == "" {
+		return []failKey{{c, ""}}
+	}
+	return []failKey{{c, user}, {c, anyUser}}
 }
 
 type failEntry struct {
@@ -51,15 +76,25 @@ func newFailLimiter(r rate.Limit, burst, max int, now func() time.Time, log *slo
 	if max <= 0 {
 		max = DefaultFailClients
 	}
-	return &failLimiter{rate: r, burst: burst, max: max, now: now, log: log, m: map[netip.Addr]*failEntry{}}
+	return &failLimiter{rate: r, burst: burst, max: max, now: now, log: log, m: map[failKey]*failEntry{}}
 }
 
-// blocked reports how long c must wait before its next attempt (0: not
-// blocked), and logs the refusal at most once per failLogEvery per address.
-func (l *failLimiter) blocked(c netip.Addr) time.Duration {
+// blocked reports how long c must wait before its next attempt as user
+// (0: not blocked), and logs the refusal at most once per failLogEvery per
+// bucket.
+func (l *failLimiter) blocked(c netip.Addr, user string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e := l.m[c]
+	var wait time.Duration
+	for _, k := range keys(c, user) {
+		wait = max(wait, l.blockedLocked(k))
+	}
+	return wait
+}
+
+func (l *failLimiter) blockedLocked(k failKey) time.Duration {
+	c := k.addr
+	e := l.m[k]
 	if e == nil {
 		return 0
 	}
@@ -80,30 +115,36 @@ func (l *failLimiter) blocked(c netip.Addr) time.Duration {
 	return max(wait, time.Second)
 }
 
-// fail takes a token from c's bucket.
-func (l *failLimiter) fail(c netip.Addr) {
+// fail takes a token from the buckets of c and user.
+func (l *failLimiter) fail(c netip.Addr, user string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	e := l.m[c]
-	if e == nil {
-		if len(l.m) >= l.max {
-			l.evict(now)
+	for _, k := range keys(c, user) {
+		e := l.m[k]
+		if e == nil {
+			if len(l.m) >= l.max {
+				l.evict(now)
+			}
+			lim := rate.NewLimiter(l.rate, l.burst)
+			if k.user == anyUser {
+				lim = rate.NewLimiter(l.rate*addressWide, l.burst*addressWide)
+			}
+			e = &failEntry{lim: lim}
+			l.m[k] = e
 		}
-		e = &failEntry{lim: rate.NewLimiter(l.rate, l.burst)}
-		l.m[c] = e
+		e.lim.AllowN(now, 1)
+		e.last = now
 	}
-	e.lim.AllowN(now, 1)
-	e.last = now
 }
 
 // evict forgets the addresses whose buckets are full again, else the one
 // idle longest.
 func (l *failLimiter) evict(now time.Time) {
-	var oldest netip.Addr
+	var oldest failKey
 	var at time.Time
 	for a, e := range l.m {
-		if e.lim.TokensAt(now) >= float64(l.burst) {
+		if e.lim.TokensAt(now) >= float64(e.lim.Burst()) {
 			delete(l.m, a)
 			continue
 		}

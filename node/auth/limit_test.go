@@ -132,7 +132,7 @@ func TestFailLimiterBounded(t *testing.T) {
 	l := newFailLimiter(1, 2, 3, func() time.Time { return now }, slog.New(slog.DiscardHandler))
 	for i := range 10 {
 		now = now.Add(time.Millisecond)
-		l.fail(netipAddr(t, fmt.Sprintf("10.0.0.%d", i)))
+		l.fail(netipAddr(t, fmt.Sprintf("10.0.0.%d", i)), "")
 	}
 	if len(l.m) > 3 {
 		t.Fatalf("%d addresses tracked, want at most 3", len(l.m))
@@ -180,5 +180,108 @@ func BenchmarkBasicWrongPassword(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Issue 23 (low): behind a NAT an attacker shares with the users, the
+// right credentials that nobody guesses still get in while guessing is
+// slowed: a strong token, and a session cookie; a basic user whose
+// password is not being guessed. On the code before, every one of them
+// got 429 once the address was blocked.
+func TestRightCredentialsBehindNAT(t *testing.T) {
+	strong := strings.Repeat("s", strongToken)
+	hash, _ := bcrypt.GenerateFromPassword([]byte("bob-pw"), bcrypt.MinCost)
+	annHash, _ := bcrypt.GenerateFromPassword([]byte("ann-pw"), bcrypt.MinCost)
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		guess   func(r *http.Request, i int)
+		right   func(t *testing.T, a *Auth, r *http.Request)
+		wantNow int // the right credentials from the blocked address
+	}{
+		{"strong token", Config{Mode: "token", Token: strong},
+			func(r *http.Request, i int) { r.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i)) },
+			func(t *testing.T, a *Auth, r *http.Request) { r.Header.Set("Authorization", "Bearer "+strong) }, 200},
+		{"weak token", Config{Mode: "token", Token: "right"},
+			func(r *http.Request, i int) { r.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i)) },
+			func(t *testing.T, a *Auth, r *http.Request) { r.Header.Set("Authorization", "Bearer right") }, 429},
+		{"session cookie", Config{Mode: "token", Token: "right"},
+			func(r *http.Request, i int) { r.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i)) },
+			func(t *testing.T, a *Auth, r *http.Request) {
+				id, _ := a.sessions.create()
+				r.AddCookie(&http.Cookie{Name: CookieName, Value: id})
+			}, 200},
+		{"another basic user", Config{Mode: "basic", Users: []string{"ann:" + string(annHash), "bob:" + string(hash)}},
+			func(r *http.Request, i int) { r.SetBasicAuth("ann", fmt.Sprintf("guess-%d", i)) },
+			func(t *testing.T, a *Auth, r *http.Request) { r.SetBasicAuth("bob", "bob-pw") }, 200},
+		{"the guessed basic user", Config{Mode: "basic", Users: []string{"ann:" + string(annHash), "bob:" + string(hash)}},
+			func(r *http.Request, i int) { r.SetBasicAuth("ann", fmt.Sprintf("guess-%d", i)) },
+			func(t *testing.T, a *Auth, r *http.Request) { r.SetBasicAuth("ann", "ann-pw") }, 429},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Unix(1000, 0)
+			a, err := New(tc.cfg, Options{FailBurst: 3, FailRate: 0.1, Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := a.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			serve := func(set func(r *http.Request)) int {
+				r := httptest.NewRequest("GET", "/act", nil)
+				r.RemoteAddr = "198.51.100.7:4000" // the NAT
+				set(r)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w.Code
+			}
+			codes := map[int]int{}
+			for i := range 20 {
+				codes[serve(func(r *http.Request) { tc.guess(r, i) })]++
+			}
+			if codes[401] != 3 || codes[429] != 17 {
+				t.Fatalf("guesses answered %v, want 3 × 401 then 17 × 429", codes)
+			}
+			if got := serve(func(r *http.Request) { tc.right(t, a, r) }); got != tc.wantNow {
+				t.Fatalf("the right credentials from the blocked NAT: %d, want %d", got, tc.wantNow)
+			}
+		})
+	}
+}
+
+// Issue 23 (low): the limit is cluster-wide: failures one board saw
+// (OnFail, told on its stream) count on the others (Failed), so an
+// attacker who spreads guesses over the boards is slowed as on one.
+func TestFailuresCountClusterWide(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	var told []Failure
+	one, err := New(Config{Mode: "token", Token: "right"}, Options{FailBurst: 3, FailRate: 0.1, Now: clock, OnFail: func(f Failure) { told = append(told, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(Config{Mode: "token", Token: "right"}, Options{FailBurst: 3, FailRate: 0.1, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guess := func(a *Auth) int {
+		r := httptest.NewRequest("GET", "/act", nil)
+		r.RemoteAddr = "198.51.100.7:4000"
+		r.Header.Set("Authorization", "Bearer wrong")
+		w := httptest.NewRecorder()
+		a.Require(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 3 {
+		if c := guess(one); c != 401 {
+			t.Fatalf("guess on board one: %d", c)
+		}
+	}
+	if len(told) != 3 || told[0].Client != netip.MustParseAddr("198.51.100.7") {
+		t.Fatalf("told %v", told)
+	}
+	for _, f := range told {
+		other.Failed(f)
+	}
+	if c := guess(other); c != 429 {
+		t.Fatalf("the first guess on the other board: %d, want 429 (the cluster saw three)", c)
 	}
 }

@@ -247,13 +247,12 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	client := httpx.Client(r)
-	if wait := a.limit.blocked(client); wait > 0 {
-		tooMany(w, wait)
-		return
-	}
-	var err error
+	var check func() error
+	var user string
+	unguessable := a.mode == ModeToken && a.strong
 	if h := r.Header.Get("Authorization"); h != "" {
-		_, err = a.checkHeader(h)
+		user, unguessable = a.tried(r)
+		check = func() error { _, err := a.checkHeader(h); return err }
 	} else {
 		var body loginBody
 		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
@@ -263,13 +262,25 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		}
 		switch a.mode {
 		case ModeToken:
-			err = a.checkToken(body.Token)
+			check = func() error { return a.checkToken(body.Token) }
 		case ModeBasic:
-			err = a.checkUser(body.User, body.Password)
+			user, unguessable = body.User, false
+			check = func() error { return a.checkUser(body.User, body.Password) }
 		}
 	}
-	if err != nil {
-		a.limit.fail(client)
+	// the limit on guessing (attempt.go): a blocked address and user wait,
+	// unless the credentials cannot be guessed and are right
+	wait := a.limit.blocked(client, user)
+	if wait > 0 && !unguessable {
+		tooMany(w, wait)
+		return
+	}
+	if err := check(); err != nil {
+		a.failed(client, user)
+		if wait > 0 {
+			tooMany(w, wait)
+			return
+		}
 		a.deny(w, err)
 		return
 	}

@@ -30,6 +30,10 @@ type Options struct {
 	Client *http.Client
 	// Header is added to every stream request (a token, say).
 	Header http.Header
+	// Sign, when set, is called on every stream request with the board
+	// it goes to, just before it is sent: the node adds its proof that it
+	// is a board of the cluster (a peer mark, node/dispatch).
+	Sign func(req *http.Request, board string)
 	// TLS, when set, makes the streams HTTPS: the default client dials
 	// with it (the cluster CA and this board's certificate) and peers'
 	// addresses get https URLs. Nil: plain HTTP.

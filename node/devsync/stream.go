@@ -32,6 +32,9 @@ func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 		}
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	if m.opts.Sign != nil {
+		m.opts.Sign(req, p.Name)
+	}
 	req.Header.Set("Cache-Control", "no-cache")
 	resp, err := m.opts.Client.Do(req)
 	if err != nil {

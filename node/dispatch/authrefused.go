@@ -42,13 +42,19 @@ func (l *authLog) due(board string, now time.Time) (bool, int) {
 }
 
 // authRefused turns a board's 401 to a dispatched request into a 502 that
-// says why. The master checked the client's credentials before the queue
+// says why, when this board accepted the request's credentials
+// (Options.Verified) and the board's really differ (Options.CredsDiffer). The master checked the client's credentials before the queue
 // (the gate), so the board refusing them means its credentials differ from
 // the master's: a setup fault, not the client's, and passing the 401 on
 // would send the UI back to its login for nothing.
 func (f *Front) authRefused(resp *http.Response) error {
 	st, _ := resp.Request.Context().Value(fwdKey{}).(*fwd)
 	if st == nil || st.header != HeaderMark || resp.StatusCode != http.StatusUnauthorized {
+		return nil
+	}
+	if (f.verified != nil && !f.verified(resp.Request)) || (f.credsDiffer != nil && !f.credsDiffer(st.target)) {
+		// this board did not vouch for the credentials, or the board holds
+		// the same ones: the 401 is about the client's, pass it on
 		return nil
 	}
 	f.m.authRefused.WithLabelValues(st.target).Inc()

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -83,4 +84,41 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// Issue 23, M2: a board's 401 becomes the 502 of a credentials mismatch
+// (and OnAuthRefused, which marks the board auth_mismatch) only when the
+// master vouched for the credentials and the board's really differ; else
+// the client gets the board's 401 as it is.
+func TestBoardRefusalIsMismatchOnlyWhenCredentialsDiffer(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		verified, differs bool
+		want              int
+	}{
+		{"vouched, differ", true, true, 502},
+		{"not vouched (read without read_auth on the master)", false, true, 401},
+		{"vouched, same fingerprint", true, false, 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}})
+			m, b := c.boards[0], c.boards[1]
+			var refused int
+			var mu sync.Mutex
+			m.front.onAuthRefused = func(string) { mu.Lock(); refused++; mu.Unlock() }
+			m.front.verified = func(*http.Request) bool { return tc.verified }
+			m.front.credsDiffer = func(board string) bool { return tc.differs && board == "ews2" }
+			b.mode.Store(modeDeny)
+			resp, body := do(t, nil, "GET", m.srv.URL+"/api/devices/r1/history", nil, "")
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.want)
+			}
+			c.waitIdle()
+			mu.Lock()
+			defer mu.Unlock()
+			if want := map[bool]int{true: 1, false: 0}[tc.want == 502]; refused != want {
+				t.Fatalf("OnAuthRefused called %d times, want %d", refused, want)
+			}
+		})
+	}
 }

@@ -72,6 +72,13 @@ type Options struct {
 	// forward. Redirect-mode marks (in the query) come from clients and
 	// are not checked. Nil: no such check (plain HTTP clusters).
 	PeerName func(r *http.Request) (string, bool)
+	// FromBoard reports whether r came over a connection from a cluster
+	// board (its certificate, or one of the boards' addresses). A request
+	// with a dispatch mark from anywhere else loses its X-Forwarded-For
+	// before the mark is checked: the mark's client must then be the
+	// address this board saw itself, not one the sender wrote (issue 23).
+	// Nil: X-Forwarded-For is believed from anyone.
+	FromBoard func(r *http.Request) bool
 	// RetryAfter is suggested with the Front's own 503s (no master, no
 	// dispatcher, loop); default DefaultRetryAfter.
 	RetryAfter time.Duration
@@ -83,13 +90,27 @@ type Options struct {
 	// ReplayMax is the largest body kept in memory so a held request can
 	// be sent again; larger bodies stream once. Default DefaultReplayMax.
 	ReplayMax int64
+	// MaxBody bounds the body read before the queue (the node's
+	// http.max_body); default DefaultMaxBody. BodyTimeout bounds the time
+	// it may take; default DefaultBodyTimeout.
+	MaxBody     int64
+	BodyTimeout time.Duration
 	// OnAuthRefused is called with the board's name when a board answers
 	// 401 to a request this master dispatched to it (the master accepted
 	// the credentials: the board's differ). The client gets 502. Optional;
 	// must be quick.
 	OnAuthRefused func(board string)
-	Registerer    *promx.Registry // nil: metrics kept, not registered
-	Logger        *slog.Logger
+	// Verified reports whether this board checked and accepted r's
+	// credentials (the Authenticator's verdict in its context); nil: every
+	// request counts as checked. CredsDiffer reports whether board's
+	// credentials really differ from this board's (the gossiped
+	// fingerprints, or unknown); nil: they do. A board's 401 becomes the
+	// 502 above, and OnAuthRefused is called, only when both hold; else
+	// the 401 goes to the client as the board sent it (issue 23, M2).
+	Verified    func(r *http.Request) bool
+	CredsDiffer func(board string) bool
+	Registerer  *promx.Registry // nil: metrics kept, not registered
+	Logger      *slog.Logger
 }
 
 // Front is the front door of every request that enters the master's queue
@@ -100,26 +121,31 @@ type Options struct {
 // client there. On a non-master it passes the request to the master
 // unchanged, so a client gets the same answer from any board.
 type Front struct {
-	c        Cluster
-	local    http.Handler
-	auth     Authenticator
-	pin      func(*http.Request) string
-	marks    *Marker
-	redirect bool
-	sticky   bool
-	scheme   string
-	peerName func(*http.Request) (string, bool)
-	retry    time.Duration
-	tr       http.RoundTripper
-	rp       *httputil.ReverseProxy
-	log      *slog.Logger
-	m        *metrics
-	holds    holds
+	c         Cluster
+	local     http.Handler
+	auth      Authenticator
+	pin       func(*http.Request) string
+	marks     *Marker
+	redirect  bool
+	sticky    bool
+	scheme    string
+	peerName  func(*http.Request) (string, bool)
+	fromBoard func(*http.Request) bool
+	retry     time.Duration
+	tr        http.RoundTripper
+	rp        *httputil.ReverseProxy
+	log       *slog.Logger
+	m         *metrics
+	holds     holds
 
-	masterWait time.Duration
-	replayMax  int64
+	masterWait  time.Duration
+	replayMax   int64
+	maxBody     int64
+	bodyTimeout time.Duration
 
 	onAuthRefused func(string)
+	verified      func(*http.Request) bool
+	credsDiffer   func(string) bool
 	authLog       authLog
 
 	disp      atomic.Pointer[sched.Dispatcher]
@@ -157,11 +183,19 @@ func NewFront(opt Options) (*Front, error) {
 		f.tr = NewTransport(TransportOptions{})
 	}
 	f.masterWait, f.replayMax, f.onAuthRefused = opt.MasterWait, opt.ReplayMax, opt.OnAuthRefused
+	f.verified, f.credsDiffer, f.fromBoard = opt.Verified, opt.CredsDiffer, opt.FromBoard
 	if f.masterWait <= 0 {
 		f.masterWait = DefaultMasterWait
 	}
 	if f.replayMax <= 0 {
 		f.replayMax = DefaultReplayMax
+	}
+	f.maxBody, f.bodyTimeout = opt.MaxBody, opt.BodyTimeout
+	if f.maxBody <= 0 {
+		f.maxBody = DefaultMaxBody
+	}
+	if f.bodyTimeout <= 0 {
+		f.bodyTimeout = DefaultBodyTimeout
 	}
 	f.holds.init(opt.RedirectHold)
 	f.rp = f.newProxy()

@@ -472,3 +472,34 @@ func TestMarkReplayRefused(t *testing.T) {
 		t.Fatalf("mark of another client: %d %s", resp.StatusCode, body)
 	}
 }
+
+// Issue 23 (low): a mark's client binding is the address this board saw.
+// A mark signed for client C, sent by someone else straight to the board
+// with "X-Forwarded-For: C", was accepted on the code before; now only a
+// board's X-Forwarded-For counts.
+func TestMarkClientNotFromSendersXFF(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fromBoard bool
+		want      int
+	}{
+		{"from a board", true, 200},
+		{"from anyone else", false, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, clusterOpts{})
+			board := c.boards[1]
+			board.front.fromBoard = func(*http.Request) bool { return tc.fromBoard }
+			signer, _ := NewMarker(c.key, MarkOptions{})
+			tok := signer.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/set",
+				Query: "value=1", Body: BodyDigest, Sum: sha256.Sum256([]byte("on")), Client: netip.MustParseAddr("192.0.2.50")})
+			resp, body := do(t, nil, "POST", board.srv.URL+"/api/devices/r1/set?value=1", map[string]string{HeaderMark: tok, "X-Forwarded-For": "192.0.2.50"}, "on")
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.want)
+			}
+			if tc.want == 403 && decode[errorBody](t, body).Reason != RefuseClient {
+				t.Fatalf("answer %s, want reason %q", body, RefuseClient)
+			}
+		})
+	}
+}

@@ -24,7 +24,9 @@ type Authenticator interface {
 //  1. accept: a forwarded request must come from a cluster board; a
 //     dispatch mark is verified (and used up), or a via mark verified, once;
 //  2. authenticate once on this board (Options.Auth);
-//  3. classify, and take the request's path:
+//  3. read the body, bounded in size and time (body.go): only a request
+//     that is all here may take a queue place or a slot;
+//  4. classify, and take the request's path:
 //     - marked for this board: the master sent it here, run it here (marked.go);
 //     - this board is master: admit → acquire a board → sign → forward,
 //     or run it here (master.go);
@@ -38,6 +40,9 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.r, ok = f.authenticate(w, in.r); !ok {
+		return
+	}
+	if !in.marked && !f.readBody(w, in.r) {
 		return
 	}
 	switch f.classify(in) {
@@ -67,6 +72,9 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
 		return inbound{}, false
 	}
 	self := f.c.Self()
+	if f.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.fromBoard(r) {
+		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
+	}
 	mk, err := f.marks.Verify(r, self, f.redirect)
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -21,7 +22,10 @@ type Options struct {
 	// MaxClients caps the clients connected at once; one more gets 503
 	// with Retry-After. Default DefaultMaxClients.
 	MaxClients int
-	Logger     *slog.Logger
+	// MaxPerClient caps the clients of one address (httpx.Client) at once;
+	// one more gets 429 with Retry-After. 0: no cap of its own (issue 23).
+	MaxPerClient int
+	Logger       *slog.Logger
 }
 
 // DefaultMaxClients is the default cap on SSE clients per hub: each holds a
@@ -37,6 +41,7 @@ type Hub struct {
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
+	per     map[netip.Addr]int // clients per address, with MaxPerClient
 	snaps   []snapshot
 	closed  bool
 }
@@ -47,6 +52,7 @@ type snapshot struct {
 }
 
 type client struct {
+	addr netip.Addr
 	ch   chan []byte
 	gone chan struct{} // closed when dropped or the hub closes
 }
@@ -68,7 +74,7 @@ func New(opts Options) *Hub {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Hub{opts: opts, log: opts.Logger, clients: map[*client]struct{}{}}
+	return &Hub{opts: opts, log: opts.Logger, clients: map[*client]struct{}{}, per: map[netip.Addr]int{}}
 }
 
 // Snapshot registers fn as the state a new client first receives, as one
@@ -127,13 +133,22 @@ func (h *Hub) dropLocked(c *client) {
 	if _, ok := h.clients[c]; ok {
 		delete(h.clients, c)
 		close(c.gone)
+		if h.opts.MaxPerClient > 0 {
+			if h.per[c.addr]--; h.per[c.addr] <= 0 {
+				delete(h.per, c.addr)
+			}
+		}
 	}
 }
 
-// errFull: the hub has MaxClients clients.
-var errFull = errors.New("events: full")
+// errFull: the hub has MaxClients clients; errPerClient: the address
+// has MaxPerClient.
+var (
+	errFull      = errors.New("events: full")
+	errPerClient = errors.New("events: too many streams from this address")
+)
 
-func (h *Hub) add() (*client, []snapshot, error) {
+func (h *Hub) add(addr netip.Addr) (*client, []snapshot, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -142,7 +157,13 @@ func (h *Hub) add() (*client, []snapshot, error) {
 	if len(h.clients) >= h.opts.MaxClients {
 		return nil, nil, errFull
 	}
-	c := &client{ch: make(chan []byte, h.opts.Buffer), gone: make(chan struct{})}
+	if h.opts.MaxPerClient > 0 {
+		if h.per[addr] >= h.opts.MaxPerClient {
+			return nil, nil, errPerClient
+		}
+		h.per[addr]++
+	}
+	c := &client{addr: addr, ch: make(chan []byte, h.opts.Buffer), gone: make(chan struct{})}
 	h.clients[c] = struct{}{}
 	return c, append([]snapshot(nil), h.snaps...), nil
 }
@@ -156,8 +177,12 @@ func (h *Hub) remove(c *client) {
 // ServeHTTP streams events to one client (GET /events) until it leaves, is
 // dropped, or the hub closes.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, snaps, err := h.add()
+	c, snaps, err := h.add(httpx.Client(r))
 	switch {
+	case err == errPerClient:
+		httpx.SetRetryAfter(w, 5*time.Second)
+		httpx.Error(w, http.StatusTooManyRequests, "events: this address has %d event streams open on this board, the most one address may", h.opts.MaxPerClient)
+		return
 	case err == errFull:
 		h.log.Warn("events: client refused: too many event streams", "max", h.opts.MaxClients, "client", r.RemoteAddr)
 		httpx.Unavailable(w, 5*time.Second, "events: %d event streams are open on this board, the most it serves; retry later", h.opts.MaxClients)

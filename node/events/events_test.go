@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -242,7 +244,7 @@ func TestMaxClients(t *testing.T) {
 // (the latest after a burst), repeats only every refresh.
 func TestCoalescer(t *testing.T) {
 	h := New(Options{Buffer: 1024})
-	c, _, err := h.add() // one listening client, read directly
+	c, _, err := h.add(netip.Addr{}) // one listening client, read directly
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,5 +287,33 @@ func TestCoalescer(t *testing.T) {
 		if g := got(); !slices.Equal(g, st.want) {
 			t.Fatalf("step %d (%s): sent %v, want %v", i, st.offer, g, st.want)
 		}
+	}
+}
+
+// Issue 23: one address holds at most MaxPerClient streams (429 with
+// Retry-After past it), while another address is still served.
+func TestMaxPerClient(t *testing.T) {
+	h := New(Options{MaxClients: 10, MaxPerClient: 2, Logger: testutil.Logger()})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(h.Close)
+	open := func(from string) *http.Response {
+		t.Helper()
+		c := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}}
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	open("127.0.0.1")
+	open("127.0.0.1")
+	testutil.Eventually(t, "two clients", func() bool { return h.Clients() == 2 })
+	if c := open("127.0.0.1"); c.StatusCode != http.StatusTooManyRequests || c.Header.Get("Retry-After") == "" {
+		t.Fatalf("third stream of one address: %d %q, want 429 with Retry-After", c.StatusCode, c.Header.Get("Retry-After"))
+	}
+	if d := open("127.0.0.2"); d.StatusCode != http.StatusOK {
+		t.Fatalf("another address: %d, want 200", d.StatusCode)
 	}
 }

@@ -203,6 +203,9 @@ func (r *Rollout) getJSON(ctx context.Context, url string, v any) error {
 	if err != nil {
 		return err
 	}
+	if r.Token != "" { // /api/board shows the version and SHA-256 only with credentials (issue 23)
+		req.Header.Set("Authorization", "Bearer "+r.Token)
+	}
 	resp, err := r.Client.Do(req)
 	if err != nil {
 		return err

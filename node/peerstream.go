@@ -1,0 +1,86 @@
+package node
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/dispatch"
+)
+
+// The boards' own stream, GET /events?scope=local (this board's devices,
+// idempotency claims, logouts), is for the cluster's boards only (issue
+// 23, M1): with TLS on, a connection with a board's certificate; else a
+// peer mark (dispatch.SignPeer) under the cluster key. Everyone else gets
+// 401 (no proof) or 403 (a refused mark). Its hub has its own places
+// (peerStreams), apart from the public /events, so no client can take
+// them.
+
+// defaultSSEPerClient is [http] sse_per_client when unset.
+const defaultSSEPerClient = 8
+
+func ssePerClient(cfg *config.Config) int {
+	if cfg.HTTP.SSEPerClient > 0 {
+		return cfg.HTTP.SSEPerClient
+	}
+	return defaultSSEPerClient
+}
+
+// peerStreams is the places of the boards' stream: four per board (one
+// stream each, plus reconnections overlapping the old stream's end).
+func peerStreams(cfg *config.Config) int { return max(4*len(cfg.Cluster.Peers), 8) }
+
+// signPeer adds this board's peer mark for board to a stream request
+// (devsync.Options.Sign).
+func (n *Node) signPeer(req *http.Request, board string) {
+	if n.marker != nil {
+		n.marker.SignPeer(req, board)
+	}
+}
+
+// peerStream lets a board's stream request through; false: answered.
+//
+// Rolling upgrade: a board of the previous version opens the stream
+// without a mark. It is let through when it comes from a configured
+// peer's own, non-loopback address (logged once per address), so mirrors
+// keep working while the boards are upgraded one by one; on loopback
+// (demo, tests) boards and clients share the address and nothing is let
+// through that way.
+func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
+	if n.sec.on() {
+		if _, ok := peerName(r); ok {
+			return true
+		}
+	}
+	err := n.marker.VerifyPeer(r, n.cfg.Node.Name)
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, dispatch.ErrNoMark) {
+		if a := httpx.Client(r); !n.sec.on() && n.peerAddr(a) {
+			n.legacyPeer(a)
+			return true
+		}
+		httpx.Error(w, http.StatusUnauthorized, "events: the boards' own stream (scope=local) is for the cluster's boards: a board's certificate or peer mark is required")
+		return false
+	}
+	var me *dispatch.MarkError
+	reason := "malformed"
+	if errors.As(err, &me) {
+		reason = me.Reason
+	}
+	w.Header().Set(dispatch.HeaderRefused, reason)
+	httpx.JSON(w, http.StatusForbidden, map[string]string{"error": "events: peer mark refused: " + reason, "reason": reason})
+	return false
+}
+
+// peerAddr reports whether a is a configured peer's non-loopback address.
+func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.cfg)[a] }
+
+func (n *Node) legacyPeer(a netip.Addr) {
+	if _, seen := n.legacyPeers.LoadOrStore(a, true); !seen {
+		n.log.Warn("events: a board streams scope=local without a peer mark (a board of an older version, during a rolling upgrade?); let through from its configured address", "addr", a)
+	}
+}
