@@ -119,13 +119,18 @@ type rsBoardInfo struct {
 
 func rsBoardPage(url string) (rsBoardInfo, error) {
 	var b rsBoardInfo
-	resp, err := rsClient.Get(url + "/api/board")
+	req, _ := http.NewRequest(http.MethodGet, url+"/api/board", nil)
+	req.Header.Set("Authorization", "Bearer "+rsSlotsToken) // the version is for credentials only
+	resp, err := rsClient.Do(req)
 	if err != nil {
 		return b, err
 	}
 	defer resp.Body.Close()
 	return b, json.NewDecoder(resp.Body).Decode(&b)
 }
+
+// rsSlotsToken is the packaged board's token in TestFirmwareSlotsPackagedBoard.
+const rsSlotsToken = "rs-slots-token-1"
 
 func rsUpload(t *testing.T, url, token string, bin []byte) {
 	t.Helper()
@@ -188,7 +193,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 	install(v1)
 	port := rsFreeBase(t, 1)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	const token = "rs-slots-token-1"
+	const token = rsSlotsToken
 	cfg := filepath.Join(root, "ews.toml")
 	doc := fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:%d\"\n[http]\nauth = \"token\"\ntoken = %q\n[sim]\n", port, token)
 	doc = withBundle(t, root, "ews1", doc) // the firmware verify key

@@ -7,6 +7,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/node/dispatch"
 )
 
 // rsBin is the shipped binary, built once for this file's tests.
@@ -61,6 +63,7 @@ func (l *rsLog) String() string              { l.mu.Lock(); defer l.mu.Unlock();
 // rsBoard is one `ews run` process.
 type rsBoard struct {
 	name, http, cfg string
+	key             string // the cluster key (base64), for a peer mark
 	cmd             *exec.Cmd
 	log             *rsLog
 }
@@ -115,7 +118,7 @@ func rsCluster(t *testing.T, n int) []*rsBoard {
 	var peers []string
 	boards := make([]*rsBoard, n)
 	for i := range boards {
-		boards[i] = &rsBoard{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i)}
+		boards[i] = &rsBoard{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), key: key}
 		peers = append(peers, fmt.Sprintf("%q", fmt.Sprintf("%s=127.0.0.1:%d", boards[i].name, base+100+i)))
 	}
 	for i, b := range boards {
@@ -235,9 +238,18 @@ func rsRemembered(t *testing.T, b *rsBoard, name, state string) {
 	})
 }
 
-// rsOutputs reads the "outputs" event that opens b's local stream.
+// rsOutputs reads the "outputs" event that opens b's local stream, as a
+// board would: with a peer mark signed with the cluster key (issue 23 M1).
 func rsOutputs(b *rsBoard) []rsDevice {
-	resp, err := rsClient.Get("http://" + b.http + "/events?scope=local")
+	req, _ := http.NewRequest(http.MethodGet, "http://"+b.http+"/events?scope=local", nil)
+	if ck, err := base64.StdEncoding.DecodeString(b.key); err == nil {
+		if k, err := dispatch.DeriveKey(ck); err == nil {
+			if m, err := dispatch.NewMarker(k, dispatch.MarkOptions{}); err == nil {
+				m.SignPeer(req, b.name)
+			}
+		}
+	}
+	resp, err := rsClient.Do(req)
 	if err != nil {
 		return nil
 	}

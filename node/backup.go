@@ -7,13 +7,18 @@ import (
 	"net/http"
 	"path/filepath"
 
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/backup"
 )
 
-// backupRoutes serves GET /api/board/config (credentials required): this
-// board's boot config for `ews cluster backup`.
+// backupRoutes serves, with credentials, GET /api/board/config (this
+// board's boot config) and GET /api/board/outputs (the outputs it
+// remembers and its own devices) for `ews cluster backup`.
 func (n *Node) backupRoutes(mux *http.ServeMux) {
 	mux.Handle("GET "+backup.Path, n.auth.Require(backup.Handler(n.backupOptions())))
+	mux.Handle("GET "+backup.OutputsPath, n.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpx.JSON(w, http.StatusOK, []any{n.rememberedOutputs(), n.devs.Local()})
+	})))
 }
 
 // backupOptions maps the boot config: its file, the lines of its inline

@@ -1,7 +1,6 @@
 package backup
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,51 +114,15 @@ func getJSON(ctx context.Context, o CollectOptions, u string, v any) error {
 	return nil
 }
 
-// localOutputs reads the opening events of a board's local stream:
-// "outputs" (what it remembers of the others) and "devices" (its own).
+// localOutputs reads what a board remembers of the others' outputs and
+// its own devices (OutputsPath, credentials required: the boards' own
+// stream is for boards only, issue 23 M1).
 func localOutputs(ctx context.Context, o CollectOptions, board string) ([][]hal.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, board+"/events?scope=local", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	c := *o.Client
-	c.Timeout = 0 // a stream: ctx bounds it
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("local stream: %s", resp.Status)
-	}
 	var out [][]hal.Snapshot
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 4<<20)
-	event := ""
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "event: "); ok {
-			event = v
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || (event != "outputs" && event != "devices") {
-			continue
-		}
-		var list []hal.Snapshot
-		if err := json.Unmarshal([]byte(data), &list); err != nil {
-			return nil, fmt.Errorf("local stream %s: %w", event, err)
-		}
-		out = append(out, list)
-		if event == "devices" { // comes after outputs: done
-			return out, nil
-		}
+	if err := getJSON(ctx, o, board+OutputsPath, &out); err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("local stream: %w", err)
-	}
-	return nil, fmt.Errorf("local stream ended before its devices")
+	return out, nil
 }

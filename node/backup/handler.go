@@ -17,6 +17,10 @@ import (
 // required).
 const Path = "/api/board/config"
 
+// OutputsPath serves a board's outputs for a backup (credentials
+// required): [remembered outputs of the other boards, its own devices].
+const OutputsPath = "/api/board/outputs"
+
 // Options are what the board's handler serves; node maps the boot config.
 type Options struct {
 	Name string // this board
