@@ -20,8 +20,17 @@ func newHandler(t *testing.T, dir string) *Handler {
 		}
 		dir = abs
 	}
-	return New(Config{Dir: dir, Timeout: 500 * time.Millisecond, MaxOutput: 64 << 10},
+	return mustNew(t, Config{Dir: dir, Timeout: 500 * time.Millisecond, MaxOutput: 64 << 10},
 		Options{Devices: func() any { return []map[string]string{{"name": "relay1", "state": "on"}} }})
+}
+
+func mustNew(t *testing.T, c Config, o Options) *Handler {
+	t.Helper()
+	h, err := New(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func serve(h http.Handler, method, target string) *httptest.ResponseRecorder {
@@ -135,7 +144,7 @@ func TestNoCredentialsInEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := New(Config{Dir: abs, Timeout: 2 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
+			h := mustNew(t, Config{Dir: abs, Timeout: 2 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
 			r := httptest.NewRequest("GET", "/cgi-bin/env.sh", nil)
 			r.Header.Set("Authorization", "Bearer sekrit-token")
 			r.Header.Set("Proxy-Authorization", "Basic c2Vrcml0LXBhc3M=")

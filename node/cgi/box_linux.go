@@ -1,0 +1,71 @@
+//go:build linux
+
+package cgi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// enterBox lowers the limits, drops capabilities on this thread (the one
+// that calls execve) and runs program in place of this process.
+func enterBox(lim Limits, program string) int {
+	runtime.LockOSThread()
+	for _, l := range []struct {
+		res int
+		v   uint64
+	}{{unix.RLIMIT_CPU, lim.CPUSeconds}, {unix.RLIMIT_AS, lim.Memory}, {unix.RLIMIT_NPROC, lim.Processes}} {
+		if l.v == 0 {
+			continue
+		}
+		if err := lower(l.res, l.v); err != nil {
+			fmt.Fprintf(os.Stderr, "cgi: box: setrlimit %d: %v\n", l.res, err)
+			return 126
+		}
+	}
+	// No way back up: no set-uid or file capabilities in the program, no
+	// ambient or inheritable capabilities that ews was given (a service
+	// granted CAP_SETUID to start programs as [cgi] user must not pass it on).
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "cgi: box: no_new_privs: %v\n", err)
+		return 126
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		fmt.Fprintf(os.Stderr, "cgi: box: clear ambient capabilities: %v\n", err)
+		return 126
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		fmt.Fprintf(os.Stderr, "cgi: box: drop capabilities: %v\n", err)
+		return 126
+	}
+	err := syscall.Exec(program, []string{program}, os.Environ())
+	if errors.Is(err, syscall.ENOEXEC) {
+		// a script without #! line, as a shell would run it
+		err = syscall.Exec("/bin/sh", []string{"/bin/sh", program}, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "cgi: cannot run %s: %v\n", program, err)
+	if errors.Is(err, syscall.ENOENT) {
+		return 127
+	}
+	return 126
+}
+
+// lower sets resource res to v, or leaves it when it is already lower
+// (only root may raise a hard limit).
+func lower(res int, v uint64) error {
+	var cur unix.Rlimit
+	if err := unix.Getrlimit(res, &cur); err != nil {
+		return err
+	}
+	if cur.Max != unix.RLIM_INFINITY && cur.Max < v {
+		v = cur.Max
+	}
+	return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
+}

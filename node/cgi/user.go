@@ -1,0 +1,69 @@
+package cgi
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Capabilities a process needs to start a program as another user.
+const (
+	capSetgid = 6
+	capSetuid = 7
+)
+
+// credential is who programs run as when Config.User names someone: that
+// user's uid and primary group, no supplementary groups (so not ews's
+// group, which may read /etc/ews). It refuses root, ews's own user, and a
+// process that may not change user (neither root nor holding CAP_SETUID
+// and CAP_SETGID).
+func credential(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("cgi: user %q: %v (create it: adduser --system --group --no-create-home %s)", name, err, name)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("cgi: user %q: uid %q, gid %q are not numbers", name, u.Uid, u.Gid)
+	}
+	switch {
+	case uid == 0:
+		return nil, fmt.Errorf("cgi: user %q is root: programs would read every secret; name an unprivileged user", name)
+	case int(uid) == os.Geteuid():
+		return nil, fmt.Errorf("cgi: user %q is the user ews runs as: programs could read its secrets; name another user", name)
+	case !mayChangeUser():
+		return nil, fmt.Errorf("cgi: user %q: ews runs as uid %d without CAP_SETUID and CAP_SETGID, so it cannot start programs as another user; run it as root or grant both (packaging/ews.service does), or remove [cgi] user", name, os.Geteuid())
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+// mayChangeUser reports whether this process may setuid/setgid to anyone.
+func mayChangeUser() bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	eff, ok := effectiveCaps()
+	return ok && eff&(1<<capSetuid) != 0 && eff&(1<<capSetgid) != 0
+}
+
+// effectiveCaps reads CapEff from /proc/self/status.
+func effectiveCaps() (uint64, bool) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "CapEff:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
