@@ -27,7 +27,8 @@ type Config struct {
 	// User runs the programs as this user (its uid and primary group, no
 	// supplementary groups), so they cannot read what ews can: its secrets
 	// and /proc/<ews pid>/environ. "": as ews itself. New refuses root,
-	// ews's own user, and an ews that may not change user.
+	// ews's own user, and an ews that may not change user. "": DefaultUser
+	// when that user exists and ews may change user, else as ews itself.
 	User string
 	// Resource limits of each program and its children; 0: the default.
 	CPUSeconds   uint64 // RLIMIT_CPU; default 10
@@ -99,12 +100,17 @@ func New(c Config, opts Options) (*Handler, error) {
 		h.maxOutput = 1 << 20
 	}
 	h.limits = Limits{CPUSeconds: orDefault(c.CPUSeconds, DefaultCPUSeconds), Memory: orDefault(c.MaxMemory, DefaultMaxMemory)}
-	if c.User != "" {
-		cred, err := credential(c.User)
+	name := c.User
+	if name == "" {
+		name = h.defaultUser()
+	}
+	if name != "" {
+		cred, err := credential(name)
 		if err != nil {
 			return nil, err
 		}
 		h.cred = cred
+		keepSetuidToSelf()
 		// RLIMIT_NPROC counts every process of the user: with ews's own
 		// user it would count ews's threads too, so it is set only here.
 		h.limits.Processes = orDefault(c.MaxProcesses, DefaultMaxProcesses)

@@ -67,3 +67,21 @@ func effectiveCaps() (uint64, bool) {
 	}
 	return 0, false
 }
+
+// DefaultUser is the user programs run as when [cgi] user is unset, if it
+// exists (the .deb and flash.sh create it) and ews may change user.
+const DefaultUser = "ews-cgi"
+
+// defaultUser is DefaultUser when it can be used, else "" (with a warning
+// when it exists but ews may not change user).
+func (h *Handler) defaultUser() string {
+	u, err := user.Lookup(DefaultUser)
+	if err != nil || u.Uid == strconv.Itoa(os.Geteuid()) {
+		return ""
+	}
+	if !mayChangeUser() {
+		h.log.Warn("cgi: user "+DefaultUser+" exists but ews may not change user (no CAP_SETUID and CAP_SETGID): CGI programs run as ews and can read its secrets", "uid", os.Geteuid())
+		return ""
+	}
+	return DefaultUser
+}
