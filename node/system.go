@@ -162,7 +162,7 @@ func (n *Node) build() error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if s.auto, err = newAutomation(cfg, log, n.handler, n.deviceList, s.cluster); err != nil {
+	if s.auto, err = newAutomation(cfg, log, n.handler, n.deviceList, s.cluster, s.sec.client); err != nil {
 		return err
 	}
 	s.helpers = supervise.New(supervised(cfg), log)
