@@ -110,7 +110,9 @@ func New(c Config, opts Options) (*Handler, error) {
 			return nil, err
 		}
 		h.cred = cred
-		keepSetuidToSelf()
+		if err := keepSetuidToSelf(); err != nil {
+			h.log.Warn(err.Error())
+		}
 		// RLIMIT_NPROC counts every process of the user: with ews's own
 		// user it would count ews's threads too, so it is set only here.
 		h.limits.Processes = orDefault(c.MaxProcesses, DefaultMaxProcesses)

@@ -1,12 +1,10 @@
 package cgi
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/user"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -47,25 +45,8 @@ func mayChangeUser() bool {
 	if os.Geteuid() == 0 {
 		return true
 	}
-	eff, ok := effectiveCaps()
-	return ok && eff&(1<<capSetuid) != 0 && eff&(1<<capSetgid) != 0
-}
-
-// effectiveCaps reads CapEff from /proc/self/status.
-func effectiveCaps() (uint64, bool) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "CapEff:"); ok {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
+	eff, err := capsOf("CapEff")
+	return err == nil && eff&(1<<capSetuid) != 0 && eff&(1<<capSetgid) != 0
 }
 
 // DefaultUser is the user programs run as when [cgi] user is unset, if it
