@@ -69,3 +69,10 @@ func lower(res int, v uint64) error {
 	}
 	return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
 }
+
+// procAttr starts the box in a process group of its own, as cred (nil: as
+// ews); Pdeathsig: the program does not outlive an ews killed outright
+// (its own group no longer gets the signals sent to ews's).
+func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: cred, Pdeathsig: syscall.SIGKILL}
+}

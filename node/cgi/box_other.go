@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 )
 
 // enterBox: the box needs Linux (rlimits, capabilities); elsewhere the
@@ -18,3 +19,7 @@ func enterBox(Limits, string) int {
 func keepSetuidToSelf() error { return nil }
 
 func capsOf(string) (uint64, error) { return 0, errors.New("cgi: no capabilities here") }
+
+func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+}

@@ -37,7 +37,7 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 	if r.ContentLength > 0 {
 		cmd.Stdin = r.Body
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: h.cred}
+	cmd.SysProcAttr = procAttr(h.cred)
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = exitGrace
 	if err := cmd.Start(); err != nil {
