@@ -22,7 +22,7 @@ import (
 )
 
 func TestBrowserBoardPage(t *testing.T) {
-	v1, v2, bad := versionBinary(t, "test-1"), versionBinary(t, "test-2"), badBinary(t)
+	v1, v2, bad := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2")), signedCopy(t, badBinary(t))
 	b := ownCopyCluster(t, 1, v1)[0]
 	testutil.EventuallyWithin(t, "board serving", 30*time.Second, func() bool {
 		i, err := b.info()
@@ -102,7 +102,7 @@ func TestBrowserBoardPage(t *testing.T) {
 
 // TestBrowserRollingUpgrade clicks "Upgrade every board" on a follower's board page.
 func TestBrowserRollingUpgrade(t *testing.T) {
-	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	ews2 := boards[1]

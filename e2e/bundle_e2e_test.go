@@ -63,7 +63,7 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 	if !strings.Contains(doc, "bundle_file") {
 		t.Fatalf("flash.sh --bundle wrote no bundle_file:\n%s", doc)
 	}
-	doc = regexp.MustCompile(`(?m)^token_file\s*=.*$`).ReplaceAllStringFunc(doc, func(l string) string { return l + "\ntls = false" })
+	doc = regexp.MustCompile(`(?m)^auth\s*=.*$`).ReplaceAllStringFunc(doc, func(l string) string { return l + "\ntls = false" })
 	doc += "\n[sim]\ndevice_latency = \"5ms\"\n" + devices
 	if err := os.WriteFile(conf, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
@@ -90,9 +90,15 @@ func TestFlashedBundleCluster(t *testing.T) {
 	if err := os.Symlink(bin, filepath.Join(dist, "ews-linux-armv6")); err != nil { // this machine's build stands in for the board's
 		t.Fatal(err)
 	}
+	boards, _ := layout(t, 5)
+	var list []string
+	for _, b := range boards {
+		list = append(list, b.name+"="+b.gossip)
+	}
+	peers := strings.Join(list, ",")
 	initBundle := func(name string) (string, *bundle.Bundle) {
 		p := filepath.Join(dir, name)
-		if out, err := exec.Command(bin, "cluster", "init", "--out", p).CombinedOutput(); err != nil {
+		if out, err := exec.Command(bin, "cluster", "init", "--peers", peers, "--out", p).CombinedOutput(); err != nil {
 			t.Fatalf("ews cluster init: %v\n%s", err, out)
 		}
 		b, err := bundle.Read(p)
@@ -111,12 +117,6 @@ func TestFlashedBundleCluster(t *testing.T) {
 	}
 	stranger, _ := initBundle("stranger.bundle") // ews5: another bundle altogether
 
-	boards, _ := layout(t, 5)
-	var list []string
-	for _, b := range boards {
-		list = append(list, b.name+"="+b.gossip)
-	}
-	peers := strings.Join(list, ",")
 	relay := func(name, node string) string {
 		return fmt.Sprintf("[[device]]\nname = %q\ndriver = \"sim-switch\"\nnode = %q\n", name, node)
 	}
@@ -124,8 +124,8 @@ func TestFlashedBundleCluster(t *testing.T) {
 	bundles := []string{good, good, good, other, stranger}
 	for i, b := range boards {
 		f := flashBoard(t, bin, dist, peers, b, bundles[i], devices)
-		if tok, _ := os.ReadFile(filepath.Join(f.root, "etc/ews/token")); i < 3 && strings.TrimSpace(string(tok)) != gb.Token {
-			t.Fatalf("%s: flashed token is not the bundle's", b.name)
+		if fb, err := bundle.Read(filepath.Join(f.root, "etc/ews/cluster.bundle")); i < 3 && (err != nil || fb.Token != gb.Token || fb.CAKey != "") {
+			t.Fatalf("%s: flashed bundle is not the board's of this cluster: %v", b.name, err)
 		}
 		b.start(t, bin)
 	}

@@ -89,7 +89,11 @@ func demoBoards(t *testing.T, n int, bin string, ownCopy bool) []*board {
 	var boards []*board
 	for i, l := range layout {
 		b := &board{name: l.Name, http: l.HTTP, gossip: l.Gossip, cfg: filepath.Join(dir, l.Name+".toml")}
-		writeFile(t, b.cfg, demo.Config(layout, i, key, cgiDir))
+		doc := demo.Config(layout, i, key, cgiDir)
+		if ownCopy { // the firmware tests: each board holds its bundle's verify key
+			doc = withBundle(t, dir, l.Name, doc)
+		}
+		writeFile(t, b.cfg, doc)
 		exe := bin
 		if ownCopy {
 			exe = filepath.Join(dir, l.Name, "ews")
@@ -104,5 +108,6 @@ func demoBoards(t *testing.T, n int, bin string, ownCopy bool) []*board {
 // demoCluster is n demo boards running the shipped binary.
 func demoCluster(t *testing.T, n int) []*board { return demoBoards(t, n, ewsBinary(t), false) }
 
-// ownCopyCluster is n demo boards, each running its own copy of bin.
+// ownCopyCluster is n demo boards, each running its own copy of bin and
+// holding its own board bundle (the firmware verify key; plain HTTP).
 func ownCopyCluster(t *testing.T, n int, bin string) []*board { return demoBoards(t, n, bin, true) }

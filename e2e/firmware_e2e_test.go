@@ -129,7 +129,7 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three binaries")
 	}
-	v1, v2, bad := versionBinary(t, "test-1"), versionBinary(t, "test-2"), badBinary(t)
+	v1, v2, bad := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2")), signedCopy(t, badBinary(t))
 	b := ownCopyCluster(t, 1, v1)[0]
 	var info boardJSON
 	testutil.EventuallyWithin(t, "board serving test-1", 30*time.Second, func() bool {
@@ -150,6 +150,16 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 			i, err := b.info()
 			return err == nil && i.Runstate == "running" && i.Started != before.Started && i.PID == before.PID
 		})
+	})
+
+	t.Run("unsigned binary with its correct SHA-256: refused, the board keeps its binary", func(t *testing.T) {
+		code, msg := postBoard(t, b, "/api/board/firmware", versionBinary(t, "test-2"))
+		if code != 403 || !strings.Contains(msg, `"reason":"signature"`) {
+			t.Fatalf("unsigned upload: %d %s, want 403 reason signature", code, msg)
+		}
+		if i, err := b.info(); err != nil || i.SHA256 != info.SHA256 || i.Version != "test-1" || i.PID != info.PID {
+			t.Fatalf("after a refused upload: %+v %v", i, err)
+		}
 	})
 
 	t.Run("good binary: version changes", func(t *testing.T) {
@@ -188,7 +198,7 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 			goarch = "amd64"
 		}
 		other := binary(t, build{goarch: goarch})
-		code, msg := postBoard(t, b, "/api/board/firmware", other)
+		code, msg := postBoard(t, b, "/api/board/firmware", signedCopy(t, other))
 		if code != 400 || !strings.Contains(msg, "this board needs") {
 			t.Fatalf("wrong arch: %d %s, want 400 naming the arch", code, msg)
 		}
@@ -263,7 +273,7 @@ func TestRollingUpgrade(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs three boards")
 	}
-	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 
@@ -272,7 +282,7 @@ func TestRollingUpgrade(t *testing.T) {
 	wg := upgradeLoad(boards, stop, &res)
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	cli := exec.Command(v1, "upgrade", "--url", "http://"+boards[1].http, "--binary", v2, "--token", demo.Token)
+	cli := exec.Command(v1, "upgrade", "--url", "http://"+boards[1].http, "--binary", v2, "--token-file", tokenFile(t))
 	cli.Stdout, cli.Stderr = &out, &errOut
 	code := -1
 	if err := cli.Run(); err == nil || cli.ProcessState != nil {
@@ -336,7 +346,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs three boards")
 	}
-	v1, v2 := versionBinary(t, "test-1"), versionBinary(t, "test-2")
+	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	stop := make(chan struct{})

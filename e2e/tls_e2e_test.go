@@ -48,8 +48,9 @@ func TestTLSClusterCapture(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	dir := t.TempDir()
+	plain, peers := layout(t, 3)
 	bpath := filepath.Join(dir, "cluster.bundle")
-	if out, err := exec.Command(bin, "cluster", "init", "--out", bpath).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", bpath).CombinedOutput(); err != nil {
 		t.Fatalf("ews cluster init: %v\n%s", err, out)
 	}
 	bun, err := bundle.Read(bpath)
@@ -60,8 +61,6 @@ func TestTLSClusterCapture(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ews cluster ca: %v", err)
 	}
-
-	plain, peers := layout(t, 3)
 	var boards []*tlsBoard
 	low, high := 65535, 0
 	for _, b := range plain {
@@ -80,6 +79,11 @@ name = "relay1"
 driver = "sim-switch"
 node = "ews3"
 `, bun.Token, tb.https)}.doc(b, peers, bun.Key)
+		// each board gets its own bundle minted from the admin's (issue 23)
+		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", bpath, "--out", filepath.Join(dir, b.name+".bundle")).CombinedOutput(); err != nil {
+			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
+		}
+		doc = strings.Replace(doc, fmt.Sprintf("bundle_file = %q", bpath), fmt.Sprintf("bundle_file = %q", filepath.Join(dir, b.name+".bundle")), 1)
 		b.cfg = filepath.Join(dir, b.name+".toml")
 		writeFile(t, b.cfg, doc)
 	}

@@ -85,5 +85,29 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 
 // view is the cluster table with the boards this master saw refuse
 // forwarded credentials lately marked auth_mismatch too (the gossiped
-// fingerprints mark the rest).
-func (n *Node) view() state.View { return n.refusals.mark(n.cluster.Snapshot(), time.Now()) }
+// fingerprints mark the rest), and this board's own row marked with the
+// load figures it could not read.
+func (n *Node) view() state.View {
+	return n.markUnknown(n.refusals.mark(n.cluster.Snapshot(), time.Now()))
+}
+
+// unknowner is a loadSource that says which figures it could not read
+// (procload.Sampler).
+type unknowner interface{ Unknown() state.LoadFigures }
+
+// markUnknown sets load_unknown on this board's own row: only the board
+// knows it (reports do not carry it, so rows stay within 64 bytes).
+func (n *Node) markUnknown(v state.View) state.View {
+	u, ok := n.load.(unknowner)
+	if !ok {
+		return v
+	}
+	if f := u.Unknown(); f != 0 {
+		for i := range v.Nodes {
+			if v.Nodes[i].Name == v.Self {
+				v.Nodes[i].LoadUnknown = f
+			}
+		}
+	}
+	return v
+}

@@ -160,10 +160,10 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	file := n.bin.path + ".rollout"
-	sum, err := firmware.Receive(file, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()))
+	sum, err := firmware.Receive(file, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), n.sec.verify)
 	if err != nil {
 		n.rollout.finish(err)
-		httpx.Error(w, http.StatusBadRequest, "%v", err)
+		firmwareRefused(w, err)
 		return
 	}
 	order := rollout.Order(rv, n.cfg.Node.Name)
@@ -212,7 +212,7 @@ func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token
 	defer f.Close()
 	n.bin.mu.Lock()
 	defer n.bin.mu.Unlock()
-	m, err := firmware.Stage(n.bin.path, f, MaxFirmwareBytes, sum, firmware.Here(buildinfo.GOARM()), firmware.Marker{
+	m, err := firmware.Stage(n.bin.path, f, MaxFirmwareBytes, sum, firmware.Here(buildinfo.GOARM()), n.sec.verify, firmware.Marker{
 		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
 	})
 	if err != nil {

@@ -76,7 +76,9 @@ func (n *Node) build() error {
 	// what this board tells the cluster, and the cluster
 	s.local = &local{n: n}
 	s.health = health.New(healthConfig(cfg), log)
-	s.load = procload.New()
+	sampler := procload.New()
+	sampler.Logger = log // one warning per figure it cannot read
+	s.load = sampler
 	if cfg.Sim != nil {
 		s.sim = newSimLoad(*cfg.Sim, s.local.InFlight, s.local.Completed)
 		s.load = s.sim

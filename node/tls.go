@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/ed25519"
 	"crypto/tls"
 	"log/slog"
 	"net/http"
@@ -14,10 +15,11 @@ import (
 type security struct {
 	ca      *clustertls.CA
 	cert    tls.Certificate
-	server  *tls.Config // the HTTPS listener: asks peers for their certificate
-	client  *tls.Config // requests to peers: trusts the CA, presents cert
-	session []byte      // keys session cookies
-	handoff bool        // session is this process's own random key (SessionHandoff)
+	server  *tls.Config       // the HTTPS listener: asks peers for their certificate
+	client  *tls.Config       // requests to peers: trusts the CA, presents cert
+	session []byte            // keys session cookies
+	verify  ed25519.PublicKey // firmware signing key's public half; nil: no firmware accepted
+	handoff bool              // session is this process's own random key (SessionHandoff)
 }
 
 // on reports whether this board serves and speaks HTTPS.
@@ -52,6 +54,7 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 	if s.Bundle != nil {
 		sec.session = s.Bundle.Session()
 	}
+	sec.verify = s.Verify
 	if sec.session == nil {
 		if k, err := cfg.ClusterKey(); err == nil && len(k) > 0 {
 			sec.session = k
@@ -70,9 +73,12 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 	if !s.TLS {
 		return sec, nil
 	}
-	cert, err := s.CA.Issue(cfg.Node.Name, s.Hosts)
-	if err != nil {
-		return sec, config.Errors{cfg.Errorf("cluster.bundle_file", "%v", err)}
+	cert := s.Cert // minted off the board (a board bundle)
+	if !s.Minted {
+		var err error
+		if cert, err = s.CA.Issue(cfg.Node.Name, s.Hosts); err != nil { // a version 2 bundle
+			return sec, config.Errors{cfg.Errorf("cluster.bundle_file", "%v", err)}
+		}
 	}
 	sec.ca, sec.cert = s.CA, cert
 	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)

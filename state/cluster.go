@@ -78,6 +78,7 @@ type Cluster struct {
 	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
 	joins          atomic.Int64         // join attempts of the rejoin loop
 	refusedMembers memberLog            // refused members, logged once a minute
+	loadPanicked   atomic.Bool          // Local.Load has panicked (warned once)
 
 	amu   sync.Mutex        // guards addrs
 	addrs map[string]string // live members' gossip addresses, copied in the event delegate

@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -44,10 +45,15 @@ type Options struct {
 	// WriteFile writes data to path atomically with perm; tests inject failures.
 	WriteFile func(path string, data []byte, perm os.FileMode) error
 	Now       func() time.Time // for the note in the backup
-	// Chown gives the new key file to the service user. The default, when
-	// running as root (the unit's ExecStartPre=+), gives it to user "ews" if
-	// that user exists, so the sandboxed `ews run` can read its 0600 key.
-	Chown func(path string) error
+	// Chown gives the key file to the service user, through an open file
+	// (fchown): the new key's temp file before it is renamed into place, or
+	// an existing key file opened without following a symlink. The default,
+	// when running as root (the unit's ExecStartPre=+), gives it to user
+	// "ews" if that user exists, so the sandboxed `ews run` can read its
+	// 0600 key.
+	Chown func(f *os.File) error
+
+	injectedWrite bool // WriteFile was given: the key is written with it, then chowned
 }
 
 func (o *Options) fill() {
@@ -59,6 +65,8 @@ func (o *Options) fill() {
 	}
 	if o.WriteFile == nil {
 		o.WriteFile = AtomicWrite
+	} else {
+		o.injectedWrite = true
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -103,11 +111,8 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
 	}
 
-	if err := writeKey(target, cfg.Cluster.Key, key, opts.WriteFile); err != nil {
+	if err := writeKey(target, cfg.Cluster.Key, key, opts); err != nil {
 		return false, err
-	}
-	if err := opts.Chown(target); err != nil {
-		return false, fmt.Errorf("bootkey: give %s to the service user: %w", target, err)
 	}
 	// The new boot file must load and give the same key before it replaces the old one.
 	next, err := config.Parse(cfg.Path, rewritten)
@@ -145,13 +150,25 @@ func onBoot(path string, boot []string) bool {
 	return false
 }
 
-// writeKey puts the key into path with mode 0600, unless path already holds
-// that key. A different key already there is an error: never overwrite it.
-func writeKey(path, text string, key []byte, write func(string, []byte, os.FileMode) error) error {
+// writeKey puts the key into path with mode 0600 and gives it to the
+// service user before it has its name (opts.Chown on the temp file), unless
+// path already holds that key (then it is opened without following a
+// symlink and fixed through that descriptor). A different key already
+// there is an error: never overwrite it.
+func writeKey(path, text string, key []byte, opts Options) error {
+	own := func(f *os.File) error {
+		if err := opts.Chown(f); err != nil {
+			return fmt.Errorf("give %s to the service user: %w", path, err)
+		}
+		return nil
+	}
 	if old, err := os.ReadFile(path); err == nil {
 		have, derr := config.DecodeKey(strings.TrimSpace(string(old)))
 		if derr == nil && bytes.Equal(have, key) {
-			return os.Chmod(path, 0o600)
+			if err := fixOpen(path, own); err != nil {
+				return fmt.Errorf("bootkey: %w", err)
+			}
+			return nil
 		}
 		return fmt.Errorf("bootkey: %s already holds a different key; not overwriting it (remove it, or put key_file in the boot config)", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -160,10 +177,34 @@ func writeKey(path, text string, key []byte, write func(string, []byte, os.FileM
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("bootkey: create key dir: %w", err)
 	}
-	if err := write(path, []byte(text+"\n"), 0o600); err != nil {
+	data := []byte(text + "\n")
+	if !opts.injectedWrite {
+		if err := atomicWrite(path, data, 0o600, own); err != nil {
+			return fmt.Errorf("bootkey: write %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := opts.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("bootkey: write %s: %w", path, err)
 	}
+	if err := fixOpen(path, own); err != nil {
+		return fmt.Errorf("bootkey: %w", err)
+	}
 	return nil
+}
+
+// fixOpen opens path without following a symlink and makes it 0600 and
+// the service user's through the descriptor.
+func fixOpen(path string, own func(*os.File) error) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	return own(f)
 }
 
 // replaceLine swaps 1-based line n, which must be a one-line key = "...",
@@ -199,7 +240,7 @@ func replaceLine(data []byte, n int, repl string) ([]byte, error) {
 // ServiceUser owns the key file when ews moves it as root.
 const ServiceUser = "ews"
 
-func chownToServiceUser(path string) error {
+func chownToServiceUser(f *os.File) error {
 	if os.Geteuid() != 0 {
 		return nil // the key file is ours already
 	}
@@ -212,7 +253,7 @@ func chownToServiceUser(path string) error {
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("user %s has ids %q:%q", ServiceUser, u.Uid, u.Gid)
 	}
-	return os.Chown(path, uid, gid)
+	return f.Chown(uid, gid)
 }
 
 // MigratePath loads the config at path and migrates its key: what

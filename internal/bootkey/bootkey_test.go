@@ -36,7 +36,16 @@ func newBoard(t *testing.T) *board {
 		KeyFile:   b.keyFile,
 		Now:       func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) },
 	}
-	b.opts.Chown = func(p string) error { b.chowned = append(b.chowned, p); return nil }
+	b.opts.Chown = func(f *os.File) error {
+		// the owner is set before the key has its name: the file chowned is
+		// the temp file, still apart from the key file
+		if _, err := os.Stat(b.keyFile); err == nil && f.Name() != b.keyFile {
+			b.chowned = append(b.chowned, "after the rename: "+f.Name())
+			return nil
+		}
+		b.chowned = append(b.chowned, f.Name())
+		return nil
+	}
 	return b
 }
 
@@ -101,8 +110,8 @@ func TestMigrateMovesKey(t *testing.T) {
 	if !strings.Contains(bak, "# key = <moved to "+b.keyFile+" by ews on 2026-11-30T09:00:00Z>") {
 		t.Fatalf("backup lacks the note:\n%s", bak)
 	}
-	if len(b.chowned) != 1 || b.chowned[0] != b.keyFile {
-		t.Fatalf("chowned %q, want the key file", b.chowned)
+	if len(b.chowned) != 1 || filepath.Dir(b.chowned[0]) != filepath.Dir(b.keyFile) || b.chowned[0] == b.keyFile {
+		t.Fatalf("chowned %q, want the key's temp file, before the rename (fchown, issue 23)", b.chowned)
 	}
 	if cfg.Cluster.Key != "" || cfg.Cluster.KeyFile != b.keyFile {
 		t.Fatalf("cfg not updated: key %q key_file %q", cfg.Cluster.Key, cfg.Cluster.KeyFile)
@@ -195,13 +204,22 @@ func TestMigrateCannot(t *testing.T) {
 		}, "write "},
 		{"read-only boot partition", text, func(t *testing.T, b *board) { bootWriteFails(b) }, "read-only file system"},
 		{"cannot chown", text, func(t *testing.T, b *board) {
-			b.opts.Chown = func(string) error { return errors.New("operation not permitted") }
+			b.opts.Chown = func(*os.File) error { return errors.New("operation not permitted") }
 		}, "give "},
 		{"a different key already there", text, func(t *testing.T, b *board) {
 			if err := os.WriteFile(b.keyFile, []byte(config.NewKey()+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}, "different key"},
+		{"the key file is a symlink (planted): not followed", text, func(t *testing.T, b *board) {
+			elsewhere := filepath.Join(t.TempDir(), "k")
+			if err := os.WriteFile(elsewhere, []byte(key+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, b.keyFile); err != nil {
+				t.Fatal(err)
+			}
+		}, "symbolic link"},
 		{"key in an inline table", "cluster = { peers = [\"ews1=127.0.0.1:7946\"], key = \"" + key + "\" }\n[node]\nname = \"ews1\"\n", nil, "write the key as one line"},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,13 @@ import (
 // never half of one. perm applies on filesystems that keep permissions (not
 // FAT, where every file is readable by whoever the mount options allow).
 func AtomicWrite(path string, data []byte, perm os.FileMode) error {
+	return atomicWrite(path, data, perm, nil)
+}
+
+// atomicWrite is AtomicWrite that calls prep (unless nil) on the temp file
+// before the rename: an owner set there is the file's from its first
+// moment under its name.
+func atomicWrite(path string, data []byte, perm os.FileMode, prep func(*os.File) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -28,6 +35,12 @@ func AtomicWrite(path string, data []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil && !isUnsupported(err) {
 		f.Close()
 		return err
+	}
+	if prep != nil {
+		if err := prep(f); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()

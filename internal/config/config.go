@@ -9,6 +9,8 @@ import (
 // Config is one board's boot config (ews.toml). Every key of docs/DESIGN.md has a
 // field here; DefaultConfig fills the values a file may leave out.
 type Config struct {
+	tokenFromBundle bool // http.token came from cluster.bundle_file (fillTokenFromBundle)
+
 	Node      Node        `toml:"node"`
 	Cluster   Cluster     `toml:"cluster"`
 	Sched     Sched       `toml:"sched"`
@@ -70,8 +72,12 @@ type Cluster struct {
 	// VIP is the address that follows the master, e.g. "192.168.1.50/24".
 	VIP          string `toml:"vip"`
 	VIPInterface string `toml:"vip_interface"` // default: the interface whose subnet holds vip
-	// BundleFile is the cluster bundle (`ews cluster init`): its session
-	// secret keys the session cookies and its CA turns on TLS (tls.go).
+	// BundleFile is this board's bundle (`ews cluster board`, minted from
+	// the admin bundle of `ews cluster init`): alone it gives the gossip
+	// key and the token (unless key/key_file, token/token_file are set),
+	// its session secret keys the session cookies, its certificate turns
+	// on TLS (tls.go) and its verify key checks firmware. The admin bundle
+	// itself is refused here.
 	BundleFile string `toml:"bundle_file"`
 }
 

@@ -1,6 +1,7 @@
 package procload
 
 import (
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,7 +20,8 @@ type fakeProc struct {
 
 func newFakeProc(t *testing.T) *fakeProc {
 	f := &fakeProc{t: t, dir: t.TempDir(), now: clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
-	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Clock: f.now}
+	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Clock: f.now,
+		Logger: slog.New(slog.DiscardHandler)}
 	return f
 }
 

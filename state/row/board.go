@@ -26,4 +26,9 @@ type Board struct {
 	// Simulated: the board runs on the simulated board (its report says
 	// so); its devices drive no hardware.
 	Simulated bool `json:"simulated,omitempty"`
+	// LoadUnknown lists the load figures this board could not read
+	// (["cpu_mhz"], …): they show as 0. Only the board's own row has it, in
+	// its own /api/cluster (the reports do not carry it). Omitted when
+	// every figure was read.
+	LoadUnknown LoadFigures `json:"load_unknown,omitempty"`
 }
