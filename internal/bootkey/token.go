@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -64,7 +65,7 @@ func MigrateToken(cfg *config.Config, log *slog.Logger, opts Options) (changed b
 	if err != nil {
 		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
 	}
-	if err := writeToken(target, token, opts.WriteFile); err != nil {
+	if err := writeToken(target, token, opts); err != nil {
 		return false, err
 	}
 	next, err := config.Parse(cfg.Path, rewritten)
@@ -97,9 +98,10 @@ func MigrateTokenPath(path string, log *slog.Logger, opts Options) (bool, error)
 	return MigrateToken(cfg, log, opts)
 }
 
-// writeToken puts token into path with mode 0640, unless path already
+// writeToken puts token into path with mode 0640, given to group ews
+// before it has its name (as writeKey does the key), unless path already
 // holds it; another token there is an error.
-func writeToken(path, token string, write func(string, []byte, os.FileMode) error) error {
+func writeToken(path, token string, opts Options) error {
 	if old, err := os.ReadFile(path); err == nil {
 		if strings.TrimSpace(string(old)) == token {
 			return nil
@@ -111,16 +113,31 @@ func writeToken(path, token string, write func(string, []byte, os.FileMode) erro
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("bootkey: create token dir: %w", err)
 	}
-	if err := write(path, []byte(token+"\n"), 0o640); err != nil {
+	data := []byte(token + "\n")
+	if !opts.injectedWrite {
+		if err := atomicWrite(path, data, 0o640, giveToServiceGroup); err != nil {
+			return fmt.Errorf("bootkey: write %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := opts.WriteFile(path, data, 0o640); err != nil {
 		return fmt.Errorf("bootkey: write %s: %w", path, err)
 	}
-	return giveToServiceGroup(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("bootkey: %w", err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o640); err != nil {
+		return fmt.Errorf("bootkey: %w", err)
+	}
+	return giveToServiceGroup(f)
 }
 
-// giveToServiceGroup makes path root:ews when run as root and group ews
-// exists, so the sandboxed service reads its 0640 token. Lchown: a link
-// put in its place is not followed.
-func giveToServiceGroup(path string) error {
+// giveToServiceGroup makes f root:ews when run as root and group ews
+// exists, so the sandboxed service reads its 0640 token (through the open
+// file: nothing put at its name is followed).
+func giveToServiceGroup(f *os.File) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
@@ -132,8 +149,8 @@ func giveToServiceGroup(path string) error {
 	if err != nil {
 		return fmt.Errorf("bootkey: group %s has id %q", config.ServiceGroup, g.Gid)
 	}
-	if err := os.Lchown(path, 0, gid); err != nil {
-		return fmt.Errorf("bootkey: give %s to group %s: %w", path, config.ServiceGroup, err)
+	if err := f.Chown(0, gid); err != nil {
+		return fmt.Errorf("bootkey: give %s to group %s: %w", f.Name(), config.ServiceGroup, err)
 	}
 	return nil
 }

@@ -118,3 +118,28 @@ func TestMigrateTokenOffBootLeftAlone(t *testing.T) {
 		t.Fatalf("= %v, %v", changed, err)
 	}
 }
+
+// With an injected writer (tests, other filesystems) the token file still
+// ends 0640, fixed through a descriptor opened without following links.
+func TestMigrateTokenInjectedWrite(t *testing.T) {
+	b := newBoard(t)
+	tokenFile := filepath.Join(filepath.Dir(b.keyFile), "token")
+	b.opts.TokenFile = tokenFile
+	var wrote []string
+	b.opts.WriteFile = func(p string, data []byte, perm os.FileMode) error {
+		wrote = append(wrote, p)
+		return os.WriteFile(p, data, 0o644)
+	}
+	text := strings.Replace(config.Example(), "[http]\n", "[http]\ntoken = \""+inlineToken+"\"\n", 1)
+	text = strings.Replace(text, "token_file = \"/etc/ews/token\"", "", 1)
+	cfg := b.load(t, text)
+	if changed, err := MigrateToken(cfg, nil, b.opts); err != nil || !changed {
+		t.Fatalf("= %v, %v", changed, err)
+	}
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("token file %v, %v; want mode 0640", fi, err)
+	}
+	if len(wrote) != 3 || wrote[0] != tokenFile {
+		t.Fatalf("wrote %q, want the token file, the backup, the boot file", wrote)
+	}
+}
