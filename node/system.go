@@ -137,6 +137,7 @@ func (n *Node) build() error {
 	}
 	s.hub.Snapshot("cluster", func() any { return n.view() })
 	s.hub.Snapshot("devices", func() any { return n.deviceList() })
+	s.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
 	s.localHub.Snapshot("devices", func() any { return devs.Local() })
 	s.localHub.Snapshot("revoked", func() any { return s.auth.Revoked() })
 	if !cfg.Standalone() {
