@@ -10,8 +10,8 @@ import (
 
 // The packaged service can start CGI programs as ews-cgi (node/cgi's
 // DefaultUser), who exists on every install and can reach cgi-bin
-// (issue 23, M4): the unit grants CAP_SETUID and CAP_SETGID (ambient and
-// bounding), the postinst and sysusers create the user, and /var/lib/ews
+// (issue 23, M4): the unit grants CAP_SETUID, CAP_SETGID and CAP_KILL
+// (ambient and bounding), the postinst and sysusers create the user, and /var/lib/ews
 // lets others pass through.
 func TestPackagingRunsCGIAsItsOwnUser(t *testing.T) {
 	read := func(name string) string {
@@ -24,8 +24,10 @@ func TestPackagingRunsCGIAsItsOwnUser(t *testing.T) {
 	unit := read("ews.service")
 	for _, key := range []string{"AmbientCapabilities", "CapabilityBoundingSet"} {
 		m := regexp.MustCompile(`(?m)^` + key + `=(.*)$`).FindStringSubmatch(unit)
-		if m == nil || !strings.Contains(m[1], "CAP_SETUID") || !strings.Contains(m[1], "CAP_SETGID") {
-			t.Errorf("ews.service %s lacks CAP_SETUID/CAP_SETGID: %q", key, m)
+		for _, c := range []string{"CAP_SETUID", "CAP_SETGID", "CAP_KILL"} {
+			if m == nil || !strings.Contains(m[1], c) {
+				t.Errorf("ews.service %s lacks %s: %q", key, c, m)
+			}
 		}
 	}
 	if !regexp.MustCompile(`(?m)^u ews-cgi `).MatchString(read("sysusers.conf")) {

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keepSetuidToSelf lowers CAP_SETUID and CAP_SETGID out of ews's ambient
+// keepSetuidToSelf lowers CAP_SETUID, CAP_SETGID and CAP_KILL out of ews's ambient
 // set on every thread: a service granted them (AmbientCapabilities=, so
 // that ews may start programs as [cgi] user) keeps them in its permitted
 // and effective sets, but the programs ews starts otherwise
@@ -21,12 +21,12 @@ import (
 // cgo (as under -race) has no AllThreadsSyscall; the board's is static.
 func keepSetuidToSelf() error {
 	amb, err := capsOf("CapAmb")
-	if err != nil || amb&(1<<capSetuid|1<<capSetgid) == 0 {
+	if err != nil || amb&(1<<capSetuid|1<<capSetgid|1<<capKill) == 0 {
 		return nil
 	}
-	for _, c := range []uintptr{capSetuid, capSetgid} {
+	for _, c := range []uintptr{capSetuid, capSetgid, capKill} {
 		if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, c, 0, 0, 0); e != 0 {
-			return fmt.Errorf("cgi: cannot lower CAP_SETUID/CAP_SETGID out of the ambient set (%v): helpers ews starts inherit them", e)
+			return fmt.Errorf("cgi: cannot lower CAP_SETUID/CAP_SETGID/CAP_KILL out of the ambient set (%v): helpers ews starts inherit them", e)
 		}
 	}
 	return nil

@@ -37,7 +37,7 @@ func TestKeepSetuidToSelf(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKeepSetuidToSelf$")
 	cmd.Env = append(os.Environ(), "EWS_CGI_AMBIENT_CHILD=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{AmbientCaps: []uintptr{capSetuid, capSetgid, capNetBindService}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{AmbientCaps: []uintptr{capSetuid, capSetgid, capKill, capNetBindService}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)

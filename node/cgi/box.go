@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // boxArg0 is the argv[0] under which the ews binary (re-executed through
-// /proc/self/exe) acts as the box: it lowers its resource limits, drops
-// every capability it may have inherited, and executes the program. Go's
-// SysProcAttr cannot set rlimits or clear ambient capabilities between fork
-// and exec, and prlimit(2) on a started child races with the program's
-// first fork; a re-exec of ourselves does both before the program runs.
+// /proc/self/exe) acts as the box: it lowers its resource limits, becomes
+// [cgi] user, drops every capability it may have, and executes the
+// program. Go's SysProcAttr cannot set rlimits or clear ambient
+// capabilities between fork and exec, and prlimit(2) on a started child
+// races with the program's first fork; a re-exec of ourselves does both
+// before the program runs. The box switches user itself, after the exec:
+// [cgi] user may not be allowed to execute ews's binary (an uploaded
+// firmware slot is 0750 ews:ews).
 const boxArg0 = "ews-cgi-box"
 
 // Limits are the resource limits a program runs under (setrlimit(2)).
@@ -47,12 +51,13 @@ func init() {
 	}
 }
 
-// boxMain is the box: args are the limits and the program. It returns only
-// when the program could not be started, with the exit status a shell
-// would give (127: not found, 126: cannot run).
+// boxMain is the box: args are the limits, the user to become ("-":
+// stay) and the program. It returns only when the program could not be
+// started, with the exit status a shell would give (127: not found, 126:
+// cannot run).
 func boxMain(args []string) int {
-	if len(args) != 4 {
-		fmt.Fprintf(os.Stderr, "cgi: box: want 4 arguments, got %d\n", len(args))
+	if len(args) != 5 {
+		fmt.Fprintf(os.Stderr, "cgi: box: want 5 arguments, got %d\n", len(args))
 		return 126
 	}
 	lim, err := parseLimits(args[:3])
@@ -60,5 +65,32 @@ func boxMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "cgi: box: %v\n", err)
 		return 126
 	}
-	return enterBox(lim, args[3])
+	var as *ids
+	if args[3] != "-" {
+		if as, err = parseIDs(args[3]); err != nil {
+			fmt.Fprintf(os.Stderr, "cgi: box: %v\n", err)
+			return 126
+		}
+	}
+	return enterBox(lim, as, args[4])
+}
+
+// ids is the user a program runs as: uid and gid, no supplementary groups.
+type ids struct{ uid, gid int }
+
+func (i *ids) arg() string {
+	if i == nil {
+		return "-"
+	}
+	return strconv.Itoa(i.uid) + ":" + strconv.Itoa(i.gid)
+}
+
+func parseIDs(s string) (*ids, error) {
+	u, g, ok := strings.Cut(s, ":")
+	uid, err1 := strconv.Atoi(u)
+	gid, err2 := strconv.Atoi(g)
+	if !ok || err1 != nil || err2 != nil || uid < 0 || gid < 0 {
+		return nil, fmt.Errorf("user %q: want uid:gid", s)
+	}
+	return &ids{uid, gid}, nil
 }

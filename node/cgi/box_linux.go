@@ -12,9 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// enterBox lowers the limits, drops capabilities on this thread (the one
-// that calls execve) and runs program in place of this process.
-func enterBox(lim Limits, program string) int {
+// enterBox lowers the limits, becomes as (nil: stays), drops
+// capabilities on this thread (the one that calls execve) and runs program
+// in place of this process.
+func enterBox(lim Limits, as *ids, program string) int {
 	runtime.LockOSThread()
 	for _, l := range []struct {
 		res int
@@ -25,6 +26,26 @@ func enterBox(lim Limits, program string) int {
 		}
 		if err := lower(l.res, l.v); err != nil {
 			fmt.Fprintf(os.Stderr, "cgi: box: setrlimit %d: %v\n", l.res, err)
+			return 126
+		}
+	}
+	// The user last: rlimits first (NPROC then counts against that user
+	// from the start); setgroups/setgid/setuid apply to every thread.
+	if as != nil {
+		if err := syscall.Setgroups([]int{}); err != nil {
+			fmt.Fprintf(os.Stderr, "cgi: box: setgroups: %v\n", err)
+			return 126
+		}
+		if err := syscall.Setgid(as.gid); err != nil {
+			fmt.Fprintf(os.Stderr, "cgi: box: setgid %d: %v\n", as.gid, err)
+			return 126
+		}
+		if err := syscall.Setuid(as.uid); err != nil {
+			fmt.Fprintf(os.Stderr, "cgi: box: setuid %d: %v\n", as.uid, err)
+			return 126
+		}
+		if os.Getuid() != as.uid || os.Geteuid() != as.uid || os.Getegid() != as.gid {
+			fmt.Fprintf(os.Stderr, "cgi: box: still uid %d gid %d after switching to %d:%d\n", os.Geteuid(), os.Getegid(), as.uid, as.gid)
 			return 126
 		}
 	}
@@ -70,9 +91,15 @@ func lower(res int, v uint64) error {
 	return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
 }
 
-// procAttr starts the box in a process group of its own, as cred (nil: as
-// ews); Pdeathsig: the program does not outlive an ews killed outright
-// (its own group no longer gets the signals sent to ews's).
-func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Credential: cred, Pdeathsig: syscall.SIGKILL}
+// procAttr starts the box in a process group of its own; Pdeathsig: the
+// program does not outlive an ews killed outright (its own group no
+// longer gets the signals sent to ews's). switching: the box becomes
+// another user, so an ews that is not root hands it CAP_SETUID and
+// CAP_SETGID (ambient, for that one exec; the box drops them).
+func procAttr(switching bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if switching && os.Geteuid() != 0 {
+		a.AmbientCaps = []uintptr{capSetuid, capSetgid}
+	}
+	return a
 }

@@ -11,7 +11,7 @@ import (
 
 // enterBox: the box needs Linux (rlimits, capabilities); elsewhere the
 // program is not run.
-func enterBox(Limits, string) int {
+func enterBox(Limits, *ids, string) int {
 	fmt.Fprintln(os.Stderr, "cgi: box: CGI programs run on Linux only")
 	return 126
 }
@@ -20,6 +20,4 @@ func keepSetuidToSelf() error { return nil }
 
 func capsOf(string) (uint64, error) { return 0, errors.New("cgi: no capabilities here") }
 
-func procAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-}
+func procAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -72,7 +71,7 @@ type Handler struct {
 	timeout   time.Duration
 	maxOutput int64
 	limits    Limits
-	cred      *syscall.Credential // nil: programs run as ews
+	as        *ids // the user programs run as; nil: as ews
 	devices   func() any
 	node      string
 	user      func(*http.Request) string
@@ -105,11 +104,11 @@ func New(c Config, opts Options) (*Handler, error) {
 		name = h.defaultUser()
 	}
 	if name != "" {
-		cred, err := credential(name)
+		as, err := credential(name)
 		if err != nil {
 			return nil, err
 		}
-		h.cred = cred
+		h.as = as
 		if err := keepSetuidToSelf(); err != nil {
 			h.log.Warn(err.Error())
 		}

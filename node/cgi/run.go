@@ -31,13 +31,13 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 	out := &capture{max: h.maxOutput, overflow: cancel}
 	res := result{stderr: &tail{}, exit: -1}
 	cmd := exec.CommandContext(ctx, h.self)
-	cmd.Args = append([]string{boxArg0}, append(h.limits.args(), file)...)
+	cmd.Args = append(append([]string{boxArg0}, h.limits.args()...), h.as.arg(), file)
 	cmd.Dir, cmd.Env = h.dir, env
 	cmd.Stdout, cmd.Stderr = out, res.stderr
 	if r.ContentLength > 0 {
 		cmd.Stdin = r.Body
 	}
-	cmd.SysProcAttr = procAttr(h.cred)
+	cmd.SysProcAttr = procAttr(h.as != nil)
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = exitGrace
 	if err := cmd.Start(); err != nil {

@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/user"
 	"strconv"
-	"syscall"
 )
 
-// Capabilities a process needs to start a program as another user.
+// Capabilities a process that is not root needs to start programs as
+// another user (SETUID, SETGID) and to kill them (KILL: they are no longer
+// its own).
 const (
+	capKill   = 5
 	capSetgid = 6
 	capSetuid = 7
 )
@@ -19,7 +21,7 @@ const (
 // group, which may read /etc/ews). It refuses root, ews's own user, and a
 // process that may not change user (neither root nor holding CAP_SETUID
 // and CAP_SETGID).
-func credential(name string) (*syscall.Credential, error) {
+func credential(name string) (*ids, error) {
 	u, err := user.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("cgi: user %q: %v (create it: adduser --system --group --no-create-home %s)", name, err, name)
@@ -35,18 +37,20 @@ func credential(name string) (*syscall.Credential, error) {
 	case int(uid) == os.Geteuid():
 		return nil, fmt.Errorf("cgi: user %q is the user ews runs as: programs could read its secrets; name another user", name)
 	case !mayChangeUser():
-		return nil, fmt.Errorf("cgi: user %q: ews runs as uid %d without CAP_SETUID and CAP_SETGID, so it cannot start programs as another user; run it as root or grant both (packaging/ews.service does), or remove [cgi] user", name, os.Geteuid())
+		return nil, fmt.Errorf("cgi: user %q: ews runs as uid %d without CAP_SETUID, CAP_SETGID and CAP_KILL, so it cannot start programs as another user and stop them; run it as root or grant the three (packaging/ews.service does), or remove [cgi] user", name, os.Geteuid())
 	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+	return &ids{uid: int(uid), gid: int(gid)}, nil
 }
 
-// mayChangeUser reports whether this process may setuid/setgid to anyone.
+// mayChangeUser reports whether this process may setuid/setgid to anyone
+// and signal what runs there.
 func mayChangeUser() bool {
 	if os.Geteuid() == 0 {
 		return true
 	}
 	eff, err := capsOf("CapEff")
-	return err == nil && eff&(1<<capSetuid) != 0 && eff&(1<<capSetgid) != 0
+	const need = 1<<capSetuid | 1<<capSetgid | 1<<capKill
+	return err == nil && eff&need == need
 }
 
 // DefaultUser is the user programs run as when [cgi] user is unset, if it
@@ -61,7 +65,7 @@ func (h *Handler) defaultUser() string {
 		return ""
 	}
 	if !mayChangeUser() {
-		h.log.Warn("cgi: user "+DefaultUser+" exists but ews may not change user (no CAP_SETUID and CAP_SETGID): CGI programs run as ews and can read its secrets", "uid", os.Geteuid())
+		h.log.Warn("cgi: user "+DefaultUser+" exists but ews may not change user (no CAP_SETUID, CAP_SETGID and CAP_KILL): CGI programs run as ews and can read its secrets", "uid", os.Geteuid())
 		return ""
 	}
 	return DefaultUser
