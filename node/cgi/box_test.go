@@ -97,7 +97,7 @@ func within(t *testing.T, done <-chan *httptest.ResponseRecorder, d time.Duratio
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	dir := program(t, "bg.sh", fmt.Sprintf("sleep 60 </dev/null >/dev/null 2>&1 &\necho $! >%s\necho $$ >>%s\nsleep 60\n", pidfile, pidfile))
-	h := mustNew(t, Config{Dir: dir, Timeout: 300 * time.Millisecond}, Options{})
+	h := mustNew(t, Config{Dir: dir, Timeout: 2 * time.Second}, Options{}) // time to write its pids on a loaded machine
 	w := within(t, serveAsync(h, httptest.NewRequest("GET", "/cgi-bin/bg.sh", nil)), 20*time.Second)
 	if w.Code != 502 || !strings.Contains(w.Body.String(), "timed out") {
 		t.Fatalf("status %d: %s", w.Code, w.Body)

@@ -90,7 +90,7 @@ func capableChild(t *testing.T, dir string) {
 	if os.Geteuid() == 0 {
 		t.Fatal("the child runs as root")
 	}
-	h := mustNew(t, Config{Dir: filepath.Join(dir, "cgi"), User: os.Getenv("EWS_CGI_CAPABLE_USER"), Timeout: time.Second}, Options{})
+	h := mustNew(t, Config{Dir: filepath.Join(dir, "cgi"), User: os.Getenv("EWS_CGI_CAPABLE_USER"), Timeout: 3 * time.Second}, Options{})
 	w := serve(h, "GET", "/cgi-bin/who")
 	out := w.Body.String()
 	fmt.Print(out)
