@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"log/slog"
 	"net/http"
 	"os"
@@ -40,7 +42,9 @@ type automation struct {
 // newAutomation reads the secrets automation needs; nil when the config has
 // neither [mqtt] nor [[rule]]. door is the node's whole HTTP surface; devices
 // and cluster are what the bridge publishes and the engine watches.
-func newAutomation(cfg *config.Config, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster) (*automation, error) {
+// clusterTLS is this board's TLS client config (nil with TLS off): an
+// mqtts:// broker without mqtt.ca_file is checked against its CA.
+func newAutomation(cfg *config.Config, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster, clusterTLS *tls.Config) (*automation, error) {
 	if cfg.MQTT == nil && len(cfg.Rules) == 0 {
 		return nil, nil
 	}
@@ -69,7 +73,17 @@ func newAutomation(cfg *config.Config, log *slog.Logger, door http.Handler, devi
 		if m.PasswordFile != "" && pass == "" {
 			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", m.PasswordFile)}
 		}
-		a.bridge = &mqtt.Options{Broker: u, User: m.User, Password: pass,
+		var tc *tls.Config
+		if m.Secure() {
+			if tc, err = mqtt.ClientTLS(mqtt.TLSFiles{CAFile: m.CAFile, CertFile: m.CertFile, KeyFile: m.KeyFile}, clusterTLS); err != nil {
+				key := "mqtt.ca_file"
+				if fe := (*mqtt.FileError)(nil); errors.As(err, &fe) {
+					key = "mqtt." + fe.Key
+				}
+				return nil, config.Errors{cfg.Errorf(key, "%v", err)}
+			}
+		}
+		a.bridge = &mqtt.Options{Broker: u, TLS: tc, CAFile: m.CAFile, User: m.User, Password: pass,
 			Topics:    mqtt.Topics{Prefix: m.Prefix, Discovery: m.DiscoveryPrefix},
 			Discovery: m.Discovery, Version: buildinfo.Version, Source: clusterSource{devices, cluster}, Actor: actor, Logger: log}
 	}

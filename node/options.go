@@ -33,7 +33,9 @@ func AuthKey(c *config.Config) string {
 
 // cgiConfig maps [cgi].
 func cgiConfig(c *config.Config) cgi.Config {
-	return cgi.Config{Dir: c.CGI.Dir, Timeout: c.CGI.Timeout.Duration, MaxOutput: c.CGI.MaxOutput}
+	g := c.CGI
+	return cgi.Config{Dir: g.Dir, Timeout: g.Timeout.Duration, MaxOutput: g.MaxOutput, User: g.User,
+		CPUSeconds: uint64(max(g.CPUSeconds, 0)), MaxMemory: uint64(max(g.MaxMemory, 0)), MaxProcesses: uint64(max(g.MaxProcesses, 0))}
 }
 
 // healthConfig maps [[health.process]] and [[health.check]].

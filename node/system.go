@@ -141,7 +141,9 @@ func (n *Node) build() error {
 	// same way, so it is known cluster-wide (at most once per cluster).
 	s.api = devapi.New(devs, s.auth, devapi.Options{ReadAuth: cfg.HTTP.ReadAuth, Logger: log, List: n.deviceList, Registerer: s.reg,
 		OnClaim: func(c devapi.Claim) { s.localHub.Publish("idempotency", c) }})
-	s.cgi = cgi.New(cgiConfig(cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User})
+	if s.cgi, err = cgi.New(cgiConfig(cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User}); err != nil {
+		return config.Errors{cfg.Errorf("cgi.user", "%v", err)}
+	}
 	s.hub.Snapshot("cluster", func() any { return n.view() })
 	s.hub.Snapshot("devices", func() any { return n.deviceList() })
 	s.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
@@ -172,7 +174,7 @@ func (n *Node) build() error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if s.auto, err = newAutomation(cfg, log, n.handler, n.deviceList, s.cluster); err != nil {
+	if s.auto, err = newAutomation(cfg, log, n.handler, n.deviceList, s.cluster, s.sec.client); err != nil {
 		return err
 	}
 	s.helpers = supervise.New(supervised(cfg), log)

@@ -12,7 +12,7 @@ import (
 )
 
 func cmdConfig(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("config", "check PATH | init | migrate-key [PATH]", "check PATH: validate a boot config and the secret files it names, as run does; prints every problem as file:line:col: key: problem, in line order, and exits 1 on an error (0 with only warnings).\ninit: print an annotated example config (with a fresh cluster key) to stdout.\nmigrate-key [PATH]: move an inline key off the boot partition into /etc/ews/cluster.key (run as root by the unit).", stderr)
+	fs := newFlags("config", "check PATH | init | migrate-key [PATH]", "check PATH: validate a boot config and the secret files it names, as run does; prints every problem as file:line:col: key: problem, in line order, and exits 1 on an error (0 with only warnings).\ninit: print an annotated example config (with a fresh cluster key) to stdout.\nmigrate-key [PATH]: move an inline key and http.token off the boot partition into /etc/ews/cluster.key and /etc/ews/token (run as root by the unit).", stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -87,6 +87,15 @@ func migrateKey(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	// the token first: each rewrites one line, the key's reload sees the token's
+	tokenMoved, err := bootkey.MigrateTokenPath(p, log, bootkey.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "ews config migrate-key: %v\n", err)
+		return exitError
+	}
+	if tokenMoved {
+		fmt.Fprintf(stdout, "%s: http.token moved to its token file\n", p)
+	}
 	changed, err := bootkey.MigratePath(p, log, bootkey.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "ews config migrate-key: %v\n", err)
@@ -94,7 +103,7 @@ func migrateKey(args []string, stdout, stderr io.Writer) int {
 	}
 	if changed {
 		fmt.Fprintf(stdout, "%s: key moved to its key file\n", p)
-	} else {
+	} else if !tokenMoved {
 		fmt.Fprintf(stdout, "%s: nothing to move\n", p)
 	}
 	return exitOK

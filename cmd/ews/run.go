@@ -58,6 +58,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	// A key inline on the world-readable boot partition moves to
 	// /etc/ews/cluster.key; if it cannot, ews runs on and warns each start.
+	// So does an inline http.token, to /etc/ews/token (first: each rewrites one line).
+	if _, err := bootkey.MigrateToken(cfg, log, bootkey.Options{}); err != nil {
+		log.Warn("http.token stays inline on the boot partition, readable by anyone with the SD card", "err", err)
+	}
 	if _, err := bootkey.Migrate(cfg, log, bootkey.Options{}); err != nil {
 		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -16,13 +18,14 @@ import (
 )
 
 func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("upgrade", "--url URL --binary PATH [--token-file PATH]",
-		"Rolling firmware upgrade: upload PATH (signed: ews firmware sign) to one board at a time, followers\nfirst and the master last, waiting until each is back in the table, running the new binary. Stops at\nthe first failure (a board that rolls back keeps its old binary). The token is read from --token-file\nor $EWS_TOKEN (--token works, and warns: other local users see a command line).", stderr)
+	fs := newFlags("upgrade", "--url URL --binary PATH [--token-file PATH] [--cacert FILE]",
+		"Rolling firmware upgrade: upload PATH (signed: ews firmware sign) to one board at a time, followers\nfirst and the master last, waiting until each is back in the table, running the new binary. Stops at\nthe first failure (a board that rolls back keeps its old binary). The token is read from --token-file\nor $EWS_TOKEN (--token works, and warns: other local users see a command line). With TLS on, over HTTPS:\n--cacert names the cluster CA; a plain URL that redirects to HTTPS works too.", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
 	bin := fs.String("binary", "", "the new ews binary (for the boards' arch)")
 	token := fs.String("token", "", "API token: visible to other local users in ps; prefer --token-file or $EWS_TOKEN")
 	tokenFile := fs.String("token-file", "", "file holding the API token")
 	perBoard := fs.Duration("timeout", 2*time.Minute, "how long one board may take to come back")
+	cacert := fs.String("cacert", "", "PEM file of the cluster CA, for boards with TLS on (make it with `ews cluster ca BUNDLE > ca.pem`)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -62,10 +65,25 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 		PerBoard: *perBoard,
 		Progress: func(board, msg string) { fmt.Fprintf(stdout, "%s: %s\n", board, msg) },
 	}
+	if *cacert != "" {
+		pem, err := os.ReadFile(*cacert)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fmt.Fprintf(stderr, "ews upgrade: --cacert %s: want a PEM certificate file (ews cluster ca BUNDLE > ca.pem): %v\n", *cacert, err)
+			return exitUsage
+		}
+		r.TLS = &tls.Config{RootCAs: pool}
+	}
 	ctx := context.Background()
+	// The boards' URLs take the scheme the view was read over (a TLS
+	// board's plain listener redirects to HTTPS), never a fixed http://.
 	v, err := r.GetView(ctx, *url)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews upgrade: read the table: %v\n", err)
+		hint := ""
+		if strings.Contains(err.Error(), "x509") {
+			hint = " (a TLS board: pass --cacert with its cluster CA, from `ews cluster ca BUNDLE`)"
+		}
+		fmt.Fprintf(stderr, "ews upgrade: read the table: %v%s\n", err, hint)
 		return exitError
 	}
 	if err := rollout.Check(v); err != nil {

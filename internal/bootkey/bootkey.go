@@ -41,6 +41,7 @@ var (
 type Options struct {
 	BootPaths []string // configs read from one of these are on the boot partition
 	KeyFile   string   // where the key goes, unless the config names a key_file already
+	TokenFile string   // where an inline http.token goes unless the config names a token_file; default DefaultTokenFile
 	// WriteFile writes data to path atomically with perm; tests inject failures.
 	WriteFile func(path string, data []byte, perm os.FileMode) error
 	Now       func() time.Time // for the note in the backup

@@ -162,6 +162,12 @@ type CGI struct {
 	Dir       string   `toml:"dir"`        // default /var/lib/ews/cgi-bin
 	Timeout   Duration `toml:"timeout"`    // default 10s
 	MaxOutput int64    `toml:"max_output"` // bytes; default 1 MiB
+	// User runs the programs as this user, so they cannot read ews's
+	// secrets; "" = as ews (config_cgi.go).
+	User         string `toml:"user"`
+	CPUSeconds   int64  `toml:"cpu_seconds"`   // RLIMIT_CPU of each program; default 10
+	MaxMemory    int64  `toml:"max_memory"`    // RLIMIT_AS, bytes; default 256 MiB
+	MaxProcesses int64  `toml:"max_processes"` // RLIMIT_NPROC of [cgi] user; default 32
 }
 
 // Sim configures the simulated board.

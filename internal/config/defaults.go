@@ -31,6 +31,10 @@ func DefaultConfig() Config {
 			Dir:       "/var/lib/ews/cgi-bin",
 			Timeout:   D(10 * time.Second),
 			MaxOutput: 1 << 20,
+			// node/cgi's defaults (cgi.Default*)
+			CPUSeconds:   10,
+			MaxMemory:    256 << 20,
+			MaxProcesses: 32,
 		},
 	}
 }

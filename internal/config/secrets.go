@@ -34,6 +34,7 @@ func (c *Config) CheckSecrets() (errs, warns Errors) {
 		}
 	}
 	errs, warns = c.checkMQTTSecret(errs, warns)
+	errs, warns = c.checkCGIUser(errs, warns)
 	if c.Cluster.Key == "" && c.Cluster.KeyFile != "" {
 		if _, err := os.Stat(c.Cluster.KeyFile); err != nil {
 			e := c.Errorf("cluster.key_file", "cannot read key: %v", err)

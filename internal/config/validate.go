@@ -59,6 +59,7 @@ func (c *Config) Validate() Errors {
 	}
 	c.validateSuperviseNames(bad)
 	c.validateMQTT(bad)
+	c.validateCGI(bad)
 	c.validateRules(bad)
 	if len(errs) == 0 {
 		return nil

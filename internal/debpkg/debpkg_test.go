@@ -230,7 +230,8 @@ func TestUnitHardening(t *testing.T) {
 		"Type": "notify", "Restart": "on-failure", "WatchdogSec": "10s", "User": "ews",
 		"NoNewPrivileges": "yes", "ProtectSystem": "strict", "ReadWritePaths": "/var/lib/ews /etc/ews",
 		"PrivateTmp": "yes", "ProtectHome": "yes", "SupplementaryGroups": "gpio i2c",
-		"AmbientCapabilities": "CAP_NET_BIND_SERVICE", "CapabilityBoundingSet": "CAP_NET_BIND_SERVICE",
+		// SETUID/SETGID/KILL: CGI programs run as ews-cgi and are killed (issue 23; cgiuser_test.go)
+		"AmbientCapabilities": "CAP_NET_BIND_SERVICE CAP_SETUID CAP_SETGID CAP_KILL", "CapabilityBoundingSet": "CAP_NET_BIND_SERVICE CAP_SETUID CAP_SETGID CAP_KILL",
 		"ExecStart": "/usr/bin/ews run", "KillMode": "mixed", "DevicePolicy": "closed",
 	}
 	for k, v := range want {

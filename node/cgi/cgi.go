@@ -2,27 +2,17 @@
 package cgi
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"net/http"
-	"net/http/cgi"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
 )
-
-// maxDevicesEnv caps EWS_DEVICES below the kernel's limit for one string.
-const maxDevicesEnv = 120 << 10
 
 // Prefix is the URL path the handler serves.
 const Prefix = "/cgi-bin/"
@@ -31,9 +21,31 @@ const Prefix = "/cgi-bin/"
 // from [cgi].
 type Config struct {
 	Dir       string        // the programs; relative to the working directory at New; missing: every program is 404
-	Timeout   time.Duration // a program is killed after it; default 10s
+	Timeout   time.Duration // a program (its whole process group) is killed after it; default 10s
 	MaxOutput int64         // bytes of a program's answer kept at most; more is a 502; default 1 MiB
+	// User runs the programs as this user (its uid and primary group, no
+	// supplementary groups), so they cannot read what ews can: its secrets
+	// and /proc/<ews pid>/environ. "": as ews itself. New refuses root,
+	// ews's own user, and an ews that may not change user. "": DefaultUser
+	// when that user exists and ews may change user, else as ews itself.
+	User string
+	// Resource limits of each program and its children; 0: the default.
+	CPUSeconds   uint64 // RLIMIT_CPU; default 10
+	MaxMemory    uint64 // RLIMIT_AS, bytes; default 256 MiB
+	MaxProcesses uint64 // RLIMIT_NPROC (every process of User at once); default 32; only with User
 }
+
+// Defaults of Config's limits.
+const (
+	DefaultCPUSeconds   = 10
+	DefaultMaxMemory    = 256 << 20
+	DefaultMaxProcesses = 32
+)
+
+// exitGrace is how long the handler waits, once the program has exited,
+// for whatever it left behind (a background child holding stdout) to let
+// go of its output; then the output is closed and the group killed.
+const exitGrace = 500 * time.Millisecond
 
 // Options are what the handler needs besides its Config.
 type Options struct {
@@ -48,26 +60,31 @@ type Options struct {
 }
 
 // Handler serves /cgi-bin/NAME[/PATH_INFO] by running NAME from the CGI dir
-// with net/http/cgi. A program's whole answer is buffered (at most
-// max_output bytes) so that one that crashes, times out or prints too much
-// gets a clean 502 JSON with its exit status instead of half a page.
+// in a box: its own process group (killed whole on timeout, when the
+// client leaves, and once it has answered), resource limits, no
+// capabilities, optionally another user. A program's whole answer is
+// buffered (at most max_output bytes) so that one that crashes, times out
+// or prints too much gets a clean 502 JSON with its exit status instead of
+// half a page.
 type Handler struct {
 	dir       string
 	timeout   time.Duration
 	maxOutput int64
+	limits    Limits
+	as        *ids // the user programs run as; nil: as ews
 	devices   func() any
 	node      string
 	user      func(*http.Request) string
 	log       *slog.Logger
-	shell     string // runs the program under timeout(1) and reports its exit status
-	killer    string // timeout(1); "" when the system has none
+	self      string // the binary re-executed as the box
 }
 
 // New builds the handler. A missing dir is not an error (every program is
-// then 404), so a board without CGI programs starts. A relative dir is taken
-// from the working directory at New.
-func New(c Config, opts Options) *Handler {
-	h := &Handler{dir: c.Dir, timeout: c.Timeout, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger, shell: "/bin/sh"}
+// then 404), so a board without CGI programs starts; a [cgi] user that
+// cannot be used is. A relative dir is taken from the working directory
+// at New.
+func New(c Config, opts Options) (*Handler, error) {
+	h := &Handler{dir: c.Dir, timeout: c.Timeout, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger, self: "/proc/self/exe"}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -81,22 +98,38 @@ func New(c Config, opts Options) *Handler {
 	if h.maxOutput <= 0 {
 		h.maxOutput = 1 << 20
 	}
-	if p, err := exec.LookPath("timeout"); err == nil {
-		h.killer = p
-	} else {
-		h.log.Warn("cgi: timeout(1) not found; CGI programs run without a time limit")
+	h.limits = Limits{CPUSeconds: orDefault(c.CPUSeconds, DefaultCPUSeconds), Memory: orDefault(c.MaxMemory, DefaultMaxMemory)}
+	name := c.User
+	if name == "" {
+		name = h.defaultUser()
+	}
+	if name != "" {
+		as, err := credential(name)
+		if err != nil {
+			return nil, err
+		}
+		h.as = as
+		if err := keepSetuidToSelf(); err != nil {
+			h.log.Warn(err.Error())
+		}
+		// RLIMIT_NPROC counts every process of the user: with ews's own
+		// user it would count ews's threads too, so it is set only here.
+		h.limits.Processes = orDefault(c.MaxProcesses, DefaultMaxProcesses)
+	} else if os.Geteuid() == 0 {
+		h.log.Warn("cgi: ews runs as root and [cgi] user is unset: CGI programs run as root and can read every secret; set [cgi] user")
 	}
 	if _, err := os.Stat(h.dir); err != nil {
 		h.log.Warn("cgi: no CGI dir", "dir", h.dir, "err", err)
 	}
-	return h
+	return h, nil
 }
 
-// wrapper runs $0 (the program) under timeout(1) and appends its exit status
-// to stderr, which net/http/cgi does not report.
-const wrapper = `if [ -n "$EWS_CGI_KILLER" ]; then "$EWS_CGI_KILLER" -s KILL "$EWS_CGI_TIMEOUT" "$0"; else "$0"; fi; s=$?; echo "ews-cgi-exit:$s" >&2; exit $s`
-
-var exitRe = regexp.MustCompile(`ews-cgi-exit:(\d+)\s*$`)
+func orDefault(v, d uint64) uint64 {
+	if v == 0 {
+		return d
+	}
+	return v
+}
 
 // failure is a 502 answer.
 type failure struct {
@@ -106,6 +139,7 @@ type failure struct {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	confine(w.Header())
 	name, ok := h.program(r.URL.Path)
 	if !ok {
 		httpx.Error(w, http.StatusBadRequest, "cgi: bad path %q: no .., hidden names or empty segments", r.URL.Path)
@@ -116,69 +150,53 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, status, "cgi: %v", err)
 		return
 	}
-	env := []string{"SCRIPT_FILENAME=" + file, "EWS_CGI_TIMEOUT=" + seconds(h.timeout), "EWS_CGI_KILLER=" + h.killer, "EWS_NODE=" + h.node}
-	if h.user != nil {
-		if u := h.user(r); u != "" {
-			env = append(env, "REMOTE_USER="+u, "EWS_USER="+u)
-		}
+	if len(r.TransferEncoding) > 0 {
+		httpx.Error(w, http.StatusLengthRequired, "cgi: a request body for a CGI program needs Content-Length")
+		return
 	}
-	r = withoutCredentials(r)
-	if h.devices != nil {
-		// Linux refuses an environment string over 128 KiB (E2BIG)
-		if b, err := json.Marshal(h.devices()); err == nil && len(b) <= maxDevicesEnv {
-			env = append(env, "EWS_DEVICES="+string(b))
-		} else {
-			h.log.Warn("cgi: device list too big for EWS_DEVICES; left out", "bytes", len(b), "err", err)
-		}
-	}
-	var stderr tail
-	var logs bytes.Buffer
-	cw := &capture{hdr: http.Header{}, max: h.maxOutput}
-	ch := &cgi.Handler{
-		Path: h.shell, Args: []string{"-c", wrapper, file}, Dir: h.dir, Root: Prefix + name,
-		Env: env, InheritEnv: []string{"PATH", "TZ", "LANG"},
-		Stderr: &stderr, Logger: log.New(&logs, "", 0),
-	}
-	start := time.Now()
-	ch.ServeHTTP(cw, r)
-	took := time.Since(start)
+	env := h.environ(withoutCredentials(r), name, file)
+	res := h.run(r, file, env)
 
-	exit := -1
-	if m := exitRe.FindStringSubmatch(stderr.String()); m != nil {
-		exit, _ = strconv.Atoi(m[1])
-	}
 	fail := func(format string, args ...any) {
 		f := failure{Error: fmt.Sprintf("cgi: %s: ", name) + fmt.Sprintf(format, args...), Program: name}
-		if exit >= 0 {
-			f.ExitStatus = &exit
+		if res.exit >= 0 {
+			f.ExitStatus = &res.exit
 		}
-		h.log.Warn("cgi: program failed", "program", name, "exit", exit, "err", f.Error, "stderr", stderr.lastLines(3))
+		h.log.Warn("cgi: program failed", "program", name, "exit", res.exit, "err", f.Error, "stderr", res.stderr.lastLines(3))
 		httpx.JSON(w, http.StatusBadGateway, f)
 	}
 	switch {
-	case cw.over:
+	case res.startErr != nil:
+		fail("did not run: %v", res.startErr)
+		return
+	case res.left:
+		fail("the client went away; killed")
+		return
+	case res.over:
 		fail("output over max_output (%d bytes); stopped", h.maxOutput)
-	case exit == 137 && h.killer != "" && took >= h.timeout:
-		fail("timed out after %v; killed (exit status %d)", h.timeout, exit)
-	case exit == 126 || exit == 127:
-		fail("cannot run (exit status %d: missing interpreter or not executable): %s", exit, stderr.lastLines(1))
-	case exit > 0:
-		fail("exit status %d: %s", exit, stderr.lastLines(1))
-	case exit < 0 && cw.status == 0:
-		fail("did not run: %s", strings.TrimSpace(logs.String()))
-	case cw.status == http.StatusInternalServerError && logs.Len() > 0:
-		fail("bad CGI answer: %s", strings.TrimSpace(logs.String()))
-	default:
-		for k, vv := range cw.hdr {
-			w.Header()[k] = vv
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(cw.body.Len()))
-		if cw.status == 0 {
-			cw.status = http.StatusOK
-		}
-		w.WriteHeader(cw.status)
-		_, _ = w.Write(cw.body.Bytes())
+		return
+	case res.timedOut:
+		fail("timed out after %v; killed (exit status %d)", h.timeout, res.exit)
+		return
+	case res.exit == 126 || res.exit == 127:
+		fail("cannot run (exit status %d: missing interpreter or not executable): %s", res.exit, res.stderr.lastLines(1))
+		return
+	case res.exit > 0:
+		fail("exit status %d: %s", res.exit, res.stderr.lastLines(1))
+		return
 	}
+	ans, err := parseAnswer(res.out)
+	if err != nil {
+		fail("bad CGI answer: %v", err)
+		return
+	}
+	for k, vv := range ans.header {
+		w.Header()[k] = vv
+	}
+	confine(w.Header())
+	w.Header().Set("Content-Length", strconv.Itoa(len(ans.body)))
+	w.WriteHeader(ans.status)
+	_, _ = w.Write(ans.body)
 }
 
 // program returns the program name of a /cgi-bin/ path, refusing traversal,
@@ -221,39 +239,6 @@ func (h *Handler) resolve(name string) (string, int, error) {
 	return file, 0, nil
 }
 
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
-}
-
-// errTooBig stops net/http/cgi copying (it then kills the program).
-var errTooBig = errors.New("cgi: output too big")
-
-// capture buffers a CGI answer up to max bytes of body.
-type capture struct {
-	hdr    http.Header
-	status int
-	body   bytes.Buffer
-	max    int64
-	over   bool
-}
-
-func (c *capture) Header() http.Header { return c.hdr }
-func (c *capture) WriteHeader(s int) {
-	if c.status == 0 {
-		c.status = s
-	}
-}
-func (c *capture) Write(p []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	if int64(c.body.Len()+len(p)) > c.max {
-		c.over = true
-		return 0, errTooBig
-	}
-	return c.body.Write(p)
-}
-
 // tail keeps the last 8 KiB written (a program's stderr).
 type tail struct{ b []byte }
 
@@ -271,7 +256,7 @@ func (t *tail) String() string { return string(t.b) }
 
 // lastLines returns up to n lines before the exit marker, joined by " | ".
 func (t *tail) lastLines(n int) string {
-	lines := strings.Split(strings.TrimSpace(exitRe.ReplaceAllString(t.String(), "")), "\n")
+	lines := strings.Split(strings.TrimSpace(t.String()), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

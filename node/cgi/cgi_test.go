@@ -20,8 +20,19 @@ func newHandler(t *testing.T, dir string) *Handler {
 		}
 		dir = abs
 	}
-	return New(Config{Dir: dir, Timeout: 500 * time.Millisecond, MaxOutput: 64 << 10},
+	// a timeout far above a program's run on a loaded machine; the
+	// timeout's own test makes a handler with a short one
+	return mustNew(t, Config{Dir: dir, Timeout: 20 * time.Second, MaxOutput: 64 << 10},
 		Options{Devices: func() any { return []map[string]string{{"name": "relay1", "state": "on"}} }})
+}
+
+func mustNew(t *testing.T, c Config, o Options) *Handler {
+	t.Helper()
+	h, err := New(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func serve(h http.Handler, method, target string) *httptest.ResponseRecorder {
@@ -71,7 +82,12 @@ func TestRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := serve(h, "GET", tt.target)
+			hh := http.Handler(h)
+			if tt.name == "timeout" {
+				abs, _ := filepath.Abs("testdata")
+				hh = mustNew(t, Config{Dir: abs, Timeout: 500 * time.Millisecond, MaxOutput: 64 << 10}, Options{})
+			}
+			w := serve(hh, "GET", tt.target)
 			if w.Code != tt.want {
 				t.Fatalf("status %d, want %d: %s", w.Code, tt.want, w.Body)
 			}
@@ -135,7 +151,7 @@ func TestNoCredentialsInEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := New(Config{Dir: abs, Timeout: 2 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
+			h := mustNew(t, Config{Dir: abs, Timeout: 2 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
 			r := httptest.NewRequest("GET", "/cgi-bin/env.sh", nil)
 			r.Header.Set("Authorization", "Bearer sekrit-token")
 			r.Header.Set("Proxy-Authorization", "Basic c2Vrcml0LXBhc3M=")

@@ -37,7 +37,11 @@ func TestWiring(t *testing.T) {
 	authn.Register(mux)
 	New(devs, authn, Options{}).Register(mux)
 	mux.Handle("GET /events", hub)
-	mux.Handle("/cgi-bin/", authn.Require(cgi.New(cgi.Config{Dir: "../cgi/testdata"}, cgi.Options{Devices: func() any { return devs.List() }})))
+	progs, err := cgi.New(cgi.Config{Dir: "../cgi/testdata"}, cgi.Options{Devices: func() any { return devs.List() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle("/cgi-bin/", authn.Require(progs))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

@@ -4,6 +4,7 @@ package mqtt
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -32,7 +33,11 @@ type Source interface {
 
 // Options configure a Bridge.
 type Options struct {
-	Broker    string // tcp://host:port
+	Broker string // tcp://host:port, or mqtts://host:port (also ssl://) over TLS
+	// TLS is the TLS config of an mqtts:// broker (ClientTLS); nil: the
+	// system's roots. CAFile only names the roots in errors.
+	TLS       *tls.Config
+	CAFile    string
 	User      string
 	Password  string
 	Topics    Topics
@@ -62,6 +67,9 @@ type Bridge struct {
 	cmdSem chan struct{}
 
 	published map[string]string // topic -> retained payload sent on this connection; Run's goroutine only
+
+	dialMu  sync.Mutex
+	dialErr string // the last connection failure logged; "" after a success
 }
 
 // New builds a bridge; it connects in Run.
@@ -75,8 +83,10 @@ func New(o Options) *Bridge {
 	if o.CommandTimeout <= 0 {
 		o.CommandTimeout = 30 * time.Second
 	}
-	return &Bridge{o: o, log: o.Logger.With("component", "mqtt"), poke: make(chan struct{}, 1),
+	b := &Bridge{o: o, log: o.Logger.With("component", "mqtt"), poke: make(chan struct{}, 1),
 		cmdSem: make(chan struct{}, 16), published: map[string]string{}}
+	warnPlain(b.log, o.Broker)
+	return b
 }
 
 // Poke tells the bridge something changed; it publishes soon. Never blocks.
@@ -109,6 +119,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		SetConnectRetryInterval(time.Second).
 		SetMaxReconnectInterval(10*time.Second).
 		SetWill(t.Status(), Offline, 1, true).
+		SetCustomOpenConnectionFn(b.dial).
 		SetOnConnectHandler(b.onConnect).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			b.log.Warn("mqtt: connection lost; reconnecting", "broker", b.o.Broker, "err", err)

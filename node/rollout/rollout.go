@@ -1,13 +1,15 @@
-// Package rollout upgrades a cluster's boards one at a time over HTTP, followers first and the master last.
+// Package rollout upgrades a cluster's boards one at a time over HTTP(S), followers first and the master last.
 package rollout
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"sort"
 	"strings"
 	"time"
@@ -51,6 +53,13 @@ type Rollout struct {
 	Client   *http.Client                  // short requests; default 5 s timeout
 	Upload   *http.Client                  // uploads; default 5 min timeout
 	Progress func(board, msg string)       // called after each board (and on failure)
+	// Scheme of the boards' URLs: "https" when the cluster has TLS on
+	// (their http addresses are then HTTPS listeners); "": the scheme
+	// GetView ended up on, else "http".
+	Scheme string
+	// TLS is the default clients' TLS config for https: the cluster CA
+	// (and a board's own certificate); nil: the system's roots.
+	TLS *tls.Config
 }
 
 // Order is the upgrade order: followers from the last rank up, the master
@@ -93,10 +102,10 @@ func Check(v View) error {
 
 func (r *Rollout) defaults() {
 	if r.Client == nil {
-		r.Client = &http.Client{Timeout: 5 * time.Second}
+		r.Client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: r.TLS, Proxy: nil}}
 	}
 	if r.Upload == nil {
-		r.Upload = &http.Client{Timeout: 5 * time.Minute}
+		r.Upload = &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{TLSClientConfig: r.TLS, Proxy: nil}}
 	}
 	if r.PerBoard <= 0 {
 		r.PerBoard = 2 * time.Minute
@@ -110,8 +119,28 @@ func (r *Rollout) defaults() {
 func (r *Rollout) GetView(ctx context.Context, base string) (View, error) {
 	r.defaults()
 	var v View
-	err := r.getJSON(ctx, strings.TrimSuffix(base, "/")+"/api/cluster", &v)
+	// First without the token: base may be a plain listener that
+	// redirects to HTTPS, and the token must not cross it in clear.
+	final, err := r.getJSONAt(ctx, strings.TrimSuffix(base, "/")+"/api/cluster", &v, false)
+	var unauth *statusError
+	if errors.As(err, &unauth) && unauth.code == http.StatusUnauthorized {
+		final, err = r.getJSONAt(ctx, unauth.url.String(), &v, true) // read_auth
+	}
+	if err == nil && r.Scheme == "" {
+		r.Scheme = final.Scheme // a plain listener of a TLS board redirects to HTTPS
+	}
 	return v, err
+}
+
+// base is board b's URL; never plain HTTP when the cluster has TLS on
+// (the token would cross the network in clear, and the board would not
+// answer).
+func (r *Rollout) base(b Board) string {
+	scheme := r.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
+	return scheme + "://" + b.HTTP
 }
 
 // Boards upgrades each board in turn; it stops at the first failure.
@@ -132,7 +161,7 @@ func (r *Rollout) Boards(ctx context.Context, boards []Board) error {
 // One uploads to board b and waits until it is back, running the new binary.
 func (r *Rollout) One(ctx context.Context, b Board) (string, error) {
 	r.defaults()
-	url := "http://" + b.HTTP
+	url := r.base(b)
 	var before info
 	if err := r.getJSON(ctx, url+"/api/board", &before); err != nil {
 		return "", err
@@ -198,23 +227,43 @@ func (r *Rollout) post(ctx context.Context, url string) error {
 	return nil
 }
 
+// getJSON GETs a board's url with the token (read_auth may cover it).
 func (r *Rollout) getJSON(ctx context.Context, url string, v any) error {
+	_, err := r.getJSONAt(ctx, url, v, true)
+	return err
+}
+
+// statusError is a GET answered with another status than 200.
+type statusError struct {
+	code int
+	url  *neturl.URL // where, after redirects
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// getJSONAt GETs url into v and returns the URL it ended at after
+// redirects.
+func (r *Rollout) getJSONAt(ctx context.Context, url string, v any, token bool) (*neturl.URL, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if token && r.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}
 	if r.Token != "" { // /api/board shows the version and SHA-256 only with credentials (issue 23)
 		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}
 	resp, err := r.Client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, &statusError{resp.StatusCode, resp.Request.URL, fmt.Sprintf("GET %s: %s", url, resp.Status)}
 	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	return resp.Request.URL, json.NewDecoder(resp.Body).Decode(v)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -22,6 +22,13 @@ import (
 // installs it).
 func Broker(t testing.TB) string {
 	t.Helper()
+	port := freePort(t)
+	start(t, fmt.Sprintf("listener %d 127.0.0.1\n", port), port)
+	return fmt.Sprintf("tcp://127.0.0.1:%d", port)
+}
+
+func mosquitto(t testing.TB) string {
+	t.Helper()
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
 		for _, p := range []string{"/usr/sbin/mosquitto", "/usr/bin/mosquitto"} {
@@ -33,16 +40,33 @@ func Broker(t testing.TB) string {
 	if bin == "" {
 		t.Skip("mqtttest: mosquitto is not installed (apt-get install mosquitto, or run scripts/test.sh)")
 	}
+	return bin
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// start runs mosquitto with listeners (its config lines) and waits until
+// every port in wait accepts connections.
+func start(t testing.TB, listeners string, wait ...int) {
+	t.Helper()
+	bin := mosquitto(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "mosquitto.conf")
-	body := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\n", port)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+	// user root: started as root, mosquitto would switch to its own user,
+	// who cannot read the test's files
+	body := "allow_anonymous true\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\n"
+	if os.Geteuid() == 0 {
+		body = "user root\n" + body
+	}
+	if err := os.WriteFile(conf, []byte(body+listeners), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-c", conf)
@@ -56,16 +80,17 @@ func Broker(t testing.TB) string {
 		_ = cmd.Process.Kill()
 		<-done
 	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	testutil.Eventually(t, "mosquitto listens on "+addr, func() bool {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		c.Close()
-		return true
-	})
-	return "tcp://" + addr
+	for _, port := range wait {
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		testutil.Eventually(t, "mosquitto listens on "+addr, func() bool {
+			c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+			if err != nil {
+				return false
+			}
+			c.Close()
+			return true
+		})
+	}
 }
 
 // Recorder is a client subscribed to "#" that keeps the last payload of

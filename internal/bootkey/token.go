@@ -1,0 +1,180 @@
+package bootkey
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/config"
+)
+
+// DefaultTokenFile is where an inline http.token goes (the packaged
+// token_file, 0640 root:ews).
+var DefaultTokenFile = "/etc/ews/token"
+
+// tokenLineRe matches a one-line `token = "..."` (or '...') with an optional comment.
+var tokenLineRe = regexp.MustCompile(`^(\s*)token\s*=\s*("[^"\\]*"|'[^']*')\s*(#.*)?$`)
+
+// MigrateToken moves cfg's inline http.token off the boot partition as
+// Migrate does the cluster key: into the config's token_file when it names
+// one, else DefaultTokenFile (mode 0640, group ews when run as root), the
+// boot file's token line rewritten to point there, a backup next to it
+// with the line turned into a comment. A token file that already holds
+// another token is never overwritten. changed and err as Migrate's. Run it
+// before Migrate: each rewrites one line, so the other's line numbers hold.
+func MigrateToken(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, err error) {
+	opts.fill()
+	if log == nil {
+		log = slog.Default()
+	}
+	token := cfg.HTTP.Token
+	if token == "" || !onBoot(cfg.Path, opts.BootPaths) {
+		return false, nil
+	}
+	orig, err := os.ReadFile(cfg.Path)
+	if err != nil {
+		return false, fmt.Errorf("bootkey: %w", err)
+	}
+	target, newLine := opts.TokenFile, ""
+	if target == "" {
+		target = DefaultTokenFile
+	}
+	if cfg.Lines["http.token_file"] > 0 && cfg.HTTP.TokenFile != "" {
+		// the file names one already: use it, and only drop the inline token
+		target = cfg.HTTP.TokenFile
+		newLine = "# token = <moved to " + target + " by ews>"
+	} else {
+		newLine = "token_file = " + strconv.Quote(target) + "  # the token was moved here from this file by ews"
+	}
+	note := "# token = <moved to " + target + " by ews on " + opts.Now().UTC().Format(time.RFC3339) + ">"
+	line := cfg.Lines["http.token"]
+	rewritten, err := replaceTokenLine(orig, line, newLine)
+	if err != nil {
+		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
+	}
+	backup, err := replaceTokenLine(orig, line, note)
+	if err != nil {
+		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
+	}
+	if err := writeToken(target, token, opts); err != nil {
+		return false, err
+	}
+	next, err := config.Parse(cfg.Path, rewritten)
+	if err != nil {
+		return false, fmt.Errorf("bootkey: rewritten %s would not load: %w", cfg.Path, err)
+	}
+	if next.HTTP.Token != "" || next.HTTP.TokenFile != target {
+		return false, fmt.Errorf("bootkey: rewritten %s would not name %s for the token", cfg.Path, target)
+	}
+	bak := cfg.Path + ".bak"
+	if err := opts.WriteFile(bak, backup, 0o600); err != nil {
+		return false, fmt.Errorf("bootkey: write backup %s: %w", bak, err)
+	}
+	if err := opts.WriteFile(cfg.Path, rewritten, 0o600); err != nil {
+		return false, fmt.Errorf("bootkey: rewrite %s: %w", cfg.Path, err)
+	}
+	cfg.HTTP.Token = ""
+	cfg.HTTP.TokenFile = target
+	log.Info("bootkey: moved http.token off the boot partition", "config", cfg.Path, "token_file", target, "backup", bak)
+	return true, nil
+}
+
+// MigrateTokenPath loads the config at path and migrates its token (the
+// unit's ExecStartPre, with MigratePath).
+func MigrateTokenPath(path string, log *slog.Logger, opts Options) (bool, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return false, fmt.Errorf("bootkey: %w", err)
+	}
+	return MigrateToken(cfg, log, opts)
+}
+
+// writeToken puts token into path with mode 0640, given to group ews
+// before it has its name (as writeKey does the key), unless path already
+// holds it; another token there is an error.
+func writeToken(path, token string, opts Options) error {
+	if old, err := os.ReadFile(path); err == nil {
+		if strings.TrimSpace(string(old)) == token {
+			return nil
+		}
+		return fmt.Errorf("bootkey: %s already holds a different token; not overwriting it (remove it, or the token line of the boot config)", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("bootkey: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("bootkey: create token dir: %w", err)
+	}
+	data := []byte(token + "\n")
+	if !opts.injectedWrite {
+		if err := atomicWrite(path, data, 0o640, giveToServiceGroup); err != nil {
+			return fmt.Errorf("bootkey: write %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := opts.WriteFile(path, data, 0o640); err != nil {
+		return fmt.Errorf("bootkey: write %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("bootkey: %w", err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o640); err != nil {
+		return fmt.Errorf("bootkey: %w", err)
+	}
+	return giveToServiceGroup(f)
+}
+
+// giveToServiceGroup makes f root:ews when run as root and group ews
+// exists, so the sandboxed service reads its 0640 token (through the open
+// file: nothing put at its name is followed).
+func giveToServiceGroup(f *os.File) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	g, err := user.LookupGroup(config.ServiceGroup)
+	if err != nil {
+		return nil
+	}
+	gid, err := strconv.Atoi(g.Gid)
+	if err != nil {
+		return fmt.Errorf("bootkey: group %s has id %q", config.ServiceGroup, g.Gid)
+	}
+	if err := f.Chown(0, gid); err != nil {
+		return fmt.Errorf("bootkey: give %s to group %s: %w", f.Name(), config.ServiceGroup, err)
+	}
+	return nil
+}
+
+// replaceTokenLine swaps 1-based line n, which must be a one-line
+// token = "...", for repl, keeping its indent and line ending.
+func replaceTokenLine(data []byte, n int, repl string) ([]byte, error) {
+	if n <= 0 {
+		return nil, errors.New("cannot find the line of http.token")
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if n > len(lines) {
+		return nil, fmt.Errorf("line %d of http.token is past the end of the file", n)
+	}
+	body := bytes.TrimRight(lines[n-1], "\r\n")
+	eol := lines[n-1][len(body):]
+	m := tokenLineRe.FindSubmatch(body)
+	if m == nil {
+		return nil, fmt.Errorf("line %d: cannot rewrite %q: write the token as one line `token = \"...\"` under [http]", n, body)
+	}
+	lines[n-1] = append(append(append([]byte{}, m[1]...), repl...), eol...)
+	return bytes.Join(lines, nil), nil
+}
+
+// OnBoot reports whether a config at path was read from the boot
+// partition (DefaultBootPaths).
+func OnBoot(path string) bool { return onBoot(path, DefaultBootPaths) }

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package cgi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// enterBox: the box needs Linux (rlimits, capabilities); elsewhere the
+// program is not run.
+func enterBox(Limits, *ids, string) int {
+	fmt.Fprintln(os.Stderr, "cgi: box: CGI programs run on Linux only")
+	return 126
+}
+
+func keepSetuidToSelf() error { return nil }
+
+func capsOf(string) (uint64, error) { return 0, errors.New("cgi: no capabilities here") }
+
+func procAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

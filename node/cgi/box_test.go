@@ -1,0 +1,264 @@
+package cgi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// program writes a CGI program named name into a new dir and returns the dir.
+func program(t *testing.T, name, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// pids reads the process ids a program wrote to file, one a line.
+func pids(t *testing.T, file string) []int {
+	t.Helper()
+	b, _ := os.ReadFile(file)
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// gone reports whether pid has exited (a zombie nobody reaped counts).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+func allGone(t *testing.T, what string, ps []int) {
+	t.Helper()
+	if len(ps) == 0 {
+		t.Fatalf("%s: the program wrote no pids", what)
+	}
+	testutil.Eventually(t, what, func() bool {
+		for _, p := range ps {
+			if !gone(p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// serveAsync runs one request and returns its answer on a channel.
+func serveAsync(h http.Handler, r *http.Request) <-chan *httptest.ResponseRecorder {
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		done <- w
+	}()
+	return done
+}
+
+// within waits for the answer; a handler that hangs fails the test
+// (a bound on a hang, not a speed goal).
+func within(t *testing.T, done <-chan *httptest.ResponseRecorder, d time.Duration) *httptest.ResponseRecorder {
+	t.Helper()
+	select {
+	case w := <-done:
+		return w
+	case <-time.After(d):
+		t.Fatalf("the handler hung for %v", d)
+		return nil
+	}
+}
+
+// M4: a timeout killed only the direct child; a background child of the
+// program lived on. Now the whole process group goes.
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	dir := program(t, "bg.sh", fmt.Sprintf("sleep 60 </dev/null >/dev/null 2>&1 &\necho $! >%s\necho $$ >>%s\nsleep 60\n", pidfile, pidfile))
+	h := mustNew(t, Config{Dir: dir, Timeout: 2 * time.Second}, Options{}) // time to write its pids on a loaded machine
+	w := within(t, serveAsync(h, httptest.NewRequest("GET", "/cgi-bin/bg.sh", nil)), 20*time.Second)
+	if w.Code != 502 || !strings.Contains(w.Body.String(), "timed out") {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	allGone(t, "the program and its background child are killed", pids(t, pidfile))
+}
+
+// M4: a background child that holds stdout hung the handler until it
+// ended. Now the answer goes out once the program has exited, and the
+// child is killed.
+func TestBackgroundChildHoldingStdout(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	dir := program(t, "hold.sh", fmt.Sprintf("printf 'Content-Type: text/plain\\r\\n\\r\\ndone\\n'\nsleep 120 &\necho $! >%s\nexit 0\n", pidfile))
+	h := mustNew(t, Config{Dir: dir, Timeout: 60 * time.Second}, Options{})
+	w := within(t, serveAsync(h, httptest.NewRequest("GET", "/cgi-bin/hold.sh", nil)), 20*time.Second)
+	if w.Code != 200 || w.Body.String() != "done\n" {
+		t.Fatalf("status %d: %q", w.Code, w.Body)
+	}
+	allGone(t, "the child holding stdout is killed", pids(t, pidfile))
+}
+
+// M4: a client that leaves stops its program and everything it started.
+func TestClientLeavingKillsTheGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	dir := program(t, "wait.sh", fmt.Sprintf("sleep 60 </dev/null >/dev/null 2>&1 &\necho $! >%s\necho $$ >>%s\nsleep 60\n", pidfile, pidfile))
+	h := mustNew(t, Config{Dir: dir, Timeout: 60 * time.Second}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := serveAsync(h, httptest.NewRequest("GET", "/cgi-bin/wait.sh", nil).WithContext(ctx))
+	testutil.Eventually(t, "the program started its child", func() bool { return len(pids(t, pidfile)) == 2 })
+	cancel()
+	w := within(t, done, 20*time.Second)
+	if w.Code != 502 || !strings.Contains(w.Body.String(), "went away") {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	allGone(t, "the program and its child are killed", pids(t, pidfile))
+}
+
+// M4: programs had no resource limits. Now CPU time and address space are
+// capped (and processes, with [cgi] user: TestRunsAsOtherUser).
+func TestLimits(t *testing.T) {
+	dir := program(t, "limits.sh", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\ncat /proc/self/limits\n")
+	cases := []struct {
+		name string
+		c    Config
+		want []string
+	}{
+		{"defaults", Config{}, []string{"Max cpu time              10                   10", "Max address space         268435456            268435456"}},
+		{"configured", Config{CPUSeconds: 3, MaxMemory: 64 << 20}, []string{"Max cpu time              3                    3", "Max address space         67108864             67108864"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.c.Dir = dir
+			w := serve(mustNew(t, c.c, Options{}), "GET", "/cgi-bin/limits.sh")
+			if w.Code != 200 {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			for _, s := range c.want {
+				if !strings.Contains(w.Body.String(), s) {
+					t.Errorf("limits lack %q:\n%s", s, w.Body)
+				}
+			}
+		})
+	}
+}
+
+// A program that allocates past max_memory fails instead of eating the board.
+func TestMemoryLimitHolds(t *testing.T) {
+	dir := program(t, "grow.sh", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nx=$(head -c 100000000 /dev/zero | tr '\\0' a)\necho ${#x}\n")
+	w := serve(mustNew(t, Config{Dir: dir, MaxMemory: 32 << 20, Timeout: 20 * time.Second}, Options{}), "GET", "/cgi-bin/grow.sh")
+	if w.Code == 200 && strings.Contains(w.Body.String(), "100000000") {
+		t.Fatalf("a 100 MB string was built under a 32 MiB limit: %d", w.Code)
+	}
+}
+
+// M4: CGI output was served from the UI's origin with no CSP. Every
+// answer, a program's own CSP replaced, and errors, is confined.
+func TestAnswersAreConfined(t *testing.T) {
+	dir := program(t, "page.sh", "printf 'Content-Type: text/html\\r\\nContent-Security-Policy: default-src *\\r\\n\\r\\n<script>alert(1)</script>'\n")
+	h := mustNew(t, Config{Dir: dir}, Options{})
+	for _, target := range []string{"/cgi-bin/page.sh", "/cgi-bin/missing.sh", "/cgi-bin/../x"} {
+		w := serve(h, "GET", target)
+		if got := w.Header().Values("Content-Security-Policy"); len(got) != 1 || got[0] != contentSecurityPolicy {
+			t.Errorf("%s (%d): CSP %q", target, w.Code, got)
+		}
+		if got := w.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options %q", target, got)
+		}
+	}
+	if !strings.Contains(contentSecurityPolicy, "sandbox") || !strings.Contains(contentSecurityPolicy, "default-src 'none'") {
+		t.Fatalf("CSP %q is not restrictive", contentSecurityPolicy)
+	}
+}
+
+func TestUserRefused(t *testing.T) {
+	cases := []struct{ user, want string }{
+		{"no-such-user-ews", "no-such-user-ews"},
+		{"root", "root"},
+	}
+	for _, c := range cases {
+		if _, err := New(Config{Dir: t.TempDir(), User: c.user}, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("user %q: err %v", c.user, err)
+		}
+	}
+}
+
+// M4: programs ran as ews and could read /etc/ews and /proc/<ews>/environ.
+// With [cgi] user they run as that user, with no capabilities and at most
+// max_processes processes, and both reads fail.
+func TestRunsAsOtherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a program as another user")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no user nobody")
+	}
+	root := t.TempDir()
+	for p := root; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil { // t.TempDir's dirs are 0700
+			t.Fatal(err)
+		}
+	}
+	etc := filepath.Join(root, "etc")
+	secret := filepath.Join(etc, "token")
+	if err := os.Mkdir(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("sekrit-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "cgi-bin")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+printf 'Content-Type: text/plain\r\n\r\n'
+echo "uid=$(id -u)"
+cat %s || echo "token: refused"
+cat /proc/%d/environ || echo "environ: refused"
+grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status
+grep 'Max processes' /proc/self/limits
+`, secret, os.Getpid())
+	if err := os.WriteFile(filepath.Join(dir, "peek.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EWS_TEST_SECRET", "sekrit-env")
+	h := mustNew(t, Config{Dir: dir, User: "nobody", MaxProcesses: 20, Timeout: 20 * time.Second}, Options{})
+	w := serve(h, "GET", "/cgi-bin/peek.sh")
+	out := w.Body.String()
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, out)
+	}
+	for _, want := range []string{"uid=" + nobody.Uid, "token: refused", "environ: refused",
+		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000",
+		"Max processes             20                   20"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("answer lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "sekrit") || strings.Contains(out, "HOME=") {
+		t.Fatalf("the program read a secret:\n%s", out)
+	}
+}
