@@ -30,6 +30,9 @@ type Snapshot struct {
 	// Simulated: the device drives no hardware. Remote devices carry what
 	// their board reported.
 	Simulated bool `json:"simulated,omitempty"`
+	// Cached: a read answered from a reading at most the device's max_age
+	// old (its time is Updated) instead of a new device read (issue 27).
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Quantity is one value with its unit.
