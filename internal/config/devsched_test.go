@@ -49,3 +49,38 @@ func TestMaxAgeRefused(t *testing.T) {
 		}
 	}
 }
+
+// The master schedules every device: an interlock group (both ways,
+// chained) shares one lock, other devices have their own.
+func TestSchedDevices(t *testing.T) {
+	cfg, errs := ParseAll("ews.toml", []byte(`[node]
+name = "ews1"
+[[device]]
+name = "a"
+driver = "sim-switch"
+interlock = ["b"]
+[[device]]
+name = "b"
+driver = "sim-switch"
+[[device]]
+name = "c"
+driver = "sim-switch"
+interlock = ["b"]
+[[device]]
+name = "t"
+driver = "sim-sensor"
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	got := cfg.SchedConfig().Devices
+	if len(got) != 4 {
+		t.Fatalf("devices %+v", got)
+	}
+	if got[0].Lock == "" || got[0].Lock != got[1].Lock || got[1].Lock != got[2].Lock {
+		t.Errorf("interlock group a-b-c has locks %q %q %q, want one", got[0].Lock, got[1].Lock, got[2].Lock)
+	}
+	if got[3].Lock != "" || got[3].Name != "t" || got[3].Concurrency != 1 {
+		t.Errorf("sensor t: %+v, want its own lock, one at a time", got[3])
+	}
+}
