@@ -164,9 +164,9 @@ func (d *Dispatcher) devEnd(di int, read bool) {
 	}
 }
 
-// DeviceBusy returns, per device name with anything running or queued, its
+// busyDevices returns (tests), per device name with anything running or queued, its
 // running operations (shared reads count once) and its queued requests.
-func (d *Dispatcher) DeviceBusy() map[string][2]int {
+func (d *Dispatcher) busyDevices() map[string][2]int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := map[string][2]int{}

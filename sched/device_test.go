@@ -65,7 +65,7 @@ func TestBusyDeviceWaitsWithoutASlot(t *testing.T) {
 	if n := h.linknum("a"); n != 0 {
 		t.Fatalf("linknum %d after all done", n)
 	}
-	if busy := h.d.DeviceBusy(); len(busy) != 0 {
+	if busy := h.d.busyDevices(); len(busy) != 0 {
 		t.Fatalf("devices still busy: %v", busy)
 	}
 }
