@@ -64,7 +64,8 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	}
 	q := &d.queues[qi]
 	if h := d.oldestLive(q); h != nil {
-		q.cd.observe(now.Sub(h.enq), d.target, d.interval, now)
+		load, _ := d.loadWait(h, now) // oldestLive: its device is free
+		q.cd.observe(load, d.target, d.interval, now)
 	} else {
 		q.cd.reset()
 	}
@@ -72,7 +73,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 		d.mu.Unlock()
 		return Ticket{}, d.refuse(class, rOverload)
 	}
-	if d.target > 0 && !req.pinned() && di < 0 {
+	if d.target > 0 && !req.pinned() && (di < 0 || d.devFree(di, req.Read)) {
 		if w, ok := d.admit.wait(class, d.depth, d.one, d.slots(), d.keptFrom(class, now)); ok && w > d.target/2 {
 			d.mu.Unlock()
 			return Ticket{}, d.refuse(class, rOverload)
@@ -120,9 +121,11 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter) (Ticket, error) {
 	d.unlink(w)
 	class := w.class
 	if cause == nil { // queue_timeout
-		if w.lock < 0 && (w.board < 0 || (d.boards[w.board].present && d.boards[w.board].Running)) {
+		if w.board < 0 || (d.boards[w.board].present && d.boards[w.board].Running) {
 			now := d.now()
-			d.queues[w.q].cd.observe(now.Sub(w.enq), d.target, d.interval, now)
+			if load, ok := d.loadWait(w, now); ok {
+				d.queues[w.q].cd.observe(load, d.target, d.interval, now)
+			}
 		}
 		cause = d.refuse(class, rTimeout)
 	}

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Device-aware dispatch (issue 27): a request for a device takes a board
@@ -56,6 +57,7 @@ type devLock struct {
 	busy    int // running: actions, plus one per device whose reads run
 	queued  int // requests queued for it, every class
 	actWait int // of them, actions (reads may not join a read while one waits)
+	freeAt  time.Time // when it last had a place free again (loadWait)
 }
 
 // devState is one device's running reads.
@@ -145,7 +147,7 @@ func (d *Dispatcher) devStart(di int, read bool) {
 	d.locks[s.lock].busy++
 }
 
-func (d *Dispatcher) devEnd(di int, read bool) {
+func (d *Dispatcher) devEnd(di int, read bool, now time.Time) {
 	if di < 0 {
 		return
 	}
@@ -160,8 +162,28 @@ func (d *Dispatcher) devEnd(di int, read bool) {
 		}
 	}
 	if l := &d.locks[s.lock]; l.busy > 0 {
+		if l.busy == l.conc {
+			l.freeAt = now
+		}
 		l.busy--
 	}
+}
+
+// loadWait is the part of w's wait that is the boards' load, what CoDel
+// judges: all of it, less the time its device was busy (a busy device is
+// not overload; the queue timeout bounds that wait). false: the device is
+// busy now, the whole wait so far is the device's.
+func (d *Dispatcher) loadWait(w *waiter, now time.Time) (time.Duration, bool) {
+	if w.lock < 0 {
+		return now.Sub(w.enq), true
+	}
+	if !d.devFree(w.dev, w.read) {
+		return 0, false
+	}
+	if f := d.locks[w.lock].freeAt; f.After(w.enq) {
+		return now.Sub(f), true
+	}
+	return now.Sub(w.enq), true
 }
 
 // busyDevices returns (tests), per device name with anything running or queued, its

@@ -89,7 +89,7 @@ func TestDispatcherProperties(t *testing.T) {
 			}
 		}
 		for i, l := range d.locks {
-			if l != (devLock{conc: l.conc}) {
+			if l.busy != 0 || l.queued != 0 || l.actWait != 0 {
 				rt.Fatalf("device lock %d after all done: %+v", i, l)
 			}
 		}

@@ -217,6 +217,17 @@ func (d *Dispatcher) oldestLive(q *queue) *waiter {
 			}
 		}
 	}
+	if q.nlocked > 0 {
+		for i := range q.locks {
+			h := q.locks[i].head
+			if h == nil || !d.devFree(h.dev, h.read) || (h.board >= 0 && (!d.boards[h.board].present || !d.boards[h.board].Running)) {
+				continue
+			}
+			if best == nil || h.seq < best.seq {
+				best = h
+			}
+		}
+	}
 	return best
 }
 

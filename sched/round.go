@@ -72,12 +72,10 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		sojourn := now.Sub(w.enq)
 		cd := &d.queues[w.q].cd
 		d.m.wait[w.class].Update(sojourn.Seconds())
-		if w.lock < 0 {
-			// a wait for a busy device is not the boards' load: CoDel
-			// sees only the others (the queue timeout bounds it)
-			cd.observe(sojourn, d.target, d.interval, now)
-		}
-		if w.lock < 0 && cd.dropping && sojourn > d.target && (w.q > 0 || d.one) {
+		// CoDel judges the wait for a slot, not the time a device was busy
+		load, _ := d.loadWait(w, now)
+		cd.observe(load, d.target, d.interval, now)
+		if cd.dropping && load > d.target && (w.q > 0 || d.one) {
 			// CoDel's head drop: while the queue stays above its target,
 			// a request that already waited past it is answered 503 now
 			// rather than served late, so served pages keep a bounded wait.
@@ -128,7 +126,7 @@ func (d *Dispatcher) finish(f *flight) {
 		b.ReqLoad = 0
 	}
 	d.refresh(b)
-	d.devEnd(f.dev, f.read)
+	d.devEnd(f.dev, f.read, now)
 	f.b = nil
 	d.free = append(d.free, f)
 	if !d.closed {

@@ -172,32 +172,34 @@ type Sim struct {
 
 // Device is one [[device]] entry.
 type Device struct {
-	Name      string    `toml:"name"`
-	Driver    string    `toml:"driver"`
-	Pin       string    `toml:"pin"`
-	Node      string    `toml:"node"` // board it is wired to; "any" for shared-bus devices; default this board
-	ActiveLow bool      `toml:"active_low"`
-	Initial   string    `toml:"initial"`   // on | off (gpio-out) at start
-	OnStop    string    `toml:"on_stop"`   // on | off | keep at shutdown
-	Interlock []string  `toml:"interlock"` // outputs never on together with this one
-	Pull      string    `toml:"pull"`      // up | down | none (gpio-in)
-	Debounce  Duration  `toml:"debounce"`  // gpio-in
-	Edge      string    `toml:"edge"`      // rising | falling | both (gpio-in)
-	Frequency string    `toml:"frequency"` // pwm, e.g. "1kHz"
-	Bus       string    `toml:"bus"`       // I2C/1-wire bus name
-	Address   string    `toml:"address"`   // I2C address, 1-wire id, or Modbus "host:port"
-	Unit      int       `toml:"unit"`      // Modbus unit id
-	Register  int       `toml:"register"`  // Modbus coil/register number
-	Command   Command   `toml:"command"`   // command driver: ["program", "arg"] or a shell line
-	Timeout   Duration  `toml:"timeout"`   // command/Modbus timeout
-	Min       *float64  `toml:"min"`       // accepted range for set
-	Max       *float64  `toml:"max"`
-	Scale     float64   `toml:"scale"`    // modbus-register: value = raw * scale
-	Units     string    `toml:"units"`    // unit shown with the value ("°C", "%")
-	Drift     float64   `toml:"drift"`    // sim-sensor: drift per read
-	Baseline  float64   `toml:"baseline"` // sim-sensor: starting value
-	Poll      Duration  `toml:"poll"`     // sensors: read period; default 5s (issue 28)
-	MaxAge    *Duration `toml:"max_age"`  // reads: answer from a reading this young; default ¼ of the device's read time, 0 = always read (issue 27)
+	Name      string   `toml:"name"`
+	Driver    string   `toml:"driver"`
+	Pin       string   `toml:"pin"`
+	Node      string   `toml:"node"` // board it is wired to; "any" for shared-bus devices; default this board
+	ActiveLow bool     `toml:"active_low"`
+	Initial   string   `toml:"initial"`   // on | off (gpio-out) at start
+	OnStop    string   `toml:"on_stop"`   // on | off | keep at shutdown
+	Interlock []string `toml:"interlock"` // outputs never on together with this one
+	Pull      string   `toml:"pull"`      // up | down | none (gpio-in)
+	Debounce  Duration `toml:"debounce"`  // gpio-in
+	Edge      string   `toml:"edge"`      // rising | falling | both (gpio-in)
+	Frequency string   `toml:"frequency"` // pwm, e.g. "1kHz"
+	Bus       string   `toml:"bus"`       // I2C/1-wire bus name
+	Address   string   `toml:"address"`   // I2C address, 1-wire id, or Modbus "host:port"
+	Unit      int      `toml:"unit"`      // Modbus unit id
+	Register  int      `toml:"register"`  // Modbus coil/register number
+	Command   Command  `toml:"command"`   // command driver: ["program", "arg"] or a shell line
+	Timeout   Duration `toml:"timeout"`   // command/Modbus timeout
+	Min       *float64 `toml:"min"`       // accepted range for set
+	Max       *float64 `toml:"max"`
+	Scale     float64  `toml:"scale"`    // modbus-register: value = raw * scale
+	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
+	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
+	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
+	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s (issue 28)
+
+	// reads: answer from a reading this young; default ¼ of the device's read time, 0 = always read (issue 27)
+	MaxAge *Duration `toml:"max_age"`
 }
 
 // Health lists the checks that keep this board in rotation.
