@@ -53,10 +53,10 @@ func DeviceOf(method, path string) (name string, read bool) {
 
 // devLock is one lock's places: a device, or an interlock group.
 type devLock struct {
-	conc    int // operations at once
-	busy    int // running: actions, plus one per device whose reads run
-	queued  int // requests queued for it, every class
-	actWait int // of them, actions (reads may not join a read while one waits)
+	conc    int       // operations at once
+	busy    int       // running: actions, plus one per device whose reads run
+	queued  int       // requests queued for it, every class
+	actWait int       // of them, actions (reads may not join a read while one waits)
 	freeAt  time.Time // when it last had a place free again (loadWait)
 }
 
