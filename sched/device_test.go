@@ -157,3 +157,22 @@ func TestDevicesConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// A request for a free device that waits for a slot is load like any other:
+// CoDel sheds new arrivals once it waited past the target for a while.
+func TestDeviceRequestWaitingForASlotIsLoad(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, devCfg(), Options{Clock: clk}, board("a", 1))
+	hold := h.now(&Request{Class: control, Board: "a"})
+	waiting := h.queue(act("relay"))
+	clk.Advance(150 * time.Millisecond)
+	second := h.queue(&Request{Class: control, Board: "a"}) // sees the wait above target
+	clk.Advance(150 * time.Millisecond)
+	h.shed(&Request{Class: control, Board: "a"}, ReasonOverload)
+	hold.Done()
+	for _, p := range []*pending{waiting, second} {
+		if o := h.result(p); o.err == nil {
+			o.t.Done()
+		}
+	}
+}
