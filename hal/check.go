@@ -69,6 +69,12 @@ func checkSpec(s DeviceSpec, local bool, bad func(key, format string, args ...an
 	case s.Poll != 0 && s.Poll < MinPoll:
 		bad("poll", "%v is too often; at least %v", s.Poll, MinPoll)
 	}
+	switch {
+	case s.MaxAge != nil && !d.Accepts(Read):
+		bad("max_age", "driver %s has no read; remove max_age", s.Driver)
+	case s.MaxAge != nil && *s.MaxAge < 0:
+		bad("max_age", "%v is negative; want 0 (always read) or more", *s.MaxAge)
+	}
 	if d.Check != nil {
 		d.Check(s, local, bad)
 	}

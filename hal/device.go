@@ -10,8 +10,9 @@ import (
 )
 
 // Device is one opened device. Operations on it (and on the devices it is
-// interlocked with, which share its lock) run one at a time; its snapshot
-// is readable at any moment without waiting for them.
+// interlocked with, which share its lock) run one at a time, or as many at
+// once as its driver's Concurrency; concurrent reads share one (read.go).
+// Its snapshot is readable at any moment without waiting for them.
 type Device struct {
 	name, driverName, node string
 	ds                     *Devices
@@ -25,6 +26,7 @@ type Device struct {
 	poll                   time.Duration // Polled drivers: read period; 0 = Options.Poll
 	restore                bool          // restore = "last" (RestoreMode)
 	commanded              bool          // a command ran since New; under mu
+	reads                  reads         // concurrent reads share one (read.go)
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -77,6 +79,9 @@ func (d *Device) run(ctx context.Context, a Action, stamp func(*Snapshot)) (snap
 		d.setError(err)
 		return d.Snapshot(), &DriverError{Device: d.name, Err: err}
 	}
+	if a.Kind == Read {
+		d.reads.took.Store(int64(time.Since(start)))
+	}
 	if stamp == nil && a.Kind != Read && d.driver.Restores {
 		d.commanded = true
 		stamp = d.command
@@ -125,10 +130,24 @@ func changed(a, b Snapshot) bool {
 }
 
 // gate is a lock a waiter can give up on: a caller whose request ends stops
-// waiting for a long pulse on the same device.
+// waiting for a long pulse on the same device. It has as many places as
+// the device runs operations at once (one unless its driver says more).
 type gate chan struct{}
 
-func newGate() gate { return make(gate, 1) }
+func newGate(n int) gate { return make(gate, max(n, 1)) }
+
+// lockAll takes every place of the gate (Close: nothing else runs).
+func (g gate) lockAll() {
+	for range cap(g) {
+		g <- struct{}{}
+	}
+}
+
+func (g gate) unlockAll() {
+	for range cap(g) {
+		<-g
+	}
+}
 
 // lock takes the gate or returns ctx's error.
 func (g gate) lock(ctx context.Context) error {

@@ -131,8 +131,12 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			}
 			addrs[k] = spec.Name
 		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max, poll: spec.Poll,
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(spec.Concurrency()), min: spec.Min, max: spec.Max, poll: spec.Poll,
 			restore: RestoreMode(spec, drv) == RestoreLast}
+		d.reads.maxAge = -1
+		if spec.MaxAge != nil {
+			d.reads.maxAge = *spec.MaxAge
+		}
 		simulated := ds.board.Kind() == BoardSim || drv.Simulated
 		if simulated {
 			d.latency = latency
@@ -243,6 +247,14 @@ func (ds *Devices) mergeLocks(a, b *Device) {
 	if a.mu == b.mu {
 		return
 	}
+	if cap(a.mu) > 1 { // a group runs one operation at a time
+		one := newGate(1)
+		for _, d := range ds.local {
+			if d.mu == a.mu {
+				d.mu = one
+			}
+		}
+	}
 	old := b.mu
 	for _, d := range ds.local {
 		if d.mu == old {
@@ -270,15 +282,25 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if a.Kind == Set && ((d.min != nil && a.Value < *d.min) || (d.max != nil && a.Value > *d.max)) {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w: %v out of range %s", name, ErrBadValue, a.Value, span(d.min, d.max))
 	}
+	if a.Kind == Read {
+		return d.read(ctx) // shared with concurrent reads, or a young reading
+	}
 	if err := ds.wait(ctx); err != nil {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: restoring outputs: %w", name, err)
 	}
+	s, _, err := d.exclusive(ctx, a)
+	return s, err
+}
+
+// exclusive waits for a place on the device (ctx bounds the wait) and runs
+// a there; started says a reached the device.
+func (d *Device) exclusive(ctx context.Context, a Action) (s Snapshot, started bool, err error) {
 	if err := d.mu.lock(ctx); err != nil {
-		return d.Snapshot(), fmt.Errorf("hal: device %q: busy: %w", name, err)
+		return d.Snapshot(), false, fmt.Errorf("hal: device %q: busy: %w", d.name, err)
 	}
 	defer d.mu.unlock()
 	if d.closed {
-		return d.Snapshot(), fmt.Errorf("hal: device %q: %w", name, ErrClosed)
+		return d.Snapshot(), true, fmt.Errorf("hal: device %q: %w", d.name, ErrClosed)
 	}
 	// once started, an action runs to its end: a relay pulse is not cut
 	// short because the client went away
@@ -286,11 +308,12 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if len(d.partners) > 0 && d.turnsOn(a) {
 		for _, p := range d.partners {
 			if _, err := p.run(ctx, Action{Kind: TurnOff}, nil); err != nil {
-				return d.Snapshot(), &DriverError{Device: name, Err: fmt.Errorf("interlock: turn off %q first: %w", p.name, err)}
+				return d.Snapshot(), true, &DriverError{Device: d.name, Err: fmt.Errorf("interlock: turn off %q first: %w", p.name, err)}
 			}
 		}
 	}
-	return d.run(ctx, a, nil)
+	s, err = d.run(ctx, a, nil)
+	return s, true, err
 }
 
 // Get returns the state of the device called name; a device wired to another
@@ -386,14 +409,14 @@ func (ds *Devices) closeDevices() error {
 		if !ok {
 			continue
 		}
-		_ = d.mu.lock(context.Background())
+		d.mu.lockAll()
 		if !d.closed {
 			d.closed = true
 			if err := d.drv.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("hal: close device %q: %w", name, err))
 			}
 		}
-		d.mu.unlock()
+		d.mu.unlockAll()
 	}
 	return errors.Join(errs...)
 }

@@ -27,6 +27,7 @@ type testDevice struct {
 	Scale                   float64
 	Units                   string
 	Drift, Baseline         float64
+	MaxAge                  *string `toml:"max_age"`
 }
 
 // parse builds a Config of board ews1 on the simulated board (no latency)
@@ -50,6 +51,13 @@ func parse(t testing.TB, devices string) Config {
 		}
 		return d
 	}
+	maxAge := func(s *string) *time.Duration {
+		if s == nil {
+			return nil
+		}
+		d := dur(*s)
+		return &d
+	}
 	cfg := Config{Node: "ews1", Sim: &SimConfig{}}
 	for _, d := range file.Device {
 		cfg.Devices = append(cfg.Devices, DeviceSpec{
@@ -58,7 +66,7 @@ func parse(t testing.TB, devices string) Config {
 			Pull: d.Pull, Debounce: dur(d.Debounce), Edge: d.Edge, Frequency: d.Frequency,
 			Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
 			Command: d.Command, Timeout: dur(d.Timeout), Min: d.Min, Max: d.Max,
-			Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline,
+			Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline, MaxAge: maxAge(d.MaxAge),
 		})
 	}
 	return cfg

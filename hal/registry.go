@@ -39,6 +39,22 @@ type Driver struct {
 	// Simulated: the device needs no board resource (a sim-* driver runs on
 	// a pin of its own); [sim] device_latency applies to it on any board.
 	Simulated bool
+	// Concurrency is how many operations one device of the driver runs at
+	// once (a network device that takes parallel requests). Default 0 = 1:
+	// one at a time, which every built-in driver needs. The master's
+	// scheduler holds the requests beyond it in its queue (issue 27).
+	Concurrency int
+}
+
+// Concurrency is the operations s's device runs at once: its driver's
+// Concurrency, 1 for an unknown driver or an interlocked output (an
+// interlock group shares one lock).
+func (s DeviceSpec) Concurrency() int {
+	d := lookup(s.Driver)
+	if d == nil || d.Concurrency <= 1 || len(s.Interlock) > 0 {
+		return 1
+	}
+	return d.Concurrency
 }
 
 // Needs is the board resource a driver's device must name.

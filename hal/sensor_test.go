@@ -26,7 +26,7 @@ func TestBMxx80(t *testing.T) {
 	b := NewSimBoard()
 	bus := &i2ctest.Playback{Ops: bme280Ops(), DontPanic: true}
 	b.I2CBuses["1"] = bus
-	ds := open(t, parse(t, "[[device]]\nname = \"env\"\ndriver = \"bmxx80\"\nbus = \"1\"\naddress = \"0x76\"\n\n[[device]]\nname = \"other\"\ndriver = \"sim-switch\"\n"), b)
+	ds := open(t, parse(t, "[[device]]\nname = \"env\"\ndriver = \"bmxx80\"\nbus = \"1\"\naddress = \"0x76\"\nmax_age = \"0s\"\n\n[[device]]\nname = \"other\"\ndriver = \"sim-switch\"\n"), b)
 	s := do(t, ds, "env", Action{Kind: Read})
 	if s.State != StateOK || s.Value != 23.72 || s.Unit != "°C" {
 		t.Fatalf("read: %+v", s)

@@ -39,6 +39,9 @@ type Snapshot struct {
 	// Restored: the state was brought back from the cluster's memory after
 	// a restart, and no command has run on the device since.
 	Restored bool `json:"restored,omitempty"`
+	// Cached: a read answered from a reading at most the device's max_age
+	// old (its time is Updated) instead of a new device read (issue 27).
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Quantity is one value with its unit.

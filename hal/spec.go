@@ -82,6 +82,12 @@ type DeviceSpec struct {
 	// Poll is how often a sensor (a Polled driver) is read without a
 	// client asking. Default 0 = Options.Poll (the board's, 5s).
 	Poll time.Duration
+
+	// MaxAge lets a read be answered from a reading at most this old
+	// (marked "cached": true, its time in "updated") instead of reading
+	// the device again. nil = DefaultMaxAge of the device's own read time;
+	// 0 = always read (concurrent reads still share one device read).
+	MaxAge *time.Duration
 }
 
 // local reports whether s is wired to board self.

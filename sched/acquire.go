@@ -37,6 +37,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 		}
 		bi = b.idx
 	}
+	di := d.device(req)
 	if len(req.Exclude) > 0 && !d.runnable(req, bi) {
 		// a retry with nowhere else to go: tell the caller now
 		d.mu.Unlock()
@@ -54,14 +55,17 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	d.eligible()
 	if d.holds(qi, now) {
 		// queue it: a finishing request's round dispatches it
+	} else if di >= 0 && (d.locks[d.devs[di].lock].queued > 0 || !d.devFree(di, req.Read)) {
+		// its device is busy, or others wait for it: queue it, holding no slot
 	} else if b := d.choose(req, bi); b != nil {
-		t := d.start(req, 0, class, b)
+		t := d.start(req, 0, class, b, di)
 		d.mu.Unlock()
 		return t, nil
 	}
 	q := &d.queues[qi]
 	if h := d.oldestLive(q); h != nil {
-		q.cd.observe(now.Sub(h.enq), d.target, d.interval, now)
+		load, _ := d.loadWait(h, now) // oldestLive: its device is free
+		q.cd.observe(load, d.target, d.interval, now)
 	} else {
 		q.cd.reset()
 	}
@@ -69,7 +73,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 		d.mu.Unlock()
 		return Ticket{}, d.refuse(class, rOverload)
 	}
-	if d.target > 0 && !req.pinned() {
+	if d.target > 0 && !req.pinned() && (di < 0 || d.devFree(di, req.Read)) {
 		if w, ok := d.admit.wait(class, d.depth, d.one, d.slots(), d.keptFrom(class, now)); ok && w > d.target/2 {
 			d.mu.Unlock()
 			return Ticket{}, d.refuse(class, rOverload)
@@ -81,6 +85,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	}
 	w := d.waiters.Get().(*waiter)
 	w.req, w.class, w.q, w.board, w.enq = req, class, qi, bi, now
+	w.dev, w.lock, w.read = di, d.lockOf(di), req.Read
 	d.seq++
 	w.seq = d.seq
 	d.push(w) // nothing placeable: no dispatch round needed
@@ -118,7 +123,9 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter) (Ticket, error) {
 	if cause == nil { // queue_timeout
 		if w.board < 0 || (d.boards[w.board].present && d.boards[w.board].Running) {
 			now := d.now()
-			d.queues[w.q].cd.observe(now.Sub(w.enq), d.target, d.interval, now)
+			if load, ok := d.loadWait(w, now); ok {
+				d.queues[w.q].cd.observe(load, d.target, d.interval, now)
+			}
 		}
 		cause = d.refuse(class, rTimeout)
 	}
@@ -141,6 +148,7 @@ func (d *Dispatcher) collect(w *waiter, cause error) (Ticket, error) {
 
 func (d *Dispatcher) putWaiter(w *waiter) {
 	w.req, w.t, w.err, w.answered = nil, Ticket{}, nil, false
+	w.dev, w.lock, w.read = -1, -1, false
 	d.waiters.Put(w)
 }
 

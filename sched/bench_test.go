@@ -116,3 +116,52 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDevice is the device-aware path (issue 27): free is a request
+// for a free device (Acquire and Done); wait is one queued behind its busy
+// device and dispatched by the Done of the action that held it.
+func BenchmarkDevice(b *testing.B) {
+	cfg := schedCfg("priority-lc", 64)
+	for i := range 16 {
+		cfg.Devices = append(cfg.Devices, Device{Name: fmt.Sprintf("dev%d", i)})
+	}
+	cfg.Devices = append(cfg.Devices, Device{Name: "relay1"})
+	d, _ := NewDispatcher(cfg, Options{})
+	var pool []Board
+	for _, p := range benchPool(3) {
+		pool = append(pool, Board{Name: p.Name, Capacity: 8, Running: true, Weight: 1, Linknum: -1})
+	}
+	d.Update(rows(pool))
+	ctx := context.Background()
+	req := &Request{Class: control, Board: "ews2", Device: "relay1"}
+	b.Run("free", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			t, err := d.Acquire(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Done()
+		}
+	})
+	b.Run("wait", func(b *testing.B) {
+		held, _ := d.Acquire(ctx, req)
+		di := d.device(req)
+		b.ReportAllocs()
+		for b.Loop() {
+			d.mu.Lock()
+			w := d.waiters.Get().(*waiter)
+			w.req, w.class, w.q, w.board, w.enq = req, control, control, 1, d.now()
+			w.dev, w.lock = di, d.lockOf(di)
+			d.seq++
+			w.seq = d.seq
+			d.push(w)
+			d.mu.Unlock()
+			held.Done() // frees the device: w is dispatched
+			<-w.ch
+			held = w.t
+			d.putWaiter(w)
+		}
+		held.Done()
+	})
+}

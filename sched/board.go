@@ -67,6 +67,10 @@ type Request struct {
 	// Exclude names boards the request must not run on (a retry after
 	// its board failed); nil in the common case costs nothing.
 	Exclude []string
+	// Device is the device the request operates (DeviceOf); one of
+	// Config.Devices waits in the queue while that device is busy.
+	Device string
+	Read   bool // a read of Device: it may share the device read under way
 }
 
 // excludes reports whether the request may not run on the named board.

@@ -49,6 +49,11 @@ type Config struct {
 	// no rule falls to the last. Empty: DefaultClasses.
 	Classes []Class
 
+	// Devices are the cluster's devices: a request for one takes a board
+	// slot only when the device can start it (device.go). nil: devices are
+	// not scheduled, every request takes the first free slot.
+	Devices []Device
+
 	// Proximity prefers boards for clients of some networks; it wraps
 	// Policy. Empty: off.
 	Proximity []ProximityRule

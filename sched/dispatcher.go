@@ -74,6 +74,9 @@ type Dispatcher struct {
 	scratch []*Board // eligible boards of the current round
 	kept    []*Board // scratch less a request's Exclude
 	free    []*flight
+	devIdx  map[string]int // device name -> index in devs; nil: no devices
+	devs    []devState
+	locks   []devLock
 	closed  bool
 	shed    [][]*ErrShed // [class][reason]
 	m       *metrics
@@ -138,6 +141,12 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 		d.queues = make([]queue, 1)
 	} else {
 		d.queues = make([]queue, n)
+	}
+	if err := d.setDevices(cfg.Devices); err != nil {
+		return nil, err
+	}
+	for qi := range d.queues {
+		d.queues[qi].locks = make([]fifo, len(d.locks))
 	}
 	d.depth = make([]int, n)
 	d.started = make([]uint64, n)

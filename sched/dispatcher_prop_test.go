@@ -26,7 +26,8 @@ type propRun struct {
 	held     map[int]Ticket // tickets not yet done, by request id
 	doneT    []Ticket       // tickets already done (Done again must do nothing)
 	lastSeq  map[string]uint64
-	problems []string // found by the trace hook, under the lock
+	problems []string         // found by the trace hook, under the lock
+	reqs     map[int]*Request // by request id
 }
 
 type propOut struct {
@@ -39,12 +40,13 @@ func TestDispatcherProperties(t *testing.T) {
 		policy := rapid.SampledFrom(PolicyNames()).Draw(rt, "policy")
 		s := schedCfg(policy, rapid.IntRange(1, 4).Draw(rt, "queue"))
 		s.Reserve = rapid.SampledFrom([]float64{0, 0.3}).Draw(rt, "reserve")
+		s.Devices = propDevices
 		d, err := NewDispatcher(s, Options{})
 		if err != nil {
 			rt.Fatal(err)
 		}
 		r := &propRun{rt: rt, d: d, outs: make(chan propOut, 128), got: map[int]outcome{},
-			cancels: map[int]context.CancelFunc{}, held: map[int]Ticket{}, lastSeq: map[string]uint64{}}
+			cancels: map[int]context.CancelFunc{}, held: map[int]Ticket{}, lastSeq: map[string]uint64{}, reqs: map[int]*Request{}}
 		d.trace = r.trace
 		for _, n := range []string{"a", "b", "c"} {
 			b := board(n, rapid.IntRange(0, 3).Draw(rt, "cap-"+n))
@@ -86,6 +88,11 @@ func TestDispatcherProperties(t *testing.T) {
 				rt.Fatalf("board %s after all done: local %d linknum %d reqload %v", b.Name, b.local, b.Linknum, b.ReqLoad)
 			}
 		}
+		for i, l := range d.locks {
+			if l.busy != 0 || l.queued != 0 || l.actWait != 0 {
+				rt.Fatalf("device lock %d after all done: %+v", i, l)
+			}
+		}
 	})
 }
 
@@ -108,6 +115,9 @@ func (r *propRun) trace(req *Request, seq uint64, b *Board) {
 	if !req.pinned() {
 		key = fmt.Sprint(q, "/any")
 	}
+	if di := r.d.device(req); di >= 0 {
+		key = fmt.Sprint(q, "/lock", r.d.devs[di].lock) // FIFO per device lock
+	}
 	if seq <= r.lastSeq[key] {
 		r.problems = append(r.problems, fmt.Sprintf("FIFO broken in %s: %d after %d", key, seq, r.lastSeq[key]))
 	}
@@ -121,7 +131,11 @@ func (r *propRun) arrive() {
 		Class: rapid.IntRange(0, 2).Draw(r.rt, "class"), // 2 is out of range: last class
 		Board: rapid.SampledFrom([]string{"", "", "any", "a", "b", "zz"}).Draw(r.rt, "pin"),
 		Path:  fmt.Sprint("/p/", id%5),
+		// devices: r one at a time, p two, g1 and g2 one lock; "x" unknown
+		Device: rapid.SampledFrom([]string{"", "", "r", "r", "p", "g1", "g2", "x"}).Draw(r.rt, "device"),
+		Read:   rapid.Bool().Draw(r.rt, "read"),
 	}
+	r.reqs[id] = req
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancels[id] = cancel
 	go func() {
@@ -224,6 +238,28 @@ func (r *propRun) check() {
 			r.rt.Fatalf("board %s: linknum %d (local %d), tickets in flight %d", b.Name, b.Linknum, b.local, inFlight[b.Name])
 		}
 	}
+	// no device runs more operations than it may: the reads of one device
+	// count once, the devices of one lock together
+	ops := map[int]int{}
+	reads := map[int]bool{}
+	for id := range r.held {
+		di := r.d.device(r.reqs[id])
+		switch {
+		case di < 0:
+		case r.reqs[id].Read:
+			if !reads[di] {
+				reads[di] = true
+				ops[r.d.devs[di].lock]++
+			}
+		default:
+			ops[r.d.devs[di].lock]++
+		}
+	}
+	for li, l := range r.d.locks {
+		if ops[li] > l.conc || ops[li] != l.busy {
+			r.rt.Fatalf("device lock %d: %d operations held by tickets, busy %d, concurrency %d", li, ops[li], l.busy, l.conc)
+		}
+	}
 	n := 0
 	for c, k := range r.d.depth {
 		if k < 0 {
@@ -287,3 +323,6 @@ func TestQueueFlood(t *testing.T) {
 	hold.Done()
 	h.poll("goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
 }
+
+// propDevices are the devices of the property test.
+var propDevices = []Device{{Name: "r"}, {Name: "p", Concurrency: 2}, {Name: "g1", Lock: "g"}, {Name: "g2", Lock: "g"}}

@@ -48,5 +48,7 @@
 //
 // Around the paper: admit.go (fail fast instead of waiting out the queue
 // timeout, CoDel), acquire.go (the caller's wait, on the injected clock),
-// Request.Exclude (a retry's board is chosen by the same selector).
+// Request.Exclude (a retry's board is chosen by the same selector),
+// device.go (a request for a busy device waits in the queue, not in a
+// board slot; reads of one device start together; issue 27).
 package sched

@@ -13,6 +13,9 @@ type waiter struct {
 	class      int    // the request's class
 	q          int    // queue index (0 for every class in one-FIFO mode)
 	board      int    // pinned board index, -1 = any
+	dev        int    // device index, -1 = none (device.go)
+	lock       int    // its device's lock index, -1 = none
+	read       bool   // a read of the device
 	seq        uint64 // arrival order
 	enq        time.Time
 	prev, next *waiter
@@ -29,7 +32,7 @@ type waiter struct {
 func newWaiter(c clockwork.Clock) *waiter {
 	t := c.NewTimer(time.Hour)
 	t.Stop()
-	return &waiter{ch: make(chan struct{}, 1), timer: t}
+	return &waiter{ch: make(chan struct{}, 1), timer: t, dev: -1, lock: -1}
 }
 
 // fifo is an intrusive doubly linked list of waiters, oldest at head.
@@ -61,17 +64,23 @@ func (f *fifo) remove(w *waiter) {
 
 // queue is one class's queue (or the single FIFO): requests for any board
 // in one list, pinned ones in a list per board, so a request pinned to a
-// full board never blocks the others; arrival order across the lists is
-// kept by seq.
+// full board never blocks the others, and requests for a scheduled device
+// in a list per device lock (whatever their board), so one busy device
+// blocks no one else; arrival order across the lists is kept by seq.
 type queue struct {
 	any     fifo
 	pinned  []fifo // by board index
 	npinned int
+	locks   []fifo // by device lock index
+	nlocked int
 	n       int
 	cd      codel
 }
 
 func (q *queue) list(w *waiter) *fifo {
+	if w.lock >= 0 {
+		return &q.locks[w.lock]
+	}
 	if w.board >= 0 {
 		return &q.pinned[w.board]
 	}
@@ -88,6 +97,13 @@ func (q *queue) oldest() *waiter {
 			}
 		}
 	}
+	if q.nlocked > 0 {
+		for i := range q.locks {
+			if h := q.locks[i].head; h != nil && (best == nil || h.seq < best.seq) {
+				best = h
+			}
+		}
+	}
 	return best
 }
 
@@ -97,6 +113,13 @@ func (q *queue) newest() *waiter {
 	if q.npinned > 0 {
 		for i := range q.pinned {
 			if t := q.pinned[i].tail; t != nil && (best == nil || t.seq > best.seq) {
+				best = t
+			}
+		}
+	}
+	if q.nlocked > 0 {
+		for i := range q.locks {
+			if t := q.locks[i].tail; t != nil && (best == nil || t.seq > best.seq) {
 				best = t
 			}
 		}
@@ -116,7 +139,11 @@ func (d *Dispatcher) push(w *waiter) {
 	q.list(w).push(w)
 	w.queued = true
 	q.n++
-	if w.board >= 0 {
+	switch {
+	case w.lock >= 0:
+		q.nlocked++
+		d.lockQueued(w, 1)
+	case w.board >= 0:
 		q.npinned++
 	}
 	d.total++
@@ -132,7 +159,11 @@ func (d *Dispatcher) unlink(w *waiter) {
 	q.list(w).remove(w)
 	w.queued = false
 	q.n--
-	if w.board >= 0 {
+	switch {
+	case w.lock >= 0:
+		q.nlocked--
+		d.lockQueued(w, -1)
+	case w.board >= 0:
 		q.npinned--
 	}
 	d.total--
@@ -161,14 +192,35 @@ func (d *Dispatcher) evictBelow(qi int) bool {
 	return false
 }
 
+// lockQueued counts a device waiter into (1) or out of (-1) its lock.
+func (d *Dispatcher) lockQueued(w *waiter, n int) {
+	l := &d.locks[w.lock]
+	l.queued += n
+	if !w.read {
+		l.actWait += n
+	}
+}
+
 // oldestLive is the oldest waiter of q that waits for load, not for a board
-// that is gone or stopped (those would hold the sojourn high for nothing).
+// that is gone or stopped, nor for a busy device (those would hold the
+// sojourn high for nothing the boards' load can change).
 func (d *Dispatcher) oldestLive(q *queue) *waiter {
 	best := q.any.head
 	if q.npinned > 0 {
 		for i := range q.pinned {
 			h := q.pinned[i].head
 			if h == nil || !d.boards[i].present || !d.boards[i].Running {
+				continue
+			}
+			if best == nil || h.seq < best.seq {
+				best = h
+			}
+		}
+	}
+	if q.nlocked > 0 {
+		for i := range q.locks {
+			h := q.locks[i].head
+			if h == nil || !d.devFree(h.dev, h.read) || (h.board >= 0 && (!d.boards[h.board].present || !d.boards[h.board].Running)) {
 				continue
 			}
 			if best == nil || h.seq < best.seq {
@@ -200,7 +252,26 @@ func (d *Dispatcher) placeable(qi int) *waiter {
 			}
 		}
 	}
+	if q.nlocked > 0 {
+		for i := range q.locks {
+			if h := q.locks[i].head; h != nil && (best == nil || h.seq < best.seq) && d.canPlace(h) {
+				best = h
+			}
+		}
+	}
 	return best
+}
+
+// canPlace says whether a device waiter can start now: its device is
+// free and a board it may run on is eligible.
+func (d *Dispatcher) canPlace(w *waiter) bool {
+	if !d.devFree(w.dev, w.read) {
+		return false
+	}
+	if w.board >= 0 {
+		return d.boards[w.board].elig
+	}
+	return len(d.scratch) > 0 && (len(w.req.Exclude) == 0 || d.fits(w.req))
 }
 
 // next picks the waiter to serve: the highest class first, except that a

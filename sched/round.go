@@ -71,9 +71,11 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		d.unlink(w)
 		sojourn := now.Sub(w.enq)
 		cd := &d.queues[w.q].cd
-		cd.observe(sojourn, d.target, d.interval, now)
 		d.m.wait[w.class].Update(sojourn.Seconds())
-		if cd.dropping && sojourn > d.target && (w.q > 0 || d.one) {
+		// CoDel judges the wait for a slot, not the time a device was busy
+		load, _ := d.loadWait(w, now)
+		cd.observe(load, d.target, d.interval, now)
+		if cd.dropping && load > d.target && (w.q > 0 || d.one) {
 			// CoDel's head drop: while the queue stays above its target,
 			// a request that already waited past it is answered 503 now
 			// rather than served late, so served pages keep a bounded wait.
@@ -82,12 +84,13 @@ func (d *Dispatcher) dispatch(now time.Time) {
 			d.answer(w, Ticket{}, d.refuse(w.class, rOverload))
 			continue
 		}
-		d.answer(w, d.start(w.req, w.seq, w.class, b), nil)
+		d.answer(w, d.start(w.req, w.seq, w.class, b, w.dev), nil)
 	}
 }
 
-// start counts a dispatch of a class's request to b and returns its ticket.
-func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket {
+// start counts a dispatch of a class's request to b (for device dev, -1
+// none) and returns its ticket.
+func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev int) Ticket {
 	if d.trace != nil {
 		d.trace(req, seq, b)
 	}
@@ -102,6 +105,8 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board) Ticket
 		f = &flight{d: d}
 	}
 	f.b, f.class, f.weight, f.start = b, class, w, d.now()
+	f.dev, f.read = dev, req.Read
+	d.devStart(dev, req.Read)
 	d.m.dispatch[b.idx][class].Inc()
 	d.started[class]++
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
@@ -121,6 +126,7 @@ func (d *Dispatcher) finish(f *flight) {
 		b.ReqLoad = 0
 	}
 	d.refresh(b)
+	d.devEnd(f.dev, f.read, now)
 	f.b = nil
 	d.free = append(d.free, f)
 	if !d.closed {

@@ -22,6 +22,8 @@ type flight struct {
 	class  int
 	weight float64
 	start  time.Time // when the slot was taken (service-time estimate)
+	dev    int       // device index, -1 = none
+	read   bool      // a read of dev
 	gen    uint64
 }
 

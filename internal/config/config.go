@@ -219,6 +219,9 @@ type Device struct {
 	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
 	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
 	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s (issue 28)
+
+	// reads: answer from a reading this young; default ¼ of the device's read time, 0 = always read (issue 27)
+	MaxAge *Duration `toml:"max_age"`
 }
 
 // Health lists the checks that keep this board in rotation.

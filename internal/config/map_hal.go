@@ -9,7 +9,7 @@ import (
 
 // Spec maps the [[device]] entry onto what hal opens.
 func (d Device) Spec() hal.DeviceSpec {
-	return hal.DeviceSpec{
+	spec := hal.DeviceSpec{
 		Name: d.Name, Driver: d.Driver, Node: d.Node, Pin: d.Pin,
 		ActiveLow: d.ActiveLow, Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock, Restore: d.Restore,
 		Pull: d.Pull, Debounce: d.Debounce.Duration, Edge: d.Edge,
@@ -18,6 +18,11 @@ func (d Device) Spec() hal.DeviceSpec {
 		Min: d.Min, Max: d.Max, Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline,
 		Poll: d.Poll.Duration, // issue 28
 	}
+	if d.MaxAge != nil { // issue 27: unset keeps hal's default
+		v := d.MaxAge.Duration
+		spec.MaxAge = &v
+	}
+	return spec
 }
 
 // Specs maps every [[device]] entry, in file order (so a hal.SpecError's

@@ -55,3 +55,47 @@ func DefaultClasses() []Class {
 	}
 	return out
 }
+
+// SchedConfig is [sched] with the cluster's devices, which the master
+// schedules for (issue 27): each with its driver's concurrency, an
+// interlock group sharing one lock.
+func (c *Config) SchedConfig() sched.Config {
+	out := c.Sched.SchedConfig()
+	out.Devices = c.SchedDevices()
+	return out
+}
+
+// SchedDevices is every [[device]] as the scheduler sees it.
+func (c *Config) SchedDevices() []sched.Device {
+	if len(c.Devices) == 0 {
+		return nil
+	}
+	lock := make(map[string]string, len(c.Devices)) // device -> its group's label
+	for _, d := range c.Devices {
+		lock[d.Name] = d.Name
+	}
+	grouped := map[string]bool{}
+	for _, d := range c.Devices {
+		for _, other := range d.Interlock {
+			from, to := lock[other], lock[d.Name]
+			if from == "" || from == to {
+				continue
+			}
+			for n, l := range lock { // relabel the other's group
+				if l == from {
+					lock[n] = to
+				}
+			}
+			grouped[d.Name], grouped[other] = true, true
+		}
+	}
+	out := make([]sched.Device, 0, len(c.Devices))
+	for _, d := range c.Devices {
+		sd := sched.Device{Name: d.Name, Concurrency: d.Spec().Concurrency()}
+		if grouped[d.Name] {
+			sd.Lock = "interlock:" + lock[d.Name]
+		}
+		out = append(out, sd)
+	}
+	return out
+}

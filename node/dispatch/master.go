@@ -56,6 +56,7 @@ func (f *Front) admit(d *sched.Dispatcher, r *http.Request, client netip.Addr) *
 		Path:   r.URL.Path,
 		Client: client,
 	}
+	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // issue 27: a busy device's requests wait in the queue
 	if f.pin != nil {
 		req.Board = f.pin(r)
 	}

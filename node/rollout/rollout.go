@@ -249,10 +249,10 @@ func (r *Rollout) getJSONAt(ctx context.Context, url string, v any, token bool) 
 	if err != nil {
 		return nil, err
 	}
+	// with the token unless the caller must not send it yet (a plain
+	// listener may be in the way); /api/board shows the version and
+	// SHA-256 only with credentials (issue 23)
 	if token && r.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.Token)
-	}
-	if r.Token != "" { // /api/board shows the version and SHA-256 only with credentials (issue 23)
 		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}
 	resp, err := r.Client.Do(req)

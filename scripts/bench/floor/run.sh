@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Measured control latency beside the floor (issue 27): starts 3 simulated
+# boards on loopback (capacity 2, 20 ms per device operation and per page:
+# 300 req/s), sends each mix at 0.5x, 1x and 2x for DURATION (default 3s)
+# with `ews bench`, then prints scripts/bench/floor's table for every run.
+# Usage: scripts/bench/floor/run.sh [EWS_BINARY] [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+bin=${1:-}
+out=${2:-$(mktemp -d)}
+dur=${DURATION:-3s}
+mkdir -p "$out"
+if [[ -z $bin ]]; then
+	bin=$out/ews
+	go build -o "$bin" ./cmd/ews
+fi
+base=$((20000 + RANDOM % 20000))
+key=$(head -c 32 /dev/urandom | base64)
+peers="\"ews1=127.0.0.1:$((base + 10))\", \"ews2=127.0.0.1:$((base + 11))\", \"ews3=127.0.0.1:$((base + 12))\""
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+for i in 1 2 3; do
+	cat >"$out/ews$i.toml" <<TOML
+[node]
+name = "ews$i"
+http = "127.0.0.1:$((base + i - 1))"
+gossip = "127.0.0.1:$((base + 9 + i))"
+capacity = 2
+state_dir = "$out/state$i"
+mdns = false
+[cluster]
+peers = [$peers]
+key = "$key"
+tmax = "1s"
+heartbeat = "100ms"
+[http]
+auth = "none"
+[sim]
+device_latency = "20ms"
+page_latency = "20ms"
+[[device]]
+name = "s1"
+driver = "sim-sensor"
+node = "any"
+[[device]]
+name = "temp1"
+driver = "sim-sensor"
+node = "ews2"
+[[device]]
+name = "led1"
+driver = "sim-pwm"
+node = "ews3"
+TOML
+	"$bin" run --config "$out/ews$i.toml" >"$out/ews$i.log" 2>&1 &
+	pids+=($!)
+done
+url=http://127.0.0.1:$base
+for _ in $(seq 100); do
+	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
+	sleep 0.2
+done
+declare -A mixes=(
+	[paper]="control=0.25:POST /api/devices/s1/read,browse=0.75:GET /"
+	[hot]="read=0.3:POST /api/devices/temp1/read,act=0.05:POST /api/devices/led1/toggle,browse=0.65:GET /"
+)
+reports=()
+for name in paper hot; do
+	for x in 0.5 1 2; do
+		rate=$(awk "BEGIN{print 300*$x}")
+		"$bin" bench --url "$url" --rate "$rate" --duration "$dur" --seed 7 --mix "${mixes[$name]}" --json "$out/$name-${x}x.json" >/dev/null
+		reports+=("$out/$name-${x}x.json")
+	done
+done
+go run ./scripts/bench/floor --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
+echo "reports and logs in $out"
