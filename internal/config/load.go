@@ -134,7 +134,7 @@ func withFile(path string, errs Errors) Errors {
 func (c *Config) fill() {
 	c.fillMQTT()
 	if len(c.Sched.Classes) == 0 {
-		c.Sched.Classes = DefaultClasses()
+		c.Sched.Classes = classesFor(c.Sched.Policy)
 	}
 	for i := range c.Devices {
 		if c.Devices[i].Node == "" {
