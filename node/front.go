@@ -37,6 +37,9 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Mode:          n.cfg.Sched.Mode,
 		StickyCookie:  n.cfg.Sched.Sticky == sched.StickyCookie,
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
+		AssignTTL:     assignTTL(n.cfg.Sched.Assign.Duration),
+		Capacity:      n.cfg.Node.Capacity,
+		Serving:       func() bool { return n.boardRunning(n.cluster.Self()) },
 		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
 		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
 		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second, TLS: n.sec.client}),
@@ -68,3 +71,12 @@ func (c frontCluster) Self() string                             { return c.elect
 func (c frontCluster) Epoch() uint64                            { return c.elected.Epoch() }
 func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.elected.Master() }
 func (c frontCluster) IsMaster() bool                           { return c.elected.IsMaster() && c.open() }
+
+// assignTTL maps sched.assign onto dispatch.Options.AssignTTL: 0 there is
+// the default, here it turns assignments off.
+func assignTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}

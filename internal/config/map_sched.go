@@ -37,6 +37,7 @@ func schedDefaults() Sched {
 	return Sched{
 		Policy:       d.Policy,
 		Mode:         "proxy", // every request passes through the master
+		Assign:       D(30e9), // redirect mode: redirect once, then 30 s straight to the board
 		Queue:        d.Queue,
 		QueueTimeout: D(d.QueueTimeout),
 		QueueTarget:  D(d.QueueTarget),
