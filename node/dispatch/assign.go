@@ -132,19 +132,38 @@ func (f *Front) runAssigned(w http.ResponseWriter, r *http.Request, self string,
 			return
 		}
 	}
-	switch {
-	case f.serving != nil && !f.serving():
+	if f.serving != nil && !f.serving() {
 		f.backToMaster(w, r, self, client, BackNotReady)
 		return
-	case f.capacity > 0 && f.InFlight() >= f.capacity:
+	}
+	if !f.takeSlot() {
 		f.backToMaster(w, r, self, client, BackFull)
 		return
 	}
+	defer func() {
+		f.inFlight.Add(-1)
+		f.completed.Add(1)
+	}()
 	if inQuery {
 		f.keepAssignment(w, tok)
 	}
 	f.m.assigned.Inc()
-	f.runLocal(w, r)
+	f.local.ServeHTTP(w, r)
+}
+
+// takeSlot counts one more request in flight here unless that would pass
+// the board's capacity: the check and the count are one step, so
+// concurrent assigned clients never overfill the board between them.
+func (f *Front) takeSlot() bool {
+	for {
+		n := f.inFlight.Load()
+		if f.capacity > 0 && n >= int64(f.capacity) {
+			return false
+		}
+		if f.inFlight.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // keepAssignment hands a client the assignment it brought in the query:

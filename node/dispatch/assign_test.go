@@ -195,3 +195,51 @@ func TestAssignmentReusable(t *testing.T) {
 		t.Fatal("an assignment of an hour accepted under a minute's TTL")
 	}
 }
+
+// Many assigned clients at once never run more than the board's capacity:
+// the slot is taken in one step with the check.
+func TestAssignConcurrentNeverOverCapacity(t *testing.T) {
+	tc := assignCluster(t, clusterOpts{capacity: 2})
+	b := tc.boards[1]
+	tok := b.front.marks.SignAssignment(1, "ews2", netip.MustParseAddr("127.0.0.1"), time.Minute)
+	b.mode.Store(modeBlock)
+	const n = 12
+	codes := make(chan int, n)
+	for range n {
+		go func() {
+			req, _ := http.NewRequest("GET", b.srv.URL+"/page", nil)
+			req.Header.Set(HeaderAssign, tok)
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	// every request either runs (and blocks) or is sent back at once
+	back := 0
+	testutil.Eventually(t, "all but the running ones sent back", func() bool {
+		for {
+			select {
+			case c := <-codes:
+				if c != http.StatusTemporaryRedirect {
+					t.Errorf("a request answered %d while the board was full", c)
+				}
+				back++
+				continue
+			default:
+			}
+			return back == n-2 && b.front.InFlight() == 2
+		}
+	})
+	b.mode.Store(modeEcho)
+	close(b.release)
+	for range 2 {
+		if c := <-codes; c != 200 {
+			t.Errorf("a running request answered %d", c)
+		}
+	}
+	tc.waitIdle()
+}
