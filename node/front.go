@@ -7,6 +7,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
 )
 
 // newFront builds the front door for work: on the master it queues by
@@ -39,7 +40,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
 		AssignTTL:     assignTTL(n.cfg.Sched.Assign.Duration),
 		Capacity:      n.cfg.Node.Capacity,
-		Serving:       func() bool { return n.boardRunning(n.cluster.Self()) },
+		Serving:       func() bool { return (&local{n: n}).Runstate() == state.Running }, // what its report says: health, not stopping
 		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
 		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
 		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second, TLS: n.sec.client}),

@@ -13,8 +13,8 @@ import (
 // client, valid for AssignTTL. The client then talks to the board: the
 // board checks the assignment and runs the request itself, counted in its
 // own in-flight (which its report carries to the master: invariant 3),
-// until the assignment expires, the table no longer has the board running,
-// or the board is at its capacity; then it answers 307 to the master, which
+// until the assignment expires, the board stops reporting itself running
+// (health, shutdown), or the board is at its capacity; then it answers 307 to the master, which
 // queues the request and assigns the client again.
 //
 // Where the assignment travels:
@@ -51,7 +51,7 @@ const (
 	BackOther    = "other"     // an assignment for another board (it moved, or left)
 	BackClient   = "client"    // signed for another client address
 	BackFull     = "full"      // this board is at its capacity
-	BackNotReady = "not-ready" // the table does not have this board running
+	BackNotReady = "not-ready" // this board does not report itself running (health, start, stop)
 )
 
 // SignAssignment returns an assignment of client to board target, valid

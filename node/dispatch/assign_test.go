@@ -104,7 +104,7 @@ func TestAssignBackToMaster(t *testing.T) {
 		{"for a board that left (another board)", signer.SignAssignment(1, "ews3", me, time.Minute), BackOther, nil},
 		{"for another client", signer.SignAssignment(1, "ews2", netip.MustParseAddr("10.9.9.9"), time.Minute), BackClient, nil},
 		{"a redirect mark is no assignment", signer.SignString(KindRedirect, 1, "ews2", &Binding{}), BackForged, nil},
-		{"board not running in the table", good, BackNotReady, func() { serving.Store(false) }},
+		{"board not reporting itself running", good, BackNotReady, func() { serving.Store(false) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

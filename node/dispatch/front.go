@@ -68,8 +68,9 @@ type Options struct {
 	// Capacity is this board's slots: an assigned client beyond them is
 	// sent back to the master. 0: no limit here.
 	Capacity int
-	// Serving says whether the table has this board running; an assigned
-	// client is sent back to the master when not. Nil: always.
+	// Serving says whether this board reports itself running (health,
+	// not starting or stopping); an assigned client is sent back to the
+	// master when not. Nil: always.
 	Serving func() bool
 	// Transport carries forwarded requests; default NewTransport(TransportOptions{}).
 	Transport http.RoundTripper
