@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -100,6 +104,24 @@ func TestRedirectOnceThenDirect(t *testing.T) {
 	api := &http.Client{Timeout: 10 * time.Second, CheckRedirect: direct.CheckRedirect} // no cookies
 	if resp, err := get(api, "http://"+at.http+"/", http.Header{"X-Ews-Assign": {assign}}); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("by header: %v %v", resp, err)
+	}
+
+	// ews bench plays clients that follow assignments: most requests go straight to boards.
+	out := filepath.Join(t.TempDir(), "bench.json")
+	if b, err := exec.Command(bin, "bench", "--url", "http://"+master.http, "--rate", "100", "--duration", "2s", "--max", "40",
+		"--clients", "4", "--mix", "browse=1:GET /", "--json", out).CombinedOutput(); err != nil {
+		t.Fatalf("ews bench --clients: %v\n%s", err, b)
+	}
+	var rep struct {
+		Direct, Redirects int64
+		Total             struct{ OK, Errors int64 }
+	}
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("bench report: %v %s", err, b)
+	}
+	t.Logf("bench, 4 clients: %d ok, %d errors, %d straight to their board, %d redirects followed", rep.Total.OK, rep.Total.Errors, rep.Direct, rep.Redirects)
+	if rep.Total.OK != 40 || rep.Direct < 10 {
+		t.Fatalf("bench with 4 clients: %d ok, %d straight to their board, %d redirects; want 40 ok, most direct", rep.Total.OK, rep.Direct, rep.Redirects)
 	}
 
 	// A forged assignment goes back to the master.
