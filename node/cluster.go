@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -88,7 +89,25 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // fingerprints mark the rest), and this board's own row marked with the
 // load figures it could not read.
 func (n *Node) view() state.View {
-	return n.markUnknown(n.refusals.mark(n.cluster.Snapshot(), time.Now()))
+	return n.monitored(n.markUnknown(n.refusals.mark(n.cluster.Snapshot(), time.Now())))
+}
+
+// monitored adds paper 003's monitoring table to the view: the response
+// times this master probed (rt_ms) and the policy with its limits.
+func (n *Node) monitored(v state.View) state.View {
+	v.Policy = n.cfg.Sched.Policy
+	if v.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0 {
+		v.Limits = sched.NewIntegrated(n.cfg.Sched.SchedConfig().Integrated).Limits()
+	}
+	if v.Master != v.Self {
+		return v // only the master probes
+	}
+	for i := range v.Nodes {
+		if d := n.rt.get(v.Nodes[i].Name); d > 0 {
+			v.Nodes[i].RTMs = float64(d.Microseconds()) / 1000
+		}
+	}
+	return v
 }
 
 // unknowner is a loadSource that says which figures it could not read

@@ -7,6 +7,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
 )
 
 // newFront builds the front door for work: on the master it queues by
@@ -39,6 +40,9 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Mode:          n.cfg.Sched.Mode,
 		StickyCookie:  n.cfg.Sched.Sticky == sched.StickyCookie,
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
+		AssignTTL:     assignTTL(n.cfg.Sched.Assign.Duration),
+		Capacity:      n.cfg.Node.Capacity,
+		Serving:       func() bool { return (&local{n: n}).Runstate() == state.Running }, // what its report says: health, not stopping
 		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
 		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
 		MaxBody:       n.cfg.HTTP.MaxBody,
@@ -74,3 +78,12 @@ func (c frontCluster) Self() string                             { return c.elect
 func (c frontCluster) Epoch() uint64                            { return c.elected.Epoch() }
 func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.elected.Master() }
 func (c frontCluster) IsMaster() bool                           { return c.elected.IsMaster() && c.open() }
+
+// assignTTL maps sched.assign onto dispatch.Options.AssignTTL: 0 there is
+// the default, here it turns assignments off.
+func assignTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}

@@ -2,7 +2,9 @@ package node
 
 import (
 	"testing"
+	"time"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -31,6 +33,50 @@ func TestMarkUnknown(t *testing.T) {
 			for _, b := range n.markUnknown(v()).Nodes {
 				if b.LoadUnknown != c.want[b.Name] {
 					t.Fatalf("%s: load_unknown [%v], want [%v]", b.Name, b.LoadUnknown, c.want[b.Name])
+				}
+			}
+		})
+	}
+}
+
+// Paper 003's monitoring table: the master's view carries the response
+// times it probed and, under the integrated policy, its limits; a
+// follower's view has the policy but no response times (it does not probe).
+func TestMonitoredView(t *testing.T) {
+	for _, c := range []struct {
+		name, policy, self string
+		limits             bool
+		rt                 map[string]float64
+	}{
+		{"master, integrated", "integrated", "ews1", true, map[string]float64{"ews1": 0.5, "ews2": 12.25, "ews3": 0}},
+		{"master, lc", "lc", "ews1", false, map[string]float64{"ews1": 0.5, "ews2": 12.25, "ews3": 0}},
+		{"follower, integrated", "integrated", "ews2", true, map[string]float64{"ews1": 0, "ews2": 0, "ews3": 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config.DefaultConfig()
+			cfg.Sched.Policy = c.policy
+			n := &Node{cfg: &cfg, system: &system{}}
+			n.rt.observe("ews1", 500*time.Microsecond)
+			n.rt.observe("ews2", 12250*time.Microsecond)
+			v := n.monitored(state.View{Master: "ews1", Self: c.self, Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}})
+			if v.Policy != c.policy {
+				t.Fatalf("policy %q", v.Policy)
+			}
+			want := map[string]float64(nil)
+			if c.limits {
+				want = map[string]float64{"cpu": 0.5, "mem": 0.8, "disk": 0.8, "rt": 100, "cpu_overload": 0.7}
+			}
+			if len(v.Limits) != len(want) {
+				t.Fatalf("limits %v, want %v", v.Limits, want)
+			}
+			for k, x := range want {
+				if v.Limits[k] != x {
+					t.Errorf("limit %s = %v, want %v", k, v.Limits[k], x)
+				}
+			}
+			for _, b := range v.Nodes {
+				if b.RTMs != c.rt[b.Name] {
+					t.Errorf("%s rt_ms %v, want %v", b.Name, b.RTMs, c.rt[b.Name])
 				}
 			}
 		})

@@ -101,6 +101,7 @@ func TestMetricNames(t *testing.T) {
 		{"ews_device_operation_seconds", "histogram", []string{"device"}},
 		{"ews_device_operations_total", "counter", []string{"action", "device"}},
 		{"ews_dispatch_added_seconds", "histogram", nil},
+		{"ews_dispatch_assigned_total", "counter", nil}, // issue 26
 		{"ews_dispatch_holding", "gauge", nil},
 		{"ews_dispatch_retries_total", "counter", nil},
 		{"ews_history_disk_full", "gauge", nil},             // issue 28

@@ -38,10 +38,12 @@ func (p *probes) observe(name string, d time.Duration) {
 	p.rt[name] = d
 }
 
-// probing reports whether the master needs response times: the
-// integrated policy and proximity rules have an rt term.
+// probing reports whether the master measures response times: in every
+// cluster, for the integrated policy's and proximity's rt term and for the
+// cluster view's response-time column (paper 003's monitoring table). One
+// GET /healthz a board a second.
 func (n *Node) probing() bool {
-	return !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0)
+	return !n.cfg.Standalone()
 }
 
 // probeLoop runs until ctx ends, probing every board once a second while

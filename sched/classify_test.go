@@ -93,3 +93,32 @@ func TestClassifyAllocs(t *testing.T) {
 		t.Errorf("Classify allocates %v times per run", n)
 	}
 }
+
+// Without configured classes, qsc classifies into the paper's four (a
+// device action is the execution unit, weight 2; an API query a dynamic
+// page, 4; a file static, 1), every other policy into the two defaults.
+func TestClassesForQSC(t *testing.T) {
+	tests := []struct {
+		policy, method, path, class string
+		weight                      float64
+	}{
+		{"qsc", "POST", "/api/devices/r1/toggle", "control", 2},
+		{"qsc", "GET", "/api/history", "dynamic", 4},
+		{"qsc", "GET", "/app.js", "static", 1},
+		{"lc", "GET", "/api/history", "browse", 1},
+	}
+	for _, tt := range tests {
+		d, err := NewDispatcher(Config{Policy: tt.policy}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cls := d.Classifier()
+		c := cls.Classify(tt.method, tt.path)
+		if got := cls.Name(c); got != tt.class {
+			t.Errorf("%s %s %s: class %q, want %q", tt.policy, tt.method, tt.path, got, tt.class)
+		}
+		if got := cls.Weight(c); got != tt.weight {
+			t.Errorf("%s %s %s: weight %v, want %v", tt.policy, tt.method, tt.path, got, tt.weight)
+		}
+	}
+}

@@ -46,7 +46,7 @@ type Config struct {
 	Sticky string
 
 	// Classes are the priority classes, highest first; a request matching
-	// no rule falls to the last. Empty: DefaultClasses.
+	// no rule falls to the last. Empty: ClassesFor(Policy).
 	Classes []Class
 
 	// Devices are the cluster's devices: a request for one takes a board
@@ -105,6 +105,16 @@ func DefaultConfig() Config {
 		Sticky:       "",                     // any board may serve any request
 		Classes:      DefaultClasses(),       // control first, browse after
 	}
+}
+
+// ClassesFor are the classes used when none are configured under policy:
+// the paper's four (QSCClasses) for "qsc", whose formula weighs requests by
+// class, and DefaultClasses for every other policy.
+func ClassesFor(policy string) []Class {
+	if policy == "qsc" {
+		return QSCClasses()
+	}
+	return DefaultClasses()
 }
 
 // DefaultClasses are the classes used when none are configured: device

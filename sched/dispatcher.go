@@ -89,6 +89,9 @@ type Dispatcher struct {
 // NewDispatcher builds the queue and policy from cfg; a zero Queue or
 // QueueTimeout takes DefaultConfig's value.
 func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
+	if len(cfg.Classes) == 0 {
+		cfg.Classes = ClassesFor(cfg.Policy)
+	}
 	cls, err := NewClassifier(cfg.Classes)
 	if err != nil {
 		return nil, err

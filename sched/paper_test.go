@@ -107,42 +107,78 @@ func TestQSCEquation4(t *testing.T) {
 	}
 }
 
+// The adaptive paper (001 §3.1) stops only the most loaded board, and only
+// while its load is over the threshold; the default threshold (0.9 × the
+// largest weight, 0.3) is crossed by a board busy in its cpu alone.
 func TestAdaptivePaper(t *testing.T) {
 	p := NewAdaptive(LoadModel{Suspend: 15 * time.Second})
-	hot := &Board{Name: "hot", Running: true, Capacity: 4, Load: Load{CPU: .9, Net: .9, Mem: .95}}              // 2.75/3 = .9167 > .9
-	cool := &Board{Name: "cool", Running: true, Capacity: 4, Linknum: 3, Load: Load{CPU: .3, Net: .1, Mem: .5}} // .3
-	pool := indexed([]*Board{hot, cool})
-	if got := p.Load(hot); math.Abs(got-2.75/3) > 1e-9 {
-		t.Fatalf("load[hot] = %v, want %v", got, 2.75/3)
+	if got := p.Threshold(); math.Abs(got-0.3) > 1e-12 {
+		t.Fatalf("default threshold %v, want 0.3", got)
 	}
-	if got := p.Select(pool, nil); got != cool {
-		t.Fatalf("Select = %s, want the lighter cool", name(got))
+	hot := Load{CPU: .95}                     // cpu only: .95/3 = .3167 > .3
+	hotter := Load{CPU: .7, Net: .1, Mem: .4} // 1.2/3 = .4
+	idle := Load{CPU: .1, Net: .1, Mem: .1}   // .1
+	a := &Board{Name: "a", Running: true, Capacity: 4, Load: hot}
+	b := &Board{Name: "b", Running: true, Capacity: 4, Load: hotter}
+	c := &Board{Name: "c", Running: true, Capacity: 4, Linknum: 3, Load: idle}
+	pool := indexed([]*Board{a, b, c})
+	for _, x := range []struct {
+		b    *Board
+		want float64
+	}{{a, .95 / 3}, {b, .4}, {c, .1}} {
+		if got := p.Load(x.b); math.Abs(got-x.want) > 1e-9 {
+			t.Fatalf("load[%s] = %v, want %v", x.b.Name, got, x.want)
+		}
+	}
+	if got := p.Select(pool, nil); got != c {
+		t.Fatalf("Select = %s, want the lightest c", name(got))
 	}
 	t0 := time.Unix(1000, 0)
 	steps := []struct {
+		why  string
 		at   time.Duration
-		want bool
+		set  func()
+		held string // boards held after observing a, b, c in that order
 	}{
-		{0, true},                        // over the threshold: stopped
-		{14 * time.Second, true},         // still within the suspend time
-		{15 * time.Second, false},        // back after 15 s
-		{15100 * time.Millisecond, true}, // measured over the threshold again
+		{"b most loaded and over: only b stops, not a (also over)", 0, nil, "b"},
+		{"within b's suspend time; a not stopped while b is", time.Second, nil, "b"},
+		{"b back after 15 s, measured again at this report", 15 * time.Second, nil, ""},
+		{"b still the most loaded: stopped again", 16 * time.Second, nil, "b"},
+		{"b back, now idle; a still sees b's last load (.4)", 31 * time.Second, func() { b.Load = idle }, ""},
+		{"a now the most loaded and over, on cpu alone", 32 * time.Second, nil, "a"},
 	}
-	p.Observe(cool, t0)
-	for i, s := range steps {
-		if got := p.Observe(hot, t0.Add(s.at)); got != s.want {
-			t.Fatalf("step %d at %v: held %v, want %v", i, s.at, got, s.want)
+	for _, s := range steps {
+		if s.set != nil {
+			s.set()
+		}
+		got := ""
+		for _, x := range pool {
+			if p.Observe(x, t0.Add(s.at)) {
+				got += x.Name
+			}
+		}
+		if got != s.held {
+			t.Fatalf("%v (%s): held %q, want %q", s.at, s.why, got, s.held)
 		}
 	}
-	// cool over the threshold too: it is the last board standing and stays
-	cool.Load = hot.Load
-	if p.Observe(cool, t0.Add(16*time.Second)) {
-		t.Fatal("the last board not suspended was stopped too")
+
+	// a lone board is never stopped, however loaded
+	lone := NewAdaptive(LoadModel{})
+	if lone.Observe(indexed([]*Board{{Name: "x", Load: hotter}})[0], t0) {
+		t.Fatal("the only board was stopped")
 	}
-	// below the threshold a board is never held
+	// a raised threshold: b (.4) stays
 	q := NewAdaptive(LoadModel{Limits: map[string]float64{"threshold": 0.95}})
-	if q.Observe(indexed([]*Board{hot})[0], t0) {
+	qa, qb := &Board{Name: "a", Load: idle}, &Board{Name: "b", Load: hotter}
+	indexed([]*Board{qa, qb})
+	q.Observe(qa, t0)
+	if q.Observe(qb, t0) {
 		t.Fatal("held under a raised threshold")
+	}
+	// cpu-only weights: the default threshold is .9 of the cpu share
+	w := NewAdaptive(LoadModel{Weights: map[string]float64{"cpu": 1, "net": 0, "mem": 0}})
+	if got := w.Threshold(); math.Abs(got-.9) > 1e-12 {
+		t.Fatalf("cpu-only threshold %v, want .9", got)
 	}
 }
 

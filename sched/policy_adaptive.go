@@ -5,13 +5,20 @@ import (
 	"time"
 )
 
-// Adaptive is the adaptive scheduling of the RR/WRR/LC/WLC paper: each
-// board's load is load[i] = Σ r_i[j]·w_j over its cpu use, network traffic
-// and memory use (each a share, divided by its baseline; disk may be given a
-// weight too, default 0), and the least loaded board gets the request. A
-// board whose load exceeds the administrator's threshold is stopped for the
-// suspend time, then comes back and is measured again. The last board not
-// suspended is never stopped, so the cluster keeps answering.
+// Adaptive is the adaptive scheduling of the RR/WRR/LC/WLC paper (001
+// §3.1): each board's load is load[i] = Σ r_i[j]·w_j over its cpu use,
+// network traffic and memory use (each a share, divided by its baseline;
+// disk may be given a weight too, default 0), and the least loaded board
+// gets the request. The paper's loop then stops only the most loaded board,
+// and only while its load is over the administrator's threshold:
+//
+//	if(MaxLoadValue<load[i]) {MaxLoadValue=load[i]; ServerId=i}
+//	if(MaxLoadValue>管理闕值) stop Server[i] 一定時間
+//
+// So at most one board is suspended at a time: the one with the highest
+// load at the report that finds it over the threshold. When the suspend
+// time ends it comes back and is measured again. A lone board is never
+// stopped, so the cluster keeps answering.
 // Keys: [sched.adaptive] weights and baselines cpu mem net disk,
 // limits.threshold, suspend.
 type Adaptive struct {
@@ -19,16 +26,22 @@ type Adaptive struct {
 	threshold float64
 	suspend   time.Duration
 	until     []time.Time // by Board.ID: suspended until
-	boards    int         // boards Observe has seen
+	load      []float64   // by Board.ID: load at its last report
+	at        []time.Time // by Board.ID: time of its last report
 }
 
 // Adaptive defaults. The paper gives the formula but no numbers: equal
 // weights make the load the mean share of the three resources; the suspend
-// time is the paper's measuring interval (MRTG every 15 s).
+// time is the paper's measuring interval (MRTG every 15 s). The threshold
+// defaults to AdaptiveBusy times the largest weight: a board with one
+// resource 90% busy and the others idle crosses it (0.3 with equal
+// weights). A threshold of 0.9 on the mean of three shares was crossed
+// only when cpu, network and memory were all nearly full, never by a board
+// busy in its cpu alone.
 const (
-	AdaptiveWeight    = 1.0 / 3
-	AdaptiveThreshold = 0.9
-	AdaptiveSuspend   = 15 * time.Second
+	AdaptiveWeight  = 1.0 / 3
+	AdaptiveBusy    = 0.9
+	AdaptiveSuspend = 15 * time.Second
 )
 
 // NewAdaptive reads the model; missing or bad values take the defaults.
@@ -40,14 +53,24 @@ func NewAdaptive(lm LoadModel) *Adaptive {
 			base: [4]float64{positive(lm.Baselines, "cpu", 1), positive(lm.Baselines, "net", 1),
 				positive(lm.Baselines, "mem", 1), positive(lm.Baselines, "disk", 1)},
 		},
-		threshold: positive(lm.Limits, "threshold", AdaptiveThreshold),
-		suspend:   lm.Suspend,
+		suspend: lm.Suspend,
 	}
+	wmax := 0.0
+	for _, w := range p.model.w {
+		wmax = max(wmax, w)
+	}
+	if !(wmax > 0) {
+		wmax = AdaptiveWeight
+	}
+	p.threshold = positive(lm.Limits, "threshold", AdaptiveBusy*wmax)
 	if p.suspend <= 0 {
 		p.suspend = AdaptiveSuspend
 	}
 	return p
 }
+
+// Threshold is the load above which the most loaded board is stopped.
+func (p *Adaptive) Threshold() float64 { return p.threshold }
 
 // Load is the paper's load[i] of a board.
 func (p *Adaptive) Load(b *Board) float64 {
@@ -59,14 +82,19 @@ func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
 	return leastScore(pool, p.Load, byUse)
 }
 
-// Observe stops a board whose load is over the threshold for the suspend
-// time; when it ends the board gets requests again until a report shows
-// it over the threshold once more.
+// Observe stops the board for the suspend time when it is the most loaded
+// of the boards reported within the suspend time, its load is over the
+// threshold and no other board is stopped; when the suspension ends the
+// board gets requests again until a report finds it the most loaded and
+// over the threshold once more.
 func (p *Adaptive) Observe(b *Board, now time.Time) bool {
-	if b.idx >= len(p.until) {
-		p.until = append(p.until, make([]time.Time, b.idx+1-len(p.until))...)
-		p.boards = len(p.until)
+	if n := b.idx + 1; n > len(p.until) {
+		p.until = append(p.until, make([]time.Time, n-len(p.until))...)
+		p.load = append(p.load, make([]float64, n-len(p.load))...)
+		p.at = append(p.at, make([]time.Time, n-len(p.at))...)
 	}
+	l := p.Load(b)
+	p.load[b.idx], p.at[b.idx] = l, now
 	u := &p.until[b.idx]
 	if now.Before(*u) {
 		return true
@@ -75,22 +103,31 @@ func (p *Adaptive) Observe(b *Board, now time.Time) bool {
 		*u = time.Time{} // the suspension is over: back for at least this report
 		return false
 	}
-	if p.Load(b) <= p.threshold || p.suspended(now)+1 >= p.boards {
+	if l <= p.threshold || !p.mostLoaded(b.idx, l, now) {
 		return false
 	}
 	*u = now.Add(p.suspend)
 	return true
 }
 
-// suspended counts the boards stopped at now.
-func (p *Adaptive) suspended(now time.Time) int {
-	n := 0
-	for _, u := range p.until {
-		if now.Before(u) {
-			n++
+// mostLoaded reports whether board i, with load l, is the one the paper
+// stops: no board stopped now, at least one other board reported within
+// the suspend time, and none of them more loaded (ties: the lower ID).
+func (p *Adaptive) mostLoaded(i int, l float64, now time.Time) bool {
+	others := 0
+	for j := range p.until {
+		if j == i || p.at[j].IsZero() || now.Sub(p.at[j]) > p.suspend {
+			continue
+		}
+		if now.Before(p.until[j]) {
+			return false // the paper stops one board at a time
+		}
+		others++
+		if p.load[j] > l || (p.load[j] == l && j < i) {
+			return false
 		}
 	}
-	return n
+	return others > 0
 }
 
 func init() {

@@ -61,6 +61,13 @@ func (p *Integrated) Score(b *Board) float64 {
 		term(p.wRT, p.rt(b), 1) + term(p.wDisk, clean(b.Load.DiskUsed), p.lDisk)
 }
 
+// Limits are the policy's limits by key (cpu, mem, disk: shares; rt: ms;
+// cpu_overload: share), as [sched.integrated] limits names them.
+func (p *Integrated) Limits() map[string]float64 {
+	return map[string]float64{"cpu": p.lCPU, "mem": p.lMem, "disk": p.lDisk,
+		"rt": float64(p.lRT) / float64(time.Millisecond), "cpu_overload": p.lOver}
+}
+
 // OverLimit reports whether any of the board's figures is over its limit.
 func (p *Integrated) OverLimit(b *Board) bool {
 	return clean(b.Load.CPU) > p.lCPU || clean(b.Load.Mem) > p.lMem ||

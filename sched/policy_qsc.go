@@ -100,7 +100,7 @@ func init() {
 // cost the same and qsc would be random weighted by dynamic load only.
 func checkQSC(cfg Config) error {
 	if len(cfg.Classes) == 0 {
-		return nil // DefaultClasses weigh 1 each
+		return nil // ClassesFor("qsc"): the paper's four, weighted
 	}
 	sum := 0.0
 	for _, c := range cfg.Classes {
@@ -116,16 +116,20 @@ func checkQSC(cfg Config) error {
 
 // QSCClasses are the paper's four request classes with increasing
 // weights, mapped onto this firmware's requests: static files (publish),
-// pages and data queries (dynamic page), device control and CGI (execution
-// unit), the event stream /events (multimedia). The paper
-// gives the order, not the numbers: 1, 2, 4, 8. Priority follows the
-// firmware's contract (control first), so the list is in priority order,
-// not weight order. Use them with [[sched.class]] (ews config init shows them).
+// device control and CGI (execution unit), pages and data queries
+// (dynamic page), the event stream /events (multimedia). The paper (004
+// §2.1) gives the order, not the numbers: "针对请求类型将之分为四大类：一是
+// 发布型，二是执行单元型，三是网页动态型，四是多媒体型，权重的增加是循渐进的"
+// (publish, execution unit, dynamic page, multimedia, weights increasing
+// step by step): 1, 2, 4, 8. Priority follows the firmware's contract
+// (control first), so the list is in priority order, not weight order.
+// They are the classes of policy "qsc" when none are configured
+// (ClassesFor); ews config init shows them.
 func QSCClasses() []Class {
 	return []Class{
-		{Name: "control", Match: []string{"* /api/devices/**", "* /cgi-bin/**"}, Weight: 4},
+		{Name: "control", Match: []string{"* /api/devices/**", "* /cgi-bin/**"}, Weight: 2},
 		{Name: "media", Match: []string{"GET /events"}, Weight: 8},
-		{Name: "dynamic", Match: []string{"* /api/**"}, Weight: 2},
+		{Name: "dynamic", Match: []string{"* /api/**"}, Weight: 4},
 		{Name: "static", Match: []string{"*"}, Weight: 1},
 	}
 }

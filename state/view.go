@@ -16,6 +16,12 @@ type View struct {
 	// PeersMismatch names the boards whose messages this board refuses
 	// because their cluster.peers differ from its own (order included).
 	PeersMismatch []string `json:"peers_mismatch,omitempty"`
+	// Policy is sched.policy on this board; Limits the policy's load
+	// limits where it has some (integrated, and proximity's integrated
+	// load: cpu, mem, disk as shares, rt in ms, cpu_overload), for the
+	// web UI to mark on the boards' figures.
+	Policy string             `json:"policy,omitempty"`
+	Limits map[string]float64 `json:"limits,omitempty"`
 }
 
 // Node returns the named row.

@@ -319,6 +319,60 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	// Paper 003's monitoring table: disk use and response time beside cpu and memory, the
+	// integrated policy's limits marked while it runs, and figures a board could not read as "?".
+	t.Run("monitoring table", func(t *testing.T) {
+		run(t, ctx, "cluster tab", chromedp.Click(chromedp.CSS(`#tab-cluster`)))
+		const fig = `document.querySelector('#boards .row[data-board="%s"] .ld[data-fig="%s"]')`
+		txt := func(board, f string) string {
+			return evalJS[string](t, ctx, fmt.Sprintf(fig+`.querySelector('.num').textContent`, board, f))
+		}
+		waitJS(t, ctx, "disk shown", fmt.Sprintf(fig+`.textContent.includes('86%%')`, "ews3", "disk"))
+		if got := txt("ews2", "rt"); got != "12 ms" {
+			t.Fatalf("ews2 rt %q, want 12 ms", got)
+		}
+		if got := txt("ews1", "rt"); got != "4.2 ms" {
+			t.Fatalf("ews1 rt %q, want 4.2 ms", got)
+		}
+		if n := evalJS[int](t, ctx, `[...document.querySelectorAll('#boards .limit')].filter(e => !e.hidden).length`); n != 0 {
+			t.Fatalf("%d limit marks without the integrated policy", n)
+		}
+		if evalJS[bool](t, ctx, fmt.Sprintf(fig+`.querySelector('.meter').classList.contains('warn')`, "ews2", "disk")) {
+			t.Fatal("ews2's disk (50%) marked without a limit")
+		}
+		fake.updateCluster(func(c *fakeCluster) {
+			c.Policy = "integrated"
+			c.Limits = map[string]float64{"cpu": 0.5, "mem": 0.8, "disk": 0.45, "rt": 100, "cpu_overload": 0.7}
+			c.Nodes[1].LoadUnknown = []string{"disk_used", "cpu_mhz"}
+		})
+		waitJS(t, ctx, "limit marks", `[...document.querySelectorAll('#boards .limit')].filter(e => !e.hidden).length === 9`)
+		if got := evalJS[string](t, ctx, fmt.Sprintf(fig+`.querySelector('.limit').style.left`, "ews1", "cpu")); got != "calc(50% - 1px)" {
+			t.Fatalf("cpu limit mark at %q, want 50%%", got)
+		}
+		// over a limit: ews3's cpu (91% > 50%) and disk (86% > 45%), and its rt (140 ms > 100 ms)
+		waitJS(t, ctx, "over limits", fmt.Sprintf(fig+`.querySelector('.meter').classList.contains('warn') && `+fig+`.querySelector('.meter').classList.contains('warn') && `+fig+`.querySelector('.num').classList.contains('warn')`, "ews3", "cpu", "ews3", "disk", "ews3", "rt"))
+		if got := txt("ews3", "rt"); got != "140 ms / 100" {
+			t.Fatalf("ews3 rt %q, want 140 ms / 100", got)
+		}
+		if evalJS[bool](t, ctx, fmt.Sprintf(fig+`.querySelector('.meter').classList.contains('warn')`, "ews1", "mem")) {
+			t.Fatal("ews1's memory (31%) marked over its 80% limit")
+		}
+		// a figure the board could not read is "?", not 0%
+		waitJS(t, ctx, "unknown disk", fmt.Sprintf(fig+`.querySelector('.num').textContent === '?' && `+fig+`.classList.contains('unknown')`, "ews2", "disk", "ews2", "disk"))
+		if got := txt("ews2", "cpu"); got != "18%" {
+			t.Fatalf("ews2 cpu %q, want 18%% (only disk_used is unknown)", got)
+		}
+		fake.updateCluster(func(c *fakeCluster) {
+			c.Policy, c.Limits = "", nil
+			c.Nodes[1].LoadUnknown = nil
+			c.Nodes[1].RTMs = 0
+		})
+		waitJS(t, ctx, "limits gone", `[...document.querySelectorAll('#boards .limit')].filter(e => !e.hidden).length === 0`)
+		if got := txt("ews2", "rt"); got != "–" {
+			t.Fatalf("ews2 rt without a measurement %q, want –", got)
+		}
+	})
+
 	t.Run("no-board names the board", func(t *testing.T) {
 		// door is wired to ews1, down since the takeover; relay1's ews2 runs, so no board can take it.
 		fake.mu.Lock()

@@ -43,16 +43,20 @@ type fakeNode struct {
 	LastSeenMS   int64              `json:"last_seen_ms"`
 	AuthMismatch bool               `json:"auth_mismatch,omitempty"`
 	Simulated    bool               `json:"simulated,omitempty"`
+	LoadUnknown  []string           `json:"load_unknown,omitempty"`
+	RTMs         float64            `json:"rt_ms,omitempty"`
 }
 
 type fakeCluster struct {
-	Epoch     int            `json:"epoch"`
-	Master    string         `json:"master"`
-	Version   int            `json:"version"`
-	Self      string         `json:"self"`
-	Nodes     []fakeNode     `json:"nodes"`
-	Queue     map[string]int `json:"queue"`
-	Completed map[string]int `json:"completed"`
+	Epoch     int                `json:"epoch"`
+	Master    string             `json:"master"`
+	Version   int                `json:"version"`
+	Self      string             `json:"self"`
+	Nodes     []fakeNode         `json:"nodes"`
+	Queue     map[string]int     `json:"queue"`
+	Completed map[string]int     `json:"completed"`
+	Policy    string             `json:"policy,omitempty"`
+	Limits    map[string]float64 `json:"limits,omitempty"`
 }
 
 // fakePost records one device action the UI sent.
@@ -111,9 +115,9 @@ func newFakeBoard(token string) *fakeBoard {
 	f.cluster = fakeCluster{
 		Epoch: 1, Master: "ews1", Version: 41, Self: "ews2",
 		Nodes: []fakeNode{
-			{Name: "ews1", Rank: 0, Addr: "127.0.0.1:7946", HTTP: "127.0.0.1:8081", Linknum: 3, Capacity: 4, Weight: 1, Runstate: "running", Load: map[string]float64{"cpu": 0.42, "mem": 0.31, "net": 0.1, "disk": 0.02}, LastSeenMS: 80},
-			{Name: "ews2", Rank: 1, Addr: "127.0.0.1:7947", HTTP: "127.0.0.1:8082", Linknum: 1, Capacity: 4, Weight: 1, Runstate: "running", Load: map[string]float64{"cpu": 0.18, "mem": 0.27, "net": 0.05, "disk": 0.01}, LastSeenMS: 0},
-			{Name: "ews3", Rank: 2, Addr: "127.0.0.1:7948", HTTP: "127.0.0.1:8083", Linknum: 4, Capacity: 4, Weight: 2, Runstate: "overloaded", Load: map[string]float64{"cpu": 0.91, "mem": 0.64, "net": 0.3, "disk": 0.05}, LastSeenMS: 120, Simulated: true},
+			{Name: "ews1", Rank: 0, Addr: "127.0.0.1:7946", HTTP: "127.0.0.1:8081", Linknum: 3, Capacity: 4, Weight: 1, Runstate: "running", Load: map[string]float64{"cpu": 0.42, "mem": 0.31, "net": 0.1, "disk": 0.02, "disk_used": 0.35}, LastSeenMS: 80, RTMs: 4.2},
+			{Name: "ews2", Rank: 1, Addr: "127.0.0.1:7947", HTTP: "127.0.0.1:8082", Linknum: 1, Capacity: 4, Weight: 1, Runstate: "running", Load: map[string]float64{"cpu": 0.18, "mem": 0.27, "net": 0.05, "disk": 0.01, "disk_used": 0.5}, LastSeenMS: 0, RTMs: 12},
+			{Name: "ews3", Rank: 2, Addr: "127.0.0.1:7948", HTTP: "127.0.0.1:8083", Linknum: 4, Capacity: 4, Weight: 2, Runstate: "overloaded", Load: map[string]float64{"cpu": 0.91, "mem": 0.64, "net": 0.3, "disk": 0.05, "disk_used": 0.86}, LastSeenMS: 120, Simulated: true, RTMs: 140},
 		},
 		Queue:     map[string]int{"control": 2, "browse": 7},
 		Completed: map[string]int{"control": 0, "browse": 0},

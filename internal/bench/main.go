@@ -97,8 +97,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&bodies, "body", "request body of a class, CLASS=TEXT or CLASS=@FILE (repeatable); JSON gets Content-Type application/json")
 	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
 	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
+	fs.IntVar(&cfg.Clients, "clients", 0, "simulated clients that follow 307s and keep redirect mode's assignment (own source address each against 127.0.0.1); 0: one client, no redirects followed")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N]\n")
+		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N] [--clients N]\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nExample, against `make demo`:\n  ews bench --url http://127.0.0.1:8081 --rate 50 --duration 10s --header %q --mix %q\n", exampleHeader, exampleMix)
 	}
@@ -135,6 +136,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if cfg.Concurrency <= 0 {
 		return usage("--concurrency %d: want > 0", cfg.Concurrency)
+	}
+	if cfg.Clients < 0 || cfg.Clients > MaxClients {
+		return usage("--clients %d: want 0..%d", cfg.Clients, MaxClients)
 	}
 	if *cacert != "" {
 		pem, err := os.ReadFile(*cacert)

@@ -29,6 +29,14 @@ type Report struct {
 	LagMax        float64       `json:"lag_max_ms"`
 	Classes       []ClassReport `json:"classes"`
 	Total         ClassReport   `json:"total"`
+	// Simulated clients (Config.Clients, redirect mode's assignments):
+	// how many, requests sent straight to an assigned board, 307s
+	// followed, clients a board sent back, assigned boards found gone.
+	Clients   int   `json:"clients,omitempty"`
+	Direct    int64 `json:"direct,omitempty"`
+	Redirects int64 `json:"redirects,omitempty"`
+	Back      int64 `json:"back,omitempty"`
+	Left      int64 `json:"left,omitempty"`
 }
 
 // ClassReport holds the figures of one class (or of all, in Report.Total).
@@ -91,6 +99,8 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 		URL: cfg.URL, Seed: cfg.Seed, RateAsked: cfg.Rate, DurationAsked: cfg.Duration.Seconds(),
 		Elapsed: secs, Max: cfg.Max, Concurrency: cfg.Concurrency, Interrupted: interrupted,
 		LagP99: ms(r.lag.Quantile(0.99)), LagMax: ms(r.lag.Max()),
+		Clients: len(r.cl), Direct: r.clients.direct.Load(), Redirects: r.clients.redirects.Load(),
+		Back: r.clients.back.Load(), Left: r.clients.left.Load(),
 	}
 	all, allShed := NewHistogram(), NewHistogram()
 	tot := ClassReport{Name: "total", Weight: 1, ErrorSamples: []string{}}
@@ -159,6 +169,10 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", max %d requests", rep.Max)
 	}
 	fmt.Fprintf(&b, ")  in-flight cap %d  sender lag p99 %.2fms max %.2fms\n", rep.Concurrency, rep.LagP99, rep.LagMax)
+	if rep.Clients > 0 {
+		fmt.Fprintf(&b, "%d clients: %d requests straight to an assigned board, %d redirects followed, %d sent back, %d boards gone\n",
+			rep.Clients, rep.Direct, rep.Redirects, rep.Back, rep.Left)
+	}
 	if rep.Interrupted {
 		b.WriteString("INTERRUPTED: partial report\n")
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,11 @@ type Config struct {
 	Grace       time.Duration     // after ctx is cancelled, how long in-flight requests may finish
 	Transport   http.RoundTripper
 	Progress    io.Writer // if set, a progress bar is drawn there (a terminal) during the run
+	// Clients > 0 deals the arrivals round robin to that many simulated
+	// clients, each following 307s and keeping redirect mode's assignment
+	// (clients.go); against a loopback URL each has its own source address.
+	// 0: one client that does not follow redirects.
+	Clients int
 }
 
 // Defaults for Config fields left zero.
@@ -79,6 +85,8 @@ type runner struct {
 	abort    context.CancelFunc
 	start    time.Time
 	log      *slog.Logger
+	cl       []*client // Config.Clients
+	clients  clientStats
 }
 
 // Run probes cfg.URL once, then sends the arrival stream until cfg.Duration, cfg.Max or ctx ends,
@@ -129,6 +137,18 @@ func newRunner(cfg Config) (*runner, error) {
 	r := &runner{cfg: cfg, rt: cfg.Transport, lag: NewHistogram(), log: slog.Default()}
 	if r.rt == nil {
 		r.rt = NewTransport(cfg.Concurrency)
+	}
+	if cfg.Clients < 0 {
+		return nil, fmt.Errorf("bench: clients %d: want >= 0", cfg.Clients)
+	}
+	if cfg.Clients > 0 {
+		var tlsc *tls.Config // --cacert's trust, for every client
+		if t, ok := cfg.Transport.(*http.Transport); ok {
+			tlsc = t.TLSClientConfig
+		}
+		if r.cl, err = newClients(cfg.Clients, base, cfg.Concurrency, tlsc); err != nil {
+			return nil, err
+		}
 	}
 	r.reqCtx, r.abort = context.WithCancel(context.Background())
 	for _, c := range cfg.Classes {
@@ -209,7 +229,7 @@ func (r *runner) probe(ctx context.Context) error {
 }
 
 // send runs one request that was due at intended and records its outcome.
-func (r *runner) send(intended time.Time, cls int) {
+func (r *runner) send(intended time.Time, cls, cli int) {
 	st := r.stats[cls]
 	defer r.inflight.Add(-1)
 	defer func() {
@@ -225,7 +245,13 @@ func (r *runner) send(intended time.Time, cls int) {
 	if b := r.bodies[cls]; b != nil {
 		req.Body = &body{b: b}
 	}
-	resp, err := r.rt.RoundTrip(req)
+	var resp *http.Response
+	var err error
+	if r.cl != nil {
+		resp, err = r.roundTrip(ctx, r.cl[cli%len(r.cl)], req, r.bodies[cls])
+	} else {
+		resp, err = r.rt.RoundTrip(req)
+	}
 	if err == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
@@ -261,7 +287,7 @@ func (r *runner) run(ctx context.Context) *Report {
 	arr := NewArrivals(cfg.Seed, cfg.Rate, cfg.Classes)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	r.pool = newWorkers(cfg.Concurrency, func(j job) { r.send(j.intended, j.cls) })
+	r.pool = newWorkers(cfg.Concurrency, func(j job) { r.send(j.intended, j.cls, j.client) })
 	r.start = time.Now()
 	lateEnd := r.start.Add(cfg.Duration + lateSlack)
 	stopProgress := r.startProgress()
@@ -314,7 +340,7 @@ send:
 		}
 		r.inflight.Add(1)
 		st.sent.Add(1)
-		r.pool.dispatch(job{intended: intended, cls: a.Class})
+		r.pool.dispatch(job{intended: intended, cls: a.Class, client: int(n)})
 	}
 	elapsed := time.Since(r.start)
 	if windowDone || elapsed > cfg.Duration {

@@ -261,7 +261,7 @@ func BenchmarkSendOverhead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.inflight.Add(1)
-		r.send(time.Now(), 0)
+		r.send(time.Now(), 0, 0)
 	}
 }
 
@@ -277,7 +277,7 @@ func BenchmarkSendLoopback(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.inflight.Add(1)
-		r.send(time.Now(), 0)
+		r.send(time.Now(), 0, 0)
 	}
 	if r.stats[0].ok.Load() == 0 {
 		b.Fatal("no request succeeded")

@@ -9,6 +9,7 @@ import (
 type job struct {
 	intended time.Time
 	cls      int
+	client   int // Config.Clients: the simulated client that sends it
 }
 
 // workers runs each request in flight on its own goroutine, and keeps those goroutines for the

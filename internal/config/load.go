@@ -135,7 +135,7 @@ func (c *Config) fill() {
 	c.fillTokenFromBundle()
 	c.fillMQTT()
 	if len(c.Sched.Classes) == 0 {
-		c.Sched.Classes = DefaultClasses()
+		c.Sched.Classes = classesFor(c.Sched.Policy)
 	}
 	for i := range c.Devices {
 		if c.Devices[i].Node == "" {

@@ -37,6 +37,7 @@ func schedDefaults() Sched {
 	return Sched{
 		Policy:       d.Policy,
 		Mode:         "proxy", // every request passes through the master
+		Assign:       D(30e9), // redirect mode: redirect once, then 30 s straight to the board
 		Queue:        d.Queue,
 		QueueTimeout: D(d.QueueTimeout),
 		QueueTarget:  D(d.QueueTarget),
@@ -48,9 +49,13 @@ func schedDefaults() Sched {
 }
 
 // DefaultClasses are sched.DefaultClasses in the file's types.
-func DefaultClasses() []Class {
+func DefaultClasses() []Class { return classesFor("") }
+
+// classesFor are sched.ClassesFor(policy) in the file's types: the classes
+// of a file that configures none (qsc: the paper's four).
+func classesFor(policy string) []Class {
 	var out []Class
-	for _, c := range sched.DefaultClasses() {
+	for _, c := range sched.ClassesFor(policy) {
 		out = append(out, Class{Name: c.Name, Match: c.Match, Weight: c.Weight})
 	}
 	return out

@@ -19,6 +19,9 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	if err := sched.CheckSticky(s.Sticky); err != nil {
 		bad("sched.sticky", "%s", strings.TrimPrefix(err.Error(), "sched: "))
 	}
+	if s.Assign.Duration < 0 {
+		bad("sched.assign", "%v: want a duration of 0 (off) or more", s.Assign.Duration)
+	}
 	if s.Mode != "proxy" && s.Mode != "redirect" {
 		bad("sched.mode", "%q: want proxy or redirect", s.Mode)
 	}

@@ -168,6 +168,8 @@ type clusterOpts struct {
 	masterWait time.Duration  // how long a non-master holds a request for the next master; default 300ms
 	tls        *clustertls.CA // set: boards serve HTTPS with certificates of this CA and forward over mutual TLS
 	auth       bool           // each board checks credentials with a countingAuth (Bearer good)
+	assign     time.Duration  // Options.AssignTTL
+	serving    func() bool    // Options.Serving of every board
 }
 
 func newCluster(t testing.TB, o clusterOpts) *tcluster {
@@ -214,6 +216,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
 			Transport: NewTransport(tro), Scheme: scheme, PeerName: peer,
 			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
+			AssignTTL: o.assign, Capacity: o.capacity, Serving: o.serving,
 		}
 		if o.auth {
 			b.auth = &countingAuth{}

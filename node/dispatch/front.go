@@ -60,6 +60,18 @@ type Options struct {
 	// request end; one heartbeat later the board's own report carries it.
 	// Default DefaultRedirectHold.
 	RedirectHold time.Duration
+	// AssignTTL is how long a redirect-mode assignment lets a client talk
+	// to its board directly (assign.go); default DefaultAssignTTL; negative:
+	// no assignments, every request goes through the master and is
+	// redirected.
+	AssignTTL time.Duration
+	// Capacity is this board's slots: an assigned client beyond them is
+	// sent back to the master. 0: no limit here.
+	Capacity int
+	// Serving says whether this board reports itself running (health,
+	// not starting or stopping); an assigned client is sent back to the
+	// master when not. Nil: always.
+	Serving func() bool
 	// Transport carries forwarded requests; default NewTransport(TransportOptions{}).
 	Transport http.RoundTripper
 	// Scheme of board URLs; default "http". "https" with a Transport
@@ -138,6 +150,10 @@ type Front struct {
 	m         *metrics
 	holds     holds
 
+	assignTTL time.Duration
+	capacity  int
+	serving   func() bool
+
 	masterWait  time.Duration
 	replayMax   int64
 	maxBody     int64
@@ -198,6 +214,10 @@ func NewFront(opt Options) (*Front, error) {
 		f.bodyTimeout = DefaultBodyTimeout
 	}
 	f.holds.init(opt.RedirectHold)
+	f.assignTTL, f.capacity, f.serving = opt.AssignTTL, opt.Capacity, opt.Serving
+	if f.assignTTL == 0 {
+		f.assignTTL = DefaultAssignTTL
+	}
 	f.rp = f.newProxy()
 	return f, nil
 }

@@ -256,6 +256,11 @@ func (s *scratch) bindingDigest(dst []byte, b *Binding) {
 // Sign appends a fresh mark (base64url, no padding) to dst: kind, the
 // master's epoch, the board that must run it (target) and the binding.
 func (m *Marker) Sign(dst []byte, kind Kind, epoch uint64, target string, b *Binding) []byte {
+	return m.signUntil(dst, kind, epoch, target, b, m.now().Add(m.ttl))
+}
+
+// signUntil is Sign with the mark's expiry given (assignments outlive the TTL).
+func (m *Marker) signUntil(dst []byte, kind Kind, epoch uint64, target string, b *Binding, expiry time.Time) []byte {
 	if len(target) == 0 || len(target) > maxTarget {
 		return dst // no valid mark for such a name: the receiver refuses it
 	}
@@ -265,7 +270,7 @@ func (m *Marker) Sign(dst []byte, kind Kind, epoch uint64, target string, b *Bin
 	raw[1] = byte(kind)
 	binary.BigEndian.PutUint64(raw[offEpoch:], epoch)
 	binary.BigEndian.PutUint64(raw[offSeq:], m.seq.Add(1))
-	binary.BigEndian.PutUint64(raw[offExpiry:], uint64(m.now().Add(m.ttl).UnixNano()))
+	binary.BigEndian.PutUint64(raw[offExpiry:], uint64(expiry.UnixNano()))
 	s.bindingDigest(raw[offPath:offPath+pathLen], b)
 	a16 := b.Client.As16()
 	copy(raw[offClient:offClient+16], a16[:])
@@ -317,6 +322,11 @@ func (m *Marker) VerifyToken(tok string, kind Kind, self string, b *Binding) (Ma
 // open decodes tok and checks its signature, kind, expiry and target; it
 // returns the mark and its binding digest.
 func (m *Marker) open(s *scratch, tok string, kind Kind, self string) (Mark, [pathLen]byte, error) {
+	return m.openTTL(s, tok, kind, self, m.ttl)
+}
+
+// openTTL is open for marks that live up to ttl (assignments).
+func (m *Marker) openTTL(s *scratch, tok string, kind Kind, self string, ttl time.Duration) (Mark, [pathLen]byte, error) {
 	m.opened.Add(1)
 	var bound [pathLen]byte
 	if len(tok) == 0 || len(tok) > maxEncoded {
@@ -356,7 +366,7 @@ func (m *Marker) open(s *scratch, tok string, kind Kind, self string) (Mark, [pa
 	// expired, or dated so far ahead that the signer's clock must be off
 	// by more than a TTL (its marks would otherwise live that much longer);
 	// a verifier that lags the signer by less than a TTL accepts
-	if now := m.now(); now.After(mk.Expiry.Add(m.skew)) || mk.Expiry.After(now.Add(2*m.ttl+m.skew)) {
+	if now := m.now(); now.After(mk.Expiry.Add(m.skew)) || mk.Expiry.After(now.Add(2*ttl+m.skew)) {
 		return mk, bound, refusal(RefuseExpired)
 	}
 	if string(body[offTarget:]) != self {

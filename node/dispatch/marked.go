@@ -29,6 +29,11 @@ func (f *Front) acceptMarked(w http.ResponseWriter, r *http.Request, mk Mark) (*
 		r2.URL = &u
 		r2.RequestURI = u.RequestURI()
 		r = &r2
+		if tok, ok := queryParam(u.RawQuery, QueryAssign); ok && f.assignTTL > 0 {
+			// the master's assignment of this client, covered by the mark
+			r = withoutQueryParam(r, QueryAssign)
+			f.keepAssignment(w, tok)
+		}
 	}
 	return httpx.WithClient(r, mk.Client), true
 }

@@ -22,6 +22,8 @@ type metrics struct {
 	added       *promx.Histogram
 	held        *promx.Vec[*promx.Counter] // outcome: ok (handed to the next master) or error (503)
 	holding     *promx.Gauge               // requests held now
+	assigned    *promx.Counter             // redirect mode: requests run here on a client's assignment
+	back        *promx.Vec[*promx.Counter] // reason: assigned clients sent back to the master
 }
 
 func newMetrics(reg *promx.Registry) *metrics {
@@ -39,6 +41,11 @@ func newMetrics(reg *promx.Registry) *metrics {
 		held: reg.CounterVec("ews_dispatch_held_total",
 			"Requests a non-master held while no master could take them (unreachable or unknown), by outcome: ok = handed to the next master, error = 503.",
 			"outcome"),
+		assigned: reg.Counter("ews_dispatch_assigned_total",
+			"Redirect mode: requests this board ran for a client the master assigned to it, without the master."),
+		back: reg.CounterVec("ews_dispatch_assign_back_total",
+			"Redirect mode: assigned clients this board sent back to the master, by reason (expired forged other client full not-ready).",
+			"reason"),
 		holding: reg.Gauge("ews_dispatch_holding", "Requests a non-master holds now, waiting for a master that can take them."),
 		added: reg.Histogram("ews_dispatch_added_seconds",
 			"Time the master adds before a request leaves for its board: queue wait, choice and signing.",

@@ -30,6 +30,8 @@ type Authenticator interface {
 //     - marked for this board: the master sent it here, run it here (marked.go);
 //     - this board is master: admit → acquire a board → sign → forward,
 //     or run it here (master.go);
+//     - redirect mode, a client with an assignment: run it here or send
+//     the client back to the master (assign.go);
 //     - else hand it to the master (follower.go).
 //
 // Each step answers the client itself when it stops the request.
@@ -50,6 +52,8 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.runLocal(w, in.r)
 	case pathMaster:
 		f.dispatch(w, in.r, in.self, in.client, start)
+	case pathAssigned:
+		f.runAssigned(w, in.r, in.self, in.client)
 	default:
 		f.toMaster(w, in.r, in.self, in.client)
 	}
@@ -124,6 +128,7 @@ const (
 	pathMarked   path = iota // the master sent it here: run it here
 	pathMaster               // this board is master: queue it, then forward it or run it here
 	pathFollower             // hand it to the master
+	pathAssigned             // redirect mode: a client the master assigned here came directly (assign.go)
 )
 
 // classify chooses the request's path.
@@ -131,6 +136,8 @@ func (f *Front) classify(in inbound) path {
 	switch {
 	case in.marked:
 		return pathMarked
+	case f.assigned(in.r):
+		return pathAssigned
 	case f.c.IsMaster():
 		return pathMaster
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // redirectTo answers 307 to the chosen board with the mark in the query
-// (a browser does not resend custom headers). The master never sees the
+// (a browser does not resend custom headers), and the client's assignment
+// to that board (assign.go) in the query and the header X-Ews-Assign. The master never sees the
 // request finish, so it keeps the slot for the hold time (one heartbeat)
 // and then gives it back: by then the board's own report counts the
 // request in its linknum (invariant 3), and the dispatcher's estimate
@@ -25,12 +26,10 @@ func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticke
 		t.Done()
 		return
 	}
+	f.assign(w, t.Board, client, &bind) // redirect once, then direct (assign.go)
 	tok := f.marks.SignString(KindRedirect, f.c.Epoch(), t.Board, &bind)
 	var b strings.Builder
-	q := r.URL.RawQuery
-	if strings.Contains(q, QueryMark) {
-		q = stripQueryMark(q)
-	}
+	q := bind.Query // the query without the mark, with the assignment
 	b.Grow(len(f.scheme) + 3 + len(t.Addr) + len(r.URL.Path) + len(q) + len(QueryMark) + len(tok) + 8)
 	b.WriteString(f.scheme)
 	b.WriteString("://")

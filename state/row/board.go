@@ -31,4 +31,8 @@ type Board struct {
 	// its own /api/cluster (the reports do not carry it). Omitted when
 	// every figure was read.
 	LoadUnknown LoadFigures `json:"load_unknown,omitempty"`
+	// RTMs is the board's response time in milliseconds as the master
+	// measures it (its /healthz probes, smoothed): paper 003's monitoring
+	// table. Only the master's /api/cluster has it; omitted when unknown.
+	RTMs float64 `json:"rt_ms,omitempty"`
 }

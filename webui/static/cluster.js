@@ -29,6 +29,37 @@ function setBar(b, fraction, warn) {
   b.el.classList.toggle('warn', !!warn);
 }
 
+// limitOf is a positive finite limit from the table's limits, or undefined.
+function limitOf(limits, key) {
+  const v = limits && limits[key];
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
+// setLimit marks a share limit on a bar (the integrated policy's), or hides the mark.
+function setLimit(b, limit) {
+  if (limit === undefined) {
+    if (b.limit) b.limit.hidden = true;
+    b.el.title = '';
+    return;
+  }
+  if (!b.limit) {
+    b.limit = h('span', { class: 'limit' });
+    b.el.append(b.limit);
+  }
+  b.limit.hidden = false;
+  b.limit.dataset.limit = String(limit);
+  b.limit.style.left = `calc(${Math.round(frac(limit) * 100)}% - 1px)`;
+  b.el.title = t('limitAt', { v: pct(limit) });
+}
+
+// The figures of the load cell: paper 003's monitoring table (cpu, memory, disk space; then the
+// response time), each with the integrated policy's limit and the default warning level.
+const FIGS = [
+  { key: 'cpu', load: 'cpu', warn: 0.7 },
+  { key: 'mem', load: 'mem', warn: 0.85 },
+  { key: 'disk', load: 'disk_used', warn: 0.9 },
+];
+
 // boardURL is the address of a board's own page from its http field (host:port), or '' when it has
 // none a browser elsewhere can open (no host, or not a plain host:port). A page served over HTTPS
 // links HTTPS: with TLS on, the field is each board's HTTPS address.
@@ -124,10 +155,16 @@ export class ClusterView {
     cells.authEl = h('span', { class: 'badge bad auth-mismatch', hidden: true }); // text only while shown
     cells.links = bar(0);
     cells.linksTxt = h('span', { class: 'num' });
-    cells.cpu = bar(0, 'thin');
-    cells.mem = bar(0, 'thin');
-    cells.cpuTxt = h('span', { class: 'num' });
-    cells.memTxt = h('span', { class: 'num' });
+    cells.figs = {};
+    const figEls = FIGS.map((f) => {
+      const b = bar(0, 'thin');
+      const txt = h('span', { class: 'num' });
+      const el = h('span', { class: 'ld', dataset: { fig: f.key } }, h('span', { class: 'muted', dataset: { i18n: f.key } }, t(f.key)), b.el, txt);
+      cells.figs[f.key] = { el, bar: b, txt };
+      return el;
+    });
+    cells.rtTxt = h('span', { class: 'num' });
+    const rtEl = h('span', { class: 'ld', dataset: { fig: 'rt' } }, h('span', { class: 'muted', dataset: { i18n: 'rt' } }, t('rt')), cells.rtTxt);
     cells.heard = h('span', { class: 'num' });
     const el = h('div', { class: 'row', role: 'row', dataset: { board: name } },
       mk('rank', cells.rankEl),
@@ -135,9 +172,7 @@ export class ClusterView {
       mk('role', cells.roleEl),
       mk('state', cells.stateEl, cells.authEl),
       mk('links', cells.links.el, cells.linksTxt),
-      mk('load',
-        h('span', { class: 'ld' }, h('span', { class: 'muted', dataset: { i18n: 'cpu' } }, t('cpu')), cells.cpu.el, cells.cpuTxt),
-        h('span', { class: 'ld' }, h('span', { class: 'muted', dataset: { i18n: 'mem' } }, t('mem')), cells.mem.el, cells.memTxt)),
+      mk('load', ...figEls, rtEl),
       mk('lastHeard', cells.heard));
     return { el, ...cells };
   }
@@ -166,10 +201,25 @@ export class ClusterView {
     setText(r.linksTxt, `${num(links, 0)} / ${num(n.capacity ?? 0, 0)}`);
     r.linksTxt.title = t('linksHelp');
     const load = n.load || {};
-    setBar(r.cpu, load.cpu, load.cpu > 0.7);
-    setBar(r.mem, load.mem, load.mem > 0.85);
-    setText(r.cpuTxt, pct(load.cpu));
-    setText(r.memTxt, pct(load.mem));
+    const unknown = new Set(Array.isArray(n.load_unknown) ? n.load_unknown : []);
+    const limits = c.limits && typeof c.limits === 'object' ? c.limits : null;
+    for (const f of FIGS) {
+      const cell = r.figs[f.key];
+      const v = load[f.load];
+      const lim = limitOf(limits, f.key);
+      const lost = unknown.has(f.load);
+      cell.el.classList.toggle('unknown', lost);
+      cell.el.title = lost ? t('figUnknown') : '';
+      setBar(cell.bar, lost ? 0 : v, !lost && v > (lim ?? f.warn));
+      setLimit(cell.bar, lim);
+      setText(cell.txt, lost ? '?' : pct(v));
+    }
+    const rt = n.rt_ms;
+    const rtLim = limitOf(limits, 'rt');
+    const hasRT = typeof rt === 'number' && Number.isFinite(rt);
+    setText(r.rtTxt, hasRT ? `${num(rt, rt < 10 ? 1 : 0)} ms` + (rtLim !== undefined ? ` / ${num(rtLim, 0)}` : '') : '–');
+    r.rtTxt.classList.toggle('warn', hasRT && rtLim !== undefined && rt > rtLim);
+    r.rtTxt.title = hasRT ? t('rtHelp') + (rtLim !== undefined ? ' · ' + t('limitAt', { v: `${num(rtLim, 0)} ms` }) : '') : t('rtNone');
     const a = age(n.last_seen_ms, now);
     setText(r.heard, n.name === c.self ? t('thisBoard') : ago(a));
   }

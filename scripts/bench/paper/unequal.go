@@ -99,8 +99,9 @@ func schedExtra(setup string, bs []board) (string, string) {
 		return setup, s.String()
 	case "adaptive":
 		// the mean share (cpu+net+mem)/3 of the busy board is ~0.38, of a full normal
-		// board ~0.15: the default 0.9 is never crossed here, 0.35 is by the busy board only
-		return setup, "[sched.adaptive]\nlimits.threshold = 0.35\nsuspend = \"1s\"\n\n"
+		// board ~0.15: the default threshold (0.3) is crossed by the busy board only;
+		// suspend is cut to the scenario's scale (busy windows of 1.5 s)
+		return setup, "[sched.adaptive]\nsuspend = \"1s\"\n\n"
 	}
 	return setup, ""
 }
@@ -137,12 +138,12 @@ func (h *harness) unequal(ctx context.Context) error {
 func (h *harness) unequalTables(w io.Writer) {
 	ratio := h.opt.ratios[0]
 	if len(h.setups(scBusy)) > 0 {
-		fmt.Fprintf(w, "### Unequal boards: one becomes busy, %.0f%% control\n\nEqual boards (`[sim]` defaults); the last one has `busy_for = %q`, `busy_every = %q`, `busy_cpu = 0.9`: for half of every period it reports 90%% background cpu and its page latency is 1/(1-0.9) = 10 times longer (cells of a multiple of the period hold the same busy time). *proximity* is `integrated` with `[[sched.proximity]] cidr = \"127.0.0.0/8\"` recommending the busy board first; *integrated* and *proximity* run with `overload = \"500ms\"` (default 5 s: longer than a busy window); *adaptive* with `limits.threshold = 0.35`, `suspend = \"1s\"` (the default 0.9 is never crossed by the mean of three shares). With 2 slots a board, the normal boards are often full from 0.5x on, and a policy that always picks some eligible board then sends the overflow to the busy one: only a hold (integrated's overload, adaptive's suspension) keeps requests off it. Load is relative to the nominal capacity.\n\n", ratio*100, busyFor.String(), busyEvery.String())
+		fmt.Fprintf(w, "### Unequal boards: one becomes busy, %.0f%% control\n\nEqual boards (`[sim]` defaults); the last one has `busy_for = %q`, `busy_every = %q`, `busy_cpu = 0.9`: for half of every period it reports 90%% background cpu and its page latency is 1/(1-0.9) = 10 times longer (cells of a multiple of the period hold the same busy time). *proximity* is `integrated` with `[[sched.proximity]] cidr = \"127.0.0.0/8\"` recommending the busy board first; *integrated* and *proximity* run with `overload = \"500ms\"` (default 5 s: longer than a busy window); *adaptive* with its default threshold (0.3: 0.9 × the largest weight, crossed by the busy board alone; only the most loaded board is stopped) and `suspend = \"1s\"`. With 2 slots a board, the normal boards are often full from 0.5x on, and a policy that always picks some eligible board then sends the overflow to the busy one: only a hold (integrated's overload, adaptive's suspension) keeps requests off it. Load is relative to the nominal capacity.\n\n", ratio*100, busyFor.String(), busyEvery.String())
 		h.table(w, scBusy, ratio)
 		h.shareTable(w, scBusy, ratio, "busy")
 	}
 	if len(h.setups(scSpeed)) > 0 {
-		fmt.Fprintf(w, "### Unequal boards: fast, normal, slow with little memory, %.0f%% control\n\n`[sim] speed` 2 / 1 / 0.5 (latencies divided by it), `cpu_mhz` 8000 / 4000 / 2000, `mem_mb` 2048 / 1024 / 256 (the slow board's `base_mem_mb = 160`); `weight` 4 / 2 / 1. *qsc* runs with the four classes of `sched.QSCClasses` (control 4, media 8, dynamic 2, static 1; this mix exercises control and static). Load is relative to the nominal capacity of equal boards.\n\n", ratio*100)
+		fmt.Fprintf(w, "### Unequal boards: fast, normal, slow with little memory, %.0f%% control\n\n`[sim] speed` 2 / 1 / 0.5 (latencies divided by it), `cpu_mhz` 8000 / 4000 / 2000, `mem_mb` 2048 / 1024 / 256 (the slow board's `base_mem_mb = 160`); `weight` 4 / 2 / 1. *qsc* runs with the four classes of `sched.QSCClasses` (control 2, media 8, dynamic 4, static 1; this mix exercises control and static). Load is relative to the nominal capacity of equal boards.\n\n", ratio*100)
 		h.table(w, scSpeed, ratio)
 		h.shareTable(w, scSpeed, ratio, "slow")
 	}

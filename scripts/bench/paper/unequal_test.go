@@ -37,7 +37,7 @@ func TestUnequalConfigsParse(t *testing.T) {
 					t.Errorf("qsc classes %+v", cfg.Sched.Classes)
 				}
 			case "adaptive":
-				if cfg.Sched.Adaptive.Limits["threshold"] != 0.35 {
+				if _, set := cfg.Sched.Adaptive.Limits["threshold"]; set || cfg.Sched.Adaptive.Suspend.Duration != time.Second {
 					t.Errorf("adaptive %+v", cfg.Sched.Adaptive)
 				}
 			}
