@@ -29,7 +29,11 @@ func (n *Node) openDevices() error {
 			n.log.Warn("devices: close", "err", err)
 		}
 	})
+	if err := n.openAccounts(); err != nil { // issue 24
+		return err
+	}
 	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log, SessionSecret: n.sec.session,
+		Users: authUsers{n.acct.store}, SessionInfo: sessionInfo, // issue 24
 		// a logout here is told to the other boards on the local stream
 		// they mirror, so the cookie is refused cluster-wide
 		OnRevoke: func(rv auth.Revocation) { n.localHub.Publish("revoke", rv) },
@@ -61,6 +65,7 @@ func (n *Node) openDevices() error {
 	n.hub.Snapshot("devices", func() any { return n.deviceList() })
 	n.localHub.Snapshot("devices", func() any { return devs.Local() })
 	n.localHub.Snapshot("revoked", func() any { return n.auth.Revoked() })
+	n.localHub.Snapshot("users", func() any { return n.acct.store.Sealed() }) // issue 24: the users store, sealed
 	n.onClose(n.hub.Close)
 	n.onClose(n.localHub.Close)
 	if !n.cfg.Standalone() {
@@ -136,6 +141,9 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	switch event {
 	case "revoke", "revoked":
 		n.remoteRevoke(board, event, data)
+		return
+	case "users": // issue 24
+		n.remoteUsers(board, data)
 		return
 	case "idempotency":
 	default:

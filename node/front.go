@@ -30,7 +30,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{n.auth},
+		Auth:          gate{auth: n.auth, acct: n.acct},
 		Marker:        marker,
 		Pin:           n.pin(),
 		Mode:          n.cfg.Sched.Mode,

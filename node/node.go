@@ -89,6 +89,7 @@ type Node struct {
 	rt       probes          // boards' response times, probed by the master
 	creds    atomic.Uint64   // fingerprint of this board's credentials, for its reports
 	refusals refusals        // boards that refused forwarded credentials lately
+	acct     *accounts       // issue 24: users store and audit log (accounts.go)
 
 	closeOnce sync.Once
 	closers   []func() // run in reverse order at shutdown
@@ -235,6 +236,7 @@ func (n *Node) Run(ctx context.Context) error {
 		redir.start()
 	}
 	n.publishLoops(ctx)
+	n.runAccounts(ctx)                                                                                 // issue 24: the audit log's writer
 	if !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0) { // integrated load has an rt term
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.probeLoop(ctx) }()

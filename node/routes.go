@@ -35,21 +35,22 @@ func (n *Node) routes(mux *http.ServeMux) error {
 		}
 		n.hub.ServeHTTP(w, r)
 	})
-	n.auth.Register(mux)
+	n.accountRoutes(mux) // issue 24: login/logout audited, GET /api/audit
 	mux.HandleFunc("GET /api/board", n.serveBoard)
-	mux.Handle("POST /api/board/restart", n.auth.Require(http.HandlerFunc(n.serveRestart)))
+	mux.Handle("POST /api/board/restart", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // issue 24: admin, audited
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
-	mux.Handle("POST /api/cluster/upgrade", n.auth.Require(http.HandlerFunc(n.serveRollout)))
-	mux.Handle("POST "+firmwarePath, n.auth.Require(http.HandlerFunc(n.serveFirmware)))
+	mux.Handle("POST /api/cluster/upgrade", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
+	mux.Handle("POST "+firmwarePath, n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
 
 	work := http.NewServeMux()
 	n.api.Register(work)
 	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
+	n.acct.store.Register(work, who) // issue 24: /api/users (pinned to the master)
 	for pattern, h := range n.extraRoutes {
 		work.Handle(pattern, h)
 	}
 	work.Handle("/", n.pageCost(webui.Handler()))
-	front, err := n.newFront(work)
+	front, err := n.newFront(n.audited(work)) // issue 24: acts audited where they run
 	if err != nil {
 		return err
 	}

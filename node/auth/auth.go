@@ -38,19 +38,21 @@ const CookieName = "ews_session"
 
 // Auth decides whether a request may control devices. Safe for concurrent use.
 type Auth struct {
-	mode     string
-	token    [32]byte               // sha256 of the token, compared in constant time
-	users    map[string][]byte      // basic: name -> bcrypt hash
-	verified map[[32]byte]time.Time // basic: recent good user:password, so bcrypt runs once a while
-	vmu      sync.Mutex
-	sessions *sessions
-	cop      *http.CrossOriginProtection
-	now      func() time.Time
-	checks   atomic.Int64 // credential checks made (tests count them)
-	secret   string       // what sessions are keyed by: mode and credentials
-	limit    *failLimiter
-	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
-	onRevoke func(Revocation)
+	mode        string
+	token       [32]byte               // sha256 of the token, compared in constant time
+	users       map[string][]byte      // basic: name -> bcrypt hash
+	verified    map[[32]byte]time.Time // basic: recent good user:password, so bcrypt runs once a while
+	vmu         sync.Mutex
+	sessions    *sessions
+	cop         *http.CrossOriginProtection
+	now         func() time.Time
+	checks      atomic.Int64 // credential checks made (tests count them)
+	secret      string       // what sessions are keyed by: mode and credentials
+	limit       *failLimiter
+	dummy       []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
+	onRevoke    func(Revocation)
+	accounts    Users // issue 24: accounts; nil without
+	sessionInfo func(who any) map[string]any
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -79,6 +81,12 @@ type Options struct {
 	// OnRevoke is told each logout, so the other boards refuse the
 	// session too (Auth.Revoke there). Optional; must be quick.
 	OnRevoke func(Revocation)
+	// Users are the accounts other than the bundle token (issue 24);
+	// token mode only. Optional.
+	Users Users
+	// SessionInfo adds to GET /api/session what a verdict names (user,
+	// role). Optional.
+	SessionInfo func(who any) map[string]any
 }
 
 // New reads the credentials of h: the token (from token or token_file) or
@@ -96,7 +104,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke,
+	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, accounts: opts.Users, sessionInfo: opts.SessionInfo,
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
 		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
 	switch h.Auth {
@@ -203,7 +211,7 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 			tooMany(w, wait)
 			return
 		}
-		ambient, err := a.check(r)
+		ambient, who, err := a.check(r)
 		if err != nil {
 			if err == errBadCredentials {
 				a.limit.fail(client)
@@ -217,7 +225,11 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, a)))
+		ctx := context.WithValue(r.Context(), verifiedKey{}, a)
+		if who != nil {
+			ctx = context.WithValue(ctx, whoKey{}, who)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -231,7 +243,7 @@ func (a *Auth) Allowed(r *http.Request) bool {
 	if a.limit.blocked(client) > 0 {
 		return false
 	}
-	_, err := a.check(r)
+	_, _, err := a.check(r)
 	if err == errBadCredentials {
 		a.limit.fail(client)
 	}
@@ -240,43 +252,70 @@ func (a *Auth) Allowed(r *http.Request) bool {
 
 // check verifies r's credentials; ambient is true when they are ones a
 // browser sends by itself (a cookie, cached basic credentials).
-func (a *Auth) check(r *http.Request) (ambient bool, err error) {
+// who is the verdict: nil for the bundle token, else what Users returned.
+func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	a.checks.Add(1)
 	if h := r.Header.Get("Authorization"); h != "" {
-		return a.checkHeader(h)
+		ambient, who, _, err = a.checkHeader(h)
+		return ambient, who, err
 	}
 	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
-		if a.sessions.valid(c.Value) {
-			return true, nil
+		name, gen, ok := a.sessions.valid(c.Value)
+		if ok && name != "" { // a user's session: the user must still hold it
+			if a.accounts == nil {
+				return true, nil, errBadCredentials
+			}
+			who, ok = a.accounts.Session(name, gen)
+			if !ok {
+				return true, nil, errBadCredentials
+			}
+			return true, who, nil
 		}
-		return true, errBadCredentials
+		if ok {
+			return true, nil, nil
+		}
+		return true, nil, errBadCredentials
 	}
-	return false, errNoCredentials
+	return false, nil, errNoCredentials
 }
 
-func (a *Auth) checkHeader(h string) (ambient bool, err error) {
+// checkHeader checks an Authorization header; u names the user (and its
+// credential generation) a session made with it is for ("": the bundle's).
+func (a *Auth) checkHeader(h string) (ambient bool, who any, u sessionUser, err error) {
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
 	switch {
 	case a.mode == ModeToken && strings.EqualFold(scheme, "Bearer"):
-		return false, a.checkToken(cred)
+		who, u, err = a.checkToken(cred)
+		return false, who, u, err
 	case a.mode == ModeBasic && strings.EqualFold(scheme, "Basic"):
 		r := &http.Request{Header: http.Header{"Authorization": {h}}}
 		user, pass, ok := r.BasicAuth()
 		if !ok {
-			return true, errBadCredentials
+			return true, nil, u, errBadCredentials
 		}
-		return true, a.checkUser(user, pass)
+		return true, nil, u, a.checkUser(user, pass)
 	}
-	return false, errBadCredentials
+	return false, nil, u, errBadCredentials
 }
 
-func (a *Auth) checkToken(tok string) error {
+// sessionUser is whom a session is for: "" the bundle's credentials.
+type sessionUser struct {
+	name string
+	gen  uint64
+}
+
+func (a *Auth) checkToken(tok string) (any, sessionUser, error) {
 	sum := sha256.Sum256([]byte(tok))
-	if tok == "" || subtle.ConstantTimeCompare(sum[:], a.token[:]) != 1 {
-		return errBadCredentials
+	if tok != "" && subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1 {
+		return nil, sessionUser{}, nil
 	}
-	return nil
+	if a.accounts != nil && tok != "" {
+		if who, name, gen, ok := a.accounts.Token(tok); ok {
+			return who, sessionUser{name, gen}, nil
+		}
+	}
+	return nil, sessionUser{}, errBadCredentials
 }
 
 // verifiedTTL is how long a good user:password skips bcrypt.

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -112,7 +113,8 @@ func (s *sessions) revoke(rid string, exp, now time.Time) {
 }
 
 const (
-	sessionPayload = 8 + 16 // expiry (unix ns) + random
+	sessionPayload = 8 + 16 + 8 // expiry (unix ns) + random + the user's credential generation, then the user's name
+	sessionMaxName = 64         // the name's bytes at most
 	sessionMAC     = 16
 )
 
@@ -122,14 +124,18 @@ func (s *sessions) sign(payload []byte) []byte {
 	return m.Sum(nil)[:sessionMAC]
 }
 
-func (s *sessions) create() (string, time.Time) {
+// create makes a session for u ("": the bundle's credentials; a user's
+// session needs a signing key).
+func (s *sessions) create(u sessionUser) (string, time.Time) {
 	now := s.now()
 	exp := now.Add(s.ttl)
 	var id string
 	if s.key != nil {
-		b := make([]byte, sessionPayload, sessionPayload+sessionMAC)
+		b := make([]byte, sessionPayload, sessionPayload+len(u.name)+sessionMAC)
 		binary.BigEndian.PutUint64(b, uint64(exp.UnixNano()))
-		_, _ = rand.Read(b[8:]) // never fails (crypto/rand)
+		_, _ = rand.Read(b[8:24]) // never fails (crypto/rand)
+		binary.BigEndian.PutUint64(b[24:], u.gen)
+		b = append(b, u.name[:min(len(u.name), sessionMaxName)]...)
 		id = base64.RawURLEncoding.EncodeToString(append(b, s.sign(b)...))
 	} else {
 		b := make([]byte, 32)
@@ -165,37 +171,44 @@ func dropOldest(m map[string]time.Time) {
 	delete(m, oldest)
 }
 
-func (s *sessions) valid(id string) bool {
+// valid reports whether id is a live session, and whom it is for.
+func (s *sessions) valid(id string) (name string, gen uint64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	if exp, ok := s.revoked[revokedID(id)]; ok && now.Before(exp) {
-		return false // logged out here or on another board
+		return "", 0, false // logged out here or on another board
 	}
-	if exp, ok := s.m[id]; ok {
+	if exp, ok := s.m[id]; ok && s.key == nil {
 		if !now.Before(exp) {
 			delete(s.m, id)
-			return false
+			return "", 0, false
 		}
-		return true
+		return "", 0, true
 	}
-	exp, ok := s.signed(id)
-	return ok && now.Before(exp)
+	exp, u, ok := s.signed(id)
+	if !ok || !now.Before(exp) {
+		delete(s.m, id)
+		return "", 0, false
+	}
+	return u.name, u.gen, true
 }
 
-// signed reports the expiry of a signed id and whether its HMAC holds.
-func (s *sessions) signed(id string) (time.Time, bool) {
-	if s.key == nil || len(id) > 2*(sessionPayload+sessionMAC) {
-		return time.Time{}, false
+// signed reports the expiry and user of a signed id and whether its HMAC holds.
+func (s *sessions) signed(id string) (time.Time, sessionUser, bool) {
+	if s.key == nil || len(id) > 2*(sessionPayload+sessionMaxName+sessionMAC) {
+		return time.Time{}, sessionUser{}, false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(id) // strict: one id per byte string
-	if err != nil || len(b) != sessionPayload+sessionMAC {
-		return time.Time{}, false
+	if err != nil || len(b) < sessionPayload+sessionMAC || len(b) > sessionPayload+sessionMaxName+sessionMAC {
+		return time.Time{}, sessionUser{}, false
 	}
-	if !hmac.Equal(b[sessionPayload:], s.sign(b[:sessionPayload])) {
-		return time.Time{}, false
+	n := len(b) - sessionMAC
+	if !hmac.Equal(b[n:], s.sign(b[:n])) {
+		return time.Time{}, sessionUser{}, false
 	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(b))), true
+	u := sessionUser{name: string(b[sessionPayload:n]), gen: binary.BigEndian.Uint64(b[24:])}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(b))), u, true
 }
 
 // remove logs id out here and returns the revocation to tell the other
@@ -204,7 +217,7 @@ func (s *sessions) remove(id string) (Revocation, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, id)
-	exp, ok := s.signed(id)
+	exp, _, ok := s.signed(id)
 	now := s.now()
 	if !ok || !now.Before(exp) {
 		return Revocation{}, false
@@ -222,10 +235,24 @@ func (a *Auth) Register(mux *http.ServeMux) {
 }
 
 // session tells the web UI the auth mode and whether its credentials hold:
-// {"auth": "token|basic|none", "authenticated": bool}.
+// {"auth": "token|basic|none", "authenticated": bool}, and with accounts
+// whom they name (SessionInfo: "user", "role", ...).
 func (a *Auth) session(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	httpx.JSON(w, http.StatusOK, map[string]any{"auth": a.mode, "authenticated": a.Allowed(r)})
+	out := map[string]any{"auth": a.mode, "authenticated": false}
+	if a.mode == ModeNone {
+		out["authenticated"] = true
+	} else if a.limit.blocked(httpx.Client(r)) == 0 {
+		_, who, err := a.check(r)
+		if err == errBadCredentials {
+			a.limit.fail(httpx.Client(r))
+		}
+		out["authenticated"] = err == nil
+		if err == nil && a.sessionInfo != nil {
+			maps.Copy(out, a.sessionInfo(who))
+		}
+	}
+	httpx.JSON(w, http.StatusOK, out)
 }
 
 // loginBody is what POST /api/login accepts (or an Authorization header).
@@ -252,8 +279,9 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var err error
+	var u sessionUser
 	if h := r.Header.Get("Authorization"); h != "" {
-		_, err = a.checkHeader(h)
+		_, _, u, err = a.checkHeader(h)
 	} else {
 		var body loginBody
 		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
@@ -261,10 +289,17 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 			httpx.Error(w, http.StatusBadRequest, "auth: login body: want {\"token\": ...} or {\"user\": ..., \"password\": ...}")
 			return
 		}
-		switch a.mode {
-		case ModeToken:
-			err = a.checkToken(body.Token)
-		case ModeBasic:
+		switch {
+		case a.mode == ModeToken && body.User != "" && a.accounts != nil: // a user's password (issue 24)
+			var ok bool
+			if _, u.gen, ok = a.accounts.Password(body.User, body.Password); ok {
+				u.name = body.User
+			} else {
+				err = errBadCredentials
+			}
+		case a.mode == ModeToken:
+			_, u, err = a.checkToken(body.Token)
+		case a.mode == ModeBasic:
 			err = a.checkUser(body.User, body.Password)
 		}
 	}
@@ -273,7 +308,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		a.deny(w, err)
 		return
 	}
-	id, exp := a.sessions.create()
+	id, exp := a.sessions.create(u)
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: id, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,

@@ -1,0 +1,228 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/users"
+)
+
+// accounts are issue 24's users, roles and audit log on this board: the
+// replicated users store (node/users), and the audit log (node/audit).
+// The hooks elsewhere are marked "issue 24".
+type accounts struct {
+	store *users.Store
+	audit *audit.Log
+}
+
+// statePath is where this board keeps a file of its own across restarts:
+// next to its config, named after it (ews1.toml -> ews1.users.json), so
+// boards that share a directory (tests, the demo) keep apart. "" without a
+// config file: in memory. ([node] state_dir takes over once it exists.)
+func (n *Node) statePath(suffix string) string {
+	if n.cfg.Path == "" {
+		return ""
+	}
+	return strings.TrimSuffix(n.cfg.Path, filepath.Ext(n.cfg.Path)) + suffix
+}
+
+// openAccounts builds the users store and the audit log. The store's
+// secret is the cluster key; without one, the bundle token (every board of
+// an insecure cluster has the same); standalone with auth = "none", a
+// random one (nothing to check then).
+func (n *Node) openAccounts() error {
+	secret, err := n.cfg.ClusterKey()
+	if err != nil {
+		return err
+	}
+	if len(secret) == 0 && n.cfg.HTTP.Auth == "token" {
+		tok := n.cfg.HTTP.Token
+		if tok == "" {
+			b, _ := os.ReadFile(n.cfg.HTTP.TokenFile) // auth.New reports a missing file
+			tok = strings.TrimSpace(string(b))
+		}
+		if tok != "" {
+			sum := sha256.Sum256([]byte("ews users secret\x00" + tok))
+			secret = sum[:]
+		}
+	}
+	st, err := users.New(users.Options{
+		Secret:   secret,
+		Path:     n.statePath(".users.json"),
+		IsMaster: func() bool { return n.cluster.IsMaster() },
+		Epoch:    func() uint64 { return n.cluster.Epoch() },
+		// each version this board takes or writes goes out on its local
+		// stream, which every other board mirrors (devsync); the stream's
+		// snapshot gives a board that (re)connects the current version
+		OnChange: func(sealed string) {
+			if n.localHub != nil {
+				n.localHub.Publish("users", sealed)
+			}
+		},
+		OnRevoke: func(name string) { n.log.Info("users: credentials ended", "user", name) },
+		Devices: func() []string {
+			var out []string
+			for _, d := range n.cfg.Devices {
+				out = append(out, d.Name)
+			}
+			return out
+		},
+		Logger: n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: n.statePath(".audit.log"), Board: n.cfg.Node.Name,
+		Registerer: n.reg, Logger: n.log})}
+	return nil
+}
+
+// runAccounts runs the audit log's writer until ctx ends.
+func (n *Node) runAccounts(ctx context.Context) {
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.acct.audit.Run(ctx) }()
+}
+
+// authUsers is the store as node/auth asks it.
+type authUsers struct{ s *users.Store }
+
+func (a authUsers) Token(tok string) (any, string, uint64, bool) {
+	p := a.s.Token(tok)
+	if p == nil {
+		return nil, "", 0, false
+	}
+	return p, p.Name, p.Gen, true
+}
+
+func (a authUsers) Password(name, pw string) (any, uint64, bool) {
+	p := a.s.Password(name, pw)
+	if p == nil {
+		return nil, 0, false
+	}
+	return p, p.Gen, true
+}
+
+func (a authUsers) Session(name string, gen uint64) (any, bool) {
+	p := a.s.Session(name, gen)
+	return p, p != nil
+}
+
+// sessionInfo is what GET /api/session adds: who you are.
+func sessionInfo(who any) map[string]any {
+	p := principal(who)
+	return map[string]any{"user": p.Name, "role": p.Role, "devices": p.Devices}
+}
+
+// principal is the verdict of a check: a user, or the bundle token's
+// admin (also when no credentials were asked, e.g. auth = "none").
+func principal(who any) *users.Principal {
+	if p, ok := who.(*users.Principal); ok {
+		return p
+	}
+	return users.Root()
+}
+
+// who is the principal of a checked request.
+func who(r *http.Request) *users.Principal { return principal(auth.Who(r)) }
+
+// rights is the gate's second question after the credentials: may this
+// user send this request (users.Rights)? 0 when yes.
+func rights(r *http.Request) (int, string) { return users.Rights(who(r), r) }
+
+// adminOnly lets only an admin through to next (behind auth.Require),
+// and tells the audit log who it was.
+func adminOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		audit.Seen(r)
+		if code, msg := rights(r); code != 0 {
+			httpx.Error(w, code, "%s", msg)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// remoteUsers takes a board's users store from its local stream.
+func (n *Node) remoteUsers(board string, data []byte) {
+	var sealed string
+	if err := json.Unmarshal(data, &sealed); err != nil {
+		n.log.Warn("users: bad store event", "board", board, "err", err)
+		return
+	}
+	took, err := n.acct.store.AdoptSealed(sealed)
+	if err != nil {
+		n.log.Warn("users: store refused", "board", board, "err", err)
+		return
+	}
+	if took {
+		n.log.Info("users: store updated", "board", board, "version", n.acct.store.Version())
+	}
+}
+
+// accountRoutes mounts login and logout (audited), the session, and GET
+// /api/audit (admin: the cluster's entries).
+func (n *Node) accountRoutes(mux *http.ServeMux) {
+	am := http.NewServeMux()
+	n.auth.Register(am)
+	mux.Handle("POST /api/login", n.audited(am))
+	mux.Handle("POST /api/logout", n.audited(am))
+	mux.Handle("GET /api/session", am)
+	scheme := "http"
+	client := &http.Client{Timeout: 2 * time.Second}
+	if n.sec.on() {
+		scheme = "https"
+		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+	}
+	mux.Handle("GET /api/audit", n.auth.Require(adminOnly(n.acct.audit.Handler(audit.ServeOptions{
+		Self: n.cfg.Node.Name, Scheme: scheme, Client: client,
+		Peers: func() []audit.Peer {
+			if n.cfg.Standalone() {
+				return nil
+			}
+			var out []audit.Peer
+			for _, p := range n.peerHTTP() {
+				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
+			}
+			return out
+		},
+	}))))
+}
+
+// audited records the acts next answers in the audit log.
+func (n *Node) audited(next http.Handler) http.Handler {
+	return n.acct.audit.Middleware(next, n.auditWho)
+}
+
+// auditWho names the user a request's credentials were checked as; ""
+// when they were not (refused, or auth = "none").
+func (n *Node) auditWho(r *http.Request) (string, string) {
+	if !n.auth.Checked(r) {
+		return "", ""
+	}
+	p := who(r)
+	return p.Name, p.Role
+}
+
+// refused records a request the gate refused for its rights.
+func (a *accounts) refused(r *http.Request, code int) {
+	action, target := audit.Action(r)
+	if action == "" {
+		return
+	}
+	p := who(r)
+	c := httpx.Client(r)
+	client := ""
+	if c.IsValid() {
+		client = c.String()
+	}
+	a.audit.Record(audit.Entry{User: p.Name, Role: p.Role, Action: action, Target: target, Result: code, Client: client})
+}
