@@ -116,10 +116,15 @@ func (a authUsers) Session(name string, gen uint64) (any, bool) {
 	return p, p != nil
 }
 
-// sessionInfo is what GET /api/session adds: who you are.
-func sessionInfo(who any) map[string]any {
+// sessionInfo is what GET /api/session adds: who you are, and to anyone
+// the version of the users store this board holds (how far a change has
+// travelled).
+func (a *accounts) sessionInfo(who any, ok bool) map[string]any {
+	if !ok {
+		return map[string]any{"users_version": a.store.Version()}
+	}
 	p := principal(who)
-	return map[string]any{"user": p.Name, "role": p.Role, "devices": p.Devices}
+	return map[string]any{"user": p.Name, "role": p.Role, "devices": p.Devices, "users_version": a.store.Version()}
 }
 
 // principal is the verdict of a check: a user, or the bundle token's

@@ -33,7 +33,7 @@ func (n *Node) openDevices() error {
 		return err
 	}
 	authn, err := auth.New(n.cfg.HTTP, auth.Options{Logger: n.log, SessionSecret: n.sec.session,
-		Users: authUsers{n.acct.store}, SessionInfo: sessionInfo, // issue 24
+		Users: authUsers{n.acct.store}, SessionInfo: n.acct.sessionInfo, // issue 24
 		// a logout here is told to the other boards on the local stream
 		// they mirror, so the cookie is refused cluster-wide
 		OnRevoke: func(rv auth.Revocation) { n.localHub.Publish("revoke", rv) },

@@ -52,7 +52,7 @@ type Auth struct {
 	dummy       []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
 	onRevoke    func(Revocation)
 	accounts    Users // issue 24: accounts; nil without
-	sessionInfo func(who any) map[string]any
+	sessionInfo func(who any, ok bool) map[string]any
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -85,8 +85,8 @@ type Options struct {
 	// token mode only. Optional.
 	Users Users
 	// SessionInfo adds to GET /api/session what a verdict names (user,
-	// role). Optional.
-	SessionInfo func(who any) map[string]any
+	// role), or what anyone may know (ok false). Optional.
+	SessionInfo func(who any, ok bool) map[string]any
 }
 
 // New reads the credentials of h: the token (from token or token_file) or

@@ -249,8 +249,11 @@ func (a *Auth) session(w http.ResponseWriter, r *http.Request) {
 		}
 		out["authenticated"] = err == nil
 		if err == nil && a.sessionInfo != nil {
-			maps.Copy(out, a.sessionInfo(who))
+			maps.Copy(out, a.sessionInfo(who, true))
 		}
+	}
+	if out["authenticated"] == false && a.sessionInfo != nil {
+		maps.Copy(out, a.sessionInfo(nil, false))
 	}
 	httpx.JSON(w, http.StatusOK, out)
 }

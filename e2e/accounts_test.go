@@ -1,0 +1,316 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// accAdminToken is the bundle's token of the test cluster: user admin.
+const accAdminToken = "acc-admin-token-0123456789abcdef"
+
+// TestAccountsBar is issue 24's bar on three real boards: an admin creates
+// an operator limited to relay* and a viewer through one board; the
+// operator toggles relay1 through another (200) and is refused led1 (403);
+// the viewer is refused any action (403) but reads devices (200); after a
+// rotation of op1's token through the first board the old token gets 401
+// on the third within 5 s and the new one works; GET /api/audit names op1
+// and relay1.
+func TestAccountsBar(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three boards")
+	}
+	boards := accCluster(t, 3)
+	b1, b2, b3 := boards[0], boards[1], boards[2]
+
+	op := accJSON(t, b1, accAdminToken, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`, http.StatusCreated)
+	opTok, _ := op["token"].(string)
+	if opTok == "" || op["role"] != "operator" {
+		t.Fatalf("create op1 = %v", op)
+	}
+	vw := accJSON(t, b1, accAdminToken, "POST", "/api/users", `{"name":"v1","role":"viewer"}`, http.StatusCreated)
+	vTok, _ := vw["token"].(string)
+	// the store reaches every board (each checks credentials itself);
+	// waiting with the new tokens would count failures against us
+	accSynced(t, boards, 2)
+	if s := accSession(b3, vTok); s["user"] != "v1" || s["role"] != "viewer" {
+		t.Errorf("GET /api/session as v1 on %s = %v", b3.name, s)
+	}
+
+	accStatus(t, b2, opTok, "POST", "/api/devices/relay1/toggle", http.StatusOK)
+	accStatus(t, b2, opTok, "POST", "/api/devices/led1/toggle", http.StatusForbidden)
+	accStatus(t, b3, vTok, "POST", "/api/devices/relay1/turn_on", http.StatusForbidden)
+	accStatus(t, b3, vTok, "POST", "/api/devices/led1/toggle", http.StatusForbidden)
+	accStatus(t, b3, vTok, "GET", "/api/devices", http.StatusOK)
+	accStatus(t, b2, opTok, "GET", "/api/users", http.StatusForbidden)
+	accStatus(t, b2, vTok, "POST", "/api/users/op1/rotate", http.StatusForbidden)
+
+	rotated := time.Now() // the rotation is sent
+	rot := accJSON(t, b1, accAdminToken, "POST", "/api/users/op1/rotate", "", http.StatusOK)
+	newTok, _ := rot["token"].(string)
+	if newTok == "" || newTok == opTok {
+		t.Fatalf("rotate = %v", rot)
+	}
+	var wg sync.WaitGroup
+	took := make([]time.Duration, len(boards))
+	for i, b := range boards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				if accSession(b, opTok)["authenticated"] == false {
+					took[i] = time.Since(rotated)
+					return
+				}
+				time.Sleep(2 * time.Millisecond) // polling interval, not a wait for a condition
+			}
+		}()
+	}
+	wg.Wait()
+	for i, d := range took {
+		if d == 0 {
+			t.Errorf("the old token still holds on %s 5 s after the rotation", boards[i].name)
+		}
+	}
+	t.Logf("rotation to old token refused: %v (ews1..ews3)", took)
+	accStatus(t, b3, opTok, "POST", "/api/devices/relay1/toggle", http.StatusUnauthorized)
+	accSynced(t, boards, 3)
+	accStatus(t, b3, newTok, "POST", "/api/devices/relay1/toggle", http.StatusOK)
+
+	var found bool
+	testutil.EventuallyWithin(t, "GET /api/audit names op1 and relay1", 5*time.Second, func() bool {
+		a := accJSON(t, b3, accAdminToken, "GET", "/api/audit?user=op1&target=relay1&limit=50", "", http.StatusOK)
+		list, _ := a["entries"].([]any)
+		for _, e := range list {
+			m, _ := e.(map[string]any)
+			if m["user"] == "op1" && m["target"] == "relay1" && m["action"] == "device.toggle" && m["result"] == float64(200) {
+				found = true
+			}
+		}
+		return found
+	})
+	all := accJSON(t, b2, accAdminToken, "GET", "/api/audit?limit=200", "", http.StatusOK)
+	var created, refused bool
+	for _, e := range all["entries"].([]any) {
+		m := e.(map[string]any)
+		created = created || m["action"] == "user.create" && m["target"] == "op1" && m["user"] == "admin"
+		refused = refused || m["user"] == "op1" && m["target"] == "led1" && m["result"] == float64(403)
+	}
+	if !created || !refused {
+		t.Errorf("audit: user.create of op1 by admin %v, op1 refused led1 %v; entries %v", created, refused, all["entries"])
+	}
+	accStatus(t, b1, opTok, "GET", "/api/audit", http.StatusUnauthorized)
+	accStatus(t, b1, newTok, "GET", "/api/audit", http.StatusForbidden)
+}
+
+// accBoard is one `ews run` process.
+type accBoard struct {
+	name, http, gossip, cfg string
+	log                     *accBuffer
+}
+
+type accBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *accBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *accBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var accBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "ews-acc-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "ews")
+	cmd := exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", bin, "./cmd/ews")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// accFreeBase finds n consecutive free ports at base and base+100.
+func accFreeBase(t *testing.T, n int) int {
+	t.Helper()
+	for base := 21000 + os.Getpid()%19000; base < 60000; base += 223 {
+		ok := true
+		for i := range n {
+			for _, p := range []int{base + i, base + 100 + i} {
+				ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+				if err != nil {
+					ok = false
+					break
+				}
+				ln.Close()
+			}
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+// accCluster starts n boards with token auth (relay1 on the second,
+// led1 on the third) and waits until every board sees one master and
+// all running.
+func accCluster(t *testing.T, n int) []*accBoard {
+	t.Helper()
+	bin, err := accBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base := accFreeBase(t, n)
+	key := config.NewKey()
+	boards := make([]*accBoard, n)
+	peers := make([]string, n)
+	for i := range boards {
+		boards[i] = &accBoard{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
+		peers[i] = fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip)
+	}
+	for _, b := range boards {
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 4\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"600ms\"\ntthreshold = \"600ms\"\nheartbeat = \"100ms\"\n"+
+			"[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"2ms\"\n"+
+			"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = %q\n[[device]]\nname = \"led1\"\ndriver = \"sim-switch\"\nnode = %q\n",
+			b.name, b.http, b.gossip, strings.Join(peers, ", "), key, accAdminToken, boards[min(1, n-1)].name, boards[min(2, n-1)].name)
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b.log = &accBuffer{}
+		cmd := exec.Command(bin, "run", "--config", b.cfg)
+		cmd.Stdout, cmd.Stderr = b.log, b.log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("log of %s:\n%s", b.name, b.log.String())
+			}
+		})
+	}
+	for _, b := range boards {
+		testutil.EventuallyWithin(t, b.name+" sees a master and every board running", 30*time.Second, func() bool {
+			var v struct {
+				Master string `json:"master"`
+				Nodes  []struct {
+					Runstate string `json:"runstate"`
+				} `json:"nodes"`
+			}
+			if err := accGet(b, "/api/cluster", &v); err != nil || v.Master == "" || len(v.Nodes) != n {
+				return false
+			}
+			for _, r := range v.Nodes {
+				if r.Runstate != "running" {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return boards
+}
+
+var accClient = &http.Client{Timeout: 5 * time.Second}
+
+func accGet(b *accBoard, path string, v any) error {
+	resp, err := accClient.Get("http://" + b.http + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// accDo sends one request as token and returns status and body.
+func accDo(b *accBoard, token, method, path, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, "http://"+b.http+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := accClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+func accStatus(t *testing.T, b *accBoard, token, method, path string, want int) {
+	t.Helper()
+	code, body, err := accDo(b, token, method, path, "")
+	if err != nil || code != want {
+		t.Errorf("%s %s on %s = %d %s (%v), want %d", method, path, b.name, code, body, err, want)
+	}
+}
+
+func accJSON(t *testing.T, b *accBoard, token, method, path, body string, want int) map[string]any {
+	t.Helper()
+	code, out, err := accDo(b, token, method, path, body)
+	if err != nil || code != want {
+		t.Fatalf("%s %s on %s = %d %s (%v), want %d", method, path, b.name, code, out, err, want)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("%s %s: %v in %s", method, path, err, out)
+	}
+	return m
+}
+
+// accSession is GET /api/session as token (an empty map on failure).
+func accSession(b *accBoard, token string) map[string]any {
+	code, out, err := accDo(b, token, "GET", "/api/session", "")
+	m := map[string]any{}
+	if err == nil && code == http.StatusOK {
+		_ = json.Unmarshal(out, &m)
+	}
+	return m
+}
+
+// accSynced waits until every board holds version v of the users store
+// (GET /api/session says it to anyone).
+func accSynced(t *testing.T, boards []*accBoard, v float64) {
+	t.Helper()
+	for _, b := range boards {
+		testutil.EventuallyWithin(t, fmt.Sprintf("%s holds users version %v", b.name, v), 10*time.Second, func() bool {
+			got, _ := accSession(b, "")["users_version"].(float64)
+			return got >= v
+		})
+	}
+}
