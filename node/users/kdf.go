@@ -53,7 +53,8 @@ func (s *Store) hashToken(tok string) tokenHash {
 	var h tokenHash
 	m := s.tokenMAC.Get().(*macState)
 	m.h.Reset()
-	m.h.Write([]byte(tok))
+	m.in = append(m.in[:0], tok...) // a reused buffer: no allocation
+	m.h.Write(m.in)
 	m.h.Sum(m.buf[:0])
 	copy(h[:], m.buf[:])
 	s.tokenMAC.Put(m)
@@ -116,6 +117,7 @@ type macState struct {
 		Sum([]byte) []byte
 	}
 	buf [32]byte
+	in  []byte
 }
 
 func newMAC(key []byte) *macState { return &macState{h: hmac.New(sha256.New, key)} }
