@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -27,9 +28,10 @@ type accounts struct {
 // statePath is where this board keeps a file of its own across restarts:
 // next to its config, named after it (ews1.toml -> ews1.users.json), so
 // boards that share a directory (tests, the demo) keep apart. "" without a
-// config file: in memory. ([node] state_dir takes over once it exists.)
+// config file (or a config parsed from memory, whose Path is only a
+// label): in memory. ([node] state_dir takes over once it exists.)
 func (n *Node) statePath(suffix string) string {
-	if n.cfg.Path == "" {
+	if st, err := os.Stat(n.cfg.Path); n.cfg.Path == "" || err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
 	return strings.TrimSuffix(n.cfg.Path, filepath.Ext(n.cfg.Path)) + suffix
@@ -136,8 +138,52 @@ func principal(who any) *users.Principal {
 	return users.Root()
 }
 
-// who is the principal of a checked request.
-func who(r *http.Request) *users.Principal { return principal(auth.Who(r)) }
+// who is the principal of a checked request: the user its credentials
+// name; for the automation's own requests (the bundle token, sent in
+// process by actorDoor) the user they act as.
+func who(r *http.Request) *users.Principal {
+	p := principal(auth.Who(r))
+	if as, ok := r.Context().Value(actAsKey{}).(*users.Principal); ok && p == users.Root() {
+		return as
+	}
+	return p
+}
+
+// actAsKey holds, in the context of a request the automation sends in
+// process (never one from the network), the user whose rights it gets.
+type actAsKey struct{}
+
+// HeaderActor labels an automation's act in the audit log ("rule:2",
+// "mqtt"); only a request with the bundle token may carry it.
+const HeaderActor = "X-Ews-Actor"
+
+// actorDoor is the node's front door as rules and MQTT enter it: a rule
+// acts as admin, logged as rule:N; an MQTT command acts with the rights of
+// the ews user [mqtt] user names (admin, with a warning, when there is no
+// such ews user: the key also names the broker login).
+func (n *Node) actorDoor() http.Handler {
+	mqttUser := ""
+	if n.cfg.MQTT != nil {
+		mqttUser = n.cfg.MQTT.User
+	}
+	var warned atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
+		switch {
+		case strings.HasPrefix(ua, "rule-"):
+			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))
+		case ua == "mqtt":
+			r.Header.Set(HeaderActor, "mqtt")
+			if p := n.acct.store.User(mqttUser); p != nil {
+				r.Header.Set(HeaderActor, "mqtt:"+p.Name)
+				r = r.WithContext(context.WithValue(r.Context(), actAsKey{}, p))
+			} else if mqttUser != "" && !warned.Swap(true) {
+				n.log.Warn("users: [mqtt] user names no ews user: MQTT commands act as admin", "user", mqttUser)
+			}
+		}
+		n.handler.ServeHTTP(w, r)
+	})
+}
 
 // rights is the gate's second question after the credentials: may this
 // user send this request (users.Rights)? 0 when yes.
@@ -214,6 +260,9 @@ func (n *Node) auditWho(r *http.Request) (string, string) {
 		return "", ""
 	}
 	p := who(r)
+	if a := r.Header.Get(HeaderActor); a != "" && principal(auth.Who(r)) == users.Root() && len(a) <= 64 {
+		return a, p.Role // the bundle token's holder labels its automation's acts
+	}
 	return p.Name, p.Role
 }
 

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -53,7 +52,7 @@ func (n *Node) newAutomation() (*automation, error) {
 			token = strings.TrimSpace(string(b))
 		}
 	}
-	a.door = actuate.NewDoor(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.handler.ServeHTTP(w, r) }), token)
+	a.door = actuate.NewDoor(n.actorDoor(), token) // issue 24: rules act as admin logged rule:N, MQTT as [mqtt] user
 	if cfg.MQTT != nil {
 		u, err := cfg.MQTT.BrokerURL()
 		if err != nil {

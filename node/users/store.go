@@ -200,6 +200,9 @@ func (s *Store) Session(name string, gen uint64) *Principal {
 	return p
 }
 
+// User returns the principal of user name, or nil.
+func (s *Store) User(name string) *Principal { return s.cur.Load().byName[name] }
+
 // Password returns the principal whose password pw is, or nil. It costs
 // one argon2id run, also for an unknown user.
 func (s *Store) Password(name, pw string) *Principal {
