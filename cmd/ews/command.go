@@ -32,6 +32,7 @@ func commands() []command {
 		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", cmdBench},
 		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
 		{"cluster", "init [--out PATH] | join BUNDLE [--etc DIR]", "make the cluster secret bundle once; install it on each board", cmdCluster},
+		{"user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", "manage the cluster's users (issue 24): roles viewer, operator, admin", cmdUser},
 		{"upgrade", "--url URL --binary PATH [--token TOKEN]", "rolling firmware upgrade, one board at a time, master last", cmdUpgrade},
 		{"version", "", "print version, commit, Go version and target", cmdVersion},
 	}
