@@ -21,6 +21,10 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 		"  ews user rotate NAME --url URL   (prints the new token; the old one ends on every board)\n" +
 		"  ews user delete NAME --url URL"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs := newFlags("user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", help, stderr)
+		if code, ok := parse(fs, args); !ok { // --help: 0
+			return code
+		}
 		fmt.Fprintln(stderr, "ews user: want a subcommand: add, list, rotate or delete\n"+help)
 		return exitUsage
 	}
