@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,4 +314,65 @@ func accSynced(t *testing.T, boards []*accBoard, v float64) {
 			return got >= v
 		})
 	}
+}
+
+// TestAccountsMeasureRotation prints the time from sending a rotation to
+// the old token refused on every board, over 10 rotations: a board
+// refuses the old token from the moment it holds the new version (the
+// token index is swapped with it), which GET /api/session tells without
+// credentials, so the polling counts no failed logins. A measurement, run
+// by hand (figures in docs/incoming/accounts.md):
+//
+//	EWS_MEASURE=1 EWS_ACC_BOARDS=3 go test -run TestAccountsMeasureRotation -v ./e2e
+func TestAccountsMeasureRotation(t *testing.T) {
+	if os.Getenv("EWS_MEASURE") == "" {
+		t.Skip("a measurement: set EWS_MEASURE=1")
+	}
+	n := 3
+	if v := os.Getenv("EWS_ACC_BOARDS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 3 {
+			t.Fatalf("EWS_ACC_BOARDS=%q: want a number ≥ 3", v)
+		}
+	}
+	boards := accCluster(t, n)
+	op := accJSON(t, boards[0], accAdminToken, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`, http.StatusCreated)
+	accSynced(t, boards, 1)
+	old := op["token"].(string)
+	var all []time.Duration
+	for i := range 10 {
+		v := float64(i + 2)
+		start := time.Now()
+		rot := accJSON(t, boards[i%n], accAdminToken, "POST", "/api/users/op1/rotate", "", http.StatusOK)
+		var wg sync.WaitGroup
+		took := make([]time.Duration, n)
+		for j, b := range boards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Since(start) < 10*time.Second {
+					if got, _ := accSession(b, "")["users_version"].(float64); got >= v {
+						took[j] = time.Since(start)
+						return
+					}
+					time.Sleep(time.Millisecond) // polling interval
+				}
+			}()
+		}
+		wg.Wait()
+		worst := time.Duration(0)
+		for j, d := range took {
+			if d == 0 {
+				t.Fatalf("rotation %d: %s never took version %v", i, boards[j].name, v)
+			}
+			worst = max(worst, d)
+		}
+		all = append(all, worst)
+		if code, _, _ := accDo(boards[n-1], old, "POST", "/api/devices/relay1/read", ""); code != http.StatusUnauthorized {
+			t.Errorf("rotation %d: the old token on %s = %d, want 401", i, boards[n-1].name, code)
+		}
+		old = rot["token"].(string)
+	}
+	slices.Sort(all)
+	t.Logf("%d boards, heartbeat 100ms: rotation sent -> old token refused on every board: min %v, median %v, max %v (10 rotations, sent through each board in turn)",
+		n, all[0].Round(100*time.Microsecond), all[len(all)/2].Round(100*time.Microsecond), all[len(all)-1].Round(100*time.Microsecond))
 }

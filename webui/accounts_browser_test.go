@@ -159,6 +159,25 @@ func TestAccountsBrowser(t *testing.T) {
 		t.Errorf("the new token: %v", m)
 	}
 	accWait(t, ctx, "the audit table names the rotation", `[...document.querySelectorAll('#u-audit td')].some(td => td.textContent === 'user.rotate')`)
+
+	// a user logs in with name and password through the dialog
+	if code, m := accAPI(t, base, accBundleToken, "POST", "/api/users/v1/password", `{"password":"viewer-password-1"}`); code != 200 {
+		t.Fatalf("set v1's password: %d %v", code, m)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#logout-btn`))); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "logged out", `!document.getElementById('login-btn').hidden`)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#login-btn`)),
+		chromedp.Click(chromedp.CSS(`input[name=mode][value=basic]`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-user`), "v1"),
+		chromedp.SendKeys(chromedp.CSS(`#login-pass`), "viewer-password-1"),
+		chromedp.Click(chromedp.CSS(`#login-submit`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "logged in as v1 with a password", `document.getElementById('who').textContent.includes('v1') && document.getElementById('tab-users').hidden`)
 }
 
 func accEval[T any](t *testing.T, ctx context.Context, expr string) T {

@@ -210,13 +210,14 @@ function renderAuth() {
 }
 
 const dlg = $('login-dlg');
+// With token auth a user may also log in with their name and password (issue 24), so both stay offered.
 function loginMode() {
-  if (state.auth === 'token' || state.auth === 'basic') return state.auth;
+  if (state.auth === 'basic') return state.auth;
   return dlg.querySelector('input[name=mode]:checked').value;
 }
 function syncLoginMode() {
   const mode = loginMode();
-  dlg.querySelector('.seg').hidden = state.auth === 'token' || state.auth === 'basic';
+  dlg.querySelector('.seg').hidden = state.auth === 'basic';
   for (const el of dlg.querySelectorAll('.mode-token')) el.hidden = mode !== 'token';
   for (const el of dlg.querySelectorAll('.mode-basic')) el.hidden = mode !== 'basic';
 }
