@@ -167,7 +167,7 @@ func (s *Store) serveCreate(w http.ResponseWriter, r *http.Request) {
 			return fail(http.StatusConflict, "users: user %q exists", b.Name)
 		}
 		h := s.hashToken(tok)
-		u = User{Name: b.Name, Role: b.Role, Devices: b.Devices, Token: h[:], Gen: 1, Created: s.opts.Now().UTC()}
+		u = User{Name: b.Name, Role: b.Role, Devices: b.Devices, Token: h[:], Gen: d.Version, Created: s.opts.Now().UTC()}
 		d.Users = append(d.Users, u)
 		return nil
 	})
@@ -220,7 +220,7 @@ func (s *Store) serveUpdate(w http.ResponseWriter, r *http.Request) {
 			return fail(http.StatusConflict, "users: %q is the last admin", p.Name)
 		}
 		p.Role, p.Devices = b.Role, b.Devices
-		p.Gen++ // rights changed: sessions carry the old ones
+		p.Gen = d.Version // rights changed: sessions carry the old ones
 		u = *p
 		return nil
 	})
@@ -251,10 +251,10 @@ func (s *Store) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 func (s *Store) serveRotate(w http.ResponseWriter, r *http.Request) {
 	tok := newToken()
-	err := s.edit(r.PathValue("name"), func(_ *Doc, p *User) error {
+	err := s.edit(r.PathValue("name"), func(d *Doc, p *User) error {
 		h := s.hashToken(tok)
 		p.Token = h[:]
-		p.Gen++
+		p.Gen = d.Version
 		return nil
 	})
 	if err != nil {
@@ -281,9 +281,9 @@ func (s *Store) servePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enc := hashPassword(b.Password)
-	err := s.edit(r.PathValue("name"), func(_ *Doc, p *User) error {
+	err := s.edit(r.PathValue("name"), func(d *Doc, p *User) error {
 		p.Password = enc
-		p.Gen++
+		p.Gen = d.Version
 		return nil
 	})
 	if err != nil {

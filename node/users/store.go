@@ -27,13 +27,18 @@ const AdminName = "admin"
 // User is one account as the store keeps it. Token and Password are
 // hashes (kdf.go), never the secrets.
 type User struct {
-	Name     string    `json:"name"`
-	Role     string    `json:"role"`
-	Devices  []string  `json:"devices,omitempty"`  // operator: path.Match patterns
-	Token    []byte    `json:"token,omitempty"`    // HMAC-SHA256 of the token
-	Password string    `json:"password,omitempty"` // argon2id PHC string
-	Gen      uint64    `json:"gen"`                // bumped by a rotation or password change: sessions of an older gen end
-	Created  time.Time `json:"created"`
+	Name     string   `json:"name"`
+	Role     string   `json:"role"`
+	Devices  []string `json:"devices,omitempty"`  // operator: path.Match patterns
+	Token    []byte   `json:"token,omitempty"`    // HMAC-SHA256 of the token
+	Password string   `json:"password,omitempty"` // argon2id PHC string
+	// Gen is the store version that last changed the user's credentials
+	// or rights (creation, rotation, password, role): a session carries
+	// it and ends when it differs. A version, not a per-user counter, so a
+	// user deleted and created again under the same name never matches an
+	// old session.
+	Gen     uint64    `json:"gen"`
+	Created time.Time `json:"created"`
 }
 
 // Doc is one version of the whole store, as the master writes it and

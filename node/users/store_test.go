@@ -178,6 +178,19 @@ func TestReplication(t *testing.T) {
 	}
 }
 
+// A user deleted and created again under the same name does not inherit
+// the old user's sessions.
+func TestRecreatedUserSessions(t *testing.T) {
+	s := fixture(t, Options{})
+	_, m := call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
+	old := s.Token(m["token"].(string))
+	call(t, s, root, "DELETE", "/api/users/op1", ``)
+	call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"admin"}`)
+	if p := s.Session("op1", old.Gen); p != nil {
+		t.Errorf("a session of the deleted op1 holds for the new op1 (%s)", p.Role)
+	}
+}
+
 // A board keeps its version across a restart, and never loads an older
 // one over it from a peer after.
 func TestPersistence(t *testing.T) {
