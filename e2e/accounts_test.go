@@ -122,6 +122,35 @@ func TestAccountsBar(t *testing.T) {
 type accBoard struct {
 	name, http, gossip, cfg string
 	log                     *accBuffer
+	cmd                     *exec.Cmd
+}
+
+// accStart starts (or starts again) b's process.
+func accStart(t *testing.T, b *accBoard) {
+	t.Helper()
+	bin, err := accBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.log == nil {
+		b.log = &accBuffer{}
+	}
+	cmd := exec.Command(bin, "run", "--config", b.cfg)
+	cmd.Stdout, cmd.Stderr = b.log, b.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b.cmd = cmd
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+}
+
+// accStop kills b's process.
+func (b *accBoard) accStop() {
+	_ = b.cmd.Process.Kill()
+	_ = b.cmd.Wait()
 }
 
 type accBuffer struct {
@@ -183,8 +212,7 @@ func accFreeBase(t *testing.T, n int) int {
 // all running.
 func accCluster(t *testing.T, n int) []*accBoard {
 	t.Helper()
-	bin, err := accBin()
-	if err != nil {
+	if _, err := accBin(); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -205,20 +233,15 @@ func accCluster(t *testing.T, n int) []*accBoard {
 		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		b.log = &accBuffer{}
-		cmd := exec.Command(bin, "run", "--config", b.cfg)
-		cmd.Stdout, cmd.Stderr = b.log, b.log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
+		accStart(t, b)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, b := range boards {
 				t.Logf("log of %s:\n%s", b.name, b.log.String())
 			}
-		})
-	}
+		}
+	})
 	for _, b := range boards {
 		testutil.EventuallyWithin(t, b.name+" sees a master and every board running", 30*time.Second, func() bool {
 			var v struct {
@@ -314,6 +337,38 @@ func accSynced(t *testing.T, boards []*accBoard, v float64) {
 			return got >= v
 		})
 	}
+}
+
+// A board that was down while a token was rotated takes the current
+// version when it returns (from any board's stream), and keeps it across
+// a restart (it never serves the older one again).
+func TestAccountsBoardCatchesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three boards")
+	}
+	boards := accCluster(t, 3)
+	op := accJSON(t, boards[0], accAdminToken, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`, http.StatusCreated)
+	accSynced(t, boards, 1)
+	old := op["token"].(string)
+	down := boards[2]
+	down.accStop()
+	accJSON(t, boards[1], accAdminToken, "POST", "/api/users/op1/rotate", "", http.StatusOK)
+	accSynced(t, boards[:2], 2)
+	accStart(t, down)
+	accSynced(t, []*accBoard{down}, 2)
+	if code, _, _ := accDo(down, old, "POST", "/api/devices/relay1/read", ""); code != http.StatusUnauthorized {
+		t.Errorf("the old token on the board that was down = %d, want 401", code)
+	}
+	// alone after a restart (no peer to learn from), it still holds version 2
+	for _, b := range boards[:2] {
+		b.accStop()
+	}
+	down.accStop()
+	accStart(t, down)
+	testutil.EventuallyWithin(t, down.name+" serves again", 10*time.Second, func() bool {
+		v, _ := accSession(down, "")["users_version"].(float64)
+		return v == 2
+	})
 }
 
 // TestAccountsMeasureRotation prints the time from sending a rotation to
