@@ -194,8 +194,8 @@ func rights(r *http.Request) (int, string) { return users.Rights(who(r), r) }
 func adminOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		audit.Seen(r)
-		if code, msg := rights(r); code != 0 {
-			httpx.Error(w, code, "%s", msg)
+		if p := who(r); !p.Admin() {
+			httpx.Error(w, http.StatusForbidden, "users: %s %q: admin only", p.Role, p.Name)
 			return
 		}
 		next.ServeHTTP(w, r)

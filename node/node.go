@@ -236,7 +236,8 @@ func (n *Node) Run(ctx context.Context) error {
 		redir.start()
 	}
 	n.publishLoops(ctx)
-	n.runAccounts(ctx)                                                                                 // issue 24: the audit log's writer
+	// issue 24: the audit log's writer
+	n.runAccounts(ctx)
 	if !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0) { // integrated load has an rt term
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.probeLoop(ctx) }()

@@ -30,7 +30,7 @@ func (n *Node) routes(mux *http.ServeMux) error {
 			n.localHub.ServeHTTP(w, r)
 			return
 		case "log":
-			n.auth.Require(n.logHub).ServeHTTP(w, r)
+			n.auth.Require(adminOnly(n.logHub)).ServeHTTP(w, r) // issue 24: admin
 			return
 		}
 		n.hub.ServeHTTP(w, r)

@@ -18,6 +18,13 @@ type Users interface {
 	Session(name string, gen uint64) (who any, ok bool)
 }
 
+// acctHooks are the accounts' hooks of an Auth (Options.Users and
+// Options.SessionInfo); zero without accounts.
+type acctHooks struct {
+	users Users
+	info  func(who any, ok bool) map[string]any
+}
+
 // whoKey holds the verdict of the check in the request context.
 type whoKey struct{}
 

@@ -38,21 +38,20 @@ const CookieName = "ews_session"
 
 // Auth decides whether a request may control devices. Safe for concurrent use.
 type Auth struct {
-	mode        string
-	token       [32]byte               // sha256 of the token, compared in constant time
-	users       map[string][]byte      // basic: name -> bcrypt hash
-	verified    map[[32]byte]time.Time // basic: recent good user:password, so bcrypt runs once a while
-	vmu         sync.Mutex
-	sessions    *sessions
-	cop         *http.CrossOriginProtection
-	now         func() time.Time
-	checks      atomic.Int64 // credential checks made (tests count them)
-	secret      string       // what sessions are keyed by: mode and credentials
-	limit       *failLimiter
-	dummy       []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
-	onRevoke    func(Revocation)
-	accounts    Users // issue 24: accounts; nil without
-	sessionInfo func(who any, ok bool) map[string]any
+	mode     string
+	token    [32]byte               // sha256 of the token, compared in constant time
+	users    map[string][]byte      // basic: name -> bcrypt hash
+	verified map[[32]byte]time.Time // basic: recent good user:password, so bcrypt runs once a while
+	vmu      sync.Mutex
+	sessions *sessions
+	cop      *http.CrossOriginProtection
+	now      func() time.Time
+	checks   atomic.Int64 // credential checks made (tests count them)
+	secret   string       // what sessions are keyed by: mode and credentials
+	limit    *failLimiter
+	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
+	onRevoke func(Revocation)
+	acct     acctHooks // issue 24: the accounts (accounts.go)
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -104,7 +103,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, accounts: opts.Users, sessionInfo: opts.SessionInfo,
+	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, acct: acctHooks{opts.Users, opts.SessionInfo},
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
 		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
 	switch h.Auth {
@@ -262,10 +261,10 @@ func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
 		name, gen, ok := a.sessions.valid(c.Value)
 		if ok && name != "" { // a user's session: the user must still hold it
-			if a.accounts == nil {
+			if a.acct.users == nil {
 				return true, nil, errBadCredentials
 			}
-			who, ok = a.accounts.Session(name, gen)
+			who, ok = a.acct.users.Session(name, gen)
 			if !ok {
 				return true, nil, errBadCredentials
 			}
@@ -310,8 +309,8 @@ func (a *Auth) checkToken(tok string) (any, sessionUser, error) {
 	if tok != "" && subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1 {
 		return nil, sessionUser{}, nil
 	}
-	if a.accounts != nil && tok != "" {
-		if who, name, gen, ok := a.accounts.Token(tok); ok {
+	if a.acct.users != nil && tok != "" {
+		if who, name, gen, ok := a.acct.users.Token(tok); ok {
 			return who, sessionUser{name, gen}, nil
 		}
 	}

@@ -248,12 +248,12 @@ func (a *Auth) session(w http.ResponseWriter, r *http.Request) {
 			a.limit.fail(httpx.Client(r))
 		}
 		out["authenticated"] = err == nil
-		if err == nil && a.sessionInfo != nil {
-			maps.Copy(out, a.sessionInfo(who, true))
+		if err == nil && a.acct.info != nil {
+			maps.Copy(out, a.acct.info(who, true))
 		}
 	}
-	if out["authenticated"] == false && a.sessionInfo != nil {
-		maps.Copy(out, a.sessionInfo(nil, false))
+	if out["authenticated"] == false && a.acct.info != nil {
+		maps.Copy(out, a.acct.info(nil, false))
 	}
 	httpx.JSON(w, http.StatusOK, out)
 }
@@ -293,9 +293,9 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch {
-		case a.mode == ModeToken && body.User != "" && a.accounts != nil: // a user's password (issue 24)
+		case a.mode == ModeToken && body.User != "" && a.acct.users != nil: // a user's password (issue 24)
 			var ok bool
-			if _, u.gen, ok = a.accounts.Password(body.User, body.Password); ok {
+			if _, u.gen, ok = a.acct.users.Password(body.User, body.Password); ok {
 				u.name = body.User
 			} else {
 				err = errBadCredentials
