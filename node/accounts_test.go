@@ -63,6 +63,13 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 		t.Errorf("GET /api/session as op1 = %d %v", code, m)
 	}
 
+	if code, _, m := getJSON(t, "POST", base+"/api/login", strings.NewReader(`{"token":"`+strings.TrimPrefix(vw, "Bearer ")+`"}`), nil); code != 200 {
+		t.Fatalf("login as v1 = %d %v", code, m)
+	}
+	if code, _, _ := getJSON(t, "POST", base+"/api/login", strings.NewReader(`{"token":"wrong"}`), nil); code != 401 {
+		t.Fatalf("login with a wrong token = %d", code)
+	}
+
 	n.cfg.MQTT = &config.MQTT{User: "op1"}
 	door := n.actorDoor()
 	act := func(ua, path string) int {
@@ -98,6 +105,8 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 		"v1 device.toggle relay1":       403,
 		"admin user.create op1":         201,
 		"op1 device.toggle relay1":      200,
+		"v1 login ":                     200,
+		" login ":                       401,
 	} {
 		if seen[k] != want {
 			t.Errorf("audit %q = %d, want %d; log %v", k, seen[k], want, seen)

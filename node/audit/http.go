@@ -194,8 +194,11 @@ func (l *Log) Middleware(next http.Handler, who func(*http.Request) (user, role 
 			seen = r
 		}
 		user, role := who(seen)
-		if target == "" && action == "user.create" {
+		switch {
+		case action == "user.create" && target == "":
 			target = rec.Header().Get("X-Ews-User")
+		case action == "login" && user == "":
+			user = rec.Header().Get("X-Ews-User") // the name the login was good for
 		}
 		c := httpx.Client(r)
 		client := ""

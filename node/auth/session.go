@@ -312,6 +312,12 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, exp := a.sessions.create(u)
+	if name := u.name; a.acct.users != nil { // issue 24: whom the audit log names
+		if name == "" {
+			name = "admin"
+		}
+		w.Header().Set("X-Ews-User", name)
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: id, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
