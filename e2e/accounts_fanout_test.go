@@ -53,7 +53,9 @@ func TestAccountsFanout32(t *testing.T) {
 			t.Fatal(err)
 		}
 		stores[i] = st
-		m := devsync.New("f", func() []devsync.Peer { return []devsync.Peer{{Name: "m", HTTP: strings.TrimPrefix(srv.URL, "http://")}} },
+		m := devsync.New("f", func() []devsync.Peer {
+			return []devsync.Peer{{Name: "m", HTTP: strings.TrimPrefix(srv.URL, "http://")}}
+		},
 			devsync.Options{Logger: slog.New(slog.DiscardHandler), OnEvent: func(_, ev string, data []byte) {
 				var sealed string
 				if ev != "users" || json.Unmarshal(data, &sealed) != nil {
