@@ -280,7 +280,9 @@ func (s *Store) servePassword(w http.ResponseWriter, r *http.Request) {
 		answer(w, fail(http.StatusBadRequest, "users: weak password: want %d to %d characters", s.opts.MinPassword, MaxPassword))
 		return
 	}
+	kdfSlots <- struct{}{}
 	enc := hashPassword(b.Password)
+	<-kdfSlots
 	err := s.edit(r.PathValue("name"), func(d *Doc, p *User) error {
 		p.Password = enc
 		p.Gen = d.Version

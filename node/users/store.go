@@ -208,9 +208,18 @@ func (s *Store) Session(name string, gen uint64) *Principal {
 // User returns the principal of user name, or nil.
 func (s *Store) User(name string) *Principal { return s.cur.Load().byName[name] }
 
+// kdfSlots bounds the argon2id runs at once (16 MiB each): logins past it
+// wait, so a burst of them from many addresses cannot take a board's memory.
+var kdfSlots = make(chan struct{}, 2)
+
 // Password returns the principal whose password pw is, or nil. It costs
 // one argon2id run, also for an unknown user.
 func (s *Store) Password(name, pw string) *Principal {
+	if len(pw) > MaxPassword {
+		return nil
+	}
+	kdfSlots <- struct{}{}
+	defer func() { <-kdfSlots }()
 	ix := s.cur.Load()
 	enc := dummyHash()
 	var known *Principal
