@@ -15,7 +15,7 @@ help:
 	@echo "make demo   - build and start a 3-board demo cluster on loopback (simulated boards)"
 	@echo "make test   - all tests: vet, race tests, ARM smoke under qemu (installs what it needs)"
 	@echo "make build  - ./ews for this machine"
-	@echo "make dist   - static binaries dist/ews-linux-{armv6,armv7,arm64,amd64}"
+	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64}; SIGN=ADMIN-BUNDLE signs them"
 	@echo "make deb    - dist, then dist/ews_<version>_{armhf,arm64,amd64}.deb (armhf from the armv6 build)"
 	@echo "make bench-paper - the paper's experiment vs HAProxy (~15 min; 3 s cells: BENCH_FLAGS='--duration 3s', ~10 min): docs/bench-paper.md, docs/img/bench-paper-*.png"
 	@echo "make bench-paper-quick - a reduced run of it (~3 min); BENCH_FLAGS adds flags to both"
@@ -42,12 +42,17 @@ bench-paper-quick: build
 	$(GO) run ./scripts/bench/paper --ews ./ews --quick $(BENCH_FLAGS)
 
 # armv6: Pi Zero/1 and Raspberry Pi OS armhf (armv7 binaries die there with "Illegal instruction").
+# armv5: XScale (PXA255/PXA270) and ARM9 boards without VFP; soft float, kernel-helper atomics.
 dist:
 	mkdir -p dist
+	GOOS=linux GOARCH=arm GOARM=5 $(BUILD) -o dist/ews-linux-armv5 ./cmd/ews
 	GOOS=linux GOARCH=arm GOARM=6 $(BUILD) -o dist/ews-linux-armv6 ./cmd/ews
 	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o dist/ews-linux-armv7 ./cmd/ews
 	GOOS=linux GOARCH=arm64 $(BUILD) -o dist/ews-linux-arm64 ./cmd/ews
 	GOOS=linux GOARCH=amd64 $(BUILD) -o dist/ews-linux-amd64 ./cmd/ews
+	@if [ -n "$(SIGN)" ]; then for a in armv6 armv7 arm64 amd64; do \
+		$(GO) run ./cmd/ews firmware sign --bundle "$(SIGN)" dist/ews-linux-$$a || exit 1; done; \
+	else echo "make dist: unsigned builds (boards accept only signed firmware uploads: make dist SIGN=ADMIN-BUNDLE)"; fi
 	@ls -l dist/
 
 # .debs built with the nfpm Go library (scripts/pkg); no outside tool needed.

@@ -3,6 +3,7 @@ package hal
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // CheckSpecs finds, without hardware, what New would refuse about specs:
@@ -61,11 +62,21 @@ func checkSpec(s DeviceSpec, local bool, bad func(key, format string, args ...an
 	if s.Min != nil && s.Max != nil && *s.Min > *s.Max {
 		bad("min", "min %v above max %v", *s.Min, *s.Max)
 	}
+	switch {
+	case s.Poll != 0 && !d.Polled:
+		bad("poll", "driver %s is not polled (only sensors are); remove poll", s.Driver)
+	case s.Poll != 0 && s.Poll < MinPoll:
+		bad("poll", "%v is too often; at least %v", s.Poll, MinPoll)
+	}
 	if d.Check != nil {
 		d.Check(s, local, bad)
 	}
 	return d
 }
+
+// MinPoll is the shortest [[device]] poll: faster reads would keep a sensor
+// (and its request slot) busy, and the history would grow past its sizing.
+const MinPoll = 100 * time.Millisecond
 
 func badFunc(errs *SpecErrors, i int, s DeviceSpec) func(key, format string, args ...any) {
 	return func(key, format string, args ...any) {

@@ -18,10 +18,11 @@ type Device struct {
 	driver                 *Driver
 	drv                    Instance
 	latency                time.Duration
-	partners               []*Device // interlock
-	mu                     gate      // shared by an interlock group
-	closed                 bool      // under mu
-	min, max               *float64  // accepted range for set
+	partners               []*Device     // interlock
+	mu                     gate          // shared by an interlock group
+	closed                 bool          // under mu
+	min, max               *float64      // accepted range for set
+	poll                   time.Duration // Polled drivers: read period; 0 = Options.Poll
 
 	smu  sync.Mutex
 	snap Snapshot

@@ -23,7 +23,8 @@ type Options struct {
 	// Now stamps snapshots; nil is time.Now.
 	Now func() time.Time
 	// Poll, when positive, reads every device of a Polled driver (the
-	// sensors) this often, so state changes flow without requests.
+	// sensors) this often, so state changes flow without requests; a
+	// device's own DeviceSpec.Poll overrides it.
 	Poll time.Duration
 }
 
@@ -44,8 +45,11 @@ type Devices struct {
 	remote map[string]Snapshot
 
 	subs      subscribers
-	stopPoll  context.CancelFunc
-	pollDone  chan struct{}
+	period    time.Duration // Options.Poll
+	runMu     sync.Mutex    // guards the three below
+	closed    bool
+	stopRun   context.CancelFunc // ends a Run in progress
+	runDone   chan struct{}      // closed when that Run has returned
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -59,7 +63,7 @@ func New(cfg Config, opts Options) (*Devices, error) {
 	ds := &Devices{
 		self: cfg.Node, board: opts.Board, log: opts.Logger, now: opts.Now,
 		local: map[string]*Device{}, remote: map[string]Snapshot{},
-		metrics: newMetrics(opts.Registerer),
+		metrics: newMetrics(opts.Registerer), period: opts.Poll,
 	}
 	if ds.log == nil {
 		ds.log = slog.Default()
@@ -124,7 +128,7 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			}
 			addrs[k] = spec.Name
 		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max}
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max, poll: spec.Poll}
 		simulated := ds.board.Kind() == BoardSim || drv.Simulated
 		if simulated {
 			d.latency = latency
@@ -152,12 +156,6 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			_ = ds.board.Close()
 		}
 		return nil, errs
-	}
-	if opts.Poll > 0 {
-		var ctx context.Context
-		ctx, ds.stopPoll = context.WithCancel(context.Background())
-		ds.pollDone = make(chan struct{})
-		go ds.poll(ctx, opts.Poll)
 	}
 	return ds, nil
 }
@@ -352,14 +350,18 @@ func (ds *Devices) changed(s Snapshot) {
 	}
 }
 
-// Close writes each output's on_stop state, stops the input watchers, ends
+// Close ends Run, writes each output's on_stop state, stops the input watchers, ends
 // every subscription and closes a board New opened. It waits for running
 // operations to finish; later calls return the first result.
 func (ds *Devices) Close() error {
 	ds.closeOnce.Do(func() {
-		if ds.stopPoll != nil {
-			ds.stopPoll()
-			<-ds.pollDone
+		ds.runMu.Lock()
+		ds.closed = true
+		stop, done := ds.stopRun, ds.runDone
+		ds.runMu.Unlock()
+		if stop != nil {
+			stop()
+			<-done
 		}
 		ds.closeErr = ds.closeDevices()
 		ds.subs.close()

@@ -26,7 +26,7 @@ func checkInput(s DeviceSpec, _ bool, bad func(key, format string, args ...any))
 }
 
 // edgePoll bounds how long the watcher waits for an edge before it checks
-// whether it should stop; it is also the longest Close waits for it.
+// whether it should stop; it is also the longest stopping Run waits for it.
 const edgePoll = 100 * time.Millisecond
 
 // maxBounces bounds how many edges one debounce window swallows.
@@ -47,8 +47,6 @@ type inputDriver struct {
 	changes int // settled changes seen, for tests and metrics
 	settles int // debounce windows closed (edge bursts handled)
 
-	stop chan struct{}
-	done chan struct{}
 }
 
 func (in *inputDriver) Do(ctx context.Context, a Action) (Reading, error) {
@@ -89,13 +87,13 @@ func (in *inputDriver) Settles() int {
 	return in.settles
 }
 
-func (in *inputDriver) watch() {
-	defer close(in.done)
+var _ Runner = (*inputDriver)(nil)
+
+// Run watches the pin for edges until ctx ends (Devices.Run runs it).
+func (in *inputDriver) Run(ctx context.Context) error {
 	for {
-		select {
-		case <-in.stop:
-			return
-		default:
+		if ctx.Err() != nil {
+			return nil
 		}
 		if !in.waitEdge() {
 			continue
@@ -136,11 +134,8 @@ func (in *inputDriver) settle() {
 	}
 }
 
-func (in *inputDriver) Close() error {
-	close(in.stop)
-	<-in.done
-	return in.pin.Halt()
-}
+// Close releases the pin; Devices.Close has ended Run first.
+func (in *inputDriver) Close() error { return in.pin.Halt() }
 
 func parsePull(s string) (gpio.Pull, error) {
 	switch s {
@@ -207,9 +202,7 @@ func startInput(e *Env, pin gpio.PinIO, press func() error) (Instance, Reading, 
 	in := &inputDriver{
 		pin: pin, activeLow: e.Spec.ActiveLow, debounce: e.Spec.Debounce,
 		observe: e.Observe, log: e.Log, press: press,
-		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	in.on = in.level()
-	go in.watch()
 	return in, onOff(in.on), nil
 }

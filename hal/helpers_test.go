@@ -70,7 +70,10 @@ func open(t testing.TB, cfg Config, board Board) *Devices {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { _ = ds.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = ds.Run(ctx) }() // the input watchers
+	t.Cleanup(func() { cancel(); <-ran; _ = ds.Close() })
 	return ds
 }
 

@@ -55,8 +55,16 @@ type Instance interface {
 	// afterwards. An error wrapping ErrBadValue or ErrUnsupported is the
 	// caller's fault; any other is the hardware's.
 	Do(ctx context.Context, a Action) (Reading, error)
-	// Close stops the instance's goroutines and writes its shutdown state.
+	// Close writes the shutdown state and releases the hardware (a Runner's
+	// Run has ended first).
 	Close() error
+}
+
+// Runner may be implemented by an Instance with work of its own, such as
+// an input's edge watcher: Devices.Run runs it until its context ends
+// (Open starts no goroutine). Run returns nil then.
+type Runner interface {
+	Run(ctx context.Context) error
 }
 
 var registry struct {

@@ -72,6 +72,10 @@ type DeviceSpec struct {
 	Units    string   // unit shown with the value ("°C", "%"). Default: the driver's
 	Drift    float64  // sim-sensor: random-walk step per read. Default 0 = 0.1
 	Baseline float64  // sim-sensor: value it drifts around. Default 0 = 21.5
+
+	// Poll is how often a sensor (a Polled driver) is read without a
+	// client asking. Default 0 = Options.Poll (the board's, 5s).
+	Poll time.Duration
 }
 
 // local reports whether s is wired to board self.

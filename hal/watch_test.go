@@ -2,6 +2,7 @@ package hal
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,6 +15,8 @@ func TestPollAndWatch(t *testing.T) {
 	}
 	got := make(chan Snapshot, 1000)
 	ctx, cancel := context.WithCancel(context.Background())
+	polled := make(chan error, 1)
+	go func() { polled <- ds.Run(context.Background()) }() // ended by Close below
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -50,4 +53,49 @@ func TestPollAndWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
+	if err := <-polled; err != nil {
+		t.Fatalf("Run after Close: %v", err)
+	}
+	if err := ds.Run(context.Background()); err != nil { // closed: returns at once
+		t.Fatal(err)
+	}
+}
+
+// TestPollPerDevice: a sensor with its own poll is read at that period even
+// with no board-wide default; one without is not read at all.
+func TestPollPerDevice(t *testing.T) {
+	cfg := parse(t, "[[device]]\nname = \"fast\"\ndriver = \"sim-sensor\"\ndrift = 1.0\n\n[[device]]\nname = \"idle\"\ndriver = \"sim-sensor\"\ndrift = 1.0\n")
+	cfg.Devices[0].Poll = MinPoll
+	ds, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	ch, cancel := ds.Subscribe(64)
+	defer cancel()
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- ds.Run(ctx) }() // New starts nothing: Run polls
+	defer func() { stop(); <-ran }()
+	reads := map[string]int{}
+	deadline := time.After(5 * time.Second)
+	for reads["fast"] < 3 {
+		select {
+		case s := <-ch:
+			reads[s.Name]++
+		case <-deadline:
+			t.Fatalf("fast sensor read %d times in 5s at a 100ms poll", reads["fast"])
+		}
+	}
+	if reads["idle"] != 0 {
+		t.Fatalf("the sensor without poll was read %d times", reads["idle"])
+	}
+}
+
+func TestPollRefused(t *testing.T) {
+	cfg := parse(t, "[[device]]\nname = \"r\"\ndriver = \"sim-switch\"\n")
+	cfg.Devices[0].Poll = time.Second
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "poll") {
+		t.Fatalf("poll on a switch: %v", err)
+	}
 }

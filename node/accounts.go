@@ -25,16 +25,22 @@ type accounts struct {
 	audit *audit.Log
 }
 
-// statePath is where this board keeps a file of its own across restarts:
-// next to its config, named after it (ews1.toml -> ews1.users.json), so
-// boards that share a directory (tests, the demo) keep apart. "" without a
-// config file (or a config parsed from memory, whose Path is only a
-// label): in memory. ([node] state_dir takes over once it exists.)
-func (n *Node) statePath(suffix string) string {
+// statePath is where this board keeps its file name across restarts:
+// under [node] state_dir when the config names it, or on real hardware
+// when the default exists (the rule of the history, history.go); else
+// next to the config file, named after it (ews1.toml -> ews1.users.json),
+// so boards that share a directory (tests, the demo) keep apart; "" (in
+// memory) without a config file (a config parsed from memory, whose Path
+// is only a label).
+func (n *Node) statePath(name string) string {
+	_, set := n.cfg.Lines["node.state_dir"]
+	if fi, err := os.Stat(n.cfg.Node.StateDir); n.cfg.Node.StateDir != "" && (set || (err == nil && fi.IsDir() && !n.cfg.Simulated())) {
+		return filepath.Join(n.cfg.Node.StateDir, name)
+	}
 	if st, err := os.Stat(n.cfg.Path); n.cfg.Path == "" || err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
-	return strings.TrimSuffix(n.cfg.Path, filepath.Ext(n.cfg.Path)) + suffix
+	return strings.TrimSuffix(n.cfg.Path, filepath.Ext(n.cfg.Path)) + "." + name
 }
 
 // openAccounts builds the users store and the audit log. The store's
@@ -59,7 +65,7 @@ func (n *Node) openAccounts() error {
 	}
 	st, err := users.New(users.Options{
 		Secret:   secret,
-		Path:     n.statePath(".users.json"),
+		Path:     n.statePath("users.json"),
 		IsMaster: func() bool { return n.cluster.IsMaster() },
 		Epoch:    func() uint64 { return n.cluster.Epoch() },
 		// each version this board takes or writes goes out on its local
@@ -83,15 +89,16 @@ func (n *Node) openAccounts() error {
 	if err != nil {
 		return err
 	}
-	n.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: n.statePath(".audit.log"), Board: n.cfg.Node.Name,
+	logPath := n.statePath("audit.log")
+	if logPath != "" {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+			n.log.Error("audit: kept in memory only", "err", err)
+			logPath = ""
+		}
+	}
+	n.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.cfg.Node.Name,
 		Registerer: n.reg, Logger: n.log})}
 	return nil
-}
-
-// runAccounts runs the audit log's writer until ctx ends.
-func (n *Node) runAccounts(ctx context.Context) {
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.acct.audit.Run(ctx) }()
 }
 
 // authUsers is the store as node/auth asks it.

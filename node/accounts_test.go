@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,5 +113,34 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 		if seen[k] != want {
 			t.Errorf("audit %q = %d, want %d; log %v", k, seen[k], want, seen)
 		}
+	}
+}
+
+// With [node] state_dir the users store and the audit log live there, and
+// a board started again on it knows the users it knew.
+func TestAccountsStateDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\nstate_dir = \""+dir+"\"\n[http]\nauth = \"token\"\ntoken = \"board-test-token-1\"\nshutdown_timeout = \"5s\"\n[sim]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, base, cancel, wait := startNode(t, cfg)
+	code, _, m := getJSON(t, "POST", base+"/api/users", strings.NewReader(`{"name":"v1","role":"viewer"}`), bearer)
+	if code != http.StatusCreated {
+		t.Fatalf("create = %d %v", code, m)
+	}
+	n.acct.audit.Sync(context.Background())
+	cancel()
+	_ = wait()
+	for _, f := range []string{"users.json", "audit.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("state_dir/%s: %v", f, err)
+		}
+	}
+	cfg2, _ := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\nstate_dir = \""+dir+"\"\n[http]\nauth = \"token\"\ntoken = \"board-test-token-1\"\nshutdown_timeout = \"5s\"\n[sim]\n"))
+	_, base2, _, _ := startNode(t, cfg2)
+	code, _, m = getJSON(t, "GET", base2+"/api/session", nil, map[string]string{"Authorization": "Bearer " + m["token"].(string)})
+	if code != 200 || m["user"] != "v1" {
+		t.Errorf("v1 after a restart = %d %v", code, m)
 	}
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -19,28 +21,29 @@ import (
 // is master, so both survive the death of any board: the next master starts
 // them again. Their commands enter the node's own front door (actuate.Door)
 // and so the same classes, queue, pinning and idempotency as HTTP.
+//
+// It is a component of the board's lifecycle: Run starts and stops the pair
+// as master (start) and stop ask, one pair at a time (an old MQTT session
+// ends before a new one begins); nothing runs before Run.
 type automation struct {
-	n      *Node
-	door   *actuate.Door
-	rules  []config.ParsedRule
-	broker string
-	pass   string
+	log    *slog.Logger
+	bridge *mqtt.Options  // a new pair's bridge; nil without [mqtt]
+	engine *rules.Options // a new pair's engine; nil without [[rule]]
+	kick   chan struct{}  // start or stop was asked
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the running pair has stopped
-	bridge *mqtt.Bridge
-	engine *rules.Engine
+	mu      sync.Mutex
+	want    bool         // this board is master
+	running *mqtt.Bridge // the pair running now (nil when none) ...
+	rules   *rules.Engine
 }
 
 // newAutomation reads the secrets automation needs; nil when the config has
-// neither [mqtt] nor [[rule]].
-func (n *Node) newAutomation() (*automation, error) {
-	cfg := n.cfg
+// neither [mqtt] nor [[rule]]. door is the node's whole HTTP surface; devices
+// and cluster are what the bridge publishes and the engine watches.
+func newAutomation(cfg *config.Config, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster) (*automation, error) {
 	if cfg.MQTT == nil && len(cfg.Rules) == 0 {
 		return nil, nil
 	}
-	a := &automation{n: n, rules: cfg.ParsedRules()}
 	token := ""
 	if cfg.HTTP.Auth == "token" {
 		token = cfg.HTTP.Token
@@ -52,97 +55,120 @@ func (n *Node) newAutomation() (*automation, error) {
 			token = strings.TrimSpace(string(b))
 		}
 	}
-	a.door = actuate.NewDoor(n.actorDoor(), token) // issue 24: rules act as admin logged rule:N, MQTT as [mqtt] user
-	if cfg.MQTT != nil {
-		u, err := cfg.MQTT.BrokerURL()
+	actor := actuate.NewDoor(door, token)
+	a := &automation{log: log, kick: make(chan struct{}, 1)}
+	if m := cfg.MQTT; m != nil {
+		u, err := m.BrokerURL()
 		if err != nil {
 			return nil, config.Errors{cfg.Errorf("mqtt.broker", "%v", err)}
 		}
-		a.broker = u
-		if a.pass, err = cfg.MQTT.Password(); err != nil {
+		pass, err := m.Password()
+		if err != nil {
 			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%v", err)}
 		}
-		if cfg.MQTT.PasswordFile != "" && a.pass == "" {
-			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", cfg.MQTT.PasswordFile)}
+		if m.PasswordFile != "" && pass == "" {
+			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", m.PasswordFile)}
 		}
+		a.bridge = &mqtt.Options{Broker: u, User: m.User, Password: pass,
+			Topics:    mqtt.Topics{Prefix: m.Prefix, Discovery: m.DiscoveryPrefix},
+			Discovery: m.Discovery, Version: buildinfo.Version, Source: clusterSource{devices, cluster}, Actor: actor, Logger: log}
+	}
+	if rs := ruleList(cfg); len(rs) > 0 {
+		a.engine = &rules.Options{Rules: rs, Actor: actor, Devices: devices, Logger: log}
 	}
 	return a, nil
 }
 
-// start runs the bridge and the engine; a pair still stopping is waited for
-// first. Safe to call when already running.
-func (a *automation) start() {
+// start asks Run for the pair (this board became master). Never blocks.
+func (a *automation) start() { a.set(true) }
+
+// stop asks Run to end the pair (this board is no longer master).
+func (a *automation) stop() { a.set(false) }
+
+func (a *automation) set(want bool) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cancel != nil {
-		return
+	a.want = want
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
 	}
-	prev := a.done
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	a.cancel, a.done = cancel, done
-	n := a.n
+}
+
+// Run runs the pair while start was the last ask, until ctx ends; it
+// returns nil once the bridge has disconnected and the engine's actions
+// have returned.
+func (a *automation) Run(ctx context.Context) error {
+	var p *pair // running now; nil when none
+	end := func() {
+		if p == nil {
+			return
+		}
+		a.mu.Lock()
+		a.running, a.rules = nil, nil // no more observe or poke
+		a.mu.Unlock()
+		p.cancel()
+		<-p.done
+		p = nil
+		a.log.Info("automation: stopped (not master)")
+	}
+	defer end()
+	for {
+		a.mu.Lock()
+		want := a.want
+		a.mu.Unlock()
+		switch {
+		case want && p == nil:
+			p = a.runPair(ctx)
+		case !want:
+			end()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.kick:
+		}
+	}
+}
+
+// pair is a running bridge and engine.
+type pair struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when both have returned
+}
+
+// runPair starts a new bridge and engine under a child of ctx.
+func (a *automation) runPair(ctx context.Context) *pair {
 	var bridge *mqtt.Bridge
-	if m := n.cfg.MQTT; m != nil {
-		bridge = mqtt.New(mqtt.Options{Broker: a.broker, User: m.User, Password: a.pass,
-			Topics:    mqtt.Topics{Prefix: m.Prefix, Discovery: m.DiscoveryPrefix},
-			Discovery: m.Discovery, Version: buildinfo.Version, Source: source{n}, Actor: a.door, Logger: n.log})
+	if a.bridge != nil {
+		bridge = mqtt.New(*a.bridge)
 	}
 	var engine *rules.Engine
-	if len(a.rules) > 0 {
-		engine = rules.New(rules.Options{Rules: a.rules, Actor: a.door, Devices: n.deviceList, Logger: n.log})
-	}
-	a.bridge, a.engine = bridge, engine
-	go func() {
-		defer close(done)
-		if prev != nil {
-			<-prev
-		}
-		var wg sync.WaitGroup
-		if bridge != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); bridge.Run(ctx) }()
-		}
-		if engine != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); engine.Run(ctx) }()
-		}
-		wg.Wait()
-	}()
-	n.log.Info("automation: running as master", "mqtt", bridge != nil, "rules", len(a.rules))
-}
-
-// stop ends the running pair without waiting (wait does).
-func (a *automation) stop() {
-	if a == nil {
-		return
+	if a.engine != nil {
+		engine = rules.New(*a.engine)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cancel == nil {
-		return
-	}
-	a.cancel()
-	a.cancel, a.bridge, a.engine = nil, nil, nil
-	a.n.log.Info("automation: stopped (not master)")
-}
-
-// wait stops and waits until the bridge has disconnected and the engine's
-// actions have returned.
-func (a *automation) wait() {
-	if a == nil {
-		return
-	}
-	a.stop()
-	a.mu.Lock()
-	done := a.done
+	a.running, a.rules = bridge, engine
 	a.mu.Unlock()
-	if done != nil {
-		<-done
+	ctx, cancel := context.WithCancel(ctx)
+	p := &pair{cancel: cancel, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	if bridge != nil {
+		wg.Go(func() { _ = bridge.Run(ctx) })
 	}
+	if engine != nil {
+		wg.Go(func() { _ = engine.Run(ctx) })
+	}
+	go func() { wg.Wait(); close(p.done) }()
+	n := 0
+	if a.engine != nil {
+		n = len(a.engine.Rules)
+	}
+	a.log.Info("automation: running as master", "mqtt", bridge != nil, "rules", n)
+	return p
 }
 
 // observe passes a device change to the engine and wakes the bridge.
@@ -151,7 +177,7 @@ func (a *automation) observe(s hal.Snapshot) {
 		return
 	}
 	a.mu.Lock()
-	b, e := a.bridge, a.engine
+	b, e := a.running, a.rules
 	a.mu.Unlock()
 	if e != nil {
 		e.Observe(s)
@@ -167,15 +193,18 @@ func (a *automation) poke() {
 		return
 	}
 	a.mu.Lock()
-	b := a.bridge
+	b := a.running
 	a.mu.Unlock()
 	if b != nil {
 		b.Poke()
 	}
 }
 
-// source is the cluster as the MQTT bridge publishes it.
-type source struct{ n *Node }
+// clusterSource is the cluster as the MQTT bridge publishes it.
+type clusterSource struct {
+	devices func() []hal.Snapshot
+	cluster *state.Cluster
+}
 
-func (s source) Devices() []hal.Snapshot { return s.n.deviceList() }
-func (s source) Boards() []state.Board   { return s.n.cluster.Snapshot().Nodes }
+func (s clusterSource) Devices() []hal.Snapshot { return s.devices() }
+func (s clusterSource) Boards() []state.Board   { return s.cluster.Snapshot().Nodes }

@@ -14,6 +14,7 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/firmware"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/state"
 	"github.com/prometheus/procfs"
@@ -42,6 +43,7 @@ type BoardInfo struct {
 	Restart   string           `json:"restart"` // how a restart happens: exec, systemd, supervisor
 	Upgrade   *firmware.Result `json:"last_upgrade,omitempty"`
 	Pending   *firmware.Marker `json:"upgrade_pending,omitempty"`
+	History   *history.Status  `json:"history,omitempty"` // issue 28
 }
 
 // BoardMemory is from /proc/meminfo and the Go runtime, in bytes.
@@ -50,6 +52,15 @@ type BoardMemory struct {
 	AvailableBytes uint64 `json:"available_bytes"`
 	FreeBytes      uint64 `json:"free_bytes"`
 	ProcessBytes   uint64 `json:"process_bytes"` // the Go runtime's memory from the OS
+}
+
+// binary is the running executable: its path (WithExecutable), its hash
+// for the board page, and the lock that lets one upload replace it at a
+// time.
+type binary struct {
+	path string // "" when unknown: uploads are refused
+	sum  exeSum
+	mu   sync.Mutex // one upload at a time
 }
 
 // exeSum hashes the running binary once (13 MB: ~0.3 s on a Pi Zero).
@@ -86,22 +97,23 @@ func (n *Node) boardInfo() BoardInfo {
 		GoVersion: runtime.Version(),
 		Arch:      runtime.GOOS + "/" + runtime.GOARCH,
 		GOARM:     buildinfo.GOARM(),
-		SHA256:    n.exeSum.get(n.exe),
+		SHA256:    n.bin.sum.get(n.bin.path),
 		Memory:    memory(),
 		Load:      n.load.Load(),
 		Runstate:  n.local.Runstate(),
 		Master:    v.Master,
 		Devices:   n.devs.Local(),
 		Restart:   n.restartMode(),
+		History:   n.historyStatus(), // issue 28
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()
 	}
-	if n.exe != "" {
-		if res, ok := firmware.Last(n.exe); ok {
+	if n.bin.path != "" {
+		if res, ok := firmware.Last(n.bin.path); ok {
 			b.Upgrade = &res
 		}
-		if m, ok := firmware.Pending(n.exe); ok {
+		if m, ok := firmware.Pending(n.bin.path); ok {
 			b.Pending = &m
 		}
 	}
@@ -148,18 +160,19 @@ func Executable() string {
 // openLogs makes the log stream's hub: the ring's lines on connect, then
 // each new one. Its own logger bypasses the ring (a drop warning must not
 // feed the stream it is about).
-func (n *Node) openLogs() {
+func openLogs(ring *logring.Ring, life *lifecycle) *events.Hub {
 	inner := slog.New(slog.DiscardHandler)
-	if n.logs != nil && n.logs.Inner() != nil {
-		inner = slog.New(n.logs.Inner())
+	if ring != nil && ring.Inner() != nil {
+		inner = slog.New(ring.Inner())
 	}
-	n.logHub = events.New(events.Options{Logger: inner, Buffer: 256})
-	n.onClose(n.logHub.Close)
-	if n.logs == nil {
-		n.logHub.Snapshot("log", func() any { return []logring.Line{} })
-		return
+	hub := events.New(events.Options{Logger: inner, Buffer: 256})
+	life.onClose(hub.Close)
+	if ring == nil {
+		hub.Snapshot("log", func() any { return []logring.Line{} })
+		return hub
 	}
-	n.logHub.Snapshot("log", func() any { return n.logs.Lines() })
-	n.logs.OnLine(func(l logring.Line) { n.logHub.Publish("log", []logring.Line{l}) })
-	n.onClose(func() { n.logs.OnLine(nil) })
+	hub.Snapshot("log", func() any { return ring.Lines() })
+	ring.OnLine(func(l logring.Line) { hub.Publish("log", []logring.Line{l}) })
+	life.onClose(func() { ring.OnLine(nil) })
+	return hub
 }

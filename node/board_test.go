@@ -108,8 +108,9 @@ func TestBoardFirmwareRefusals(t *testing.T) {
 	}{
 		{"no credentials", map[string]string{HeaderFirmwareSHA256: hex.EncodeToString(sum[:])}, 401, "credentials"},
 		{"no checksum", bearer, 400, "SHA-256"},
-		{"wrong checksum", map[string]string{"Authorization": bearer["Authorization"], HeaderFirmwareSHA256: strings.Repeat("0", 64)}, 400, "mismatch"},
-		{"not an executable", map[string]string{"Authorization": bearer["Authorization"], HeaderFirmwareSHA256: hex.EncodeToString(sum[:])}, 400, "not an ELF"},
+		{"wrong checksum", map[string]string{"Authorization": bearer["Authorization"], HeaderFirmwareSHA256: strings.Repeat("0", 64)}, 403, "no firmware verify key"},
+		// a board without a firmware verify key (no board bundle) takes nothing
+		{"no verify key", map[string]string{"Authorization": bearer["Authorization"], HeaderFirmwareSHA256: hex.EncodeToString(sum[:])}, 403, "no firmware verify key"},
 	} {
 		code, _, b := getJSON(t, "POST", url+"/api/board/firmware", bytes.NewReader(script), tc.hdr)
 		if msg, _ := b["error"].(string); code != tc.code || !strings.Contains(msg, tc.want) {
@@ -198,11 +199,12 @@ func TestRolloutRefusals(t *testing.T) {
 	}
 	hdr["Authorization"] = bearer["Authorization"]
 	code, _, b := getJSON(t, "POST", url+"/api/cluster/upgrade", bytes.NewReader(body), hdr)
-	if msg, _ := b["error"].(string); code != 400 || !strings.Contains(msg, "not an ELF") {
-		t.Fatalf("a non-binary: %d %v, want 400 not an ELF", code, b)
+	// this board has no firmware verify key (no board bundle): it takes nothing (issue 23)
+	if msg, _ := b["error"].(string); code != 403 || !strings.Contains(msg, "no firmware verify key") {
+		t.Fatalf("a non-binary: %d %v, want 403 no firmware verify key", code, b)
 	}
 	code, _, st := getJSON(t, "GET", url+"/api/cluster/upgrade", nil, nil)
-	if code != 200 || st["running"] != false || !strings.Contains(st["error"].(string), "not an ELF") {
+	if code != 200 || st["running"] != false || !strings.Contains(st["error"].(string), "no firmware verify key") {
 		t.Fatalf("status after a refused rollout: %d %v", code, st)
 	}
 	// Only its status stays (for the page, across restarts).

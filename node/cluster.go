@@ -17,6 +17,7 @@ type local struct {
 
 var (
 	_ state.Local        = (*local)(nil)
+	_ state.Queuer       = (*local)(nil)
 	_ state.HTTPAddrer   = (*local)(nil)
 	_ state.Credentialer = (*local)(nil)
 )
@@ -24,6 +25,22 @@ var (
 // Creds is the fingerprint of this board's credentials (auth.Fingerprint
 // under the cluster key), for its reports.
 func (l *local) Creds() uint64 { return l.n.creds.Load() }
+
+// QueueStats is the master's queue, while this board runs it; a
+// follower's /api/cluster shows the master's from its tables.
+func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
+	m := l.n.master
+	if m == nil {
+		return nil, nil, false
+	}
+	m.mu.Lock()
+	d := m.d
+	m.mu.Unlock()
+	if d == nil {
+		return nil, nil, false
+	}
+	return d.Depths(), d.Started(), true
+}
 
 func (l *local) InFlight() int     { return l.n.front.InFlight() }
 func (l *local) Completed() uint64 { return l.n.front.Completed() }
@@ -68,5 +85,29 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 
 // view is the cluster table with the boards this master saw refuse
 // forwarded credentials lately marked auth_mismatch too (the gossiped
-// fingerprints mark the rest).
-func (n *Node) view() state.View { return n.refusals.mark(n.cluster.Snapshot(), time.Now()) }
+// fingerprints mark the rest), and this board's own row marked with the
+// load figures it could not read.
+func (n *Node) view() state.View {
+	return n.markUnknown(n.refusals.mark(n.cluster.Snapshot(), time.Now()))
+}
+
+// unknowner is a loadSource that says which figures it could not read
+// (procload.Sampler).
+type unknowner interface{ Unknown() state.LoadFigures }
+
+// markUnknown sets load_unknown on this board's own row: only the board
+// knows it (reports do not carry it, so rows stay within 64 bytes).
+func (n *Node) markUnknown(v state.View) state.View {
+	u, ok := n.load.(unknowner)
+	if !ok {
+		return v
+	}
+	if f := u.Unknown(); f != 0 {
+		for i := range v.Nodes {
+			if v.Nodes[i].Name == v.Self {
+				v.Nodes[i].LoadUnknown = f
+			}
+		}
+	}
+	return v
+}

@@ -63,6 +63,16 @@ func (r *rolloutState) saveLocked() {
 	}
 }
 
+// stop cancels a rollout in progress and waits for it (the board closes).
+func (r *rolloutState) stop() {
+	r.mu.Lock()
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
 func (r *rolloutState) get() RolloutStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -116,7 +126,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "node: a rolling upgrade from a board needs http.auth token or none (basic has no secret to show the other boards); use ews upgrade --token")
 		return
 	}
-	if n.exe == "" {
+	if n.bin.path == "" {
 		httpx.Error(w, http.StatusNotImplemented, "node: rolling upgrade: the running executable is unknown")
 		return
 	}
@@ -149,11 +159,11 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "node: a rolling upgrade, restart or upgrade is already under way")
 		return
 	}
-	file := n.exe + ".rollout"
-	sum, err := firmware.Receive(file, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()))
+	file := n.bin.path + ".rollout"
+	sum, err := firmware.Receive(file, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), n.sec.verify)
 	if err != nil {
 		n.rollout.finish(err)
-		httpx.Error(w, http.StatusBadRequest, "%v", err)
+		firmwareRefused(w, err)
 		return
 	}
 	order := rollout.Order(rv, n.cfg.Node.Name)
@@ -199,16 +209,16 @@ func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token
 		return err
 	}
 	defer f.Close()
-	n.upgradeMu.Lock()
-	defer n.upgradeMu.Unlock()
-	m, err := firmware.Stage(n.exe, f, MaxFirmwareBytes, sum, firmware.Here(buildinfo.GOARM()), firmware.Marker{
+	n.bin.mu.Lock()
+	defer n.bin.mu.Unlock()
+	m, err := firmware.Stage(n.bin.path, f, MaxFirmwareBytes, sum, firmware.Here(buildinfo.GOARM()), n.sec.verify, firmware.Marker{
 		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
 	})
 	if err != nil {
 		return err
 	}
 	if !n.requestExit(ExitUpgrade) {
-		_ = firmware.Rollback(n.exe, m, "a restart was already under way", time.Now())
+		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
 		return errors.New("node: a restart was already under way")
 	}
 	n.rollout.step(n.cfg.Node.Name, "staged; restarting into it last")

@@ -19,12 +19,29 @@ const (
 	HeaderFirmwareSHA256 = "X-Firmware-Sha256"
 )
 
+// firmwareRefused answers a refused upload: 403 with reason "signature"
+// for an image the cluster's key did not sign, 409 while another upgrade
+// is pending, 500 when the board cannot write, else 400.
+func firmwareRefused(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, firmware.ErrSignature):
+		httpx.JSON(w, http.StatusForbidden, map[string]string{"error": err.Error(), "reason": "signature"})
+	case errors.Is(err, firmware.ErrPending):
+		httpx.Error(w, http.StatusConflict, "%v", err)
+	case errors.Is(err, firmware.ErrWrite):
+		httpx.Error(w, http.StatusInternalServerError, "%v", err)
+	default:
+		httpx.Error(w, http.StatusBadRequest, "%v", err)
+	}
+}
+
 // serveFirmware is POST /api/board/firmware: the body is the new binary,
-// the header its SHA-256. It is checked (hash, ELF machine), swapped in
+// signed (node/firmware, sign.go), the header the SHA-256 of the upload.
+// It is checked (hash, signature, ELF machine), swapped in
 // atomically (the old one kept as .prev), and the board restarts into it;
 // the supervisor rolls it back unless it is ready within ReadyWithin.
 func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
-	if n.exe == "" {
+	if n.bin.path == "" {
 		httpx.Error(w, http.StatusNotImplemented, "node: firmware upgrade: the running executable is unknown")
 		return
 	}
@@ -44,27 +61,20 @@ func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
 		return
 	}
-	n.upgradeMu.Lock()
-	defer n.upgradeMu.Unlock()
-	m, err := firmware.Stage(n.exe, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), firmware.Marker{
+	n.bin.mu.Lock()
+	defer n.bin.mu.Unlock()
+	m, err := firmware.Stage(n.bin.path, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), n.sec.verify, firmware.Marker{
 		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
 	})
 	if err != nil {
-		status := http.StatusBadRequest
-		switch {
-		case errors.Is(err, firmware.ErrPending):
-			status = http.StatusConflict
-		case errors.Is(err, firmware.ErrWrite):
-			status = http.StatusInternalServerError
-		}
 		n.log.Warn("firmware upload refused", "remote", r.RemoteAddr, "err", err)
-		httpx.Error(w, status, "%v", err)
+		firmwareRefused(w, err)
 		return
 	}
 	if !n.requestExit(ExitUpgrade) {
 		// A plain restart won the race; it would start the new binary
 		// without a supervisor to roll it back: undo the swap.
-		_ = firmware.Rollback(n.exe, m, "a restart was already under way", time.Now())
+		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
 		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -32,7 +33,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Local:         work,
 		Auth:          gate{auth: n.auth, acct: n.acct},
 		Marker:        marker,
-		Pin:           n.pin(),
+		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
 		Mode:          n.cfg.Sched.Mode,
 		StickyCookie:  n.cfg.Sched.Sticky == sched.StickyCookie,
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,

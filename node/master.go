@@ -39,8 +39,6 @@ func (m *master) follow(v state.View) {
 		m.d = d
 		m.update()
 		m.front.SetDispatcher(d)
-		m.n.cluster.SetQueue(d.Depths)
-		m.n.cluster.SetCompleted(d.Started)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
 		m.n.auto.start()
 	case isMaster:
@@ -49,8 +47,6 @@ func (m *master) follow(v state.View) {
 		m.front.StepDown()
 		m.n.auto.stop()
 		m.d = nil
-		m.n.cluster.SetQueue(nil) // the new master's stats come in its tables
-		m.n.cluster.SetCompleted(nil)
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
 }

@@ -25,7 +25,8 @@ func (n *Node) mdnsOptions(addr net.Addr) mdns.Options {
 	return o
 }
 
-// runMDNS announces this board on the LAN until ctx ends (issue 28), its
+// runMDNS announces this board on the LAN while the board runs (a lifecycle
+// component started after the listener, stopped first), its
 // TXT role following the cluster's master. Off with [node] mdns = false;
 // a failure to announce is logged, never fatal: the board serves anyway.
 func (n *Node) runMDNS(ctx context.Context, addr net.Addr) {
@@ -45,12 +46,11 @@ func (n *Node) runMDNS(ctx context.Context, addr net.Addr) {
 	}
 	r.SetRole(role(n.cluster.Snapshot()))
 	cancel := n.cluster.OnChange(func(v state.View) { r.SetRole(role(v)) })
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
+	n.life.start(ctx, "mdns", runFunc(func(ctx context.Context) error {
 		defer cancel()
 		if err := r.Run(ctx); err != nil {
 			n.log.Warn("mdns: not announcing", "err", err)
 		}
-	}()
+		return nil // never fatal: the board serves without it
+	}))
 }

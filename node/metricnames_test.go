@@ -105,6 +105,12 @@ func TestMetricNames(t *testing.T) {
 		{"ews_dispatch_added_seconds", "histogram", nil},
 		{"ews_dispatch_holding", "gauge", nil},
 		{"ews_dispatch_retries_total", "counter", nil},
+		{"ews_history_disk_full", "gauge", nil},             // issue 28
+		{"ews_history_dropped_bytes_total", "counter", nil}, // issue 28
+		{"ews_history_file_bytes", "gauge", nil},            // issue 28
+		{"ews_history_points_total", "counter", nil},        // issue 28
+		{"ews_history_write_errors_total", "counter", nil},  // issue 28
+		{"ews_history_written_bytes_total", "counter", nil}, // issue 28
 		{"ews_http_in_flight", "gauge", nil},
 		{"ews_http_request_duration_seconds", "histogram", []string{"path"}},
 		{"ews_http_requests_total", "counter", []string{"code", "path"}},

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
@@ -13,18 +14,19 @@ import (
 // scheduler register theirs on the same registry, which also carries the
 // Go runtime and process series.
 type metrics struct {
+	inFlight atomic.Int64                 // HTTP requests being answered, of every kind
 	requests *promx.Vec[*promx.Counter]   // by path class and status code
 	duration *promx.Vec[*promx.Histogram] // by path class
 }
 
-func newMetrics(reg *promx.Registry, n *Node) *metrics {
+func newMetrics(reg *promx.Registry) *metrics {
 	reg.WithProcessMetrics()
 	m := &metrics{
 		requests: reg.CounterVec("ews_http_requests_total", "HTTP requests answered, by path class and status code.", "path", "code"),
 		duration: reg.HistogramVec("ews_http_request_duration_seconds", "Time to answer an HTTP request, by path class.",
 			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "path"),
 	}
-	reg.GaugeFunc("ews_http_in_flight", "HTTP requests being served now.", nil, func() float64 { return float64(n.inFlight.Load()) })
+	reg.GaugeFunc("ews_http_in_flight", "HTTP requests being served now.", nil, func() float64 { return float64(m.inFlight.Load()) })
 	reg.GaugeFunc("ews_build_info", "Build of this binary; always 1.", map[string]string{
 		"version": buildinfo.Version, "commit": buildinfo.Commit,
 		"goversion": runtime.Version(), "goarch": runtime.GOARCH, "goarm": buildinfo.GOARM(),

@@ -19,8 +19,8 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 	maxBody := n.cfg.HTTP.MaxBody
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		n.inFlight.Add(1)
-		defer n.inFlight.Add(-1)
+		n.metrics.inFlight.Add(1)
+		defer n.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
 		maxBody, firmware := maxBody, r.Method == http.MethodPost && (r.URL.Path == firmwarePath || r.URL.Path == "/api/cluster/upgrade")
 		if firmware {

@@ -9,28 +9,15 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/promx"
-	"github.com/ews-firmware/ews/node/auth"
-	"github.com/ews-firmware/ews/node/cgi"
-	"github.com/ews-firmware/ews/node/devapi"
-	"github.com/ews-firmware/ews/node/devsync"
-	"github.com/ews-firmware/ews/node/dispatch"
-	"github.com/ews-firmware/ews/node/events"
-	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
-	"github.com/ews-firmware/ews/node/supervise"
-	"github.com/ews-firmware/ews/state"
-	"github.com/ews-firmware/ews/state/procload"
-	"github.com/ews-firmware/ews/vip"
 )
 
 // Timeouts bound what one client may hold of the server.
@@ -53,137 +40,61 @@ func DefaultTimeouts() Timeouts {
 	}
 }
 
-// Node is one board's daemon. Create it with New, then Run it.
+// Node is one board's daemon. Create it with New, then Run it. It holds
+// what it owns itself, its HTTP server's state and the process's exit;
+// the board's components are its system, built once by New (system.go).
 type Node struct {
-	cfg      *config.Config
-	log      *slog.Logger
+	*system
+	cfg     *config.Config
+	log     *slog.Logger
+	set     settings     // what the Options chose
+	handler http.Handler // the whole HTTP surface
+	life    lifecycle    // runs the components, then closes what they hold
+
+	ready   atomic.Bool
+	addr    atomic.Value // net.Addr once listening (the HTTPS one when TLS is on)
+	plain   atomic.Value // net.Addr of the redirect-only node.http listener (TLS on)
+	started time.Time
+	exit    exitRequest // why Run returns (restart.go)
+	bin     binary      // the running executable, for the board page and uploads
+}
+
+// settings are what the Options set before New builds the board.
+type settings struct {
 	timeouts Timeouts
-	reg      *promx.Registry
-	metrics  *metrics
-	handler  http.Handler
-
-	ready    atomic.Bool
-	addr     atomic.Value // net.Addr once listening (the HTTPS one when TLS is on)
-	plain    atomic.Value // net.Addr of the redirect-only node.http listener (TLS on)
-	sec      security     // TLS material and session secret from the bundle
-	inFlight atomic.Int64 // HTTP requests being answered, of every kind
-
-	local   *local          // what the cluster hears of this board
-	health  *health.Checker // [[health.process]] and [[health.check]]
-	load    loadSource      // /proc (procload), or what [sim] implies on a simulated board
-	sim     *simLoad        // nil on real hardware
-	cluster *state.Cluster  // membership, table, election
-	wg      sync.WaitGroup  // background loops owned by Run
-
-	devs     *hal.Devices    // this board's devices
-	auth     *auth.Auth      // credentials for control
-	api      *devapi.API     // /api/devices
-	cgi      *cgi.Handler    // /cgi-bin
-	hub      *events.Hub     // /events: cluster table and every device
-	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
-	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
-	front    *dispatch.Front // queue, dispatch and forwarding of work
-	master   *master         // the dispatcher while this board is master
-	auto     *automation     // MQTT and [[rule]]s while master; nil without them
-	vip      *vip.Manager    // the cluster's virtual IP while master; nil without cluster.vip
-	rt       probes          // boards' response times, probed by the master
-	creds    atomic.Uint64   // fingerprint of this board's credentials, for its reports
-	refusals refusals        // boards that refused forwarded credentials lately
-	acct     *accounts       // issue 24: users store and audit log (accounts.go)
-
-	closeOnce sync.Once
-	closers   []func() // run in reverse order at shutdown
-
-	extraRoutes map[string]http.Handler // tests only
-
-	// board page, restart and firmware (board.go, restart.go, firmware.go)
-	started   time.Time
-	exe       string        // the running binary; "" when unknown
-	exeSum    exeSum        // its SHA-256, hashed once
-	exit      atomic.Int32  // Exit: why Run returns
-	stopReq   chan struct{} // closed by requestExit
-	upgradeMu sync.Mutex    // one upload at a time
-	logs      *logring.Ring // recent log lines; nil without WithLogRing
-	logHub    *events.Hub   // /events?scope=log
-	rollout   rolloutState  // POST /api/cluster/upgrade
+	exe      string                  // the running binary; "" when unknown
+	logs     *logring.Ring           // recent log lines; nil without WithLogRing
+	routes   map[string]http.Handler // extra work routes (tests only)
 }
 
 // Option changes how New builds a Node.
-type Option func(*Node)
+type Option func(*settings)
 
 // WithLogRing serves ring's lines (the node's logger must tee into it) on
 // the board page's authenticated log stream, GET /events?scope=log.
-func WithLogRing(ring *logring.Ring) Option { return func(n *Node) { n.logs = ring } }
+func WithLogRing(ring *logring.Ring) Option { return func(s *settings) { s.logs = ring } }
 
 // WithExecutable names the running binary that a firmware upload replaces
 // (Executable() in `ews run`; without it uploads are refused).
-func WithExecutable(path string) Option { return func(n *Node) { n.exe = path } }
+func WithExecutable(path string) Option { return func(s *settings) { s.exe = path } }
 
 // New builds a node from a validated config. It opens nothing yet that
-// another process could notice; Run listens.
+// another process could notice and starts no goroutine; Run listens and
+// starts the components.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, log: log, timeouts: DefaultTimeouts(), reg: promx.NewRegistry(),
-		started: time.Now(), stopReq: make(chan struct{})}
+	n := &Node{cfg: cfg, log: log, set: settings{timeouts: DefaultTimeouts()},
+		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
-		o(n)
+		o(&n.set)
 	}
-	n.metrics = newMetrics(n.reg, n)
-	n.local = &local{n: n}
-	n.health = health.New(cfg.Health, log)
-	n.load = procload.New()
-	if cfg.Sim != nil {
-		n.sim = newSimLoad(*cfg.Sim, func() int { return n.local.InFlight() }, func() uint64 { return n.local.Completed() })
-		n.load = n.sim
-	}
-	if err := n.openSecurity(); err != nil {
+	n.bin.path = n.set.exe
+	if err := n.build(); err != nil {
+		n.life.close()
 		return nil, err
 	}
-	sc, err := cfg.State()
-	if err != nil {
-		return nil, err
-	}
-	cl, err := state.New(sc, log, n.reg, n.local)
-	if err != nil {
-		return nil, err
-	}
-	n.cluster = cl
-	if err := n.openVIP(); err != nil {
-		return nil, err
-	}
-	if err := n.openDevices(); err != nil {
-		n.close()
-		return nil, err
-	}
-	n.openLogs()
-	if n.exe != "" {
-		n.rollout.load(n.exe + ".rollout.json")
-	}
-	n.onClose(func() {
-		n.rollout.mu.Lock()
-		if n.rollout.cancel != nil {
-			n.rollout.cancel()
-		}
-		n.rollout.mu.Unlock()
-		n.rollout.wg.Wait()
-	})
-	n.creds.Store(n.auth.Fingerprint(sc.Key))
-	if cfg.HTTP.Auth == "none" {
-		log.Warn("http auth is none: anyone who reaches this board can control its devices")
-	}
-	mux := http.NewServeMux()
-	if err := n.routes(mux); err != nil {
-		n.close()
-		return nil, err
-	}
-	n.handler = n.wrap(mux)
-	if n.auto, err = n.newAutomation(); err != nil {
-		n.close()
-		return nil, err
-	}
-	n.onClose(n.auto.wait)
 	return n, nil
 }
 
@@ -211,45 +122,54 @@ func (n *Node) Ready() bool { return n.ready.Load() }
 
 // Run listens on node.http (with TLS on: http.https, and node.http only
 // redirects) and serves until ctx is done, then stops accepting, lets
-// in-flight requests finish within http.shutdown_timeout and returns nil.
-// A listen failure is returned at once.
+// in-flight requests finish within http.shutdown_timeout, stops the
+// components in reverse order of start and returns nil (or the error a
+// component failed with). A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
-	defer n.close()
+	defer n.life.close()
 	ln, redir, err := n.listen()
 	if err != nil {
 		return err
 	}
 	n.addr.Store(ln.Addr())
-	if redir != nil {
-		defer redir.stop()
+	// The components, in the order they start; they stop in reverse.
+	n.life.start(ctx, "health", n.health)
+	if n.vip != nil {
+		n.life.start(ctx, "vip", n.vip) // first removes an address left from a crash
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer func() { cancel(); n.wg.Wait() }()
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.health.Run(ctx) }()
-	n.runVIP(ctx)
 	if err := n.cluster.Start(ctx); err != nil {
 		ln.Close()
+		if redir != nil {
+			redir.ln.Close()
+		}
 		return err
 	}
 	if redir != nil {
-		redir.start()
+		n.life.start(ctx, "redirect", redir) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
-	n.publishLoops(ctx)
-	// issue 24: the audit log's writer
-	n.runAccounts(ctx)
-	if !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0) { // integrated load has an rt term
-		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.probeLoop(ctx) }()
+	flush, record := n.historyRunners()
+	n.life.start(ctx, "history", flush)
+	n.life.start(ctx, "history-record", record)
+	n.life.start(ctx, "devices", n.devs) // polls the sensors
+	if n.mirror != nil {
+		n.life.start(ctx, "mirror", n.mirror)
+	}
+	n.life.start(ctx, "events", runFunc(n.publish))
+	n.life.start(ctx, "audit", n.acct.audit) // issue 24: the audit log's writer
+	if n.probing() {
+		n.life.start(ctx, "probes", runFunc(n.probeLoop))
+	}
+	if n.auto != nil {
+		n.life.start(ctx, "automation", n.auto)
 	}
 	srv := &http.Server{
 		Handler:           n.handler,
-		ReadHeaderTimeout: n.timeouts.ReadHeader,
-		ReadTimeout:       n.timeouts.Read,
-		WriteTimeout:      n.timeouts.Write,
-		IdleTimeout:       n.timeouts.Idle,
+		ReadHeaderTimeout: n.set.timeouts.ReadHeader,
+		ReadTimeout:       n.set.timeouts.Read,
+		WriteTimeout:      n.set.timeouts.Write,
+		IdleTimeout:       n.set.timeouts.Idle,
 		ConnState:         httpx.SlowHeadConnState, // 408 to a client whose header crawls in
-		MaxHeaderBytes:    n.timeouts.MaxHeader,
+		MaxHeaderBytes:    n.set.timeouts.MaxHeader,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -265,38 +185,42 @@ func (n *Node) Run(ctx context.Context) error {
 	n.ready.Store(true)
 	n.cluster.ReportNow() // running now
 	wd := n.watchdog(ln.Addr())
-	n.wg.Add(2)
-	go func() { defer n.wg.Done(); wd.Run(ctx) }()
-	go func() { defer n.wg.Done(); supervise.New(n.cfg.Supervise, n.log).Run(ctx) }()
+	n.life.start(ctx, "watchdog", wd)
+	n.life.start(ctx, "supervise", n.helpers)
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
 	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/mdns.go)
 
+	var failed error
 	select {
 	case err := <-errc:
 		n.ready.Store(false)
 		n.cluster.Shutdown()
 		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
-	case <-n.stopReq:
+	case <-n.exit.stop:
 		n.log.Info("stopping for a " + n.Exit().String())
+	case <-n.life.failed():
+		failed = n.life.stop()
+		n.log.Error("stopping: a component failed", "err", failed)
 	}
 	n.ready.Store(false)
 	wd.Stopping()
 	// Hand mastership over first, so peers take over while we drain.
 	n.cluster.Shutdown()
 	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
-	// scancel, not cancel: the deferred stop of the loops above must keep
-	// the loops' own cancel (Run may return without ctx being cancelled).
-	sctx, scancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
-	defer scancel()
+	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
+	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		n.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
 		_ = srv.Close()
 	}
 	<-errc
+	if err := n.life.stop(); err != nil && failed == nil {
+		failed = err
+	}
 	n.log.Info("stopped")
-	return nil
+	return failed
 }
 
 // Listen opens a TCP listener and turns "address in use" into an error that
@@ -310,17 +234,6 @@ func Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
 	}
 	return ln, nil
-}
-
-// onClose registers f to run at shutdown, in reverse order of registration.
-func (n *Node) onClose(f func()) { n.closers = append(n.closers, f) }
-
-func (n *Node) close() {
-	n.closeOnce.Do(func() {
-		for i := len(n.closers) - 1; i >= 0; i-- {
-			n.closers[i]()
-		}
-	})
 }
 
 // watchdog pets systemd's watchdog (WatchdogSec) only while the HTTP server

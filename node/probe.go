@@ -38,9 +38,15 @@ func (p *probes) observe(name string, d time.Duration) {
 	p.rt[name] = d
 }
 
+// probing reports whether the master needs response times: the
+// integrated policy and proximity rules have an rt term.
+func (n *Node) probing() bool {
+	return !n.cfg.Standalone() && (n.cfg.Sched.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0)
+}
+
 // probeLoop runs until ctx ends, probing every board once a second while
-// this board is master.
-func (n *Node) probeLoop(ctx context.Context) {
+// this board is master; it returns nil.
+func (n *Node) probeLoop(ctx context.Context) error {
 	tr := &http.Transport{Proxy: nil, TLSClientConfig: n.sec.client, MaxIdleConnsPerHost: 1}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Timeout: probeTimeout, Transport: tr}
@@ -49,7 +55,7 @@ func (n *Node) probeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		}
 		if !n.cluster.IsMaster() {

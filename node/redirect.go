@@ -23,13 +23,13 @@ func (n *Node) listen() (net.Listener, *redirector, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return httpx.SlowHeadListener(ln, nil, n.timeouts.ReadHeader), nil, nil
+		return httpx.SlowHeadListener(ln, nil, n.set.timeouts.ReadHeader), nil, nil
 	}
 	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
-	ln := httpx.SlowHeadListener(raw, n.sec.server, n.timeouts.ReadHeader)
+	ln := httpx.SlowHeadListener(raw, n.sec.server, n.set.timeouts.ReadHeader)
 	if !n.cfg.HTTP.HTTPRedirect {
 		return ln, nil, nil
 	}
@@ -40,13 +40,13 @@ func (n *Node) listen() (net.Listener, *redirector, error) {
 	}
 	n.plain.Store(pl.Addr())
 	_, port, _ := net.SplitHostPort(raw.Addr().String())
-	r := &redirector{ln: pl, done: make(chan struct{}), srv: &http.Server{
+	r := &redirector{ln: pl, srv: &http.Server{
 		Handler:           n.redirectHandler(port),
-		ReadHeaderTimeout: n.timeouts.ReadHeader,
-		ReadTimeout:       n.timeouts.ReadHeader,
-		WriteTimeout:      n.timeouts.ReadHeader,
-		IdleTimeout:       n.timeouts.Idle,
-		MaxHeaderBytes:    n.timeouts.MaxHeader,
+		ReadHeaderTimeout: n.set.timeouts.ReadHeader,
+		ReadTimeout:       n.set.timeouts.ReadHeader,
+		WriteTimeout:      n.set.timeouts.ReadHeader,
+		IdleTimeout:       n.set.timeouts.Idle,
+		MaxHeaderBytes:    n.set.timeouts.MaxHeader,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
 	}}
 	return ln, r, nil
@@ -64,32 +64,26 @@ func listenKey(addr, key string) (net.Listener, error) {
 	return ln, nil
 }
 
-// redirector is the plain HTTP listener of a TLS board.
+// redirector is the plain HTTP listener of a TLS board, a component of
+// its lifecycle.
 type redirector struct {
-	ln      net.Listener
-	srv     *http.Server
-	done    chan struct{}
-	started bool
+	ln  net.Listener
+	srv *http.Server
 }
 
-func (r *redirector) start() {
-	r.started = true
-	go func() { defer close(r.done); _ = r.srv.Serve(r.ln) }()
-}
-
-// stop closes the listener; a redirect takes no time, so in-flight ones
-// get a second.
-func (r *redirector) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+// Run serves until ctx ends, then closes the listener; a redirect takes no
+// time, so in-flight ones get a second. It returns nil.
+func (r *redirector) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.srv.Serve(r.ln) }()
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := r.srv.Shutdown(ctx); err != nil {
+	if err := r.srv.Shutdown(sctx); err != nil {
 		_ = r.srv.Close()
 	}
-	if !r.started { // the cluster failed to start
-		r.ln.Close()
-		return
-	}
-	<-r.done
+	<-done
+	return nil
 }
 
 // redirectHandler answers on the plain listener: /healthz and /readyz as

@@ -3,6 +3,7 @@ package node
 import (
 	"net/http"
 	"os"
+	"sync/atomic"
 
 	"github.com/ews-firmware/ews/internal/httpx"
 )
@@ -37,16 +38,22 @@ const EnvSupervised = "EWS_SUPERVISED"
 // (systemd's Restart=on-failure, the upgrade supervisor) to start it again.
 const ExitCodeRestart = 75
 
+// exitRequest is how a handler stops Run: the first reason wins.
+type exitRequest struct {
+	code atomic.Int32  // an Exit
+	stop chan struct{} // closed by requestExit
+}
+
 // Exit is why Run returned (valid once it has).
-func (n *Node) Exit() Exit { return Exit(n.exit.Load()) }
+func (n *Node) Exit() Exit { return Exit(n.exit.code.Load()) }
 
 // requestExit stops Run gracefully, like SIGTERM, with reason e; false
 // when a restart or upgrade is already under way.
 func (n *Node) requestExit(e Exit) bool {
-	if !n.exit.CompareAndSwap(int32(ExitStop), int32(e)) {
+	if !n.exit.code.CompareAndSwap(int32(ExitStop), int32(e)) {
 		return false
 	}
-	close(n.stopReq)
+	close(n.exit.stop)
 	return true
 }
 

@@ -10,8 +10,9 @@ import (
 
 // routes mounts every endpoint of docs/DESIGN.md. Health, metrics, the cluster
 // table, events and login are served by this board at once; everything
-// else is work (device API, CGI, pages) that enters the master's queue.
-func (n *Node) routes(mux *http.ServeMux) error {
+// else is work (device API, CGI, pages, see work) that enters the master's
+// queue through the front door build made.
+func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.cfg.Node.Name})
 	})
@@ -41,24 +42,22 @@ func (n *Node) routes(mux *http.ServeMux) error {
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
 	mux.Handle("POST /api/cluster/upgrade", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
 	mux.Handle("POST "+firmwarePath, n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
+	mux.Handle("/", n.front)
+}
 
+// work is what runs on the board a request is dispatched to: the device
+// API, CGI and the pages.
+func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
 	n.api.Register(work)
+	n.historyRoutes(work) // issue 28
 	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
 	n.acct.store.Register(work, who) // issue 24: /api/users (pinned to the master)
-	for pattern, h := range n.extraRoutes {
+	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}
 	work.Handle("/", n.pageCost(webui.Handler()))
-	front, err := n.newFront(n.audited(work)) // issue 24: acts audited where they run
-	if err != nil {
-		return err
-	}
-	n.front = front
-	n.master = &master{n: n, front: front, vip: vipFollower{m: n.vip, up: -1}}
-	n.onClose(front.Close)
-	mux.Handle("/", front)
-	return nil
+	return n.audited(work) // issue 24: acts audited where they run
 }
 
 // pageCost emulates, on a simulated board, the work of a low-priority page

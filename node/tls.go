@@ -1,7 +1,9 @@
 package node
 
 import (
+	"crypto/ed25519"
 	"crypto/tls"
+	"log/slog"
 	"net/http"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
@@ -13,10 +15,11 @@ import (
 type security struct {
 	ca      *clustertls.CA
 	cert    tls.Certificate
-	server  *tls.Config // the HTTPS listener: asks peers for their certificate
-	client  *tls.Config // requests to peers: trusts the CA, presents cert
-	session []byte      // keys session cookies
-	handoff bool        // session is this process's own random key (SessionHandoff)
+	server  *tls.Config       // the HTTPS listener: asks peers for their certificate
+	client  *tls.Config       // requests to peers: trusts the CA, presents cert
+	session []byte            // keys session cookies
+	verify  ed25519.PublicKey // firmware signing key's public half; nil: no firmware accepted
+	handoff bool              // session is this process's own random key (SessionHandoff)
 }
 
 // on reports whether this board serves and speaks HTTPS.
@@ -36,45 +39,50 @@ func (s *security) scheme() string {
 // from the cluster key (random, per cluster, never sent over HTTP), else
 // none: then auth makes a per-process one and sessions hold on this board
 // only.
-func (n *Node) openSecurity() error {
-	s, err := n.cfg.Security()
+func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
+	var sec security
+	s, err := cfg.Security()
 	if err != nil {
 		if e, ok := err.(*config.Error); ok {
-			return config.Errors{e}
+			return sec, config.Errors{e}
 		}
-		return err
+		return sec, err
 	}
 	for _, note := range s.Notes {
-		n.log.Warn(note)
+		log.Warn(note)
 	}
 	if s.Bundle != nil {
-		n.sec.session = s.Bundle.Session()
+		sec.session = s.Bundle.Session()
 	}
-	if n.sec.session == nil {
-		if k, err := n.cfg.ClusterKey(); err == nil && len(k) > 0 {
-			n.sec.session = k
+	sec.verify = s.Verify
+	if sec.session == nil {
+		if k, err := cfg.ClusterKey(); err == nil && len(k) > 0 {
+			sec.session = k
 		}
 	}
-	if n.sec.session == nil {
+	if sec.session == nil {
 		// No bundle and no cluster key (a standalone board): a random key of
 		// this process, handed to the process that replaces it on a restart
 		// or firmware upgrade (SessionHandoff), so logins survive those.
 		k, err := sessionFromEnv()
 		if err != nil {
-			return err
+			return sec, err
 		}
-		n.sec.session, n.sec.handoff = k, true
+		sec.session, sec.handoff = k, true
 	}
 	if !s.TLS {
-		return nil
+		return sec, nil
 	}
-	cert, err := s.CA.Issue(n.cfg.Node.Name, s.Hosts)
-	if err != nil {
-		return config.Errors{n.cfg.Errorf("cluster.bundle_file", "%v", err)}
+	cert := s.Cert // minted off the board (a board bundle)
+	if !s.Minted {
+		var err error
+		if cert, err = s.CA.Issue(cfg.Node.Name, s.Hosts); err != nil { // a version 2 bundle
+			return sec, config.Errors{cfg.Errorf("cluster.bundle_file", "%v", err)}
+		}
 	}
-	n.sec.ca, n.sec.cert = s.CA, cert
-	n.sec.server, n.sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
-	return nil
+	sec.ca, sec.cert = s.CA, cert
+	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
+	return sec, nil
 }
 
 // peerName names the cluster board that sent r, from its verified client

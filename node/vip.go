@@ -1,37 +1,28 @@
 package node
 
 import (
-	"context"
+	"log/slog"
 
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/vip"
 )
 
 // openVIP checks at start what holding cluster.vip needs (capabilities,
 // interface): a board that cannot hold it says so and does not start.
-func (n *Node) openVIP() error {
-	vc, err := n.cfg.VIP()
+// Nil without cluster.vip.
+func openVIP(cfg *config.Config, reg *promx.Registry, log *slog.Logger) (*vip.Manager, error) {
+	vc, err := cfg.VIP()
 	if err != nil || !vc.Enabled() {
-		return err
+		return nil, err
 	}
-	m, err := vip.New(vc, vip.Options{Registerer: n.reg, Logger: n.log})
+	m, err := vip.New(vc, vip.Options{Registerer: reg, Logger: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	n.vip = m
-	n.onClose(m.Close)
-	n.log.Info("vip: held while this board is master", "vip", vc.Prefix.String(), "interface", m.Interface())
-	return nil
-}
-
-// runVIP keeps the address in step with mastership until ctx ends; it
-// first removes an address left from a crash.
-func (n *Node) runVIP(ctx context.Context) {
-	if n.vip == nil {
-		return
-	}
-	n.wg.Add(1)
-	go func() { defer n.wg.Done(); n.vip.Run(ctx) }()
+	log.Info("vip: held while this board is master", "vip", vc.Prefix.String(), "interface", m.Interface())
+	return m, nil
 }
 
 // vipFollower turns table changes into the virtual IP's state: held while

@@ -1,18 +1,19 @@
 package sched
 
 import (
-	"github.com/ews-firmware/ews/state"
 	"net/netip"
 	"time"
+
+	"github.com/ews-firmware/ews/state/row"
 )
 
-// Load is a board's dynamic load as it reports it (state.Load): each a
+// Load is a board's dynamic load as it reports it (row.Load): each a
 // fraction where 1.0 means fully used (cpu 0.5 = 50%). Bad values (NaN,
 // negative, infinite) are tolerated: see clean.
-type Load = state.Load
+type Load = row.Load
 
 // Board is the Dispatcher's record of one board, what the policies choose
-// from: Update fills the first fields from the board's state.Board row,
+// from: Update fills the first fields from the board's row.Board row,
 // the Dispatcher keeps the rest (linknum estimate, tickets, eligibility).
 type Board struct {
 	Name     string

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
 
 	"github.com/ews-firmware/ews/sched"
 )
@@ -20,10 +20,10 @@ func Example() {
 	defer d.Close()
 	// the replicated table as the state package gossips it: Linknum is
 	// each board's own report
-	d.Update([]state.Board{
-		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 2, Weight: 1, Runstate: state.Running, Linknum: 1},
-		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: 2, Weight: 1, Runstate: state.Running, Linknum: 0},
-		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 2, Weight: 1, Runstate: state.Down, Linknum: 0},
+	d.Update([]row.Board{
+		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 2, Weight: 1, Runstate: row.Running, Linknum: 1},
+		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: 2, Weight: 1, Runstate: row.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 2, Weight: 1, Runstate: row.Down, Linknum: 0},
 	})
 	class := d.Classifier().Classify("POST", "/api/devices/relay1/toggle")
 	t, err := d.Acquire(context.Background(), &sched.Request{Class: class, Path: "/api/devices/relay1/toggle"})

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
 
 	"github.com/jonboulle/clockwork"
 )
@@ -59,18 +59,18 @@ func newHarness(t *testing.T, s Config, opt Options, boards ...Board) *harness {
 }
 
 // rows turns boards described as the policies see them into the rows
-// Update takes (state.Board, as the state package builds them): running
+// Update takes (row.Board, as the state package builds them): running
 // means runstate running with an HTTP address.
-func rows(bs []Board) []state.Board {
+func rows(bs []Board) []row.Board {
 	if bs == nil {
 		return nil
 	}
-	out := make([]state.Board, len(bs))
+	out := make([]row.Board, len(bs))
 	for i, b := range bs {
-		r := state.Board{Name: b.Name, Rank: b.Rank, HTTP: b.Addr, Capacity: b.Capacity, Weight: int(b.Weight),
-			Runstate: state.Down, Load: b.Load, Linknum: b.Linknum}
+		r := row.Board{Name: b.Name, Rank: b.Rank, HTTP: b.Addr, Capacity: b.Capacity, Weight: int(b.Weight),
+			Runstate: row.Down, Load: b.Load, Linknum: b.Linknum}
 		if b.Running {
-			r.Runstate = state.Running
+			r.Runstate = row.Running
 			if r.HTTP == "" {
 				r.HTTP = b.Name + ":8080"
 			}

@@ -1,6 +1,6 @@
 package sched
 
-import "github.com/ews-firmware/ews/state"
+import "github.com/ews-firmware/ews/state/row"
 
 // Update takes the current table: the boards' rows exactly as the state
 // package builds them from the boards' own reports (one row type from the
@@ -8,7 +8,7 @@ import "github.com/ews-firmware/ews/state"
 // (their tickets still count until Done). A row's Linknum is the board's
 // own report of its in-flight requests (negative: no report; invariant 3);
 // only a running board with an HTTP address gets new requests.
-func (d *Dispatcher) Update(rows []state.Board) {
+func (d *Dispatcher) Update(rows []row.Board) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.updGen++
@@ -30,7 +30,7 @@ func (d *Dispatcher) Update(rows []state.Board) {
 		}
 		b.seen, b.present = d.updGen, true
 		b.Rank, b.Addr, b.Capacity, b.Weight = in.Rank, in.HTTP, max(in.Capacity, 0), float64(in.Weight)
-		b.Running, b.Load = in.Runstate == state.Running && in.HTTP != "", in.Load
+		b.Running, b.Load = in.Runstate == row.Running && in.HTTP != "", in.Load
 		if d.rt != nil {
 			b.RT = d.rt(in.Name)
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
 )
 
 // Update takes the state package's rows as they are: only a running board
@@ -13,14 +13,14 @@ import (
 // master's probe gives the response time, and a row without a name is
 // skipped.
 func TestUpdateFromRows(t *testing.T) {
-	rows := []state.Board{
-		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: 2, Load: state.Load{CPU: 0.5}},
-		{Name: "", HTTP: "x:1", Runstate: state.Running},
-		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: -3, Weight: 2, Runstate: state.Running, Linknum: -1},
-		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 4, Runstate: state.Overloaded, Linknum: 0},
-		{Name: "ews4", Rank: 3, HTTP: "10.0.0.14:8080", Capacity: 4, Runstate: state.Down},
-		{Name: "ews5", Rank: 4, HTTP: "", Capacity: 4, Runstate: state.Running},
-		{Name: "ews6", Rank: 5, HTTP: "10.0.0.16:8080", Capacity: 4, Runstate: state.Joining},
+	rows := []row.Board{
+		{Name: "ews1", Rank: 0, HTTP: "10.0.0.11:8080", Capacity: 4, Weight: 1, Runstate: row.Running, Linknum: 2, Load: row.Load{CPU: 0.5}},
+		{Name: "", HTTP: "x:1", Runstate: row.Running},
+		{Name: "ews2", Rank: 1, HTTP: "10.0.0.12:8080", Capacity: -3, Weight: 2, Runstate: row.Running, Linknum: -1},
+		{Name: "ews3", Rank: 2, HTTP: "10.0.0.13:8080", Capacity: 4, Runstate: row.Overloaded, Linknum: 0},
+		{Name: "ews4", Rank: 3, HTTP: "10.0.0.14:8080", Capacity: 4, Runstate: row.Down},
+		{Name: "ews5", Rank: 4, HTTP: "", Capacity: 4, Runstate: row.Running},
+		{Name: "ews6", Rank: 5, HTTP: "10.0.0.16:8080", Capacity: 4, Runstate: row.Joining},
 	}
 	rt := func(name string) time.Duration {
 		if name == "ews2" {

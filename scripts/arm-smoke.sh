@@ -7,21 +7,33 @@ bash scripts/deps.sh qemu-user-static:qemu-arm-static
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 ldflags="-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=smoke"
+GOOS=linux GOARCH=arm GOARM=5 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv5" ./cmd/ews
 GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv6" ./cmd/ews
 GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv7" ./cmd/ews
 GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-arm64" ./cmd/ews
 
-check() { # binary qemu expected-arch-text
-	local bin=$1 qemu=$2 want=$3 v
-	v=$("$qemu" "$bin" version)
+check() { # binary expected-arch-text emulator [its flags...]
+	local bin=$1 want=$2 v
+	shift 2
+	v=$("$@" "$bin" version)
 	case "$v" in
 	*"$want"*) ;;
 	*) echo "arm-smoke: $(basename "$bin"): version says '$v', want '$want'" >&2; exit 1 ;;
 	esac
-	"$qemu" "$bin" config init >"$out/ews.toml"
-	"$qemu" "$bin" config check "$out/ews.toml" >/dev/null
-	echo "arm-smoke: $(basename "$bin") ok: $v"
+	"$@" "$bin" config init >"$out/ews.toml"
+	"$@" "$bin" config check "$out/ews.toml" >/dev/null
+	echo "arm-smoke: $(basename "$bin") ok on $*: $v"
 }
-check "$out/ews-armv6" qemu-arm-static "linux/arm GOARM=6"
-check "$out/ews-armv7" qemu-arm-static "linux/arm GOARM=7"
-check "$out/ews-arm64" qemu-aarch64-static "linux/arm64"
+# each 32-bit build on the oldest CPU it is for: the papers' XScale PXA255
+# (ARMv5TE, no VFP), a Pi Zero/1's ARM1176, a Pi 2's Cortex-A7
+check "$out/ews-armv5" "linux/arm GOARM=5" qemu-arm-static -cpu pxa255
+check "$out/ews-armv6" "linux/arm GOARM=6" qemu-arm-static -cpu arm1176
+check "$out/ews-armv7" "linux/arm GOARM=7" qemu-arm-static -cpu cortex-a7
+check "$out/ews-arm64" "linux/arm64" qemu-aarch64-static
+# ...and the emulated PXA255 is strict: the armv6 build (VFP) must die on it,
+# else the armv5 pass above would prove nothing
+if { qemu-arm-static -cpu pxa255 "$out/ews-armv6" version; } >/dev/null 2>&1; then
+	echo "arm-smoke: the armv6 build ran on an emulated pxa255 (no VFP): the armv5 check proves nothing" >&2
+	exit 1
+fi
+echo "arm-smoke: the armv6 build dies on pxa255, as it must"

@@ -8,8 +8,11 @@
 #   scripts/deploy.sh --boards "ews1=pi@10.0.0.11,ews2=pi@10.0.0.12,ews3=pi@10.0.0.13" --arch armv7 \
 #       [--peers "ews1=10.0.0.11:7946,..." (--bundle FILE | (--key KEY | --key-file FILE) --token-file FILE) [--force]] \
 #       [--http-port 8080] [--timeout 90] [--dist dist] [--ssh "ssh -o BatchMode=yes"] \
-#       [--scp "scp -q -o BatchMode=yes"] [--dry-run]
+#       [--scp "scp -q -o BatchMode=yes"] [--ews PATH] [--dry-run]
 #
+# --bundle takes the admin bundle (ews cluster init): each board gets its
+# own bundle minted from it (needs an ews for this machine: --ews,
+# dist/ews-linux-amd64 or ews in PATH); the admin bundle stays here.
 # The master is restarted last, so the cluster fails over once at most.
 # Needs sudo without a password on the boards. --dry-run prints the commands.
 # Exit codes: 0 ok, 1 a board failed or did not come back in time, 2 bad arguments.
@@ -19,7 +22,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/board.sh
 . "$HERE/lib/board.sh"
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
 BOARDS="" ARCH="" PEERS="" KEY="" KEYFILE="" BUNDLE="" TOKENFILE="" TOKEN="" FORCE="" DRY="" HTTP_PORT=8080 TIMEOUT=90
 DIST="$HERE/../dist" SSH_CMD="ssh -o BatchMode=yes -o ConnectTimeout=10" SCP_CMD="scp -q -o BatchMode=yes -o ConnectTimeout=10"
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
 	--dist) DIST=${2:?--dist needs a directory}; shift 2 ;;
 	--ssh) SSH_CMD=${2:?--ssh needs a command}; shift 2 ;;
 	--scp) SCP_CMD=${2:?--scp needs a command}; shift 2 ;;
+	--ews) EWS_BIN=${2:?--ews needs a binary}; shift 2 ;;
 	--force) FORCE=1; shift ;;
 	--dry-run) DRY=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -97,8 +101,17 @@ run() { # print a command, run it unless --dry-run
 }
 
 # cluster_json HOST: the board's /api/cluster, or nothing.
+# With --bundle the boards serve HTTPS (node.http redirects there): follow
+# the redirect, trusting the cluster's CA only.
+CURL_TLS=()
+if [ -n "$BUNDLE" ] && [ -z "$DRY" ]; then
+	EWS_HOST=$(host_ews)
+	[ -n "$EWS_HOST" ] || die 1 "--bundle needs an ews for this machine (--ews PATH) to mint the boards' bundles"
+	"$EWS_HOST" cluster ca "$BUNDLE" >"$TMP/ca.pem" || die 1 "cannot read the CA of $BUNDLE"
+	CURL_TLS=(-L --proto-redir "=https" --cacert "$TMP/ca.pem")
+fi
 cluster_json() {
-	curl -fsS --max-time 2 "http://${1#*@}:$HTTP_PORT/api/cluster" 2>/dev/null || true
+	curl -fsS --max-time 2 ${CURL_TLS[@]+"${CURL_TLS[@]}"} "http://${1#*@}:$HTTP_PORT/api/cluster" 2>/dev/null || true
 }
 
 # running_in JSON NAME: NAME is a node of the table with runstate running.
@@ -154,17 +167,19 @@ systemd-tmpfiles --create /etc/tmpfiles.d/ews.conf"
 	if [ -n "$PEERS" ]; then
 		check_peers "$PEERS" "$name"
 		boot_config "$name" "$PEER_PORT" >"$TMP/ews.toml"
-		(umask 077 && printf '%s\n' "$KEY" >"$TMP/cluster.key" && printf '%s\n' "$TOKEN" >"$TMP/token")
-		files+=("$TMP/ews.toml" "$TMP/cluster.key" "$TMP/token")
-		# shellcheck disable=SC2016 # expanded on the board
-		remote="$remote"'
-install -D -m 0600 -o ews -g ews '"$STAGE"'/cluster.key /etc/ews/cluster.key
-install -D -m 0640 -o root -g ews '"$STAGE"'/token /etc/ews/token'
-		if [ -n "$BUNDLE" ]; then
-			(umask 077 && cp "$BUNDLE" "$TMP/cluster.bundle")
+		files+=("$TMP/ews.toml")
+		if [ -n "$BUNDLE" ]; then # this board's own bundle: no CA key, no signing key
+			board_bundle "$name" "$(peer_host "$PEERS" "$name")" "$TMP/cluster.bundle"
 			files+=("$TMP/cluster.bundle")
 			remote="$remote
 install -D -m 0600 -o ews -g ews $STAGE/cluster.bundle /etc/ews/cluster.bundle"
+		else
+			(umask 077 && printf '%s\n' "$KEY" >"$TMP/cluster.key" && printf '%s\n' "$TOKEN" >"$TMP/token")
+			files+=("$TMP/cluster.key" "$TMP/token")
+			# shellcheck disable=SC2016 # expanded on the board
+			remote="$remote"'
+install -D -m 0600 -o ews -g ews '"$STAGE"'/cluster.key /etc/ews/cluster.key
+install -D -m 0600 -o ews -g ews '"$STAGE"'/token /etc/ews/token'
 		fi
 		# shellcheck disable=SC2016 # expanded on the board
 		remote="$remote"'

@@ -10,8 +10,12 @@
 #       [--http-port 8080] [--dist dist] [--force] [--dry-run]
 #   scripts/flash.sh --image raspios.img ...   (attaches it with losetup, mounts partitions 1 and 2)
 #
-# Every board of a cluster needs the same key and token: make a bundle once
-# (ews cluster init) and flash every board with --bundle. No secret is printed.
+# Make the cluster's admin bundle once (ews cluster init --peers ...) and
+# flash every board with --bundle ADMIN: flash.sh mints this board's own
+# bundle from it (with an ews for this machine: --ews, dist/ews-linux-amd64
+# or ews in PATH) and puts only that on the card: no CA key, no firmware
+# signing key. A board's bundle (ews cluster board) is taken as it is.
+# No secret is printed.
 # An existing boot config is never overwritten without --force.
 # Exit codes: 0 ok, 1 cannot do it (missing partition, existing config), 2 bad arguments.
 set -euo pipefail
@@ -20,7 +24,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/board.sh
 . "$HERE/lib/board.sh"
 
-usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
 BOOT="" ROOT="" ARCH="" NAME="" PEERS="" KEY="" KEYFILE="" IMAGE="" BUNDLE="" TOKENFILE="" TOKEN=""
 DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080
@@ -119,6 +123,10 @@ fi
 TMP=$(mktemp -d)
 CLEANUP+=("rm -rf '$TMP'")
 boot_config "$NAME" "$PEER_PORT" >"$TMP/ews.toml"
+if [ -n "$BUNDLE" ]; then
+	board_bundle "$NAME" "$(peer_host "$PEERS" "$NAME")" "$TMP/cluster.bundle"
+	sed -i "s|\"/etc/ews/cluster.bundle\"|\"$TMP/cluster.bundle\"|" "$TMP/ews.toml" # checked against the real bundle
+fi
 EWS=$(host_ews)
 if [ -n "$EWS" ]; then
 	"$EWS" config check "$TMP/ews.toml" >/dev/null 2>"$TMP/check.err" || {
@@ -130,6 +138,7 @@ else
 	echo "$PROG: no ews binary for this machine: boot config not validated (use --ews PATH)" >&2
 fi
 (umask 077 && printf '%s\n' "$TOKEN" >"$TMP/token")
+[ -z "$BUNDLE" ] || sed -i "s|\"$TMP/cluster.bundle\"|\"/etc/ews/cluster.bundle\"|" "$TMP/ews.toml"
 
 # --- do it (or, with --dry-run, say it) ---
 run() { # print a step, run it unless --dry-run
@@ -151,15 +160,18 @@ put 0644 "$PKG/sysusers.conf" "$ROOT/etc/sysusers.d/ews.conf"
 put 0644 "$PKG/tmpfiles.conf" "$ROOT/etc/tmpfiles.d/ews.conf"
 run mkdir -p "$ROOT/var/lib/ews/cgi-bin"
 run install -d -m 0700 "$ROOT/etc/ews"
-put 0600 "$TMP/cluster.key" "$ROOT/etc/ews/cluster.key" secret
-put 0600 "$TMP/token" "$ROOT/etc/ews/token" secret
-[ -z "$BUNDLE" ] || put 0600 "$BUNDLE" "$ROOT/etc/ews/cluster.bundle" secret
+if [ -n "$BUNDLE" ]; then
+	put 0600 "$TMP/cluster.bundle" "$ROOT/etc/ews/cluster.bundle" secret
+else
+	put 0600 "$TMP/cluster.key" "$ROOT/etc/ews/cluster.key" secret
+	put 0600 "$TMP/token" "$ROOT/etc/ews/token" secret
+fi
 put 0644 "$TMP/ews.toml" "$CONF"
 if [ -n "$DRY" ]; then
 	echo "--- $CONF would be:"
 	cat "$TMP/ews.toml"
 	echo "---"
 fi
-run sync "$ROOT/usr/bin/ews" "$ROOT/etc/ews/cluster.key" "$CONF"
+run sync "$ROOT/usr/bin/ews" "$ROOT/etc/ews" "$CONF"
 
 echo "$PROG: board $NAME ready${DRY:+ (dry run: nothing was changed)}; first boot creates user ews and starts ews.service"

@@ -4,6 +4,8 @@ package scripts_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,8 +18,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -26,10 +30,11 @@ const peers = "ews1=10.0.0.11:7946,ews2=10.0.0.12:7947,ews3=10.0.0.13:7946"
 // hostEws is an ews binary for this machine, built once, for `ews config check`.
 var hostEws string
 
-// testBundle is a cluster bundle every test may flash with; its secrets are tb.
+// testBundle is the admin bundle every test may flash with (its CA may
+// certify the boards of peers); its secrets are tb.
 var (
 	testBundle string
-	tb         = bundle.New()
+	tb         *bundle.Bundle
 )
 
 func TestMain(m *testing.M) {
@@ -38,6 +43,13 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	testBundle = filepath.Join(dir, "cluster.bundle")
+	scope := clustertls.Scope{Boards: []string{"ews1", "ews2", "ews3"}}
+	for _, ip := range []string{"10.0.0.11", "10.0.0.12", "10.0.0.13"} {
+		scope.Nets = append(scope.Nets, clustertls.HostNet(ip))
+	}
+	if tb, err = bundle.NewAdmin(scope, time.Now()); err != nil {
+		panic(err)
+	}
 	if err := bundle.Write(testBundle, tb, false); err != nil {
 		panic(err)
 	}
@@ -202,9 +214,7 @@ func TestFlashWritesEveryFile(t *testing.T) {
 		"etc/systemd/system/ews.service": {0o644, pkg("ews.service")},
 		"etc/sysusers.d/ews.conf":        {0o644, pkg("sysusers.conf")},
 		"etc/tmpfiles.d/ews.conf":        {0o644, pkg("tmpfiles.conf")},
-		"etc/ews/cluster.key":            {0o600, key + "\n"},
-		"etc/ews/token":                  {0o600, tb.Token + "\n"},
-		"etc/ews/cluster.bundle":         {0o600, read(t, testBundle)},
+		"etc/ews/cluster.bundle":         {0o600, ""}, // ews2's own bundle: checked below
 		"etc/ews":                        {fs.ModeDir | 0o700, ""},
 		"var/lib/ews/cgi-bin":            {fs.ModeDir | 0o755, ""},
 		"etc/systemd/system/multi-user.target.wants/ews.service": {fs.ModeSymlink, ""},
@@ -243,6 +253,17 @@ func TestFlashWritesEveryFile(t *testing.T) {
 		}
 	}
 
+	// the card holds ews2's own bundle, minted from the admin bundle; no file
+	// on either partition holds the CA's private key or the signing key
+	installed, err := bundle.Read(filepath.Join(c.root, "etc/ews/cluster.bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !installed.IsBoard() || installed.Name != "ews2" || installed.Key != key || installed.Token != tb.Token || installed.VerifyKey != tb.VerifyKey {
+		t.Fatalf("installed bundle: %+v", installed)
+	}
+	noAdminSecrets(t, c)
+
 	// boot partition: only ews.toml is new; it loads and names this board and its peers
 	bootAfter := snapshot(t, c.boot)
 	delete(bootAfter, "ews.toml")
@@ -256,11 +277,31 @@ func TestFlashWritesEveryFile(t *testing.T) {
 		t.Fatalf("boot config: %v", err)
 	}
 	if cfg.Node.Name != "ews2" || cfg.Node.Gossip != ":7947" || strings.Join(cfg.Cluster.Peers, ",") != peers ||
-		cfg.Cluster.KeyFile != "/etc/ews/cluster.key" || cfg.Cluster.Key != "" {
-		t.Fatalf("boot config: name %q gossip %q peers %q key_file %q", cfg.Node.Name, cfg.Node.Gossip, cfg.Cluster.Peers, cfg.Cluster.KeyFile)
+		cfg.Cluster.BundleFile != "/etc/ews/cluster.bundle" || cfg.Cluster.KeyFile != "" || cfg.Cluster.Key != "" {
+		t.Fatalf("boot config: name %q gossip %q peers %q bundle_file %q key_file %q", cfg.Node.Name, cfg.Node.Gossip, cfg.Cluster.Peers, cfg.Cluster.BundleFile, cfg.Cluster.KeyFile)
 	}
 	if fi, _ := os.Stat(conf); fi.Mode().Perm() != 0o644 {
 		t.Errorf("boot config mode %v", fi.Mode())
+	}
+}
+
+// noAdminSecrets fails when any file on the card holds the admin bundle's
+// CA key or firmware signing key (H1: a stolen SD card gives neither).
+func noAdminSecrets(t *testing.T, c *card) {
+	t.Helper()
+	for _, dir := range []string{c.boot, c.root} {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, _ := os.ReadFile(p)
+			for what, secret := range map[string]string{"the CA private key": tb.CAKey, "the firmware signing key": tb.SignKey, "a ca_key field": "ca_key", "a sign_key field": "sign_key"} {
+				if strings.Contains(string(b), secret) {
+					t.Errorf("%s holds %s", p, what)
+				}
+			}
+			return nil
+		})
 	}
 }
 
@@ -316,7 +357,7 @@ func TestFlashSecrets(t *testing.T) {
 		if code != 1 || !strings.Contains(out, "different token") || read(t, filepath.Join(c.root, "etc/ews/token")) != "other\n" {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		if out, code := run(t, "flash.sh", c.flashArgs("--force")...); code != 0 || read(t, filepath.Join(c.root, "etc/ews/token")) != tb.Token+"\n" {
+		if out, code := run(t, "flash.sh", c.flashArgs("--force")...); code != 0 || !strings.Contains(read(t, filepath.Join(c.root, "etc/ews/cluster.bundle")), tb.Token) {
 			t.Fatalf("--force: exit %d:\n%s", code, out)
 		}
 	})
@@ -336,7 +377,7 @@ func TestFlashDryRunChangesNothing(t *testing.T) {
 		"+ install -m 0755 " + filepath.Join(c.dist, "ews-linux-armv6") + " " + filepath.Join(c.root, "usr/bin/ews"),
 		"ews.service " + filepath.Join(c.root, "etc/systemd/system/ews.service"),
 		"+ ln -sfn /etc/systemd/system/ews.service " + filepath.Join(c.root, "etc/systemd/system/multi-user.target.wants/ews.service"),
-		filepath.Join(c.root, "etc/ews/cluster.key") + " (secret)",
+		filepath.Join(c.root, "etc/ews/cluster.bundle") + " (secret)",
 		filepath.Join(c.boot, "ews.toml"),
 		`name   = "ews2"`,
 		"nothing was changed",
@@ -377,10 +418,14 @@ func TestFlashRefuses(t *testing.T) {
 		{"key and key file", func(c *card) []string { return c.flashArgs("--key", config.NewKey(), "--key-file", "/dev/null") }, nil, 2, "not both"},
 		{"bundle and key", func(c *card) []string { return c.flashArgs("--bundle", testBundle, "--key", config.NewKey()) }, nil, 2, "no --key"},
 		{"key without token", func(c *card) []string { return c.flashArgs("--key", config.NewKey()) }, nil, 2, "--token-file"},
-		{"bundle with an unknown field", func(c *card) []string { return c.flashArgs("--bundle", bundleWith(c, "ca = 'x'")) }, nil, 1, ":11: unknown field 'ca'"},
+		{"bundle with an unknown field", func(c *card) []string { return c.flashArgs("--bundle", bundleWith(c, "ca = 'x'")) }, nil, 1,
+			fmt.Sprintf(":%d: unknown field 'ca'", strings.Count(string(tb.Marshal()), "\n")+1)},
 		{"bundle of another version", func(c *card) []string {
-			return c.flashArgs("--bundle", bundleWith(c, "", "version = 2", "version = 3"))
-		}, nil, 1, "version '3'"},
+			return c.flashArgs("--bundle", bundleWith(c, "", "version = 3", "version = 4"))
+		}, nil, 1, "version '4'"},
+		{"version 2 bundle (CA key for every board)", func(c *card) []string { return c.flashArgs("--bundle", legacyBundle(c)) }, nil, 1, "ews cluster migrate"},
+		{"another board's bundle", func(c *card) []string { return c.flashArgs("--bundle", boardBundle(c, "ews1")) }, nil, 1, "is board ews1's bundle, not ews2's"},
+		{"admin bundle without an ews to mint with", func(c *card) []string { return dropArg(c.flashArgs(), "--ews") }, nil, 1, "needs an ews for this machine"},
 		{"missing bundle", func(c *card) []string { return c.flashArgs("--bundle", c.dist+"/none") }, nil, 1, "cannot read it"},
 		{"no binary for the arch", func(c *card) []string { return c.flashArgs() }, func(t *testing.T, c *card) {
 			os.Remove(filepath.Join(c.dist, "ews-linux-armv6"))
@@ -431,6 +476,49 @@ func bundleWith(c *card, extra string, replace ...string) string {
 	return p
 }
 
+// legacyBundle writes a version 2 bundle (the CA key in it) next to the card.
+func legacyBundle(c *card) string {
+	cert, key, err := clustertls.NewCA(time.Now())
+	if err != nil {
+		panic(err)
+	}
+	old := &bundle.Bundle{Version: bundle.VersionSharedCA, Key: tb.Key, Token: tb.Token, SessionSecret: tb.SessionSecret,
+		CACert: base64.StdEncoding.EncodeToString(cert), CAKey: base64.StdEncoding.EncodeToString(key)}
+	p := filepath.Join(filepath.Dir(c.dist), "v2.bundle")
+	if err := bundle.Write(p, old, true); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// boardBundle writes board name's bundle, minted from tb, next to the card.
+func boardBundle(c *card, name string) string {
+	b, err := tb.Board(name, nil, time.Now())
+	if err != nil {
+		panic(err)
+	}
+	p := filepath.Join(filepath.Dir(c.dist), name+".bundle")
+	if err := bundle.Write(p, b, true); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// A board's own bundle (ews cluster board) is flashed as it is, without
+// an ews to mint with.
+func TestFlashBoardBundle(t *testing.T) {
+	c := newCard(t)
+	p := boardBundle(c, "ews2")
+	out, code := run(t, "flash.sh", dropArg(c.flashArgs("--bundle", p), "--ews")...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if read(t, filepath.Join(c.root, "etc/ews/cluster.bundle")) != read(t, p) {
+		t.Fatal("the board bundle was not installed as it is")
+	}
+	noAdminSecrets(t, c)
+}
+
 func replaceArg(args []string, flag, value string) []string {
 	out := append([]string(nil), args...)
 	for i := range out {
@@ -457,14 +545,17 @@ func TestDeployDryRun(t *testing.T) {
 	c := newCard(t)
 	key := tb.Key
 	out, code := run(t, "deploy.sh", "--boards", "ews1=pi@10.0.0.11,ews2=pi@10.0.0.12,ews3=pi@10.0.0.13", "--arch", "armv7",
-		"--dist", c.dist, "--peers", peers, "--bundle", testBundle, "--dry-run")
+		"--dist", c.dist, "--peers", peers, "--bundle", testBundle, "--ews", hostEws, "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if strings.Contains(out, key) || strings.Contains(out, tb.Token) {
 		t.Error("dry run printed a secret")
 	}
-	for _, s := range []string{"/etc/ews/token", "/etc/ews/cluster.key", "/etc/ews/cluster.bundle"} {
+	if strings.Contains(out, "/etc/ews/token") || strings.Contains(out, "/etc/ews/cluster.key") {
+		t.Errorf("with --bundle only the board's bundle is installed:\n%s", out)
+	}
+	for _, s := range []string{"/etc/ews/cluster.bundle"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("dry run does not install %s:\n%s", s, out)
 		}
@@ -577,5 +668,39 @@ func TestShellcheck(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Errorf("shellcheck %s: %v\n%s", s, err, out.String())
 		}
+	}
+}
+
+// With --bundle the boards serve HTTPS and node.http redirects there:
+// deploy.sh follows the redirect to read the table, trusting only the
+// cluster's CA (a board certificate minted from testBundle).
+func TestDeployRollingTLS(t *testing.T) {
+	c := newCard(t)
+	b, err := tb.Board("ews1", []string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := b.BoardCert("ews1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := `{"epoch":3,"master":"ews1","self":"ews1","nodes":[
+{"name":"ews1","rank":0,"runstate":"running","linknum":0},{"name":"ews2","rank":1,"runstate":"running"}]}`
+	https := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, table) }))
+	https.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	https.StartTLS()
+	defer https.Close()
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, https.URL+r.URL.Path, http.StatusPermanentRedirect)
+	}))
+	defer plain.Close()
+	u, _ := url.Parse(plain.URL)
+	fake := filepath.Join(t.TempDir(), "fake")
+	write(t, fake, "#!/bin/sh\nexit 0\n", 0o755)
+	out, code := run(t, "deploy.sh", "--boards", "ews1=a@127.0.0.1,ews2=b@127.0.0.1", "--arch", "arm64", "--dist", c.dist,
+		"--peers", peers, "--bundle", testBundle, "--ews", hostEws, "--force",
+		"--http-port", u.Port(), "--timeout", "3", "--ssh", fake, "--scp", fake)
+	if code != 0 || !strings.Contains(out, "ews1 is the master") || !strings.Contains(out, "ews2 is back in the table") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

@@ -17,15 +17,18 @@ fi
 bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump
 go vet ./...
 go test -race -timeout 20m ./...
-# Short fuzz runs of the two parsers that read what the network sends: the
-# gossip decoder and the dispatch mark parser (-fuzz takes one package).
+# Short fuzz runs of the parsers that read what the network or a damaged card
+# hands them: the gossip decoder, the dispatch mark, mDNS packets and the
+# history file (-fuzz takes one package).
 # Budgets are execution counts (~5 s each here), not durations: a duration
 # races Go 1.26's fuzz coordinator at its deadline and fails with "context
 # deadline exceeded" and no crasher (golang/go#75804, fixed in Go 1.27).
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 75000x ./state/
 go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
+go test -run '^$' -fuzz '^FuzzAnswer$' -fuzztime 50000x ./node/mdns/
+go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
 # Browser tests (headless Chromium) run without -race: the browser, not Go,
 # is what they exercise, and -race triples their time.
-go test -tags browser -run Browser -timeout 10m ./webui/ ./cmd/ews/
+go test -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
 bash scripts/arm-smoke.sh
 echo "test: all passed"

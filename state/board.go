@@ -1,32 +1,15 @@
 package state
 
-import "time"
+import (
+	"time"
 
-// Board is one board's row: a row of GET /api/cluster's nodes[] and the
-// master dispatcher's input, the same type for both. In a View it is the
-// master's table; from Cluster.Boards it is the board's own last report.
-// Either way Linknum is the board's own in-flight count (invariant 3).
-type Board struct {
-	Name     string   `json:"name"`
-	Rank     int      `json:"rank"`
-	Addr     string   `json:"addr"` // gossip host:port from cluster.peers
-	HTTP     string   `json:"http"` // from the board's own report; "" until heard
-	Linknum  int      `json:"linknum"`
-	Capacity int      `json:"capacity"`
-	Weight   int      `json:"weight"`
-	Runstate Runstate `json:"runstate"` // "joining" | "running" | "overloaded" | "down" in JSON
-	Load     Load     `json:"load"`
-	// LastSeenMs is how long ago the master last heard the board, as of now;
-	// -1 when it never has.
-	LastSeenMs int64 `json:"last_seen_ms"`
-	// AuthMismatch is set (in a View) when the board's reported credentials
-	// fingerprint differs from the master's: it refuses the requests the
-	// master forwards with 401. Omitted when false.
-	AuthMismatch bool `json:"auth_mismatch,omitempty"`
-	// Simulated: the board runs on the simulated board (its report says
-	// so); its devices drive no hardware.
-	Simulated bool `json:"simulated,omitempty"`
-}
+	"github.com/ews-firmware/ews/state/row"
+)
+
+// Board is one board's row (row.Board): a row of GET /api/cluster's
+// nodes[] and the master dispatcher's input. In a View it is the master's
+// table; from Cluster.Boards it is the board's own last report.
+type Board = row.Board
 
 // board is peer rank r as this board knows it from its reports at now: a
 // fresh start (joining) counts as running with nothing in flight; a board

@@ -41,6 +41,14 @@ type Credentialer interface {
 	Creds() uint64
 }
 
+// Queuer may be implemented by a Local that runs the master's queue: its
+// depth and dispatched count per class, with ok false while this board is
+// not master (a follower shows the ones the master's tables carry). It is
+// asked on the cluster's goroutine every heartbeat and must be quick.
+type Queuer interface {
+	QueueStats() (depth map[string]int, dispatched map[string]uint64, ok bool)
+}
+
 // Cluster is this board's member of the cluster: memberlist membership and
 // transport, the Election, and the table view the node serves.
 type Cluster struct {
@@ -57,14 +65,12 @@ type Cluster struct {
 	// address, so messages reach them even while out of the membership.
 	literal map[string]string
 
-	mu    sync.Mutex // guards e, subs, queue, completed
+	queuer Queuer // the Local's, or nil
+
+	mu    sync.Mutex // guards e, subs
 	e     *Election
 	subs  map[int]func(View)
 	subID int
-	// queue and completed are the master's queue stats (class -> depth,
-	// class -> dispatched), set by the node while this board is master.
-	queue     func() map[string]int
-	completed func() map[string]uint64
 
 	ml             *memberlist.Memberlist
 	inbox          chan received
@@ -72,6 +78,7 @@ type Cluster struct {
 	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
 	joins          atomic.Int64         // join attempts of the rejoin loop
 	refusedMembers memberLog            // refused members, logged once a minute
+	loadPanicked   atomic.Bool          // Local.Load has panicked (warned once)
 
 	amu   sync.Mutex        // guards addrs
 	addrs map[string]string // live members' gossip addresses, copied in the event delegate
@@ -113,6 +120,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
 		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}}
+	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
 
@@ -276,38 +284,19 @@ func (c *Cluster) Snapshot() View {
 	c.mu.Lock()
 	v := c.e.View(time.Now())
 	master := c.e.IsMaster()
-	q, done := c.queue, c.completed
 	c.mu.Unlock()
 	if master {
 		v.Queue, v.Completed = nil, nil
-		if q != nil {
-			v.Queue = q()
-		}
-		if done != nil {
-			v.Completed = done()
+		if c.queuer != nil {
+			if q, done, ok := c.queuer.QueueStats(); ok {
+				v.Queue, v.Completed = q, done
+			}
 		}
 	}
 	if v.Queue == nil {
 		v.Queue = map[string]int{}
 	}
 	return v
-}
-
-// SetCompleted sets the callback for the master's dispatched count per
-// class (View.Completed and the tables' stats); nil while not master.
-func (c *Cluster) SetCompleted(fn func() map[string]uint64) {
-	c.mu.Lock()
-	c.completed = fn
-	c.mu.Unlock()
-}
-
-// SetQueue sets the callback for the master's queue depth per class
-// (View.Queue and the tables' stats); nil while not master. Both callbacks
-// run on the cluster's goroutine every heartbeat and must be quick.
-func (c *Cluster) SetQueue(fn func() map[string]int) {
-	c.mu.Lock()
-	c.queue = fn
-	c.mu.Unlock()
 }
 
 // IsMaster reports whether this board is the master now.

@@ -19,6 +19,19 @@ import (
 type fakeLocal struct {
 	inflight atomic.Int64
 	runstate atomic.Value
+	queue    atomic.Pointer[queueStats] // nil: not running a queue
+}
+
+type queueStats struct {
+	depth      map[string]int
+	dispatched map[string]uint64
+}
+
+func (f *fakeLocal) QueueStats() (map[string]int, map[string]uint64, bool) {
+	if q := f.queue.Load(); q != nil {
+		return q.depth, q.dispatched, true
+	}
+	return nil, nil, false
 }
 
 func (f *fakeLocal) InFlight() int     { return int(f.inflight.Load()) }
@@ -147,8 +160,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		t.Fatalf("ews2's row %+v: want mem 0.5 and its gossip address", n)
 	}
 	// The master's queue stats reach the followers in its table.
-	bs[0].c.SetQueue(func() map[string]int { return map[string]int{"control": 3} })
-	bs[0].c.SetCompleted(func() map[string]uint64 { return map[string]uint64{"control": 7} })
+	bs[0].local.queue.Store(&queueStats{map[string]int{"control": 3}, map[string]uint64{"control": 7}})
 	testutil.EventuallyWithin(t, "the master's queue on ews3", 2*time.Second, func() bool {
 		v := bs[2].c.Snapshot()
 		return v.Queue["control"] == 3 && v.Completed["control"] == 7
@@ -243,7 +255,7 @@ func TestClusterStandalone(t *testing.T) {
 	if c.ml != nil {
 		t.Fatal("a standalone board started memberlist")
 	}
-	c.SetQueue(func() map[string]int { return map[string]int{"control": 2} })
+	local.queue.Store(&queueStats{depth: map[string]int{"control": 2}})
 	select {
 	case <-views:
 	case <-time.After(5 * time.Second):

@@ -1,69 +1,12 @@
 package state
 
-import "math"
+import "github.com/ews-firmware/ews/state/row"
 
-// Load is a board's resource use. The first four are shares of its
-// capacity in 0..1: cpu busy time, memory in use (1 - available/total),
-// network throughput over link speed, disk busy time; on the wire each is
-// per mille (uint16). The rest (report version 3) are what the papers'
-// formulas need raw: disk space used (a share), packets/s and disk
-// operations/s (rates, no ceiling), and the static capacities cpu MHz
-// (cores × clock) and memory size. Zero means not reported.
-type Load struct {
-	CPU  float64 `json:"cpu"`
-	Mem  float64 `json:"mem"`
-	Net  float64 `json:"net"`
-	Disk float64 `json:"disk"`
+// Load is a board's resource use (row.Load).
+type Load = row.Load
 
-	DiskUsed float64 `json:"disk_used"` // share of the root file system's space in use
-	NetPPS   float64 `json:"net_pps"`   // packets/s received and sent, all interfaces but lo
-	DiskOps  float64 `json:"disk_ops"`  // reads + writes completed per second, all disks
-	CPUMHz   float64 `json:"cpu_mhz"`   // static: Σ over cores of the maximum clock
-	MemMB    float64 `json:"mem_mb"`    // static: memory size
-}
-
-// WireLoad is the four shares on the wire: per mille, 0..1000.
-type WireLoad struct {
-	CPU  uint16
-	Mem  uint16
-	Net  uint16
-	Disk uint16
-}
-
-// Wire converts the shares to per mille, clamping to 0..1000 (NaN is 0).
-func (l Load) Wire() WireLoad {
-	return WireLoad{CPU: permille(l.CPU), Mem: permille(l.Mem), Net: permille(l.Net), Disk: permille(l.Disk)}
-}
-
-// Load converts back to shares in 0..1.
-func (w WireLoad) Load() Load {
-	return Load{CPU: float64(w.CPU) / 1000, Mem: float64(w.Mem) / 1000, Net: float64(w.Net) / 1000, Disk: float64(w.Disk) / 1000}
-}
-
-func (w WireLoad) valid() bool {
-	return w.CPU <= 1000 && w.Mem <= 1000 && w.Net <= 1000 && w.Disk <= 1000
-}
-
-func permille(v float64) uint16 {
-	switch {
-	case math.IsNaN(v) || v <= 0:
-		return 0
-	case v >= 1:
-		return 1000
-	}
-	return uint16(math.Round(v * 1000))
-}
-
-// count is a rate or size on the wire: rounded, clamped to 0..MaxUint32.
-func count(v float64) uint32 {
-	switch {
-	case math.IsNaN(v) || v <= 0:
-		return 0
-	case v >= math.MaxUint32:
-		return math.MaxUint32
-	}
-	return uint32(math.Round(v))
-}
+// WireLoad is the four shares of a Load on the wire, per mille (row.WireLoad).
+type WireLoad = row.WireLoad
 
 // Wire returns the row's load.
 func (r *Row) Wire() WireLoad { return WireLoad{CPU: r.CPU, Mem: r.Mem, Net: r.Net, Disk: r.Disk} }
@@ -82,8 +25,8 @@ func (m *ReportMsg) SetLoad(w WireLoad) { m.CPU, m.Mem, m.Net, m.Disk = w.CPU, w
 // SetFullLoad stores all of l in the report: the shares and the raw figures.
 func (m *ReportMsg) SetFullLoad(l Load) {
 	m.SetLoad(l.Wire())
-	m.DiskUsed, m.NetPPS, m.DiskOps = permille(l.DiskUsed), count(l.NetPPS), count(l.DiskOps)
-	m.CPUMHz, m.MemMB = count(l.CPUMHz), count(l.MemMB)
+	m.DiskUsed, m.NetPPS, m.DiskOps = row.PerMille(l.DiskUsed), row.Count(l.NetPPS), row.Count(l.DiskOps)
+	m.CPUMHz, m.MemMB = row.Count(l.CPUMHz), row.Count(l.MemMB)
 }
 
 // FullLoad is everything the report says of the board's load.

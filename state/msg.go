@@ -518,7 +518,7 @@ func (m *TableMsg) validate() error {
 		if !r.Runstate.Valid() {
 			return fmt.Errorf("row %q: bad runstate %d", r.Name, r.Runstate)
 		}
-		if !r.Wire().valid() {
+		if !r.Wire().Valid() {
 			return fmt.Errorf("row %q: load over 1000 per mille", r.Name)
 		}
 	}
@@ -540,7 +540,7 @@ func (m *ReportMsg) validate() error {
 	if !m.Runstate.Valid() {
 		return fmt.Errorf("report %q: bad runstate %d", m.Name, m.Runstate)
 	}
-	if !m.Wire().valid() || m.DiskUsed > 1000 {
+	if !m.Wire().Valid() || m.DiskUsed > 1000 {
 		return fmt.Errorf("report %q: load over 1000 per mille", m.Name)
 	}
 	return nil

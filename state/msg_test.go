@@ -322,17 +322,6 @@ func mustEncode(t *testing.T, m Message) []byte {
 	return b
 }
 
-func TestLoadWire(t *testing.T) {
-	for _, c := range []struct {
-		in   float64
-		want uint16
-	}{{-1, 0}, {0, 0}, {0.0004, 0}, {0.5, 500}, {1, 1000}, {7, 1000}} {
-		if got := permille(c.in); got != c.want {
-			t.Errorf("permille(%v) = %d, want %d", c.in, got, c.want)
-		}
-	}
-}
-
 // TestStepDownVersions: version 3 carries the peer-list hash; an older
 // step-down still decodes, without it.
 func TestStepDownVersions(t *testing.T) {

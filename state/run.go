@@ -87,7 +87,8 @@ func (c *Cluster) safely(fn func(now time.Time) ([]Action, error)) (acts []Actio
 }
 
 // report samples this board for its heartbeat report. A panicking Local
-// gives a "down" report rather than stopping the cluster.
+// gives a "down" report rather than stopping the cluster; a panicking
+// Load costs only the load figures (sent as 0), never the board.
 func (c *Cluster) report() (r ReportMsg) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -103,20 +104,32 @@ func (c *Cluster) report() (r ReportMsg) {
 	inflight := max(c.local.InFlight(), 0)
 	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
 		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs, Simulated: c.cfg.Simulated}
-	r.SetFullLoad(c.local.Load())
+	r.SetFullLoad(c.sampleLoad())
 	if cr, ok := c.local.(Credentialer); ok {
 		r.Creds = cr.Creds()
 	}
 	return r
 }
 
-// stats samples the master's queue for its next table: nil while the node
-// has set no callbacks (not master). A panicking callback gives no stats.
+// sampleLoad is Local.Load, or no load (0s) when it panics: a figure this
+// board cannot read must not take it out of the cluster. The first panic
+// is logged; later ones are not, so the log is not flooded each heartbeat.
+func (c *Cluster) sampleLoad() (l Load) {
+	defer func() {
+		if p := recover(); p != nil {
+			if !c.loadPanicked.Swap(true) {
+				c.logger.Warn("cluster: panic sampling this board's load: reported as 0 from now on while it lasts (logged once)", "panic", p)
+			}
+			l = Load{}
+		}
+	}()
+	return c.local.Load()
+}
+
+// stats samples the master's queue for its next table: nil while the
+// Local runs no queue (not master). A panicking Queuer gives no stats.
 func (c *Cluster) stats() (out ClassStats) {
-	c.mu.Lock()
-	q, done := c.queue, c.completed
-	c.mu.Unlock()
-	if q == nil && done == nil {
+	if c.queuer == nil {
 		return nil
 	}
 	defer func() {
@@ -125,13 +138,9 @@ func (c *Cluster) stats() (out ClassStats) {
 			out = nil
 		}
 	}()
-	var depth map[string]int
-	var dispatched map[string]uint64
-	if q != nil {
-		depth = q()
-	}
-	if done != nil {
-		dispatched = done()
+	depth, dispatched, ok := c.queuer.QueueStats()
+	if !ok {
+		return nil
 	}
 	return MakeClassStats(depth, dispatched)
 }

@@ -171,8 +171,9 @@ func (m *Manager) poke() {
 
 // Run removes an address left from an earlier life unless Set(true) came
 // first, then keeps the address in step with Set until ctx ends, and removes
-// it then. Failures are logged, counted and retried; they never end Run.
-func (m *Manager) Run(ctx context.Context) {
+// it then and returns nil. Failures are logged, counted and retried; they
+// never end Run.
+func (m *Manager) Run(ctx context.Context) error {
 	defer m.Close()
 	// The kernel may hold the address from before a crash (kill -9, power
 	// loss with a persistent netns): what we hold is what it says.
@@ -258,7 +259,7 @@ func (m *Manager) Run(ctx context.Context) {
 					m.log.Info("vip: removed at shutdown")
 				}
 			}
-			return
+			return nil
 		case <-m.kick:
 			reconcile()
 		case <-retryC:

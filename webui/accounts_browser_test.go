@@ -95,8 +95,9 @@ func accLogin(t *testing.T, ctx context.Context, base, token string) {
 	}
 }
 
-// controls is a JS expression: the names of the cards that show a control.
-const controls = `[...document.querySelectorAll('#device-list .card')].filter(c => [...c.querySelectorAll('input, button')].some(e => e.offsetParent !== null)).map(c => c.dataset.name).sort().join(',')`
+// controls is a JS expression: the names of the cards that show a device
+// control (the history button of a card is not one).
+const controls = `[...document.querySelectorAll('#device-list .card')].filter(c => [...c.querySelectorAll('.ctl input, .ctl button')].some(e => e.offsetParent !== null)).map(c => c.dataset.name).sort().join(',')`
 
 // A viewer sees no controls; an operator sees controls only on its
 // devices; the admin page creates and rotates a user.

@@ -25,7 +25,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -36,43 +35,8 @@ const (
 
 func findChromium(t *testing.T) string { return testbrowser.Find(t) }
 
-// jsLog collects the page's uncaught exceptions and console errors.
-type jsLog struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-func (l *jsLog) listen(ev any) {
-	var msg string
-	switch e := ev.(type) {
-	case *cdpruntime.EventExceptionThrown:
-		msg = "exception: " + e.ExceptionDetails.Text
-		if e.ExceptionDetails.Exception != nil && e.ExceptionDetails.Exception.Description != "" {
-			msg += " " + e.ExceptionDetails.Exception.Description
-		}
-	case *cdpruntime.EventConsoleAPICalled:
-		if e.Type != cdpruntime.ConsoleAPICalledTypeError && e.Type != cdpruntime.ConsoleAPICalledTypeWarning {
-			return
-		}
-		msg = "console." + string(e.Type) + ":"
-		for _, a := range e.Args {
-			msg += " " + string(a.Value) + a.Description
-		}
-	default:
-		return
-	}
-	l.mu.Lock()
-	l.errors = append(l.errors, msg)
-	l.mu.Unlock()
-}
-
-func (l *jsLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.errors...)
-}
-
-var pageLog = &jsLog{}
+// pageLog collects the page's uncaught exceptions, console errors and warnings.
+var pageLog = &testbrowser.Console{Warnings: true}
 
 // browser starts a headless chromium with a fresh profile and returns a tab context.
 func browser(t *testing.T) context.Context {
@@ -80,7 +44,7 @@ func browser(t *testing.T) context.Context {
 	exe := findChromium(t)
 	opts := testbrowser.Options(t, exe)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(pageLog.listen))
+	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(pageLog.Listen))
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	if err := chromedp.Do(ctx); err != nil {
@@ -104,7 +68,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	defer cancel()
 	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 1500)`))
-		t.Fatalf("%s: waiting for %s: %v\npage errors: %q\npage text:\n%s", what, expr, err, pageLog.all(), dump)
+		t.Fatalf("%s: waiting for %s: %v\npage errors: %q\npage text:\n%s", what, expr, err, pageLog.All(), dump)
 	}
 }
 
@@ -409,7 +373,7 @@ func TestBrowser(t *testing.T) {
 
 	screenshots(t, ctx)
 	seen := map[string]bool{}
-	for _, e := range pageLog.all() {
+	for _, e := range pageLog.All() {
 		if strings.HasPrefix(e, "exception") && !seen[e] {
 			seen[e] = true
 			t.Errorf("page threw: %s", e)

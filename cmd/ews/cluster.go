@@ -6,14 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
 )
 
-const clusterHelp = `init [--out PATH] [--force] [DIR]: write a new cluster bundle (gossip key, API token, session secret, TLS CA), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. Refuses to overwrite without --force.
-join BUNDLE [--etc DIR] [--force]: install the bundle's cluster key, token and a copy of the bundle into DIR (default /etc/ews); refuses to replace different secrets without --force. Prints the files it wrote, never a secret.
-ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
-Every board of a cluster needs the same bundle: make it once, install it on each board.`
+const clusterHelp = `init (--peers LIST | --board NAME...) [--dns NAME]... [--net CIDR]... [--out PATH] [--force] [DIR]: write the admin bundle (gossip key, API token, session secret, the CA and its key, the firmware signing key), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. The CA may certify the boards named and nothing else. It never goes on a board.
+board NAME [--addr HOST]... --bundle ADMIN --out FILE: mint board NAME's bundle (its certificate and key, no CA key, no signing key).
+join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a board bundle (or mint this board's from the admin bundle with --name) into DIR (default /etc/ews): cluster.key, token, cluster.bundle, each 0600; refuses to replace different secrets without --force.
+migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 bundle into an admin bundle, keeping its gossip key and token.
+ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -24,9 +26,13 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterJoin(args[1:], stdout, stderr)
 		case "ca":
 			return clusterCA(args[1:], stdout, stderr)
+		case "board":
+			return clusterBoard(args[1:], stdout, stderr)
+		case "migrate":
+			return clusterMigrate(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init [--out PATH] [--force] [DIR] | join BUNDLE [--etc DIR] [--force] | ca BUNDLE", clusterHelp, stderr)
+	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -35,11 +41,17 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 }
 
 func clusterInit(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster init", "[--out PATH] [--force] [DIR]", "Write a new cluster bundle, mode 0600; print its token once.", stderr)
+	fs := newFlags("cluster init", "(--peers LIST | --board NAME...) [--dns NAME]... [--net CIDR]... [--out PATH] [--force] [DIR]", "Write the admin bundle, mode 0600; print its token once. It never goes on a board.", stderr)
 	out := fs.String("out", "", "bundle file to write (default ./"+bundle.DefaultName+", or DIR/"+bundle.DefaultName+")")
 	force := fs.Bool("force", false, "overwrite an existing bundle (boards installed from it will no longer work with new ones)")
+	sf := addScopeFlags(fs)
 	if code, ok := parse(fs, interleave(args, map[string]bool{"force": true})); !ok {
 		return code
+	}
+	sc, err := sf.scope()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster init: %v\n", err)
+		return exitUsage
 	}
 	if fs.NArg() > 1 || (fs.NArg() == 1 && *out != "") {
 		fmt.Fprintln(stderr, "ews cluster init: give --out PATH or one DIR, not both")
@@ -52,15 +64,21 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 	case path == "":
 		path = bundle.DefaultName
 	}
-	b := bundle.New()
+	b, err := bundle.NewAdmin(sc, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster init: %v\n", err)
+		return exitError
+	}
 	if err := bundle.Write(path, b, *force); err != nil {
 		fmt.Fprintf(stderr, "ews cluster init: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "ews: wrote the cluster bundle %s (mode 0600): gossip key, API token, session secret, TLS CA.\n", path)
+	ca, _ := b.CA()
+	fmt.Fprintf(stdout, "ews: wrote the admin bundle %s (mode 0600): gossip key, API token, session secret, the TLS CA and its key, the firmware signing key. It never goes on a board.\n", path)
+	fmt.Fprintf(stdout, "The CA may certify %s; it is valid until %s.\n", describeScope(sc), ca.Cert.NotAfter.UTC().Format("2006-01-02"))
 	fmt.Fprintf(stdout, "API token (shown once; keep it: the UI login asks for it; it is also in %s):\n\n  %s\n\n", path, b.Token)
 	fmt.Fprintf(stdout, "Boards with this bundle serve HTTPS (:8443) with its CA; trust it on a client with:\n  ews cluster ca %s > ews-ca.pem   (then curl --cacert ews-ca.pem, or import it in the browser)\n", path)
-	fmt.Fprintf(stdout, "Install the same bundle on every board:\n  scripts/flash.sh --bundle %s ...   (SD card)\n  ews cluster join %s               (on a board, as root)\n  or copy it to /etc/ews/%s before installing the .deb\n", path, path, bundle.DefaultName)
+	fmt.Fprintf(stdout, "Give each board its own bundle minted from it:\n  scripts/flash.sh --bundle %s ...            (SD card)\n  ews cluster board NAME --bundle %s --out NAME.bundle   (then copy it to the board's /etc/ews/%s)\n", path, path, bundle.DefaultName)
 	return exitOK
 }
 
@@ -95,8 +113,11 @@ func clusterCA(args []string, stdout, stderr io.Writer) int {
 }
 
 func clusterJoin(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster join", "BUNDLE [--etc DIR] [--force]", "Install the bundle's secrets into DIR: cluster.key (0600), token (0640), cluster.bundle (0600).", stderr)
+	fs := newFlags("cluster join", "BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]", "Install a board bundle into DIR: cluster.key, token, cluster.bundle, each 0600 (owned by ews when run as root).\nGiven the admin bundle and --name, mint this board's bundle from it first; the admin bundle is not copied.", stderr)
 	etc := fs.String("etc", "/etc/ews", "directory to install into")
+	name := fs.String("name", "", "this board's name: mint its bundle from the admin bundle BUNDLE")
+	var addrs listFlag
+	fs.Var(&addrs, "addr", "with --name: an address (or DNS name) the board is reached at; repeat")
 	force := fs.Bool("force", false, "replace secrets that differ from the bundle's")
 	if code, ok := parse(fs, interleave(args, map[string]bool{"force": true})); !ok {
 		return code
@@ -114,7 +135,27 @@ func clusterJoin(args []string, stdout, stderr io.Writer) int {
 	if fi, err := os.Stat(fs.Arg(0)); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		fmt.Fprintf(stderr, "ews cluster join: warning: %s is readable by others (mode %04o): it holds the cluster's secrets; chmod 600 it\n", fs.Arg(0), fi.Mode().Perm())
 	}
-	done, err := bundle.Install(*etc, b, *force)
+	switch {
+	case b.IsAdmin() && *name == "":
+		fmt.Fprintf(stderr, "ews cluster join: %s is the admin bundle (it holds the CA key and the firmware signing key): give --name NAME to mint this board's own bundle from it, or install one made with ews cluster board\n", fs.Arg(0))
+		return exitUsage
+	case b.IsAdmin():
+		if b, err = b.Board(*name, addrs, time.Now()); err != nil {
+			fmt.Fprintf(stderr, "ews cluster join: %v\n", err)
+			return exitError
+		}
+	case *name != "" && b.IsBoard() && b.Name != *name:
+		fmt.Fprintf(stderr, "ews cluster join: %s is board %s's bundle, not %s's\n", fs.Arg(0), b.Name, *name)
+		return exitError
+	case *name != "" && !b.IsBoard():
+		fmt.Fprintf(stderr, "ews cluster join: --name mints from the admin bundle: %v\n", b.NeedAdmin(fs.Arg(0)))
+		return exitError
+	case b.CAKey != "":
+		fmt.Fprintf(stderr, "ews cluster join: %s is a version %d bundle: it holds the cluster's CA key, which no longer goes on a board; make the admin bundle with `ews cluster migrate %s --peers LIST --out ADMIN` (it keeps the key and token), then join with it and --name\n", fs.Arg(0), b.Version, fs.Arg(0))
+		return exitError
+	}
+	uid, gid := serviceOwner()
+	done, err := bundle.InstallOwned(*etc, b, *force, uid, gid)
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster join: %v\n", err)
 		return exitError

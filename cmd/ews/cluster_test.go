@@ -16,7 +16,7 @@ func TestClusterInitAndJoin(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.bundle")
 	var out, errb bytes.Buffer
-	if code := Main([]string{"cluster", "init", "--out", path}, &out, &errb); code != exitOK {
+	if code := Main([]string{"cluster", "init", "--board", "ews1,ews2", "--out", path}, &out, &errb); code != exitOK {
 		t.Fatalf("init exit %d: %s", code, errb.String())
 	}
 	b, err := bundle.Read(path)
@@ -26,15 +26,51 @@ func TestClusterInitAndJoin(t *testing.T) {
 	if strings.Count(out.String(), b.Token) != 1 || strings.Contains(out.String(), b.Key) {
 		t.Errorf("init must print the token once and never the key:\n%s", out.String())
 	}
-	if code := Main([]string{"cluster", "init", "--out", path}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "--force") {
+	if code := Main([]string{"cluster", "init", "--board", "ews1,ews2", "--out", path}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "--force") {
 		t.Errorf("init over an existing bundle: exit %d, %s", code, errb.String())
 	}
 
 	etc := filepath.Join(dir, "etc", "ews")
 	out.Reset()
 	errb.Reset()
-	if code := Main([]string{"cluster", "join", path, "--etc", etc}, &out, &errb); code != exitOK {
+	if code := Main([]string{"cluster", "join", path, "--etc", etc}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), path+" is the admin bundle") {
+		t.Fatalf("join of the admin bundle without --name: exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(etc); err == nil {
+		t.Fatal("a refused join created the directory")
+	}
+	if code := Main([]string{"cluster", "join", path, "--name", "ews3", "--etc", etc}, &out, &errb); code != exitError || !strings.Contains(errb.String(), `"ews3" is outside the CA's name constraints`) {
+		t.Fatalf("join as a board the CA does not know: exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Main([]string{"cluster", "join", path, "--name", "ews1", "--etc", etc}, &out, &errb); code != exitOK {
 		t.Fatalf("join exit %d: %s", code, errb.String())
+	}
+	installed, err := bundle.Read(filepath.Join(etc, bundle.DefaultName))
+	if err != nil || !installed.IsBoard() || installed.Name != "ews1" || installed.CAKey != "" || installed.SignKey != "" {
+		t.Fatalf("join installed %+v, %v; want ews1's board bundle", installed, err)
+	}
+	for _, f := range []string{"cluster.key", "token", "cluster.bundle"} {
+		if fi, err := os.Stat(filepath.Join(etc, f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", f, fi.Mode(), err)
+		}
+	}
+	// what join installed passes `ews config check` without a warning, read
+	// through bundle_file alone or through key_file and token_file
+	for _, sec := range []string{
+		"bundle_file = \"" + filepath.Join(etc, "cluster.bundle") + "\"\n",
+		"key_file = \"" + filepath.Join(etc, "cluster.key") + "\"\n[http]\ntoken_file = \"" + filepath.Join(etc, "token") + "\"\n",
+	} {
+		conf := filepath.Join(dir, "ews.toml")
+		doc := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\", \"ews2=127.0.0.2:7946\"]\n" + sec
+		if err := os.WriteFile(conf, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var cout, cerr bytes.Buffer
+		if code := Main([]string{"config", "check", conf}, &cout, &cerr); code != exitOK || cerr.Len() > 0 || !strings.Contains(cout.String(), ": ok") {
+			t.Errorf("config check after join (%s): exit %d\n%s%s", strings.Fields(sec)[0], code, cout.String(), cerr.String())
+		}
 	}
 	for _, secret := range []string{b.Token, b.Key, b.SessionSecret} {
 		if strings.Contains(out.String()+errb.String(), secret) {
@@ -52,17 +88,17 @@ func TestClusterInitAndJoin(t *testing.T) {
 
 	// a second, different bundle is refused over the first one's secrets
 	other := filepath.Join(dir, "other.bundle")
-	if code := Main([]string{"cluster", "init", dir, "--force"}, &out, &errb); code != exitOK {
+	if code := Main([]string{"cluster", "init", dir, "--force", "--board", "ews1"}, &out, &errb); code != exitOK {
 		t.Fatalf("init DIR: exit %d", code)
 	}
 	if _, err := os.Stat(filepath.Join(dir, bundle.DefaultName)); err != nil {
 		t.Fatalf("init DIR wrote no %s: %v", bundle.DefaultName, err)
 	}
-	if code := Main([]string{"cluster", "init", "--out", other}, &out, &errb); code != exitOK {
+	if code := Main([]string{"cluster", "init", "--board", "ews1", "--out", other}, &out, &errb); code != exitOK {
 		t.Fatal("init other")
 	}
 	errb.Reset()
-	if code := Main([]string{"cluster", "join", "--etc", etc, other}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "different secret") {
+	if code := Main([]string{"cluster", "join", "--etc", etc, "--name", "ews1", other}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "different secret") {
 		t.Errorf("join of a different bundle: exit %d, %s", code, errb.String())
 	}
 }
@@ -76,7 +112,12 @@ func TestClusterUsage(t *testing.T) {
 		{[]string{"cluster", "frob"}, exitUsage},
 		{[]string{"cluster", "join"}, exitUsage},
 		{[]string{"cluster", "join", "a", "b"}, exitUsage},
-		{[]string{"cluster", "init", "--out", "x", "dir"}, exitUsage},
+		{[]string{"cluster", "init", "--board", "ews1", "--out", "x", "dir"}, exitUsage},
+		{[]string{"cluster", "init", "--out", "x"}, exitUsage}, // no board named: the CA would certify nothing
+		{[]string{"cluster", "init", "--peers", "ews1=10.0.0.1", "--out", "x"}, exitUsage},
+		{[]string{"cluster", "init", "--board", "ews1", "--net", "not-a-net", "--out", "x"}, exitUsage},
+		{[]string{"cluster", "board", "ews1"}, exitUsage},
+		{[]string{"cluster", "migrate", "x"}, exitUsage},
 		{[]string{"cluster", "init", "--help"}, exitOK},
 		{[]string{"cluster", "join", "/nonexistent/bundle"}, exitError},
 	}
@@ -94,7 +135,7 @@ func TestClusterCA(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.bundle")
 	var out, errb bytes.Buffer
-	if code := Main([]string{"cluster", "init", "--out", path}, &out, &errb); code != exitOK {
+	if code := Main([]string{"cluster", "init", "--board", "ews1,ews2", "--out", path}, &out, &errb); code != exitOK {
 		t.Fatalf("init exit %d: %s", code, errb.String())
 	}
 	b, err := bundle.Read(path)

@@ -7,8 +7,8 @@ import (
 
 	"log/slog"
 
+	"github.com/ews-firmware/ews/internal/bootkey"
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node/bootkey"
 )
 
 func cmdConfig(args []string, stdout, stderr io.Writer) int {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -151,5 +152,22 @@ func TestStatus(t *testing.T) {
 	}
 	if code, _, errs := run("status", "--url", srv.URL+"/nothing"); code != 1 || !strings.Contains(errs, "404") {
 		t.Fatalf("not a board: exit %d %q", code, errs)
+	}
+}
+
+func TestRunPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	p := filepath.Join(t.TempDir(), "ews.toml")
+	doc := fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n[http]\nauth = \"none\"\n", ln.Addr().String())
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run("run", "--config", p)
+	if code != 1 || !strings.Contains(errs, "address in use") || !strings.Contains(errs, ln.Addr().String()) {
+		t.Fatalf("exit %d, stderr %q; want 1 and address in use naming the port", code, errs)
 	}
 }

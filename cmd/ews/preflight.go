@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/auth"
 )
 
@@ -17,8 +18,8 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 	if len(errs) == 0 {
 		// The credentials as node.New builds them: a bcrypt hash it cannot
 		// read is refused here too, with the line.
-		if _, err := auth.New(cfg.HTTP, auth.Options{}); err != nil {
-			errs = append(errs, cfg.Errorf(authKey(cfg.HTTP), "%v", err))
+		if _, err := auth.New(node.AuthConfig(cfg), auth.Options{}); err != nil {
+			errs = append(errs, cfg.Errorf(node.AuthKey(cfg), "%v", err))
 		}
 	}
 	// kernel interfaces the devices need (pwmchip, w1, i2c, GPIO): warned,
@@ -27,19 +28,6 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 	errs.Sort()
 	warns.Sort()
 	return errs, warns
-}
-
-// authKey is the key an auth.New error points at.
-func authKey(h config.HTTP) string {
-	switch {
-	case h.Auth == auth.ModeBasic:
-		return "http.users"
-	case h.Auth == auth.ModeToken && h.Token != "":
-		return "http.token"
-	case h.Auth == auth.ModeToken:
-		return "http.token_file"
-	}
-	return "http.auth"
 }
 
 // checkAll is what `config check` reports: every problem of the file, then

@@ -9,9 +9,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ews-firmware/ews/internal/bootkey"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node"
-	"github.com/ews-firmware/ews/node/bootkey"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/logring"
 )

@@ -11,15 +11,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/rollout"
 )
 
 func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("upgrade", "--url URL --binary PATH [--token TOKEN | --token-file PATH]",
-		"Rolling firmware upgrade: upload PATH to one board at a time, followers first and the master last,\nwaiting until each is back in the table, running the new binary. Stops at the first failure\n(a board that rolls back keeps its old binary). The token is also read from $EWS_TOKEN.", stderr)
+	fs := newFlags("upgrade", "--url URL --binary PATH [--token-file PATH]",
+		"Rolling firmware upgrade: upload PATH (signed: ews firmware sign) to one board at a time, followers\nfirst and the master last, waiting until each is back in the table, running the new binary. Stops at\nthe first failure (a board that rolls back keeps its old binary). The token is read from --token-file\nor $EWS_TOKEN (--token works, and warns: other local users see a command line).", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
 	bin := fs.String("binary", "", "the new ews binary (for the boards' arch)")
-	token := fs.String("token", "", "API token (default $EWS_TOKEN)")
+	token := fs.String("token", "", "API token: visible to other local users in ps; prefer --token-file or $EWS_TOKEN")
 	tokenFile := fs.String("token-file", "", "file holding the API token")
 	perBoard := fs.Duration("timeout", 2*time.Minute, "how long one board may take to come back")
 	if code, ok := parse(fs, args); !ok {
@@ -30,6 +31,9 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tok := *token
+	if tok != "" {
+		fmt.Fprintln(stderr, "ews upgrade: warning: --token shows the token to every local user (ps, /proc/PID/cmdline); use --token-file FILE or $EWS_TOKEN")
+	}
 	if tok == "" {
 		tok = os.Getenv("EWS_TOKEN")
 	}
@@ -44,6 +48,10 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 	body, err := os.ReadFile(*bin)
 	if err != nil {
 		fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
+		return exitError
+	}
+	if len(firmware.Unsigned(body)) == len(body) {
+		fmt.Fprintf(stderr, "ews upgrade: %s is not signed, and boards accept only signed firmware: ews firmware sign --bundle ADMIN %s\n", *bin, *bin)
 		return exitError
 	}
 	sum := sha256.Sum256(body)

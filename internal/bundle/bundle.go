@@ -15,10 +15,23 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// Version is the bundle format this build writes. It reads VersionNoCA
-// too: such a bundle has no cluster CA, so its boards run without TLS
-// (and say so); `ews cluster init` makes a new one.
-const Version = 2
+// Version is the bundle format this build writes: an admin bundle (Kind
+// KindAdmin: the CA key and the firmware signing key, never on a board)
+// or a board bundle minted from it (KindBoard). It reads VersionNoCA and
+// VersionSharedCA too (`ews cluster migrate` turns them into an admin
+// bundle).
+const Version = 3
+
+// VersionSharedCA is the second format: one bundle with the CA key,
+// installed on every board, each of which issued its own certificate.
+// Boards still run from it (and warn) until the cluster is migrated.
+const VersionSharedCA = 2
+
+// Kinds of a version 3 bundle.
+const (
+	KindAdmin = "admin"
+	KindBoard = "board"
+)
 
 // VersionNoCA is the first format: key, token, session secret and users.
 const VersionNoCA = 1
@@ -32,8 +45,10 @@ const DefaultName = "cluster.bundle"
 // an old build never silently drops a secret.
 type Bundle struct {
 	Version int    `toml:"version"`
-	Key     string `toml:"key"`   // base64 AES-256 gossip key (cluster.key)
-	Token   string `toml:"token"` // bearer token of [http] auth = "token" (/etc/ews/token)
+	Kind    string `toml:"kind,omitempty"` // version 3: KindAdmin or KindBoard
+	Name    string `toml:"name,omitempty"` // a board bundle's board
+	Key     string `toml:"key"`            // base64 AES-256 gossip key (cluster.key)
+	Token   string `toml:"token"`          // bearer token of [http] auth = "token" (/etc/ews/token)
 	// SessionSecret is base64 of 32 random bytes: the key of session
 	// cookies is derived from it (node/auth), never from the token.
 	SessionSecret string   `toml:"session_secret"`
@@ -45,19 +60,24 @@ type Bundle struct {
 	// them at start; clients trust the certificate (`ews cluster ca`
 	// prints it as PEM).
 	CACert string `toml:"ca_cert,omitempty"`
-	CAKey  string `toml:"ca_key,omitempty"`
+	CAKey  string `toml:"ca_key,omitempty"` // versions 2 and 3 admin only
+	// Cert and CertKey (board bundles) are this board's certificate and its
+	// key, minted off the board by the admin: base64 DER, as ca_cert.
+	Cert    string `toml:"cert,omitempty"`
+	CertKey string `toml:"cert_key,omitempty"`
+	// SignKey (admin only) is base64 of the ed25519 seed that signs
+	// firmware (`ews firmware sign`); VerifyKey (both kinds) is base64 of
+	// its public key: boards accept firmware signed by it and nothing else.
+	SignKey   string `toml:"sign_key,omitempty"`
+	VerifyKey string `toml:"verify_key,omitempty"`
 }
 
-// New makes a bundle with a fresh random key, token and session secret.
-// The CA is fresh too. Making it cannot fail with the standard library's
-// random source; if it ever did, the bundle is a version 1 one, without a
-// CA, which Validate accepts and whose boards warn that TLS is off.
+// New is NewAdmin with no board named: its CA permits localhost and
+// loopback only. Tests use it; `ews cluster init` names the boards.
 func New() *Bundle {
-	b := &Bundle{Version: Version, Key: random(32), Token: randomToken(), SessionSecret: random(32)}
-	if cert, key, err := clustertls.NewCA(time.Now()); err == nil {
-		b.CACert, b.CAKey = base64.StdEncoding.EncodeToString(cert), base64.StdEncoding.EncodeToString(key)
-	} else {
-		b.Version = VersionNoCA
+	b, err := NewAdmin(clustertls.Scope{}, time.Now())
+	if err != nil {
+		panic(err) // crypto/rand does not fail
 	}
 	return b
 }
@@ -108,8 +128,8 @@ func randomToken() string {
 
 // Validate checks every field; the error names the field.
 func (b *Bundle) Validate() error {
-	if b.Version != Version && b.Version != VersionNoCA {
-		return fmt.Errorf("version %d: this build reads versions %d and %d", b.Version, VersionNoCA, Version)
+	if b.Version < VersionNoCA || b.Version > Version {
+		return fmt.Errorf("version %d: this build reads versions %d to %d", b.Version, VersionNoCA, Version)
 	}
 	k, err := base64.StdEncoding.DecodeString(b.Key)
 	if err != nil || (len(k) != 16 && len(k) != 24 && len(k) != 32) {
@@ -126,19 +146,24 @@ func (b *Bundle) Validate() error {
 			return errors.New("session_secret: want base64 of at least 32 bytes")
 		}
 	}
+	for i, u := range b.Users {
+		if name, hash, ok := strings.Cut(u, ":"); !ok || name == "" || !strings.HasPrefix(hash, "$2") {
+			return fmt.Errorf("users[%d]: want \"name:bcrypt-hash\"", i)
+		}
+	}
+	if b.Version == Version {
+		return b.validateV3()
+	}
 	switch {
+	case b.Kind != "" || b.Name != "" || b.Cert != "" || b.CertKey != "" || b.SignKey != "" || b.VerifyKey != "":
+		return fmt.Errorf("kind: a version %d bundle has no kind, name, cert, cert_key, sign_key or verify_key; write version = %d", b.Version, Version)
 	case b.Version == VersionNoCA && (b.CACert != "" || b.CAKey != ""):
 		return errors.New("ca_cert: a version 1 bundle has no CA; write version = 2")
-	case b.Version == Version && (b.CACert == "" || b.CAKey == ""):
+	case b.Version == VersionSharedCA && (b.CACert == "" || b.CAKey == ""):
 		return errors.New("ca_cert: a version 2 bundle needs ca_cert and ca_key")
 	case b.CACert != "":
 		if _, err := b.CA(); err != nil {
 			return err
-		}
-	}
-	for i, u := range b.Users {
-		if name, hash, ok := strings.Cut(u, ":"); !ok || name == "" || !strings.HasPrefix(hash, "$2") {
-			return fmt.Errorf("users[%d]: want \"name:bcrypt-hash\"", i)
 		}
 	}
 	return nil
@@ -148,16 +173,30 @@ func (b *Bundle) Validate() error {
 func (b *Bundle) Equal(o *Bundle) bool {
 	return b.Version == o.Version && b.Key == o.Key && b.Token == o.Token &&
 		b.SessionSecret == o.SessionSecret && b.CACert == o.CACert && b.CAKey == o.CAKey &&
+		b.Kind == o.Kind && b.Name == o.Name && b.Cert == o.Cert && b.CertKey == o.CertKey &&
+		b.SignKey == o.SignKey && b.VerifyKey == o.VerifyKey &&
 		strings.Join(b.Users, "\n") == strings.Join(o.Users, "\n")
 }
 
 // Marshal is the bundle file's text.
 func (b *Bundle) Marshal() []byte {
 	var buf bytes.Buffer
-	buf.WriteString("# ews cluster bundle: the secrets every board of this cluster shares.\n")
-	buf.WriteString("# Keep it like a password (mode 0600). Install it on a board with\n")
-	buf.WriteString("# `ews cluster join FILE`, `scripts/flash.sh --bundle FILE`, or drop it in\n")
-	buf.WriteString("# /etc/ews/cluster.bundle before installing the .deb.\n")
+	switch {
+	case b.Kind == KindAdmin:
+		buf.WriteString("# ews admin bundle: the cluster's CA key, firmware signing key and secrets.\n")
+		buf.WriteString("# It NEVER goes on a board: keep it like a password (mode 0600), offline.\n")
+		buf.WriteString("# Boards get their own bundle minted from it: `ews cluster board NAME`,\n")
+		buf.WriteString("# `scripts/flash.sh --bundle FILE`, `scripts/deploy.sh --bundle FILE`,\n")
+		buf.WriteString("# `ews cluster join FILE --name NAME`.\n")
+	case b.Kind == KindBoard:
+		buf.WriteString("# ews board bundle of board " + b.Name + ": the cluster's gossip key and\n")
+		buf.WriteString("# credentials, this board's certificate and key, the firmware verify key.\n")
+		buf.WriteString("# Keep it like a password (mode 0600) in /etc/ews/cluster.bundle.\n")
+	default:
+		buf.WriteString("# ews cluster bundle: the secrets every board of this cluster shares.\n")
+		buf.WriteString("# Keep it like a password (mode 0600). `ews cluster migrate` turns it\n")
+		buf.WriteString("# into an admin bundle whose CA key stays off the boards.\n")
+	}
 	enc := toml.NewEncoder(&buf)
 	_ = enc.Encode(b) // a struct of strings always encodes
 	return buf.Bytes()

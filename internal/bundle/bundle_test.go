@@ -1,7 +1,13 @@
 package bundle
 
 import (
+	"bytes"
 	"crypto/x509"
+	"encoding/base64"
+	"net"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +54,7 @@ func TestParseErrors(t *testing.T) {
 		name, text, want string
 	}{
 		{"unknown field", good + "ca = \"x\"\n", "b.bundle:4: unknown field \"ca\""},
-		{"bad version", strings.Replace(good, "version = 1", "version = 3", 1), "b.bundle:1: version 3"},
+		{"bad version", strings.Replace(good, "version = 1", "version = 4", 1), "b.bundle:1: version 4"},
 		{"version 2 without a CA", strings.Replace(good, "version = 1", "version = 2", 1), "b.bundle:1: ca_cert: a version 2 bundle needs"},
 		{"version 1 with a CA", good + "ca_cert = \"" + other.CACert + "\"\nca_key = \"" + other.CAKey + "\"\n", "b.bundle:4: ca_cert: a version 1 bundle has no CA"},
 		{"bad CA cert", v2 + "ca_cert = \"bm90IGEgY2VydA==\"\nca_key = \"" + other.CAKey + "\"\n", "b.bundle:4: ca_cert:"},
@@ -74,40 +80,171 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// A fresh bundle carries a CA that can issue a board certificate which
-// chains to it; a version 1 bundle has none.
-func TestNewCarriesCA(t *testing.T) {
+// legacy is a version 2 bundle: one file, CA key included, for every board.
+func legacy(t *testing.T) *Bundle {
+	t.Helper()
+	cert, key, err := clustertls.NewCA(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := New()
-	if b.Version != Version {
-		t.Fatalf("version %d, want %d", b.Version, Version)
-	}
-	back, err := Parse("b", b.Marshal())
+	return &Bundle{Version: VersionSharedCA, Key: b.Key, Token: b.Token, SessionSecret: b.SessionSecret,
+		CACert: base64.StdEncoding.EncodeToString(cert), CAKey: base64.StdEncoding.EncodeToString(key)}
+}
+
+func testAdmin(t *testing.T) *Bundle {
+	t.Helper()
+	b, err := NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2"}, Nets: []*net.IPNet{clustertls.HostNet("10.0.0.12")}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := back.CA()
-	if err != nil || ca == nil || ca.Key == nil {
-		t.Fatalf("CA of a fresh bundle: %v, %v", ca, err)
-	}
-	cert, err := ca.Issue("ews1", nil)
+	return b
+}
+
+// A fresh admin bundle round-trips, and the board bundle minted from it
+// chains to its CA and holds neither the CA key nor the signing key.
+func TestAdminMintsBoard(t *testing.T) {
+	a := testAdmin(t)
+	back, err := Parse("admin", a.Marshal())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cert.Leaf.Verify(x509.VerifyOptions{Roots: ca.Pool, DNSName: "ews1"}); err != nil {
-		t.Fatalf("board certificate does not chain to the bundle's CA: %v", err)
+	if !back.IsAdmin() || back.NeedAdmin("admin") != nil || back.NeedBoard("admin") == nil {
+		t.Fatalf("admin bundle: IsAdmin %v NeedAdmin %v NeedBoard %v", back.IsAdmin(), back.NeedAdmin("admin"), back.NeedBoard("admin"))
 	}
-	if len(back.Session()) != 32 {
-		t.Fatalf("session secret: %d bytes, want 32", len(back.Session()))
+	b, err := back.Board("ews2", []string{"10.0.0.12"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
-	v1 := &Bundle{Version: VersionNoCA, Key: b.Key, Token: b.Token}
-	if ca, err := v1.CA(); ca != nil || err != nil {
-		t.Fatalf("version 1 CA: %v, %v; want none", ca, err)
+	text := string(b.Marshal())
+	for _, secret := range []string{a.CAKey, a.SignKey, "ca_key", "sign_key"} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("board bundle holds %.12s...:\n%s", secret, text)
+		}
+	}
+	bb, err := Parse("ews2.bundle", b.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := bb.BoardCert("ews2", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := bb.CA()
+	for _, h := range []string{"ews2", "ews2.local", "10.0.0.12", "localhost", "127.0.0.1"} {
+		if _, err := cert.Leaf.Verify(x509.VerifyOptions{Roots: ca.Pool, DNSName: h}); err != nil {
+			t.Errorf("board certificate for %s: %v", h, err)
+		}
+	}
+	if ca.Key != nil {
+		t.Error("a board bundle's CA has a key")
+	}
+	if v1, _ := a.Verifier(); !bytes.Equal(v1, mustVerifier(t, bb)) {
+		t.Error("the board's verify key is not the admin's")
+	}
+	if err := bb.NeedBoard("ews2.bundle"); err != nil {
+		t.Errorf("board bundle refused on a board: %v", err)
+	}
+	if err := bb.NeedAdmin("ews2.bundle"); err == nil || !strings.Contains(err.Error(), "ews2.bundle is board ews2's bundle, not the admin bundle") {
+		t.Errorf("board bundle as admin: %v", err)
+	}
+	if _, err := bb.Board("ews1", nil, time.Now()); err == nil {
+		t.Error("a board bundle minted another board's")
+	}
+}
+
+func mustVerifier(t *testing.T, b *Bundle) []byte {
+	v, err := b.Verifier()
+	if err != nil || v == nil {
+		t.Fatalf("verifier: %v", err)
+	}
+	return v
+}
+
+// Bad input a board or an admin may bring: each is refused with an error
+// that names the problem.
+func TestBoardBundleRefusals(t *testing.T) {
+	a, other := testAdmin(t), testAdmin(t)
+	now := time.Now()
+	b, err := a.Board("ews1", nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"name outside the CA's constraints", func() error { _, err := a.Board("ews9", nil, now); return err }, `"ews9" is outside the CA's name constraints`},
+		{"address outside the CA's constraints", func() error { _, err := a.Board("ews1", []string{"192.168.1.5"}, now); return err }, "address 192.168.1.5 is outside"},
+		{"another board's certificate", func() error { _, err := b.BoardCert("ews2", now); return err }, `board "ews1"'s bundle, and this board is "ews2"`},
+		{"expired", func() error { _, err := b.BoardCert("ews1", now.Add(6*365*24*time.Hour)); return err }, "expired"},
+		{"future-dated", func() error { _, err := b.BoardCert("ews1", now.Add(-48*time.Hour)); return err }, "not valid before"},
+		{"certificate of another cluster", func() error {
+			c := *b
+			c.CACert = other.CACert
+			_, err := Parse("x.bundle", c.Marshal())
+			return err
+		}, "not a certificate of this cluster's CA"},
+		{"board bundle with the CA key", func() error {
+			c := *b
+			c.CAKey = a.CAKey
+			_, err := Parse("x.bundle", c.Marshal())
+			return err
+		}, "ca_key: a board bundle must not hold the CA's key"},
+		{"admin bundle whose verify key is another's", func() error {
+			c := *a
+			c.VerifyKey = other.VerifyKey
+			_, err := Parse("x.bundle", c.Marshal())
+			return err
+		}, "verify_key does not belong to sign_key"},
+		{"migrating an admin bundle", func() error { _, err := Migrate(a, clustertls.Scope{Boards: []string{"ews1"}}, now); return err }, "nothing to migrate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.do(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Migrate keeps the gossip key, token and session secret of a version 2
+// bundle and replaces its unconstrained CA.
+func TestMigrateKeepsSecrets(t *testing.T) {
+	old := legacy(t)
+	if _, err := Parse("old", old.Marshal()); err != nil {
+		t.Fatalf("a version 2 bundle no longer reads: %v", err)
+	}
+	a, err := Migrate(old, clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Key != old.Key || a.Token != old.Token || a.SessionSecret != old.SessionSecret || !a.IsAdmin() {
+		t.Fatalf("migrated %+v from %+v", a, old)
+	}
+	if a.CACert == old.CACert {
+		t.Fatal("the migrated bundle kept the old, unconstrained CA")
+	}
+	ca, _ := a.CA()
+	if !ca.Constrained() {
+		t.Fatal("migrated CA has no name constraints")
+	}
+	if err := old.NeedAdmin("old.bundle"); err == nil || !strings.Contains(err.Error(), "ews cluster migrate") {
+		t.Errorf("version 2 as admin: %v", err)
 	}
 }
 
 func TestInstall(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "etc", "ews")
-	b := New()
+	admin := testAdmin(t)
+	if _, err := Install(dir, admin, false); err == nil || !strings.Contains(err.Error(), "never goes on a board") {
+		t.Fatalf("installing the admin bundle: %v", err)
+	}
+	b, err := admin.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := Install(dir, b, false)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +254,7 @@ func TestInstall(t *testing.T) {
 		content string
 	}{
 		KeyFile:     {0o600, b.Key + "\n"},
-		TokenFile:   {0o640, b.Token + "\n"},
+		TokenFile:   {0o600, b.Token + "\n"},
 		DefaultName: {0o600, string(b.Marshal())},
 	}
 	if len(got) != len(want) {
@@ -145,7 +282,10 @@ func TestInstall(t *testing.T) {
 		}
 	}
 	// a different bundle: refused, and nothing was touched
-	other := New()
+	other, err := testAdmin(t).Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Install(dir, other, false); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("different bundle without force: %v", err)
 	}

@@ -29,20 +29,29 @@ type Installed struct {
 	Changed bool // false: it held the same secret already
 }
 
-// Install writes the bundle's secrets into dir (a board's /etc/ews):
-// cluster.key (0600), token (0640, for the service's group) and a copy of
-// the bundle (0600). A file that holds a different secret is refused
-// unless force; one that holds the same is left alone. Ownership is the
-// caller's (the postinst and systemd-tmpfiles give the files to ews).
+// Install is InstallOwned keeping the ownership of the caller.
 func Install(dir string, b *Bundle, force bool) ([]Installed, error) {
+	return InstallOwned(dir, b, force, -1, -1)
+}
+
+// InstallOwned writes a board's bundle into dir (a board's /etc/ews):
+// cluster.key, token and a copy of the bundle, each 0600 and, unless uid
+// is -1, owned by uid:gid (set on the temp file before the rename, so the
+// secret is never the caller's under its final name). A file that holds
+// a different secret is refused unless force; one that holds the same is
+// left alone. An admin bundle is refused: it never goes on a board.
+func InstallOwned(dir string, b *Bundle, force bool, uid, gid int) ([]Installed, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	if err := b.NeedBoard("the bundle"); err != nil {
+		return nil, err
 	}
 	files := []secretFile{
 		{KeyFile, []byte(b.Key + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Key }},
 	}
 	if b.Token != "" {
-		files = append(files, secretFile{TokenFile, []byte(b.Token + "\n"), 0o640, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Token }})
+		files = append(files, secretFile{TokenFile, []byte(b.Token + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Token }})
 	}
 	files = append(files, secretFile{DefaultName, b.Marshal(), 0o600, func(old []byte) bool {
 		ob, err := Parse("", old)
@@ -70,7 +79,7 @@ func Install(dir string, b *Bundle, force bool) ([]Installed, error) {
 		if !out[i].Changed {
 			continue
 		}
-		if err := WriteFile(out[i].Path, f.content, f.mode); err != nil {
+		if err := WriteFileOwned(out[i].Path, f.content, f.mode, uid, gid); err != nil {
 			return nil, err
 		}
 	}
@@ -80,6 +89,14 @@ func Install(dir string, b *Bundle, force bool) ([]Installed, error) {
 // WriteFile writes data to path with mode, through a temp file in the same
 // directory and a rename, so a reader never sees half a secret.
 func WriteFile(path string, data []byte, mode os.FileMode) error {
+	return WriteFileOwned(path, data, mode, -1, -1)
+}
+
+// WriteFileOwned is WriteFile that also gives the file to uid:gid (unless
+// uid is -1) with fchown on the open temp file, before the rename: no
+// window where the secret has its final name and the wrong owner, and no
+// symlink followed.
+func WriteFileOwned(path string, data []byte, mode os.FileMode, uid, gid int) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("bundle: %w", err)
@@ -88,6 +105,12 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return fmt.Errorf("bundle: %w", err)
+	}
+	if uid != -1 {
+		if err := tmp.Chown(uid, gid); err != nil {
+			tmp.Close()
+			return fmt.Errorf("bundle: %w", err)
+		}
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()

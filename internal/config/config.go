@@ -9,6 +9,8 @@ import (
 // Config is one board's boot config (ews.toml). Every key of docs/DESIGN.md has a
 // field here; DefaultConfig fills the values a file may leave out.
 type Config struct {
+	tokenFromBundle bool // http.token came from cluster.bundle_file (fillTokenFromBundle)
+
 	Node      Node        `toml:"node"`
 	Cluster   Cluster     `toml:"cluster"`
 	Sched     Sched       `toml:"sched"`
@@ -20,6 +22,7 @@ type Config struct {
 	Supervise []Supervise `toml:"supervise"` // [[supervise]]
 	MQTT      *MQTT       `toml:"mqtt"`      // nil: no MQTT bridge
 	Rules     []Rule      `toml:"rule"`      // [[rule]]: automations the master runs
+	History   History     `toml:"history"`   // issue 28: device history (history.go)
 
 	// Path is the file the config was read from ("" for defaults).
 	Path string `toml:"-"`
@@ -46,6 +49,9 @@ type Node struct {
 	// <name>.local) for `ews discover`; unset: true. A board whose
 	// listener binds loopback announces nothing (node/mdns).
 	MDNS *bool `toml:"mdns"`
+	// StateDir holds what the board keeps across restarts (the device
+	// history, …); default "/var/lib/ews".
+	StateDir string `toml:"state_dir"`
 }
 
 // MDNSOn reports whether [node] mdns is on (the default).
@@ -66,8 +72,12 @@ type Cluster struct {
 	// VIP is the address that follows the master, e.g. "192.168.1.50/24".
 	VIP          string `toml:"vip"`
 	VIPInterface string `toml:"vip_interface"` // default: the interface whose subnet holds vip
-	// BundleFile is the cluster bundle (`ews cluster init`): its session
-	// secret keys the session cookies and its CA turns on TLS (tls.go).
+	// BundleFile is this board's bundle (`ews cluster board`, minted from
+	// the admin bundle of `ews cluster init`): alone it gives the gossip
+	// key and the token (unless key/key_file, token/token_file are set),
+	// its session secret keys the session cookies, its certificate turns
+	// on TLS (tls.go) and its verify key checks firmware. The admin bundle
+	// itself is refused here.
 	BundleFile string `toml:"bundle_file"`
 }
 
@@ -192,6 +202,7 @@ type Device struct {
 	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
 	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
 	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
+	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s (issue 28)
 }
 
 // Health lists the checks that keep this board in rotation.

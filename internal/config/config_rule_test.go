@@ -8,23 +8,11 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/testutil"
 )
 
-const automationBase = `
-[node]
-name = "ews1"
-[http]
-auth = "none"
-[[device]]
-name = "button1"
-driver = "sim-button"
-[[device]]
-name = "pump1"
-driver = "sim-switch"
-[[device]]
-name = "temp1"
-driver = "sim-sensor"
-`
+// automationBase is the board the rule tests add rules to.
+const automationBase = testutil.RulesBoard
 
 func TestRulesParse(t *testing.T) {
 	cfg, err := Parse("ews.toml", []byte(automationBase+`

@@ -11,7 +11,7 @@ import (
 func DefaultConfig() Config {
 	st := state.DefaultConfig()
 	return Config{
-		Node: Node{Name: st.Name, HTTP: st.HTTP, Gossip: st.Gossip, Capacity: st.Capacity, Weight: st.Weight},
+		Node: Node{Name: st.Name, HTTP: st.HTTP, Gossip: st.Gossip, Capacity: st.Capacity, Weight: st.Weight, StateDir: DefaultStateDir},
 		Cluster: Cluster{
 			TMax:       D(st.TMax),
 			TThreshold: D(st.TThreshold),
@@ -26,6 +26,7 @@ func DefaultConfig() Config {
 			HTTPS:           ":8443",
 			HTTPRedirect:    true,
 		},
+		History: historyDefaults(), // issue 28
 		CGI: CGI{
 			Dir:       "/var/lib/ews/cgi-bin",
 			Timeout:   D(10 * time.Second),

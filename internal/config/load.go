@@ -132,6 +132,7 @@ func withFile(path string, errs Errors) Errors {
 
 // fill sets defaults that depend on other keys.
 func (c *Config) fill() {
+	c.fillTokenFromBundle()
 	c.fillMQTT()
 	if len(c.Sched.Classes) == 0 {
 		c.Sched.Classes = DefaultClasses()

@@ -16,6 +16,7 @@ func (d Device) Spec() hal.DeviceSpec {
 		Frequency: d.Frequency, Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
 		Command: d.Command, Timeout: d.Timeout.Duration,
 		Min: d.Min, Max: d.Max, Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline,
+		Poll: d.Poll.Duration, // issue 28
 	}
 }
 

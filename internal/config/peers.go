@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"strings"
+
+	"github.com/ews-firmware/ews/internal/bundle"
 )
 
 // Peer is one entry of cluster.peers; Rank is its index (0 = first = lowest).
@@ -67,10 +69,21 @@ func (c *Config) ClusterKey() ([]byte, error) {
 		}
 		return k, nil
 	}
+	if c.Cluster.BundleFile != "" && !c.Cluster.Insecure {
+		b, err := bundle.Read(c.Cluster.BundleFile)
+		if err != nil {
+			return nil, c.Errorf("cluster.bundle_file", "%v", err)
+		}
+		k, err := DecodeKey(b.Key)
+		if err != nil {
+			return nil, c.Errorf("cluster.bundle_file", "%s: %v", c.Cluster.BundleFile, err)
+		}
+		return k, nil
+	}
 	if c.Cluster.Insecure || c.Standalone() {
 		return nil, nil
 	}
-	return nil, c.Errorf("cluster", "no key: set key_file or key (or insecure = true for tests)")
+	return nil, c.Errorf("cluster", "no key: set bundle_file, key_file or key (or insecure = true for tests)")
 }
 
 // DecodeKey decodes a base64 AES-128/192/256 key.

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"crypto/ed25519"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/clustertls"
@@ -14,9 +17,16 @@ import (
 type Security struct {
 	Bundle *bundle.Bundle // nil: no cluster.bundle_file
 	CA     *clustertls.CA // nil: TLS off
-	TLS    bool           // serve HTTPS on http.https and speak it to peers
-	Notes  []string       // warnings to log (TLS off and why)
-	Hosts  []string       // this board's hosts for its certificate's SANs
+	// Cert is this board's own certificate from a board bundle (Minted);
+	// else, with a version 2 bundle, the board issues one from CA.
+	Cert   tls.Certificate
+	Minted bool
+	// Verify is the key firmware must be signed with; nil: the bundle has
+	// none (older than version 3, or no bundle), and no firmware is accepted.
+	Verify ed25519.PublicKey
+	TLS    bool     // serve HTTPS on http.https and speak it to peers
+	Notes  []string // warnings to log (TLS off and why)
+	Hosts  []string // this board's hosts for its certificate's SANs
 }
 
 // Security reads cluster.bundle_file and decides whether TLS is on:
@@ -29,12 +39,25 @@ func (c *Config) Security() (*Security, error) {
 		if err != nil {
 			return nil, c.Errorf("cluster.bundle_file", "%v", err)
 		}
+		if err := b.NeedBoard(c.Cluster.BundleFile); err != nil {
+			return nil, c.Errorf("cluster.bundle_file", "%v", err)
+		}
 		s.Bundle = b
 		ca, err := b.CA()
 		if err != nil {
 			return nil, c.Errorf("cluster.bundle_file", "%s: %v", c.Cluster.BundleFile, err)
 		}
 		s.CA = ca
+		if b.IsBoard() {
+			cert, err := b.BoardCert(c.Node.Name, time.Now())
+			if err != nil {
+				return nil, c.Errorf("cluster.bundle_file", "%s: %v", c.Cluster.BundleFile, err)
+			}
+			s.Cert, s.Minted = cert, true
+			s.Verify, _ = b.Verifier() // Validate checked it
+		} else if ca != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is a version %d bundle: it holds the CA key, so this board's disk can sign certificates for any site, and it holds no firmware verify key, so this board accepts no firmware upgrade; migrate: ews cluster migrate (README, Security)", c.Cluster.BundleFile, b.Version))
+		}
 	}
 	want := s.CA != nil
 	if c.HTTP.TLS != nil {

@@ -12,11 +12,12 @@ import (
 func TestSecurity(t *testing.T) {
 	dir := t.TempDir()
 	v2 := filepath.Join(dir, "v2.bundle")
-	if err := bundle.Write(v2, bundle.New(), false); err != nil {
+	if err := bundle.Write(v2, legacyBundle(t), false); err != nil {
 		t.Fatal(err)
 	}
-	b1 := bundle.New()
+	b1 := legacyBundle(t)
 	b1.Version, b1.CACert, b1.CAKey = bundle.VersionNoCA, "", ""
+	admin, board1, board2 := testBundles(t, dir)
 	v1 := filepath.Join(dir, "v1.bundle")
 	if err := bundle.Write(v1, b1, false); err != nil {
 		t.Fatal(err)
@@ -33,8 +34,11 @@ func TestSecurity(t *testing.T) {
 	}{
 		{"standalone, no bundle", "", false, "", ""},
 		{"cluster, no bundle", peers, false, "no cluster.bundle_file", ""},
-		{"bundle with a CA", peers + "bundle_file = \"" + v2 + "\"\n", true, "", ""},
-		{"bundle with a CA, tls off", peers + "bundle_file = \"" + v2 + "\"\n[http]\nauth = \"none\"\ntls = false\n", false, "tls = false", ""},
+		{"version 2 bundle with a CA", peers + "bundle_file = \"" + v2 + "\"\n", true, "version 2 bundle: it holds the CA key", ""},
+		{"board bundle", peers + "bundle_file = \"" + board1 + "\"\n", true, "", ""},
+		{"board bundle, tls off", peers + "bundle_file = \"" + board1 + "\"\n[http]\nauth = \"none\"\ntls = false\n", false, "tls = false", ""},
+		{"the admin bundle on a board", peers + "bundle_file = \"" + admin + "\"\n", false, "", admin + " is the admin bundle"},
+		{"another board's bundle", peers + "bundle_file = \"" + board2 + "\"\n", false, "", `board "ews2"'s bundle, and this board is "ews1"`},
 		{"version 1 bundle", peers + "bundle_file = \"" + v1 + "\"\n", false, "version 1 bundle without a CA", ""},
 		{"tls = true without a bundle", "[http]\nauth = \"none\"\ntls = true\n", false, "", "http.tls"},
 		{"tls = true with a version 1 bundle", peers + "bundle_file = \"" + v1 + "\"\n[http]\nauth = \"none\"\ntls = true\n", false, "", "version 1 bundle without a CA"},

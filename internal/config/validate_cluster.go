@@ -28,8 +28,8 @@ func (c *Config) validateCluster(bad func(string, string, ...any)) {
 	if len(cl.Peers) == 0 {
 		return
 	}
-	if cl.Key == "" && cl.KeyFile == "" && !cl.Insecure {
-		bad("cluster", "no key: set key_file or key (or insecure = true, never on a real network)")
+	if cl.Key == "" && cl.KeyFile == "" && cl.BundleFile == "" && !cl.Insecure {
+		bad("cluster", "no key: set bundle_file, key_file or key (or insecure = true, never on a real network)")
 	}
 	peers, err := c.Peers()
 	if err != nil {

@@ -1,13 +1,16 @@
 package debpkg
 
 import (
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
 // TestPostinstSecrets runs the real postinst against a stand-in root
@@ -31,7 +34,14 @@ func TestPostinstSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := bundle.New()
+	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := admin.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name      string
 		setup     func(t *testing.T, etc string)
@@ -47,6 +57,14 @@ func TestPostinstSecrets(t *testing.T) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
 			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(b.Marshal()))
 		}, "WARNING", func(got string) bool { return got == "old-token" }},
+		{"admin bundle dropped: nothing installed from it, warned", func(t *testing.T, etc string) {
+			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(admin.Marshal()))
+		}, "is the cluster's admin bundle", func(got string) bool { return got == "old-token" }},
+		{"version 2 bundle dropped (CA key): refused, says how to migrate", func(t *testing.T, etc string) {
+			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), v2Bundle(t))
+		}, "ews cluster migrate", func(got string) bool { return got == "old-token" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,6 +107,19 @@ func TestPostinstSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// v2Bundle is a version 2 bundle's text: the CA key meant for every board.
+func v2Bundle(t *testing.T) string {
+	t.Helper()
+	cert, key, err := clustertls.NewCA(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bundle.New()
+	old := &bundle.Bundle{Version: bundle.VersionSharedCA, Key: b.Key, Token: b.Token, SessionSecret: b.SessionSecret,
+		CACert: base64.StdEncoding.EncodeToString(cert), CAKey: base64.StdEncoding.EncodeToString(key)}
+	return string(old.Marshal())
 }
 
 func writeFile(t *testing.T, p, s string) {

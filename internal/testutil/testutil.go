@@ -27,14 +27,27 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 // and returns how long it took (the e2e tests report takeover times).
 func EventuallyWithin(t testing.TB, what string, limit time.Duration, cond func() bool) time.Duration {
 	t.Helper()
+	return WaitFor(t, what, limit, func() (bool, string) { return cond(), "" })
+}
+
+// WaitFor is EventuallyWithin for a condition that says what it saw: when
+// it never holds, the failure carries the last thing seen.
+func WaitFor(t testing.TB, what string, limit time.Duration, cond func() (ok bool, seen string)) time.Duration {
+	t.Helper()
 	start := time.Now()
-	for !cond() {
+	for {
+		ok, seen := cond()
+		if ok {
+			return time.Since(start)
+		}
 		if time.Since(start) > limit {
+			if seen != "" {
+				t.Fatalf("%s: not within %v; last seen: %s", what, limit, seen)
+			}
 			t.Fatalf("%s: not within %v", what, limit)
 		}
 		time.Sleep(pollEvery)
 	}
-	return time.Since(start)
 }
 
 // Logger is the logger tests hand to the code: silent, or debug-level text

@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -9,10 +11,14 @@ import (
 type recorder struct {
 	testing.TB
 	failed bool
+	msg    string
 }
 
-func (r *recorder) Helper()               {}
-func (r *recorder) Fatalf(string, ...any) { r.failed = true; panic(r) }
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed, r.msg = true, fmt.Sprintf(format, args...)
+	panic(r)
+}
 
 func TestEventually(t *testing.T) {
 	n := 0
@@ -28,5 +34,21 @@ func TestEventually(t *testing.T) {
 	}()
 	if !r.failed {
 		t.Fatal("a condition that never holds did not fail the test")
+	}
+}
+
+func TestWaitForSaysWhatItSaw(t *testing.T) {
+	n := 0
+	WaitFor(t, "third poll", time.Second, func() (bool, string) { n++; return n == 3, fmt.Sprint(n) })
+	if n != 3 {
+		t.Fatalf("polled %d times, want 3", n)
+	}
+	r := &recorder{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		WaitFor(r, "master ews2", 20*time.Millisecond, func() (bool, string) { return false, "ews3 sees ews1" })
+	}()
+	if !r.failed || !strings.Contains(r.msg, "master ews2: not within") || !strings.HasSuffix(r.msg, "last seen: ews3 sees ews1") {
+		t.Fatalf("failure %q does not carry what was last seen", r.msg)
 	}
 }

@@ -102,8 +102,9 @@ func (l *Log) Record(e Entry) {
 // Dropped is how many entries the buffer cap dropped.
 func (l *Log) Dropped() uint64 { return l.dropped.Get() }
 
-// Run writes queued entries until ctx ends, then writes what is queued.
-func (l *Log) Run(ctx context.Context) {
+// Run writes queued entries until ctx ends, then writes what is queued;
+// it returns nil then.
+func (l *Log) Run(ctx context.Context) error {
 	for {
 		select {
 		case e := <-l.in:
@@ -113,7 +114,7 @@ func (l *Log) Run(ctx context.Context) {
 			close(done)
 		case <-ctx.Done():
 			l.drain()
-			return
+			return nil
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 func run(t *testing.T, l *Log) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
+	go func() { _ = l.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/users"
 )
@@ -26,7 +25,7 @@ func accountsAuth(t testing.TB) (*auth.Auth, *users.Store, string) {
 	i := strings.Index(tok, `"token":"`)
 	tok = tok[i+9:]
 	tok = tok[:strings.IndexByte(tok, '"')]
-	a, err := auth.New(config.HTTP{Auth: "token", Token: "bundle-token"}, auth.Options{Users: usersOf{st}})
+	a, err := auth.New(auth.Config{Mode: "token", Token: "bundle-token"}, auth.Options{Users: usersOf{st}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
 )
 
@@ -58,6 +57,15 @@ type Auth struct {
 // already accepted on this board.
 type verifiedKey struct{}
 
+// Config is the credentials control requests must carry: node maps it
+// from [http] (auth, token, token_file, users).
+type Config struct {
+	Mode      string   // ModeToken, ModeBasic or ModeNone; anything else is an error
+	Token     string   // ModeToken: the token itself; "" reads TokenFile
+	TokenFile string   // ModeToken: a file holding the token (trimmed); missing or empty is an error
+	Users     []string // ModeBasic: "name:bcrypt-hash" entries; at least one
+}
+
 // Options tune New; the zero value is fine.
 type Options struct {
 	SessionTTL  time.Duration // default 12h
@@ -88,9 +96,9 @@ type Options struct {
 	SessionInfo func(who any, ok bool) map[string]any
 }
 
-// New reads the credentials of h: the token (from token or token_file) or
+// New reads the credentials of c: the token (from Token or TokenFile) or
 // the basic users. A token file that is missing or empty is an error.
-func New(h config.HTTP, opts Options) (*Auth, error) {
+func New(c Config, opts Options) (*Auth, error) {
 	if opts.SessionTTL <= 0 {
 		opts.SessionTTL = 12 * time.Hour
 	}
@@ -103,16 +111,16 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &Auth{mode: h.Auth, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, acct: acctHooks{opts.Users, opts.SessionInfo},
+	a := &Auth{mode: c.Mode, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, acct: acctHooks{opts.Users, opts.SessionInfo},
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
 		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
-	switch h.Auth {
+	switch c.Mode {
 	case ModeNone:
 		a.secret = "none"
 	case ModeToken:
-		tok := h.Token
+		tok := c.Token
 		if tok == "" {
-			b, err := os.ReadFile(h.TokenFile)
+			b, err := os.ReadFile(c.TokenFile)
 			if err != nil {
 				return nil, fmt.Errorf("auth: read token_file: %w", err)
 			}
@@ -128,7 +136,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
 		cost := bcrypt.MinCost
-		for _, u := range h.Users {
+		for _, u := range c.Users {
 			name, hash, ok := strings.Cut(u, ":")
 			if !ok || name == "" {
 				return nil, fmt.Errorf("auth: user %q: want name:bcrypt-hash", name)
@@ -156,7 +164,7 @@ func New(h config.HTTP, opts Options) (*Auth, error) {
 		a.secret = "basic\x00" + strings.Join(users, "\n")
 		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	default:
-		return nil, fmt.Errorf("auth: unknown auth %q", h.Auth)
+		return nil, fmt.Errorf("auth: unknown auth %q", c.Mode)
 	}
 	return a, nil
 }

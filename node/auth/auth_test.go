@@ -12,13 +12,11 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // guarded returns a mux with login/logout and a protected POST /act that
 // counts how often it ran.
-func guarded(t *testing.T, h config.HTTP) (*http.ServeMux, *atomic.Int32) {
+func guarded(t *testing.T, h Config) (*http.ServeMux, *atomic.Int32) {
 	t.Helper()
 	a, err := New(h, Options{})
 	if err != nil {
@@ -51,7 +49,7 @@ func TestToken(t *testing.T) {
 	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mux, ran := guarded(t, config.HTTP{Auth: "token", TokenFile: file})
+	mux, ran := guarded(t, Config{Mode: "token", TokenFile: file})
 	tests := []struct {
 		name   string
 		target string
@@ -96,13 +94,13 @@ func TestToken(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		h    config.HTTP
+		h    Config
 		want string
 	}{
-		{"missing token file", config.HTTP{Auth: "token", TokenFile: "/nonexistent/token"}, "token_file"},
-		{"empty token file", config.HTTP{Auth: "token", TokenFile: os.DevNull}, "empty"},
-		{"bad hash", config.HTTP{Auth: "basic", Users: []string{"ann:$2a$nothash"}}, `"ann"`},
-		{"unknown mode", config.HTTP{Auth: "magic"}, "magic"},
+		{"missing token file", Config{Mode: "token", TokenFile: "/nonexistent/token"}, "token_file"},
+		{"empty token file", Config{Mode: "token", TokenFile: os.DevNull}, "empty"},
+		{"bad hash", Config{Mode: "basic", Users: []string{"ann:$2a$nothash"}}, `"ann"`},
+		{"unknown mode", Config{Mode: "magic"}, "magic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +116,7 @@ func TestBasic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux, ran := guarded(t, config.HTTP{Auth: "basic", Users: []string{"ann:" + string(hash)}})
+	mux, ran := guarded(t, Config{Mode: "basic", Users: []string{"ann:" + string(hash)}})
 	tests := []struct {
 		user, pass string
 		want       int
@@ -141,14 +139,14 @@ func TestBasic(t *testing.T) {
 }
 
 func TestNone(t *testing.T) {
-	mux, ran := guarded(t, config.HTTP{Auth: "none"})
+	mux, ran := guarded(t, Config{Mode: "none"})
 	if w := send(mux, "POST", "/act", nil, ""); w.Code != 200 || ran.Load() != 1 {
 		t.Fatalf("auth none: status %d ran %d", w.Code, ran.Load())
 	}
 }
 
 func TestSessionCookie(t *testing.T) {
-	mux, ran := guarded(t, config.HTTP{Auth: "token", Token: "tok"})
+	mux, ran := guarded(t, Config{Mode: "token", Token: "tok"})
 	if w := send(mux, "POST", "/api/login", nil, `{"token":"bad"}`); w.Code != 401 {
 		t.Fatalf("login with a bad token: %d", w.Code)
 	}
@@ -236,13 +234,13 @@ func TestSessionAcrossBoards(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	for _, h := range []config.HTTP{
-		{Auth: "token", Token: "tok"},
-		{Auth: "basic", Users: []string{"ann:" + string(hash)}},
+	for _, h := range []Config{
+		{Mode: "token", Token: "tok"},
+		{Mode: "basic", Users: []string{"ann:" + string(hash)}},
 	} {
-		t.Run(h.Auth, func(t *testing.T) {
+		t.Run(h.Mode, func(t *testing.T) {
 			var told []Revocation
-			mk := func(h config.HTTP, secret []byte) *Auth {
+			mk := func(h Config, secret []byte) *Auth {
 				a, err := New(h, Options{SessionTTL: time.Hour, Now: clock, SessionSecret: secret,
 					OnRevoke: func(rv Revocation) { told = append(told, rv) }})
 				if err != nil {
@@ -256,7 +254,7 @@ func TestSessionAcrossBoards(t *testing.T) {
 				t.Fatal("a session of board 1 refused on board 2 with the same secret and credentials")
 			}
 			for name, a := range map[string]*Auth{
-				"other credentials": mk(config.HTTP{Auth: "token", Token: "other"}, secret),
+				"other credentials": mk(Config{Mode: "token", Token: "other"}, secret),
 				"another secret":    mk(h, []byte("another secret, 32 bytes long..")),
 				"no secret":         mk(h, nil),
 			} {
@@ -308,7 +306,7 @@ func TestSessionAcrossBoards(t *testing.T) {
 // session, are not kept.
 func TestRevokeBounds(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	a, err := New(config.HTTP{Auth: "token", Token: "tok"}, Options{SessionTTL: time.Hour, Now: func() time.Time { return now }})
+	a, err := New(Config{Mode: "token", Token: "tok"}, Options{SessionTTL: time.Hour, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +332,7 @@ func TestCheckedOncePerBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := config.HTTP{Auth: "basic", Users: []string{"admin:" + string(hash)}}
+	h := Config{Mode: "basic", Users: []string{"admin:" + string(hash)}}
 	here, err := New(h, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +377,7 @@ func TestCheckedOncePerBoard(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
-	fp := func(h config.HTTP, key string) uint64 {
+	fp := func(h Config, key string) uint64 {
 		t.Helper()
 		a, err := New(h, Options{})
 		if err != nil {
@@ -387,7 +385,7 @@ func TestFingerprint(t *testing.T) {
 		}
 		return a.Fingerprint([]byte(key))
 	}
-	tok := func(s string) config.HTTP { return config.HTTP{Auth: ModeToken, Token: s} }
+	tok := func(s string) Config { return Config{Mode: ModeToken, Token: s} }
 	k1, k2 := "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
 	base := fp(tok("secret-a"), k1)
 	cases := []struct {
@@ -398,7 +396,7 @@ func TestFingerprint(t *testing.T) {
 		{"same token, same key", fp(tok("secret-a"), k1), true},
 		{"other token", fp(tok("secret-b"), k1), false},
 		{"other key", fp(tok("secret-a"), k2), false},
-		{"auth none", fp(config.HTTP{Auth: ModeNone}, k1), false},
+		{"auth none", fp(Config{Mode: ModeNone}, k1), false},
 	}
 	for _, c := range cases {
 		if (c.got == base) != c.same || c.got == 0 {

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // lockedBuf is a log sink safe for the server's goroutines.
@@ -57,7 +55,7 @@ func TestBadTokensLimited(t *testing.T) {
 	now := time.Now()
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	a, err := New(config.HTTP{Auth: "token", Token: "right"}, Options{FailBurst: 5, FailRate: 1, Now: clock,
+	a, err := New(Config{Mode: "token", Token: "right"}, Options{FailBurst: 5, FailRate: 1, Now: clock,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +143,7 @@ func TestFailLimiterBounded(t *testing.T) {
 // configured users' cost, so it takes as long as a known one.
 func TestDummyHashCost(t *testing.T) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost+2)
-	a, err := New(config.HTTP{Auth: "basic", Users: []string{"ann:" + string(hash)}}, Options{})
+	a, err := New(Config{Mode: "basic", Users: []string{"ann:" + string(hash)}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +168,7 @@ func netipAddr(t *testing.T, s string) netip.Addr {
 // and an unknown user (bcrypt at the users' cost, here the default 10).
 func BenchmarkBasicWrongPassword(b *testing.B) {
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.DefaultCost)
-	a, err := New(config.HTTP{Auth: "basic", Users: []string{"ann:" + string(hash)}}, Options{})
+	a, err := New(Config{Mode: "basic", Users: []string{"ann:" + string(hash)}}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

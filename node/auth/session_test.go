@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 func (a *Auth) muxForTest() *http.ServeMux {
@@ -41,7 +39,7 @@ func TestSessionKey(t *testing.T) {
 }
 
 func TestUser(t *testing.T) {
-	a, err := New(config.HTTP{Auth: "token", Token: "tok"}, Options{})
+	a, err := New(Config{Mode: "token", Token: "tok"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
 )
 
@@ -28,7 +27,15 @@ const maxDevicesEnv = 120 << 10
 // Prefix is the URL path the handler serves.
 const Prefix = "/cgi-bin/"
 
-// Options are what the handler needs besides [cgi].
+// Config is where the programs are and what bounds them; node maps it
+// from [cgi].
+type Config struct {
+	Dir       string        // the programs; relative to the working directory at New; missing: every program is 404
+	Timeout   time.Duration // a program is killed after it; default 10s
+	MaxOutput int64         // bytes of a program's answer kept at most; more is a 502; default 1 MiB
+}
+
+// Options are what the handler needs besides its Config.
 type Options struct {
 	// Devices returns the device list given to programs as EWS_DEVICES (JSON).
 	Devices func() any
@@ -59,8 +66,8 @@ type Handler struct {
 // New builds the handler. A missing dir is not an error (every program is
 // then 404), so a board without CGI programs starts. A relative dir is taken
 // from the working directory at New.
-func New(c config.CGI, opts Options) *Handler {
-	h := &Handler{dir: c.Dir, timeout: c.Timeout.Duration, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger, shell: "/bin/sh"}
+func New(c Config, opts Options) *Handler {
+	h := &Handler{dir: c.Dir, timeout: c.Timeout, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger, shell: "/bin/sh"}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

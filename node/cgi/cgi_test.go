@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 func newHandler(t *testing.T, dir string) *Handler {
@@ -22,7 +20,7 @@ func newHandler(t *testing.T, dir string) *Handler {
 		}
 		dir = abs
 	}
-	return New(config.CGI{Dir: dir, Timeout: config.D(500 * time.Millisecond), MaxOutput: 64 << 10},
+	return New(Config{Dir: dir, Timeout: 500 * time.Millisecond, MaxOutput: 64 << 10},
 		Options{Devices: func() any { return []map[string]string{{"name": "relay1", "state": "on"}} }})
 }
 
@@ -137,7 +135,7 @@ func TestNoCredentialsInEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := New(config.CGI{Dir: abs, Timeout: config.D(2 * time.Second), MaxOutput: 64 << 10}, Options{User: c.user})
+			h := New(Config{Dir: abs, Timeout: 2 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
 			r := httptest.NewRequest("GET", "/cgi-bin/env.sh", nil)
 			r.Header.Set("Authorization", "Bearer sekrit-token")
 			r.Header.Set("Proxy-Authorization", "Basic c2Vrcml0LXBhc3M=")

@@ -25,7 +25,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // simulated board, device_latency 0) called on hal directly, through the API
 // handler in process, and through the API over loopback HTTP.
 func BenchmarkAction(b *testing.B) {
-	f := newFixture(b, "", Options{})
+	f := newFixture(b, Options{})
 	toggle := hal.Action{Kind: hal.Toggle}
 
 	b.Run("direct", func(b *testing.B) {

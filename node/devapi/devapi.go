@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
@@ -32,6 +31,9 @@ type Options struct {
 	OnClaim func(Claim)
 	// Registerer takes ews_idempotency_claims_total; nil: not registered.
 	Registerer *promx.Registry
+	// ReadAuth asks for credentials on reads (GET) too, not only on
+	// actions ([http] read_auth).
+	ReadAuth bool
 }
 
 // Claim says that a board ran (or is running) the request of fingerprint
@@ -56,8 +58,8 @@ type API struct {
 }
 
 // New builds the API over devs. Actions (POST) require a's credentials; reads
-// do too when cfg.HTTP.ReadAuth is set. A nil a lets everything through (tests).
-func New(cfg *config.Config, devs *hal.Devices, a *auth.Auth, opts Options) *API {
+// do too when opts.ReadAuth is set. A nil a lets everything through (tests).
+func New(devs *hal.Devices, a *auth.Auth, opts Options) *API {
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = 24 * time.Hour
 	}
@@ -75,7 +77,7 @@ func New(cfg *config.Config, devs *hal.Devices, a *auth.Auth, opts Options) *API
 	}
 	claims := opts.Registerer.CounterVec("ews_idempotency_claims_total",
 		"Idempotency-Keys taken by this board's device API (origin local) and learnt from other boards (origin remote).", "origin")
-	return &API{devs: devs, auth: a, readAuth: cfg.HTTP.ReadAuth, log: opts.Logger, listFn: opts.List, onClaim: opts.OnClaim,
+	return &API{devs: devs, auth: a, readAuth: opts.ReadAuth, log: opts.Logger, listFn: opts.List, onClaim: opts.OnClaim,
 		claims: claims, idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
 }
 

@@ -10,55 +10,26 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 )
 
 const token = "tok"
 
-const boardTOML = `
-[node]
-name = "ews1"
-[cluster]
-insecure = true
-peers = ["ews1=127.0.0.1:7946", "ews2=127.0.0.2:7946"]
-[http]
-auth = "token"
-token = "tok"
-[sim]
-device_latency = "0s"
+// board is ews1 of a two-board cluster with a simulated board's devices;
+// "far" is wired to ews2.
+func board() hal.Config {
+	return hal.Config{Node: "ews1", Sim: &hal.SimConfig{}, Devices: []hal.DeviceSpec{
+		{Name: "relay1", Driver: "gpio-out", Pin: "GPIO17", Interlock: []string{"relay2"}},
+		{Name: "relay2", Driver: "gpio-out", Pin: "GPIO27"},
+		{Name: "led", Driver: "pwm", Pin: "GPIO18"},
+		{Name: "temp", Driver: "sim-sensor"},
+		{Name: "broken", Driver: "command", Command: []string{"sh", "-c", "echo bus NACK >&2; exit 1"}},
+		{Name: "far", Driver: "gpio-out", Pin: "GPIO5", Node: "ews2"},
+	}}
+}
 
-[[device]]
-name = "relay1"
-driver = "gpio-out"
-pin = "GPIO17"
-interlock = ["relay2"]
-
-[[device]]
-name = "relay2"
-driver = "gpio-out"
-pin = "GPIO27"
-
-[[device]]
-name = "led"
-driver = "pwm"
-pin = "GPIO18"
-
-[[device]]
-name = "temp"
-driver = "sim-sensor"
-
-[[device]]
-name = "broken"
-driver = "command"
-command = ["sh", "-c", "echo bus NACK >&2; exit 1"]
-
-[[device]]
-name = "far"
-driver = "gpio-out"
-pin = "GPIO5"
-node = "ews2"
-`
+// creds are the board's credentials: auth = "token", token = "tok".
+var creds = auth.Config{Mode: auth.ModeToken, Token: token}
 
 type fixture struct {
 	mux   *http.ServeMux
@@ -67,26 +38,22 @@ type fixture struct {
 	api   *API
 }
 
-func newFixture(t testing.TB, extra string, opts Options) *fixture {
+func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
-	cfg, err := config.Parse("board.toml", []byte(strings.Replace(boardTOML, "[sim]", extra+"\n[sim]", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	board := hal.NewSimBoard()
-	devs, err := hal.New(cfg.HAL(), hal.Options{Board: board})
+	sim := hal.NewSimBoard()
+	devs, err := hal.New(board(), hal.Options{Board: sim})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = devs.Close() })
-	a, err := auth.New(cfg.HTTP, auth.Options{})
+	a, err := auth.New(creds, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := New(cfg, devs, a, opts)
+	api := New(devs, a, opts)
 	mux := http.NewServeMux()
 	api.Register(mux)
-	return &fixture{mux: mux, devs: devs, board: board, api: api}
+	return &fixture{mux: mux, devs: devs, board: sim, api: api}
 }
 
 func (f *fixture) do(method, target, tok string, hdr ...string) *httptest.ResponseRecorder {
@@ -103,7 +70,7 @@ func (f *fixture) do(method, target, tok string, hdr ...string) *httptest.Respon
 }
 
 func TestAPI(t *testing.T) {
-	f := newFixture(t, "", Options{})
+	f := newFixture(t, Options{})
 	tests := []struct {
 		name      string
 		method    string
@@ -162,7 +129,7 @@ func TestAPI(t *testing.T) {
 }
 
 func TestReadAuth(t *testing.T) {
-	f := newFixture(t, "read_auth = true", Options{})
+	f := newFixture(t, Options{ReadAuth: true})
 	if w := f.do("GET", "/api/devices", ""); w.Code != 401 {
 		t.Fatalf("GET without token: %d, want 401", w.Code)
 	}
@@ -187,7 +154,7 @@ func ons(ch <-chan hal.Snapshot) int {
 }
 
 func TestIdempotency(t *testing.T) {
-	f := newFixture(t, "", Options{})
+	f := newFixture(t, Options{})
 	ch, cancel := f.devs.Subscribe(1000)
 	defer cancel()
 	first := f.do("POST", "/api/devices/relay1/pulse?ms=1", token, "Idempotency-Key", "k1")
@@ -221,7 +188,7 @@ func TestIdempotency(t *testing.T) {
 }
 
 func TestIdempotencyConcurrent(t *testing.T) {
-	f := newFixture(t, "", Options{})
+	f := newFixture(t, Options{})
 	ch, cancel := f.devs.Subscribe(1000)
 	defer cancel()
 	const n = 20
@@ -251,7 +218,7 @@ func TestIdempotencyBounded(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	f := newFixture(t, "", Options{IdempotencyCap: 2, IdempotencyTTL: time.Minute, Now: clock})
+	f := newFixture(t, Options{IdempotencyCap: 2, IdempotencyTTL: time.Minute, Now: clock})
 	ch, cancel := f.devs.Subscribe(1000)
 	defer cancel()
 	for _, k := range []string{"a", "b", "c"} {
@@ -284,7 +251,7 @@ func TestIdempotencyBounded(t *testing.T) {
 // The same key with another body is another request: refused with 422, not
 // answered with the first request's result (issue 15: keys cover the body).
 func TestIdempotencyCoversBody(t *testing.T) {
-	f := newFixture(t, "", Options{})
+	f := newFixture(t, Options{})
 	post := func(body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/api/devices/relay1/turn_on", strings.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+token)
@@ -320,9 +287,9 @@ func TestIdempotencyCoversBody(t *testing.T) {
 // another request is refused (422) and for the same request answered 409
 // (it ran there) instead of running twice (issue 15: keys cluster-wide).
 func TestIdempotencyClusterWide(t *testing.T) {
-	here := newFixture(t, "", Options{})
+	here := newFixture(t, Options{})
 	var claims []Claim
-	there := newFixture(t, "", Options{OnClaim: func(c Claim) { claims = append(claims, c) }})
+	there := newFixture(t, Options{OnClaim: func(c Claim) { claims = append(claims, c) }})
 	if w := there.do("POST", "/api/devices/relay1/turn_on", token, "Idempotency-Key", "cw"); w.Code != 200 {
 		t.Fatalf("first use: %d %s", w.Code, w.Body)
 	}

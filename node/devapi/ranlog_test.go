@@ -24,7 +24,7 @@ func TestActionRanLog(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: tt.level}))
-			f := newFixture(t, "", Options{Logger: log})
+			f := newFixture(t, Options{Logger: log})
 			f.do("POST", "/api/devices/relay1/turn_on", token, "Idempotency-Key", "k1")
 			f.do("POST", "/api/devices/relay1/turn_on", token, "Idempotency-Key", "k1") // replay
 			f.do("POST", "/api/devices/relay1/turn_off", token)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/events"
@@ -19,16 +18,11 @@ import (
 // TestWiring mounts everything as the node does (see the report to the lead)
 // and follows one action from POST to the /events stream.
 func TestWiring(t *testing.T) {
-	cfg, err := config.Parse("board.toml", []byte(boardTOML))
+	devs, err := hal.New(board(), hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.CGI.Dir = "../cgi/testdata"
-	devs, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	authn, err := auth.New(cfg.HTTP, auth.Options{})
+	authn, err := auth.New(creds, auth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +35,9 @@ func TestWiring(t *testing.T) {
 
 	mux := http.NewServeMux()
 	authn.Register(mux)
-	New(cfg, devs, authn, Options{}).Register(mux)
+	New(devs, authn, Options{}).Register(mux)
 	mux.Handle("GET /events", hub)
-	mux.Handle("/cgi-bin/", authn.Require(cgi.New(cfg.CGI, cgi.Options{Devices: func() any { return devs.List() }})))
+	mux.Handle("/cgi-bin/", authn.Require(cgi.New(cgi.Config{Dir: "../cgi/testdata"}, cgi.Options{Devices: func() any { return devs.List() }})))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

@@ -2,7 +2,6 @@ package devsync
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,27 +12,16 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/events"
 )
 
-// devicesTOML is the device part of the config every test board shares.
-const devicesTOML = `
-[[device]]
-name = "r1"
-driver = "sim-switch"
-node = "ews1"
-
-[[device]]
-name = "r2"
-driver = "sim-switch"
-node = "ews2"
-
-[[device]]
-name = "r3"
-driver = "sim-switch"
-node = "ews3"
-`
+// devices are what every test board's config shares: one switch wired to
+// each board.
+var devices = []hal.DeviceSpec{
+	{Name: "r1", Driver: "sim-switch", Node: "ews1"},
+	{Name: "r2", Driver: "sim-switch", Node: "ews2"},
+	{Name: "r3", Driver: "sim-switch", Node: "ews3"},
+}
 
 // testBoard is one board's devices and its local event stream, served on
 // loopback the way the node serves /events?scope=local.
@@ -49,12 +37,8 @@ type testBoard struct {
 
 func openDevices(t testing.TB, self string) *hal.Devices {
 	t.Helper()
-	src := fmt.Sprintf("[node]\nname = %q\n\n[sim]\ndevice_latency = \"0s\"\n%s", self, devicesTOML)
-	cfg, err := config.Parse("test.toml", []byte(src))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	devs, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
+	cfg := hal.Config{Node: self, Board: hal.BoardSim, Sim: &hal.SimConfig{}, Devices: devices}
+	devs, err := hal.New(cfg, hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatalf("hal.New: %v", err)
 	}

@@ -19,8 +19,8 @@ type worker struct {
 // re-reading peers() every Refresh: it connects to boards that appear,
 // disconnects from boards that leave and reconnects to a board whose
 // address changed. It returns when ctx ends, after every stream goroutine
-// has stopped. Call it once.
-func (m *Mirror) Run(ctx context.Context) {
+// has stopped, with nil (the node's lifecycle shape). Call it once.
+func (m *Mirror) Run(ctx context.Context) error {
 	workers := map[string]*worker{}
 	defer func() {
 		for _, w := range workers {
@@ -40,7 +40,7 @@ func (m *Mirror) Run(ctx context.Context) {
 		m.safely("stale check", m.markStale)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-tick.C:
 		}
 	}

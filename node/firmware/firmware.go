@@ -2,6 +2,7 @@
 package firmware
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -135,15 +137,17 @@ func CheckELF(path string, a Arch) error {
 }
 
 // Stage writes src to exe.new, checks its SHA-256 against wantSHA (hex,
-// what the user confirmed) and its ELF machine against a, fsyncs it, keeps
-// the running binary as exe.prev, writes the marker, and renames the new
-// binary over exe. maxBytes bounds the upload. On any error nothing changes.
-func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, m Marker) (Marker, error) {
+// what the user confirmed), its signature against pub (the cluster's
+// firmware verify key; VerifyFile) and its ELF machine against a, fsyncs
+// it, keeps the running binary as exe.prev, writes the marker, and renames
+// the new image over exe. maxBytes bounds the upload. On any error nothing
+// changes.
+func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, pub ed25519.PublicKey, m Marker) (Marker, error) {
 	if _, err := os.Stat(exe + suffixMarker); err == nil {
 		return m, ErrPending
 	}
 	tmp := exe + suffixNew
-	got, err := Receive(tmp, src, maxBytes, wantSHA, a)
+	got, err := Receive(tmp, src, maxBytes, wantSHA, a, pub)
 	if err != nil {
 		return m, err
 	}
@@ -170,15 +174,19 @@ func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, m 
 	return m, nil
 }
 
-// Receive writes src to path, checks its SHA-256 against wantSHA and its
-// ELF machine against a, and fsyncs it; it returns the SHA-256. On any
-// error path is removed.
-func Receive(path string, src io.Reader, maxBytes int64, wantSHA string, a Arch) (string, error) {
+// Receive writes src to path, checks its SHA-256 against wantSHA, its
+// signature against pub and its ELF machine against a, and fsyncs it; it
+// returns the SHA-256 of the signed image (what is installed, and what a
+// rolling upgrade sends on). On any error path is removed.
+func Receive(path string, src io.Reader, maxBytes int64, wantSHA string, a Arch, pub ed25519.PublicKey) (string, error) {
 	wantSHA = strings.ToLower(strings.TrimSpace(wantSHA))
 	if len(wantSHA) != 64 {
 		return "", errors.New("firmware: the expected SHA-256 must be 64 hex digits")
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if len(pub) != ed25519.PublicKeySize {
+		return "", ErrNoKey // before a byte is written
+	}
+	f, err := createExcl(path, 0o755)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrWrite, err)
 	}
@@ -210,6 +218,9 @@ func Receive(path string, src io.Reader, maxBytes int64, wantSHA string, a Arch)
 	if err := f.Close(); err != nil {
 		return "", fmt.Errorf("%w: close: %v", ErrWrite, err)
 	}
+	if _, err := VerifyFile(path, pub); err != nil {
+		return "", err
+	}
 	if err := CheckELF(path, a); err != nil {
 		return "", err
 	}
@@ -239,7 +250,7 @@ func copyFile(from, to string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	out, err := createExcl(to, 0o755)
 	if err != nil {
 		return err
 	}
@@ -337,18 +348,37 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := createExcl(tmp, 0o644)
+	if err != nil {
 		return fmt.Errorf("write %s: %v", filepath.Base(path), err)
 	}
-	if f, err := os.Open(tmp); err == nil {
-		_ = f.Sync()
-		f.Close()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %v", filepath.Base(path), err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %v", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// createExcl creates path for writing: a leftover of a crash (a file, or a
+// symlink someone planted, which Remove takes away without following) is
+// removed first, then O_EXCL|O_NOFOLLOW makes sure this call created what
+// it writes: no symlink followed, no file shared with another writer.
+func createExcl(path string, perm os.FileMode) (*os.File, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, perm)
 }
 
 func syncDir(exe string) {

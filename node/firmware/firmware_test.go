@@ -2,6 +2,7 @@ package firmware
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -29,6 +30,14 @@ func selfELF(t *testing.T) []byte {
 	return b
 }
 
+// testKey is the cluster's firmware signing key in these tests; otherKey
+// another cluster's.
+var (
+	testKey  = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	otherKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
+	testPub  = testKey.Public().(ed25519.PublicKey)
+)
+
 func board(t *testing.T) string {
 	t.Helper()
 	exe := filepath.Join(t.TempDir(), "ews")
@@ -40,28 +49,44 @@ func board(t *testing.T) string {
 
 func TestStageRefuses(t *testing.T) {
 	elfBin := selfELF(t)
+	signed := Sign(elfBin, testKey)
 	other := "arm64"
 	if runtime.GOARCH == "arm64" {
 		other = "amd64"
 	}
+	script := Sign([]byte("#!/bin/sh\nexit 1\n"), testKey)
+	truncated := signed[:len(signed)-10]
+	foreign := Sign(elfBin, otherKey)
+	tampered := bytes.Clone(signed)
+	tampered[100] ^= 1
+	badSig := bytes.Clone(signed)
+	badSig[len(badSig)-20] ^= 1
 	for _, tc := range []struct {
 		name    string
 		body    []byte
 		sha     string
 		arch    Arch
+		pub     ed25519.PublicKey
 		max     int64
 		wantErr string
 	}{
-		{"short sha", elfBin, "abc", Here(""), 1 << 30, "64 hex digits"},
-		{"sha mismatch", elfBin, sum([]byte("other")), Here(""), 1 << 30, "SHA-256 mismatch"},
-		{"not elf", []byte("#!/bin/sh\nexit 1\n"), sum([]byte("#!/bin/sh\nexit 1\n")), Here(""), 1 << 30, "not an ELF"},
-		{"wrong arch", elfBin, sum(elfBin), Arch{GOARCH: other}, 1 << 30, "this board needs"},
-		{"too big", elfBin, sum(elfBin), Here(""), 100, "larger than 100 bytes"},
-		{"empty", nil, sum(nil), Here(""), 100, "empty upload"},
+		{"short sha", signed, "abc", Here(""), testPub, 1 << 30, "64 hex digits"},
+		{"sha mismatch", signed, sum([]byte("other")), Here(""), testPub, 1 << 30, "SHA-256 mismatch"},
+		{"not elf", script, sum(script), Here(""), testPub, 1 << 30, "not an ELF"},
+		{"wrong arch", signed, sum(signed), Arch{GOARCH: other}, testPub, 1 << 30, "this board needs"},
+		{"too big", signed, sum(signed), Here(""), testPub, 100, "larger than 100 bytes"},
+		{"empty", nil, sum(nil), Here(""), testPub, 100, "empty upload"},
+		// H2: a correct SHA-256 is no longer enough
+		{"unsigned with its SHA-256", elfBin, sum(elfBin), Here(""), testPub, 1 << 30, "carries no signature"},
+		{"truncated signature", truncated, sum(truncated), Here(""), testPub, 1 << 30, "truncated"},
+		{"another cluster's key", foreign, sum(foreign), Here(""), testPub, 1 << 30, "another cluster"},
+		{"binary changed after signing", tampered, sum(tampered), Here(""), testPub, 1 << 30, "not the one signed"},
+		{"signature bytes changed", badSig, sum(badSig), Here(""), testPub, 1 << 30, "does not verify"},
+		{"no verify key on the board", signed, sum(signed), Here(""), nil, 1 << 30, "no firmware verify key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			exe := board(t)
-			_, err := Stage(exe, bytes.NewReader(tc.body), tc.max, tc.sha, tc.arch, Marker{})
+			_, err := Stage(exe, bytes.NewReader(tc.body), tc.max, tc.sha, tc.arch, tc.pub, Marker{})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err %v, want one containing %q", err, tc.wantErr)
 			}
@@ -77,10 +102,10 @@ func TestStageRefuses(t *testing.T) {
 }
 
 func TestStageCommitRollback(t *testing.T) {
-	elfBin := selfELF(t)
+	elfBin := Sign(selfELF(t), testKey) // the signed image is what is installed
 	exe := board(t)
 	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	m, err := Stage(exe, bytes.NewReader(elfBin), 1<<30, strings.ToUpper(sum(elfBin)), Here(""), Marker{FromVersion: "v1", Staged: now, ReadyWithin: "5s"})
+	m, err := Stage(exe, bytes.NewReader(elfBin), 1<<30, strings.ToUpper(sum(elfBin)), Here(""), testPub, Marker{FromVersion: "v1", Staged: now, ReadyWithin: "5s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +119,7 @@ func TestStageCommitRollback(t *testing.T) {
 	if !ok || p.SHA256 != sum(elfBin) || p.Within(time.Minute) != 5*time.Second {
 		t.Fatalf("pending %+v %v", p, ok)
 	}
-	if _, err := Stage(exe, bytes.NewReader(elfBin), 1<<30, sum(elfBin), Here(""), Marker{}); !errors.Is(err, ErrPending) {
+	if _, err := Stage(exe, bytes.NewReader(elfBin), 1<<30, sum(elfBin), Here(""), testPub, Marker{}); !errors.Is(err, ErrPending) {
 		t.Fatalf("second upload while pending: %v, want ErrPending", err)
 	}
 	if err := Rollback(exe, m, "exited", now); err != nil {
@@ -110,7 +135,7 @@ func TestStageCommitRollback(t *testing.T) {
 		t.Fatalf("last %+v %v", r, ok)
 	}
 	// Again, and this time it is committed.
-	m, err = Stage(exe, bytes.NewReader(elfBin), 1<<30, sum(elfBin), Here(""), Marker{FromVersion: "v1"})
+	m, err = Stage(exe, bytes.NewReader(elfBin), 1<<30, sum(elfBin), Here(""), testPub, Marker{FromVersion: "v1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Runstates a Checker reports (the names of state.Runstate).
@@ -21,6 +19,21 @@ const (
 
 // DefaultProcessInterval is how often critical processes are looked for.
 const DefaultProcessInterval = time.Second
+
+// Config is what keeps this board in rotation; node maps it from
+// [[health.process]] and [[health.check]].
+type Config struct {
+	Processes []string // critical processes by command name (comm): one missing = down
+	Checks    []Check
+}
+
+// Check is a shell command that must exit 0.
+type Check struct {
+	Command  string        // run as /bin/sh -c COMMAND in its own process group
+	Interval time.Duration // between runs; default 5s
+	Timeout  time.Duration // a run is killed after it; default Interval
+	Runstate string        // reported while it fails: Down (default) or Overloaded
+}
 
 // Checker runs the [[health.process]] and [[health.check]] checks and
 // reports the board's runstate: down while a critical process is missing
@@ -34,7 +47,7 @@ type Checker struct {
 	ProcessInterval time.Duration
 
 	procs  []string
-	checks []config.HealthCheck
+	checks []Check
 	logger *slog.Logger
 
 	mu      sync.Mutex
@@ -42,22 +55,20 @@ type Checker struct {
 	failing map[int]string  // check index -> why it fails
 }
 
-// New builds a Checker of the config's health section.
-func New(h config.Health, logger *slog.Logger) *Checker {
+// New builds a Checker of h.
+func New(h Config, logger *slog.Logger) *Checker {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	c := &Checker{ProcRoot: "/proc", ProcessInterval: DefaultProcessInterval, logger: logger.With("component", "health"),
 		missing: map[string]bool{}, failing: map[int]string{}}
-	for _, p := range h.Processes {
-		c.procs = append(c.procs, p.Name)
-	}
+	c.procs = append(c.procs, h.Processes...)
 	c.checks = append(c.checks, h.Checks...)
 	for i := range c.checks {
-		if c.checks[i].Interval.Duration <= 0 {
-			c.checks[i].Interval = config.D(5 * time.Second)
+		if c.checks[i].Interval <= 0 {
+			c.checks[i].Interval = 5 * time.Second
 		}
-		if c.checks[i].Timeout.Duration <= 0 {
+		if c.checks[i].Timeout <= 0 {
 			c.checks[i].Timeout = c.checks[i].Interval
 		}
 		if c.checks[i].Runstate == "" {
@@ -115,8 +126,8 @@ func (c *Checker) CheckNow(ctx context.Context) {
 }
 
 // Run checks once at once, then each check on its interval and the
-// processes every ProcessInterval, until ctx ends.
-func (c *Checker) Run(ctx context.Context) {
+// processes every ProcessInterval, until ctx ends; it returns nil.
+func (c *Checker) Run(ctx context.Context) error {
 	c.CheckNow(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -140,9 +151,10 @@ func (c *Checker) Run(ctx context.Context) {
 		loop(max(c.ProcessInterval, 10*time.Millisecond), c.scanProcesses)
 	}
 	for i := range c.checks {
-		loop(c.checks[i].Interval.Duration, func() { c.runCheck(ctx, i) })
+		loop(c.checks[i].Interval, func() { c.runCheck(ctx, i) })
 	}
 	<-ctx.Done()
+	return nil
 }
 
 func (c *Checker) safely(fn func()) {
@@ -176,7 +188,7 @@ func (c *Checker) scanProcesses() {
 
 func (c *Checker) runCheck(ctx context.Context, i int) {
 	hc := c.checks[i]
-	err := Run(ctx, hc.Command, hc.Timeout.Duration)
+	err := Run(ctx, hc.Command, hc.Timeout)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, was := c.failing[i]

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -54,27 +52,27 @@ func selfComm(t *testing.T) string {
 }
 
 func TestCheckerRunstate(t *testing.T) {
-	check := func(cmd, rs string) config.HealthCheck {
-		return config.HealthCheck{Command: cmd, Interval: config.D(time.Hour), Timeout: config.D(5 * time.Second), Runstate: rs}
+	check := func(cmd, rs string) Check {
+		return Check{Command: cmd, Interval: time.Hour, Timeout: 5 * time.Second, Runstate: rs}
 	}
 	for _, c := range []struct {
 		name  string
 		procs []string
-		check []config.HealthCheck
+		check []Check
 		want  string
 	}{
 		{"nothing configured", nil, nil, Running},
-		{"passing check", nil, []config.HealthCheck{check("true", Down)}, Running},
-		{"failing check", nil, []config.HealthCheck{check("false", Down)}, Down},
-		{"failing overloaded check", nil, []config.HealthCheck{check("false", Overloaded)}, Overloaded},
-		{"down beats overloaded", nil, []config.HealthCheck{check("false", Overloaded), check("exit 2", Down)}, Down},
+		{"passing check", nil, []Check{check("true", Down)}, Running},
+		{"failing check", nil, []Check{check("false", Down)}, Down},
+		{"failing overloaded check", nil, []Check{check("false", Overloaded)}, Overloaded},
+		{"down beats overloaded", nil, []Check{check("false", Overloaded), check("exit 2", Down)}, Down},
 		{"own process runs", []string{selfComm(t)}, nil, Running},
-		{"missing process", []string{"no-such-proc-q"}, []config.HealthCheck{check("true", Down)}, Down},
+		{"missing process", []string{"no-such-proc-q"}, []Check{check("true", Down)}, Down},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var h config.Health
+			var h Config
 			for _, p := range c.procs {
-				h.Processes = append(h.Processes, config.HealthProcess{Name: p})
+				h.Processes = append(h.Processes, p)
 			}
 			h.Checks = c.check
 			ch := New(h, quiet)
@@ -93,8 +91,8 @@ func TestCheckerRunstate(t *testing.T) {
 func TestCheckerRecovers(t *testing.T) {
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "ok")
-	ch := New(config.Health{Checks: []config.HealthCheck{{
-		Command: "test -e " + flag, Interval: config.D(20 * time.Millisecond), Timeout: config.D(time.Second), Runstate: Overloaded,
+	ch := New(Config{Checks: []Check{{
+		Command: "test -e " + flag, Interval: 20 * time.Millisecond, Timeout: time.Second, Runstate: Overloaded,
 	}}}, quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -124,7 +122,7 @@ func TestProcessesFakeRoot(t *testing.T) {
 			}
 		}
 	}
-	ch := New(config.Health{Processes: []config.HealthProcess{{Name: "sshd"}, {Name: "init"}, {Name: "very-long-daemon-name"}}}, quiet)
+	ch := New(Config{Processes: []string{"sshd", "init", "very-long-daemon-name"}}, quiet)
 	ch.ProcRoot = root
 	ch.CheckNow(context.Background())
 	if got := ch.Runstate(); got != Running {

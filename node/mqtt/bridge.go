@@ -20,14 +20,14 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/actuate"
-	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
 )
 
 // Source is what the bridge publishes: every device of the cluster and
 // every board of the table. Safe for concurrent use.
 type Source interface {
 	Devices() []hal.Snapshot
-	Boards() []state.Board
+	Boards() []row.Board
 }
 
 // Options configure a Bridge.
@@ -92,8 +92,8 @@ func (b *Bridge) Poke() {
 func (t Topics) ClientID() string { return ID(t.Prefix) + "-master" }
 
 // Run connects (retrying with backoff while the broker is away), publishes
-// until ctx ends, then disconnects.
-func (b *Bridge) Run(ctx context.Context) {
+// until ctx ends, then disconnects and returns nil.
+func (b *Bridge) Run(ctx context.Context) error {
 	b.ctx = ctx
 	t := b.o.Topics
 	opts := paho.NewClientOptions().
@@ -128,7 +128,7 @@ func (b *Bridge) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-tick.C:
 		case <-b.poke:
 		}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
 )
 
 // StatePayloads are the retained messages that show a device's state,
@@ -49,8 +49,8 @@ func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // BoardAvailability is online for a board that takes requests (running or
 // overloaded), offline otherwise.
-func BoardAvailability(b state.Board) string {
-	if b.Runstate == state.Running || b.Runstate == state.Overloaded {
+func BoardAvailability(b row.Board) string {
+	if b.Runstate == row.Running || b.Runstate == row.Overloaded {
 		return Online
 	}
 	return Offline

@@ -11,13 +11,12 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/actuate"
 )
 
 // Options configure an Engine.
 type Options struct {
-	Rules   []config.ParsedRule
+	Rules   []Rule
 	Actor   actuate.Actor
 	Devices func() []hal.Snapshot // every device of the cluster now
 	Clock   clockwork.Clock       // default the real clock; its location is the timers' time zone
@@ -78,8 +77,9 @@ func (e *Engine) Observe(s hal.Snapshot) {
 	}
 }
 
-// Run evaluates rules until ctx ends, then waits for the actions it started.
-func (e *Engine) Run(ctx context.Context) {
+// Run evaluates rules until ctx ends, then waits for the actions it
+// started and returns nil.
+func (e *Engine) Run(ctx context.Context) error {
 	defer e.acts.Wait()
 	e.start(ctx)
 	for {
@@ -94,7 +94,7 @@ func (e *Engine) Run(ctx context.Context) {
 			if t != nil {
 				t.Stop()
 			}
-			return
+			return nil
 		case s := <-e.events:
 			e.observe(ctx, s)
 		case <-tc:
@@ -144,7 +144,7 @@ func (e *Engine) start(ctx context.Context) {
 }
 
 // left reports whether the device is in the state step s leaves it in.
-func (e *Engine) left(s config.Step) bool {
+func (e *Engine) left(s Step) bool {
 	d, ok := e.last[s.Device]
 	if !ok {
 		return false
@@ -215,7 +215,7 @@ func (e *Engine) observe(ctx context.Context, s hal.Snapshot) {
 }
 
 // matches reports whether the change prev -> s is the trigger's event.
-func matches(t config.Trigger, prev, s hal.Snapshot) bool {
+func matches(t Trigger, prev, s hal.Snapshot) bool {
 	switch t.Event {
 	case "pressed", "on":
 		return prev.State != hal.StateOn && s.State == hal.StateOn
@@ -236,7 +236,7 @@ func matches(t config.Trigger, prev, s hal.Snapshot) bool {
 }
 
 // fire runs timer rule r for its firing at.
-func (e *Engine) fire(ctx context.Context, r config.ParsedRule, at time.Time) {
+func (e *Engine) fire(ctx context.Context, r Rule, at time.Time) {
 	key := timerKey(r, at)
 	e.log.Info("rules: timer fired", "rule", r.Index, "at", at.Format("2006-01-02T15:04:05"))
 	e.run(ctx, e.command(r, r.Then.Action, key))
@@ -247,13 +247,13 @@ func (e *Engine) fire(ctx context.Context, r config.ParsedRule, at time.Time) {
 
 // timerKey names one firing of a timer, the same on every board: a new
 // master that fires it again is answered from the cluster's memory.
-func timerKey(r config.ParsedRule, at time.Time) string {
+func timerKey(r Rule, at time.Time) string {
 	return fmt.Sprintf("rule-%d-%s", r.Index, at.Format("2006-01-02T15:04:05"))
 }
 
 func (e *Engine) addBack(at time.Time, c actuate.Command) { e.backs = append(e.backs, back{at, c}) }
 
-func (e *Engine) command(r config.ParsedRule, k hal.Kind, key string) actuate.Command {
+func (e *Engine) command(r Rule, k hal.Kind, key string) actuate.Command {
 	return actuate.Command{Device: r.Then.Device, Kind: k, Value: r.Then.Value, Pulse: r.Then.Pulse, Key: key,
 		Origin: fmt.Sprintf("rule-%d", r.Index)}
 }

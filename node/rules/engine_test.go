@@ -11,7 +11,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
 	"github.com/ews-firmware/ews/node/actuate"
 )
@@ -44,28 +43,13 @@ func (a *recordActor) list() []string {
 	return slices.Clone(a.ran)
 }
 
-func parse(t *testing.T, rules string) []config.ParsedRule {
-	t.Helper()
-	cfg, err := config.Parse("ews.toml", []byte(`
-[node]
-name = "ews1"
-[http]
-auth = "none"
-[[device]]
-name = "button1"
-driver = "sim-button"
-[[device]]
-name = "pump1"
-driver = "sim-switch"
-[[device]]
-name = "temp1"
-driver = "sim-sensor"
-`+rules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg.ParsedRules()
+// when and at build rules as the boot config's [[rule]] entries map to
+// them (the text form is parsed and tested in internal/config).
+func when(i int, device, event string, threshold float64, then Step) Rule {
+	return Rule{Index: i, When: &Trigger{Device: device, Event: event, Threshold: threshold}, Then: then}
 }
+
+func at(i int, hhmm time.Duration, then Step) Rule { return Rule{Index: i, At: hhmm, Then: then} }
 
 func start(t *testing.T, e *Engine) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -77,17 +61,11 @@ func start(t *testing.T, e *Engine) {
 var t0 = time.Date(2026, 12, 1, 7, 29, 0, 0, time.Local)
 
 func TestEventRules(t *testing.T) {
-	rules := parse(t, `
-[[rule]]
-when = "button1 pressed"
-then = "pump1 toggle"
-[[rule]]
-when = "button1 released"
-then = "pump1 pulse 100"
-[[rule]]
-when = "temp1 above 30"
-then = "pump1 turn_on for 5m"
-`)
+	rules := []Rule{
+		when(0, "button1", "pressed", 0, Step{Device: "pump1", Action: hal.Toggle}),
+		when(1, "button1", "released", 0, Step{Device: "pump1", Action: hal.Pulse, Pulse: 100 * time.Millisecond}),
+		when(2, "temp1", "above", 30, Step{Device: "pump1", Action: hal.TurnOn, For: 5 * time.Minute}),
+	}
 	clk := clockwork.NewFakeClockAt(t0)
 	a := &recordActor{}
 	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(),
@@ -126,11 +104,7 @@ then = "pump1 turn_on for 5m"
 }
 
 func TestTimerFiresDailyAndOnceAcrossTakeover(t *testing.T) {
-	rules := parse(t, `
-[[rule]]
-at = "07:30"
-then = "pump1 turn_on for 5m"
-`)
+	rules := []Rule{at(0, 7*time.Hour+30*time.Minute, Step{Device: "pump1", Action: hal.TurnOn, For: 5 * time.Minute})}
 	clk := clockwork.NewFakeClockAt(t0) // 07:29
 	a := &recordActor{}
 	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger()})
@@ -174,14 +148,10 @@ then = "pump1 turn_on for 5m"
 }
 
 func TestStartRebuildsTurnBacks(t *testing.T) {
-	rules := parse(t, `
-[[rule]]
-at = "07:00"
-then = "pump1 turn_on for 1h"
-[[rule]]
-when = "button1 pressed"
-then = "pump1 turn_on for 10m"
-`)
+	rules := []Rule{
+		at(0, 7*time.Hour, Step{Device: "pump1", Action: hal.TurnOn, For: time.Hour}),
+		when(1, "button1", "pressed", 0, Step{Device: "pump1", Action: hal.TurnOn, For: 10 * time.Minute}),
+	}
 	clk := clockwork.NewFakeClockAt(t0) // 07:29: the timer fired 29 min ago, past catch-up
 	a := &recordActor{}
 	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(),

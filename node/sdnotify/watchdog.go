@@ -60,11 +60,11 @@ func (w *Watchdog) Stopping() bool {
 }
 
 // Run pets the watchdog every Interval while all probes pass, until ctx is
-// done. With no interval it returns at once. A failing probe is logged when
+// done, and returns nil. With no interval it returns at once. A failing probe is logged when
 // it starts and stops failing, and the reason is put in the unit's STATUS.
-func (w *Watchdog) Run(ctx context.Context) {
+func (w *Watchdog) Run(ctx context.Context) error {
 	if w.interval <= 0 {
-		return
+		return nil
 	}
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
@@ -85,7 +85,7 @@ func (w *Watchdog) Run(ctx context.Context) {
 		healthy = err == nil
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // Defaults for the Supervisor's timings.
@@ -32,11 +30,17 @@ type Supervisor struct {
 	after      func(time.Duration) <-chan time.Time // tests replace it to record waits
 }
 
+// Helper is one program to keep running; node maps it from [[supervise]].
+type Helper struct {
+	Name    string   // for the log; "" names it after Command[0]
+	Command []string // the argv; a shell line is {"/bin/sh", "-c", LINE}
+}
+
 // Option changes a Supervisor's timings.
 type Option func(*Supervisor)
 
-// New plans one helper per entry; entries were validated by config.
-func New(entries []config.Supervise, log *slog.Logger, opts ...Option) *Supervisor {
+// New plans one helper per entry; the boot config has checked them.
+func New(entries []Helper, log *slog.Logger, opts ...Option) *Supervisor {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -69,8 +73,8 @@ func New(entries []config.Supervise, log *slog.Logger, opts ...Option) *Supervis
 
 // Run starts every helper and keeps it running until ctx is done; then it
 // stops them all (SIGTERM, SIGKILL after the grace period) and returns when
-// the last one has exited.
-func (s *Supervisor) Run(ctx context.Context) {
+// the last one has exited, with nil.
+func (s *Supervisor) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, h := range s.helpers {
 		wg.Add(1)
@@ -80,4 +84,5 @@ func (s *Supervisor) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	return nil
 }

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // syncBuf is a log sink the helpers' goroutines may write concurrently.
@@ -80,7 +78,7 @@ func start(t *testing.T, s *Supervisor) (stop func()) {
 
 func TestBackoffDoublesAndCaps(t *testing.T) {
 	log, buf := testLog()
-	s := New([]config.Supervise{{Name: "crashy", Command: []string{script(t, "crashy", "echo dying; exit 3")}}}, log,
+	s := New([]Helper{{Name: "crashy", Command: []string{script(t, "crashy", "echo dying; exit 3")}}}, log,
 		withBackoff(10*time.Millisecond, 80*time.Millisecond), withResetAfter(time.Hour))
 	waits := recordWaits(s)
 	stop := start(t, s)
@@ -113,7 +111,7 @@ func TestBackoffDoublesAndCaps(t *testing.T) {
 
 func TestBackoffResetsAfterStayingUp(t *testing.T) {
 	log, _ := testLog()
-	s := New([]config.Supervise{{Name: "slow", Command: []string{"/bin/sh", "-c", "sleep 0.2; exit 1"}}}, log,
+	s := New([]Helper{{Name: "slow", Command: []string{"/bin/sh", "-c", "sleep 0.2; exit 1"}}}, log,
 		withBackoff(10*time.Millisecond, time.Second), withResetAfter(100*time.Millisecond))
 	waits := recordWaits(s)
 	stop := start(t, s)
@@ -132,7 +130,7 @@ func TestBackoffResetsAfterStayingUp(t *testing.T) {
 
 func TestStartFailureIsRetried(t *testing.T) {
 	log, buf := testLog()
-	s := New([]config.Supervise{{Name: "ghost", Command: []string{"/nonexistent/helper"}}}, log,
+	s := New([]Helper{{Name: "ghost", Command: []string{"/nonexistent/helper"}}}, log,
 		withBackoff(time.Millisecond, time.Millisecond))
 	waits := recordWaits(s)
 	stop := start(t, s)
@@ -159,7 +157,7 @@ func TestStopTermThenKill(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			log, buf := testLog()
-			s := New([]config.Supervise{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, withGrace(300*time.Millisecond))
+			s := New([]Helper{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, withGrace(300*time.Millisecond))
 			stop := start(t, s)
 			testutil.Eventually(t, "helper to start", func() bool { return strings.Contains(buf.String(), "line=up") })
 			pid := s.status()[0].PID
@@ -186,11 +184,11 @@ func TestStopTermThenKill(t *testing.T) {
 func TestManyHelpersNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	log, buf := testLog()
-	var entries []config.Supervise
+	var entries []Helper
 	for _, n := range []string{"a", "b", "c"} {
-		entries = append(entries, config.Supervise{Name: n, Command: []string{"/bin/sh", "-c", "echo started " + n + "; exec sleep 60"}})
+		entries = append(entries, Helper{Name: n, Command: []string{"/bin/sh", "-c", "echo started " + n + "; exec sleep 60"}})
 	}
-	entries = append(entries, config.Supervise{Name: "flap", Command: []string{"/bin/sh", "-c", "exit 2"}})
+	entries = append(entries, Helper{Name: "flap", Command: []string{"/bin/sh", "-c", "exit 2"}})
 	s := New(entries, log, withBackoff(time.Millisecond, 5*time.Millisecond), withGrace(2*time.Second))
 	stop := start(t, s)
 	testutil.Eventually(t, "all helpers to start", func() bool {
@@ -209,7 +207,7 @@ func TestManyHelpersNoGoroutineLeak(t *testing.T) {
 
 func TestNamesDefaultAndEmptyCommand(t *testing.T) {
 	log, _ := testLog()
-	s := New([]config.Supervise{{Command: []string{"/usr/bin/helper"}}, {}}, log)
+	s := New([]Helper{{Command: []string{"/usr/bin/helper"}}, {}}, log)
 	st := s.status()
 	if st[0].Name != "/usr/bin/helper" || st[1].Name != "supervise[1]" {
 		t.Fatalf("names %q %q", st[0].Name, st[1].Name)

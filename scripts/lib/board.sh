@@ -1,7 +1,7 @@
 # Shared by flash.sh and deploy.sh: argument checks and the boot config.
 # shellcheck shell=bash
 
-ARCHES="armv6 armv7 arm64"
+ARCHES="armv5 armv6 armv7 arm64"
 
 die() { # exit with a message: die CODE MESSAGE
 	local code=$1
@@ -13,7 +13,7 @@ die() { # exit with a message: die CODE MESSAGE
 check_arch() {
 	case " $ARCHES " in
 	*" $1 "*) ;;
-	*) die 2 "unknown --arch '$1': want one of $ARCHES (armv6 for Pi Zero/1 and Raspberry Pi OS armhf)" ;;
+	*) die 2 "unknown --arch '$1': want one of $ARCHES (armv6 for Pi Zero/1 and Raspberry Pi OS armhf, armv5 for XScale/ARM9)" ;;
 	esac
 }
 
@@ -52,13 +52,15 @@ check_key() {
 	esac
 }
 
-# read_bundle FILE: sets KEY and TOKEN from a cluster bundle (`ews cluster
-# init`). Refuses what it does not understand, naming file and line: a
-# field it would otherwise drop could be a secret the boards need.
+# read_bundle FILE: sets KEY, TOKEN, BUNDLE_VERSION, BUNDLE_KIND and
+# BUNDLE_NAME from a cluster bundle (`ews cluster init`, or a board's from
+# `ews cluster board`). Refuses what it does not understand, naming file
+# and line: a field it would otherwise drop could be a secret the boards
+# need.
 read_bundle() {
-	local file=$1 n=0 line name value version=""
+	local file=$1 n=0 line name value
 	[ -r "$file" ] || die 1 "--bundle $file: cannot read it"
-	KEY="" TOKEN=""
+	KEY="" TOKEN="" BUNDLE_VERSION="" BUNDLE_KIND="" BUNDLE_NAME=""
 	while IFS= read -r line || [ -n "$line" ]; do
 		n=$((n + 1))
 		line=${line%$'\r'}
@@ -74,26 +76,82 @@ read_bundle() {
 			die 1 "$file:$n: $name: want a quoted base64 or token string (use 'ews cluster join' for anything else)"
 		fi
 		case "$name" in
-		version) version=$value ;;
+		version) BUNDLE_VERSION=$value ;;
+		kind) BUNDLE_KIND=$value ;;
+		name) BUNDLE_NAME=$value ;;
 		key) KEY=$value ;;
 		token) TOKEN=$value ;;
-		session_secret | ca_cert | ca_key) ;; # read by ews from the bundle copy itself (cluster.bundle_file)
-		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's flash.sh or 'ews cluster join')" ;;
+		session_secret | ca_cert | ca_key | cert | cert_key | sign_key | verify_key) ;; # read by ews itself
+		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's $PROG or 'ews cluster join')" ;;
 		esac
 	done <"$file"
-	case "$version" in 1 | 2) ;; *) die 1 "$file: version '${version}': this flash.sh reads versions 1 and 2" ;; esac
+	case "$BUNDLE_VERSION" in
+	1 | 2) die 1 "$file: a version $BUNDLE_VERSION bundle holds the cluster's CA key, which no longer goes on a board: make the admin bundle with 'ews cluster migrate $file --peers LIST --out ADMIN' (it keeps the key and token) and give --bundle ADMIN" ;;
+	3) ;;
+	*) die 1 "$file: version '${BUNDLE_VERSION}': this $PROG reads version 3" ;;
+	esac
+	case "$BUNDLE_KIND" in admin | board) ;; *) die 1 "$file: kind '$BUNDLE_KIND': want admin or board" ;; esac
 	[ -n "$KEY" ] || die 1 "$file: no key"
 	[ -n "$TOKEN" ] || die 1 "$file: no token"
+}
+
+# board_bundle NAME HOST OUT: writes board NAME's bundle to OUT: minted
+# from the admin bundle BUNDLE with the host ews (its certificate names
+# NAME, NAME.local and HOST), or BUNDLE itself when it is NAME's board
+# bundle. The admin bundle (CA key, signing key) never goes to OUT.
+board_bundle() {
+	local name=$1 host=$2 out=$3 ews
+	if [ "$BUNDLE_KIND" = board ]; then
+		[ "$BUNDLE_NAME" = "$name" ] || die 1 "$BUNDLE is board $BUNDLE_NAME's bundle, not $name's: give the admin bundle (it mints each board's)"
+		(umask 077 && cp "$BUNDLE" "$out")
+		return
+	fi
+	ews=$(host_ews)
+	[ -n "$ews" ] || die 1 "--bundle $BUNDLE is the admin bundle: minting $name's bundle from it needs an ews for this machine (--ews PATH), or mint it yourself with 'ews cluster board $name --addr $host --bundle $BUNDLE --out $name.bundle' and give --bundle $name.bundle"
+	rm -f "$out"
+	"$ews" cluster board "$name" --addr "$host" --bundle "$BUNDLE" --out "$out" >/dev/null ||
+		die 1 "could not mint board $name's bundle from $BUNDLE (above)"
+}
+
+# peer_host PEERS NAME: the host of NAME in PEERS (name=host:port,...).
+peer_host() {
+	local entry IFS=,
+	for entry in $1; do
+		if [ "${entry%%=*}" = "$2" ]; then
+			entry=${entry#*=}
+			echo "${entry%:*}"
+			return
+		fi
+	done
 }
 
 new_key() { head -c 32 /dev/urandom | base64 | tr -d '\n'; }
 
 # boot_config NAME PORT: the boot config for one board, on stdout. With a
-# bundle (BUNDLE set), bundle_file points at its copy in /etc/ews: the
-# session secret and the TLS CA (HTTPS on :8443, node.http redirects).
+# bundle (BUNDLE set), bundle_file points at the board's bundle in
+# /etc/ews, and it alone gives the gossip key, the token, the session
+# secret and TLS (HTTPS on :8443, node.http redirects).
 boot_config() {
-	local bundle_line=""
-	[ -z "${BUNDLE:-}" ] || bundle_line='bundle_file = "/etc/ews/cluster.bundle"  # session secret and TLS CA: HTTPS on :8443'
+	if [ -n "${BUNDLE:-}" ]; then
+		cat <<TOML
+# ews boot config for board $1, written by scripts/$PROG.
+# The cluster's secrets are in /etc/ews/cluster.bundle on the root
+# partition, not here: this FAT partition is readable by every user.
+
+[node]
+name   = "$1"
+http   = ":${HTTP_PORT:-8080}"
+gossip = ":$2"
+
+[cluster]
+peers       = $PEER_TOML
+bundle_file = "/etc/ews/cluster.bundle"  # gossip key, token, this board's TLS certificate
+
+[http]
+auth = "token"
+TOML
+		return
+	fi
 	cat <<TOML
 # ews boot config for board $1, written by scripts/$PROG.
 # The cluster key is in /etc/ews/cluster.key on the root partition, not
@@ -107,7 +165,6 @@ gossip = ":$2"
 [cluster]
 peers    = $PEER_TOML
 key_file = "/etc/ews/cluster.key"
-$bundle_line
 
 [http]
 auth       = "token"

@@ -2,6 +2,9 @@
 package procload
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
 
@@ -24,7 +28,8 @@ const DefaultLinkMbps = 100
 //
 //   - cpu: busy time (all but idle and iowait) over total time since the
 //     previous sample (/proc/stat);
-//   - mem: 1 - MemAvailable/MemTotal (/proc/meminfo);
+//   - mem: 1 - MemAvailable/MemTotal (/proc/meminfo; MemFree+Buffers+Cached
+//     stands in for MemAvailable on kernels before 3.14);
 //   - net: (rx+tx bytes/s of every interface but lo) over twice the fastest
 //     link's speed (/proc/net/dev, /sys/class/net/*/speed);
 //   - disk: the busiest block device's time doing I/O over wall time
@@ -39,18 +44,34 @@ const DefaultLinkMbps = 100
 //     else 1000 a cpu;
 //   - mem_mb: MemTotal.
 //
-// A missing or unreadable file gives 0 for its figure. The first sample has
-// no previous one: cpu is the average since boot, net and disk are 0.
+// The two capacities (cpu_mhz, mem_mb) are static: read once, at the first
+// sample. Every figure is read on its own: a missing, unreadable or corrupt
+// file, or a parser that panics on it (procfs's ARM /proc/cpuinfo parser
+// does on the host's x86 cpuinfo under qemu-user), makes that figure
+// unknown — 0, listed by Unknown, one warning for the life of the Sampler
+// — and leaves the others as they are. A missing /sys costs only the link
+// speed (DefaultLinkMbps) and cpufreq. The first sample has no previous
+// one: cpu is the average since boot, net and disk are 0.
 // Safe for concurrent use.
 type Sampler struct {
-	Proc string           // "/proc"; tests point it elsewhere
-	Sys  string           // "/sys"
-	Root string           // "/": the file system whose space disk_used is; "" skips it
-	Now  func() time.Time // time.Now
+	Proc   string          // "/proc"; tests point it elsewhere
+	Sys    string          // "/sys"
+	Root   string          // "/": the file system whose space disk_used is; "" skips it
+	Clock  clockwork.Clock // when each sample is taken; nil: the real clock
+	Logger *slog.Logger    // the one warning per unknown figure; slog.Default when nil
 
-	mu   sync.Mutex
-	prev sample
-	have bool
+	// cpuInfo parses /proc/cpuinfo: procfs's parser for this GOARCH, which
+	// tests replace with one that fails or panics.
+	cpuInfo func(procfs.FS) ([]procfs.CPUInfo, error)
+
+	mu      sync.Mutex
+	prev    sample
+	have    bool
+	static  bool    // cpuMHz and memMB have been read
+	cpuMHz  float64 // static figures, as read at the first sample
+	memMB   float64
+	unknown state.LoadFigures // figures that could not be read (statics: at the start)
+	warned  state.LoadFigures // figures warned about: once each
 }
 
 type sample struct {
@@ -64,27 +85,39 @@ type sample struct {
 }
 
 // New returns a Sampler of the real /proc and /sys.
-func New() *Sampler { return &Sampler{Proc: "/proc", Sys: "/sys", Root: "/", Now: time.Now} }
+func New() *Sampler { return &Sampler{Proc: "/proc", Sys: "/sys", Root: "/"} }
 
-// Load takes a sample and returns the load since the previous one.
+// Load takes a sample and returns the load since the previous one. It
+// never panics: what it cannot read counts as 0 (see Unknown).
 func (s *Sampler) Load() state.Load {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
+	clock := s.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
 	}
-	cur := sample{at: now()}
-	var l state.Load
-	if fs, err := procfs.NewFS(s.Proc); err == nil {
-		cur.busy, cur.total, cur.haveCPU = cpu(fs)
-		l.Mem = mem(fs)
-		l.MemMB = memMB(fs)
-		cur.netBytes, cur.netPkts, cur.haveNt = netBytes(fs)
-		l.CPUMHz = s.cpuMHz(fs)
+	fs, fsErr := procfs.NewFS(s.Proc)
+	withFS := func(read func(procfs.FS) error) func() error {
+		return func() error {
+			if fsErr != nil {
+				return fsErr
+			}
+			return read(fs)
+		}
 	}
-	cur.diskMs, cur.diskOps = diskMs(s.Proc, s.Sys)
-	l.DiskUsed = diskUsed(s.Root)
+	if !s.static {
+		s.static = true
+		s.figure(state.FigCPUMHz, withFS(func(fs procfs.FS) (err error) { s.cpuMHz, err = s.readCPUMHz(fs); return err }))
+		s.figure(state.FigMemMB, withFS(func(fs procfs.FS) (err error) { s.memMB, err = memMB(fs); return err }))
+	}
+
+	cur := sample{at: clock.Now()}
+	l := state.Load{CPUMHz: s.cpuMHz, MemMB: s.memMB}
+	cur.haveCPU = s.figure(state.FigCPU, withFS(func(fs procfs.FS) (err error) { cur.busy, cur.total, err = cpu(fs); return err }))
+	s.figure(state.FigMem, withFS(func(fs procfs.FS) (err error) { l.Mem, err = mem(fs); return err }))
+	cur.haveNt = s.figure(state.FigNet, withFS(func(fs procfs.FS) (err error) { cur.netBytes, cur.netPkts, err = netBytes(fs); return err }))
+	s.figure(state.FigDisk, func() (err error) { cur.diskMs, cur.diskOps, err = diskMs(s.Proc); return err })
+	s.figure(state.FigDiskUsed, func() (err error) { l.DiskUsed, err = diskUsed(s.Root); return err })
 
 	p := s.prev
 	switch {
@@ -114,37 +147,94 @@ func (s *Sampler) Load() state.Load {
 	return clamp(l)
 }
 
+// Unknown is the set of figures the last sample could not read (the
+// static ones: could not read at the start); 0 when every figure was read.
+func (s *Sampler) Unknown() state.LoadFigures {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unknown
+}
+
+// figure reads one figure, turning an error or a panic of read into
+// "unknown" and the first such failure of each figure into a warning.
+// It reports whether the figure was read.
+func (s *Sampler) figure(fig state.LoadFigures, read func() error) bool {
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		return read()
+	}()
+	if err == nil {
+		s.unknown &^= fig
+		return true
+	}
+	s.unknown |= fig
+	if s.warned&fig == 0 {
+		s.warned |= fig
+		log := s.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("procload: cannot read this board's "+fig.String()+" figure: it counts as unknown (0); the board stays in the cluster", "err", err)
+	}
+	return false
+}
+
 // cpu is busy (all but idle and iowait) and total cpu time since boot.
 // Guest time is already counted in user and nice.
-func cpu(fs procfs.FS) (busy, total float64, ok bool) {
+func cpu(fs procfs.FS) (busy, total float64, err error) {
 	st, err := fs.Stat()
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, err
 	}
 	c := st.CPUTotal
 	total = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
-	return total - c.Idle - c.Iowait, total, true
+	if total <= 0 {
+		return 0, 0, errors.New("procload: /proc/stat has no cpu time")
+	}
+	return total - c.Idle - c.Iowait, total, nil
 }
 
-// mem is 1 - MemAvailable/MemTotal; 0 when either is missing.
-func mem(fs procfs.FS) float64 {
+// mem is 1 - MemAvailable/MemTotal; before Linux 3.14, which has no
+// MemAvailable, MemFree+Buffers+Cached stands in for it.
+func mem(fs procfs.FS) (float64, error) {
 	mi, err := fs.Meminfo()
-	if err != nil || mi.MemTotal == nil || mi.MemAvailable == nil {
-		return 0
+	if err != nil {
+		return 0, err
 	}
-	total, avail := float64(*mi.MemTotal), float64(*mi.MemAvailable)
-	if total <= 0 || avail > total {
-		return 0
+	if mi.MemTotal == nil || *mi.MemTotal == 0 {
+		return 0, errors.New("procload: /proc/meminfo has no MemTotal")
 	}
-	return 1 - avail/total
+	total := float64(*mi.MemTotal)
+	var avail float64
+	switch {
+	case mi.MemAvailable != nil:
+		avail = float64(*mi.MemAvailable)
+	case mi.MemFree != nil:
+		avail = float64(*mi.MemFree)
+		for _, v := range []*uint64{mi.Buffers, mi.Cached} {
+			if v != nil {
+				avail += float64(*v)
+			}
+		}
+	default:
+		return 0, errors.New("procload: /proc/meminfo has neither MemAvailable nor MemFree")
+	}
+	if avail > total {
+		return 0, fmt.Errorf("procload: /proc/meminfo: %v kB available of %v kB", avail, total)
+	}
+	return 1 - avail/total, nil
 }
 
 // netBytes sums received and transmitted bytes and packets of every
 // interface but lo.
-func netBytes(fs procfs.FS) (bytes, pkts uint64, ok bool) {
+func netBytes(fs procfs.FS) (bytes, pkts uint64, err error) {
 	nd, err := fs.NetDev()
-	if err != nil || len(nd) == 0 {
-		return 0, 0, false
+	if err != nil {
+		return 0, 0, err
 	}
 	for name, line := range nd {
 		if name == "lo" {
@@ -152,25 +242,34 @@ func netBytes(fs procfs.FS) (bytes, pkts uint64, ok bool) {
 		}
 		bytes += line.RxBytes + line.TxBytes
 		pkts += line.RxPackets + line.TxPackets
-		ok = true
 	}
-	return bytes, pkts, ok
+	return bytes, pkts, nil
 }
 
-// memMB is MemTotal in MB; 0 when missing.
-func memMB(fs procfs.FS) float64 {
+// memMB is MemTotal in MB.
+func memMB(fs procfs.FS) (float64, error) {
 	mi, err := fs.Meminfo()
-	if err != nil || mi.MemTotal == nil {
-		return 0
+	if err != nil {
+		return 0, err
 	}
-	return float64(*mi.MemTotal) / 1024 // kB
+	if mi.MemTotal == nil || *mi.MemTotal == 0 {
+		return 0, errors.New("procload: /proc/meminfo has no MemTotal")
+	}
+	return float64(*mi.MemTotal) / 1024, nil // kB
 }
 
-// cpuMHz is the board's cpu capacity: the sum of every cpu's maximum clock.
-func (s *Sampler) cpuMHz(fs procfs.FS) float64 {
-	infos, err := fs.CPUInfo()
-	if err != nil || len(infos) == 0 {
-		return 0
+// readCPUMHz is the board's cpu capacity: the sum of every cpu's maximum clock.
+func (s *Sampler) readCPUMHz(fs procfs.FS) (float64, error) {
+	parse := s.cpuInfo
+	if parse == nil {
+		parse = procfs.FS.CPUInfo
+	}
+	infos, err := parse(fs)
+	if err != nil {
+		return 0, err
+	}
+	if len(infos) == 0 {
+		return 0, errors.New("procload: /proc/cpuinfo lists no cpu")
 	}
 	sum := 0.0
 	for _, ci := range infos {
@@ -183,20 +282,21 @@ func (s *Sampler) cpuMHz(fs procfs.FS) float64 {
 			sum += 1000
 		}
 	}
-	return sum
+	return sum, nil
 }
 
 // diskMs is io_ticks (ms spent doing I/O) per block device, and the reads
-// and writes completed on all of them, loop and ram devices left out; nil
-// when /proc/diskstats cannot be read.
-func diskMs(proc, sys string) (map[string]uint64, uint64) {
-	fs, err := blockdevice.NewFS(proc, sys)
+// and writes completed on all of them, loop and ram devices left out.
+func diskMs(proc string) (map[string]uint64, uint64, error) {
+	// Only /proc/diskstats is read, which needs no /sys: the proc root
+	// stands in for it, so that a missing /sys does not cost this figure.
+	fs, err := blockdevice.NewFS(proc, proc)
 	if err != nil {
-		return nil, 0
+		return nil, 0, err
 	}
 	stats, err := fs.ProcDiskstats()
 	if err != nil {
-		return nil, 0
+		return nil, 0, err
 	}
 	var ops uint64
 	out := make(map[string]uint64, len(stats))
@@ -207,7 +307,7 @@ func diskMs(proc, sys string) (map[string]uint64, uint64) {
 		out[d.DeviceName] = d.IOsTotalTicks
 		ops += d.ReadIOs + d.WriteIOs
 	}
-	return out, ops
+	return out, ops, nil
 }
 
 func clamp(l state.Load) state.Load {

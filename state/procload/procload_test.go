@@ -1,23 +1,27 @@
 package procload
 
 import (
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 type fakeProc struct {
 	t    *testing.T
 	dir  string
-	now  time.Time
+	now  *clockwork.FakeClock
 	smpl *Sampler
 }
 
 func newFakeProc(t *testing.T) *fakeProc {
-	f := &fakeProc{t: t, dir: t.TempDir(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Now: func() time.Time { return f.now }}
+	f := &fakeProc{t: t, dir: t.TempDir(), now: clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	f.smpl = &Sampler{Proc: filepath.Join(f.dir, "proc"), Sys: filepath.Join(f.dir, "sys"), Clock: f.now,
+		Logger: slog.New(slog.DiscardHandler)}
 	return f
 }
 
@@ -51,7 +55,7 @@ func TestSamplerDeltas(t *testing.T) {
 	if !near(l.CPU, 0.2) || !near(l.Mem, 0.75) || l.Net != 0 || l.Disk != 0 {
 		t.Fatalf("first sample %+v, want cpu 0.2 since boot, mem 0.75, net and disk 0", l)
 	}
-	f.now = f.now.Add(time.Second)
+	f.now.Advance(time.Second)
 	// 1 s later: 300 busy of 400 jiffies; 125 MB/s each way on a 1 Gbit/s link; sda busy 500 ms
 	f.write("proc/stat", "cpu  300 0 200 800 100 0 0 0 0 0\n")
 	f.write("proc/net/dev", sprintf(netdev, 9e9, 9e9, 1000+125e6, 1000+125e6))
@@ -71,11 +75,11 @@ func TestSamplerToleratesMissingFiles(t *testing.T) {
 	f.write("proc/meminfo", "MemTotal: x\n")
 	f.write("proc/net/dev", "garbage\n")
 	f.write("proc/diskstats", "8 0\n")
-	f.now = f.now.Add(time.Second)
+	f.now.Advance(time.Second)
 	if l := f.smpl.Load(); l.CPU != 0 || l.Mem != 0 || l.Net != 0 || l.Disk != 0 {
 		t.Fatalf("garbage /proc: %+v, want zeros", l)
 	}
-	f.now = f.now.Add(time.Second)
+	f.now.Advance(time.Second)
 	if l := f.smpl.Load(); l.CPU != 0 || l.Mem != 0 || l.Net != 0 || l.Disk != 0 {
 		t.Fatalf("garbage /proc twice: %+v, want zeros", l)
 	}
@@ -115,7 +119,7 @@ func TestSamplerRawFigures(t *testing.T) {
 	//                                      reads ... writes
 	f.write("proc/diskstats", "   8       0 sda 10 0 0 0 20 0 0 0 0 100 100 0 0 0 0\n   7 0 loop0 500 0 0 0 500 0 0 0 0 9 9\n")
 	f.smpl.Load()
-	f.now = f.now.Add(2 * time.Second)
+	f.now.Advance(2 * time.Second)
 	f.write("proc/net/dev", sprintf(dev, 9999, 9999, 1100, 2100)) // +3000 packets on eth0
 	f.write("proc/diskstats", "   8       0 sda 110 0 0 0 120 0 0 0 0 100 100 0 0 0 0\n   7 0 loop0 900 0 0 0 900 0 0 0 0 9 9\n")
 	l := f.smpl.Load()

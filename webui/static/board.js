@@ -71,6 +71,7 @@ export class BoardView {
     }
   }
 
+  // render shows the board's facts; a full card shows in the history row.
   render(b) {
     if (!b || typeof b !== 'object') return;
     this.info = b;
@@ -83,6 +84,7 @@ export class BoardView {
       ['load', `${t('cpu')} ${pct(b.load && b.load.cpu)} · ${t('mem')} ${pct(b.load && b.load.mem)}`],
       ['state', t(b.runstate) || b.runstate], ['master', b.master], ['bPid', String(b.pid)],
       ['bSha', b.sha256 || '–'],
+      ['history', historyFact(b.history)], // issue 28
     ];
     const dl = $('board-facts');
     dl.textContent = '';
@@ -227,4 +229,13 @@ export class BoardView {
     }
     this.syncUpload();
   }
+}
+
+// historyFact says how the board keeps its history: file size, or that the card is full, or in memory only.
+function historyFact(h) {
+  if (!h) return '–';
+  if (h.full) return t('histFull');
+  if (h.error) return h.error;
+  if (h.memory_only) return t('histMemory');
+  return `${mib(h.bytes)} · ${t('histPoints', { n: h.points })}`;
 }

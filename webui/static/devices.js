@@ -2,6 +2,7 @@
 import { h, setText } from './dom.js';
 import { t, withUnit, num, clock, locale } from './i18n.js';
 import { sparkline } from './charts.js';
+import { HistoryPanel } from './history.js';
 
 const OUTPUTS = new Set(['gpio-out', 'sim-switch', 'sim-relay', 'modbus-coil']);
 const PWMS = new Set(['pwm', 'sim-pwm']);
@@ -91,6 +92,7 @@ export class DevicesView {
     this.canControl = canControl;
     for (const [name, rec] of this.cards) {
       if (!devices.has(name)) {
+        rec.hist.dispose();
         rec.el.remove();
         this.cards.delete(name);
       }
@@ -213,12 +215,23 @@ export class DevicesView {
       }, t('read'));
       body = h('div', { class: 'ctl sensor' }, rec.valEl, rec.spark, rec.readBtn);
     }
+    // the card opens on its history: a chart for a sensor, a state timeline for an output or input
+    rec.hist = new HistoryPanel(d.name, k === 'output' || typeof d.value === 'boolean');
+    rec.histBtn = h('button', {
+      type: 'button', class: 'small ghost hist-btn', 'aria-expanded': 'false', dataset: { i18n: 'history' },
+      onclick: () => {
+        const open = rec.hist.toggle();
+        rec.el.classList.toggle('open', open);
+        rec.histBtn.setAttribute('aria-expanded', String(open));
+      },
+    }, t('history'));
     rec.el = h('article', { class: `card k-${k}`, dataset: { name: d.name } },
       h('div', { class: 'card-head' }, rec.nameEl, rec.stateEl),
       rec.driverEl,
       body,
       rec.errEl,
-      h('div', { class: 'card-foot' }, rec.boardEl, rec.updEl));
+      rec.hist.el,
+      h('div', { class: 'card-foot' }, rec.boardEl, rec.histBtn, rec.updEl));
     return rec;
   }
 

@@ -9,7 +9,7 @@ const dict = {
     restartConfirm: 'Restart {b}? It finishes the requests it runs, then starts again.', restarting: '{b} is restarting…',
     fwUpload: 'Firmware upgrade', fwFile: 'Binary', fwSum: 'SHA-256', fwConfirm: 'I checked this SHA-256',
     fwUploadBtn: 'Upload and restart', fwHashing: 'computing…',
-    fwHelp: 'Pick an ews binary for this board\u2019s arch. Compare its SHA-256 with the one you expect before you upload: the board checks it, swaps the binary and restarts; if the new one does not serve within 60 s, the old one comes back.',
+    fwHelp: 'Pick a signed ews image for this board\u2019s arch (one file: ews firmware sign appends the signature). Compare its SHA-256 with the one you expect before you upload: the board checks it and the cluster\u2019s signature, swaps the binary and restarts; if the new one does not serve within 60 s, the old one comes back.',
     fwUploaded: 'Uploaded; the board restarts into it (was {v}).', fwRestarting: 'Restarting into the new firmware…',
     fwDone: 'The board runs the new firmware: {v}.', fwCommitted: 'Last upgrade: from {v}, committed.',
     fwRolledBack: 'Last upgrade rolled back to {v}: {r}',
@@ -53,6 +53,8 @@ const dict = {
     uTokenOnce: 'Token of {u} (shown once, keep it now):', uDeleteConfirm: 'Delete user {u}? Its token and sessions end on every board.',
     uAudit: 'Audit log', uRefresh: 'Refresh', uTime: 'Time', uAction: 'Action', uTarget: 'Target', uResult: 'Result',
     uClient: 'Client', viewer: 'viewer', operator: 'operator', admin: 'admin', uWho: 'Logged in as {u} ({r})',
+    history: 'History', csv: 'CSV', histPoints: '{n} points', noHistory: 'No history yet.',
+    histFull: 'Card full: history stopped growing', histMemory: 'in memory only (no state_dir)',
   },
   zh: {
     board: '本板', bInfo: '本开发板', bAddr: 'HTTP', bAdvertise: '对外地址', bGossip: 'Gossip', bUptime: '运行时间',
@@ -62,7 +64,7 @@ const dict = {
     restartConfirm: '重启 {b}？它会先完成正在处理的请求，然后重新启动。', restarting: '{b} 正在重启…',
     fwUpload: '固件升级', fwFile: '程序文件', fwSum: 'SHA-256', fwConfirm: '我已核对此 SHA-256',
     fwUploadBtn: '上传并重启', fwHashing: '计算中…',
-    fwHelp: '选择适用于本开发板架构的 ews 程序。上传前请核对它的 SHA-256：开发板会校验、替换程序并重启；若新程序 60 秒内未能提供服务，将恢复旧程序。',
+    fwHelp: '选择适用于本开发板架构、已签名的 ews 程序（单个文件：ews firmware sign 会把签名附在文件末尾）。上传前请核对它的 SHA-256：开发板会校验哈希和集群签名、替换程序并重启；若新程序 60 秒内未能提供服务，将恢复旧程序。',
     fwUploaded: '已上传，开发板正在以新固件重启（原版本 {v}）。', fwRestarting: '正在以新固件重启…',
     fwDone: '开发板已运行新固件：{v}。', fwCommitted: '上次升级：自 {v} 升级，已确认。',
     fwRolledBack: '上次升级已回滚到 {v}：{r}',
@@ -106,6 +108,8 @@ const dict = {
     a_turn_on: '打开', a_turn_off: '关闭', a_toggle: '切换', a_set: '设置', a_pulse: '脉冲', a_read: '读取',
     emptyToken: '请输入令牌。', emptyUser: '请输入用户名和密码。',
     networkError: '网络错误', close: '关闭', ms: '毫秒', classes: '类别',
+    history: '历史', csv: 'CSV', histPoints: '{n} 个数据点', noHistory: '暂无历史数据。',
+    histFull: '存储卡已满：历史停止增长', histMemory: '仅在内存中（未设置 state_dir）',
   },
 };
 

@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// clusterView is a board's GET /api/cluster, the fields the tests read.
+type clusterView struct {
+	Epoch  uint64 `json:"epoch"`
+	Master string `json:"master"`
+	Self   string `json:"self"`
+	Nodes  []struct {
+		Name         string `json:"name"`
+		Runstate     string `json:"runstate"`
+		LastSeenMs   int64  `json:"last_seen_ms"`
+		AuthMismatch bool   `json:"auth_mismatch"`
+	} `json:"nodes"`
+}
+
+// runstates maps each board of the view to its runstate.
+func (v clusterView) runstates() map[string]string {
+	rs := map[string]string{}
+	for _, n := range v.Nodes {
+		rs[n.Name] = n.Runstate
+	}
+	return rs
+}
+
+// viewAt reads GET /api/cluster of the board at base (http://host:port),
+// waiting at most 500 ms: a board that does not answer by then counts as
+// not answering (the chaos tests pause boards), and the callers poll.
+func viewAt(base string) (clusterView, error) {
+	var v clusterView
+	c := &http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get(strings.TrimSuffix(base, "/") + "/api/cluster")
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("GET %s/api/cluster: %s", base, resp.Status)
+	}
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// agree reports whether every given board sees master m at an epoch >= min
+// with every listed board running.
+func agree(boards []*board, m string, minEpoch uint64) bool {
+	ok, _ := agreed(boards, m, minEpoch)
+	return ok
+}
+
+// agreed is agree, saying which board saw what when they do not agree.
+func agreed(boards []*board, m string, minEpoch uint64) (bool, string) {
+	for _, b := range boards {
+		v, err := b.view()
+		if err != nil {
+			return false, fmt.Sprintf("%s: %v", b.name, err)
+		}
+		rs := v.runstates()
+		if v.Master != m || v.Epoch < minEpoch {
+			return false, fmt.Sprintf("%s sees master %q at epoch %d, runstates %v", b.name, v.Master, v.Epoch, rs)
+		}
+		for _, o := range boards {
+			if rs[o.name] != "running" {
+				return false, fmt.Sprintf("%s sees %s %q", b.name, o.name, rs[o.name])
+			}
+		}
+	}
+	return true, ""
+}
+
+// waitAgree waits until agree holds, failing with what the boards last saw,
+// and returns how long it took.
+func waitAgree(t *testing.T, what string, limit time.Duration, boards []*board, m string, minEpoch uint64) time.Duration {
+	t.Helper()
+	return testutil.WaitFor(t, what, limit, func() (bool, string) { return agreed(boards, m, minEpoch) })
+}
+
+// metric reads one sample of a board's /metrics; -1 when absent.
+func metric(b *board, series string) float64 {
+	resp, err := http.Get("http://" + b.http + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
+
+// answered polls ask until it answers without an error and returns the
+// answer: on a loaded machine one request can time out, and a test asserts
+// on what a board said, not on whether it said it within one timeout.
+func answered[T any](t *testing.T, what string, ask func() (T, error)) T {
+	t.Helper()
+	var v T
+	var err error
+	testutil.EventuallyWithin(t, what+" answered", 10*time.Second, func() bool { v, err = ask(); return err == nil })
+	return v
+}
+
+// mustView is the board's /api/cluster, once it answers.
+func (b *board) mustView(t *testing.T) clusterView {
+	t.Helper()
+	return answered(t, b.name+"'s /api/cluster", b.view)
+}

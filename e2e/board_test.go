@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"bytes"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// board is one real `ews run` process of an end-to-end test.
+type board struct {
+	name, http, gossip, cfg string
+	cmd                     *exec.Cmd
+	log                     *syncBuffer
+}
+
+// syncBuffer is a process's stdout and stderr, safe to read while it writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
+
+// startWith starts the board's binary under wrapper (qemu, `ip netns exec
+// NS`) when it is set; the process is killed at the test's end, and its log
+// printed when the test failed.
+func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
+	t.Helper()
+	b.log = &syncBuffer{}
+	argv := append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg)
+	b.cmd = exec.Command(argv[0], argv[1:]...)
+	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd, log := b.cmd, b.log
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", b.name, log.String())
+		}
+	})
+}
+
+func (b *board) kill9() {
+	_ = b.cmd.Process.Signal(syscall.SIGKILL)
+	_ = b.cmd.Wait()
+}
+
+func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) }
+
+// waitLog waits until the board's log holds sub. A log line reaches the test
+// through a pipe, so what the board did after writing it (an answer, an
+// MQTT message) can show before the line does.
+func (b *board) waitLog(t *testing.T, sub string, limit time.Duration) {
+	t.Helper()
+	testutil.EventuallyWithin(t, b.name+" logs "+strconv.Quote(sub), limit, func() bool { return strings.Contains(b.log.String(), sub) })
+}

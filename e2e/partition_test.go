@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// netns runs ip(8) and fails the test on error.
+func ipCmd(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestPartition cuts one board off in network namespaces the test creates
+// (a bridge in the test's namespace, a veth per board), checks each side's
+// master, heals, and checks that exactly one master remains and the tables
+// agree.
+func TestPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real ews processes in network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("partition test needs root for ip netns")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("partition test needs iproute2 (ip)")
+	}
+	tag := fmt.Sprintf("%d", os.Getpid()%100000)
+	probe := "ewsp" + tag
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("network namespaces not permitted here: %v %s", err, out)
+	}
+	_ = exec.Command("ip", "netns", "del", probe).Run()
+
+	bin := ewsBinary(t)
+	br := "ewsbr" + tag
+	ipCmd(t, "link", "add", br, "type", "bridge")
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
+	ipCmd(t, "addr", "add", "10.213.0.254/24", "dev", br)
+	ipCmd(t, "link", "set", br, "up")
+
+	const n = 3
+	ips := make([]string, n)
+	nss := make([]string, n)
+	for i := range n {
+		ns, host, peer := fmt.Sprintf("ews%d-%s", i+1, tag), fmt.Sprintf("ewsv%d%s", i+1, tag), fmt.Sprintf("ewsp%d%s", i+1, tag)
+		nss[i], ips[i] = ns, fmt.Sprintf("10.213.0.%d", i+1)
+		ipCmd(t, "netns", "add", ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer)
+		ipCmd(t, "link", "set", peer, "netns", ns)
+		ipCmd(t, "link", "set", host, "master", br)
+		ipCmd(t, "link", "set", host, "up")
+		ipCmd(t, "-n", ns, "addr", "add", ips[i]+"/24", "dev", peer)
+		ipCmd(t, "-n", ns, "link", "set", peer, "up")
+		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+	}
+
+	boards := make([]*board, n)
+	for i := range n {
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: ips[i] + ":8080", gossip: ips[i] + ":7946"}
+	}
+	boardTOML{cluster: fastTimers, rest: "[http]\nauth = \"none\"\n[sim]\n"}.write(t, boards)
+	for i, b := range boards {
+		// Start inside the board's namespace: `ip netns exec NS ews run`.
+		b.startWith(t, []string{"ip", "netns", "exec", nss[i]}, bin)
+	}
+	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
+
+	// Cut ews3 off from ews1 and ews2 (the test still reaches every board).
+	cut := func(add bool) {
+		op := "add"
+		if !add {
+			op = "del"
+		}
+		for _, i := range []int{0, 1} {
+			ipCmd(t, "-n", nss[2], "route", op, "blackhole", ips[i]+"/32")
+			ipCmd(t, "-n", nss[i], "route", op, "blackhole", ips[2]+"/32")
+		}
+	}
+	cut(true)
+	// ews3 alone takes over at epoch 2; ews1 stays master of ews1+ews2.
+	testutil.EventuallyWithin(t, "ews3 masters its own side", 15*time.Second, func() bool {
+		v, err := boards[2].view()
+		return err == nil && v.Master == "ews3" && v.Epoch >= 2
+	})
+	if v1 := boards[0].mustView(t); v1.Master != "ews1" {
+		t.Fatalf("majority side: master %q, want ews1", v1.Master)
+	}
+
+	cut(false)
+	// Healed: exactly one master (the higher epoch wins), every table agrees.
+	var master string
+	took := testutil.EventuallyWithin(t, "one master after heal", 15*time.Second, func() bool {
+		v, err := boards[0].view()
+		if err != nil || v.Master == "" {
+			return false
+		}
+		master = v.Master
+		return agree(boards, master, 2)
+	})
+	t.Logf("after heal: master %s, agreed in %v", master, took)
+}

@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRedirectMode: with mode = "redirect" the master answers 307 to the
+// chosen board, and a real HTTP client that follows it gets the board's
+// answer; the board runs the marked request without sending it back.
+func TestRedirectMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real ews processes")
+	}
+	bin := ewsBinary(t)
+	boards, _ := layout(t, 3)
+	boardTOML{node: "capacity = 2\n", rest: "[sched]\nmode = \"redirect\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews3\"\n"}.write(t, boards)
+	for _, b := range boards {
+		b.start(t, bin)
+	}
+	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
+
+	// Without following: the master points at the board the device is wired to.
+	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get("http://" + boards[0].http + "/api/devices/relay1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(loc, "http://"+boards[2].http+"/api/devices/relay1") || !strings.Contains(loc, "_ews_mark=") {
+		t.Fatalf("master answered %d Location %q, want 307 to ews3 with a mark", resp.StatusCode, loc)
+	}
+
+	// Following, through the master and through a follower: the board's answer.
+	for _, via := range []*board{boards[0], boards[1]} {
+		req, _ := http.NewRequest("POST", "http://"+via.http+"/api/devices/relay1/turn_on", nil)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct{ Name, Node, State string }
+		err = json.NewDecoder(resp.Body).Decode(&s)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || s.Name != "relay1" || s.State != "on" {
+			t.Fatalf("via %s: %d %+v %v", via.name, resp.StatusCode, s, err)
+		}
+	}
+
+	// A mark is bound to its path: reusing it for another action is refused.
+	bad := strings.Replace(loc, "/api/devices/relay1", "/api/devices/relay1/turn_off", 1)
+	req, _ := http.NewRequest("POST", bad, nil)
+	resp, err = noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("mark reused for another path: %d, want 403", resp.StatusCode)
+	}
+}

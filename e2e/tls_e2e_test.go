@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// tlsBoard is a board of a TLS cluster: http is its redirect-only plain
+// listener, https the one clients and boards use.
+type tlsBoard struct {
+	*board
+	https string
+}
+
+// TestTLSClusterCapture runs three `ews run` boards with the bundle's CA
+// on loopback and captures every packet of their ports with tcpdump while
+// a client logs in through a follower and switches a relay wired to the
+// third board (client -> ews2 -> master ews1 -> ews3), with the token and
+// with the session cookie, then logs out on another board. Done when the
+// capture holds neither the token, nor the cookie, nor a dispatch or via
+// mark, nor any Authorization header in clear, while a canary sent on
+// purpose in plain HTTP is in it (the capture sees clear text).
+func TestTLSClusterCapture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real ews processes")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("tcpdump needs root to capture on lo; run as root (scripts/test.sh does)")
+	}
+	tcpdump, err := exec.LookPath("tcpdump")
+	if err != nil {
+		t.Skip("no tcpdump: apt-get install -y tcpdump (scripts/test.sh installs it)")
+	}
+	bin := ewsBinary(t)
+	dir := t.TempDir()
+	plain, peers := layout(t, 3)
+	bpath := filepath.Join(dir, "cluster.bundle")
+	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", bpath).CombinedOutput(); err != nil {
+		t.Fatalf("ews cluster init: %v\n%s", err, out)
+	}
+	bun, err := bundle.Read(bpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := exec.Command(bin, "cluster", "ca", bpath).Output()
+	if err != nil {
+		t.Fatalf("ews cluster ca: %v", err)
+	}
+	var boards []*tlsBoard
+	low, high := 65535, 0
+	for _, b := range plain {
+		var port int
+		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
+		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
+		low, high = min(low, port), max(high, port+200)
+		boards = append(boards, tb)
+		doc := boardTOML{cluster: fmt.Sprintf("bundle_file = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", bpath), rest: fmt.Sprintf(`[http]
+auth = "token"
+token = %q
+https = %q
+[sim]
+[[device]]
+name = "relay1"
+driver = "sim-switch"
+node = "ews3"
+`, bun.Token, tb.https)}.doc(b, peers, bun.Key)
+		// each board gets its own bundle minted from the admin's (issue 23)
+		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", bpath, "--out", filepath.Join(dir, b.name+".bundle")).CombinedOutput(); err != nil {
+			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
+		}
+		doc = strings.Replace(doc, fmt.Sprintf("bundle_file = %q", bpath), fmt.Sprintf("bundle_file = %q", filepath.Join(dir, b.name+".bundle")), 1)
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		writeFile(t, b.cfg, doc)
+	}
+
+	pcap := filepath.Join(dir, "lo.pcap")
+	var dumpErr syncBuffer
+	dump := exec.Command(tcpdump, "-i", "lo", "--immediate-mode", "-U", "-s", "0", "-w", pcap, "tcp", "portrange", fmt.Sprintf("%d-%d", low, high+100))
+	dump.Stderr = &dumpErr
+	if err := dump.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = dump.Process.Signal(syscall.SIGINT)
+			_ = dump.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	testutil.EventuallyWithin(t, "tcpdump listening on lo", 10*time.Second, func() bool {
+		return strings.Contains(dumpErr.String(), "listening on")
+	})
+
+	for _, b := range boards {
+		b.start(t, bin)
+	}
+	pool := x509Pool(t, caPEM)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	testutil.EventuallyWithin(t, "ews1 master of 3 running boards, over HTTPS", 30*time.Second, func() bool {
+		for _, b := range boards {
+			var v clusterView
+			resp, err := client.Get("https://" + b.https + "/api/cluster")
+			if err != nil {
+				return false
+			}
+			err = json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			running := 0
+			for _, n := range v.Nodes {
+				if n.Runstate == "running" {
+					running++
+				}
+			}
+			if err != nil || v.Master != "ews1" || running != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	follower := "https://" + boards[1].https
+	do := func(method, url string, hdr map[string]string, body string) (int, string, *http.Response) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp
+	}
+	// Log in through the follower: a Secure cookie.
+	code, body, resp := do("POST", follower+"/api/login", map[string]string{"Content-Type": "application/json"}, `{"token":"`+bun.Token+`"}`)
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "ews_session" {
+			cookie = c
+		}
+	}
+	if code != 200 || cookie == nil || !cookie.Secure {
+		t.Fatalf("login through ews2: %d %s, cookie %+v (want a Secure one)", code, body, cookie)
+	}
+	withCookie := map[string]string{"Cookie": "ews_session=" + cookie.Value}
+	if code, body, _ := do("POST", follower+"/api/devices/relay1/turn_on", withCookie, ""); code != 200 || !strings.Contains(body, `"state":"on"`) {
+		t.Fatalf("turn_on relay1 (on ews3) through ews2 with the cookie: %d %s", code, body)
+	}
+	if code, body, _ := do("POST", follower+"/api/devices/relay1/toggle", map[string]string{"Authorization": "Bearer " + bun.Token}, ""); code != 200 || !strings.Contains(body, `"state":"off"`) {
+		t.Fatalf("toggle relay1 through ews2 with the token: %d %s", code, body)
+	}
+	// Logout on ews1; the follower refuses the cookie soon after.
+	if code, body, _ := do("POST", "https://"+boards[0].https+"/api/logout", withCookie, ""); code != 200 {
+		t.Fatalf("logout on ews1: %d %s", code, body)
+	}
+	testutil.EventuallyWithin(t, "ews2 refuses the cookie logged out on ews1", 10*time.Second, func() bool {
+		code, _, _ := do("POST", follower+"/api/devices/relay1/turn_on", withCookie, "")
+		return code == http.StatusUnauthorized
+	})
+	for _, b := range boards { // every board, asked directly, refuses it too
+		testutil.EventuallyWithin(t, b.name+" says the cookie is logged out", 10*time.Second, func() bool {
+			code, body, _ := do("GET", "https://"+b.https+"/api/session", withCookie, "")
+			return code == 200 && strings.Contains(body, `"authenticated":false`)
+		})
+	}
+	// The plain listener only redirects (and answers probes); the canary
+	// goes in clear on purpose.
+	canary := "ews-canary-" + fmt.Sprint(time.Now().UnixNano())
+	code, _, resp = do("GET", "http://"+boards[1].http+"/api/cluster?"+canary, nil, "")
+	if loc := resp.Header.Get("Location"); code != http.StatusPermanentRedirect || loc != "https://"+boards[1].https+"/api/cluster?"+canary {
+		t.Fatalf("plain GET /api/cluster: %d Location %q, want 308 to https", code, loc)
+	}
+	if code, _, _ := do("GET", "http://"+boards[1].http+"/healthz", nil, ""); code != 200 {
+		t.Fatalf("plain /healthz: %d", code)
+	}
+	// ews status follows the redirect and trusts the CA it is given.
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "status", "--url", "http://"+boards[2].http, "--cacert", caFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "ews1") {
+		t.Fatalf("ews status --cacert: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "status", "--url", "https://"+boards[2].https).CombinedOutput(); err == nil || !strings.Contains(string(out), "--cacert") {
+		t.Fatalf("ews status without the CA: %v, want a hint at --cacert\n%s", err, out)
+	}
+	// ews bench loads a TLS board with the CA (and its token, in TLS too).
+	if out, err := exec.Command(bin, "bench", "--url", "https://"+boards[1].https, "--cacert", caFile, "--rate", "40", "--duration", "500ms",
+		"--header", "Authorization: Bearer "+bun.Token, "--mix", "browse=1:GET /api/devices").CombinedOutput(); err != nil || !strings.Contains(string(out), "browse") {
+		t.Fatalf("ews bench --cacert: %v\n%s", err, out)
+	}
+	client.CloseIdleConnections()
+	var capture []byte
+	testutil.EventuallyWithin(t, "the plain-HTTP canary in the capture (it sees the boards' traffic)", 10*time.Second, func() bool {
+		capture, _ = os.ReadFile(pcap)
+		return bytes.Contains(capture, []byte(canary))
+	})
+	stop()
+	if capture, err = os.ReadFile(pcap); err != nil {
+		t.Fatal(err)
+	}
+	for what, secret := range map[string]string{
+		"the token": bun.Token, "the session cookie": cookie.Value, "a dispatch mark": "X-Ews-Dispatch",
+		"a via mark": "X-Ews-Via", "an Authorization header": "Authorization:", "the login body": `"token":`,
+	} {
+		if bytes.Contains(capture, []byte(secret)) {
+			t.Errorf("%s is in clear in the loopback capture", what)
+		}
+	}
+	t.Logf("capture: %d bytes on ports %d-%d, no secret in clear", len(capture), low, high+100)
+}
+
+func x509Pool(t *testing.T, pemData []byte) *x509.CertPool {
+	t.Helper()
+	p := x509.NewCertPool()
+	if !p.AppendCertsFromPEM(pemData) {
+		t.Fatalf("ews cluster ca printed no certificate:\n%s", pemData)
+	}
+	return p
+}

@@ -1,0 +1,112 @@
+package node
+
+// Device history (issue 28): the wiring of node/history into the board.
+// Hooks elsewhere: the field system.hist and n.openHistory() (system.go),
+// the "history" components (node.go), n.historyRoutes(work) (routes.go),
+// the Pin wrapper (front.go) and BoardInfo.History (board.go).
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/state"
+)
+
+// historyOptions maps [history] and node.state_dir onto the store's
+// options. The history goes to a file under state_dir when the config file
+// names one (created if missing), or, naming none, on real hardware when
+// the default /var/lib/ews exists (the package creates it). Otherwise (a
+// simulated board, a dev machine, tests) it is kept in memory: `ews demo`
+// and tests never write /var/lib/ews.
+func (n *Node) historyOptions() history.Options {
+	h := n.cfg.History
+	o := history.Options{
+		Flush: h.Flush.Duration, Full: h.Full.Duration, Keep: h.Keep.Duration, Resolution: h.Resolution.Duration,
+		MaxBytes: int64(h.MaxMB) << 20, Registerer: n.reg, Logger: n.log,
+	}
+	_, set := n.cfg.Lines["node.state_dir"]
+	if fi, err := os.Stat(n.cfg.Node.StateDir); set || (err == nil && fi.IsDir() && !n.cfg.Simulated()) {
+		o.Dir = filepath.Join(n.cfg.Node.StateDir, "history")
+	}
+	return o
+}
+
+// openHistory opens the store; one that cannot open its file (a read-only
+// or missing state_dir) is logged and kept in memory: the board serves on.
+func (n *Node) openHistory() *history.Store {
+	o := n.historyOptions()
+	st, err := history.Open(o)
+	if o.Dir == "" {
+		n.log.Info("history: kept in memory only (set node.state_dir to keep it across restarts)")
+	}
+	if err != nil {
+		n.log.Error("history: kept in memory only", "err", err)
+		o.Dir = ""
+		st, _ = history.Open(o)
+	}
+	n.life.onClose(func() {
+		if err := st.Close(); err != nil {
+			n.log.Warn("history: close", "err", err)
+		}
+	})
+	return st
+}
+
+// historyRunners are the store's flush loop and the recorder that follows
+// this board's devices; they start before the devices and stop after them.
+func (n *Node) historyRunners() (flush, record runner) {
+	return runFunc(func(ctx context.Context) error { n.hist.Run(ctx); return nil }),
+		runFunc(func(ctx context.Context) error { history.Follow(ctx, n.devs, n.hist); return nil })
+}
+
+// historyRoutes mounts GET /api/devices/{name}/history on the work mux
+// (queued and pinned to the device's board like the rest of the device API).
+func (n *Node) historyRoutes(work *http.ServeMux) {
+	h := history.NewHandler(history.HandlerOptions{
+		Store:      n.hist,
+		Lookup:     n.lookupDevice,
+		Local:      n.devs.IsLocal,
+		RetryAfter: n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
+		Span:       n.cfg.History.Full.Duration,
+	})
+	var wrap func(http.Handler) http.Handler
+	if n.cfg.HTTP.ReadAuth {
+		wrap = n.auth.Require
+	}
+	h.Register(work, wrap)
+}
+
+// lookupDevice is the freshest state this board knows of a device.
+func (n *Node) lookupDevice(name string) (hal.Snapshot, bool) {
+	for _, s := range n.deviceList() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return hal.Snapshot{}, false
+}
+
+// boardRunning reports whether the table has the board running; a history
+// request for a device of a board that is not is answered elsewhere from
+// the mirror (history.Pin).
+func (n *Node) boardRunning(name string) bool {
+	for _, b := range n.cluster.Boards() {
+		if b.Name == name {
+			return b.Runstate == state.Running
+		}
+	}
+	return false
+}
+
+// historyStatus is the store's state for the board page.
+func (n *Node) historyStatus() *history.Status {
+	if n.hist == nil {
+		return nil
+	}
+	st := n.hist.Status()
+	return &st
+}

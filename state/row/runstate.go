@@ -1,0 +1,73 @@
+package row
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Runstate is what the master knows of a board's ability to take requests.
+// The numbers travel on the wire: ONLY APPEND TO THIS LIST.
+type Runstate uint8
+
+const (
+	Joining    Runstate = iota // fresh start; the master sets it running with linknum 0
+	Running                    // takes requests up to its capacity
+	Overloaded                 // a health check says overloaded: no new requests
+	Down                       // silent for tthreshold or unhealthy: runstate infinity
+)
+
+var runstateNames = [...]string{"joining", "running", "overloaded", "down"}
+
+func (r Runstate) String() string {
+	if int(r) < len(runstateNames) {
+		return runstateNames[r]
+	}
+	return fmt.Sprintf("runstate(%d)", uint8(r))
+}
+
+// Valid reports whether r is one of the known runstates.
+func (r Runstate) Valid() bool { return int(r) < len(runstateNames) }
+
+// ParseRunstate maps "joining", "running", "overloaded", "down" to a Runstate.
+// Anything else is an error (callers usually treat it as down).
+func ParseRunstate(s string) (Runstate, error) {
+	for i, n := range runstateNames {
+		if n == s {
+			return Runstate(i), nil
+		}
+	}
+	return Down, fmt.Errorf("state: unknown runstate %q (want joining, running, overloaded or down)", s)
+}
+
+// MarshalText writes the name ("running"): the runstate in /api/cluster.
+func (r Runstate) MarshalText() ([]byte, error) {
+	if !r.Valid() {
+		return nil, fmt.Errorf("state: runstate %d has no name", uint8(r))
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText reads a name written by MarshalText.
+func (r *Runstate) UnmarshalText(b []byte) error {
+	v, err := ParseRunstate(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// EncodeMsgpack keeps the runstate a number on the wire (msgpack would
+// otherwise use MarshalText and send the name).
+func (r Runstate) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeUint(uint64(r)) }
+
+// DecodeMsgpack reads the number EncodeMsgpack wrote.
+func (r *Runstate) DecodeMsgpack(dec *msgpack.Decoder) error {
+	v, err := dec.DecodeUint8()
+	if err != nil {
+		return err
+	}
+	*r = Runstate(v)
+	return nil
+}
