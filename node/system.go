@@ -118,8 +118,9 @@ func (n *Node) build() error {
 			log.Warn("devices: close", "err", err)
 		}
 	})
-	s.hist = n.openHistory()                 // their readings and changes, kept (history.go)
-	if err := n.openAccounts(); err != nil { // issue 24: users, roles, audit log
+	s.hist = n.openHistory() // their readings and changes, kept (history.go)
+	// issue 24: users, roles, audit log (accounts.go)
+	if err := n.openAccounts(); err != nil {
 		return err
 	}
 	// Credentials; a logout here is told to the other boards on the local
