@@ -59,6 +59,7 @@ func checkSpec(s DeviceSpec, local bool, bad func(key, format string, args ...an
 			bad(v.k, "%q: want on or off", v.val)
 		}
 	}
+	checkRestore(s, d, bad)
 	if s.Min != nil && s.Max != nil && *s.Min > *s.Max {
 		bad("min", "min %v above max %v", *s.Min, *s.Max)
 	}

@@ -23,6 +23,8 @@ type Device struct {
 	closed                 bool          // under mu
 	min, max               *float64      // accepted range for set
 	poll                   time.Duration // Polled drivers: read period; 0 = Options.Poll
+	restore                bool          // restore = "last" (RestoreMode)
+	commanded              bool          // a command ran since New; under mu
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -48,8 +50,9 @@ func (d *Device) turnsOn(a Action) bool {
 	return false
 }
 
-// run performs a; the caller holds d.mu.
-func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
+// run performs a; the caller holds d.mu. stamp, when set, marks the
+// snapshot (a restore); nil stamps a command's Seq on a restorable output.
+func (d *Device) run(ctx context.Context, a Action, stamp func(*Snapshot)) (snap Snapshot, err error) {
 	start := time.Now()
 	var r Reading
 	func() {
@@ -74,18 +77,26 @@ func (d *Device) run(ctx context.Context, a Action) (snap Snapshot, err error) {
 		d.setError(err)
 		return d.Snapshot(), &DriverError{Device: d.name, Err: err}
 	}
-	return d.set(r), nil
+	if stamp == nil && a.Kind != Read && d.driver.Restores {
+		d.commanded = true
+		stamp = d.command
+	}
+	return d.set(r, stamp), nil
 }
 
 // observe records a reading the driver saw on its own (an input edge).
-func (d *Device) observe(r Reading) { d.set(r) }
+func (d *Device) observe(r Reading) { d.set(r, nil) }
 
-func (d *Device) set(r Reading) Snapshot {
+// set records r; stamp, when set, changes the snapshot under the same lock.
+func (d *Device) set(r Reading, stamp func(*Snapshot)) Snapshot {
 	d.smu.Lock()
 	old := d.snap
 	d.snap.State, d.snap.Value, d.snap.Unit, d.snap.Values = r.State, r.Value, r.Unit, r.Values
 	d.snap.Error = ""
 	d.snap.Updated = d.ds.now()
+	if stamp != nil {
+		stamp(&d.snap)
+	}
 	s := d.snap
 	d.smu.Unlock()
 	if changed(old, s) {
@@ -105,8 +116,11 @@ func (d *Device) setError(err error) {
 	}
 }
 
+// changed: what subscribers hear about. Not Seq alone: a command that
+// leaves the device as it was (an interlock partner already off) is no
+// event; the next change carries the newer Seq.
 func changed(a, b Snapshot) bool {
-	return a.State != b.State || a.Error != b.Error || a.Unit != b.Unit ||
+	return a.State != b.State || a.Error != b.Error || a.Unit != b.Unit || a.Restored != b.Restored ||
 		!reflect.DeepEqual(a.Value, b.Value) || !reflect.DeepEqual(a.Values, b.Values)
 }
 

@@ -50,6 +50,9 @@ type Devices struct {
 	closed    bool
 	stopRun   context.CancelFunc // ends a Run in progress
 	runDone   chan struct{}      // closed when that Run has returned
+	holdMu    sync.Mutex
+	held      chan struct{} // Hold: closed by Release; nil: not held
+	seq       seqClock      // Seq of the commands on restorable outputs
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -128,7 +131,8 @@ func New(cfg Config, opts Options) (*Devices, error) {
 			}
 			addrs[k] = spec.Name
 		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max, poll: spec.Poll}
+		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(), min: spec.Min, max: spec.Max, poll: spec.Poll,
+			restore: RestoreMode(spec, drv) == RestoreLast}
 		simulated := ds.board.Kind() == BoardSim || drv.Simulated
 		if simulated {
 			d.latency = latency
@@ -266,6 +270,9 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	if a.Kind == Set && ((d.min != nil && a.Value < *d.min) || (d.max != nil && a.Value > *d.max)) {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: %w: %v out of range %s", name, ErrBadValue, a.Value, span(d.min, d.max))
 	}
+	if err := ds.wait(ctx); err != nil {
+		return d.Snapshot(), fmt.Errorf("hal: device %q: restoring outputs: %w", name, err)
+	}
 	if err := d.mu.lock(ctx); err != nil {
 		return d.Snapshot(), fmt.Errorf("hal: device %q: busy: %w", name, err)
 	}
@@ -278,12 +285,12 @@ func (ds *Devices) Do(ctx context.Context, name string, a Action) (Snapshot, err
 	ctx = context.WithoutCancel(ctx)
 	if len(d.partners) > 0 && d.turnsOn(a) {
 		for _, p := range d.partners {
-			if _, err := p.run(ctx, Action{Kind: TurnOff}); err != nil {
+			if _, err := p.run(ctx, Action{Kind: TurnOff}, nil); err != nil {
 				return d.Snapshot(), &DriverError{Device: name, Err: fmt.Errorf("interlock: turn off %q first: %w", p.name, err)}
 			}
 		}
 	}
-	return d.run(ctx, a)
+	return d.run(ctx, a, nil)
 }
 
 // Get returns the state of the device called name; a device wired to another

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	Register(Driver{Name: "modbus-coil", Open: openModbusCoil, Check: checkModbus, Actions: switchActions, Output: true})
+	Register(Driver{Name: "modbus-coil", Open: openModbusCoil, Check: checkModbus, Actions: switchActions, Output: true, Restores: true})
 	Register(Driver{Name: "modbus-register", Open: openModbusRegister, Check: checkModbus, Actions: []Kind{Read, Set}, Polled: true})
 }
 

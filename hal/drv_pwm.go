@@ -12,8 +12,8 @@ import (
 
 func init() {
 	actions := []Kind{TurnOn, TurnOff, Toggle, Set, Read}
-	Register(Driver{Name: "pwm", Open: openPWM, Check: checkPWM, Actions: actions, Output: true, Needs: NeedsPin})
-	Register(Driver{Name: "sim-pwm", Open: openSimPWM, Check: checkPWM, Actions: actions, Output: true, Simulated: true})
+	Register(Driver{Name: "pwm", Open: openPWM, Check: checkPWM, Actions: actions, Output: true, Restores: true, Needs: NeedsPin})
+	Register(Driver{Name: "sim-pwm", Open: openSimPWM, Check: checkPWM, Actions: actions, Output: true, Restores: true, Simulated: true})
 }
 
 func checkPWM(s DeviceSpec, _ bool, bad func(key, format string, args ...any)) {

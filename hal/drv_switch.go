@@ -9,8 +9,8 @@ import (
 )
 
 func init() {
-	Register(Driver{Name: "gpio-out", Open: openGPIOOut, Actions: switchActions, Output: true, Needs: NeedsPin})
-	Register(Driver{Name: "sim-switch", Open: openSimSwitch, Actions: switchActions, Output: true, Simulated: true})
+	Register(Driver{Name: "gpio-out", Open: openGPIOOut, Actions: switchActions, Output: true, Restores: true, Needs: NeedsPin})
+	Register(Driver{Name: "sim-switch", Open: openSimSwitch, Actions: switchActions, Output: true, Restores: true, Simulated: true})
 }
 
 // switchActions are what a switch (GPIO line, Modbus coil) accepts.

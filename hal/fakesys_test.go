@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeChip is a pwmchip under a fake sysfs root that behaves like the
@@ -16,6 +17,12 @@ import (
 type fakeChip struct {
 	t   *testing.T
 	dir string
+
+	// late, when set, are channel files the export makes only later, from
+	// a goroutine (udev handing them to group gpio one by one); lateDone
+	// closes when they are there.
+	late     []string
+	lateDone chan struct{}
 
 	mu     sync.Mutex
 	writes []string // "export 0", "unexport 0", in order
@@ -57,11 +64,43 @@ func (c *fakeChip) kernel(path string) {
 		if err := os.Mkdir(pwm, 0o755); err != nil {
 			return // already exported: the kernel says EBUSY
 		}
+		now, later := []string{}, map[string]bool{}
+		for _, f := range c.late {
+			later[f] = true
+		}
 		for _, f := range []string{"period", "duty_cycle", "enable"} {
+			if later[f] {
+				continue
+			}
+			now = append(now, f)
+		}
+		for _, f := range now {
 			must(c.t, os.WriteFile(filepath.Join(pwm, f), []byte("0\n"), 0o644))
+		}
+		if len(c.late) > 0 {
+			c.lateDone = make(chan struct{})
+			go c.handOver(pwm)
 		}
 	case "unexport":
 		must(c.t, os.RemoveAll(pwm))
+	}
+}
+
+// handOver makes the late files, each whole at once (rename), a little
+// after the export: what ews finds depends on whether it waited for them.
+func (c *fakeChip) handOver(pwm string) {
+	defer close(c.lateDone)
+	time.Sleep(20 * time.Millisecond) // udev's own pace, not a wait for a condition
+	for _, f := range c.late {
+		tmp := filepath.Join(c.dir, "."+f)
+		if err := os.WriteFile(tmp, []byte("0\n"), 0o644); err != nil {
+			c.t.Errorf("fake udev: %v", err)
+			return
+		}
+		if err := os.Rename(tmp, filepath.Join(pwm, f)); err != nil {
+			c.t.Errorf("fake udev: %v", err)
+			return
+		}
 	}
 }
 

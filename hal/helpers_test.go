@@ -17,6 +17,7 @@ type testDevice struct {
 	Initial                 string
 	OnStop                  string `toml:"on_stop"`
 	Interlock               []string
+	Restore                 string
 	Pull, Debounce, Edge    string
 	Frequency, Bus, Address string
 	Unit, Register          int
@@ -53,7 +54,7 @@ func parse(t testing.TB, devices string) Config {
 	for _, d := range file.Device {
 		cfg.Devices = append(cfg.Devices, DeviceSpec{
 			Name: d.Name, Driver: d.Driver, Pin: d.Pin, Node: d.Node, ActiveLow: d.ActiveLow,
-			Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock,
+			Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock, Restore: d.Restore,
 			Pull: d.Pull, Debounce: dur(d.Debounce), Edge: d.Edge, Frequency: d.Frequency,
 			Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
 			Command: d.Command, Timeout: dur(d.Timeout), Min: d.Min, Max: d.Max,

@@ -68,16 +68,24 @@ func openSysfsPWM(chip string, ch int, after func(string)) (*sysfsPWM, error) {
 	if v, err := readInt64(filepath.Join(p.dir, "duty_cycle")); err == nil {
 		p.duty = v // left by an earlier user: keep duty_cycle <= period from the first write
 	}
-	if err := waitWritable(filepath.Join(p.dir, "period"), PWMExportWait); err != nil {
-		_ = p.Close()
-		return nil, fmt.Errorf("hal: PWM channel %d exported but %w (%s)", ch, err, groupGPIO)
+	// every file written later: udev hands them to group gpio one by one
+	// (make hil saw period writable and enable not yet)
+	deadline := time.Now().Add(PWMExportWait)
+	for _, f := range pwmFiles {
+		if err := waitWritable(filepath.Join(p.dir, f), deadline, PWMExportWait); err != nil {
+			_ = p.Close()
+			return nil, fmt.Errorf("hal: PWM channel %d exported but %w (%s)", ch, err, groupGPIO)
+		}
 	}
 	return p, nil
 }
 
-// waitWritable polls until path opens for writing or limit passes.
-func waitWritable(path string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
+// pwmFiles are the channel files a sysfsPWM writes.
+var pwmFiles = []string{"period", "duty_cycle", "enable"}
+
+// waitWritable polls until path opens for writing or deadline passes
+// (limit is the whole wait, for the message).
+func waitWritable(path string, deadline time.Time, limit time.Duration) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		err := canWrite(path)
 		if err == nil {

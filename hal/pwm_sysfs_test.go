@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +113,32 @@ func TestSysfsPWMKept(t *testing.T) {
 	must(t, p.Close())
 	if _, err := os.Stat(dir); err != nil || len(chip.log()) != 0 {
 		t.Fatalf("a channel ews did not export was touched: %v, %q", err, chip.log())
+	}
+}
+
+// TestSysfsPWMWaitsForEveryFile: udev hands a new channel's files to group
+// gpio one by one, so period can be writable while enable is not yet (make
+// hil caught ews failing on enable); ews waits for each file it writes.
+func TestSysfsPWMWaitsForEveryFile(t *testing.T) {
+	for _, late := range [][]string{{"enable"}, {"duty_cycle", "enable"}} {
+		t.Run(strings.Join(late, ","), func(t *testing.T) {
+			root := t.TempDir()
+			chip := newFakeChip(t, root, 0, 2)
+			chip.late = late
+			cfg := Config{Node: "ews1", Devices: []DeviceSpec{{Name: "fan", Driver: "pwm", Pin: "PWM0", Initial: "on"}}}
+			ds, err := New(cfg, Options{Board: chip.board(root), Logger: testutil.Logger()})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			defer ds.Close()
+			<-chip.lateDone
+			if got := chip.read(t, 0, "enable"); got != "1" {
+				t.Errorf("enable %q once udev is done, want 1: ews wrote before the file was handed over", got)
+			}
+			if got := chip.read(t, 0, "duty_cycle"); got != "1000000" {
+				t.Errorf("duty_cycle %q once udev is done, want 1000000 (initial on)", got)
+			}
+		})
 	}
 }
 

@@ -27,6 +27,10 @@ type Driver struct {
 	Actions []Kind
 	// Output: the device turns off (TurnOff), so it may be interlocked.
 	Output bool
+	// Restores: an output whose whole state is on/off or a value that a
+	// turn_on, turn_off or set writes back, so the cluster may restore it
+	// after a restart (restore = "last", the default for these drivers).
+	Restores bool
 	// Polled: a sensor whose value changes on its own and whose read has no
 	// side effect; Options.Poll reads it periodically.
 	Polled bool

@@ -30,6 +30,15 @@ type Snapshot struct {
 	// Simulated: the device drives no hardware. Remote devices carry what
 	// their board reported.
 	Simulated bool `json:"simulated,omitempty"`
+	// Seq is the version of the last command that set this output (a
+	// hybrid clock: unix milliseconds, one more than the last when the
+	// clock lags); 0 when none ran since the board started and nothing was
+	// restored. The cluster remembers each output's state at its highest
+	// Seq (see Devices.Restore).
+	Seq uint64 `json:"seq,omitempty"`
+	// Restored: the state was brought back from the cluster's memory after
+	// a restart, and no command has run on the device since.
+	Restored bool `json:"restored,omitempty"`
 }
 
 // Quantity is one value with its unit.

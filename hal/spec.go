@@ -46,6 +46,12 @@ type DeviceSpec struct {
 	Initial   string   // "on" | "off": written at open. Default "" = off
 	OnStop    string   // "on" | "off" | "keep": written at Close. Default "" = keep
 	Interlock []string // outputs never on together with this one (both ways, one board)
+	// Restore is what an output does when its board restarts: "last"
+	// brings back the state the cluster remembers (Devices.Restore),
+	// "initial" writes Initial and keeps it. Default "" = "last" for the
+	// drivers that can (Driver.Restores) and are wired to one board, else
+	// "initial".
+	Restore string
 
 	Pull string // inputs: "up" | "down" | "none". Default "" = none (floating)
 	// Debounce swallows the edges that follow one within this time. Default

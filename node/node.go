@@ -137,6 +137,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.vip != nil {
 		n.life.start(ctx, "vip", n.vip) // first removes an address left from a crash
 	}
+	n.holdOutputs() // issue 25: actions wait until restoreOutputs
 	if err := n.cluster.Start(ctx); err != nil {
 		ln.Close()
 		if redir != nil {
@@ -178,6 +179,7 @@ func (n *Node) Run(ctx context.Context) error {
 	srv.RegisterOnShutdown(n.logHub.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	n.restoreOutputs(ctx) // issue 25: outputs back to what the cluster remembers, then actions run
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
 	n.cluster.ReportNow()

@@ -42,6 +42,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
 	mux.Handle("POST /api/cluster/upgrade", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
 	mux.Handle("POST "+firmwarePath, n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
+	n.backupRoutes(mux) // issue 25: GET /api/board/config for ews cluster backup
 	mux.Handle("/", n.front)
 }
 

@@ -142,6 +142,7 @@ func (n *Node) build() error {
 	s.cgi = cgi.New(cgiConfig(cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User})
 	s.hub.Snapshot("cluster", func() any { return n.view() })
 	s.hub.Snapshot("devices", func() any { return n.deviceList() })
+	s.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
 	s.localHub.Snapshot("devices", func() any { return devs.Local() })
 	s.localHub.Snapshot("revoked", func() any { return s.auth.Revoked() })
 	s.localHub.Snapshot("users", func() any { return s.acct.store.Sealed() }) // issue 24: the users store, sealed

@@ -9,6 +9,9 @@
 #       (--bundle FILE | (--key KEY | --key-file FILE) --token-file FILE) \
 #       [--http-port 8080] [--dist dist] [--force] [--dry-run]
 #   scripts/flash.sh --image raspios.img ...   (attaches it with losetup, mounts partitions 1 and 2)
+#   scripts/flash.sh ... --name ews2 --from-backup cluster.tar.gz   (a replacement board: its boot
+#       config and outputs from `ews cluster backup`; --peers not needed; a card that has a config
+#       keeps it, with a warning when it differs; a backup of another cluster is refused)
 #
 # Make the cluster's admin bundle once (ews cluster init --peers ...) and
 # flash every board with --bundle ADMIN: flash.sh mints this board's own
@@ -27,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
 BOOT="" ROOT="" ARCH="" NAME="" PEERS="" KEY="" KEYFILE="" IMAGE="" BUNDLE="" TOKENFILE="" TOKEN=""
-DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080
+DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080 BACKUP=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--boot) BOOT=${2:?--boot needs a directory}; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--bundle) BUNDLE=${2:?--bundle needs a file}; shift 2 ;;
 	--token-file) TOKENFILE=${2:?--token-file needs a file}; shift 2 ;;
 	--image) IMAGE=${2:?--image needs a file}; shift 2 ;;
+	--from-backup) BACKUP=${2:?--from-backup needs a file}; shift 2 ;;
 	--dist) DIST=${2:?--dist needs a directory}; shift 2 ;;
 	--http-port) HTTP_PORT=${2:?--http-port needs a number}; shift 2 ;;
 	--ews) EWS_BIN=${2:?--ews needs a binary}; shift 2 ;;
@@ -54,7 +58,12 @@ done
 [ -n "$ARCH" ] || die 2 "--arch is required ($ARCHES)"
 check_arch "$ARCH"
 [ -n "$NAME" ] || die 2 "--name is required"
-check_peers "$PEERS" "$NAME"
+if [ -n "$BACKUP" ]; then
+	[ -z "$PEERS" ] || die 2 "--from-backup brings the peers: no --peers with it"
+	[ -r "$BACKUP" ] || die 1 "--from-backup $BACKUP: cannot read it"
+else
+	check_peers "$PEERS" "$NAME"
+fi
 [[ "$HTTP_PORT" =~ ^[0-9]+$ ]] || die 2 "--http-port '$HTTP_PORT' is not a number"
 [ -z "$KEY" ] || [ -z "$KEYFILE" ] || die 2 "give --key or --key-file, not both"
 HINT="make the cluster's secrets once with 'ews cluster init' and flash every board with --bundle FILE"
@@ -112,8 +121,10 @@ else
 fi
 
 CONF="$BOOT/ews.toml"
+KEEP_CONF="" # --from-backup onto a card that has a config: the card's is kept
 if [ -e "$CONF" ] && [ -z "$FORCE" ]; then
-	die 1 "$CONF exists; not overwriting it without --force"
+	[ -n "$BACKUP" ] || die 1 "$CONF exists; not overwriting it without --force"
+	KEEP_CONF=1
 fi
 if [ -s "$ROOT/etc/ews/token" ] && [ "$(tr -d ' \n\r' <"$ROOT/etc/ews/token")" != "$TOKEN" ] && [ -z "$FORCE" ]; then
 	die 1 "$ROOT/etc/ews/token holds a different token; not replacing it without --force (boards with different tokens refuse each other's requests)"
@@ -122,12 +133,27 @@ fi
 # The config is checked before it is written.
 TMP=$(mktemp -d)
 CLEANUP+=("rm -rf '$TMP'")
-boot_config "$NAME" "$PEER_PORT" >"$TMP/ews.toml"
+EWS=$(host_ews)
+if [ -n "$BACKUP" ]; then
+	# the backup's config and outputs for this board, into $TMP/card (a copy
+	# of the card's own config there first, so a card of another cluster is
+	# refused before anything is written)
+	[ -n "$EWS" ] || die 1 "--from-backup needs an ews binary for this machine (--ews PATH)"
+	mkdir "$TMP/card"
+	[ -z "$KEEP_CONF" ] || cp "$CONF" "$TMP/card/ews.toml"
+	"$EWS" cluster restore --from "$BACKUP" --board "$NAME" --out "$TMP/card" >/dev/null 2>"$TMP/restore.err" || {
+		sed "s#$TMP/card#$BOOT#g" "$TMP/restore.err" >&2
+		die 1 "cannot restore board $NAME from $BACKUP"
+	}
+	sed "s#$TMP/card#$BOOT#g" "$TMP/restore.err" >&2
+	cp "$TMP/card/ews.toml" "$TMP/ews.toml"
+else
+	boot_config "$NAME" "$PEER_PORT" >"$TMP/ews.toml"
+fi
 if [ -n "$BUNDLE" ]; then
 	board_bundle "$NAME" "$(peer_host "$PEERS" "$NAME")" "$TMP/cluster.bundle"
 	sed -i "s|\"/etc/ews/cluster.bundle\"|\"$TMP/cluster.bundle\"|" "$TMP/ews.toml" # checked against the real bundle
 fi
-EWS=$(host_ews)
 if [ -n "$EWS" ]; then
 	"$EWS" config check "$TMP/ews.toml" >/dev/null 2>"$TMP/check.err" || {
 		cat "$TMP/check.err" >&2
@@ -166,7 +192,12 @@ else
 	put 0600 "$TMP/cluster.key" "$ROOT/etc/ews/cluster.key" secret
 	put 0600 "$TMP/token" "$ROOT/etc/ews/token" secret
 fi
-put 0644 "$TMP/ews.toml" "$CONF"
+[ -n "$KEEP_CONF" ] || put 0644 "$TMP/ews.toml" "$CONF"
+if [ -n "$BACKUP" ]; then
+	for f in ews-outputs.json ews.toml.from-backup; do
+		[ ! -e "$TMP/card/$f" ] || put 0644 "$TMP/card/$f" "$BOOT/$f"
+	done
+fi
 if [ -n "$DRY" ]; then
 	echo "--- $CONF would be:"
 	cat "$TMP/ews.toml"

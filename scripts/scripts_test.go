@@ -661,7 +661,7 @@ func TestShellcheck(t *testing.T) {
 	if _, err := exec.LookPath("shellcheck"); err != nil {
 		t.Skip("shellcheck not installed (scripts/deps.sh shellcheck)")
 	}
-	for _, s := range []string{"flash.sh", "deploy.sh", "lib/board.sh", "../packaging/scripts/postinst", "../packaging/scripts/prerm", "../packaging/scripts/postrm"} {
+	for _, s := range []string{"flash.sh", "deploy.sh", "lib/board.sh", "hil.sh", "hil/init.sh", "hil/pwm-rule.sh", "../packaging/scripts/postinst", "../packaging/scripts/prerm", "../packaging/scripts/postrm"} {
 		var out bytes.Buffer
 		cmd := exec.Command("shellcheck", "-x", s)
 		cmd.Stdout, cmd.Stderr = &out, &out

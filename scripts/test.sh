@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command (`make test`; .ci/run calls it): format,
-# vet, every Go test with the race detector, then the ARM smoke under qemu.
+# vet, every Go test with the race detector, then the ARM smoke under qemu
+# and the hardware-in-the-loop test under qemu-system.
 # It installs the Debian packages tests need when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +14,11 @@ fi
 # Debian packages the tests use: shellcheck (scripts), iproute2 (partition
 # test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke),
 # haproxy (the bench harness smoke runs it beside ews), mosquitto (the MQTT
-# tests start a real broker), tcpdump (the TLS capture test).
-bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump
+# tests start a real broker), tcpdump (the TLS capture test), qemu-system-arm,
+# cpio and device-tree-compiler (the HIL test boots Pi machines; it fetches
+# Debian's arm64 and armmp kernels and busybox itself, once, into
+# /var/cache/ews-hil).
+bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
 go vet ./...
 go test -race -timeout 20m ./...
 # Short fuzz runs of the parsers that read what the network or a damaged card
@@ -31,4 +35,7 @@ go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
 # is what they exercise, and -race triples their time.
 go test -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
 bash scripts/arm-smoke.sh
+# Hardware in the loop: every ARM build on Debian's kernels on qemu's Pi 3
+# and Pi 2 machines, side by side (~110 s once the kernels are cached).
+bash scripts/hil.sh
 echo "test: all passed"

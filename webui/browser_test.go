@@ -138,6 +138,7 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, "slider", card("led")+`.querySelector('input[type=range]').value === '40'`)
 		waitJS(t, ctx, "simulated device", card("tank")+`.querySelector('.driver').textContent === 'ds18b20 · simulated'`)
 		waitJS(t, ctx, "real device", card("relay1")+`.querySelector('.driver').textContent === 'gpio-out'`)
+		waitJS(t, ctx, "restored mark", card("relay2")+`.querySelector('.tag.restored:not([hidden])')?.textContent === 'restored' && `+card("relay1")+`.querySelector('.tag.restored').hidden`)
 	})
 
 	t.Run("language switch", func(t *testing.T) {

@@ -26,6 +26,8 @@ type fakeDevice struct {
 	Error   string `json:"error,omitempty"`
 	// Simulated: on a simulated board, or a sim-* driver
 	Simulated bool `json:"simulated,omitempty"`
+	// Restored: brought back from the cluster's memory after a restart
+	Restored bool `json:"restored,omitempty"`
 }
 
 type fakeNode struct {
@@ -93,7 +95,7 @@ func newFakeBoard(token string) *fakeBoard {
 	}
 	f.devices = []*fakeDevice{
 		{Name: "relay1", Driver: "gpio-out", Node: "ews2", State: "off", Value: false, Updated: now},
-		{Name: "relay2", Driver: "gpio-out", Node: "ews2", State: "on", Value: true, Updated: now},
+		{Name: "relay2", Driver: "gpio-out", Node: "ews2", State: "on", Value: true, Updated: now, Restored: true},
 		{Name: "pump", Driver: "sim-switch", Node: "ews3", State: "off", Value: false, Updated: now, Simulated: true},
 		{Name: "led", Driver: "pwm", Node: "ews1", State: "on", Value: 40.0, Unit: "%", Updated: now},
 		{Name: "door", Driver: "gpio-in", Node: "ews1", State: "closed", Value: 0, Updated: now},

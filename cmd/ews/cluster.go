@@ -15,6 +15,8 @@ const clusterHelp = `init (--peers LIST | --board NAME...) [--dns NAME]... [--ne
 board NAME [--addr HOST]... --bundle ADMIN --out FILE: mint board NAME's bundle (its certificate and key, no CA key, no signing key).
 join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a board bundle (or mint this board's from the admin bundle with --name) into DIR (default /etc/ews): cluster.key, token, cluster.bundle, each 0600; refuses to replace different secrets without --force.
 migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 bundle into an admin bundle, keeping its gossip key and token.
+backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config and the outputs' last states.
+restore --from FILE.tar.gz --board NAME --out DIR: write a replacement board's boot directory from a backup.
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
@@ -30,9 +32,13 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterBoard(args[1:], stdout, stderr)
 		case "migrate":
 			return clusterMigrate(args[1:], stdout, stderr)
+		case "backup": // backup.go
+			return clusterBackup(args[1:], stdout, stderr)
+		case "restore": // backup.go
+			return clusterRestore(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE", clusterHelp, stderr)
+	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ...", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

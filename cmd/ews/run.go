@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ews-firmware/ews/internal/bootkey"
@@ -61,9 +62,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}
 	exe := node.Executable()
+	launchSlot(exe, log) // issue 25: a packaged binary hands over to its active firmware slot (slots.go)
+	_, slotted := firmware.SlotsFor(exe)
 	// A marker left by an upgrade whose supervisor died (power cut, kill -9)
 	// during the trial: this start runs the new binary, so run its trial now.
-	if _, pending := firmware.Pending(exe); pending && exe != "" && os.Getenv(node.EnvSupervised) != "1" {
+	if _, pending := firmware.Pending(exe); pending && !slotted && exe != "" && os.Getenv(node.EnvSupervised) != "1" {
 		log.Warn("an upgrade's trial was cut short; supervising the new binary until it serves")
 		return superviseUpgrade(exe, cfg.Node.HTTP, os.Environ(), nil, log, stderr)
 	}
@@ -96,6 +99,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Warn("second signal: exiting now", "signal", s.String())
 		os.Exit(exitError)
 	}()
+	var trialFailed atomic.Bool
+	commitTrial(ctx, exe, n, log, func() { trialFailed.Store(true); cancel() })
 	err = n.Run(ctx)
 	close(ran)
 	if err != nil {
@@ -103,8 +108,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews run: %v\n", err)
 		return exitError
 	}
+	if trialFailed.Load() {
+		return exitError // the packaged binary rolls the trial back at the next start
+	}
 	if ctx.Err() != nil {
 		return exitOK // a signal, even if a restart was asked for too
+	}
+	if code, ok := slotComeBack(exe, n.SessionHandoff(), log); ok && n.Exit() != node.ExitStop {
+		return code
 	}
 	return comeBack(n.Exit(), exe, cfg.Node.HTTP, n.SessionHandoff(), sigs, log, stderr)
 }

@@ -186,6 +186,7 @@ type Device struct {
 	Initial   string   `toml:"initial"`   // on | off (gpio-out) at start
 	OnStop    string   `toml:"on_stop"`   // on | off | keep at shutdown
 	Interlock []string `toml:"interlock"` // outputs never on together with this one
+	Restore   string   `toml:"restore"`   // last | initial: an output's state after its board restarts (issue 25)
 	Pull      string   `toml:"pull"`      // up | down | none (gpio-in)
 	Debounce  Duration `toml:"debounce"`  // gpio-in
 	Edge      string   `toml:"edge"`      // rising | falling | both (gpio-in)

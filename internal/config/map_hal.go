@@ -11,7 +11,7 @@ import (
 func (d Device) Spec() hal.DeviceSpec {
 	return hal.DeviceSpec{
 		Name: d.Name, Driver: d.Driver, Node: d.Node, Pin: d.Pin,
-		ActiveLow: d.ActiveLow, Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock,
+		ActiveLow: d.ActiveLow, Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock, Restore: d.Restore,
 		Pull: d.Pull, Debounce: d.Debounce.Duration, Edge: d.Edge,
 		Frequency: d.Frequency, Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
 		Command: d.Command, Timeout: d.Timeout.Duration,

@@ -49,8 +49,18 @@ func openDevices(t testing.TB, self string) *hal.Devices {
 // startBoard serves devs on addr ("127.0.0.1:0" for any port).
 func startBoard(t testing.TB, devs *hal.Devices, addr string) *testBoard {
 	t.Helper()
+	return startBoardSetup(t, devs, addr, nil)
+}
+
+// startBoardSetup is startBoard with setup called on the hub before its
+// "devices" snapshot is registered.
+func startBoardSetup(t testing.TB, devs *hal.Devices, addr string, setup func(*events.Hub)) *testBoard {
+	t.Helper()
 	b := &testBoard{name: devs.Self(), devs: devs}
 	b.hub = events.New(events.Options{Ping: 200 * time.Millisecond})
+	if setup != nil {
+		setup(b.hub)
+	}
 	b.hub.Snapshot("devices", func() any { return devs.Local() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stop, b.done = cancel, make(chan struct{})

@@ -37,7 +37,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Path is requested on each peer; it must stream only that board's own
 	// devices (hal.Devices.Local: node = the board or "any"), a "devices"
-	// JSON array on connect, then one "device" per change; serving mirrored
+	// JSON array on connect (after an "outputs" array: the board's memory
+	// of the others' outputs, memory.go), then one "device" per change; serving mirrored
 	// state there would let boards echo each other's. Default
 	// "/events?scope=local".
 	Path string
@@ -93,9 +94,12 @@ type Mirror struct {
 	log   *slog.Logger
 	own   *http.Transport // the default client's transport, closed by Run
 
-	emit sync.Mutex // held while changing state and calling OnChange, in that order
-	mu   sync.Mutex
-	b    map[string]*board
+	emit   sync.Mutex // held while changing state and calling OnChange, in that order
+	mu     sync.Mutex
+	b      map[string]*board
+	mem    map[string]hal.Snapshot   // the other boards' outputs at their last command (memory.go)
+	offers map[string][]hal.Snapshot // board -> what it remembers of ours
+	poke   chan struct{}             // Poke: reconcile now
 }
 
 // board is the mirrored state of one board.
@@ -138,7 +142,8 @@ func New(self string, peers func() []Peer, opts Options) *Mirror {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	m := &Mirror{self: self, peers: peers, opts: opts, log: opts.Logger, b: map[string]*board{}}
+	m := &Mirror{self: self, peers: peers, opts: opts, log: opts.Logger, b: map[string]*board{},
+		mem: map[string]hal.Snapshot{}, offers: map[string][]hal.Snapshot{}, poke: make(chan struct{}, 1)}
 	if opts.Client == nil {
 		m.own = &http.Transport{
 			Proxy:                 nil, // boards talk on the LAN, never through a proxy
@@ -267,10 +272,12 @@ func (m *Mirror) replace(bn string, list []hal.Snapshot) (ignored int) {
 			continue
 		}
 		b.devs[s.Name] = s
+		m.remember(bn, s)
 		if o, ok := old[s.Name]; !ok || !equal(o, s) {
 			changed = append(changed, s)
 		}
 	}
+	m.forgetMissing(bn, b.devs)
 	m.mu.Unlock()
 	m.notify(changed)
 	return ignored
@@ -288,6 +295,7 @@ func (m *Mirror) update(bn string, s hal.Snapshot) bool {
 	o, ok := b.devs[s.Name]
 	same := ok && !b.stale[s.Name] && equal(o, s)
 	b.devs[s.Name] = s
+	m.remember(bn, s)
 	delete(b.stale, s.Name)
 	m.mu.Unlock()
 	if !same {
@@ -377,6 +385,7 @@ func (m *Mirror) notify(list []hal.Snapshot) {
 func equal(a, b hal.Snapshot) bool {
 	return a.Name == b.Name && a.Driver == b.Driver && a.Node == b.Node && a.State == b.State &&
 		a.Unit == b.Unit && a.Error == b.Error && a.Updated.Equal(b.Updated) &&
+		a.Seq == b.Seq && a.Restored == b.Restored &&
 		reflect.DeepEqual(a.Value, b.Value) && reflect.DeepEqual(a.Values, b.Values)
 }
 

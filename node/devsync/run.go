@@ -42,6 +42,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-m.poke:
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 	idle := time.AfterFunc(m.opts.Idle, func() { cancel(errIdle) })
 	defer idle.Stop()
 	rd := newSSEReader(resp.Body, m.opts.MaxEvent, m.opts.MaxEvent, func() { idle.Reset(m.opts.Idle) })
-	warned := false
+	warned, offered := false, false
 	for {
 		ev, err := rd.next()
 		if err != nil {
@@ -64,6 +64,12 @@ func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 				return fmt.Errorf("devsync: board closed the stream")
 			}
 			return fmt.Errorf("devsync: read: %w", err)
+		}
+		if ev.name == "outputs" {
+			offered = true
+		} else if ev.name == "devices" && !offered {
+			m.offer(p.Name, nil) // a board that keeps no memory: it has nothing to offer
+			offered = true
 		}
 		ignored, err := m.apply(p.Name, ev)
 		if err != nil {
@@ -87,6 +93,12 @@ func (m *Mirror) apply(bn string, ev event) (ignored int, err error) {
 			return 0, fmt.Errorf("devsync: bad devices event: %w", err)
 		}
 		return m.replace(bn, list), nil
+	case "outputs":
+		var list []hal.Snapshot
+		if err := json.Unmarshal(ev.data, &list); err != nil {
+			return 0, fmt.Errorf("devsync: bad outputs event: %w", err)
+		}
+		m.offer(bn, list)
 	case "device":
 		var s hal.Snapshot
 		if err := json.Unmarshal(ev.data, &s); err != nil {

@@ -141,8 +141,12 @@ func CheckELF(path string, a Arch) error {
 // firmware verify key; VerifyFile) and its ELF machine against a, fsyncs
 // it, keeps the running binary as exe.prev, writes the marker, and renames
 // the new image over exe. maxBytes bounds the upload. On any error nothing
-// changes.
+// changes. A board whose binary upgrades through slots (SlotsFor) stages
+// into its inactive slot instead (Slots.Stage).
 func Stage(exe string, src io.Reader, maxBytes int64, wantSHA string, a Arch, pub ed25519.PublicKey, m Marker) (Marker, error) {
+	if s, ok := SlotsFor(exe); ok {
+		return s.Stage(src, maxBytes, wantSHA, a, pub, m)
+	}
 	if _, err := os.Stat(exe + suffixMarker); err == nil {
 		return m, ErrPending
 	}
@@ -265,8 +269,12 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-// Pending returns the marker of an upgrade waiting for its verdict.
+// Pending returns the marker of an upgrade waiting for its verdict (a
+// slot's trial on a board that upgrades through slots).
 func Pending(exe string) (Marker, bool) {
+	if s, ok := SlotsFor(exe); ok {
+		return s.Pending()
+	}
 	var m Marker
 	b, err := os.ReadFile(exe + suffixMarker)
 	if err != nil || json.Unmarshal(b, &m) != nil {
@@ -294,8 +302,12 @@ func Commit(exe string, m Marker, now time.Time) error {
 	return nil
 }
 
-// Rollback puts exe.prev back as exe and clears the marker.
+// Rollback puts exe.prev back as exe and clears the marker (drops a
+// slot's trial on a board that upgrades through slots).
 func Rollback(exe string, m Marker, reason string, now time.Time) error {
+	if s, ok := SlotsFor(exe); ok {
+		return s.DropTrial(reason, now)
+	}
 	prev := exe + suffixPrev
 	if _, err := os.Stat(prev); err != nil {
 		return fmt.Errorf("firmware: rollback: no %s to restore: %v", filepath.Base(prev), err)
@@ -320,6 +332,9 @@ func Rollback(exe string, m Marker, reason string, now time.Time) error {
 
 // Last returns the last upgrade's outcome, if any.
 func Last(exe string) (Result, bool) {
+	if s, ok := SlotsFor(exe); ok {
+		return s.Last()
+	}
 	var r Result
 	b, err := os.ReadFile(exe + suffixResult)
 	if err != nil || json.Unmarshal(b, &r) != nil {

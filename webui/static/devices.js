@@ -179,6 +179,8 @@ export class DevicesView {
     rec.nameEl = h('h3', { class: 'name', title: d.name }, d.name);
     rec.driverEl = h('span', { class: 'driver' }, d.driver || '');
     rec.stateEl = h('span', { class: 'badge' });
+    // issue 25: the state was brought back from the cluster's memory after the board restarted
+    rec.restoredEl = h('span', { class: 'tag restored', hidden: true, title: t('restoredHint') }, t('restored'));
     rec.errEl = h('p', { class: 'card-err', role: 'alert', hidden: true });
     rec.boardEl = h('span', { class: 'board' });
     rec.updEl = h('time', { class: 'upd' });
@@ -226,7 +228,7 @@ export class DevicesView {
       },
     }, t('history'));
     rec.el = h('article', { class: `card k-${k}`, dataset: { name: d.name } },
-      h('div', { class: 'card-head' }, rec.nameEl, rec.stateEl),
+      h('div', { class: 'card-head' }, rec.nameEl, rec.restoredEl, rec.stateEl),
       rec.driverEl,
       body,
       rec.errEl,
@@ -236,7 +238,7 @@ export class DevicesView {
   }
 
   update(rec, d, hist, force) {
-    const key = JSON.stringify([d.state, d.value, d.unit, d.updated, d.error, d.node, d.simulated, hist.length, hist[hist.length - 1], rec.actionErr, rec.busy, this.canControl, this.allow(d.name)]);
+    const key = JSON.stringify([d.state, d.value, d.unit, d.updated, d.error, d.node, d.simulated, d.restored, hist.length, hist[hist.length - 1], rec.actionErr, rec.busy, this.canControl, this.allow(d.name)]);
     if (!force && key === rec.lastKey) return;
     rec.lastKey = key;
     rec.device = d;
@@ -250,6 +252,9 @@ export class DevicesView {
     setText(rec.stateEl, d.state === 'error' ? t('error') : rec.kind === 'output' ? t(on ? 'on' : 'off') : stateText(d.state));
     rec.stateEl.className = 'badge ' + (d.state === 'error' ? 'bad' : rec.kind === 'output' && on ? 'good' : '');
     setText(rec.boardEl, d.node === 'any' ? t('anyBoard') : `${t('wiredTo')} ${d.node || '?'}`);
+    rec.restoredEl.hidden = !d.restored;
+    setText(rec.restoredEl, t('restored'));
+    rec.restoredEl.title = t('restoredHint');
     setText(rec.driverEl, d.simulated ? `${d.driver || ''} · ${t('simulated')}` : d.driver || '');
     const upd = toDate(d.updated);
     setText(rec.updEl, upd ? when(upd) : t('never'));

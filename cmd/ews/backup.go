@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/node/backup"
+)
+
+// clusterBackup is `ews cluster backup`: every board's boot config and the
+// remembered outputs into one archive (node/backup).
+func clusterBackup(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cluster backup", "--url URL --token-file F --out FILE.tar.gz [--secrets [--bundle PATH]]",
+		"Save every board's boot config (its [[rule]]s included) and every output's last commanded state into FILE.tar.gz.\n"+
+			"Inline secrets (cluster.key, http.token) are left out unless --secrets, which also adds the cluster bundle.\n"+
+			"User accounts are not saved yet (issue 24). Exit 1 when a board could not be read (the archive says which).", stderr)
+	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
+	tokenFile := fs.String("token-file", "", "file holding the API token (default $EWS_TOKEN)")
+	out := fs.String("out", "", "archive to write (.tar.gz)")
+	secrets := fs.Bool("secrets", false, "keep inline secrets and add the cluster bundle (the archive is then mode 0600)")
+	bundlePath := fs.String("bundle", bundle.DefaultName, "with --secrets: the cluster bundle to add")
+	cacert := fs.String("cacert", "", "PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
+	if code, ok := parse(fs, interleave(args, map[string]bool{"secrets": true})); !ok {
+		return code
+	}
+	if *url == "" || *out == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "ews cluster backup: --url and --out are required")
+		return exitUsage
+	}
+	tok := os.Getenv("EWS_TOKEN")
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
+			return exitUsage
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	base := strings.TrimRight(*url, "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	if *cacert != "" {
+		pem, err := os.ReadFile(*cacert)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fmt.Fprintf(stderr, "ews cluster backup: --cacert %s: want a PEM certificate file: %v\n", *cacert, err)
+			return exitUsage
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
+	o := backup.CollectOptions{URL: base, Token: tok, Client: client, Secrets: *secrets}
+	if *secrets {
+		b, err := os.ReadFile(*bundlePath)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster backup: --secrets adds the cluster bundle: %v (give --bundle PATH)\n", err)
+			return exitUsage
+		}
+		o.Bundle = b
+	}
+	a, err := backup.Collect(context.Background(), o)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
+		return exitError
+	}
+	mode := os.FileMode(0o644)
+	if *secrets {
+		mode = 0o600
+	}
+	f, err := os.OpenFile(*out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
+		return exitError
+	}
+	werr := backup.Write(f, a)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		fmt.Fprintf(stderr, "ews cluster backup: %s: %v\n", *out, werr)
+		return exitError
+	}
+	missing := 0
+	for _, b := range a.Manifest.Boards {
+		if b.Missing != "" {
+			missing++
+			fmt.Fprintf(stderr, "ews cluster backup: board %s not saved: %s\n", b.Name, b.Missing)
+		}
+	}
+	fmt.Fprintf(stdout, "ews: wrote %s: %d board configs, %d outputs of cluster %s; %s\n", *out, len(a.Configs), len(a.Outputs), a.Manifest.Cluster, backup.UsersNote)
+	if missing > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+// clusterRestore is `ews cluster restore`: a replacement board's boot
+// directory from a backup.
+func clusterRestore(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cluster restore", "--from FILE.tar.gz --board NAME --out DIR",
+		"Write board NAME's boot config, its outputs' last states and (from a --secrets backup) the bundle into DIR,\n"+
+			"the mounted boot partition of its new SD card. A card already holding a config keeps it (with a warning\n"+
+			"when it differs); a card or backup of another cluster is refused. Boot it: it rejoins under its name.", stderr)
+	from := fs.String("from", "", "the backup archive (ews cluster backup --out)")
+	board := fs.String("board", "", "the board to restore")
+	out := fs.String("out", "", "the card's boot directory (e.g. /media/$USER/bootfs)")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if *from == "" || *board == "" || *out == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "ews cluster restore: --from, --board and --out are required")
+		return exitUsage
+	}
+	f, err := os.Open(*from)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		return exitError
+	}
+	a, err := backup.Read(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster restore: %s: %v\n", *from, err)
+		return exitError
+	}
+	res, err := backup.WriteCard(a, *board, *out)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "ews cluster restore: warning: %s\n", w)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		return exitError
+	}
+	for _, p := range res.Wrote {
+		fmt.Fprintf(stdout, "ews: wrote %s\n", p)
+	}
+	return exitOK
+}

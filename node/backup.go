@@ -1,0 +1,42 @@
+package node
+
+// Backups (issue 25 part 4): the board's side of `ews cluster backup`.
+// Hook elsewhere, marked "issue 25": n.backupRoutes(mux) (routes.go).
+
+import (
+	"net/http"
+	"path/filepath"
+
+	"github.com/ews-firmware/ews/node/backup"
+)
+
+// backupRoutes serves GET /api/board/config (credentials required): this
+// board's boot config for `ews cluster backup`.
+func (n *Node) backupRoutes(mux *http.ServeMux) {
+	mux.Handle("GET "+backup.Path, n.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // issue 24: admin (it carries the secrets)
+}
+
+// backupOptions maps the boot config: its file, the lines of its inline
+// secrets and the cluster's identity.
+func (n *Node) backupOptions() backup.Options {
+	o := backup.Options{Name: n.cfg.Node.Name, ConfigPath: n.cfg.Path, Secrets: map[string]int{},
+		Cluster: backup.Cluster{Peers: n.cfg.Cluster.Peers}}
+	for _, k := range []string{"cluster.key", "http.token"} {
+		if l := n.cfg.Lines[k]; l > 0 {
+			o.Secrets[k] = l
+		}
+	}
+	if key, err := n.cfg.ClusterKey(); err == nil {
+		o.Cluster.KeyID = backup.KeyID(key)
+	}
+	return o
+}
+
+// seedPath is where `ews cluster restore` leaves this board's remembered
+// outputs: beside the boot config. "" without a config file.
+func (n *Node) seedPath() string {
+	if n.cfg.Path == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(n.cfg.Path), backup.OutputsFile)
+}

@@ -1,0 +1,157 @@
+package node
+
+// Outputs the cluster remembers (issue 25 part 3): the wiring of
+// node/restore. This board's own outputs are saved under outputsDir too. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
+// and n.restoreOutputs(ctx) in Run (node.go), the "outputs" snapshot of the
+// local stream (devices.go). A backup's outputs for this board (ews cluster
+// restore) are read once from beside the boot config.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/restore"
+	"github.com/ews-firmware/ews/state"
+)
+
+// holdOutputs keeps device actions waiting from the start of Run until
+// restoreOutputs has brought the outputs back: the master may send this
+// board work as soon as it reports, before it says it is ready.
+func (n *Node) holdOutputs() {
+	if n.mirror != nil || n.hasSeed() {
+		n.devs.Hold()
+	}
+}
+
+// hasSeed reports whether a backup left outputs to restore beside the
+// config, or this board saved its own.
+func (n *Node) hasSeed() bool {
+	if p := n.localOutputsPath(); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	p := n.seedPath()
+	if p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// restoreOutputs writes back each output with restore = "last" to the
+// newest state among what the other boards remember, a backup left beside
+// the config and what this board saved itself, then releases the actions
+// holdOutputs held, and keeps saving this board's outputs from then on.
+func (n *Node) restoreOutputs(ctx context.Context) {
+	all, err := restore.LoadSeed(n.seedPath(), outputsDir)
+	if err != nil {
+		n.log.Warn("restore: backup outputs not read", "err", err)
+	}
+	seed := n.own(all) // only this board's: a file for another board is left alone
+	localPath := n.localOutputsPath()
+	saved, err := restore.LoadLocal(localPath)
+	if err != nil {
+		n.log.Warn("restore: saved outputs not read", "err", err)
+	}
+	restored := n.runRestore(ctx, seed, n.own(saved))
+	if seed != nil {
+		if err := restore.UseSeed(n.seedPath(), outputsDir); err != nil {
+			n.log.Warn("restore: backup outputs left in place", "err", err)
+		}
+	}
+	if localPath != "" {
+		n.life.start(ctx, "outputs-keep", runFunc(func(ctx context.Context) error {
+			restore.Keep(ctx, localPath, n.devs, time.Second, restored, n.log)
+			return nil
+		}))
+	}
+}
+
+// runRestore runs node/restore with the cluster's memory (when in a
+// cluster), seed and local; it says whether it restored an output.
+func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool {
+	if n.mirror == nil && seed == nil && local == nil {
+		n.devs.Release()
+		return false
+	}
+	c := n.cfg.Cluster
+	o := restore.Options{
+		Self:    n.cfg.Node.Name,
+		Devices: n.devs,
+		Peers:   func() []string { return nil },
+		Master:  func() string { return n.cfg.Node.Name }, // standalone: nobody to wait for
+		Offers:  func() map[string][]hal.Snapshot { return nil },
+		Seed:    seed,
+		Local:   local,
+		Settle:  c.TMax.Duration + 2*c.Heartbeat.Duration,
+		Wait:    max(5*time.Second, 2*c.TMax.Duration+time.Second),
+		OnRestore: func(s hal.Snapshot, from string) {
+			n.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
+		},
+		Logger: n.log,
+	}
+	if n.mirror != nil {
+		o.Peers, o.Offers, o.Poke = n.livePeers, n.mirror.Offers, n.mirror.Poke
+		o.Master = func() string {
+			name, _, _ := n.cluster.Master()
+			return name
+		}
+	}
+	return len(restore.Run(ctx, o).Restored) > 0
+}
+
+// outputsDir is the state directory where a board saves its own outputs
+// (outputs.json) and marks a used backup seed it may not rename: the
+// packaged unit's writable /var/lib/ews (node.state_dir once issue 28
+// lands). Saving is off when it does not exist, and on a simulated board
+// while it is the default (the demo and tests never write /var/lib/ews).
+var outputsDir = defaultOutputsDir
+
+const defaultOutputsDir = "/var/lib/ews"
+
+// localOutputsPath is the file of this board's saved outputs; "" when off.
+func (n *Node) localOutputsPath() string {
+	if outputsDir == defaultOutputsDir && n.cfg.Simulated() {
+		return ""
+	}
+	if fi, err := os.Stat(outputsDir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Join(outputsDir, "outputs.json")
+}
+
+// own keeps the snapshots of this board's devices.
+func (n *Node) own(list []hal.Snapshot) []hal.Snapshot {
+	var out []hal.Snapshot
+	for _, s := range list {
+		if s.Node == n.cfg.Node.Name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// livePeers are the other boards the table shows alive with an HTTP
+// address: the ones a restarting board waits to hear from.
+func (n *Node) livePeers() []string {
+	var out []string
+	for _, b := range n.cluster.Boards() {
+		if b.Name != n.cfg.Node.Name && b.HTTP != "" && b.Runstate != state.Down {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
+// rememberedOutputs is what this board offers on its local stream: the
+// other boards' outputs at their last command (nil standalone).
+func (n *Node) rememberedOutputs() any {
+	if n.mirror == nil {
+		return []hal.Snapshot{}
+	}
+	return n.mirror.Remembered()
+}

@@ -1,0 +1,105 @@
+package scripts_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/backup"
+)
+
+// backupConf is ews2's boot config in the test backup.
+const backupConf = `[node]
+name = "ews2"
+http = ":8080"
+gossip = ":7947"
+
+[cluster]
+peers = ["ews1=10.0.0.11:7946", "ews2=10.0.0.12:7947", "ews3=10.0.0.13:7946"]
+key_file = "/etc/ews/cluster.key"
+
+[http]
+auth = "none"
+
+[[device]]
+name = "relay1"
+driver = "sim-switch"
+`
+
+// writeBackup writes a cluster backup of the test's peers to a temp file.
+func writeBackup(t *testing.T, peerList []string) string {
+	t.Helper()
+	a := backup.Archive{
+		Manifest: backup.Manifest{Cluster: backup.Cluster{Peers: peerList}, Boards: []backup.BoardEntry{{Name: "ews2"}}},
+		Configs:  map[string]string{"ews2": backupConf},
+		Outputs:  []hal.Snapshot{{Name: "relay1", Node: "ews2", State: "on", Value: true, Seq: 42}},
+	}
+	p := filepath.Join(t.TempDir(), "cluster.tar.gz")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := backup.Write(f, a); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestFlashFromBackup(t *testing.T) {
+	if hostEws == "" {
+		t.Skip("no ews binary for this machine")
+	}
+	ours := strings.Split(peers, ",")
+	fromBackup := func(c *card, file string, extra ...string) []string {
+		return append(dropArg(c.flashArgs(), "--peers"), append([]string{"--from-backup", file}, extra...)...)
+	}
+	t.Run("fresh card", func(t *testing.T) {
+		c := newCard(t)
+		out, code := run(t, "flash.sh", fromBackup(c, writeBackup(t, ours))...)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		if got := read(t, filepath.Join(c.boot, "ews.toml")); got != backupConf {
+			t.Errorf("ews.toml:\n%s", got)
+		}
+		if got := read(t, filepath.Join(c.boot, "ews-outputs.json")); !strings.Contains(got, `"seq": 42`) {
+			t.Errorf("ews-outputs.json:\n%s", got)
+		}
+		if read(t, filepath.Join(c.root, "usr/bin/ews")) != string(c.bin) {
+			t.Error("binary not installed")
+		}
+	})
+	t.Run("a card with another config keeps it", func(t *testing.T) {
+		c := newCard(t)
+		mine := strings.Replace(backupConf, `auth = "none"`, `auth = "none"
+read_auth = false`, 1)
+		write(t, filepath.Join(c.boot, "ews.toml"), mine, 0o644)
+		out, code := run(t, "flash.sh", fromBackup(c, writeBackup(t, ours))...)
+		if code != 0 || !strings.Contains(out, "kept the card's") || !strings.Contains(out, c.boot+"/ews.toml.from-backup") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		if read(t, filepath.Join(c.boot, "ews.toml")) != mine || read(t, filepath.Join(c.boot, "ews.toml.from-backup")) != backupConf {
+			t.Error("the card's config was not kept beside the backup's")
+		}
+	})
+	t.Run("a card of another cluster is refused", func(t *testing.T) {
+		c := newCard(t)
+		write(t, filepath.Join(c.boot, "ews.toml"), backupConf, 0o644)
+		before := snapshot(t, filepath.Dir(c.boot))
+		out, code := run(t, "flash.sh", fromBackup(c, writeBackup(t, []string{"ews2=192.168.0.2:7946"}))...)
+		if code != 1 || !strings.Contains(out, "ews2=192.168.0.2:7946") || !strings.Contains(out, "refused") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		sameTree(t, "card", before, snapshot(t, filepath.Dir(c.boot)))
+	})
+	t.Run("no peers with it", func(t *testing.T) {
+		c := newCard(t)
+		out, code := run(t, "flash.sh", append(c.flashArgs(), "--from-backup", writeBackup(t, ours))...)
+		if code != 2 || !strings.Contains(out, "no --peers") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+}
