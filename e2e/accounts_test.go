@@ -304,9 +304,18 @@ func accStatus(t *testing.T, b *accBoard, token, method, path string, want int) 
 	}
 }
 
+// accJSON sends one request and decodes its answer. A 503 (a master
+// that has not yet heard every board's users store, an election) is sent
+// again, as a client following Retry-After would.
 func accJSON(t *testing.T, b *accBoard, token, method, path, body string, want int) map[string]any {
 	t.Helper()
-	code, out, err := accDo(b, token, method, path, body)
+	var code int
+	var out []byte
+	var err error
+	testutil.EventuallyWithin(t, method+" "+path+" answered, not 503", 15*time.Second, func() bool {
+		code, out, err = accDo(b, token, method, path, body)
+		return err != nil || code != http.StatusServiceUnavailable || want == http.StatusServiceUnavailable
+	})
 	if err != nil || code != want {
 		t.Fatalf("%s %s on %s = %d %s (%v), want %d", method, path, b.name, code, out, err, want)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/users"
+	"github.com/ews-firmware/ews/state/row"
 )
 
 // accounts are issue 24's users, roles and audit log on this board: the
@@ -23,6 +26,9 @@ import (
 type accounts struct {
 	store *users.Store
 	audit *audit.Log
+
+	mu    sync.Mutex
+	heard map[string]bool // boards whose users store this board has had on their stream
 }
 
 // statePath is where this board keeps its file name across restarts:
@@ -76,7 +82,8 @@ func (n *Node) openAccounts() error {
 				n.localHub.Publish("users", sealed)
 			}
 		},
-		OnRevoke: func(name string) { n.log.Info("users: credentials ended", "user", name) },
+		OnRevoke:   func(name string) { n.log.Info("users: credentials ended", "user", name) },
+		WriteReady: n.usersWriteReady,
 		Devices: func() []string {
 			var out []string
 			for _, d := range n.cfg.Devices {
@@ -96,7 +103,7 @@ func (n *Node) openAccounts() error {
 			logPath = ""
 		}
 	}
-	n.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.cfg.Node.Name,
+	n.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.cfg.Node.Name,
 		Registerer: n.reg, Logger: n.log})}
 	return nil
 }
@@ -221,6 +228,9 @@ func (n *Node) remoteUsers(board string, data []byte) {
 		n.log.Warn("users: store refused", "board", board, "err", err)
 		return
 	}
+	n.acct.mu.Lock()
+	n.acct.heard[board] = true
+	n.acct.mu.Unlock()
 	if took {
 		n.log.Info("users: store updated", "board", board, "version", n.acct.store.Version())
 	}
@@ -286,4 +296,24 @@ func (a *accounts) refused(r *http.Request, code int) {
 		client = c.String()
 	}
 	a.audit.Record(audit.Entry{User: p.Name, Role: p.Role, Action: action, Target: target, Result: code, Client: client})
+}
+
+// usersWriteReady lets the master write the users store once it has had
+// the store of every board it believes alive (each sends it first thing on
+// its stream, and again with each version it takes): a master that took
+// over, or restarted, before hearing a newer version than its own does not
+// write over it. A board down is not waited for.
+func (n *Node) usersWriteReady() error {
+	if n.cfg.Standalone() {
+		return nil
+	}
+	self := n.cluster.Self()
+	n.acct.mu.Lock()
+	defer n.acct.mu.Unlock()
+	for _, b := range n.cluster.Boards() {
+		if b.Name != self && b.Runstate != row.Down && !n.acct.heard[b.Name] {
+			return fmt.Errorf("no users store heard from %s yet", b.Name)
+		}
+	}
+	return nil
 }

@@ -89,7 +89,7 @@ func answer(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &ae):
 		httpx.Error(w, ae.code, "%s", ae.msg)
-	case errors.Is(err, errNotMaster):
+	case errors.Is(err, errNotMaster), errors.Is(err, errNotReady):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
 		httpx.Error(w, http.StatusInternalServerError, "%v", err)

@@ -4,6 +4,7 @@ package users
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -85,6 +86,11 @@ type Options struct {
 	// IsMaster and Epoch say whether this board may write, and its epoch.
 	IsMaster func() bool
 	Epoch    func() uint64
+	// WriteReady, when set, is asked before each write on the master: an
+	// error (it says which board) answers 503, so a master that has not yet
+	// heard the store of every live board does not write over a version it
+	// lacks. Optional.
+	WriteReady func() error
 	// OnChange is told each new version this board takes or writes, sealed
 	// (Seal), to publish to the other boards. Must be quick.
 	OnChange func(sealed string)
@@ -306,14 +312,22 @@ func (s *Store) save(d *Doc) error {
 	return nil
 }
 
-// errNotMaster: only the master writes.
-var errNotMaster = fmt.Errorf("users: this board is not the master")
+// errNotMaster: only the master writes; errNotReady: not yet.
+var (
+	errNotMaster = errors.New("users: this board is not the master")
+	errNotReady  = errors.New("users: the master is catching up with the other boards")
+)
 
 // mutate applies f to a copy of the current Doc and installs it as the
 // next version (master only).
 func (s *Store) mutate(f func(d *Doc) error) error {
 	if !s.opts.IsMaster() {
 		return errNotMaster
+	}
+	if s.opts.WriteReady != nil {
+		if err := s.opts.WriteReady(); err != nil {
+			return fmt.Errorf("%w: %v", errNotReady, err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

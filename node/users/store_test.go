@@ -2,6 +2,7 @@ package users
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -190,6 +191,21 @@ func TestRecreatedUserSessions(t *testing.T) {
 	call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"admin"}`)
 	if p := s.Session("op1", old.Gen); p != nil {
 		t.Errorf("a session of the deleted op1 holds for the new op1 (%s)", p.Role)
+	}
+}
+
+// A master that has not heard every live board's store does not write:
+// 503 naming the board, and nothing written.
+func TestWriteWaitsForPeers(t *testing.T) {
+	var waiting error = errors.New("no users store heard from ews2 yet")
+	s := fixture(t, Options{WriteReady: func() error { return waiting }})
+	code, m := call(t, s, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`)
+	if code != http.StatusServiceUnavailable || !strings.Contains(m["error"].(string), "ews2") || s.Version() != 0 {
+		t.Errorf("write before peers heard = %d %v, version %d", code, m, s.Version())
+	}
+	waiting = nil
+	if code, m := call(t, s, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`); code != http.StatusCreated {
+		t.Errorf("write once heard = %d %v", code, m)
 	}
 }
 
