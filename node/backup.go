@@ -15,7 +15,7 @@ import (
 // board's boot config) and GET /api/board/outputs (the outputs it
 // remembers and its own devices) for `ews cluster backup`.
 func (n *Node) backupRoutes(mux *http.ServeMux) {
-	mux.Handle("GET "+backup.Path, n.auth.Require(backup.Handler(n.backupOptions())))
+	mux.Handle("GET "+backup.Path, n.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // issue 24: admin (it carries the secrets)
 	mux.Handle("GET "+backup.OutputsPath, n.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpx.JSON(w, http.StatusOK, []any{n.rememberedOutputs(), n.devs.Local()})
 	})))

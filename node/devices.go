@@ -75,6 +75,9 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 			n.auth.Failed(f)
 		}
 		return
+	case "users": // issue 24
+		n.remoteUsers(board, data)
+		return
 	case "idempotency":
 	default:
 		return

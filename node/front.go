@@ -34,7 +34,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{auth: n.auth, readAuth: n.cfg.HTTP.ReadAuth},
+		Auth:          gate{auth: n.auth, readAuth: n.cfg.HTTP.ReadAuth, acct: n.acct},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
 		Mode:          n.cfg.Sched.Mode,

@@ -66,7 +66,7 @@ func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
 // check). Other requests pass untouched.
 func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
-	g := gate{auth: n.auth}
+	g := gate{auth: n.auth, acct: n.acct}
 	behind := n.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, path string

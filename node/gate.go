@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/auth"
 )
 
@@ -23,6 +24,7 @@ import (
 type gate struct {
 	auth     *auth.Auth
 	readAuth bool
+	acct     *accounts // issue 24: rights, and refusals audited
 }
 
 // Authenticate checks r's credentials when it is a control request.
@@ -32,11 +34,19 @@ func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Reques
 	}
 	var out *http.Request
 	g.auth.Require(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { out = r })).ServeHTTP(w, r)
-	return out, out != nil
+	if out == nil {
+		return nil, false
+	}
+	if code, msg := rights(out); code != 0 { // issue 24: the user's role and device patterns
+		g.acct.refused(out, code)
+		httpx.Error(w, code, "%s", msg)
+		return nil, false
+	}
+	return out, true
 }
 
 // control reports whether r needs credentials before the queue.
 func control(r *http.Request) bool {
 	p := r.URL.Path
-	return strings.HasPrefix(p, "/cgi-bin/") || (r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(p, "/api/devices/"))
+	return strings.HasPrefix(p, "/cgi-bin/") || strings.HasPrefix(p, "/api/users") || (r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(p, "/api/devices/"))
 }

@@ -89,6 +89,8 @@ func TestMetricNames(t *testing.T) {
 		name, typ string
 		labels    []string
 	}{
+		{"ews_audit_dropped_total", "counter", nil}, // issue 24
+		{"ews_audit_entries_total", "counter", nil},
 		{"ews_build_info", "gauge", []string{"commit", "goarch", "goarm", "goversion", "version"}},
 		{"ews_cluster_epoch", "gauge", nil},
 		{"ews_cluster_is_master", "gauge", nil},

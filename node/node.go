@@ -156,6 +156,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "mirror", n.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
+	n.life.start(ctx, "audit", n.acct.audit) // issue 24: the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))
 	}

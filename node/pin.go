@@ -20,7 +20,11 @@ func (n *Node) pin() func(r *http.Request) string {
 	for i, p := range peers {
 		names[i] = p.Name
 	}
+	self := n.cfg.Node.Name
 	return func(r *http.Request) string {
+		if strings.HasPrefix(r.URL.Path, "/api/users") { // issue 24: the users store is written by the master (this board, when it pins)
+			return self
+		}
 		b := byDevice(r)
 		if (b == "" || b == "any") && r.Method == http.MethodPost && len(names) > 0 && strings.HasPrefix(r.URL.Path, "/api/devices/") {
 			if k := r.Header.Get("Idempotency-Key"); k != "" {

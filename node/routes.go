@@ -34,17 +34,17 @@ func (n *Node) routes(mux *http.ServeMux) {
 			}
 			return
 		case "log":
-			n.auth.Require(n.logHub).ServeHTTP(w, r)
+			n.auth.Require(adminOnly(n.logHub)).ServeHTTP(w, r) // issue 24: admin
 			return
 		}
 		n.readAuth(n.hub).ServeHTTP(w, r)
 	})
-	n.auth.Register(mux)
+	n.accountRoutes(mux) // issue 24: login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
-	mux.Handle("POST /api/board/restart", n.auth.Require(http.HandlerFunc(n.serveRestart)))
+	mux.Handle("POST /api/board/restart", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // issue 24: admin, audited
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
-	mux.Handle("POST /api/cluster/upgrade", n.auth.Require(http.HandlerFunc(n.serveRollout)))
-	mux.Handle("POST "+firmwarePath, n.auth.Require(http.HandlerFunc(n.serveFirmware)))
+	mux.Handle("POST /api/cluster/upgrade", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
+	mux.Handle("POST "+firmwarePath, n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
 	n.backupRoutes(mux) // issue 25: GET /api/board/config for ews cluster backup
 	mux.Handle("/", n.front)
 }
@@ -64,11 +64,12 @@ func (n *Node) work() http.Handler {
 	n.api.Register(work)
 	n.historyRoutes(work) // issue 28
 	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
+	n.acct.store.Register(work, who) // issue 24: /api/users (pinned to the master)
 	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}
 	work.Handle("/", n.pageCost(webui.Handler()))
-	return work
+	return n.audited(work) // issue 24: acts audited where they run
 }
 
 // pageCost emulates, on a simulated board, the work of a low-priority page

@@ -63,6 +63,7 @@ type system struct {
 	refusals refusals      // boards that refused forwarded credentials lately
 	creds    atomic.Uint64 // fingerprint of this board's credentials, for its reports
 	rollout  rolloutState  // POST /api/cluster/upgrade
+	acct     *accounts     // issue 24: users store and audit log (accounts.go)
 }
 
 // build makes every component in the order they need each other and
@@ -125,11 +126,17 @@ func (n *Node) build() error {
 		}
 	})
 	s.hist = n.openHistory() // their readings and changes, kept (history.go)
+	// issue 24: users, roles, audit log (accounts.go)
+	if err := n.openAccounts(); err != nil {
+		return err
+	}
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,
 		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv); s.revoked.save(s.auth.Revoked()) },
-		OnFail:   func(f auth.Failure) { s.localHub.Publish("authfail", f) }}); err != nil { // counted cluster-wide (devices.go)
+		OnFail:   func(f auth.Failure) { s.localHub.Publish("authfail", f) }, // counted cluster-wide (devices.go)
+		Users:    authUsers{s.acct.store}, SessionInfo: s.acct.sessionInfo,   // issue 24
+	}); err != nil {
 		return config.Errors{cfg.Errorf(AuthKey(cfg), "%v", err)}
 	}
 	s.revoked = n.openRevocations(s.auth) // logouts kept across restarts (revocations.go)
@@ -149,6 +156,7 @@ func (n *Node) build() error {
 	s.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
 	s.localHub.Snapshot("devices", func() any { return devs.Local() })
 	s.localHub.Snapshot("revoked", func() any { return s.auth.Revoked() })
+	s.localHub.Snapshot("users", func() any { return s.acct.store.Sealed() }) // issue 24: the users store, sealed
 	if !cfg.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
@@ -174,7 +182,7 @@ func (n *Node) build() error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if s.auto, err = newAutomation(cfg, log, n.handler, n.deviceList, s.cluster, s.sec.client); err != nil {
+	if s.auto, err = newAutomation(cfg, log, n.actorDoor(), n.deviceList, s.cluster, s.sec.client); err != nil { // issue 24: rules as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
 	s.helpers = supervise.New(supervised(cfg), log)

@@ -40,20 +40,20 @@ func (a *Auth) tried(r *http.Request) (user string, unguessable bool) {
 // attempt checks r's credentials under the limit on failures: a blocked
 // address and user get wait > 0 (429) without a check, unless the
 // credentials cannot be guessed; those are checked, and pass when right.
-func (a *Auth) attempt(r *http.Request) (ambient bool, wait time.Duration, err error) {
+func (a *Auth) attempt(r *http.Request) (ambient bool, who any, wait time.Duration, err error) {
 	client := httpx.Client(r)
 	user, unguessable := a.tried(r)
 	if wait = a.limit.blocked(client, user); wait > 0 && !unguessable {
-		return false, wait, errBadCredentials
+		return false, nil, wait, errBadCredentials
 	}
-	ambient, err = a.check(r)
+	ambient, who, err = a.check(r)
 	if err == errBadCredentials {
 		a.failed(client, user)
 	}
 	if err == nil {
 		wait = 0
 	}
-	return ambient, wait, err
+	return ambient, who, wait, err
 }
 
 // failed counts a failure here and tells the other boards.

@@ -51,7 +51,8 @@ type Auth struct {
 	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
 	onRevoke func(Revocation)
 	onFail   func(Failure)
-	strong   bool // the token is one nobody guesses (attempt.go)
+	strong   bool      // the token is one nobody guesses (attempt.go)
+	acct     acctHooks // issue 24: the accounts (accounts.go)
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -92,6 +93,12 @@ type Options struct {
 	// OnFail is told each failed credential check, so the other boards
 	// count it too (Auth.Failed there). Optional; must be quick.
 	OnFail func(Failure)
+	// Users are the accounts other than the bundle token (issue 24);
+	// token mode only. Optional.
+	Users Users
+	// SessionInfo adds to GET /api/session what a verdict names (user,
+	// role), or what anyone may know (ok false). Optional.
+	SessionInfo func(who any, ok bool) map[string]any
 }
 
 // New reads the credentials of c: the token (from Token or TokenFile) or
@@ -109,7 +116,7 @@ func New(c Config, opts Options) (*Auth, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &Auth{mode: c.Mode, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, onFail: opts.OnFail,
+	a := &Auth{mode: c.Mode, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, onFail: opts.OnFail, acct: acctHooks{opts.Users, opts.SessionInfo},
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
 		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
 	switch c.Mode {
@@ -212,7 +219,7 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ambient, wait, err := a.attempt(r)
+		ambient, who, wait, err := a.attempt(r)
 		if wait > 0 {
 			tooMany(w, wait)
 			return
@@ -227,7 +234,11 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, a)))
+		ctx := context.WithValue(r.Context(), verifiedKey{}, a)
+		if who != nil {
+			ctx = context.WithValue(ctx, whoKey{}, who)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -244,49 +255,76 @@ func (a *Auth) Allowed(r *http.Request) bool {
 	if a.mode == ModeNone || r.Context().Value(verifiedKey{}) == a {
 		return true
 	}
-	_, _, err := a.attempt(r)
+	_, _, _, err := a.attempt(r)
 	return err == nil
 }
 
 // check verifies r's credentials; ambient is true when they are ones a
 // browser sends by itself (a cookie, cached basic credentials).
-func (a *Auth) check(r *http.Request) (ambient bool, err error) {
+// who is the verdict: nil for the bundle token, else what Users returned.
+func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	a.checks.Add(1)
 	if h := r.Header.Get("Authorization"); h != "" {
-		return a.checkHeader(h)
+		ambient, who, _, err = a.checkHeader(h)
+		return ambient, who, err
 	}
 	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
-		if a.sessions.valid(c.Value) {
-			return true, nil
+		name, gen, ok := a.sessions.valid(c.Value)
+		if ok && name != "" { // a user's session: the user must still hold it
+			if a.acct.users == nil {
+				return true, nil, errBadCredentials
+			}
+			who, ok = a.acct.users.Session(name, gen)
+			if !ok {
+				return true, nil, errBadCredentials
+			}
+			return true, who, nil
 		}
-		return true, errBadCredentials
+		if ok {
+			return true, nil, nil
+		}
+		return true, nil, errBadCredentials
 	}
-	return false, errNoCredentials
+	return false, nil, errNoCredentials
 }
 
-func (a *Auth) checkHeader(h string) (ambient bool, err error) {
+// checkHeader checks an Authorization header; u names the user (and its
+// credential generation) a session made with it is for ("": the bundle's).
+func (a *Auth) checkHeader(h string) (ambient bool, who any, u sessionUser, err error) {
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
 	switch {
 	case a.mode == ModeToken && strings.EqualFold(scheme, "Bearer"):
-		return false, a.checkToken(cred)
+		who, u, err = a.checkToken(cred)
+		return false, who, u, err
 	case a.mode == ModeBasic && strings.EqualFold(scheme, "Basic"):
 		r := &http.Request{Header: http.Header{"Authorization": {h}}}
 		user, pass, ok := r.BasicAuth()
 		if !ok {
-			return true, errBadCredentials
+			return true, nil, u, errBadCredentials
 		}
-		return true, a.checkUser(user, pass)
+		return true, nil, u, a.checkUser(user, pass)
 	}
-	return false, errBadCredentials
+	return false, nil, u, errBadCredentials
 }
 
-func (a *Auth) checkToken(tok string) error {
+// sessionUser is whom a session is for: "" the bundle's credentials.
+type sessionUser struct {
+	name string
+	gen  uint64
+}
+
+func (a *Auth) checkToken(tok string) (any, sessionUser, error) {
 	sum := sha256.Sum256([]byte(tok))
-	if tok == "" || subtle.ConstantTimeCompare(sum[:], a.token[:]) != 1 {
-		return errBadCredentials
+	if tok != "" && subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1 {
+		return nil, sessionUser{}, nil
 	}
-	return nil
+	if a.acct.users != nil && tok != "" {
+		if who, name, gen, ok := a.acct.users.Token(tok); ok {
+			return who, sessionUser{name, gen}, nil
+		}
+	}
+	return nil, sessionUser{}, errBadCredentials
 }
 
 // verifiedTTL is how long a good user:password skips bcrypt.

@@ -202,13 +202,13 @@ func TestSessionsBounded(t *testing.T) {
 	s := newSessions(time3h, 3, nowFixed)
 	var ids []string
 	for range 5 {
-		id, _ := s.create()
+		id, _ := s.create(sessionUser{})
 		ids = append(ids, id)
 	}
 	if len(s.m) != 3 {
 		t.Fatalf("%d sessions kept, want 3", len(s.m))
 	}
-	if !s.valid(ids[4]) {
+	if !s.isValid(ids[4]) {
 		t.Fatal("the newest session was dropped")
 	}
 }
@@ -249,8 +249,8 @@ func TestSessionAcrossBoards(t *testing.T) {
 				return a
 			}
 			b1, b2 := mk(h, secret), mk(h, secret)
-			id, _ := b1.sessions.create()
-			if !b2.sessions.valid(id) {
+			id, _ := b1.sessions.create(sessionUser{})
+			if !b2.sessions.isValid(id) {
 				t.Fatal("a session of board 1 refused on board 2 with the same secret and credentials")
 			}
 			for name, a := range map[string]*Auth{
@@ -258,7 +258,7 @@ func TestSessionAcrossBoards(t *testing.T) {
 				"another secret":    mk(h, []byte("another secret, 32 bytes long..")),
 				"no secret":         mk(h, nil),
 			} {
-				if a.sessions.valid(id) {
+				if a.sessions.isValid(id) {
 					t.Fatalf("a session accepted by a board with %s", name)
 				}
 			}
@@ -269,7 +269,7 @@ func TestSessionAcrossBoards(t *testing.T) {
 					c = 'B'
 				}
 				bad := id[:i] + string(c) + id[i+1:]
-				if b2.sessions.valid(bad) {
+				if b2.sessions.isValid(bad) {
 					t.Fatalf("tampered id (byte %d) accepted", i)
 				}
 			}
@@ -277,21 +277,21 @@ func TestSessionAcrossBoards(t *testing.T) {
 			if w.Code != 200 || len(told) != 1 {
 				t.Fatalf("logout on board 2: %d, told %v", w.Code, told)
 			}
-			if b2.sessions.valid(id) || !b1.sessions.valid(id) {
+			if b2.sessions.isValid(id) || !b1.sessions.isValid(id) {
 				t.Fatal("logout on board 2: want refused there, valid on board 1 until it hears")
 			}
 			if strings.Contains(told[0].ID, id) || told[0].ID == "" {
 				t.Fatalf("revocation %q carries the session id itself", told[0].ID)
 			}
 			b1.Revoke(told[0])
-			if b1.sessions.valid(id) {
+			if b1.sessions.isValid(id) {
 				t.Fatal("board 1 told of the logout still accepts the session it issued")
 			}
 			if got := b1.Revoked(); len(got) != 1 || got[0].ID != told[0].ID {
 				t.Fatalf("board 1 holds %v, want the one revocation", got)
 			}
 			now = now.Add(time.Hour)
-			if b1.sessions.valid(id) || mk(h, secret).sessions.valid(id) {
+			if b1.sessions.isValid(id) || mk(h, secret).sessions.isValid(id) {
 				t.Fatal("an expired session accepted")
 			}
 			if len(b1.Revoked()) != 0 {

@@ -208,7 +208,7 @@ func TestRightCredentialsBehindNAT(t *testing.T) {
 		{"session cookie", Config{Mode: "token", Token: "right"},
 			func(r *http.Request, i int) { r.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i)) },
 			func(t *testing.T, a *Auth, r *http.Request) {
-				id, _ := a.sessions.create()
+				id, _ := a.sessions.create(sessionUser{})
 				r.AddCookie(&http.Cookie{Name: CookieName, Value: id})
 			}, 200},
 		{"another basic user", Config{Mode: "basic", Users: []string{"ann:" + string(annHash), "bob:" + string(hash)}},

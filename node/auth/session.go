@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -112,7 +113,8 @@ func (s *sessions) revoke(rid string, exp, now time.Time) {
 }
 
 const (
-	sessionPayload = 8 + 16 // expiry (unix ns) + random
+	sessionPayload = 8 + 16 + 8 // expiry (unix ns) + random + the user's credential generation, then the user's name
+	sessionMaxName = 64         // the name's bytes at most
 	sessionMAC     = 16
 )
 
@@ -122,14 +124,18 @@ func (s *sessions) sign(payload []byte) []byte {
 	return m.Sum(nil)[:sessionMAC]
 }
 
-func (s *sessions) create() (string, time.Time) {
+// create makes a session for u ("": the bundle's credentials; a user's
+// session needs a signing key).
+func (s *sessions) create(u sessionUser) (string, time.Time) {
 	now := s.now()
 	exp := now.Add(s.ttl)
 	var id string
 	if s.key != nil {
-		b := make([]byte, sessionPayload, sessionPayload+sessionMAC)
+		b := make([]byte, sessionPayload, sessionPayload+len(u.name)+sessionMAC)
 		binary.BigEndian.PutUint64(b, uint64(exp.UnixNano()))
-		_, _ = rand.Read(b[8:]) // never fails (crypto/rand)
+		_, _ = rand.Read(b[8:24]) // never fails (crypto/rand)
+		binary.BigEndian.PutUint64(b[24:], u.gen)
+		b = append(b, u.name[:min(len(u.name), sessionMaxName)]...)
 		id = base64.RawURLEncoding.EncodeToString(append(b, s.sign(b)...))
 	} else {
 		b := make([]byte, 32)
@@ -165,37 +171,44 @@ func dropOldest(m map[string]time.Time) {
 	delete(m, oldest)
 }
 
-func (s *sessions) valid(id string) bool {
+// valid reports whether id is a live session, and whom it is for.
+func (s *sessions) valid(id string) (name string, gen uint64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	if exp, ok := s.revoked[revokedID(id)]; ok && now.Before(exp) {
-		return false // logged out here or on another board
+		return "", 0, false // logged out here or on another board
 	}
-	if exp, ok := s.m[id]; ok {
+	if exp, ok := s.m[id]; ok && s.key == nil {
 		if !now.Before(exp) {
 			delete(s.m, id)
-			return false
+			return "", 0, false
 		}
-		return true
+		return "", 0, true
 	}
-	exp, ok := s.signed(id)
-	return ok && now.Before(exp)
+	exp, u, ok := s.signed(id)
+	if !ok || !now.Before(exp) {
+		delete(s.m, id)
+		return "", 0, false
+	}
+	return u.name, u.gen, true
 }
 
-// signed reports the expiry of a signed id and whether its HMAC holds.
-func (s *sessions) signed(id string) (time.Time, bool) {
-	if s.key == nil || len(id) > 2*(sessionPayload+sessionMAC) {
-		return time.Time{}, false
+// signed reports the expiry and user of a signed id and whether its HMAC holds.
+func (s *sessions) signed(id string) (time.Time, sessionUser, bool) {
+	if s.key == nil || len(id) > 2*(sessionPayload+sessionMaxName+sessionMAC) {
+		return time.Time{}, sessionUser{}, false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(id) // strict: one id per byte string
-	if err != nil || len(b) != sessionPayload+sessionMAC {
-		return time.Time{}, false
+	if err != nil || len(b) < sessionPayload+sessionMAC || len(b) > sessionPayload+sessionMaxName+sessionMAC {
+		return time.Time{}, sessionUser{}, false
 	}
-	if !hmac.Equal(b[sessionPayload:], s.sign(b[:sessionPayload])) {
-		return time.Time{}, false
+	n := len(b) - sessionMAC
+	if !hmac.Equal(b[n:], s.sign(b[:n])) {
+		return time.Time{}, sessionUser{}, false
 	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(b))), true
+	u := sessionUser{name: string(b[sessionPayload:n]), gen: binary.BigEndian.Uint64(b[24:])}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(b))), u, true
 }
 
 // remove logs id out here and returns the revocation to tell the other
@@ -204,7 +217,7 @@ func (s *sessions) remove(id string) (Revocation, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, id)
-	exp, ok := s.signed(id)
+	exp, _, ok := s.signed(id)
 	now := s.now()
 	if !ok || !now.Before(exp) {
 		return Revocation{}, false
@@ -222,10 +235,24 @@ func (a *Auth) Register(mux *http.ServeMux) {
 }
 
 // session tells the web UI the auth mode and whether its credentials hold:
-// {"auth": "token|basic|none", "authenticated": bool}.
+// {"auth": "token|basic|none", "authenticated": bool}, and with accounts
+// whom they name (SessionInfo: "user", "role", ...).
 func (a *Auth) session(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	httpx.JSON(w, http.StatusOK, map[string]any{"auth": a.mode, "authenticated": a.Allowed(r)})
+	out := map[string]any{"auth": a.mode, "authenticated": false}
+	if a.mode == ModeNone {
+		out["authenticated"] = true
+	} else {
+		_, who, _, err := a.attempt(r) // under the limit on guessing (attempt.go)
+		out["authenticated"] = err == nil
+		if err == nil && a.acct.info != nil {
+			maps.Copy(out, a.acct.info(who, true))
+		}
+	}
+	if out["authenticated"] == false && a.acct.info != nil {
+		maps.Copy(out, a.acct.info(nil, false))
+	}
+	httpx.JSON(w, http.StatusOK, out)
 }
 
 // loginBody is what POST /api/login accepts (or an Authorization header).
@@ -249,10 +276,11 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	client := httpx.Client(r)
 	var check func() error
 	var user string
+	var u sessionUser
 	unguessable := a.mode == ModeToken && a.strong
 	if h := r.Header.Get("Authorization"); h != "" {
 		user, unguessable = a.tried(r)
-		check = func() error { _, err := a.checkHeader(h); return err }
+		check = func() (err error) { _, _, u, err = a.checkHeader(h); return err }
 	} else {
 		var body loginBody
 		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
@@ -260,10 +288,20 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 			httpx.Error(w, http.StatusBadRequest, "auth: login body: want {\"token\": ...} or {\"user\": ..., \"password\": ...}")
 			return
 		}
-		switch a.mode {
-		case ModeToken:
-			check = func() error { return a.checkToken(body.Token) }
-		case ModeBasic:
+		switch {
+		case a.mode == ModeToken && body.User != "" && a.acct.users != nil: // a user's password (issue 24)
+			user, unguessable = body.User, false
+			check = func() error {
+				var ok bool
+				if _, u.gen, ok = a.acct.users.Password(body.User, body.Password); !ok {
+					return errBadCredentials
+				}
+				u.name = body.User
+				return nil
+			}
+		case a.mode == ModeToken:
+			check = func() (err error) { _, u, err = a.checkToken(body.Token); return err }
+		case a.mode == ModeBasic:
 			user, unguessable = body.User, false
 			check = func() error { return a.checkUser(body.User, body.Password) }
 		}
@@ -284,7 +322,13 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		a.deny(w, err)
 		return
 	}
-	id, exp := a.sessions.create()
+	id, exp := a.sessions.create(u)
+	if name := u.name; a.acct.users != nil { // issue 24: whom the audit log names
+		if name == "" {
+			name = "admin"
+		}
+		w.Header().Set("X-Ews-User", name)
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: id, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,

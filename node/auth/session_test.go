@@ -59,3 +59,6 @@ func TestUser(t *testing.T) {
 		}
 	}
 }
+
+// isValid is sessions.valid's verdict alone.
+func (s *sessions) isValid(id string) bool { _, _, ok := s.valid(id); return ok }

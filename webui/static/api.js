@@ -156,3 +156,10 @@ export async function uploadFirmware(file, sha, path = '/api/board/firmware') {
   if (!res.ok) throw new ApiError(res.status, data && typeof data.error === 'string' ? data.error : 'HTTP ' + res.status);
   return data || {};
 }
+
+// Accounts (issue 24): the users API and the cluster's audit log; admin only.
+export const listUsers = () => request('GET', '/api/users');
+export const createUser = (u) => request('POST', '/api/users', { body: u });
+export const rotateUser = (name) => request('POST', `/api/users/${encodeURIComponent(name)}/rotate`);
+export const deleteUser = (name) => request('DELETE', `/api/users/${encodeURIComponent(name)}`);
+export const getAudit = (limit = 50) => request('GET', `/api/audit?limit=${limit}`);

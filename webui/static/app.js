@@ -5,6 +5,7 @@ import * as api from './api.js';
 import { DevicesView, numeric, kind } from './devices.js';
 import { ClusterView } from './cluster.js';
 import { BoardView } from './board.js';
+import { UsersView, mayControl } from './users.js';
 import { initTheme } from './theme.js';
 
 const HISTORY = 60; // readings kept per device for its sparkline
@@ -18,6 +19,7 @@ const state = {
   retryAt: 0,
   auth: 'unknown', // token | basic | none | unknown (board without /api/session)
   loggedIn: readFlag(),
+  session: null, // GET /api/session when logged in: {user, role, devices} (issue 24)
 };
 
 function readFlag() {
@@ -39,6 +41,7 @@ const devicesView = new DevicesView({
   onAction: runAction,
 });
 devicesView.histFor = (name) => state.history.get(name) || [];
+devicesView.allow = (name) => state.auth === 'none' || mayControl(state.session, name);
 
 const clusterView = new ClusterView({
   head: $('cluster-head'), boards: $('boards'), queue: $('queue'),
@@ -49,6 +52,7 @@ const boardView = new BoardView({
   onAuth: () => { setLoggedIn(false); openLogin(); },
   toast: (msg, bad) => toast(msg, bad),
 });
+const usersView = new UsersView((msg, bad) => toast(msg, bad));
 const showTheme = initTheme($('theme'), (s) => t('toTheme', { s: t(s) }), () => {
   devicesView.relabel(state.devices, state.history); // canvases take their colours from CSS variables
   clusterView.drawChart(Date.now());
@@ -174,6 +178,21 @@ async function runAction(name, action, params) {
 function setLoggedIn(on) {
   state.loggedIn = on;
   writeFlag(on);
+  if (!on) state.session = null;
+  renderAuth();
+  if (on) refreshSession();
+}
+
+// refreshSession asks who the credentials name (user, role, device patterns).
+async function refreshSession() {
+  const s = await api.getSession();
+  if (!s || typeof s !== 'object') return;
+  if (['token', 'basic', 'none'].includes(s.auth)) state.auth = s.auth;
+  if (typeof s.authenticated === 'boolean') {
+    state.loggedIn = s.authenticated;
+    writeFlag(s.authenticated);
+  }
+  state.session = s.authenticated && typeof s.role === 'string' ? s : null;
   renderAuth();
 }
 
@@ -182,19 +201,23 @@ function renderAuth() {
   $('login-btn').hidden = !needs || state.loggedIn;
   $('logout-btn').hidden = !needs || !state.loggedIn;
   $('readonly').hidden = canControl();
+  const admin = state.auth === 'none' || (state.session && state.session.role === 'admin');
+  $('tab-users').hidden = !admin || state.auth === 'none';
+  $('who').textContent = state.session && state.session.user ? t('uWho', { u: state.session.user, r: t(state.session.role) }) : '';
   boardView.authChanged();
   devicesDirty = true;
   schedule();
 }
 
 const dlg = $('login-dlg');
+// With token auth a user may also log in with their name and password (issue 24), so both stay offered.
 function loginMode() {
-  if (state.auth === 'token' || state.auth === 'basic') return state.auth;
+  if (state.auth === 'basic') return state.auth;
   return dlg.querySelector('input[name=mode]:checked').value;
 }
 function syncLoginMode() {
   const mode = loginMode();
-  dlg.querySelector('.seg').hidden = state.auth === 'token' || state.auth === 'basic';
+  dlg.querySelector('.seg').hidden = state.auth === 'basic';
   for (const el of dlg.querySelectorAll('.mode-token')) el.hidden = mode !== 'token';
   for (const el of dlg.querySelectorAll('.mode-basic')) el.hidden = mode !== 'basic';
 }
@@ -273,12 +296,13 @@ $('banner-retry').addEventListener('click', () => live.retryNow());
 // ---- views, language
 
 function showView() {
-  const v = { '#cluster': 'cluster', '#board': 'board' }[location.hash] || 'devices';
-  for (const k of ['devices', 'cluster', 'board']) {
+  const v = { '#cluster': 'cluster', '#board': 'board', '#users': 'users' }[location.hash] || 'devices';
+  for (const k of ['devices', 'cluster', 'board', 'users']) {
     $('view-' + k).hidden = v !== k;
     $('tab-' + k).setAttribute('aria-selected', String(v === k));
   }
   if (v === 'cluster') clusterView.drawChart(Date.now());
+  if (v === 'users') usersView.show();
   if (v === 'board') boardView.show();
   else boardView.hide();
 }
@@ -320,13 +344,5 @@ live.start();
 // A first paint from the plain API in case the stream is slow to open; the stream's full state wins.
 api.getCluster().then((c) => { if (!state.cluster) setCluster(c); }).catch(() => {});
 api.getDevices().then((l) => { if (!state.devices.size) setDevices(l); }).catch(() => {});
-api.getSession().then((s) => {
-  if (!s || typeof s !== 'object') return;
-  if (['token', 'basic', 'none'].includes(s.auth)) state.auth = s.auth;
-  if (typeof s.authenticated === 'boolean') {
-    state.loggedIn = s.authenticated;
-    writeFlag(s.authenticated);
-  }
-  renderAuth();
-});
-window.ews = { state, devicesView, clusterView, boardView }; // for debugging from the console and for tests
+refreshSession();
+window.ews = { state, devicesView, clusterView, boardView, usersView }; // for debugging from the console and for tests

@@ -80,6 +80,7 @@ export class DevicesView {
     this.cards = new Map(); // name -> card record
     this.groups = new Map(); // board -> group record
     this.canControl = false;
+    this.allow = () => true; // whether the user's role covers this device (issue 24)
     this.histFor = () => [];
     filter.addEventListener('input', () => this.applyFilter());
   }
@@ -237,7 +238,7 @@ export class DevicesView {
   }
 
   update(rec, d, hist, force) {
-    const key = JSON.stringify([d.state, d.value, d.unit, d.updated, d.error, d.node, d.simulated, d.restored, hist.length, hist[hist.length - 1], rec.actionErr, rec.busy, this.canControl]);
+    const key = JSON.stringify([d.state, d.value, d.unit, d.updated, d.error, d.node, d.simulated, d.restored, hist.length, hist[hist.length - 1], rec.actionErr, rec.busy, this.canControl, this.allow(d.name)]);
     if (!force && key === rec.lastKey) return;
     rec.lastKey = key;
     rec.device = d;
@@ -258,8 +259,10 @@ export class DevicesView {
     const upd = toDate(d.updated);
     setText(rec.updEl, upd ? when(upd) : t('never'));
     rec.updEl.title = upd ? upd.toISOString() : '';
-    const disabled = !this.canControl || rec.busy;
-    const why = this.canControl ? '' : t('needLogin');
+    const may = this.canControl && this.allow(d.name);
+    rec.el.classList.toggle('read-only', this.canControl && !may); // logged in, but not this device: no controls
+    const disabled = !may || rec.busy;
+    const why = !this.canControl ? t('needLogin') : may ? '' : t('noRights');
     if (rec.kind === 'output') {
       if (!rec.busy) rec.sw.checked = on; // while an action runs, the switch shows what was asked
       rec.sw.disabled = disabled;

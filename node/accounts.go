@@ -1,0 +1,319 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/users"
+	"github.com/ews-firmware/ews/state/row"
+)
+
+// accounts are issue 24's users, roles and audit log on this board: the
+// replicated users store (node/users), and the audit log (node/audit).
+// The hooks elsewhere are marked "issue 24".
+type accounts struct {
+	store *users.Store
+	audit *audit.Log
+
+	mu    sync.Mutex
+	heard map[string]bool // boards whose users store this board has had on their stream
+}
+
+// statePath is where this board keeps its file name across restarts:
+// under [node] state_dir when the config names it, or on real hardware
+// when the default exists (the rule of the history, history.go); else
+// next to the config file, named after it (ews1.toml -> ews1.users.json),
+// so boards that share a directory (tests, the demo) keep apart; "" (in
+// memory) without a config file (a config parsed from memory, whose Path
+// is only a label).
+func (n *Node) statePath(name string) string {
+	_, set := n.cfg.Lines["node.state_dir"]
+	if fi, err := os.Stat(n.cfg.Node.StateDir); n.cfg.Node.StateDir != "" && (set || (err == nil && fi.IsDir() && !n.cfg.Simulated())) {
+		return filepath.Join(n.cfg.Node.StateDir, name)
+	}
+	if st, err := os.Stat(n.cfg.Path); n.cfg.Path == "" || err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return strings.TrimSuffix(n.cfg.Path, filepath.Ext(n.cfg.Path)) + "." + name
+}
+
+// openAccounts builds the users store and the audit log. The store's
+// secret is the cluster key; without one, the bundle token (every board of
+// an insecure cluster has the same); standalone with auth = "none", a
+// random one (nothing to check then).
+func (n *Node) openAccounts() error {
+	secret, err := n.cfg.ClusterKey()
+	if err != nil {
+		return err
+	}
+	if len(secret) == 0 && n.cfg.HTTP.Auth == "token" {
+		tok := n.cfg.HTTP.Token
+		if tok == "" {
+			b, _ := os.ReadFile(n.cfg.HTTP.TokenFile) // auth.New reports a missing file
+			tok = strings.TrimSpace(string(b))
+		}
+		if tok != "" {
+			sum := sha256.Sum256([]byte("ews users secret\x00" + tok))
+			secret = sum[:]
+		}
+	}
+	st, err := users.New(users.Options{
+		Secret:   secret,
+		Path:     n.statePath("users.json"),
+		IsMaster: func() bool { return n.cluster.IsMaster() },
+		Epoch:    func() uint64 { return n.cluster.Epoch() },
+		// each version this board takes or writes goes out on its local
+		// stream, which every other board mirrors (devsync); the stream's
+		// snapshot gives a board that (re)connects the current version
+		OnChange: func(sealed string) {
+			if n.localHub != nil {
+				n.localHub.Publish("users", sealed)
+			}
+		},
+		OnRevoke:   func(name string) { n.log.Info("users: credentials ended", "user", name) },
+		WriteReady: n.usersWriteReady,
+		Devices: func() []string {
+			var out []string
+			for _, d := range n.cfg.Devices {
+				out = append(out, d.Name)
+			}
+			return out
+		},
+		Logger: n.log,
+	})
+	if err != nil {
+		return err
+	}
+	logPath := n.statePath("audit.log")
+	if logPath != "" {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+			n.log.Error("audit: kept in memory only", "err", err)
+			logPath = ""
+		}
+	}
+	n.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.cfg.Node.Name,
+		Registerer: n.reg, Logger: n.log})}
+	return nil
+}
+
+// authUsers is the store as node/auth asks it.
+type authUsers struct{ s *users.Store }
+
+func (a authUsers) Token(tok string) (any, string, uint64, bool) {
+	p := a.s.Token(tok)
+	if p == nil {
+		return nil, "", 0, false
+	}
+	return p, p.Name, p.Gen, true
+}
+
+func (a authUsers) Password(name, pw string) (any, uint64, bool) {
+	p := a.s.Password(name, pw)
+	if p == nil {
+		return nil, 0, false
+	}
+	return p, p.Gen, true
+}
+
+func (a authUsers) Session(name string, gen uint64) (any, bool) {
+	p := a.s.Session(name, gen)
+	return p, p != nil
+}
+
+// sessionInfo is what GET /api/session adds: who you are, and to anyone
+// the version of the users store this board holds (how far a change has
+// travelled).
+func (a *accounts) sessionInfo(who any, ok bool) map[string]any {
+	if !ok {
+		return map[string]any{"users_version": a.store.Version()}
+	}
+	p := principal(who)
+	return map[string]any{"user": p.Name, "role": p.Role, "devices": p.Devices, "users_version": a.store.Version()}
+}
+
+// principal is the verdict of a check: a user, or the bundle token's
+// admin (also when no credentials were asked, e.g. auth = "none").
+func principal(who any) *users.Principal {
+	if p, ok := who.(*users.Principal); ok {
+		return p
+	}
+	return users.Root()
+}
+
+// who is the principal of a checked request: the user its credentials
+// name; for the automation's own requests (the bundle token, sent in
+// process by actorDoor) the user they act as.
+func who(r *http.Request) *users.Principal {
+	p := principal(auth.Who(r))
+	if as, ok := r.Context().Value(actAsKey{}).(*users.Principal); ok && p == users.Root() {
+		return as
+	}
+	return p
+}
+
+// actAsKey holds, in the context of a request the automation sends in
+// process (never one from the network), the user whose rights it gets.
+type actAsKey struct{}
+
+// HeaderActor labels an automation's act in the audit log ("rule:2",
+// "mqtt"); only a request with the bundle token may carry it.
+const HeaderActor = "X-Ews-Actor"
+
+// actorDoor is the node's front door as rules and MQTT enter it: a rule
+// acts as admin, logged as rule:N; an MQTT command acts with the rights of
+// the ews user [mqtt] user names (admin, with a warning, when there is no
+// such ews user: the key also names the broker login).
+func (n *Node) actorDoor() http.Handler {
+	mqttUser := ""
+	if n.cfg.MQTT != nil {
+		mqttUser = n.cfg.MQTT.User
+	}
+	var warned atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
+		switch {
+		case strings.HasPrefix(ua, "rule-"):
+			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))
+		case ua == "mqtt":
+			r.Header.Set(HeaderActor, "mqtt")
+			if p := n.acct.store.User(mqttUser); p != nil {
+				r.Header.Set(HeaderActor, "mqtt:"+p.Name)
+				r = r.WithContext(context.WithValue(r.Context(), actAsKey{}, p))
+			} else if mqttUser != "" && !warned.Swap(true) {
+				n.log.Warn("users: [mqtt] user names no ews user: MQTT commands act as admin", "user", mqttUser)
+			}
+		}
+		n.handler.ServeHTTP(w, r)
+	})
+}
+
+// rights is the gate's second question after the credentials: may this
+// user send this request (users.Rights)? 0 when yes.
+func rights(r *http.Request) (int, string) { return users.Rights(who(r), r) }
+
+// adminOnly lets only an admin through to next (behind auth.Require),
+// and tells the audit log who it was.
+func adminOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		audit.Seen(r)
+		if p := who(r); !p.Admin() {
+			httpx.Error(w, http.StatusForbidden, "users: %s %q: admin only", p.Role, p.Name)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// remoteUsers takes a board's users store from its local stream.
+func (n *Node) remoteUsers(board string, data []byte) {
+	var sealed string
+	if err := json.Unmarshal(data, &sealed); err != nil {
+		n.log.Warn("users: bad store event", "board", board, "err", err)
+		return
+	}
+	took, err := n.acct.store.AdoptSealed(sealed)
+	if err != nil {
+		n.log.Warn("users: store refused", "board", board, "err", err)
+		return
+	}
+	n.acct.mu.Lock()
+	n.acct.heard[board] = true
+	n.acct.mu.Unlock()
+	if took {
+		n.log.Info("users: store updated", "board", board, "version", n.acct.store.Version())
+	}
+}
+
+// accountRoutes mounts login and logout (audited), the session, and GET
+// /api/audit (admin: the cluster's entries).
+func (n *Node) accountRoutes(mux *http.ServeMux) {
+	am := http.NewServeMux()
+	n.auth.Register(am)
+	mux.Handle("POST /api/login", n.audited(am))
+	mux.Handle("POST /api/logout", n.audited(am))
+	mux.Handle("GET /api/session", am)
+	scheme := "http"
+	client := &http.Client{Timeout: 2 * time.Second}
+	if n.sec.on() {
+		scheme = "https"
+		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+	}
+	mux.Handle("GET /api/audit", n.auth.Require(adminOnly(n.acct.audit.Handler(audit.ServeOptions{
+		Self: n.cfg.Node.Name, Scheme: scheme, Client: client,
+		Peers: func() []audit.Peer {
+			if n.cfg.Standalone() {
+				return nil
+			}
+			var out []audit.Peer
+			for _, p := range n.peerHTTP() {
+				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
+			}
+			return out
+		},
+	}))))
+}
+
+// audited records the acts next answers in the audit log.
+func (n *Node) audited(next http.Handler) http.Handler {
+	return n.acct.audit.Middleware(next, n.auditWho)
+}
+
+// auditWho names the user a request's credentials were checked as; ""
+// when they were not (refused, or auth = "none").
+func (n *Node) auditWho(r *http.Request) (string, string) {
+	if !n.auth.Checked(r) {
+		return "", ""
+	}
+	p := who(r)
+	if a := r.Header.Get(HeaderActor); a != "" && principal(auth.Who(r)) == users.Root() && len(a) <= 64 {
+		return a, p.Role // the bundle token's holder labels its automation's acts
+	}
+	return p.Name, p.Role
+}
+
+// refused records a request the gate refused for its rights.
+func (a *accounts) refused(r *http.Request, code int) {
+	action, target := audit.Action(r)
+	if action == "" {
+		return
+	}
+	p := who(r)
+	c := httpx.Client(r)
+	client := ""
+	if c.IsValid() {
+		client = c.String()
+	}
+	a.audit.Record(audit.Entry{User: p.Name, Role: p.Role, Action: action, Target: target, Result: code, Client: client})
+}
+
+// usersWriteReady lets the master write the users store once it has had
+// the store of every board it believes alive (each sends it first thing on
+// its stream, and again with each version it takes): a master that took
+// over, or restarted, before hearing a newer version than its own does not
+// write over it. A board down is not waited for.
+func (n *Node) usersWriteReady() error {
+	if n.cfg.Standalone() {
+		return nil
+	}
+	self := n.cluster.Self()
+	n.acct.mu.Lock()
+	defer n.acct.mu.Unlock()
+	for _, b := range n.cluster.Boards() {
+		if b.Name != self && b.Runstate != row.Down && !n.acct.heard[b.Name] {
+			return fmt.Errorf("no users store heard from %s yet", b.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+// Package users is the cluster's accounts: users, roles and device rights, their credentials, and the replicated store that holds them.
+package users
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Roles.
+const (
+	RoleViewer   = "viewer"   // reads devices, the cluster, history
+	RoleOperator = "operator" // device actions and CGI, on the devices its patterns match
+	RoleAdmin    = "admin"    // everything: users, firmware, restart, upgrades, rules
+)
+
+// AdminName is the first admin, whose credential is the bundle's token.
+const AdminName = "admin"
+
+// User is one account as the store keeps it. Token and Password are
+// hashes (kdf.go), never the secrets.
+type User struct {
+	Name     string   `json:"name"`
+	Role     string   `json:"role"`
+	Devices  []string `json:"devices,omitempty"`  // operator: path.Match patterns
+	Token    []byte   `json:"token,omitempty"`    // HMAC-SHA256 of the token
+	Password string   `json:"password,omitempty"` // argon2id PHC string
+	// Gen is the store version that last changed the user's credentials
+	// or rights (creation, rotation, password, role): a session carries
+	// it and ends when it differs. A version, not a per-user counter, so a
+	// user deleted and created again under the same name never matches an
+	// old session.
+	Gen     uint64    `json:"gen"`
+	Created time.Time `json:"created"`
+}
+
+// Doc is one version of the whole store, as the master writes it and
+// every board keeps it. A board takes a Doc only when it is newer than
+// its own (Newer), so it never goes back to an older one.
+type Doc struct {
+	Version uint64 `json:"version"` // +1 per change, by the master
+	Epoch   uint64 `json:"epoch"`   // the master's epoch when it wrote it: breaks ties after a split
+	Users   []User `json:"users"`
+}
+
+// Newer reports whether d is newer than o.
+func (d *Doc) Newer(o *Doc) bool {
+	if d.Version != o.Version {
+		return d.Version > o.Version
+	}
+	return d.Epoch > o.Epoch
+}
+
+// Principal is who a request's credentials name: the verdict of a check,
+// shared and never modified.
+type Principal struct {
+	Name    string   `json:"user"`
+	Role    string   `json:"role"`
+	Devices []string `json:"devices,omitempty"`
+	Gen     uint64   `json:"-"`
+}
+
+// root is the bundle token's principal.
+var root = &Principal{Name: AdminName, Role: RoleAdmin}
+
+// Root is the principal of the bundle's token: admin.
+func Root() *Principal { return root }
+
+// Options configure New.
+type Options struct {
+	// Secret is the cluster key (or what stands for it): tokens are
+	// hashed and the replicated store sealed under keys derived from it.
+	// Nil: a random one of this process (a board alone).
+	Secret []byte
+	// Path is the file the store is kept in across restarts; "" keeps it
+	// in memory only.
+	Path string
+	// IsMaster and Epoch say whether this board may write, and its epoch.
+	IsMaster func() bool
+	Epoch    func() uint64
+	// WriteReady, when set, is asked before each write on the master: an
+	// error (it says which board) answers 503, so a master that has not yet
+	// heard the store of every live board does not write over a version it
+	// lacks. Optional.
+	WriteReady func() error
+	// OnChange is told each new version this board takes or writes, sealed
+	// (Seal), to publish to the other boards. Must be quick.
+	OnChange func(sealed string)
+	// OnRevoke is told the users whose old credentials a change ended.
+	OnRevoke func(name string)
+	// Devices lists the cluster's device names (for the warning of a
+	// pattern that matches none). Optional.
+	Devices func() []string
+	// MinPassword is the shortest password accepted; default 10.
+	MinPassword int
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// index is a Doc made fast to check against; rebuilt per version.
+type index struct {
+	doc     *Doc
+	byToken map[tokenHash]*Principal
+	byName  map[string]*Principal
+	sealed  string
+}
+
+// Store holds the current Doc of this board. Safe for concurrent use;
+// checks take no lock.
+type Store struct {
+	opts     Options
+	cur      atomic.Pointer[index]
+	mu       sync.Mutex // writers: Mutate, Adopt
+	tokenMAC sync.Pool
+	sealKey  []byte
+}
+
+// New returns the store, loaded from opts.Path when it holds a valid
+// Doc, else the first version: the admin alone.
+func New(opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IsMaster == nil {
+		opts.IsMaster = func() bool { return true }
+	}
+	if opts.Epoch == nil {
+		opts.Epoch = func() uint64 { return 0 }
+	}
+	if opts.MinPassword <= 0 {
+		opts.MinPassword = 10
+	}
+	if len(opts.Secret) == 0 {
+		opts.Secret = deriveKey(nil, "random")
+	}
+	tk := deriveKey(opts.Secret, "token")
+	s := &Store{opts: opts, sealKey: deriveKey(opts.Secret, "seal")}
+	s.tokenMAC.New = func() any { return newMAC(tk) }
+	doc := &Doc{Users: []User{{Name: AdminName, Role: RoleAdmin}}}
+	if opts.Path != "" {
+		b, err := os.ReadFile(opts.Path)
+		switch {
+		case err == nil:
+			var d Doc
+			if err := json.Unmarshal(b, &d); err != nil {
+				return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
+			}
+			if err := d.valid(); err != nil {
+				return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
+			}
+			doc = &d
+		case !os.IsNotExist(err):
+			return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
+		}
+	}
+	s.cur.Store(s.indexOf(doc))
+	return s, nil
+}
+
+func (s *Store) indexOf(d *Doc) *index {
+	ix := &index{doc: d, byToken: map[tokenHash]*Principal{}, byName: map[string]*Principal{}}
+	for _, u := range d.Users {
+		p := &Principal{Name: u.Name, Role: u.Role, Devices: u.Devices, Gen: u.Gen}
+		ix.byName[u.Name] = p
+		if len(u.Token) == len(tokenHash{}) {
+			ix.byToken[tokenHash(u.Token)] = p
+		}
+	}
+	ix.sealed = s.seal(d)
+	return ix
+}
+
+// Doc is the current version (do not modify it).
+func (s *Store) Doc() *Doc { return s.cur.Load().doc }
+
+// Version is the current version number.
+func (s *Store) Version() uint64 { return s.cur.Load().doc.Version }
+
+// Sealed is the current version, sealed for the other boards.
+func (s *Store) Sealed() string { return s.cur.Load().sealed }
+
+// Token returns the principal of a token, or nil.
+func (s *Store) Token(tok string) *Principal {
+	if len(tok) < len(TokenPrefix)+8 {
+		return nil
+	}
+	return s.cur.Load().byToken[s.hashToken(tok)]
+}
+
+// Session returns the principal of a session of user name at gen, or nil
+// when the user is gone or its credentials changed since.
+func (s *Store) Session(name string, gen uint64) *Principal {
+	if name == "" {
+		return root
+	}
+	p := s.cur.Load().byName[name]
+	if p == nil || p.Gen != gen {
+		return nil
+	}
+	return p
+}
+
+// User returns the principal of user name, or nil.
+func (s *Store) User(name string) *Principal { return s.cur.Load().byName[name] }
+
+// kdfSlots bounds the argon2id runs at once (16 MiB each): logins past it
+// wait, so a burst of them from many addresses cannot take a board's memory.
+var kdfSlots = make(chan struct{}, 2)
+
+// Password returns the principal whose password pw is, or nil. It costs
+// one argon2id run, also for an unknown user.
+func (s *Store) Password(name, pw string) *Principal {
+	if len(pw) > MaxPassword {
+		return nil
+	}
+	kdfSlots <- struct{}{}
+	defer func() { <-kdfSlots }()
+	ix := s.cur.Load()
+	enc := dummyHash()
+	var known *Principal
+	for _, u := range ix.doc.Users {
+		if u.Name == name && u.Password != "" {
+			enc, known = u.Password, ix.byName[name]
+		}
+	}
+	ok, err := checkPassword(enc, pw)
+	if err != nil || !ok || known == nil {
+		return nil
+	}
+	return known
+}
+
+var dummy = sync.OnceValue(func() string { return hashPassword("ews-dummy-password") })
+
+func dummyHash() string { return dummy() }
+
+// Adopt takes d when it is newer than this board's version, persists it
+// and tells OnChange; it reports whether it took it.
+func (s *Store) Adopt(d *Doc) (bool, error) {
+	if err := d.valid(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cur.Load()
+	if !d.Newer(old.doc) {
+		return false, nil
+	}
+	return true, s.install(old.doc, d)
+}
+
+// install makes d current; s.mu is held.
+func (s *Store) install(old, d *Doc) error {
+	if err := s.save(d); err != nil {
+		return err
+	}
+	ix := s.indexOf(d)
+	s.cur.Store(ix)
+	if s.opts.OnRevoke != nil {
+		for _, name := range ended(old, d) {
+			s.opts.OnRevoke(name)
+		}
+	}
+	if s.opts.OnChange != nil {
+		s.opts.OnChange(ix.sealed)
+	}
+	return nil
+}
+
+// ended names the users of old whose credentials d ends.
+func ended(old, d *Doc) []string {
+	var out []string
+	for _, u := range old.Users {
+		i := slices.IndexFunc(d.Users, func(n User) bool { return n.Name == u.Name })
+		if i < 0 || d.Users[i].Gen != u.Gen || !bytes.Equal(d.Users[i].Token, u.Token) {
+			out = append(out, u.Name)
+		}
+	}
+	return out
+}
+
+// save writes d to opts.Path (temp file, then rename).
+func (s *Store) save(d *Doc) error {
+	if s.opts.Path == "" {
+		return nil
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("users: encode: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.opts.Path), 0o700); err != nil {
+		return fmt.Errorf("users: save: %w", err)
+	}
+	tmp := s.opts.Path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("users: save: %w", err)
+	}
+	if err := os.Rename(tmp, s.opts.Path); err != nil {
+		return fmt.Errorf("users: save: %w", err)
+	}
+	return nil
+}
+
+// errNotMaster: only the master writes; errNotReady: not yet.
+var (
+	errNotMaster = errors.New("users: this board is not the master")
+	errNotReady  = errors.New("users: the master is catching up with the other boards")
+)
+
+// mutate applies f to a copy of the current Doc and installs it as the
+// next version (master only).
+func (s *Store) mutate(f func(d *Doc) error) error {
+	if !s.opts.IsMaster() {
+		return errNotMaster
+	}
+	if s.opts.WriteReady != nil {
+		if err := s.opts.WriteReady(); err != nil {
+			return fmt.Errorf("%w: %v", errNotReady, err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cur.Load().doc
+	d := &Doc{Version: old.Version + 1, Epoch: max(old.Epoch, s.opts.Epoch()), Users: slices.Clone(old.Users)}
+	if err := f(d); err != nil {
+		return err
+	}
+	return s.install(old, d)
+}
+
+// valid checks a Doc read from a file or another board.
+func (d *Doc) valid() error {
+	seen := map[string]bool{}
+	admins := 0
+	for _, u := range d.Users {
+		if err := validName(u.Name); err != nil {
+			return err
+		}
+		if seen[u.Name] {
+			return fmt.Errorf("users: duplicate user %q", u.Name)
+		}
+		seen[u.Name] = true
+		if !validRole(u.Role) {
+			return fmt.Errorf("users: user %q: unknown role %q", u.Name, u.Role)
+		}
+		if u.Role == RoleAdmin {
+			admins++
+		}
+	}
+	if admins == 0 {
+		return fmt.Errorf("users: no admin")
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package users
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fixture is a store of a master with devices relay1, relay2, led1.
+func fixture(t testing.TB, opts Options) *Store {
+	t.Helper()
+	if opts.Secret == nil {
+		opts.Secret = []byte("cluster-key-of-the-test-0123456789")
+	}
+	if opts.Devices == nil {
+		opts.Devices = func() []string { return []string{"relay1", "relay2", "led1"} }
+	}
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// call sends one request to the users API as p.
+func call(t *testing.T, s *Store, p *Principal, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	mux := http.NewServeMux()
+	s.Register(mux, func(*http.Request) *Principal { return p })
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest(method, path, strings.NewReader(body)))
+	var m map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
+		t.Fatalf("%s %s: %v in %q", method, path, err, w.Body)
+	}
+	return w.Code, m
+}
+
+func TestAPIBadInput(t *testing.T) {
+	s := fixture(t, Options{})
+	if code, m := call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`); code != 201 || m["token"] == "" || m["warning"] != nil {
+		t.Fatalf("create op1 = %d %v", code, m)
+	}
+	for _, c := range []struct {
+		name, method, path, body string
+		want                     int
+		errHas                   string
+	}{
+		{"unknown role", "POST", "/api/users", `{"name":"x","role":"root"}`, 400, "unknown role"},
+		{"duplicate", "POST", "/api/users", `{"name":"op1","role":"viewer"}`, 409, "exists"},
+		{"empty name", "POST", "/api/users", `{"name":"","role":"viewer"}`, 400, "empty name"},
+		{"long name", "POST", "/api/users", `{"name":"` + strings.Repeat("a", MaxName+1) + `","role":"viewer"}`, 400, "longer than"},
+		{"odd name", "POST", "/api/users", `{"name":"a b","role":"viewer"}`, 400, "only letters"},
+		{"bad pattern", "POST", "/api/users", `{"name":"x","role":"operator","devices":["[relay"]}`, 400, "pattern"},
+		{"devices for a viewer", "POST", "/api/users", `{"name":"x","role":"viewer","devices":["a"]}`, 400, "for operators"},
+		{"unknown field", "POST", "/api/users", `{"name":"x","role":"viewer","admin":true}`, 400, "unknown field"},
+		{"weak password", "POST", "/api/users/op1/password", `{"password":"short"}`, 400, "weak password"},
+		{"delete last admin", "DELETE", "/api/users/admin", ``, 409, "last admin"},
+		{"demote last admin", "PUT", "/api/users/admin", `{"role":"viewer"}`, 409, "last admin"},
+		{"rotate missing", "POST", "/api/users/nobody/rotate", ``, 404, "no user"},
+		{"delete missing", "DELETE", "/api/users/nobody", ``, 404, "no user"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, m := call(t, s, root, c.method, c.path, c.body)
+			if code != c.want || !strings.Contains(m["error"].(string), c.errHas) {
+				t.Errorf("%s %s = %d %v, want %d with %q", c.method, c.path, code, m, c.want, c.errHas)
+			}
+		})
+	}
+	if code, m := call(t, s, root, "POST", "/api/users", `{"name":"p2","role":"operator","devices":["pump*"]}`); code != 201 || !strings.Contains(m["warning"].(string), "pump*") {
+		t.Errorf("a pattern that matches nothing = %d %v, want 201 with a warning", code, m)
+	}
+	if v := s.Version(); v != 2 {
+		t.Errorf("version after two creations = %d, want 2 (refusals write nothing)", v)
+	}
+}
+
+func TestAPIRights(t *testing.T) {
+	s := fixture(t, Options{})
+	_, m := call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
+	op := s.Token(m["token"].(string))
+	_, m = call(t, s, root, "POST", "/api/users", `{"name":"v1","role":"viewer"}`)
+	v := s.Token(m["token"].(string))
+	if op == nil || v == nil || op.Name != "op1" || v.Role != RoleViewer {
+		t.Fatalf("tokens name %v and %v", op, v)
+	}
+	for _, c := range []struct {
+		who          *Principal
+		method, path string
+		want         int
+	}{
+		{op, "GET", "/api/users", 403},
+		{op, "POST", "/api/users/v1/rotate", 403},
+		{v, "POST", "/api/users/op1/password", 403},
+		{op, "POST", "/api/users/op1/password", 200}, // their own
+		{root, "POST", "/api/users/v1/password", 200},
+	} {
+		code, m := call(t, s, c.who, c.method, c.path, `{"password":"long-enough-pw"}`)
+		if code != c.want {
+			t.Errorf("%s %s as %s = %d %v, want %d", c.method, c.path, c.who.Name, code, m, c.want)
+		}
+	}
+	if s.Password("op1", "long-enough-pw") == nil || s.Password("op1", "wrong-password") != nil || s.Password("nobody", "long-enough-pw") != nil {
+		t.Error("password check wrong")
+	}
+	if s.Token(m["token"].(string)) == nil {
+		t.Error("a password change ended v1's token (it should end its sessions only)")
+	}
+	if s.Session("op1", op.Gen) != nil {
+		t.Error("op1's old session holds after a password change")
+	}
+}
+
+func TestRightsByPath(t *testing.T) {
+	op := &Principal{Name: "op1", Role: RoleOperator, Devices: []string{"relay*", "pump1"}}
+	v := &Principal{Name: "v1", Role: RoleViewer}
+	for _, c := range []struct {
+		who          *Principal
+		method, path string
+		want         int
+	}{
+		{op, "POST", "/api/devices/relay1/toggle", 0},
+		{op, "POST", "/api/devices/pump1/turn_on", 0},
+		{op, "POST", "/api/devices/pump12/turn_on", 403},
+		{op, "POST", "/api/devices/led1/toggle", 403},
+		{op, "GET", "/api/devices/led1", 0},
+		{op, "POST", "/cgi-bin/x", 0},
+		{v, "POST", "/cgi-bin/x", 403},
+		{v, "POST", "/api/devices/relay1/toggle", 403},
+		{v, "GET", "/api/devices", 0},
+		{op, "POST", "/api/board/restart", 403},
+		{op, "POST", "/api/board/firmware", 403},
+		{op, "POST", "/api/cluster/upgrade", 403},
+		{op, "GET", "/api/cluster/upgrade", 0},
+		{op, "GET", "/api/audit", 403},
+		{root, "POST", "/api/board/restart", 0},
+		{nil, "GET", "/", 403},
+	} {
+		if got, msg := Rights(c.who, httptest.NewRequest(c.method, c.path, nil)); got != c.want {
+			t.Errorf("%v %s %s = %d %q, want %d", c.who, c.method, c.path, got, msg, c.want)
+		}
+	}
+}
+
+// A follower takes only newer versions (never goes back), from a sealed
+// store of its own cluster only; a rotation ends the old token at once.
+func TestReplication(t *testing.T) {
+	master := fixture(t, Options{})
+	follower := fixture(t, Options{IsMaster: func() bool { return false }})
+	stranger := fixture(t, Options{Secret: []byte("another cluster's key 0123456789")})
+	var sent []string
+	master.opts.OnChange = func(s string) { sent = append(sent, s) }
+
+	_, m := call(t, master, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
+	old := m["token"].(string)
+	_, m = call(t, master, root, "POST", "/api/users/op1/rotate", ``)
+	fresh := m["token"].(string)
+	if len(sent) != 2 {
+		t.Fatalf("master told %d versions, want 2", len(sent))
+	}
+	if took, err := follower.AdoptSealed(sent[1]); !took || err != nil {
+		t.Fatalf("adopt v2 = %v, %v", took, err)
+	}
+	if took, err := follower.AdoptSealed(sent[0]); took || err != nil {
+		t.Errorf("adopt v1 after v2 = %v, %v: a board went back", took, err)
+	}
+	if follower.Token(old) != nil || follower.Token(fresh) == nil || follower.Version() != 2 {
+		t.Errorf("follower: old %v, fresh %v, version %d", follower.Token(old), follower.Token(fresh), follower.Version())
+	}
+	if _, err := stranger.AdoptSealed(sent[1]); err == nil {
+		t.Error("a board of another cluster opened the store")
+	}
+	if code, _ := call(t, follower, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`); code != http.StatusServiceUnavailable {
+		t.Errorf("a write on a follower = %d, want 503", code)
+	}
+}
+
+// A user deleted and created again under the same name does not inherit
+// the old user's sessions.
+func TestRecreatedUserSessions(t *testing.T) {
+	s := fixture(t, Options{})
+	_, m := call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
+	old := s.Token(m["token"].(string))
+	call(t, s, root, "DELETE", "/api/users/op1", ``)
+	call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"admin"}`)
+	if p := s.Session("op1", old.Gen); p != nil {
+		t.Errorf("a session of the deleted op1 holds for the new op1 (%s)", p.Role)
+	}
+}
+
+// A master that has not heard every live board's store does not write:
+// 503 naming the board, and nothing written.
+func TestWriteWaitsForPeers(t *testing.T) {
+	var waiting error = errors.New("no users store heard from ews2 yet")
+	s := fixture(t, Options{WriteReady: func() error { return waiting }})
+	code, m := call(t, s, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`)
+	if code != http.StatusServiceUnavailable || !strings.Contains(m["error"].(string), "ews2") || s.Version() != 0 {
+		t.Errorf("write before peers heard = %d %v, version %d", code, m, s.Version())
+	}
+	waiting = nil
+	if code, m := call(t, s, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`); code != http.StatusCreated {
+		t.Errorf("write once heard = %d %v", code, m)
+	}
+}
+
+// A board keeps its version across a restart, and never loads an older
+// one over it from a peer after.
+func TestPersistence(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ews1.users.json")
+	s := fixture(t, Options{Path: path})
+	_, m := call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
+	again := fixture(t, Options{Path: path})
+	if again.Version() != 1 || again.Token(m["token"].(string)) == nil {
+		t.Errorf("after restart: version %d, token %v", again.Version(), again.Token(m["token"].(string)))
+	}
+	if took, _ := again.Adopt(&Doc{Version: 0, Users: []User{{Name: AdminName, Role: RoleAdmin}}}); took {
+		t.Error("took version 0 over 1 after a restart")
+	}
+}
+
+func TestPasswordHash(t *testing.T) {
+	enc := hashPassword("correct horse")
+	for _, c := range []struct {
+		enc, pw string
+		ok      bool
+		err     bool
+	}{
+		{enc, "correct horse", true, false},
+		{enc, "correct hors", false, false},
+		{"$2a$10$bcrypt", "x", false, true},
+		{strings.Replace(enc, "m=16384", "m=999999999", 1), "correct horse", false, true},
+	} {
+		ok, err := checkPassword(c.enc, c.pw)
+		if ok != c.ok || (err != nil) != c.err {
+			t.Errorf("checkPassword(%.30q, %q) = %v, %v", c.enc, c.pw, ok, err)
+		}
+	}
+}
+
+// BenchmarkCheckToken is the per-request cost of a user's token: one
+// HMAC-SHA256 and a map lookup (docs/incoming/accounts.md).
+func BenchmarkCheckToken(b *testing.B) {
+	s := fixture(b, Options{})
+	var tok string
+	for i := range 100 {
+		_ = i
+		w := httptest.NewRecorder()
+		mux := http.NewServeMux()
+		s.Register(mux, func(*http.Request) *Principal { return root })
+		mux.ServeHTTP(w, httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"u`+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))+`","role":"viewer"}`)))
+		var m map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &m)
+		if t, ok := m["token"].(string); ok {
+			tok = t
+		}
+	}
+	if s.Token(tok) == nil {
+		b.Fatal("no token")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if s.Token(tok) == nil {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkPassword is a login's cost (argon2id, 16 MiB, t=2).
+func BenchmarkPassword(b *testing.B) {
+	enc := hashPassword("correct horse battery")
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, _ := checkPassword(enc, "correct horse battery"); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkAdoptSealed is what a board spends taking a new version of a
+// store of 100 users from a peer's stream: open (AES-GCM), decode,
+// validate, index, persist, seal again for its own stream.
+func BenchmarkAdoptSealed(b *testing.B) {
+	master := fixture(b, Options{})
+	var sealed []string
+	master.opts.OnChange = func(s string) { sealed = append(sealed, s) }
+	mux := http.NewServeMux()
+	master.Register(mux, func(*http.Request) *Principal { return root })
+	for i := range 100 {
+		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"user`+strconv.Itoa(i)+`","role":"viewer"}`)))
+	}
+	last := sealed[len(sealed)-1]
+	b.ReportAllocs()
+	b.SetBytes(int64(len(last)))
+	path := filepath.Join(b.TempDir(), "u.json")
+	for b.Loop() {
+		b.StopTimer()
+		os.Remove(path)
+		f := fixture(b, Options{Path: path})
+		b.StartTimer()
+		if took, err := f.AdoptSealed(last); !took || err != nil {
+			b.Fatal(took, err)
+		}
+	}
+}
