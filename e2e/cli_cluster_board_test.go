@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestClusterBoard(t *testing.T) {
 	admin := filepath.Join(dir, "admin.bundle")
 	run := func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
-		code := Main(args, &out, &errb)
+		code := runMain(t, args, &out, &errb)
 		return code, out.String() + errb.String()
 	}
 	if code, out := run("cluster", "init", "--peers", "ews1=10.0.0.11:7946,ews2=10.0.0.12:7946", "--dns", "ews.local", "--out", admin); code != exitOK {
@@ -86,18 +86,18 @@ func TestClusterMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := Main([]string{"cluster", "board", "ews1", "--bundle", oldPath, "--out", filepath.Join(dir, "b")}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "ews cluster migrate") {
+	if code := runMain(t, []string{"cluster", "board", "ews1", "--bundle", oldPath, "--out", filepath.Join(dir, "b")}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "ews cluster migrate") {
 		t.Fatalf("minting from a version 2 bundle: %d %s", code, errb.String())
 	}
 	errb.Reset()
 	etc := filepath.Join(dir, "etc")
-	if code := Main([]string{"cluster", "join", oldPath, "--etc", etc}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "holds the cluster's CA key") {
+	if code := runMain(t, []string{"cluster", "join", oldPath, "--etc", etc}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "holds the cluster's CA key") {
 		t.Fatalf("joining with a version 2 bundle: %d %s", code, errb.String())
 	}
 	if _, err := os.Stat(etc); err == nil {
 		t.Fatal("a refused join wrote files")
 	}
-	if code := Main([]string{"cluster", "migrate", oldPath, "--board", "ews1", "--out", admin}, &out, &errb); code != exitOK {
+	if code := runMain(t, []string{"cluster", "migrate", oldPath, "--board", "ews1", "--out", admin}, &out, &errb); code != exitOK {
 		t.Fatalf("migrate: %d %s", code, errb.String())
 	}
 	a, err := bundle.Read(admin)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ func TestFirmwareSignVerify(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
-		code := Main(args, &out, &errb)
+		code := runMain(t, args, &out, &errb)
 		return code, out.String() + errb.String()
 	}
 	admin, other := filepath.Join(dir, "admin.bundle"), filepath.Join(dir, "other.bundle")
@@ -86,7 +86,7 @@ func TestUpgradeRefusesUnsigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := Main([]string{"upgrade", "--url", "http://127.0.0.1:1", "--binary", bin, "--token", "t0k"}, &out, &errb)
+	code := runMain(t, []string{"upgrade", "--url", "http://127.0.0.1:1", "--binary", bin, "--token", "t0k"}, &out, &errb)
 	if code != exitError || !strings.Contains(errb.String(), "is not signed") || !strings.Contains(errb.String(), "--token shows the token") {
 		t.Fatalf("exit %d:\n%s", code, errb.String())
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestUserCommand(t *testing.T) {
 	run := func(env string, args ...string) (int, string, string) {
 		t.Setenv("EWS_TOKEN", env)
 		var out, errb bytes.Buffer
-		code := Main(append([]string{"user"}, args...), &out, &errb)
+		code := runMain(t, append([]string{"user"}, args...), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 	code, out, errs := run("admin-tok", "add", "op1", "--role", "operator", "--devices", "relay*,pump1", "--url", srv.URL)
