@@ -45,7 +45,8 @@ type Options struct {
 	Path string
 	// MinBackoff and MaxBackoff bound the wait between two attempts to
 	// reach a board; it doubles on each failure, with jitter. A connection
-	// that lived at least MaxBackoff resets it. Default 250ms .. 5s.
+	// that delivered the board's device list and then lived at least
+	// MaxBackoff resets it. Default 250ms .. 5s.
 	MinBackoff, MaxBackoff time.Duration
 	// Grace is how long a board may stay unreachable before its devices
 	// show as stale (state "error"). Default 3s: a board restarting its
