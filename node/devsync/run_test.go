@@ -318,3 +318,23 @@ func TestPokeFollowsNewBoardNow(t *testing.T) {
 	}
 	testutil.Eventually(t, "the change told", func() bool { return slices.Contains(rec.names(), "r2=on") })
 }
+
+// A board that answers but never sends its device list is flapping however
+// long each attempt lasts: here Idle (150ms) is longer than MaxBackoff
+// (50ms), as in the field (45s and 5s), so wall time since the dial always
+// passes MaxBackoff. It is logged once, not on every connection.
+func TestSilentBoardLoggedOnce(t *testing.T) {
+	srv, conns := serveFake(t, "text/event-stream", http.StatusOK, "")
+	pl := &peerList{}
+	pl.set(Peer{"ews2", srv.Listener.Addr().String()})
+	logs := &capture{}
+	opts := fastOptions(&recorder{})
+	opts.MinBackoff, opts.MaxBackoff, opts.Idle, opts.Logger = 10*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond, slog.New(logs)
+	m := New("ews1", pl.get, opts)
+	stop := run(t, m)
+	testutil.Eventually(t, "3 connections", func() bool { return conns.Load() >= 3 })
+	stop()
+	if n := logs.count("INFO") + logs.count("WARN"); n > 2 {
+		t.Errorf("%d info/warn logs for one silent board, want at most 2: %v", n, logs.msgs)
+	}
+}
