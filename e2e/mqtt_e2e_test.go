@@ -149,7 +149,12 @@ then = "pump2 toggle"
 		t.Fatalf("relay1 on ews2 is %q", s)
 	}
 
-	// A rule: button1 on ews3 pressed -> lamp1 on ews2 toggles.
+	// A rule: button1 on ews3 pressed -> lamp1 on ews2 toggles. The master
+	// sees a press once it follows ews3's stream; one before that reaches
+	// it only as the state at connect, "off" (devsync has no replay). The
+	// master may dispatch to ews3 before then: wait, as a user does not
+	// press a button in the first second of a cluster's life.
+	boards[0].waitLog(t, `devsync: board stream connected" board=ews3`, 10*time.Second)
 	press(t, boards[2], "button1")
 	testutil.EventuallyWithin(t, "rule toggled lamp1 on", 10*time.Second, is("e2e/lamp1/state", "ON"))
 
@@ -174,6 +179,7 @@ then = "pump2 toggle"
 	// Commands, rules and timers work under the new master.
 	rec.Publish(t, "e2e/relay1/set", "OFF")
 	testutil.EventuallyWithin(t, "relay1 OFF after takeover", 10*time.Second, is("e2e/relay1/state", "OFF"))
+	boards[1].waitLog(t, `devsync: board stream connected" board=ews3`, 5*time.Second)
 	press(t, boards[2], "button1")
 	testutil.EventuallyWithin(t, "rule toggled lamp1 off after takeover", 10*time.Second, is("e2e/lamp1/state", "OFF"))
 	testutil.EventuallyWithin(t, "timer 2 toggled pump2 on under ews2", time.Until(t2)+15*time.Second, is("e2e/pump2/state", "ON"))

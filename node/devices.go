@@ -42,6 +42,13 @@ func (n *Node) publish(ctx context.Context) error {
 	tables := events.NewCoalescer(n.hub, "cluster", viewKey, events.CoalesceOptions{})
 	cancel := n.cluster.OnChange(func(v state.View) {
 		n.master.follow(v)
+		// the mirror follows a board as soon as the table knows its
+		// address, as the dispatcher does, not up to a Refresh later: a
+		// change on a board the master already sends work to (a button
+		// pressed) would otherwise reach neither the rules nor the UI
+		if n.mirror != nil {
+			n.mirror.Poke()
+		}
 		n.auto.poke()
 		tables.Offer(n.refusals.mark(v, time.Now()))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {

@@ -2,6 +2,7 @@
 package devsync
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -48,7 +49,8 @@ type Options struct {
 	Path string
 	// MinBackoff and MaxBackoff bound the wait between two attempts to
 	// reach a board; it doubles on each failure, with jitter. A connection
-	// that lived at least MaxBackoff resets it. Default 250ms .. 5s.
+	// that delivered the board's device list and then lived at least
+	// MaxBackoff resets it. Default 250ms .. 5s.
 	MinBackoff, MaxBackoff time.Duration
 	// Grace is how long a board may stay unreachable before its devices
 	// show as stale (state "error"). Default 3s: a board restarting its
@@ -113,6 +115,7 @@ type board struct {
 	downSince time.Time       // when up went false
 	reason    string          // why it went down
 	marked    bool            // its devices were marked stale in this down period
+	flapping  bool            // its stream broke before it was healthy: stale is logged at debug level
 	stale     map[string]bool // devices shown as unreachable until the board reports them again
 }
 
@@ -312,6 +315,10 @@ func (m *Mirror) update(bn string, s hal.Snapshot) bool {
 func (m *Mirror) setUp(bn string, up bool, reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.setUpLocked(bn, up, reason)
+}
+
+func (m *Mirror) setUpLocked(bn string, up bool, reason string) {
 	b := m.boardLocked(bn)
 	if !up {
 		b.reason = reason // the latest, for the stale log
@@ -323,6 +330,15 @@ func (m *Mirror) setUp(bn string, up bool, reason string) {
 	if !up {
 		b.downSince, b.marked = m.opts.Now(), false
 	}
+}
+
+// setDown records that board bn's stream ended, why, and whether it was
+// flapping (follow).
+func (m *Mirror) setDown(bn, reason string, flapping bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.boardLocked(bn).flapping = flapping
+	m.setUpLocked(bn, false, reason)
 }
 
 // markStale flags the devices of boards down for longer than Grace.
@@ -354,7 +370,11 @@ func (m *Mirror) markStale() {
 			b.stale[n] = true
 			changed = append(changed, b.view(bn, b.devs[n]))
 		}
-		m.log.Warn("devsync: board devices stale", "board", bn, "devices", len(names), "reason", b.reason)
+		lvl := slog.LevelWarn
+		if b.flapping { // "lost" was logged once; the flapping goes on quietly
+			lvl = slog.LevelDebug
+		}
+		m.log.Log(context.Background(), lvl, "devsync: board devices stale", "board", bn, "devices", len(names), "reason", b.reason)
 	}
 	m.mu.Unlock()
 	m.notify(changed)

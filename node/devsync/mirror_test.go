@@ -1,6 +1,7 @@
 package devsync
 
 import (
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -210,5 +211,38 @@ func TestOnChangePanicIsContained(t *testing.T) {
 	}
 	if s, ok := m.Get("r2"); !ok || s.State != hal.StateOn {
 		t.Fatalf("r2 = %+v %v after a panicking OnChange", s, ok)
+	}
+}
+
+// A board that went down after a healthy stream is warned stale; one whose
+// stream keeps breaking before it is healthy (its "lost" was logged once)
+// goes stale at debug level, or every backoff past Grace would warn again.
+func TestStaleLogLevel(t *testing.T) {
+	tests := []struct {
+		name     string
+		flapping bool
+		want     string
+	}{
+		{"lost after a healthy stream", false, "WARN devsync: board devices stale"},
+		{"flapping", true, "DEBUG devsync: board devices stale"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			clk := &fakeClock{t: t0}
+			logs := &capture{}
+			m := New("ews1", nil, Options{Grace: 3 * time.Second, Now: clk.Now, Logger: slog.New(logs)})
+			m.setUp("ews2", true, "")
+			m.replace("ews2", []hal.Snapshot{snap("r2", "ews2", hal.StateOn, t0)})
+			m.setDown("ews2", "devsync: board closed the stream", tt.flapping)
+			clk.Add(4 * time.Second)
+			m.markStale()
+			if state(m, "r2") != hal.StateError {
+				t.Fatalf("r2 %s after the grace, want error", state(m, "r2"))
+			}
+			if got := logs.msgs; !slices.Equal(got, []string{tt.want}) {
+				t.Fatalf("logs %v, want [%s]", got, tt.want)
+			}
+		})
 	}
 }

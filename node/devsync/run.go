@@ -91,19 +91,26 @@ func (m *Mirror) reconcile(ctx context.Context, workers map[string]*worker) {
 // It logs when the stream comes up and when it is lost or the reason it
 // cannot be reached changes, not every failed attempt: a board whose stream
 // keeps breaking right after it opens (flapping) is logged once, at debug
-// level after that.
+// level after that, and so are its devices going stale meanwhile.
+//
+// A stream counts as healthy once it delivered the board's "devices" list
+// and then lived MaxBackoff. One that answered but never sent the list (a
+// silent or broken board) is flapping however long it took to fail: the
+// time spent dialing, or waiting Idle for a first event, is no sign of
+// health, and on a loaded machine it can run past MaxBackoff.
 func (m *Mirror) follow(ctx context.Context, p Peer) {
 	log := m.log.With("board", p.Name, "addr", p.HTTP)
 	defer m.setUp(p.Name, false, "stream closed")
 	var (
 		retry     = backoff.Backoff{Min: m.opts.MinBackoff, Max: m.opts.MaxBackoff, Jitter: true}
 		announced bool   // "connected" logged, "lost" not yet
-		flapping  bool   // the last attempt connected, then died within MaxBackoff
+		flapping  bool   // the last attempt connected, then died before it was healthy
 		last      string // the last failure reason logged
 	)
 	for ctx.Err() == nil {
 		start := time.Now()
 		connected := false
+		var synced time.Time                          // when the board's device list was taken
 		err := errors.New("devsync: stream panicked") // kept only if stream panics
 		m.safely("stream "+p.Name, func() {
 			err = m.stream(ctx, p, func() {
@@ -114,17 +121,20 @@ func (m *Mirror) follow(ctx context.Context, p Peer) {
 				}
 				log.Info("devsync: board stream connected")
 				announced = true
-			})
+			}, func() { synced = time.Now() })
 		})
 		if ctx.Err() != nil {
 			return
 		}
-		lived := time.Since(start)
+		healthy := !synced.IsZero() && time.Since(synced) >= m.opts.MaxBackoff
+		// flapping: it answered, then broke before it was healthy; a board
+		// that refused in between (a reboot) is logged as connected again
+		flapping = connected && !healthy
 		reason := err.Error()
-		m.setUp(p.Name, false, reason)
+		m.setDown(p.Name, reason, flapping)
 		switch {
 		case announced:
-			log.Warn("devsync: board stream lost", "err", reason, "after", lived.Round(time.Millisecond))
+			log.Warn("devsync: board stream lost", "err", reason, "after", time.Since(start).Round(time.Millisecond))
 			announced, last = false, reason
 		case reason != last:
 			log.Warn("devsync: board unreachable", "err", reason)
@@ -132,10 +142,7 @@ func (m *Mirror) follow(ctx context.Context, p Peer) {
 		default:
 			log.Debug("devsync: board still unreachable", "err", reason)
 		}
-		// flapping: it answered, then broke at once; a board that refused
-		// in between (a reboot) is logged as connected again
-		flapping = connected && lived < m.opts.MaxBackoff
-		if lived >= m.opts.MaxBackoff {
+		if healthy {
 			retry.Reset() // it had been up a while: retry soon
 		}
 		t := time.NewTimer(retry.Next()) // jittered: boards do not reconnect in step

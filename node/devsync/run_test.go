@@ -292,3 +292,49 @@ func TestPeersChange(t *testing.T) {
 	testutil.Eventually(t, "stream closed", func() bool { return bb.hub.Clients() == 0 })
 	testutil.Eventually(t, "r2 unreachable", func() bool { return state(m, "r2") == hal.StateError })
 }
+
+// A board the table has just learned (and the master may already send
+// work to) is followed at Poke, not at the next Refresh: a change on it
+// right after reaches OnChange (the master's rules). The node pokes on
+// every table change. Refresh is an hour here, so only Poke can connect.
+func TestPokeFollowsNewBoardNow(t *testing.T) {
+	d2 := openDevices(t, "ews2")
+	b2 := startBoard(t, d2, "127.0.0.1:0")
+	var reads atomic.Int32
+	pl := &peerList{}
+	peers := func() []Peer { reads.Add(1); return pl.get() }
+	rec := &recorder{}
+	opts := fastOptions(rec)
+	opts.Refresh = time.Hour
+	m := New("ews1", peers, opts)
+	run(t, m)
+	testutil.Eventually(t, "the first reconcile, with no peer", func() bool { return reads.Load() >= 1 })
+
+	pl.set(Peer{"ews2", b2.addr()})
+	m.Poke()
+	testutil.Eventually(t, "ews2's devices mirrored", func() bool { return state(m, "r2") == hal.StateOff })
+	if _, err := d2.Do(context.Background(), "r2", hal.Action{Kind: hal.TurnOn}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, "the change told", func() bool { return slices.Contains(rec.names(), "r2=on") })
+}
+
+// A board that answers but never sends its device list is flapping however
+// long each attempt lasts: here Idle (150ms) is longer than MaxBackoff
+// (50ms), as in the field (45s and 5s), so wall time since the dial always
+// passes MaxBackoff. It is logged once, not on every connection.
+func TestSilentBoardLoggedOnce(t *testing.T) {
+	srv, conns := serveFake(t, "text/event-stream", http.StatusOK, "")
+	pl := &peerList{}
+	pl.set(Peer{"ews2", srv.Listener.Addr().String()})
+	logs := &capture{}
+	opts := fastOptions(&recorder{})
+	opts.MinBackoff, opts.MaxBackoff, opts.Idle, opts.Logger = 10*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond, slog.New(logs)
+	m := New("ews1", pl.get, opts)
+	stop := run(t, m)
+	testutil.Eventually(t, "3 connections", func() bool { return conns.Load() >= 3 })
+	stop()
+	if n := logs.count("INFO") + logs.count("WARN"); n > 2 {
+		t.Errorf("%d info/warn logs for one silent board, want at most 2: %v", n, logs.msgs)
+	}
+}

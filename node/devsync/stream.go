@@ -13,8 +13,9 @@ import (
 )
 
 // stream reads one connection to board p until it fails or ctx ends;
-// connected is called once the board answered with an event stream.
-func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
+// connected is called once the board answered with an event stream, synced
+// once its "devices" list was taken.
+func (m *Mirror) stream(ctx context.Context, p Peer, connected, synced func()) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	scheme := "http://"
@@ -77,6 +78,10 @@ func (m *Mirror) stream(ctx context.Context, p Peer, connected func()) error {
 		ignored, err := m.apply(p.Name, ev)
 		if err != nil {
 			return err
+		}
+		if ev.name == "devices" && synced != nil {
+			synced()
+			synced = nil
 		}
 		if ignored > 0 && !warned {
 			m.log.Warn("devsync: ignored state the board may not report (a device of another board)", "board", p.Name, "count", ignored)
