@@ -22,7 +22,7 @@ import (
 // followers mirroring it through node/devsync as the boards do. Every
 // follower takes each rotation, and the old token is refused on all of
 // them; it logs the time from the rotation to the last follower holding
-// it (docs/incoming/accounts.md). The front door's hop to the master is
+// it (docs/BENCHMARKS.md). The front door's hop to the master is
 // left out (measured with real boards in TestAccountsMeasureRotation).
 func TestAccountsFanout32(t *testing.T) {
 	if testing.Short() {

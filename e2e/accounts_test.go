@@ -385,7 +385,7 @@ func TestAccountsBoardCatchesUp(t *testing.T) {
 // refuses the old token from the moment it holds the new version (the
 // token index is swapped with it), which GET /api/session tells without
 // credentials, so the polling counts no failed logins. A measurement, run
-// by hand (figures in docs/incoming/accounts.md):
+// by hand (figures in docs/BENCHMARKS.md):
 //
 //	EWS_MEASURE=1 EWS_ACC_BOARDS=3 go test -run TestAccountsMeasureRotation -v ./e2e
 func TestAccountsMeasureRotation(t *testing.T) {

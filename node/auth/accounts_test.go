@@ -99,7 +99,7 @@ func TestUsersVerdict(t *testing.T) {
 }
 
 // BenchmarkRequireUserToken is the credential check of one request with a
-// user's token, as the gate runs it (docs/incoming/accounts.md).
+// user's token, as the gate runs it (docs/BENCHMARKS.md).
 func BenchmarkRequireUserToken(b *testing.B) {
 	a, _, tok := accountsAuth(b)
 	h := a.Require(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))

@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkHello is the cost of one CGI request through the box (the
-// re-exec of this binary, then the program): figures in docs/incoming/box.md.
+// re-exec of this binary, then the program): figures in docs/BENCHMARKS.md.
 func BenchmarkHello(b *testing.B) {
 	h, err := New(Config{Dir: "testdata", Timeout: 10 * time.Second}, Options{})
 	if err != nil {

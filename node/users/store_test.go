@@ -244,7 +244,7 @@ func TestPasswordHash(t *testing.T) {
 }
 
 // BenchmarkCheckToken is the per-request cost of a user's token: one
-// HMAC-SHA256 and a map lookup (docs/incoming/accounts.md).
+// HMAC-SHA256 and a map lookup (docs/BENCHMARKS.md).
 func BenchmarkCheckToken(b *testing.B) {
 	s := fixture(b, Options{})
 	var tok string
