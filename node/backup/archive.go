@@ -18,8 +18,8 @@ import (
 // Format is the archive's layout version; Read refuses others.
 const Format = 1
 
-// UsersNote is what a backup says of accounts until they exist (issue 24).
-const UsersNote = "not included: user accounts (issue 24) have not landed; boards' [http] credentials are in their configs"
+// UsersNote is what a backup says of accounts: they are not saved yet.
+const UsersNote = "not included: user accounts (every board keeps a replica; a replaced board gets them from its peers); boards' [http] credentials are in their configs"
 
 // Archive is one cluster backup: FILE.tar.gz holding manifest.json,
 // boards/NAME/ews.toml, outputs.json and, with secrets, cluster.bundle.
