@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -76,7 +77,8 @@ type Handler struct {
 	node      string
 	user      func(*http.Request) string
 	log       *slog.Logger
-	self      string // the binary re-executed as the box
+	self      string      // the binary re-executed as the box
+	noBox     atomic.Bool // the box cannot start here (noBoxNote): programs run bare
 }
 
 // New builds the handler. A missing dir is not an error (every program is

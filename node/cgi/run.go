@@ -30,21 +30,39 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 	defer cancel()
 	out := &capture{max: h.maxOutput, overflow: cancel}
 	res := result{stderr: &tail{}, exit: -1}
-	cmd := exec.CommandContext(ctx, h.self)
-	cmd.Args = append(append([]string{boxArg0}, h.limits.args()...), h.as.arg(), file)
-	cmd.Dir, cmd.Env = h.dir, env
-	cmd.Stdout, cmd.Stderr = out, res.stderr
-	if r.ContentLength > 0 {
-		cmd.Stdin = r.Body
+	start := func(box bool) (*exec.Cmd, error) {
+		cmd := exec.CommandContext(ctx, file)
+		if box {
+			cmd = exec.CommandContext(ctx, h.self)
+			cmd.Args = append(append([]string{boxArg0}, h.limits.args()...), h.as.arg(), file)
+		}
+		cmd.Dir, cmd.Env = h.dir, env
+		cmd.Stdout, cmd.Stderr = out, res.stderr
+		if r.ContentLength > 0 {
+			cmd.Stdin = r.Body
+		}
+		cmd.SysProcAttr = procAttr(box && h.as != nil)
+		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+		cmd.WaitDelay = exitGrace
+		return cmd, cmd.Start()
 	}
-	cmd.SysProcAttr = procAttr(h.as != nil)
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = exitGrace
-	if err := cmd.Start(); err != nil {
+	cmd, err := start(!h.noBox.Load())
+	if err != nil && errors.Is(err, syscall.ENOEXEC) && h.as == nil && !h.noBox.Load() {
+		// ews cannot execute its own binary: an ARM build run by
+		// qemu-user without a binfmt_misc entry (the tests' emulated
+		// boards). A real board always can. Without a separate user the
+		// box adds only the rlimits; run programs bare, in their own
+		// process group still, and say so once.
+		if h.noBox.CompareAndSwap(false, true) {
+			h.log.Warn(noBoxNote, "err", err)
+		}
+		cmd, err = start(false)
+	}
+	if err != nil {
 		res.startErr = err
 		return res
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	// The group outlives its leader while any member lives, so its id is
 	// not reused before this kill.
 	_ = killGroup(cmd.Process.Pid)
@@ -68,6 +86,9 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 	}
 	return res
 }
+
+// noBoxNote is logged once when the box cannot start on this machine.
+const noBoxNote = "cgi: ews cannot re-execute itself as the CGI box (an emulated board without binfmt_misc?): programs run without the [cgi] resource limits"
 
 // killGroup sends SIGKILL to the process group pgid.
 func killGroup(pgid int) error {
