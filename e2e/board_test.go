@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 // board is one real `ews run` process of an end-to-end test.
 type board struct {
 	name, http, gossip, cfg string
+	key                     string // the cluster key (base64), set by boardTOML.write
 	cmd                     *exec.Cmd
 	log                     *syncBuffer
 }
@@ -65,6 +67,29 @@ func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
 func (b *board) kill9() {
 	_ = b.cmd.Process.Signal(syscall.SIGKILL)
 	_ = b.cmd.Wait()
+}
+
+// stop asks the board to stop (SIGTERM) and fails the test unless it exits
+// 0 within limit.
+func (b *board) stop(t *testing.T, limit time.Duration) {
+	t.Helper()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(t, b.cmd, limit); code != 0 {
+		t.Fatalf("%s exited %d after SIGTERM, want 0\n%s", b.name, code, b.log.String())
+	}
+}
+
+// waitReady waits until the board answers GET /readyz with 200.
+func (b *board) waitReady(t *testing.T, limit time.Duration) {
+	t.Helper()
+	testutil.EventuallyWithin(t, b.name+" ready", limit, func() bool {
+		resp, err := http.Get("http://" + b.http + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) }

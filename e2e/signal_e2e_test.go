@@ -38,14 +38,7 @@ func slowBoard(t *testing.T, secs int) (b *board, started string) {
 		t.Fatal(err)
 	}
 	b.start(t, ewsBinary(t))
-	testutil.EventuallyWithin(t, "board ready", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + b.http + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	b.waitReady(t, 20*time.Second)
 	return b, started
 }
 
