@@ -158,9 +158,7 @@ func rsRestart(t *testing.T, boards []*board, bin, want string) time.Duration {
 		return err == nil && d.State == want && d.Restored
 	})
 	took := time.Since(start)
-	if !strings.Contains(ews2.log.String(), "restore: output restored") {
-		t.Errorf("ews2 did not log the restore:\n%s", ews2.log.String())
-	}
+	ews2.waitLog(t, "restore: output restored", 5*time.Second)
 	t.Logf("relay1 %s, restored (seq %d), %v after ews2 was started again", got.State, got.Seq, took.Round(time.Millisecond))
 	return took
 }
@@ -270,9 +268,7 @@ func TestBackupAndRestore(t *testing.T) {
 		d, err := rsGet(boards[1], "relay1")
 		return err == nil && d.State == "on" && d.Restored
 	})
-	if !strings.Contains(boards[1].log.String(), "from=backup") {
-		t.Errorf("ews2 did not log the backup as the source:\n%s", boards[1].log.String())
-	}
+	boards[1].waitLog(t, "from=backup", 5*time.Second) // the backup named as the source
 	testutil.EventuallyWithin(t, "the backup's outputs set aside once used", 5*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(card, "ews-outputs.json.used"))
 		return err == nil
