@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -100,4 +101,25 @@ func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) 
 func (b *board) waitLog(t *testing.T, sub string, limit time.Duration) {
 	t.Helper()
 	testutil.EventuallyWithin(t, b.name+" logs "+strconv.Quote(sub), limit, func() bool { return strings.Contains(b.log.String(), sub) })
+}
+
+// exitCode waits at most limit for cmd to exit and returns its exit code.
+func exitCode(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(limit):
+		t.Fatalf("ews still running %v after the signal", limit)
+		return -1
+	}
 }
