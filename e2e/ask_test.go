@@ -20,6 +20,8 @@ type clusterView struct {
 	Master string       `json:"master"`
 	Self   string       `json:"self"`
 	Nodes  []clusterRow `json:"nodes"`
+	// Completed counts the master's dispatched requests by class.
+	Completed map[string]uint64 `json:"completed"`
 }
 
 // clusterRow is one board's row of a clusterView.
