@@ -1,22 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
 )
 
@@ -118,139 +111,27 @@ func TestAccountsBar(t *testing.T) {
 	accStatus(t, b1, newTok, "GET", "/api/audit", http.StatusForbidden)
 }
 
-// accBoard is one `ews run` process.
-type accBoard struct {
-	name, http, gossip, cfg string
-	log                     *accBuffer
-	cmd                     *exec.Cmd
-}
-
-// accStart starts (or starts again) b's process.
-func accStart(t *testing.T, b *accBoard) {
-	t.Helper()
-	bin, err := accBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.log == nil {
-		b.log = &accBuffer{}
-	}
-	cmd := exec.Command(bin, "run", "--config", b.cfg)
-	cmd.Stdout, cmd.Stderr = b.log, b.log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b.cmd = cmd
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-}
-
-// accStop kills b's process.
-func (b *accBoard) accStop() {
-	_ = b.cmd.Process.Kill()
-	_ = b.cmd.Wait()
-}
-
-type accBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *accBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *accBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var accBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "ews-acc-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "ews")
-	cmd := exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", bin, "./cmd/ews")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-// accFreeBase finds n consecutive free ports at base and base+100.
-func accFreeBase(t *testing.T, n int) int {
-	t.Helper()
-	for base := 21000 + os.Getpid()%19000; base < 60000; base += 223 {
-		ok := true
-		for i := range n {
-			for _, p := range []int{base + i, base + 100 + i} {
-				ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-				if err != nil {
-					ok = false
-					break
-				}
-				ln.Close()
-			}
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
-
 // accCluster starts n boards with token auth (relay1 on the second,
-// led1 on the third) and waits until every board sees one master and
-// all running.
-func accCluster(t *testing.T, n int) []*accBoard {
+// led1 on the third) and waits until every board sees a master and all
+// running.
+func accCluster(t *testing.T, n int) []*board {
 	t.Helper()
-	if _, err := accBin(); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	base := accFreeBase(t, n)
-	key := config.NewKey()
-	boards := make([]*accBoard, n)
-	peers := make([]string, n)
-	for i := range boards {
-		boards[i] = &accBoard{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), gossip: fmt.Sprintf("127.0.0.1:%d", base+100+i)}
-		peers[i] = fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip)
-	}
-	for _, b := range boards {
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\ncapacity = 4\n[cluster]\npeers = [%s]\nkey = %q\ntmax = \"600ms\"\ntthreshold = \"600ms\"\nheartbeat = \"100ms\"\n"+
-			"[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"2ms\"\n"+
+	bin := ewsBinary(t)
+	boards, _ := layout(t, n)
+	boardTOML{
+		node:    "capacity = 4\n",
+		cluster: "tmax = \"600ms\"\ntthreshold = \"600ms\"\nheartbeat = \"100ms\"\n",
+		rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"2ms\"\n"+
 			"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = %q\n[[device]]\nname = \"led1\"\ndriver = \"sim-switch\"\nnode = %q\n",
-			b.name, b.http, b.gossip, strings.Join(peers, ", "), key, accAdminToken, boards[min(1, n-1)].name, boards[min(2, n-1)].name)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		accStart(t, b)
+			accAdminToken, boards[min(1, n-1)].name, boards[min(2, n-1)].name),
+	}.write(t, boards)
+	for _, b := range boards {
+		b.start(t, bin)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, b := range boards {
-				t.Logf("log of %s:\n%s", b.name, b.log.String())
-			}
-		}
-	})
 	for _, b := range boards {
 		testutil.EventuallyWithin(t, b.name+" sees a master and every board running", 30*time.Second, func() bool {
-			var v struct {
-				Master string `json:"master"`
-				Nodes  []struct {
-					Runstate string `json:"runstate"`
-				} `json:"nodes"`
-			}
-			if err := accGet(b, "/api/cluster", &v); err != nil || v.Master == "" || len(v.Nodes) != n {
+			v, err := b.view()
+			if err != nil || v.Master == "" || len(v.Nodes) != n {
 				return false
 			}
 			for _, r := range v.Nodes {
@@ -264,41 +145,9 @@ func accCluster(t *testing.T, n int) []*accBoard {
 	return boards
 }
 
-var accClient = &http.Client{Timeout: 5 * time.Second}
-
-func accGet(b *accBoard, path string, v any) error {
-	resp, err := accClient.Get("http://" + b.http + path)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-// accDo sends one request as token and returns status and body.
-func accDo(b *accBoard, token, method, path, body string) (int, []byte, error) {
-	req, err := http.NewRequest(method, "http://"+b.http+path, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := accClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, err
-}
-
-func accStatus(t *testing.T, b *accBoard, token, method, path string, want int) {
+func accStatus(t *testing.T, b *board, token, method, path string, want int) {
 	t.Helper()
-	code, body, err := accDo(b, token, method, path, "")
+	code, body, err := b.do(token, method, path, "")
 	if err != nil || code != want {
 		t.Errorf("%s %s on %s = %d %s (%v), want %d", method, path, b.name, code, body, err, want)
 	}
@@ -307,13 +156,13 @@ func accStatus(t *testing.T, b *accBoard, token, method, path string, want int) 
 // accJSON sends one request and decodes its answer. A 503 (a master
 // that has not yet heard every board's users store, an election) is sent
 // again, as a client following Retry-After would.
-func accJSON(t *testing.T, b *accBoard, token, method, path, body string, want int) map[string]any {
+func accJSON(t *testing.T, b *board, token, method, path, body string, want int) map[string]any {
 	t.Helper()
 	var code int
 	var out []byte
 	var err error
 	testutil.EventuallyWithin(t, method+" "+path+" answered, not 503", 15*time.Second, func() bool {
-		code, out, err = accDo(b, token, method, path, body)
+		code, out, err = b.do(token, method, path, body)
 		return err != nil || code != http.StatusServiceUnavailable || want == http.StatusServiceUnavailable
 	})
 	if err != nil || code != want {
@@ -327,8 +176,8 @@ func accJSON(t *testing.T, b *accBoard, token, method, path, body string, want i
 }
 
 // accSession is GET /api/session as token (an empty map on failure).
-func accSession(b *accBoard, token string) map[string]any {
-	code, out, err := accDo(b, token, "GET", "/api/session", "")
+func accSession(b *board, token string) map[string]any {
+	code, out, err := b.do(token, "GET", "/api/session", "")
 	m := map[string]any{}
 	if err == nil && code == http.StatusOK {
 		_ = json.Unmarshal(out, &m)
@@ -338,7 +187,7 @@ func accSession(b *accBoard, token string) map[string]any {
 
 // accSynced waits until every board holds version v of the users store
 // (GET /api/session says it to anyone).
-func accSynced(t *testing.T, boards []*accBoard, v float64) {
+func accSynced(t *testing.T, boards []*board, v float64) {
 	t.Helper()
 	for _, b := range boards {
 		testutil.EventuallyWithin(t, fmt.Sprintf("%s holds users version %v", b.name, v), 10*time.Second, func() bool {
@@ -360,20 +209,20 @@ func TestAccountsBoardCatchesUp(t *testing.T) {
 	accSynced(t, boards, 1)
 	old := op["token"].(string)
 	down := boards[2]
-	down.accStop()
+	down.kill9()
 	accJSON(t, boards[1], accAdminToken, "POST", "/api/users/op1/rotate", "", http.StatusOK)
 	accSynced(t, boards[:2], 2)
-	accStart(t, down)
-	accSynced(t, []*accBoard{down}, 2)
-	if code, _, _ := accDo(down, old, "POST", "/api/devices/relay1/read", ""); code != http.StatusUnauthorized {
+	down.start(t, ewsBinary(t))
+	accSynced(t, []*board{down}, 2)
+	if code, _, _ := down.do(old, "POST", "/api/devices/relay1/read", ""); code != http.StatusUnauthorized {
 		t.Errorf("the old token on the board that was down = %d, want 401", code)
 	}
 	// alone after a restart (no peer to learn from), it still holds version 2
 	for _, b := range boards[:2] {
-		b.accStop()
+		b.kill9()
 	}
-	down.accStop()
-	accStart(t, down)
+	down.kill9()
+	down.start(t, ewsBinary(t))
 	testutil.EventuallyWithin(t, down.name+" serves again", 10*time.Second, func() bool {
 		v, _ := accSession(down, "")["users_version"].(float64)
 		return v == 2
@@ -431,7 +280,7 @@ func TestAccountsMeasureRotation(t *testing.T) {
 			worst = max(worst, d)
 		}
 		all = append(all, worst)
-		if code, _, _ := accDo(boards[n-1], old, "POST", "/api/devices/relay1/read", ""); code != http.StatusUnauthorized {
+		if code, _, _ := boards[n-1].do(old, "POST", "/api/devices/relay1/read", ""); code != http.StatusUnauthorized {
 			t.Errorf("rotation %d: the old token on %s = %d, want 401", i, boards[n-1].name, code)
 		}
 		old = rot["token"].(string)

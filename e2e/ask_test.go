@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,15 +16,32 @@ import (
 
 // clusterView is a board's GET /api/cluster, the fields the tests read.
 type clusterView struct {
-	Epoch  uint64 `json:"epoch"`
-	Master string `json:"master"`
-	Self   string `json:"self"`
-	Nodes  []struct {
-		Name         string `json:"name"`
-		Runstate     string `json:"runstate"`
-		LastSeenMs   int64  `json:"last_seen_ms"`
-		AuthMismatch bool   `json:"auth_mismatch"`
-	} `json:"nodes"`
+	Epoch  uint64       `json:"epoch"`
+	Master string       `json:"master"`
+	Self   string       `json:"self"`
+	Nodes  []clusterRow `json:"nodes"`
+	// Completed counts the master's dispatched requests by class.
+	Completed map[string]uint64 `json:"completed"`
+}
+
+// clusterRow is one board's row of a clusterView.
+type clusterRow struct {
+	Name         string          `json:"name"`
+	Runstate     string          `json:"runstate"`
+	LastSeenMs   int64           `json:"last_seen_ms"`
+	AuthMismatch bool            `json:"auth_mismatch"`
+	Load         json.RawMessage `json:"load"`
+	LoadUnknown  []string        `json:"load_unknown"`
+}
+
+// self is the row of the board that answered.
+func (v clusterView) self() clusterRow {
+	for _, n := range v.Nodes {
+		if n.Name == v.Self {
+			return n
+		}
+	}
+	return clusterRow{}
 }
 
 // runstates maps each board of the view to its runstate.
@@ -79,6 +97,29 @@ func agreed(boards []*board, m string, minEpoch uint64) (bool, string) {
 	return true, ""
 }
 
+// masterOf is the master every given board sees, with every given board
+// running, and the lowest epoch they see it at; "" while they disagree
+// (for tests where any master will do).
+func masterOf(boards []*board) (master string, epoch uint64) {
+	for i, b := range boards {
+		v, err := b.view()
+		if err != nil || v.Master == "" || (i > 0 && v.Master != master) {
+			return "", 0
+		}
+		if i == 0 || v.Epoch < epoch {
+			epoch = v.Epoch
+		}
+		master = v.Master
+		rs := v.runstates()
+		for _, o := range boards {
+			if rs[o.name] != "running" {
+				return "", 0
+			}
+		}
+	}
+	return master, epoch
+}
+
 // waitAgree waits until agree holds, failing with what the boards last saw,
 // and returns how long it took.
 func waitAgree(t *testing.T, what string, limit time.Duration, boards []*board, m string, minEpoch uint64) time.Duration {
@@ -104,6 +145,31 @@ func metric(b *board, series string) float64 {
 		}
 	}
 	return -1
+}
+
+// askClient bounds one request of do.
+var askClient = &http.Client{Timeout: 20 * time.Second}
+
+// do sends one request to the board as token ("" for none; body, when set,
+// as JSON) and returns the status and the answer.
+func (b *board) do(token, method, path, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, "http://"+b.http+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := askClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
 }
 
 // answered polls ask until it answers without an error and returns the

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,11 +23,13 @@ const ewsPkg = "github.com/ews-firmware/ews/cmd/ews"
 type build struct {
 	tags    string // more build tags, beside shipTags
 	version string // buildinfo.Version, when set
-	goarch  string // cross-build for linux/goarch (arm: armv7), when set
+	goarch  string // cross-build for linux/goarch, when set
+	goarm   string // with goarch arm: GOARM (5, 6, 7); "" is 7
+	strip   bool   // -ldflags "-s -w", as make dist builds
 }
 
 func (b build) name() string {
-	return strings.NewReplacer(",", "_", "/", "_").Replace(fmt.Sprintf("ews-%s-%s-%s", b.tags, b.version, b.goarch))
+	return strings.NewReplacer(",", "_", "/", "_").Replace(fmt.Sprintf("ews-%s-%s-%s%s-%v", b.tags, b.version, b.goarch, b.goarm, b.strip))
 }
 
 var builds struct {
@@ -57,14 +60,21 @@ func binary(t testing.TB, b build) string {
 		tags = b.tags + "," + shipTags
 	}
 	args := []string{"build", "-trimpath", "-tags", tags, "-o", p}
+	var ldflags []string
+	if b.strip {
+		ldflags = append(ldflags, "-s", "-w")
+	}
 	if b.version != "" {
-		args = append(args, "-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+b.version)
+		ldflags = append(ldflags, "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+b.version)
+	}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(ldflags, " "))
 	}
 	cmd := exec.Command("go", append(args, ewsPkg)...)
 	if b.goarch != "" {
 		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+b.goarch, "CGO_ENABLED=0")
 		if b.goarch == "arm" {
-			cmd.Env = append(cmd.Env, "GOARM=7")
+			cmd.Env = append(cmd.Env, "GOARM="+cmp.Or(b.goarm, "7"))
 		}
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {

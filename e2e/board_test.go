@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 // board is one real `ews run` process of an end-to-end test.
 type board struct {
 	name, http, gossip, cfg string
+	key                     string // the cluster key (base64), set by boardTOML.write
 	cmd                     *exec.Cmd
 	log                     *syncBuffer
 }
@@ -67,6 +70,29 @@ func (b *board) kill9() {
 	_ = b.cmd.Wait()
 }
 
+// stop asks the board to stop (SIGTERM) and fails the test unless it exits
+// 0 within limit.
+func (b *board) stop(t *testing.T, limit time.Duration) {
+	t.Helper()
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(t, b.cmd, limit); code != 0 {
+		t.Fatalf("%s exited %d after SIGTERM, want 0\n%s", b.name, code, b.log.String())
+	}
+}
+
+// waitReady waits until the board answers GET /readyz with 200.
+func (b *board) waitReady(t *testing.T, limit time.Duration) {
+	t.Helper()
+	testutil.EventuallyWithin(t, b.name+" ready", limit, func() bool {
+		resp, err := http.Get("http://" + b.http + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
 func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) }
 
 // waitLog waits until the board's log holds sub. A log line reaches the test
@@ -75,4 +101,25 @@ func (b *board) view() (clusterView, error) { return viewAt("http://" + b.http) 
 func (b *board) waitLog(t *testing.T, sub string, limit time.Duration) {
 	t.Helper()
 	testutil.EventuallyWithin(t, b.name+" logs "+strconv.Quote(sub), limit, func() bool { return strings.Contains(b.log.String(), sub) })
+}
+
+// exitCode waits at most limit for cmd to exit and returns its exit code.
+func exitCode(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(limit):
+		t.Fatalf("ews still running %v after the signal", limit)
+		return -1
+	}
 }

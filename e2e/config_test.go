@@ -35,7 +35,7 @@ func (c boardTOML) write(t *testing.T, boards []*board) {
 	t.Helper()
 	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
 	for _, b := range boards {
-		b.cfg = filepath.Join(dir, b.name+".toml")
+		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
 		writeFile(t, b.cfg, c.doc(b, peers, key))
 	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -174,15 +173,8 @@ func TestNonMasterSameAnswer(t *testing.T) {
 	// The master's dispatch counts (the UI's requests/s chart) show on every
 	// board's view, not only the master's.
 	testutil.EventuallyWithin(t, "completed counts on a non-master's /api/cluster", 10*time.Second, func() bool {
-		resp, err := http.Get("http://" + boards[2].http + "/api/cluster")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		var v struct {
-			Completed map[string]uint64 `json:"completed"`
-		}
-		return json.NewDecoder(resp.Body).Decode(&v) == nil && v.Completed["control"] >= 1
+		v, err := boards[2].view()
+		return err == nil && v.Completed["control"] >= 1
 	})
 
 	// A forged dispatch mark is refused.

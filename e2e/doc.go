@@ -1,13 +1,23 @@
 // Package e2e holds the process-level tests: they build the ews binary once and run real boards.
 package e2e
 
-// The helpers every test here shares, one file each:
+// The helpers every test here shares, one file each; a test file adds only
+// what is its own (its devices, its requests), never a copy of these:
 //
-//	binary_test.go  building ews (once per flavour per run)
-//	ports_test.go   free loopback ports for a layout of boards
-//	config_test.go  writing the boards' configs (boardTOML), demo boards
-//	board_test.go   one `ews run` process: start, kill -9, its log
-//	ask_test.go     asking boards: /api/cluster, agreement, /metrics, waiting for an answer
+//	binary_test.go  building ews once per flavour per run: binary(build{...}) for
+//	                extra tags, a version stamp (versionBinary), a cross-build
+//	                (goarch, goarm) or a stripped one; ewsBinary is the shipped one
+//	ports_test.go   free loopback ports (freeBase: random blocks, checked) and a
+//	                layout of n boards on them; never pick ports another way
+//	config_test.go  writing the boards' configs (boardTOML, which also sets each
+//	                board's cluster key), writeFile, demo boards
+//	board_test.go   one `ews run` process (board): start, startWith a wrapper
+//	                (qemu, ip netns exec), kill9, stop (SIGTERM, exit 0),
+//	                waitReady, exitCode, its log (syncBuffer) and waitLog
+//	ask_test.go     asking boards: /api/cluster (view, clusterView, self),
+//	                agreement (waitAgree, masterOf when any master will do),
+//	                /metrics, requests with a token (do), answered
+//	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
 //
 // The browser tests (-tags browser) add a tab helper in browser_e2e_test.go and use
 // internal/testbrowser for chromium and its console.

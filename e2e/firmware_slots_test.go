@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,42 +26,11 @@ import (
 	"github.com/ews-firmware/ews/node/firmware"
 )
 
-// rsVersions are the shipped binary built with a version stamp, once each.
-var rsVersions = struct {
-	mu  sync.Mutex
-	dir string
-	m   map[string]string
-}{m: map[string]string{}}
-
-func rsVersionBinary(t *testing.T, version string) string {
-	t.Helper()
-	rsVersions.mu.Lock()
-	defer rsVersions.mu.Unlock()
-	if p, ok := rsVersions.m[version]; ok {
-		return p
-	}
-	if rsVersions.dir == "" {
-		d, err := os.MkdirTemp("", "ews-rs-versions-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rsVersions.dir = d
-	}
-	p := filepath.Join(rsVersions.dir, "ews-"+version)
-	out, err := exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", p,
-		"-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+version, "github.com/ews-firmware/ews/cmd/ews").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build ews %s: %v\n%s", version, err, out)
-	}
-	rsVersions.m[version] = p
-	return p
-}
-
 // rsService is `ews run` under an emulated systemd unit.
 type rsService struct {
 	exe, cfg string
 	env      []string
-	log      *rsLog
+	log      *syncBuffer
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -154,21 +122,11 @@ func rsUpload(t *testing.T, url, token string, bin []byte) {
 	}
 }
 
-func rsSum(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
 func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts real ews processes")
 	}
-	v1, v2, v3 := rsVersionBinary(t, "v1-rs"), rsVersionBinary(t, "v2-rs"), rsVersionBinary(t, "v3-rs")
+	v1, v2, v3 := versionBinary(t, "v1-rs"), versionBinary(t, "v2-rs"), versionBinary(t, "v3-rs")
 	bad, err := exec.LookPath("false") // a real executable for this machine that exits 1
 	if err != nil {
 		t.Skip("no false(1)")
@@ -191,7 +149,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 		}
 	}
 	install(v1)
-	port := rsFreeBase(t, 1)
+	port := freeBase(t, 1)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	const token = rsSlotsToken
 	cfg := filepath.Join(root, "ews.toml")
@@ -200,7 +158,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	svc := &rsService{exe: base, cfg: cfg, log: &rsLog{},
+	svc := &rsService{exe: base, cfg: cfg, log: &syncBuffer{},
 		env: append(os.Environ(), "INVOCATION_ID=rs-test", "EWS_FIRMWARE_DIR="+slots)}
 	svc.start(t)
 	t.Cleanup(func() {
@@ -213,7 +171,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 		return func() bool { b, err := rsBoardPage(url); return err == nil && b.Version == want }
 	}
 	testutil.EventuallyWithin(t, "v1 serving", 20*time.Second, version("v1-rs"))
-	packaged := rsSum(t, base)
+	packaged := fileSHA(t, base)
 
 	// a binary that cannot serve: tried once, rolled back at the next start
 	badBin, _ := os.ReadFile(bad)
@@ -230,7 +188,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 		b, err := rsBoardPage(url)
 		return err == nil && b.Version == "v2-rs" && b.Upgrade != nil && b.Upgrade.Outcome == "committed"
 	})
-	if rsSum(t, base) != packaged {
+	if fileSHA(t, base) != packaged {
 		t.Fatal("the packaged binary was written by an upload")
 	}
 	// it stays across a restart (systemctl restart)

@@ -34,56 +34,39 @@ const mdVersion = "mdns-e2e"
 // the other board announces that it is master now. A board on a wildcard
 // announces again when its interface gets a new address.
 func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
-	mdNeedNetns(t)
+	needNetns(t, "mdns e2e")
 	tag := fmt.Sprint(os.Getpid() % 100000)
 	nsA, nsB := "ewsmdA"+tag, "ewsmdB"+tag
 	vA, vB := "mda"+tag, "mdb"+tag
 	for _, ns := range []string{nsA, nsB} {
-		mdIP(t, "netns", "add", ns)
+		ipCmd(t, "netns", "add", ns)
 		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	}
-	mdIP(t, "link", "add", vA, "type", "veth", "peer", "name", vB)
-	mdIP(t, "link", "set", vA, "netns", nsA)
-	mdIP(t, "link", "set", vB, "netns", nsB)
+	ipCmd(t, "link", "add", vA, "type", "veth", "peer", "name", vB)
+	ipCmd(t, "link", "set", vA, "netns", nsA)
+	ipCmd(t, "link", "set", vB, "netns", nsB)
 	for _, c := range [][]string{
 		{"-n", nsA, "addr", "add", "10.77.0.1/24", "dev", vA}, {"-n", nsA, "link", "set", vA, "up"}, {"-n", nsA, "link", "set", "lo", "up"},
 		{"-n", nsB, "addr", "add", "10.77.0.2/24", "dev", vB}, {"-n", nsB, "link", "set", vB, "up"}, {"-n", nsB, "link", "set", "lo", "up"},
 	} {
-		mdIP(t, c...)
+		ipCmd(t, c...)
 	}
-	bin := mdBuild(t)
+	bin := versionBinary(t, mdVersion)
 	capture := mdCapture(t, nsB, vB)
 
 	dir := t.TempDir()
 	// A cluster of two: mdboard1 on a wildcard, mdboard2 on one address.
 	key := config.NewKey()
 	peers := `["mdboard1=10.77.0.1:17946", "mdboard2=10.77.0.1:17947"]`
-	boards := []struct{ name, http, gossip string }{
-		{"mdboard1", ":18080", "10.77.0.1:17946"},
-		{"mdboard2", "10.77.0.1:18081", "10.77.0.1:17947"},
+	boards := []*board{
+		{name: "mdboard1", http: ":18080", gossip: "10.77.0.1:17946"},
+		{name: "mdboard2", http: "10.77.0.1:18081", gossip: "10.77.0.1:17947"},
 	}
-	procs := map[string]*exec.Cmd{}
 	for _, b := range boards {
-		cfg := filepath.Join(dir, b.name+".toml")
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = %s\nkey = %q\n[http]\nauth = \"none\"\n[sim]\n",
-			b.name, b.http, b.gossip, peers, key)
-		if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		log := &mdBuffer{}
-		cmd := exec.Command("ip", "netns", "exec", nsA, bin, "run", "--config", cfg)
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs[b.name] = cmd
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("log of %s:\n%s", b.name, log.String())
-			}
-		})
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		writeFile(t, b.cfg, fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = %s\nkey = %q\n[http]\nauth = \"none\"\n[sim]\n",
+			b.name, b.http, b.gossip, peers, key))
+		b.startWith(t, []string{"ip", "netns", "exec", nsA}, bin)
 	}
 
 	type row struct {
@@ -129,7 +112,7 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 
 	// A new address on the wildcard board's interface (a new DHCP lease):
 	// it announces again, with that address, within a rescan.
-	mdIP(t, "-n", nsA, "addr", "add", "10.77.0.9/24", "dev", vA)
+	ipCmd(t, "-n", nsA, "addr", "add", "10.77.0.9/24", "dev", vA)
 	capture.waitFor(t, "mdboard1 announcing its new address", 20*time.Second, func(m *dnsmessage.Message) bool {
 		for _, rr := range m.Answers {
 			if a, ok := rr.Body.(*dnsmessage.AResource); ok && rr.Header.Name.String() == "mdboard1.local." && a.A == [4]byte{10, 77, 0, 9} {
@@ -141,7 +124,7 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 
 	// A clean stop of the master: its goodbye (PTR at TTL 0) on the wire,
 	// then mdboard2 takes over and announces its new role.
-	if err := procs["mdboard1"].Process.Signal(syscall.SIGTERM); err != nil {
+	if err := boards[0].cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	capture.waitFor(t, "mdboard1's goodbye", 20*time.Second, func(m *dnsmessage.Message) bool {
@@ -165,46 +148,6 @@ func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 		_, gone := f["mdboard1"]
 		return f["mdboard2"].Master && !gone
 	})
-}
-
-// mdNeedNetns skips unless the test may create network namespaces.
-func mdNeedNetns(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("mdns e2e: starts ews processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("mdns e2e needs root for ip netns")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("mdns e2e needs iproute2 (ip)")
-	}
-	probe := fmt.Sprintf("ewsmdp%d", os.Getpid()%100000)
-	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("mdns e2e: network namespaces not permitted here: %v %s", err, out)
-	}
-	_ = exec.Command("ip", "netns", "del", probe).Run()
-}
-
-// mdIP runs ip(8) and fails the test on error.
-func mdIP(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-// mdBuild builds the board binary as shipped, with mdVersion stamped in.
-func mdBuild(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ews")
-	out, err := exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", bin,
-		"-ldflags", "-X github.com/ews-firmware/ews/internal/buildinfo.Version="+mdVersion,
-		"github.com/ews-firmware/ews/cmd/ews").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // mdCapturer keeps the mDNS responses heard on 224.0.0.251:5353.
@@ -297,22 +240,4 @@ func mdInNetns(ns string, f func() error) error {
 		errc <- err
 	}()
 	return <-errc
-}
-
-// mdBuffer is a goroutine-safe log buffer.
-type mdBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *mdBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *mdBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -26,4 +27,12 @@ func needNetns(t *testing.T, what string) {
 		t.Skipf("network namespaces not permitted here: %v %s", err, out)
 	}
 	_ = exec.Command("ip", "netns", "del", probe).Run()
+}
+
+// ipCmd runs ip(8) and fails the test on error.
+func ipCmd(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }

@@ -4,20 +4,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testutil"
 )
-
-// netns runs ip(8) and fails the test on error.
-func ipCmd(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
 
 // TestPartition cuts one board off in network namespaces the test creates
 // (a bridge in the test's namespace, a veth per board), checks each side's

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -42,15 +40,11 @@ func TestARMClusterQemu(t *testing.T) {
 	waitAgree(t, "ews1 master of three running boards", 60*time.Second, boards, "ews1", 1)
 
 	action := func(via *board) (int, string) {
-		req, _ := http.NewRequest("POST", "http://"+via.http+"/api/devices/relay1/toggle", nil)
-		req.Header.Set("Authorization", "Bearer t0k")
-		resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+		code, body, err := via.do("t0k", "POST", "/api/devices/relay1/toggle", "")
 		if err != nil {
 			return 0, err.Error()
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return code, string(body)
 	}
 	// relay1 is wired to ews2; the request enters at the master, ews1.
 	if code, body := action(boards[0]); code != 200 || !strings.Contains(body, `"state":"on"`) {

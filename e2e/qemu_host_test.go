@@ -1,22 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
 )
 
@@ -64,15 +57,15 @@ func TestQemuHostCluster(t *testing.T) {
 }
 
 func qhCluster(t *testing.T, qemu string, tg qhTarget) {
-	bin := qhBuild(t, tg)
+	bin := binary(t, build{goarch: "arm", goarm: tg.goarm, strip: true}) // as make dist builds it
 	boards := qhLayout(t, 3, tg.board)
-	var args []string
+	wrapper := []string{qemu}
 	if tg.cpu != "" {
-		args = append(args, "-cpu", tg.cpu)
+		wrapper = append(wrapper, "-cpu", tg.cpu)
 	}
 	start := time.Now()
 	for _, b := range boards {
-		b.start(t, qemu, append(args, bin, "run", "--config", b.cfg)...)
+		b.startWith(t, wrapper, bin)
 	}
 	// Booted together, ews1 ends up master; but an emulated board on busy
 	// cores can start more than tmax after the others, and then (preempt
@@ -80,7 +73,7 @@ func qhCluster(t *testing.T, qemu string, tg qhTarget) {
 	var master string
 	var epoch uint64
 	testutil.EventuallyWithin(t, "one master of three running boards", 60*time.Second, func() bool {
-		master, epoch = qhAgree(boards)
+		master, epoch = masterOf(boards)
 		return master != ""
 	})
 	t.Logf("%s under qemu: three boards running, %s master (epoch %d), %v after start", tg.name, master, epoch, time.Since(start).Round(time.Millisecond))
@@ -102,7 +95,7 @@ func qhCluster(t *testing.T, qemu string, tg qhTarget) {
 	var next string
 	took := testutil.EventuallyWithin(t, "a peer takes over", 60*time.Second, func() bool {
 		var e uint64
-		next, e = qhAgree(rest)
+		next, e = masterOf(rest)
 		return next != "" && next != old.name && e > epoch
 	})
 	t.Logf("%s under qemu: %s took over, seen %v after kill -9 of %s (tmax 2s)", tg.name, next, took.Round(time.Millisecond), old.name)
@@ -111,9 +104,9 @@ func qhCluster(t *testing.T, qemu string, tg qhTarget) {
 }
 
 // qhSplit is the board named name and the others.
-func qhSplit(boards []*qhBoard, name string) (*qhBoard, []*qhBoard) {
-	var it *qhBoard
-	var rest []*qhBoard
+func qhSplit(boards []*board, name string) (*board, []*board) {
+	var it *board
+	var rest []*board
 	for _, b := range boards {
 		if b.name == name {
 			it = b
@@ -124,43 +117,6 @@ func qhSplit(boards []*qhBoard, name string) (*qhBoard, []*qhBoard) {
 	return it, rest
 }
 
-// qhBuild cross-builds the board binary as make dist does.
-func qhBuild(t *testing.T, tg qhTarget) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ews-linux-"+tg.name)
-	build := exec.Command("go", "build", "-trimpath", "-tags", "nethttpomithttp2", "-ldflags", "-s -w", "-o", bin, "../cmd/ews")
-	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm", "GOARM="+tg.goarm, "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", tg.name, err, out)
-	}
-	return bin
-}
-
-// qhBoard is one `ews run` process under qemu.
-type qhBoard struct {
-	name, http, gossip, cfg string
-	cmd                     *exec.Cmd
-	log                     *qhLog
-}
-
-// qhLog is a board's combined output, safe to read while it writes.
-type qhLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *qhLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *qhLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 const qhToken = "t0k"
 
 // qhCGI is the cluster's one action: a CGI program that names the board
@@ -169,7 +125,7 @@ const qhCGI = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\necho \"
 
 // qhLayout writes the configs of n host boards on free loopback ports with
 // emulation-friendly timings, and a CGI directory, and returns them unstarted.
-func qhLayout(t *testing.T, n int, kind string) []*qhBoard {
+func qhLayout(t *testing.T, n int, kind string) []*board {
 	t.Helper()
 	dir := t.TempDir()
 	cgi := filepath.Join(dir, "cgi-bin")
@@ -179,133 +135,22 @@ func qhLayout(t *testing.T, n int, kind string) []*qhBoard {
 	if err := os.WriteFile(filepath.Join(cgi, "who.sh"), []byte(qhCGI), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	boards := make([]*qhBoard, n)
-	peers := make([]string, n)
-	for i := range boards {
-		boards[i] = &qhBoard{name: fmt.Sprintf("ews%d", i+1), http: qhFreeAddr(t, "tcp"), gossip: qhFreeAddr(t, "udp")}
-		peers[i] = fmt.Sprintf("%q", boards[i].name+"="+boards[i].gossip)
-	}
-	key := config.NewKey()
-	for _, b := range boards {
-		doc := fmt.Sprintf(`[node]
-name = %q
-http = %q
-gossip = %q
-capacity = 2
-board = %q
-[cluster]
-peers = [%s]
-key = %q
-tmax = "2s"
-tthreshold = "1s"
-heartbeat = "200ms"
-[http]
-auth = "token"
-token = %q
-[cgi]
-dir = %q
-`, b.name, b.http, b.gossip, kind, strings.Join(peers, ", "), key, qhToken, cgi)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	boards, _ := layout(t, n)
+	boardTOML{
+		node:    fmt.Sprintf("capacity = 2\nboard = %q\n", kind),
+		cluster: "tmax = \"2s\"\ntthreshold = \"1s\"\nheartbeat = \"200ms\"\n",
+		rest:    fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[cgi]\ndir = %q\n", qhToken, cgi),
+	}.write(t, boards)
 	return boards
 }
 
-// qhFreeAddr is a loopback address whose port is free now: for "udp" (a
-// gossip port) free for both TCP and UDP.
-func qhFreeAddr(t *testing.T, kind string) string {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		if kind != "udp" {
-			l.Close()
-			return addr
-		}
-		u, err := net.ListenPacket("udp", addr)
-		l.Close()
-		if err == nil {
-			u.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port")
-	return ""
-}
-
-func (b *qhBoard) start(t *testing.T, name string, args ...string) {
-	t.Helper()
-	b.log = &qhLog{}
-	b.cmd = exec.Command(name, args...)
-	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := b.cmd
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", b.name, b.log.String())
-		}
-	})
-}
-
-func (b *qhBoard) kill9() {
-	_ = b.cmd.Process.Signal(syscall.SIGKILL)
-	_ = b.cmd.Wait()
-}
-
-// qhView is what the test reads of GET /api/cluster.
-type qhView struct {
-	Epoch  uint64  `json:"epoch"`
-	Master string  `json:"master"`
-	Self   string  `json:"self"`
-	Nodes  []qhRow `json:"nodes"`
-}
-
-type qhRow struct {
-	Name        string          `json:"name"`
-	Runstate    string          `json:"runstate"`
-	Load        json.RawMessage `json:"load"`
-	LoadUnknown []string        `json:"load_unknown"`
-}
-
-func (v qhView) self() qhRow {
-	for _, n := range v.Nodes {
-		if n.Name == v.Self {
-			return n
-		}
-	}
-	return qhRow{}
-}
-
-func (b *qhBoard) view() (qhView, error) {
-	var v qhView
-	resp, err := (&http.Client{Timeout: 2 * time.Second}).Get("http://" + b.http + "/api/cluster")
-	if err != nil {
-		return v, err
-	}
-	defer resp.Body.Close()
-	return v, json.NewDecoder(resp.Body).Decode(&v)
-}
-
 // cgi runs the CGI program with the request entering at this board.
-func (b *qhBoard) cgi() (int, string) {
-	req, _ := http.NewRequest("GET", "http://"+b.http+"/cgi-bin/who.sh", nil)
-	req.Header.Set("Authorization", "Bearer "+qhToken)
-	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+func (b *board) cgi() (int, string) {
+	code, body, err := b.do(qhToken, "GET", "/cgi-bin/who.sh", "")
 	if err != nil {
 		return 0, err.Error()
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return code, string(body)
 }
 
 // cgiOK runs the CGI program entering at this board until it answers 200
@@ -314,7 +159,7 @@ func (b *qhBoard) cgi() (int, string) {
 // would: on two busy cores an emulated board can miss tmax, and a request
 // that meets the short mastership dispute that follows is answered 503 (by
 // design). Each such answer is logged; any other answer fails at once.
-func (b *qhBoard) cgiOK(t *testing.T) string {
+func (b *board) cgiOK(t *testing.T) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -333,55 +178,18 @@ func (b *qhBoard) cgiOK(t *testing.T) string {
 	}
 }
 
-// qhAgree is the master every given board sees, with every given board
-// running, and the lowest epoch they see it at; "" while they disagree.
-func qhAgree(boards []*qhBoard) (master string, epoch uint64) {
-	for i, b := range boards {
-		v, err := b.view()
-		if err != nil || v.Master == "" || (i > 0 && v.Master != master) {
-			return "", 0
-		}
-		if i == 0 || v.Epoch < epoch {
-			epoch = v.Epoch
-		}
-		master = v.Master
-		running := 0
-		for _, n := range v.Nodes {
-			for _, o := range boards {
-				if n.Name == o.name && n.Runstate == "running" {
-					running++
-				}
-			}
-		}
-		if running != len(boards) {
-			return "", 0
-		}
-	}
-	return master, epoch
-}
-
 // qhLogRSS logs an idle board's resident memory as the host sees the qemu
 // process (the guest plus qemu's own translator) and the Go runtime's
 // memory as the board reports it.
-func qhLogRSS(t *testing.T, tg qhTarget, b *qhBoard) {
-	rss := 0
-	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid)); err == nil {
-		for _, l := range strings.Split(string(st), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-				fmt.Sscanf(strings.TrimSpace(v), "%d", &rss)
-			}
-		}
-	}
+func qhLogRSS(t *testing.T, tg qhTarget, b *board) {
+	rss := rssKB(b.cmd.Process.Pid)
 	var info struct {
 		Memory struct {
 			ProcessBytes uint64 `json:"process_bytes"`
 		} `json:"memory"`
 	}
-	req, _ := http.NewRequest("GET", "http://"+b.http+"/api/board", nil)
-	req.Header.Set("Authorization", "Bearer "+qhToken)
-	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req); err == nil {
-		_ = json.NewDecoder(resp.Body).Decode(&info)
-		resp.Body.Close()
+	if _, body, err := b.do(qhToken, "GET", "/api/board", ""); err == nil {
+		_ = json.Unmarshal(body, &info)
 	}
 	cpu := tg.cpu
 	if cpu == "" {

@@ -1,95 +1,24 @@
 package e2e
 
 // Outputs the cluster remembers (issue 25 part 3), end to end: three real
-// `ews run` processes on loopback, simulated boards. Helpers are prefixed
-// rs so this file stands alone beside the package's others.
+// `ews run` processes on loopback, simulated boards.
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
 	"github.com/ews-firmware/ews/node/dispatch"
 )
-
-// rsBin is the shipped binary, built once for this file's tests.
-var rsBin = struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}{}
-
-func rsBinary(t *testing.T) string {
-	t.Helper()
-	rsBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ews-restore-bin-")
-		if err != nil {
-			rsBin.err = err
-			return
-		}
-		rsBin.path = filepath.Join(dir, "ews")
-		rsBin.out, rsBin.err = exec.Command("go", "build", "-tags", "nethttpomithttp2", "-o", rsBin.path, "github.com/ews-firmware/ews/cmd/ews").CombinedOutput()
-	})
-	if rsBin.err != nil {
-		t.Fatalf("build ews: %v\n%s", rsBin.err, rsBin.out)
-	}
-	return rsBin.path
-}
-
-// rsLog is a process's output, safe to read while it runs.
-type rsLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *rsLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *rsLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
-// rsBoard is one `ews run` process.
-type rsBoard struct {
-	name, http, cfg string
-	key             string // the cluster key (base64), for a peer mark
-	cmd             *exec.Cmd
-	log             *rsLog
-}
-
-// rsFreeBase finds a base port with base..base+n-1 and base+100.. free.
-func rsFreeBase(t *testing.T, n int) int {
-	t.Helper()
-	for base := 21000 + (os.Getpid()*7)%20000; base < 60000; base += 223 {
-		ok := true
-		for i := range n {
-			for _, p := range []int{base + i, base + 100 + i} {
-				ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-				if err != nil {
-					ok = false
-					break
-				}
-				ln.Close()
-			}
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
 
 // rsDevices are the cluster's outputs: all wired to ews2.
 const rsDevices = `
@@ -112,81 +41,19 @@ node = "ews2"
 `
 
 // rsCluster writes the configs of n boards sharing one key and devices.
-func rsCluster(t *testing.T, n int) []*rsBoard {
+func rsCluster(t *testing.T, n int) []*board {
 	t.Helper()
-	dir, base, key := t.TempDir(), rsFreeBase(t, n), config.NewKey()
-	var peers []string
-	boards := make([]*rsBoard, n)
-	for i := range boards {
-		boards[i] = &rsBoard{name: fmt.Sprintf("ews%d", i+1), http: fmt.Sprintf("127.0.0.1:%d", base+i), key: key}
-		peers = append(peers, fmt.Sprintf("%q", fmt.Sprintf("%s=127.0.0.1:%d", boards[i].name, base+100+i)))
-	}
-	for i, b := range boards {
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = \"127.0.0.1:%d\"\ncapacity = 4\n"+
-			"[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n"+
-			"[http]\nauth = \"none\"\n[sim]\n%s",
-			b.name, b.http, base+100+i, strings.Join(peers, ", "), key, rsDevices)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		if err := os.WriteFile(b.cfg, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	boards, _ := layout(t, n)
+	boardTOML{
+		node:    "capacity = 4\n",
+		cluster: "tmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n",
+		rest:    "[http]\nauth = \"none\"\n[sim]\n" + rsDevices,
+	}.write(t, boards)
 	return boards
 }
 
-func (b *rsBoard) start(t *testing.T, bin string) {
-	t.Helper()
-	b.log = &rsLog{}
-	b.cmd = exec.Command(bin, "run", "--config", b.cfg)
-	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd, log := b.cmd, b.log
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", b.name, log.String())
-		}
-	})
-}
-
-func (b *rsBoard) kill9() {
-	_ = b.cmd.Process.Signal(syscall.SIGKILL)
-	_ = b.cmd.Wait()
-}
-
+// rsClient bounds a request of this file's (an /events stream too).
 var rsClient = &http.Client{Timeout: 2 * time.Second}
-
-// rsMaster is the master every board names with all of them running, or "".
-func rsMaster(boards []*rsBoard) string {
-	master := ""
-	for _, b := range boards {
-		var v struct {
-			Master string `json:"master"`
-			Nodes  []struct {
-				Name, Runstate string
-			} `json:"nodes"`
-		}
-		resp, err := rsClient.Get("http://" + b.http + "/api/cluster")
-		if err != nil {
-			return ""
-		}
-		err = json.NewDecoder(resp.Body).Decode(&v)
-		resp.Body.Close()
-		if err != nil || v.Master == "" || (master != "" && v.Master != master) {
-			return ""
-		}
-		master = v.Master
-		for _, n := range v.Nodes {
-			if n.Runstate != "running" {
-				return ""
-			}
-		}
-	}
-	return master
-}
 
 // rsDevice is a device as GET /api/devices/{name} shows it.
 type rsDevice struct {
@@ -198,7 +65,7 @@ type rsDevice struct {
 	Error    string `json:"error"`
 }
 
-func rsGet(b *rsBoard, name string) (rsDevice, error) {
+func rsGet(b *board, name string) (rsDevice, error) {
 	var d rsDevice
 	resp, err := rsClient.Get("http://" + b.http + "/api/devices/" + name)
 	if err != nil {
@@ -211,7 +78,7 @@ func rsGet(b *rsBoard, name string) (rsDevice, error) {
 	return d, json.NewDecoder(resp.Body).Decode(&d)
 }
 
-func rsAct(t *testing.T, b *rsBoard, path string) {
+func rsAct(t *testing.T, b *board, path string) {
 	t.Helper()
 	resp, err := rsClient.Post("http://"+b.http+"/api/devices/"+path, "", nil)
 	if err != nil {
@@ -226,7 +93,7 @@ func rsAct(t *testing.T, b *rsBoard, path string) {
 // rsRemembered waits until board b remembers device name in state: the
 // first event of its local stream ("outputs", what a restarting board
 // reads) lists it so.
-func rsRemembered(t *testing.T, b *rsBoard, name, state string) {
+func rsRemembered(t *testing.T, b *board, name, state string) {
 	t.Helper()
 	testutil.EventuallyWithin(t, b.name+" remembers "+name+" "+state, 10*time.Second, func() bool {
 		for _, d := range rsOutputs(b) {
@@ -240,7 +107,7 @@ func rsRemembered(t *testing.T, b *rsBoard, name, state string) {
 
 // rsOutputs reads the "outputs" event that opens b's local stream, as a
 // board would: with a peer mark signed with the cluster key (issue 23 M1).
-func rsOutputs(b *rsBoard) []rsDevice {
+func rsOutputs(b *board) []rsDevice {
 	req, _ := http.NewRequest(http.MethodGet, "http://"+b.http+"/events?scope=local", nil)
 	if ck, err := base64.StdEncoding.DecodeString(b.key); err == nil {
 		if k, err := dispatch.DeriveKey(ck); err == nil {
@@ -278,7 +145,7 @@ func rsOutputs(b *rsBoard) []rsDevice {
 
 // rsRestart kills ews2 with SIGKILL, starts it again and returns how long
 // after the start relay1 showed want, restored.
-func rsRestart(t *testing.T, boards []*rsBoard, bin, want string) time.Duration {
+func rsRestart(t *testing.T, boards []*board, bin, want string) time.Duration {
 	t.Helper()
 	ews2 := boards[1]
 	ews2.kill9()
@@ -291,9 +158,7 @@ func rsRestart(t *testing.T, boards []*rsBoard, bin, want string) time.Duration 
 		return err == nil && d.State == want && d.Restored
 	})
 	took := time.Since(start)
-	if !strings.Contains(ews2.log.String(), "restore: output restored") {
-		t.Errorf("ews2 did not log the restore:\n%s", ews2.log.String())
-	}
+	ews2.waitLog(t, "restore: output restored", 5*time.Second)
 	t.Logf("relay1 %s, restored (seq %d), %v after ews2 was started again", got.State, got.Seq, took.Round(time.Millisecond))
 	return took
 }
@@ -306,12 +171,12 @@ func TestRestoreAfterKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}
-	bin := rsBinary(t)
+	bin := ewsBinary(t)
 	boards := rsCluster(t, 3)
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "one master, every board running", 30*time.Second, func() bool { return rsMaster(boards) == "ews1" })
+	waitAgree(t, "one master, every board running", 30*time.Second, boards, "ews1", 0)
 	master := boards[0]
 
 	rsAct(t, master, "relay1/turn_on")
@@ -330,7 +195,7 @@ func TestRestoreAfterKill9(t *testing.T) {
 
 	// A later command is what is remembered next: turned off through the
 	// master, relay1 comes back off, not on from the older memory.
-	testutil.EventuallyWithin(t, "cluster settled after the restart", 20*time.Second, func() bool { return rsMaster(boards) == "ews1" })
+	waitAgree(t, "cluster settled after the restart", 20*time.Second, boards, "ews1", 0)
 	rsAct(t, master, "relay1/turn_off")
 	rsRemembered(t, master, "relay1", "off")
 	rsRemembered(t, boards[2], "relay1", "off")
@@ -359,12 +224,12 @@ func TestBackupAndRestore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}
-	bin := rsBinary(t)
+	bin := ewsBinary(t)
 	boards := rsCluster(t, 3)
 	for _, b := range boards {
 		b.start(t, bin)
 	}
-	testutil.EventuallyWithin(t, "one master, every board running", 30*time.Second, func() bool { return rsMaster(boards) == "ews1" })
+	waitAgree(t, "one master, every board running", 30*time.Second, boards, "ews1", 0)
 	rsAct(t, boards[0], "relay1/turn_on")
 	rsRemembered(t, boards[0], "relay1", "on")
 
@@ -403,9 +268,7 @@ func TestBackupAndRestore(t *testing.T) {
 		d, err := rsGet(boards[1], "relay1")
 		return err == nil && d.State == "on" && d.Restored
 	})
-	if !strings.Contains(boards[1].log.String(), "from=backup") {
-		t.Errorf("ews2 did not log the backup as the source:\n%s", boards[1].log.String())
-	}
+	boards[1].waitLog(t, "from=backup", 5*time.Second) // the backup named as the source
 	testutil.EventuallyWithin(t, "the backup's outputs set aside once used", 5*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(card, "ews-outputs.json.used"))
 		return err == nil

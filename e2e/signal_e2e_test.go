@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -38,14 +36,7 @@ func slowBoard(t *testing.T, secs int) (b *board, started string) {
 		t.Fatal(err)
 	}
 	b.start(t, ewsBinary(t))
-	testutil.EventuallyWithin(t, "board ready", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + b.http + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	b.waitReady(t, 20*time.Second)
 	return b, started
 }
 
@@ -65,26 +56,6 @@ func inFlight(t *testing.T, b *board, started string) <-chan string {
 	}()
 	testutil.EventuallyWithin(t, "the slow program to start", 20*time.Second, func() bool { _, err := os.Stat(started); return err == nil })
 	return got
-}
-
-func exitCode(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(limit):
-		t.Fatalf("ews still running %v after the signal", limit)
-		return -1
-	}
 }
 
 // TestSignalDrains: SIGTERM lets the request in flight finish, then ews
