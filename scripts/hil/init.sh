@@ -180,6 +180,10 @@ run_build() {
 	bin=$1
 	A=$(basename "$(dirname "$bin")")
 	fails0=$FAILS
+	# each build starts as a freshly flashed board: what the build before
+	# it saved (its outputs, restored at start with restore = "last") goes
+	rm -f /var/lib/ews/outputs.json /var/lib/ews/revoked.json /var/lib/ews/users.json
+	rm -rf /var/lib/ews/history
 	check version "$(asews "$bin" version 2>&1)" "linux/"
 
 	out=$(asews "$bin" config check /etc/ews.toml 2>&1)
