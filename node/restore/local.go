@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -91,20 +92,27 @@ func Keep(ctx context.Context, path string, devs Watcher, every time.Duration, n
 		defer close(done)
 		devs.Watch(ctx, func(hal.Snapshot) { dirty.Store(true) })
 	}()
+	// What was saved last, by each output's command seq: a command that
+	// ran before Watch subscribed (right at start) is seen here too.
+	saved := ""
 	save := func() {
-		if !dirty.Swap(false) {
-			return
-		}
 		var list []hal.Snapshot
+		var sig strings.Builder
 		for _, s := range devs.Restorable() {
 			if s.Seq > 0 {
 				s.Error = ""
 				list = append(list, s)
+				fmt.Fprintf(&sig, "%s@%d;", s.Name, s.Seq)
 			}
+		}
+		if !dirty.Swap(false) && sig.String() == saved {
+			return
 		}
 		if err := SaveLocal(path, list); err != nil {
 			log.Warn("restore: outputs not saved", "err", err)
+			return
 		}
+		saved = sig.String()
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()

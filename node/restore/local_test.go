@@ -108,3 +108,17 @@ func TestRunLocalWins(t *testing.T) {
 		t.Errorf("restored %+v, want r1 off from local", res.Restored)
 	}
 }
+
+// A command that ran before Keep's Watch subscribed (a toggle right at
+// start, then a clean stop) is saved all the same: Keep compares what it
+// saved with the outputs' seqs, not only the changes it was told of.
+func TestKeepSavesACommandItWasNotToldOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outputs.json")
+	w := &fakeWatcher{ch: make(chan hal.Snapshot), list: []hal.Snapshot{out("r1", "on", 9)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stopped before any tick and with no change told
+	Keep(ctx, path, w, time.Hour, false, slog.Default())
+	if got, err := LoadLocal(path); err != nil || len(got) != 1 || got[0].Seq != 9 {
+		t.Fatalf("saved %v %v, want r1 at 9", got, err)
+	}
+}
