@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,10 +18,16 @@ import (
 // in place of this process.
 func enterBox(lim Limits, as *ids, program string) int {
 	runtime.LockOSThread()
+	// No collection from here to the exec: a GC (and the cleanup
+	// goroutines it starts) needs address space the limit below may not
+	// leave the Go runtime. The address-space limit itself comes last,
+	// right before execve (a Go process under RLIMIT_AS can crash in the
+	// runtime when it maps more; seen under load).
+	debug.SetGCPercent(-1)
 	for _, l := range []struct {
 		res int
 		v   uint64
-	}{{unix.RLIMIT_CPU, lim.CPUSeconds}, {unix.RLIMIT_AS, lim.Memory}, {unix.RLIMIT_NPROC, lim.Processes}} {
+	}{{unix.RLIMIT_CPU, lim.CPUSeconds}, {unix.RLIMIT_NPROC, lim.Processes}} {
 		if l.v == 0 {
 			continue
 		}
@@ -66,10 +73,17 @@ func enterBox(lim Limits, as *ids, program string) int {
 		fmt.Fprintf(os.Stderr, "cgi: box: drop capabilities: %v\n", err)
 		return 126
 	}
-	err := syscall.Exec(program, []string{program}, os.Environ())
+	env := os.Environ()
+	if lim.Memory != 0 {
+		if err := lower(unix.RLIMIT_AS, lim.Memory); err != nil {
+			fmt.Fprintf(os.Stderr, "cgi: box: setrlimit %d: %v\n", unix.RLIMIT_AS, err)
+			return 126
+		}
+	}
+	err := syscall.Exec(program, []string{program}, env)
 	if errors.Is(err, syscall.ENOEXEC) {
 		// a script without #! line, as a shell would run it
-		err = syscall.Exec("/bin/sh", []string{"/bin/sh", program}, os.Environ())
+		err = syscall.Exec("/bin/sh", []string{"/bin/sh", program}, env)
 	}
 	fmt.Fprintf(os.Stderr, "cgi: cannot run %s: %v\n", program, err)
 	if errors.Is(err, syscall.ENOENT) {
