@@ -280,14 +280,16 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
+// setHeld sets the held flag and its gauge together, so whoever sees
+// Held() also sees ews_vip_held agree.
 func (m *Manager) setHeld(h bool) {
-	m.mu.Lock()
-	m.held = h
-	m.mu.Unlock()
 	v := 0.0
 	if h {
 		v = 1
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.held = h
 	m.m.held.Set(v)
 }
 
