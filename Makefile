@@ -54,7 +54,7 @@ dist:
 	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o dist/ews-linux-armv7 ./cmd/ews
 	GOOS=linux GOARCH=arm64 $(BUILD) -o dist/ews-linux-arm64 ./cmd/ews
 	GOOS=linux GOARCH=amd64 $(BUILD) -o dist/ews-linux-amd64 ./cmd/ews
-	@if [ -n "$(SIGN)" ]; then for a in armv6 armv7 arm64 amd64; do \
+	@if [ -n "$(SIGN)" ]; then for a in armv5 armv6 armv7 arm64 amd64; do \
 		$(GO) run ./cmd/ews firmware sign --bundle "$(SIGN)" dist/ews-linux-$$a || exit 1; done; \
 	else echo "make dist: unsigned builds (boards accept only signed firmware uploads: make dist SIGN=ADMIN-BUNDLE)"; fi
 	@ls -l dist/

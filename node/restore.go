@@ -1,7 +1,7 @@
 package node
 
 // Outputs the cluster remembers (issue 25 part 3): the wiring of
-// node/restore. This board's own outputs are saved under outputsDir too. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
+// node/restore. This board's own outputs are saved under [node] state_dir too. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
 // and n.restoreOutputs(ctx) in Run (node.go), the "outputs" snapshot of the
 // local stream (devices.go). A backup's outputs for this board (ews cluster
 // restore) are read once from beside the boot config.
@@ -47,7 +47,7 @@ func (n *Node) hasSeed() bool {
 // the config and what this board saved itself, then releases the actions
 // holdOutputs held, and keeps saving this board's outputs from then on.
 func (n *Node) restoreOutputs(ctx context.Context) {
-	all, err := restore.LoadSeed(n.seedPath(), outputsDir)
+	all, err := restore.LoadSeed(n.seedPath(), n.stateDir())
 	if err != nil {
 		n.log.Warn("restore: backup outputs not read", "err", err)
 	}
@@ -59,7 +59,7 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 	}
 	restored := n.runRestore(ctx, seed, n.own(saved))
 	if seed != nil {
-		if err := restore.UseSeed(n.seedPath(), outputsDir); err != nil {
+		if err := restore.UseSeed(n.seedPath(), n.stateDir()); err != nil {
 			n.log.Warn("restore: backup outputs left in place", "err", err)
 		}
 	}
@@ -104,24 +104,37 @@ func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool 
 	return len(restore.Run(ctx, o).Restored) > 0
 }
 
-// outputsDir is the state directory where a board saves its own outputs
-// (outputs.json) and marks a used backup seed it may not rename: the
-// packaged unit's writable /var/lib/ews (node.state_dir once issue 28
-// lands). Saving is off when it does not exist, and on a simulated board
-// while it is the default (the demo and tests never write /var/lib/ews).
-var outputsDir = defaultOutputsDir
-
-const defaultOutputsDir = "/var/lib/ews"
+// stateDir is the directory where a board saves its own outputs
+// (outputs.json) and marks a used backup seed it may not rename: [node]
+// state_dir when the config names it (created if missing), or, naming none,
+// the default /var/lib/ews on real hardware when it exists (the packaged
+// unit's writable directory). "" otherwise: the rule of the history
+// (history.go), so the demo and tests never write /var/lib/ews.
+func (n *Node) stateDir() string {
+	dir := n.cfg.Node.StateDir
+	if dir == "" {
+		return ""
+	}
+	if _, set := n.cfg.Lines["node.state_dir"]; set {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			n.log.Warn("restore: state_dir not usable: outputs are not saved", "dir", dir, "err", err)
+			return ""
+		}
+		return dir
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.cfg.Simulated() {
+		return dir
+	}
+	return ""
+}
 
 // localOutputsPath is the file of this board's saved outputs; "" when off.
 func (n *Node) localOutputsPath() string {
-	if outputsDir == defaultOutputsDir && n.cfg.Simulated() {
+	dir := n.stateDir()
+	if dir == "" {
 		return ""
 	}
-	if fi, err := os.Stat(outputsDir); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return filepath.Join(outputsDir, "outputs.json")
+	return filepath.Join(dir, "outputs.json")
 }
 
 // own keeps the snapshots of this board's devices.

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -10,10 +12,8 @@ import (
 // saves its outputs' last commands and, started again with nobody to ask
 // (standalone, or a whole cluster back from a power loss), restores them.
 func TestStandaloneRestoresItsOwnOutputs(t *testing.T) {
-	old := outputsDir
-	outputsDir = t.TempDir()
-	t.Cleanup(func() { outputsDir = old })
-	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"none\"\nshutdown_timeout = \"5s\"\n[sim]\n"+
+	dir := filepath.Join(t.TempDir(), "state") // created by the board
+	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\nstate_dir = \""+dir+"\"\n[http]\nauth = \"none\"\nshutdown_timeout = \"5s\"\n[sim]\n"+
 		"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n[[device]]\nname = \"lamp\"\ndriver = \"sim-switch\"\nrestore = \"initial\"\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +27,9 @@ func TestStandaloneRestoresItsOwnOutputs(t *testing.T) {
 	cancel()
 	if err := wait(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "outputs.json")); err != nil {
+		t.Fatalf("outputs not saved under state_dir: %v", err)
 	}
 	_, url, _, _ = startNode(t, cfg)
 	code, _, b := getJSON(t, "GET", url+"/api/devices/relay1", nil, nil)
