@@ -74,7 +74,7 @@ func TestPublicStreamsPerClient(t *testing.T) {
 }
 
 // Issue 23, M2 and the low "version, PID and SHA-256 are public":
-// read_auth covers /api/board and /events; without it an anonymous client
+// read_auth covers /api/board, /events and /metrics; without it an anonymous client
 // still sees the board page's data, but not which binary runs as which
 // process.
 func TestReadAuthMeansRead(t *testing.T) {
@@ -96,6 +96,8 @@ func TestReadAuthMeansRead(t *testing.T) {
 			{"/events", false, map[bool]int{false: 200, true: 401}[readAuth]},
 			{"/events", true, 200},
 			{"/api/devices", false, map[bool]int{false: 200, true: 401}[readAuth]},
+			{"/metrics", false, map[bool]int{false: 200, true: 401}[readAuth]}, // ews_build_info names the version
+			{"/metrics", true, 200},
 		} {
 			hdr := map[string]string{}
 			if tc.creds {

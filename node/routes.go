@@ -23,7 +23,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 		}
 		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.cfg.Node.Name})
 	})
-	mux.Handle("GET /metrics", n.reg.Handler())
+	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
 	n.api.RegisterReads(mux) // issue 23: device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
