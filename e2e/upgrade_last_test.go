@@ -329,7 +329,7 @@ func refusalLine(l string) bool {
 	if strings.Contains(l, `msg="message refused"`) {
 		return !strings.Contains(l, "which is not a member (not joined yet")
 	}
-	for _, s := range []string{"gossip message refused", "refused credentials", "gossip refused", "board refused", "messages are refused", ": refused"} {
+	for _, s := range []string{"gossip message refused", "refused credentials", "gossip refused", "board refused", "its messages are refused until", ": refused"} {
 		if strings.Contains(l, s) {
 			return true
 		}
