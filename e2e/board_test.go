@@ -18,7 +18,8 @@ import (
 // board is one real `ews run` process of an end-to-end test.
 type board struct {
 	name, http, gossip, cfg string
-	key                     string // the cluster key (base64), set by boardTOML.write
+	key                     string   // the cluster key (base64), set by boardTOML.write
+	flags                   []string // more `ews run` flags, e.g. --log-level debug
 	cmd                     *exec.Cmd
 	log                     *syncBuffer
 }
@@ -49,7 +50,7 @@ func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
 func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
 	t.Helper()
 	b.log = &syncBuffer{}
-	argv := append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg)
+	argv := append(append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg), b.flags...)
 	b.cmd = exec.Command(argv[0], argv[1:]...)
 	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
 	if err := b.cmd.Start(); err != nil {

@@ -12,8 +12,12 @@ package e2e
 //	config_test.go  writing the boards' configs (boardTOML, which also sets each
 //	                board's cluster key), writeFile, demo boards
 //	board_test.go   one `ews run` process (board): start, startWith a wrapper
-//	                (qemu, ip netns exec), kill9, stop (SIGTERM, exit 0),
-//	                waitReady, exitCode, its log (syncBuffer) and waitLog
+//	                (qemu, ip netns exec) and more flags (b.flags), kill9, stop
+//	                (SIGTERM, exit 0), waitReady, exitCode, its log (syncBuffer)
+//	                and waitLog
+//	lastlanded_test.go  lastLandedBinary: ews built from the last landed commit
+//	                (lastLanded, moved forward at each landing) out of git
+//	                history, cached under the user's cache dir; for upgrade tests
 //	ask_test.go     asking boards: /api/cluster (view, clusterView, self),
 //	                agreement (waitAgree, masterOf when any master will do),
 //	                /metrics, requests with a token (do), answered

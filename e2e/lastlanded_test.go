@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// lastLanded is the commit of the last landing on main: the version a
+// cluster in the field runs and must upgrade from (issue 23, "Upgrading
+// into this"). Each landing moves it forward to main's new head, so the
+// next change is tested against what boards run then.
+const lastLanded = "dc202624b32589a80c9525ef3a831334c088ddbf"
+
+var lastLandedOnce struct {
+	sync.Mutex
+	path string
+}
+
+// lastLandedBinary is ews built from lastLanded as the Makefile ships it
+// (CGO_ENABLED=0, -trimpath, -tags nethttpomithttp2, -s -w, the version
+// stamped with the short commit), without -race. It is built once per
+// commit and machine and kept under the user's cache dir
+// (ews-test/ews-COMMIT-GOOS-GOARCH-GOVERSION), so later runs start at once.
+// The test is skipped when the clone does not hold the commit (a shallow
+// clone: git fetch --unshallow).
+func lastLandedBinary(t *testing.T) string {
+	t.Helper()
+	lastLandedOnce.Lock()
+	defer lastLandedOnce.Unlock()
+	if lastLandedOnce.path != "" {
+		return lastLandedOnce.path
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "ews-test")
+	p := filepath.Join(dir, fmt.Sprintf("ews-%s-%s-%s-%s", lastLanded, runtime.GOOS, runtime.GOARCH, runtime.Version()))
+	if _, err := os.Stat(p); err == nil {
+		lastLandedOnce.path = p
+		return p
+	}
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("e2e: not in a git clone (%v): the upgrade test builds ews from commit %s of its history", err, lastLanded)
+	}
+	repo := strings.TrimSpace(string(root))
+	if err := exec.Command("git", "-C", repo, "cat-file", "-e", lastLanded+"^{commit}").Run(); err != nil {
+		t.Skipf("e2e: commit %s (the last landing) is not in this clone's history, a shallow clone? (git fetch --unshallow, then run again)", lastLanded)
+	}
+	src := t.TempDir()
+	archive := exec.Command("git", "-C", repo, "archive", "--format=tar", lastLanded)
+	untar := exec.Command("tar", "-x", "-C", src)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	untar.Stdin = pipe
+	var archErr, tarErr syncBuffer
+	archive.Stderr, untar.Stderr = &archErr, &tarErr
+	if err := untar.Start(); err != nil {
+		t.Fatalf("e2e: tar: %v", err)
+	}
+	if err := archive.Run(); err != nil {
+		_ = untar.Wait()
+		t.Fatalf("e2e: git archive %s: %v\n%s", lastLanded, err, archErr.String())
+	}
+	if err := untar.Wait(); err != nil {
+		t.Fatalf("e2e: unpack git archive %s: %v\n%s", lastLanded, err, tarErr.String())
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// into a temp name first: another test process may build the same
+	// commit at the same time, and a half-written binary must never be
+	// taken from the cache
+	tmp, err := os.CreateTemp(dir, ".build-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	ldflags := fmt.Sprintf("-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=%s -X github.com/ews-firmware/ews/internal/buildinfo.Commit=%s",
+		lastLanded[:7], lastLanded[:7])
+	build := exec.Command("go", "build", "-trimpath", "-tags", shipTags, "-ldflags", ldflags, "-o", tmp.Name(), "./cmd/ews")
+	build.Dir = src
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("e2e: build ews at %s (the last landing): %v\n%s", lastLanded, err, out)
+	}
+	if err := os.Chmod(tmp.Name(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
+		t.Fatal(err)
+	}
+	lastLandedOnce.path = p
+	return p
+}

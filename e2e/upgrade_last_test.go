@@ -1,0 +1,303 @@
+package e2e
+
+// The upgrade path of issue 23 ("Upgrading into this"): a cluster running
+// the last landed version (lastLanded) reaches this one by the rolling
+// upgrade under load, losing no request and refusing nothing it accepted
+// before:
+//
+//	go test -race -run TestRollingUpgradeFromLastLanded -v ./e2e/
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/testutil"
+)
+
+// newVersion stamps the build under test, so every board's /api/board
+// shows which binary it runs.
+const newVersion = "upgrade-target"
+
+// upCluster is three boards set up as a user sets up a TLS cluster: an
+// admin bundle from `ews cluster init`, each board's own bundle from `ews
+// cluster board`, a config naming only bundle_file, the CA from `ews
+// cluster ca` on the client.
+type upCluster struct {
+	boards []*tlsBoard
+	admin  string // the admin bundle (never on a board)
+	caFile string
+	token  string
+	client *http.Client // trusts the cluster CA
+}
+
+// startUpCluster starts three boards, each on its own copy of bin (an
+// upgrade replaces it), with bin's own CLI making the bundles.
+func startUpCluster(t *testing.T, bin string) *upCluster {
+	t.Helper()
+	dir := t.TempDir()
+	plain, peers := layout(t, 3)
+	c := &upCluster{admin: filepath.Join(dir, "admin.bundle"), caFile: filepath.Join(dir, "ca.pem")}
+	run := func(args ...string) []byte {
+		t.Helper()
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				out = append(out, ee.Stderr...)
+			}
+			t.Fatalf("ews %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	run("cluster", "init", "--peers", strings.ReplaceAll(strings.ReplaceAll(peers, `"`, ""), " ", ""), "--out", c.admin)
+	writeFile(t, c.caFile, string(run("cluster", "ca", c.admin)))
+	admin, err := bundle.Read(c.admin) // the token `ews cluster init` showed
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.token = admin.Token
+	c.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, []byte(readFile(t, c.caFile)))}}}
+	t.Cleanup(c.client.CloseIdleConnections)
+	var devices strings.Builder
+	for _, b := range plain {
+		fmt.Fprintf(&devices, "[[device]]\nname = \"relay%[1]s\"\ndriver = \"sim-switch\"\nnode = %[2]q\n[[device]]\nname = \"temp%[1]s\"\ndriver = \"sim-sensor\"\nnode = %[2]q\n",
+			strings.TrimPrefix(b.name, "ews"), b.name)
+	}
+	for _, b := range plain {
+		port, _ := strconv.Atoi(b.http[strings.LastIndex(b.http, ":")+1:])
+		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
+		bb := filepath.Join(dir, b.name+".bundle")
+		run("cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", c.admin, "--out", bb)
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		writeFile(t, b.cfg, fmt.Sprintf(`[node]
+name = %q
+http = %q
+gossip = %q
+capacity = 2
+[cluster]
+peers = [%s]
+bundle_file = %q
+%s[http]
+auth = "token"
+https = %q
+[sim]
+device_latency = "5ms"
+page_latency = "0s"
+%s`, b.name, b.http, b.gossip, peers, bb, fastTimers, tb.https, devices.String()))
+		exe := filepath.Join(dir, b.name, "ews")
+		copyBinary(t, bin, exe)
+		b.flags = []string{"--log-level", "debug"} // refused gossip is logged at debug
+		b.startWith(t, nil, exe)
+		c.boards = append(c.boards, tb)
+	}
+	return c
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// get reads path of board b over HTTPS with the token into v.
+func (c *upCluster) get(b *tlsBoard, path string, v any) error {
+	req, err := http.NewRequest(http.MethodGet, "https://"+b.https+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	client := &http.Client{Timeout: time.Second, Transport: c.client.Transport}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s%s: %s", b.name, path, resp.Status)
+	}
+	if s, ok := v.(*string); ok {
+		body, err := io.ReadAll(resp.Body)
+		*s = string(body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// agreed reports whether every board sees one master, with every board running.
+func (c *upCluster) agreed() (string, bool, string) {
+	master := ""
+	for _, b := range c.boards {
+		var v clusterView
+		if err := c.get(b, "/api/cluster", &v); err != nil {
+			return "", false, err.Error()
+		}
+		rs := v.runstates()
+		if v.Master == "" || (master != "" && v.Master != master) {
+			return "", false, fmt.Sprintf("%s sees master %q, runstates %v", b.name, v.Master, rs)
+		}
+		master = v.Master
+		for _, o := range c.boards {
+			if rs[o.name] != "running" {
+				return "", false, fmt.Sprintf("%s sees %s %q", b.name, o.name, rs[o.name])
+			}
+		}
+	}
+	return master, true, ""
+}
+
+// TestRollingUpgradeFromLastLanded is issue 23's "Upgrading into this":
+// three boards on the last landed binary, a TLS cluster set up as the
+// README says, upgraded one by one to this tree's build under steady load,
+// both ways the product offers: `ews upgrade` (this tree's CLI, the one
+// that signed the build) and the UI's rolling upgrade (POST
+// /api/cluster/upgrade to a follower, which runs the old code and
+// coordinates). Each way: no request lost, no 401/403 and no refused mark,
+// credentials or gossip between old and new boards, one master throughout,
+// and every board on the new version at the end.
+func TestRollingUpgradeFromLastLanded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the last landed ews and runs three boards through a rolling upgrade")
+	}
+	old, next := lastLandedBinary(t), versionBinary(t, newVersion)
+	ways := []struct {
+		name    string
+		upgrade func(t *testing.T, c *upCluster, signed, token string)
+	}{
+		{"ews upgrade", upgradeByCLI},
+		{"the UI: POST /api/cluster/upgrade to a follower", upgradeByBoard},
+	}
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) { upgradeUnderLoad(t, old, next, w.upgrade) })
+	}
+}
+
+// upgradeByCLI runs `ews upgrade` against a follower, as the README shows.
+func upgradeByCLI(t *testing.T, c *upCluster, signed, token string) {
+	var out, errOut bytes.Buffer
+	cli := exec.Command(ewsBinary(t), "upgrade", "--url", "https://"+c.boards[1].https, "--binary", signed, "--token-file", token, "--cacert", c.caFile)
+	cli.Stdout, cli.Stderr = &out, &errOut
+	err := cli.Run()
+	t.Logf("ews upgrade:\n%s%s", out.String(), errOut.String())
+	if err != nil {
+		t.Errorf("ews upgrade: %v", err)
+	}
+	if order := regexpOrder(out.String()); order != "ews3,ews2,ews1" {
+		t.Errorf("upgrade order %q, want the followers first and the master last (ews3,ews2,ews1)", order)
+	}
+}
+
+// upgradeByBoard uploads the build to follower ews2 (the UI's rolling
+// upgrade): ews2, on the old code, upgrades ews3, then the master ews1,
+// then itself; done when every board runs the build.
+func upgradeByBoard(t *testing.T, c *upCluster, signed, _ string) {
+	body, err := os.ReadFile(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "https://"+c.boards[1].https+"/api/cluster/upgrade", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("X-Firmware-Sha256", fileSHA(t, signed))
+	resp, err := (&http.Client{Timeout: time.Minute, Transport: c.client.Transport}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || !strings.Contains(string(msg), `"order":["ews3","ews1","ews2"]`) {
+		t.Fatalf("POST /api/cluster/upgrade on ews2: %d %s, want 202 with the order ews3, ews1 (master), ews2 (itself) last", resp.StatusCode, msg)
+	}
+	sum := fileSHA(t, signed)
+	testutil.WaitFor(t, "every board on the build, running", 2*time.Minute, func() (bool, string) {
+		for _, b := range c.boards {
+			var info boardJSON
+			if err := c.get(b, "/api/board", &info); err != nil || info.SHA256 != sum || info.Runstate != "running" {
+				var st string
+				_ = c.get(c.boards[1], "/api/cluster/upgrade", &st)
+				return false, fmt.Sprintf("%s: %s %s %v; ews2's rollout: %s", b.name, info.Version, info.Runstate, err, st)
+			}
+		}
+		return true, ""
+	})
+	var st struct {
+		Done  []struct{ Board, Msg string }
+		Error string
+	}
+	if err := c.get(c.boards[1], "/api/cluster/upgrade", &st); err != nil || st.Error != "" || len(st.Done) != 3 {
+		t.Errorf("ews2's rollout status after it: %+v %v, want 3 steps and no error", st, err)
+	}
+	t.Logf("ews2's rolling upgrade: %+v", st.Done)
+}
+
+// upgradeUnderLoad starts three boards on old, puts them under load and
+// upgrades them to next (signed with the old admin bundle) by upgrade.
+func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T, c *upCluster, signed, token string)) {
+	c := startUpCluster(t, old)
+	testutil.WaitFor(t, "three old boards agree on a master, over HTTPS", 30*time.Second, func() (bool, string) {
+		_, ok, seen := c.agreed()
+		return ok, seen
+	})
+	for _, b := range c.boards {
+		var info boardJSON
+		if err := c.get(b, "/api/board", &info); err != nil || info.Version != lastLanded[:7] {
+			t.Fatalf("%s before the upgrade: %+v %v, want version %s", b.name, info, err, lastLanded[:7])
+		}
+	}
+	// The new build, signed as `make dist SIGN=ADMIN` signs it: with this
+	// tree's CLI and the admin bundle the old version made.
+	signed := filepath.Join(t.TempDir(), "ews-new")
+	copyBinary(t, next, signed)
+	if out, err := exec.Command(ewsBinary(t), "firmware", "sign", "--bundle", c.admin, signed).CombinedOutput(); err != nil {
+		t.Fatalf("ews firmware sign --bundle ADMIN (the old admin bundle): %v\n%s", err, out)
+	}
+	tok := filepath.Join(t.TempDir(), "token")
+	writeFile(t, tok, c.token+"\n")
+
+	mon := watchUpgrade(c)
+	t.Cleanup(mon.stop) // also when the upgrade failed the test: before the boards stop
+	load := startUpgradeLoad(c)
+	t.Cleanup(load.stop)
+	load.waitAnswers(t, 30) // the load runs before the first board goes
+	upStart := time.Now()
+	upgrade(t, c, signed, tok)
+	upEnd := time.Now()
+	load.waitAnswers(t, load.count()+30) // and after the last board is back
+	load.stop()
+	mon.stop()
+	t.Logf("upgrade took %v", upEnd.Sub(upStart).Round(time.Millisecond))
+
+	t.Run("every board runs the new version", func(t *testing.T) {
+		sum := fileSHA(t, signed)
+		for _, b := range c.boards {
+			var info boardJSON
+			if err := c.get(b, "/api/board", &info); err != nil || info.Version != newVersion || info.SHA256 != sum || info.Runstate != "running" {
+				t.Errorf("%s after the upgrade: %+v %v, want version %s, sha256 %s, running", b.name, info, err, newVersion, sum)
+			}
+		}
+		testutil.WaitFor(t, "the upgraded boards agree on a master", 10*time.Second, func() (bool, string) {
+			_, ok, seen := c.agreed()
+			return ok, seen
+		})
+	})
+	t.Run("no request lost or refused", func(t *testing.T) { load.check(t, upStart, upEnd) })
+	t.Run("one master throughout", func(t *testing.T) { mon.check(t) })
+	t.Run("no refusal between old and new boards", func(t *testing.T) {
+		mon.checkRefusals(t)
+		checkLogRefusals(t, c.boards)
+	})
+}
