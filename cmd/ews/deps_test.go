@@ -30,6 +30,9 @@ func TestShippedDepsTrimmed(t *testing.T) {
 		"google.golang.org/protobuf/proto": "client_golang (internal/promx replaced it)",
 		"github.com/prometheus/client_golang/prometheus": "client_golang (internal/promx replaced it)",
 		"debug/elf":                         "the firmware check (firmware reads the ELF header itself)",
+		"github.com/hashicorp/go-sockaddr":  "memberlist's address guess and public-address warning (third_party/memberlist.patch, state/privateip.go)",
+		"github.com/hashicorp/go-metrics":   "memberlist's metrics, which went to a blackhole sink (third_party/memberlist.patch)",
+		"github.com/sean-/seed":             "memberlist's math/rand seeding, a no-op since Go 1.24 (third_party/memberlist.patch)",
 		"github.com/vmihailenco/msgpack/v5": "state's messages (state/wire.go writes the same bytes by hand; the tests keep the library as the reference)",
 	} {
 		if linked[pkg] {
