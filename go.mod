@@ -62,7 +62,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/goreleaser/chglog v0.7.4 // indirect
 	github.com/goreleaser/fileglob v1.4.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/hashicorp/errwrap v1.1.0 // indirect
 	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
@@ -95,3 +94,5 @@ require (
 replace github.com/hashicorp/memberlist => ./third_party/memberlist
 
 replace github.com/hashicorp/go-msgpack/v2 => ./third_party/go-msgpack
+
+replace github.com/eclipse/paho.mqtt.golang => ./third_party/paho.mqtt.golang
