@@ -192,6 +192,7 @@ func (n *Node) Run(ctx context.Context) error {
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
 	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/mdns.go)
+	releaseStartGarbage()     // issue 27: idle RSS (node/memory.go)
 
 	var failed error
 	select {

@@ -30,3 +30,5 @@ echo "start to /readyz 200: $(((ready - start) / 1000000)) ms"
 sleep "$idle"
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
 echo "RSS after ${idle}s idle: $((rss / 1024)) MiB ($rss kB)"
+# the binary's pages (file) apart from heap, stacks and runtime (anon)
+awk '/RssAnon|RssFile/ {printf "%s %s kB  ", $1, $2} END {print ""}' "/proc/$pid/status"

@@ -30,3 +30,5 @@ copy github.com/hashicorp/memberlist v0.7.0 memberlist \
 copy github.com/hashicorp/go-msgpack/v2 v2.1.5 go-msgpack go.sum \
 	codec/bench codec/codecgen codec/codecgen.go codec/gen.go codec/gen.generated.go \
 	codec/gen-internal.go codec/internal codec/test.py codec/build.sh 'codec/*.tmpl' .github .gitignore .go-version .golangci.yml
+copy github.com/eclipse/paho.mqtt.golang v1.5.1 paho.mqtt.golang \
+	cmd fvt go.sum CODE_OF_CONDUCT.md CONTRIBUTING.md SECURITY.md

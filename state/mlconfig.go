@@ -39,6 +39,9 @@ func memberlistConfig(cfg Config, self Peer, key []byte, logOut io.Writer) (*mem
 	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() && mc.AdvertiseAddr == "" {
 		mc.AdvertiseAddr = host
 	}
+	if host == "0.0.0.0" && mc.AdvertiseAddr == "" {
+		mc.AdvertiseAddr = privateIP() // what memberlist guessed with go-sockaddr (privateip.go)
+	}
 
 	mc.ProbeInterval = max(tmax/2, 50*time.Millisecond) // a dead board is probed and suspected within about tmax
 	mc.ProbeTimeout = mc.ProbeInterval / 2              // an ack on a LAN takes well under this

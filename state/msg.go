@@ -1,14 +1,11 @@
 package state
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // MsgType is the first byte of every message. ONLY APPEND TO THIS LIST:
@@ -86,7 +83,6 @@ type Message interface {
 // after each change. Rank and name are enough to find a row's addresses in
 // the receiver's own peer list; PeersHash tells whether that list matches.
 type TableMsg struct {
-	_msgpack  struct{} `msgpack:",as_array"`
 	Epoch     uint64
 	Master    string
 	Version   uint64
@@ -98,28 +94,8 @@ type TableMsg struct {
 	Stats ClassStats
 }
 
-// tableMsgV1 is TableMsg as version 1 has it: msgpack arrays decode only
-// into a struct with exactly their number of fields.
-type tableMsgV1 struct {
-	_msgpack  struct{} `msgpack:",as_array"`
-	Epoch     uint64
-	Master    string
-	Version   uint64
-	PeersHash uint32
-	Rows      Rows
-}
-
-func (m *TableMsg) v1() *tableMsgV1 {
-	return &tableMsgV1{Epoch: m.Epoch, Master: m.Master, Version: m.Version, PeersHash: m.PeersHash, Rows: m.Rows}
-}
-
-func (m *tableMsgV1) table() TableMsg {
-	return TableMsg{Epoch: m.Epoch, Master: m.Master, Version: m.Version, PeersHash: m.PeersHash, Rows: m.Rows}
-}
-
 // ClassStat is one class of the master's queue.
 type ClassStat struct {
-	_msgpack   struct{} `msgpack:",as_array"`
 	Name       string
 	Depth      uint32 // requests waiting now
 	Dispatched uint64 // requests dispatched since this board became master
@@ -130,7 +106,6 @@ type ClassStats []ClassStat
 
 // Row is one board in the table.
 type Row struct {
-	_msgpack struct{} `msgpack:",as_array"`
 	Rank     uint8
 	Name     string
 	Linknum  uint32
@@ -150,7 +125,6 @@ type Rows []Row
 // ReportMsg is one board's own view of itself, sent to every board each
 // heartbeat. InFlight is the truth for the board's linknum (invariant 3).
 type ReportMsg struct {
-	_msgpack  struct{} `msgpack:",as_array"`
 	Name      string
 	Epoch     uint64 // epoch of the master this board follows (0: none yet)
 	HTTP      string // host:port clients and the master reach this board's HTTP on
@@ -180,59 +154,22 @@ type ReportMsg struct {
 	Simulated bool
 }
 
-// reportMsgV2 is ReportMsg as versions 1 and 2 have it.
-type reportMsgV2 struct {
-	_msgpack  struct{} `msgpack:",as_array"`
-	Name      string
-	Epoch     uint64
-	HTTP      string
-	InFlight  uint32
-	Completed uint64
-	Capacity  uint32
-	Weight    uint32
-	Runstate  Runstate
-	CPU       uint16
-	Mem       uint16
-	Net       uint16
-	Disk      uint16
-	PeersHash uint32
-}
-
-func (m *ReportMsg) v2() *reportMsgV2 {
-	return &reportMsgV2{Name: m.Name, Epoch: m.Epoch, HTTP: m.HTTP, InFlight: m.InFlight, Completed: m.Completed,
-		Capacity: m.Capacity, Weight: m.Weight, Runstate: m.Runstate, CPU: m.CPU, Mem: m.Mem, Net: m.Net, Disk: m.Disk, PeersHash: m.PeersHash}
-}
-
-func (m *reportMsgV2) report() ReportMsg {
-	return ReportMsg{Name: m.Name, Epoch: m.Epoch, HTTP: m.HTTP, InFlight: m.InFlight, Completed: m.Completed,
-		Capacity: m.Capacity, Weight: m.Weight, Runstate: m.Runstate, CPU: m.CPU, Mem: m.Mem, Net: m.Net, Disk: m.Disk, PeersHash: m.PeersHash}
-}
-
 // StepDownMsg tells every board that Name gives up the mastership of Epoch
 // (graceful shutdown), so the next board takes over without waiting tmax.
 type StepDownMsg struct {
-	_msgpack struct{} `msgpack:",as_array"`
-	Name     string
-	Epoch    uint64
+	Name  string
+	Epoch uint64
 	// PeersHash (version 3) is the sender's peer-list hash; 0 from older
 	// senders, which do not carry it.
 	PeersHash uint32
-}
-
-// stepDownMsgV1 is StepDownMsg as versions 1 and 2 have it.
-type stepDownMsgV1 struct {
-	_msgpack struct{} `msgpack:",as_array"`
-	Name     string
-	Epoch    uint64
 }
 
 // PeerListMsg carries a board's configured peer list ("name=host:port" in
 // rank order) to a board whose reports show a different PeersHash, so both
 // can log both lists.
 type PeerListMsg struct {
-	_msgpack struct{} `msgpack:",as_array"`
-	Name     string
-	Peers    Strings
+	Name  string
+	Peers Strings
 }
 
 // DigestMsg (version 4) is what the master sends on a heartbeat when its
@@ -240,7 +177,6 @@ type PeerListMsg struct {
 // Version with Hash is current; one that does not sends a TableReqMsg.
 // Any message of the master proves it alive, a digest included.
 type DigestMsg struct {
-	_msgpack  struct{} `msgpack:",as_array"`
 	Epoch     uint64
 	Master    string
 	Version   uint64
@@ -251,7 +187,6 @@ type DigestMsg struct {
 // TableReqMsg (version 4) asks the master for its table: the sender holds
 // Epoch/Version (0/0: none) and saw a digest naming another.
 type TableReqMsg struct {
-	_msgpack  struct{} `msgpack:",as_array"`
 	Name      string
 	Epoch     uint64
 	Version   uint64
@@ -292,35 +227,19 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	if v < minVersion(m.Type()) {
 		return nil, fmt.Errorf("state: encode %s: %w %d (a %s needs version %d)", m.Type(), ErrVersion, v, m.Type(), minVersion(m.Type()))
 	}
-	var body any = m
-	if t, ok := m.(*TableMsg); ok && v < 2 {
-		body = t.v1()
-	}
-	if r, ok := m.(*ReportMsg); ok && v < 3 {
-		body = r.v2()
-	}
-	if sd, ok := m.(*StepDownMsg); ok && v < 3 {
-		body = &stepDownMsgV1{Name: sd.Name, Epoch: sd.Epoch}
-	}
-	var buf bytes.Buffer
-	buf.Grow(64)
-	buf.WriteByte(byte(m.Type()))
-	buf.WriteByte(v)
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(body); err != nil {
-		return nil, fmt.Errorf("state: encode %s: %w", m.Type(), err)
-	}
-	if t, ok := m.(*TableMsg); ok && len(t.Stats) > 0 && buf.Len() > MaxPacket {
+	e := enc{b: make([]byte, 0, 64)}
+	e.b = append(e.b, byte(m.Type()), v)
+	encodeBody(&e, m, v)
+	if t, ok := m.(*TableMsg); ok && len(t.Stats) > 0 && len(e.b) > MaxPacket {
 		// The stats are a display; the rows must reach every board in one packet.
 		c := *t
 		c.Stats = nil
 		return EncodeVersion(&c, v)
 	}
-	if buf.Len() > MaxMessage {
-		return nil, fmt.Errorf("state: encode %s: %d bytes, over the %d-byte limit", m.Type(), buf.Len(), MaxMessage)
+	if len(e.b) > MaxMessage {
+		return nil, fmt.Errorf("state: encode %s: %d bytes, over the %d-byte limit", m.Type(), len(e.b), MaxMessage)
 	}
-	return buf.Bytes(), nil
+	return e.b, nil
 }
 
 // Decode reads one message. Garbage, truncated, oversized, unknown-type and
@@ -355,23 +274,13 @@ func decode(b []byte) (Message, error) {
 		return nil, fmt.Errorf("state: %s message at version %d: %w (a %s needs version %d)", t, v, ErrVersion, t, minVersion(t))
 	}
 	var m Message
-	var body any
 	switch t {
 	case tableMsgType:
 		m = new(TableMsg)
-		if v < 2 {
-			body = new(tableMsgV1)
-		}
 	case reportMsgType:
 		m = new(ReportMsg)
-		if v < 3 {
-			body = new(reportMsgV2)
-		}
 	case stepDownMsgType:
 		m = new(StepDownMsg)
-		if v < 3 {
-			body = new(stepDownMsgV1)
-		}
 	case peerListMsgType:
 		m = new(PeerListMsg)
 	case digestMsgType:
@@ -381,63 +290,17 @@ func decode(b []byte) (Message, error) {
 	default:
 		return nil, fmt.Errorf("state: unknown message type %d", b[0])
 	}
-	r := bytes.NewReader(b[headerLen:])
-	dec := msgpack.NewDecoder(r)
-	if body == nil {
-		body = m
-	}
-	if err := dec.Decode(body); err != nil {
+	d := dec{b: b[headerLen:]}
+	if err := decodeBody(&d, m, v); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", t, err)
 	}
-	switch old := body.(type) {
-	case *tableMsgV1:
-		*m.(*TableMsg) = old.table()
-	case *reportMsgV2:
-		*m.(*ReportMsg) = old.report()
-	case *stepDownMsgV1:
-		*m.(*StepDownMsg) = StepDownMsg{Name: old.Name, Epoch: old.Epoch}
-	}
-	if r.Len() != 0 {
-		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, r.Len())
+	if rest := len(d.b) - d.off; rest != 0 {
+		return nil, fmt.Errorf("state: decode %s: %d trailing bytes", t, rest)
 	}
 	if err := m.validate(); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", t, err)
 	}
 	return m, nil
-}
-
-// DecodeMsgpack reads at most MaxBoards rows, so a forged length cannot
-// make the decoder allocate for a million rows.
-func (rs *Rows) DecodeMsgpack(d *msgpack.Decoder) (err error) {
-	*rs, err = decodeBounded[Row](d, MaxBoards, "row")
-	return err
-}
-
-// DecodeMsgpack reads at most MaxClasses class stats.
-func (cs *ClassStats) DecodeMsgpack(d *msgpack.Decoder) (err error) {
-	*cs, err = decodeBounded[ClassStat](d, MaxClasses, "class stat")
-	return err
-}
-
-// decodeBounded reads an array of at most limit elements; a nil array is nil.
-func decodeBounded[T any](d *msgpack.Decoder, limit int, what string) ([]T, error) {
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return nil, err
-	}
-	if n > limit {
-		return nil, fmt.Errorf("%d %ss, over the limit of %d", n, what, limit)
-	}
-	if n < 0 {
-		return nil, nil
-	}
-	out := make([]T, n)
-	for i := range out {
-		if err := d.Decode(&out[i]); err != nil {
-			return nil, fmt.Errorf("%s %d: %w", what, i, err)
-		}
-	}
-	return out, nil
 }
 
 // MakeClassStats merges the master's queue depths and dispatch counts into
@@ -472,29 +335,6 @@ func (cs ClassStats) Maps() (map[string]int, map[string]uint64) {
 		q[c.Name], d[c.Name] = int(c.Depth), c.Dispatched
 	}
 	return q, d
-}
-
-// DecodeMsgpack reads at most MaxBoards strings.
-func (ss *Strings) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return err
-	}
-	if n > MaxBoards {
-		return fmt.Errorf("%d strings, over the limit of %d", n, MaxBoards)
-	}
-	if n < 0 {
-		*ss = nil
-		return nil
-	}
-	out := make(Strings, n)
-	for i := range out {
-		if out[i], err = d.DecodeString(); err != nil {
-			return fmt.Errorf("string %d: %w", i, err)
-		}
-	}
-	*ss = out
-	return nil
 }
 
 func validName(s string) error {
@@ -578,20 +418,15 @@ func (m *PeerListMsg) validate() error {
 // Master and follower hash the same fields, so a follower whose rows
 // differ from the master's asks for the table.
 func TableHash(t *TableMsg) uint32 {
-	c := *t.v1()
-	c.Rows = make(Rows, len(t.Rows))
+	c := TableMsg{Epoch: t.Epoch, Master: t.Master, Version: t.Version, PeersHash: t.PeersHash, Rows: make(Rows, len(t.Rows))}
 	for i, r := range t.Rows {
 		r.AgeMs = 0
 		c.Rows[i] = r
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(&c); err != nil {
-		return 0
-	}
+	var e enc
+	encodeTable(&e, &c, tableFieldsV1)
 	h := fnv.New32a()
-	h.Write(buf.Bytes())
+	h.Write(e.b)
 	return h.Sum32()
 }
 

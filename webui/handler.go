@@ -74,11 +74,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve writes a with conditional-request and gzip handling.
 func serve(w http.ResponseWriter, r *http.Request, a *asset, cache string) {
 	hd := w.Header()
-	body, etag := a.body, a.etag
+	var gz []byte // nil: the plain body
+	size, etag := a.size, a.etag
 	if a.gz != nil {
 		hd.Set("Vary", "Accept-Encoding")
 		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-			body, etag = a.gz, strings.TrimSuffix(a.etag, `"`)+`-gz"`
+			gz, size, etag = a.gz, len(a.gz), strings.TrimSuffix(a.etag, `"`)+`-gz"`
 			hd.Set("Content-Encoding", "gzip")
 		}
 	}
@@ -91,10 +92,14 @@ func serve(w http.ResponseWriter, r *http.Request, a *asset, cache string) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+	switch {
+	case r.Method == http.MethodHead:
+	case gz != nil:
+		_, _ = w.Write(gz)
+	default:
+		_ = a.writePlain(w) // the status is sent; a failure shows as a short body
 	}
 }
 

@@ -21,9 +21,10 @@ const versionMark = "{{V}}"
 type asset struct {
 	name  string
 	ctype string
-	body  []byte
+	body  []byte // nil when only gz is kept (the embedded site): writePlain inflates it
 	gz    []byte // nil when compression does not pay
-	etag  string // strong ETag of body; the gzip form uses etag with a "-gz" suffix
+	size  int    // bytes of the uncompressed body
+	etag  string // strong ETag of the uncompressed body; the gzip form uses etag with a "-gz" suffix
 }
 
 // site is the set of assets with its content version.
@@ -82,7 +83,7 @@ func load(fsys fs.FS) (*site, error) {
 
 func newAsset(name string, body []byte) (*asset, error) {
 	sum := sha256.Sum256(body)
-	a := &asset{name: name, ctype: contentType(name), body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	a := &asset{name: name, ctype: contentType(name), body: body, size: len(body), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 	if compressible(a.ctype) {
 		gz, err := gzipBytes(body)
 		if err != nil {

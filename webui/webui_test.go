@@ -44,7 +44,7 @@ func gunzip(t *testing.T, b []byte) []byte {
 
 func staticFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := fs.ReadFile(Static, "static/"+name)
+	b, err := fs.ReadFile(staticFS, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestNotFoundAndMethods(t *testing.T) {
 
 // TestPageWeight holds the whole UI, gzip-compressed, under the budget.
 func TestPageWeight(t *testing.T) {
-	entries, err := fs.ReadDir(Static, "static")
+	entries, err := fs.ReadDir(staticFS, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestPageWeight(t *testing.T) {
 
 // TestNoRemoteOrUnsafeCode keeps the UI self-contained (no CDN) and data out of HTML parsers.
 func TestNoRemoteOrUnsafeCode(t *testing.T) {
-	entries, err := fs.ReadDir(Static, "static")
+	entries, err := fs.ReadDir(staticFS, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestIndexReferencesExist(t *testing.T) {
 	imp := regexp.MustCompile(`from '\./([a-z0-9_-]+\.js)'`)
 	for _, e := range []string{"app.js", "devices.js", "cluster.js", "charts.js", "api.js", "i18n.js", "dom.js", "users.js"} {
 		for _, m := range imp.FindAllStringSubmatch(string(staticFile(t, e)), -1) {
-			if _, err := fs.Stat(Static, "static/"+m[1]); err != nil {
+			if _, err := fs.Stat(staticFS, m[1]); err != nil {
 				t.Errorf("%s imports missing %s", e, m[1])
 			}
 		}
@@ -375,7 +375,7 @@ func TestTranslations(t *testing.T) {
 		}
 	}
 	uses := regexp.MustCompile(`\bt\('(\w+)'[,)]|data-i18n(?:-ph)?="(\w+)"|dataset: \{ i18n: '(\w+)'`)
-	entries, _ := fs.ReadDir(Static, "static")
+	entries, _ := fs.ReadDir(staticFS, ".")
 	for _, e := range entries {
 		for _, m := range uses.FindAllStringSubmatch(string(staticFile(t, e.Name())), -1) {
 			k := m[1] + m[2] + m[3]

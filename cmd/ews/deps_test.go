@@ -29,7 +29,15 @@ func TestShippedDepsTrimmed(t *testing.T) {
 		"go/format":                        "go-msgpack's generator",
 		"google.golang.org/protobuf/proto": "client_golang (internal/promx replaced it)",
 		"github.com/prometheus/client_golang/prometheus": "client_golang (internal/promx replaced it)",
-		"debug/elf": "the firmware check (firmware reads the ELF header itself)",
+		"debug/elf":                          "the firmware check (firmware reads the ELF header itself)",
+		"github.com/hashicorp/go-sockaddr":   "memberlist's address guess and public-address warning (third_party/memberlist.patch, state/privateip.go)",
+		"github.com/hashicorp/go-metrics":    "memberlist's metrics, which went to a blackhole sink (third_party/memberlist.patch)",
+		"github.com/sean-/seed":              "memberlist's math/rand seeding, a no-op since Go 1.24 (third_party/memberlist.patch)",
+		"github.com/gorilla/websocket":       "paho's websocket transport, which ews's own dialer never used (third_party/paho.mqtt.golang.patch)",
+		"golang.org/x/net/proxy":             "paho's SOCKS proxy from the environment (third_party/paho.mqtt.golang.patch)",
+		"github.com/jsimonetti/rtnetlink/v2": "the virtual IP's three netlink requests (vip/netlink_linux.go writes them)",
+		"github.com/mdlayher/netlink":        "rtnetlink's netlink sockets (vip/netlink_linux.go)",
+		"github.com/vmihailenco/msgpack/v5":  "state's messages (state/wire.go writes the same bytes by hand; the tests keep the library as the reference)",
 	} {
 		if linked[pkg] {
 			t.Errorf("the board binary links %s again: %s", pkg, why)
@@ -37,12 +45,12 @@ func TestShippedDepsTrimmed(t *testing.T) {
 	}
 }
 
-// TestThirdPartyPinned fails when go.mod moves memberlist or go-msgpack to a version other than
+// TestThirdPartyPinned fails when go.mod moves memberlist, go-msgpack or paho to a version other than
 // the one their trimmed copies in third_party/ were made from: rerun scripts/third-party.sh.
 func TestThirdPartyPinned(t *testing.T) {
 	gomod := readFile(t, "../../go.mod")
 	script := readFile(t, "../../scripts/third-party.sh")
-	for _, mod := range []string{"github.com/hashicorp/memberlist", "github.com/hashicorp/go-msgpack/v2"} {
+	for _, mod := range []string{"github.com/hashicorp/memberlist", "github.com/hashicorp/go-msgpack/v2", "github.com/eclipse/paho.mqtt.golang"} {
 		q := regexp.QuoteMeta(mod)
 		req := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + q + ` (v\S+)`).FindStringSubmatch(gomod)
 		cp := regexp.MustCompile(`(?m)^copy ` + q + ` (v\S+) `).FindStringSubmatch(script)

@@ -38,7 +38,8 @@ type Options struct {
 	MaxBytes int64
 	// Buffer is how many entries wait for the writer at most; past it an
 	// entry is dropped and counted (ews_audit_dropped_total). Default
-	// 16,384: 10,000 entries a minute never come near it.
+	// 16,384: 10,000 entries a minute never come near it. The queue takes
+	// memory only for the entries waiting (a board's idle RSS, issue 27).
 	Buffer     int
 	Board      string
 	Registerer *promx.Registry // ews_audit_entries_total, ews_audit_dropped_total; nil: not registered
@@ -49,7 +50,9 @@ type Options struct {
 // Log is this board's audit log. Record never blocks; Run writes.
 type Log struct {
 	opts    Options
-	in      chan Entry
+	qmu     sync.Mutex    // queue
+	queue   []Entry       // recorded, not yet written: at most opts.Buffer
+	kick    chan struct{} // one pending wake-up for Run
 	dropped *promx.Counter
 	written *promx.Counter
 	mu      sync.Mutex // the files, and mem
@@ -72,7 +75,7 @@ func New(opts Options) *Log {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	l := &Log{opts: opts, in: make(chan Entry, opts.Buffer), synced: make(chan chan struct{})}
+	l := &Log{opts: opts, kick: make(chan struct{}, 1), synced: make(chan chan struct{})}
 	if opts.Path != "" {
 		if st, err := os.Stat(opts.Path); err == nil {
 			l.size = st.Size()
@@ -92,10 +95,19 @@ func (l *Log) Record(e Entry) {
 	if e.Board == "" {
 		e.Board = l.opts.Board
 	}
-	select {
-	case l.in <- e:
-	default:
+	l.qmu.Lock()
+	full := len(l.queue) >= l.opts.Buffer
+	if !full {
+		l.queue = append(l.queue, e)
+	}
+	l.qmu.Unlock()
+	if full {
 		l.dropped.Inc()
+		return
+	}
+	select {
+	case l.kick <- struct{}{}:
+	default: // Run is already woken
 	}
 }
 
@@ -107,8 +119,8 @@ func (l *Log) Dropped() uint64 { return l.dropped.Get() }
 func (l *Log) Run(ctx context.Context) error {
 	for {
 		select {
-		case e := <-l.in:
-			l.write(e)
+		case <-l.kick:
+			l.drain()
 		case done := <-l.synced:
 			l.drain()
 			close(done)
@@ -129,16 +141,30 @@ func (l *Log) Sync(ctx context.Context) {
 	}
 }
 
+// drain writes every queued entry. The queue's array is reused, and
+// dropped once it has grown past a small burst, so a burst's memory does not
+// stay with the board.
 func (l *Log) drain() {
+	var batch []Entry
 	for {
-		select {
-		case e := <-l.in:
-			l.write(e)
-		default:
+		l.qmu.Lock()
+		batch, l.queue = l.queue, batch[:0]
+		l.qmu.Unlock()
+		if len(batch) == 0 {
 			return
+		}
+		for i, e := range batch {
+			l.write(e)
+			batch[i] = Entry{}
+		}
+		if cap(batch) > drainKeep {
+			batch = nil
 		}
 	}
 }
+
+// drainKeep is the largest queue array drain keeps for reuse.
+const drainKeep = 64
 
 // memMax bounds the in-memory log (no Path).
 const memMax = 10000

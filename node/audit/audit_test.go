@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +146,17 @@ func TestHandlerAsksPeers(t *testing.T) {
 	if w.Code != http.StatusBadRequest {
 		t.Errorf("limit=x = %d", w.Code)
 	}
+}
+
+// An idle log holds no queue: the old buffered channel of 16,384 entries
+// took 2 MiB of every board's RSS (issue 27 part 4).
+func TestIdleLogSmall(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	l := New(Options{Registerer: promx.NewRegistry()})
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+		t.Errorf("New allocated %d bytes, want under 64 KiB", got)
+	}
+	runtime.KeepAlive(l)
 }

@@ -2,8 +2,6 @@ package row
 
 import (
 	"fmt"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Runstate is what the master knows of a board's ability to take requests.
@@ -55,19 +53,5 @@ func (r *Runstate) UnmarshalText(b []byte) error {
 		return err
 	}
 	*r = v
-	return nil
-}
-
-// EncodeMsgpack keeps the runstate a number on the wire (msgpack would
-// otherwise use MarshalText and send the name).
-func (r Runstate) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeUint(uint64(r)) }
-
-// DecodeMsgpack reads the number EncodeMsgpack wrote.
-func (r *Runstate) DecodeMsgpack(dec *msgpack.Decoder) error {
-	v, err := dec.DecodeUint8()
-	if err != nil {
-		return err
-	}
-	*r = Runstate(v)
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
+	"github.com/hashicorp/memberlist/internal/metrics"
 )
 
 // awareness manages a simple metric for tracking the estimated health of the

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-multierror"
+	"github.com/hashicorp/memberlist/internal/metrics"
 )
 
 type Config struct {

@@ -30,9 +30,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-multierror"
-	"github.com/hashicorp/go-sockaddr"
+	"github.com/hashicorp/memberlist/internal/metrics"
 )
 
 var errNodeNamesAreRequired = errors.New("memberlist: node names are required by configuration but one was not provided")
@@ -393,17 +392,7 @@ func (m *Memberlist) setAlive() error {
 	}
 
 	// Check if this is a public address without encryption
-	ipAddr, err := sockaddr.NewIPAddr(addr.String())
-	if err != nil {
-		return fmt.Errorf("failed to parse interface addresses: %v", err)
-	}
-	ifAddrs := []sockaddr.IfAddr{
-		sockaddr.IfAddr{
-			SockAddr: ipAddr,
-		},
-	}
-	_, publicIfs, _ := sockaddr.IfByRFC("6890", ifAddrs)
-
+	publicIfs := publicAddrs(addr)
 	if len(publicIfs) > 0 && !m.config.EncryptionEnabled() {
 		m.logger.Printf("[WARN] memberlist: Binding to public address without encryption!")
 	}

@@ -15,8 +15,8 @@ import (
 	"net"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/memberlist/internal/metrics"
 )
 
 // This is the minimum and maximum protocol version that we can

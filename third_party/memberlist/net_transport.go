@@ -13,8 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
-	sockaddr "github.com/hashicorp/go-sockaddr"
+	"github.com/hashicorp/memberlist/internal/metrics"
 )
 
 const (
@@ -157,7 +156,7 @@ func (t *NetTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, err
 			// Otherwise, if we're not bound to a specific IP, let's
 			// use a suitable private IP address.
 			var err error
-			ip, err = sockaddr.GetPrivateIP()
+			ip, err = privateIP()
 			if err != nil {
 				return nil, 0, fmt.Errorf("failed to get interface addresses: %v", err)
 			}

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
+	"github.com/hashicorp/memberlist/internal/metrics"
 )
 
 type NodeStateType int

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
-	"github.com/sean-/seed"
 )
 
 // pushPullScale is the minimum number of nodes
@@ -32,10 +31,6 @@ const (
 	// Constant litWidth 2-8
 	lzwLitWidth = 8
 )
-
-func init() {
-	_, _ = seed.Init()
-}
 
 // Decode reverses the encode operation on a byte slice input
 func decode(buf []byte, out any) error {
