@@ -1,0 +1,146 @@
+package dispatch
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/ews-firmware/ews/sched"
+)
+
+// Any board is a fast entry (issue 27, part 2; docs/incoming/fastentry.md).
+// A follower does not send the whole request through the master: it asks
+// the master where the request runs over the placement channel (a few
+// dozen bytes each way), then forwards it to that board itself with a
+// dispatch mark, over its own pooled connections, and tells the master
+// when it is over. The master's queue, priorities and least-connections
+// view decide every request, as for the requests it receives itself.
+//
+// Whatever the fast entry cannot do takes the path through the master
+// (follower.go), which stays as it was: no channel to the master (an older
+// build that does not know it, unreachable, an election), the master's
+// answer that it is not master, a queue that closed under the request
+// (tryAgain, legQueue), a channel that closed before the answer (the
+// request ran nowhere), redirect mode, and a request that already came
+// through a follower (the loop guard).
+
+// enter is a follower's path: the fast entry, or the path through the master.
+func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
+	if f.viaMaster || f.redirect || r.Header.Get(HeaderVia) != "" {
+		f.toMaster(w, r, self, client)
+		return
+	}
+	to, ok := f.nextMaster(self, masterAt{})
+	if !ok {
+		f.toMaster(w, r, self, client)
+		return
+	}
+	pc := f.channel(r.Context(), to)
+	if pc == nil {
+		f.toMaster(w, r, self, client)
+		return
+	}
+	f.fastEntry(w, r, pc, self, client)
+}
+
+// fastEntry places r through pc and forwards it to its board, sending it
+// again where tryAgain allows (placed again by the master, on another
+// board). Every placement it got is ended.
+func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan, self string, client netip.Addr) {
+	var bind Binding
+	body, err := f.bindBody(w, r, &bind, client)
+	if err != nil {
+		return
+	}
+	q := placeReq{client: client, method: r.Method, path: r.URL.Path}
+	if f.pin != nil {
+		q.board = f.pin(r)
+	}
+	if f.sticky {
+		if c, err := r.Cookie(sched.CookieName); err == nil {
+			q.sticky = c.Value
+		}
+	}
+	a, err := pc.place(r.Context(), &q)
+	switch {
+	case errors.Is(err, errChannelDown):
+		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		rewind(r, body)
+		f.toMaster(w, r, self, client) // nothing ran: the path through the master holds it for the next one
+		return
+	case err != nil:
+		f.acquireFailed(w, r, err) // the client left while queued
+		return
+	case !a.placed:
+		f.placeRefused(w, r, &a, body, self, client)
+		return
+	}
+	rt := try{
+		leg:        legBoard,
+		replay:     body != nil || bodyMode(r) == BodyNone,
+		keyed:      r.Header.Get("Idempotency-Key") != "",
+		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
+		movable:    q.board == "" || q.board == "any",
+	}
+	f.pm.placed.WithLabelValues(PlacedOK).Inc()
+	if f.sticky && q.sticky != a.board {
+		http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: a.board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	}
+	for ; ; rt.n++ {
+		if a.board == self {
+			rewind(r, body)
+			f.runLocal(w, r)
+			pc.end(a.id)
+			return
+		}
+		rewind(r, body)
+		tok := f.marks.SignString(KindDispatch, a.epoch, a.board, &bind)
+		err := f.forward(w, r, &fwd{target: a.board, addr: a.addr, header: HeaderMark, token: tok})
+		pc.end(a.id)
+		if err == nil {
+			f.m.forwarded.WithLabelValues(a.board, OutcomeOK).Inc()
+			return
+		}
+		rt.canceled = r.Context().Err() != nil
+		v, failed := tryAgain(rt, err), a.board
+		if v != answerCanceled {
+			f.m.errors.WithLabelValues(failed).Inc()
+			f.log.Warn("dispatch: board failed", "board", failed, "addr", a.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
+		}
+		if v == sendAgain {
+			q.exclude = append(q.exclude, failed) // the master chooses the retry's board, any but this one
+			var perr error
+			if a, perr = pc.place(r.Context(), &q); perr == nil && a.placed {
+				f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
+				f.m.retries.Inc()
+				continue
+			}
+			v = giveUp(rt, err)
+		}
+		f.answerFailure(w, v, failed, err)
+		return
+	}
+}
+
+// placeRefused answers a request the master did not place: it is not
+// master (the path through the master finds the one that is), its queue
+// closed under the request (tryAgain: to the next master), or it shed it.
+func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, a *placeAns, body []byte, self string, client netip.Addr) {
+	if a.code == placeNotMaster {
+		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		rewind(r, body)
+		f.toMaster(w, r, self, client)
+		return
+	}
+	shed := &sched.ErrShed{Reason: a.reason, Class: a.class, RetryAfter: time.Duration(a.retry) * time.Millisecond}
+	rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
+	if tryAgain(rt, shed) == sendAgain {
+		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		rewind(r, body)
+		f.toMaster(w, r, self, client)
+		return
+	}
+	f.pm.placed.WithLabelValues(PlacedShed).Inc()
+	f.acquireFailed(w, r, shed)
+}
