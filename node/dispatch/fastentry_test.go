@@ -1,0 +1,351 @@
+package dispatch
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/state"
+)
+
+// A request through a follower is placed by the master and forwarded by
+// the follower itself to the board placed: the master never sees the
+// request, its table counts it on that board while it runs and not after.
+func TestFastEntryRunsOnThePlacedBoard(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	m, b2, f := tc.boards[0], tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeBlock)
+	type result struct {
+		code int
+		e    echo
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, body := do(t, nil, "POST", f.srv.URL+"/api/devices/r1/toggle?x=1", map[string]string{"Host": "ews.example"}, "on")
+		done <- result{resp.StatusCode, decode[echo](t, body)}
+	}()
+	testutil.Eventually(t, "ews2 runs the request", func() bool { return b2.started.Load() == 1 })
+	if n := tc.linknum("ews2"); n != 1 {
+		t.Fatalf("the master's linknum of ews2 while the request runs: %d, want 1", n)
+	}
+	b2.release <- struct{}{}
+	got := <-done
+	if got.code != 200 || got.e.Board != "ews2" || !got.e.Marked || got.e.Via != "" || got.e.Body != "on" || got.e.Query != "x=1" || got.e.Host != "ews.example" {
+		t.Fatalf("answer %d %+v", got.code, got.e)
+	}
+	if got.e.XFF != "127.0.0.1" {
+		t.Fatalf("XFF %q: one hop, the follower's", got.e.XFF)
+	}
+	tc.waitIdle()
+	if m.started.Load() != 0 || metricValue(t, f.front.m.forwarded.WithLabelValues("ews1", OutcomeOK)) != 0 {
+		t.Fatal("the request went through the master")
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews2", OutcomeOK)); n != 1 {
+		t.Fatalf("the follower forwarded %v to ews2, want 1", n)
+	}
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
+		t.Fatalf("placed ok %v, want 1", n)
+	}
+
+	// placed on the follower itself: it runs there, unmarked, and the
+	// master counts it there meanwhile
+	runOnly(tc, "ews3")
+	f.mode.Store(modeBlock)
+	go func() {
+		resp, body := do(t, nil, "GET", f.srv.URL+"/api/devices/r1", nil, "")
+		done <- result{resp.StatusCode, decode[echo](t, body)}
+	}()
+	testutil.Eventually(t, "ews3 runs the request", func() bool { return f.started.Load() == 1 })
+	if n := tc.linknum("ews3"); n != 1 {
+		t.Fatalf("the master's linknum of ews3 while it runs its own request: %d, want 1", n)
+	}
+	f.release <- struct{}{}
+	if got := <-done; got.code != 200 || got.e.Board != "ews3" || got.e.Marked {
+		t.Fatalf("answer %d %+v", got.code, got.e)
+	}
+	tc.waitIdle()
+}
+
+// The master's queue decides: a follower's request waits in it while every
+// slot is taken, and is shed by it with the queue's own answer.
+func TestFastEntryQueuesAndSheds(t *testing.T) {
+	tc := newCluster(t, clusterOpts{capacity: 1, queue: 1})
+	runOnly(tc, "ews2")
+	tc.d.Update([]state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 1, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+	})
+	b2, f := tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeBlock)
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() {
+			resp, _ := do(t, nil, "GET", f.srv.URL+"/a", nil, "")
+			codes <- resp.StatusCode
+		}()
+	}
+	testutil.Eventually(t, "one runs, one waits in the master's queue", func() bool {
+		return b2.started.Load() == 1 && tc.d.Depths()["browse"] == 1
+	})
+	resp, body := do(t, nil, "GET", f.srv.URL+"/b", nil, "") // the queue (1) is full
+	if got := decode[errorBody](t, body); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || got.Reason != "full" || got.Class != "browse" {
+		t.Fatalf("shed through a follower: %d %s", resp.StatusCode, body)
+	}
+	close(b2.release)
+	for range 2 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("queued request: %d", c)
+		}
+	}
+	tc.waitIdle()
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedShed)); n != 1 {
+		t.Fatalf("placed shed %v, want 1", n)
+	}
+}
+
+// Slots are never leaked: a client that leaves while its request waits in
+// the master's queue, or while it runs, ends its placement.
+func TestFastEntryClientLeaves(t *testing.T) {
+	tc := newCluster(t, clusterOpts{capacity: 1})
+	tc.d.Update([]state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 1, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+	})
+	b2, f := tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeHang)
+	leave := func(path string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+path, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s answered %d before the client left", path, resp.StatusCode)
+		}
+	}
+	go leave("/runs")
+	testutil.Eventually(t, "ews2 runs the first request", func() bool { return b2.started.Load() == 1 })
+	leave("/waits") // queued behind it until the client leaves
+	tc.waitIdle()
+	if d := tc.d.Depths()["browse"]; d != 0 {
+		t.Fatalf("queue depth %d after the client left", d)
+	}
+}
+
+// A board that left between the placement and the forward refused the
+// connection: the request did not run, and the master places it again on
+// another board.
+func TestFastEntryBoardLeft(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAddr := gone.Addr().String()
+	gone.Close()
+	tc.d.Update([]state.Board{ // ews2 is idle in the table, the master busier: ews2 first
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 4, Runstate: state.Running, Linknum: 2},
+		{Name: "ews2", Rank: 1, HTTP: goneAddr, Capacity: 4, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
+	})
+	f := tc.boards[2]
+	resp, body := do(t, nil, "POST", f.srv.URL+"/api/devices/r1/toggle", nil, "x")
+	if e := decode[echo](t, body); resp.StatusCode != 200 || e.Board != "ews1" || !e.Marked || e.Body != "x" {
+		t.Fatalf("answer %d %s", resp.StatusCode, body)
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews2", OutcomeRetried)); n != 1 {
+		t.Fatalf("retried after ews2 refused: %v, want 1", n)
+	}
+	runOnly(tc, "ews3") // the boards' own reports: idle
+	tc.waitIdle()
+}
+
+// The master's channel dies while a follower's request waits for its
+// placement: the request ran nowhere, and takes the path through the
+// master (invariant 9), which answers it.
+func TestFastEntryChannelDiesMidPlacement(t *testing.T) {
+	tc := newCluster(t, clusterOpts{capacity: 1})
+	tc.d.Update([]state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 1, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+	})
+	m, b2, f := tc.boards[0], tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeBlock)
+	codes := make(chan int, 2)
+	go func() {
+		resp, _ := do(t, nil, "GET", f.srv.URL+"/first", nil, "")
+		codes <- resp.StatusCode
+	}()
+	testutil.Eventually(t, "ews2 runs the first", func() bool { return b2.started.Load() == 1 })
+	go func() {
+		resp, _ := do(t, nil, "POST", f.srv.URL+"/api/devices/r1/toggle", nil, "x")
+		codes <- resp.StatusCode
+	}()
+	testutil.Eventually(t, "the second waits in the master's queue", func() bool { return tc.d.Depths()["control"] == 1 })
+	m.front.chans.close() // the master's end of every channel: as if it died, for the follower
+	testutil.Eventually(t, "the second goes through the master", func() bool {
+		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+	})
+	// the first's slot went back with the channel (the master counts it
+	// no more); its own board's report carries it (invariant 3)
+	close(b2.release)
+	for range 2 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("status %d, want 200", c)
+		}
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews1", OutcomeOK)); n != 1 {
+		t.Fatalf("forwarded through the master: %v, want 1", n)
+	}
+	tc.waitIdle()
+}
+
+// A master of an older build does not know the channel: it answers the
+// upgrade like any request. The follower sends its requests through it,
+// and does not ask again at every request.
+func TestFastEntryOldMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	m, f := tc.boards[0], tc.boards[2]
+	var upgrades atomic.Int32
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == PlacePath {
+			upgrades.Add(1)
+			r.Header.Del("Upgrade") // what the old Front never looked at
+		}
+		m.front.ServeHTTP(w, r)
+	}))
+	defer old.Close()
+	f.c.set(func(c *fakeCluster) { c.masterAddr = old.Listener.Addr().String() })
+	for range 3 {
+		resp, body := do(t, nil, "GET", f.srv.URL+"/api/devices/r1", nil, "")
+		if e := decode[echo](t, body); resp.StatusCode != 200 || e.Board != "ews2" {
+			t.Fatalf("through an old master: %d %s", resp.StatusCode, body)
+		}
+	}
+	if n := upgrades.Load(); n != 1 {
+		t.Fatalf("asked the old master for a channel %d times, want once", n)
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews1", OutcomeOK)); n != 3 {
+		t.Fatalf("forwarded through the master: %v, want 3", n)
+	}
+	tc.waitIdle()
+}
+
+// A request placed by a board that is no longer master takes the path
+// through the master: the board answers that it is not master.
+func TestFastEntryNotMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{masterWait: 100 * time.Millisecond})
+	runOnly(tc, "ews2")
+	m, f := tc.boards[0], tc.boards[2]
+	resp, _ := do(t, nil, "GET", f.srv.URL+"/a", nil, "") // opens the channel
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	m.c.set(func(c *fakeCluster) { c.master = false }) // stepping down: the follower does not know yet
+	resp, body := do(t, nil, "GET", f.srv.URL+"/b", nil, "")
+	if resp.StatusCode != 503 {
+		t.Fatalf("status %d %s, want 503 (no master took it)", resp.StatusCode, body)
+	}
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)); n != 1 {
+		t.Fatalf("fallback %v, want 1", n)
+	}
+	m.c.set(func(c *fakeCluster) { c.master = true })
+	tc.waitIdle()
+}
+
+// Only a board opens a channel, and a bad frame closes it: every slot
+// placed on it goes back.
+func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	m := tc.boards[0]
+	for _, c := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"no peer mark", map[string]string{"Connection": "Upgrade", "Upgrade": PlaceProtocol}, 403},
+		{"another protocol", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, 400},
+	} {
+		resp, body := do(t, nil, "GET", m.srv.URL+PlacePath, c.hdr, "")
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, body, c.want)
+		}
+	}
+
+	marker, _ := NewMarker(tc.key, MarkOptions{})
+	open := func() (net.Conn, *bufio.Reader) {
+		nc, err := net.Dial("tcp", m.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", "http://"+m.addr+PlacePath, nil)
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", PlaceProtocol)
+		marker.SignPeer(req, "ews1")
+		if err := req.Write(nc); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(nc)
+		resp, err := http.ReadResponse(br, req)
+		if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("upgrade: %v %v", resp, err)
+		}
+		return nc, br
+	}
+	for _, bad := range [][]byte{
+		{0, 0},                   // length 0
+		{0, 1, 9},                // unknown type
+		{0, 2, framePing, 1},     // ping with a payload
+		{0, 3, frameEnd, 0, 1},   // short end
+		{0, 4, framePlace, 0, 0}, // cut place
+	} {
+		nc, br := open()
+		place, _ := appendPlace(nil, &placeReq{id: 1, client: netip.MustParseAddr("10.0.0.1"), method: "GET", path: "/x"})
+		if _, err := nc.Write(place); err != nil {
+			t.Fatal(err)
+		}
+		rd := newFrameReader(br)
+		typ, p, err := rd.next()
+		var a placeAns
+		if err != nil || decodeAns(typ, p, &a) != nil || !a.placed || a.board != "ews2" {
+			t.Fatalf("placed: %d %v %+v", typ, err, a)
+		}
+		if n := tc.linknum("ews2"); n != 1 {
+			t.Fatalf("linknum of ews2 placed on the channel: %d", n)
+		}
+		if _, err := nc.Write(bad); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := rd.next(); err == nil {
+			t.Fatalf("bad frame %x: the master kept the channel open", bad)
+		}
+		nc.Close()
+		testutil.Eventually(t, "the slot placed on a closed channel goes back", func() bool { return tc.linknum("ews2") == 0 })
+	}
+	// a duplicate id is a bad frame too; an end of an unknown id is not
+	nc, br := open()
+	defer nc.Close()
+	var frames []byte
+	frames = appendEnd(frames, 77)
+	frames = appendEmpty(frames, framePing)
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	rd := newFrameReader(br)
+	if typ, _, err := rd.next(); err != nil || typ != framePong {
+		t.Fatalf("after an end of an unknown id: %d %v, want a pong", typ, err)
+	}
+}
