@@ -34,7 +34,7 @@ auth = "none"
 [sim]
 page_latency = "0s"
 TOML
-	"$bin" run --config "$dir/ews$i.toml" >"$dir/ews$i.log" 2>&1 &
+	EWS_PPROF=${PPROF:+127.0.0.1:$((base + 199 + i))} "$bin" run --config "$dir/ews$i.toml" >"$dir/ews$i.log" 2>&1 &
 	pids+=($!)
 done
 for _ in $(seq 100); do
@@ -49,7 +49,15 @@ for r in $(seq "$rounds"); do
 	for side in master follower; do
 		port=$base
 		[ "$side" = follower ] && port=$((base + 1))
+		prof=()
+		if [ -n "${PPROF:-}" ] && [ "$r" = "$rounds" ]; then # profile every board through the last round's side
+			for i in 1 2 3; do
+				curl -fs -o "${PPROF}-$side-ews$i.pprof" "http://127.0.0.1:$((base + 199 + i))/debug/pprof/profile?seconds=4" &
+				prof+=($!)
+			done
+		fi
 		out=$(wrk -t2 -c32 -d5s --latency "http://127.0.0.1:$port$page")
+		for p in "${prof[@]}"; do wait "$p" || true; done
 		rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
 		p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
 		p99=$(awk '$1 == "99%" {print $2}' <<<"$out")

@@ -41,7 +41,32 @@ func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, clien
 		f.toMaster(w, r, self, client)
 		return
 	}
+	if f.leaseable(r, self) && pc.takeLease() { // placelease.go
+		f.pm.placed.WithLabelValues(PlacedLease).Inc()
+		defer pc.freeLease()
+		f.runLocal(w, r)
+		return
+	}
 	f.fastEntry(w, r, pc, self, client)
+}
+
+// leaseable reports whether r may run here on a slot the master leased
+// this board: no device of the master's device queues, not pinned to
+// another board, no sticky cookie for the policy to read, and this board
+// serving.
+func (f *Front) leaseable(r *http.Request, self string) bool {
+	if f.sticky || (f.serving != nil && !f.serving()) {
+		return false
+	}
+	if dev, _ := sched.DeviceOf(r.Method, r.URL.Path); dev != "" {
+		return false
+	}
+	if f.pin != nil {
+		if b := f.pin(r); b != "" && b != "any" && b != self {
+			return false
+		}
+	}
+	return true
 }
 
 // fastEntry places r through pc and forwards it to its board, sending it

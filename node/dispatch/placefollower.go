@@ -47,6 +47,7 @@ type placeChan struct {
 	next    uint32
 	err     error         // why it closed
 	done    chan struct{} // closed when it closed
+	ls      followerLease // slots of this board the master leased it (placelease.go)
 }
 
 // channel returns the open channel to master to, opening one if none is
@@ -141,6 +142,7 @@ func (f *Front) dialPlace(to masterAt) (c *placeChan, off time.Duration, err err
 	}
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", PlaceProtocol)
+	req.Header.Set(HeaderPlaceBoard, f.c.Self())
 	f.marks.SignPeer(req, to.name)
 	_ = bc.nc.SetDeadline(time.Now().Add(placeDial))
 	stop := context.AfterFunc(ctx, bc.expire)
@@ -267,11 +269,28 @@ func (c *placeChan) read(f *Front) {
 			c.close(err)
 			return
 		}
-		if typ == framePong {
+		switch typ {
+		case framePong:
 			if len(p) != 0 {
 				c.close(errFrame)
 				return
 			}
+			continue
+		case frameGrant:
+			n, err := decodeCount(p)
+			if err != nil {
+				c.close(err)
+				return
+			}
+			c.granted(n)
+			continue
+		case frameRevoke:
+			on, err := decodeRevoke(p)
+			if err != nil {
+				c.close(err)
+				return
+			}
+			c.revoked(on)
 			continue
 		}
 		if err := decodeAns(typ, p, &a); err != nil {
@@ -291,15 +310,20 @@ func (c *placeChan) read(f *Front) {
 }
 
 // ping keeps an idle channel alive (the master closes one silent for
-// placeIdle), until it closes.
+// placeIdle) and gives back the lease's idle slots, until it closes.
 func (c *placeChan) ping() {
-	t := time.NewTicker(placePing)
+	const tick = leaseIdle / 2
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-c.done:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			c.returnIdle(now)
+			if n%int(placePing/tick) != 0 {
+				continue
+			}
 			if err := c.w.sendEmpty(framePing); err != nil {
 				c.close(err)
 				return

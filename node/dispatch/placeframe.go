@@ -23,6 +23,8 @@ import (
 //	end   (2): id uint32 — the request is over (answered, failed, or the
 //	           client left, placed or not): the master gives its slot back
 //	ping  (3): empty — keep-alive when idle
+//	lease (4): n uint16 — I want n more slots of my own board (placelease.go)
+//	return (5): n uint16 — n slots of my lease back
 //
 // Master → follower:
 //
@@ -30,6 +32,9 @@ import (
 //	shed   (2): id uint32, code byte (placeShed, placeNotMaster), retry-after
 //	            ms uint32, class (len byte), reason (len byte)
 //	pong   (3): empty
+//	grant  (4): n uint16 — n more slots of your board are yours (0: none)
+//	revoke (5): on byte — 1: run nothing more on the lease, give every
+//	            slot back as it frees; 0: you may ask again
 //
 // Types are append-only; a frame of an unknown type, a short or long
 // payload, or a field over its limit is a protocol error: the receiver
@@ -45,13 +50,17 @@ const (
 
 // Frame types, by direction. ONLY APPEND TO THESE LISTS.
 const (
-	framePlace byte = 1 // follower → master
-	frameEnd   byte = 2
-	framePing  byte = 3
+	framePlace  byte = 1 // follower → master
+	frameEnd    byte = 2
+	framePing   byte = 3
+	frameLease  byte = 4
+	frameReturn byte = 5
 
 	framePlaced byte = 1 // master → follower
 	frameShed   byte = 2
 	framePong   byte = 3
+	frameGrant  byte = 4
+	frameRevoke byte = 5
 )
 
 // Codes of a shed frame.
@@ -375,4 +384,28 @@ func decodeAns(typ byte, p []byte, a *placeAns) error {
 		return fmt.Errorf("%w: answer of type %d", errFrame, typ)
 	}
 	return nil
+}
+
+// appendCount appends a frame of typ with a count (lease, return, grant).
+func appendCount(dst []byte, typ byte, n uint16) []byte {
+	dst = append(dst, 0, 3, typ)
+	return binary.BigEndian.AppendUint16(dst, n)
+}
+
+// decodeCount reads a count frame's payload.
+func decodeCount(p []byte) (int, error) {
+	c := cursor{b: p}
+	n := c.u16()
+	if !c.done() {
+		return 0, fmt.Errorf("%w: count", errFrame)
+	}
+	return n, nil
+}
+
+// decodeRevoke reads a revoke frame's payload.
+func decodeRevoke(p []byte) (bool, error) {
+	if len(p) != 1 || p[0] > 1 {
+		return false, fmt.Errorf("%w: revoke", errFrame)
+	}
+	return p[0] == 1, nil
 }

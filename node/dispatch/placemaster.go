@@ -59,6 +59,10 @@ func (f *Front) servePlace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := &placeServer{f: f, live: map[uint32]*placement{}}
+	s.ls.board = r.Header.Get(HeaderPlaceBoard)
+	if f.peerName != nil {
+		s.ls.board, _ = f.peerName(r) // its certificate names it
+	}
 	s.w.nc = nc
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
 	f.chans.add(nc)
@@ -79,6 +83,7 @@ type placeServer struct {
 
 	mu   sync.Mutex
 	live map[uint32]*placement // by the follower's id: waiting or placed
+	ls   masterLease           // the follower's lease (placelease.go)
 }
 
 // placement is one request of the follower while the master holds it.
@@ -123,6 +128,20 @@ func (s *placeServer) serve(br *bufio.Reader, nc net.Conn) error {
 				return err
 			}
 			s.end(id)
+		case frameLease:
+			n, err := decodeCount(p)
+			if err != nil {
+				return err
+			}
+			s.lease(n)
+		case frameReturn:
+			n, err := decodeCount(p)
+			if err != nil {
+				return err
+			}
+			if err := s.giveBack(n); err != nil {
+				return err
+			}
 		case framePing:
 			if len(p) != 0 {
 				return errFrame
@@ -252,6 +271,7 @@ func (s *placeServer) close() {
 		t.Done()
 	}
 	s.wg.Wait()
+	s.endLease()
 }
 
 // admitPlace describes a follower's request to the dispatcher, as admit

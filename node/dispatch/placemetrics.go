@@ -8,6 +8,7 @@ const (
 	PlacedOK       = "ok"       // placed: the follower forwarded it to its board itself
 	PlacedShed     = "shed"     // the master's queue refused it (503)
 	PlacedFallback = "fallback" // sent through the master: no placement (not master, queue closed, channel closed)
+	PlacedLease    = "lease"    // run here on a slot the master leased this board, without a placement
 )
 
 // placeMetrics are the fast entry's series (fastentry.go).
@@ -19,7 +20,7 @@ type placeMetrics struct {
 func newPlaceMetrics(reg *promx.Registry) *placeMetrics {
 	return &placeMetrics{
 		placed: reg.CounterVec("ews_dispatch_placed_total",
-			"Requests this board, not master, asked the master to place over the placement channel, by outcome: ok (forwarded by this board to the board placed), shed, fallback (sent through the master).",
+			"Requests this board, not master, asked the master to place over the placement channel, by outcome: ok (placed; forwarded by this board to its board, or run here), shed, fallback (sent through the master), lease (run here on a slot the master leased this board, without asking).",
 			"outcome"),
 		served: reg.Counter("ews_dispatch_placements_total",
 			"Placements this board answered as master over followers' placement channels (placed or shed)."),
