@@ -48,6 +48,9 @@ func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, clien
 		return
 	}
 	f.fastEntry(w, r, pc, self, client)
+	if f.leaseable(r, self) {
+		pc.askLease()
+	}
 }
 
 // leaseable reports whether r may run here on a slot the master leased

@@ -64,8 +64,8 @@ func TestFastEntryRunsOnThePlacedBoard(t *testing.T) {
 		done <- result{resp.StatusCode, decode[echo](t, body)}
 	}()
 	testutil.Eventually(t, "ews3 runs the request", func() bool { return f.started.Load() == 1 })
-	if n := tc.linknum("ews3"); n != 1 {
-		t.Fatalf("the master's linknum of ews3 while it runs its own request: %d, want 1", n)
+	if n := tc.linknum("ews3"); n < 1 || n > 4 { // its placement, or its lease (placelease.go)
+		t.Fatalf("the master's linknum of ews3 while it runs its own request: %d, want 1 to its capacity 4", n)
 	}
 	f.release <- struct{}{}
 	if got := <-done; got.code != 200 || got.e.Board != "ews3" || got.e.Marked {
@@ -293,6 +293,7 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 		req, _ := http.NewRequest("GET", "http://"+m.addr+PlacePath, nil)
 		req.Header.Set("Connection", "Upgrade")
 		req.Header.Set("Upgrade", PlaceProtocol)
+		req.Header.Set(HeaderPlaceBoard, "ews2")
 		marker.SignPeer(req, "ews1")
 		if err := req.Write(nc); err != nil {
 			t.Fatal(err)
@@ -305,11 +306,12 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 		return nc, br
 	}
 	for _, bad := range [][]byte{
-		{0, 0},                   // length 0
-		{0, 1, 9},                // unknown type
-		{0, 2, framePing, 1},     // ping with a payload
-		{0, 3, frameEnd, 0, 1},   // short end
-		{0, 4, framePlace, 0, 0}, // cut place
+		appendCount(nil, frameReturn, 4), // more slots back than leased
+		{0, 0},                           // length 0
+		{0, 1, 9},                        // unknown type
+		{0, 2, framePing, 1},             // ping with a payload
+		{0, 3, frameEnd, 0, 1},           // short end
+		{0, 4, framePlace, 0, 0},         // cut place
 	} {
 		nc, br := open()
 		place, _ := appendPlace(nil, &placeReq{id: 1, client: netip.MustParseAddr("10.0.0.1"), method: "GET", path: "/x"})
@@ -325,6 +327,14 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 		if n := tc.linknum("ews2"); n != 1 {
 			t.Fatalf("linknum of ews2 placed on the channel: %d", n)
 		}
+		if _, err := nc.Write(appendCount(nil, frameLease, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if typ, p, err := rd.next(); err != nil || typ != frameGrant {
+			t.Fatalf("lease: %d %v", typ, err)
+		} else if n, _ := decodeCount(p); n != 3 || tc.linknum("ews2") != 4 {
+			t.Fatalf("granted %d, linknum %d; want 3 and 4", n, tc.linknum("ews2"))
+		}
 		if _, err := nc.Write(bad); err != nil {
 			t.Fatal(err)
 		}
@@ -333,13 +343,14 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 			t.Fatalf("bad frame %x: the master kept the channel open", bad)
 		}
 		nc.Close()
-		testutil.Eventually(t, "the slot placed on a closed channel goes back", func() bool { return tc.linknum("ews2") == 0 })
+		testutil.Eventually(t, "the slots placed and leased on a closed channel go back", func() bool { return tc.linknum("ews2") == 0 })
 	}
-	// a duplicate id is a bad frame too; an end of an unknown id is not
+	// an end of an unknown id is no error, nor a return of nothing
 	nc, br := open()
 	defer nc.Close()
 	var frames []byte
 	frames = appendEnd(frames, 77)
+	frames = appendCount(frames, frameReturn, 0)
 	frames = appendEmpty(frames, framePing)
 	if _, err := nc.Write(frames); err != nil {
 		t.Fatal(err)
@@ -348,4 +359,104 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 	if typ, _, err := rd.next(); err != nil || typ != framePong {
 		t.Fatalf("after an end of an unknown id: %d %v, want a pong", typ, err)
 	}
+}
+
+// leaseOf reads board b's lease on its channel to the master: slots held
+// and in use, and whether the master revoked it.
+func leaseOf(b *tboard) (granted, inUse int, revoked bool) {
+	b.front.placer.mu.Lock()
+	c := b.front.placer.cur
+	b.front.placer.mu.Unlock()
+	if c == nil {
+		return 0, 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ls.granted, c.ls.inUse, c.ls.revoked
+}
+
+// A follower runs requests on the slots the master leased it while the
+// master's queue is empty: counted on its board in the master's table
+// (never past its capacity), never asked for one by one. When a request
+// waits in the queue the lease is revoked: the follower places its
+// requests again, and gives every slot back as it frees, so the queued
+// request gets one; at rest nothing stays leased.
+func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews3") // capacity 4, the follower ews3 is the only running board
+	f := tc.boards[2]
+	if resp, _ := do(t, nil, "GET", f.srv.URL+"/warm", nil, ""); resp.StatusCode != 200 { // placed; asks for a lease
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	testutil.Eventually(t, "a lease of the 4 slots", func() bool { g, _, _ := leaseOf(f); return g == 4 })
+	if n := tc.linknum("ews3"); n != 4 {
+		t.Fatalf("linknum of ews3 with 4 slots leased: %d, want 4", n)
+	}
+	f.mode.Store(modeBlock)
+	codes := make(chan int, 8)
+	get := func(path string) {
+		resp, _ := do(t, nil, "GET", f.srv.URL+path, nil, "")
+		codes <- resp.StatusCode
+	}
+	for _, p := range []string{"/b", "/c", "/d", "/e"} {
+		go get(p)
+	}
+	testutil.Eventually(t, "four requests on the lease", func() bool { _, u, _ := leaseOf(f); return u == 4 })
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
+		t.Fatalf("run on the lease: %v, want 4", n)
+	}
+	go get("/f") // no free slot: placed, and waits in the master's queue
+	testutil.Eventually(t, "/f queued and the lease revoked", func() bool {
+		_, _, revoked := leaseOf(f)
+		return tc.d.Depths()["browse"] == 1 && revoked
+	})
+	if n := tc.linknum("ews3"); n != 4 {
+		t.Fatalf("linknum of ews3 at capacity: %d, want 4", n)
+	}
+	for range 5 {
+		f.release <- struct{}{}
+	}
+	for range 5 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("status %d", c)
+		}
+	}
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
+		t.Fatalf("placed one by one: %v, want 2 (/warm and /f)", n)
+	}
+	tc.waitIdle() // the lease went back: revoked, then idle
+	testutil.Eventually(t, "the revocation lifted", func() bool { g, _, r := leaseOf(f); return g == 0 && !r })
+}
+
+// How many slots a board may be leased: only a running board, within
+// leaseSlack of the least busy running board, below its capacity.
+func TestLeaseRoom(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	row := func(name string, rank, link int, rs state.Runstate) state.Board {
+		return state.Board{Name: name, Rank: rank, HTTP: "127.0.0.1:1", Capacity: 16, Runstate: rs, Linknum: link}
+	}
+	for _, c := range []struct {
+		name             string
+		ews2, ews3, want int
+		ews3Down         bool
+	}{
+		{"idle: a batch", 0, 0, leaseBatch, false},
+		{"busier than the least by the slack: none", 0, leaseSlack, 0, false},
+		{"busier by less: up to the slack", 0, 5, leaseSlack - 5, false},
+		{"the least busy: a batch", 10, 3, leaseBatch, false},
+		{"near its capacity", 14, 14, 2, false},
+		{"not running: none", 0, 0, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := state.Running
+			if c.ews3Down {
+				rs = state.Down
+			}
+			tc.d.Update([]state.Board{row("ews1", 0, 0, state.Down), row("ews2", 1, c.ews2, state.Running), row("ews3", 2, c.ews3, rs)})
+			if got := leaseRoom(tc.d, "ews3", leaseBatch); got != c.want {
+				t.Fatalf("leaseRoom = %d, want %d", got, c.want)
+			}
+		})
+	}
+	runOnly(tc, "ews2")
 }

@@ -233,23 +233,29 @@ type followerLease struct {
 }
 
 // takeLease takes a free slot of the lease for a request that entered
-// here; false: none (it asks for more in the background), place the
-// request.
+// here; false: none, place the request (and askLease after it).
 func (c *placeChan) takeLease() bool {
-	now := time.Now()
 	c.mu.Lock()
 	l := &c.ls
-	if c.err != nil || l.revoked {
+	if c.err != nil || l.revoked || l.inUse >= l.granted {
 		c.mu.Unlock()
 		return false
 	}
-	if l.inUse < l.granted {
-		l.inUse++
-		l.lastUse = now
-		c.mu.Unlock()
-		return true
-	}
-	ask := !l.asking && now.After(l.askAfter)
+	l.inUse++
+	l.lastUse = time.Now()
+	c.mu.Unlock()
+	return true
+}
+
+// askLease asks the master for more slots, unless a question is under way,
+// the lease is revoked, or the master refused one a moment ago. A request
+// that found no free slot calls it once it was placed and ended, so its
+// own slot is free again when the master weighs the question.
+func (c *placeChan) askLease() {
+	now := time.Now()
+	c.mu.Lock()
+	l := &c.ls
+	ask := c.err == nil && !l.asking && !l.revoked && now.After(l.askAfter)
 	if ask {
 		l.asking = true
 	}
@@ -257,7 +263,6 @@ func (c *placeChan) takeLease() bool {
 	if ask {
 		c.sendCount(frameLease, leaseBatch)
 	}
-	return false
 }
 
 // freeLease gives a slot taken with takeLease back to the lease, or to the
