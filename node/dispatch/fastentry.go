@@ -101,7 +101,7 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 		f.acquireFailed(w, r, err) // the client left while queued
 		return
 	case !a.placed:
-		f.placeRefused(w, r, &a, body, self, client)
+		f.placeRefused(w, r, pc, &a, body, self, client)
 		return
 	}
 	rt := try{
@@ -154,9 +154,10 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 // placeRefused answers a request the master did not place: it is not
 // master (the path through the master finds the one that is), its queue
 // closed under the request (tryAgain: to the next master), or it shed it.
-func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, a *placeAns, body []byte, self string, client netip.Addr) {
+func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, pc *placeChan, a *placeAns, body []byte, self string, client netip.Addr) {
 	if a.code == placeNotMaster {
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.awaitNewMaster(r, self, pc.to)
 		rewind(r, body)
 		f.toMaster(w, r, self, client)
 		return
@@ -165,10 +166,32 @@ func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, a *placeAns
 	rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
 	if tryAgain(rt, shed) == sendAgain {
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.awaitNewMaster(r, self, pc.to)
 		rewind(r, body)
 		f.toMaster(w, r, self, client)
 		return
 	}
 	f.pm.placed.WithLabelValues(PlacedShed).Inc()
 	f.acquireFailed(w, r, shed)
+}
+
+// awaitNewMaster holds a request whose master said it is master no more
+// until this board knows another one (or the same at a newer epoch, or it
+// took over itself), at most MasterWait and the request's deadline: sent
+// through the old master at once, it would only find it is no master
+// either. The path through the master then takes it, or answers 503.
+func (f *Front) awaitNewMaster(r *http.Request, self string, old masterAt) {
+	deadline := time.Now().Add(f.masterWait)
+	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	for {
+		opened := f.opened.wait()
+		if _, ok := f.nextMaster(self, old); ok || f.c.IsMaster() {
+			return
+		}
+		if !holdUntil(r.Context(), deadline, opened) {
+			return
+		}
+	}
 }

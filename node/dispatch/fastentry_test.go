@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -459,4 +461,44 @@ func TestLeaseRoom(t *testing.T) {
 		})
 	}
 	runOnly(tc, "ews2")
+}
+
+// A master that stepped down answers a follower's place frame "not
+// master"; the follower holds the request until it knows the next master
+// (here: itself, taking over) and hands it there.
+func TestFastEntryStepDownHandsToTheNextMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{masterWait: 5 * time.Second})
+	runOnly(tc, "ews2")
+	m, f := tc.boards[0], tc.boards[2]
+	if resp, _ := do(t, nil, "GET", f.srv.URL+"/a", nil, ""); resp.StatusCode != 200 { // opens the channel
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	m.c.set(func(c *fakeCluster) { c.master = false })
+	type result struct {
+		code int
+		e    echo
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, body := do(t, nil, "GET", f.srv.URL+"/b", nil, "")
+		done <- result{resp.StatusCode, decode[echo](t, body)}
+	}()
+	testutil.Eventually(t, "the request held for the next master", func() bool {
+		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+	})
+	cfg := config.DefaultConfig().Sched
+	d3, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d3.Update([]state.Board{{Name: "ews3", Rank: 2, HTTP: f.addr, Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: 0}})
+	f.c.set(func(c *fakeCluster) { c.master, c.masterName, c.masterAddr, c.epoch = true, "ews3", f.addr, 2 })
+	f.front.SetDispatcher(d3)
+	got := <-done
+	if got.code != 200 || got.e.Board != "ews3" {
+		t.Fatalf("after the takeover: %d %+v", got.code, got.e)
+	}
+	if m.started.Load() != 0 {
+		t.Fatal("the old master ran it")
+	}
 }
