@@ -3,6 +3,8 @@
 # master and through a follower, in the same run, interleaved.
 # 3 simulated boards on loopback (capacity 64, page latency 0, auth none).
 # Usage: scripts/bench-fastentry.sh [BINARY] [ROUNDS] [PATH]
+# CAPACITY (default 64) sets every board's slots: 4 makes the master queue
+# (32 connections on 12 slots), so followers place every request.
 set -euo pipefail
 bin=${1:-./ews}
 rounds=${2:-3}
@@ -20,7 +22,7 @@ for i in 1 2 3; do
 name = "ews$i"
 http = "127.0.0.1:$((base + i - 1))"
 gossip = "127.0.0.1:$((base + 99 + i))"
-capacity = 64
+capacity = ${CAPACITY:-64}
 state_dir = "$dir/state$i"
 mdns = false
 [cluster]
