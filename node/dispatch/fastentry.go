@@ -112,20 +112,30 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 		movable:    q.board == "" || q.board == "any",
 	}
 	f.pm.placed.WithLabelValues(PlacedOK).Inc()
+	// the placement in hand is always ended, also when the handler or the
+	// proxy aborts the answer (http.ErrAbortHandler: a board that failed
+	// mid-answer), so the master never keeps its slot
+	held := a.id
+	defer func() {
+		if held != 0 {
+			pc.end(held)
+		}
+	}()
 	if f.sticky && q.sticky != a.board {
 		http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: a.board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	}
+	chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
 	for ; ; rt.n++ {
 		if a.board == self {
 			rewind(r, body)
 			f.runLocal(w, r)
-			pc.end(a.id)
 			return
 		}
 		rewind(r, body)
 		tok := f.marks.SignString(KindDispatch, a.epoch, a.board, &bind)
 		err := f.forward(w, r, &fwd{target: a.board, addr: a.addr, header: HeaderMark, token: tok})
 		pc.end(a.id)
+		held = 0
 		if err == nil {
 			f.m.forwarded.WithLabelValues(a.board, OutcomeOK).Inc()
 			return
@@ -140,6 +150,7 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 			q.exclude = append(q.exclude, failed) // the master chooses the retry's board, any but this one
 			var perr error
 			if a, perr = pc.place(r.Context(), &q); perr == nil && a.placed {
+				held = a.id
 				f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
 				f.m.retries.Inc()
 				continue

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -501,4 +502,23 @@ func TestFastEntryStepDownHandsToTheNextMaster(t *testing.T) {
 	if m.started.Load() != 0 {
 		t.Fatal("the old master ran it")
 	}
+}
+
+// A board that fails mid-answer aborts the client's connection (the
+// answer had started); the follower still ends the placement, so the
+// master's slot goes back. Regression: the end was skipped by the abort.
+func TestFastEntryBoardFailsMidAnswer(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	b2, f := tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeHalf)
+	resp, err := http.Get(f.srv.URL + "/api/devices/r1")
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("a cut answer read to its end")
+	}
+	tc.waitIdle()
 }
