@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"context"
 	"time"
 
 	"github.com/ews-firmware/ews/sched"
@@ -27,7 +26,6 @@ const (
 	leaseWatch       = 10 * time.Millisecond  // how often the master looks at its queue while it has leases out
 	leaseIdle        = 200 * time.Millisecond // a follower gives back slots it did not use for this long
 	leaseRetry       = 20 * time.Millisecond  // a follower refused a lease asks again after this
-	leaseAcquire     = 5 * time.Millisecond   // a lease never waits in the queue longer
 )
 
 // --- the master's end ---
@@ -37,7 +35,6 @@ type masterLease struct {
 	board    string         // the follower's board
 	tickets  []sched.Ticket // its slots
 	revoked  bool           // the follower was told to run nothing on it
-	granting bool           // a grant is under way
 	watching bool           // the watch goroutine runs
 }
 
@@ -50,7 +47,8 @@ func leasable(d *sched.Dispatcher) bool {
 	return ok
 }
 
-// queued reports whether any request waits in d's queue.
+// queued reports whether any request waits in d's queue (the watch's
+// question; sched.Dispatcher.Lease asks it itself under its lock).
 func queued(d *sched.Dispatcher) bool {
 	for _, n := range d.Depths() {
 		if n > 0 {
@@ -83,49 +81,24 @@ func leaseRoom(d *sched.Dispatcher, board string, n int) int {
 	return max(0, min(n, capacity-mine, least+leaseSlack-mine))
 }
 
-// lease answers a follower's lease frame in its own goroutine.
+// lease answers a follower's lease frame: up to n slots of its board,
+// taken without waiting (sched.Dispatcher.Lease) while nothing is queued.
 func (s *placeServer) lease(n int) {
-	s.mu.Lock()
-	if s.ls.granting || s.ls.revoked || s.ls.board == "" {
-		s.mu.Unlock()
-		s.sendCount(frameGrant, 0)
-		return
-	}
-	s.ls.granting = true
-	s.mu.Unlock()
-	s.wg.Add(1)
-	go s.grant(n)
-}
-
-// grant takes up to n slots of the follower's board for its lease, when
-// nothing waits in the queue, and tells the follower how many.
-func (s *placeServer) grant(n int) {
-	defer s.wg.Done()
 	f := s.f
 	var got []sched.Ticket
-	d := f.disp.Load()
-	if d != nil && f.c.IsMaster() && leasable(d) && !queued(d) {
-		k := leaseRoom(d, s.ls.board, n)
-		last := d.Classifier().Len() - 1
-		for range k {
-			ctx, cancel := context.WithTimeout(s.ctx, leaseAcquire)
-			t, err := d.Acquire(ctx, &sched.Request{Class: last, Board: s.ls.board, Path: "/"})
-			cancel()
-			if err != nil {
+	s.mu.Lock()
+	board, revoked := s.ls.board, s.ls.revoked
+	s.mu.Unlock()
+	if d := f.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() && leasable(d) {
+		for range leaseRoom(d, board, n) {
+			t, ok := d.Lease(board)
+			if !ok {
 				break
 			}
 			got = append(got, t)
 		}
 	}
 	s.mu.Lock()
-	s.ls.granting = false
-	if s.ctx.Err() != nil { // the channel closed meanwhile
-		s.mu.Unlock()
-		for _, t := range got {
-			t.Done()
-		}
-		return
-	}
 	s.ls.tickets = append(s.ls.tickets, got...)
 	watch := len(s.ls.tickets) > 0 && !s.ls.watching
 	if watch {
