@@ -41,14 +41,15 @@ func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, clien
 		f.toMaster(w, r, self, client)
 		return
 	}
-	if f.leaseable(r, self) && pc.takeLease() { // placelease.go
-		f.pm.placed.WithLabelValues(PlacedLease).Inc()
+	leaseable := f.leaseable(r, self)
+	if leaseable && pc.takeLease() { // placelease.go
+		f.pm.lease.Inc()
 		defer pc.freeLease()
 		f.runLocal(w, r)
 		return
 	}
 	f.fastEntry(w, r, pc, self, client)
-	if f.leaseable(r, self) {
+	if leaseable {
 		pc.askLease()
 	}
 }
