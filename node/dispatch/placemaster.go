@@ -155,40 +155,51 @@ func (s *placeServer) serve(br *bufio.Reader, nc net.Conn) error {
 	}
 }
 
-// start takes q into the queue in its own goroutine (Acquire may wait).
+// start takes q into the master's queue: placed at once in the reader
+// when a board can take it (sched.Dispatcher.TryAcquire), else in a
+// goroutine of its own that waits in Acquire.
 func (s *placeServer) start(q *placeReq) error {
-	ctx, cancel := context.WithCancel(s.ctx)
-	p := &placement{cancel: cancel}
 	s.mu.Lock()
 	if _, dup := s.live[q.id]; dup || len(s.live) >= maxLive {
 		s.mu.Unlock()
-		cancel()
 		return errFrame
 	}
+	p := &placement{}
 	s.live[q.id] = p
 	s.mu.Unlock()
+	f := s.f
+	d := f.disp.Load()
+	if d == nil || !f.c.IsMaster() {
+		s.mu.Lock()
+		delete(s.live, q.id)
+		s.mu.Unlock()
+		s.answer(&placeAns{id: q.id, code: placeNotMaster})
+		return nil
+	}
+	req := f.admitPlace(d, q)
+	if t, ok := d.TryAcquire(req); ok {
+		s.mu.Lock()
+		p.t, p.placed = t, true
+		s.mu.Unlock()
+		s.answer(&placeAns{id: q.id, placed: true, epoch: f.c.Epoch(), board: t.Board, addr: t.Addr})
+		return nil
+	}
+	// end frames are read by this goroutine: none can come before cancel is set
+	var ctx context.Context
+	ctx, p.cancel = context.WithCancel(s.ctx)
 	s.wg.Add(1)
-	go s.place(ctx, q, p)
+	go s.place(ctx, q.id, p, d, req)
 	return nil
 }
 
-// place acquires a slot for q and answers the follower.
-func (s *placeServer) place(ctx context.Context, q *placeReq, p *placement) {
+// place waits in the queue for a slot for request id and answers the follower.
+func (s *placeServer) place(ctx context.Context, id uint32, p *placement, d *sched.Dispatcher, req *sched.Request) {
 	defer s.wg.Done()
 	defer p.cancel()
-	f := s.f
-	a := placeAns{id: q.id, code: placeNotMaster}
-	d := f.disp.Load()
-	var t sched.Ticket
-	var err error
-	if d != nil && f.c.IsMaster() {
-		t, err = d.Acquire(ctx, f.admitPlace(d, q))
-	} else {
-		err = errNotMaster
-	}
+	t, err := d.Acquire(ctx, req)
 	s.mu.Lock()
 	if p.ended || ctx.Err() != nil { // the follower ended it, or the channel closed, while it waited
-		delete(s.live, q.id)
+		delete(s.live, id)
 		s.mu.Unlock()
 		if err == nil {
 			t.Done()
@@ -196,8 +207,9 @@ func (s *placeServer) place(ctx context.Context, q *placeReq, p *placement) {
 		return
 	}
 	if err != nil {
-		delete(s.live, q.id) // a shed request has no end frame
+		delete(s.live, id) // a shed request has no end frame
 		s.mu.Unlock()
+		a := placeAns{id: id, code: placeNotMaster}
 		var shed *sched.ErrShed
 		if errors.As(err, &shed) {
 			a.code, a.class, a.reason = placeShed, shed.Class, shed.Reason
@@ -210,12 +222,8 @@ func (s *placeServer) place(ctx context.Context, q *placeReq, p *placement) {
 	}
 	p.t, p.placed = t, true
 	s.mu.Unlock()
-	a.placed, a.epoch, a.board, a.addr = true, f.c.Epoch(), t.Board, t.Addr
-	s.answer(&a)
+	s.answer(&placeAns{id: id, placed: true, epoch: s.f.c.Epoch(), board: t.Board, addr: t.Addr})
 }
-
-// errNotMaster: a place frame reached a board that is not master.
-var errNotMaster = errors.New("dispatch: not master")
 
 // answer sends a; a frame that cannot be written ends the channel (its
 // reader fails next and serve closes everything).
@@ -245,7 +253,9 @@ func (s *placeServer) end(id uint32) {
 	p.ended = true
 	if !p.placed {
 		s.mu.Unlock()
-		p.cancel() // place sees ended and lets go
+		if p.cancel != nil {
+			p.cancel() // place sees ended and lets go
+		}
 		return
 	}
 	delete(s.live, id)
