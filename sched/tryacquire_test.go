@@ -61,3 +61,19 @@ func TestTryAcquire(t *testing.T) {
 		})
 	}
 }
+
+// Least connections gives a follower's request the tie to the board it
+// entered (Request.Entry), and only a tie.
+func TestLeastConnEntryTakesTies(t *testing.T) {
+	pool := []*Board{{Name: "a", Linknum: 1}, {Name: "b", Linknum: 1}, {Name: "c", Linknum: 2}}
+	for _, tc := range []struct{ entry, want string }{
+		{"b", "b"}, {"a", "a"}, {"c", ""}, // c is busier: the tie goes to a or b
+	} {
+		for range 20 {
+			got := LeastConn{}.Select(pool, &Request{Entry: tc.entry}).Name
+			if (tc.want != "" && got != tc.want) || (tc.want == "" && got == "c") {
+				t.Fatalf("entry %s: chose %s, want %q", tc.entry, got, tc.want)
+			}
+		}
+	}
+}

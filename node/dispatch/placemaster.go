@@ -177,6 +177,7 @@ func (s *placeServer) start(q *placeReq) error {
 		return nil
 	}
 	req := f.admitPlace(d, q)
+	req.Entry = s.ls.board // ties to the follower: no second hop there
 	if t, ok := d.TryAcquire(req); ok {
 		s.mu.Lock()
 		p.t, p.placed = t, true
