@@ -105,6 +105,8 @@ func TestMetricNames(t *testing.T) {
 		{"ews_dispatch_added_seconds", "histogram", nil},
 		{"ews_dispatch_assigned_total", "counter", nil}, // issue 26
 		{"ews_dispatch_holding", "gauge", nil},
+		{"ews_dispatch_placed_total", "counter", []string{"outcome"}}, // issue 27: a follower's fast entry
+		{"ews_dispatch_placements_total", "counter", nil},             // issue 27: placements answered as master
 		{"ews_dispatch_retries_total", "counter", nil},
 		{"ews_history_disk_full", "gauge", nil},             // issue 28
 		{"ews_history_dropped_bytes_total", "counter", nil}, // issue 28

@@ -71,6 +71,11 @@ type Request struct {
 	// Config.Devices waits in the queue while that device is busy.
 	Device string
 	Read   bool // a read of Device: it may share the device read under way
+	// Entry is the board the client reached, when a follower asks the
+	// master to place its request (node/dispatch's fast entry): least
+	// connections gives it the ties, since there it runs without another
+	// hop. "": none.
+	Entry string
 }
 
 // excludes reports whether the request may not run on the named board.

@@ -7,8 +7,19 @@ import "math/rand/v2"
 // board; the priority is the queue mode it is registered with.
 type LeastConn struct{}
 
-// Select picks the least linknum, ties at random.
-func (LeastConn) Select(pool []*Board, _ *Request) *Board { return leastBy(pool, nil, byLinknum) }
+// Select picks the least linknum, ties at random, or to the request's
+// entry board when it is among them (Request.Entry).
+func (LeastConn) Select(pool []*Board, req *Request) *Board {
+	b := leastBy(pool, nil, byLinknum)
+	if b != nil && req != nil && req.Entry != "" && b.Name != req.Entry {
+		for _, e := range pool {
+			if e.Name == req.Entry && e.Linknum == b.Linknum {
+				return e
+			}
+		}
+	}
+	return b
+}
 
 func newLeastConn(Config, *rand.Rand) Policy { return LeastConn{} }
 

@@ -105,7 +105,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 		f = &flight{d: d}
 	}
 	f.b, f.class, f.weight, f.start = b, class, w, d.now()
-	f.dev, f.read = dev, req.Read
+	f.dev, f.read, f.lease = dev, req.Read, false
 	d.devStart(dev, req.Read)
 	d.m.dispatch[b.idx][class].Inc()
 	d.started[class]++
@@ -116,7 +116,9 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 func (d *Dispatcher) finish(f *flight) {
 	f.gen++
 	now := d.now()
-	d.admit.served(f.class, now.Sub(f.start))
+	if !f.lease { // a lease is held across many requests, or idle: not a service time
+		d.admit.served(f.class, now.Sub(f.start))
+	}
 	b := f.b
 	if b.local > 0 {
 		b.local--

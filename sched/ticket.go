@@ -24,6 +24,7 @@ type flight struct {
 	start  time.Time // when the slot was taken (service-time estimate)
 	dev    int       // device index, -1 = none
 	read   bool      // a read of dev
+	lease  bool      // a follower's leased slot (lease.go): no service time
 	gen    uint64
 }
 

@@ -9,7 +9,7 @@ import (
 
 // A planted bug, for the chaos harness's proof that its checker catches a
 // real one (e2e TestChaosCatchesPlantedBug builds ews -tags chaosbug):
-// the master drops every 10th keyed request it dispatches, closing the
+// the master (or a follower that placed it) drops every 10th keyed request it dispatches, closing the
 // client's connection without an answer. Never in a release build.
 
 var chaosBugCount atomic.Uint64

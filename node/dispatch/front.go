@@ -123,6 +123,10 @@ type Options struct {
 	CredsDiffer func(board string) bool
 	Registerer  *promx.Registry // nil: metrics kept, not registered
 	Logger      *slog.Logger
+	// ViaMaster turns the fast entry off (fastentry.go): a follower then
+	// sends every request through the master, as before issue 27. The
+	// master answers both ways either way.
+	ViaMaster bool
 }
 
 // Front is the front door of every request that enters the master's queue
@@ -164,6 +168,11 @@ type Front struct {
 	credsDiffer   func(string) bool
 	authLog       authLog
 
+	viaMaster bool          // Options.ViaMaster
+	placer    placer        // a follower's placement channel (fastentry.go)
+	chans     chanSet       // placement channels open here, either end
+	pm        *placeMetrics // the fast entry's series
+
 	disp      atomic.Pointer[sched.Dispatcher]
 	opened    signal // fired by SetDispatcher: wakes the requests held for a master
 	inFlight  atomic.Int64
@@ -189,6 +198,7 @@ func NewFront(opt Options) (*Front, error) {
 		scheme: opt.Scheme, peerName: opt.PeerName, retry: opt.RetryAfter, tr: opt.Transport, log: opt.Logger,
 		m: newMetrics(opt.Registerer),
 	}
+	f.viaMaster, f.pm = opt.ViaMaster, newPlaceMetrics(opt.Registerer) // fastentry.go
 	if f.scheme == "" {
 		f.scheme = "http"
 	}
@@ -250,6 +260,8 @@ func (f *Front) StepDown() {
 // connections to other boards. It does not close the dispatcher (StepDown).
 func (f *Front) Close() {
 	f.holds.close()
+	f.placer.close()
+	f.chans.close()
 	if t, ok := f.tr.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}

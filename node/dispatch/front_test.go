@@ -123,8 +123,10 @@ func TestProxyToBoard(t *testing.T) {
 	}
 }
 
+// The path through the master (no fast entry: an older follower, or
+// Options.ViaMaster): what fastentry_test.go holds for the fast entry.
 func TestNonMasterForwards(t *testing.T) {
-	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2", "ews3"}})
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2", "ews3"}, viaMaster: true})
 	m, other := tc.boards[0], tc.boards[2]
 	tc.boards[2].mode.Store(modeEcho)
 	// only ews2 runs requests, so both answers come from it

@@ -31,6 +31,7 @@ func testCA(t testing.TB) *clustertls.CA {
 func TestForwardsNeedPeerCertificate(t *testing.T) {
 	ca := testCA(t)
 	tc := newCluster(t, clusterOpts{tls: ca})
+	runOnly(tc, "ews2") // the follower ews3 places the request on ews2 and forwards it there
 	browser := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}}
 	defer browser.CloseIdleConnections()
 
@@ -41,8 +42,11 @@ func TestForwardsNeedPeerCertificate(t *testing.T) {
 	var e echo
 	err = json.NewDecoder(resp.Body).Decode(&e)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || !e.Marked {
+	if err != nil || resp.StatusCode != 200 || !e.Marked || e.Board != "ews2" {
 		t.Fatalf("through a follower over TLS: %d %+v %v", resp.StatusCode, e, err)
+	}
+	if n := metricValue(t, tc.boards[2].front.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
+		t.Fatalf("placed over the TLS channel: %v, want 1", n)
 	}
 
 	m, _ := NewMarker(tc.key, MarkOptions{})

@@ -32,10 +32,15 @@ type Authenticator interface {
 //     or run it here (master.go);
 //     - redirect mode, a client with an assignment: run it here or send
 //     the client back to the master (assign.go);
-//     - else hand it to the master (follower.go).
+//     - else ask the master where it runs and forward it there
+//     (fastentry.go), or hand it to the master (follower.go).
 //
 // Each step answers the client itself when it stops the request.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isPlaceChannel(r) { // a follower's placement channel (fastentry.go)
+		f.servePlace(w, r)
+		return
+	}
 	start := time.Now()
 	in, ok := f.accept(w, r)
 	if !ok {
@@ -55,7 +60,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case pathAssigned:
 		f.runAssigned(w, in.r, in.self, in.client)
 	default:
-		f.toMaster(w, in.r, in.self, in.client)
+		f.enter(w, in.r, in.self, in.client) // the fast entry, or through the master (fastentry.go)
 	}
 }
 

@@ -64,13 +64,22 @@ func TestAuthenticatedOncePerBoard(t *testing.T) {
 			status: 200, checks: map[string]int32{"ews1": 1, "ews2": 1},
 		},
 		{
-			name: "a follower, the master, a board", opts: clusterOpts{},
+			name: "a follower, the master, a board", opts: clusterOpts{viaMaster: true},
 			setup: func(tc *tcluster) { runOnly(tc, "ews2") },
 			send: func(t *testing.T, tc *tcluster) int {
 				resp, _ := do(t, nil, "POST", tc.boards[2].srv.URL+"/api/devices/r1/toggle", good, "x")
 				return resp.StatusCode
 			},
 			status: 200, checks: map[string]int32{"ews3": 1, "ews1": 1, "ews2": 1},
+		},
+		{
+			name: "the fast entry: a follower, then the board the master placed it on", opts: clusterOpts{},
+			setup: func(tc *tcluster) { runOnly(tc, "ews2") },
+			send: func(t *testing.T, tc *tcluster) int {
+				resp, _ := do(t, nil, "POST", tc.boards[2].srv.URL+"/api/devices/r1/toggle", good, "x")
+				return resp.StatusCode
+			},
+			status: 200, checks: map[string]int32{"ews3": 1, "ews2": 1},
 		},
 		{
 			name: "the master retries a GET on another board", opts: clusterOpts{},

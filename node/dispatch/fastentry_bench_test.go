@@ -1,0 +1,62 @@
+package dispatch
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkFastEntry: client, boards and master in one process, one request
+// at a time over keep-alive connections on loopback. via-master: the master
+// (running nothing itself) forwards to ews2; follower-placed: the follower
+// ews3 (running nothing itself) asks the master over the placement channel
+// and forwards to ews2 itself; follower-lease: the follower ews2 runs it on
+// a slot the master leased it. Run with -benchtime=2000x on a shared machine.
+func BenchmarkFastEntry(b *testing.B) {
+	tc := newCluster(b, clusterOpts{capacity: 64})
+	runOnly(tc, "ews2")
+	for _, bc := range []struct{ name, url string }{
+		{"via-master", "http://" + tc.boards[0].addr + "/api/devices/s1"},
+		{"follower-placed", "http://" + tc.boards[2].addr + "/api/devices/s1"},
+		{"follower-lease", "http://" + tc.boards[1].addr + "/api/devices/s1"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			defer client.CloseIdleConnections()
+			get := func() {
+				resp, err := client.Get(bc.url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+			get() // opens the connections and the channel; the follower asks for a lease after it
+			get()
+			lat := make([]time.Duration, 0, 1<<16)
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for b.Loop() {
+				t0 := time.Now()
+				get()
+				if len(lat) < cap(lat) {
+					lat = append(lat, time.Since(t0))
+				}
+			}
+			elapsed := time.Since(start)
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+		})
+	}
+	if n := tc.boards[1].front.pm.placed.WithLabelValues(PlacedLease).Get(); n == 0 {
+		b.Fatal("follower-lease ran nothing on a lease")
+	}
+}

@@ -1,0 +1,524 @@
+package dispatch
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
+)
+
+// A request through a follower is placed by the master and forwarded by
+// the follower itself to the board placed: the master never sees the
+// request, its table counts it on that board while it runs and not after.
+func TestFastEntryRunsOnThePlacedBoard(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	m, b2, f := tc.boards[0], tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeBlock)
+	type result struct {
+		code int
+		e    echo
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, body := do(t, nil, "POST", f.srv.URL+"/api/devices/r1/toggle?x=1", map[string]string{"Host": "ews.example"}, "on")
+		done <- result{resp.StatusCode, decode[echo](t, body)}
+	}()
+	testutil.Eventually(t, "ews2 runs the request", func() bool { return b2.started.Load() == 1 })
+	if n := tc.linknum("ews2"); n != 1 {
+		t.Fatalf("the master's linknum of ews2 while the request runs: %d, want 1", n)
+	}
+	b2.release <- struct{}{}
+	got := <-done
+	if got.code != 200 || got.e.Board != "ews2" || !got.e.Marked || got.e.Via != "" || got.e.Body != "on" || got.e.Query != "x=1" || got.e.Host != "ews.example" {
+		t.Fatalf("answer %d %+v", got.code, got.e)
+	}
+	if got.e.XFF != "127.0.0.1" {
+		t.Fatalf("XFF %q: one hop, the follower's", got.e.XFF)
+	}
+	tc.waitIdle()
+	if m.started.Load() != 0 || metricValue(t, f.front.m.forwarded.WithLabelValues("ews1", OutcomeOK)) != 0 {
+		t.Fatal("the request went through the master")
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews2", OutcomeOK)); n != 1 {
+		t.Fatalf("the follower forwarded %v to ews2, want 1", n)
+	}
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
+		t.Fatalf("placed ok %v, want 1", n)
+	}
+
+	// placed on the follower itself: it runs there, unmarked, and the
+	// master counts it there meanwhile
+	runOnly(tc, "ews3")
+	f.mode.Store(modeBlock)
+	go func() {
+		resp, body := do(t, nil, "GET", f.srv.URL+"/api/devices/r1", nil, "")
+		done <- result{resp.StatusCode, decode[echo](t, body)}
+	}()
+	testutil.Eventually(t, "ews3 runs the request", func() bool { return f.started.Load() == 1 })
+	if n := tc.linknum("ews3"); n < 1 || n > 4 { // its placement, or its lease (placelease.go)
+		t.Fatalf("the master's linknum of ews3 while it runs its own request: %d, want 1 to its capacity 4", n)
+	}
+	f.release <- struct{}{}
+	if got := <-done; got.code != 200 || got.e.Board != "ews3" || got.e.Marked {
+		t.Fatalf("answer %d %+v", got.code, got.e)
+	}
+	tc.waitIdle()
+}
+
+// The master's queue decides: a follower's request waits in it while every
+// slot is taken, and is shed by it with the queue's own answer.
+func TestFastEntryQueuesAndSheds(t *testing.T) {
+	tc := newCluster(t, clusterOpts{capacity: 1, queue: 1})
+	runOnly(tc, "ews2")
+	tc.d.Update([]state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 1, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+	})
+	b2, f := tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeBlock)
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() {
+			resp, _ := do(t, nil, "GET", f.srv.URL+"/a", nil, "")
+			codes <- resp.StatusCode
+		}()
+	}
+	testutil.Eventually(t, "one runs, one waits in the master's queue", func() bool {
+		return b2.started.Load() == 1 && tc.d.Depths()["browse"] == 1
+	})
+	resp, body := do(t, nil, "GET", f.srv.URL+"/b", nil, "") // the queue (1) is full
+	if got := decode[errorBody](t, body); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || got.Reason != "full" || got.Class != "browse" {
+		t.Fatalf("shed through a follower: %d %s", resp.StatusCode, body)
+	}
+	close(b2.release)
+	for range 2 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("queued request: %d", c)
+		}
+	}
+	tc.waitIdle()
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedShed)); n != 1 {
+		t.Fatalf("placed shed %v, want 1", n)
+	}
+}
+
+// Slots are never leaked: a client that leaves while its request waits in
+// the master's queue, or while it runs, ends its placement.
+func TestFastEntryClientLeaves(t *testing.T) {
+	tc := newCluster(t, clusterOpts{capacity: 1})
+	tc.d.Update([]state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 1, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+	})
+	b2, f := tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeHang)
+	leave := func(path string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+path, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s answered %d before the client left", path, resp.StatusCode)
+		}
+	}
+	go leave("/runs")
+	testutil.Eventually(t, "ews2 runs the first request", func() bool { return b2.started.Load() == 1 })
+	leave("/waits") // queued behind it until the client leaves
+	tc.waitIdle()
+	if d := tc.d.Depths()["browse"]; d != 0 {
+		t.Fatalf("queue depth %d after the client left", d)
+	}
+}
+
+// A board that left between the placement and the forward refused the
+// connection: the request did not run, and the master places it again on
+// another board.
+func TestFastEntryBoardLeft(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAddr := gone.Addr().String()
+	gone.Close()
+	tc.d.Update([]state.Board{ // ews2 is idle in the table, the master busier: ews2 first
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 4, Runstate: state.Running, Linknum: 2},
+		{Name: "ews2", Rank: 1, HTTP: goneAddr, Capacity: 4, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 4, Runstate: state.Down, Linknum: -1},
+	})
+	f := tc.boards[2]
+	resp, body := do(t, nil, "POST", f.srv.URL+"/api/devices/r1/toggle", nil, "x")
+	if e := decode[echo](t, body); resp.StatusCode != 200 || e.Board != "ews1" || !e.Marked || e.Body != "x" {
+		t.Fatalf("answer %d %s", resp.StatusCode, body)
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews2", OutcomeRetried)); n != 1 {
+		t.Fatalf("retried after ews2 refused: %v, want 1", n)
+	}
+	runOnly(tc, "ews3") // the boards' own reports: idle
+	tc.waitIdle()
+}
+
+// The master's channel dies while a follower's request waits for its
+// placement: the request ran nowhere, and takes the path through the
+// master (invariant 9), which answers it.
+func TestFastEntryChannelDiesMidPlacement(t *testing.T) {
+	tc := newCluster(t, clusterOpts{capacity: 1})
+	tc.d.Update([]state.Board{
+		{Name: "ews1", HTTP: tc.boards[0].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+		{Name: "ews2", Rank: 1, HTTP: tc.boards[1].addr, Capacity: 1, Runstate: state.Running, Linknum: 0},
+		{Name: "ews3", Rank: 2, HTTP: tc.boards[2].addr, Capacity: 1, Runstate: state.Down, Linknum: -1},
+	})
+	m, b2, f := tc.boards[0], tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeBlock)
+	codes := make(chan int, 2)
+	go func() {
+		resp, _ := do(t, nil, "GET", f.srv.URL+"/first", nil, "")
+		codes <- resp.StatusCode
+	}()
+	testutil.Eventually(t, "ews2 runs the first", func() bool { return b2.started.Load() == 1 })
+	go func() {
+		resp, _ := do(t, nil, "POST", f.srv.URL+"/api/devices/r1/toggle", nil, "x")
+		codes <- resp.StatusCode
+	}()
+	testutil.Eventually(t, "the second waits in the master's queue", func() bool { return tc.d.Depths()["control"] == 1 })
+	m.front.chans.close() // the master's end of every channel: as if it died, for the follower
+	testutil.Eventually(t, "the second goes through the master", func() bool {
+		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+	})
+	// the first's slot went back with the channel (the master counts it
+	// no more); its own board's report carries it (invariant 3)
+	close(b2.release)
+	for range 2 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("status %d, want 200", c)
+		}
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews1", OutcomeOK)); n != 1 {
+		t.Fatalf("forwarded through the master: %v, want 1", n)
+	}
+	tc.waitIdle()
+}
+
+// A master of an older build does not know the channel: it answers the
+// upgrade like any request. The follower sends its requests through it,
+// and does not ask again at every request.
+func TestFastEntryOldMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	m, f := tc.boards[0], tc.boards[2]
+	var upgrades atomic.Int32
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == PlacePath {
+			upgrades.Add(1)
+			r.Header.Del("Upgrade") // what the old Front never looked at
+		}
+		m.front.ServeHTTP(w, r)
+	}))
+	defer old.Close()
+	f.c.set(func(c *fakeCluster) { c.masterAddr = old.Listener.Addr().String() })
+	for range 3 {
+		resp, body := do(t, nil, "GET", f.srv.URL+"/api/devices/r1", nil, "")
+		if e := decode[echo](t, body); resp.StatusCode != 200 || e.Board != "ews2" {
+			t.Fatalf("through an old master: %d %s", resp.StatusCode, body)
+		}
+	}
+	if n := upgrades.Load(); n != 1 {
+		t.Fatalf("asked the old master for a channel %d times, want once", n)
+	}
+	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews1", OutcomeOK)); n != 3 {
+		t.Fatalf("forwarded through the master: %v, want 3", n)
+	}
+	tc.waitIdle()
+}
+
+// A request placed by a board that is no longer master takes the path
+// through the master: the board answers that it is not master.
+func TestFastEntryNotMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{masterWait: 100 * time.Millisecond})
+	runOnly(tc, "ews2")
+	m, f := tc.boards[0], tc.boards[2]
+	resp, _ := do(t, nil, "GET", f.srv.URL+"/a", nil, "") // opens the channel
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	m.c.set(func(c *fakeCluster) { c.master = false }) // stepping down: the follower does not know yet
+	resp, body := do(t, nil, "GET", f.srv.URL+"/b", nil, "")
+	if resp.StatusCode != 503 {
+		t.Fatalf("status %d %s, want 503 (no master took it)", resp.StatusCode, body)
+	}
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)); n != 1 {
+		t.Fatalf("fallback %v, want 1", n)
+	}
+	m.c.set(func(c *fakeCluster) { c.master = true })
+	tc.waitIdle()
+}
+
+// Only a board opens a channel, and a bad frame closes it: every slot
+// placed on it goes back.
+func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	m := tc.boards[0]
+	for _, c := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"no peer mark", map[string]string{"Connection": "Upgrade", "Upgrade": PlaceProtocol}, 403},
+		{"another protocol", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, 400},
+	} {
+		resp, body := do(t, nil, "GET", m.srv.URL+PlacePath, c.hdr, "")
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, body, c.want)
+		}
+	}
+
+	marker, _ := NewMarker(tc.key, MarkOptions{})
+	open := func() (net.Conn, *bufio.Reader) {
+		nc, err := net.Dial("tcp", m.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", "http://"+m.addr+PlacePath, nil)
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", PlaceProtocol)
+		req.Header.Set(HeaderPlaceBoard, "ews2")
+		marker.SignPeer(req, "ews1")
+		if err := req.Write(nc); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(nc)
+		resp, err := http.ReadResponse(br, req)
+		if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("upgrade: %v %v", resp, err)
+		}
+		return nc, br
+	}
+	for _, bad := range [][]byte{
+		appendCount(nil, frameReturn, 4), // more slots back than leased
+		{0, 0},                           // length 0
+		{0, 1, 9},                        // unknown type
+		{0, 2, framePing, 1},             // ping with a payload
+		{0, 3, frameEnd, 0, 1},           // short end
+		{0, 4, framePlace, 0, 0},         // cut place
+	} {
+		nc, br := open()
+		place, _ := appendPlace(nil, &placeReq{id: 1, client: netip.MustParseAddr("10.0.0.1"), method: "GET", path: "/x"})
+		if _, err := nc.Write(place); err != nil {
+			t.Fatal(err)
+		}
+		rd := newFrameReader(br)
+		typ, p, err := rd.next()
+		var a placeAns
+		if err != nil || decodeAns(typ, p, &a) != nil || !a.placed || a.board != "ews2" {
+			t.Fatalf("placed: %d %v %+v", typ, err, a)
+		}
+		if n := tc.linknum("ews2"); n != 1 {
+			t.Fatalf("linknum of ews2 placed on the channel: %d", n)
+		}
+		if _, err := nc.Write(appendCount(nil, frameLease, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if typ, p, err := rd.next(); err != nil || typ != frameGrant {
+			t.Fatalf("lease: %d %v", typ, err)
+		} else if n, _ := decodeCount(p); n != 3 || tc.linknum("ews2") != 4 {
+			t.Fatalf("granted %d, linknum %d; want 3 and 4", n, tc.linknum("ews2"))
+		}
+		if _, err := nc.Write(bad); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := rd.next(); err == nil {
+			t.Fatalf("bad frame %x: the master kept the channel open", bad)
+		}
+		nc.Close()
+		testutil.Eventually(t, "the slots placed and leased on a closed channel go back", func() bool { return tc.linknum("ews2") == 0 })
+	}
+	// an end of an unknown id is no error, nor a return of nothing
+	nc, br := open()
+	defer nc.Close()
+	var frames []byte
+	frames = appendEnd(frames, 77)
+	frames = appendCount(frames, frameReturn, 0)
+	frames = appendEmpty(frames, framePing)
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	rd := newFrameReader(br)
+	if typ, _, err := rd.next(); err != nil || typ != framePong {
+		t.Fatalf("after an end of an unknown id: %d %v, want a pong", typ, err)
+	}
+}
+
+// leaseOf reads board b's lease on its channel to the master: slots held
+// and in use, and whether the master revoked it.
+func leaseOf(b *tboard) (granted, inUse int, revoked bool) {
+	b.front.placer.mu.Lock()
+	c := b.front.placer.cur
+	b.front.placer.mu.Unlock()
+	if c == nil {
+		return 0, 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ls.granted, c.ls.inUse, c.ls.revoked
+}
+
+// A follower runs requests on the slots the master leased it while the
+// master's queue is empty: counted on its board in the master's table
+// (never past its capacity), never asked for one by one. When a request
+// waits in the queue the lease is revoked: the follower places its
+// requests again, and gives every slot back as it frees, so the queued
+// request gets one; at rest nothing stays leased.
+func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews3") // capacity 4, the follower ews3 is the only running board
+	f := tc.boards[2]
+	if resp, _ := do(t, nil, "GET", f.srv.URL+"/warm", nil, ""); resp.StatusCode != 200 { // placed; asks for a lease
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	testutil.Eventually(t, "a lease of the 4 slots", func() bool { g, _, _ := leaseOf(f); return g == 4 })
+	if n := tc.linknum("ews3"); n != 4 {
+		t.Fatalf("linknum of ews3 with 4 slots leased: %d, want 4", n)
+	}
+	f.mode.Store(modeBlock)
+	codes := make(chan int, 8)
+	get := func(path string) {
+		resp, _ := do(t, nil, "GET", f.srv.URL+path, nil, "")
+		codes <- resp.StatusCode
+	}
+	for _, p := range []string{"/b", "/c", "/d", "/e"} {
+		go get(p)
+	}
+	testutil.Eventually(t, "four requests on the lease", func() bool { _, u, _ := leaseOf(f); return u == 4 })
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
+		t.Fatalf("run on the lease: %v, want 4", n)
+	}
+	go get("/f") // no free slot: placed, and waits in the master's queue
+	testutil.Eventually(t, "/f queued and the lease revoked", func() bool {
+		_, _, revoked := leaseOf(f)
+		return tc.d.Depths()["browse"] == 1 && revoked
+	})
+	if n := tc.linknum("ews3"); n != 4 {
+		t.Fatalf("linknum of ews3 at capacity: %d, want 4", n)
+	}
+	for range 5 {
+		f.release <- struct{}{}
+	}
+	for range 5 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("status %d", c)
+		}
+	}
+	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
+		t.Fatalf("placed one by one: %v, want 2 (/warm and /f)", n)
+	}
+	tc.waitIdle() // the lease went back: revoked, then idle
+	testutil.Eventually(t, "the revocation lifted", func() bool { g, _, r := leaseOf(f); return g == 0 && !r })
+}
+
+// How many slots a board may be leased: only a running board, within
+// leaseSlack of the least busy running board, below its capacity.
+func TestLeaseRoom(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	row := func(name string, rank, link int, rs state.Runstate) state.Board {
+		return state.Board{Name: name, Rank: rank, HTTP: "127.0.0.1:1", Capacity: 16, Runstate: rs, Linknum: link}
+	}
+	for _, c := range []struct {
+		name             string
+		ews2, ews3, want int
+		ews3Down         bool
+	}{
+		{"idle: a batch", 0, 0, leaseBatch, false},
+		{"busier than the least by the slack: none", 0, leaseSlack, 0, false},
+		{"busier by less: up to the slack", 0, 5, leaseSlack - 5, false},
+		{"the least busy: a batch", 10, 3, leaseBatch, false},
+		{"near its capacity", 14, 14, 2, false},
+		{"not running: none", 0, 0, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := state.Running
+			if c.ews3Down {
+				rs = state.Down
+			}
+			tc.d.Update([]state.Board{row("ews1", 0, 0, state.Down), row("ews2", 1, c.ews2, state.Running), row("ews3", 2, c.ews3, rs)})
+			if got := leaseRoom(tc.d, "ews3", leaseBatch); got != c.want {
+				t.Fatalf("leaseRoom = %d, want %d", got, c.want)
+			}
+		})
+	}
+	runOnly(tc, "ews2")
+}
+
+// A master that stepped down answers a follower's place frame "not
+// master"; the follower holds the request until it knows the next master
+// (here: itself, taking over) and hands it there.
+func TestFastEntryStepDownHandsToTheNextMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{masterWait: 5 * time.Second})
+	runOnly(tc, "ews2")
+	m, f := tc.boards[0], tc.boards[2]
+	if resp, _ := do(t, nil, "GET", f.srv.URL+"/a", nil, ""); resp.StatusCode != 200 { // opens the channel
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	m.c.set(func(c *fakeCluster) { c.master = false })
+	type result struct {
+		code int
+		e    echo
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, body := do(t, nil, "GET", f.srv.URL+"/b", nil, "")
+		done <- result{resp.StatusCode, decode[echo](t, body)}
+	}()
+	testutil.Eventually(t, "the request held for the next master", func() bool {
+		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+	})
+	cfg := config.DefaultConfig().Sched
+	d3, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d3.Update([]state.Board{{Name: "ews3", Rank: 2, HTTP: f.addr, Capacity: 4, Weight: 1, Runstate: state.Running, Linknum: 0}})
+	f.c.set(func(c *fakeCluster) { c.master, c.masterName, c.masterAddr, c.epoch = true, "ews3", f.addr, 2 })
+	f.front.SetDispatcher(d3)
+	got := <-done
+	if got.code != 200 || got.e.Board != "ews3" {
+		t.Fatalf("after the takeover: %d %+v", got.code, got.e)
+	}
+	if m.started.Load() != 0 {
+		t.Fatal("the old master ran it")
+	}
+}
+
+// A board that fails mid-answer aborts the client's connection (the
+// answer had started); the follower still ends the placement, so the
+// master's slot goes back. Regression: the end was skipped by the abort.
+func TestFastEntryBoardFailsMidAnswer(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews2")
+	b2, f := tc.boards[1], tc.boards[2]
+	b2.mode.Store(modeHalf)
+	resp, err := http.Get(f.srv.URL + "/api/devices/r1")
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("a cut answer read to its end")
+	}
+	tc.waitIdle()
+}

@@ -1,0 +1,305 @@
+package dispatch
+
+import (
+	"time"
+
+	"github.com/ews-firmware/ews/sched"
+)
+
+// Leases (docs/incoming/fastentry.md): while the master's queue is empty
+// and its policy is least connections, it grants a follower a few slots of
+// the follower's own board, as tickets it holds in its dispatcher (so they
+// count on that board, invariant 4, and every other request sees them). The
+// follower runs requests that entered it on those slots without a
+// placement round trip, as the master runs its own requests on itself. The
+// moment a request waits in the master's queue the master revokes the
+// leases: the followers give every free slot back at once and each busy
+// one as its request ends, and place every request again, so priorities
+// and least connections decide under load. A follower gives back slots it
+// has not used for leaseIdle; a closed channel gives back all of them.
+const (
+	// HeaderPlaceBoard names the follower on its channel's upgrade (with
+	// TLS its certificate names it instead).
+	HeaderPlaceBoard = "X-Ews-Board"
+	leaseBatch       = 8                      // slots a follower asks for at a time
+	leaseSlack       = leaseBatch             // a lease keeps its board within this many of the least busy board
+	leaseWatch       = 10 * time.Millisecond  // how often the master looks at its queue while it has leases out
+	leaseIdle        = 200 * time.Millisecond // a follower gives back slots it did not use for this long
+	leaseRetry       = 20 * time.Millisecond  // a follower refused a lease asks again after this
+)
+
+// --- the master's end ---
+
+// masterLease is a channel's lease on the master.
+type masterLease struct {
+	board    string         // the follower's board
+	tickets  []sched.Ticket // its slots
+	revoked  bool           // the follower was told to run nothing on it
+	watching bool           // the watch goroutine runs
+}
+
+// leasable reports whether d's policy lets a follower run requests on its
+// own board without asking: least connections (a lease is counted like
+// any request on the board), and not the policies that choose by client,
+// path, load or turn, whose choice the lease would skip.
+func leasable(d *sched.Dispatcher) bool {
+	_, ok := d.Policy().(sched.LeastConn)
+	return ok
+}
+
+// queued reports whether any request waits in d's queue (the watch's
+// question; sched.Dispatcher.Lease asks it itself under its lock).
+func queued(d *sched.Dispatcher) bool {
+	for _, n := range d.Depths() {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// leaseRoom is how many of n slots board may be leased now: none unless it
+// is running, within leaseSlack of the least busy running board, and
+// below its capacity.
+func leaseRoom(d *sched.Dispatcher, board string, n int) int {
+	least, mine := -1, -1
+	capacity := 0
+	for _, b := range d.Boards() {
+		if !b.Running || b.Capacity <= 0 {
+			continue
+		}
+		if b.Name == board {
+			mine, capacity = b.Linknum, b.Capacity
+		}
+		if least < 0 || b.Linknum < least {
+			least = b.Linknum
+		}
+	}
+	if mine < 0 || mine > least+leaseSlack {
+		return 0
+	}
+	return max(0, min(n, capacity-mine, least+leaseSlack-mine))
+}
+
+// lease answers a follower's lease frame: up to n slots of its board,
+// taken without waiting (sched.Dispatcher.Lease) while nothing is queued.
+func (s *placeServer) lease(n int) {
+	f := s.f
+	var got []sched.Ticket
+	s.mu.Lock()
+	board, revoked := s.ls.board, s.ls.revoked
+	s.mu.Unlock()
+	if d := f.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() && leasable(d) {
+		for range leaseRoom(d, board, n) {
+			t, ok := d.Lease(board)
+			if !ok {
+				break
+			}
+			got = append(got, t)
+		}
+	}
+	s.mu.Lock()
+	s.ls.tickets = append(s.ls.tickets, got...)
+	watch := len(s.ls.tickets) > 0 && !s.ls.watching
+	if watch {
+		s.ls.watching = true
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	s.sendCount(frameGrant, uint16(len(got)))
+	if watch {
+		go s.watch()
+	}
+}
+
+// watch revokes the leases when a request waits in the queue (or this
+// board is master no more), and lifts the revocation when the queue is
+// empty again; it ends when no slot is leased and nothing is revoked.
+func (s *placeServer) watch() {
+	defer s.wg.Done()
+	t := time.NewTicker(leaseWatch)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		d := s.f.disp.Load()
+		stop := d == nil || !s.f.c.IsMaster() || queued(d)
+		s.mu.Lock()
+		change := stop != s.ls.revoked
+		s.ls.revoked = stop
+		end := !stop && len(s.ls.tickets) == 0
+		if end {
+			s.ls.watching = false
+		}
+		s.mu.Unlock()
+		if change {
+			s.sendRevoke(stop)
+		}
+		if end {
+			return
+		}
+	}
+}
+
+// giveBack is the follower's return frame: n of its slots go back.
+func (s *placeServer) giveBack(n int) error {
+	s.mu.Lock()
+	if n > len(s.ls.tickets) {
+		s.mu.Unlock()
+		return errFrame
+	}
+	back := s.ls.tickets[len(s.ls.tickets)-n:]
+	s.ls.tickets = s.ls.tickets[:len(s.ls.tickets)-n]
+	done := append([]sched.Ticket(nil), back...)
+	clear(back)
+	s.mu.Unlock()
+	for _, t := range done {
+		t.Done()
+	}
+	return nil
+}
+
+// endLease gives back every leased slot of a closed channel.
+func (s *placeServer) endLease() {
+	s.mu.Lock()
+	done := s.ls.tickets
+	s.ls.tickets = nil
+	s.mu.Unlock()
+	for _, t := range done {
+		t.Done()
+	}
+}
+
+func (s *placeServer) sendCount(typ byte, n uint16) {
+	s.w.mu.Lock()
+	s.w.buf = appendCount(s.w.buf, typ, n)
+	if s.w.flush() != nil {
+		s.w.nc.Close()
+	}
+}
+
+func (s *placeServer) sendRevoke(on bool) {
+	b := byte(0)
+	if on {
+		b = 1
+	}
+	s.w.mu.Lock()
+	s.w.buf = append(s.w.buf, 0, 2, frameRevoke, b)
+	if s.w.flush() != nil {
+		s.w.nc.Close()
+	}
+}
+
+// --- the follower's end ---
+
+// followerLease is a follower's lease on its channel (under placeChan.mu).
+type followerLease struct {
+	granted  int // slots held
+	inUse    int // of them running a request now
+	asking   bool
+	revoked  bool
+	lastUse  time.Time
+	askAfter time.Time // refused: not before then
+}
+
+// takeLease takes a free slot of the lease for a request that entered
+// here; false: none, place the request (and askLease after it).
+func (c *placeChan) takeLease() bool {
+	c.mu.Lock()
+	l := &c.ls
+	if c.err != nil || l.revoked || l.inUse >= l.granted {
+		c.mu.Unlock()
+		return false
+	}
+	l.inUse++
+	l.lastUse = time.Now()
+	c.mu.Unlock()
+	return true
+}
+
+// askLease asks the master for more slots, unless a question is under way,
+// the lease is revoked, or the master refused one a moment ago. A request
+// that found no free slot calls it once it was placed and ended, so its
+// own slot is free again when the master weighs the question.
+func (c *placeChan) askLease() {
+	now := time.Now()
+	c.mu.Lock()
+	l := &c.ls
+	ask := c.err == nil && !l.asking && !l.revoked && now.After(l.askAfter)
+	if ask {
+		l.asking = true
+	}
+	c.mu.Unlock()
+	if ask {
+		c.sendCount(frameLease, leaseBatch)
+	}
+}
+
+// freeLease gives a slot taken with takeLease back to the lease, or to the
+// master when the lease is revoked.
+func (c *placeChan) freeLease() {
+	c.mu.Lock()
+	c.ls.inUse--
+	back := c.ls.revoked && c.err == nil
+	if back {
+		c.ls.granted--
+	}
+	c.mu.Unlock()
+	if back {
+		c.sendCount(frameReturn, 1)
+	}
+}
+
+// granted is the master's grant frame.
+func (c *placeChan) granted(n int) {
+	c.mu.Lock()
+	c.ls.asking = false
+	c.ls.granted += n
+	if n == 0 {
+		c.ls.askAfter = time.Now().Add(leaseRetry)
+	} else {
+		c.ls.lastUse = time.Now()
+	}
+	c.mu.Unlock()
+}
+
+// revoked is the master's revoke frame: on, every free slot goes back now
+// and each busy one when its request ends.
+func (c *placeChan) revoked(on bool) {
+	c.mu.Lock()
+	c.ls.revoked = on
+	free := 0
+	if on {
+		free = c.ls.granted - c.ls.inUse
+		c.ls.granted = c.ls.inUse
+	}
+	c.mu.Unlock()
+	if free > 0 {
+		c.sendCount(frameReturn, uint16(free))
+	}
+}
+
+// returnIdle gives back the free slots of a lease unused for leaseIdle.
+func (c *placeChan) returnIdle(now time.Time) {
+	c.mu.Lock()
+	free := 0
+	if !c.ls.revoked && c.ls.granted > c.ls.inUse && now.Sub(c.ls.lastUse) >= leaseIdle {
+		free = c.ls.granted - c.ls.inUse
+		c.ls.granted = c.ls.inUse
+	}
+	c.mu.Unlock()
+	if free > 0 {
+		c.sendCount(frameReturn, uint16(free))
+	}
+}
+
+func (c *placeChan) sendCount(typ byte, n uint16) {
+	c.w.mu.Lock()
+	c.w.buf = appendCount(c.w.buf, typ, n)
+	if err := c.w.flush(); err != nil {
+		c.close(err)
+	}
+}
