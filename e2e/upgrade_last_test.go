@@ -190,10 +190,25 @@ func TestRollingUpgradeFromLastLanded(t *testing.T) {
 // upgradeByCLI runs `ews upgrade` against a follower, as the README shows.
 func upgradeByCLI(t *testing.T, c *upCluster, signed, token string) {
 	var out, errOut bytes.Buffer
-	cli := exec.Command(ewsBinary(t), "upgrade", "--url", "https://"+c.boards[1].https, "--binary", signed, "--token-file", token, "--cacert", c.caFile)
-	cli.Stdout, cli.Stderr = &out, &errOut
-	err := cli.Run()
-	t.Logf("ews upgrade:\n%s%s", out.String(), errOut.String())
+	var err error
+	for try := 1; try <= 3; try++ {
+		out.Reset()
+		errOut.Reset()
+		cli := exec.Command(ewsBinary(t), "upgrade", "--url", "https://"+c.boards[1].https, "--binary", signed, "--token-file", token, "--cacert", c.caFile)
+		cli.Stdout, cli.Stderr = &out, &errOut
+		err = cli.Run()
+		t.Logf("ews upgrade (try %d):\n%s%s", try, out.String(), errOut.String())
+		// A board the table shows down for a moment (a busy machine can miss a heartbeat) makes
+		// `ews upgrade` refuse before it touches anything, as it tells its user; the user runs it
+		// again once the cluster shows every board running.
+		if err == nil || !strings.Contains(out.String()+errOut.String(), "bring it back first") {
+			break
+		}
+		testutil.WaitFor(t, "every board running again", 30*time.Second, func() (bool, string) {
+			_, ok, seen := c.agreed()
+			return ok, seen
+		})
+	}
 	if err != nil {
 		t.Errorf("ews upgrade: %v", err)
 	}
