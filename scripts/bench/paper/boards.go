@@ -23,6 +23,9 @@ type boardSpec struct {
 	devLat   time.Duration // [sim] device_latency
 	pageLat  time.Duration // [sim] page_latency
 	sim      string        // more [sim] keys (unequal boards)
+	// schedKeys are more [sched] keys (before the policy's tables), schedTables
+	// more [sched] tables such as [[sched.class]] (after them).
+	schedKeys, schedTables string
 }
 
 // board is a started board: its spec, addresses and process.
@@ -84,7 +87,7 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string, devic
 		fmt.Fprintf(&s, "[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\n\n", strings.Join(ps, ", "), key)
 	}
 	policy, extra := schedExtra(policy, bs)
-	fmt.Fprintf(&s, "[sched]\npolicy = %q\n\n%s", policy, extra)
+	fmt.Fprintf(&s, "[sched]\npolicy = %q\n%s\n%s%s", policy, b.spec.schedKeys, extra, b.spec.schedTables)
 	if token == "" {
 		s.WriteString("[http]\nauth = \"none\"\n\n")
 	} else {

@@ -275,6 +275,9 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 		fmt.Fprintf(w, "| %s | %s | %s |\n", g.name, g.figure, g.status)
 	}
 	fmt.Fprintln(w)
+	if len(h.setups(scClaim001))+len(h.setups(scClaim004))+len(h.setups(scAssign)) > 0 || len(h.setups(scPaper)) > 0 {
+		h.papers(w)
+	}
 	fmt.Fprintln(w, "Columns: ok/s = 2xx answers per second of the sending window; *control served* = ok / arrivals due; latencies from the intended send time (no coordinated omission) of ok answers; *shed %* = 503 answers / requests sent; *shed p99* = p99 time to a 503; *completed/s* = 2xx answers over the time from the first send to the last answer (ok/s divides by the sending window only, so under overload it also counts the queue drained after it); *sender lag p99* = how late the generator sent its requests (it shares the cores with the boards: a large lag inflates every latency of the row). † = the generator could not keep the asked rate (see the JSON).")
 	fmt.Fprintln(w)
 	for _, ratio := range o.ratios {

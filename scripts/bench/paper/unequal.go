@@ -92,6 +92,9 @@ func schedExtra(setup string, bs []board) (string, string) {
 	case "integrated":
 		return setup, integratedBench
 	case "qsc":
+		if strings.Contains(bs[0].spec.schedTables, "[[sched.class]]") {
+			return setup, "" // the scenario's own classes
+		}
 		var s strings.Builder
 		for _, c := range sched.QSCClasses() {
 			fmt.Fprintf(&s, "[[sched.class]]\nname = %q\nmatch = [%s]\nweight = %g\n\n", c.Name, quoteAll(c.Match), c.Weight)
