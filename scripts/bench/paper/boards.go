@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -109,7 +110,19 @@ type group struct {
 
 // startGroup writes the configs into dir and starts the boards; with cluster set they are peers
 // of one cluster and startGroup returns once /api/cluster shows a master and every board running.
+// A board that exits while starting (most often: a free port taken by another process before it
+// listened, on a shared machine) makes it start the group again on new ports, up to three times.
 func (h *harness) startGroup(ctx context.Context, tag string, specs []boardSpec, cluster bool, policy string) (*group, error) {
+	for try := 1; ; try++ {
+		g, err := h.startGroupOnce(ctx, tag, specs, cluster, policy)
+		if err == nil || !errors.Is(err, errExited) || try == 3 || ctx.Err() != nil {
+			return g, err
+		}
+		h.log.Warn("paper: a board exited while starting; starting the group again", "group", tag, "try", try, "err", err)
+	}
+}
+
+func (h *harness) startGroupOnce(ctx context.Context, tag string, specs []boardSpec, cluster bool, policy string) (*group, error) {
 	bs := make([]board, len(specs))
 	for i, sp := range specs {
 		hp, err := freePort()

@@ -141,7 +141,7 @@ func TestClaimConfigsParse(t *testing.T) {
 	bb := busyBoards(3, 2, 20*time.Millisecond)
 	bb[0].schedKeys = "order = \"arrival\"\n"
 	b3 := []board{{spec: bb[0], http: "127.0.0.1:1000", gossip: "127.0.0.1:1001"}}
-	if cfg, err := config.Parse("gen.toml", []byte(boardConfig(b3, 0, false, "adaptive", key, "", 4))); err != nil || cfg.Sched.Order != "arrival" || cfg.Sched.Adaptive.Suspend.Duration != time.Second {
+	if cfg, err := config.Parse("gen.toml", []byte(boardConfig(b3, 0, false, "adaptive", key, "", 4))); err != nil || cfg.Sched.Order != "arrival" || cfg.Sched.Adaptive.Suspend.Duration != adaptiveSuspend {
 		t.Errorf("adaptive in arrival order: %v", err)
 	}
 }
