@@ -120,23 +120,28 @@ func (h *harness) claims(ctx context.Context) error {
 	return nil
 }
 
-// claimRuns runs every setup on its own cluster: each load, repeated.
+// claimRuns runs every setup on its own cluster at each load, and the
+// repetitions round by round: each round starts every setup's cluster anew,
+// so a burst of other work on a shared machine lands in one round of many
+// setups (the spread shows it) rather than in every round of one setup.
 func (h *harness) claimRuns(ctx context.Context, sc string, specs []boardSpec, setups []string, ratio float64, mix string, loads []float64, capacity float64) error {
-	for _, setup := range setups {
-		g, err := h.startGroup(ctx, sc+"-"+setup, specs, len(specs) > 1, setup)
-		if err != nil {
-			return err
-		}
-		tg := target{url: g.master.url(), front: g.master.p, boards: g.boards}
-		err = h.warm(ctx, tg, capacity)
-		for _, load := range loads {
-			for rep := 1; rep <= h.opt.repeats && err == nil; rep++ {
-				_, err = h.cellWith(ctx, sc, setup, tg, ratio, load, load*capacity, cellOpts{mix: mix, duration: h.claimDuration(), repeat: rep})
+	for rep := 1; rep <= h.opt.repeats; rep++ {
+		for _, setup := range setups {
+			g, err := h.startGroup(ctx, fmt.Sprintf("%s-%s-r%d", sc, setup, rep), specs, len(specs) > 1, setup)
+			if err != nil {
+				return err
 			}
-		}
-		h.stopGroup(g)
-		if err != nil {
-			return err
+			tg := target{url: g.master.url(), front: g.master.p, boards: g.boards}
+			err = h.warm(ctx, tg, capacity)
+			for _, load := range loads {
+				if err == nil {
+					_, err = h.cellWith(ctx, sc, setup, tg, ratio, load, load*capacity, cellOpts{mix: mix, duration: h.claimDuration(), repeat: rep})
+				}
+			}
+			h.stopGroup(g)
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

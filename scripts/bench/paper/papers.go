@@ -26,7 +26,7 @@ const (
 )
 
 // claimRule is the rule the claim verdicts of 001 and 004 follow.
-const claimRule = "Each cell runs %d times (seeds %d, %d, …). A gap between two setups counts when it is larger than the run-to-run spread (max − min over the repetitions) of either setup. The claimed policy **wins** against a baseline at a load when it is better on mean latency or on completed/s by a gap that counts and worse on neither by one. Verdict: **reproduced** when it wins against every baseline at every load run, **partly** when it wins some of these comparisons, **not reproduced** when it wins none."
+const claimRule = "Each cell runs %d times (seeds %d, %d, …), in rounds: each round starts every setup's cluster anew, so a burst of other work on the machine lands in one round of several setups rather than in every round of one. A gap between two setups counts when it is larger than the run-to-run spread (max − min over the repetitions) of either setup. The claimed policy **wins** against a baseline at a load when it is better on mean latency or on completed/s by a gap that counts and worse on neither by one. Verdict: **reproduced** when it wins against every baseline at every load run, **partly** when it wins some of these comparisons, **not reproduced** when it wins none."
 
 // paper000 decides 000 from the paper scenario's rows.
 func (h *harness) paper000() (string, string) {
