@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -293,6 +292,7 @@ func (h *harness) claimTable(w io.Writer, sc string, setups []string, loads []fl
 		fmt.Fprint(w, "--:|")
 	}
 	fmt.Fprintln(w)
+	noisy := false
 	for _, l := range loads {
 		for _, s := range setups {
 			rs := h.repeats(sc, s, l)
@@ -307,15 +307,32 @@ func (h *harness) claimTable(w io.Writer, sc string, setups []string, loads []fl
 				}
 				return 100 * float64(r.Rep.Total.Shed) / float64(r.Rep.Total.Sent)
 			})
-			fmt.Fprintf(w, "| %s | %s | %.0f | %.1f (%.1f) | %.0f | %.1f (%.1f) | %.1f |", s, loadName(l), rs[0].Rate, lat.mean, lat.spread(), p99.mean, thr.mean, thr.spread(), shed.mean)
+			mark := ""
+			if h.noisy(sc, s, l) {
+				mark, noisy = " ‡", true
+			}
+			fmt.Fprintf(w, "| %s%s | %s | %.0f | %.1f (%.1f) | %.0f | %.1f (%.1f) | %.1f |", s, mark, loadName(l), rs[0].Rate, lat.mean, lat.spread(), p99.mean, thr.mean, thr.spread(), shed.mean)
 			if shareCol != "" {
-				sh := h.figure(sc, s, l, func(r *row) float64 { return math.Max(r.LastShare, 0) })
-				fmt.Fprintf(w, " %.1f%% |", 100*sh.mean)
+				var shares []float64 // -1: the master's counters could not be read
+				for _, r := range rs {
+					if r.LastShare >= 0 {
+						shares = append(shares, r.LastShare)
+					}
+				}
+				if sh := statOf(shares); sh.n > 0 {
+					fmt.Fprintf(w, " %.1f%% |", 100*sh.mean)
+				} else {
+					fmt.Fprint(w, " – |")
+				}
 			}
 			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w)
+	if noisy {
+		fmt.Fprintln(w, "‡ = the repetitions of this cell disagree by more than half their mean (latency or completed/s): other work on the machine hit some of them.")
+		fmt.Fprintln(w)
+	}
 }
 
 // claimLoads are the loads a claim scenario ran, in order.
@@ -328,4 +345,27 @@ func (h *harness) claimLoadsRun(sc string) []float64 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// noisy reports whether the repetitions of a claim cell disagree by more
+// than half their mean, in latency or in completed/s.
+func (h *harness) noisy(sc, setup string, load float64) bool {
+	lat, thr := h.figure(sc, setup, load, meanLatency), h.figure(sc, setup, load, (*row).completed)
+	return lat.n > 1 && (lat.spread() > lat.mean/2 || thr.spread() > thr.mean/2)
+}
+
+// noisyNote names the disturbed cells of a claim scenario, for its result.
+func (h *harness) noisyNote(sc string, setups []string, loads []float64) string {
+	var cells []string
+	for _, l := range loads {
+		for _, s := range setups {
+			if h.noisy(sc, s, l) {
+				cells = append(cells, s+" at "+loadName(l))
+			}
+		}
+	}
+	if len(cells) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Disturbed cells (‡): %s; a verdict that rests on them wants a rerun on a quiet machine.", strings.Join(cells, ", "))
 }

@@ -26,7 +26,7 @@ const (
 )
 
 // claimRule is the rule the claim verdicts of 001 and 004 follow.
-const claimRule = "Each cell runs %d times (seeds %d, %d, …), in rounds: each round starts every setup's cluster anew, so a burst of other work on the machine lands in one round of several setups rather than in every round of one. A gap between two setups counts when it is larger than the run-to-run spread (max − min over the repetitions) of either setup. The claimed policy **wins** against a baseline at a load when it is better on mean latency or on completed/s by a gap that counts and worse on neither by one. Verdict: **reproduced** when it wins against every baseline at every load run, **partly** when it wins some of these comparisons, **not reproduced** when it wins none."
+const claimRule = "Each cell runs %d times (seeds %d, %d, …)%s. A gap between two setups counts when it is larger than the run-to-run spread (max − min over the repetitions) of either setup. The claimed policy **wins** against a baseline at a load when it is better on mean latency or on completed/s by a gap that counts and worse on neither by one. Verdict: **reproduced** when it wins against every baseline at every load run, **partly** when it wins some of these comparisons, **not reproduced** when it wins none."
 
 // paper000 decides 000 from the paper scenario's rows.
 func (h *harness) paper000() (string, string) {
@@ -95,9 +95,9 @@ func (h *harness) papers(w io.Writer) {
 	fmt.Fprintf(&s, "#### 001 — adaptive scheduling by server load: **%s**\n\n> %s\n\n*%s*\n\nFormula (§3.1): `%s` — implemented in `sched/policy_adaptive.go`: load = Σ share × weight over cpu, network, memory; only the most loaded board is stopped, and only while its load is over the threshold (0.9 × the largest weight: a board with one resource 90%% busy crosses it).\n\n", word, quote001, trans001, form001)
 	fmt.Fprintf(&s, "Experiment: %d equal boards (%d slots, %v pages and device reads), the last one busy half the time (`busy_for = %q`, `busy_every = %q`, `busy_cpu = 0.9`: 10× slower and 90%% cpu while busy), %.0f%% control, at %s of the nominal capacity (the paper's medium-high and heavy load), %v cells. Every setup queues in arrival order (`[sched] order = \"arrival\"`), as the paper's baselines do, so only the choice of board differs; adaptive runs with `suspend = %q` (the paper stops the most loaded server for \"一定時間\", a certain time, then measures again: its measuring interval is 15 s; here boards report every 100 ms and a busy window lasts 1.5 s, and a stop of 1 s held the busy board up to 0.8 s past each window). *busy share* = the busy board's part of the master's dispatches.\n\n",
 		h.opt.boards, h.opt.capacity, h.opt.latency, busyFor.String(), busyEvery.String(), 100*h.opt.ratios[0], loadsText(l001), h.claimDuration(), adaptiveSuspend.String())
-	fmt.Fprintf(&s, claimRule+"\n\n", h.opt.repeats, h.opt.seed, h.opt.seed+1)
+	fmt.Fprintf(&s, claimRule+"\n\n", h.opt.repeats, h.opt.seed, h.opt.seed+1, h.roundsNote(scClaim001))
 	h.claimTable(&s, scClaim001, claim001Setups, l001, "busy share")
-	fmt.Fprintf(&s, "Result: %s.%s\n\n", why, h.why001(l001, word))
+	fmt.Fprintf(&s, "Result: %s.%s%s\n\n", why, h.why001(l001, word), h.noisyNote(scClaim001, claim001Setups, l001))
 	add("001", word, why)
 
 	// 002
@@ -129,14 +129,14 @@ func (h *harness) papers(w io.Writer) {
 	fmt.Fprintf(&s, "#### 004 — QSC, request classes weighted: **%s**\n\n> %s\n\n*%s*\n\nFormula: %s — implemented in `sched/policy_qsc.go` (eq. 4 reconstructed, see NOTES).\n\n", word, quote004, trans004, form004)
 	fmt.Fprintf(&s, "Experiment: %d boards of unequal speed, as the paper's heterogeneous servers (`[sim] speed` 2 / 1 / 0.5, `cpu_mhz` 8000 / 4000 / 2000, `mem_mb` 2048 / 1024 / 256), the paper's four classes with weights 1, 2, 4, 8 (`[[sched.class]]`: control = execution unit 2, media 8, dynamic 4, static = publish 1) and costs in the same proportion: 40%% static `GET /` (one %v page), 30%% control (a %v device read), 20%% dynamic and 10%% media (pages of `sim_cost` 4 and 8). Loads %s of the mix's capacity (%.0f req/s), %v cells. Run twice: with the priority queue (qsc, priority-lc, random) and in arrival order (`order = \"arrival\"`: qsc, lc, random), so QSC's own effect is measured without the priority queue's. Verdict: the worse of the two orders' verdicts.\n\n",
 		h.opt.boards, claim004Unit, 2*claim004Unit, loadsText(l004), h.capacity004(), h.claimDuration())
-	fmt.Fprintf(&s, claimRule+"\n\n", h.opt.repeats, h.opt.seed, h.opt.seed+1)
+	fmt.Fprintf(&s, claimRule+"\n\n", h.opt.repeats, h.opt.seed, h.opt.seed+1, h.roundsNote(scClaim004))
 	fmt.Fprintln(&s, "With the priority queue:")
 	fmt.Fprintln(&s)
 	h.claimTable(&s, scClaim004, claim004Setups, l004, "slow share")
 	fmt.Fprintln(&s, "In arrival order:")
 	fmt.Fprintln(&s)
 	h.claimTable(&s, scClaim004FIFO, claim004FIFOSetups, h.claimLoadsRun(scClaim004FIFO), "slow share")
-	fmt.Fprintf(&s, "Result: %s.\n\n", why)
+	fmt.Fprintf(&s, "Result: %s.%s%s\n\n", why, h.noisyNote(scClaim004, claim004Setups, l004), h.noisyNote(scClaim004FIFO, claim004FIFOSetups, h.claimLoadsRun(scClaim004FIFO)))
 	add("004", word, why)
 
 	fmt.Fprintln(w, "| paper | verdict |")
@@ -212,5 +212,44 @@ func (h *harness) why001(loads []float64, word string) string {
 	if word == "reproduced" {
 		return " Stopping the busy board: " + strings.Join(out, "; ") + "."
 	}
-	return " Why: stopping the busy board keeps the slow requests off it (" + strings.Join(out, "; ") + "). A board busy at 90% cpu is 10× slower, not gone: under least connections it gets a request only when one of its two slots frees, so few requests are slow there, and stopping it removes what it still completes, so the queue waits longer and sheds more. The policy does what the paper describes (only the most loaded board, over the threshold, for the stop time); what it trades is capacity for tail latency, which the paper's two measures (mean delay, throughput) do not reward here."
+	return " What stopping the busy board did, against lc: " + strings.Join(out, "; ") + "." + h.trade001(loads)
+}
+
+// trade001 explains 001's result where the figures show the trade: the
+// busy board held (a smaller share), a lower p99, and less completed or a
+// longer mean beyond the spread. The policy does what the paper says
+// either way.
+func (h *harness) trade001(loads []float64) string {
+	for _, l := range loads {
+		a := func(g func(*row) float64) float64 { return h.figure(scClaim001, "adaptive", l, g).mean }
+		b := func(g func(*row) float64) float64 { return h.figure(scClaim001, "lc", l, g).mean }
+		share := func(r *row) float64 { return r.LastShare }
+		p99 := func(r *row) float64 { return r.Rep.Total.Latency.P99 }
+		la, lb := h.figure(scClaim001, "adaptive", l, meanLatency), h.figure(scClaim001, "lc", l, meanLatency)
+		ta, tb := h.figure(scClaim001, "adaptive", l, (*row).completed), h.figure(scClaim001, "lc", l, (*row).completed)
+		worse := la.mean-lb.mean > max(la.spread(), lb.spread()) || tb.mean-ta.mean > max(ta.spread(), tb.spread())
+		if a(share) < b(share) && a(p99) < b(p99) && worse {
+			return " A board busy at 90% cpu is 10× slower, not gone: under least connections it gets a request only when one of its two slots frees, so few requests are slow there, and stopping it removes what it still completes. The policy does what the paper describes (only the most loaded board, over the threshold, for the stop time); it trades capacity for tail latency, which the paper's two measures (mean delay, throughput) do not reward."
+		}
+	}
+	return ""
+}
+
+// roundsNote says how the repetitions of a claim scenario ran: in rounds
+// (each round restarts every setup) or back to back per setup, read from
+// the order of the rows (older runs ran back to back).
+func (h *harness) roundsNote(sc string) string {
+	var reps []int
+	for _, r := range h.rows {
+		if r.Scenario == sc && r.Repeat > 0 {
+			reps = append(reps, r.Repeat)
+		}
+	}
+	if len(reps) < 2 || h.opt.repeats < 2 {
+		return ""
+	}
+	if reps[0] == reps[1] {
+		return ", in rounds: each round starts every setup's cluster anew, so a burst of other work on the machine lands in one round of several setups rather than in every round of one"
+	}
+	return ", back to back per setup (a burst of other work on the machine can hit every repetition of one setup)"
 }
