@@ -89,10 +89,12 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string, devic
 	}
 	policy, extra := schedExtra(policy, bs)
 	fmt.Fprintf(&s, "[sched]\npolicy = %q\n%s\n%s%s", policy, b.spec.schedKeys, extra, b.spec.schedTables)
+	// The generator is one client address playing many clients: the per-client connection cap
+	// (default 256) would answer its queued requests 429 under overload, which no real crowd sees.
 	if token == "" {
-		s.WriteString("[http]\nauth = \"none\"\n\n")
+		fmt.Fprintf(&s, "[http]\nauth = \"none\"\nmax_conns_per_client = %d\n\n", benchConnsPerClient)
 	} else {
-		fmt.Fprintf(&s, "[http]\nauth = \"token\"\ntoken = %q\n\n", token)
+		fmt.Fprintf(&s, "[http]\nauth = \"token\"\ntoken = %q\nmax_conns_per_client = %d\n\n", token, benchConnsPerClient)
 	}
 	fmt.Fprintf(&s, "[sim]\ndevice_latency = %q\npage_latency = %q\n%s\n", b.spec.devLat.String(), b.spec.pageLat.String(), b.spec.sim)
 	for d := 1; d <= devices; d++ {
@@ -100,6 +102,9 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string, devic
 	}
 	return s.String()
 }
+
+// benchConnsPerClient is http.max_conns_per_client of every generated board.
+const benchConnsPerClient = 16384
 
 // group is a set of boards started together: a cluster (peers) or standalone boards.
 type group struct {

@@ -264,7 +264,7 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 	if o.pageLat > 0 {
 		pl = o.pageLat
 	}
-	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback: %d slots (`capacity`), `[sim] device_latency` = %v, `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", o.capacity, o.latency, pl, controlReq, browseReq)
+	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback (`http.max_conns_per_client = %d`: the generator is one address playing many clients): %d slots (`capacity`), `[sim] device_latency` = %v, `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", benchConnsPerClient, o.capacity, o.latency, pl, controlReq, browseReq)
 	fmt.Fprintf(w, "Load is offered as a multiple of the cluster's capacity (%d boards × %d slots / %v = %.0f req/s), the single board gets the same absolute rates (its own capacity is a third). ", o.boards, o.capacity, max(o.latency, pl), capacityOf(paperBoards(o)))
 	fmt.Fprintf(w, "HAProxy runs in front of the same boards started standalone: `balance leastconn`, `maxconn %d` per server, `timeout queue 2s`; *haproxy-prio* adds `http-request set-priority-class int(-10) if { path_beg /api/devices /cgi-bin }`. Raw JSON of every cell: `%s/`.\n\n", o.capacity, o.results)
 	if runErr != nil {
