@@ -168,3 +168,26 @@ func TestClaimFlags(t *testing.T) {
 		t.Errorf("claim cell of 5 s: %v, want 6 s", d)
 	}
 }
+
+// A cell whose repetitions disagree by more than half their mean is named;
+// the order of the rows tells rounds from back-to-back repetitions.
+func TestNoisyAndRounds(t *testing.T) {
+	h := &harness{opt: &options{repeats: 2}}
+	h.rows = []*row{ // rounds: rep 1 of both setups, then rep 2
+		fakeRow("s", "a", 1, 1, 50, 200), fakeRow("s", "b", 1, 1, 50, 200),
+		fakeRow("s", "a", 1, 2, 52, 198), fakeRow("s", "b", 1, 2, 300, 40),
+	}
+	if h.noisy("s", "a", 1) || !h.noisy("s", "b", 1) {
+		t.Errorf("noisy a %v b %v, want only b", h.noisy("s", "a", 1), h.noisy("s", "b", 1))
+	}
+	if n := h.noisyNote("s", []string{"a", "b"}, []float64{1}); !strings.Contains(n, "b at 1.0x") || strings.Contains(n, "a at") {
+		t.Errorf("note %q", n)
+	}
+	if n := h.roundsNote("s"); !strings.Contains(n, "in rounds") {
+		t.Errorf("rounds: %q", n)
+	}
+	h.rows[1], h.rows[2] = h.rows[2], h.rows[1] // a, a, b, b: back to back
+	if n := h.roundsNote("s"); !strings.Contains(n, "back to back") {
+		t.Errorf("back to back: %q", n)
+	}
+}
