@@ -331,6 +331,22 @@ type harness struct {
 	// assignUncapped says why the master of the assign scenario ran without
 	// its CPU quota; "" when it had one.
 	assignUncapped string
+	// loadStart is the machine's load average when the run started ("" unknown): other
+	// work on a shared machine disturbs every figure.
+	loadStart string
+}
+
+// loadAvg is /proc/loadavg's 1, 5 and 15 minute figures; "" when unreadable.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " / ")
 }
 
 func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
@@ -338,7 +354,7 @@ func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{opt: o, procs: newProcs(), tmp: tmp, out: stdout, started: time.Now(),
+	h := &harness{opt: o, procs: newProcs(), tmp: tmp, out: stdout, started: time.Now(), loadStart: loadAvg(),
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if o.haproxy != "off" {
 		h.haproxy = haproxyPath()
