@@ -18,8 +18,8 @@ help:
 	@echo "make build  - ./ews for this machine"
 	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64}; SIGN=ADMIN-BUNDLE signs them"
 	@echo "make deb    - dist, then dist/ews_<version>_{armhf,arm64,amd64}.deb (armhf from the armv6 build)"
-	@echo "make bench-paper - the paper's experiment vs HAProxy (~15 min; 3 s cells: BENCH_FLAGS='--duration 3s', ~10 min): docs/bench-paper.md, docs/img/bench-paper-*.png"
-	@echo "make bench-paper-quick - a reduced run of it (~3 min); BENCH_FLAGS adds flags to both"
+	@echo "make bench-paper - the papers' experiments and claims vs HAProxy (~35 min on 2 cores): docs/bench-paper.md, docs/img/bench-paper-*.png"
+	@echo "make bench-paper-quick - a reduced run of it (~10 min); BENCH_FLAGS adds flags to both"
 
 build:
 	$(BUILD) -o ews ./cmd/ews

@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -74,14 +75,16 @@ func (n *Node) work() http.Handler {
 
 // pageCost emulates, on a simulated board, the work of a low-priority page
 // or data query ([sim] page_latency), so the demo and the benchmarks load
-// the boards as real pages would.
+// the boards as real pages would. The query sim_cost=K (1 to 16) makes a
+// page cost K pages: requests of different weights for the request-class
+// paper's experiment (004). Boards without [sim] ignore it.
 func (n *Node) pageCost(next http.Handler) http.Handler {
 	if n.cfg.Sim == nil || n.cfg.Sim.PageLatency.Duration <= 0 {
 		return next
 	}
 	d := n.cfg.Sim.Scaled(n.cfg.Sim.PageLatency.Duration) // [sim] speed
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := time.NewTimer(time.Duration(float64(d) * n.sim.Slowdown(time.Now()))) // busy: slower
+		t := time.NewTimer(time.Duration(float64(d) * simCost(r) * n.sim.Slowdown(time.Now()))) // busy: slower
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
@@ -90,4 +93,17 @@ func (n *Node) pageCost(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// simCost is a simulated page's cost in pages: its query's sim_cost, 1 when
+// absent or out of [1, 16].
+func simCost(r *http.Request) float64 {
+	if r.URL.RawQuery == "" {
+		return 1
+	}
+	k, err := strconv.Atoi(r.URL.Query().Get("sim_cost"))
+	if err != nil || k < 1 || k > 16 {
+		return 1
+	}
+	return float64(k)
 }

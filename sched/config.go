@@ -1,6 +1,9 @@
 package sched
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Config is what the queue, the classifier and the policies are built from.
 // The boot config maps [sched] onto it; DefaultConfig gives every default.
@@ -10,6 +13,13 @@ type Config struct {
 	// with the fewest in flight; other policies trade that for weights,
 	// affinity or measured load.
 	Policy string
+
+	// Order is how queued requests wait: "" (the policy's own: priority
+	// queues for all but lc), OrderPriority (a FIFO per class, highest class
+	// first) or OrderArrival (one FIFO for every class, in arrival order, as
+	// lc). Arrival order measures a policy's choice of board without the
+	// priority queue's help (the papers' baselines queue in arrival order).
+	Order string
 
 	// Queue bounds each class's queue (the one FIFO holds Queue × classes).
 	// A longer queue absorbs longer bursts but lets a request wait longer
@@ -105,6 +115,32 @@ func DefaultConfig() Config {
 		Sticky:       "",                     // any board may serve any request
 		Classes:      DefaultClasses(),       // control first, browse after
 	}
+}
+
+// Values of Config.Order.
+const (
+	OrderPriority = "priority"
+	OrderArrival  = "arrival"
+)
+
+// CheckOrder reports whether s is a value of Config.Order.
+func CheckOrder(s string) error {
+	switch s {
+	case "", OrderPriority, OrderArrival:
+		return nil
+	}
+	return fmt.Errorf("sched: order %q: want %s or %s", s, OrderPriority, OrderArrival)
+}
+
+// oneFIFO is whether a dispatcher under spec and order keeps one FIFO.
+func oneFIFO(spec PolicySpec, order string) bool {
+	switch order {
+	case OrderArrival:
+		return true
+	case OrderPriority:
+		return false
+	}
+	return spec.Queue == OneFIFO
 }
 
 // ClassesFor are the classes used when none are configured under policy:

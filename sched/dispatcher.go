@@ -113,7 +113,7 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 	}
 	def := DefaultConfig()
 	d := &Dispatcher{
-		cls: cls, policy: p, one: spec.Queue == OneFIFO,
+		cls: cls, policy: p, one: oneFIFO(spec, cfg.Order),
 		limit: cfg.Queue, timeout: cfg.QueueTimeout, target: cfg.QueueTarget,
 		interval: opt.Interval, retry: opt.RetryAfter, reserve: cfg.Reserve,
 		clock: opt.Clock, log: opt.Logger, rt: opt.RT, byName: map[string]*Board{},

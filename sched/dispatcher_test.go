@@ -14,16 +14,24 @@ import (
 func TestOrderAcrossAndWithinClasses(t *testing.T) {
 	tests := []struct {
 		policy string
+		order  string   // Config.Order
 		arrive []int    // classes in arrival order
 		want   []string // dispatch order by id
 	}{
-		{"priority-lc", []int{browse, control, browse, control}, []string{"c1", "c3", "b0", "b2"}},
-		{"priority-lc", []int{control, control, control}, []string{"c0", "c1", "c2"}},
-		{"lc", []int{browse, control, browse, control}, []string{"b0", "c1", "b2", "c3"}},
+		{"priority-lc", "", []int{browse, control, browse, control}, []string{"c1", "c3", "b0", "b2"}},
+		{"priority-lc", "", []int{control, control, control}, []string{"c0", "c1", "c2"}},
+		{"lc", "", []int{browse, control, browse, control}, []string{"b0", "c1", "b2", "c3"}},
+		// Config.Order overrides the policy's queue: arrival order for a
+		// priority policy (qsc without its priority queue), priority for lc
+		{"qsc", OrderArrival, []int{browse, control, browse, control}, []string{"b0", "c1", "b2", "c3"}},
+		{"random", OrderArrival, []int{browse, control, browse}, []string{"b0", "c1", "b2"}},
+		{"lc", OrderPriority, []int{browse, control, browse, control}, []string{"c1", "c3", "b0", "b2"}},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.policy, tt.arrive), func(t *testing.T) {
-			h := newHarness(t, schedCfg(tt.policy, 16), Options{}, board("a", 1))
+		t.Run(fmt.Sprint(tt.policy, tt.order, tt.arrive), func(t *testing.T) {
+			cfg := schedCfg(tt.policy, 16)
+			cfg.Order = tt.order
+			h := newHarness(t, cfg, Options{}, board("a", 1))
 			hold := h.now(&Request{Class: control})
 			ids := map[*pending]string{}
 			var ps []*pending

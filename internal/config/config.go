@@ -86,6 +86,7 @@ type Sched struct {
 	Policy       string      `toml:"policy"`        // default "priority-lc"
 	Mode         string      `toml:"mode"`          // proxy | redirect; default proxy
 	Assign       Duration    `toml:"assign"`        // redirect mode: a client talks to its board this long; 0 off; default 30s
+	Order        string      `toml:"order"`         // "" (the policy's) | priority | arrival
 	Queue        int         `toml:"queue"`         // per class; default 1024
 	QueueTimeout Duration    `toml:"queue_timeout"` // default 5s
 	QueueTarget  Duration    `toml:"queue_target"`  // CoDel-style sojourn target; default 100ms

@@ -104,6 +104,7 @@ func TestBadInput(t *testing.T) {
 		{"negative duration", "[cluster]\ntmax = \"-1s\"\n", 2, "cluster.tmax", "negative duration"},
 		{"negative capacity", "[node]\nname = \"a\"\ncapacity = -1\n", 3, "node.capacity", "at least 1"},
 		{"bad headroom", "[sched]\nheadroom = \"lots\"\n", 2, "sched.headroom", "want off, auto or a number of slots"},
+		{"bad order", "[sched]\norder = \"fifo\"\n", 2, "sched.order", "want priority or arrival"},
 		{"insecure with a key", "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\nkey_file = \"/etc/ews/cluster.key\"\npeers = [\"ews1=h:1\", \"ews2=h:2\"]\n", 4, "cluster.insecure", "turns gossip encryption off"},
 		{"name not in peers", "[node]\nname = \"ews9\"\n[cluster]\ninsecure = true\npeers = [\"ews1=h:1\", \"ews2=h:2\"]\n", 2, "node.name", "not in cluster.peers"},
 		{"duplicate peer name", "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=h:1\", \"ews1=h:2\"]\n", 5, "cluster.peers", "duplicate peer name"},

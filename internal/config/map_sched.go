@@ -7,6 +7,7 @@ import "github.com/ews-firmware/ews/sched"
 func (s Sched) SchedConfig() sched.Config {
 	out := sched.Config{
 		Policy:       s.Policy,
+		Order:        s.Order,
 		Queue:        s.Queue,
 		QueueTimeout: s.QueueTimeout.Duration,
 		QueueTarget:  s.QueueTarget.Duration,

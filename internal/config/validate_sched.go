@@ -25,6 +25,9 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	if s.Mode != "proxy" && s.Mode != "redirect" {
 		bad("sched.mode", "%q: want proxy or redirect", s.Mode)
 	}
+	if err := sched.CheckOrder(s.Order); err != nil {
+		bad("sched.order", "%s", strings.TrimPrefix(err.Error(), "sched: "))
+	}
 	if s.Queue < 1 {
 		bad("sched.queue", "must be at least 1, got %d", s.Queue)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,9 @@ type boardSpec struct {
 	devLat   time.Duration // [sim] device_latency
 	pageLat  time.Duration // [sim] page_latency
 	sim      string        // more [sim] keys (unequal boards)
+	// schedKeys are more [sched] keys (before the policy's tables), schedTables
+	// more [sched] tables such as [[sched.class]] (after them).
+	schedKeys, schedTables string
 }
 
 // board is a started board: its spec, addresses and process.
@@ -84,11 +88,13 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string, devic
 		fmt.Fprintf(&s, "[cluster]\npeers = [%s]\nkey = %q\ntmax = \"1s\"\ntthreshold = \"500ms\"\nheartbeat = \"100ms\"\n\n", strings.Join(ps, ", "), key)
 	}
 	policy, extra := schedExtra(policy, bs)
-	fmt.Fprintf(&s, "[sched]\npolicy = %q\n\n%s", policy, extra)
+	fmt.Fprintf(&s, "[sched]\npolicy = %q\n%s\n%s%s", policy, b.spec.schedKeys, extra, b.spec.schedTables)
+	// The generator is one client address playing many clients: the per-client connection cap
+	// (default 256) would answer its queued requests 429 under overload, which no real crowd sees.
 	if token == "" {
-		s.WriteString("[http]\nauth = \"none\"\n\n")
+		fmt.Fprintf(&s, "[http]\nauth = \"none\"\nmax_conns_per_client = %d\n\n", benchConnsPerClient)
 	} else {
-		fmt.Fprintf(&s, "[http]\nauth = \"token\"\ntoken = %q\n\n", token)
+		fmt.Fprintf(&s, "[http]\nauth = \"token\"\ntoken = %q\nmax_conns_per_client = %d\n\n", token, benchConnsPerClient)
 	}
 	fmt.Fprintf(&s, "[sim]\ndevice_latency = %q\npage_latency = %q\n%s\n", b.spec.devLat.String(), b.spec.pageLat.String(), b.spec.sim)
 	for d := 1; d <= devices; d++ {
@@ -96,6 +102,9 @@ func boardConfig(bs []board, i int, peers bool, policy, key, token string, devic
 	}
 	return s.String()
 }
+
+// benchConnsPerClient is http.max_conns_per_client of every generated board.
+const benchConnsPerClient = 16384
 
 // group is a set of boards started together: a cluster (peers) or standalone boards.
 type group struct {
@@ -106,7 +115,19 @@ type group struct {
 
 // startGroup writes the configs into dir and starts the boards; with cluster set they are peers
 // of one cluster and startGroup returns once /api/cluster shows a master and every board running.
+// A board that exits while starting (most often: a free port taken by another process before it
+// listened, on a shared machine) makes it start the group again on new ports, up to three times.
 func (h *harness) startGroup(ctx context.Context, tag string, specs []boardSpec, cluster bool, policy string) (*group, error) {
+	for try := 1; ; try++ {
+		g, err := h.startGroupOnce(ctx, tag, specs, cluster, policy)
+		if err == nil || !errors.Is(err, errExited) || try == 3 || ctx.Err() != nil {
+			return g, err
+		}
+		h.log.Warn("paper: a board exited while starting; starting the group again", "group", tag, "try", try, "err", err)
+	}
+}
+
+func (h *harness) startGroupOnce(ctx context.Context, tag string, specs []boardSpec, cluster bool, policy string) (*group, error) {
 	bs := make([]board, len(specs))
 	for i, sp := range specs {
 		hp, err := freePort()

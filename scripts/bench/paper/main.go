@@ -24,36 +24,45 @@ import (
 
 // options are the harness's flags.
 type options struct {
-	ews          string // ews binary; "" builds one
-	root         string // module root (for building ews)
-	out          string // markdown file
-	results      string // raw JSON dir
-	img          string // PNG dir
-	seed         uint64
-	duration     time.Duration
-	policies     []string
-	heteroPols   []string
-	unequalPols  []string
-	ratios       []float64
-	loads        []float64
-	latency      time.Duration
-	pageLat      time.Duration // paper scenario's page latency; 0 = latency
-	capacity     int
-	boards       int
-	haproxy      string // auto | off | on
-	token        string
-	header       http.Header
-	startTimeout time.Duration
-	timeout      time.Duration // per request
-	trivialRate  float64       // offered rate of the forwarding-overhead throughput cells
-	saturate     []float64     // offered rates of the saturation cells; none: not run
-	frontCPU     float64       // cores the front (and what runs with it) may use in them
-	smoke        bool
-	render       bool // rewrite the report and plots from the results dir, run nothing
-	skipHetero   bool
-	skipUnequal  bool
-	skipTrivial  bool
-	command      string // the command line, for the docs
+	ews           string // ews binary; "" builds one
+	root          string // module root (for building ews)
+	out           string // markdown file
+	results       string // raw JSON dir
+	img           string // PNG dir
+	seed          uint64
+	duration      time.Duration
+	policies      []string
+	heteroPols    []string
+	unequalPols   []string
+	ratios        []float64
+	loads         []float64
+	latency       time.Duration
+	pageLat       time.Duration // paper scenario's page latency; 0 = latency
+	capacity      int
+	boards        int
+	haproxy       string // auto | off | on
+	token         string
+	header        http.Header
+	startTimeout  time.Duration
+	timeout       time.Duration // per request
+	trivialRate   float64       // offered rate of the forwarding-overhead throughput cells
+	saturate      []float64     // offered rates of the saturation cells; none: not run
+	frontCPU      float64       // cores the front (and what runs with it) may use in them
+	smoke         bool
+	render        bool // rewrite the report and plots from the results dir, run nothing
+	skipHetero    bool
+	skipUnequal   bool
+	skipTrivial   bool
+	skipClaims    bool      // skip the experiments of 001 and 004
+	skipAssign    bool      // skip the redirect-vs-proxy scenario
+	repeats       int       // repetitions of each claim cell
+	claimLoads    []float64 // loads of the claim scenarios
+	claim4Loads   []float64 // loads of 004\'s experiment
+	assignBoards  []int     // cluster sizes of the redirect-vs-proxy scenario
+	assignRates   []float64 // its offered rates
+	assignClients int       // its simulated clients
+	assignCPU     float64   // cores the master may use in it
+	command       string    // the command line, for the docs
 }
 
 func main() {
@@ -96,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench-paper", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &options{header: http.Header{}}
-	var policies, hetero, unequal, ratios, loads, headers, saturate string
+	var policies, hetero, unequal, ratios, loads, headers, saturate, claimLoads, claim4Loads, assignBoards, assignRates string
 	fs.StringVar(&o.ews, "ews", "", "ews binary to run (default: build ./cmd/ews into the temp dir)")
 	fs.StringVar(&o.root, "root", ".", "module root (to build ews)")
 	fs.StringVar(&o.out, "out", "docs/bench-paper.md", "markdown report")
@@ -127,6 +136,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.skipHetero, "skip-hetero", false, "skip the heterogeneous scenario")
 	fs.BoolVar(&o.skipUnequal, "skip-unequal", false, "skip the unequal-board scenarios (busy, speed)")
 	fs.BoolVar(&o.skipTrivial, "skip-trivial", false, "skip the forwarding-overhead scenario")
+	fs.BoolVar(&o.skipClaims, "skip-claims", false, "skip the experiments of papers 001 and 004")
+	fs.BoolVar(&o.skipAssign, "skip-assign", false, "skip the redirect-vs-proxy scenario (papers 002, 003)")
+	fs.IntVar(&o.repeats, "repeats", 3, "repetitions of each claim cell (seeds seed, seed+1, ...): the run-to-run spread")
+	fs.StringVar(&claimLoads, "claim-loads", "1,1.5", "loads of 001's experiment (the paper's medium-high and heavy load)")
+	fs.StringVar(&claim4Loads, "claim004-loads", "0.75,1.5", "loads of 004's experiment (the paper's medium and heavy load)")
+	fs.StringVar(&assignBoards, "assign-boards", "3,8", "cluster sizes of the redirect-vs-proxy scenario")
+	fs.StringVar(&assignRates, "assign-rates", "600,1200,2400", "offered req/s of the redirect-vs-proxy scenario, rising")
+	fs.IntVar(&o.assignClients, "assign-clients", 64, "simulated clients of the redirect-vs-proxy scenario")
+	fs.Float64Var(&o.assignCPU, "assign-cpu", 0.15, "cores the master may use in the redirect-vs-proxy scenario (a cgroup CPU quota; a board-class master)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -148,12 +166,28 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if !set["ratios"] {
 			ratios = "0.25"
 		}
+		if !set["repeats"] {
+			o.repeats = 2
+		}
+		if !set["claim-loads"] {
+			claimLoads = "1.5"
+		}
+		if !set["claim004-loads"] {
+			claim4Loads = "1.5"
+		}
+		if !set["assign-rates"] {
+			assignRates = "1500"
+		}
+		if !set["assign-clients"] {
+			o.assignClients = 32
+		}
 	}
 	if o.smoke {
 		if !set["duration"] {
 			o.duration = time.Second
 		}
 		policies, ratios, o.skipHetero, o.skipTrivial, o.skipUnequal = "priority-lc", "0.25", true, true, true
+		o.skipClaims, o.skipAssign = true, true
 		if !set["loads"] {
 			loads = "0.1"
 		}
@@ -173,6 +207,31 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.loads, err = parseFloats(loads, 0, 20); err != nil {
 		return nil, fmt.Errorf("--loads: %w", err)
+	}
+	if o.claimLoads, err = parseFloats(claimLoads, 0, 20); err != nil {
+		return nil, fmt.Errorf("--claim-loads: %w", err)
+	}
+	if o.claim4Loads, err = parseFloats(claim4Loads, 0, 20); err != nil {
+		return nil, fmt.Errorf("--claim004-loads: %w", err)
+	}
+	if o.assignRates, err = parseFloats(assignRates, 0, 100000); err != nil {
+		return nil, fmt.Errorf("--assign-rates: %w", err)
+	}
+	for _, f := range strings.Split(assignBoards, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 || n > 16 {
+			return nil, fmt.Errorf("--assign-boards %q: want cluster sizes of 2 to 16", f)
+		}
+		o.assignBoards = append(o.assignBoards, n)
+	}
+	if o.repeats < 1 || o.repeats > 20 {
+		return nil, fmt.Errorf("--repeats %d: want 1 to 20", o.repeats)
+	}
+	if o.assignClients < 1 || o.assignClients > 10000 {
+		return nil, fmt.Errorf("--assign-clients %d: want 1 to 10000", o.assignClients)
+	}
+	if o.assignCPU <= 0 || o.assignCPU > 64 {
+		return nil, fmt.Errorf("--assign-cpu %v: want cores in (0, 64]", o.assignCPU)
 	}
 	if saturate != "" {
 		if o.saturate, err = parseFloats(saturate, 0, 100000); err != nil {
@@ -269,6 +328,25 @@ type harness struct {
 	log     *slog.Logger
 	rows    []*row
 	started time.Time
+	// assignUncapped says why the master of the assign scenario ran without
+	// its CPU quota; "" when it had one.
+	assignUncapped string
+	// loadStart is the machine's load average when the run started ("" unknown): other
+	// work on a shared machine disturbs every figure.
+	loadStart string
+}
+
+// loadAvg is /proc/loadavg's 1, 5 and 15 minute figures; "" when unreadable.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " / ")
 }
 
 func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
@@ -276,7 +354,7 @@ func newHarness(o *options, stdout, stderr io.Writer) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{opt: o, procs: newProcs(), tmp: tmp, out: stdout, started: time.Now(),
+	h := &harness{opt: o, procs: newProcs(), tmp: tmp, out: stdout, started: time.Now(), loadStart: loadAvg(),
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if o.haproxy != "off" {
 		h.haproxy = haproxyPath()

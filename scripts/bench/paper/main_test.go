@@ -213,6 +213,9 @@ func TestBoardConfigsParse(t *testing.T) {
 					if cfg.Sched.Policy != pol || cfg.Node.Capacity != specs[i].capacity || cfg.Sim == nil || cfg.Sim.PageLatency.Duration != specs[i].pageLat {
 						t.Errorf("board %d: policy %q capacity %d sim %+v", i, cfg.Sched.Policy, cfg.Node.Capacity, cfg.Sim)
 					}
+					if cfg.HTTP.MaxConnsPerClient != benchConnsPerClient {
+						t.Errorf("max_conns_per_client %d: the generator's one address would be answered 429", cfg.HTTP.MaxConnsPerClient)
+					}
 					if len(cfg.Devices) != 4 || cfg.Devices[0].Node != "any" || cfg.Devices[0].Driver != "sim-sensor" {
 						t.Errorf("devices %+v", cfg.Devices)
 					}

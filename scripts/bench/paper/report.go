@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -259,12 +260,15 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 		start, took = h.runSpan()
 	}
 	fmt.Fprintf(w, "Command: `%s` (`make bench-paper` runs `go run ./scripts/bench/paper --ews ./ews $(BENCH_FLAGS)`), %s, %s in all. Machine: %s.\n", o.command, start.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), machineNote(h.haproxy))
+	if !o.render && h.loadStart != "" {
+		fmt.Fprintf(w, "Load average (1 / 5 / 15 min) of the machine at the start: %s, at the end: %s (%d cores: above that, other work competed with this run).\n", h.loadStart, loadAvg(), runtime.NumCPU())
+	}
 	fmt.Fprintf(w, "The generator (`internal/bench`, the engine of `ews bench`) runs on the same machine as every board and HAProxy, so all of them share its cores; one run produces every row, on the same seeded arrival stream (seed %d), %v per cell. ", o.seed, o.duration)
 	pl := o.latency
 	if o.pageLat > 0 {
 		pl = o.pageLat
 	}
-	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback: %d slots (`capacity`), `[sim] device_latency` = %v, `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", o.capacity, o.latency, pl, controlReq, browseReq)
+	fmt.Fprintf(w, "Each board is a separate `ews run` process on loopback (`http.max_conns_per_client = %d`: the generator is one address playing many clients): %d slots (`capacity`), `[sim] device_latency` = %v, `page_latency` = %v; the mix is control = `%s`, browse = `%s`. ", benchConnsPerClient, o.capacity, o.latency, pl, controlReq, browseReq)
 	fmt.Fprintf(w, "Load is offered as a multiple of the cluster's capacity (%d boards × %d slots / %v = %.0f req/s), the single board gets the same absolute rates (its own capacity is a third). ", o.boards, o.capacity, max(o.latency, pl), capacityOf(paperBoards(o)))
 	fmt.Fprintf(w, "HAProxy runs in front of the same boards started standalone: `balance leastconn`, `maxconn %d` per server, `timeout queue 2s`; *haproxy-prio* adds `http-request set-priority-class int(-10) if { path_beg /api/devices /cgi-bin }`. Raw JSON of every cell: `%s/`.\n\n", o.capacity, o.results)
 	if runErr != nil {
@@ -275,6 +279,9 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 		fmt.Fprintf(w, "| %s | %s | %s |\n", g.name, g.figure, g.status)
 	}
 	fmt.Fprintln(w)
+	if len(h.setups(scClaim001))+len(h.setups(scClaim004))+len(h.setups(scAssign)) > 0 || len(h.setups(scPaper)) > 0 {
+		h.papers(w)
+	}
 	fmt.Fprintln(w, "Columns: ok/s = 2xx answers per second of the sending window; *control served* = ok / arrivals due; latencies from the intended send time (no coordinated omission) of ok answers; *shed %* = 503 answers / requests sent; *shed p99* = p99 time to a 503; *completed/s* = 2xx answers over the time from the first send to the last answer (ok/s divides by the sending window only, so under overload it also counts the queue drained after it); *sender lag p99* = how late the generator sent its requests (it shares the cores with the boards: a large lag inflates every latency of the row). † = the generator could not keep the asked rate (see the JSON).")
 	fmt.Fprintln(w)
 	for _, ratio := range o.ratios {

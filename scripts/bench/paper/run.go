@@ -49,6 +49,7 @@ type row struct {
 	// LastShare is the last board's share of the master's dispatches in the cell (the busy or
 	// slow board of the unequal scenarios); -1 or absent when the front is not an ews master.
 	LastShare float64       `json:"last_board_share"`
+	Repeat    int           `json:"repeat,omitempty"` // repetition of a claim cell (0: the only one)
 	Rep       *bench.Report `json:"-"`
 }
 
@@ -71,29 +72,51 @@ type target struct {
 	boards []*board
 }
 
+// cellOpts are what a claim cell changes from the grid's cells; zero: the grid's.
+type cellOpts struct {
+	mix      string        // bench mix; "": control and browse at the ratio
+	duration time.Duration // sending window; 0: --duration
+	repeat   int           // repetition (seeds seed+repeat-1); 0: the only run
+	clients  int           // simulated clients that follow redirect assignments; 0: none
+}
+
 // cell runs one generator run and records its row.
 func (h *harness) cell(ctx context.Context, scenario, setup string, tg target, ratio, load, rate float64) (*row, error) {
+	return h.cellWith(ctx, scenario, setup, tg, ratio, load, rate, cellOpts{})
+}
+
+func (h *harness) cellWith(ctx context.Context, scenario, setup string, tg target, ratio, load, rate float64, o cellOpts) (*row, error) {
 	mix := fmt.Sprintf("control=%g:%s,browse=%g:%s", ratio, controlReq, 1-ratio, browseReq)
 	if ratio <= 0 {
 		mix = "browse=1:" + browseReq
+	}
+	if o.mix != "" {
+		mix = o.mix
 	}
 	classes, err := bench.ParseMix(mix)
 	if err != nil {
 		return nil, fmt.Errorf("paper: %w", err)
 	}
-	r := &row{Scenario: scenario, Setup: setup, Ratio: ratio, Load: load, Rate: rate}
+	dur, seed := h.opt.duration, h.opt.seed
+	if o.duration > 0 {
+		dur = o.duration
+	}
+	if o.repeat > 0 {
+		seed += uint64(o.repeat - 1)
+	}
+	r := &row{Scenario: scenario, Setup: setup, Ratio: ratio, Load: load, Rate: rate, Repeat: o.repeat}
 	before, _ := readProc(tg.front.pid())
 	sentBefore, _ := h.dispatched(ctx, tg.url)
 	stop := h.sampleRSS(tg, r)
-	runCtx, cancel := context.WithTimeout(ctx, h.opt.duration+h.opt.timeout+15*time.Second)
+	runCtx, cancel := context.WithTimeout(ctx, dur+h.opt.timeout+15*time.Second)
 	tr := bench.NewTransport(bench.DefaultConcurrency)
 	defer tr.CloseIdleConnections()
 	t0 := time.Now()
 	rep, err := bench.Run(runCtx, bench.Config{
 		Transport: &spread{base: tr, n: uint64(h.devices())},
-		URL:       tg.url, Classes: classes, Rate: rate, Duration: h.opt.duration, Seed: h.opt.seed,
-		Header: h.opt.header, Timeout: h.opt.timeout,
-		Max: int64(rate*h.opt.duration.Seconds()*2) + 100, // a bound on the run, never reached by a Poisson stream
+		URL:       tg.url, Classes: classes, Rate: rate, Duration: dur, Seed: seed,
+		Header: h.opt.header, Timeout: h.opt.timeout, Clients: o.clients,
+		Max: int64(rate*dur.Seconds()*2) + 100, // a bound on the run, never reached by a Poisson stream
 	})
 	r.Wall = time.Since(t0).Seconds()
 	cancel()
@@ -109,6 +132,9 @@ func (h *harness) cell(ctx context.Context, scenario, setup string, tg target, r
 	}
 	r.Rep = rep
 	name := fmt.Sprintf("%s-%s-c%02.0f-x%03.0f.json", scenario, setup, ratio*100, load*100)
+	if o.repeat > 0 {
+		name = fmt.Sprintf("%s-%s-c%02.0f-x%03.0f-r%d.json", scenario, setup, ratio*100, load*100, o.repeat)
+	}
 	r.File = filepath.Join(h.opt.results, name)
 	if err := rep.WriteJSONFile(r.File); err != nil {
 		return nil, fmt.Errorf("paper: %w", err)
@@ -245,6 +271,12 @@ func (h *harness) run(ctx context.Context) error {
 	}
 	if err == nil && !h.opt.skipUnequal {
 		err = h.unequal(ctx)
+	}
+	if err == nil && !h.opt.skipClaims {
+		err = h.claims(ctx)
+	}
+	if err == nil && !h.opt.skipAssign {
+		err = h.assign(ctx)
 	}
 	if err == nil && !h.opt.skipTrivial {
 		err = h.trivial(ctx)

@@ -37,7 +37,7 @@ func TestUnequalConfigsParse(t *testing.T) {
 					t.Errorf("qsc classes %+v", cfg.Sched.Classes)
 				}
 			case "adaptive":
-				if _, set := cfg.Sched.Adaptive.Limits["threshold"]; set || cfg.Sched.Adaptive.Suspend.Duration != time.Second {
+				if _, set := cfg.Sched.Adaptive.Limits["threshold"]; set || cfg.Sched.Adaptive.Suspend.Duration != adaptiveSuspend {
 					t.Errorf("adaptive %+v", cfg.Sched.Adaptive)
 				}
 			}
