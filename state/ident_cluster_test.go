@@ -1,0 +1,178 @@
+package state
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/hashicorp/memberlist"
+)
+
+// signedBoards starts boards ews1..ewsN on loopback; those named in ids
+// get that identity (the others run as a board without a certificate,
+// which is also how the last build runs: unsigned, version 4).
+func signedBoards(t *testing.T, peers []string, ids map[string]*Identity) []*board {
+	t.Helper()
+	var bs []*board
+	for i := range peers {
+		name := fmt.Sprintf("ews%d", i+1)
+		cfg := testConfig(name, peers, testKey)
+		cfg.Identity = ids[name]
+		bs = append(bs, startBoard(t, cfg))
+	}
+	return bs
+}
+
+func loopbackPeers(t *testing.T, n int) []string {
+	var peers []string
+	for i := range n {
+		peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
+	}
+	return peers
+}
+
+// everyoneSigns reports whether every board of bs has verified a signed
+// message of every other.
+func everyoneSigns(bs []*board) bool {
+	for _, a := range bs {
+		for _, b := range bs {
+			if a != b && !a.c.keys.Signs(b.c.self.Name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (b *board) report(name string) ReportMsg {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	r, _, _ := b.c.e.Report(name)
+	return r
+}
+
+// elect runs fn on b's Election under its lock.
+func (b *board) elect(fn func(e *Election)) {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	fn(b.c.e)
+}
+
+func (b *board) epoch() (ep uint64)    { b.elect(func(e *Election) { ep = e.Epoch() }); return }
+func (b *board) peersHash() (h uint32) { b.elect(func(e *Election) { h = e.PeersHash() }); return }
+func (b *board) peerVersion(n string) (v uint8) {
+	b.elect(func(e *Election) { v = e.PeerVersion(n) })
+	return
+}
+
+func (b *board) refusedOf(kind string) float64 {
+	return float64(b.c.m.refused.WithLabelValues(kind).Get())
+}
+
+// inject sends b, as from's real gossip (its own address, the cluster
+// key), to board to.
+func inject(t *testing.T, from *board, to *board, b []byte) {
+	t.Helper()
+	if err := from.c.ml.SendToAddress(memberlist.Address{Addr: to.c.self.Addr, Name: to.c.self.Name}, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInsiderCannotSpeakForAnotherBoard: on real gossip, ews3 holds the
+// cluster key, its own certificate and a member's address, but not ews2's
+// or ews1's private key. Every message it sends naming ews2 (unsigned, or
+// signed with its own key) or ews1 (a step-down, a table) is refused and
+// counted, and ews2's row keeps ews2's own figures; a captured message of
+// ews2 replayed is refused too. On the code before version 5 the unsigned
+// report was taken (it comes from a configured address, under a member's
+// name): ews1 showed the forged figures and counted no refusal.
+func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
+	ca := clusterCA(t, "main")
+	bs := signedBoards(t, loopbackPeers(t, 3), ca.ids)
+	testutil.EventuallyWithin(t, "ews1 master, every board signing", 10*time.Second, func() bool {
+		return oneMaster(bs, "ews1") && everyoneSigns(bs)
+	})
+	master, victim, insider := bs[0], bs[1], bs[2]
+	hash := master.peersHash()
+	const forged = 424242
+	unsigned := func(m Message) []byte { b, err := EncodeVersion(m, ProtocolVersionUnsigned); must(t, err); return b }
+	sealed := func(k *GossipKey, m Message) []byte { b, err := k.Seal(m); must(t, err); return b }
+	report := &ReportMsg{Name: "ews2", HTTP: victim.c.httpAddr(), Runstate: Running, Completed: forged, PeersHash: hash}
+
+	before := map[string]float64{"unsigned": master.refusedOf("unsigned"), "signature": master.refusedOf("signature"), "replay": master.refusedOf("replay")}
+	const n = 5
+	for range n {
+		inject(t, insider, master, unsigned(report))
+		inject(t, insider, master, sealed(insider.c.gkey, report))
+		inject(t, insider, victim, unsigned(&StepDownMsg{Name: "ews1", Epoch: master.epoch(), PeersHash: hash}))
+		inject(t, insider, victim, sealed(insider.c.gkey, &TableMsg{Epoch: master.epoch() + 1, Master: "ews1", Version: 1 << 30, PeersHash: hash}))
+	}
+	// ews2's own message, as captured on the wire: taken once, then replayed
+	captured := sealed(victim.c.gkey, &ReportMsg{Name: "ews2", HTTP: victim.c.httpAddr(), Runstate: Running, PeersHash: hash})
+	for range n {
+		inject(t, insider, master, captured)
+	}
+	testutil.EventuallyWithin(t, "the forgeries refused and counted", 5*time.Second, func() bool {
+		return master.refusedOf("unsigned") >= before["unsigned"]+n &&
+			master.refusedOf("signature") >= before["signature"]+n &&
+			master.refusedOf("replay") >= before["replay"]+n-1 &&
+			victim.refusedOf("unsigned") >= n && victim.refusedOf("signature") >= n
+	})
+	if r := master.report("ews2"); r.Completed == forged {
+		t.Fatalf("ews1 took the forged report of ews2: %+v", r)
+	}
+	if !oneMaster(bs, "ews1") || master.epoch() != victim.epoch() {
+		t.Fatalf("the forged step-down or table moved the cluster: masters %v, epochs %d/%d", []bool{bs[0].c.IsMaster(), bs[1].c.IsMaster(), bs[2].c.IsMaster()}, master.epoch(), victim.epoch())
+	}
+	var tv uint64
+	victim.elect(func(e *Election) { tb, _ := e.Table(); tv = tb.Version })
+	if tv >= 1<<30 {
+		t.Fatalf("ews2 took the forged table: version %d", tv)
+	}
+}
+
+// TestRollingUpgradeToSigned: ews3 runs as the last build does (no
+// certificate, version 4, unsigned) beside two signing boards: it is
+// heard, and hears them. Then it restarts with its certificate: the
+// others see it sign, and from then on refuse unsigned messages naming it.
+func TestRollingUpgradeToSigned(t *testing.T) {
+	ca := clusterCA(t, "main")
+	peers := loopbackPeers(t, 3)
+	ids := map[string]*Identity{"ews1": ca.ids["ews1"], "ews2": ca.ids["ews2"]}
+	bs := signedBoards(t, peers, ids)
+	bs[2].local.inflight.Store(3)
+	testutil.EventuallyWithin(t, "ews1 master of all three, ews3's load seen", 10*time.Second, func() bool {
+		n, _ := bs[1].c.Snapshot().Node("ews3")
+		return oneMaster(bs, "ews1") && n.Linknum == 3 && bs[0].c.keys.Signs("ews2") && bs[1].c.keys.Signs("ews1")
+	})
+	if bs[0].c.keys.Signs("ews3") || bs[0].peerVersion("ews3") != ProtocolVersionUnsigned || bs[2].peerVersion("ews1") != ProtocolVersionSigned {
+		t.Fatalf("versions: ews1 hears ews3 at %d (signs %v), ews3 hears ews1 at %d", bs[0].peerVersion("ews3"), bs[0].c.keys.Signs("ews3"), bs[2].peerVersion("ews1"))
+	}
+
+	// upgrade ews3: a new run with its certificate
+	bs[2].c.Shutdown()
+	cfg := testConfig("ews3", peers, testKey)
+	cfg.Identity = ca.ids["ews3"]
+	bs[2] = startBoard(t, cfg)
+	bs[2].local.inflight.Store(2)
+	testutil.EventuallyWithin(t, "every board signing, ews3's load seen", 10*time.Second, func() bool {
+		n, _ := bs[1].c.Snapshot().Node("ews3")
+		return oneMaster(bs, "ews1") && everyoneSigns(bs) && n.Linknum == 2
+	})
+	before := bs[0].refusedOf("unsigned")
+	b, err := EncodeVersion(&ReportMsg{Name: "ews3", Runstate: Running, InFlight: 9, PeersHash: bs[0].peersHash()}, ProtocolVersionUnsigned)
+	must(t, err)
+	inject(t, bs[1], bs[0], b)
+	testutil.EventuallyWithin(t, "an unsigned report naming ews3 refused", 5*time.Second, func() bool { return bs[0].refusedOf("unsigned") > before })
+	if r := bs[0].report("ews3"); r.InFlight == 9 {
+		t.Fatalf("ews1 took the unsigned report naming ews3: %+v", r)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
