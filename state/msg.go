@@ -430,7 +430,7 @@ func decodeSealed(b []byte) (Message, seal, error) {
 		if len(b) < headerLen+1+sigLen+1 {
 			return nil, seal{}, fmt.Errorf("state: %s message of %d bytes is too short for version %d (sequence, body and a %d-byte signature)", t, len(b), b[1], sigLen)
 		}
-		seq, n := binary.Uvarint(b[headerLen:])
+		seq, n := binary.Uvarint(b[headerLen : len(b)-sigLen])
 		if n <= 0 {
 			return nil, seal{}, fmt.Errorf("state: %s message: bad sequence number", t)
 		}
