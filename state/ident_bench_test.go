@@ -1,6 +1,10 @@
 package state
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
 	"testing"
 	"time"
 )
@@ -92,6 +96,30 @@ func BenchmarkIntroLearn(b *testing.B) {
 		g := NewGossipKeys("ews1", ca.ca.Pool, peersOf("ews1", "ews2"))
 		if err := check(g, intro, now); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkP256VerifyReport: what checking each report would cost with
+// the board certificate's own ECDSA P-256 key instead of the ed25519
+// gossip key (the choice is docs/incoming/ident.md's).
+func BenchmarkP256VerifyReport(b *testing.B) {
+	id := clusterCA(b, "main").ids["ews2"]
+	enc, err := Encode(benchReport())
+	if err != nil {
+		b.Fatal(err)
+	}
+	digest := sha256.Sum256(enc)
+	sig, err := id.Key.Sign(rand.Reader, digest[:], crypto.SHA256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pub := id.Cert.PublicKey.(*ecdsa.PublicKey)
+	b.ReportAllocs()
+	for b.Loop() {
+		d := sha256.Sum256(enc)
+		if !ecdsa.VerifyASN1(pub, d[:], sig) {
+			b.Fatal("no")
 		}
 	}
 }
