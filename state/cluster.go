@@ -68,8 +68,8 @@ type Cluster struct {
 
 	queuer Queuer // the Local's, or nil
 
-	// Board identity (invariant 11): this run's signing key (nil: this
-	// board has no certificate and signs nothing), the peers' keys, and
+	// Board identity (invariant 11): this run's gossip key (nil: this
+	// board has no certificate and seals nothing), the peers' keys, and
 	// the version this board sends at most (4 without a key).
 	gkey     *GossipKey
 	keys     *GossipKeys
@@ -166,7 +166,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	for _, p := range c.peers {
 		peerSet[p.Name] = true
 	}
-	c.keys = NewGossipKeys(cfg.Name, roots, func(name string) bool { return peerSet[name] })
+	c.keys = NewGossipKeys(cfg.Name, c.gkey, roots, func(name string) bool { return peerSet[name] })
 	c.e.Proto = c.proto
 	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}

@@ -19,12 +19,14 @@ var (
 	_ memberlist.ConflictDelegate = (*delegate)(nil)
 )
 
-// NodeMeta advertises the highest protocol version this build reads
-// (metaMagic, version), so a board that heard only an older message of
-// this one (it was of the last build before a restart) sends it the
-// newest both speak at once. The HTTP address travels in the reports.
-// Builds before version 5 send no meta.
-func (d *delegate) NodeMeta(limit int) []byte { return []byte{metaMagic, d.c.cfg.ProtocolVersion} }
+// NodeMeta advertises the highest protocol version this board may be
+// sent (metaMagic, version): its Config.ProtocolVersion, 4 at most without
+// a certificate (a version-5 message is sealed for its receiver's key). A
+// board that heard only an older message of this one (it was of the last
+// build before a restart) so sends it the newest both speak at once.
+// Builds before version 5 send no meta. The HTTP address travels in the
+// reports.
+func (d *delegate) NodeMeta(limit int) []byte { return []byte{metaMagic, d.c.proto} }
 
 // metaMagic opens this build's node meta.
 const metaMagic = 0xE5

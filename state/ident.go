@@ -2,8 +2,11 @@ package state
 
 import (
 	"crypto"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
@@ -17,7 +20,7 @@ import (
 // Identity is this board's identity in the cluster (invariant 11): its
 // certificate, issued by the cluster CA for its name, the certificate's
 // private key, and the CA that certifies every board. With one, a board
-// signs its gossip and checks the other boards' signatures; without
+// seals its gossip and checks the other boards' seals; without
 // (insecure clusters, the demo, bundles without a board certificate) it
 // does neither.
 type Identity struct {
@@ -42,16 +45,18 @@ func (id *Identity) validate(name string) error {
 	return nil
 }
 
-// IntroMsg (version 5) introduces a board's gossip key: a fresh ed25519
+// IntroMsg (version 5) introduces a board's gossip key: a fresh X25519
 // key made at start, endorsed by the board's certificate. It is
 // self-certifying: the certificate chains to the cluster CA and names
-// Name, Sig is the certificate key's signature of (Name, Boot, Pub), and
-// the message's own seal is Pub's. Want asks the receiver for its intro.
+// Name, and Sig is the certificate key's signature of (Name, Boot, Pub).
+// Its own seal is not checked (the receiver may not know the sender's
+// key yet); only the holder of the private half of Pub can seal the
+// messages that follow. Want asks the receiver for its intro.
 type IntroMsg struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	Name     string
 	Boot     uint64 // unix ns when the key was made (a board's runs tell apart)
-	Pub      []byte // ed25519 public key, 32 bytes
+	Pub      []byte // X25519 public key, 32 bytes
 	Cert     []byte // the board's certificate, DER
 	Sig      []byte // the certificate key's signature of introDigest
 	Want     bool   // the sender lacks the receiver's key: send yours
@@ -62,11 +67,11 @@ func (m *IntroMsg) validate() error {
 		return err
 	}
 	switch {
-	case len(m.Pub) != ed25519.PublicKeySize:
+	case len(m.Pub) != 32:
 		return fmt.Errorf("intro %q: a gossip key of %d bytes", m.Name, len(m.Pub))
 	case len(m.Cert) == 0 || len(m.Cert) > maxCertLen:
 		return fmt.Errorf("intro %q: a certificate of %d bytes", m.Name, len(m.Cert))
-	case len(m.Sig) == 0 || len(m.Sig) > 2*sigLen+16:
+	case len(m.Sig) == 0 || len(m.Sig) > 160:
 		return fmt.Errorf("intro %q: an endorsement of %d bytes", m.Name, len(m.Sig))
 	}
 	return nil
@@ -84,11 +89,13 @@ func introDigest(name string, boot uint64, pub []byte) []byte {
 	return h.Sum(nil)
 }
 
-// GossipKey is this board's signing key for one run: made at start, never
-// stored, so a restart is a new key and the sequence numbers of the old
-// one are worthless.
+// GossipKey is this board's key for one run: an X25519 key made at start,
+// never stored, so a restart is a new key and the messages of the old run
+// are worthless. With each peer's key it makes one pair key (pairKey),
+// which seals the messages between the two.
 type GossipKey struct {
-	priv  ed25519.PrivateKey
+	name  string
+	priv  *ecdh.PrivateKey
 	seq   atomic.Uint64
 	intro IntroMsg
 }
@@ -98,10 +105,11 @@ func NewGossipKey(name string, id *Identity, now time.Time) (*GossipKey, error) 
 	if err := id.validate(name); err != nil {
 		return nil, err
 	}
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("state: gossip key: %w", err)
 	}
+	pub := priv.PublicKey().Bytes()
 	boot := uint64(now.UnixNano())
 	digest := introDigest(name, boot, pub)
 	var sig []byte
@@ -114,24 +122,56 @@ func NewGossipKey(name string, id *Identity, now time.Time) (*GossipKey, error) 
 	if err != nil {
 		return nil, fmt.Errorf("state: board %q: endorse the gossip key: %w", name, err)
 	}
-	k := &GossipKey{priv: priv, intro: IntroMsg{Name: name, Boot: boot, Pub: pub, Cert: id.Cert.Raw, Sig: sig}}
-	return k, nil
+	return &GossipKey{name: name, priv: priv, intro: IntroMsg{Name: name, Boot: boot, Pub: pub, Cert: id.Cert.Raw, Sig: sig}}, nil
 }
 
-// Seal encodes m at version 5 with the next sequence number and signs it.
-func (k *GossipKey) Seal(m Message) ([]byte, error) {
-	b, err := encode(m, ProtocolVersionSigned, k.seq.Add(1))
-	if err != nil {
-		return nil, err
-	}
-	return append(b, ed25519.Sign(k.priv, b)...), nil
+// body encodes m at version 5 with the next sequence number: what every
+// receiver's copy shares before its tag.
+func (k *GossipKey) body(m Message) ([]byte, error) {
+	return encode(m, ProtocolVersionSigned, k.seq.Add(1))
 }
 
-// Intro is this board's intro, sealed; want asks for the receiver's.
+// Intro is this board's intro, sealed with an empty tag; want asks for
+// the receiver's.
 func (k *GossipKey) Intro(want bool) ([]byte, error) {
 	in := k.intro
 	in.Want = want
-	return k.Seal(&in)
+	b, err := k.body(&in)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, make([]byte, tagLen)...), nil
+}
+
+// pairKey is the key this board and the board whose X25519 key is peer
+// share: HKDF-SHA256 of their Diffie-Hellman secret, bound to both keys.
+func (k *GossipKey) pairKey(peer []byte) ([]byte, error) {
+	pub, err := ecdh.X25519().NewPublicKey(peer)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := k.priv.ECDH(pub)
+	if err != nil {
+		return nil, err
+	}
+	own := k.priv.PublicKey().Bytes()
+	lo, hi := own, peer
+	if string(lo) > string(hi) {
+		lo, hi = hi, lo
+	}
+	return hkdf.Key(sha256.New, shared, nil, "ews gossip pair v5\x00"+string(lo)+string(hi), 32)
+}
+
+// tag is the seal of body from board from to board to under pair key key:
+// HMAC-SHA256, first tagLen bytes. The names make the direction part of it.
+func tag(key []byte, from, to string, body []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(from))
+	h.Write([]byte{0})
+	h.Write([]byte(to))
+	h.Write([]byte{0})
+	h.Write(body)
+	return h.Sum(nil)[:tagLen]
 }
 
 // Errors of GossipKeys.check. errAskIntro marks the ones a fresh intro of

@@ -97,25 +97,31 @@ func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 	hash := master.peersHash()
 	const forged = 424242
 	unsigned := func(m Message) []byte { b, err := EncodeVersion(m, ProtocolVersionUnsigned); must(t, err); return b }
-	sealed := func(k *GossipKey, m Message) []byte { b, err := k.Seal(m); must(t, err); return b }
+	sealed := func(from, to *board, m Message) []byte {
+		b, err := from.c.keys.Seal(m, to.c.self.Name)
+		must(t, err)
+		return b
+	}
 	report := &ReportMsg{Name: "ews2", HTTP: victim.c.httpAddr(), Runstate: Running, Completed: forged, PeersHash: hash}
 
 	before := map[string]float64{"unsigned": master.refusedOf("unsigned"), "signature": master.refusedOf("signature"), "replay": master.refusedOf("replay")}
 	const n = 5
 	for range n {
 		inject(t, insider, master, unsigned(report))
-		inject(t, insider, master, sealed(insider.c.gkey, report))
+		inject(t, insider, master, sealed(insider, master, report))
 		inject(t, insider, victim, unsigned(&StepDownMsg{Name: "ews1", Epoch: master.epoch(), PeersHash: hash}))
-		inject(t, insider, victim, sealed(insider.c.gkey, &TableMsg{Epoch: master.epoch() + 1, Master: "ews1", Version: 1 << 30, PeersHash: hash}))
+		inject(t, insider, victim, sealed(insider, victim, &TableMsg{Epoch: master.epoch() + 1, Master: "ews1", Version: 1 << 30, PeersHash: hash}))
 	}
-	// ews2's own message, as captured on the wire: taken once, then replayed
-	captured := sealed(victim.c.gkey, &ReportMsg{Name: "ews2", HTTP: victim.c.httpAddr(), Runstate: Running, PeersHash: hash})
+	// ews2's own message to ews1, as captured on the wire: taken once,
+	// then replayed; and ews2's messages to ews3 itself, passed on to ews1
+	captured := sealed(victim, master, &ReportMsg{Name: "ews2", HTTP: victim.c.httpAddr(), Runstate: Running, PeersHash: hash})
 	for range n {
 		inject(t, insider, master, captured)
+		inject(t, insider, master, sealed(victim, insider, report))
 	}
 	testutil.EventuallyWithin(t, "the forgeries refused and counted", 5*time.Second, func() bool {
 		return master.refusedOf("unsigned") >= before["unsigned"]+n &&
-			master.refusedOf("signature") >= before["signature"]+n &&
+			master.refusedOf("signature") >= before["signature"]+2*n &&
 			master.refusedOf("replay") >= before["replay"]+n-1 &&
 			victim.refusedOf("unsigned") >= n && victim.refusedOf("signature") >= n
 	})
@@ -134,7 +140,8 @@ func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 
 // TestRollingUpgradeToSigned: ews3 runs as the last build does (no
 // certificate, version 4, unsigned) beside two signing boards: it is
-// heard, and hears them. Then it restarts with its certificate: the
+// heard, and hears them (at version 4: nothing can be sealed for a board
+// without a key). Then it restarts with its certificate: the
 // others see it sign, and from then on refuse unsigned messages naming it.
 func TestRollingUpgradeToSigned(t *testing.T) {
 	ca := clusterCA(t, "main")
@@ -146,7 +153,7 @@ func TestRollingUpgradeToSigned(t *testing.T) {
 		n, _ := bs[1].c.Snapshot().Node("ews3")
 		return oneMaster(bs, "ews1") && n.Linknum == 3 && bs[0].c.keys.Signs("ews2") && bs[1].c.keys.Signs("ews1")
 	})
-	if bs[0].c.keys.Signs("ews3") || bs[0].peerVersion("ews3") != ProtocolVersionUnsigned || bs[2].peerVersion("ews1") != ProtocolVersionSigned {
+	if bs[0].c.keys.Signs("ews3") || bs[0].peerVersion("ews3") != ProtocolVersionUnsigned || bs[2].peerVersion("ews1") != ProtocolVersionUnsigned {
 		t.Fatalf("versions: ews1 hears ews3 at %d (signs %v), ews3 hears ews1 at %d", bs[0].peerVersion("ews3"), bs[0].c.keys.Signs("ews3"), bs[2].peerVersion("ews1"))
 	}
 

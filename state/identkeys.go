@@ -1,7 +1,8 @@
 package state
 
 import (
-	"crypto/ed25519"
+	"bytes"
+	"crypto/hmac"
 	"crypto/x509"
 	"fmt"
 	"slices"
@@ -9,12 +10,14 @@ import (
 	"time"
 )
 
-// GossipKeys is what this board knows of the other boards' gossip keys and
-// checks every message with (invariant 11). Safe for concurrent use:
-// memberlist delivers messages on several goroutines.
+// GossipKeys is this board's gossip key and what it knows of the other
+// boards': it seals every message this board sends and checks every one
+// it gets (invariant 11). Safe for concurrent use: memberlist delivers
+// messages on several goroutines.
 type GossipKeys struct {
 	self   string
-	roots  *x509.CertPool         // nil: this board has no identity and checks nothing
+	own    *GossipKey             // nil: this board has no identity, seals and checks nothing
+	roots  *x509.CertPool         // the cluster CA
 	isPeer func(name string) bool // in cluster.peers
 
 	mu      sync.Mutex
@@ -35,26 +38,59 @@ const retiredKeys = 64
 const replayWindow = 64
 
 type peerKey struct {
-	pub      ed25519.PublicKey
+	pub      []byte // its X25519 key
+	pair     []byte // the key this board and it share (GossipKey.pairKey)
 	boot     uint64
 	notAfter time.Time // the certificate's
 	top      uint64    // newest sequence number taken
 	seen     uint64    // bit i: top-i taken
 }
 
-// NewGossipKeys checks the messages of the boards for which isPeer holds
-// against certificates of roots; nil roots checks nothing (a board
-// without an identity).
-func NewGossipKeys(self string, roots *x509.CertPool, isPeer func(string) bool) *GossipKeys {
-	return &GossipKeys{self: self, roots: roots, isPeer: isPeer, keys: map[string]*peerKey{},
+// NewGossipKeys seals with own and checks the messages of the boards for
+// which isPeer holds against certificates of roots; a nil own seals and
+// checks nothing (a board without an identity).
+func NewGossipKeys(self string, own *GossipKey, roots *x509.CertPool, isPeer func(string) bool) *GossipKeys {
+	return &GossipKeys{self: self, own: own, roots: roots, isPeer: isPeer, keys: map[string]*peerKey{},
 		signs: map[string]bool{}, retired: map[string][][]byte{}}
+}
+
+// Body encodes m at version 5 with this board's next sequence number, once
+// for every receiver; Tag closes a copy for one.
+func (g *GossipKeys) Body(m Message) ([]byte, error) {
+	if g.own == nil {
+		return nil, fmt.Errorf("state: encode %s: %w 5: this board has no identity to seal with", m.Type(), ErrVersion)
+	}
+	return g.own.body(m)
+}
+
+// Tag returns body sealed for board to: a copy with the tag appended. It
+// fails, wrapping errAskIntro, while this board has no key of to.
+func (g *GossipKeys) Tag(body []byte, to string) ([]byte, error) {
+	g.mu.Lock()
+	k := g.keys[to]
+	g.mu.Unlock()
+	if k == nil {
+		return nil, fmt.Errorf("state: no gossip key of %q yet: %w", to, errAskIntro)
+	}
+	out := make([]byte, len(body), len(body)+tagLen)
+	copy(out, body)
+	return append(out, tag(k.pair, g.self, to, body)...), nil
+}
+
+// Seal is Body and Tag: m sealed for board to.
+func (g *GossipKeys) Seal(m Message, to string) ([]byte, error) {
+	b, err := g.Body(m)
+	if err != nil {
+		return nil, err
+	}
+	return g.Tag(b, to)
 }
 
 // Check takes or refuses m, decoded at version v with seal s, at now. An
 // intro is checked and its key learnt. Errors wrapping errAskIntro may be
 // cured by the sender's intro.
 func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
-	if g.roots == nil {
+	if g.own == nil {
 		return nil // no identity: nothing to check against (logged at start)
 	}
 	if in, ok := m.(*IntroMsg); ok {
@@ -76,8 +112,8 @@ func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
 	if now.After(k.notAfter) {
 		return fmt.Errorf("state: %s from %q: its certificate expired %s: %w", m.Type(), name, k.notAfter.UTC().Format(time.RFC3339), errAskIntro)
 	}
-	if len(s.sig) != ed25519.SignatureSize || !ed25519.Verify(k.pub, s.signed, s.sig) {
-		return fmt.Errorf("state: %s from %q: bad signature: %w", m.Type(), name, errAskIntro)
+	if len(s.tag) != tagLen || !hmac.Equal(s.tag, tag(k.pair, name, g.self, s.signed)) {
+		return fmt.Errorf("state: %s from %q: bad seal (not its key, or not for this board): %w", m.Type(), name, errAskIntro)
 	}
 	if !k.take(s.seq) {
 		return fmt.Errorf("state: %s from %q, sequence %d (newest %d): %w", m.Type(), name, s.seq, k.top, errReplay)
@@ -97,27 +133,28 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 	if !g.isPeer(in.Name) {
 		return fmt.Errorf("state: intro of %q, which is not in cluster.peers", in.Name)
 	}
-	if len(s.sig) != ed25519.SignatureSize || !ed25519.Verify(in.Pub, s.signed, s.sig) {
-		return fmt.Errorf("state: intro of %q: not signed by the key it introduces", in.Name)
-	}
 	g.mu.Lock()
-	if k := g.keys[in.Name]; k != nil && k.pub.Equal(ed25519.PublicKey(in.Pub)) {
+	if k := g.keys[in.Name]; k != nil && bytes.Equal(k.pub, in.Pub) {
 		g.mu.Unlock()
 		return nil // known: a repeat (push-pull, an answer to a second request)
 	}
-	old := slices.ContainsFunc(g.retired[in.Name], func(p []byte) bool { return ed25519.PublicKey(p).Equal(ed25519.PublicKey(in.Pub)) })
+	old := slices.ContainsFunc(g.retired[in.Name], func(p []byte) bool { return bytes.Equal(p, in.Pub) })
 	g.mu.Unlock()
 	if old {
 		return fmt.Errorf("state: intro of %q with a key it used before: %w", in.Name, errReplay)
 	}
-	cert, err := verifyEndorsement(in, g.roots, now) // slow (ECDSA): outside the lock
+	cert, err := verifyEndorsement(in, g.roots, now) // slow (ECDSA, X25519): outside the lock
 	if err != nil {
 		return fmt.Errorf("state: intro of %q: %w", in.Name, err)
+	}
+	pair, err := g.own.pairKey(in.Pub)
+	if err != nil {
+		return fmt.Errorf("state: intro of %q: gossip key: %w", in.Name, err)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if k := g.keys[in.Name]; k != nil {
-		if k.pub.Equal(ed25519.PublicKey(in.Pub)) {
+		if bytes.Equal(k.pub, in.Pub) {
 			return nil
 		}
 		r := append(g.retired[in.Name], k.pub)
@@ -126,7 +163,7 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		}
 		g.retired[in.Name] = r
 	}
-	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), boot: in.Boot, notAfter: cert.NotAfter}
+	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), pair: pair, boot: in.Boot, notAfter: cert.NotAfter}
 	return nil
 }
 

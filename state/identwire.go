@@ -96,7 +96,7 @@ func (c *Cluster) memberVersions() map[string]uint8 {
 // and later once when every peer signs.
 func (c *Cluster) logIdentity() {
 	if c.gkey == nil {
-		msg := "cluster: this board has no board certificate (a board bundle's cert): it signs no gossip and checks no signature, so any board holding the cluster key can speak for it; mint one with `ews cluster board`"
+		msg := "cluster: this board has no board certificate (a board bundle's cert): it seals no gossip and checks no seal, so any board holding the cluster key can speak for it; mint one with `ews cluster board`"
 		if c.cfg.Insecure {
 			c.logger.Info(msg)
 		} else {
@@ -109,7 +109,7 @@ func (c *Cluster) logIdentity() {
 		names[i] = p.Name
 	}
 	c.keys.OnAllSigning(names, func() {
-		c.logger.Info("cluster: every board signs its gossip: unsigned messages are refused from now on")
+		c.logger.Info("cluster: every board seals its gossip: unsigned messages are refused from now on")
 	})
 }
 
@@ -123,5 +123,5 @@ func (c *Cluster) warnAuth(name string, err error) {
 		c.logger.Debug("gossip message refused", "from", name, "err", err)
 		return
 	}
-	c.authLog.logf(c, name, err, "cluster: gossip message refused: it does not carry the signature of the board it names (someone using its name, a replay, or a certificate of another cluster)")
+	c.authLog.logf(c, name, err, "cluster: gossip message refused: it does not carry the seal of the board it names (someone using its name, a replay, or a certificate of another cluster)")
 }

@@ -62,29 +62,31 @@ func (t MsgType) String() string {
 //	   that lacks the digest's version asks for the table. A board that
 //	   speaks 1..3 gets full tables, each message encoded at its version.
 //	5: board identity (ident.go, docs/DESIGN.md invariant 11): every
-//	   version-5 message is sealed, type byte, version byte, uvarint
-//	   sequence number, msgpack array, and an ed25519 signature (64 bytes)
-//	   of all before it by the sender's gossip key; IntroMsg carries that
-//	   key, endorsed by the sender's board certificate from the cluster CA.
-//	   The fields are version 4's. Compatibility rules, which a rolling
-//	   upgrade from version 4 relies on:
-//	   - a board with a board certificate (Config.Identity) sends version 5
-//	     to every board that advertises it (memberlist node meta) or whose
-//	     last message was version 5, and version 4 or older, unsigned, to
-//	     a board whose last message was older (a board of the last build);
+//	   version-5 message is sealed: type byte, version byte, uvarint
+//	   sequence number, msgpack array, and a 16-byte tag of all before it
+//	   (HMAC-SHA256 under the key the sender and this receiver share,
+//	   from their X25519 gossip keys); IntroMsg carries a board's gossip
+//	   key, endorsed by its board certificate from the cluster CA. "Signed"
+//	   below means sealed so. The fields are version 4's. Compatibility
+//	   rules, which a rolling upgrade from version 4 relies on:
+//	   - a board with a board certificate (Config.Identity) advertises
+//	     version 5 in its memberlist node meta and sends version 5 to every
+//	     board that advertises it (or, without meta, whose last message was
+//	     version 5) once it holds that board's key (from its intro), and
+//	     version 4 or older, unsigned, to a board that advertises 4 or
+//	     whose last message was older (a board of the last build);
 //	   - it accepts an unsigned message (version 4 or older) naming board
 //	     B until it has verified one signed message of B; from then on, for
 //	     the rest of its run, it refuses unsigned messages naming B. Once
 //	     every peer has signed, it so refuses every unsigned message;
 //	   - a board without a certificate (insecure clusters, the demo,
-//	     bundles older than version 3) signs nothing and sends version 4
-//	     at most; it reads version-5 messages without checking them, as it
-//	     has no CA to check them against.
+//	     bundles older than version 3) advertises version 4, signs nothing
+//	     and checks nothing: it has no key to be sealed for, nor a CA.
 const (
 	ProtocolVersionMin      uint8 = 1
 	ProtocolVersionMax      uint8 = 5
 	ProtocolVersionUnsigned uint8 = 4                  // the highest version without signatures: what Encode sends
-	ProtocolVersionSigned   uint8 = 5                  // the first version whose messages are signed
+	ProtocolVersionSigned   uint8 = 5                  // the first version whose messages are sealed (signed)
 	ProtocolVersion               = ProtocolVersionMax // what a board with an identity sends
 )
 
@@ -97,7 +99,7 @@ const (
 	maxNameLen    = 63       // a board name (config allows 63)
 	maxAddrLen    = 262      // host (255) + ":" + port
 	headerLen     = 2        // type byte + version byte
-	sigLen        = 64       // ed25519 signature closing a version-5 message
+	tagLen        = 16       // HMAC-SHA256 tag closing a version-5 message (ident.go)
 	maxCertLen    = 4096     // bytes of an IntroMsg's certificate
 	neverHeardAge = ^uint32(0)
 )
@@ -337,16 +339,16 @@ func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersion
 // EncodeVersion writes m at protocol version v, leaving out the fields v
 // does not have, so boards that speak only v can read it. A table whose
 // stats would take it over MaxPacket goes without them. Version 5 needs
-// the sender's gossip key: see GossipKey.Seal.
+// the sender's and the receiver's gossip keys: see GossipKeys.Seal.
 func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	if v >= ProtocolVersionSigned && v <= ProtocolVersionMax {
-		return nil, fmt.Errorf("state: encode %s: %w %d: version %d messages are signed (GossipKey.Seal)", m.Type(), ErrVersion, v, ProtocolVersionSigned)
+		return nil, fmt.Errorf("state: encode %s: %w %d: version %d messages are sealed (GossipKeys.Seal)", m.Type(), ErrVersion, v, ProtocolVersionSigned)
 	}
 	return encode(m, v, 0)
 }
 
 // encode writes m at version v; from version 5 seq follows the header and
-// sigLen bytes are kept free for the signature (the caller appends it).
+// tagLen bytes are kept free for the tag (the caller appends it).
 func encode(m Message, v uint8, seq uint64) ([]byte, error) {
 	if v < ProtocolVersionMin || v > ProtocolVersionMax {
 		return nil, fmt.Errorf("state: encode %s: %w %d (this build speaks %d..%d)", m.Type(), ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
@@ -356,7 +358,7 @@ func encode(m Message, v uint8, seq uint64) ([]byte, error) {
 	}
 	trailer := 0
 	if v >= ProtocolVersionSigned {
-		trailer = sigLen
+		trailer = tagLen
 	}
 	var body any = m
 	if t, ok := m.(*TableMsg); ok && v < 2 {
@@ -394,7 +396,7 @@ func encode(m Message, v uint8, seq uint64) ([]byte, error) {
 
 // Decode reads one message. Garbage, truncated, oversized, unknown-type and
 // wrong-version input is refused with an error; it never panics. A
-// version-5 message's signature is read, not checked (GossipKeys.Check).
+// version-5 message's tag is read, not checked (GossipKeys.Check).
 func Decode(b []byte) (Message, error) {
 	m, _, err := DecodeVersion(b)
 	return m, err
@@ -410,11 +412,11 @@ func DecodeVersion(b []byte) (Message, uint8, error) {
 	return m, b[1], nil
 }
 
-// seal is what closes a version-5 message: its sequence number, its
-// signature and the bytes the signature covers (a slice of the input).
+// seal is what closes a version-5 message: its sequence number, its tag
+// and the bytes the tag covers (a slice of the input).
 type seal struct {
 	seq    uint64
-	sig    []byte
+	tag    []byte
 	signed []byte
 }
 
@@ -427,15 +429,15 @@ func decodeSealed(b []byte) (Message, seal, error) {
 	var s seal
 	if b[1] >= ProtocolVersionSigned && b[1] <= ProtocolVersionMax {
 		t := MsgType(b[0])
-		if len(b) < headerLen+1+sigLen+1 {
-			return nil, seal{}, fmt.Errorf("state: %s message of %d bytes is too short for version %d (sequence, body and a %d-byte signature)", t, len(b), b[1], sigLen)
+		if len(b) < headerLen+1+tagLen+1 {
+			return nil, seal{}, fmt.Errorf("state: %s message of %d bytes is too short for version %d (sequence, body and a %d-byte tag)", t, len(b), b[1], tagLen)
 		}
-		seq, n := binary.Uvarint(b[headerLen : len(b)-sigLen])
+		seq, n := binary.Uvarint(b[headerLen : len(b)-tagLen])
 		if n <= 0 {
 			return nil, seal{}, fmt.Errorf("state: %s message: bad sequence number", t)
 		}
-		s = seal{seq: seq, sig: b[len(b)-sigLen:], signed: b[:len(b)-sigLen]}
-		m, err := decode(b, b[headerLen+n:len(b)-sigLen])
+		s = seal{seq: seq, tag: b[len(b)-tagLen:], signed: b[:len(b)-tagLen]}
+		m, err := decode(b, b[headerLen+n:len(b)-tagLen])
 		return m, s, err
 	}
 	m, err := decode(b, b[headerLen:])

@@ -227,7 +227,7 @@ func (c *Cluster) send(m Message, to string) {
 			var b []byte
 			var err error
 			if v >= ProtocolVersionSigned {
-				b, err = c.gkey.Seal(m)
+				b, err = c.keys.Body(m) // one sequence number, a tag per board below
 			} else {
 				b, err = EncodeVersion(m, v)
 			}
@@ -241,6 +241,13 @@ func (c *Cluster) send(m Message, to string) {
 			encoded[v] = b
 		}
 		b := encoded[v]
+		if v >= ProtocolVersionSigned {
+			var err error
+			if b, err = c.keys.Tag(b, p.Name); err != nil {
+				c.sendIntro(p.Name, true) // no key of it yet: trade intros
+				continue
+			}
+		}
 		addr, ok := members[p.Name]
 		if !ok {
 			if addr, ok = c.literal[p.Name]; !ok {
