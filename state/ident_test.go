@@ -451,3 +451,25 @@ func TestSignedTableFitsPacket(t *testing.T) {
 		})
 	}
 }
+
+// TestIntroFitsPacket: an intro with a certificate as `ews cluster board`
+// mints it (name, name.local, two addresses, localhost, loopback) goes in
+// one UDP packet; a bigger one goes over memberlist's TCP stream
+// (Cluster.sendRaw).
+func TestIntroFitsPacket(t *testing.T) {
+	ca := clusterCA(t, "main")
+	certDER, keyDER, err := ca.ca.IssueBoard("ews1", []string{"127.0.0.1", "::1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := ca.ca.Board(certDER, keyDER, "ews1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := mustKey(t, "ews1", &Identity{Cert: tc.Leaf, Key: tc.PrivateKey.(*ecdsa.PrivateKey), Roots: ca.ca.Pool})
+	b := mustIntro(t, key)
+	t.Logf("intro: %d bytes, its certificate %d", len(b), len(certDER))
+	if len(b) > MaxPacket {
+		t.Fatalf("intro of %d bytes, over one packet (%d)", len(b), MaxPacket)
+	}
+}
