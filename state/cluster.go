@@ -75,6 +75,10 @@ type Cluster struct {
 	keys     *GossipKeys
 	proto    uint8
 	introOut chan introOut // intros to send (introLoop)
+	// lastBuild (tests only, set before Start) makes this board look on
+	// the wire like the build before version 5: no node meta, and a
+	// version-5 message refused unread as that build's decoder does.
+	lastBuild bool
 	authLog  memberLog     // refused signatures, logged once a minute per board
 
 	mu    sync.Mutex // guards e, subs

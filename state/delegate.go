@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -26,7 +27,12 @@ var (
 // build before a restart) so sends it the newest both speak at once.
 // Builds before version 5 send no meta. The HTTP address travels in the
 // reports.
-func (d *delegate) NodeMeta(limit int) []byte { return []byte{metaMagic, d.c.proto} }
+func (d *delegate) NodeMeta(limit int) []byte {
+	if d.c.lastBuild {
+		return nil
+	}
+	return []byte{metaMagic, d.c.proto}
+}
 
 // metaMagic opens this build's node meta.
 const metaMagic = 0xE5
@@ -46,6 +52,9 @@ func (d *delegate) NotifyMsg(b []byte) {
 	c := d.c
 	c.m.bytes.WithLabelValues("received").Add(len(b))
 	m, s, err := decodeSealed(b)
+	if err == nil && d.c.lastBuild && b[1] >= ProtocolVersionSigned {
+		err = fmt.Errorf("state: %w %d (the last build speaks 1..4)", ErrVersion, b[1])
+	}
 	if err != nil {
 		kind := "unknown"
 		if len(b) > 0 {

@@ -1,10 +1,12 @@
 package state
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/internal/testutil"
 	"github.com/hashicorp/memberlist"
 )
@@ -138,41 +140,93 @@ func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 	}
 }
 
-// TestRollingUpgradeToSigned: ews3 runs as the last build does (no
-// certificate, version 4, unsigned) beside two signing boards: it is
-// heard, and hears them (at version 4: nothing can be sealed for a board
-// without a key). Then it restarts with its certificate: the
-// others see it sign, and from then on refuse unsigned messages naming it.
+// startLastBuild starts board name as the build before version 5 runs:
+// no certificate, protocol 4, no node meta, version-5 messages refused.
+func startLastBuild(t *testing.T, name string, peers []string) *board {
+	t.Helper()
+	cfg := testConfig(name, peers, testKey)
+	cfg.ProtocolVersion = ProtocolVersionUnsigned
+	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
+	c, err := New(cfg, testutil.Logger().With("board", name, "build", "last"), b.reg, b.local)
+	must(t, err)
+	c.lastBuild = true
+	must(t, c.Start(context.Background()))
+	t.Cleanup(c.Shutdown)
+	b.c = c
+	return b
+}
+
+// settled reports whether the boards agree on one master and each shows
+// every board running with its own in-flight count as linknum.
+func settled(bs []*board) bool {
+	var master string
+	n := 0
+	for _, b := range bs {
+		name, _, ok := b.c.Master()
+		if !ok || (master != "" && name != master) {
+			return false
+		}
+		master = name
+		if b.c.IsMaster() {
+			n++
+		}
+		v := b.c.Snapshot()
+		for _, o := range bs {
+			row, ok := v.Node(o.c.self.Name)
+			if !ok || row.Runstate != Running || row.Linknum != int(o.local.inflight.Load()) {
+				return false
+			}
+		}
+	}
+	return n == 1
+}
+
+// TestRollingUpgradeToSigned: three boards of the last build (unsigned,
+// version 4, no node meta) are upgraded one by one, the master last, to
+// boards with certificates. At every step the boards agree on one master
+// and see each other's reports (the new boards send the old ones version
+// 4, and take their unsigned messages); the upgraded boards seal to each
+// other. At the end every board seals, and an unsigned message naming one
+// is refused.
 func TestRollingUpgradeToSigned(t *testing.T) {
 	ca := clusterCA(t, "main")
 	peers := loopbackPeers(t, 3)
-	ids := map[string]*Identity{"ews1": ca.ids["ews1"], "ews2": ca.ids["ews2"]}
-	bs := signedBoards(t, peers, ids)
-	bs[2].local.inflight.Store(3)
-	testutil.EventuallyWithin(t, "ews1 master of all three, ews3's load seen", 10*time.Second, func() bool {
-		n, _ := bs[1].c.Snapshot().Node("ews3")
-		return oneMaster(bs, "ews1") && n.Linknum == 3 && bs[0].c.keys.Signs("ews2") && bs[1].c.keys.Signs("ews1")
-	})
-	if bs[0].c.keys.Signs("ews3") || bs[0].peerVersion("ews3") != ProtocolVersionUnsigned || bs[2].peerVersion("ews1") != ProtocolVersionUnsigned {
-		t.Fatalf("versions: ews1 hears ews3 at %d (signs %v), ews3 hears ews1 at %d", bs[0].peerVersion("ews3"), bs[0].c.keys.Signs("ews3"), bs[2].peerVersion("ews1"))
+	var bs []*board
+	for i := range 3 {
+		bs = append(bs, startLastBuild(t, fmt.Sprintf("ews%d", i+1), peers))
+		bs[i].local.inflight.Store(int64(i + 1))
 	}
+	testutil.EventuallyWithin(t, "the last build's cluster settled", 10*time.Second, func() bool { return settled(bs) })
 
-	// upgrade ews3: a new run with its certificate
-	bs[2].c.Shutdown()
-	cfg := testConfig("ews3", peers, testKey)
-	cfg.Identity = ca.ids["ews3"]
-	bs[2] = startBoard(t, cfg)
-	bs[2].local.inflight.Store(2)
-	testutil.EventuallyWithin(t, "every board signing, ews3's load seen", 10*time.Second, func() bool {
-		n, _ := bs[1].c.Snapshot().Node("ews3")
-		return oneMaster(bs, "ews1") && everyoneSigns(bs) && n.Linknum == 2
-	})
+	for step, i := range []int{2, 1, 0} {
+		name := bs[i].c.self.Name
+		bs[i].c.Shutdown()
+		cfg := testConfig(name, peers, testKey)
+		cfg.Identity = ca.ids[name]
+		bs[i] = startBoard(t, cfg)
+		bs[i].local.inflight.Store(int64(10*(step+1) + i))
+		upgraded := bs[i:]
+		testutil.EventuallyWithin(t, fmt.Sprintf("settled with %s upgraded", name), 10*time.Second, func() bool {
+			return settled(bs) && everyoneSigns(upgraded)
+		})
+		for _, old := range bs[:i] { // the last build's boards are sent version 4
+			if v := bs[i].peerVersion(old.c.self.Name); v != ProtocolVersionUnsigned {
+				t.Fatalf("step %d: %s hears %s at version %d", step, name, old.c.self.Name, v)
+			}
+			if bs[i].c.keys.Signs(old.c.self.Name) {
+				t.Fatalf("step %d: %s counts %s as sealing", step, name, old.c.self.Name)
+			}
+		}
+	}
+	if !everyoneSigns(bs) {
+		t.Fatal("not every board seals after the upgrade")
+	}
 	before := bs[0].refusedOf("unsigned")
-	b, err := EncodeVersion(&ReportMsg{Name: "ews3", Runstate: Running, InFlight: 9, PeersHash: bs[0].peersHash()}, ProtocolVersionUnsigned)
+	b, err := EncodeVersion(&ReportMsg{Name: "ews3", Runstate: Running, InFlight: 99, PeersHash: bs[0].peersHash()}, ProtocolVersionUnsigned)
 	must(t, err)
 	inject(t, bs[1], bs[0], b)
 	testutil.EventuallyWithin(t, "an unsigned report naming ews3 refused", 5*time.Second, func() bool { return bs[0].refusedOf("unsigned") > before })
-	if r := bs[0].report("ews3"); r.InFlight == 9 {
+	if r := bs[0].report("ews3"); r.InFlight == 99 {
 		t.Fatalf("ews1 took the unsigned report naming ews3: %+v", r)
 	}
 }

@@ -244,8 +244,10 @@ func (c *Cluster) send(m Message, to string) {
 		if v >= ProtocolVersionSigned {
 			var err error
 			if b, err = c.keys.Tag(b, p.Name); err != nil {
-				c.sendIntro(p.Name, true) // no key of it yet: trade intros
-				continue
+				if metas[p.Name] >= ProtocolVersionSigned {
+					c.sendIntro(p.Name, true) // no key of it yet: trade intros
+				}
+				continue // (a board not heard yet may be of the last build: it gets nothing until it is)
 			}
 		}
 		addr, ok := members[p.Name]
