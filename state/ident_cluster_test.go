@@ -86,9 +86,9 @@ func inject(t *testing.T, from *board, to *board, b []byte) {
 // or ews1's private key. Every message it sends naming ews2 (unsigned, or
 // signed with its own key) or ews1 (a step-down, a table) is refused and
 // counted, and ews2's row keeps ews2's own figures; a captured message of
-// ews2 replayed is refused too. On the code before version 5 the unsigned
-// report was taken (it comes from a configured address, under a member's
-// name): ews1 showed the forged figures and counted no refusal.
+// ews2 replayed is refused too. On the code before version 5 every one of
+// them was taken (they come from a configured address, under a member's
+// name) and nothing was refused: the counts below stay at 0 there.
 func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 	ca := clusterCA(t, "main")
 	bs := signedBoards(t, loopbackPeers(t, 3), ca.ids)
