@@ -79,7 +79,7 @@ type Cluster struct {
 	// the wire like the build before version 5: no node meta, and a
 	// version-5 message refused unread as that build's decoder does.
 	lastBuild bool
-	authLog  memberLog     // refused signatures, logged once a minute per board
+	authLog   memberLog // refused signatures, logged once a minute per board
 
 	mu    sync.Mutex // guards e, subs
 	e     *Election

@@ -285,12 +285,13 @@ func TestSignedGossipRefusesImpostors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewGossipKeys("ews3", r3.key, ca.ca.Pool, peersOf("ews1", "ews2", "ews3"))
 			in := tt.send(t)
+			at := func(i int) time.Time { return now.Add(time.Duration(i) * introCheckGap) } // intros a gap apart
 			for i, b := range in[:len(in)-1] {
-				if err := check(g, b, now); err != nil {
+				if err := check(g, b, at(i)); err != nil {
 					t.Fatalf("message %d refused: %v", i, err)
 				}
 			}
-			err := check(g, in[len(in)-1], now)
+			err := check(g, in[len(in)-1], at(len(in)))
 			if tt.want == nil && tt.text == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -388,6 +389,32 @@ func TestNoIdentityChecksNothing(t *testing.T) {
 	cfg.Identity = ca.ids["ews2"]
 	if _, err := New(cfg, nil, nil, &fakeLocal{}); err == nil || !strings.Contains(err.Error(), `the certificate is board "ews2"'s`) {
 		t.Fatalf("ews1 with ews2's identity: %v", err)
+	}
+}
+
+// TestIntroFlood: a new key of one board is checked at most once per
+// introCheckGap (each check is an ECDSA verify); the same key again costs
+// nothing and is taken.
+func TestIntroFlood(t *testing.T) {
+	ca := clusterCA(t, "main")
+	r3 := newKeyring(t, ca.ids["ews3"], "ews3")
+	a, b := mustKey(t, "ews2", ca.ids["ews2"]), mustKey(t, "ews2", ca.ids["ews2"])
+	now := time.Now()
+	for _, c := range []struct {
+		key  *GossipKey
+		at   time.Duration
+		want string // "" = taken
+	}{
+		{a, 0, ""},
+		{a, time.Millisecond, ""},
+		{b, 10 * time.Millisecond, "not checked"},
+		{b, introCheckGap + time.Millisecond, ""},
+		{a, 2 * introCheckGap, "used before"},
+	} {
+		err := check(r3.g, mustIntro(t, c.key), now.Add(c.at))
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Fatalf("intro at +%v: %v, want %q", c.at, err, c.want)
+		}
 	}
 }
 

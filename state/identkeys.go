@@ -22,9 +22,10 @@ type GossipKeys struct {
 
 	mu      sync.Mutex
 	keys    map[string]*peerKey
-	signs   map[string]bool     // boards seen signing: unsigned messages naming them are refused
-	retired map[string][][]byte // keys a board used before its current one, newest last
-	onAll   func()              // called once, when every peer has signed
+	signs   map[string]bool      // boards seen signing: unsigned messages naming them are refused
+	retired map[string][][]byte  // keys a board used before its current one, newest last
+	checked map[string]time.Time // last certificate check of a new key, per board
+	onAll   func()               // called once, when every peer has signed
 	allDone bool
 }
 
@@ -32,6 +33,11 @@ type GossipKeys struct {
 // refused in an intro): a board restarting 64 times while this one runs
 // can have its oldest intro replayed, and then only messages of that run.
 const retiredKeys = 64
+
+// introCheckGap is the least time between two certificate checks of new
+// keys of one board: a flood of intros (each an ECDSA verify, tens of ms
+// on an ARMv5 board) costs one check per gap.
+const introCheckGap = 50 * time.Millisecond
 
 // replayWindow is how far behind the newest sequence number a message may
 // arrive (UDP reorders) and still be taken, once.
@@ -51,7 +57,7 @@ type peerKey struct {
 // checks nothing (a board without an identity).
 func NewGossipKeys(self string, own *GossipKey, roots *x509.CertPool, isPeer func(string) bool) *GossipKeys {
 	return &GossipKeys{self: self, own: own, roots: roots, isPeer: isPeer, keys: map[string]*peerKey{},
-		signs: map[string]bool{}, retired: map[string][][]byte{}}
+		signs: map[string]bool{}, retired: map[string][][]byte{}, checked: map[string]time.Time{}}
 }
 
 // Body encodes m at version 5 with this board's next sequence number, once
@@ -139,9 +145,17 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		return nil // known: a repeat (push-pull, an answer to a second request)
 	}
 	old := slices.ContainsFunc(g.retired[in.Name], func(p []byte) bool { return bytes.Equal(p, in.Pub) })
+	last := g.checked[in.Name]
+	busy := !last.IsZero() && now.Sub(last) >= 0 && now.Sub(last) < introCheckGap
+	if !old && !busy {
+		g.checked[in.Name] = now
+	}
 	g.mu.Unlock()
 	if old {
 		return fmt.Errorf("state: intro of %q with a key it used before: %w", in.Name, errReplay)
+	}
+	if busy {
+		return fmt.Errorf("state: intro of %q with a new key within %v of the last one checked: not checked", in.Name, introCheckGap)
 	}
 	cert, err := verifyEndorsement(in, g.roots, now) // slow (ECDSA, X25519): outside the lock
 	if err != nil {
