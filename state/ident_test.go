@@ -392,6 +392,25 @@ func TestNoIdentityChecksNothing(t *testing.T) {
 	}
 }
 
+// TestExpiredPeerRefused: a board whose certificate expires while this
+// one runs is refused from then on, loudly (not as a key to ask for).
+func TestExpiredPeerRefused(t *testing.T) {
+	ca := clusterCA(t, "main")
+	now := time.Now().Truncate(time.Second) // certificates keep whole seconds
+	r3 := newKeyring(t, ca.ids["ews3"], "ews3")
+	s2 := newKeyring(t, ca.issue(t, "ews2", now.Add(-time.Hour), now.Add(time.Minute)), "ews2").learn(t, r3)
+	if err := check(r3.g, mustIntro(t, s2.key), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(r3.g, s2.seal(t, "ews3", &ReportMsg{Name: "ews2", Runstate: Running}), now.Add(59*time.Second)); err != nil {
+		t.Fatalf("before expiry: %v", err)
+	}
+	err := check(r3.g, s2.seal(t, "ews3", &ReportMsg{Name: "ews2", Runstate: Running}), now.Add(61*time.Second))
+	if err == nil || errors.Is(err, errAskIntro) || !strings.Contains(err.Error(), "certificate expired") {
+		t.Fatalf("after expiry: %v", err)
+	}
+}
+
 // TestIntroFlood: a new key of one board is checked at most once per
 // introCheckGap (each check is an ECDSA verify); the same key again costs
 // nothing and is taken.

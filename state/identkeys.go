@@ -116,7 +116,7 @@ func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
 		return fmt.Errorf("state: %s from %q: no gossip key of it yet: %w", m.Type(), name, errAskIntro)
 	}
 	if now.After(k.notAfter) {
-		return fmt.Errorf("state: %s from %q: its certificate expired %s: %w", m.Type(), name, k.notAfter.UTC().Format(time.RFC3339), errAskIntro)
+		return fmt.Errorf("state: %s from %q: its certificate expired %s: mint it a new one (ews cluster board)", m.Type(), name, k.notAfter.UTC().Format(time.RFC3339))
 	}
 	if len(s.tag) != tagLen || !hmac.Equal(s.tag, tag(k.pair, name, g.self, s.signed)) {
 		return fmt.Errorf("state: %s from %q: bad seal (not its key, or not for this board): %w", m.Type(), name, errAskIntro)
