@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"sync/atomic"
 	"time"
 )
@@ -164,15 +165,22 @@ func (k *GossipKey) pairKey(peer []byte) ([]byte, error) {
 
 // tag is the seal of body from board from to board to under pair key key:
 // HMAC-SHA256, first tagLen bytes. The names make the direction part of it.
-func tag(key []byte, from, to string, body []byte) []byte {
-	h := hmac.New(sha256.New, key)
+// h is the pair key's HMAC (newMAC), reset here; dst gets the tag
+// appended. The caller owns h (GossipKeys holds one per peer, under its
+// lock), so a check allocates nothing.
+func tag(dst []byte, h hash.Hash, from, to string, body []byte) []byte {
+	h.Reset()
 	h.Write([]byte(from))
 	h.Write([]byte{0})
 	h.Write([]byte(to))
 	h.Write([]byte{0})
 	h.Write(body)
-	return h.Sum(nil)[:tagLen]
+	var sum [sha256.Size]byte
+	return append(dst, h.Sum(sum[:0])[:tagLen]...)
 }
+
+// newMAC is the HMAC-SHA256 of a pair key.
+func newMAC(pair []byte) hash.Hash { return hmac.New(sha256.New, pair) }
 
 // Errors of GossipKeys.check. errAskIntro marks the ones a fresh intro of
 // the sender may cure (the board restarted with a new key, or this board

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/x509"
 	"fmt"
+	"hash"
 	"slices"
 	"sync"
 	"time"
@@ -44,8 +45,8 @@ const introCheckGap = 50 * time.Millisecond
 const replayWindow = 64
 
 type peerKey struct {
-	pub      []byte // its X25519 key
-	pair     []byte // the key this board and it share (GossipKey.pairKey)
+	pub      []byte    // its X25519 key
+	mac      hash.Hash // HMAC under the key this board and it share (GossipKey.pairKey); under GossipKeys.mu
 	boot     uint64
 	notAfter time.Time // the certificate's
 	top      uint64    // newest sequence number taken
@@ -72,15 +73,15 @@ func (g *GossipKeys) Body(m Message) ([]byte, error) {
 // Tag returns body sealed for board to: a copy with the tag appended. It
 // fails, wrapping errAskIntro, while this board has no key of to.
 func (g *GossipKeys) Tag(body []byte, to string) ([]byte, error) {
+	out := make([]byte, len(body), len(body)+tagLen)
+	copy(out, body)
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	k := g.keys[to]
-	g.mu.Unlock()
 	if k == nil {
 		return nil, fmt.Errorf("state: no gossip key of %q yet: %w", to, errAskIntro)
 	}
-	out := make([]byte, len(body), len(body)+tagLen)
-	copy(out, body)
-	return append(out, tag(k.pair, g.self, to, body)...), nil
+	return tag(out, k.mac, g.self, to, body), nil
 }
 
 // Seal is Body and Tag: m sealed for board to.
@@ -118,7 +119,8 @@ func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
 	if now.After(k.notAfter) {
 		return fmt.Errorf("state: %s from %q: its certificate expired %s: mint it a new one (ews cluster board)", m.Type(), name, k.notAfter.UTC().Format(time.RFC3339))
 	}
-	if len(s.tag) != tagLen || !hmac.Equal(s.tag, tag(k.pair, name, g.self, s.signed)) {
+	var want [tagLen]byte
+	if len(s.tag) != tagLen || !hmac.Equal(s.tag, tag(want[:0], k.mac, name, g.self, s.signed)) {
 		return fmt.Errorf("state: %s from %q: bad seal (not its key, or not for this board): %w", m.Type(), name, errAskIntro)
 	}
 	if !k.take(s.seq) {
@@ -177,7 +179,7 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		}
 		g.retired[in.Name] = r
 	}
-	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), pair: pair, boot: in.Boot, notAfter: cert.NotAfter}
+	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), mac: newMAC(pair), boot: in.Boot, notAfter: cert.NotAfter}
 	return nil
 }
 
