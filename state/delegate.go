@@ -1,6 +1,10 @@
 package state
 
 import (
+	"errors"
+	"fmt"
+	"time"
+
 	"github.com/hashicorp/memberlist"
 )
 
@@ -16,14 +20,41 @@ var (
 	_ memberlist.ConflictDelegate = (*delegate)(nil)
 )
 
-// NodeMeta is empty: the HTTP address travels in the reports.
-func (d *delegate) NodeMeta(limit int) []byte { return nil }
+// NodeMeta advertises the highest protocol version this board may be
+// sent (metaMagic, version): its Config.ProtocolVersion, 4 at most without
+// a certificate (a version-5 message is sealed for its receiver's key). A
+// board that heard only an older message of this one (it was of the last
+// build before a restart) so sends it the newest both speak at once.
+// Builds before version 5 send no meta. The HTTP address travels in the
+// reports.
+func (d *delegate) NodeMeta(limit int) []byte {
+	if d.c.lastBuild {
+		return nil
+	}
+	return []byte{metaMagic, d.c.proto}
+}
 
-// NotifyMsg decodes a message (memberlist reuses b after we return).
+// metaMagic opens this build's node meta.
+const metaMagic = 0xE5
+
+// metaVersion reads a member's node meta: the version it reads, 0 if none.
+func metaVersion(meta []byte) uint8 {
+	if len(meta) >= 2 && meta[0] == metaMagic {
+		return meta[1]
+	}
+	return 0
+}
+
+// NotifyMsg decodes and checks a message (memberlist reuses b after we
+// return): a signed one against its sender's gossip key, an unsigned one
+// against whether its sender signs (invariant 11). Intros are taken here.
 func (d *delegate) NotifyMsg(b []byte) {
 	c := d.c
 	c.m.bytes.WithLabelValues("received").Add(len(b))
-	m, v, err := DecodeVersion(b)
+	m, s, err := decodeSealed(b)
+	if err == nil && d.c.lastBuild && b[1] >= ProtocolVersionSigned {
+		err = fmt.Errorf("state: %w %d (the last build speaks 1..4)", ErrVersion, b[1])
+	}
 	if err != nil {
 		kind := "unknown"
 		if len(b) > 0 {
@@ -31,6 +62,30 @@ func (d *delegate) NotifyMsg(b []byte) {
 		}
 		c.refused(kind)
 		c.logger.Debug("gossip message refused", "err", err)
+		return
+	}
+	v := b[1]
+	if err := c.keys.Check(m, v, s, time.Now()); err != nil {
+		c.refused(m.Type().String())
+		switch {
+		case errors.Is(err, errUnsigned):
+			c.refused("unsigned")
+		case errors.Is(err, errReplay):
+			c.refused("replay")
+		default:
+			c.refused("signature")
+		}
+		if errors.Is(err, errAskIntro) {
+			c.sendIntro(sender(m), true)
+		}
+		c.warnAuth(sender(m), err)
+		return
+	}
+	if in, ok := m.(*IntroMsg); ok {
+		c.m.received.WithLabelValues(m.Type().String()).Inc()
+		if in.Want {
+			c.sendIntro(in.Name, false)
+		}
 		return
 	}
 	d.enqueue(m, v)
@@ -47,9 +102,19 @@ func (d *delegate) enqueue(m Message, v uint8) {
 // GetBroadcasts is unused: tables and reports go out directly each heartbeat.
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 
-// LocalState gives a joining board the master's table at once.
+// LocalState gives the other side of a push-pull (a join, and every
+// PushPullInterval) this board's intro when it signs, so the two learn
+// each other's gossip keys before their first messages; a board that
+// does not sign gives a joining board the master's table at once.
 func (d *delegate) LocalState(join bool) []byte {
 	c := d.c
+	if c.gkey != nil {
+		b, err := c.gkey.Intro(false)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.e.IsMaster() {
@@ -73,17 +138,37 @@ func (d *delegate) MergeRemoteState(b []byte, join bool) {
 
 func (d *delegate) NotifyJoin(n *memberlist.Node) {
 	d.setAddr(n.Name, n.Address())
+	d.setMeta(n.Name, n.Meta)
+	if metaVersion(n.Meta) >= ProtocolVersionSigned && n.Name != d.c.self.Name {
+		d.c.sendIntro(n.Name, true) // a board that signs: trade keys now
+	}
 	d.member(n.Name, true)
 	d.c.logger.Debug("member joined", "name", n.Name, "addr", n.Address())
 }
 
 func (d *delegate) NotifyLeave(n *memberlist.Node) {
 	d.setAddr(n.Name, "")
+	d.setMeta(n.Name, nil)
 	d.member(n.Name, false)
 	d.c.logger.Info("member left or died", "name", n.Name, "addr", n.Address())
 }
 
-func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.setAddr(n.Name, n.Address()) }
+func (d *delegate) NotifyUpdate(n *memberlist.Node) {
+	d.setAddr(n.Name, n.Address())
+	d.setMeta(n.Name, n.Meta)
+}
+
+// setMeta records the version a member advertises (nil meta: none).
+func (d *delegate) setMeta(name string, meta []byte) {
+	c := d.c
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if v := metaVersion(meta); v != 0 {
+		c.metaVers[name] = v
+	} else {
+		delete(c.metaVers, name)
+	}
+}
 
 // setAddr records a member's address ("" removes it). memberlist calls the
 // event methods with its node lock held, so reading n here is safe.

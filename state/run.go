@@ -209,19 +209,28 @@ func (c *Cluster) send(m Message, to string) {
 	}
 	c.mu.Unlock()
 	var encoded [ProtocolVersionMax + 1][]byte
-	members := c.memberAddrs()
+	members, metas := c.memberAddrs(), c.memberVersions()
 	for i, p := range c.peers {
 		if p.Name == c.self.Name || (to != "" && p.Name != to) {
 			continue
 		}
-		// each board gets the message at the highest version both speak,
-		// so a board of an older build keeps reading tables
-		v := c.cfg.ProtocolVersion
-		if vs[i] != 0 {
+		// each board gets the message at the highest version both speak
+		// (what it advertises, else what it last sent), so a board of an
+		// older build keeps reading tables; version 5 is signed
+		v := c.proto
+		if a := metas[p.Name]; a != 0 {
+			v = min(v, max(a, ProtocolVersionMin))
+		} else if vs[i] != 0 {
 			v = min(v, max(vs[i], ProtocolVersionMin))
 		}
 		if encoded[v] == nil {
-			b, err := EncodeVersion(m, v)
+			var b []byte
+			var err error
+			if v >= ProtocolVersionSigned {
+				b, err = c.keys.Body(m) // one sequence number, a tag per board below
+			} else {
+				b, err = EncodeVersion(m, v)
+			}
 			if errors.Is(err, ErrVersion) {
 				continue // a digest for a board that speaks no digests: it gets the table
 			}
@@ -232,6 +241,15 @@ func (c *Cluster) send(m Message, to string) {
 			encoded[v] = b
 		}
 		b := encoded[v]
+		if v >= ProtocolVersionSigned {
+			var err error
+			if b, err = c.keys.Tag(b, p.Name); err != nil {
+				if metas[p.Name] >= ProtocolVersionSigned {
+					c.sendIntro(p.Name, true) // no key of it yet: trade intros
+				}
+				continue // (a board not heard yet may be of the last build: it gets nothing until it is)
+			}
+		}
 		addr, ok := members[p.Name]
 		if !ok {
 			if addr, ok = c.literal[p.Name]; !ok {
