@@ -52,12 +52,13 @@ func (d *delegate) NotifyMsg(b []byte) {
 	c := d.c
 	c.m.bytes.WithLabelValues("received").Add(len(b))
 	m, s, err := decodeSealed(b)
-	if err == nil && d.c.lastBuild && b[1] >= ProtocolVersionSigned {
-		err = fmt.Errorf("state: %w %d (the last build speaks 1..4)", ErrVersion, b[1])
+	lastBuildRefuses := err == nil && d.c.lastBuild && b[1] >= ProtocolVersionSigned
+	if lastBuildRefuses {
+		err = fmt.Errorf("state: unknown message: %w %d (this build speaks 1..4)", ErrVersion, b[1])
 	}
 	if err != nil {
 		kind := "unknown"
-		if len(b) > 0 {
+		if len(b) > 0 && !lastBuildRefuses { // the last build fails the decode, so counts the type as unknown
 			kind = MsgType(b[0]).String()
 		}
 		c.refused(kind)
@@ -66,6 +67,12 @@ func (d *delegate) NotifyMsg(b []byte) {
 	}
 	v := b[1]
 	if err := c.keys.Check(m, v, s, time.Now()); err != nil {
+		if errors.Is(err, errIntroLater) { // rate-limited, not refused: checked when it comes again
+			c.refused("later")
+			c.sendIntro(sender(m), true)
+			c.logger.Debug("cluster: intro deferred", "from", sender(m), "err", err)
+			return
+		}
 		c.refused(m.Type().String())
 		switch {
 		case errors.Is(err, errUnsigned):
@@ -102,18 +109,18 @@ func (d *delegate) enqueue(m Message, v uint8) {
 // GetBroadcasts is unused: tables and reports go out directly each heartbeat.
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 
-// LocalState gives the other side of a push-pull (a join, and every
-// PushPullInterval) this board's intro when it signs, so the two learn
-// each other's gossip keys before their first messages; a board that
-// does not sign gives a joining board the master's table at once.
+// LocalState gives a joining board the master's table at once, when this
+// board signs nothing. A board that signs gives nothing: memberlist does
+// not say who the other side of a push-pull is, and a board of the last
+// build (no node meta) refuses anything it cannot decode (an intro, a
+// version-5 message) while it takes an empty state; an unsigned table
+// would be refused by the boards that saw this one sign. Boards that sign
+// trade intros when they see each other's meta (NotifyJoin,
+// NotifyUpdate), and the table comes with the next heartbeat.
 func (d *delegate) LocalState(join bool) []byte {
 	c := d.c
 	if c.gkey != nil {
-		b, err := c.gkey.Intro(false)
-		if err != nil {
-			return nil
-		}
-		return b
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,19 +162,25 @@ func (d *delegate) NotifyLeave(n *memberlist.Node) {
 
 func (d *delegate) NotifyUpdate(n *memberlist.Node) {
 	d.setAddr(n.Name, n.Address())
-	d.setMeta(n.Name, n.Meta)
+	if d.setMeta(n.Name, n.Meta) && n.Name != d.c.self.Name {
+		d.c.sendIntro(n.Name, true) // it restarted into a build that signs: trade keys now
+	}
 }
 
-// setMeta records the version a member advertises (nil meta: none).
-func (d *delegate) setMeta(name string, meta []byte) {
+// setMeta records the version a member advertises (nil meta: none), and
+// reports whether it now advertises signing where it did not before.
+func (d *delegate) setMeta(name string, meta []byte) (startsSigning bool) {
 	c := d.c
 	c.amu.Lock()
 	defer c.amu.Unlock()
-	if v := metaVersion(meta); v != 0 {
+	v := metaVersion(meta)
+	startsSigning = v >= ProtocolVersionSigned && c.metaVers[name] < ProtocolVersionSigned
+	if v != 0 {
 		c.metaVers[name] = v
 	} else {
 		delete(c.metaVers, name)
 	}
+	return startsSigning
 }
 
 // setAddr records a member's address ("" removes it). memberlist calls the

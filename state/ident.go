@@ -189,6 +189,12 @@ var (
 	errAskIntro = errors.New("ask the sender for its intro")
 	errUnsigned = errors.New("unsigned message naming a board that signs")
 	errReplay   = errors.New("replayed or too old")
+	// errIntroLater: an intro with a new key of a board whose previous
+	// new key was checked under introCheckGap ago (or is being checked):
+	// not checked now, and not a sign of forgery (a board that restarted
+	// twice, or one whose copies crossed); the receiver asks the board
+	// for its intro again, which comes after introGap, past the gap.
+	errIntroLater = errors.New("not checked yet: asked again")
 )
 
 // verifyEndorsement checks an intro's certificate and endorsement at now:

@@ -187,7 +187,8 @@ func settled(bs []*board) bool {
 // and see each other's reports (the new boards send the old ones version
 // 4, and take their unsigned messages); the upgraded boards seal to each
 // other. At the end every board seals, and an unsigned message naming one
-// is refused.
+// is refused. The last build's boards are sent nothing they cannot read:
+// no intro (push-pull, join, answers) and no version 5.
 func TestRollingUpgradeToSigned(t *testing.T) {
 	ca := clusterCA(t, "main")
 	peers := loopbackPeers(t, 3)
@@ -210,6 +211,9 @@ func TestRollingUpgradeToSigned(t *testing.T) {
 			return settled(bs) && everyoneSigns(upgraded)
 		})
 		for _, old := range bs[:i] { // the last build's boards are sent version 4
+			if n := old.refusedOf("unknown"); n != 0 {
+				t.Fatalf("step %d: %s (the last build) refused %v messages it cannot read (an intro, a version-5 message)", step, old.c.self.Name, n)
+			}
 			if v := bs[i].peerVersion(old.c.self.Name); v != ProtocolVersionUnsigned {
 				t.Fatalf("step %d: %s hears %s at version %d", step, name, old.c.self.Name, v)
 			}

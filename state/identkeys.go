@@ -26,6 +26,7 @@ type GossipKeys struct {
 	signs   map[string]bool      // boards seen signing: unsigned messages naming them are refused
 	retired map[string][][]byte  // keys a board used before its current one, newest last
 	checked map[string]time.Time // last certificate check of a new key, per board
+	pending map[string][]byte    // the new key of a board being checked now (learn)
 	onAll   func()               // called once, when every peer has signed
 	allDone bool
 }
@@ -58,7 +59,7 @@ type peerKey struct {
 // checks nothing (a board without an identity).
 func NewGossipKeys(self string, own *GossipKey, roots *x509.CertPool, isPeer func(string) bool) *GossipKeys {
 	return &GossipKeys{self: self, own: own, roots: roots, isPeer: isPeer, keys: map[string]*peerKey{},
-		signs: map[string]bool{}, retired: map[string][][]byte{}, checked: map[string]time.Time{}}
+		signs: map[string]bool{}, retired: map[string][][]byte{}, checked: map[string]time.Time{}, pending: map[string][]byte{}}
 }
 
 // Body encodes m at version 5 with this board's next sequence number, once
@@ -146,29 +147,38 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		g.mu.Unlock()
 		return nil // known: a repeat (push-pull, an answer to a second request)
 	}
+	if p := g.pending[in.Name]; p != nil && bytes.Equal(p, in.Pub) {
+		g.mu.Unlock()
+		return nil // a copy of the intro being checked now (its answer to ours crossed its own)
+	}
 	old := slices.ContainsFunc(g.retired[in.Name], func(p []byte) bool { return bytes.Equal(p, in.Pub) })
 	last := g.checked[in.Name]
-	busy := !last.IsZero() && now.Sub(last) >= 0 && now.Sub(last) < introCheckGap
+	busy := g.pending[in.Name] != nil || (!last.IsZero() && now.Sub(last) >= 0 && now.Sub(last) < introCheckGap)
 	if !old && !busy {
 		g.checked[in.Name] = now
+		g.pending[in.Name] = slices.Clone(in.Pub)
 	}
 	g.mu.Unlock()
 	if old {
 		return fmt.Errorf("state: intro of %q with a key it used before: %w", in.Name, errReplay)
 	}
 	if busy {
-		return fmt.Errorf("state: intro of %q with a new key within %v of the last one checked: not checked", in.Name, introCheckGap)
+		return fmt.Errorf("state: intro of %q with a new key within %v of the last one checked: %w", in.Name, introCheckGap, errIntroLater)
 	}
 	cert, err := verifyEndorsement(in, g.roots, now) // slow (ECDSA, X25519): outside the lock
-	if err != nil {
-		return fmt.Errorf("state: intro of %q: %w", in.Name, err)
-	}
-	pair, err := g.own.pairKey(in.Pub)
-	if err != nil {
-		return fmt.Errorf("state: intro of %q: gossip key: %w", in.Name, err)
+	var pair []byte
+	if err == nil {
+		pair, err = g.own.pairKey(in.Pub)
+		if err != nil {
+			err = fmt.Errorf("gossip key: %w", err)
+		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	delete(g.pending, in.Name)
+	if err != nil {
+		return fmt.Errorf("state: intro of %q: %w", in.Name, err)
+	}
 	if k := g.keys[in.Name]; k != nil {
 		if bytes.Equal(k.pub, in.Pub) {
 			return nil

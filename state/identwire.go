@@ -50,6 +50,9 @@ func (c *Cluster) introLoop(ctx context.Context) {
 		if !c.keys.isPeer(out.to) || time.Since(last[out.to]) < introGap {
 			continue
 		}
+		if c.memberVersions()[out.to] < ProtocolVersionSigned {
+			continue // a board of a build before version 5 (no meta): it cannot read an intro
+		}
 		last[out.to] = time.Now()
 		b, err := c.gkey.Intro(out.want)
 		if err != nil {

@@ -216,12 +216,15 @@ func (c *Cluster) send(m Message, to string) {
 		}
 		// each board gets the message at the highest version both speak
 		// (what it advertises, else what it last sent), so a board of an
-		// older build keeps reading tables; version 5 is signed
+		// older build keeps reading tables; version 5 is signed, and only
+		// a board that advertises it is sent it: one without node meta
+		// runs a build before version 5 (the last build, or a board rolled
+		// back to it after it signed), whatever it sent before
 		v := c.proto
 		if a := metas[p.Name]; a != 0 {
 			v = min(v, max(a, ProtocolVersionMin))
 		} else if vs[i] != 0 {
-			v = min(v, max(vs[i], ProtocolVersionMin))
+			v = min(v, max(vs[i], ProtocolVersionMin), ProtocolVersionUnsigned)
 		}
 		if encoded[v] == nil {
 			var b []byte
