@@ -242,51 +242,73 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestRollbackAfterSealing: ews3 sealed its gossip, then comes back on the
-// last build (a firmware trial rolled back by its A/B slot). Its peers
-// keep refusing its unsigned messages (invariant 11: a board's name once
-// sealed is not taken unsigned again in this run, an insider could use
-// it), but they send it version 4, which it reads: it follows the master
-// and never makes itself master while the master is heard, and it is sent
-// nothing it cannot read. Before, they sent it version 5 (the version of
-// its last message), so it heard no master, made itself master and the
-// cluster had two.
+// TestRollbackAfterSealing: a board sealed its gossip, then comes back on
+// the last build (a firmware trial rolled back by its A/B slot): a
+// follower, and the master (the rollout upgrades it last). Its peers keep
+// refusing its unsigned messages (invariant 11: a name once sealed is not
+// taken unsigned again in this run, an insider could use it), but they
+// send it version 4, which it reads: it follows the master and never
+// makes itself master while the master is heard, and it is sent nothing
+// it cannot read. Before, they sent it version 5 (the version of its last
+// message), so it heard no master, made itself master and the cluster
+// had two.
 func TestRollbackAfterSealing(t *testing.T) {
-	ca := clusterCA(t, "main")
-	peers := loopbackPeers(t, 3)
-	bs := signedBoards(t, peers, ca.ids)
-	testutil.EventuallyWithin(t, "three sealing boards settled", 10*time.Second, func() bool {
-		return settled(bs) && everyoneSigns(bs)
-	})
-	master, _, _ := bs[0].c.Master()
-	if master != "ews1" {
-		t.Fatalf("master %q, want ews1 (rank 0)", master)
-	}
-	bs[2].c.Shutdown()
-	bs[2] = startLastBuild(t, "ews3", peers)
-	testutil.EventuallyWithin(t, "the rolled-back ews3 follows ews1", 10*time.Second, func() bool {
-		m, _, ok := bs[2].c.Master()
-		return ok && m == "ews1" && !bs[2].c.IsMaster()
-	})
-	testutil.EventuallyWithin(t, "ews1 refuses ews3's unsigned messages", 10*time.Second, func() bool {
-		return bs[0].refusedOf("unsigned") > 0
-	})
-	// stable: over several tmax, ews3 never claims mastership and ews1
-	// stays the only master
-	tick := time.NewTicker(bs[2].c.cfg.Heartbeat)
-	defer tick.Stop()
-	deadline := time.Now().Add(6 * bs[2].c.cfg.TMax)
-	for time.Now().Before(deadline) {
-		<-tick.C
-		if bs[2].c.IsMaster() || !bs[0].c.IsMaster() || bs[1].c.IsMaster() {
-			m3, _, _ := bs[2].c.Master()
-			t.Fatalf("two masters or none after the rollback: ews3 follows %s, ews1 master %v, ews2 master %v", m3, bs[0].c.IsMaster(), bs[1].c.IsMaster())
-		}
-	}
-	if n := bs[2].refusedOf("unknown"); n != 0 {
-		t.Fatalf("the rolled-back ews3 was sent %v messages it cannot read (version 5, intros)", n)
-	}
-	if !bs[0].c.keys.Signs("ews3") {
-		t.Fatal("ews1 forgot that ews3 seals: an insider could speak for it unsigned")
+	for _, tc := range []struct {
+		back   int    // the board rolled back
+		master string // the master after it
+	}{
+		{2, "ews1"}, // a follower
+		{0, "ews2"}, // the master: the next rank takes over
+	} {
+		t.Run(fmt.Sprintf("ews%d", tc.back+1), func(t *testing.T) {
+			ca := clusterCA(t, "main")
+			peers := loopbackPeers(t, 3)
+			bs := signedBoards(t, peers, ca.ids)
+			testutil.EventuallyWithin(t, "three sealing boards settled", 10*time.Second, func() bool {
+				return settled(bs) && everyoneSigns(bs)
+			})
+			back := bs[tc.back]
+			name := back.c.self.Name
+			back.c.Shutdown()
+			back = startLastBuild(t, name, peers)
+			bs[tc.back] = back
+			testutil.EventuallyWithin(t, "the rolled-back board follows "+tc.master, 10*time.Second, func() bool {
+				m, _, ok := back.c.Master()
+				return ok && m == tc.master && !back.c.IsMaster()
+			})
+			var others []*board
+			for i, b := range bs {
+				if i != tc.back {
+					others = append(others, b)
+				}
+			}
+			testutil.EventuallyWithin(t, "its peers refuse its unsigned messages", 10*time.Second, func() bool {
+				return others[0].refusedOf("unsigned") > 0 && others[1].refusedOf("unsigned") > 0
+			})
+			// stable: over several tmax, exactly one master, the same
+			tick := time.NewTicker(back.c.cfg.Heartbeat)
+			defer tick.Stop()
+			deadline := time.Now().Add(6 * back.c.cfg.TMax)
+			for time.Now().Before(deadline) {
+				<-tick.C
+				var masters []string
+				for _, b := range bs {
+					if b.c.IsMaster() {
+						masters = append(masters, b.c.self.Name)
+					}
+				}
+				if len(masters) != 1 || masters[0] != tc.master {
+					t.Fatalf("masters %v after %s rolled back, want [%s]", masters, name, tc.master)
+				}
+			}
+			if n := back.refusedOf("unknown"); n != 0 {
+				t.Fatalf("the rolled-back %s was sent %v messages it cannot read (version 5, intros)", name, n)
+			}
+			for _, o := range others {
+				if !o.c.keys.Signs(name) {
+					t.Fatalf("%s forgot that %s seals: an insider could speak for it unsigned", o.c.self.Name, name)
+				}
+			}
+		})
 	}
 }
