@@ -85,6 +85,9 @@ func (d *delegate) NotifyMsg(b []byte) {
 		if errors.Is(err, errAskIntro) {
 			c.sendIntro(sender(m), true)
 		}
+		if errors.Is(err, errUnsigned) && c.memberVersions()[sender(m)] < ProtocolVersionSigned {
+			err = fmt.Errorf("%w; it advertises no version 5 now: rolled back to an older build after it sealed? It still hears the master (sent full tables, version 4) but is refused until it runs a build that seals again (upgrade it) or this board restarts (docs/DESIGN.md invariant 11)", err)
+		}
 		c.warnAuth(sender(m), err)
 		return
 	}

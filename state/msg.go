@@ -68,14 +68,28 @@ func (t MsgType) String() string {
 //	   rules, which a rolling upgrade from version 4 relies on:
 //	   - a board with a board certificate (Config.Identity) advertises
 //	     version 5 in its memberlist node meta and sends version 5 to every
-//	     board that advertises it (or, without meta, whose last message was
-//	     version 5) once it holds that board's key (from its intro), and
-//	     version 4 or older, unsigned, to a board that advertises 4 or
-//	     whose last message was older (a board of the last build);
+//	     board that advertises it once it holds that board's key (from its
+//	     intro), and version 4 or older, unsigned, to a board that
+//	     advertises 4 or has no meta, at most the version of that board's
+//	     last message. A board without meta (the last build, or one rolled
+//	     back to it) is never sent version 5 nor an intro, whatever it sent
+//	     before, and a push-pull of a board that signs carries nothing
+//	     (memberlist does not say who the other side is; the last build
+//	     refuses a state it cannot decode). Intros go to boards that
+//	     advertise 5: on NotifyJoin, on NotifyUpdate when the meta turns
+//	     to 5, and when a message cannot be sealed or checked;
 //	   - it accepts an unsigned message (version 4 or older) naming board
 //	     B until it has verified one signed message of B; from then on, for
 //	     the rest of its run, it refuses unsigned messages naming B. Once
 //	     every peer has signed, it so refuses every unsigned message;
+//	   - rollback: a board B seen signing that advertises no version 5 (its
+//	     firmware trial failed and the A/B slot rolled it back to the last
+//	     build) stays refused unsigned, since its meta is no proof (any
+//	     board with the cluster key can gossip B's membership), but it is
+//	     sent version 4 and, where the others get a digest, the full table
+//	     (its table requests are refused too): it hears the master and
+//	     never makes itself master. It serves nothing to the cluster until
+//	     it runs a build that signs again or its peers restart;
 //	   - a board without a certificate (insecure clusters, the demo,
 //	     bundles older than version 3) advertises version 4, signs nothing
 //	     and checks nothing: it has no key to be sealed for, nor a CA.
