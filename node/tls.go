@@ -92,6 +92,12 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 	sec.ca, sec.cert = s.CA, cert
 	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
 	sec.identity = gossipIdentity(cert, s.CA)
+	if sec.identity != nil {
+		// a peer that saw this board seal and then hears it unsealed asks
+		// here whether it was rolled back (invariant 11): this build
+		// seals, and says so in the handshake its certificate signs
+		sec.server.NextProtos = append([]string{state.SealsALPN}, sec.server.NextProtos...)
+	}
 	return sec, nil
 }
 

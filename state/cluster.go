@@ -75,6 +75,10 @@ type Cluster struct {
 	keys     *GossipKeys
 	proto    uint8
 	introOut chan introOut // intros to send (introLoop)
+	askOut   chan string   // boards to ask whether they seal (askLoop)
+	// askSeals asks a board over TLS whether it seals (askSeals with the
+	// cluster CA); under mu (tests replace it).
+	askSeals func(ctx context.Context, name, addr string) (bool, error)
 	// lastBuild (tests only, set before Start) makes this board look on
 	// the wire like the build before version 5: no node meta, and a
 	// version-5 message refused unread as that build's decoder does.
@@ -135,7 +139,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
 		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{},
-		introOut: make(chan introOut, 64)}
+		introOut: make(chan introOut, 64), askOut: make(chan string, 16)}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
@@ -163,6 +167,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 			return nil, err
 		}
 		roots = cfg.Identity.Roots
+		c.askSeals = func(ctx context.Context, name, addr string) (bool, error) { return askSeals(ctx, roots, name, addr) }
 	} else {
 		c.proto = min(c.proto, ProtocolVersionUnsigned)
 	}
@@ -258,8 +263,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 		c.wg.Add(1)
 		go c.rejoin(ctx)
 		if c.gkey != nil {
-			c.wg.Add(1)
+			c.wg.Add(2)
 			go c.introLoop(ctx)
+			go c.askLoop(ctx)
 		}
 	}
 	go func() {

@@ -86,7 +86,8 @@ func (d *delegate) NotifyMsg(b []byte) {
 			c.sendIntro(sender(m), true)
 		}
 		if errors.Is(err, errUnsigned) && c.memberVersions()[sender(m)] < ProtocolVersionSigned {
-			err = fmt.Errorf("%w; it advertises no version 5 now: rolled back to an older build after it sealed? It still hears the master (sent full tables, version 4) but is refused until it runs a build that seals again (upgrade it) or this board restarts (docs/DESIGN.md invariant 11)", err)
+			c.askSealing(sender(m)) // its certificate, over TLS, says whether it was rolled back
+			err = fmt.Errorf("%w; it advertises no version 5 now: rolled back to an older build after it sealed? It still hears the master (sent full tables, version 4); its messages are taken again once its HTTPS certificate says it runs a build that does not seal (asked every %v), or when it seals again (docs/DESIGN.md invariant 11)", err, askGap)
 		}
 		c.warnAuth(sender(m), err)
 		return

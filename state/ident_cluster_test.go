@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,47 +245,89 @@ func must(t *testing.T, err error) {
 
 // TestRollbackAfterSealing: a board sealed its gossip, then comes back on
 // the last build (a firmware trial rolled back by its A/B slot): a
-// follower, and the master (the rollout upgrades it last). Its peers keep
-// refusing its unsigned messages (invariant 11: a name once sealed is not
-// taken unsigned again in this run, an insider could use it), but they
-// send it version 4, which it reads: it follows the master and never
-// makes itself master while the master is heard, and it is sent nothing
-// it cannot read. Before, they sent it version 5 (the version of its last
-// message), so it heard no master, made itself master and the cluster
-// had two.
+// follower, and the master (the rollout upgrades it last). Its peers
+// refuse its unsigned messages (invariant 11: a name once sealed is not
+// taken unsigned on gossip evidence, an insider could forge it) and ask
+// the board over TLS whether it seals (askSeals, faked here: TestAskSeals
+// covers the handshake). Meanwhile they send it version 4 and full tables,
+// which it reads: it follows the master and never makes itself master.
+// When its certificate says it runs a build that does not seal, they take
+// it back and the cluster settles with it; when the answer says it seals
+// (the unsigned messages are someone else's) or none comes, it stays
+// refused. Before: they sent it version 5 (the version of its last
+// message), it heard no master and made itself master: two masters.
 func TestRollbackAfterSealing(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		back   int    // the board rolled back
 		master string // the master after it
+		answer string // what the board's certificate says: "last build", "seals", "" (no answer)
 	}{
-		{2, "ews1"}, // a follower
-		{0, "ews2"}, // the master: the next rank takes over
+		{"follower, no answer", 2, "ews1", ""},
+		{"master, no answer", 0, "ews2", ""},
+		{"follower, it says it seals", 2, "ews1", "seals"},
+		{"follower, taken back", 2, "ews1", "last build"},
+		{"master, taken back", 0, "ews2", "last build"},
 	} {
-		t.Run(fmt.Sprintf("ews%d", tc.back+1), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			ca := clusterCA(t, "main")
 			peers := loopbackPeers(t, 3)
 			bs := signedBoards(t, peers, ca.ids)
+			for i, b := range bs {
+				b.local.inflight.Store(int64(i + 1))
+			}
 			testutil.EventuallyWithin(t, "three sealing boards settled", 10*time.Second, func() bool {
 				return settled(bs) && everyoneSigns(bs)
 			})
 			back := bs[tc.back]
 			name := back.c.self.Name
+			var others []*board
+			asked := make(chan string, 64)
+			for i, b := range bs {
+				if i == tc.back {
+					continue
+				}
+				others = append(others, b)
+				b.c.mu.Lock()
+				b.c.askSeals = func(_ context.Context, n, addr string) (bool, error) {
+					select {
+					case asked <- n + " " + addr:
+					default:
+					}
+					switch {
+					case n != name || tc.answer == "":
+						return false, fmt.Errorf("no answer from %s", n)
+					case tc.answer == "seals":
+						return true, nil
+					}
+					return false, nil
+				}
+				b.c.mu.Unlock()
+			}
 			back.c.Shutdown()
 			back = startLastBuild(t, name, peers)
+			back.local.inflight.Store(int64(tc.back + 7))
 			bs[tc.back] = back
 			testutil.EventuallyWithin(t, "the rolled-back board follows "+tc.master, 10*time.Second, func() bool {
 				m, _, ok := back.c.Master()
 				return ok && m == tc.master && !back.c.IsMaster()
 			})
-			var others []*board
-			for i, b := range bs {
-				if i != tc.back {
-					others = append(others, b)
-				}
-			}
 			testutil.EventuallyWithin(t, "its peers refuse its unsigned messages", 10*time.Second, func() bool {
 				return others[0].refusedOf("unsigned") > 0 && others[1].refusedOf("unsigned") > 0
 			})
+			select {
+			case q := <-asked:
+				if n, addr, _ := strings.Cut(q, " "); n != name || addr == "" {
+					t.Fatalf("asked %q at %q, want %s at its HTTP address", n, addr, name)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("nobody asked %s whether it seals", name)
+			}
+			if tc.answer == "last build" {
+				testutil.EventuallyWithin(t, "its peers take it back and the cluster settles with it", 10*time.Second, func() bool {
+					return !others[0].c.keys.Signs(name) && !others[1].c.keys.Signs(name) && settled(bs)
+				})
+			}
 			// stable: over several tmax, exactly one master, the same
 			tick := time.NewTicker(back.c.cfg.Heartbeat)
 			defer tick.Stop()
@@ -304,9 +347,11 @@ func TestRollbackAfterSealing(t *testing.T) {
 			if n := back.refusedOf("unknown"); n != 0 {
 				t.Fatalf("the rolled-back %s was sent %v messages it cannot read (version 5, intros)", name, n)
 			}
-			for _, o := range others {
-				if !o.c.keys.Signs(name) {
-					t.Fatalf("%s forgot that %s seals: an insider could speak for it unsigned", o.c.self.Name, name)
+			if tc.answer != "last build" {
+				for _, o := range others {
+					if !o.c.keys.Signs(name) {
+						t.Fatalf("%s forgot that %s seals on answer %q: an insider could speak for it unsigned", o.c.self.Name, name, tc.answer)
+					}
 				}
 			}
 		})

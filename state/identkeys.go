@@ -183,11 +183,7 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		if bytes.Equal(k.pub, in.Pub) {
 			return nil
 		}
-		r := append(g.retired[in.Name], k.pub)
-		if len(r) > retiredKeys {
-			r = r[len(r)-retiredKeys:]
-		}
-		g.retired[in.Name] = r
+		g.retire(in.Name, k.pub)
 	}
 	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), mac: newMAC(pair), boot: in.Boot, notAfter: cert.NotAfter}
 	return nil
@@ -217,6 +213,33 @@ func (k *peerKey) take(seq uint64) bool {
 		k.seen |= bit
 		return true
 	}
+}
+
+// Forget takes board name's unsigned messages again, until its next
+// verified sealed message: its own certificate said over TLS that it runs
+// a build that does not seal (askSeals). Its key is retired (an intro
+// bringing it back is refused). It reports whether name was seen sealing.
+func (g *GossipKeys) Forget(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.signs[name] {
+		return false
+	}
+	delete(g.signs, name)
+	if k := g.keys[name]; k != nil {
+		g.retire(name, k.pub)
+		delete(g.keys, name)
+	}
+	return true
+}
+
+// retire remembers pub as one of name's earlier keys; under g.mu.
+func (g *GossipKeys) retire(name string, pub []byte) {
+	r := append(g.retired[name], pub)
+	if len(r) > retiredKeys {
+		r = r[len(r)-retiredKeys:]
+	}
+	g.retired[name] = r
 }
 
 // Signs reports whether name has been seen signing (its unsigned messages
