@@ -94,7 +94,14 @@ func (d *delegate) NotifyMsg(b []byte) {
 	}
 	if in, ok := m.(*IntroMsg); ok {
 		c.m.received.WithLabelValues(m.Type().String()).Inc()
-		if in.Want {
+		switch {
+		case c.keys.Unready(in.Name):
+			// a new key that asked for ours: ours goes now, before anything
+			// sealed for it (Tag waits for Introduced), and whatever its meta
+			// says so far (a verified intro is of a build that reads them);
+			// at most once per introCheckGap, as new keys are checked
+			c.introNow(in.Name)
+		case in.Want:
 			c.sendIntro(in.Name, false)
 		}
 		return

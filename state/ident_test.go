@@ -550,3 +550,27 @@ func TestIntroFitsPacket(t *testing.T) {
 		t.Fatalf("intro of %d bytes, over one packet (%d)", len(b), MaxPacket)
 	}
 }
+
+// TestSealWaitsForOurIntro: a board whose intro asks for ours lacks our
+// key, so nothing is sealed for it until ours has gone (Introduced): a
+// message sealed before would reach it first and be refused there. An
+// intro that does not ask (it has ours) is sealed for at once.
+func TestSealWaitsForOurIntro(t *testing.T) {
+	ca := clusterCA(t, "main")
+	r3 := newKeyring(t, ca.ids["ews3"], "ews3")
+	k2, k1 := mustKey(t, "ews2", ca.ids["ews2"]), mustKey(t, "ews1", ca.ids["ews1"])
+	want, err := k2.Intro(true)
+	must(t, err)
+	must(t, check(r3.g, want, time.Now()))
+	if _, err := r3.g.Seal(&ReportMsg{Name: "ews3", Runstate: Running}, "ews2"); !errors.Is(err, errAskIntro) || !r3.g.Unready("ews2") {
+		t.Fatalf("sealed for a board that lacks our key: %v", err)
+	}
+	r3.g.Introduced("ews2")
+	if _, err := r3.g.Seal(&ReportMsg{Name: "ews3", Runstate: Running}, "ews2"); err != nil || r3.g.Unready("ews2") {
+		t.Fatalf("after our intro went: %v", err)
+	}
+	must(t, check(r3.g, mustIntro(t, k1), time.Now()))
+	if _, err := r3.g.Seal(&ReportMsg{Name: "ews3", Runstate: Running}, "ews1"); err != nil {
+		t.Fatalf("a board that has our key: %v", err)
+	}
+}

@@ -47,6 +47,7 @@ const replayWindow = 64
 
 type peerKey struct {
 	pub      []byte    // its X25519 key
+	unready  bool      // its intro asked for ours and ours has not gone yet: nothing is sealed for it (Tag)
 	mac      hash.Hash // HMAC under the key this board and it share (GossipKey.pairKey); under GossipKeys.mu
 	boot     uint64
 	notAfter time.Time // the certificate's
@@ -81,6 +82,9 @@ func (g *GossipKeys) Tag(body []byte, to string) ([]byte, error) {
 	k := g.keys[to]
 	if k == nil {
 		return nil, fmt.Errorf("state: no gossip key of %q yet: %w", to, errAskIntro)
+	}
+	if k.unready {
+		return nil, fmt.Errorf("state: %q has not been sent this board's intro since its key: %w", to, errAskIntro)
 	}
 	return tag(out, k.mac, g.self, to, body), nil
 }
@@ -185,7 +189,7 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		}
 		g.retire(in.Name, k.pub)
 	}
-	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), mac: newMAC(pair), boot: in.Boot, notAfter: cert.NotAfter}
+	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), mac: newMAC(pair), boot: in.Boot, notAfter: cert.NotAfter, unready: in.Want}
 	return nil
 }
 
@@ -212,6 +216,26 @@ func (k *peerKey) take(seq uint64) bool {
 		}
 		k.seen |= bit
 		return true
+	}
+}
+
+// Unready reports whether name's key waits for this board's intro: its
+// intro asked for ours (it lacks our key), and nothing sealed for it
+// would verify there before ours arrives.
+func (g *GossipKeys) Unready(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := g.keys[name]
+	return k != nil && k.unready
+}
+
+// Introduced records that this board's intro went to name: messages are
+// sealed for it from now on (sent after the intro, they arrive after it).
+func (g *GossipKeys) Introduced(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if k := g.keys[name]; k != nil {
+		k.unready = false
 	}
 }
 

@@ -63,9 +63,28 @@ func (c *Cluster) introLoop(ctx context.Context) {
 			c.logger.Debug("send intro", "to", out.to, "err", err)
 			continue
 		}
+		c.keys.Introduced(out.to)
 		c.m.sent.WithLabelValues(introMsgType.String()).Inc()
 		c.m.bytes.WithLabelValues("sent").Add(len(b))
 	}
+}
+
+// introNow sends this board's intro to board to at once, from the
+// receiving goroutine, and then lets messages be sealed for it.
+func (c *Cluster) introNow(to string) {
+	b, err := c.gkey.Intro(false)
+	if err != nil {
+		c.logger.Error("cluster: encode this board's intro", "err", err)
+		return
+	}
+	if err := c.sendRaw(to, b); err != nil {
+		c.logger.Debug("send intro", "to", to, "err", err)
+		c.sendIntro(to, false) // introLoop tries again
+		return
+	}
+	c.keys.Introduced(to)
+	c.m.sent.WithLabelValues(introMsgType.String()).Inc()
+	c.m.bytes.WithLabelValues("sent").Add(len(b))
 }
 
 // sendRaw sends an encoded message to board to at the address the
