@@ -82,14 +82,24 @@ func (t MsgType) String() string {
 //	     B until it has verified one signed message of B; from then on, for
 //	     the rest of its run, it refuses unsigned messages naming B. Once
 //	     every peer has signed, it so refuses every unsigned message;
+//	   - nothing is sealed for a board whose new intro asked for ours
+//	     until ours has gone to it (sent at once on receipt), so a sealed
+//	     message never overtakes the intro it needs;
 //	   - rollback: a board B seen signing that advertises no version 5 (its
 //	     firmware trial failed and the A/B slot rolled it back to the last
-//	     build) stays refused unsigned, since its meta is no proof (any
-//	     board with the cluster key can gossip B's membership), but it is
-//	     sent version 4 and, where the others get a digest, the full table
-//	     (its table requests are refused too): it hears the master and
-//	     never makes itself master. It serves nothing to the cluster until
-//	     it runs a build that signs again or its peers restart;
+//	     build) stays refused unsigned on gossip evidence, since its meta
+//	     proves nothing (any board with the cluster key can gossip B's
+//	     membership). It is sent version 4 and, where the others get a
+//	     digest, the full table (its table requests are refused too): it
+//	     hears the master and never makes itself master. Its first refused
+//	     message makes the receiver ask B itself (askSeals, at most every
+//	     5 s): a TLS handshake with B's HTTPS offering SealsALPN and
+//	     http/1.1, B's certificate checked against the cluster CA and named
+//	     B. This build offers SealsALPN first, the last build only
+//	     http/1.1; only B's certificate key completes the handshake. If B
+//	     chose http/1.1, its unsigned messages are taken again
+//	     (GossipKeys.Forget) until it seals again; an error or SealsALPN
+//	     changes nothing;
 //	   - a board without a certificate (insecure clusters, the demo,
 //	     bundles older than version 3) advertises version 4, signs nothing
 //	     and checks nothing: it has no key to be sealed for, nor a CA.
