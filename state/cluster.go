@@ -98,9 +98,10 @@ type Cluster struct {
 	refusedMembers memberLog            // refused members, logged once a minute
 	loadPanicked   atomic.Bool          // Local.Load has panicked (warned once)
 
-	amu      sync.Mutex        // guards addrs, metaVers
+	amu      sync.Mutex        // guards addrs, metaVers, asks
 	addrs    map[string]string // live members' gossip addresses, copied in the event delegate
 	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
+	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
 
 	started  bool
 	cancel   context.CancelFunc
@@ -138,7 +139,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
-		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{},
+		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
 		introOut: make(chan introOut, 64), askOut: make(chan string, 16)}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}

@@ -87,7 +87,11 @@ func (d *delegate) NotifyMsg(b []byte) {
 		}
 		if errors.Is(err, errUnsigned) && c.memberVersions()[sender(m)] < ProtocolVersionSigned {
 			c.askSealing(sender(m)) // its certificate, over TLS, says whether it was rolled back
-			err = fmt.Errorf("%w; it advertises no version 5 now: rolled back to an older build after it sealed? It still hears the master (sent full tables, version 4); its messages are taken again once its HTTPS certificate says it runs a build that does not seal (asked every %v), or when it seals again (docs/DESIGN.md invariant 11)", err, askGap)
+			if !c.askedLoud(sender(m)) {
+				c.logger.Debug("cluster: unsigned gossip of a board that sealed and advertises no version 5 (rolled back?): held back until it answers over HTTPS whether it seals", "from", sender(m), "err", err)
+				return
+			}
+			err = fmt.Errorf("%w; it advertises no version 5 now, but it says over HTTPS that it seals, or does not answer there: someone else using its name, or its HTTPS is unreachable (a rolled-back board is taken again once its certificate says it does not seal; it keeps hearing the master)", err)
 		}
 		c.warnAuth(sender(m), err)
 		return
@@ -160,13 +164,17 @@ func (d *delegate) NotifyJoin(n *memberlist.Node) {
 	if metaVersion(n.Meta) >= ProtocolVersionSigned && n.Name != d.c.self.Name {
 		d.c.sendIntro(n.Name, true) // a board that signs: trade keys now
 	}
+	d.askIfRolledBack(n)
 	d.member(n.Name, true)
 	d.c.logger.Debug("member joined", "name", n.Name, "addr", n.Address())
 }
 
+// NotifyLeave keeps the member's advertised version: a board that leaves
+// (a restart) still reads what it read until it is gone, and one that
+// comes back says again on its join or update (a rolled-back board
+// without meta then gets version 4).
 func (d *delegate) NotifyLeave(n *memberlist.Node) {
 	d.setAddr(n.Name, "")
-	d.setMeta(n.Name, nil)
 	d.member(n.Name, false)
 	d.c.logger.Info("member left or died", "name", n.Name, "addr", n.Address())
 }
@@ -175,6 +183,15 @@ func (d *delegate) NotifyUpdate(n *memberlist.Node) {
 	d.setAddr(n.Name, n.Address())
 	if d.setMeta(n.Name, n.Meta) && n.Name != d.c.self.Name {
 		d.c.sendIntro(n.Name, true) // it restarted into a build that signs: trade keys now
+	}
+	d.askIfRolledBack(n)
+}
+
+// askIfRolledBack asks a member seen sealing that advertises no version 5
+// whether it was rolled back, before its unsigned messages arrive.
+func (d *delegate) askIfRolledBack(n *memberlist.Node) {
+	if n.Name != d.c.self.Name && metaVersion(n.Meta) < ProtocolVersionSigned && d.c.keys.Signs(n.Name) {
+		d.c.askSealing(n.Name)
 	}
 }
 

@@ -16,12 +16,34 @@ import (
 // board's certificate, says which the board's running build chose.
 const SealsALPN = "ews-gossip-5"
 
-// askGap is the least time between two questions to one board; askTimeout
-// bounds one.
+// askGap is the least time between two questions to one board after an
+// answer, askRetry after none (its HTTPS may not listen yet: a board joins
+// the gossip before it serves); askTimeout bounds one; after askFailures
+// questions without an answer in a row, its refusals are logged loudly.
 const (
-	askGap     = 5 * time.Second
-	askTimeout = 3 * time.Second
+	askGap      = 5 * time.Second
+	askRetry    = 500 * time.Millisecond
+	askTimeout  = 3 * time.Second
+	askFailures = 3
 )
+
+// ask is what a board asked whether it seals last answered.
+type ask struct {
+	at       time.Time
+	seals    bool // it answered that it seals
+	answered bool // it answered (else: no answer, failures in a row)
+	failures int
+}
+
+// loud reports whether an unsigned message of name, refused, is a sign of
+// someone using its name (it says it seals, or it has not answered
+// askFailures times) rather than of a rollback being asked about.
+func (c *Cluster) askedLoud(name string) bool {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	a := c.asks[name]
+	return a.answered && a.seals || !a.answered && a.failures >= askFailures
+}
 
 // askSeals asks board name at its HTTPS address addr whether it seals its
 // gossip: a TLS handshake offering SealsALPN and http/1.1, the server's
@@ -81,7 +103,6 @@ func (c *Cluster) askSealing(name string) {
 // messages taken again, until its next sealed one (GossipKeys.Forget).
 func (c *Cluster) askLoop(ctx context.Context) {
 	defer c.wg.Done()
-	last := map[string]time.Time{}
 	for {
 		var name string
 		select {
@@ -89,20 +110,33 @@ func (c *Cluster) askLoop(ctx context.Context) {
 			return
 		case name = <-c.askOut:
 		}
-		if t, ok := last[name]; ok && time.Since(t) < askGap {
+		c.amu.Lock()
+		prev := c.asks[name]
+		c.amu.Unlock()
+		gap := askGap
+		if !prev.answered {
+			gap = askRetry
+		}
+		if !prev.at.IsZero() && time.Since(prev.at) < gap {
 			continue
 		}
-		last[name] = time.Now()
 		c.mu.Lock()
 		r, _, _ := c.e.Report(name)
-		ask := c.askSeals
+		askFn := c.askSeals
 		c.mu.Unlock()
 		if r.HTTP == "" {
 			continue
 		}
 		actx, cancel := context.WithTimeout(ctx, askTimeout)
-		seals, err := ask(actx, name, r.HTTP)
+		seals, err := askFn(actx, name, r.HTTP)
 		cancel()
+		next := ask{at: time.Now(), seals: seals, answered: err == nil}
+		if err != nil {
+			next.failures = prev.failures + 1
+		}
+		c.amu.Lock()
+		c.asks[name] = next
+		c.amu.Unlock()
 		switch {
 		case err != nil:
 			c.logger.Debug("cluster: could not ask a board whether it seals", "name", name, "err", err)
