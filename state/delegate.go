@@ -85,13 +85,16 @@ func (d *delegate) NotifyMsg(b []byte) {
 		if errors.Is(err, errAskIntro) {
 			c.sendIntro(sender(m), true)
 		}
-		if errors.Is(err, errUnsigned) && c.memberVersions()[sender(m)] < ProtocolVersionSigned {
-			c.askSealing(sender(m)) // its certificate, over TLS, says whether it was rolled back
+		if errors.Is(err, errUnsigned) {
+			// rolled back (its join, without version-5 meta, may come after
+			// this), or someone using its name: its certificate, over TLS,
+			// tells which
+			c.askSealing(sender(m))
 			if !c.askedLoud(sender(m)) {
-				c.logger.Debug("cluster: unsigned gossip of a board that sealed and advertises no version 5 (rolled back?): held back until it answers over HTTPS whether it seals", "from", sender(m), "err", err)
+				c.logger.Debug("cluster: unsigned gossip of a board that sealed (rolled back?): held back until it answers over HTTPS whether it seals", "from", sender(m), "err", err)
 				return
 			}
-			err = fmt.Errorf("%w; it advertises no version 5 now, but it says over HTTPS that it seals, or does not answer there: someone else using its name, or its HTTPS is unreachable (a rolled-back board is taken again once its certificate says it does not seal; it keeps hearing the master)", err)
+			err = fmt.Errorf("%w; it says over HTTPS that it seals, or does not answer there: someone else using its name, or its HTTPS is unreachable (a board rolled back to a build that does not seal is taken again once its certificate says so; it keeps hearing the master)", err)
 		}
 		c.warnAuth(sender(m), err)
 		return
