@@ -91,15 +91,21 @@ func (t MsgType) String() string {
 //	     proves nothing (any board with the cluster key can gossip B's
 //	     membership). It is sent version 4 and, where the others get a
 //	     digest, the full table (its table requests are refused too): it
-//	     hears the master and never makes itself master. Its first refused
-//	     message makes the receiver ask B itself (askSeals, at most every
-//	     5 s): a TLS handshake with B's HTTPS offering SealsALPN and
-//	     http/1.1, B's certificate checked against the cluster CA and named
-//	     B. This build offers SealsALPN first, the last build only
-//	     http/1.1; only B's certificate key completes the handshake. If B
-//	     chose http/1.1, its unsigned messages are taken again
-//	     (GossipKeys.Forget) until it seals again; an error or SealsALPN
-//	     changes nothing;
+//	     hears the master and never makes itself master. Its membership
+//	     without version 5, or any unsigned message naming it, makes the
+//	     receiver ask B itself (askSeals; every 500 ms until B answers, then
+//	     every 5 s at most): a TLS handshake with B's HTTPS offering
+//	     SealsALPN and http/1.1, B's certificate checked against the
+//	     cluster CA and named B. This build offers SealsALPN first, the
+//	     last build only http/1.1; only B's certificate key completes the
+//	     handshake. If B chose http/1.1, its unsigned messages are taken
+//	     again (GossipKeys.Forget) until it seals again; SealsALPN or no
+//	     answer changes nothing. Until B answers, its refused unsigned
+//	     messages are logged at debug; once it says it seals (someone is
+//	     using its name) or has not answered 3 times, loudly;
+//	   - a member's advertised version is kept when it leaves: a sealing
+//	     board shutting down still gets version 5 (version 4 would be
+//	     refused there as unsigned); its next join or update says again;
 //	   - a board without a certificate (insecure clusters, the demo,
 //	     bundles older than version 3) advertises version 4, signs nothing
 //	     and checks nothing: it has no key to be sealed for, nor a CA.
