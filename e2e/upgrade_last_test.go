@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/state"
 )
 
 // newVersion stamps the build under test, so every board's /api/board
@@ -272,6 +274,9 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 		if err := c.get(b, "/api/board", &info); err != nil || info.Version != lastLanded[:7] {
 			t.Fatalf("%s before the upgrade: %+v %v, want version %s", b.name, info, err, lastLanded[:7])
 		}
+		if p := c.alpn(t, b); p != "http/1.1" {
+			t.Fatalf("%s before the upgrade: asked whether it seals, it chose %q, want http/1.1 (the last build does not seal)", b.name, p)
+		}
 	}
 	// The new build, signed as `make dist SIGN=ADMIN` signs it: with this
 	// tree's CLI and the admin bundle the old version made.
@@ -303,6 +308,9 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 			if err := c.get(b, "/api/board", &info); err != nil || info.Version != newVersion || info.SHA256 != sum || info.Runstate != "running" {
 				t.Errorf("%s after the upgrade: %+v %v, want version %s, sha256 %s, running", b.name, info, err, newVersion, sum)
 			}
+			if p := c.alpn(t, b); p != state.SealsALPN {
+				t.Errorf("%s after the upgrade: asked whether it seals, it chose %q, want %s", b.name, p, state.SealsALPN)
+			}
 		}
 		testutil.WaitFor(t, "the upgraded boards agree on a master", 10*time.Second, func() (bool, string) {
 			_, ok, seen := c.agreed()
@@ -315,4 +323,21 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 		mon.checkRefusals(t)
 		checkLogRefusals(t, c.boards)
 	})
+}
+
+// alpn is the protocol board b's HTTPS chooses when a peer asks whether it
+// seals its gossip (state.askSeals: state.SealsALPN or http/1.1 offered),
+// under a certificate from the cluster CA.
+func (c *upCluster) alpn(t *testing.T, b *tlsBoard) string {
+	t.Helper()
+	pem, err := os.ReadFile(c.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", b.https, &tls.Config{RootCAs: x509Pool(t, pem), NextProtos: []string{state.SealsALPN, "http/1.1"}})
+	if err != nil {
+		t.Fatalf("%s: TLS handshake: %v", b.name, err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().NegotiatedProtocol
 }

@@ -95,6 +95,7 @@ func (n *Node) build() error {
 	if err != nil {
 		return err
 	}
+	sc.Identity = s.sec.identity // signed gossip (invariant 11)
 	if s.cluster, err = state.New(sc, log, s.reg, s.local); err != nil {
 		return err
 	}

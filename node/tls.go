@@ -1,13 +1,16 @@
 package node
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/state"
 )
 
 // security is what this board holds from the cluster bundle: the TLS
@@ -20,6 +23,9 @@ type security struct {
 	session []byte            // keys session cookies
 	verify  ed25519.PublicKey // firmware signing key's public half; nil: no firmware accepted
 	handoff bool              // session is this process's own random key (SessionHandoff)
+	// identity signs this board's gossip (state.Config.Identity): its
+	// certificate from the cluster CA and its key; nil without one.
+	identity *state.Identity
 }
 
 // on reports whether this board serves and speaks HTTPS.
@@ -70,6 +76,9 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 		}
 		sec.session, sec.handoff = k, true
 	}
+	if s.Minted && s.CA != nil { // a board bundle: its certificate, with TLS on or off
+		sec.identity = gossipIdentity(s.Cert, s.CA)
+	}
 	if !s.TLS {
 		return sec, nil
 	}
@@ -82,7 +91,31 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 	}
 	sec.ca, sec.cert = s.CA, cert
 	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
+	sec.identity = gossipIdentity(cert, s.CA)
+	if sec.identity != nil {
+		// a peer that saw this board seal and then hears it unsealed asks
+		// here whether it was rolled back (invariant 11): this build
+		// seals, and says so in the handshake its certificate signs
+		sec.server.NextProtos = append([]string{state.SealsALPN}, sec.server.NextProtos...)
+	}
 	return sec, nil
+}
+
+// gossipIdentity is the board's certificate and key as the cluster signs
+// gossip with them (invariant 11); nil when cert has no usable key. With
+// a version 2 bundle every board holds the CA key and issues its own
+// certificate, so signing stops replays but not a board minting another's
+// name: that takes board bundles (`ews cluster migrate`).
+func gossipIdentity(cert tls.Certificate, ca *clustertls.CA) *state.Identity {
+	leaf := cert.Leaf
+	if leaf == nil && len(cert.Certificate) > 0 {
+		leaf, _ = x509.ParseCertificate(cert.Certificate[0])
+	}
+	key, ok := cert.PrivateKey.(crypto.Signer)
+	if leaf == nil || !ok || ca == nil {
+		return nil
+	}
+	return &state.Identity{Cert: leaf, Key: key, Roots: ca.Pool}
 }
 
 // peerName names the cluster board that sent r, from its verified client

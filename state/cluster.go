@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,6 +68,23 @@ type Cluster struct {
 
 	queuer Queuer // the Local's, or nil
 
+	// Board identity (invariant 11): this run's gossip key (nil: this
+	// board has no certificate and seals nothing), the peers' keys, and
+	// the version this board sends at most (4 without a key).
+	gkey     *GossipKey
+	keys     *GossipKeys
+	proto    uint8
+	introOut chan introOut // intros to send (introLoop)
+	askOut   chan string   // boards to ask whether they seal (askLoop)
+	// askSeals asks a board over TLS whether it seals (askSeals with the
+	// cluster CA); under mu (tests replace it).
+	askSeals func(ctx context.Context, name, addr string) (bool, error)
+	// lastBuild (tests only, set before Start) makes this board look on
+	// the wire like the build before version 5: no node meta, and a
+	// version-5 message refused unread as that build's decoder does.
+	lastBuild bool
+	authLog   memberLog // refused signatures, logged once a minute per board
+
 	mu    sync.Mutex // guards e, subs
 	e     *Election
 	subs  map[int]func(View)
@@ -80,8 +98,10 @@ type Cluster struct {
 	refusedMembers memberLog            // refused members, logged once a minute
 	loadPanicked   atomic.Bool          // Local.Load has panicked (warned once)
 
-	amu   sync.Mutex        // guards addrs
-	addrs map[string]string // live members' gossip addresses, copied in the event delegate
+	amu      sync.Mutex        // guards addrs, metaVers, asks
+	addrs    map[string]string // live members' gossip addresses, copied in the event delegate
+	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
+	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
 
 	started  bool
 	cancel   context.CancelFunc
@@ -119,7 +139,8 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
-		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}}
+		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
+		introOut: make(chan introOut, 64), askOut: make(chan string, 16)}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
@@ -140,7 +161,23 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		}
 	}
 	c.e.HostOK = c.hostOK
-	c.e.Proto = cfg.ProtocolVersion
+	c.proto = cfg.ProtocolVersion
+	var roots *x509.CertPool
+	if cfg.Identity != nil && !cfg.Standalone() {
+		if c.gkey, err = NewGossipKey(cfg.Name, cfg.Identity, time.Now()); err != nil {
+			return nil, err
+		}
+		roots = cfg.Identity.Roots
+		c.askSeals = func(ctx context.Context, name, addr string) (bool, error) { return askSeals(ctx, roots, name, addr) }
+	} else {
+		c.proto = min(c.proto, ProtocolVersionUnsigned)
+	}
+	peerSet := map[string]bool{}
+	for _, p := range c.peers {
+		peerSet[p.Name] = true
+	}
+	c.keys = NewGossipKeys(cfg.Name, c.gkey, roots, func(name string) bool { return peerSet[name] })
+	c.e.Proto = c.proto
 	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}
 	for _, p := range c.peers {
@@ -214,8 +251,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
 		}
 		c.ml = ml
-		c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil,
+		c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil, "signed", c.gkey != nil,
 			"peers", len(c.peers), "probe_interval", mc.ProbeInterval, "tmax", c.timing.TMax, "heartbeat", c.timing.Heartbeat)
+		c.logIdentity()
 	} else {
 		c.logger.Info("standalone: no peers, this board is master")
 	}
@@ -225,6 +263,11 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if c.ml != nil {
 		c.wg.Add(1)
 		go c.rejoin(ctx)
+		if c.gkey != nil {
+			c.wg.Add(2)
+			go c.introLoop(ctx)
+			go c.askLoop(ctx)
+		}
 	}
 	go func() {
 		select {

@@ -79,9 +79,18 @@ type Config struct {
 	// ProtocolVersion is the version this board speaks, in
 	// ProtocolVersionMin..ProtocolVersionMax. Set it to 1 while boards of
 	// an older build (which accept only version 1) are still in the
-	// cluster: tables then go without the master's queue stats. Default
-	// ProtocolVersionMax.
+	// cluster: tables then go without the master's queue stats. Without
+	// an Identity a board sends ProtocolVersionUnsigned at most (version
+	// 5 is signed). Default ProtocolVersionMax.
 	ProtocolVersion uint8
+
+	// Identity is this board's certificate from the cluster CA and its key
+	// (a board bundle's cert and cert_key): with it the board signs its
+	// gossip and refuses messages naming a board that signs unless they
+	// carry that board's signature (invariant 11). Nil: nothing is signed
+	// or checked, and any board holding the cluster key can speak for any
+	// other. Default nil.
+	Identity *Identity
 }
 
 // DefaultConfig is a standalone board with the protocol timings of
@@ -119,6 +128,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Insecure && len(c.Key) > 0 {
 		return fmt.Errorf("state: board %q: insecure with a cluster key would turn gossip encryption off: drop one", c.Name)
+	}
+	if c.Identity != nil {
+		if err := c.Identity.validate(c.Name); err != nil {
+			return err
+		}
 	}
 	if !c.Standalone() && len(c.Key) == 0 && !c.Insecure {
 		return fmt.Errorf("state: no cluster key for board %q: set a key (or insecure, never on a real network)", c.Name)

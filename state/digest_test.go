@@ -78,7 +78,7 @@ func TestMixedVersionsOldBoardGetsTables(t *testing.T) {
 // as long at version 4 as at version 3.
 func TestTakeoverAsFastWithDigests(t *testing.T) {
 	took := map[uint8]time.Duration{}
-	for _, v := range []uint8{3, ProtocolVersionMax} {
+	for _, v := range []uint8{3, ProtocolVersionUnsigned} {
 		s := newSimNet(t, 3, fastTiming)
 		for _, n := range s.nodes {
 			n.speaks = v
@@ -89,8 +89,8 @@ func TestTakeoverAsFastWithDigests(t *testing.T) {
 		s.kill("ews1")
 		took[v] = s.runUntil("ews2 takes over", 2*fastTiming.TMax, func() bool { return s.agreed("ews2", 2) })
 	}
-	if took[ProtocolVersionMax] > took[3] {
-		t.Fatalf("takeover %v with digests, %v without", took[ProtocolVersionMax], took[3])
+	if took[ProtocolVersionUnsigned] > took[3] {
+		t.Fatalf("takeover %v with digests, %v without", took[ProtocolVersionUnsigned], took[3])
 	}
 	if took[3] > fastTiming.TMax+2*fastTiming.Heartbeat {
 		t.Fatalf("takeover %v, want <= tmax + 2 heartbeats", took[3])

@@ -288,7 +288,7 @@ func TestMasterIsHeardEveryHeartbeat(t *testing.T) {
 		tableGap time.Duration
 		digests  bool
 	}{
-		{ProtocolVersionMax, fullTableEvery * fastTiming.Heartbeat, true},
+		{ProtocolVersionUnsigned, fullTableEvery * fastTiming.Heartbeat, true},
 		{3, fastTiming.Heartbeat, false},
 	} {
 		t.Run(fmt.Sprintf("v%d", c.speaks), func(t *testing.T) {

@@ -82,18 +82,32 @@ type memberLog struct {
 }
 
 func (l *memberLog) log(c *Cluster, name, addr string, err error) {
+	if l.due(name + "@" + addr) {
+		c.logger.Error("cluster: board refused: its name and address do not match cluster.peers (another board using its name?)",
+			"name", name, "addr", addr, "err", err)
+	}
+}
+
+// logf logs msg about board name at most once a minute.
+func (l *memberLog) logf(c *Cluster, name string, err error, msg string) {
+	if l.due(name) {
+		c.logger.Error(msg, "name", name, "err", err)
+	}
+}
+
+// due reports whether k was not logged within the last minute, and
+// counts it as logged now.
+func (l *memberLog) due(k string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil || len(l.last) > 256 {
 		l.last = map[string]time.Time{}
 	}
-	k := name + "@" + addr
 	if t, ok := l.last[k]; ok && time.Since(t) < time.Minute {
-		return
+		return false
 	}
 	l.last[k] = time.Now()
-	c.logger.Error("cluster: board refused: its name and address do not match cluster.peers (another board using its name?)",
-		"name", name, "addr", addr, "err", err)
+	return true
 }
 
 // fromMember refuses a message from a board the membership does not hold
@@ -103,21 +117,7 @@ func (c *Cluster) fromMember(m Message) error {
 	if c.ml == nil {
 		return nil
 	}
-	var name string
-	switch m := m.(type) {
-	case *TableMsg:
-		name = m.Master
-	case *ReportMsg:
-		name = m.Name
-	case *StepDownMsg:
-		name = m.Name
-	case *PeerListMsg:
-		name = m.Name
-	case *DigestMsg:
-		name = m.Master
-	case *TableReqMsg:
-		name = m.Name
-	}
+	name := sender(m)
 	c.amu.Lock()
 	_, ok := c.addrs[name]
 	c.amu.Unlock()

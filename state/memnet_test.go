@@ -39,7 +39,9 @@ type simNode struct {
 	creds    uint64   // ReportMsg.Creds
 	events   []Action // BecameMaster, SteppedDown, Followed
 	// speaks is the highest protocol version the board's build reads (0:
-	// ProtocolVersionMax); it sends at it too, as an older build would.
+	// ProtocolVersionUnsigned: the Election's tests run unsigned, as a
+	// board without a certificate does; signatures are ident_test.go's);
+	// it sends at it too, as an older build would.
 	speaks uint8
 	load   WireLoad // in its reports
 }
@@ -47,7 +49,7 @@ type simNode struct {
 // version is the highest protocol version n reads and sends.
 func (n *simNode) version() uint8 {
 	if n.speaks == 0 {
-		return ProtocolVersionMax
+		return ProtocolVersionUnsigned
 	}
 	return n.speaks
 }
@@ -122,7 +124,7 @@ func (s *simNet) send(from string, to string, m Message) {
 		if n.name == from || !n.up || (to != "" && n.name != to) || s.cut[[2]string{from, n.name}] {
 			continue
 		}
-		v := src.e.Proto
+		v := min(src.e.Proto, src.version())
 		if pv := src.e.PeerVersion(n.name); pv != 0 {
 			v = min(v, pv)
 		}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -20,6 +21,7 @@ const (
 	peerListMsgType                    // board -> board: its peer list, sent when the hashes differ
 	digestMsgType                      // master -> all (version 4): epoch, version and hash of the table, on heartbeats without a change
 	tableReqMsgType                    // board -> master (version 4): send me the table (a digest named one this board lacks)
+	introMsgType                       // board -> board (version 5): its certificate and the gossip key it signs with (ident.go)
 )
 
 var msgTypeNames = map[MsgType]string{
@@ -29,6 +31,7 @@ var msgTypeNames = map[MsgType]string{
 	peerListMsgType: "peerlist",
 	digestMsgType:   "digest",
 	tableReqMsgType: "tablereq",
+	introMsgType:    "intro",
 }
 
 func (t MsgType) String() string {
@@ -55,10 +58,63 @@ func (t MsgType) String() string {
 //	   sends a digest on the heartbeat instead of the table, and a board
 //	   that lacks the digest's version asks for the table. A board that
 //	   speaks 1..3 gets full tables, each message encoded at its version.
+//	5: board identity (ident.go, docs/DESIGN.md invariant 11): every
+//	   version-5 message is sealed: type byte, version byte, uvarint
+//	   sequence number, msgpack array, and a 16-byte tag of all before it
+//	   (HMAC-SHA256 under the key the sender and this receiver share,
+//	   from their X25519 gossip keys); IntroMsg carries a board's gossip
+//	   key, endorsed by its board certificate from the cluster CA. "Signed"
+//	   below means sealed so. The fields are version 4's. Compatibility
+//	   rules, which a rolling upgrade from version 4 relies on:
+//	   - a board with a board certificate (Config.Identity) advertises
+//	     version 5 in its memberlist node meta and sends version 5 to every
+//	     board that advertises it once it holds that board's key (from its
+//	     intro), and version 4 or older, unsigned, to a board that
+//	     advertises 4 or has no meta, at most the version of that board's
+//	     last message. A board without meta (the last build, or one rolled
+//	     back to it) is never sent version 5 nor an intro, whatever it sent
+//	     before, and a push-pull of a board that signs carries nothing
+//	     (memberlist does not say who the other side is; the last build
+//	     refuses a state it cannot decode). Intros go to boards that
+//	     advertise 5: on NotifyJoin, on NotifyUpdate when the meta turns
+//	     to 5, and when a message cannot be sealed or checked;
+//	   - it accepts an unsigned message (version 4 or older) naming board
+//	     B until it has verified one signed message of B; from then on, for
+//	     the rest of its run, it refuses unsigned messages naming B. Once
+//	     every peer has signed, it so refuses every unsigned message;
+//	   - nothing is sealed for a board whose new intro asked for ours
+//	     until ours has gone to it (sent at once on receipt), so a sealed
+//	     message never overtakes the intro it needs;
+//	   - rollback: a board B seen signing that advertises no version 5 (its
+//	     firmware trial failed and the A/B slot rolled it back to the last
+//	     build) stays refused unsigned on gossip evidence, since its meta
+//	     proves nothing (any board with the cluster key can gossip B's
+//	     membership). It is sent version 4 and, where the others get a
+//	     digest, the full table (its table requests are refused too): it
+//	     hears the master and never makes itself master. Its membership
+//	     without version 5, or any unsigned message naming it, makes the
+//	     receiver ask B itself (askSeals; every 500 ms until B answers, then
+//	     every 5 s at most): a TLS handshake with B's HTTPS offering
+//	     SealsALPN and http/1.1, B's certificate checked against the
+//	     cluster CA and named B. This build offers SealsALPN first, the
+//	     last build only http/1.1; only B's certificate key completes the
+//	     handshake. If B chose http/1.1, its unsigned messages are taken
+//	     again (GossipKeys.Forget) until it seals again; SealsALPN or no
+//	     answer changes nothing. Until B answers, its refused unsigned
+//	     messages are logged at debug; once it says it seals (someone is
+//	     using its name) or has not answered 3 times, loudly;
+//	   - a member's advertised version is kept when it leaves: a sealing
+//	     board shutting down still gets version 5 (version 4 would be
+//	     refused there as unsigned); its next join or update says again;
+//	   - a board without a certificate (insecure clusters, the demo,
+//	     bundles older than version 3) advertises version 4, signs nothing
+//	     and checks nothing: it has no key to be sealed for, nor a CA.
 const (
-	ProtocolVersionMin uint8 = 1
-	ProtocolVersionMax uint8 = 4
-	ProtocolVersion          = ProtocolVersionMax // what Encode sends
+	ProtocolVersionMin      uint8 = 1
+	ProtocolVersionMax      uint8 = 5
+	ProtocolVersionUnsigned uint8 = 4                  // the highest version without signatures: what Encode sends
+	ProtocolVersionSigned   uint8 = 5                  // the first version whose messages are sealed (signed)
+	ProtocolVersion               = ProtocolVersionMax // what a board with an identity sends
 )
 
 // Limits on what a decoder accepts; anything larger is refused unread.
@@ -70,6 +126,8 @@ const (
 	maxNameLen    = 63       // a board name (config allows 63)
 	maxAddrLen    = 262      // host (255) + ":" + port
 	headerLen     = 2        // type byte + version byte
+	tagLen        = 16       // HMAC-SHA256 tag closing a version-5 message (ident.go)
+	maxCertLen    = 4096     // bytes of an IntroMsg's certificate
 	neverHeardAge = ^uint32(0)
 )
 
@@ -202,48 +260,92 @@ func (*StepDownMsg) Type() MsgType { return stepDownMsgType }
 func (*PeerListMsg) Type() MsgType { return peerListMsgType }
 func (*DigestMsg) Type() MsgType   { return digestMsgType }
 func (*TableReqMsg) Type() MsgType { return tableReqMsgType }
+func (*IntroMsg) Type() MsgType    { return introMsgType }
 
 // minVersion is the first protocol version that has message type t.
 func minVersion(t MsgType) uint8 {
-	if t == digestMsgType || t == tableReqMsgType {
+	switch t {
+	case digestMsgType, tableReqMsgType:
 		return 4
+	case introMsgType:
+		return ProtocolVersionSigned
 	}
 	return 1
+}
+
+// sender is the board a message says it comes from.
+func sender(m Message) string {
+	switch m := m.(type) {
+	case *TableMsg:
+		return m.Master
+	case *ReportMsg:
+		return m.Name
+	case *StepDownMsg:
+		return m.Name
+	case *PeerListMsg:
+		return m.Name
+	case *DigestMsg:
+		return m.Master
+	case *TableReqMsg:
+		return m.Name
+	case *IntroMsg:
+		return m.Name
+	}
+	return ""
 }
 
 // ErrVersion is wrapped by Decode when the version byte is out of range.
 var ErrVersion = errors.New("unsupported protocol version")
 
-// Encode writes m as type byte, version byte, msgpack array, at ProtocolVersion.
-func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersion) }
+// Encode writes m as type byte, version byte, msgpack array, at
+// ProtocolVersionUnsigned: the newest version that needs no signature.
+func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersionUnsigned) }
 
 // EncodeVersion writes m at protocol version v, leaving out the fields v
 // does not have, so boards that speak only v can read it. A table whose
-// stats would take it over MaxPacket goes without them.
+// stats would take it over MaxPacket goes without them. Version 5 needs
+// the sender's and the receiver's gossip keys: see GossipKeys.Seal.
 func EncodeVersion(m Message, v uint8) ([]byte, error) {
+	if v >= ProtocolVersionSigned && v <= ProtocolVersionMax {
+		return nil, fmt.Errorf("state: encode %s: %w %d: version %d messages are sealed (GossipKeys.Seal)", m.Type(), ErrVersion, v, ProtocolVersionSigned)
+	}
+	return encode(m, v, 0)
+}
+
+// encode writes m at version v; from version 5 seq follows the header and
+// tagLen bytes are kept free for the tag (the caller appends it).
+func encode(m Message, v uint8, seq uint64) ([]byte, error) {
 	if v < ProtocolVersionMin || v > ProtocolVersionMax {
 		return nil, fmt.Errorf("state: encode %s: %w %d (this build speaks %d..%d)", m.Type(), ErrVersion, v, ProtocolVersionMin, ProtocolVersionMax)
 	}
 	if v < minVersion(m.Type()) {
 		return nil, fmt.Errorf("state: encode %s: %w %d (a %s needs version %d)", m.Type(), ErrVersion, v, m.Type(), minVersion(m.Type()))
 	}
-	e := enc{b: make([]byte, 0, 64)}
+	trailer := 0
+	if v >= ProtocolVersionSigned {
+		trailer = tagLen
+	}
+	e := enc{b: make([]byte, 0, 64+trailer)}
 	e.b = append(e.b, byte(m.Type()), v)
+	if v >= ProtocolVersionSigned {
+		e.b = binary.AppendUvarint(e.b, seq)
+	}
 	encodeBody(&e, m, v)
-	if t, ok := m.(*TableMsg); ok && len(t.Stats) > 0 && len(e.b) > MaxPacket {
+	if t, ok := m.(*TableMsg); ok && len(t.Stats) > 0 && len(e.b)+trailer > MaxPacket {
 		// The stats are a display; the rows must reach every board in one packet.
 		c := *t
 		c.Stats = nil
-		return EncodeVersion(&c, v)
+		return encode(&c, v, seq)
 	}
-	if len(e.b) > MaxMessage {
+	if len(e.b)+trailer > MaxMessage {
 		return nil, fmt.Errorf("state: encode %s: %d bytes, over the %d-byte limit", m.Type(), len(e.b), MaxMessage)
 	}
 	return e.b, nil
 }
 
 // Decode reads one message. Garbage, truncated, oversized, unknown-type and
-// wrong-version input is refused with an error; it never panics.
+// wrong-version input is refused with an error; it never panics. A
+// version-5 message's tag is read, not checked (GossipKeys.Check).
 func Decode(b []byte) (Message, error) {
 	m, _, err := DecodeVersion(b)
 	return m, err
@@ -252,17 +354,47 @@ func Decode(b []byte) (Message, error) {
 // DecodeVersion is Decode that also returns the protocol version the
 // message was encoded at: the highest its sender speaks (or is set to).
 func DecodeVersion(b []byte) (Message, uint8, error) {
-	m, err := decode(b)
+	m, _, err := decodeSealed(b)
 	if err != nil {
 		return nil, 0, err
 	}
 	return m, b[1], nil
 }
 
-func decode(b []byte) (Message, error) {
+// seal is what closes a version-5 message: its sequence number, its tag
+// and the bytes the tag covers (a slice of the input).
+type seal struct {
+	seq    uint64
+	tag    []byte
+	signed []byte
+}
+
+// decodeSealed is Decode that also returns a version-5 message's seal
+// (zero for older versions).
+func decodeSealed(b []byte) (Message, seal, error) {
 	if len(b) < headerLen+1 {
-		return nil, fmt.Errorf("state: message of %d bytes is too short", len(b))
+		return nil, seal{}, fmt.Errorf("state: message of %d bytes is too short", len(b))
 	}
+	var s seal
+	if b[1] >= ProtocolVersionSigned && b[1] <= ProtocolVersionMax {
+		t := MsgType(b[0])
+		if len(b) < headerLen+1+tagLen+1 {
+			return nil, seal{}, fmt.Errorf("state: %s message of %d bytes is too short for version %d (sequence, body and a %d-byte tag)", t, len(b), b[1], tagLen)
+		}
+		seq, n := binary.Uvarint(b[headerLen : len(b)-tagLen])
+		if n <= 0 {
+			return nil, seal{}, fmt.Errorf("state: %s message: bad sequence number", t)
+		}
+		s = seal{seq: seq, tag: b[len(b)-tagLen:], signed: b[:len(b)-tagLen]}
+		m, err := decode(b, b[headerLen+n:len(b)-tagLen])
+		return m, s, err
+	}
+	m, err := decode(b, b[headerLen:])
+	return m, s, err
+}
+
+// decode reads the message b whose msgpack array is body.
+func decode(b, body []byte) (Message, error) {
 	if len(b) > MaxMessage {
 		return nil, fmt.Errorf("state: message of %d bytes is over the %d-byte limit", len(b), MaxMessage)
 	}
@@ -287,10 +419,15 @@ func decode(b []byte) (Message, error) {
 		m = new(DigestMsg)
 	case tableReqMsgType:
 		m = new(TableReqMsg)
+	case introMsgType:
+		m = new(IntroMsg)
 	default:
 		return nil, fmt.Errorf("state: unknown message type %d", b[0])
 	}
-	d := dec{b: b[headerLen:]}
+	if len(body) == 0 {
+		return nil, fmt.Errorf("state: %s message without a body", t)
+	}
+	d := dec{b: body}
 	if err := decodeBody(&d, m, v); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", t, err)
 	}

@@ -240,8 +240,8 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if MsgType(b[0]) != m.Type() || b[1] != ProtocolVersion {
-				t.Fatalf("header % x, want type %d version %d", b[:2], m.Type(), ProtocolVersion)
+			if MsgType(b[0]) != m.Type() || b[1] != ProtocolVersionUnsigned {
+				t.Fatalf("header % x, want type %d version %d", b[:2], m.Type(), ProtocolVersionUnsigned)
 			}
 			got, err := Decode(b)
 			if err != nil {
@@ -275,8 +275,9 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated table", table[:len(table)/2], "decode table"},
 		{"trailing", append(bytes.Clone(good), 0), "trailing"},
 		{"oversized", append(bytes.Clone(good), make([]byte, MaxMessage)...), "over the"},
-		{"version 0", withVersion(0), "speaks 1..4"},
-		{"version 5", withVersion(5), "speaks 1..4"},
+		{"version 0", withVersion(0), "speaks 1..5"},
+		{"version 6", withVersion(6), "speaks 1..5"},
+		{"version 5 without a signature", withVersion(5), "too short for version 5"},
 		{"digest at version 3", func() []byte { b := mustEncode(t, &DigestMsg{Epoch: 1, Master: "m"}); b[1] = 3; return b }(), "needs version 4"},
 		{"table request at version 1", func() []byte { b := mustEncode(t, &TableReqMsg{Name: "x"}); b[1] = 1; return b }(), "needs version 4"},
 		{"digest epoch 0", mustEncode(t, &DigestMsg{Master: "m"}), "epoch 0"},

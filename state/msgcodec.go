@@ -17,6 +17,7 @@ const (
 	tableReqFields = 4
 	rowFields      = 11
 	classFields    = 3
+	introFields    = 6 // Name Boot Pub Cert Sig Want (version 5)
 )
 
 // encodeBody writes m's array at protocol version v.
@@ -65,6 +66,14 @@ func encodeBody(e *enc, m Message, v uint8) {
 		e.uint(m.Epoch)
 		e.uint(m.Version)
 		e.uint(uint64(m.PeersHash))
+	case *IntroMsg:
+		e.arrayLen(introFields)
+		e.str(m.Name)
+		e.uint(m.Boot)
+		e.bin(m.Pub)
+		e.bin(m.Cert)
+		e.bin(m.Sig)
+		e.bool(m.Want)
 	}
 }
 
@@ -184,6 +193,11 @@ func decodeBody(d *dec, m Message, v uint8) error {
 			break
 		}
 		m.Name, m.Epoch, m.Version, m.PeersHash = r.str(), r.u64(), r.u64(), r.u32()
+	case *IntroMsg:
+		if !r.open(introFields) {
+			break
+		}
+		m.Name, m.Boot, m.Pub, m.Cert, m.Sig, m.Want = r.str(), r.u64(), r.bytes(), r.bytes(), r.bytes(), r.bool()
 	}
 	return r.err
 }
@@ -277,6 +291,20 @@ func (r *reader) str() string {
 	s, err := r.d.str()
 	r.keep(err)
 	return s
+}
+
+// bytes reads a bin (or str) field: nil for nil, as msgpack decodes a []byte.
+func (r *reader) bytes() []byte {
+	if r.err != nil {
+		return nil
+	}
+	if r.d.off < len(r.d.b) && r.d.b[r.d.off] == mpNil {
+		r.d.off++
+		return nil
+	}
+	s, err := r.d.str()
+	r.keep(err)
+	return []byte(s)
 }
 
 func (r *reader) bool() bool {

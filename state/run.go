@@ -202,26 +202,48 @@ func (c *Cluster) send(m Message, to string) {
 	if c.ml == nil {
 		return
 	}
+	members, metas := c.memberAddrs(), c.memberVersions()
+	_, digest := m.(*DigestMsg)
+	var table []byte // the table instead of a digest, for a board rolled back (rolledBack)
 	c.mu.Lock()
 	vs := make([]uint8, len(c.peers))
 	for i, p := range c.peers {
 		vs[i] = c.e.PeerVersion(p.Name)
+		if digest && table == nil && p.Name != c.self.Name && (to == "" || p.Name == to) && c.rolledBack(p.Name, metas) {
+			t, _ := c.e.Table()
+			table, _ = EncodeVersion(&t, ProtocolVersionUnsigned)
+		}
 	}
 	c.mu.Unlock()
 	var encoded [ProtocolVersionMax + 1][]byte
-	members := c.memberAddrs()
 	for i, p := range c.peers {
 		if p.Name == c.self.Name || (to != "" && p.Name != to) {
 			continue
 		}
-		// each board gets the message at the highest version both speak,
-		// so a board of an older build keeps reading tables
-		v := c.cfg.ProtocolVersion
-		if vs[i] != 0 {
-			v = min(v, max(vs[i], ProtocolVersionMin))
+		if digest && table != nil && c.rolledBack(p.Name, metas) {
+			c.sendTo(p.Name, members, tableMsgType, table)
+			continue
+		}
+		// each board gets the message at the highest version both speak
+		// (what it advertises, else what it last sent), so a board of an
+		// older build keeps reading tables; version 5 is signed, and only
+		// a board that advertises it is sent it: one without node meta
+		// runs a build before version 5 (the last build, or a board rolled
+		// back to it after it signed), whatever it sent before
+		v := c.proto
+		if a := metas[p.Name]; a != 0 {
+			v = min(v, max(a, ProtocolVersionMin))
+		} else if vs[i] != 0 {
+			v = min(v, max(vs[i], ProtocolVersionMin), ProtocolVersionUnsigned)
 		}
 		if encoded[v] == nil {
-			b, err := EncodeVersion(m, v)
+			var b []byte
+			var err error
+			if v >= ProtocolVersionSigned {
+				b, err = c.keys.Body(m) // one sequence number, a tag per board below
+			} else {
+				b, err = EncodeVersion(m, v)
+			}
 			if errors.Is(err, ErrVersion) {
 				continue // a digest for a board that speaks no digests: it gets the table
 			}
@@ -232,19 +254,44 @@ func (c *Cluster) send(m Message, to string) {
 			encoded[v] = b
 		}
 		b := encoded[v]
-		addr, ok := members[p.Name]
-		if !ok {
-			if addr, ok = c.literal[p.Name]; !ok {
-				continue
+		if v >= ProtocolVersionSigned {
+			var err error
+			if b, err = c.keys.Tag(b, p.Name); err != nil {
+				if metas[p.Name] >= ProtocolVersionSigned {
+					c.sendIntro(p.Name, true) // no key of it yet: trade intros
+				}
+				continue // (a board not heard yet may be of the last build: it gets nothing until it is)
 			}
 		}
-		if err := c.ml.SendToAddress(memberlist.Address{Addr: addr, Name: p.Name}, b); err != nil {
-			c.logger.Debug("send", "to", p.Name, "type", m.Type(), "err", err)
-			continue
-		}
-		c.m.sent.WithLabelValues(m.Type().String()).Inc()
-		c.m.bytes.WithLabelValues("sent").Add(len(b))
+		c.sendTo(p.Name, members, m.Type(), b)
 	}
+}
+
+// sendTo sends encoded message b of type kind to board to, at the address
+// the membership knows it by (members), else its configured literal IP.
+func (c *Cluster) sendTo(to string, members map[string]string, kind MsgType, b []byte) {
+	addr, ok := members[to]
+	if !ok {
+		if addr, ok = c.literal[to]; !ok {
+			return
+		}
+	}
+	if err := c.ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b); err != nil {
+		c.logger.Debug("send", "to", to, "type", kind, "err", err)
+		return
+	}
+	c.m.sent.WithLabelValues(kind.String()).Inc()
+	c.m.bytes.WithLabelValues("sent").Add(len(b))
+}
+
+// rolledBack reports whether board name was seen sealing in this run and
+// now advertises no version 5 (metas): a board rolled back to a build
+// before version 5 (a firmware trial that failed), or someone forging its
+// membership. Its unsigned messages are refused (invariant 11), its table
+// requests too, so it is sent the full table where the others get a
+// digest: it keeps hearing the master and never makes itself master.
+func (c *Cluster) rolledBack(name string, metas map[string]uint8) bool {
+	return metas[name] < ProtocolVersionSigned && c.keys.Signs(name)
 }
 
 // viewKey is what makes a view worth publishing.

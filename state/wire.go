@@ -69,6 +69,22 @@ func (e *enc) str(s string) {
 	e.b = append(e.b, s...)
 }
 
+// bin writes b as msgpack bin (nil for a nil slice), as msgpack writes a []byte.
+func (e *enc) bin(b []byte) {
+	switch l := len(b); {
+	case b == nil:
+		e.b = append(e.b, mpNil)
+		return
+	case l < 256:
+		e.b = append(e.b, mpBin8, byte(l))
+	case l <= math.MaxUint16:
+		e.b = binary.BigEndian.AppendUint16(append(e.b, mpBin16), uint16(l))
+	default:
+		e.b = binary.BigEndian.AppendUint32(append(e.b, mpBin32), uint32(l))
+	}
+	e.b = append(e.b, b...)
+}
+
 func (e *enc) bool(v bool) {
 	if v {
 		e.b = append(e.b, mpTrue)
