@@ -522,3 +522,35 @@ func TestFastEntryBoardFailsMidAnswer(t *testing.T) {
 	}
 	tc.waitIdle()
 }
+
+// A master of an older build does not know the placement channel: it takes
+// a follower's GET /api/cluster/place as work and forwards it, with its
+// dispatch mark for the board it chose, to a board that may be of this
+// build. That board runs it as the marked request it is, and refuses
+// nothing: before, it took it for a channel, checked the follower's peer
+// mark (for the old master, not for it) and counted a "target" refusal
+// (found by the rolling upgrade from the last landed build).
+func TestPlaceRequestForwardedByAnOldMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	board := tc.boards[1]
+	marker, _ := NewMarker(tc.key, MarkOptions{})
+	req, _ := http.NewRequest("GET", board.srv.URL+PlacePath, nil)
+	marker.SignPeer(req, "ews1") // the follower's peer mark, for the master it asked
+	hdr := map[string]string{
+		"Connection": "Upgrade", "Upgrade": PlaceProtocol, HeaderPlaceBoard: "ews3",
+		HeaderPeer: req.Header.Get(HeaderPeer),
+		HeaderMark: marker.SignString(KindDispatch, 1, board.name, bind("GET", PlacePath, netip.Addr{})),
+	}
+	resp, body := do(t, nil, "GET", board.srv.URL+PlacePath, hdr, "")
+	if resp.StatusCode == http.StatusSwitchingProtocols || resp.StatusCode == http.StatusForbidden {
+		t.Fatalf("a forwarded place request: %d %s, want it run as marked work", resp.StatusCode, body)
+	}
+	if e := decode[echo](t, body); e.Board != board.name {
+		t.Fatalf("ran on %q: %s", e.Board, body)
+	}
+	for _, reason := range []string{RefuseTarget, RefuseKind, RefuseNotPeer} {
+		if n := metricValue(t, board.front.m.refused.WithLabelValues(reason)); n != 0 {
+			t.Errorf("refused %v with reason %s", n, reason)
+		}
+	}
+}

@@ -23,9 +23,15 @@ import (
 // ticket counts on the chosen board while the follower forwards the
 // request there, as the master's own tickets do (invariant 3).
 
-// isPlaceChannel reports whether r opens a placement channel.
+// isPlaceChannel reports whether r opens a placement channel: a
+// follower's own request to this board. One that carries a dispatch or via
+// mark was passed on by a master of an older build, which does not know
+// the channel and forwarded it as work: it takes the marked path (and its
+// 404 tells the follower to send whole requests), never the channel, whose
+// peer mark names that master, not this board.
 func isPlaceChannel(r *http.Request) bool {
-	return r.URL.Path == PlacePath && r.Header.Get("Upgrade") != ""
+	return r.URL.Path == PlacePath && r.Header.Get("Upgrade") != "" &&
+		r.Header.Get(HeaderMark) == "" && r.Header.Get(HeaderVia) == ""
 }
 
 // servePlace upgrades a follower's request to the placement channel and
