@@ -195,7 +195,7 @@ var hopHeaders = [...]string{
 func removeHopByHop(h http.Header) {
 	for _, v := range h["Connection"] {
 		for sf := range strings.SplitSeq(v, ",") {
-			if sf = strings.Trim(sf, " \t"); sf != "" {
+			if sf = strings.Trim(sf, " \t\r\n"); sf != "" {
 				h.Del(sf)
 			}
 		}
@@ -324,12 +324,36 @@ func skipOut(k string, conn []string) bool {
 	}
 	for _, v := range conn {
 		for sf := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.Trim(sf, " \t"), k) {
+			if canonicalIs(strings.Trim(sf, " \t\r\n"), k) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// canonicalIs reports whether textproto.CanonicalMIMEHeaderKey(tok) == k
+// (the key Header.Del(tok) deletes), without allocating: a token with a
+// byte that is not a header name byte stays as it is.
+func canonicalIs(tok, k string) bool {
+	if len(tok) != len(k) || !validFieldName(tok) {
+		return tok == k
+	}
+	upper := true
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case upper && 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		case !upper && 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if c != k[i] {
+			return false
+		}
+		upper = c == '-'
+	}
+	return true
 }
 
 func writeField(bw *bufio.Writer, k, v string) {

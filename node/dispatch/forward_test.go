@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ type recBoard struct {
 	got    []string
 }
 
-func newRecBoard(t *testing.T, answer string) *recBoard {
+func newRecBoard(t testing.TB, answer string) *recBoard {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -253,11 +254,71 @@ func TestDirectTakes(t *testing.T) {
 	}
 }
 
-func mustMarker(t *testing.T) *Marker {
+func mustMarker(t testing.TB) *Marker {
 	t.Helper()
 	m, err := NewMarker(RandomKey(), MarkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// FuzzDirectMatchesReverseProxy: for any request the direct path takes,
+// the board receives the bytes ReverseProxy would have sent.
+func FuzzDirectMatchesReverseProxy(f *testing.F) {
+	f.Add(uint8(0), "/api/devices/s1", "x=1&y=%41", "User-Agent: a\nConnection: keep-alive, x-drop\nX-Drop: 1\nx-forwarded-for: 1.2.3.4\nCookie: a\nCookie: b", "")
+	f.Add(uint8(1), "/api/devices/relay1/toggle", "", "X-Forwarded-For: 10.0.0.1\nX-Forwarded-Proto: https\nX-Ews-Via: v\nUser-Agent: ", `{"on":true}`)
+	f.Add(uint8(3), "/a b/é", "q", "Keep-Alive: 5\nConnection: Foo-Bar,\tx-FOO-bar\nFoo-Bar: 1\nX-Odd:  spaced \n: empty\nBad Key: 1", "")
+	f.Add(uint8(5), "", "", "Forwarded: for=x\nProxy-Authorization: Basic y\nX-Multi: 1\nX-Multi: 2", "")
+	f.Add(uint8(6), "/x", "", "Connection: foo-bar\nfoo-bar: kept: ReverseProxy deletes the canonical key only", "")
+	board := newRecBoard(f, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+	front, err := NewFront(Options{
+		Cluster: &fakeCluster{self: "ews1"}, Local: http.NotFoundHandler(), Marker: mustMarker(f),
+		Transport: NewTransport(TransportOptions{}), Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer front.Close()
+	methods := [...]string{"GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"}
+	f.Fuzz(func(t *testing.T, m uint8, path, query, hdr, body string) {
+		mk := func() *http.Request {
+			r := &http.Request{
+				Method: methods[int(m)%len(methods)], URL: &url.URL{Path: path, RawQuery: query},
+				Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+				Host: "ews.example:8080", Header: http.Header{}, RemoteAddr: "192.0.2.7:41000", Body: http.NoBody,
+			}
+			for line := range strings.SplitSeq(hdr, "\n") {
+				if k, v, ok := strings.Cut(line, ":"); ok {
+					r.Header[k] = append(r.Header[k], v)
+				}
+			}
+			if body != "" {
+				r.Body, r.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+			}
+			return r.WithContext(context.WithValue(context.Background(), http.ServerContextKey, &http.Server{}))
+		}
+		if _, ok := front.direct(mk()); !ok {
+			t.Skip("ReverseProxy's")
+		}
+		send := func(direct bool) (string, error) {
+			r := mk()
+			st := &fwd{target: "ews2", addr: board.ln.Addr().String(), header: HeaderMark, token: "TOKEN"}
+			w := &recWriter{h: http.Header{}}
+			if direct {
+				err := front.forward(w, r, st)
+				return board.last(), err
+			}
+			front.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+			return board.last(), st.err
+		}
+		want, werr := send(false)
+		got, gerr := send(true)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("ReverseProxy: %v, direct: %v", werr, gerr)
+		}
+		if werr == nil && got != want {
+			t.Errorf("the board got\n%q\nReverseProxy sends\n%q", got, want)
+		}
+	})
 }
