@@ -17,7 +17,7 @@ import (
 
 // The direct path of a forward (issue 27 part 3): for the requests that
 // connTransport carries itself (no body or a small one of known length,
-// no Expect, Upgrade or TE), the Front writes the outbound request head
+// no Expect or Upgrade), the Front writes the outbound request head
 // straight from the inbound request onto the board's connection and copies
 // the answer's header map into the client's, instead of going through
 // httputil.ReverseProxy, which clones the request, its header and URL,
@@ -59,7 +59,7 @@ func (f *Front) direct(r *http.Request) (*connTransport, bool) {
 		return nil, false
 	}
 	h := r.Header
-	if len(h["Upgrade"]) > 0 || len(h["Expect"]) > 0 || len(h["Te"]) > 0 ||
+	if len(h["Upgrade"]) > 0 || len(h["Expect"]) > 0 ||
 		len(r.TransferEncoding) > 0 || len(r.Trailer) > 0 ||
 		r.URL.Opaque != "" || r.Method == http.MethodConnect || r.Method == "" ||
 		!plainHost(r.Host) || !plainQuery(r.URL.RawQuery) || hasCTL(r.URL.RawQuery) {
@@ -254,6 +254,9 @@ func (o *outbound) write(bw *bufio.Writer) error {
 		keys = append(keys, k)
 	}
 	keys = append(keys, "X-Forwarded-Host", "X-Forwarded-Proto", st.header)
+	if teTrailers(r.Header["Te"]) {
+		keys = append(keys, "Te") // the client takes trailers: say so to the board, as ReverseProxy
+	}
 	clientIP, _, addrErr := net.SplitHostPort(r.RemoteAddr)
 	if addrErr == nil {
 		keys = append(keys, "X-Forwarded-For")
@@ -284,6 +287,8 @@ func (o *outbound) write(bw *bufio.Writer) error {
 			o.writeForwarded(bw, k, proto)
 		case st.header:
 			writeField(bw, k, st.token)
+		case "Te":
+			bw.WriteString("Te: trailers\r\n")
 		default:
 			for _, v := range r.Header[k] {
 				writeField(bw, k, v)
@@ -371,6 +376,40 @@ func writeValue(bw *bufio.Writer, v string) {
 		v = strings.Trim(strings.NewReplacer("\r", " ", "\n", " ").Replace(v), " \t")
 	}
 	bw.WriteString(v)
+}
+
+// teTrailers reports whether a TE header names "trailers" among its
+// comma-separated tokens (ASCII case-insensitive, as httpguts).
+func teTrailers(vs []string) bool {
+	for _, v := range vs {
+		for t := range strings.SplitSeq(v, ",") {
+			if asciiEqualFold(strings.Trim(t, " \t"), "trailers") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiEqualFold is strings.EqualFold for ASCII only: a non-ASCII byte
+// never matches (EqualFold would match "ſ" to "s").
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanValues: none of vs has CR, LF, or a space or tab at either end

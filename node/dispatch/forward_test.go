@@ -150,6 +150,8 @@ func TestDirectMatchesReverseProxy(t *testing.T) {
 			"Content-Type": {"application/json"}, "Idempotency-Key": {"k1"}, "User-Agent": {""},
 		}, true},
 		{"POST without a body", "POST", "/api/devices/relay1/toggle", "", nil, false},
+		{"takes trailers", "GET", "/", "", map[string][]string{"Te": {"gzip, Trailers;q=1", "trailers"}, "Connection": {"TE"}}, false},
+		{"TE without trailers", "GET", "/", "", map[string][]string{"Te": {"gzip", "trailerſ"}}, false},
 		{"DELETE without a body", "DELETE", "/api/x", "", nil, false},
 	}
 	for aname, answer := range answers {
@@ -236,7 +238,7 @@ func TestDirectTakes(t *testing.T) {
 		{"plain GET", func(*http.Request) {}, true},
 		{"upgrade", func(r *http.Request) { r.Header.Set("Upgrade", "websocket") }, false},
 		{"expect", func(r *http.Request) { r.Header.Set("Expect", "100-continue") }, false},
-		{"TE", func(r *http.Request) { r.Header.Set("Te", "trailers") }, false},
+		{"TE", func(r *http.Request) { r.Header.Set("Te", "trailers") }, true},
 		{"streamed body", func(r *http.Request) { r.Body, r.ContentLength = io.NopCloser(strings.NewReader("x")), -1 }, false},
 		{"large body", func(r *http.Request) { r.Body, r.ContentLength = io.NopCloser(strings.NewReader("x")), fastBodyMax+1 }, false},
 		{"query with ;", func(r *http.Request) { r.URL.RawQuery = "a=1;b=2" }, false},
@@ -271,6 +273,7 @@ func FuzzDirectMatchesReverseProxy(f *testing.F) {
 	f.Add(uint8(3), "/a b/é", "q", "Keep-Alive: 5\nConnection: Foo-Bar,\tx-FOO-bar\nFoo-Bar: 1\nX-Odd:  spaced \n: empty\nBad Key: 1", "")
 	f.Add(uint8(5), "", "", "Forwarded: for=x\nProxy-Authorization: Basic y\nX-Multi: 1\nX-Multi: 2", "")
 	f.Add(uint8(6), "/x", "", "Connection: foo-bar\nfoo-bar: kept: ReverseProxy deletes the canonical key only", "")
+	f.Add(uint8(0), "/x", "", "Te: deflate, TRAILERS\nTe: trailerſ", "")
 	board := newRecBoard(f, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
 	front, err := NewFront(Options{
 		Cluster: &fakeCluster{self: "ews1"}, Local: http.NotFoundHandler(), Marker: mustMarker(f),
