@@ -47,8 +47,7 @@ func (l *authLog) due(board string, now time.Time) (bool, int) {
 // (the gate), so the board refusing them means its credentials differ from
 // the master's: a setup fault, not the client's, and passing the 401 on
 // would send the UI back to its login for nothing.
-func (f *Front) authRefused(resp *http.Response) error {
-	st, _ := resp.Request.Context().Value(fwdKey{}).(*fwd)
+func (f *Front) authRefused(resp *http.Response, st *fwd) error {
 	if st == nil || st.header != HeaderMark || resp.StatusCode != http.StatusUnauthorized {
 		return nil
 	}

@@ -52,16 +52,24 @@ type connTransport struct {
 	fallback *http.Transport
 
 	mu       sync.Mutex
-	idle     map[string][]*boardConn // by scheme and address; last in, first out
+	idle     map[connKey][]*boardConn // last in, first out
 	sweeping bool
 }
 
+// connKey names a board's pool: scheme and host:port (a struct, not a
+// joined string, so a lookup does not allocate).
+type connKey struct{ scheme, addr string }
+
 // boardConn is one keep-alive connection to a board.
 type boardConn struct {
-	key       string
+	key       connKey
 	nc        net.Conn        // requests go over it (a *tls.Conn over TLS)
 	raw       syscall.RawConn // of the TCP socket under nc; nil: not checked
-	head      headLimit       // between nc and br: bounds an answer's header
+	expireFn  func()          // bc.expire, bound once: context.AfterFunc takes it per request
+	peekFn    func(fd uintptr) bool
+	peekOpen  bool      // peekFn's verdict
+	peekBuf   [1]byte   // peekFn's buffer
+	head      headLimit // between nc and br: bounds an answer's header
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
@@ -72,7 +80,7 @@ func newConnTransport(o TransportOptions, fallback *http.Transport) *connTranspo
 		o:        o,
 		dialer:   net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second},
 		fallback: fallback,
-		idle:     map[string][]*boardConn{},
+		idle:     map[connKey][]*boardConn{},
 	}
 }
 
@@ -101,17 +109,23 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.takes(req) {
 		return t.fallback.RoundTrip(req)
 	}
-	ctx := req.Context()
-	bc, err := t.get(ctx, req.URL.Scheme, hostPort(req.URL.Scheme, req.URL.Host))
+	return t.send(req.Context(), connKey{req.URL.Scheme, hostPort(req.URL.Scheme, req.URL.Host)}, req, nil)
+}
+
+// send carries req to key's board: written by req.Write, or, when out is
+// set, by out (the Front's direct path, forward.go: req is then the
+// inbound request, left as it is).
+func (t *connTransport) send(ctx context.Context, key connKey, req *http.Request, out *outbound) (*http.Response, error) {
+	bc, err := t.get(ctx, key)
 	if err != nil {
-		if req.Body != nil {
+		if out == nil && req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, err
 	}
 	// a client that leaves ends the exchange at once, wherever it is
-	stop := context.AfterFunc(ctx, bc.expire)
-	resp, err := t.exchange(ctx, bc, req)
+	stop := context.AfterFunc(ctx, bc.expireFn)
+	resp, err := t.exchange(ctx, bc, req, out)
 	if err != nil {
 		stop()
 		bc.nc.Close()
@@ -120,7 +134,7 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	b := &connBody{t: t, bc: bc, rc: resp.Body, stop: stop, reuse: !resp.Close && !req.Close}
+	b := &connBody{t: t, bc: bc, rc: resp.Body, stop: stop, reuse: !resp.Close && (out != nil || !req.Close)}
 	if resp.Body == http.NoBody {
 		b.release(true)
 		return resp, nil
@@ -129,11 +143,17 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// exchange writes req on bc and reads the final answer's header, passing
-// informational answers to the request's trace (the reverse proxy forwards
-// them to the client).
-func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.Request) (*http.Response, error) {
-	if err := req.Write(bc.bw); err != nil {
+// exchange writes req on bc (out writes it, when set) and reads the final
+// answer's header, passing informational answers to out or else to the
+// request's trace (the reverse proxy forwards them to the client).
+func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.Request, out *outbound) (*http.Response, error) {
+	var err error
+	if out != nil {
+		err = out.write(bc.bw)
+	} else {
+		err = req.Write(bc.bw)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := bc.bw.Flush(); err != nil {
@@ -162,7 +182,9 @@ func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.R
 		if n >= max1xx {
 			return nil, errors.New("dispatch: the board sent too many informational (1xx) answers")
 		}
-		if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.Got1xxResponse != nil {
+		if out != nil {
+			out.got1xx(code, resp.Header)
+		} else if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.Got1xxResponse != nil {
 			if err := trace.Got1xxResponse(code, textproto.MIMEHeader(resp.Header)); err != nil {
 				return nil, err
 			}
@@ -184,8 +206,7 @@ func (bc *boardConn) setReadDeadline(ctx context.Context, t time.Time) {
 
 // get returns an idle connection to key's board that is still open, or
 // dials one.
-func (t *connTransport) get(ctx context.Context, scheme, addr string) (*boardConn, error) {
-	key := scheme + "://" + addr
+func (t *connTransport) get(ctx context.Context, key connKey) (*boardConn, error) {
 	for {
 		t.mu.Lock()
 		list := t.idle[key]
@@ -202,10 +223,11 @@ func (t *connTransport) get(ctx context.Context, scheme, addr string) (*boardCon
 		}
 		bc.nc.Close()
 	}
-	return t.dial(ctx, key, scheme, addr)
+	return t.dial(ctx, key)
 }
 
-func (t *connTransport) dial(ctx context.Context, key, scheme, addr string) (*boardConn, error) {
+func (t *connTransport) dial(ctx context.Context, key connKey) (*boardConn, error) {
+	addr := key.addr
 	dctx, cancel := context.WithTimeout(ctx, t.o.DialTimeout)
 	defer cancel()
 	nc, err := t.dialer.DialContext(dctx, "tcp", addr)
@@ -213,10 +235,12 @@ func (t *connTransport) dial(ctx context.Context, key, scheme, addr string) (*bo
 		return nil, err
 	}
 	bc := &boardConn{key: key, nc: nc}
+	bc.expireFn = bc.expire
 	if sc, ok := nc.(syscall.Conn); ok {
 		bc.raw, _ = sc.SyscallConn()
+		bc.peekFn = bc.peek
 	}
-	if scheme == "https" {
+	if key.scheme == "https" {
 		cfg := t.o.TLS
 		if cfg.ServerName == "" {
 			cfg = cfg.Clone()
@@ -293,7 +317,7 @@ func (t *connTransport) sweep() {
 func (t *connTransport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = map[string][]*boardConn{}
+	t.idle = map[connKey][]*boardConn{}
 	t.mu.Unlock()
 	for _, list := range idle {
 		for _, bc := range list {

@@ -19,6 +19,7 @@ type fwd struct {
 	token  string
 	start  time.Time // non-zero: observe the master's added latency
 	err    error     // set by the error handler: nothing was written
+	out    outbound  // the direct path's request (forward.go)
 }
 
 type fwdKey struct{}
@@ -37,19 +38,8 @@ func (f *Front) newProxy() *httputil.ReverseProxy {
 		BufferPool: bufPool{},
 		ErrorLog:   slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
 		ModifyResponse: func(resp *http.Response) error {
-			// The transport sends an idempotent request again by itself when
-			// its connection died before an answer; the board had already
-			// used the mark up, so it says "replayed". For the client the
-			// board failed: 502 (or the GET retry on another board).
-			if resp.StatusCode == http.StatusForbidden && resp.Header.Get(HeaderRefused) == RefuseReplayed {
-				return errResent
-			}
-			// The target's listener gave up on the request header (a
-			// congested link): the request never ran there.
-			if resp.StatusCode == http.StatusRequestTimeout && resp.Header.Get(HeaderRefused) == RefuseHeadTimeout {
-				return errHeadTimeout
-			}
-			return f.authRefused(resp)
+			st, _ := resp.Request.Context().Value(fwdKey{}).(*fwd)
+			return f.checkAnswer(resp, st)
 		},
 		ErrorHandler: func(_ http.ResponseWriter, r *http.Request, err error) {
 			if st, ok := r.Context().Value(fwdKey{}).(*fwd); ok {
@@ -57,6 +47,24 @@ func (f *Front) newProxy() *httputil.ReverseProxy {
 			}
 		},
 	}
+}
+
+// checkAnswer looks at the board's answer to the attempt st before it
+// goes to the client: an error means the board failed (nothing written).
+func (f *Front) checkAnswer(resp *http.Response, st *fwd) error {
+	// The transport sends an idempotent request again by itself when
+	// its connection died before an answer; the board had already
+	// used the mark up, so it says "replayed". For the client the
+	// board failed: 502 (or the GET retry on another board).
+	if resp.StatusCode == http.StatusForbidden && resp.Header.Get(HeaderRefused) == RefuseReplayed {
+		return errResent
+	}
+	// The target's listener gave up on the request header (a
+	// congested link): the request never ran there.
+	if resp.StatusCode == http.StatusRequestTimeout && resp.Header.Get(HeaderRefused) == RefuseHeadTimeout {
+		return errHeadTimeout
+	}
+	return f.authRefused(resp, st)
 }
 
 // rewrite aims the outbound request at the attempt's board and keeps the
@@ -88,8 +96,12 @@ func (f *Front) rewrite(pr *httputil.ProxyRequest) {
 
 // forward runs one attempt; a non-nil error means the target failed before
 // anything was written to w. A failure after the answer started aborts the
-// client's connection (http.ErrAbortHandler), as the server expects.
+// client's connection (http.ErrAbortHandler), as the server expects. Most
+// requests take the direct path (forward.go), the rest ReverseProxy.
 func (f *Front) forward(w http.ResponseWriter, r *http.Request, st *fwd) error {
+	if ct, ok := f.direct(r); ok {
+		return f.forwardDirect(ct, w, r, st)
+	}
 	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
 	return st.err
 }
