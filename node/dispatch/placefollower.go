@@ -131,7 +131,7 @@ func (f *Front) dialPlace(to masterAt) (c *placeChan, off time.Duration, err err
 	ctx, cancel := context.WithTimeout(context.Background(), placeDial)
 	defer cancel()
 	scheme := f.scheme
-	bc, err := ct.dial(ctx, "", scheme, hostPort(scheme, to.addr))
+	bc, err := ct.dial(ctx, connKey{scheme: scheme, addr: hostPort(scheme, to.addr)}) // never pooled: the channel keeps it
 	if err != nil {
 		return nil, placeOffError, err
 	}
