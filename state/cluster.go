@@ -90,7 +90,9 @@ type Cluster struct {
 	subs  map[int]func(View)
 	subID int
 
-	ml             *memberlist.Memberlist
+	// ml is set once gossip started; memberlist delivers messages (NotifyMsg) from
+	// its own goroutines while Create has not returned yet, so it is read with Load.
+	ml             atomic.Pointer[memberlist.Memberlist]
 	inbox          chan received
 	members        chan memberEvent
 	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
@@ -250,7 +252,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 			_ = ct.Shutdown()
 			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
 		}
-		c.ml = ml
+		c.ml.Store(ml)
 		c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil, "signed", c.gkey != nil,
 			"peers", len(c.peers), "probe_interval", mc.ProbeInterval, "tmax", c.timing.TMax, "heartbeat", c.timing.Heartbeat)
 		c.logIdentity()
@@ -260,7 +262,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(1)
 	go c.run(ctx)
-	if c.ml != nil {
+	if c.ml.Load() != nil {
 		c.wg.Add(1)
 		go c.rejoin(ctx)
 		if c.gkey != nil {
@@ -292,11 +294,11 @@ func (c *Cluster) Shutdown() {
 		acts := c.e.StepDown(time.Now())
 		c.mu.Unlock()
 		c.do(acts)
-		if c.ml != nil {
-			if err := c.ml.Leave(min(c.timing.TMax, time.Second)); err != nil {
+		if ml := c.ml.Load(); ml != nil {
+			if err := ml.Leave(min(c.timing.TMax, time.Second)); err != nil {
 				c.logger.Debug("leave", "err", err)
 			}
-			if err := c.ml.Shutdown(); err != nil {
+			if err := ml.Shutdown(); err != nil {
 				c.logger.Warn("gossip shutdown", "err", err)
 			}
 		}
@@ -310,8 +312,8 @@ func (c *Cluster) crash() {
 	c.stopOnce.Do(func() {
 		c.cancel()
 		c.wg.Wait()
-		if c.ml != nil {
-			_ = c.ml.Shutdown()
+		if ml := c.ml.Load(); ml != nil {
+			_ = ml.Shutdown()
 		}
 		close(c.done)
 	})

@@ -252,7 +252,7 @@ func TestClusterStandalone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Shutdown()
-	if c.ml != nil {
+	if c.ml.Load() != nil {
 		t.Fatal("a standalone board started memberlist")
 	}
 	local.queue.Store(&queueStats{depth: map[string]int{"control": 2}})

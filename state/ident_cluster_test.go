@@ -77,7 +77,7 @@ func (b *board) refusedOf(kind string) float64 {
 // key), to board to.
 func inject(t *testing.T, from *board, to *board, b []byte) {
 	t.Helper()
-	if err := from.c.ml.SendToAddress(memberlist.Address{Addr: to.c.self.Addr, Name: to.c.self.Name}, b); err != nil {
+	if err := from.c.ml.Load().SendToAddress(memberlist.Address{Addr: to.c.self.Addr, Name: to.c.self.Name}, b); err != nil {
 		t.Fatal(err)
 	}
 }

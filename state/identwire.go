@@ -96,15 +96,19 @@ func (c *Cluster) sendRaw(to string, b []byte) error {
 			return errors.New("state: no address")
 		}
 	}
+	ml := c.ml.Load()
+	if ml == nil {
+		return errors.New("state: gossip not started yet")
+	}
 	if len(b) <= MaxPacket {
-		return c.ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b)
+		return ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b)
 	}
 	host, sport, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(sport)
 	if err != nil || perr != nil {
 		return errors.New("state: bad address " + addr)
 	}
-	return c.ml.SendReliable(&memberlist.Node{Name: to, Addr: net.ParseIP(host), Port: uint16(port)}, b)
+	return ml.SendReliable(&memberlist.Node{Name: to, Addr: net.ParseIP(host), Port: uint16(port)}, b)
 }
 
 // memberVersions copies the versions members advertise (NodeMeta).

@@ -114,7 +114,7 @@ func (l *memberLog) due(k string) bool {
 // (NotifyAlive refused it, or it has not joined yet): a board holding the
 // key but using another board's name is not heard at all.
 func (c *Cluster) fromMember(m Message) error {
-	if c.ml == nil {
+	if c.ml.Load() == nil {
 		return nil
 	}
 	name := sender(m)

@@ -66,7 +66,7 @@ func (c *Cluster) rejoin(ctx context.Context) {
 					continue
 				}
 				c.joins.Add(1)
-				_, err := c.ml.Join([]string{p.Addr})
+				_, err := c.ml.Load().Join([]string{p.Addr})
 				if err == nil {
 					continue // present at the next check
 				}

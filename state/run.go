@@ -199,7 +199,7 @@ func (c *Cluster) warn(reason string) {
 // path). Sending past the membership means a partition heals as soon as
 // packets flow again, without waiting for a re-join.
 func (c *Cluster) send(m Message, to string) {
-	if c.ml == nil {
+	if c.ml.Load() == nil {
 		return
 	}
 	members, metas := c.memberAddrs(), c.memberVersions()
@@ -276,7 +276,11 @@ func (c *Cluster) sendTo(to string, members map[string]string, kind MsgType, b [
 			return
 		}
 	}
-	if err := c.ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b); err != nil {
+	ml := c.ml.Load()
+	if ml == nil {
+		return
+	}
+	if err := ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b); err != nil {
 		c.logger.Debug("send", "to", to, "type", kind, "err", err)
 		return
 	}
