@@ -23,6 +23,7 @@ copy() { # module version name drop...
 	# shellcheck disable=SC2086 # the glob in a name such as codec/*.tmpl must expand here
 	for d in "$@"; do (cd "$dest" && rm -rf $d); done
 	if [[ -f $patch ]]; then patch -s -p1 -d "$dest" <"$patch"; fi
+	gofmt -w "$dest" # upstream is not always gofmt-clean (paho's backoff.go); ours must be
 }
 
 copy github.com/hashicorp/memberlist v0.7.0 memberlist \
