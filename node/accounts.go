@@ -39,9 +39,8 @@ type accounts struct {
 // memory) without a config file (a config parsed from memory, whose Path
 // is only a label).
 func (n *Node) statePath(name string) string {
-	_, set := n.cfg.Lines["node.state_dir"]
-	if fi, err := os.Stat(n.cfg.Node.StateDir); n.cfg.Node.StateDir != "" && (set || (err == nil && fi.IsDir() && !n.cfg.Simulated())) {
-		return filepath.Join(n.cfg.Node.StateDir, name)
+	if dir := n.stateDir(); dir != "" {
+		return filepath.Join(dir, name)
 	}
 	if st, err := os.Stat(n.cfg.Path); n.cfg.Path == "" || err != nil || !st.Mode().IsRegular() {
 		return ""

@@ -8,7 +8,6 @@ package node
 import (
 	"context"
 	"net/http"
-	"os"
 	"path/filepath"
 
 	"github.com/ews-firmware/ews/hal"
@@ -28,9 +27,8 @@ func (n *Node) historyOptions() history.Options {
 		Flush: h.Flush.Duration, Full: h.Full.Duration, Keep: h.Keep.Duration, Resolution: h.Resolution.Duration,
 		MaxBytes: int64(h.MaxMB) << 20, Registerer: n.reg, Logger: n.log,
 	}
-	_, set := n.cfg.Lines["node.state_dir"]
-	if fi, err := os.Stat(n.cfg.Node.StateDir); set || (err == nil && fi.IsDir() && !n.cfg.Simulated()) {
-		o.Dir = filepath.Join(n.cfg.Node.StateDir, "history")
+	if dir := n.stateDir(); dir != "" {
+		o.Dir = filepath.Join(dir, "history")
 	}
 	return o
 }

@@ -104,34 +104,15 @@ func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool 
 	return len(restore.Run(ctx, o).Restored) > 0
 }
 
-// stateDir is the directory where a board saves its own outputs
-// (outputs.json) and marks a used backup seed it may not rename: [node]
-// state_dir when the config names it (created if missing), or, naming none,
-// the default /var/lib/ews on real hardware when it exists (the packaged
-// unit's writable directory). "" otherwise: the rule of the history
-// (history.go), so the demo and tests never write /var/lib/ews.
-func (n *Node) stateDir() string {
-	dir := n.cfg.Node.StateDir
-	if dir == "" {
-		return ""
-	}
-	if _, set := n.cfg.Lines["node.state_dir"]; set {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			n.log.Warn("restore: state_dir not usable: outputs are not saved", "dir", dir, "err", err)
-			return ""
-		}
-		return dir
-	}
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.cfg.Simulated() {
-		return dir
-	}
-	return ""
-}
-
 // localOutputsPath is the file of this board's saved outputs; "" when off.
+// Under a state_dir the config names, the directory is made if missing.
 func (n *Node) localOutputsPath() string {
 	dir := n.stateDir()
 	if dir == "" {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		n.log.Warn("restore: state_dir not usable: outputs are not saved", "dir", dir, "err", err)
 		return ""
 	}
 	return filepath.Join(dir, "outputs.json")

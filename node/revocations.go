@@ -32,8 +32,8 @@ type revocations struct {
 // absolute path that is not on a boot partition; else nowhere (memory
 // only).
 func (n *Node) revocationsPath() string {
-	if n.historyOptions().Dir != "" {
-		return filepath.Join(n.cfg.Node.StateDir, "revoked.json")
+	if dir := n.stateDir(); dir != "" {
+		return filepath.Join(dir, "revoked.json")
 	}
 	p := n.cfg.Path
 	if !filepath.IsAbs(p) || strings.HasPrefix(filepath.Clean(p), "/boot/") {

@@ -1,0 +1,22 @@
+package node
+
+import "os"
+
+// stateDir is where a board keeps what it needs across restarts (history,
+// users store, saved outputs, logouts): [node] state_dir when the config
+// names it, or, naming none, the default /var/lib/ews on real hardware when
+// it exists (the package creates it). "" otherwise (a simulated board, a
+// dev machine, tests): the demo and tests never write /var/lib/ews.
+func (n *Node) stateDir() string {
+	dir := n.cfg.Node.StateDir
+	if dir == "" {
+		return ""
+	}
+	if _, set := n.cfg.Lines["node.state_dir"]; set {
+		return dir
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.cfg.Simulated() {
+		return dir
+	}
+	return ""
+}
