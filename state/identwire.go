@@ -90,11 +90,9 @@ func (c *Cluster) introNow(to string) {
 // sendRaw sends an encoded message to board to at the address the
 // membership knows it by, else its configured literal IP.
 func (c *Cluster) sendRaw(to string, b []byte) error {
-	addr, ok := c.memberAddrs()[to]
+	addr, ok := c.addrOf(to, c.memberAddrs())
 	if !ok {
-		if addr, ok = c.literal[to]; !ok {
-			return errors.New("state: no address")
-		}
+		return errors.New("state: no address")
 	}
 	ml := c.ml.Load()
 	if ml == nil {

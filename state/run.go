@@ -267,14 +267,22 @@ func (c *Cluster) send(m Message, to string) {
 	}
 }
 
+// addrOf is where board to is sent to: the address the membership knows it
+// by (members), else its configured literal IP.
+func (c *Cluster) addrOf(to string, members map[string]string) (string, bool) {
+	if addr, ok := members[to]; ok {
+		return addr, true
+	}
+	addr, ok := c.literal[to]
+	return addr, ok
+}
+
 // sendTo sends encoded message b of type kind to board to, at the address
 // the membership knows it by (members), else its configured literal IP.
 func (c *Cluster) sendTo(to string, members map[string]string, kind MsgType, b []byte) {
-	addr, ok := members[to]
+	addr, ok := c.addrOf(to, members)
 	if !ok {
-		if addr, ok = c.literal[to]; !ok {
-			return
-		}
+		return
 	}
 	ml := c.ml.Load()
 	if ml == nil {
