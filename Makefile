@@ -39,11 +39,11 @@ hil:
 # The paper's experiment (issue 6): every policy, a single board and HAProxy on one seeded stream.
 bench-paper: build
 	bash scripts/deps.sh haproxy
-	$(GO) run ./scripts/bench/paper --ews ./ews $(BENCH_FLAGS)
+	$(GO) run ./cmd/benchpaper --ews ./ews $(BENCH_FLAGS)
 
 bench-paper-quick: build
 	bash scripts/deps.sh haproxy
-	$(GO) run ./scripts/bench/paper --ews ./ews --quick $(BENCH_FLAGS)
+	$(GO) run ./cmd/benchpaper --ews ./ews --quick $(BENCH_FLAGS)
 
 # armv6: Pi Zero/1 and Raspberry Pi OS armhf (armv7 binaries die there with "Illegal instruction").
 # armv5: XScale (PXA255/PXA270) and ARM9 boards without VFP; soft float, kernel-helper atomics.

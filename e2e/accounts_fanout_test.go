@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/users"

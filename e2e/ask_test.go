@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // clusterView is a board's GET /api/cluster, the fields the tests read.

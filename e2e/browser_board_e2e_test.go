@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/ews-firmware/ews/internal/demo"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
 func TestBrowserBoardPage(t *testing.T) {

@@ -3,7 +3,7 @@
 package e2e
 
 // The real-browser end-to-end test: headless Debian chromium (chromedp) against three real
-// `ews run` processes with the demo's configs (internal/demo), so the test owns each process
+// `ews run` processes with the demo's configs (internal/tool/demo), so the test owns each process
 // can kill -9 the master and start it again (TestDemoSurvivesMasterKill kills one under `ews demo`):
 //
 //	go test -tags browser -run TestBrowserCluster -v ./e2e/
@@ -24,14 +24,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testbrowser"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
 // findChromium returns a chromium to drive, installing Debian's package when it is missing

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // flashed is one board's stand-in SD card, written by scripts/flash.sh.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // Issue 23, M4, through the real binary: a CGI program runs in the box

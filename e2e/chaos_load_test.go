@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/chaos"
+	"github.com/ews-firmware/ews/internal/tool/chaos"
 )
 
 // chaosClient is the open-loop load: Rate requests a second whatever the

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/chaos"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/tool/chaos"
 )
 
 // chaosToken is the bearer token of the chaos boards.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/chaos"
+	"github.com/ews-firmware/ews/internal/tool/chaos"
 )
 
 // sampler records every board's RSS, open fds and goroutines once a second,

@@ -2,7 +2,7 @@ package e2e
 
 // The chaos harness (issue 15 parts 3 and 4): real boards in network
 // namespaces, open-loop device actions with Idempotency-Keys, faults, and a
-// checker of every answer and of what the boards ran (internal/chaos).
+// checker of every answer and of what the boards ran (internal/tool/chaos).
 //
 //	go test -run 'TestChaos$' -v ./e2e/                                   # short: 3 boards, each fault once (~1.5 min)
 //	EWS_CHAOS_LONG=1 EWS_CHAOS_DURATION=10m EWS_CHAOS_SEED=1 go test -run 'TestChaos$' -v -timeout 0 ./e2e/
@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/chaos"
+	"github.com/ews-firmware/ews/internal/tool/chaos"
 	"github.com/ews-firmware/ews/node/devapi"
 )
 

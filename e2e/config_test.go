@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
 // fastTimers are [cluster] keys for a takeover within about a second.
@@ -74,7 +74,7 @@ func testCluster(t *testing.T, n int, tmax, heartbeat string, preempt bool) []*b
 	return all
 }
 
-// demoBoards writes the demo's configs (internal/demo: token auth, simulated
+// demoBoards writes the demo's configs (internal/tool/demo: token auth, simulated
 // devices, a CGI dir) for n boards and starts each as its own `ews run` of
 // bin; with ownCopy each runs its own copy of bin, which an upgrade replaces.
 func demoBoards(t *testing.T, n int, bin string, ownCopy bool) []*board {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestConcurrentSensorReads is issue 27's bar through a 3-board cluster:

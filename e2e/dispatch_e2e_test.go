@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
-	"github.com/ews-firmware/ews/internal/bench"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 // paperCluster writes and starts the paper's setup: 3 simulated boards,

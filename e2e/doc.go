@@ -24,4 +24,4 @@ package e2e
 //	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
 //
 // The browser tests (-tags browser) add a tab helper in browser_e2e_test.go and use
-// internal/testbrowser for chromium and its console.
+// internal/testkit/testbrowser for chromium and its console.

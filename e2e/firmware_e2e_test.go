@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/demo"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
 // badBinary is a real executable for this machine that exits 1 at once: it

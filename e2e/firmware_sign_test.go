@@ -10,7 +10,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/clustertls"
-	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 	"github.com/ews-firmware/ews/node/firmware"
 )
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // histBoard writes the config of a standalone board, ews1, with a sensor

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestPartition cuts one board off in network namespaces the test creates

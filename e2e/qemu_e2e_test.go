@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestARMClusterQemu proves what we ship for boards works as a cluster: three

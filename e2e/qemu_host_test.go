@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // qhTarget is one 32-bit ARM build and the CPU qemu-user emulates for it.

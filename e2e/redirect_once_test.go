@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestRedirectOnceThenDirect (issue 26, papers 003 and 002): in redirect

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestRollbackAfterSealedUpgrade: three boards on this build seal their

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // slowBoard starts a standalone board whose CGI program `slow` marks that

@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
-	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
 const sseClients = 50

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // tlsBoard is a board of a TLS cluster: http is its redirect-only plain

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // vipNet is a bridge in the test's namespace with one namespace per board

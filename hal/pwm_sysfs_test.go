@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestSysfsPWM drives a pwm device through a fake /sys/class/pwm: export,

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestW1Sysfs reads DS18B20s through a fake /sys/bus/w1/devices, in both

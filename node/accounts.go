@@ -33,7 +33,7 @@ type accounts struct {
 
 // statePath is where this board keeps its file name across restarts:
 // under [node] state_dir when the config names it, or on real hardware
-// when the default exists (the rule of the history, history.go); else
+// when the default exists (the rule of the history, devicehistory.go); else
 // next to the config file, named after it (ews1.toml -> ews1.users.json),
 // so boards that share a directory (tests, the demo) keep apart; "" (in
 // memory) without a config file (a config parsed from memory, whose Path

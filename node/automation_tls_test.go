@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // [mqtt] over TLS is mapped onto the bridge: the cluster CA when no

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/logring"
 )

@@ -191,7 +191,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "supervise", n.helpers)
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
-	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/mdns.go)
+	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/announce.go)
 	releaseStartGarbage()     // issue 27: idle RSS (node/memory.go)
 
 	var failed error

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // A board asked to be simulated says so in /api/cluster and on each of its

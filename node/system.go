@@ -47,14 +47,14 @@ type system struct {
 	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
 	logHub   *events.Hub     // /events?scope=log
 	mirror   *devsync.Mirror // other boards' devices, live; nil standalone
-	hist     *history.Store  // this board's device history (history.go)
+	hist     *history.Store  // this board's device history (devicehistory.go)
 
 	front   *dispatch.Front       // queue, dispatch and forwarding of work
 	master  *master               // the dispatcher while this board is master
 	auto    *automation           // MQTT and [[rule]]s while master; nil without them
 	helpers *supervise.Supervisor // [[supervise]] programs
 
-	// issue 23: who is a board (peerstream.go, boardaddrs.go)
+	// issue 23: who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
 	boardIPs    boardAddrs       // where boards connect from
 	legacyPeers sync.Map         // boards of an older version let onto the peer stream, logged once each
@@ -110,7 +110,7 @@ func (n *Node) build() error {
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror. A third streams the log.
 	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients, MaxPerClient: ssePerClient(cfg)})
-	s.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(cfg)}) // boards only (peerstream.go)
+	s.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(cfg)}) // boards only (boardstream.go)
 	s.logHub = openLogs(n.set.logs, &n.life)
 	n.life.onClose(s.hub.Close)
 	n.life.onClose(s.localHub.Close)
@@ -126,7 +126,7 @@ func (n *Node) build() error {
 			log.Warn("devices: close", "err", err)
 		}
 	})
-	s.hist = n.openHistory() // their readings and changes, kept (history.go)
+	s.hist = n.openHistory() // their readings and changes, kept (devicehistory.go)
 	// issue 24: users, roles, audit log (accounts.go)
 	if err := n.openAccounts(); err != nil {
 		return err

@@ -21,7 +21,7 @@
 //     Board.Linknum and Board.Running, taken in update.go:Update.
 //  1. "初始化狀態表,由主EWS完成狀態表的同步" (set up the table; the master
 //     keeps it in sync): state/election.go:masterTick broadcasts the table (or its digest)
-//     every heartbeat; node/master.go:update hands its rows (row.Board,
+//     every heartbeat; node/mastership.go:update hands its rows (row.Board,
 //     the same type the gossip decoder fills) to update.go:Update.
 //  2. "從請求隊列中,按請求到達的先后順序選擇高優先級請求,若無高優先級請求,則按請求到達的先后順序選擇" (take the oldest request of the highest
 //     priority, else the oldest of the next): classify.go:Classify gives

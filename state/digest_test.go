@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestFollowerThatMissedATableAsksForIt: the table of a change is lost on

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/promx"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 type syncBuf struct {

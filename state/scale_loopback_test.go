@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestScaleLoopback is TestScale with real Clusters on loopback (UDP,

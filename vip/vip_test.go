@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/promx"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/jonboulle/clockwork"
 )
 

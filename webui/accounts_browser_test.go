@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testbrowser"
+	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
 	"github.com/ews-firmware/ews/node"
 )
 

@@ -13,7 +13,7 @@ package webui
 import (
 	"context"
 	"fmt"
-	"github.com/ews-firmware/ews/internal/testbrowser"
+	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
 	"net/http/httptest"
 	"os"
 	"path/filepath"

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ews-firmware/ews/internal/bench"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 // cmdBench runs the open-loop load generator; the first Ctrl-C stops it and

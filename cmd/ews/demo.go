@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ews-firmware/ews/internal/demo"
+	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
 func cmdDemo(args []string, stdout, stderr io.Writer) int {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // automationBase is the board the rule tests add rules to.

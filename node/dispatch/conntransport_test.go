@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // countingServer is a board that counts the connections it accepted.

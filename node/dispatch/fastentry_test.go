@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // A flood far beyond `queue` is answered 503 at once, the queue holds only

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // deadAddr is a loopback address that refuses connections: a master that

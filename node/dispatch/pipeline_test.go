@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )

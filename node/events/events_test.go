@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // readEvent reads one "event: X\ndata: Y\n\n" frame, skipping comments and retry.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/node/mqtt/mqtttest"
 	"github.com/ews-firmware/ews/state"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/mqtt/mqtttest"
 	"github.com/ews-firmware/ews/state"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // fakeSystemd is a notify socket like the one systemd hands a Type=notify

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // syncBuf is a log sink the helpers' goroutines may write concurrently.

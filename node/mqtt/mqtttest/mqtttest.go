@@ -13,7 +13,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/ews-firmware/ews/internal/testutil"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // Broker starts mosquitto on a free loopback port (anonymous clients

@@ -3,7 +3,7 @@ package bench_test
 import (
 	"fmt"
 
-	"github.com/ews-firmware/ews/internal/bench"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 func ExampleParseMix() {

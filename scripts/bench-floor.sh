@@ -2,8 +2,8 @@
 # Measured control latency beside the floor (issue 27): starts 3 simulated
 # boards on loopback (capacity 2, 20 ms per device operation and per page:
 # 300 req/s), sends each mix at 0.5x, 1x and 2x for DURATION (default 3s)
-# with `ews bench`, then prints scripts/bench/floor's table for every run.
-# Usage: scripts/bench/floor/run.sh [EWS_BINARY] [OUT_DIR]
+# with `ews bench`, then prints cmd/benchfloor's table for every run.
+# Usage: scripts/bench-floor.sh [EWS_BINARY] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 bin=${1:-}
@@ -72,5 +72,5 @@ for name in paper hot; do
 		reports+=("$out/$name-${x}x.json")
 	done
 done
-go run ./scripts/bench/floor --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
+go run ./cmd/benchfloor --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
 echo "reports and logs in $out"

@@ -49,7 +49,7 @@ func ParseMix(s string) ([]Class, error) {
 // exampleHeader.
 const exampleMix = "control=0.25:POST /api/devices/temp1/read,browse=0.75:GET /"
 
-// exampleHeader is the credential of the demo (internal/demo.Token).
+// exampleHeader is the credential of the demo (internal/tool/demo.Token).
 const exampleHeader = "Authorization: Bearer demo-token"
 
 func parseClass(e string) (Class, error) {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bench"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 // Scenarios.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bench"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 func TestRunPrintsFloorBesideMeasured(t *testing.T) {

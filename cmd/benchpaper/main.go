@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.ews, "ews", "", "ews binary to run (default: build ./cmd/ews into the temp dir)")
 	fs.StringVar(&o.root, "root", ".", "module root (to build ews)")
 	fs.StringVar(&o.out, "out", "docs/bench-paper.md", "markdown report")
-	fs.StringVar(&o.results, "results", "docs/bench-paper-results", "directory for the raw JSON of every run")
+	fs.StringVar(&o.results, "results", "results/bench-paper", "directory for the raw JSON of every run")
 	fs.StringVar(&o.img, "img", "docs/img", "directory for the PNG plots")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of every arrival stream (the same for every setup)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "sending window of each cell")
@@ -274,7 +274,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			shown = append(shown, a)
 		}
 	}
-	o.command = "go run ./scripts/bench/paper " + strings.Join(shown, " ")
+	o.command = "go run ./cmd/benchpaper " + strings.Join(shown, " ")
 	return o, nil
 }
 

@@ -259,11 +259,11 @@ func (h *harness) markdown(w io.Writer, gs []goal, plots []string, runErr error)
 	if o.render { // the run's own times, from its files
 		start, took = h.runSpan()
 	}
-	fmt.Fprintf(w, "Command: `%s` (`make bench-paper` runs `go run ./scripts/bench/paper --ews ./ews $(BENCH_FLAGS)`), %s, %s in all. Machine: %s.\n", o.command, start.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), machineNote(h.haproxy))
+	fmt.Fprintf(w, "Command: `%s` (`make bench-paper` runs `go run ./cmd/benchpaper --ews ./ews $(BENCH_FLAGS)`), %s, %s in all. Machine: %s.\n", o.command, start.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), machineNote(h.haproxy))
 	if !o.render && h.loadStart != "" {
 		fmt.Fprintf(w, "Load average (1 / 5 / 15 min) of the machine at the start: %s, at the end: %s (%d cores: above that, other work competed with this run).\n", h.loadStart, loadAvg(), runtime.NumCPU())
 	}
-	fmt.Fprintf(w, "The generator (`internal/bench`, the engine of `ews bench`) runs on the same machine as every board and HAProxy, so all of them share its cores; one run produces every row, on the same seeded arrival stream (seed %d), %v per cell. ", o.seed, o.duration)
+	fmt.Fprintf(w, "The generator (`internal/tool/bench`, the engine of `ews bench`) runs on the same machine as every board and HAProxy, so all of them share its cores; one run produces every row, on the same seeded arrival stream (seed %d), %v per cell. ", o.seed, o.duration)
 	pl := o.latency
 	if o.pageLat > 0 {
 		pl = o.pageLat

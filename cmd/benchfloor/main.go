@@ -1,7 +1,7 @@
 // Command floor prints, beside a bench run's measured latency, the floor a perfect scheduler would reach on the same arrivals (issue 27).
 //
 //	ews bench --url URL --rate R --duration D --mix M --seed S --json run.json
-//	go run ./scripts/bench/floor --device-latency 20ms --page-latency 20ms run.json [more.json...]
+//	go run ./cmd/benchfloor --device-latency 20ms --page-latency 20ms run.json [more.json...]
 //
 // It replays each report's own arrival stream (its mix, seed, asked rate
 // and duration) through bench.Floor's ideal queues: no slot waits, each
@@ -16,7 +16,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/ews-firmware/ews/internal/bench"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 func main() {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bench"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 func st(vs ...float64) stat { return statOf(vs) }

@@ -3,7 +3,7 @@ package node
 // Device history (issue 28): the wiring of node/history into the board.
 // Hooks elsewhere: the field system.hist and n.openHistory() (system.go),
 // the "history" components (node.go), n.historyRoutes(work) (routes.go),
-// the Pin wrapper (front.go) and BoardInfo.History (board.go).
+// the Pin wrapper (frontdoor.go) and BoardInfo.History (board.go).
 
 import (
 	"context"
