@@ -2,8 +2,9 @@ package sched
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/devpath"
 )
 
 // Device-aware dispatch (issue 27): a request for a device takes a board
@@ -26,29 +27,10 @@ type Device struct {
 	Lock string
 }
 
-// DeviceOf names the device a request operates on, from the HTTP contract:
-// POST /api/devices/{name}/{action} with one of the API's actions; read
-// says the action is a read (reads share one device read). "" for any
-// other request (a GET of a device's state does not touch the device).
+// DeviceOf names the device a request operates on and whether the action
+// is a read (devpath.Of: the rule the bench's floor model shares).
 func DeviceOf(method, path string) (name string, read bool) {
-	if method != "POST" {
-		return "", false
-	}
-	rest, ok := strings.CutPrefix(path, "/api/devices/")
-	if !ok {
-		return "", false
-	}
-	name, action, ok := strings.Cut(rest, "/")
-	if !ok || name == "" {
-		return "", false
-	}
-	switch action {
-	case "read":
-		return name, true
-	case "turn_on", "turn_off", "toggle", "set", "pulse":
-		return name, false
-	}
-	return "", false
+	return devpath.Of(method, path)
 }
 
 // devLock is one lock's places: a device, or an interlock group.

@@ -24,7 +24,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -156,55 +155,21 @@ func onBoot(path string, boot []string) bool {
 // symlink and fixed through that descriptor). A different key already
 // there is an error: never overwrite it.
 func writeKey(path, text string, key []byte, opts Options) error {
-	own := func(f *os.File) error {
-		if err := opts.Chown(f); err != nil {
-			return fmt.Errorf("give %s to the service user: %w", path, err)
-		}
-		return nil
-	}
-	if old, err := os.ReadFile(path); err == nil {
-		have, derr := config.DecodeKey(strings.TrimSpace(string(old)))
-		if derr == nil && bytes.Equal(have, key) {
-			if err := fixOpen(path, own); err != nil {
-				return fmt.Errorf("bootkey: %w", err)
+	return secretFile{
+		path: path, what: "key", text: text, perm: 0o600,
+		hint: "remove it, or put key_file in the boot config",
+		own: func(f *os.File) error {
+			if err := opts.Chown(f); err != nil {
+				return fmt.Errorf("give %s to the service user: %w", path, err)
 			}
 			return nil
-		}
-		return fmt.Errorf("bootkey: %s already holds a different key; not overwriting it (remove it, or put key_file in the boot config)", path)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("bootkey: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return fmt.Errorf("bootkey: create key dir: %w", err)
-	}
-	data := []byte(text + "\n")
-	if !opts.injectedWrite {
-		if err := atomicWrite(path, data, 0o600, own); err != nil {
-			return fmt.Errorf("bootkey: write %s: %w", path, err)
-		}
-		return nil
-	}
-	if err := opts.WriteFile(path, data, 0o600); err != nil {
-		return fmt.Errorf("bootkey: write %s: %w", path, err)
-	}
-	if err := fixOpen(path, own); err != nil {
-		return fmt.Errorf("bootkey: %w", err)
-	}
-	return nil
-}
-
-// fixOpen opens path without following a symlink and makes it 0600 and
-// the service user's through the descriptor.
-func fixOpen(path string, own func(*os.File) error) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	return own(f)
+		},
+		same: func(old []byte) bool {
+			have, err := config.DecodeKey(strings.TrimSpace(string(old)))
+			return err == nil && bytes.Equal(have, key)
+		},
+		refix: true,
+	}.write(opts)
 }
 
 // replaceLine swaps 1-based line n, which must be a one-line key = "...",

@@ -7,11 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -102,36 +100,12 @@ func MigrateTokenPath(path string, log *slog.Logger, opts Options) (bool, error)
 // before it has its name (as writeKey does the key), unless path already
 // holds it; another token there is an error.
 func writeToken(path, token string, opts Options) error {
-	if old, err := os.ReadFile(path); err == nil {
-		if strings.TrimSpace(string(old)) == token {
-			return nil
-		}
-		return fmt.Errorf("bootkey: %s already holds a different token; not overwriting it (remove it, or the token line of the boot config)", path)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("bootkey: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return fmt.Errorf("bootkey: create token dir: %w", err)
-	}
-	data := []byte(token + "\n")
-	if !opts.injectedWrite {
-		if err := atomicWrite(path, data, 0o640, giveToServiceGroup); err != nil {
-			return fmt.Errorf("bootkey: write %s: %w", path, err)
-		}
-		return nil
-	}
-	if err := opts.WriteFile(path, data, 0o640); err != nil {
-		return fmt.Errorf("bootkey: write %s: %w", path, err)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return fmt.Errorf("bootkey: %w", err)
-	}
-	defer f.Close()
-	if err := f.Chmod(0o640); err != nil {
-		return fmt.Errorf("bootkey: %w", err)
-	}
-	return giveToServiceGroup(f)
+	return secretFile{
+		path: path, what: "token", text: token, perm: 0o640,
+		hint: "remove it, or the token line of the boot config",
+		own:  giveToServiceGroup,
+		same: func(old []byte) bool { return strings.TrimSpace(string(old)) == token },
+	}.write(opts)
 }
 
 // giveToServiceGroup makes f root:ews when run as root and group ews

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/devpath"
 )
 
 // The floor (issue 27): the latency a perfect scheduler would give the same
@@ -94,24 +96,10 @@ func (m FloorModel) control(c Class) bool {
 }
 
 // deviceOf is the device a request operates and whether it is a read, from
-// the HTTP contract (sched.DeviceOf; bench is a leaf and does not import it).
+// the HTTP contract (devpath.Of, the rule sched.DeviceOf follows).
 func deviceOf(method, path string) (string, bool) {
 	path, _, _ = strings.Cut(path, "?")
-	rest, ok := strings.CutPrefix(path, "/api/devices/")
-	if method != "POST" || !ok {
-		return "", false
-	}
-	name, action, ok := strings.Cut(rest, "/")
-	if !ok || name == "" {
-		return "", false
-	}
-	switch action {
-	case "read":
-		return name, true
-	case "turn_on", "turn_off", "toggle", "set", "pulse":
-		return name, false
-	}
-	return "", false
+	return devpath.Of(method, path)
 }
 
 // summary is the latency summary of samples, exact (sorted, nearest rank).
