@@ -2,7 +2,8 @@
 
 package webui_test
 
-// Issue 24's browser test against a real board (node.New on loopback):
+// The accounts' browser test (users, roles, the admin page) against a real
+// board (node.New on loopback):
 //
 //	go test -tags browser -run TestAccountsBrowser ./webui/
 

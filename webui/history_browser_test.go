@@ -2,7 +2,7 @@
 
 package webui
 
-// The history panel (issue 28) against the fake board plus the real history handler:
+// The history panel against the fake board plus the real history handler:
 //
 //	go test -tags browser -run TestBrowserHistory ./webui/
 

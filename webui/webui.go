@@ -14,8 +14,8 @@ import (
 // where gzip does not pay), index.html with its asset version filled in, and dist/VERSION. Nothing
 // is fetched from the internet: boards often run on a LAN without an uplink, so the UI must be
 // complete inside the binary. Compressing at build time keeps ~90 KB out of the binary and ~8 MB of
-// compressor garbage out of every board's start (issue 27 part 4); after editing static/, run
-// go generate ./webui (TestDistUpToDate fails until then).
+// compressor garbage out of every board's start (docs/NOTES.md, Packaging and binary size);
+// after editing static/, run go generate ./webui (TestDistUpToDate fails until then).
 //
 //go:generate go test -run ^TestDistUpToDate$ -update .
 //go:embed dist

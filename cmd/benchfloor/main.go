@@ -1,4 +1,4 @@
-// Command floor prints, beside a bench run's measured latency, the floor a perfect scheduler would reach on the same arrivals (issue 27).
+// Command floor prints, beside a bench run's measured latency, the floor a perfect scheduler would reach on the same arrivals.
 //
 //	ews bench --url URL --rate R --duration D --mix M --seed S --json run.json
 //	go run ./cmd/benchfloor --device-latency 20ms --page-latency 20ms run.json [more.json...]

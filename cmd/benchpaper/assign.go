@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// The direct-path scenario (issue 26 part 2, papers 002 and 003): clusters
-// of 3 and 8 boards, each run twice in one harness run: mode = "proxy"
-// (the master forwards every request) and mode = "redirect" (the master
-// redirects a client once with an assignment, then the client talks to its
-// board). The generator plays --assign-clients clients from their own
+// The direct-path scenario (papers 002 and 003; docs/notes/papers-claims.md):
+// clusters of 3 and 8 boards, each run twice in one harness run: mode =
+// "proxy" (the master forwards every request) and mode = "redirect" (the
+// master redirects a client once with an assignment, then the client talks
+// to its board). The generator plays --assign-clients clients from their own
 // loopback addresses that follow 307s and keep their assignment. The
 // master's process is held to --front-cpu cores when a cgroup can be made,
 // so it is the ceiling of proxy mode, as a board-class master would be.

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// The papers' claims as experiments (issue 26): each claim cell runs
-// --repeats times (seeds seed, seed+1, ...) so the report can tell a gap
-// between setups from the run-to-run spread of one setup.
+// The papers' claims as experiments (docs/notes/papers-claims.md): each
+// claim cell runs --repeats times (seeds seed, seed+1, ...) so the report
+// can tell a gap between setups from the run-to-run spread of one setup.
 const (
 	scClaim001     = "claim001"      // busy board, heavy load, adaptive vs the baselines
 	scClaim004     = "claim004"      // four weighted classes, fast/normal/slow boards, priority queue

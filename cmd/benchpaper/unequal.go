@@ -14,8 +14,8 @@ import (
 	"github.com/ews-firmware/ews/sched"
 )
 
-// The unequal scenarios (issue 16): simulated boards that differ the way
-// real ones do, so the load-aware policies have something true to react to.
+// The unequal scenarios: simulated boards that differ the way real ones
+// do, so the load-aware policies have something true to react to.
 const (
 	scBusy  = "busy"  // equal boards; the last is busy (cpu 90%, 10x slower) for 1.5 s of every 3 s
 	scSpeed = "speed" // one fast board with much memory, one normal, one slow with little memory

@@ -21,7 +21,7 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster backup", "--url URL --token-file F --out FILE.tar.gz [--secrets [--bundle PATH]]",
 		"Save every board's boot config (its [[rule]]s included) and every output's last commanded state into FILE.tar.gz.\n"+
 			"Inline secrets (cluster.key, http.token) are left out unless --secrets, which also adds the cluster bundle.\n"+
-			"User accounts are not saved yet (issue 24). Exit 1 when a board could not be read (the archive says which).", stderr)
+			"User accounts (ews user) are not saved yet. Exit 1 when a board could not be read (the archive says which).", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
 	tokenFile := fs.String("token-file", "", "file holding the API token (default $EWS_TOKEN)")
 	out := fs.String("out", "", "archive to write (.tar.gz)")

@@ -33,7 +33,7 @@ func commands() []command {
 		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
 		{"cluster", "init --peers LIST | board NAME | join BUNDLE | migrate OLD | ca BUNDLE", "make the admin bundle once; mint and install each board's own", cmdCluster},
 		{"firmware", "sign --bundle ADMIN BINARY | verify --bundle BUNDLE IMAGE", "sign a build with the cluster's key (boards take only signed firmware)", cmdFirmware},
-		{"user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", "manage the cluster's users (issue 24): roles viewer, operator, admin", cmdUser},
+		{"user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", "manage the cluster's users: roles viewer, operator, admin", cmdUser},
 		{"upgrade", "--url URL --binary PATH [--token-file PATH]", "rolling firmware upgrade, one board at a time, master last", cmdUpgrade},
 		{"version", "", "print version, commit, Go version and target", cmdVersion},
 	}

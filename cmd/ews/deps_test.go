@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestShippedDepsTrimmed (with the shipped binary's build tags, Makefile TAGS) keeps out of the board binary the packages that issue 17 took out to
-// bring it under 12 MB: each line names what brought the package in.
+// TestShippedDepsTrimmed (with the shipped binary's build tags, Makefile TAGS) keeps out of the board binary the packages trimmed away for its
+// size (docs/NOTES.md, Packaging and binary size): each line names what brought the package in.
 func TestShippedDepsTrimmed(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-tags", "nethttpomithttp2", ".").CombinedOutput()
 	if err != nil {

@@ -26,8 +26,8 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 	// kernel interfaces the devices need (pwmchip, w1, i2c, GPIO): warned,
 	// since check often runs off the board; run then fails naming the device
 	warns = append(warns, cfg.HardwareWarnings()...)
-	// issue 23: a token inline on the FAT boot partition is readable by
-	// every local user; run moves it (bootkey.MigrateToken), check says so
+	// a token inline on the FAT boot partition is readable by every local
+	// user; run moves it (bootkey.MigrateToken), check says so
 	if cfg.HTTP.Token != "" && bootkey.OnBoot(cfg.Path) {
 		w := cfg.Errorf("http.token", "inline on the boot partition (FAT: readable by every local user and anyone with the SD card); ews moves it to %s at start, or put it there yourself and set token_file", bootkey.DefaultTokenFile)
 		w.Warning = true

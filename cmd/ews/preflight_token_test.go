@@ -7,8 +7,9 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 )
 
-// Low (issue 23): an inline http.token on the FAT boot partition was not
-// warned about; `ews config check` (and run) now say so, with the line.
+// An inline http.token on the FAT boot partition is warned about:
+// `ews config check` (and run) say so, with the line (docs/NOTES.md,
+// Secrets and the bundle).
 func TestPreflightWarnsInlineTokenOnBoot(t *testing.T) {
 	doc := "[node]\nname = \"ews1\"\n[http]\nauth = \"token\"\ntoken = \"s3cret\"\n"
 	cases := []struct {

@@ -11,9 +11,9 @@ import (
 	"github.com/ews-firmware/ews/node/firmware"
 )
 
-// Firmware slots (issue 25 part 5, node/firmware/slots.go): on a board
-// whose binary cannot be replaced in place (the packaged /usr/bin/ews
-// under ProtectSystem=strict), uploads go to A/B slots under the state
+// Firmware slots (node/firmware/slots.go): on a board whose binary cannot
+// be replaced in place (the packaged /usr/bin/ews under
+// ProtectSystem=strict), uploads go to A/B slots under the state
 // directory. The packaged binary hands over to the active slot at start;
 // a trial commits itself once it serves.
 

@@ -53,7 +53,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if *url == "" {
 		cands := localCandidates(*cfgPath)
 		found, ok := findBoard(cands)
-		if !ok { // issue 28: then the boards that announce themselves on the LAN (status_discover.go)
+		if !ok { // then the boards that announce themselves on the LAN (status_discover.go)
 			found, ok = findBoard(discoveredCandidates())
 		}
 		if !ok {

@@ -111,7 +111,7 @@ func TestMigrateMovesKey(t *testing.T) {
 		t.Fatalf("backup lacks the note:\n%s", bak)
 	}
 	if len(b.chowned) != 1 || filepath.Dir(b.chowned[0]) != filepath.Dir(b.keyFile) || b.chowned[0] == b.keyFile {
-		t.Fatalf("chowned %q, want the key's temp file, before the rename (fchown, issue 23)", b.chowned)
+		t.Fatalf("chowned %q, want the key's temp file, before the rename (fchown)", b.chowned)
 	}
 	if cfg.Cluster.Key != "" || cfg.Cluster.KeyFile != b.keyFile {
 		t.Fatalf("cfg not updated: key %q key_file %q", cfg.Cluster.Key, cfg.Cluster.KeyFile)

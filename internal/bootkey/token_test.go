@@ -12,10 +12,10 @@ import (
 
 const inlineToken = "s3cret-token-on-fat"
 
-// Low (issue 23): an inline http.token on the FAT boot partition was
-// neither moved nor warned about. It moves like the key: token file 0640,
-// boot line pointing there, a backup without it; the key moves after it
-// and neither secret is left on the partition.
+// An inline http.token on the FAT boot partition moves like the key
+// (docs/NOTES.md, Secrets and the bundle): token file 0640, boot line
+// pointing there, a backup without it; the key moves after it and neither
+// secret is left on the partition.
 func TestMigrateTokenMovesIt(t *testing.T) {
 	b := newBoard(t)
 	tokenFile := filepath.Join(filepath.Dir(b.keyFile), "token")

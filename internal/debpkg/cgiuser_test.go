@@ -10,9 +10,9 @@ import (
 
 // The packaged service can start CGI programs as ews-cgi (node/cgi's
 // DefaultUser), who exists on every install and can reach cgi-bin
-// (issue 23, M4): the unit grants CAP_SETUID, CAP_SETGID and CAP_KILL
-// (ambient and bounding), the postinst and sysusers create the user, and /var/lib/ews
-// lets others pass through.
+// (docs/NOTES.md, Security: CGI as another user): the unit grants
+// CAP_SETUID, CAP_SETGID and CAP_KILL (ambient and bounding), the postinst
+// and sysusers create the user, and /var/lib/ews lets others pass through.
 func TestPackagingRunsCGIAsItsOwnUser(t *testing.T) {
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(packaging, name))

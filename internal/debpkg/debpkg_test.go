@@ -230,7 +230,7 @@ func TestUnitHardening(t *testing.T) {
 		"Type": "notify", "Restart": "on-failure", "WatchdogSec": "10s", "User": "ews",
 		"NoNewPrivileges": "yes", "ProtectSystem": "strict", "ReadWritePaths": "/var/lib/ews /etc/ews",
 		"PrivateTmp": "yes", "ProtectHome": "yes", "SupplementaryGroups": "gpio i2c",
-		// SETUID/SETGID/KILL: CGI programs run as ews-cgi and are killed (issue 23; cgiuser_test.go)
+		// SETUID/SETGID/KILL: CGI programs run as ews-cgi and are killed (cgiuser_test.go)
 		"AmbientCapabilities": "CAP_NET_BIND_SERVICE CAP_SETUID CAP_SETGID CAP_KILL", "CapabilityBoundingSet": "CAP_NET_BIND_SERVICE CAP_SETUID CAP_SETGID CAP_KILL",
 		"ExecStart": "/usr/bin/ews run", "KillMode": "mixed", "DevicePolicy": "closed",
 	}

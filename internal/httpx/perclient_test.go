@@ -10,9 +10,9 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// Issue 23: one address holds at most max connections; one more is
-// answered 429 with Retry-After at once, a closed one gives its place back,
-// and an exempt address is not counted.
+// One address holds at most max connections (docs/NOTES.md, Security:
+// per-client caps); one more is answered 429 with Retry-After at once, a
+// closed one gives its place back, and an exempt address is not counted.
 func TestPerClientCap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -39,7 +39,8 @@ type Options struct {
 	// Buffer is how many entries wait for the writer at most; past it an
 	// entry is dropped and counted (ews_audit_dropped_total). Default
 	// 16,384: 10,000 entries a minute never come near it. The queue takes
-	// memory only for the entries waiting (a board's idle RSS, issue 27).
+	// memory only for the entries waiting, to keep a board's idle RSS
+	// small (docs/NOTES.md, Packaging and binary size).
 	Buffer     int
 	Board      string
 	Registerer *promx.Registry // ews_audit_entries_total, ews_audit_dropped_total; nil: not registered

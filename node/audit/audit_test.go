@@ -149,7 +149,8 @@ func TestHandlerAsksPeers(t *testing.T) {
 }
 
 // An idle log holds no queue: the old buffered channel of 16,384 entries
-// took 2 MiB of every board's RSS (issue 27 part 4).
+// took 2 MiB of every board's RSS (docs/NOTES.md, Packaging and binary
+// size: lighter boards).
 func TestIdleLogSmall(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

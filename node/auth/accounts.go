@@ -2,11 +2,12 @@ package auth
 
 import "net/http"
 
-// Accounts (issue 24) as auth asks them: the users store of node/users,
-// behind an interface so this package stays a credential checker. The
-// bundle's token keeps working as itself (its verdict is nil: the root
-// admin); any other bearer token, a user's password at login, and a
-// session cookie made by such a login are looked up here.
+// Accounts (docs/NOTES.md, Users, roles and audit) as auth asks them: the
+// users store of node/users, behind an interface so this package stays a
+// credential checker. The bundle's token keeps working as itself (its
+// verdict is nil: the root admin); any other bearer token, a user's
+// password at login, and a session cookie made by such a login are looked
+// up here.
 type Users interface {
 	// Token returns the verdict for a user's token, and the user's name
 	// and credential generation for a session made with it.

@@ -52,7 +52,7 @@ type Auth struct {
 	onRevoke func(Revocation)
 	onFail   func(Failure)
 	strong   bool      // the token is one nobody guesses (attempt.go)
-	acct     acctHooks // issue 24: the accounts (accounts.go)
+	acct     acctHooks // the users' accounts (accounts.go)
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -93,8 +93,8 @@ type Options struct {
 	// OnFail is told each failed credential check, so the other boards
 	// count it too (Auth.Failed there). Optional; must be quick.
 	OnFail func(Failure)
-	// Users are the accounts other than the bundle token (issue 24);
-	// token mode only. Optional.
+	// Users are the accounts other than the bundle token; token mode only.
+	// Optional.
 	Users Users
 	// SessionInfo adds to GET /api/session what a verdict names (user,
 	// role), or what anyone may know (ok false). Optional.

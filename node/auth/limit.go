@@ -26,7 +26,8 @@ const (
 // that logs in right is never slowed. Basic users' failures also fill a
 // bucket of the whole address (addressWide times the burst and rate), so
 // guessing across user names is slowed too, while one user's guessed
-// password behind a NAT does not lock the others out (issue 23).
+// password behind a NAT does not lock the others out (docs/NOTES.md,
+// Security: brute force).
 type failLimiter struct {
 	rate  rate.Limit
 	burst int

@@ -183,11 +183,11 @@ func BenchmarkBasicWrongPassword(b *testing.B) {
 	}
 }
 
-// Issue 23 (low): behind a NAT an attacker shares with the users, the
-// right credentials that nobody guesses still get in while guessing is
-// slowed: a strong token, and a session cookie; a basic user whose
-// password is not being guessed. On the code before, every one of them
-// got 429 once the address was blocked.
+// Behind a NAT an attacker shares with the users, the right credentials
+// that nobody guesses still get in while guessing is slowed: a strong
+// token, and a session cookie; a basic user whose password is not being
+// guessed. On the code before, every one of them got 429 once the address
+// was blocked.
 func TestRightCredentialsBehindNAT(t *testing.T) {
 	strong := strings.Repeat("s", strongToken)
 	hash, _ := bcrypt.GenerateFromPassword([]byte("bob-pw"), bcrypt.MinCost)
@@ -247,9 +247,9 @@ func TestRightCredentialsBehindNAT(t *testing.T) {
 	}
 }
 
-// Issue 23 (low): the limit is cluster-wide: failures one board saw
-// (OnFail, told on its stream) count on the others (Failed), so an
-// attacker who spreads guesses over the boards is slowed as on one.
+// The limit is cluster-wide: failures one board saw (OnFail, told on its
+// stream) count on the others (Failed), so an attacker who spreads guesses
+// over the boards is slowed as on one.
 func TestFailuresCountClusterWide(t *testing.T) {
 	now := time.Unix(1000, 0)
 	clock := func() time.Time { return now }

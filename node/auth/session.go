@@ -289,7 +289,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch {
-		case a.mode == ModeToken && body.User != "" && a.acct.users != nil: // a user's password (issue 24)
+		case a.mode == ModeToken && body.User != "" && a.acct.users != nil: // a user's password (accounts.go)
 			user, unguessable = body.User, false
 			check = func() error {
 				var ok bool
@@ -323,7 +323,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, exp := a.sessions.create(u)
-	if name := u.name; a.acct.users != nil { // issue 24: whom the audit log names
+	if name := u.name; a.acct.users != nil { // whom the audit log names
 		if name == "" {
 			name = "admin"
 		}

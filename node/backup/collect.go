@@ -115,8 +115,8 @@ func getJSON(ctx context.Context, o CollectOptions, u string, v any) error {
 }
 
 // localOutputs reads what a board remembers of the others' outputs and
-// its own devices (OutputsPath, credentials required: the boards' own
-// stream is for boards only, issue 23 M1).
+// its own devices from OutputsPath, with credentials: the boards' own
+// stream is for boards only (docs/NOTES.md, Security: peer streams).
 func localOutputs(ctx context.Context, o CollectOptions, board string) ([][]hal.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

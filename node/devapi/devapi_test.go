@@ -249,7 +249,8 @@ func TestIdempotencyBounded(t *testing.T) {
 }
 
 // The same key with another body is another request: refused with 422, not
-// answered with the first request's result (issue 15: keys cover the body).
+// answered with the first request's result (invariant 5: the key covers
+// the body).
 func TestIdempotencyCoversBody(t *testing.T) {
 	f := newFixture(t, Options{})
 	post := func(body string) *httptest.ResponseRecorder {
@@ -285,7 +286,8 @@ func TestIdempotencyCoversBody(t *testing.T) {
 
 // A key taken on one board is known on the others: the same key for
 // another request is refused (422) and for the same request answered 409
-// (it ran there) instead of running twice (issue 15: keys cluster-wide).
+// (it ran there) instead of running twice (invariant 5: keys are known
+// cluster-wide).
 func TestIdempotencyClusterWide(t *testing.T) {
 	here := newFixture(t, Options{})
 	var claims []Claim

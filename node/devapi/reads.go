@@ -13,8 +13,9 @@ import (
 // state mirrored live from the others), without a device of its own being
 // touched. The node mounts them where the board answers at once, next to
 // /api/cluster: a read then never takes a queue place or a board's slot,
-// so anonymous reads cannot hold device control up (issue 23, H3). They
-// ask for credentials with ReadAuth, like Register's.
+// so anonymous reads cannot hold device control up (docs/NOTES.md,
+// Dispatch: device reads take no slot). They ask for credentials with
+// ReadAuth, like Register's.
 func (api *API) RegisterReads(mux *http.ServeMux) {
 	var get http.Handler = http.HandlerFunc(api.lookup)
 	var list http.Handler = http.HandlerFunc(api.list)

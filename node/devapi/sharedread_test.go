@@ -12,7 +12,7 @@ import (
 	"github.com/ews-firmware/ews/internal/promx"
 )
 
-// The bar of issue 27, in process: 20 concurrent POST
+// Shared reads in process (docs/NOTES.md, Devices): 20 concurrent POST
 // /api/devices/temp1/read on a sensor with 50 ms latency share device reads
 // (hal's shared read); each answer is a reading the device gave. The time
 // is logged, not asserted (BenchmarkConcurrentReads prints it).
@@ -33,9 +33,9 @@ func TestConcurrentReadsShareDeviceReads(t *testing.T) {
 	t.Logf("20 concurrent reads, 50 ms sensor: %v device reads in %v", reads, took)
 }
 
-// BenchmarkConcurrentReads is the bar's figure: one op is 20 concurrent
-// reads of a 50 ms sensor over HTTP (issue 27: within 400 ms; 1,191 ms
-// when each read waited for the one before).
+// BenchmarkConcurrentReads is the figure for shared reads: one op is 20
+// concurrent reads of a 50 ms sensor over HTTP (the goal: within 400 ms;
+// 1,191 ms when each read waited for the one before).
 func BenchmarkConcurrentReads(b *testing.B) {
 	srv, _ := sensorServer(b, 50*time.Millisecond)
 	for b.Loop() {

@@ -7,12 +7,13 @@ import (
 	"github.com/ews-firmware/ews/hal"
 )
 
-// The cluster's memory of outputs (issue 25): every board keeps, for each
-// output of the other boards, the snapshot of its last command (the one
-// with the highest hal.Snapshot.Seq it saw on that board's stream). It
-// offers that memory on its own local stream ("outputs", before "devices"),
-// so a board that restarts, or a fresh card with the same name, learns from
-// every peer it reaches what its outputs were, and restores the newest.
+// The cluster's memory of outputs (docs/DESIGN.md, Board services): every
+// board keeps, for each output of the other boards, the snapshot of its
+// last command (the one with the highest hal.Snapshot.Seq it saw on that
+// board's stream). It offers that memory on its own local stream
+// ("outputs", before "devices"), so a board that restarts, or a fresh card
+// with the same name, learns from every peer it reaches what its outputs
+// were, and restores the newest.
 
 // remember keeps s as board bn's last commanded state when its Seq is
 // higher than what is remembered; the caller holds m.mu. Shared ("any")

@@ -23,7 +23,8 @@ type Options struct {
 	// with Retry-After. Default DefaultMaxClients.
 	MaxClients int
 	// MaxPerClient caps the clients of one address (httpx.Client) at once;
-	// one more gets 429 with Retry-After. 0: no cap of its own (issue 23).
+	// one more gets 429 with Retry-After (docs/NOTES.md, Security:
+	// per-client caps). 0: no cap of its own.
 	MaxPerClient int
 	Logger       *slog.Logger
 }

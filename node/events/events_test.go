@@ -290,8 +290,9 @@ func TestCoalescer(t *testing.T) {
 	}
 }
 
-// Issue 23: one address holds at most MaxPerClient streams (429 with
-// Retry-After past it), while another address is still served.
+// One address holds at most MaxPerClient streams (429 with Retry-After
+// past it), while another address is still served (docs/NOTES.md,
+// Security: per-client caps).
 func TestMaxPerClient(t *testing.T) {
 	h := New(Options{MaxClients: 10, MaxPerClient: 2, Logger: testutil.Logger()})
 	srv := httptest.NewServer(h)

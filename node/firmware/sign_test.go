@@ -30,10 +30,10 @@ func TestSignIdempotent(t *testing.T) {
 	}
 }
 
-// The low of issue 23: firmware temp files are created with
-// O_EXCL|O_NOFOLLOW. A symlink planted where the upload is written (or
-// where .prev is prepared) is removed, never followed: the file it points
-// at is untouched, whether the upload is accepted or refused.
+// Firmware temp files are created with O_EXCL|O_NOFOLLOW (docs/NOTES.md,
+// Secrets and the bundle). A symlink planted where the upload is written
+// (or where .prev is prepared) is removed, never followed: the file it
+// points at is untouched, whether the upload is accepted or refused.
 func TestStageDoesNotFollowPlantedSymlinks(t *testing.T) {
 	signed := Sign(selfELF(t), testKey)
 	for _, accept := range []bool{true, false} {

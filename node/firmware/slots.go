@@ -13,12 +13,13 @@ import (
 	"time"
 )
 
-// A/B slots (issue 25 part 5). A packaged board runs /usr/bin/ews under
-// systemd's ProtectSystem=strict: nothing next to the binary can be
-// written, so an upload cannot be swapped in there. It goes instead into
-// one of two slots under the state directory (the unit's ReadWritePaths),
-// and the packaged binary, when `ews run` starts, hands over (exec, same
-// PID, so systemd's notify and watchdog follow) to the slot that is active:
+// A/B slots (docs/NOTES.md, Boards: lifecycle, page, upgrades). A
+// packaged board runs /usr/bin/ews under systemd's ProtectSystem=strict:
+// nothing next to the binary can be written, so an upload cannot be
+// swapped in there. It goes instead into one of two slots under the state
+// directory (the unit's ReadWritePaths), and the packaged binary, when
+// `ews run` starts, hands over (exec, same PID, so systemd's notify and
+// watchdog follow) to the slot that is active:
 //
 //	DIR/a, DIR/b     the two slots; the inactive one takes the next upload
 //	DIR/slots.json   SlotState: which slot is active, a trial pending

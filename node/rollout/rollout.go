@@ -251,7 +251,8 @@ func (r *Rollout) getJSONAt(ctx context.Context, url string, v any, token bool) 
 	}
 	// with the token unless the caller must not send it yet (a plain
 	// listener may be in the way); /api/board shows the version and
-	// SHA-256 only with credentials (issue 23)
+	// SHA-256 only with credentials (docs/NOTES.md, Security: read_auth
+	// means read)
 	if token && r.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}

@@ -62,9 +62,10 @@ func (b *tlsBoard) pool() *x509.CertPool {
 	return p
 }
 
-// Low (issue 23): the rolling upgrade used a hard-coded http://, which a
-// TLS board does not answer (and which would carry the token in clear).
-// Now it speaks HTTPS with the cluster CA, told or learnt from the URL.
+// The rolling upgrade once used a hard-coded http://, which a TLS board
+// does not answer (and which would carry the token in clear). Now it
+// speaks HTTPS with the cluster CA, told or learnt from the URL
+// (docs/NOTES.md, Boards: lifecycle, page, upgrades).
 func TestRolloutOverHTTPS(t *testing.T) {
 	cases := []struct {
 		name     string

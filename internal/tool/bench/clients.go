@@ -21,7 +21,8 @@ import (
 // keeps the assignment the master gives it (header X-Ews-Assign): its next
 // requests go straight to its board with that header until the board sends
 // it back (X-Ews-Back) or refuses the connection (the board left). So the
-// generator plays the clients of "redirect once, then direct" (issue 26).
+// generator plays the clients of "redirect once, then direct"
+// (docs/NOTES.md, Dispatch).
 
 // Header names of redirect mode's assignments (node/dispatch, assign.go).
 const (

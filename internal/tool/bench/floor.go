@@ -9,15 +9,16 @@ import (
 	"github.com/ews-firmware/ews/internal/devpath"
 )
 
-// The floor (issue 27): the latency a perfect scheduler would give the same
-// arrivals. It replays the arrival stream of a run (its seed, rate, mix and
-// duration, so the very requests the run sent) through ideal queues: no
-// request ever waits for a board slot; each device runs one operation at a
-// time in arrival order; a read that arrives while a read of its device is
-// queued or running shares it (as the boards' shared reads do), and with
-// MaxAge one that arrives within MaxAge of the last read's end is answered
-// at once. A page takes PageLatency, a device operation DeviceLatency;
-// other requests (a device's state, CGI) take nothing. Nothing is shed.
+// The floor (docs/NOTES.md, Benchmarks and measurements): the latency a
+// perfect scheduler would give the same arrivals. It replays the arrival
+// stream of a run (its seed, rate, mix and duration, so the very requests
+// the run sent) through ideal queues: no request ever waits for a board
+// slot; each device runs one operation at a time in arrival order; a read
+// that arrives while a read of its device is queued or running shares it
+// (as the boards' shared reads do), and with MaxAge one that arrives
+// within MaxAge of the last read's end is answered at once. A page takes
+// PageLatency, a device operation DeviceLatency; other requests (a
+// device's state, CGI) take nothing. Nothing is shed.
 
 // FloorModel is what the ideal queues assume of the boards.
 type FloorModel struct {
