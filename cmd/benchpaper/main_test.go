@@ -18,7 +18,7 @@ import (
 // moduleRoot is the repository root, three levels above this package.
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
