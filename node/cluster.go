@@ -97,7 +97,7 @@ func (n *Node) view() state.View {
 func (n *Node) monitored(v state.View) state.View {
 	v.Policy = n.cfg.Sched.Policy
 	if v.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0 {
-		v.Limits = sched.NewIntegrated(n.cfg.Sched.SchedConfig().Integrated).Limits()
+		v.Limits = sched.NewIntegrated(n.boot.sched.Integrated).Limits()
 	}
 	if v.Master != v.Self {
 		return v // only the master probes

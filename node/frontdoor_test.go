@@ -42,7 +42,7 @@ func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
 	if front.Dispatcher() != nil {
 		t.Fatal("asking IsMaster opened the queue")
 	}
-	d, err := sched.NewDispatcher(config.DefaultConfig().Sched.SchedConfig(), sched.Options{})
+	d, err := sched.NewDispatcher(sched.DefaultConfig(), sched.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

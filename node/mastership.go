@@ -31,7 +31,7 @@ func (m *master) follow(v state.View) {
 	m.vip.follow(v, isMaster)
 	switch {
 	case isMaster && m.d == nil:
-		d, err := sched.NewDispatcher(m.n.cfg.SchedConfig(), sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.rt.get})
+		d, err := sched.NewDispatcher(m.n.boot.sched, sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.rt.get})
 		if err != nil {
 			m.n.log.Error("dispatch: cannot start the queue", "err", err)
 			return

@@ -15,7 +15,7 @@ func (n *Node) stateDir() string {
 	if _, set := n.cfg.Lines["node.state_dir"]; set {
 		return dir
 	}
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.cfg.Simulated() {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.boot.simulated {
 		return dir
 	}
 	return ""

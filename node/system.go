@@ -27,6 +27,7 @@ import (
 // tailscale's tsd.System). What depends on what reads top to bottom in
 // build; what runs, and in which order, in Node.Run.
 type system struct {
+	boot    *boot // every package's options, from the boot config (configmap.go)
 	reg     *promx.Registry
 	metrics *metrics
 	sec     security // TLS material and session secret from the bundle
@@ -77,13 +78,17 @@ func (n *Node) build() error {
 	n.system = s
 	s.metrics = newMetrics(s.reg)
 	var err error
+	if s.boot, err = mapConfig(cfg); err != nil {
+		return err
+	}
+	b := s.boot
 	if s.sec, err = openSecurity(cfg, log); err != nil {
 		return err
 	}
 
 	// what this board tells the cluster, and the cluster
 	s.local = &local{n: n}
-	s.health = health.New(healthConfig(cfg), log)
+	s.health = health.New(b.health, log)
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	s.load = sampler
@@ -91,15 +96,12 @@ func (n *Node) build() error {
 		s.sim = newSimLoad(*cfg.Sim, s.local.InFlight, s.local.Completed)
 		s.load = s.sim
 	}
-	sc, err := cfg.State()
-	if err != nil {
-		return err
-	}
+	sc := b.state
 	sc.Identity = s.sec.identity // signed gossip (invariant 11)
 	if s.cluster, err = state.New(sc, log, s.reg, s.local); err != nil {
 		return err
 	}
-	if s.vip, err = openVIP(cfg, s.reg, log); err != nil {
+	if s.vip, err = openVIP(b.vip, s.reg, log); err != nil {
 		return err
 	}
 	if s.vip != nil {
@@ -117,8 +119,8 @@ func (n *Node) build() error {
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if s.devs, err = hal.New(cfg.HAL(), hal.Options{Registerer: s.reg, Logger: log, Poll: config.DefaultPoll}); err != nil {
-		return cfg.DeviceErrors(err)
+	if s.devs, err = hal.New(b.hal, hal.Options{Registerer: s.reg, Logger: log, Poll: config.DefaultPoll}); err != nil {
+		return deviceErrors(cfg, err)
 	}
 	devs := s.devs
 	n.life.onClose(func() {
@@ -133,7 +135,7 @@ func (n *Node) build() error {
 	}
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
-	if s.auth, err = auth.New(AuthConfig(cfg), auth.Options{Logger: log, SessionSecret: s.sec.session,
+	if s.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: s.sec.session,
 		OnRevoke: func(rv auth.Revocation) { s.localHub.Publish("revoke", rv); s.revoked.save(s.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { s.localHub.Publish("authfail", f) }, // counted cluster-wide (devices.go)
 		Users:    authUsers{s.acct.store}, SessionInfo: s.acct.sessionInfo,   // issue 24
@@ -149,7 +151,7 @@ func (n *Node) build() error {
 	// same way, so it is known cluster-wide (at most once per cluster).
 	s.api = devapi.New(devs, s.auth, devapi.Options{ReadAuth: cfg.HTTP.ReadAuth, Logger: log, List: n.deviceList, Registerer: s.reg,
 		OnClaim: func(c devapi.Claim) { s.localHub.Publish("idempotency", c) }})
-	if s.cgi, err = cgi.New(cgiConfig(cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User}); err != nil {
+	if s.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User}); err != nil {
 		return config.Errors{cfg.Errorf("cgi.user", "%v", err)}
 	}
 	s.hub.Snapshot("cluster", func() any { return n.view() })
@@ -186,6 +188,6 @@ func (n *Node) build() error {
 	if s.auto, err = newAutomation(cfg, log, n.actorDoor(), n.deviceList, s.cluster, s.sec.client); err != nil { // issue 24: rules as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
-	s.helpers = supervise.New(supervised(cfg), log)
+	s.helpers = supervise.New(b.helpers, log)
 	return nil
 }

@@ -3,7 +3,6 @@ package node
 import (
 	"log/slog"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/vip"
@@ -12,10 +11,9 @@ import (
 // openVIP checks at start what holding cluster.vip needs (capabilities,
 // interface): a board that cannot hold it says so and does not start.
 // Nil without cluster.vip.
-func openVIP(cfg *config.Config, reg *promx.Registry, log *slog.Logger) (*vip.Manager, error) {
-	vc, err := cfg.VIP()
-	if err != nil || !vc.Enabled() {
-		return nil, err
+func openVIP(vc vip.Config, reg *promx.Registry, log *slog.Logger) (*vip.Manager, error) {
+	if !vc.Enabled() {
+		return nil, nil
 	}
 	m, err := vip.New(vc, vip.Options{Registerer: reg, Logger: log})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bootkey"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/sched"
 )
 
 func cmdConfig(args []string, stdout, stderr io.Writer) int {
@@ -20,7 +21,7 @@ func cmdConfig(args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() >= 1 && fs.Arg(0) == "migrate-key":
 		return migrateKey(fs.Args()[1:], stdout, stderr)
 	case fs.NArg() == 1 && fs.Arg(0) == "init":
-		fmt.Fprint(stdout, config.Example())
+		fmt.Fprint(stdout, config.Example(sched.PolicyNames()...))
 		return exitOK
 	case fs.NArg() == 2 && fs.Arg(0) == "check":
 		return checkConfig(fs.Arg(1), stdout, stderr)

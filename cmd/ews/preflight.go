@@ -14,7 +14,6 @@ import (
 // that `ews run` makes before it starts: `config check` and `run` both call
 // it, so what run refuses, check reports. errs stop the board; warns do not.
 func preflight(cfg *config.Config) (errs, warns config.Errors) {
-	// the devices' own checks (hal.CheckSpecs) already ran in config.Parse
 	errs, warns = cfg.CheckSecrets()
 	if len(errs) == 0 {
 		// The credentials as node.New builds them: a bcrypt hash it cannot
@@ -23,9 +22,12 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 			errs = append(errs, cfg.Errorf(node.AuthKey(cfg), "%v", err))
 		}
 	}
+	// what the packages the config maps onto refuse (the scheduler's
+	// policies, hal's drivers, the rule grammar, the virtual IP)
+	errs = append(errs, node.CheckConfig(cfg)...)
 	// kernel interfaces the devices need (pwmchip, w1, i2c, GPIO): warned,
 	// since check often runs off the board; run then fails naming the device
-	warns = append(warns, cfg.HardwareWarnings()...)
+	warns = append(warns, node.HardwareWarnings(cfg)...)
 	// a token inline on the FAT boot partition is readable by every local
 	// user; run moves it (bootkey.MigrateToken), check says so
 	if cfg.HTTP.Token != "" && bootkey.OnBoot(cfg.Path) {

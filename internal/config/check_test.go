@@ -16,53 +16,6 @@ func problems(t *testing.T, doc string) Errors {
 	return errs
 }
 
-// TestFiveMistakes is the issue's done-when: five different mistakes, all
-// five listed, in line order.
-func TestFiveMistakes(t *testing.T) {
-	doc := `[node]
-name = "ews1"
-capacty = 4
-weight = "heavy"
-
-[cluster]
-tmax = "abc"
-
-[sched]
-policy = "fastest"
-
-[[device]]
-name = "relay1"
-driver = "sim-switch"
-
-[[device]]
-name = "relay1"
-driver = "sim-switch"
-`
-	want := []struct {
-		line     int
-		key, msg string
-	}{
-		{3, "node.capacty", `unknown key; did you mean "capacity"?`},
-		{4, "node.weight", "want an integer, got a string"},
-		{7, "cluster.tmax", `want a duration such as "500ms", got "abc"`},
-		{10, "sched.policy", `unknown policy "fastest"`},
-		{17, "device[1].name", `duplicate device name "relay1" (first defined on line 13)`},
-	}
-	errs := problems(t, doc)
-	if len(errs) != len(want) {
-		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(want), errs)
-	}
-	for i, w := range want {
-		e := errs[i]
-		if e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
-			t.Errorf("problem %d = %v, want line %d %s: %s", i+1, e, w.line, w.key, w.msg)
-		}
-		if e.File != "ews.toml" {
-			t.Errorf("problem %d has file %q", i+1, e.File)
-		}
-	}
-}
-
 func TestDidYouMean(t *testing.T) {
 	tests := []struct {
 		name, doc, key, msg string

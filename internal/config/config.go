@@ -1,4 +1,4 @@
-// Package config owns the boot config file: TOML types, line numbers and messages; it maps the file onto the state, sched, hal and vip configs.
+// Package config reads the boot config file into plain types, with each key's line, and checks what the file alone can break.
 package config
 
 import (
@@ -93,7 +93,7 @@ type Sched struct {
 	Reserve      float64     `toml:"reserve"`       // share of dispatches kept for lower classes; default 0
 	Headroom     string      `toml:"headroom"`      // slots kept free for the first class: off | auto | N; default off
 	Sticky       string      `toml:"sticky"`        // "" | cookie | source-ip
-	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority
+	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority; none: the policy's (sched.ClassesFor)
 	Proximity    []Proximity `toml:"proximity"`     // [[sched.proximity]]
 	// Load weights, baselines and limits of the load-aware policies;
 	// defaults are the papers' values (README, docs/NOTES.md, "Policies").

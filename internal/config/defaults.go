@@ -1,23 +1,29 @@
 package config
 
-import (
-	"time"
-
-	"github.com/ews-firmware/ews/state"
-)
+import "time"
 
 // DefaultConfig returns the values used for every key a file leaves out.
-// [node] and [cluster] take theirs from the package that owns them.
+// [node], [cluster] and [sched] hold the defaults of the packages that own
+// them (state.DefaultConfig, sched.DefaultConfig), written out here so the
+// config needs neither; node's mapping test holds that they agree.
 func DefaultConfig() Config {
-	st := state.DefaultConfig()
 	return Config{
-		Node: Node{Name: st.Name, HTTP: st.HTTP, Gossip: st.Gossip, Capacity: st.Capacity, Weight: st.Weight, StateDir: DefaultStateDir},
+		Node: Node{Name: "ews1", HTTP: ":8080", Gossip: ":7946", Capacity: 4, Weight: 1, StateDir: DefaultStateDir},
 		Cluster: Cluster{
-			TMax:       D(st.TMax),
-			TThreshold: D(st.TThreshold),
-			Heartbeat:  D(st.Heartbeat),
+			TMax:       D(time.Second),
+			TThreshold: D(500 * time.Millisecond),
+			Heartbeat:  D(100 * time.Millisecond),
 		},
-		Sched: schedDefaults(), // the scheduler owns these: sched.DefaultConfig
+		Sched: Sched{
+			Policy:       "priority-lc",
+			Mode:         "proxy",             // every request passes through the master
+			Assign:       D(30 * time.Second), // redirect mode: redirect once, then 30 s straight to the board
+			Queue:        1024,
+			QueueTimeout: D(5 * time.Second),
+			QueueTarget:  D(100 * time.Millisecond),
+			Headroom:     "off",
+			// Classes: none; the scheduler's for the policy (sched.ClassesFor)
+		},
 		HTTP: HTTP{
 			Auth:            "token",
 			TokenFile:       "/etc/ews/token",

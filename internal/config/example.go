@@ -5,18 +5,17 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"strings"
-
-	"github.com/ews-firmware/ews/sched"
 )
 
 //go:embed example.toml
 var example string
 
 // Example returns the annotated example config with a freshly generated key
-// and the policies the scheduler has registered.
-func Example() string {
+// and, in the comment of sched.policy, the policies given (the scheduler's
+// registered names: sched.PolicyNames).
+func Example(policies ...string) string {
 	s := strings.Replace(example, "@KEY@", NewKey(), 1)
-	return strings.Replace(s, "@POLICIES@", strings.Join(sched.PolicyNames(), " "), 1)
+	return strings.Replace(s, "@POLICIES@", strings.Join(policies, " "), 1)
 }
 
 // NewKey returns a random base64 AES-256 key.

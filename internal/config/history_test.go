@@ -27,7 +27,7 @@ poll = "2s"
 	if cfg.History.Full.Duration != 24*time.Hour || cfg.History.Keep.Duration != 720*time.Hour {
 		t.Fatalf("defaults lost: %+v", cfg.History)
 	}
-	if got := cfg.Specs()[0].Poll; got != 2*time.Second {
+	if got := cfg.Devices[0].Poll.Duration; got != 2*time.Second {
 		t.Fatalf("poll = %v", got)
 	}
 	if d := DefaultConfig(); d.Node.StateDir != DefaultStateDir {
@@ -42,14 +42,6 @@ name = "ews1"
 flush = "10ms"
 keep = "1h"
 max_mb = 0
-[[device]]
-name = "r1"
-driver = "sim-switch"
-poll = "5s"
-[[device]]
-name = "t1"
-driver = "sim-sensor"
-poll = "1ms"
 `)
 	want := []struct {
 		line     int
@@ -58,8 +50,6 @@ poll = "1ms"
 		{4, "history.flush", "at least 1s"},
 		{5, "history.keep", "shorter than history.full"},
 		{6, "history.max_mb", "want 1..65536"},
-		{10, "device[0].poll", "not polled"},
-		{14, "device[1].poll", "too often"},
 	}
 	if len(errs) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(want), errs)

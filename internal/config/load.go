@@ -83,7 +83,6 @@ func ParseAll(path string, data []byte) (*Config, Errors) {
 		src = b
 	}
 	cfg := DefaultConfig()
-	cfg.Sched.Classes = nil // the file's classes replace the defaults, not append
 	dec := toml.NewDecoder(bytes.NewReader(src)).DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
 		// Something the shape check let through: the decoder has the last word.
@@ -134,9 +133,6 @@ func withFile(path string, errs Errors) Errors {
 func (c *Config) fill() {
 	c.fillTokenFromBundle()
 	c.fillMQTT()
-	if len(c.Sched.Classes) == 0 {
-		c.Sched.Classes = classesFor(c.Sched.Policy)
-	}
 	for i := range c.Devices {
 		if c.Devices[i].Node == "" {
 			c.Devices[i].Node = c.Node.Name

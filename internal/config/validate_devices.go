@@ -1,14 +1,10 @@
 package config
 
-import (
-	"fmt"
-
-	"github.com/ews-firmware/ews/hal"
-)
+import "fmt"
 
 // validateDevices checks what only the whole file knows (names, boards,
-// pins per board) and asks hal, which owns the drivers, about each device's
-// driver and keys.
+// pins per board). Each device's driver and keys are hal's to judge
+// (hal.CheckSpecs, called by node's mapping of the config).
 func (c *Config) validateDevices(bad func(string, string, ...any)) {
 	names := map[string]int{}
 	pins := map[string]string{} // node/pin -> device
@@ -39,9 +35,5 @@ func (c *Config) validateDevices(bad func(string, string, ...any)) {
 				bad(fmt.Sprintf("device[%d].interlock", i), "device %q: interlock names unknown device %q", d.Name, other)
 			}
 		}
-	}
-	for _, e := range hal.CheckSpecs(c.Node.Name, c.Specs()) {
-		ce := c.deviceError(e)
-		bad(ce.Key, "%s", ce.Msg)
 	}
 }

@@ -4,29 +4,19 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-
-	"github.com/ews-firmware/ews/sched"
 )
 
+// validateSched checks [sched] as plain values: numbers in range, names,
+// the load models' keys. The scheduler owns its policies, their
+// requirements, sticky, order, headroom and the class rules' grammar
+// (sched.Config.Validate, called by node's mapping of the config).
 func (c *Config) validateSched(bad func(string, string, ...any)) {
 	s := c.Sched
-	// the scheduler owns its policies, their requirements and its modes
-	if _, ok := sched.LookupPolicy(s.Policy); !ok {
-		bad("sched.policy", "unknown policy %q; want one of %s", s.Policy, strings.Join(sched.PolicyNames(), " "))
-	} else if err := sched.CheckPolicy(s.SchedConfig()); err != nil {
-		bad("sched.policy", "%s", strings.TrimPrefix(err.Error(), "sched: "))
-	}
-	if err := sched.CheckSticky(s.Sticky); err != nil {
-		bad("sched.sticky", "%s", strings.TrimPrefix(err.Error(), "sched: "))
-	}
 	if s.Assign.Duration < 0 {
 		bad("sched.assign", "%v: want a duration of 0 (off) or more", s.Assign.Duration)
 	}
 	if s.Mode != "proxy" && s.Mode != "redirect" {
 		bad("sched.mode", "%q: want proxy or redirect", s.Mode)
-	}
-	if err := sched.CheckOrder(s.Order); err != nil {
-		bad("sched.order", "%s", strings.TrimPrefix(err.Error(), "sched: "))
 	}
 	if s.Queue < 1 {
 		bad("sched.queue", "must be at least 1, got %d", s.Queue)
@@ -36,9 +26,6 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 	}
 	if s.Reserve < 0 || s.Reserve >= 1 || s.Reserve != s.Reserve {
 		bad("sched.reserve", "%v: want a share in [0, 1)", s.Reserve)
-	}
-	if _, err := sched.ParseHeadroom(s.Headroom); err != nil {
-		bad("sched.headroom", "%s", strings.TrimPrefix(err.Error(), "sched: "))
 	}
 	seen := map[string]int{}
 	for i, cl := range s.Classes {
@@ -53,11 +40,6 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 		}
 		if len(cl.Match) == 0 {
 			bad(key+".match", "class %q matches nothing", cl.Name)
-		}
-		for _, m := range cl.Match {
-			if err := sched.CheckRule(m); err != nil {
-				bad(key+".match", "%v", err)
-			}
 		}
 		if cl.Weight < 0 || cl.Weight != cl.Weight {
 			bad(key+".weight", "%v: must not be negative", cl.Weight)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
@@ -23,7 +23,6 @@ func (alone) Epoch() uint64                  { return 1 }
 // How the node wires the Front: build it once, give it a dispatcher while
 // this board is master, feed the dispatcher the table, step down.
 func Example() {
-	cfg := config.DefaultConfig()
 	reg := promx.NewRegistry()
 	// a standalone board: only it verifies its marks (a cluster derives
 	// the key from the cluster key: dispatch.DeriveKey)
@@ -31,9 +30,8 @@ func Example() {
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ran", r.URL.Path) })
 	front, err := dispatch.NewFront(dispatch.Options{
 		Cluster: alone{}, Local: local, Marker: marker,
-		Mode:         cfg.Sched.Mode,
-		StickyCookie: cfg.Sched.Sticky == sched.StickyCookie,
-		RedirectHold: cfg.Cluster.Heartbeat.Duration,
+		Mode:         "proxy",                // [sched] mode
+		RedirectHold: 100 * time.Millisecond, // a heartbeat
 		Registerer:   reg,
 	})
 	if err != nil {
@@ -42,7 +40,7 @@ func Example() {
 	defer front.Close()
 
 	// on becoming master
-	d, _ := sched.NewDispatcher(cfg.Sched.SchedConfig(), sched.Options{Registerer: reg})
+	d, _ := sched.NewDispatcher(sched.DefaultConfig(), sched.Options{Registerer: reg})
 	front.SetDispatcher(d)
 	// on every table change or heartbeat
 	d.Update([]state.Board{

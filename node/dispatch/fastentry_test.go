@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -487,8 +486,8 @@ func TestFastEntryStepDownHandsToTheNextMaster(t *testing.T) {
 	testutil.Eventually(t, "the request held for the next master", func() bool {
 		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
 	})
-	cfg := config.DefaultConfig().Sched
-	d3, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{})
+	cfg := sched.DefaultConfig()
+	d3, err := sched.NewDispatcher(cfg, sched.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

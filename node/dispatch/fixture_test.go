@@ -17,7 +17,6 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -238,14 +237,14 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 			c.masterName, c.masterAddr, c.known = master.name, master.addr, true
 		})
 	}
-	cfg := config.DefaultConfig().Sched
+	cfg := sched.DefaultConfig()
 	// These tests hold boards on purpose; CoDel's fail fast (tested in
 	// sched) would shed the requests they queue.
-	cfg.QueueTarget = config.D(0)
+	cfg.QueueTarget = 0
 	if o.queue > 0 {
 		cfg.Queue = o.queue
 	}
-	d, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{Registerer: master.reg})
+	d, err := sched.NewDispatcher(cfg, sched.Options{Registerer: master.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

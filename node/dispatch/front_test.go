@@ -14,7 +14,6 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
@@ -395,9 +394,9 @@ func TestStepDownHandsQueuedToNewMaster(t *testing.T) {
 	})
 
 	// ews2 wins a higher epoch and opens its own queue.
-	cfg := config.DefaultConfig().Sched
-	cfg.QueueTarget = config.D(0)
-	d2, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{Registerer: b.reg})
+	cfg := sched.DefaultConfig()
+	cfg.QueueTarget = 0
+	d2, err := sched.NewDispatcher(cfg, sched.Options{Registerer: b.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -212,8 +211,8 @@ func TestViaWaitsWhileTakingOver(t *testing.T) {
 		done <- answer{resp.StatusCode, body}
 	}()
 	testutil.Eventually(t, "the request held", func() bool { return metricValue(t, b.front.m.holding) == 1 })
-	cfg := config.DefaultConfig().Sched
-	d2, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{Registerer: b.reg})
+	cfg := sched.DefaultConfig()
+	d2, err := sched.NewDispatcher(cfg, sched.Options{Registerer: b.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

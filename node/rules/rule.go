@@ -7,8 +7,8 @@ import (
 )
 
 // Rule is one checked [[rule]]: exactly one of When (a device event) and
-// At (a daily time) starts it; Then is what it does. node maps it from the
-// boot config, which parses and checks the text against the devices.
+// At (a daily time) starts it; Then is what it does. Parse reads it from
+// the text the boot config keeps and checks it against the devices.
 type Rule struct {
 	Index int           // the rule's place in the file: keys and logs name it "rule-N"
 	When  *Trigger      // nil for a timer

@@ -1,4 +1,4 @@
-package config
+package node
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // node.board: auto by default, sim with or without [sim], host refusing
@@ -27,9 +28,9 @@ func TestNodeBoard(t *testing.T) {
 		{"unknown", "[node]\nname = \"ews1\"\nboard = \"pi\"\n", "", false, 3, `"pi": want auto, sim or host`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := Parse("/boot/ews.toml", []byte(c.doc))
+			cfg, err := parseConfig("/boot/ews.toml", []byte(c.doc))
 			if c.kind == "" {
-				var es Errors
+				var es config.Errors
 				if !errors.As(err, &es) {
 					t.Fatalf("err %v, want config.Errors", err)
 				}
@@ -43,9 +44,9 @@ func TestNodeBoard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hc := cfg.HAL()
-			if kind, err := hc.Kind(); err != nil || kind != c.kind || (hc.Sim != nil) != c.sim || cfg.Simulated() != (c.kind == hal.BoardSim) {
-				t.Fatalf("kind %q (%v), sim %v, Simulated %v; want %q, sim %v", kind, err, hc.Sim != nil, cfg.Simulated(), c.kind, c.sim)
+			hc := halConfig(cfg)
+			if kind, err := hc.Kind(); err != nil || kind != c.kind || (hc.Sim != nil) != c.sim || simulated(cfg) != (c.kind == hal.BoardSim) {
+				t.Fatalf("kind %q (%v), sim %v, Simulated %v; want %q, sim %v", kind, err, hc.Sim != nil, simulated(cfg), c.kind, c.sim)
 			}
 		})
 	}
@@ -55,16 +56,16 @@ func TestNodeBoard(t *testing.T) {
 // simulated board has none.
 func TestHardwareWarnings(t *testing.T) {
 	doc := "[node]\nname = \"ews1\"\nboard = \"host\"\n\n[[device]]\nname = \"fan\"\ndriver = \"pwm\"\npin = \"pwmchip97/pwm0\"\n"
-	cfg, err := Parse("/boot/ews.toml", []byte(doc))
+	cfg, err := parseConfig("/boot/ews.toml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := cfg.HardwareWarnings()
+	ws := HardwareWarnings(cfg)
 	if len(ws) != 1 || !ws[0].Warning || ws[0].Line != 8 || ws[0].Key != "device[0].pin" || !strings.Contains(ws[0].Msg, "pwmchip97") {
 		t.Fatalf("warnings %v, want one at line 8, device[0].pin, naming pwmchip97", ws)
 	}
 	cfg.Node.Board = "sim"
-	if ws := cfg.HardwareWarnings(); len(ws) != 0 {
+	if ws := HardwareWarnings(cfg); len(ws) != 0 {
 		t.Fatalf("simulated board warned: %v", ws)
 	}
 }

@@ -1,4 +1,4 @@
-package config_test
+package node
 
 import (
 	"context"
@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ews-firmware/ews/state"
-
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state"
 )
 
 // lastBoard exists only in this test file: registering it here, and
@@ -34,19 +33,19 @@ func init() {
 
 func TestRegisteredPolicyIsConfigurable(t *testing.T) {
 	const head = "[http]\nauth = \"none\"\n[sched]\n"
-	cfg, err := config.Parse("ews.toml", []byte(head+"policy = \"test-last-board\"\n"))
+	cfg, err := parseConfig("ews.toml", []byte(head+"policy = \"test-last-board\"\n"))
 	if err != nil {
 		t.Fatalf("a registered policy is refused: %v", err)
 	}
-	if !strings.Contains(config.Example(), "test-last-board") {
+	if !strings.Contains(config.Example(sched.PolicyNames()...), "test-last-board") {
 		t.Error("config init does not list the registered policy")
 	}
-	_, err = config.Parse("ews.toml", []byte(head+"policy = \"test-unregistered\"\n"))
+	_, err = parseConfig("ews.toml", []byte(head+"policy = \"test-unregistered\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "test-last-board") {
 		t.Errorf("an unknown policy must be refused with the registered names, got %v", err)
 	}
 
-	d, err := sched.NewDispatcher(cfg.Sched.SchedConfig(), sched.Options{})
+	d, err := sched.NewDispatcher(schedConfig(cfg), sched.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

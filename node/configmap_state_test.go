@@ -1,20 +1,37 @@
-package config
+package node
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/state"
 )
 
+const validCluster = `
+[node]
+name = "ews2"
+capacity = 2
+
+[cluster]
+peers = ["ews1=10.0.0.11:7946", "ews2=10.0.0.12:7946", "ews3=10.0.0.13:7946"]
+key = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+tmax = "300ms"
+
+[[device]]
+name = "relay1"
+driver = "gpio-out"
+pin = "GPIO17"
+`
+
 func TestStateMapping(t *testing.T) {
-	cfg, err := Parse("ews.toml", []byte(validCluster))
+	cfg, err := parseConfig("ews.toml", []byte(validCluster))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Node.Advertise, cfg.Cluster.Preempt = "10.0.0.12", true
-	s, err := cfg.State()
+	s, err := stateConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +53,12 @@ func TestStateMapping(t *testing.T) {
 	}
 
 	cfg.Cluster.Key, cfg.Cluster.KeyFile = "", "/nonexistent/cluster.key"
-	if _, err := cfg.State(); err == nil || !strings.Contains(err.Error(), "cluster.key_file") {
+	if _, err := stateConfig(cfg); err == nil || !strings.Contains(err.Error(), "cluster.key_file") {
 		t.Fatalf("unreadable key file: %v, want an error naming cluster.key_file", err)
 	}
 
-	def := DefaultConfig()
-	s, err = def.State()
+	def := config.DefaultConfig()
+	s, err = stateConfig(&def)
 	if err != nil || !s.Standalone() || s.Key != nil {
 		t.Fatalf("default config: %+v %v, want standalone without a key", s, err)
 	}

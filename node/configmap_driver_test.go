@@ -1,4 +1,4 @@
-package config
+package node
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // testDriver is registered by this file only: a driver added from outside
@@ -50,13 +51,13 @@ func TestRegisteredDriverValidatesAndOpens(t *testing.T) {
 		t.Fatalf("DriverNames() = %v lacks %s", hal.DriverNames(), testDriver)
 	}
 	doc := "[node]\nname = \"ews1\"\n[sim]\n[[device]]\nname = \"c\"\ndriver = \"test-counter\"\n"
-	cfg, err := Parse("t.toml", []byte(doc))
+	cfg, err := parseConfig("t.toml", []byte(doc))
 	if err != nil {
 		t.Fatalf("a config naming the registered driver is refused: %v", err)
 	}
-	ds, err := hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
+	ds, err := hal.New(halConfig(cfg), hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
-		t.Fatal(cfg.DeviceErrors(err))
+		t.Fatal(deviceErrors(cfg, err))
 	}
 	defer ds.Close()
 	ctx := t.Context()
@@ -71,13 +72,13 @@ func TestRegisteredDriverValidatesAndOpens(t *testing.T) {
 	}
 
 	// its key check runs at Parse and points at the line
-	_, err = Parse("t.toml", []byte(doc+"scale = -1.0\n"))
-	var es Errors
+	_, err = parseConfig("t.toml", []byte(doc+"scale = -1.0\n"))
+	var es config.Errors
 	if !errors.As(err, &es) || len(es) != 1 || es[0].Key != "device[0].scale" || es[0].Line != 7 {
 		t.Fatalf("bad scale: %v, want one error at t.toml:7 device[0].scale", err)
 	}
 	// and it may not take part in an interlock: it has no TurnOff
-	_, err = Parse("t.toml", []byte(doc+"interlock = [\"s\"]\n[[device]]\nname = \"s\"\ndriver = \"sim-switch\"\n"))
+	_, err = parseConfig("t.toml", []byte(doc+"interlock = [\"s\"]\n[[device]]\nname = \"s\"\ndriver = \"sim-switch\"\n"))
 	if !errors.As(err, &es) || es[0].Key != "device[0].interlock" {
 		t.Fatalf("interlock with a counter: %v, want a device[0].interlock error", err)
 	}

@@ -1,10 +1,12 @@
-package config
+package node
 
 import (
 	"errors"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 const vipPeers = "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=10.0.0.11:7946\"]\n"
@@ -27,8 +29,8 @@ func TestVIPBad(t *testing.T) {
 		{"not a string", vipPeers + "vip = 5\n", 6, "cluster.vip", "want a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("/boot/ews.toml", []byte(tc.doc))
-			var es Errors
+			_, err := parseConfig("/boot/ews.toml", []byte(tc.doc))
+			var es config.Errors
 			if !errors.As(err, &es) {
 				t.Fatalf("err = %v, want config.Errors", err)
 			}
@@ -55,11 +57,11 @@ func TestVIPMaps(t *testing.T) {
 		{"bare address is a /32", vipPeers + "vip = \"10.0.0.50\"\n", "", netip.MustParsePrefix("10.0.0.50/32")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse("/boot/ews.toml", []byte(tc.doc))
+			c, err := parseConfig("/boot/ews.toml", []byte(tc.doc))
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := c.VIP()
+			v, err := vipConfig(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package config
+package node
 
 import (
 	"errors"
@@ -7,22 +7,23 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
 )
 
 // hal's errors about a device come back with the file, line and key path.
 func TestDeviceErrorsHaveTheLine(t *testing.T) {
 	doc := "[node]\nname = \"ews1\"\n[sim]\n\n[[device]]\nname = \"ok\"\ndriver = \"sim-switch\"\n\n[[device]]\nname = \"r1\"\ndriver = \"gpio-out\"\npin = \"GPIO99\"\n"
-	cfg, err := Parse("/boot/ews.toml", []byte(doc))
+	cfg, err := parseConfig("/boot/ews.toml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = hal.New(cfg.HAL(), hal.Options{Board: hal.NewSimBoard()})
+	_, err = hal.New(halConfig(cfg), hal.Options{Board: hal.NewSimBoard()})
 	if err == nil {
 		t.Fatal("GPIO99 opened on the simulated board")
 	}
-	var es Errors
-	if !errors.As(cfg.DeviceErrors(err), &es) || len(es) != 1 {
-		t.Fatalf("DeviceErrors(%v) = %v, want one config.Error", err, cfg.DeviceErrors(err))
+	var es config.Errors
+	if !errors.As(deviceErrors(cfg, err), &es) || len(es) != 1 {
+		t.Fatalf("deviceErrors(%v) = %v, want one config.Error", err, deviceErrors(cfg, err))
 	}
 	e := es[0]
 	if e.File != "/boot/ews.toml" || e.Line != 12 || e.Key != "device[1].pin" {
@@ -31,7 +32,7 @@ func TestDeviceErrorsHaveTheLine(t *testing.T) {
 	if want := `config: /boot/ews.toml:12: device[1].pin: device "r1": pin "GPIO99": `; len(e.Error()) < len(want) || e.Error()[:len(want)] != want {
 		t.Fatalf("message %q, want it to start with %q", e.Error(), want)
 	}
-	if other := errors.New("boom"); cfg.DeviceErrors(other) != other {
+	if other := errors.New("boom"); deviceErrors(cfg, other) != other {
 		t.Fatal("an error that is not hal's was changed")
 	}
 }
@@ -50,8 +51,8 @@ func TestParseAsksHalAboutDriverKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("/boot/ews.toml", []byte(tt.doc))
-			var es Errors
+			_, err := parseConfig("/boot/ews.toml", []byte(tt.doc))
+			var es config.Errors
 			if !errors.As(err, &es) {
 				t.Fatalf("err %v, want config.Errors", err)
 			}
@@ -74,7 +75,7 @@ func TestExampleListsEveryDriver(t *testing.T) {
 		if name == testDriver {
 			continue
 		}
-		if !regexp.MustCompile(`(?m)^\s*(driver\s*=.*#.*|#.*)[ "]` + regexp.QuoteMeta(name) + `( |"|$)`).MatchString(example) {
+		if !regexp.MustCompile(`(?m)^\s*(driver\s*=.*#.*|#.*)[ "]` + regexp.QuoteMeta(name) + `( |"|$)`).MatchString(config.Example()) {
 			t.Errorf("example.toml does not list driver %q", name)
 		}
 	}
@@ -82,25 +83,25 @@ func TestExampleListsEveryDriver(t *testing.T) {
 
 // The demo config parses and its devices open on the simulated board.
 func TestDemoConfig(t *testing.T) {
-	data, err := os.ReadFile("../../examples/demo.toml")
+	data, err := os.ReadFile("../examples/demo.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Parse("demo.toml", data)
+	cfg, err := parseConfig("demo.toml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.HTTP.Auth != "token" || cfg.HTTP.Token != "demo-token" {
 		t.Fatalf("demo auth %q token %q, want token demo-token", cfg.HTTP.Auth, cfg.HTTP.Token)
 	}
-	hc := cfg.HAL()
+	hc := halConfig(cfg)
 	if hc.Sim == nil {
 		t.Fatal("the demo does not run on the simulated board")
 	}
 	hc.Sim.DeviceLatency = 0
 	ds, err := hal.New(hc, hal.Options{})
 	if err != nil {
-		t.Fatal(cfg.DeviceErrors(err))
+		t.Fatal(deviceErrors(cfg, err))
 	}
 	defer ds.Close()
 	drivers := map[string]bool{}

@@ -1,0 +1,80 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/vip"
+)
+
+// CheckConfig runs the validation of the packages the config maps onto
+// (the scheduler's policies and rules, hal's drivers and device keys,
+// the virtual IP, the [[rule]] grammar) and returns each problem with the
+// file, line and key it is about, in line order; nil when they take the
+// config. What the file alone can break, config.Parse has judged already.
+// `ews config check` and `ews run` call it, and so does New.
+func CheckConfig(c *config.Config) config.Errors {
+	var errs config.Errors
+	for _, e := range schedConfig(c).Validate() {
+		errs = append(errs, c.Errorf("sched."+e.Field, "%v", e.Err))
+	}
+	for _, e := range hal.CheckSpecs(c.Node.Name, deviceSpecs(c)) {
+		errs = append(errs, deviceError(c, e))
+	}
+	if c.Cluster.VIP != "" {
+		if _, err := vip.ParsePrefix(c.Cluster.VIP); err != nil {
+			errs = append(errs, c.Errorf("cluster.vip", "%s", strings.TrimPrefix(err.Error(), "vip: ")))
+		} else if err := vip.CheckInterface(c.Cluster.VIPInterface); err != nil {
+			errs = append(errs, c.Errorf("cluster.vip_interface", "%s", strings.TrimPrefix(err.Error(), "vip: ")))
+		}
+	}
+	_, rerrs := parseRules(c)
+	errs = append(errs, rerrs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	errs.Sort()
+	return errs
+}
+
+// HardwareWarnings are hal.Preflight's findings on this machine (root "/")
+// as warnings with the device's line: kernel interfaces or groups the
+// board's devices need and this machine lacks.
+func HardwareWarnings(c *config.Config) config.Errors {
+	var out config.Errors
+	for _, e := range hal.Preflight(halConfig(c), "/") {
+		w := deviceError(c, e)
+		w.Warning = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// deviceErrors puts file:line and the key path in front of each of hal's
+// errors about a device (hal.New's, hal.CheckSpecs'); it returns
+// config.Errors, or err as it is when it holds none.
+func deviceErrors(c *config.Config, err error) error {
+	var hs hal.SpecErrors
+	if !errors.As(err, &hs) {
+		var one *hal.SpecError
+		if !errors.As(err, &one) {
+			return err
+		}
+		hs = hal.SpecErrors{one}
+	}
+	errs := make(config.Errors, 0, len(hs))
+	for _, e := range hs {
+		errs = append(errs, deviceError(c, e))
+	}
+	return errs
+}
+
+func deviceError(c *config.Config, e *hal.SpecError) *config.Error {
+	if e.Index < 0 || e.Index >= len(c.Devices) {
+		return &config.Error{File: c.Path, Msg: e.Error()}
+	}
+	return c.Errorf(fmt.Sprintf("device[%d].%s", e.Index, e.Key), "device %q: %v", e.Device, e.Err)
+}

@@ -1,0 +1,29 @@
+package node
+
+import (
+	"github.com/ews-firmware/ews/internal/config"
+)
+
+// parseConfig is what `ews run` refuses of a file: config.Parse, then the
+// checks of the packages the mapping feeds (CheckConfig).
+func parseConfig(path string, data []byte) (*config.Config, error) {
+	cfg, err := config.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if errs := CheckConfig(cfg); len(errs) > 0 {
+		return cfg, errs
+	}
+	return cfg, nil
+}
+
+// parseAllConfig is config.ParseAll with CheckConfig's problems too.
+func parseAllConfig(path string, data []byte) (*config.Config, config.Errors) {
+	cfg, errs := config.ParseAll(path, data)
+	if cfg == nil {
+		return nil, errs
+	}
+	errs = append(errs, CheckConfig(cfg)...)
+	errs.Sort()
+	return cfg, errs
+}
