@@ -42,10 +42,10 @@ func (n *Node) statePath(name string) string {
 	if dir := n.stateDir(); dir != "" {
 		return filepath.Join(dir, name)
 	}
-	if st, err := os.Stat(n.cfg.Path); n.cfg.Path == "" || err != nil || !st.Mode().IsRegular() {
+	if st, err := os.Stat(n.boot.file); n.boot.file == "" || err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
-	return strings.TrimSuffix(n.cfg.Path, filepath.Ext(n.cfg.Path)) + "." + name
+	return strings.TrimSuffix(n.boot.file, filepath.Ext(n.boot.file)) + "." + name
 }
 
 // openAccounts builds the users store and the audit log. The store's
@@ -53,14 +53,11 @@ func (n *Node) statePath(name string) string {
 // an insecure cluster has the same); standalone with auth = "none", a
 // random one (nothing to check then).
 func (n *Node) openAccounts() error {
-	secret, err := n.cfg.ClusterKey()
-	if err != nil {
-		return err
-	}
-	if len(secret) == 0 && n.cfg.HTTP.Auth == "token" {
-		tok := n.cfg.HTTP.Token
+	secret := n.boot.clusterKey
+	if a := n.boot.auth; len(secret) == 0 && a.Mode == "token" {
+		tok := a.Token
 		if tok == "" {
-			b, _ := os.ReadFile(n.cfg.HTTP.TokenFile) // auth.New reports a missing file
+			b, _ := os.ReadFile(a.TokenFile) // auth.New reports a missing file
 			tok = strings.TrimSpace(string(b))
 		}
 		if tok != "" {
@@ -85,7 +82,7 @@ func (n *Node) openAccounts() error {
 		WriteReady: n.usersWriteReady,
 		Devices: func() []string {
 			var out []string
-			for _, d := range n.cfg.Devices {
+			for _, d := range n.boot.hal.Devices {
 				out = append(out, d.Name)
 			}
 			return out
@@ -102,7 +99,7 @@ func (n *Node) openAccounts() error {
 			logPath = ""
 		}
 	}
-	n.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.cfg.Node.Name,
+	n.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
 		Registerer: n.reg, Logger: n.log})}
 	return nil
 }
@@ -176,8 +173,8 @@ const HeaderActor = "X-Ews-Actor"
 // such ews user: the key also names the broker login).
 func (n *Node) actorDoor() http.Handler {
 	mqttUser := ""
-	if n.cfg.MQTT != nil {
-		mqttUser = n.cfg.MQTT.User
+	if m := n.boot.auto.mqtt; m != nil {
+		mqttUser = m.User
 	}
 	var warned atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -250,9 +247,9 @@ func (n *Node) accountRoutes(mux *http.ServeMux) {
 		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
 	}
 	mux.Handle("GET /api/audit", n.auth.Require(adminOnly(n.acct.audit.Handler(audit.ServeOptions{
-		Self: n.cfg.Node.Name, Scheme: scheme, Client: client,
+		Self: n.boot.state.Name, Scheme: scheme, Client: client,
 		Peers: func() []audit.Peer {
-			if n.cfg.Standalone() {
+			if n.boot.state.Standalone() {
 				return nil
 			}
 			var out []audit.Peer
@@ -303,7 +300,7 @@ func (a *accounts) refused(r *http.Request, code int) {
 // over, or restarted, before hearing a newer version than its own does not
 // write over it. A board down is not waited for.
 func (n *Node) usersWriteReady() error {
-	if n.cfg.Standalone() {
+	if n.boot.state.Standalone() {
 		return nil
 	}
 	self := n.cluster.Self()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/mqtt"
 )
 
 // accountsConfig is a standalone board with token auth and two devices.
@@ -73,7 +74,7 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 		t.Fatalf("login with a wrong token = %d", code)
 	}
 
-	n.cfg.MQTT = &config.MQTT{User: "op1"}
+	n.boot.auto.mqtt = &mqtt.Options{User: "op1"} // [mqtt] user = "op1"
 	door := n.actorDoor()
 	act := func(ua, path string) int {
 		r := httptest.NewRequest("POST", path, nil)

@@ -15,11 +15,11 @@ import (
 // the cluster (named after its rank-0 peer, so all its boards share it; a
 // standalone board is its own cluster), the role and the version.
 func (n *Node) mdnsOptions(addr net.Addr) mdns.Options {
-	o := mdns.Options{Name: n.cfg.Node.Name, TLS: n.sec.on(), Cluster: n.cfg.Node.Name, Version: buildinfo.Version, Log: n.log}
+	o := mdns.Options{Name: n.boot.state.Name, TLS: n.sec.on(), Cluster: n.boot.state.Name, Version: buildinfo.Version, Log: n.log}
 	if ap, err := netip.ParseAddrPort(addr.String()); err == nil {
 		o.Port, o.Bind = int(ap.Port()), ap.Addr().Unmap()
 	}
-	if peers, err := n.cfg.Peers(); err == nil && len(peers) > 0 {
+	if peers := n.boot.state.Peers; len(peers) > 0 {
 		o.Cluster = peers[0].Name
 	}
 	return o
@@ -30,7 +30,7 @@ func (n *Node) mdnsOptions(addr net.Addr) mdns.Options {
 // TXT role following the cluster's master. Off with [node] mdns = false;
 // a failure to announce is logged, never fatal: the board serves anyway.
 func (n *Node) runMDNS(ctx context.Context, addr net.Addr) {
-	if !n.cfg.Node.MDNSOn() {
+	if !n.boot.mdns {
 		return
 	}
 	r, err := mdns.New(n.mdnsOptions(addr))
@@ -39,7 +39,7 @@ func (n *Node) runMDNS(ctx context.Context, addr net.Addr) {
 		return
 	}
 	role := func(v state.View) string {
-		if v.Master == n.cfg.Node.Name {
+		if v.Master == n.boot.state.Name {
 			return "master"
 		}
 		return "follower"

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/buildinfo"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/node/mqtt"
 	"github.com/ews-firmware/ews/node/rules"
@@ -39,56 +36,37 @@ type automation struct {
 	rules   *rules.Engine
 }
 
-// newAutomation reads the secrets automation needs; nil when the config has
-// neither [mqtt] nor [[rule]]. door is the node's whole HTTP surface; devices
-// and cluster are what the bridge publishes and the engine watches.
-// clusterTLS is this board's TLS client config (nil with TLS off): an
-// mqtts:// broker without mqtt.ca_file is checked against its CA.
-func newAutomation(cfg *config.Config, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster, clusterTLS *tls.Config) (*automation, error) {
-	if cfg.MQTT == nil && len(cfg.Rules) == 0 {
+// newAutomation builds the bridge and the engine of b.auto (configmap.go
+// read their secrets); nil when the config has neither [mqtt] nor
+// [[rule]]. door is the node's whole HTTP surface; devices and cluster are
+// what the bridge publishes and the engine watches. clusterTLS is this
+// board's TLS client config (nil with TLS off): an mqtts:// broker without
+// mqtt.ca_file is checked against its CA.
+func newAutomation(b *boot, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster, clusterTLS *tls.Config) (*automation, error) {
+	c := b.auto
+	if !c.on {
 		return nil, nil
 	}
-	token := ""
-	if cfg.HTTP.Auth == "token" {
-		token = cfg.HTTP.Token
-		if token == "" {
-			b, err := os.ReadFile(cfg.HTTP.TokenFile)
-			if err != nil {
-				return nil, config.Errors{cfg.Errorf("http.token_file", "automation: %v", err)}
-			}
-			token = strings.TrimSpace(string(b))
-		}
-	}
-	actor := actuate.NewDoor(door, token)
+	actor := actuate.NewDoor(door, c.token)
 	a := &automation{log: log, kick: make(chan struct{}, 1)}
-	if m := cfg.MQTT; m != nil {
-		u, err := m.BrokerURL()
-		if err != nil {
-			return nil, config.Errors{cfg.Errorf("mqtt.broker", "%v", err)}
-		}
-		pass, err := m.Password()
-		if err != nil {
-			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%v", err)}
-		}
-		if m.PasswordFile != "" && pass == "" {
-			return nil, config.Errors{cfg.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", m.PasswordFile)}
-		}
-		var tc *tls.Config
-		if m.Secure() {
-			if tc, err = mqtt.ClientTLS(mqtt.TLSFiles{CAFile: m.CAFile, CertFile: m.CertFile, KeyFile: m.KeyFile}, clusterTLS); err != nil {
+	if c.mqtt != nil {
+		o := *c.mqtt
+		if c.tls != nil {
+			tc, err := mqtt.ClientTLS(*c.tls, clusterTLS)
+			if err != nil {
 				key := "mqtt.ca_file"
 				if fe := (*mqtt.FileError)(nil); errors.As(err, &fe) {
 					key = "mqtt." + fe.Key
 				}
-				return nil, config.Errors{cfg.Errorf(key, "%v", err)}
+				return nil, b.cite(key, err)
 			}
+			o.TLS = tc
 		}
-		a.bridge = &mqtt.Options{Broker: u, TLS: tc, CAFile: m.CAFile, User: m.User, Password: pass,
-			Topics:    mqtt.Topics{Prefix: m.Prefix, Discovery: m.DiscoveryPrefix},
-			Discovery: m.Discovery, Version: buildinfo.Version, Source: clusterSource{devices, cluster}, Actor: actor, Logger: log}
+		o.Version, o.Source, o.Actor, o.Logger = buildinfo.Version, clusterSource{devices, cluster}, actor, log
+		a.bridge = &o
 	}
-	if rs := ruleList(cfg); len(rs) > 0 {
-		a.engine = &rules.Options{Rules: rs, Actor: actor, Devices: devices, Logger: log}
+	if len(c.rules) > 0 {
+		a.engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: devices, Logger: log}
 	}
 	return a, nil
 }

@@ -39,7 +39,7 @@ func TestAutomationMQTTTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := newAutomation(cfg, testutil.Logger(), http.NotFoundHandler(), nil, nil, cluster)
+			a, err := newAutomation(bootOf(t, cfg), testutil.Logger(), http.NotFoundHandler(), nil, nil, cluster)
 			if c.errKey != "" {
 				var es config.Errors
 				if !errors.As(err, &es) || len(es) != 1 || es[0].Key != c.errKey || !strings.Contains(es[0].Error(), "/boot/ews.toml:5") {

@@ -24,15 +24,10 @@ func (n *Node) backupRoutes(mux *http.ServeMux) {
 // backupOptions maps the boot config: its file, the lines of its inline
 // secrets and the cluster's identity.
 func (n *Node) backupOptions() backup.Options {
-	o := backup.Options{Name: n.cfg.Node.Name, ConfigPath: n.cfg.Path, Secrets: map[string]int{},
-		Cluster: backup.Cluster{Peers: n.cfg.Cluster.Peers}}
-	for _, k := range []string{"cluster.key", "http.token"} {
-		if l := n.cfg.Lines[k]; l > 0 {
-			o.Secrets[k] = l
-		}
-	}
-	if key, err := n.cfg.ClusterKey(); err == nil {
-		o.Cluster.KeyID = backup.KeyID(key)
+	o := backup.Options{Name: n.boot.state.Name, ConfigPath: n.boot.file, Secrets: map[string]int{},
+		Cluster: backup.Cluster{Peers: n.boot.peerList, KeyID: backup.KeyID(n.boot.clusterKey)}}
+	for k, l := range n.boot.secretLines {
+		o.Secrets[k] = l
 	}
 	return o
 }
@@ -40,8 +35,8 @@ func (n *Node) backupOptions() backup.Options {
 // seedPath is where `ews cluster restore` leaves this board's remembered
 // outputs: beside the boot config. "" without a config file.
 func (n *Node) seedPath() string {
-	if n.cfg.Path == "" {
+	if n.boot.file == "" {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(n.cfg.Path), backup.OutputsFile)
+	return filepath.Join(filepath.Dir(n.boot.file), backup.OutputsFile)
 }

@@ -99,8 +99,8 @@ func (b BoardInfo) anonymous() BoardInfo {
 func (n *Node) boardInfo() BoardInfo {
 	v := n.cluster.Snapshot()
 	b := BoardInfo{
-		Name:      n.cfg.Node.Name,
-		Gossip:    n.cfg.Node.Gossip,
+		Name:      n.boot.state.Name,
+		Gossip:    n.boot.state.Gossip,
 		Advertise: n.local.HTTPAddr(),
 		PID:       os.Getpid(),
 		Started:   n.started,

@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/state"
 )
 
 // boardAddrs is where the cluster's boards connect from on plain HTTP: the
@@ -20,15 +20,10 @@ type boardAddrs struct {
 	anyone bool
 }
 
-// resolveBoards finds the boards' addresses of cfg (loopback ones too: on
-// loopback the boards are the test's or the demo's own processes).
-func resolveBoards(cfg *config.Config, log *slog.Logger) boardAddrs {
+// resolveBoards finds the addresses of the boards ps (loopback ones too:
+// on loopback the boards are the test's or the demo's own processes).
+func resolveBoards(ps []state.Peer, log *slog.Logger) boardAddrs {
 	b := boardAddrs{ips: map[netip.Addr]bool{}}
-	ps, err := cfg.Peers()
-	if err != nil {
-		b.anyone = true
-		return b
-	}
 	for _, p := range ps {
 		host, _, _ := net.SplitHostPort(p.Addr)
 		if a, err := netip.ParseAddr(host); err == nil {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/dispatch"
 )
@@ -21,16 +20,16 @@ import (
 // defaultSSEPerClient is [http] sse_per_client when unset.
 const defaultSSEPerClient = 8
 
-func ssePerClient(cfg *config.Config) int {
-	if cfg.HTTP.SSEPerClient > 0 {
-		return cfg.HTTP.SSEPerClient
+func ssePerClient(set int) int {
+	if set > 0 {
+		return set
 	}
 	return defaultSSEPerClient
 }
 
 // peerStreams is the places of the boards' stream: four per board (one
 // stream each, plus reconnections overlapping the old stream's end).
-func peerStreams(cfg *config.Config) int { return max(4*len(cfg.Cluster.Peers), 8) }
+func peerStreams(boards int) int { return max(4*boards, 8) }
 
 // signPeer adds this board's peer mark for board to a stream request
 // (devsync.Options.Sign).
@@ -54,7 +53,7 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
 			return true
 		}
 	}
-	err := n.marker.VerifyPeer(r, n.cfg.Node.Name)
+	err := n.marker.VerifyPeer(r, n.boot.state.Name)
 	if err == nil {
 		return true
 	}
@@ -77,7 +76,7 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // peerAddr reports whether a is a configured peer's non-loopback address.
-func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.cfg)[a] }
+func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.state.Peers)[a] }
 
 func (n *Node) legacyPeer(a netip.Addr) {
 	if _, seen := n.legacyPeers.LoadOrStore(a, true); !seen {

@@ -69,15 +69,13 @@ func (l *local) HTTPAddr() string {
 	if a == nil {
 		return ""
 	}
-	gossip := l.n.cfg.Node.Gossip
-	if peers, err := l.n.cfg.Peers(); err == nil {
-		for _, p := range peers {
-			if p.Name == l.n.cfg.Node.Name {
-				gossip = p.Addr
-			}
+	gossip := l.n.boot.state.Gossip
+	for _, p := range l.n.boot.state.Peers {
+		if p.Name == l.n.boot.state.Name {
+			gossip = p.Addr
 		}
 	}
-	return state.AdvertiseHTTP(l.n.cfg.Node.Advertise, gossip, a.String())
+	return state.AdvertiseHTTP(l.n.boot.state.Advertise, gossip, a.String())
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
@@ -95,8 +93,8 @@ func (n *Node) view() state.View {
 // monitored adds paper 003's monitoring table to the view: the response
 // times this master probed (rt_ms) and the policy with its limits.
 func (n *Node) monitored(v state.View) state.View {
-	v.Policy = n.cfg.Sched.Policy
-	if v.Policy == "integrated" || len(n.cfg.Sched.Proximity) > 0 {
+	v.Policy = n.boot.sched.Policy
+	if v.Policy == "integrated" || len(n.boot.sched.Proximity) > 0 {
 		v.Limits = sched.NewIntegrated(n.boot.sched.Integrated).Limits()
 	}
 	if v.Master != v.Self {

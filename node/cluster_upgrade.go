@@ -104,13 +104,13 @@ func (n *Node) serveRolloutStatus(w http.ResponseWriter, r *http.Request) {
 
 // bearer is the token this board presents to the others ("" with auth none).
 func (n *Node) bearer() (string, error) {
-	if n.cfg.HTTP.Auth != "token" {
+	if n.boot.auth.Mode != "token" {
 		return "", nil
 	}
-	if n.cfg.HTTP.Token != "" {
-		return n.cfg.HTTP.Token, nil
+	if n.boot.auth.Token != "" {
+		return n.boot.auth.Token, nil
 	}
-	b, err := os.ReadFile(n.cfg.HTTP.TokenFile)
+	b, err := os.ReadFile(n.boot.auth.TokenFile)
 	if err != nil {
 		return "", err
 	}
@@ -122,7 +122,7 @@ func (n *Node) bearer() (string, error) {
 // uploads it to the other boards one at a time (followers first, then the
 // master), waits for each to be back, and upgrades itself last.
 func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
-	if n.cfg.HTTP.Auth == "basic" {
+	if n.boot.auth.Mode == "basic" {
 		httpx.Error(w, http.StatusConflict, "node: a rolling upgrade from a board needs http.auth token or none (basic has no secret to show the other boards); use ews upgrade --token")
 		return
 	}
@@ -141,7 +141,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := n.view()
-	rv := rollout.View{Master: v.Master, Self: n.cfg.Node.Name}
+	rv := rollout.View{Master: v.Master, Self: n.boot.state.Name}
 	for _, b := range v.Nodes {
 		rv.Nodes = append(rv.Nodes, rollout.Board{Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Runstate: b.Runstate.String()})
 	}
@@ -166,7 +166,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		firmwareRefused(w, err)
 		return
 	}
-	order := rollout.Order(rv, n.cfg.Node.Name)
+	order := rollout.Order(rv, n.boot.state.Name)
 	names := make([]string, len(order))
 	for i, b := range order {
 		names[i] = b.Name
@@ -222,6 +222,6 @@ func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token
 		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
 		return errors.New("node: a restart was already under way")
 	}
-	n.rollout.step(n.cfg.Node.Name, "staged; restarting into it last")
+	n.rollout.step(n.boot.state.Name, "staged; restarting into it last")
 	return nil
 }

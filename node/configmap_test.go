@@ -1,6 +1,8 @@
 package node
 
 import (
+	"testing"
+
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -26,4 +28,14 @@ func parseAllConfig(path string, data []byte) (*config.Config, config.Errors) {
 	errs = append(errs, CheckConfig(cfg)...)
 	errs.Sort()
 	return cfg, errs
+}
+
+// bootOf is mapConfig of cfg, for tests that build a Node by hand.
+func bootOf(t *testing.T, cfg *config.Config) *boot {
+	t.Helper()
+	b, err := mapConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -22,11 +22,8 @@ import (
 // simulated board, a dev machine, tests) it is kept in memory: `ews demo`
 // and tests never write /var/lib/ews.
 func (n *Node) historyOptions() history.Options {
-	h := n.cfg.History
-	o := history.Options{
-		Flush: h.Flush.Duration, Full: h.Full.Duration, Keep: h.Keep.Duration, Resolution: h.Resolution.Duration,
-		MaxBytes: int64(h.MaxMB) << 20, Registerer: n.reg, Logger: n.log,
-	}
+	o := n.boot.history
+	o.Registerer, o.Logger = n.reg, n.log
 	if dir := n.stateDir(); dir != "" {
 		o.Dir = filepath.Join(dir, "history")
 	}
@@ -68,11 +65,11 @@ func (n *Node) historyRoutes(work *http.ServeMux) {
 		Store:      n.hist,
 		Lookup:     n.lookupDevice,
 		Local:      n.devs.IsLocal,
-		RetryAfter: n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
-		Span:       n.cfg.History.Full.Duration,
+		RetryAfter: n.boot.state.TMax + n.boot.state.Heartbeat,
+		Span:       n.boot.history.Full,
 	})
 	var wrap func(http.Handler) http.Handler
-	if n.cfg.HTTP.ReadAuth {
+	if n.boot.readAuth {
 		wrap = n.auth.Require
 	}
 	h.Register(work, wrap)

@@ -79,5 +79,5 @@ func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.log.Warn("firmware staged, restarting into it", "sha256", m.SHA256, "from_version", m.FromVersion, "ready_within", m.ReadyWithin)
-	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "upgrading", "name": n.cfg.Node.Name, "sha256": m.SHA256, "from_version": m.FromVersion, "ready_within": m.ReadyWithin})
+	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "upgrading", "name": n.boot.state.Name, "sha256": m.SHA256, "from_version": m.FromVersion, "ready_within": m.ReadyWithin})
 }

@@ -14,7 +14,7 @@ import (
 // class and dispatches; elsewhere it passes requests to the master or runs
 // the ones the master marked for this board.
 func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
-	key, note, err := markKey(n.cfg)
+	key, note, err := markKey(n.boot)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		return nil, err
 	}
 	n.marker = marker
-	n.boardIPs = resolveBoards(n.cfg, n.log)
+	n.boardIPs = resolveBoards(n.boot.state.Peers, n.log)
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName
@@ -34,19 +34,19 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{auth: n.auth, readAuth: n.cfg.HTTP.ReadAuth, acct: n.acct},
+		Auth:          gate{auth: n.auth, readAuth: n.boot.readAuth, acct: n.acct},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
-		Mode:          n.cfg.Sched.Mode,
-		StickyCookie:  n.cfg.Sched.Sticky == sched.StickyCookie,
-		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
-		AssignTTL:     assignTTL(n.cfg.Sched.Assign.Duration),
-		Capacity:      n.cfg.Node.Capacity,
+		Mode:          n.boot.mode,
+		StickyCookie:  n.boot.sched.Sticky == sched.StickyCookie,
+		RedirectHold:  n.boot.state.Heartbeat,
+		AssignTTL:     assignTTL(n.boot.assign),
+		Capacity:      n.boot.state.Capacity,
 		Serving:       func() bool { return (&local{n: n}).Runstate() == state.Running }, // what its report says: health, not stopping
-		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
-		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
-		MaxBody:       n.cfg.HTTP.MaxBody,
-		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.cfg.CGI.Timeout.Duration + 5*time.Second, TLS: n.sec.client}),
+		MasterWait:    n.boot.state.TMax + n.boot.state.Heartbeat,
+		ReplayMax:     min(n.boot.maxBody, dispatch.DefaultReplayMax),
+		MaxBody:       n.boot.maxBody,
+		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.cgi.Timeout + 5*time.Second, TLS: n.sec.client}),
 		Scheme:        n.sec.scheme(),
 		PeerName:      peer,
 		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },

@@ -19,21 +19,21 @@ import (
 // for a redirector that only sends clients to HTTPS.
 func (n *Node) listen() (net.Listener, *redirector, error) {
 	if !n.sec.on() {
-		ln, err := Listen(n.cfg.Node.HTTP)
+		ln, err := Listen(n.boot.state.HTTP)
 		if err != nil {
 			return nil, nil, err
 		}
 		return httpx.SlowHeadListener(n.perClient(ln, false), nil, n.set.timeouts.ReadHeader), nil, nil
 	}
-	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
+	raw, err := listenKey(n.boot.https, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
 	ln := httpx.SlowHeadListener(n.perClient(raw, true), n.sec.server, n.set.timeouts.ReadHeader)
-	if !n.cfg.HTTP.HTTPRedirect {
+	if !n.boot.redirect {
 		return ln, nil, nil
 	}
-	pl, err := Listen(n.cfg.Node.HTTP)
+	pl, err := Listen(n.boot.state.HTTP)
 	if err != nil {
 		ln.Close()
 		return nil, nil, err

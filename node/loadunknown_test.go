@@ -55,7 +55,7 @@ func TestMonitoredView(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := config.DefaultConfig()
 			cfg.Sched.Policy = c.policy
-			n := &Node{cfg: &cfg, system: &system{}}
+			n := &Node{system: &system{boot: bootOf(t, &cfg)}}
 			n.rt.observe("ews1", 500*time.Microsecond)
 			n.rt.observe("ews2", 12250*time.Microsecond)
 			v := n.monitored(state.View{Master: "ews1", Self: c.self, Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}})

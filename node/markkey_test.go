@@ -15,13 +15,14 @@ func TestMarkKey(t *testing.T) {
 		c.Cluster.Insecure = key == ""
 		return &c
 	}
+	mk := func(c *config.Config) ([]byte, string, error) { return markKey(bootOf(t, c)) }
 	k1 := config.NewKey()
-	a, noteA, err := markKey(withKey(k1))
+	a, noteA, err := mk(withKey(k1))
 	if err != nil || noteA != "" || len(a) != 32 {
 		t.Fatalf("cluster key: %d bytes, note %q, %v", len(a), noteA, err)
 	}
-	b, _, _ := markKey(withKey(k1))
-	c, _, _ := markKey(withKey(config.NewKey()))
+	b, _, _ := mk(withKey(k1))
+	c, _, _ := mk(withKey(config.NewKey()))
 	if !bytes.Equal(a, b) || bytes.Equal(a, c) {
 		t.Fatal("mark key is not a function of the cluster key")
 	}
@@ -29,14 +30,14 @@ func TestMarkKey(t *testing.T) {
 	if bytes.Equal(a, raw) {
 		t.Fatal("mark key equals the gossip key")
 	}
-	i1, note, err := markKey(withKey(""))
-	i2, _, _ := markKey(withKey(""))
+	i1, note, err := mk(withKey(""))
+	i2, _, _ := mk(withKey(""))
 	if err != nil || note == "" || !bytes.Equal(i1, i2) {
 		t.Fatalf("insecure: note %q, equal %v, %v", note, bytes.Equal(i1, i2), err)
 	}
 	sa := config.DefaultConfig()
-	s1, _, err := markKey(&sa)
-	s2, _, _ := markKey(&sa)
+	s1, _, err := mk(&sa)
+	s2, _, _ := mk(&sa)
 	if err != nil || len(s1) != 32 || bytes.Equal(s1, s2) {
 		t.Fatalf("standalone key: want random 32 bytes (%v)", err)
 	}

@@ -39,7 +39,7 @@ func (m *master) follow(v state.View) {
 		m.d = d
 		m.update()
 		m.front.SetDispatcher(d)
-		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
+		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.boot.sched.Policy)
 		m.n.auto.start()
 	case isMaster:
 		m.update()

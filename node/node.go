@@ -45,7 +45,6 @@ func DefaultTimeouts() Timeouts {
 // the board's components are its system, built once by New (system.go).
 type Node struct {
 	*system
-	cfg     *config.Config
 	log     *slog.Logger
 	set     settings     // what the Options chose
 	handler http.Handler // the whole HTTP surface
@@ -80,18 +79,24 @@ func WithExecutable(path string) Option { return func(s *settings) { s.exe = pat
 
 // New builds a node from a validated config. It opens nothing yet that
 // another process could notice and starts no goroutine; Run listens and
-// starts the components.
+// starts the components. The config is read here only, by the mapping
+// onto every package's options (configmap.go); a problem any package
+// finds in it is config.Errors, with file, line and key.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, log: log, set: settings{timeouts: DefaultTimeouts()},
+	b, err := mapConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()},
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
 		o(&n.set)
 	}
 	n.bin.path = n.set.exe
-	if err := n.build(); err != nil {
+	if err := n.build(b); err != nil {
 		n.life.close()
 		return nil, err
 	}
@@ -190,7 +195,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "watchdog", wd)
 	n.life.start(ctx, "supervise", n.helpers)
 	wd.Ready()
-	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
+	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), ln.Addr().String(), "config", n.boot.file)
 	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/announce.go)
 	releaseStartGarbage()     // issue 27: idle RSS (node/memory.go)
 
@@ -211,8 +216,8 @@ func (n *Node) Run(ctx context.Context) error {
 	wd.Stopping()
 	// Hand mastership over first, so peers take over while we drain.
 	n.cluster.Shutdown()
-	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
-	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
+	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.boot.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), n.boot.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		n.log.Warn("in-flight requests cut at shutdown timeout", "err", err)

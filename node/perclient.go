@@ -4,8 +4,8 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/state"
 )
 
 // perClient caps the connections of one client address on ln
@@ -14,19 +14,15 @@ import (
 // loopback (ews demo, tests) boards and clients share 127.0.0.1, and
 // exempting it would exempt everyone.
 func (n *Node) perClient(ln net.Listener, tls bool) net.Listener {
-	peers := peerIPs(n.cfg)
-	return httpx.LimitPerClient(ln, n.cfg.HTTP.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+	peers := peerIPs(n.boot.state.Peers)
+	return httpx.LimitPerClient(ln, n.boot.maxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
 }
 
 // peerIPs is the set of the configured peers' literal, non-loopback IP
 // addresses (cluster.peers): where the boards' own connections come from
 // on a LAN.
-func peerIPs(cfg *config.Config) map[netip.Addr]bool {
+func peerIPs(ps []state.Peer) map[netip.Addr]bool {
 	peers := map[netip.Addr]bool{}
-	ps, err := cfg.Peers()
-	if err != nil {
-		return peers
-	}
 	for _, p := range ps {
 		host, _, _ := net.SplitHostPort(p.Addr)
 		if a, err := netip.ParseAddr(host); err == nil && !a.Unmap().IsLoopback() {

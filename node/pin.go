@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -14,13 +14,13 @@ import (
 // (through any master, after a takeover too) reaches the board that holds
 // the first result: the action runs at most once (invariant 5).
 func (n *Node) pin() func(r *http.Request) string {
-	byDevice := pinByDevice(n.cfg.Devices)
-	peers, _ := n.cfg.Peers()
+	byDevice := pinByDevice(n.boot.hal.Devices)
+	peers := n.boot.state.Peers
 	names := make([]string, len(peers))
 	for i, p := range peers {
 		names[i] = p.Name
 	}
-	self := n.cfg.Node.Name
+	self := n.boot.state.Name
 	return func(r *http.Request) string {
 		if strings.HasPrefix(r.URL.Path, "/api/users") { // issue 24: the users store is written by the master
 			if m, _, ok := n.cluster.Master(); ok && m != "" {
@@ -42,7 +42,7 @@ func (n *Node) pin() func(r *http.Request) string {
 // to the board the device is wired to (its `node`; "any" runs anywhere).
 // Other paths and unknown devices are not pinned (an unknown device gets
 // its 404 from whichever board runs it).
-func pinByDevice(devices []config.Device) func(*http.Request) string {
+func pinByDevice(devices []hal.DeviceSpec) func(*http.Request) string {
 	nodes := make(map[string]string, len(devices))
 	for _, d := range devices {
 		nodes[d.Name] = d.Node

@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -17,7 +18,7 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin := (&Node{cfg: cfg}).pin()
+	pin := (&Node{system: &system{boot: bootOf(t, cfg)}}).pin()
 	req := func(method, path, key string) string {
 		r := httptest.NewRequest(method, path, nil)
 		if key != "" {
@@ -52,7 +53,7 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 }
 
 func TestPinByDevice(t *testing.T) {
-	pin := pinByDevice([]config.Device{{Name: "relay1", Node: "ews2"}, {Name: "bus", Node: "any"}})
+	pin := pinByDevice([]hal.DeviceSpec{{Name: "relay1", Node: "ews2"}, {Name: "bus", Node: "any"}})
 	tests := []struct{ path, want string }{
 		{"/api/devices/relay1", "ews2"},
 		{"/api/devices/relay1/toggle", "ews2"},

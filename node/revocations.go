@@ -35,7 +35,7 @@ func (n *Node) revocationsPath() string {
 	if dir := n.stateDir(); dir != "" {
 		return filepath.Join(dir, "revoked.json")
 	}
-	p := n.cfg.Path
+	p := n.boot.file
 	if !filepath.IsAbs(p) || strings.HasPrefix(filepath.Clean(p), "/boot/") {
 		return ""
 	}

@@ -15,14 +15,14 @@ import (
 // queue through the front door build made.
 func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.cfg.Node.Name})
+		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.boot.state.Name})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !n.Ready() {
 			httpx.Unavailable(w, 0, "not ready")
 			return
 		}
-		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.cfg.Node.Name})
+		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.boot.state.Name})
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
@@ -52,7 +52,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 
 // readAuth asks for credentials before h with [http] read_auth (issue 23, M2).
 func (n *Node) readAuth(h http.Handler) http.Handler {
-	if !n.cfg.HTTP.ReadAuth {
+	if !n.boot.readAuth {
 		return h
 	}
 	return n.auth.Require(h)
@@ -79,10 +79,10 @@ func (n *Node) work() http.Handler {
 // page cost K pages: requests of different weights for the request-class
 // paper's experiment (004). Boards without [sim] ignore it.
 func (n *Node) pageCost(next http.Handler) http.Handler {
-	if n.cfg.Sim == nil || n.cfg.Sim.PageLatency.Duration <= 0 {
+	d := n.boot.pageLatency // at the board's [sim] speed
+	if d <= 0 {
 		return next
 	}
-	d := n.cfg.Sim.Scaled(n.cfg.Sim.PageLatency.Duration) // [sim] speed
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t := time.NewTimer(time.Duration(float64(d) * simCost(r) * n.sim.Slowdown(time.Now()))) // busy: slower
 		select {

@@ -78,17 +78,16 @@ func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool 
 		n.devs.Release()
 		return false
 	}
-	c := n.cfg.Cluster
 	o := restore.Options{
-		Self:    n.cfg.Node.Name,
+		Self:    n.boot.state.Name,
 		Devices: n.devs,
 		Peers:   func() []string { return nil },
-		Master:  func() string { return n.cfg.Node.Name }, // standalone: nobody to wait for
+		Master:  func() string { return n.boot.state.Name }, // standalone: nobody to wait for
 		Offers:  func() map[string][]hal.Snapshot { return nil },
 		Seed:    seed,
 		Local:   local,
-		Settle:  c.TMax.Duration + 2*c.Heartbeat.Duration,
-		Wait:    max(5*time.Second, 2*c.TMax.Duration+time.Second),
+		Settle:  n.boot.state.TMax + 2*n.boot.state.Heartbeat,
+		Wait:    max(5*time.Second, 2*n.boot.state.TMax+time.Second),
 		OnRestore: func(s hal.Snapshot, from string) {
 			n.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
 		},
@@ -122,7 +121,7 @@ func (n *Node) localOutputsPath() string {
 func (n *Node) own(list []hal.Snapshot) []hal.Snapshot {
 	var out []hal.Snapshot
 	for _, s := range list {
-		if s.Node == n.cfg.Node.Name {
+		if s.Node == n.boot.state.Name {
 			out = append(out, s)
 		}
 	}
@@ -134,7 +133,7 @@ func (n *Node) own(list []hal.Snapshot) []hal.Snapshot {
 func (n *Node) livePeers() []string {
 	var out []string
 	for _, b := range n.cluster.Boards() {
-		if b.Name != n.cfg.Node.Name && b.HTTP != "" && b.Runstate != state.Down {
+		if b.Name != n.boot.state.Name && b.HTTP != "" && b.Runstate != state.Down {
 			out = append(out, b.Name)
 		}
 	}

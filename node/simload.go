@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -25,7 +24,7 @@ type loadSource interface{ Load() state.Load }
 //
 // Slowdown is 1/(1-bg): a request gets the cpu the background leaves.
 type simLoad struct {
-	cfg      config.Sim
+	cfg      simProfile
 	start    time.Time
 	now      func() time.Time
 	inFlight func() int
@@ -37,7 +36,18 @@ type simLoad struct {
 	lastDone uint64
 }
 
-func newSimLoad(cfg config.Sim, inFlight func() int, done func() uint64) *simLoad {
+// simProfile is how one simulated board differs from the others ([sim],
+// mapped by configmap.go); a zero field takes the default in Load.
+type simProfile struct {
+	CPUMHz, MemMB                 float64 // capacity it reports
+	BaseCPU, ReqCPU, BusyCPU      float64 // cpu shares: background, one request in flight, while busy
+	BaseMemMB, RequestMB          float64 // memory in use idle, and per request in flight
+	DiskUsed, Jitter              float64 // share of disk in use; ± background cpu noise
+	BusyAfter, BusyFor, BusyEvery time.Duration
+	Seed                          uint64 // of the noise
+}
+
+func newSimLoad(cfg simProfile, inFlight func() int, done func() uint64) *simLoad {
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = 1
@@ -56,11 +66,11 @@ func or(v, def float64) float64 {
 // background is the cpu share taken by other work at now, without jitter.
 func (s *simLoad) background(now time.Time) float64 {
 	c := &s.cfg
-	if t := now.Sub(s.start) - c.BusyAfter.Duration; c.BusyFor.Duration > 0 && t >= 0 {
-		if c.BusyEvery.Duration > 0 {
-			t %= c.BusyEvery.Duration
+	if t := now.Sub(s.start) - c.BusyAfter; c.BusyFor > 0 && t >= 0 {
+		if c.BusyEvery > 0 {
+			t %= c.BusyEvery
 		}
-		if t < c.BusyFor.Duration {
+		if t < c.BusyFor {
 			return or(c.BusyCPU, 0.9)
 		}
 	}

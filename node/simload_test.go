@@ -4,8 +4,6 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // A simulated board reports what its settings and its own linknum imply.
@@ -13,8 +11,8 @@ func TestSimLoad(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	now := t0
 	inflight, done := 0, uint64(0)
-	cfg := config.Sim{CPUMHz: 2000, MemMB: 256, BaseCPU: 0.1, ReqCPU: 0.25, BaseMemMB: 64, RequestMB: 16,
-		BusyAfter: config.D(10 * time.Second), BusyFor: config.D(10 * time.Second), BusyCPU: 0.8}
+	cfg := simProfile{CPUMHz: 2000, MemMB: 256, BaseCPU: 0.1, ReqCPU: 0.25, BaseMemMB: 64, RequestMB: 16,
+		BusyAfter: 10 * time.Second, BusyFor: 10 * time.Second, BusyCPU: 0.8}
 	s := newSimLoad(cfg, func() int { return inflight }, func() uint64 { return done })
 	s.start, s.now = t0, func() time.Time { return now }
 	steps := []struct {
@@ -44,7 +42,7 @@ func TestSimLoad(t *testing.T) {
 		}
 	}
 	// busy_every repeats the window: busy at 10-12 s, 15-17 s, 20-22 s
-	s.cfg.BusyFor, s.cfg.BusyEvery = config.D(2*time.Second), config.D(5*time.Second)
+	s.cfg.BusyFor, s.cfg.BusyEvery = 2*time.Second, 5*time.Second
 	for _, c := range []struct {
 		at   time.Duration
 		busy bool

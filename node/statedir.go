@@ -8,11 +8,11 @@ import "os"
 // it exists (the package creates it). "" otherwise (a simulated board, a
 // dev machine, tests): the demo and tests never write /var/lib/ews.
 func (n *Node) stateDir() string {
-	dir := n.cfg.Node.StateDir
+	dir := n.boot.stateDir
 	if dir == "" {
 		return ""
 	}
-	if _, set := n.cfg.Lines["node.state_dir"]; set {
+	if n.boot.stateDirSet {
 		return dir
 	}
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.boot.simulated {

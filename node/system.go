@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/hal"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
@@ -72,17 +71,13 @@ type system struct {
 // what it opens (devices, hubs) is closed by n.life. Callbacks between
 // components (a logout told on the local stream, a mirrored change on
 // /events) are wired here, each in one line.
-func (n *Node) build() error {
-	cfg, log := n.cfg, n.log
-	s := &system{reg: promx.NewRegistry()}
+func (n *Node) build(b *boot) error {
+	log := n.log
+	s := &system{boot: b, reg: promx.NewRegistry()}
 	n.system = s
 	s.metrics = newMetrics(s.reg)
 	var err error
-	if s.boot, err = mapConfig(cfg); err != nil {
-		return err
-	}
-	b := s.boot
-	if s.sec, err = openSecurity(cfg, log); err != nil {
+	if s.sec, err = openSecurity(b, log); err != nil {
 		return err
 	}
 
@@ -92,8 +87,8 @@ func (n *Node) build() error {
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	s.load = sampler
-	if cfg.Sim != nil {
-		s.sim = newSimLoad(*cfg.Sim, s.local.InFlight, s.local.Completed)
+	if b.sim != nil {
+		s.sim = newSimLoad(*b.sim, s.local.InFlight, s.local.Completed)
 		s.load = s.sim
 	}
 	sc := b.state
@@ -111,16 +106,16 @@ func (n *Node) build() error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror. A third streams the log.
-	s.hub = events.New(events.Options{Logger: log, MaxClients: cfg.HTTP.SSEClients, MaxPerClient: ssePerClient(cfg)})
-	s.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(cfg)}) // boards only (boardstream.go)
+	s.hub = events.New(events.Options{Logger: log, MaxClients: b.sseClients, MaxPerClient: ssePerClient(b.ssePerClient)})
+	s.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(len(b.state.Peers))}) // boards only (boardstream.go)
 	s.logHub = openLogs(n.set.logs, &n.life)
 	n.life.onClose(s.hub.Close)
 	n.life.onClose(s.localHub.Close)
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if s.devs, err = hal.New(b.hal, hal.Options{Registerer: s.reg, Logger: log, Poll: config.DefaultPoll}); err != nil {
-		return deviceErrors(cfg, err)
+	if s.devs, err = hal.New(b.hal, hal.Options{Registerer: s.reg, Logger: log, Poll: b.poll}); err != nil {
+		return b.citeDevices(err)
 	}
 	devs := s.devs
 	n.life.onClose(func() {
@@ -140,19 +135,19 @@ func (n *Node) build() error {
 		OnFail:   func(f auth.Failure) { s.localHub.Publish("authfail", f) }, // counted cluster-wide (devices.go)
 		Users:    authUsers{s.acct.store}, SessionInfo: s.acct.sessionInfo,   // issue 24
 	}); err != nil {
-		return config.Errors{cfg.Errorf(AuthKey(cfg), "%v", err)}
+		return b.cite(b.authKey, err)
 	}
 	s.revoked = n.openRevocations(s.auth) // logouts kept across restarts (revocations.go)
 	s.creds.Store(s.auth.Fingerprint(sc.Key))
-	if cfg.HTTP.Auth == "none" {
+	if b.auth.Mode == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
-	s.api = devapi.New(devs, s.auth, devapi.Options{ReadAuth: cfg.HTTP.ReadAuth, Logger: log, List: n.deviceList, Registerer: s.reg,
+	s.api = devapi.New(devs, s.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: s.reg,
 		OnClaim: func(c devapi.Claim) { s.localHub.Publish("idempotency", c) }})
-	if s.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: s.auth.User}); err != nil {
-		return config.Errors{cfg.Errorf("cgi.user", "%v", err)}
+	if s.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.state.Name, User: s.auth.User}); err != nil {
+		return b.cite("cgi.user", err)
 	}
 	s.hub.Snapshot("cluster", func() any { return n.view() })
 	s.hub.Snapshot("devices", func() any { return n.deviceList() })
@@ -160,10 +155,10 @@ func (n *Node) build() error {
 	s.localHub.Snapshot("devices", func() any { return devs.Local() })
 	s.localHub.Snapshot("revoked", func() any { return s.auth.Revoked() })
 	s.localHub.Snapshot("users", func() any { return s.acct.store.Sealed() }) // issue 24: the users store, sealed
-	if !cfg.Standalone() {
+	if !b.state.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		s.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log, Sign: n.signPeer,
+		s.mirror = devsync.New(b.state.Name, n.peerHTTP, devsync.Options{TLS: s.sec.client, Logger: log, Sign: n.signPeer,
 			OnChange: func(d hal.Snapshot) { s.hub.Publish("device", d); s.auto.observe(d) },
 			OnEvent:  n.remoteEvent})
 	}
@@ -185,7 +180,7 @@ func (n *Node) build() error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if s.auto, err = newAutomation(cfg, log, n.actorDoor(), n.deviceList, s.cluster, s.sec.client); err != nil { // issue 24: rules as admin (rule:N), MQTT as [mqtt] user
+	if s.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, s.cluster, s.sec.client); err != nil { // issue 24: rules as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
 	s.helpers = supervise.New(b.helpers, log)

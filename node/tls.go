@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -45,15 +44,9 @@ func (s *security) scheme() string {
 // from the cluster key (random, per cluster, never sent over HTTP), else
 // none: then auth makes a per-process one and sessions hold on this board
 // only.
-func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
+func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	var sec security
-	s, err := cfg.Security()
-	if err != nil {
-		if e, ok := err.(*config.Error); ok {
-			return sec, config.Errors{e}
-		}
-		return sec, err
-	}
+	s := b.security
 	for _, note := range s.Notes {
 		log.Warn(note)
 	}
@@ -62,7 +55,7 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 	}
 	sec.verify = s.Verify
 	if sec.session == nil {
-		if k, err := cfg.ClusterKey(); err == nil && len(k) > 0 {
+		if k := b.clusterKey; len(k) > 0 {
 			sec.session = k
 		}
 	}
@@ -85,8 +78,8 @@ func openSecurity(cfg *config.Config, log *slog.Logger) (security, error) {
 	cert := s.Cert // minted off the board (a board bundle)
 	if !s.Minted {
 		var err error
-		if cert, err = s.CA.Issue(cfg.Node.Name, s.Hosts); err != nil { // a version 2 bundle
-			return sec, config.Errors{cfg.Errorf("cluster.bundle_file", "%v", err)}
+		if cert, err = s.CA.Issue(b.state.Name, s.Hosts); err != nil { // a version 2 bundle
+			return sec, b.cite("cluster.bundle_file", err)
 		}
 	}
 	sec.ca, sec.cert = s.CA, cert

@@ -84,7 +84,7 @@ func under(path, dir string) bool { return path == dir || strings.HasPrefix(path
 // TestImportDirection checks the table of the README's Layout section:
 //
 //	cmd/ews → node → node/* (own Options/Config) ; node → internal/config
-//	internal/config → {state, sched, hal, vip}
+//	internal/config → internal/ leaves only (never state, sched, hal, vip)
 //	state, sched, hal, vip ↛ node, internal/config
 //	sched → state/row (leaf), never memberlist
 //
@@ -105,6 +105,9 @@ func TestImportDirection(t *testing.T) {
 				return under(p, mod+"/state") || under(p, mod+"/sched") || under(p, mod+"/hal") || under(p, mod+"/vip")
 			},
 			func(d string) bool { return under(d, nodeDir) || under(d, cfg) }},
+		{"the boot config is a leaf: it depends on internal/ packages only",
+			func(p string) bool { return p == cfg },
+			func(d string) bool { return under(d, mod) && !under(d, mod+"/internal") }},
 		{"the scheduler does not carry the gossip layer",
 			func(p string) bool { return under(p, mod+"/sched") || p == mod+"/state/row" },
 			func(d string) bool { return under(d, "github.com/hashicorp/memberlist") || d == mod+"/state" }},
