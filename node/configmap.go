@@ -24,7 +24,7 @@ import (
 // (docs/DESIGN.md, Wiring): internal/config reads the file into plain
 // types with their lines; this file builds state's, sched's, hal's, vip's
 // and node/*'s options from them, and runs each package's own validation
-// (configcheck.go), citing the file, line and key of what it refuses.
+// (configmap_check.go), citing the file, line and key of what it refuses.
 
 // stateConfig maps [node] and [cluster] onto the cluster's own
 // configuration, reading the key file. Errors name the key they come from.

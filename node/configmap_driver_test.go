@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
@@ -55,7 +56,10 @@ func TestRegisteredDriverValidatesAndOpens(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a config naming the registered driver is refused: %v", err)
 	}
-	ds, err := hal.New(halConfig(cfg), hal.Options{Board: hal.NewSimBoard()})
+	hc := halConfig(cfg)
+	var always time.Duration // max_age 0: every read reaches the driver, never a shared or recent one
+	hc.Devices[0].MaxAge = &always
+	ds, err := hal.New(hc, hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatal(deviceErrors(cfg, err))
 	}

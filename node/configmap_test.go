@@ -9,25 +9,12 @@ import (
 // parseConfig is what `ews run` refuses of a file: config.Parse, then the
 // checks of the packages the mapping feeds (CheckConfig).
 func parseConfig(path string, data []byte) (*config.Config, error) {
-	cfg, err := config.Parse(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if errs := CheckConfig(cfg); len(errs) > 0 {
-		return cfg, errs
-	}
-	return cfg, nil
+	return config.Parse(path, data, CheckConfig)
 }
 
 // parseAllConfig is config.ParseAll with CheckConfig's problems too.
 func parseAllConfig(path string, data []byte) (*config.Config, config.Errors) {
-	cfg, errs := config.ParseAll(path, data)
-	if cfg == nil {
-		return nil, errs
-	}
-	errs = append(errs, CheckConfig(cfg)...)
-	errs.Sort()
-	return cfg, errs
+	return config.ParseAll(path, data, CheckConfig)
 }
 
 // bootOf is mapConfig of cfg, for tests that build a Node by hand.

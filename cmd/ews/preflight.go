@@ -22,9 +22,6 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 			errs = append(errs, cfg.Errorf(node.AuthKey(cfg), "%v", err))
 		}
 	}
-	// what the packages the config maps onto refuse (the scheduler's
-	// policies, hal's drivers, the rule grammar, the virtual IP)
-	errs = append(errs, node.CheckConfig(cfg)...)
 	// kernel interfaces the devices need (pwmchip, w1, i2c, GPIO): warned,
 	// since check often runs off the board; run then fails naming the device
 	warns = append(warns, node.HardwareWarnings(cfg)...)
@@ -40,11 +37,12 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 	return errs, warns
 }
 
-// checkAll is what `config check` reports: every problem of the file, then
-// of the preflight, in line order, a key reported once. Everything run
-// refuses is here; a secret file missing on this machine as a warning.
+// checkAll is what `config check` reports: every problem of the file (its
+// own and those of the packages it maps onto: node.CheckConfig), then of
+// the preflight, in line order, a key reported once. Everything run refuses is here; a
+// secret file missing on this machine as a warning.
 func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
-	cfg, errs = config.LoadAll(path)
+	cfg, errs = config.LoadAll(path, node.CheckConfig)
 	if cfg == nil {
 		return nil, errs, nil
 	}

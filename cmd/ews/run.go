@@ -42,7 +42,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews run: %v\n", err)
 		return exitError
 	}
-	cfg, err := config.Load(p)
+	// the file, and what the packages it maps onto refuse, each with its line
+	cfg, err := config.Load(p, node.CheckConfig)
 	if err != nil {
 		printConfigError(stderr, err)
 		return exitError

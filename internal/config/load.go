@@ -30,20 +30,25 @@ func Find(explicit string) (string, error) {
 	return "", fmt.Errorf("config: no config file: set --config or $EWS_CONFIG, or create one of %s (try `ews config init`)", strings.Join(SearchPaths, ", "))
 }
 
-// Load reads, decodes and validates the file at path.
-func Load(path string) (*Config, error) {
+// Check is a validation of a parsed config by someone who knows more than
+// the file (the packages it is mapped onto: node.CheckConfig), run by
+// ParseAll after Validate; each problem carries its line (Errorf).
+type Check func(*Config) Errors
+
+// Load reads, decodes and validates the file at path, with checks.
+func Load(path string, checks ...Check) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(path, data)
+	return Parse(path, data, checks...)
 }
 
 // Parse decodes and validates a config held in memory; path names it in errors.
 // Unknown keys, wrong types and bad durations are refused with their line;
 // the error is Errors, every problem ParseAll finds.
-func Parse(path string, data []byte) (*Config, error) {
-	cfg, errs := ParseAll(path, data)
+func Parse(path string, data []byte, checks ...Check) (*Config, error) {
+	cfg, errs := ParseAll(path, data, checks...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -52,21 +57,21 @@ func Parse(path string, data []byte) (*Config, error) {
 
 // LoadAll reads the file at path and returns ParseAll of it; an unreadable
 // file is the one problem.
-func LoadAll(path string) (*Config, Errors) {
+func LoadAll(path string, checks ...Check) (*Config, Errors) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Errors{{File: path, Msg: err.Error()}}
 	}
-	return ParseAll(path, data)
+	return ParseAll(path, data, checks...)
 }
 
 // ParseAll decodes what it can of a config and returns it with every
 // problem, in line order: a TOML syntax error or duplicate key alone (the
 // parser cannot read on), else every unknown key, every value of the wrong
-// type and every rule Validate finds broken. cfg is nil only when the file
-// cannot be parsed; with problems it holds the defaults in place of the
-// bad values, for further checks.
-func ParseAll(path string, data []byte) (*Config, Errors) {
+// type, every rule Validate finds broken and every problem of checks. cfg
+// is nil only when the file cannot be parsed; with problems it holds the
+// defaults in place of the bad values, for further checks.
+func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
 	pos := positions(keyPositions(data))
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
@@ -98,7 +103,11 @@ func ParseAll(path string, data []byte) (*Config, Errors) {
 	cfg.Lines = keyLines(data)
 	cfg.fill()
 	shaped := errs
-	for _, e := range cfg.Validate() {
+	found := cfg.Validate()
+	for _, check := range checks {
+		found = append(found, check(&cfg)...)
+	}
+	for _, e := range found {
 		if !judged(shaped, e.Key) { // a value the shape check removed is judged once
 			errs = append(errs, e)
 		}
