@@ -2,6 +2,8 @@ package sched
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -16,8 +18,9 @@ func (e *FieldError) Error() string { return "sched: " + e.Field + ": " + e.Err.
 
 // Validate checks what only the scheduler knows: the policy is registered
 // and suits the config (its Check), sticky, order and headroom are values
-// it takes, and every class rule parses. It returns each problem, nil when
-// there is none; NewDispatcher refuses the same config.
+// it takes, every class rule parses, and the load models name resources
+// their formulas know, with finite values (baselines and limits above 0).
+// It returns each problem, nil when there is none.
 func (c Config) Validate() []*FieldError {
 	var errs []*FieldError
 	bad := func(field string, err error) {
@@ -44,5 +47,39 @@ func (c Config) Validate() []*FieldError {
 			}
 		}
 	}
+	for _, m := range []struct {
+		field string
+		model LoadModel
+		known modelKeys
+	}{
+		{"adaptive", c.Adaptive, modelKeys{[]string{"cpu", "mem", "net", "disk", "rt"}, []string{"cpu", "mem", "net", "disk"}, []string{"threshold", "cpu", "cpu_overload", "mem", "disk", "rt"}}},
+		{"integrated", c.Integrated, modelKeys{[]string{"cpu", "mem", "net", "disk", "rt"}, []string{"cpu", "mem", "net", "disk"}, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}}},
+		{"qsc", c.QSC, modelKeys{[]string{"cpu", "mem", "req", "net"}, nil, nil}},
+		{"socket", c.Socket, modelKeys{[]string{"cpu", "mem", "net", "disk"}, []string{"cpu", "mem", "net", "disk"}, nil}},
+	} {
+		m.model.validate(m.field, m.known, bad)
+	}
 	return errs
+}
+
+// modelKeys are the resources a policy's weights, baselines and limits know.
+type modelKeys struct{ weights, baselines, limits []string }
+
+// validate checks the keys and values of a load model: known resources,
+// finite non-negative numbers, baselines and limits above zero.
+func (m LoadModel) validate(field string, known modelKeys, bad func(string, error)) {
+	check := func(sub string, vals map[string]float64, known []string, positive bool) {
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
+			v := vals[k]
+			if !slices.Contains(known, k) {
+				bad(field+"."+sub, fmt.Errorf("unknown key %q; want one of %s", k, strings.Join(known, " ")))
+			}
+			if v != v || v < 0 || v > 1e9 || (positive && v == 0) {
+				bad(field+"."+sub+"."+k, fmt.Errorf("%v: want a finite number above %s", v, map[bool]string{true: "0", false: "or equal to 0"}[positive]))
+			}
+		}
+	}
+	check("weights", m.Weights, known.weights, false)
+	check("baselines", m.Baselines, known.baselines, true)
+	check("limits", m.Limits, known.limits, true)
 }

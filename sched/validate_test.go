@@ -24,6 +24,9 @@ func TestConfigValidate(t *testing.T) {
 		{"class rule", func(c *Config) {
 			c.Classes = []Class{{Name: "a", Match: []string{"*"}}, {Name: "b", Match: []string{"get /x"}}}
 		}, "class[1].match", "method must be upper case"},
+		{"unknown resource", func(c *Config) { c.Adaptive.Weights = map[string]float64{"gpu": 1} }, "adaptive.weights", `unknown key "gpu"; want one of cpu mem net disk rt`},
+		{"zero baseline", func(c *Config) { c.Socket.Baselines = map[string]float64{"mem": 0} }, "socket.baselines.mem", "want a finite number above 0"},
+		{"negative weight", func(c *Config) { c.QSC.Weights = map[string]float64{"req": -1} }, "qsc.weights.req", "above or equal to 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

@@ -102,15 +102,6 @@ func (c *Config) validateHTTP(bad func(string, string, ...any)) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func redact(u string) string {
 	name, _, _ := strings.Cut(u, ":")
 	return name + ":…"

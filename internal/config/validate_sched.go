@@ -3,13 +3,13 @@ package config
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 )
 
 // validateSched checks [sched] as plain values: numbers in range, names,
-// the load models' keys. The scheduler owns its policies, their
-// requirements, sticky, order, headroom and the class rules' grammar
-// (sched.Config.Validate, called by node's mapping of the config).
+// the proximity rules' boards. The scheduler owns its policies, their
+// requirements, sticky, order, headroom, the class rules' grammar and the
+// load models' resources (sched.Config.Validate, called by node's mapping
+// of the config).
 func (c *Config) validateSched(bad func(string, string, ...any)) {
 	s := c.Sched
 	if s.Assign.Duration < 0 {
@@ -45,10 +45,6 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 			bad(key+".weight", "%v: must not be negative", cl.Weight)
 		}
 	}
-	validateLoadModel("sched.adaptive", s.Adaptive, modelKeys{[]string{"cpu", "mem", "net", "disk", "rt"}, []string{"cpu", "mem", "net", "disk"}, []string{"threshold", "cpu", "cpu_overload", "mem", "disk", "rt"}}, bad)
-	validateLoadModel("sched.integrated", s.Integrated, modelKeys{[]string{"cpu", "mem", "net", "disk", "rt"}, []string{"cpu", "mem", "net", "disk"}, []string{"cpu", "cpu_overload", "mem", "disk", "rt"}}, bad)
-	validateLoadModel("sched.qsc", s.QSC, modelKeys{[]string{"cpu", "mem", "req", "net"}, nil, nil}, bad)
-	validateLoadModel("sched.socket", s.Socket, modelKeys{[]string{"cpu", "mem", "net", "disk"}, []string{"cpu", "mem", "net", "disk"}, nil}, bad)
 	for i, p := range s.Proximity {
 		key := fmt.Sprintf("sched.proximity[%d]", i)
 		if _, err := netip.ParsePrefix(p.CIDR); err != nil {
@@ -63,26 +59,4 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 			}
 		}
 	}
-}
-
-// modelKeys are the resources a policy's weights, baselines and limits know.
-type modelKeys struct{ weights, baselines, limits []string }
-
-// validateLoadModel checks the keys and values of a [sched.<policy>] load
-// model: known resources, finite non-negative numbers, baselines and
-// limits above zero.
-func validateLoadModel(key string, m LoadModel, known modelKeys, bad func(string, string, ...any)) {
-	check := func(sub string, vals map[string]float64, known []string, positive bool) {
-		for k, v := range vals {
-			if !contains(known, k) {
-				bad(key+"."+sub, "unknown key %q; want one of %s", k, strings.Join(known, " "))
-			}
-			if v != v || v < 0 || v > 1e9 || (positive && v == 0) {
-				bad(key+"."+sub+"."+k, "%v: want a finite number above %s", v, map[bool]string{true: "0", false: "or equal to 0"}[positive])
-			}
-		}
-	}
-	check("weights", m.Weights, known.weights, false)
-	check("baselines", m.Baselines, known.baselines, true)
-	check("limits", m.Limits, known.limits, true)
 }
