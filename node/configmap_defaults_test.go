@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -25,5 +26,14 @@ func TestConfigDefaultsAreThePackages(t *testing.T) {
 	want.Adaptive, want.Integrated, want.QSC, want.Socket = sc.Adaptive, sc.Integrated, sc.QSC, sc.Socket // empty models: the policies' own
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("sched defaults:\n got %+v\nwant %+v", sc, want)
+	}
+}
+
+// node.board's values are hal's, spelled in config too.
+func TestConfigBoardKindsAreHals(t *testing.T) {
+	for c, h := range map[string]string{config.BoardAuto: hal.BoardAuto, config.BoardSim: hal.BoardSim, config.BoardHost: hal.BoardHost} {
+		if c != h {
+			t.Errorf("config says %q, hal %q", c, h)
+		}
 	}
 }

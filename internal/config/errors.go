@@ -73,8 +73,9 @@ func (es Errors) Sort() {
 	})
 }
 
-// Errorf builds an Error for key, with the line it was written on. Packages
-// that check a config later (hal opening a pin) use it to point at the line.
+// Errorf builds an Error for key, with the line it was written on. What
+// checks the config later (node's mapping, for the packages it configures:
+// hal opening a pin, the scheduler's policies) uses it to point at the line.
 func (c *Config) Errorf(key, format string, args ...any) *Error {
 	line := 0
 	if c.Lines != nil {
