@@ -25,10 +25,14 @@ func CheckConfig(c *config.Config) config.Errors {
 		errs = append(errs, deviceError(c, e))
 	}
 	if c.Cluster.VIP != "" {
-		if _, err := vip.ParsePrefix(c.Cluster.VIP); err != nil {
+		p, err := vip.ParsePrefix(c.Cluster.VIP)
+		if err != nil {
 			errs = append(errs, c.Errorf("cluster.vip", "%s", strings.TrimPrefix(err.Error(), "vip: ")))
-		} else if err := vip.CheckInterface(c.Cluster.VIPInterface); err != nil {
-			errs = append(errs, c.Errorf("cluster.vip_interface", "%s", strings.TrimPrefix(err.Error(), "vip: ")))
+		}
+		if p.IsValid() { // an address, if a refused one: its interface is judged too
+			if err := vip.CheckInterface(c.Cluster.VIPInterface); err != nil {
+				errs = append(errs, c.Errorf("cluster.vip_interface", "%s", strings.TrimPrefix(err.Error(), "vip: ")))
+			}
 		}
 	}
 	_, rerrs := parseRules(c)

@@ -26,6 +26,7 @@ func TestVIPBad(t *testing.T) {
 		{"standalone", "[cluster]\nvip = \"10.0.0.50/24\"\n", 2, "cluster.vip", "needs cluster.peers"},
 		{"interface without vip", vipPeers + "vip_interface = \"eth0\"\n", 6, "cluster.vip_interface", "without cluster.vip"},
 		{"bad interface", vipPeers + "vip = \"10.0.0.50/24\"\nvip_interface = \"eth0/1\"\n", 7, "cluster.vip_interface", "not an interface name"},
+		{"bad interface of a refused address", vipPeers + "vip = \"10.0.0.0/24\"\nvip_interface = \"eth0/1\"\n", 7, "cluster.vip_interface", "not an interface name"},
 		{"not a string", vipPeers + "vip = 5\n", 6, "cluster.vip", "want a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 // host address with its subnet ("192.168.1.50/24") or a bare address (a
 // /32). It refuses what no master can hold: IPv6, a loopback, multicast or
 // unspecified address, and the network or broadcast address of its subnet.
+// The prefix comes back with such an error; it is invalid only when s is
+// not an address at all.
 func ParsePrefix(s string) (netip.Prefix, error) {
 	p, err := parsePrefix(s)
 	if err != nil {
