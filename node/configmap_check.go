@@ -14,8 +14,10 @@ import (
 // (the scheduler's policies and rules, hal's drivers and device keys,
 // the virtual IP, the [[rule]] grammar) and returns each problem with the
 // file, line and key it is about, in line order; nil when they take the
-// config. What the file alone can break, config.Parse has judged already.
-// `ews config check` and `ews run` call it, and so does New.
+// config. It is a config.Check: `ews config check` and `ews run` hand it
+// to config.Load, which runs it with config's own Validate under one rule
+// (a value the file's shape check refused is judged once), and New runs
+// it before mapping.
 func CheckConfig(c *config.Config) config.Errors {
 	var errs config.Errors
 	for _, e := range schedConfig(c).Validate() {
