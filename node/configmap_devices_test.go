@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// [[device]] max_age (issue 27): unset keeps hal's default (nil), "0s" is
+// [[device]] max_age (docs/DESIGN.md, Data flow): unset keeps hal's default (nil), "0s" is
 // always read, a duration is passed on; a bad one is refused with its line.
 func TestMaxAge(t *testing.T) {
 	cfg, errs := parseAllConfig("ews.toml", []byte(`[node]

@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// The keys of issue 16 are read (node's mapping hands them to sched.Config)
-// and reach the simulated board, and a bad one names its key.
+// The papers' load-model keys and the unequal boards' [sim] keys
+// (docs/NOTES.md, Policies) are read (node's mapping hands them to
+// sched.Config), reach the simulated board, and a bad one names its key.
 func TestPaperKeys(t *testing.T) {
 	src := "[http]\nauth = \"none\"\n" + `
 [sched.adaptive]
