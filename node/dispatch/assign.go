@@ -116,28 +116,30 @@ func (f *Front) assigned(r *http.Request) bool {
 // and below its capacity, and the request is not pinned to another board;
 // a pinned request goes to the master as any other; else the client is
 // sent back to the master (307).
-func (f *Front) runAssigned(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
+func (f *Front) runAssigned(w http.ResponseWriter, in *inbound) {
+	r, self, client := in.r, in.self, in.client
 	tok, inQuery := assignment(r)
 	if inQuery {
 		r = withoutQueryParam(r, QueryAssign)
+		in.r, in.bind.Query = r, stripQueryMark(r.URL.RawQuery) // a mark binds the query it goes on with
 	}
 	_, err := f.marks.VerifyAssignment(tok, self, client, f.assignTTL)
 	if err != nil {
-		f.backToMaster(w, r, self, client, backReason(err))
+		f.backToMaster(w, in, backReason(err))
 		return
 	}
 	if f.pin != nil {
 		if p := f.pin(r); p != "" && p != "any" && p != self {
-			f.toMaster(w, r, self, client)
+			f.toMaster(w, in)
 			return
 		}
 	}
 	if f.serving != nil && !f.serving() {
-		f.backToMaster(w, r, self, client, BackNotReady)
+		f.backToMaster(w, in, BackNotReady)
 		return
 	}
 	if !f.takeSlot() {
-		f.backToMaster(w, r, self, client, BackFull)
+		f.backToMaster(w, in, BackFull)
 		return
 	}
 	defer func() {
@@ -192,12 +194,13 @@ func backReason(err error) string {
 // backToMaster sends the client back to the master: 307 to the same path
 // on the master, the assignment cookie dropped. While no master is known
 // the request goes the follower's way (held across the election).
-func (f *Front) backToMaster(w http.ResponseWriter, r *http.Request, self string, client netip.Addr, reason string) {
+func (f *Front) backToMaster(w http.ResponseWriter, in *inbound, reason string) {
+	r := in.r
 	f.m.back.WithLabelValues(reason).Inc()
 	name, addr, ok := f.c.Master()
-	if !ok || name == "" || name == self || addr == "" {
+	if !ok || name == "" || name == in.self || addr == "" {
 		r.Header.Del(HeaderAssign)
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	loc := f.scheme + "://" + addr + r.URL.EscapedPath()

@@ -129,7 +129,7 @@ func BenchmarkFrontDecision(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			in, ok := f.accept(nil, r)
-			if !ok || f.classify(in) != pathMaster {
+			if !ok || f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
 		}
@@ -139,7 +139,7 @@ func BenchmarkFrontDecision(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			in, _ := f.accept(nil, r)
-			if f.classify(in) != pathMaster {
+			if f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
 			t, err := d.Acquire(r.Context(), f.admit(d, in.r, in.client))
@@ -161,7 +161,7 @@ func TestFrontDecisionAllocs(t *testing.T) {
 	r := httptest.NewRequest("GET", "/api/devices/s1", nil)
 	if n := testing.AllocsPerRun(100, func() {
 		in, ok := f.accept(nil, r)
-		if !ok || f.classify(in) != pathMaster {
+		if !ok || f.classify(&in) != pathMaster {
 			t.Fatal("not the master's path")
 		}
 	}); n != 0 {

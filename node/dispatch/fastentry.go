@@ -3,7 +3,6 @@ package dispatch
 import (
 	"errors"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/ews-firmware/ews/sched"
@@ -26,19 +25,20 @@ import (
 // through a follower (the loop guard).
 
 // enter is a follower's path: the fast entry, or the path through the master.
-func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
+func (f *Front) enter(w http.ResponseWriter, in *inbound) {
+	r, self := in.r, in.self
 	if f.viaMaster || f.redirect || r.Header.Get(HeaderVia) != "" {
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	to, ok := f.nextMaster(self, masterAt{})
 	if !ok {
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	pc := f.channel(r.Context(), to)
 	if pc == nil {
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	leaseable := f.leaseable(r, self)
@@ -48,7 +48,7 @@ func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, clien
 		f.runLocal(w, r)
 		return
 	}
-	f.fastEntry(w, r, pc, self, client)
+	f.fastEntry(w, in, pc)
 	if leaseable {
 		pc.askLease()
 	}
@@ -76,13 +76,9 @@ func (f *Front) leaseable(r *http.Request, self string) bool {
 // fastEntry places r through pc and forwards it to its board, sending it
 // again where tryAgain allows (placed again by the master, on another
 // board). Every placement it got is ended.
-func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan, self string, client netip.Addr) {
-	var bind Binding
-	body, err := f.bindBody(w, r, &bind, client)
-	if err != nil {
-		return
-	}
-	q := placeReq{client: client, method: r.Method, path: r.URL.Path}
+func (f *Front) fastEntry(w http.ResponseWriter, in *inbound, pc *placeChan) {
+	r, self := in.r, in.self
+	q := placeReq{client: in.client, method: r.Method, path: r.URL.Path}
 	if f.pin != nil {
 		q.board = f.pin(r)
 	}
@@ -95,19 +91,18 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 	switch {
 	case errors.Is(err, errChannelDown):
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		rewind(r, body)
-		f.toMaster(w, r, self, client) // nothing ran: the path through the master holds it for the next one
+		f.toMaster(w, in) // nothing ran: the path through the master holds it for the next one
 		return
 	case err != nil:
 		f.acquireFailed(w, r, err) // the client left while queued
 		return
 	case !a.placed:
-		f.placeRefused(w, r, pc, &a, body, self, client)
+		f.placeRefused(w, in, pc, &a)
 		return
 	}
 	rt := try{
 		leg:        legBoard,
-		replay:     body != nil || bodyMode(r) == BodyNone,
+		replay:     in.replay(MaxDigestBody),
 		keyed:      r.Header.Get("Idempotency-Key") != "",
 		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
 		movable:    q.board == "" || q.board == "any",
@@ -128,13 +123,11 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 	chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
 	for ; ; rt.n++ {
 		if a.board == self {
-			rewind(r, body)
 			f.runLocal(w, r)
 			return
 		}
-		rewind(r, body)
-		tok := f.marks.SignString(KindDispatch, a.epoch, a.board, &bind)
-		err := f.forward(w, r, &fwd{target: a.board, addr: a.addr, header: HeaderMark, token: tok})
+		tok := f.marks.SignString(KindDispatch, a.epoch, a.board, &in.bind)
+		err := f.forward(w, r, &fwd{target: a.board, addr: a.addr, header: HeaderMark, token: tok, body: in.body})
 		pc.end(a.id)
 		held = 0
 		if err == nil {
@@ -166,12 +159,12 @@ func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan,
 // placeRefused answers a request the master did not place: it is not
 // master (the path through the master finds the one that is), its queue
 // closed under the request (tryAgain: to the next master), or it shed it.
-func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, pc *placeChan, a *placeAns, body []byte, self string, client netip.Addr) {
+func (f *Front) placeRefused(w http.ResponseWriter, in *inbound, pc *placeChan, a *placeAns) {
+	r, self := in.r, in.self
 	if a.code == placeNotMaster {
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		f.awaitNewMaster(r, self, pc.to)
-		rewind(r, body)
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	shed := &sched.ErrShed{Reason: a.reason, Class: a.class, RetryAfter: time.Duration(a.retry) * time.Millisecond}
@@ -179,8 +172,7 @@ func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, pc *placeCh
 	if tryAgain(rt, shed) == sendAgain {
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		f.awaitNewMaster(r, self, pc.to)
-		rewind(r, body)
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	f.pm.placed.WithLabelValues(PlacedShed).Inc()

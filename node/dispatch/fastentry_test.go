@@ -432,7 +432,8 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 }
 
 // How many slots a board may be leased: only a running board, within
-// leaseSlack of the least busy running board, below its capacity.
+// sched.LeaseSlack of the least busy running board, below its capacity
+// (sched.Dispatcher.Lease decides; this holds it with the master's rows).
 func TestLeaseRoom(t *testing.T) {
 	tc := newCluster(t, clusterOpts{})
 	row := func(name string, rank, link int, rs state.Runstate) state.Board {
@@ -444,8 +445,8 @@ func TestLeaseRoom(t *testing.T) {
 		ews3Down         bool
 	}{
 		{"idle: a batch", 0, 0, leaseBatch, false},
-		{"busier than the least by the slack: none", 0, leaseSlack, 0, false},
-		{"busier by less: up to the slack", 0, 5, leaseSlack - 5, false},
+		{"busier than the least by the slack: none", 0, sched.LeaseSlack, 0, false},
+		{"busier by less: up to the slack", 0, 5, sched.LeaseSlack - 5, false},
 		{"the least busy: a batch", 10, 3, leaseBatch, false},
 		{"near its capacity", 14, 14, 2, false},
 		{"not running: none", 0, 0, 0, true},
@@ -456,8 +457,12 @@ func TestLeaseRoom(t *testing.T) {
 				rs = state.Down
 			}
 			tc.d.Update([]state.Board{row("ews1", 0, 0, state.Down), row("ews2", 1, c.ews2, state.Running), row("ews3", 2, c.ews3, rs)})
-			if got := leaseRoom(tc.d, "ews3", leaseBatch); got != c.want {
-				t.Fatalf("leaseRoom = %d, want %d", got, c.want)
+			got := tc.d.Lease("ews3", leaseBatch)
+			for _, lt := range got {
+				lt.Done()
+			}
+			if len(got) != c.want {
+				t.Fatalf("Lease = %d slots, want %d", len(got), c.want)
 			}
 		})
 	}

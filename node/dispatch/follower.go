@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"net/http"
-	"net/netip"
 	"time"
 )
 
@@ -10,32 +9,19 @@ import (
 // the master with a via mark naming the client, holding it while no master
 // can take it.
 
-// viaBody is how a via mark binds the body: by its length, which the
-// master knows without reading a body it streams on.
-func viaBody(r *http.Request) BodyMode {
-	if bodyMode(r) == BodyNone {
-		return BodyNone
-	}
-	return BodyLength
-}
-
 // toMaster is a non-master's path: pass the request to the master.
 //
 // A request that arrives while no master is known (an election) is held
 // until one is, at most MasterWait and the request's own deadline; so is
 // one that tryAgain says to send to the next master after its master
 // failed. Only then, with still no master, it gets 503 with Retry-After.
-func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
+func (f *Front) toMaster(w http.ResponseWriter, in *inbound) {
+	r, self := in.r, in.self
 	if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
 		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", self)
 		return
 	}
-	body, replay, err := replayable(r, f.replayMax)
-	if err != nil {
-		f.bodyError(w, err)
-		return
-	}
-	rt := try{leg: legMaster, replay: replay, keyed: r.Header.Get("Idempotency-Key") != ""}
+	rt := try{leg: legMaster, replay: in.replay(f.replayMax), keyed: r.Header.Get("Idempotency-Key") != ""}
 	deadline := time.Now().Add(f.masterWait)
 	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -47,8 +33,7 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string, cl
 		if !ok {
 			opened := f.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
 			if f.c.IsMaster() {       // this board took over while the request waited
-				rewind(r, body)
-				f.dispatch(w, r, self, client, time.Now())
+				f.dispatch(w, in, time.Now())
 				return
 			}
 			if !held {
@@ -62,11 +47,8 @@ func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string, cl
 			}
 			continue
 		}
-		rewind(r, body)
-		var b Binding
-		BindRequest(&b, r, viaBody(r), nil, client)
-		tok := f.marks.SignString(KindVia, to.epoch, to.name, &b)
-		err := f.forward(w, r, &fwd{target: to.name, addr: to.addr, header: HeaderVia, token: tok})
+		tok := f.marks.SignString(KindVia, to.epoch, to.name, in.via())
+		err := f.forward(w, r, &fwd{target: to.name, addr: to.addr, header: HeaderVia, token: tok, body: in.body})
 		if err == nil {
 			f.m.forwarded.WithLabelValues(to.name, OutcomeOK).Inc()
 			if held {

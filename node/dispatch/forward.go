@@ -297,10 +297,10 @@ func (o *outbound) write(bw *bufio.Writer) error {
 	}
 	bw.WriteString("\r\n")
 	if r.ContentLength > 0 {
-		n, err := io.CopyN(bw, r.Body, r.ContentLength)
-		if err != nil {
-			return fmt.Errorf("dispatch: request body: ContentLength=%d with Body length %d: %w", r.ContentLength, n, err)
+		if n := len(st.body); int64(n) != r.ContentLength {
+			return fmt.Errorf("dispatch: request body: ContentLength=%d with Body length %d", r.ContentLength, n)
 		}
+		bw.Write(st.body) // read once on entry (body.go): every attempt writes the same bytes
 	}
 	return nil
 }

@@ -1,18 +1,11 @@
 package dispatch
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"strings"
 )
-
-// errBodyRead is the refusal when the body a mark binds cannot be read.
-var errBodyRead = errors.New("dispatch: reading the request body the mark is bound to")
 
 // BindRequest fills b from r: method, path, query without QueryMark, the
 // body bound as mode (BodyDigest hashes body, which the caller has read
@@ -40,29 +33,24 @@ func bodyMode(r *http.Request) BodyMode {
 	return BodyLength
 }
 
-// readBound reads a body of at most MaxDigestBody bytes into memory and
-// gives r a fresh reader over it.
-func readBound(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxDigestBody+1))
-	_ = r.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBodyRead, err) // a *http.MaxBytesError stays visible: 413
+// carriesMark reports whether r carries a dispatch or redirect mark to
+// check (Verify).
+func carriesMark(r *http.Request) bool {
+	if r.Header.Get(HeaderMark) != "" {
+		return true
 	}
-	if int64(len(body)) > MaxDigestBody {
-		return nil, errBodyRead
-	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	return body, nil
+	_, ok := queryMark(r.URL.RawQuery)
+	return ok
 }
 
 // Verify checks the mark r carries for a dispatch to board self and uses
 // it up: the header form (KindDispatch) always, the query form
 // (KindRedirect) only when queryOK (redirect mode). The request must match
-// what was signed: method, path, query, body (read and hashed here when the
-// mark binds its digest; r gets a fresh reader), and the mark's client
+// what was signed: method, path, query, body (body is r's body as the
+// front door read it; hashed here when the mark binds its digest), and the mark's client
 // must be the one sending it (redirect) or named in X-Forwarded-For by the
 // boards it passed (proxy). ErrNoMark: none; *MarkError: refused (403).
-func (m *Marker) Verify(r *http.Request, self string, queryOK bool) (Mark, error) {
+func (m *Marker) Verify(r *http.Request, body []byte, self string, queryOK bool) (Mark, error) {
 	tok, kind := r.Header.Get(HeaderMark), KindDispatch
 	if tok == "" {
 		var ok bool
@@ -80,13 +68,9 @@ func (m *Marker) Verify(r *http.Request, self string, queryOK bool) (Mark, error
 	if err != nil {
 		return mk, err
 	}
-	var body []byte
 	switch {
 	case mk.Body == BodyDigest:
-		if r.ContentLength <= 0 || r.ContentLength > MaxDigestBody {
-			return mk, refusal(RefusePath)
-		}
-		if body, err = readBound(r); err != nil {
+		if len(body) == 0 || len(body) > MaxDigestBody {
 			return mk, refusal(RefusePath)
 		}
 	case bodyMode(r) != mk.Body:

@@ -18,17 +18,18 @@ import (
 
 // dispatch is the master's path: admit → acquire → sign → forward, or
 // run here. The client is the one accept established.
-func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, client netip.Addr, start time.Time) {
+func (f *Front) dispatch(w http.ResponseWriter, in *inbound, start time.Time) {
+	r, self := in.r, in.self
 	d := f.disp.Load()
 	if d == nil {
 		unavailable(w, f.retry, "dispatch: this board is becoming master; its queue is not open yet")
 		return
 	}
-	req := f.admit(d, r, client)
+	req := f.admit(d, r, in.client)
 	t, err := d.Acquire(r.Context(), req)
 	if err != nil {
 		rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
-		if tryAgain(rt, err) == sendAgain && f.handOver(w, r, self, client) {
+		if tryAgain(rt, err) == sendAgain && f.handOver(w, in) {
 			return
 		}
 		f.acquireFailed(w, r, err)
@@ -42,9 +43,9 @@ func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, cl
 		defer t.Done()
 		f.runLocal(w, r)
 	case f.redirect:
-		f.redirectTo(w, r, t, req.Client, start)
+		f.redirectTo(w, in, t, start)
 	default:
-		f.proxy(w, r, d, req, t, self, start)
+		f.proxy(w, in, d, req, t, start)
 	}
 }
 
@@ -70,18 +71,19 @@ func (f *Front) admit(d *sched.Dispatcher, r *http.Request, client netip.Addr) *
 
 // handOver passes a request that was still queued when this board stepped
 // down to the new master (tryAgain), instead of answering it 503: its body
-// has not been read, so it can still go. False when there is no new master
+// is in memory, so it can still go. False when there is no new master
 // to hand it to (the caller then answers 503).
-func (f *Front) handOver(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) bool {
+func (f *Front) handOver(w http.ResponseWriter, in *inbound) bool {
+	r := in.r
 	name, addr, ok := f.c.Master()
-	if !ok || name == "" || name == self || addr == "" {
+	if !ok || name == "" || name == in.self || addr == "" {
 		return false
 	}
 	// One more hop, on purpose: the loop guard is for followers that
 	// bounce requests, not for a master that hands its queue over.
 	r.Header.Del(HeaderVia)
 	f.log.Debug("dispatch: queued request handed to the new master", "master", name, "path", r.URL.Path)
-	f.toMaster(w, r, self, client)
+	f.toMaster(w, in)
 	return true
 }
 
@@ -108,32 +110,25 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 
 // proxy sends a dispatched request to its board with a fresh mark; when
 // the board fails, tryAgain says whether it goes to another board (the
-// dispatcher chooses it) or what the client gets. Bodies up to ReplayMax
-// are kept so a retry can send them again. The ticket in hand is always
-// Done.
-func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatcher, req *sched.Request, t sched.Ticket, self string, start time.Time) {
+// dispatcher chooses it) or what the client gets. A body the mark binds
+// by its digest (up to MaxDigestBody) can be sent again. The ticket in
+// hand is always Done.
+func (f *Front) proxy(w http.ResponseWriter, in *inbound, d *sched.Dispatcher, req *sched.Request, t sched.Ticket, start time.Time) {
+	r, self := in.r, in.self
 	cur := t
 	defer func() { cur.Done() }()
 	epoch := f.c.Epoch()
-	// the mark binds a body of up to MaxDigestBody by its digest, so that
-	// body is in memory: it can be sent again; a larger one streams once
-	var bind Binding
-	body, err := f.bindBody(w, r, &bind, req.Client)
-	if err != nil {
-		return
-	}
 	rt := try{
 		leg:        legBoard,
-		replay:     body != nil || bodyMode(r) == BodyNone,
+		replay:     in.replay(MaxDigestBody),
 		keyed:      r.Header.Get("Idempotency-Key") != "",
 		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
 		movable:    req.Board == "" || req.Board == "any",
 	}
 	chaosDropAnswer(r)
 	for ; ; rt.n++ {
-		rewind(r, body)
-		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, &bind)
-		err := f.forward(w, r, &fwd{target: cur.Board, addr: cur.Addr, header: HeaderMark, token: tok, start: start})
+		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, &in.bind)
+		err := f.forward(w, r, &fwd{target: cur.Board, addr: cur.Addr, header: HeaderMark, token: tok, start: start, body: in.body})
 		if err == nil {
 			f.m.forwarded.WithLabelValues(cur.Board, OutcomeOK).Inc()
 			return
@@ -155,7 +150,6 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 				f.m.retries.Inc()
 				cur = nt
 				if cur.Board == self {
-					rewind(r, body)
 					f.runLocal(w, r)
 					return
 				}
@@ -166,21 +160,4 @@ func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatche
 		f.answerFailure(w, v, failed, err)
 		return
 	}
-}
-
-// bindBody binds r (and its body, read into memory when it is small
-// enough for a digest) for a dispatch or redirect mark. On an error it has
-// answered the client.
-func (f *Front) bindBody(w http.ResponseWriter, r *http.Request, b *Binding, client netip.Addr) ([]byte, error) {
-	mode := bodyMode(r)
-	var body []byte
-	if mode == BodyDigest {
-		var err error
-		if body, err = readBound(r); err != nil {
-			f.bodyError(w, err)
-			return nil, err
-		}
-	}
-	BindRequest(b, r, mode, body, client)
-	return body, nil
 }

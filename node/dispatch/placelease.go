@@ -22,7 +22,6 @@ const (
 	// TLS its certificate names it instead).
 	HeaderPlaceBoard = "X-Ews-Board"
 	leaseBatch       = 8                      // slots a follower asks for at a time
-	leaseSlack       = leaseBatch             // a lease keeps its board within this many of the least busy board
 	leaseWatch       = 10 * time.Millisecond  // how often the master looks at its queue while it has leases out
 	leaseIdle        = 200 * time.Millisecond // a follower gives back slots it did not use for this long
 	leaseRetry       = 20 * time.Millisecond  // a follower refused a lease asks again after this
@@ -38,65 +37,16 @@ type masterLease struct {
 	watching bool           // the watch goroutine runs
 }
 
-// leasable reports whether d's policy lets a follower run requests on its
-// own board without asking: least connections (a lease is counted like
-// any request on the board), and not the policies that choose by client,
-// path, load or turn, whose choice the lease would skip.
-func leasable(d *sched.Dispatcher) bool {
-	_, ok := d.Policy().(sched.LeastConn)
-	return ok
-}
-
-// queued reports whether any request waits in d's queue (the watch's
-// question; sched.Dispatcher.Lease asks it itself under its lock).
-func queued(d *sched.Dispatcher) bool {
-	for _, n := range d.Depths() {
-		if n > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// leaseRoom is how many of n slots board may be leased now: none unless it
-// is running, within leaseSlack of the least busy running board, and
-// below its capacity.
-func leaseRoom(d *sched.Dispatcher, board string, n int) int {
-	least, mine := -1, -1
-	capacity := 0
-	for _, b := range d.Boards() {
-		if !b.Running || b.Capacity <= 0 {
-			continue
-		}
-		if b.Name == board {
-			mine, capacity = b.Linknum, b.Capacity
-		}
-		if least < 0 || b.Linknum < least {
-			least = b.Linknum
-		}
-	}
-	if mine < 0 || mine > least+leaseSlack {
-		return 0
-	}
-	return max(0, min(n, capacity-mine, least+leaseSlack-mine))
-}
-
-// lease answers a follower's lease frame: up to n slots of its board,
-// taken without waiting (sched.Dispatcher.Lease) while nothing is queued.
+// lease answers a follower's lease frame: up to n slots of its board, as
+// many as the dispatcher grants (sched.Dispatcher.Lease decides).
 func (s *placeServer) lease(n int) {
 	f := s.f
 	var got []sched.Ticket
 	s.mu.Lock()
 	board, revoked := s.ls.board, s.ls.revoked
 	s.mu.Unlock()
-	if d := f.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() && leasable(d) {
-		for range leaseRoom(d, board, n) {
-			t, ok := d.Lease(board)
-			if !ok {
-				break
-			}
-			got = append(got, t)
-		}
+	if d := f.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() {
+		got = d.Lease(board, n)
 	}
 	s.mu.Lock()
 	s.ls.tickets = append(s.ls.tickets, got...)
@@ -126,7 +76,7 @@ func (s *placeServer) watch() {
 		case <-t.C:
 		}
 		d := s.f.disp.Load()
-		stop := d == nil || !s.f.c.IsMaster() || queued(d)
+		stop := d == nil || !s.f.c.IsMaster() || d.Queued()
 		s.mu.Lock()
 		change := stop != s.ls.revoked
 		s.ls.revoked = stop

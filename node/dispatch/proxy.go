@@ -1,8 +1,10 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -17,6 +19,7 @@ type fwd struct {
 	addr   string // its host:port
 	header string // HeaderMark or HeaderVia
 	token  string
+	body   []byte    // the request's body, read once on entry: each attempt sends it
 	start  time.Time // non-zero: observe the master's added latency
 	err    error     // set by the error handler: nothing was written
 	out    outbound  // the direct path's request (forward.go)
@@ -102,7 +105,11 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, st *fwd) error {
 	if ct, ok := f.direct(r); ok {
 		return f.forwardDirect(ct, w, r, st)
 	}
-	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+	out := r.WithContext(context.WithValue(r.Context(), fwdKey{}, st))
+	if len(st.body) > 0 { // this attempt's own reader over the body; r's stays for a run here
+		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(st.body)), int64(len(st.body))
+	}
+	f.rp.ServeHTTP(w, out)
 	return st.err
 }
 

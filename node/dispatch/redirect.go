@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -20,12 +19,9 @@ import (
 // back at once would let a burst overfill a board between reports; holding
 // it until the board reports completion would need a completion message the
 // reports do not carry.
-func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticket, client netip.Addr, start time.Time) {
-	var bind Binding
-	if _, err := f.bindBody(w, r, &bind, client); err != nil {
-		t.Done()
-		return
-	}
+func (f *Front) redirectTo(w http.ResponseWriter, in *inbound, t sched.Ticket, start time.Time) {
+	r, client := in.r, in.client
+	bind := in.bind                     // assign adds to its query
 	f.assign(w, t.Board, client, &bind) // redirect once, then direct (assign.go)
 	tok := f.marks.SignString(KindRedirect, f.c.Epoch(), t.Board, &bind)
 	var b strings.Builder
