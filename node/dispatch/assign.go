@@ -231,18 +231,6 @@ func (f *Front) assign(w http.ResponseWriter, board string, client netip.Addr, b
 	return tok
 }
 
-// queryParam finds key's value in a raw query.
-func queryParam(q, key string) (string, bool) {
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if v, ok := strings.CutPrefix(p, key+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // withoutQueryParam is r with every key parameter removed from its query.
 func withoutQueryParam(r *http.Request, key string) *http.Request {
 	r2 := *r
@@ -251,24 +239,4 @@ func withoutQueryParam(r *http.Request, key string) *http.Request {
 	r2.URL = &u
 	r2.RequestURI = u.RequestURI()
 	return &r2
-}
-
-// stripParam removes every key parameter from a raw query.
-func stripParam(q, key string) string {
-	if !strings.Contains(q, key) {
-		return q
-	}
-	var b strings.Builder
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if p == "" || strings.HasPrefix(p, key+"=") {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(p)
-	}
-	return b.String()
 }
