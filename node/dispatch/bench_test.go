@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/sched"
 )
 
 func TestMarkAllocs(t *testing.T) {
@@ -142,7 +143,7 @@ func BenchmarkFrontDecision(b *testing.B) {
 			if f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
-			t, err := d.Acquire(r.Context(), f.admit(d, in.r, in.client))
+			t, err := d.Acquire(r.Context(), f.admit(&sched.Request{}, d, in.r, in.client))
 			if err != nil {
 				b.Fatal(err)
 			}

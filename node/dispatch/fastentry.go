@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -24,7 +25,9 @@ import (
 // request ran nowhere), redirect mode, and a request that already came
 // through a follower (the loop guard).
 
-// enter is a follower's path: the fast entry, or the path through the master.
+// enter is a follower's path: a leased slot here, else the forwarding loop
+// with the placement channel as the Placer (chanPlacer), else with the
+// whole request to the master (viaPlacer).
 func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 	r, self := in.r, in.self
 	if f.viaMaster || f.redirect || r.Header.Get(HeaderVia) != "" {
@@ -48,7 +51,7 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 		f.runLocal(w, r)
 		return
 	}
-	f.fastEntry(w, in, pc)
+	f.route(w, &route{in: *in, pc: pc, start: time.Now()}, chanPlacer{f})
 	if leaseable {
 		pc.askLease()
 	}
@@ -73,110 +76,89 @@ func (f *Front) leaseable(r *http.Request, self string) bool {
 	return true
 }
 
-// fastEntry places r through pc and forwards it to its board, sending it
-// again where tryAgain allows (placed again by the master, on another
-// board). Every placement it got is ended.
-func (f *Front) fastEntry(w http.ResponseWriter, in *inbound, pc *placeChan) {
-	r, self := in.r, in.self
-	q := placeReq{client: in.client, method: r.Method, path: r.URL.Path}
+// chanPlacer places a request over the follower's placement channel
+// (rt.pc): the master admits it as its own and answers the board, whose
+// slot it holds until the follower's end frame (Release).
+type chanPlacer struct{ f *Front }
+
+// Place asks the master where rt's request runs (first), or where it runs
+// again, any board but the ones that failed (a retry). What the channel
+// cannot place the first time goes the whole way to the master
+// (viaPlacer): the channel closed before the answer (it ran nowhere), the
+// master says it is master no more, or its queue closed under the request
+// (tryAgain, legQueue).
+func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+	f, r, pc := p.f, rt.in.r, rt.pc
+	if rt.to.board != "" { // a retry: the master chooses its board, any but the ones that failed
+		rt.q.exclude = append(rt.q.exclude, rt.to.board)
+		a, err := pc.place(ctx, &rt.q)
+		if err != nil {
+			return nil, err
+		}
+		if !a.placed {
+			return nil, errNotPlaced
+		}
+		rt.to = p.target(rt, &a)
+		return nil, nil
+	}
+	rt.q = placeReq{client: rt.in.client, method: r.Method, path: r.URL.Path}
 	if f.pin != nil {
-		q.board = f.pin(r)
+		rt.q.board = f.pin(r)
 	}
 	if f.sticky {
-		if c, err := r.Cookie(sched.CookieName); err == nil {
-			q.sticky = c.Value
-		}
+		rt.q.sticky = stickyOf(r)
 	}
-	a, err := pc.place(r.Context(), &q)
+	a, err := pc.place(ctx, &rt.q)
 	switch {
 	case errors.Is(err, errChannelDown):
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.toMaster(w, in) // nothing ran: the path through the master holds it for the next one
-		return
+		return viaPlacer{f}, nil // nothing ran: the way through the master holds it for the next one
 	case err != nil:
-		f.acquireFailed(w, r, err) // the client left while queued
-		return
+		return nil, err // the client left while queued
 	case !a.placed:
-		f.placeRefused(w, in, pc, &a)
-		return
-	}
-	rt := try{
-		leg:        legBoard,
-		replay:     in.replay(MaxDigestBody),
-		keyed:      r.Header.Get("Idempotency-Key") != "",
-		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
-		movable:    q.board == "" || q.board == "any",
+		return p.refused(ctx, rt, &a)
 	}
 	f.pm.placed.WithLabelValues(PlacedOK).Inc()
-	// the placement in hand is always ended, also when the handler or the
-	// proxy aborts the answer (http.ErrAbortHandler: a board that failed
-	// mid-answer), so the master never keeps its slot
-	held := a.id
-	defer func() {
-		if held != 0 {
-			pc.end(held)
-		}
-	}()
-	if f.sticky && q.sticky != a.board {
-		http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: a.board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
-	}
-	chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
-	for ; ; rt.n++ {
-		if a.board == self {
-			f.runLocal(w, r)
-			return
-		}
-		tok := f.marks.SignString(KindDispatch, a.epoch, a.board, &in.bind)
-		err := f.forward(w, r, &fwd{target: a.board, addr: a.addr, header: HeaderMark, token: tok, body: in.body})
-		pc.end(a.id)
-		held = 0
-		if err == nil {
-			f.m.forwarded.WithLabelValues(a.board, OutcomeOK).Inc()
-			return
-		}
-		rt.canceled = r.Context().Err() != nil
-		v, failed := tryAgain(rt, err), a.board
-		if v != answerCanceled {
-			f.m.errors.WithLabelValues(failed).Inc()
-			f.log.Warn("dispatch: board failed", "board", failed, "addr", a.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
-		}
-		if v == sendAgain {
-			q.exclude = append(q.exclude, failed) // the master chooses the retry's board, any but this one
-			var perr error
-			if a, perr = pc.place(r.Context(), &q); perr == nil && a.placed {
-				held = a.id
-				f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
-				f.m.retries.Inc()
-				continue
-			}
-			v = giveUp(rt, err)
-		}
-		f.answerFailure(w, v, failed, err)
-		return
-	}
+	rt.to = p.target(rt, &a)
+	return nil, nil
 }
 
-// placeRefused answers a request the master did not place: it is not
-// master (the path through the master finds the one that is), its queue
+// errNotPlaced: the master placed a retry nowhere.
+var errNotPlaced = errors.New("dispatch: the master did not place the request again")
+
+func (p chanPlacer) target(rt *route, a *placeAns) target {
+	return target{board: a.board, addr: a.addr, epoch: a.epoch, kind: KindDispatch, self: a.board == rt.in.self, id: a.id}
+}
+
+// refused is the answer to a request the master did not place: it is not
+// master (the way through the master finds the one that is), its queue
 // closed under the request (tryAgain: to the next master), or it shed it.
-func (f *Front) placeRefused(w http.ResponseWriter, in *inbound, pc *placeChan, a *placeAns) {
-	r, self := in.r, in.self
+func (p chanPlacer) refused(ctx context.Context, rt *route, a *placeAns) (Placer, error) {
+	f := p.f
 	if a.code == placeNotMaster {
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(r, self, pc.to)
-		f.toMaster(w, in)
-		return
+		f.awaitNewMaster(rt.in.r, rt.in.self, rt.pc.to)
+		return viaPlacer{f}, nil
 	}
 	shed := &sched.ErrShed{Reason: a.reason, Class: a.class, RetryAfter: time.Duration(a.retry) * time.Millisecond}
-	rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
-	if tryAgain(rt, shed) == sendAgain {
+	tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
+	if tryAgain(tr, shed) == sendAgain {
 		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(r, self, pc.to)
-		f.toMaster(w, in)
-		return
+		f.awaitNewMaster(rt.in.r, rt.in.self, rt.pc.to)
+		return viaPlacer{f}, nil
 	}
 	f.pm.placed.WithLabelValues(PlacedShed).Inc()
-	f.acquireFailed(w, r, shed)
+	return nil, shed
+}
+
+// Release ends the placement: the master gives its slot back. Also when
+// the handler or the proxy aborts the answer (http.ErrAbortHandler: a
+// board that failed mid-answer), so the master never keeps its slot.
+func (chanPlacer) Release(rt *route) {
+	if rt.to.id != 0 {
+		rt.pc.end(rt.to.id)
+		rt.to.id = 0
+	}
 }
 
 // awaitNewMaster holds a request whose master said it is master no more

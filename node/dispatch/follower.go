@@ -1,6 +1,8 @@
 package dispatch
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -9,71 +11,62 @@ import (
 // the master with a via mark naming the client, holding it while no master
 // can take it.
 
-// toMaster is a non-master's path: pass the request to the master.
+// toMaster is a non-master's path: pass the whole request to the master,
+// the forwarding loop with viaPlacer as the Placer.
+func (f *Front) toMaster(w http.ResponseWriter, in *inbound) {
+	f.route(w, &route{in: *in, start: time.Now()}, viaPlacer{f})
+}
+
+// errLoop: a request that already passed a follower reached another.
+var errLoop = errors.New("dispatch: forwarding loop")
+
+// viaPlacer sends the whole request to the master with a via mark (the
+// way to a master of any build).
 //
 // A request that arrives while no master is known (an election) is held
 // until one is, at most MasterWait and the request's own deadline; so is
 // one that tryAgain says to send to the next master after its master
 // failed. Only then, with still no master, it gets 503 with Retry-After.
-func (f *Front) toMaster(w http.ResponseWriter, in *inbound) {
-	r, self := in.r, in.self
-	if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
-		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", self)
-		return
+// When this board took over meanwhile, its own dispatcher places it.
+type viaPlacer struct{ f *Front }
+
+// Place finds the master to send rt's request to, holding it while none
+// is known.
+func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+	f, r, self := p.f, rt.in.r, rt.in.self
+	if rt.deadline.IsZero() { // the first time
+		if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
+			return nil, errLoop
+		}
+		rt.deadline = time.Now().Add(f.masterWait)
+		if d, ok := ctx.Deadline(); ok && d.Before(rt.deadline) {
+			rt.deadline = d
+		}
 	}
-	rt := try{leg: legMaster, replay: in.replay(f.replayMax), keyed: r.Header.Get("Idempotency-Key") != ""}
-	deadline := time.Now().Add(f.masterWait)
-	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	if rt.to.kind == KindVia && rt.to.board != "" { // the master that failed it
+		rt.failed = masterAt{name: rt.to.board, addr: rt.to.addr, epoch: rt.to.epoch}
 	}
-	var failed masterAt // the master that failed this request
-	held := false
-	for ; ; rt.n++ {
-		to, ok := f.nextMaster(self, failed)
-		if !ok {
-			opened := f.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
-			if f.c.IsMaster() {       // this board took over while the request waited
-				f.dispatch(w, in, time.Now())
-				return
-			}
-			if !held {
-				held = true
-				f.m.holding.Inc()
-				defer f.m.holding.Dec()
-			}
-			if !holdUntil(r.Context(), deadline, opened) {
-				f.noMaster(w, r, failed.name)
-				return
-			}
-			continue
+	for {
+		if to, ok := f.nextMaster(self, rt.failed); ok {
+			rt.to = target{board: to.name, addr: to.addr, epoch: to.epoch, kind: KindVia}
+			return nil, nil
 		}
-		tok := f.marks.SignString(KindVia, to.epoch, to.name, in.via())
-		err := f.forward(w, r, &fwd{target: to.name, addr: to.addr, header: HeaderVia, token: tok, body: in.body})
-		if err == nil {
-			f.m.forwarded.WithLabelValues(to.name, OutcomeOK).Inc()
-			if held {
-				f.m.held.WithLabelValues(OutcomeOK).Inc()
-			}
-			return
+		opened := f.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
+		if f.c.IsMaster() {       // this board took over while the request waited
+			return ownPlacer{f}, nil
 		}
-		rt.canceled = r.Context().Err() != nil
-		v := tryAgain(rt, err)
-		if v != answerCanceled {
-			f.m.errors.WithLabelValues(to.name).Inc()
+		if !rt.held {
+			rt.held = true
+			f.m.holding.Inc()
 		}
-		if v != sendAgain {
-			if v != answerCanceled {
-				f.log.Warn("dispatch: master did not answer", "master", to.name, "addr", to.addr, "err", err)
-			}
-			f.answerFailure(w, v, to.name, err)
-			return
+		if !holdUntil(ctx, rt.deadline, opened) {
+			return nil, &noMasterError{failed: rt.failed.name}
 		}
-		f.m.forwarded.WithLabelValues(to.name, OutcomeRetried).Inc()
-		f.log.Info("dispatch: master unreachable; holding the request for the next master",
-			"master", to.name, "addr", to.addr, "err", err, "path", r.URL.Path, "keyed", rt.keyed)
-		failed = to
 	}
 }
+
+// Release: nothing is held on the master for a whole request.
+func (viaPlacer) Release(*route) {}
 
 // takingOver reports whether the cluster names this board master while
 // IsMaster still says no (its queue is not open yet): a request passed here
