@@ -61,13 +61,13 @@ func (f *Front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		return b, true // the node's guard read it (a body of unknown length)
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(f.bodyTimeout)) // not every writer can: then the server's ReadTimeout bounds it
+	_ = rc.SetReadDeadline(time.Now().Add(f.cfg.bodyTimeout)) // not every writer can: then the server's ReadTimeout bounds it
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	b, err := ReadBody(r, f.maxBody)
+	b, err := ReadBody(r, f.cfg.maxBody)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		writeJSON(w, http.StatusRequestTimeout, errorBody{Error: "dispatch: the request body did not arrive within " + f.bodyTimeout.String() + "; it did not run"})
+		writeJSON(w, http.StatusRequestTimeout, errorBody{Error: "dispatch: the request body did not arrive within " + f.cfg.bodyTimeout.String() + "; it did not run"})
 		return nil, false
 	case err != nil:
 		f.bodyError(w, err)

@@ -30,7 +30,7 @@ import (
 // whole request to the master (viaPlacer).
 func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 	r, self := in.r, in.self
-	if f.viaMaster || f.redirect || r.Header.Get(HeaderVia) != "" {
+	if f.follow.viaMaster || f.cfg.redirect || r.Header.Get(HeaderVia) != "" {
 		f.toMaster(w, in)
 		return
 	}
@@ -46,7 +46,7 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 	}
 	leaseable := f.leaseable(r, self)
 	if leaseable && pc.takeLease() { // placelease.go
-		f.pm.lease.Inc()
+		f.placing.pm.lease.Inc()
 		defer pc.freeLease()
 		f.runLocal(w, r)
 		return
@@ -62,14 +62,14 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 // another board, no sticky cookie for the policy to read, and this board
 // serving.
 func (f *Front) leaseable(r *http.Request, self string) bool {
-	if f.sticky || (f.serving != nil && !f.serving()) {
+	if f.cfg.sticky || (f.clients.serving != nil && !f.clients.serving()) {
 		return false
 	}
 	if dev, _ := sched.DeviceOf(r.Method, r.URL.Path); dev != "" {
 		return false
 	}
-	if f.pin != nil {
-		if b := f.pin(r); b != "" && b != "any" && b != self {
+	if f.cfg.pin != nil {
+		if b := f.cfg.pin(r); b != "" && b != "any" && b != self {
 			return false
 		}
 	}
@@ -102,23 +102,23 @@ func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		return nil, nil
 	}
 	rt.q = placeReq{client: rt.in.client, method: r.Method, path: r.URL.Path}
-	if f.pin != nil {
-		rt.q.board = f.pin(r)
+	if f.cfg.pin != nil {
+		rt.q.board = f.cfg.pin(r)
 	}
-	if f.sticky {
+	if f.cfg.sticky {
 		rt.q.sticky = stickyOf(r)
 	}
 	a, err := pc.place(ctx, &rt.q)
 	switch {
 	case errors.Is(err, errChannelDown):
-		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		return viaPlacer{f}, nil // nothing ran: the way through the master holds it for the next one
 	case err != nil:
 		return nil, err // the client left while queued
 	case !a.placed:
 		return p.refused(ctx, rt, &a)
 	}
-	f.pm.placed.WithLabelValues(PlacedOK).Inc()
+	f.placing.pm.placed.WithLabelValues(PlacedOK).Inc()
 	rt.to = p.target(rt, &a)
 	return nil, nil
 }
@@ -136,18 +136,18 @@ func (p chanPlacer) target(rt *route, a *placeAns) target {
 func (p chanPlacer) refused(ctx context.Context, rt *route, a *placeAns) (Placer, error) {
 	f := p.f
 	if a.code == placeNotMaster {
-		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		f.awaitNewMaster(rt.in.r, rt.in.self, rt.pc.to)
 		return viaPlacer{f}, nil
 	}
 	shed := &sched.ErrShed{Reason: a.reason, Class: a.class, RetryAfter: time.Duration(a.retry) * time.Millisecond}
 	tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
 	if tryAgain(tr, shed) == sendAgain {
-		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		f.awaitNewMaster(rt.in.r, rt.in.self, rt.pc.to)
 		return viaPlacer{f}, nil
 	}
-	f.pm.placed.WithLabelValues(PlacedShed).Inc()
+	f.placing.pm.placed.WithLabelValues(PlacedShed).Inc()
 	return nil, shed
 }
 
@@ -167,12 +167,12 @@ func (chanPlacer) Release(rt *route) {
 // through the old master at once, it would only find it is no master
 // either. The path through the master then takes it, or answers 503.
 func (f *Front) awaitNewMaster(r *http.Request, self string, old masterAt) {
-	deadline := time.Now().Add(f.masterWait)
+	deadline := time.Now().Add(f.follow.masterWait)
 	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	for {
-		opened := f.opened.wait()
+		opened := f.master.opened.wait()
 		if _, ok := f.nextMaster(self, old); ok || f.c.IsMaster() {
 			return
 		}

@@ -54,7 +54,7 @@ func TestFastEntryRunsOnThePlacedBoard(t *testing.T) {
 	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews2", OutcomeOK)); n != 1 {
 		t.Fatalf("the follower forwarded %v to ews2, want 1", n)
 	}
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
 		t.Fatalf("placed ok %v, want 1", n)
 	}
 
@@ -110,7 +110,7 @@ func TestFastEntryQueuesAndSheds(t *testing.T) {
 		}
 	}
 	tc.waitIdle()
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedShed)); n != 1 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedShed)); n != 1 {
 		t.Fatalf("placed shed %v, want 1", n)
 	}
 }
@@ -195,9 +195,9 @@ func TestFastEntryChannelDiesMidPlacement(t *testing.T) {
 		codes <- resp.StatusCode
 	}()
 	testutil.Eventually(t, "the second waits in the master's queue", func() bool { return tc.d.Depths()["control"] == 1 })
-	m.front.chans.close() // the master's end of every channel: as if it died, for the follower
+	m.front.placing.chans.close() // the master's end of every channel: as if it died, for the follower
 	testutil.Eventually(t, "the second goes through the master", func() bool {
-		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+		return metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedFallback)) == 1
 	})
 	// the first's slot went back with the channel (the master counts it
 	// no more); its own board's report carries it (invariant 3)
@@ -260,7 +260,7 @@ func TestFastEntryNotMaster(t *testing.T) {
 	if resp.StatusCode != 503 {
 		t.Fatalf("status %d %s, want 503 (no master took it)", resp.StatusCode, body)
 	}
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)); n != 1 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedFallback)); n != 1 {
 		t.Fatalf("fallback %v, want 1", n)
 	}
 	m.c.set(func(c *fakeCluster) { c.master = true })
@@ -367,9 +367,9 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 // leaseOf reads board b's lease on its channel to the master: slots held
 // and in use, and whether the master revoked it.
 func leaseOf(b *tboard) (granted, inUse int, revoked bool) {
-	b.front.placer.mu.Lock()
-	c := b.front.placer.cur
-	b.front.placer.mu.Unlock()
+	b.front.follow.placer.mu.Lock()
+	c := b.front.follow.placer.cur
+	b.front.follow.placer.mu.Unlock()
 	if c == nil {
 		return 0, 0, false
 	}
@@ -405,7 +405,7 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 		go get(p)
 	}
 	testutil.Eventually(t, "four requests on the lease", func() bool { _, u, _ := leaseOf(f); return u == 4 })
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
 		t.Fatalf("run on the lease: %v, want 4", n)
 	}
 	go get("/f") // no free slot: placed, and waits in the master's queue
@@ -424,7 +424,7 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 			t.Fatalf("status %d", c)
 		}
 	}
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
 		t.Fatalf("placed one by one: %v, want 2 (/warm and /f)", n)
 	}
 	tc.waitIdle() // the lease went back: revoked, then idle
@@ -490,7 +490,7 @@ func TestFastEntryStepDownHandsToTheNextMaster(t *testing.T) {
 		done <- result{resp.StatusCode, decode[echo](t, body)}
 	}()
 	testutil.Eventually(t, "the request held for the next master", func() bool {
-		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+		return metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedFallback)) == 1
 	})
 	cfg := config.DefaultConfig().Sched
 	d3, err := sched.NewDispatcher(cfg.SchedConfig(), sched.Options{})

@@ -38,7 +38,7 @@ func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
 			return nil, errLoop
 		}
-		rt.deadline = time.Now().Add(f.masterWait)
+		rt.deadline = time.Now().Add(f.follow.masterWait)
 		if d, ok := ctx.Deadline(); ok && d.Before(rt.deadline) {
 			rt.deadline = d
 		}
@@ -51,8 +51,8 @@ func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 			rt.to = target{board: to.name, addr: to.addr, epoch: to.epoch, kind: KindVia}
 			return nil, nil
 		}
-		opened := f.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
-		if f.c.IsMaster() {       // this board took over while the request waited
+		opened := f.master.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
+		if f.c.IsMaster() {              // this board took over while the request waited
 			return ownPlacer{f}, nil
 		}
 		if !rt.held {
@@ -99,10 +99,10 @@ func (f *Front) noMaster(w http.ResponseWriter, r *http.Request, failed string) 
 	f.m.held.WithLabelValues(OutcomeError).Inc()
 	switch {
 	case r.Context().Err() != nil:
-		unavailable(w, f.retry, "dispatch: client left while waiting for a master")
+		unavailable(w, f.cfg.retry, "dispatch: client left while waiting for a master")
 	case failed != "":
-		unavailable(w, f.retry, "dispatch: master %s unreachable and no new master within %v", failed, f.masterWait)
+		unavailable(w, f.cfg.retry, "dispatch: master %s unreachable and no new master within %v", failed, f.follow.masterWait)
 	default:
-		unavailable(w, f.retry, "dispatch: no master known (election in progress)")
+		unavailable(w, f.cfg.retry, "dispatch: no master known (election in progress)")
 	}
 }

@@ -39,11 +39,11 @@ type outbound struct {
 
 // direct returns f's connTransport when r can take the direct path.
 func (f *Front) direct(r *http.Request) (*connTransport, bool) {
-	ct, ok := f.tr.(*connTransport)
+	ct, ok := f.out.tr.(*connTransport)
 	if !ok {
 		return nil, false
 	}
-	switch f.scheme {
+	switch f.cfg.scheme {
 	case "http":
 	case "https":
 		if ct.o.TLS == nil {
@@ -74,7 +74,7 @@ func (f *Front) forwardDirect(ct *connTransport, w http.ResponseWriter, r *http.
 		f.m.added.Update(time.Since(st.start).Seconds())
 	}
 	st.out = outbound{r: r, w: w, st: st, host: r.Host}
-	resp, err := ct.send(r.Context(), connKey{f.scheme, hostPort(f.scheme, st.addr)}, r, &st.out)
+	resp, err := ct.send(r.Context(), connKey{f.cfg.scheme, hostPort(f.cfg.scheme, st.addr)}, r, &st.out)
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,7 @@ func TestDirectMatchesReverseProxy(t *testing.T) {
 					if direct {
 						err = f.forward(w, r, st)
 					} else {
-						f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+						f.out.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
 						err = st.err
 					}
 					if err != nil {
@@ -318,7 +318,7 @@ func FuzzDirectMatchesReverseProxy(f *testing.F) {
 				err := front.forward(w, r, st)
 				return board.last(), err
 			}
-			front.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+			front.out.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
 			return board.last(), st.err
 		}
 		want, werr := send(false)

@@ -129,11 +129,11 @@ func (f *Front) newTry(rt *route) try {
 	r := rt.in.r
 	keyed := r.Header.Get("Idempotency-Key") != ""
 	if rt.to.kind == KindVia {
-		return try{leg: legMaster, replay: rt.in.replay(f.replayMax), keyed: keyed}
+		return try{leg: legMaster, replay: rt.in.replay(f.follow.replayMax), keyed: keyed}
 	}
 	pin := ""
-	if f.pin != nil {
-		pin = f.pin(r)
+	if f.cfg.pin != nil {
+		pin = f.cfg.pin(r)
 	}
 	return try{
 		leg:        legBoard,
@@ -170,7 +170,7 @@ func (f *Front) noteFailure(rt *route, failed *target, v verdict, err error) {
 // setSticky gives the client the sticky cookie of the board chosen
 // (sched.sticky = "cookie") when it named another.
 func (f *Front) setSticky(w http.ResponseWriter, r *http.Request, board string) {
-	if !f.sticky || stickyOf(r) == board {
+	if !f.cfg.sticky || stickyOf(r) == board {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
@@ -199,9 +199,9 @@ func (f *Front) placeFailed(w http.ResponseWriter, rt *route, err error) {
 	case errors.As(err, &nm):
 		f.noMaster(w, rt.in.r, nm.failed)
 	case errors.Is(err, errNotOpen):
-		unavailable(w, f.retry, "%s", err.Error())
+		unavailable(w, f.cfg.retry, "%s", err.Error())
 	case errors.Is(err, errLoop):
-		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", rt.in.self)
+		unavailable(w, f.cfg.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", rt.in.self)
 	default:
 		f.acquireFailed(w, rt.in.r, err)
 	}

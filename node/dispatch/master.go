@@ -45,7 +45,7 @@ func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		rt.to.epoch = epoch
 		return nil, nil
 	}
-	d := f.disp.Load()
+	d := f.master.disp.Load()
 	if d == nil {
 		return nil, errNotOpen
 	}
@@ -60,7 +60,7 @@ func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		return nil, err
 	}
 	rt.to = p.target(rt, t)
-	rt.to.redirect = f.redirect && !rt.to.self
+	rt.to.redirect = f.cfg.redirect && !rt.to.self
 	return nil, nil
 }
 
@@ -83,10 +83,10 @@ func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, r *http.Request, 
 		Client: client,
 	}
 	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // issue 27: a busy device's requests wait in the queue
-	if f.pin != nil {
-		req.Board = f.pin(r)
+	if f.cfg.pin != nil {
+		req.Board = f.cfg.pin(r)
 	}
-	if f.sticky {
+	if f.cfg.sticky {
 		if c, err := r.Cookie(sched.CookieName); err == nil {
 			req.Sticky = c.Value
 		}
@@ -118,7 +118,7 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 	case errors.As(err, &shed):
 		retry := shed.RetryAfter
 		if retry <= 0 {
-			retry = f.retry
+			retry = f.cfg.retry
 		}
 		httpx.SetRetryAfter(w, retry)
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{
@@ -126,7 +126,7 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 			Class: shed.Class, Reason: shed.Reason,
 		})
 	case r.Context().Err() != nil:
-		unavailable(w, f.retry, "dispatch: client left while queued")
+		unavailable(w, f.cfg.retry, "dispatch: client left while queued")
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 	}

@@ -104,7 +104,7 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
 		return inbound{}, false
 	}
 	self := f.c.Self()
-	if f.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.fromBoard(r) {
+	if f.cfg.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.cfg.fromBoard(r) {
 		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
 	}
 	var body []byte
@@ -114,7 +114,7 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
 			return inbound{}, false
 		}
 	}
-	mk, err := f.marks.Verify(r, body, self, f.redirect)
+	mk, err := f.marks.Verify(r, body, self, f.cfg.redirect)
 	switch {
 	case err == nil:
 		r, ok := f.acceptMarked(w, r, mk)

@@ -55,7 +55,7 @@ type placeChan struct {
 // master did not open one lately: the request then takes the path through
 // the master.
 func (f *Front) channel(ctx context.Context, to masterAt) *placeChan {
-	p := &f.placer
+	p := &f.follow.placer
 	p.mu.Lock()
 	for {
 		switch c := p.cur; {
@@ -124,13 +124,13 @@ func (p *placer) close() {
 // connections to boards (conntransport.go), signed with a peer mark. off
 // is how long not to try again after an error.
 func (f *Front) dialPlace(to masterAt) (c *placeChan, off time.Duration, err error) {
-	ct, ok := f.tr.(*connTransport)
+	ct, ok := f.out.tr.(*connTransport)
 	if !ok {
 		return nil, placeOffOld, errors.New("dispatch: the transport cannot open a placement channel")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), placeDial)
 	defer cancel()
-	scheme := f.scheme
+	scheme := f.cfg.scheme
 	bc, err := ct.dial(ctx, connKey{scheme: scheme, addr: hostPort(scheme, to.addr)}) // never pooled: the channel keeps it
 	if err != nil {
 		return nil, placeOffError, err
@@ -174,7 +174,7 @@ func (f *Front) dialPlace(to masterAt) (c *placeChan, off time.Duration, err err
 	_ = bc.nc.SetDeadline(time.Time{})
 	c = &placeChan{to: to, nc: bc.nc, pending: map[uint32]chan placeAns{}, done: make(chan struct{})}
 	c.w.nc = bc.nc
-	f.chans.add(bc.nc)
+	f.placing.chans.add(bc.nc)
 	return c, 0, nil
 }
 

@@ -45,7 +45,7 @@ func (s *placeServer) lease(n int) {
 	s.mu.Lock()
 	board, revoked := s.ls.board, s.ls.revoked
 	s.mu.Unlock()
-	if d := f.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() {
+	if d := f.master.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() {
 		got = d.Lease(board, n)
 	}
 	s.mu.Lock()
@@ -75,7 +75,7 @@ func (s *placeServer) watch() {
 			return
 		case <-t.C:
 		}
-		d := s.f.disp.Load()
+		d := s.f.master.disp.Load()
 		stop := d == nil || !s.f.c.IsMaster() || d.Queued()
 		s.mu.Lock()
 		change := stop != s.ls.revoked

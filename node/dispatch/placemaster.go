@@ -42,8 +42,8 @@ func (f *Front) servePlace(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: the placement channel takes GET with Upgrade: " + PlaceProtocol})
 		return
 	}
-	if f.peerName != nil {
-		if _, ok := f.peerName(r); !ok {
+	if f.cfg.peerName != nil {
+		if _, ok := f.cfg.peerName(r); !ok {
 			f.m.refused.WithLabelValues(RefuseNotPeer).Inc()
 			writeJSON(w, http.StatusForbidden, errorBody{Error: "dispatch: placement channel refused: not a cluster board", Reason: RefuseNotPeer})
 			return
@@ -66,13 +66,13 @@ func (f *Front) servePlace(w http.ResponseWriter, r *http.Request) {
 	}
 	s := &placeServer{f: f, live: map[uint32]*placement{}}
 	s.ls.board = r.Header.Get(HeaderPlaceBoard)
-	if f.peerName != nil {
-		s.ls.board, _ = f.peerName(r) // its certificate names it
+	if f.cfg.peerName != nil {
+		s.ls.board, _ = f.cfg.peerName(r) // its certificate names it
 	}
 	s.w.nc = nc
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-	f.chans.add(nc)
-	defer f.chans.remove(nc)
+	f.placing.chans.add(nc)
+	defer f.placing.chans.remove(nc)
 	err = s.serve(brw.Reader, nc)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		f.log.Debug("dispatch: placement channel closed", "peer", r.RemoteAddr, "err", err)
@@ -174,7 +174,7 @@ func (s *placeServer) start(q *placeReq) error {
 	s.live[q.id] = p
 	s.mu.Unlock()
 	f := s.f
-	d := f.disp.Load()
+	d := f.master.disp.Load()
 	if d == nil || !f.c.IsMaster() {
 		s.mu.Lock()
 		delete(s.live, q.id)
@@ -235,7 +235,7 @@ func (s *placeServer) place(ctx context.Context, id uint32, p *placement, d *sch
 // answer sends a; a frame that cannot be written ends the channel (its
 // reader fails next and serve closes everything).
 func (s *placeServer) answer(a *placeAns) {
-	s.f.pm.served.Inc()
+	s.f.placing.pm.served.Inc()
 	s.w.mu.Lock()
 	buf, ok := appendAns(s.w.buf, a)
 	if !ok { // a board name or address over the wire's limits: not placed here

@@ -27,6 +27,18 @@ type fwd struct {
 
 type fwdKey struct{}
 
+// forwarder is what a forward to another board needs: the transport, the
+// ReverseProxy for what the direct path does not carry (forward.go), and
+// what to do with a board's 401 (authrefused.go).
+type forwarder struct {
+	tr            http.RoundTripper
+	rp            *httputil.ReverseProxy
+	onAuthRefused func(string)
+	verified      func(*http.Request) bool
+	credsDiffer   func(string) bool
+	authLog       authLog
+}
+
 // errHeadTimeout: the target's listener answered 408, the request header
 // did not reach it in time; nothing ran.
 var errHeadTimeout = errors.New("dispatch: the request header did not reach the board in time (its link is congested); nothing ran")
@@ -37,7 +49,7 @@ var errResent = errors.New("dispatch: the board's connection died after it recei
 func (f *Front) newProxy() *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite:    f.rewrite,
-		Transport:  f.tr,
+		Transport:  f.out.tr,
 		BufferPool: bufPool{},
 		ErrorLog:   slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
 		ModifyResponse: func(resp *http.Response) error {
@@ -77,7 +89,7 @@ func (f *Front) rewrite(pr *httputil.ProxyRequest) {
 	if st == nil {
 		return
 	}
-	pr.Out.URL.Scheme = f.scheme
+	pr.Out.URL.Scheme = f.cfg.scheme
 	pr.Out.URL.Host = st.addr
 	pr.Out.Host = pr.In.Host
 	if v := pr.In.Header["X-Forwarded-For"]; len(v) > 0 {
@@ -109,7 +121,7 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, st *fwd) error {
 	if len(st.body) > 0 { // this attempt's own reader over the body; r's stays for a run here
 		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(st.body)), int64(len(st.body))
 	}
-	f.rp.ServeHTTP(w, out)
+	f.out.rp.ServeHTTP(w, out)
 	return st.err
 }
 

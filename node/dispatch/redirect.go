@@ -26,8 +26,8 @@ func (f *Front) redirectTo(w http.ResponseWriter, in *inbound, t sched.Ticket, s
 	tok := f.marks.SignString(KindRedirect, f.c.Epoch(), t.Board, &bind)
 	var b strings.Builder
 	q := bind.Query // the query without the mark, with the assignment
-	b.Grow(len(f.scheme) + 3 + len(t.Addr) + len(r.URL.Path) + len(q) + len(QueryMark) + len(tok) + 8)
-	b.WriteString(f.scheme)
+	b.Grow(len(f.cfg.scheme) + 3 + len(t.Addr) + len(r.URL.Path) + len(q) + len(QueryMark) + len(tok) + 8)
+	b.WriteString(f.cfg.scheme)
 	b.WriteString("://")
 	b.WriteString(t.Addr)
 	b.WriteString(r.URL.EscapedPath())
@@ -46,7 +46,7 @@ func (f *Front) redirectTo(w http.ResponseWriter, in *inbound, t sched.Ticket, s
 	f.m.added.Update(time.Since(start).Seconds())
 	writeJSON(w, http.StatusTemporaryRedirect, map[string]string{"location": loc, "board": t.Board})
 	f.m.forwarded.WithLabelValues(t.Board, OutcomeRedirect).Inc()
-	f.holds.add(t)
+	f.master.holds.add(t)
 }
 
 // holds keeps the tickets of redirected requests until their hold ends.
