@@ -89,9 +89,16 @@ type chanPlacer struct{ f *Front }
 // (tryAgain, legQueue).
 func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	f, r, pc := p.f, rt.in.r, rt.pc
-	if rt.to.board != "" { // a retry: the master chooses its board, any but the ones that failed
-		rt.q.exclude = append(rt.q.exclude, rt.to.board)
-		a, err := pc.place(ctx, &rt.q)
+	q := placeReq{client: rt.in.client, method: r.Method, path: r.URL.Path}
+	if f.cfg.pin != nil {
+		q.board = f.cfg.pin(r)
+	}
+	if f.cfg.sticky {
+		q.sticky = stickyOf(r)
+	}
+	if rt.to.board != "" { // a retry (once: tryAgain): the master chooses its board, any but the one that failed
+		q.exclude = []string{rt.to.board}
+		a, err := pc.place(ctx, &q)
 		if err != nil {
 			return nil, err
 		}
@@ -101,14 +108,7 @@ func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		rt.to = p.target(rt, &a)
 		return nil, nil
 	}
-	rt.q = placeReq{client: rt.in.client, method: r.Method, path: r.URL.Path}
-	if f.cfg.pin != nil {
-		rt.q.board = f.cfg.pin(r)
-	}
-	if f.cfg.sticky {
-		rt.q.sticky = stickyOf(r)
-	}
-	a, err := pc.place(ctx, &rt.q)
+	a, err := pc.place(ctx, &q)
 	switch {
 	case errors.Is(err, errChannelDown):
 		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()

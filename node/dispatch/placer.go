@@ -50,7 +50,6 @@ type route struct {
 	req sched.Request     // ownPlacer: the admitted request
 
 	pc *placeChan // chanPlacer: the channel it was placed over
-	q  placeReq   // chanPlacer: its place frame
 
 	failed   masterAt  // viaPlacer: the master that failed it
 	deadline time.Time // viaPlacer: held for a master until then
