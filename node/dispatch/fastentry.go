@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ews-firmware/ews/node/dispatch/place"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -39,21 +40,21 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 		f.toMaster(w, in)
 		return
 	}
-	pc := f.channel(r.Context(), to)
+	pc := f.follow.placer.Channel(r.Context(), place.Master{Name: to.name, Addr: to.addr, Epoch: to.epoch})
 	if pc == nil {
 		f.toMaster(w, in)
 		return
 	}
 	leaseable := f.leaseable(r, self)
-	if leaseable && pc.takeLease() { // placelease.go
+	if leaseable && pc.TakeLease() { // place/lease.go
 		f.placing.pm.lease.Inc()
-		defer pc.freeLease()
+		defer pc.FreeLease()
 		f.runLocal(w, r)
 		return
 	}
 	f.route(w, &route{in: *in, pc: pc, start: time.Now()}, chanPlacer{f})
 	if leaseable {
-		pc.askLease()
+		pc.AskLease()
 	}
 }
 
@@ -89,33 +90,33 @@ type chanPlacer struct{ f *Front }
 // (tryAgain, legQueue).
 func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	f, r, pc := p.f, rt.in.r, rt.pc
-	q := placeReq{client: rt.in.client, method: r.Method, path: r.URL.Path}
+	q := place.Request{Client: rt.in.client, Method: r.Method, Path: r.URL.Path}
 	if f.cfg.pin != nil {
-		q.board = f.cfg.pin(r)
+		q.Board = f.cfg.pin(r)
 	}
 	if f.cfg.sticky {
-		q.sticky = stickyOf(r)
+		q.Sticky = stickyOf(r)
 	}
 	if rt.to.board != "" { // a retry (once: tryAgain): the master chooses its board, any but the one that failed
-		q.exclude = []string{rt.to.board}
-		a, err := pc.place(ctx, &q)
+		q.Exclude = []string{rt.to.board}
+		a, err := pc.Place(ctx, &q)
 		if err != nil {
 			return nil, err
 		}
-		if !a.placed {
+		if !a.Placed {
 			return nil, errNotPlaced
 		}
 		rt.to = p.target(rt, &a)
 		return nil, nil
 	}
-	a, err := pc.place(ctx, &q)
+	a, err := pc.Place(ctx, &q)
 	switch {
-	case errors.Is(err, errChannelDown):
+	case errors.Is(err, place.ErrChannelDown):
 		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		return viaPlacer{f}, nil // nothing ran: the way through the master holds it for the next one
 	case err != nil:
 		return nil, err // the client left while queued
-	case !a.placed:
+	case !a.Placed:
 		return p.refused(ctx, rt, &a)
 	}
 	f.placing.pm.placed.WithLabelValues(PlacedOK).Inc()
@@ -126,25 +127,27 @@ func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 // errNotPlaced: the master placed a retry nowhere.
 var errNotPlaced = errors.New("dispatch: the master did not place the request again")
 
-func (p chanPlacer) target(rt *route, a *placeAns) target {
-	return target{board: a.board, addr: a.addr, epoch: a.epoch, kind: KindDispatch, self: a.board == rt.in.self, id: a.id}
+func (p chanPlacer) target(rt *route, a *place.Answer) target {
+	return target{board: a.Board, addr: a.Addr, epoch: a.Epoch, kind: KindDispatch, self: a.Board == rt.in.self, id: a.ID}
 }
 
 // refused is the answer to a request the master did not place: it is not
 // master (the way through the master finds the one that is), its queue
 // closed under the request (tryAgain: to the next master), or it shed it.
-func (p chanPlacer) refused(ctx context.Context, rt *route, a *placeAns) (Placer, error) {
+func (p chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (Placer, error) {
 	f := p.f
-	if a.code == placeNotMaster {
+	to := rt.pc.To()
+	old := masterAt{name: to.Name, addr: to.Addr, epoch: to.Epoch}
+	if a.NotMaster {
 		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(rt.in.r, rt.in.self, rt.pc.to)
+		f.awaitNewMaster(rt.in.r, rt.in.self, old)
 		return viaPlacer{f}, nil
 	}
-	shed := &sched.ErrShed{Reason: a.reason, Class: a.class, RetryAfter: time.Duration(a.retry) * time.Millisecond}
+	shed := &sched.ErrShed{Reason: a.Reason, Class: a.Class, RetryAfter: a.RetryAfter}
 	tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
 	if tryAgain(tr, shed) == sendAgain {
 		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(rt.in.r, rt.in.self, rt.pc.to)
+		f.awaitNewMaster(rt.in.r, rt.in.self, old)
 		return viaPlacer{f}, nil
 	}
 	f.placing.pm.placed.WithLabelValues(PlacedShed).Inc()
@@ -156,7 +159,7 @@ func (p chanPlacer) refused(ctx context.Context, rt *route, a *placeAns) (Placer
 // board that failed mid-answer), so the master never keeps its slot.
 func (chanPlacer) Release(rt *route) {
 	if rt.to.id != 0 {
-		rt.pc.end(rt.to.id)
+		rt.pc.End(rt.to.id)
 		rt.to.id = 0
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/dispatch/place"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -186,7 +187,7 @@ type followerRole struct {
 	viaMaster  bool // Options.ViaMaster: no placement channel
 	masterWait time.Duration
 	replayMax  int64
-	placer     placer // its placement channel (placefollower.go)
+	placer     place.Follower // its placement channel
 }
 
 // assignRole is what a board needs to run the clients the master assigned
@@ -199,7 +200,7 @@ type assignRole struct {
 
 // placeRole is the placement channels open here, either end, and their series.
 type placeRole struct {
-	chans chanSet
+	chans place.Set
 	pm    *placeMetrics
 }
 
@@ -220,6 +221,7 @@ func NewFront(opt Options) (*Front, error) {
 	f.here.local, f.cfg.pin, f.cfg.redirect, f.cfg.sticky = opt.Local, opt.Pin, opt.Mode == ModeRedirect, opt.StickyCookie
 	f.cfg.scheme, f.cfg.peerName, f.cfg.retry, f.out.tr = opt.Scheme, opt.PeerName, opt.RetryAfter, opt.Transport
 	f.follow.viaMaster, f.placing.pm = opt.ViaMaster, newPlaceMetrics(opt.Registerer) // fastentry.go
+	f.follow.placer.Dial, f.follow.placer.Log, f.follow.placer.Conns = f.dialPlace, opt.Logger, &f.placing.chans
 	if f.cfg.scheme == "" {
 		f.cfg.scheme = "http"
 	}
@@ -281,8 +283,8 @@ func (f *Front) StepDown() {
 // connections to other boards. It does not close the dispatcher (StepDown).
 func (f *Front) Close() {
 	f.master.holds.close()
-	f.follow.placer.close()
-	f.placing.chans.close()
+	f.follow.placer.Close()
+	f.placing.chans.Close()
 	if t, ok := f.out.tr.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}

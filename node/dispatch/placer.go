@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ews-firmware/ews/node/dispatch/place"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -49,7 +50,7 @@ type route struct {
 	d   *sched.Dispatcher // ownPlacer: the dispatcher that placed it
 	req sched.Request     // ownPlacer: the admitted request
 
-	pc *placeChan // chanPlacer: the channel it was placed over
+	pc *place.Chan // chanPlacer: the channel it was placed over
 
 	failed   masterAt  // viaPlacer: the master that failed it
 	deadline time.Time // viaPlacer: held for a master until then
