@@ -35,12 +35,12 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 		f.toMaster(w, in)
 		return
 	}
-	to, ok := f.nextMaster(self, masterAt{})
+	to, ok := f.nextMaster(self, place.Master{})
 	if !ok {
 		f.toMaster(w, in)
 		return
 	}
-	pc := f.follow.placer.Channel(r.Context(), place.Master{Name: to.name, Addr: to.addr, Epoch: to.epoch})
+	pc := f.follow.placer.Channel(r.Context(), to)
 	if pc == nil {
 		f.toMaster(w, in)
 		return
@@ -136,8 +136,7 @@ func (p chanPlacer) target(rt *route, a *place.Answer) target {
 // closed under the request (tryAgain: to the next master), or it shed it.
 func (p chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (Placer, error) {
 	f := p.f
-	to := rt.pc.To()
-	old := masterAt{name: to.Name, addr: to.Addr, epoch: to.Epoch}
+	old := rt.pc.To()
 	if a.NotMaster {
 		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		f.awaitNewMaster(rt.in.r, rt.in.self, old)
@@ -169,7 +168,7 @@ func (chanPlacer) Release(rt *route) {
 // took over itself), at most MasterWait and the request's deadline: sent
 // through the old master at once, it would only find it is no master
 // either. The path through the master then takes it, or answers 503.
-func (f *Front) awaitNewMaster(r *http.Request, self string, old masterAt) {
+func (f *Front) awaitNewMaster(r *http.Request, self string, old place.Master) {
 	deadline := time.Now().Add(f.follow.masterWait)
 	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
 		deadline = d

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/ews-firmware/ews/node/dispatch/place"
 )
 
 // The follower's path: a board that is not master passes the request to
@@ -44,11 +46,11 @@ func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		}
 	}
 	if rt.to.kind == KindVia && rt.to.board != "" { // the master that failed it
-		rt.failed = masterAt{name: rt.to.board, addr: rt.to.addr, epoch: rt.to.epoch}
+		rt.failed = place.Master{Name: rt.to.board, Addr: rt.to.addr, Epoch: rt.to.epoch}
 	}
 	for {
 		if to, ok := f.nextMaster(self, rt.failed); ok {
-			rt.to = target{board: to.name, addr: to.addr, epoch: to.epoch, kind: KindVia}
+			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch, kind: KindVia}
 			return nil, nil
 		}
 		opened := f.master.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
@@ -60,7 +62,7 @@ func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 			f.m.holding.Inc()
 		}
 		if !holdUntil(ctx, rt.deadline, opened) {
-			return nil, &noMasterError{failed: rt.failed.name}
+			return nil, &noMasterError{failed: rt.failed.Name}
 		}
 	}
 }
@@ -76,22 +78,16 @@ func (f *Front) takingOver(self string) bool {
 	return ok && name == self
 }
 
-// masterAt is a master as a follower reaches it.
-type masterAt struct {
-	name, addr string
-	epoch      uint64
-}
-
 // nextMaster is the master to send a request to: the one known now, if it
 // is another board with an address and not the one that failed this
 // request (the same board at a new epoch is a new master).
-func (f *Front) nextMaster(self string, failed masterAt) (masterAt, bool) {
+func (f *Front) nextMaster(self string, failed place.Master) (place.Master, bool) {
 	name, addr, ok := f.c.Master()
 	epoch := f.c.Epoch()
-	if !ok || name == "" || addr == "" || name == self || (name == failed.name && epoch == failed.epoch) {
-		return masterAt{}, false
+	if !ok || name == "" || addr == "" || name == self || (name == failed.Name && epoch == failed.Epoch) {
+		return place.Master{}, false
 	}
-	return masterAt{name: name, addr: addr, epoch: epoch}, true
+	return place.Master{Name: name, Addr: addr, Epoch: epoch}, true
 }
 
 // noMaster answers a request that found no master to take it in time.

@@ -52,7 +52,7 @@ type route struct {
 
 	pc *place.Chan // chanPlacer: the channel it was placed over
 
-	failed   masterAt  // viaPlacer: the master that failed it
-	deadline time.Time // viaPlacer: held for a master until then
-	held     bool      // viaPlacer: it waited for a master
+	failed   place.Master // viaPlacer: the master that failed it
+	deadline time.Time    // viaPlacer: held for a master until then
+	held     bool         // viaPlacer: it waited for a master
 }
