@@ -129,8 +129,8 @@ func BenchmarkFrontDecision(b *testing.B) {
 	b.Run("classify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			in, ok := f.accept(nil, r)
-			if !ok || f.classify(&in) != pathMaster {
+			var in inbound
+			if !f.accept(nil, r, &in) || f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
 		}
@@ -139,7 +139,8 @@ func BenchmarkFrontDecision(b *testing.B) {
 		d := f.Dispatcher()
 		b.ReportAllocs()
 		for b.Loop() {
-			in, _ := f.accept(nil, r)
+			var in inbound
+			f.accept(nil, r, &in)
 			if f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
@@ -161,8 +162,8 @@ func TestFrontDecisionAllocs(t *testing.T) {
 	f := tc.boards[0].front
 	r := httptest.NewRequest("GET", "/api/devices/s1", nil)
 	if n := testing.AllocsPerRun(100, func() {
-		in, ok := f.accept(nil, r)
-		if !ok || f.classify(&in) != pathMaster {
+		var in inbound
+		if !f.accept(nil, r, &in) || f.classify(&in) != pathMaster {
 			t.Fatal("not the master's path")
 		}
 	}); n != 0 {

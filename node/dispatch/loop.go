@@ -60,11 +60,11 @@ func (f *Front) route(w http.ResponseWriter, rt *route, p Placer) {
 		var perr error
 		if p, fresh, perr = f.place(rt, p); perr != nil {
 			var nm *noMasterError
-			if errors.As(perr, &nm) {
-				f.noMaster(w, r, nm.failed)
+			if fresh || errors.As(perr, &nm) { // a new Placer's first answer, or no master in time: as on entry
+				f.placeFailed(w, rt, perr)
 				return
 			}
-			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr)
+			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr) // no other board for the retry
 			return
 		}
 		if t.leg == legBoard {

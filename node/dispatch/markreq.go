@@ -33,14 +33,21 @@ func bodyMode(r *http.Request) BodyMode {
 	return BodyLength
 }
 
-// carriesMark reports whether r carries a dispatch or redirect mark to
-// check (Verify).
-func carriesMark(r *http.Request) bool {
-	if r.Header.Get(HeaderMark) != "" {
-		return true
+// markOf is the mark r carries to check: the header form (KindDispatch)
+// always, the query form (KindRedirect) only when queryOK (redirect mode).
+// ErrNoMark: none; a refusal: a query mark outside redirect mode.
+func markOf(r *http.Request, queryOK bool) (string, Kind, error) {
+	if tok := r.Header.Get(HeaderMark); tok != "" {
+		return tok, KindDispatch, nil
 	}
-	_, ok := queryMark(r.URL.RawQuery)
-	return ok
+	tok, ok := queryMark(r.URL.RawQuery)
+	switch {
+	case !ok:
+		return "", 0, ErrNoMark
+	case !queryOK:
+		return "", 0, refusal(RefuseQuery)
+	}
+	return tok, KindRedirect, nil
 }
 
 // Verify checks the mark r carries for a dispatch to board self and uses
@@ -51,17 +58,15 @@ func carriesMark(r *http.Request) bool {
 // must be the one sending it (redirect) or named in X-Forwarded-For by the
 // boards it passed (proxy). ErrNoMark: none; *MarkError: refused (403).
 func (m *Marker) Verify(r *http.Request, body []byte, self string, queryOK bool) (Mark, error) {
-	tok, kind := r.Header.Get(HeaderMark), KindDispatch
-	if tok == "" {
-		var ok bool
-		if tok, ok = queryMark(r.URL.RawQuery); !ok {
-			return Mark{}, ErrNoMark
-		}
-		if !queryOK {
-			return Mark{}, refusal(RefuseQuery)
-		}
-		kind = KindRedirect
+	tok, kind, err := markOf(r, queryOK)
+	if err != nil {
+		return Mark{}, err
 	}
+	return m.verify(r, tok, kind, body, self)
+}
+
+// verify is Verify of the mark markOf found.
+func (m *Marker) verify(r *http.Request, tok string, kind Kind, body []byte, self string) (Mark, error) {
 	s := m.pool.Get().(*scratch)
 	mk, bound, err := m.open(s, tok, kind, self)
 	m.pool.Put(s)

@@ -29,24 +29,25 @@ type Authenticator interface {
 //     or a slot, and every later step uses these bytes;
 //  4. classify, and take the request's path:
 //     - marked for this board: the master sent it here, run it here (marked.go);
-//     - this board is master: admit → acquire a board → sign → forward,
-//     or run it here (master.go);
 //     - redirect mode, a client with an assignment: run it here or send
 //     the client back to the master (assign.go);
-//     - else ask the master where it runs and forward it there
-//     (fastentry.go), or hand it to the master (follower.go).
+//     - else the one forwarding loop (loop.go) with a Placer that says
+//     where it goes: this board's dispatcher on the master (master.go); on
+//     a follower a leased slot here, else the placement channel
+//     (fastentry.go), else the whole request to the master (follower.go).
 //
 // Each step answers the client itself when it stops the request.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if isPlaceChannel(r) { // a follower's placement channel (fastentry.go)
+	if isPlaceChannel(r) { // a follower's placement channel (placechan.go)
 		f.servePlace(w, r)
 		return
 	}
 	start := time.Now()
-	in, ok := f.accept(w, r)
-	if !ok {
+	var in inbound
+	if !f.accept(w, r, &in) {
 		return
 	}
+	var ok bool
 	if in.r, ok = f.authenticate(w, in.r); !ok {
 		return
 	}
@@ -98,36 +99,41 @@ func (in *inbound) via() *Binding {
 // accept lets in what may enter: a forwarded request only from a board
 // (fromPeer), a marked one only with a valid mark for this board, verified
 // and used up here and nowhere else on this board (refused 403, or 503 when
-// it is stale), and it verifies a via mark's client once. False: answered.
-func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
+// it is stale), and it verifies a via mark's client once. It fills in;
+// false: answered.
+func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool {
 	if !f.fromPeer(w, r) {
-		return inbound{}, false
+		return false
 	}
 	self := f.c.Self()
 	if f.cfg.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.cfg.fromBoard(r) {
 		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
 	}
-	var body []byte
-	if carriesMark(r) { // its mark may bind the body's digest
-		var ok bool
-		if body, ok = f.readBody(w, r); !ok {
-			return inbound{}, false
-		}
-	}
-	mk, err := f.marks.Verify(r, body, self, f.cfg.redirect)
+	tok, kind, err := markOf(r, f.cfg.redirect)
 	switch {
-	case err == nil:
-		r, ok := f.acceptMarked(w, r, mk)
-		return inbound{r: r, self: self, marked: true, client: mk.Client, body: body}, ok
-	case err != ErrNoMark:
+	case err == ErrNoMark:
+		client, vouched := f.viaClient(r, self)
+		if vouched {
+			r = httpx.WithClient(r, client) // failed credentials count against the client, not the follower
+		}
+		in.r, in.self, in.client = r, self, client
+		return true
+	case err != nil:
 		f.refuse(w, err)
-		return inbound{}, false
+		return false
 	}
-	client, vouched := f.viaClient(r, self)
-	if vouched {
-		r = httpx.WithClient(r, client) // failed credentials count against the client, not the follower
+	body, ok := f.readBody(w, r) // the mark may bind the body's digest
+	if !ok {
+		return false
 	}
-	return inbound{r: r, self: self, client: client}, true
+	mk, err := f.marks.verify(r, tok, kind, body, self)
+	if err != nil {
+		f.refuse(w, err)
+		return false
+	}
+	r, ok = f.acceptMarked(w, r, mk)
+	in.r, in.self, in.marked, in.client, in.body = r, self, true, mk.Client, body
+	return ok
 }
 
 // viaClient is the client's address for the policies and the credential
