@@ -45,11 +45,12 @@ func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 			rt.deadline = d
 		}
 	}
-	if rt.to.kind == KindVia && rt.to.board != "" { // the master that failed it
-		rt.failed = place.Master{Name: rt.to.board, Addr: rt.to.addr, Epoch: rt.to.epoch}
+	var failed place.Master
+	if rt.to.kind == KindVia { // a retry: rt.to is the master that failed it
+		failed = place.Master{Name: rt.to.board, Addr: rt.to.addr, Epoch: rt.to.epoch}
 	}
 	for {
-		if to, ok := f.nextMaster(self, rt.failed); ok {
+		if to, ok := f.nextMaster(self, failed); ok {
 			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch, kind: KindVia}
 			return nil, nil
 		}
@@ -62,7 +63,7 @@ func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 			f.m.holding.Inc()
 		}
 		if !holdUntil(ctx, rt.deadline, opened) {
-			return nil, &noMasterError{failed: rt.failed.Name}
+			return nil, &noMasterError{failed: failed.Name}
 		}
 	}
 }

@@ -52,7 +52,6 @@ type route struct {
 
 	pc *place.Chan // chanPlacer: the channel it was placed over
 
-	failed   place.Master // viaPlacer: the master that failed it
-	deadline time.Time    // viaPlacer: held for a master until then
-	held     bool         // viaPlacer: it waited for a master
+	deadline time.Time // viaPlacer: held for a master until then
+	held     bool      // viaPlacer: it waited for a master
 }
