@@ -62,7 +62,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 // master for the front door once the election made it master and
 // master.follow, on that change, gave the front its dispatcher: a query of
 // both, with no side effect. A request that arrives in between waits for
-// the queue as for any new master (dispatch.Front.toMaster), and goes on
+// the queue as for any new master (dispatch's viaPlacer holds it), and goes on
 // the moment SetDispatcher opens it.
 type frontCluster struct {
 	elected interface { // the election (*state.Cluster)

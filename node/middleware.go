@@ -1,15 +1,14 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/dispatch"
 )
 
 // wrap puts the front-door guards around the mux: body size limit, JSON
@@ -41,9 +40,12 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
-			if r.ContentLength < 0 && !firmware && !readBody(sw, r, maxBody) {
-				n.observe(r, sw, start)
-				return
+			if r.ContentLength < 0 && !firmware {
+				var ok bool
+				if r, ok = readBody(sw, r, maxBody); !ok {
+					n.observe(r, sw, start)
+					return
+				}
 			}
 		}
 		next.ServeHTTP(sw, r)
@@ -55,26 +57,25 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 // readBody reads a body of unknown length (chunked) before anything runs, so
 // one over the limit gets 413 on every path (a handler that never reads its
 // body, a proxy that fails half-way) instead of running with a cut body or
-// answering 502. The body is then replayed from memory; it is at most
-// max_body bytes (1 MiB by default).
-func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
+// answering 502. The handlers then read it from memory, and the front door
+// takes it as read (dispatch.WithBody); it is at most max_body bytes (1 MiB
+// by default). dispatch.ReadBody is the one read of a body at the front
+// door (docs/DESIGN.md, The front door).
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) (*http.Request, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return true
+		return r, true
 	}
-	b, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
+	b, err := dispatch.ReadBody(r, maxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			httpx.Error(w, http.StatusRequestEntityTooLarge, "request body is over the limit of %d bytes", maxBody)
-			return false
+			return r, false
 		}
 		httpx.Error(w, http.StatusBadRequest, "reading the request body: %v", err)
-		return false
+		return r, false
 	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-	r.TransferEncoding = nil
-	return true
+	return dispatch.WithBody(r, b), true
 }
 
 func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {

@@ -1,32 +1,63 @@
 package sched
 
-// Lease takes one slot of board for a follower's lease (node/dispatch:
+// LeaseSlack is how far a leased board may run ahead of the least busy
+// running board: a lease never takes it beyond that many requests more.
+const LeaseSlack = 8
+
+// Lease takes up to n slots of board for a follower's lease (node/dispatch:
 // the follower runs requests that entered it on its own board without
-// asking the master), if nothing waits in the queue and the board may take
-// one more request now (running, not held, below its capacity). The ticket
-// counts on the board like any other (linknum, capacity: invariant 4) but
-// is no request: no arrival, no dispatch count and, when it is Done, no
-// service time for admission, since a lease is held across many requests
-// or idle. False: not now. It never waits.
-func (d *Dispatcher) Lease(board string) (Ticket, bool) {
+// asking the master), and returns them: none unless the policy is least
+// connections (a lease is counted like any request on the board; the
+// policies that choose by client, path, load or turn would be skipped),
+// nothing waits in the queue, and the board may take more requests now
+// (running, not held, below its capacity, within LeaseSlack of the least
+// busy running board). The tickets count on the board like any other
+// (linknum, capacity: invariant 4) but are no requests: no arrival, no
+// dispatch count and, when Done, no service time for admission, since a
+// lease is held across many requests or idle. It never waits.
+func (d *Dispatcher) Lease(board string, n int) []Ticket {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if _, lc := d.policy.(LeastConn); !lc || d.closed || d.total > 0 {
+		return nil
+	}
 	b := d.byName[board]
-	if d.closed || d.total > 0 || b == nil || !b.present || !b.available() {
-		return Ticket{}, false
+	if b == nil || !b.present {
+		return nil
 	}
-	class := d.cls.Len() - 1
-	w := d.cls.Weight(class)
-	b.local++
-	b.ReqLoad += w
-	d.refresh(b)
-	var f *flight
-	if n := len(d.free); n > 0 {
-		f, d.free = d.free[n-1], d.free[:n-1]
-	} else {
-		f = &flight{d: d}
+	var out []Ticket
+	for range d.leaseRoom(b, n) {
+		if !b.available() {
+			break
+		}
+		out = append(out, d.take(b, d.cls.Len()-1, -1, false, true))
 	}
-	f.b, f.class, f.weight, f.start = b, class, w, d.now()
-	f.dev, f.read, f.lease = -1, false, true
-	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}, true
+	return out
+}
+
+// Queued reports whether any request waits in the queue (a lease's watch
+// revokes the leases then).
+func (d *Dispatcher) Queued() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.total > 0
+}
+
+// leaseRoom is how many of n slots b may be leased now: none unless it is
+// running, within LeaseSlack of the least busy running board, and below
+// its capacity. Under d.mu.
+func (d *Dispatcher) leaseRoom(b *Board, n int) int {
+	if !b.Running || b.Capacity <= 0 {
+		return 0
+	}
+	least := b.Linknum
+	for _, o := range d.boards {
+		if o.present && o.Running && o.Capacity > 0 && o.Linknum < least {
+			least = o.Linknum
+		}
+	}
+	if b.Linknum > least+LeaseSlack {
+		return 0
+	}
+	return max(0, min(n, b.Capacity-b.Linknum, least+LeaseSlack-b.Linknum))
 }

@@ -35,7 +35,8 @@ func TestLease(t *testing.T) {
 				held = tt.setup(h)
 			}
 			svc := append([]int64(nil), durations(h.d)...)
-			lt, ok := h.d.Lease(tt.board)
+			got := h.d.Lease(tt.board, 1)
+			ok := len(got) == 1
 			if ok != tt.ok {
 				t.Fatalf("Lease(%s) = %v, want %v", tt.board, ok, tt.ok)
 			}
@@ -45,6 +46,7 @@ func TestLease(t *testing.T) {
 			if !ok {
 				return
 			}
+			lt := got[0]
 			if lt.Board != tt.board || linknum(h.d, tt.board) != 1 {
 				t.Fatalf("leased %+v, linknum %d", lt, linknum(h.d, tt.board))
 			}
@@ -59,6 +61,37 @@ func TestLease(t *testing.T) {
 				if d != svc[c] {
 					t.Fatalf("class %d's service time moved with a lease: %d, was %d", c, d, svc[c])
 				}
+			}
+		})
+	}
+}
+
+// A lease asks for n slots and gets what its board has room for: below
+// its capacity, within LeaseSlack of the least busy running board, and
+// none under a policy other than least connections.
+func TestLeaseRoom(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy string
+		capA   int
+		n      int
+		want   int
+	}{
+		{name: "capacity bounds it", policy: "priority-lc", capA: 4, n: 16, want: 4},
+		{name: "slack bounds it", policy: "priority-lc", capA: 20, n: 16, want: LeaseSlack},
+		{name: "n bounds it", policy: "priority-lc", capA: 20, n: 3, want: 3},
+		{name: "not least connections", policy: "rr", capA: 20, n: 4, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, schedCfg(tt.policy, 8), Options{},
+				Board{Name: "a", Capacity: tt.capA, Running: true}, Board{Name: "b", Capacity: 10, Running: true})
+			got := h.d.Lease("a", tt.n)
+			if len(got) != tt.want {
+				t.Fatalf("Lease(a, %d) = %d slots, want %d", tt.n, len(got), tt.want)
+			}
+			for _, lt := range got {
+				lt.Done()
 			}
 		})
 	}

@@ -94,6 +94,17 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 	if d.trace != nil {
 		d.trace(req, seq, b)
 	}
+	t := d.take(b, class, dev, req.Read, false)
+	d.devStart(dev, req.Read)
+	d.m.dispatch[b.idx][class].Inc()
+	d.started[class]++
+	return t
+}
+
+// take counts one slot of b for a flight of class (device dev, -1 none;
+// lease: a follower's leased slot, no request) and returns its ticket: the
+// one place a slot is taken, requests and leases alike.
+func (d *Dispatcher) take(b *Board, class, dev int, read, lease bool) Ticket {
 	w := d.cls.Weight(class)
 	b.local++
 	b.ReqLoad += w
@@ -105,10 +116,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 		f = &flight{d: d}
 	}
 	f.b, f.class, f.weight, f.start = b, class, w, d.now()
-	f.dev, f.read, f.lease = dev, req.Read, false
-	d.devStart(dev, req.Read)
-	d.m.dispatch[b.idx][class].Inc()
-	d.started[class]++
+	f.dev, f.read, f.lease = dev, read, lease
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
 }
 

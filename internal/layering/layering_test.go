@@ -87,6 +87,7 @@ func under(path, dir string) bool { return path == dir || strings.HasPrefix(path
 //	internal/config → internal/ leaves only (never state, sched, hal, vip)
 //	state, sched, hal, vip ↛ node, internal/config
 //	sched → state/row (leaf), never memberlist
+//	node/dispatch → node/dispatch/place → sched (the placement protocol knows no front door)
 //
 // Each package's own imports count (`go list` Deps, tests left out).
 func TestImportDirection(t *testing.T) {
@@ -111,6 +112,9 @@ func TestImportDirection(t *testing.T) {
 		{"the scheduler does not carry the gossip layer",
 			func(p string) bool { return under(p, mod+"/sched") || p == mod+"/state/row" },
 			func(d string) bool { return under(d, "github.com/hashicorp/memberlist") || d == mod+"/state" }},
+		{"the placement protocol knows the scheduler, not the front door",
+			func(p string) bool { return p == mod+"/node/dispatch/place" },
+			func(d string) bool { return d == nodeDir || d == mod+"/node/dispatch" || d == mod+"/state" }},
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {

@@ -43,9 +43,9 @@ func (f *Front) answerFailure(w http.ResponseWriter, v verdict, target string, e
 	f.m.forwarded.WithLabelValues(target, OutcomeError).Inc()
 	switch v {
 	case answerNotRun:
-		unavailable(w, f.retry, "dispatch: board %s unreachable; the request did not run, send it again", target)
+		unavailable(w, f.cfg.retry, "dispatch: board %s unreachable; the request did not run, send it again", target)
 	case answerKeyed:
-		unavailable(w, f.retry, "dispatch: board %s failed during the request; send it again with the same Idempotency-Key", target)
+		unavailable(w, f.cfg.retry, "dispatch: board %s failed during the request; send it again with the same Idempotency-Key", target)
 	default:
 		badGateway(w, target, err)
 	}

@@ -103,7 +103,7 @@ func assignment(r *http.Request) (tok string, inQuery bool) {
 // assigned is the path test: redirect mode, not the master, and the
 // request brings an assignment (valid or not: runAssigned decides).
 func (f *Front) assigned(r *http.Request) bool {
-	if !f.redirect || f.assignTTL <= 0 || f.c.IsMaster() {
+	if !f.cfg.redirect || f.clients.ttl <= 0 || f.c.IsMaster() {
 		return false
 	}
 	tok, _ := assignment(r)
@@ -116,39 +116,41 @@ func (f *Front) assigned(r *http.Request) bool {
 // and below its capacity, and the request is not pinned to another board;
 // a pinned request goes to the master as any other; else the client is
 // sent back to the master (307).
-func (f *Front) runAssigned(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
+func (f *Front) runAssigned(w http.ResponseWriter, in *inbound) {
+	r, self, client := in.r, in.self, in.client
 	tok, inQuery := assignment(r)
 	if inQuery {
 		r = withoutQueryParam(r, QueryAssign)
+		in.r, in.bind.Query = r, stripQueryMark(r.URL.RawQuery) // a mark binds the query it goes on with
 	}
-	_, err := f.marks.VerifyAssignment(tok, self, client, f.assignTTL)
+	_, err := f.marks.VerifyAssignment(tok, self, client, f.clients.ttl)
 	if err != nil {
-		f.backToMaster(w, r, self, client, backReason(err))
+		f.backToMaster(w, in, backReason(err))
 		return
 	}
-	if f.pin != nil {
-		if p := f.pin(r); p != "" && p != "any" && p != self {
-			f.toMaster(w, r, self, client)
+	if f.cfg.pin != nil {
+		if p := f.cfg.pin(r); p != "" && p != "any" && p != self {
+			f.toMaster(w, in)
 			return
 		}
 	}
-	if f.serving != nil && !f.serving() {
-		f.backToMaster(w, r, self, client, BackNotReady)
+	if f.clients.serving != nil && !f.clients.serving() {
+		f.backToMaster(w, in, BackNotReady)
 		return
 	}
 	if !f.takeSlot() {
-		f.backToMaster(w, r, self, client, BackFull)
+		f.backToMaster(w, in, BackFull)
 		return
 	}
 	defer func() {
-		f.inFlight.Add(-1)
-		f.completed.Add(1)
+		f.here.inFlight.Add(-1)
+		f.here.completed.Add(1)
 	}()
 	if inQuery {
 		f.keepAssignment(w, tok)
 	}
 	f.m.assigned.Inc()
-	f.local.ServeHTTP(w, r)
+	f.here.local.ServeHTTP(w, r)
 }
 
 // takeSlot counts one more request in flight here unless that would pass
@@ -156,11 +158,11 @@ func (f *Front) runAssigned(w http.ResponseWriter, r *http.Request, self string,
 // concurrent assigned clients never overfill the board between them.
 func (f *Front) takeSlot() bool {
 	for {
-		n := f.inFlight.Load()
-		if f.capacity > 0 && n >= int64(f.capacity) {
+		n := f.here.inFlight.Load()
+		if f.clients.capacity > 0 && n >= int64(f.clients.capacity) {
 			return false
 		}
-		if f.inFlight.CompareAndSwap(n, n+1) {
+		if f.here.inFlight.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
@@ -169,8 +171,8 @@ func (f *Front) takeSlot() bool {
 // keepAssignment hands a client the assignment it brought in the query:
 // as the cookie (for this board's host) and the header.
 func (f *Front) keepAssignment(w http.ResponseWriter, tok string) {
-	http.SetCookie(w, &http.Cookie{Name: CookieAssign, Value: tok, Path: "/", MaxAge: int(f.assignTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: f.scheme == "https"})
+	http.SetCookie(w, &http.Cookie{Name: CookieAssign, Value: tok, Path: "/", MaxAge: int(f.clients.ttl / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: f.cfg.scheme == "https"})
 	w.Header().Set(HeaderAssign, tok)
 }
 
@@ -192,15 +194,16 @@ func backReason(err error) string {
 // backToMaster sends the client back to the master: 307 to the same path
 // on the master, the assignment cookie dropped. While no master is known
 // the request goes the follower's way (held across the election).
-func (f *Front) backToMaster(w http.ResponseWriter, r *http.Request, self string, client netip.Addr, reason string) {
+func (f *Front) backToMaster(w http.ResponseWriter, in *inbound, reason string) {
+	r := in.r
 	f.m.back.WithLabelValues(reason).Inc()
 	name, addr, ok := f.c.Master()
-	if !ok || name == "" || name == self || addr == "" {
+	if !ok || name == "" || name == in.self || addr == "" {
 		r.Header.Del(HeaderAssign)
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
-	loc := f.scheme + "://" + addr + r.URL.EscapedPath()
+	loc := f.cfg.scheme + "://" + addr + r.URL.EscapedPath()
 	if q := stripQueryMark(r.URL.RawQuery); q != "" {
 		loc += "?" + q
 	}
@@ -215,10 +218,10 @@ func (f *Front) backToMaster(w http.ResponseWriter, r *http.Request, self string
 // assign signs the client's assignment to board and appends it to the
 // redirect's binding query (so the redirect mark covers it).
 func (f *Front) assign(w http.ResponseWriter, board string, client netip.Addr, bind *Binding) string {
-	if f.assignTTL <= 0 {
+	if f.clients.ttl <= 0 {
 		return ""
 	}
-	tok := f.marks.SignAssignment(f.c.Epoch(), board, client, f.assignTTL)
+	tok := f.marks.SignAssignment(f.c.Epoch(), board, client, f.clients.ttl)
 	bind.Query = stripParam(bind.Query, QueryAssign) // an old one the client brought
 	if bind.Query != "" {
 		bind.Query += "&"
@@ -226,18 +229,6 @@ func (f *Front) assign(w http.ResponseWriter, board string, client netip.Addr, b
 	bind.Query += QueryAssign + "=" + tok
 	w.Header().Set(HeaderAssign, tok)
 	return tok
-}
-
-// queryParam finds key's value in a raw query.
-func queryParam(q, key string) (string, bool) {
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if v, ok := strings.CutPrefix(p, key+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // withoutQueryParam is r with every key parameter removed from its query.
@@ -248,24 +239,4 @@ func withoutQueryParam(r *http.Request, key string) *http.Request {
 	r2.URL = &u
 	r2.RequestURI = u.RequestURI()
 	return &r2
-}
-
-// stripParam removes every key parameter from a raw query.
-func stripParam(q, key string) string {
-	if !strings.Contains(q, key) {
-		return q
-	}
-	var b strings.Builder
-	for q != "" {
-		var p string
-		p, q, _ = strings.Cut(q, "&")
-		if p == "" || strings.HasPrefix(p, key+"=") {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(p)
-	}
-	return b.String()
 }

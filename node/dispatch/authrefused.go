@@ -51,16 +51,16 @@ func (f *Front) authRefused(resp *http.Response, st *fwd) error {
 	if st == nil || st.header != HeaderMark || resp.StatusCode != http.StatusUnauthorized {
 		return nil
 	}
-	if (f.verified != nil && !f.verified(resp.Request)) || (f.credsDiffer != nil && !f.credsDiffer(st.target)) {
+	if (f.out.verified != nil && !f.out.verified(resp.Request)) || (f.out.credsDiffer != nil && !f.out.credsDiffer(st.target)) {
 		// this board did not vouch for the credentials, or the board holds
 		// the same ones: the 401 is about the client's, pass it on
 		return nil
 	}
 	f.m.authRefused.WithLabelValues(st.target).Inc()
-	if f.onAuthRefused != nil {
-		f.onAuthRefused(st.target)
+	if f.out.onAuthRefused != nil {
+		f.out.onAuthRefused(st.target)
 	}
-	if ok, n := f.authLog.due(st.target, time.Now()); ok {
+	if ok, n := f.out.authLog.due(st.target, time.Now()); ok {
 		f.log.Error("dispatch: board refused credentials the master accepted: its token or users differ from the master's; install the same cluster bundle on every board (ews cluster join)",
 			"board", st.target, "addr", st.addr, "method", resp.Request.Method, "path", resp.Request.URL.Path, "refused", n)
 	}

@@ -20,7 +20,7 @@ func TestBoardRefusesCredentials(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	m.front.log = slog.New(slog.NewTextHandler(&syncWriter{w: &logs, mu: &mu}, nil))
-	m.front.onAuthRefused = func(board string) {
+	m.front.out.onAuthRefused = func(board string) {
 		mu.Lock()
 		seen = append(seen, board)
 		mu.Unlock()
@@ -105,9 +105,9 @@ func TestBoardRefusalIsMismatchOnlyWhenCredentialsDiffer(t *testing.T) {
 			m, b := c.boards[0], c.boards[1]
 			var refused int
 			var mu sync.Mutex
-			m.front.onAuthRefused = func(string) { mu.Lock(); refused++; mu.Unlock() }
-			m.front.verified = func(*http.Request) bool { return tc.verified }
-			m.front.credsDiffer = func(board string) bool { return tc.differs && board == "ews2" }
+			m.front.out.onAuthRefused = func(string) { mu.Lock(); refused++; mu.Unlock() }
+			m.front.out.verified = func(*http.Request) bool { return tc.verified }
+			m.front.out.credsDiffer = func(board string) bool { return tc.differs && board == "ews2" }
 			b.mode.Store(modeDeny)
 			resp, body := do(t, nil, "GET", m.srv.URL+"/api/devices/r1/history", nil, "")
 			if resp.StatusCode != tc.want {

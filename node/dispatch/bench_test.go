@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/sched"
 )
 
 func TestMarkAllocs(t *testing.T) {
@@ -128,8 +129,8 @@ func BenchmarkFrontDecision(b *testing.B) {
 	b.Run("classify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			in, ok := f.accept(nil, r)
-			if !ok || f.classify(in) != pathMaster {
+			var in inbound
+			if !f.accept(nil, r, &in) || f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
 		}
@@ -138,11 +139,12 @@ func BenchmarkFrontDecision(b *testing.B) {
 		d := f.Dispatcher()
 		b.ReportAllocs()
 		for b.Loop() {
-			in, _ := f.accept(nil, r)
-			if f.classify(in) != pathMaster {
+			var in inbound
+			f.accept(nil, r, &in)
+			if f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
-			t, err := d.Acquire(r.Context(), f.admit(d, in.r, in.client))
+			t, err := d.Acquire(r.Context(), f.admit(&sched.Request{}, d, in.r, in.client))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -160,8 +162,8 @@ func TestFrontDecisionAllocs(t *testing.T) {
 	f := tc.boards[0].front
 	r := httptest.NewRequest("GET", "/api/devices/s1", nil)
 	if n := testing.AllocsPerRun(100, func() {
-		in, ok := f.accept(nil, r)
-		if !ok || f.classify(in) != pathMaster {
+		var in inbound
+		if !f.accept(nil, r, &in) || f.classify(&in) != pathMaster {
 			t.Fatal("not the master's path")
 		}
 	}); n != 0 {

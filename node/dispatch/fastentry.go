@@ -1,11 +1,12 @@
 package dispatch
 
 import (
+	"context"
 	"errors"
 	"net/http"
-	"net/netip"
 	"time"
 
+	"github.com/ews-firmware/ews/node/dispatch/place"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -25,32 +26,35 @@ import (
 // request ran nowhere), redirect mode, and a request that already came
 // through a follower (the loop guard).
 
-// enter is a follower's path: the fast entry, or the path through the master.
-func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
-	if f.viaMaster || f.redirect || r.Header.Get(HeaderVia) != "" {
-		f.toMaster(w, r, self, client)
+// enter is a follower's path: a leased slot here, else the forwarding loop
+// with the placement channel as the Placer (chanPlacer), else with the
+// whole request to the master (viaPlacer).
+func (f *Front) enter(w http.ResponseWriter, in *inbound) {
+	r, self := in.r, in.self
+	if f.follow.viaMaster || f.cfg.redirect || r.Header.Get(HeaderVia) != "" {
+		f.toMaster(w, in)
 		return
 	}
-	to, ok := f.nextMaster(self, masterAt{})
+	to, ok := f.nextMaster(self, place.Master{})
 	if !ok {
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
-	pc := f.channel(r.Context(), to)
+	pc := f.follow.placer.Channel(r.Context(), to)
 	if pc == nil {
-		f.toMaster(w, r, self, client)
+		f.toMaster(w, in)
 		return
 	}
 	leaseable := f.leaseable(r, self)
-	if leaseable && pc.takeLease() { // placelease.go
-		f.pm.lease.Inc()
-		defer pc.freeLease()
+	if leaseable && pc.TakeLease() { // place/lease.go
+		f.placing.pm.lease.Inc()
+		defer pc.FreeLease()
 		f.runLocal(w, r)
 		return
 	}
-	f.fastEntry(w, r, pc, self, client)
+	f.route(w, &route{in: *in, pc: pc, start: time.Now()}, chanPlacer{f})
 	if leaseable {
-		pc.askLease()
+		pc.AskLease()
 	}
 }
 
@@ -59,132 +63,104 @@ func (f *Front) enter(w http.ResponseWriter, r *http.Request, self string, clien
 // another board, no sticky cookie for the policy to read, and this board
 // serving.
 func (f *Front) leaseable(r *http.Request, self string) bool {
-	if f.sticky || (f.serving != nil && !f.serving()) {
+	if f.cfg.sticky || (f.clients.serving != nil && !f.clients.serving()) {
 		return false
 	}
 	if dev, _ := sched.DeviceOf(r.Method, r.URL.Path); dev != "" {
 		return false
 	}
-	if f.pin != nil {
-		if b := f.pin(r); b != "" && b != "any" && b != self {
+	if f.cfg.pin != nil {
+		if b := f.cfg.pin(r); b != "" && b != "any" && b != self {
 			return false
 		}
 	}
 	return true
 }
 
-// fastEntry places r through pc and forwards it to its board, sending it
-// again where tryAgain allows (placed again by the master, on another
-// board). Every placement it got is ended.
-func (f *Front) fastEntry(w http.ResponseWriter, r *http.Request, pc *placeChan, self string, client netip.Addr) {
-	var bind Binding
-	body, err := f.bindBody(w, r, &bind, client)
-	if err != nil {
-		return
+// chanPlacer places a request over the follower's placement channel
+// (rt.pc): the master admits it as its own and answers the board, whose
+// slot it holds until the follower's end frame (Release).
+type chanPlacer struct{ f *Front }
+
+// Place asks the master where rt's request runs (first), or where it runs
+// again, any board but the ones that failed (a retry). What the channel
+// cannot place the first time goes the whole way to the master
+// (viaPlacer): the channel closed before the answer (it ran nowhere), the
+// master says it is master no more, or its queue closed under the request
+// (tryAgain, legQueue).
+func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+	f, r, pc := p.f, rt.in.r, rt.pc
+	q := place.Request{Client: rt.in.client, Method: r.Method, Path: r.URL.Path}
+	if f.cfg.pin != nil {
+		q.Board = f.cfg.pin(r)
 	}
-	q := placeReq{client: client, method: r.Method, path: r.URL.Path}
-	if f.pin != nil {
-		q.board = f.pin(r)
+	if f.cfg.sticky {
+		q.Sticky = stickyOf(r)
 	}
-	if f.sticky {
-		if c, err := r.Cookie(sched.CookieName); err == nil {
-			q.sticky = c.Value
+	if rt.to.board != "" { // a retry (once: tryAgain): the master chooses its board, any but the one that failed
+		q.Exclude = []string{rt.to.board}
+		a, err := pc.Place(ctx, &q)
+		if err != nil {
+			return nil, err
 		}
+		if !a.Placed {
+			return nil, errNotPlaced
+		}
+		rt.to = p.target(rt, &a)
+		return nil, nil
 	}
-	a, err := pc.place(r.Context(), &q)
+	a, err := pc.Place(ctx, &q)
 	switch {
-	case errors.Is(err, errChannelDown):
-		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		rewind(r, body)
-		f.toMaster(w, r, self, client) // nothing ran: the path through the master holds it for the next one
-		return
+	case errors.Is(err, place.ErrChannelDown):
+		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		return viaPlacer{f}, nil // nothing ran: the way through the master holds it for the next one
 	case err != nil:
-		f.acquireFailed(w, r, err) // the client left while queued
-		return
-	case !a.placed:
-		f.placeRefused(w, r, pc, &a, body, self, client)
-		return
+		return nil, err // the client left while queued
+	case !a.Placed:
+		return p.refused(ctx, rt, &a)
 	}
-	rt := try{
-		leg:        legBoard,
-		replay:     body != nil || bodyMode(r) == BodyNone,
-		keyed:      r.Header.Get("Idempotency-Key") != "",
-		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
-		movable:    q.board == "" || q.board == "any",
-	}
-	f.pm.placed.WithLabelValues(PlacedOK).Inc()
-	// the placement in hand is always ended, also when the handler or the
-	// proxy aborts the answer (http.ErrAbortHandler: a board that failed
-	// mid-answer), so the master never keeps its slot
-	held := a.id
-	defer func() {
-		if held != 0 {
-			pc.end(held)
-		}
-	}()
-	if f.sticky && q.sticky != a.board {
-		http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: a.board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
-	}
-	chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
-	for ; ; rt.n++ {
-		if a.board == self {
-			rewind(r, body)
-			f.runLocal(w, r)
-			return
-		}
-		rewind(r, body)
-		tok := f.marks.SignString(KindDispatch, a.epoch, a.board, &bind)
-		err := f.forward(w, r, &fwd{target: a.board, addr: a.addr, header: HeaderMark, token: tok})
-		pc.end(a.id)
-		held = 0
-		if err == nil {
-			f.m.forwarded.WithLabelValues(a.board, OutcomeOK).Inc()
-			return
-		}
-		rt.canceled = r.Context().Err() != nil
-		v, failed := tryAgain(rt, err), a.board
-		if v != answerCanceled {
-			f.m.errors.WithLabelValues(failed).Inc()
-			f.log.Warn("dispatch: board failed", "board", failed, "addr", a.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
-		}
-		if v == sendAgain {
-			q.exclude = append(q.exclude, failed) // the master chooses the retry's board, any but this one
-			var perr error
-			if a, perr = pc.place(r.Context(), &q); perr == nil && a.placed {
-				held = a.id
-				f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
-				f.m.retries.Inc()
-				continue
-			}
-			v = giveUp(rt, err)
-		}
-		f.answerFailure(w, v, failed, err)
-		return
-	}
+	f.placing.pm.placed.WithLabelValues(PlacedOK).Inc()
+	rt.to = p.target(rt, &a)
+	return nil, nil
 }
 
-// placeRefused answers a request the master did not place: it is not
-// master (the path through the master finds the one that is), its queue
+// errNotPlaced: the master placed a retry nowhere.
+var errNotPlaced = errors.New("dispatch: the master did not place the request again")
+
+func (p chanPlacer) target(rt *route, a *place.Answer) target {
+	return target{board: a.Board, addr: a.Addr, epoch: a.Epoch, kind: KindDispatch, self: a.Board == rt.in.self, id: a.ID}
+}
+
+// refused is the answer to a request the master did not place: it is not
+// master (the way through the master finds the one that is), its queue
 // closed under the request (tryAgain: to the next master), or it shed it.
-func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, pc *placeChan, a *placeAns, body []byte, self string, client netip.Addr) {
-	if a.code == placeNotMaster {
-		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(r, self, pc.to)
-		rewind(r, body)
-		f.toMaster(w, r, self, client)
-		return
+func (p chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (Placer, error) {
+	f := p.f
+	old := rt.pc.To()
+	if a.NotMaster {
+		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.awaitNewMaster(rt.in.r, rt.in.self, old)
+		return viaPlacer{f}, nil
 	}
-	shed := &sched.ErrShed{Reason: a.reason, Class: a.class, RetryAfter: time.Duration(a.retry) * time.Millisecond}
-	rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
-	if tryAgain(rt, shed) == sendAgain {
-		f.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(r, self, pc.to)
-		rewind(r, body)
-		f.toMaster(w, r, self, client)
-		return
+	shed := &sched.ErrShed{Reason: a.Reason, Class: a.Class, RetryAfter: a.RetryAfter}
+	tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
+	if tryAgain(tr, shed) == sendAgain {
+		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
+		f.awaitNewMaster(rt.in.r, rt.in.self, old)
+		return viaPlacer{f}, nil
 	}
-	f.pm.placed.WithLabelValues(PlacedShed).Inc()
-	f.acquireFailed(w, r, shed)
+	f.placing.pm.placed.WithLabelValues(PlacedShed).Inc()
+	return nil, shed
+}
+
+// Release ends the placement: the master gives its slot back. Also when
+// the handler or the proxy aborts the answer (http.ErrAbortHandler: a
+// board that failed mid-answer), so the master never keeps its slot.
+func (chanPlacer) Release(rt *route) {
+	if rt.to.id != 0 {
+		rt.pc.End(rt.to.id)
+		rt.to.id = 0
+	}
 }
 
 // awaitNewMaster holds a request whose master said it is master no more
@@ -192,13 +168,13 @@ func (f *Front) placeRefused(w http.ResponseWriter, r *http.Request, pc *placeCh
 // took over itself), at most MasterWait and the request's deadline: sent
 // through the old master at once, it would only find it is no master
 // either. The path through the master then takes it, or answers 503.
-func (f *Front) awaitNewMaster(r *http.Request, self string, old masterAt) {
-	deadline := time.Now().Add(f.masterWait)
+func (f *Front) awaitNewMaster(r *http.Request, self string, old place.Master) {
+	deadline := time.Now().Add(f.follow.masterWait)
 	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	for {
-		opened := f.opened.wait()
+		opened := f.master.opened.wait()
 		if _, ok := f.nextMaster(self, old); ok || f.c.IsMaster() {
 			return
 		}

@@ -56,7 +56,7 @@ func BenchmarkFastEntry(b *testing.B) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 		})
 	}
-	if n := tc.boards[1].front.pm.placed.WithLabelValues(PlacedLease).Get(); n == 0 {
+	if n := tc.boards[1].front.placing.pm.placed.WithLabelValues(PlacedLease).Get(); n == 0 {
 		b.Fatal("follower-lease ran nothing on a lease")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/node/dispatch/place"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
@@ -53,7 +54,7 @@ func TestFastEntryRunsOnThePlacedBoard(t *testing.T) {
 	if n := metricValue(t, f.front.m.forwarded.WithLabelValues("ews2", OutcomeOK)); n != 1 {
 		t.Fatalf("the follower forwarded %v to ews2, want 1", n)
 	}
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
 		t.Fatalf("placed ok %v, want 1", n)
 	}
 
@@ -66,7 +67,7 @@ func TestFastEntryRunsOnThePlacedBoard(t *testing.T) {
 		done <- result{resp.StatusCode, decode[echo](t, body)}
 	}()
 	testutil.Eventually(t, "ews3 runs the request", func() bool { return f.started.Load() == 1 })
-	if n := tc.linknum("ews3"); n < 1 || n > 4 { // its placement, or its lease (placelease.go)
+	if n := tc.linknum("ews3"); n < 1 || n > 4 { // its placement, or its lease (place/lease.go)
 		t.Fatalf("the master's linknum of ews3 while it runs its own request: %d, want 1 to its capacity 4", n)
 	}
 	f.release <- struct{}{}
@@ -109,7 +110,7 @@ func TestFastEntryQueuesAndSheds(t *testing.T) {
 		}
 	}
 	tc.waitIdle()
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedShed)); n != 1 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedShed)); n != 1 {
 		t.Fatalf("placed shed %v, want 1", n)
 	}
 }
@@ -194,9 +195,9 @@ func TestFastEntryChannelDiesMidPlacement(t *testing.T) {
 		codes <- resp.StatusCode
 	}()
 	testutil.Eventually(t, "the second waits in the master's queue", func() bool { return tc.d.Depths()["control"] == 1 })
-	m.front.chans.close() // the master's end of every channel: as if it died, for the follower
+	m.front.placing.chans.Close() // the master's end of every channel: as if it died, for the follower
 	testutil.Eventually(t, "the second goes through the master", func() bool {
-		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+		return metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedFallback)) == 1
 	})
 	// the first's slot went back with the channel (the master counts it
 	// no more); its own board's report carries it (invariant 3)
@@ -259,7 +260,7 @@ func TestFastEntryNotMaster(t *testing.T) {
 	if resp.StatusCode != 503 {
 		t.Fatalf("status %d %s, want 503 (no master took it)", resp.StatusCode, body)
 	}
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)); n != 1 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedFallback)); n != 1 {
 		t.Fatalf("fallback %v, want 1", n)
 	}
 	m.c.set(func(c *fakeCluster) { c.master = true })
@@ -286,95 +287,31 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 		}
 	}
 
+	// with a peer mark the channel opens (its frames: package place)
 	marker, _ := NewMarker(tc.key, MarkOptions{})
-	open := func() (net.Conn, *bufio.Reader) {
-		nc, err := net.Dial("tcp", m.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequest("GET", "http://"+m.addr+PlacePath, nil)
-		req.Header.Set("Connection", "Upgrade")
-		req.Header.Set("Upgrade", PlaceProtocol)
-		req.Header.Set(HeaderPlaceBoard, "ews2")
-		marker.SignPeer(req, "ews1")
-		if err := req.Write(nc); err != nil {
-			t.Fatal(err)
-		}
-		br := bufio.NewReader(nc)
-		resp, err := http.ReadResponse(br, req)
-		if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
-			t.Fatalf("upgrade: %v %v", resp, err)
-		}
-		return nc, br
-	}
-	for _, bad := range [][]byte{
-		appendCount(nil, frameReturn, 4), // more slots back than leased
-		{0, 0},                           // length 0
-		{0, 1, 9},                        // unknown type
-		{0, 2, framePing, 1},             // ping with a payload
-		{0, 3, frameEnd, 0, 1},           // short end
-		{0, 4, framePlace, 0, 0},         // cut place
-	} {
-		nc, br := open()
-		place, _ := appendPlace(nil, &placeReq{id: 1, client: netip.MustParseAddr("10.0.0.1"), method: "GET", path: "/x"})
-		if _, err := nc.Write(place); err != nil {
-			t.Fatal(err)
-		}
-		rd := newFrameReader(br)
-		typ, p, err := rd.next()
-		var a placeAns
-		if err != nil || decodeAns(typ, p, &a) != nil || !a.placed || a.board != "ews2" {
-			t.Fatalf("placed: %d %v %+v", typ, err, a)
-		}
-		if n := tc.linknum("ews2"); n != 1 {
-			t.Fatalf("linknum of ews2 placed on the channel: %d", n)
-		}
-		if _, err := nc.Write(appendCount(nil, frameLease, 3)); err != nil {
-			t.Fatal(err)
-		}
-		if typ, p, err := rd.next(); err != nil || typ != frameGrant {
-			t.Fatalf("lease: %d %v", typ, err)
-		} else if n, _ := decodeCount(p); n != 3 || tc.linknum("ews2") != 4 {
-			t.Fatalf("granted %d, linknum %d; want 3 and 4", n, tc.linknum("ews2"))
-		}
-		if _, err := nc.Write(bad); err != nil {
-			t.Fatal(err)
-		}
-		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, _, err := rd.next(); err == nil {
-			t.Fatalf("bad frame %x: the master kept the channel open", bad)
-		}
-		nc.Close()
-		testutil.Eventually(t, "the slots placed and leased on a closed channel go back", func() bool { return tc.linknum("ews2") == 0 })
-	}
-	// an end of an unknown id is no error, nor a return of nothing
-	nc, br := open()
-	defer nc.Close()
-	var frames []byte
-	frames = appendEnd(frames, 77)
-	frames = appendCount(frames, frameReturn, 0)
-	frames = appendEmpty(frames, framePing)
-	if _, err := nc.Write(frames); err != nil {
+	nc, err := net.Dial("tcp", m.addr)
+	if err != nil {
 		t.Fatal(err)
 	}
-	rd := newFrameReader(br)
-	if typ, _, err := rd.next(); err != nil || typ != framePong {
-		t.Fatalf("after an end of an unknown id: %d %v, want a pong", typ, err)
+	defer nc.Close()
+	req, _ := http.NewRequest("GET", "http://"+m.addr+PlacePath, nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", PlaceProtocol)
+	req.Header.Set(HeaderPlaceBoard, "ews2")
+	marker.SignPeer(req, "ews1")
+	if err := req.Write(nc); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(nc), req)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
 	}
 }
 
 // leaseOf reads board b's lease on its channel to the master: slots held
 // and in use, and whether the master revoked it.
 func leaseOf(b *tboard) (granted, inUse int, revoked bool) {
-	b.front.placer.mu.Lock()
-	c := b.front.placer.cur
-	b.front.placer.mu.Unlock()
-	if c == nil {
-		return 0, 0, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ls.granted, c.ls.inUse, c.ls.revoked
+	return b.front.follow.placer.Lease()
 }
 
 // A follower runs requests on the slots the master leased it while the
@@ -404,7 +341,7 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 		go get(p)
 	}
 	testutil.Eventually(t, "four requests on the lease", func() bool { _, u, _ := leaseOf(f); return u == 4 })
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
 		t.Fatalf("run on the lease: %v, want 4", n)
 	}
 	go get("/f") // no free slot: placed, and waits in the master's queue
@@ -423,7 +360,7 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 			t.Fatalf("status %d", c)
 		}
 	}
-	if n := metricValue(t, f.front.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
 		t.Fatalf("placed one by one: %v, want 2 (/warm and /f)", n)
 	}
 	tc.waitIdle() // the lease went back: revoked, then idle
@@ -431,7 +368,8 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 }
 
 // How many slots a board may be leased: only a running board, within
-// leaseSlack of the least busy running board, below its capacity.
+// sched.LeaseSlack of the least busy running board, below its capacity
+// (sched.Dispatcher.Lease decides; this holds it with the master's rows).
 func TestLeaseRoom(t *testing.T) {
 	tc := newCluster(t, clusterOpts{})
 	row := func(name string, rank, link int, rs state.Runstate) state.Board {
@@ -442,10 +380,10 @@ func TestLeaseRoom(t *testing.T) {
 		ews2, ews3, want int
 		ews3Down         bool
 	}{
-		{"idle: a batch", 0, 0, leaseBatch, false},
-		{"busier than the least by the slack: none", 0, leaseSlack, 0, false},
-		{"busier by less: up to the slack", 0, 5, leaseSlack - 5, false},
-		{"the least busy: a batch", 10, 3, leaseBatch, false},
+		{"idle: a batch", 0, 0, place.LeaseBatch, false},
+		{"busier than the least by the slack: none", 0, sched.LeaseSlack, 0, false},
+		{"busier by less: up to the slack", 0, 5, sched.LeaseSlack - 5, false},
+		{"the least busy: a batch", 10, 3, place.LeaseBatch, false},
 		{"near its capacity", 14, 14, 2, false},
 		{"not running: none", 0, 0, 0, true},
 	} {
@@ -455,8 +393,12 @@ func TestLeaseRoom(t *testing.T) {
 				rs = state.Down
 			}
 			tc.d.Update([]state.Board{row("ews1", 0, 0, state.Down), row("ews2", 1, c.ews2, state.Running), row("ews3", 2, c.ews3, rs)})
-			if got := leaseRoom(tc.d, "ews3", leaseBatch); got != c.want {
-				t.Fatalf("leaseRoom = %d, want %d", got, c.want)
+			got := tc.d.Lease("ews3", place.LeaseBatch)
+			for _, lt := range got {
+				lt.Done()
+			}
+			if len(got) != c.want {
+				t.Fatalf("Lease = %d slots, want %d", len(got), c.want)
 			}
 		})
 	}
@@ -484,7 +426,7 @@ func TestFastEntryStepDownHandsToTheNextMaster(t *testing.T) {
 		done <- result{resp.StatusCode, decode[echo](t, body)}
 	}()
 	testutil.Eventually(t, "the request held for the next master", func() bool {
-		return metricValue(t, f.front.pm.placed.WithLabelValues(PlacedFallback)) == 1
+		return metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedFallback)) == 1
 	})
 	cfg := sched.DefaultConfig()
 	d3, err := sched.NewDispatcher(cfg, sched.Options{})

@@ -20,7 +20,7 @@ func TestQueueFlood(t *testing.T) {
 		t.Fatalf("warm-up %d", resp.StatusCode)
 	}
 	client.CloseIdleConnections()
-	m.front.tr.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	m.front.out.tr.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	before := runtime.NumGoroutine()
 
 	b.mode.Store(modeBlock)
@@ -59,6 +59,6 @@ func TestQueueFlood(t *testing.T) {
 	}
 	tc.waitIdle()
 	client.CloseIdleConnections()
-	m.front.tr.(interface{ CloseIdleConnections() }).CloseIdleConnections()
+	m.front.out.tr.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	testutil.Eventually(t, "goroutines back to the count before the flood", func() bool { return runtime.NumGoroutine() <= before+2 })
 }

@@ -1,97 +1,75 @@
 package dispatch
 
 import (
+	"context"
+	"errors"
 	"net/http"
-	"net/netip"
 	"time"
+
+	"github.com/ews-firmware/ews/node/dispatch/place"
 )
 
 // The follower's path: a board that is not master passes the request to
 // the master with a via mark naming the client, holding it while no master
 // can take it.
 
-// viaBody is how a via mark binds the body: by its length, which the
-// master knows without reading a body it streams on.
-func viaBody(r *http.Request) BodyMode {
-	if bodyMode(r) == BodyNone {
-		return BodyNone
-	}
-	return BodyLength
+// toMaster is a non-master's path: pass the whole request to the master,
+// the forwarding loop with viaPlacer as the Placer.
+func (f *Front) toMaster(w http.ResponseWriter, in *inbound) {
+	f.route(w, &route{in: *in, start: time.Now()}, viaPlacer{f})
 }
 
-// toMaster is a non-master's path: pass the request to the master.
+// errLoop: a request that already passed a follower reached another.
+var errLoop = errors.New("dispatch: forwarding loop")
+
+// viaPlacer sends the whole request to the master with a via mark (the
+// way to a master of any build).
 //
 // A request that arrives while no master is known (an election) is held
 // until one is, at most MasterWait and the request's own deadline; so is
 // one that tryAgain says to send to the next master after its master
 // failed. Only then, with still no master, it gets 503 with Retry-After.
-func (f *Front) toMaster(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) {
-	if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
-		unavailable(w, f.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", self)
-		return
+// When this board took over meanwhile, its own dispatcher places it.
+type viaPlacer struct{ f *Front }
+
+// Place finds the master to send rt's request to, holding it while none
+// is known.
+func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+	f, r, self := p.f, rt.in.r, rt.in.self
+	if rt.deadline.IsZero() { // the first time
+		if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
+			return nil, errLoop
+		}
+		rt.deadline = time.Now().Add(f.follow.masterWait)
+		if d, ok := ctx.Deadline(); ok && d.Before(rt.deadline) {
+			rt.deadline = d
+		}
 	}
-	body, replay, err := replayable(r, f.replayMax)
-	if err != nil {
-		f.bodyError(w, err)
-		return
+	var failed place.Master
+	if rt.to.kind == KindVia { // a retry: rt.to is the master that failed it
+		failed = place.Master{Name: rt.to.board, Addr: rt.to.addr, Epoch: rt.to.epoch}
 	}
-	rt := try{leg: legMaster, replay: replay, keyed: r.Header.Get("Idempotency-Key") != ""}
-	deadline := time.Now().Add(f.masterWait)
-	if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	var failed masterAt // the master that failed this request
-	held := false
-	for ; ; rt.n++ {
-		to, ok := f.nextMaster(self, failed)
-		if !ok {
-			opened := f.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
-			if f.c.IsMaster() {       // this board took over while the request waited
-				rewind(r, body)
-				f.dispatch(w, r, self, client, time.Now())
-				return
-			}
-			if !held {
-				held = true
-				f.m.holding.Inc()
-				defer f.m.holding.Dec()
-			}
-			if !holdUntil(r.Context(), deadline, opened) {
-				f.noMaster(w, r, failed.name)
-				return
-			}
-			continue
+	for {
+		if to, ok := f.nextMaster(self, failed); ok {
+			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch, kind: KindVia}
+			return nil, nil
 		}
-		rewind(r, body)
-		var b Binding
-		BindRequest(&b, r, viaBody(r), nil, client)
-		tok := f.marks.SignString(KindVia, to.epoch, to.name, &b)
-		err := f.forward(w, r, &fwd{target: to.name, addr: to.addr, header: HeaderVia, token: tok})
-		if err == nil {
-			f.m.forwarded.WithLabelValues(to.name, OutcomeOK).Inc()
-			if held {
-				f.m.held.WithLabelValues(OutcomeOK).Inc()
-			}
-			return
+		opened := f.master.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
+		if f.c.IsMaster() {              // this board took over while the request waited
+			return ownPlacer{f}, nil
 		}
-		rt.canceled = r.Context().Err() != nil
-		v := tryAgain(rt, err)
-		if v != answerCanceled {
-			f.m.errors.WithLabelValues(to.name).Inc()
+		if !rt.held {
+			rt.held = true
+			f.m.holding.Inc()
 		}
-		if v != sendAgain {
-			if v != answerCanceled {
-				f.log.Warn("dispatch: master did not answer", "master", to.name, "addr", to.addr, "err", err)
-			}
-			f.answerFailure(w, v, to.name, err)
-			return
+		if !holdUntil(ctx, rt.deadline, opened) {
+			return nil, &noMasterError{failed: failed.Name}
 		}
-		f.m.forwarded.WithLabelValues(to.name, OutcomeRetried).Inc()
-		f.log.Info("dispatch: master unreachable; holding the request for the next master",
-			"master", to.name, "addr", to.addr, "err", err, "path", r.URL.Path, "keyed", rt.keyed)
-		failed = to
 	}
 }
+
+// Release: nothing is held on the master for a whole request.
+func (viaPlacer) Release(*route) {}
 
 // takingOver reports whether the cluster names this board master while
 // IsMaster still says no (its queue is not open yet): a request passed here
@@ -101,22 +79,16 @@ func (f *Front) takingOver(self string) bool {
 	return ok && name == self
 }
 
-// masterAt is a master as a follower reaches it.
-type masterAt struct {
-	name, addr string
-	epoch      uint64
-}
-
 // nextMaster is the master to send a request to: the one known now, if it
 // is another board with an address and not the one that failed this
 // request (the same board at a new epoch is a new master).
-func (f *Front) nextMaster(self string, failed masterAt) (masterAt, bool) {
+func (f *Front) nextMaster(self string, failed place.Master) (place.Master, bool) {
 	name, addr, ok := f.c.Master()
 	epoch := f.c.Epoch()
-	if !ok || name == "" || addr == "" || name == self || (name == failed.name && epoch == failed.epoch) {
-		return masterAt{}, false
+	if !ok || name == "" || addr == "" || name == self || (name == failed.Name && epoch == failed.Epoch) {
+		return place.Master{}, false
 	}
-	return masterAt{name: name, addr: addr, epoch: epoch}, true
+	return place.Master{Name: name, Addr: addr, Epoch: epoch}, true
 }
 
 // noMaster answers a request that found no master to take it in time.
@@ -124,10 +96,10 @@ func (f *Front) noMaster(w http.ResponseWriter, r *http.Request, failed string) 
 	f.m.held.WithLabelValues(OutcomeError).Inc()
 	switch {
 	case r.Context().Err() != nil:
-		unavailable(w, f.retry, "dispatch: client left while waiting for a master")
+		unavailable(w, f.cfg.retry, "dispatch: client left while waiting for a master")
 	case failed != "":
-		unavailable(w, f.retry, "dispatch: master %s unreachable and no new master within %v", failed, f.masterWait)
+		unavailable(w, f.cfg.retry, "dispatch: master %s unreachable and no new master within %v", failed, f.follow.masterWait)
 	default:
-		unavailable(w, f.retry, "dispatch: no master known (election in progress)")
+		unavailable(w, f.cfg.retry, "dispatch: no master known (election in progress)")
 	}
 }

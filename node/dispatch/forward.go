@@ -39,11 +39,11 @@ type outbound struct {
 
 // direct returns f's connTransport when r can take the direct path.
 func (f *Front) direct(r *http.Request) (*connTransport, bool) {
-	ct, ok := f.tr.(*connTransport)
+	ct, ok := f.out.tr.(*connTransport)
 	if !ok {
 		return nil, false
 	}
-	switch f.scheme {
+	switch f.cfg.scheme {
 	case "http":
 	case "https":
 		if ct.o.TLS == nil {
@@ -74,7 +74,7 @@ func (f *Front) forwardDirect(ct *connTransport, w http.ResponseWriter, r *http.
 		f.m.added.Update(time.Since(st.start).Seconds())
 	}
 	st.out = outbound{r: r, w: w, st: st, host: r.Host}
-	resp, err := ct.send(r.Context(), connKey{f.scheme, hostPort(f.scheme, st.addr)}, r, &st.out)
+	resp, err := ct.send(r.Context(), connKey{f.cfg.scheme, hostPort(f.cfg.scheme, st.addr)}, r, &st.out)
 	if err != nil {
 		return err
 	}
@@ -297,10 +297,10 @@ func (o *outbound) write(bw *bufio.Writer) error {
 	}
 	bw.WriteString("\r\n")
 	if r.ContentLength > 0 {
-		n, err := io.CopyN(bw, r.Body, r.ContentLength)
-		if err != nil {
-			return fmt.Errorf("dispatch: request body: ContentLength=%d with Body length %d: %w", r.ContentLength, n, err)
+		if n := len(st.body); int64(n) != r.ContentLength {
+			return fmt.Errorf("dispatch: request body: ContentLength=%d with Body length %d", r.ContentLength, n)
 		}
+		bw.Write(st.body) // read once on entry (body.go): every attempt writes the same bytes
 	}
 	return nil
 }

@@ -184,14 +184,17 @@ func TestDirectMatchesReverseProxy(t *testing.T) {
 					}
 					r = r.WithContext(context.WithValue(r.Context(), http.ServerContextKey, &http.Server{}))
 					w := &recWriter{h: http.Header{"Set-Cookie": {"ews_board=ews2"}}}
-					st := &fwd{target: "ews2", addr: board.ln.Addr().String(), header: HeaderMark, token: "TOKEN"}
+					st := &fwd{target: "ews2", addr: board.ln.Addr().String(), header: HeaderMark, token: "TOKEN", body: []byte(rq.body)}
+					if rq.body == "" {
+						st.body = nil
+					}
 					if _, ok := f.direct(r); !ok {
 						t.Fatal("the request does not take the direct path")
 					}
 					if direct {
 						err = f.forward(w, r, st)
 					} else {
-						f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+						f.out.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
 						err = st.err
 					}
 					if err != nil {
@@ -307,12 +310,15 @@ func FuzzDirectMatchesReverseProxy(f *testing.F) {
 		send := func(direct bool) (string, error) {
 			r := mk()
 			st := &fwd{target: "ews2", addr: board.ln.Addr().String(), header: HeaderMark, token: "TOKEN"}
+			if body != "" {
+				st.body = []byte(body)
+			}
 			w := &recWriter{h: http.Header{}}
 			if direct {
 				err := front.forward(w, r, st)
 				return board.last(), err
 			}
-			front.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+			front.out.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
 			return board.last(), st.err
 		}
 		want, werr := send(false)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httputil"
 	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/dispatch/place"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -134,49 +134,74 @@ type Options struct {
 // valid mark for this board, and refuses a bad mark with 403. On the master
 // it classifies the request, waits for a board (sched.Dispatcher.Acquire)
 // and runs it locally, proxies it with a fresh mark, or redirects the
-// client there. On a non-master it passes the request to the master
-// unchanged, so a client gets the same answer from any board.
+// client there. On a non-master it asks the master where it runs over the
+// placement channel and forwards it, or passes it to the master whole, so
+// a client gets the same answer from any board. The Front holds each
+// role's state in a type of its own (below); where a request goes is a
+// Placer's answer (placer.go), and one loop forwards it (loop.go).
 type Front struct {
-	c         Cluster
-	local     http.Handler
-	auth      Authenticator
-	pin       func(*http.Request) string
-	marks     *Marker
-	redirect  bool
-	sticky    bool
-	scheme    string
-	peerName  func(*http.Request) (string, bool)
-	fromBoard func(*http.Request) bool
-	retry     time.Duration
-	tr        http.RoundTripper
-	rp        *httputil.ReverseProxy
-	log       *slog.Logger
-	m         *metrics
-	holds     holds
+	c       Cluster
+	auth    Authenticator
+	marks   *Marker
+	log     *slog.Logger
+	m       *metrics
+	cfg     settings     // the options every path reads
+	here    runHere      // what runs on this board (runLocal)
+	out     forwarder    // the forward to another board (proxy.go, forward.go, authrefused.go)
+	master  masterRole   // the master's queue and its redirect holds (master.go, redirect.go)
+	follow  followerRole // a follower's way to the master (follower.go, fastentry.go)
+	clients assignRole   // a board's own clients in redirect mode (assign.go)
+	placing placeRole    // the placement channels, either end (place*.go)
+}
 
-	assignTTL time.Duration
-	capacity  int
-	serving   func() bool
-
-	masterWait  time.Duration
-	replayMax   int64
+// settings are the Front's options that every path reads, set once.
+type settings struct {
+	pin         func(*http.Request) string
+	redirect    bool // ModeRedirect
+	sticky      bool // StickyCookie
+	scheme      string
+	peerName    func(*http.Request) (string, bool)
+	fromBoard   func(*http.Request) bool
+	retry       time.Duration // RetryAfter
 	maxBody     int64
 	bodyTimeout time.Duration
+}
 
-	onAuthRefused func(string)
-	verified      func(*http.Request) bool
-	credsDiffer   func(string) bool
-	authLog       authLog
-
-	viaMaster bool          // Options.ViaMaster
-	placer    placer        // a follower's placement channel (fastentry.go)
-	chans     chanSet       // placement channels open here, either end
-	pm        *placeMetrics // the fast entry's series
-
-	disp      atomic.Pointer[sched.Dispatcher]
-	opened    signal // fired by SetDispatcher: wakes the requests held for a master
+// runHere is this board's own handlers and the count of what runs on them.
+type runHere struct {
+	local     http.Handler
 	inFlight  atomic.Int64
 	completed atomic.Uint64
+}
+
+// masterRole is what the master's path holds: the dispatcher it queues
+// with (nil until SetDispatcher) and the slots of redirected requests.
+type masterRole struct {
+	disp   atomic.Pointer[sched.Dispatcher]
+	opened signal // fired by SetDispatcher: wakes the requests held for a master
+	holds  holds
+}
+
+// followerRole is what a follower's way to the master holds.
+type followerRole struct {
+	viaMaster  bool // Options.ViaMaster: no placement channel
+	masterWait time.Duration
+	replayMax  int64
+	placer     place.Follower // its placement channel
+}
+
+// assignRole is what a board needs to run the clients the master assigned
+// to it (redirect mode).
+type assignRole struct {
+	ttl      time.Duration // AssignTTL
+	capacity int
+	serving  func() bool
+}
+
+// placeRole is the placement channels open here, either end, and their series.
+type placeRole struct {
+	chans place.Set
+	pm    *placeMetrics
 }
 
 // NewFront builds a Front; it has no dispatcher until SetDispatcher.
@@ -192,43 +217,41 @@ func NewFront(opt Options) (*Front, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	f := &Front{
-		c: opt.Cluster, local: opt.Local, auth: opt.Auth, pin: opt.Pin, marks: opt.Marker,
-		redirect: opt.Mode == ModeRedirect, sticky: opt.StickyCookie,
-		scheme: opt.Scheme, peerName: opt.PeerName, retry: opt.RetryAfter, tr: opt.Transport, log: opt.Logger,
-		m: newMetrics(opt.Registerer),
+	f := &Front{c: opt.Cluster, auth: opt.Auth, marks: opt.Marker, log: opt.Logger, m: newMetrics(opt.Registerer)}
+	f.here.local, f.cfg.pin, f.cfg.redirect, f.cfg.sticky = opt.Local, opt.Pin, opt.Mode == ModeRedirect, opt.StickyCookie
+	f.cfg.scheme, f.cfg.peerName, f.cfg.retry, f.out.tr = opt.Scheme, opt.PeerName, opt.RetryAfter, opt.Transport
+	f.follow.viaMaster, f.placing.pm = opt.ViaMaster, newPlaceMetrics(opt.Registerer) // fastentry.go
+	f.follow.placer.Dial, f.follow.placer.Log, f.follow.placer.Conns = f.dialPlace, opt.Logger, &f.placing.chans
+	if f.cfg.scheme == "" {
+		f.cfg.scheme = "http"
 	}
-	f.viaMaster, f.pm = opt.ViaMaster, newPlaceMetrics(opt.Registerer) // fastentry.go
-	if f.scheme == "" {
-		f.scheme = "http"
+	if f.cfg.retry <= 0 {
+		f.cfg.retry = DefaultRetryAfter
 	}
-	if f.retry <= 0 {
-		f.retry = DefaultRetryAfter
+	if f.out.tr == nil {
+		f.out.tr = NewTransport(TransportOptions{})
 	}
-	if f.tr == nil {
-		f.tr = NewTransport(TransportOptions{})
+	f.follow.masterWait, f.follow.replayMax, f.out.onAuthRefused = opt.MasterWait, opt.ReplayMax, opt.OnAuthRefused
+	f.out.verified, f.out.credsDiffer, f.cfg.fromBoard = opt.Verified, opt.CredsDiffer, opt.FromBoard
+	if f.follow.masterWait <= 0 {
+		f.follow.masterWait = DefaultMasterWait
 	}
-	f.masterWait, f.replayMax, f.onAuthRefused = opt.MasterWait, opt.ReplayMax, opt.OnAuthRefused
-	f.verified, f.credsDiffer, f.fromBoard = opt.Verified, opt.CredsDiffer, opt.FromBoard
-	if f.masterWait <= 0 {
-		f.masterWait = DefaultMasterWait
+	if f.follow.replayMax <= 0 {
+		f.follow.replayMax = DefaultReplayMax
 	}
-	if f.replayMax <= 0 {
-		f.replayMax = DefaultReplayMax
+	f.cfg.maxBody, f.cfg.bodyTimeout = opt.MaxBody, opt.BodyTimeout
+	if f.cfg.maxBody <= 0 {
+		f.cfg.maxBody = DefaultMaxBody
 	}
-	f.maxBody, f.bodyTimeout = opt.MaxBody, opt.BodyTimeout
-	if f.maxBody <= 0 {
-		f.maxBody = DefaultMaxBody
+	if f.cfg.bodyTimeout <= 0 {
+		f.cfg.bodyTimeout = DefaultBodyTimeout
 	}
-	if f.bodyTimeout <= 0 {
-		f.bodyTimeout = DefaultBodyTimeout
+	f.master.holds.init(opt.RedirectHold)
+	f.clients.ttl, f.clients.capacity, f.clients.serving = opt.AssignTTL, opt.Capacity, opt.Serving
+	if f.clients.ttl == 0 {
+		f.clients.ttl = DefaultAssignTTL
 	}
-	f.holds.init(opt.RedirectHold)
-	f.assignTTL, f.capacity, f.serving = opt.AssignTTL, opt.Capacity, opt.Serving
-	if f.assignTTL == 0 {
-		f.assignTTL = DefaultAssignTTL
-	}
-	f.rp = f.newProxy()
+	f.out.rp = f.newProxy()
 	return f, nil
 }
 
@@ -236,22 +259,22 @@ func NewFront(opt Options) (*Front, error) {
 // the previous one. On becoming master: f.SetDispatcher(newDispatcher).
 // Requests this board holds for want of a master look again at once.
 func (f *Front) SetDispatcher(d *sched.Dispatcher) *sched.Dispatcher {
-	prev := f.disp.Swap(d)
+	prev := f.master.disp.Swap(d)
 	if d != nil {
-		f.opened.fire()
+		f.master.opened.fire()
 	}
 	return prev
 }
 
 // Dispatcher returns the installed dispatcher, or nil.
-func (f *Front) Dispatcher() *sched.Dispatcher { return f.disp.Load() }
+func (f *Front) Dispatcher() *sched.Dispatcher { return f.master.disp.Load() }
 
 // StepDown removes the dispatcher and closes it: every queued request is
 // answered 503 (sched.ReasonClosed) at once, and requests that arrive before
 // the Cluster stops saying IsMaster get 503 too. Requests already running
 // finish and give their slots back to the closed dispatcher harmlessly.
 func (f *Front) StepDown() {
-	if d := f.disp.Swap(nil); d != nil {
+	if d := f.master.disp.Swap(nil); d != nil {
 		d.Close()
 	}
 }
@@ -259,27 +282,27 @@ func (f *Front) StepDown() {
 // Close releases the slots held for redirected requests and the idle
 // connections to other boards. It does not close the dispatcher (StepDown).
 func (f *Front) Close() {
-	f.holds.close()
-	f.placer.close()
-	f.chans.close()
-	if t, ok := f.tr.(interface{ CloseIdleConnections() }); ok {
+	f.master.holds.close()
+	f.follow.placer.Close()
+	f.placing.chans.Close()
+	if t, ok := f.out.tr.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}
 }
 
 // InFlight is the number of requests this board runs now (the truth for its
 // linknum in the cluster reports).
-func (f *Front) InFlight() int { return int(f.inFlight.Load()) }
+func (f *Front) InFlight() int { return int(f.here.inFlight.Load()) }
 
 // Completed is the number of requests this board has run to the end.
-func (f *Front) Completed() uint64 { return f.completed.Load() }
+func (f *Front) Completed() uint64 { return f.here.completed.Load() }
 
 // runLocal runs r on this board, counted in InFlight.
 func (f *Front) runLocal(w http.ResponseWriter, r *http.Request) {
-	f.inFlight.Add(1)
+	f.here.inFlight.Add(1)
 	defer func() {
-		f.inFlight.Add(-1)
-		f.completed.Add(1)
+		f.here.inFlight.Add(-1)
+		f.here.completed.Add(1)
 	}()
-	f.local.ServeHTTP(w, r)
+	f.here.local.ServeHTTP(w, r)
 }

@@ -490,7 +490,7 @@ func TestMarkClientNotFromSendersXFF(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, clusterOpts{})
 			board := c.boards[1]
-			board.front.fromBoard = func(*http.Request) bool { return tc.fromBoard }
+			board.front.cfg.fromBoard = func(*http.Request) bool { return tc.fromBoard }
 			signer, _ := NewMarker(c.key, MarkOptions{})
 			tok := signer.SignString(KindDispatch, 1, board.name, &Binding{Method: "POST", Path: "/api/devices/r1/set",
 				Query: "value=1", Body: BodyDigest, Sum: sha256.Sum256([]byte("on")), Client: netip.MustParseAddr("192.0.2.50")})

@@ -25,9 +25,9 @@ func FuzzMark(f *testing.F) {
 		}
 		r := httptest.NewRequest("GET", "/p", nil)
 		r.Header.Set(HeaderMark, tok)
-		_, _ = m.Verify(r, "ews2", false)
+		_, _ = m.Verify(r, nil, "ews2", false)
 		r = httptest.NewRequest("GET", "/p", nil)
 		r.URL.RawQuery = "a=1&" + QueryMark + "=" + tok
-		_, _ = m.Verify(r, "ews2", true)
+		_, _ = m.Verify(r, nil, "ews2", true)
 	})
 }

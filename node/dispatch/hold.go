@@ -1,13 +1,7 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -18,45 +12,6 @@ const (
 	DefaultReplayMax  = 64 << 10                // device actions and forms; larger bodies stream
 	masterPoll        = 5 * time.Millisecond    // how often a held request looks for the next master
 )
-
-// replayable keeps r's body in memory when it is small enough to send
-// again (each attempt of the hold gets a fresh reader), and reports
-// whether the request can be sent again at all. A body over max is
-// streamed once: such a request is answered 502 if its first target fails.
-func replayable(r *http.Request, max int64) (body []byte, ok bool, err error) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-		return nil, true, nil
-	}
-	if r.ContentLength < 0 || r.ContentLength > min(max, MaxDigestBody) {
-		return nil, false, nil
-	}
-	if body, err = readBound(r); err != nil {
-		return nil, false, err
-	}
-	return body, true, nil
-}
-
-// bodyError answers a body that could not be read: 413 over the limit, else 400.
-func (f *Front) bodyError(w http.ResponseWriter, err error) {
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("dispatch: request body is over the limit of %d bytes", tooBig.Limit)})
-		return
-	}
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "dispatch: ") {
-		msg = "dispatch: reading the request body: " + msg
-	}
-	writeJSON(w, http.StatusBadRequest, errorBody{Error: msg})
-}
-
-// rewind gives r a fresh reader over body for the next attempt.
-func rewind(r *http.Request, body []byte) {
-	if body == nil {
-		return
-	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-}
 
 // holdUntil waits one poll interval for a new master, or until wake is
 // closed (this board's queue opened); false once deadline passed or the

@@ -381,27 +381,33 @@ func (m *Marker) use(mk Mark) bool {
 }
 
 // queryMark finds the QueryMark parameter in a raw query.
-func queryMark(q string) (string, bool) {
+func queryMark(q string) (string, bool) { return queryParam(q, QueryMark) }
+
+// stripQueryMark removes every QueryMark parameter from a raw query.
+func stripQueryMark(q string) string { return stripParam(q, QueryMark) }
+
+// queryParam finds the key parameter in a raw query.
+func queryParam(q, key string) (string, bool) {
 	for q != "" {
 		var p string
 		p, q, _ = strings.Cut(q, "&")
-		if v, ok := strings.CutPrefix(p, QueryMark+"="); ok {
+		if v, ok := cutParam(p, key); ok {
 			return v, true
 		}
 	}
 	return "", false
 }
 
-// stripQueryMark removes every QueryMark parameter from a raw query.
-func stripQueryMark(q string) string {
-	if !strings.Contains(q, QueryMark) {
+// stripParam removes every key parameter from a raw query.
+func stripParam(q, key string) string {
+	if !strings.Contains(q, key) {
 		return q
 	}
 	var b strings.Builder
 	for q != "" {
 		var p string
 		p, q, _ = strings.Cut(q, "&")
-		if p == "" || strings.HasPrefix(p, QueryMark+"=") {
+		if _, ok := cutParam(p, key); p == "" || ok {
 			continue
 		}
 		if b.Len() > 0 {
@@ -410,4 +416,12 @@ func stripQueryMark(q string) string {
 		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// cutParam is the value of parameter p ("key=value") when it is key's.
+func cutParam(p, key string) (string, bool) {
+	if len(p) <= len(key) || p[len(key)] != '=' || p[:len(key)] != key {
+		return "", false
+	}
+	return p[len(key)+1:], true
 }

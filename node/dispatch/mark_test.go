@@ -104,15 +104,15 @@ func TestMarkSequenceAndRequest(t *testing.T) {
 
 	red := m.SignString(KindRedirect, 1, "b", &Binding{Method: "GET", Path: "/p", Query: "a=1&b=2"})
 	r := httptest.NewRequest("GET", "/p?a=1&"+QueryMark+"="+red+"&b=2", nil)
-	if _, err := m.Verify(r, "b", true); err != nil {
+	if _, err := m.Verify(r, nil, "b", true); err != nil {
 		t.Fatalf("query mark: %v", err)
 	}
 	r = httptest.NewRequest("GET", "/p", nil)
-	if _, err := m.Verify(r, "b", false); err != ErrNoMark {
+	if _, err := m.Verify(r, nil, "b", false); err != ErrNoMark {
 		t.Fatalf("no mark: %v", err)
 	}
 	r.Header.Set(HeaderMark, a)
-	if _, err := m.Verify(r, "b", false); err != nil {
+	if _, err := m.Verify(r, nil, "b", false); err != nil {
 		t.Fatalf("header mark: %v", err)
 	}
 	if got := stripQueryMark("a=1&" + QueryMark + "=x&b=2&" + QueryMark + "=y"); got != "a=1&b=2" {

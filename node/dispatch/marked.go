@@ -19,7 +19,7 @@ import (
 func (f *Front) acceptMarked(w http.ResponseWriter, r *http.Request, mk Mark) (*http.Request, bool) {
 	if epoch := f.c.Epoch(); mk.Epoch < epoch {
 		f.m.refused.WithLabelValues(RefuseStale).Inc()
-		unavailable(w, f.retry, "dispatch: request sent by the master of epoch %d, now epoch %d", mk.Epoch, epoch)
+		unavailable(w, f.cfg.retry, "dispatch: request sent by the master of epoch %d, now epoch %d", mk.Epoch, epoch)
 		return nil, false
 	}
 	if mk.Kind == KindRedirect { // redirect mode: the mark came in the query
@@ -29,7 +29,7 @@ func (f *Front) acceptMarked(w http.ResponseWriter, r *http.Request, mk Mark) (*
 		r2.URL = &u
 		r2.RequestURI = u.RequestURI()
 		r = &r2
-		if tok, ok := queryParam(u.RawQuery, QueryAssign); ok && f.assignTTL > 0 {
+		if tok, ok := queryParam(u.RawQuery, QueryAssign); ok && f.clients.ttl > 0 {
 			// the master's assignment of this client, covered by the mark
 			r = withoutQueryParam(r, QueryAssign)
 			f.keepAssignment(w, tok)
@@ -50,7 +50,7 @@ func (f *Front) refuse(w http.ResponseWriter, err error) {
 		// signed by the master (the signature is checked first) but delayed
 		// past its TTL on the way (a slow link, a paused board): not forged,
 		// so no 403; it did not run and may be sent again
-		unavailable(w, f.retry, "dispatch: dispatch mark expired on the way; the request did not run, send it again")
+		unavailable(w, f.cfg.retry, "dispatch: dispatch mark expired on the way; the request did not run, send it again")
 		return
 	}
 	w.Header().Set(HeaderRefused, reason)

@@ -1,18 +1,11 @@
 package dispatch
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"strings"
 )
-
-// errBodyRead is the refusal when the body a mark binds cannot be read.
-var errBodyRead = errors.New("dispatch: reading the request body the mark is bound to")
 
 // BindRequest fills b from r: method, path, query without QueryMark, the
 // body bound as mode (BodyDigest hashes body, which the caller has read
@@ -40,53 +33,49 @@ func bodyMode(r *http.Request) BodyMode {
 	return BodyLength
 }
 
-// readBound reads a body of at most MaxDigestBody bytes into memory and
-// gives r a fresh reader over it.
-func readBound(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxDigestBody+1))
-	_ = r.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBodyRead, err) // a *http.MaxBytesError stays visible: 413
+// markOf is the mark r carries to check: the header form (KindDispatch)
+// always, the query form (KindRedirect) only when queryOK (redirect mode).
+// ErrNoMark: none; a refusal: a query mark outside redirect mode.
+func markOf(r *http.Request, queryOK bool) (string, Kind, error) {
+	if tok := r.Header.Get(HeaderMark); tok != "" {
+		return tok, KindDispatch, nil
 	}
-	if int64(len(body)) > MaxDigestBody {
-		return nil, errBodyRead
+	tok, ok := queryMark(r.URL.RawQuery)
+	switch {
+	case !ok:
+		return "", 0, ErrNoMark
+	case !queryOK:
+		return "", 0, refusal(RefuseQuery)
 	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	return body, nil
+	return tok, KindRedirect, nil
 }
 
 // Verify checks the mark r carries for a dispatch to board self and uses
 // it up: the header form (KindDispatch) always, the query form
 // (KindRedirect) only when queryOK (redirect mode). The request must match
-// what was signed: method, path, query, body (read and hashed here when the
-// mark binds its digest; r gets a fresh reader), and the mark's client
+// what was signed: method, path, query, body (body is r's body as the
+// front door read it; hashed here when the mark binds its digest), and the mark's client
 // must be the one sending it (redirect) or named in X-Forwarded-For by the
 // boards it passed (proxy). ErrNoMark: none; *MarkError: refused (403).
-func (m *Marker) Verify(r *http.Request, self string, queryOK bool) (Mark, error) {
-	tok, kind := r.Header.Get(HeaderMark), KindDispatch
-	if tok == "" {
-		var ok bool
-		if tok, ok = queryMark(r.URL.RawQuery); !ok {
-			return Mark{}, ErrNoMark
-		}
-		if !queryOK {
-			return Mark{}, refusal(RefuseQuery)
-		}
-		kind = KindRedirect
+func (m *Marker) Verify(r *http.Request, body []byte, self string, queryOK bool) (Mark, error) {
+	tok, kind, err := markOf(r, queryOK)
+	if err != nil {
+		return Mark{}, err
 	}
+	return m.verify(r, tok, kind, body, self)
+}
+
+// verify is Verify of the mark markOf found.
+func (m *Marker) verify(r *http.Request, tok string, kind Kind, body []byte, self string) (Mark, error) {
 	s := m.pool.Get().(*scratch)
 	mk, bound, err := m.open(s, tok, kind, self)
 	m.pool.Put(s)
 	if err != nil {
 		return mk, err
 	}
-	var body []byte
 	switch {
 	case mk.Body == BodyDigest:
-		if r.ContentLength <= 0 || r.ContentLength > MaxDigestBody {
-			return mk, refusal(RefusePath)
-		}
-		if body, err = readBound(r); err != nil {
+		if len(body) == 0 || len(body) > MaxDigestBody {
 			return mk, refusal(RefusePath)
 		}
 	case bodyMode(r) != mk.Body:

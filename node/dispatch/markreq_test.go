@@ -73,7 +73,11 @@ func TestMarkBoundAndSingleUse(t *testing.T) {
 				if !tt.inQuery {
 					r.Header.Set(HeaderMark, tok)
 				}
-				return m.Verify(r, "ews2", tt.queryOK)
+				var body []byte
+				if tt.body != "" {
+					body = []byte(tt.body) // as the front door read it
+				}
+				return m.Verify(r, body, "ews2", tt.queryOK)
 			}
 			mk, err := send()
 			if tt.twice {

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,55 +13,80 @@ import (
 )
 
 // The master's path: admit the request to the queue, acquire a board for
-// it (sched.Dispatcher.Acquire), then run it here, redirect the client
-// (redirect.go), or sign a dispatch mark and forward it (proxy), sending it
-// again where tryAgain allows.
+// it (sched.Dispatcher.Acquire): the master's own dispatcher is the
+// Placer (ownPlacer) of the forwarding loop (loop.go), which then runs the
+// request here, redirects the client (redirect.go), or signs a dispatch
+// mark and forwards it, sending it again where tryAgain allows.
 
-// dispatch is the master's path: admit → acquire → sign → forward, or
-// run here. The client is the one accept established.
-func (f *Front) dispatch(w http.ResponseWriter, r *http.Request, self string, client netip.Addr, start time.Time) {
-	d := f.disp.Load()
-	if d == nil {
-		unavailable(w, f.retry, "dispatch: this board is becoming master; its queue is not open yet")
-		return
-	}
-	req := f.admit(d, r, client)
-	t, err := d.Acquire(r.Context(), req)
-	if err != nil {
-		rt := try{leg: legQueue, canceled: r.Context().Err() != nil, master: f.c.IsMaster()}
-		if tryAgain(rt, err) == sendAgain && f.handOver(w, r, self, client) {
-			return
-		}
-		f.acquireFailed(w, r, err)
-		return
-	}
-	if f.sticky && req.Sticky != t.Board {
-		http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: t.Board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
-	}
-	switch {
-	case t.Board == self:
-		defer t.Done()
-		f.runLocal(w, r)
-	case f.redirect:
-		f.redirectTo(w, r, t, req.Client, start)
-	default:
-		f.proxy(w, r, d, req, t, self, start)
-	}
+// dispatch is the master's path: the forwarding loop with this board's
+// own dispatcher as the Placer.
+func (f *Front) dispatch(w http.ResponseWriter, in *inbound, start time.Time) {
+	f.route(w, &route{in: *in, start: start}, ownPlacer{f})
 }
 
-// admit describes r to the dispatcher: its class, the board it is pinned
+// ownPlacer places a request with this board's dispatcher: a slot on the
+// board the policy chooses, held until Release.
+type ownPlacer struct{ f *Front }
+
+// Place admits rt's request and acquires a slot (first), or one on any
+// board but the one that failed (a retry). A request still queued when
+// this board stepped down goes to the new master (tryAgain, legQueue).
+func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+	f, r := p.f, rt.in.r
+	if rt.to.board != "" { // a retry: the scheduler chooses its board, any but the one that failed
+		again := rt.req
+		again.Exclude = []string{rt.to.board}
+		t, err := rt.d.Acquire(ctx, &again)
+		if err != nil {
+			return nil, err
+		}
+		epoch := rt.to.epoch // signed in the epoch it was first dispatched in
+		rt.to = p.target(rt, t)
+		rt.to.epoch = epoch
+		return nil, nil
+	}
+	d := f.master.disp.Load()
+	if d == nil {
+		return nil, errNotOpen
+	}
+	rt.d = d
+	f.admit(&rt.req, d, r, rt.in.client)
+	t, err := d.Acquire(ctx, &rt.req)
+	if err != nil {
+		tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
+		if tryAgain(tr, err) == sendAgain && f.handOver(rt) {
+			return viaPlacer{f}, nil
+		}
+		return nil, err
+	}
+	rt.to = p.target(rt, t)
+	rt.to.redirect = f.cfg.redirect && !rt.to.self
+	return nil, nil
+}
+
+func (p ownPlacer) target(rt *route, t sched.Ticket) target {
+	return target{board: t.Board, addr: t.Addr, epoch: p.f.c.Epoch(), kind: KindDispatch, self: t.Board == rt.in.self, ticket: t}
+}
+
+// Release gives the slot back.
+func (ownPlacer) Release(rt *route) {
+	rt.to.ticket.Done()
+	rt.to.ticket = sched.Ticket{}
+}
+
+// admit describes r to the dispatcher in req: its class, the board it is pinned
 // to, its sticky cookie and its client.
-func (f *Front) admit(d *sched.Dispatcher, r *http.Request, client netip.Addr) *sched.Request {
-	req := &sched.Request{
+func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, r *http.Request, client netip.Addr) *sched.Request {
+	*req = sched.Request{
 		Class:  d.Classifier().Classify(r.Method, r.URL.Path),
 		Path:   r.URL.Path,
 		Client: client,
 	}
 	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // issue 27: a busy device's requests wait in the queue
-	if f.pin != nil {
-		req.Board = f.pin(r)
+	if f.cfg.pin != nil {
+		req.Board = f.cfg.pin(r)
 	}
-	if f.sticky {
+	if f.cfg.sticky {
 		if c, err := r.Cookie(sched.CookieName); err == nil {
 			req.Sticky = c.Value
 		}
@@ -68,20 +94,20 @@ func (f *Front) admit(d *sched.Dispatcher, r *http.Request, client netip.Addr) *
 	return req
 }
 
-// handOver passes a request that was still queued when this board stepped
-// down to the new master (tryAgain), instead of answering it 503: its body
-// has not been read, so it can still go. False when there is no new master
-// to hand it to (the caller then answers 503).
-func (f *Front) handOver(w http.ResponseWriter, r *http.Request, self string, client netip.Addr) bool {
+// handOver reports whether a request that was still queued when this
+// board stepped down can go to the new master (tryAgain), instead of being
+// answered 503: its body is in memory, so it can still go. False when
+// there is no new master to hand it to (then 503).
+func (f *Front) handOver(rt *route) bool {
+	r := rt.in.r
 	name, addr, ok := f.c.Master()
-	if !ok || name == "" || name == self || addr == "" {
+	if !ok || name == "" || name == rt.in.self || addr == "" {
 		return false
 	}
 	// One more hop, on purpose: the loop guard is for followers that
 	// bounce requests, not for a master that hands its queue over.
 	r.Header.Del(HeaderVia)
 	f.log.Debug("dispatch: queued request handed to the new master", "master", name, "path", r.URL.Path)
-	f.toMaster(w, r, self, client)
 	return true
 }
 
@@ -92,7 +118,7 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 	case errors.As(err, &shed):
 		retry := shed.RetryAfter
 		if retry <= 0 {
-			retry = f.retry
+			retry = f.cfg.retry
 		}
 		httpx.SetRetryAfter(w, retry)
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{
@@ -100,87 +126,8 @@ func (f *Front) acquireFailed(w http.ResponseWriter, r *http.Request, err error)
 			Class: shed.Class, Reason: shed.Reason,
 		})
 	case r.Context().Err() != nil:
-		unavailable(w, f.retry, "dispatch: client left while queued")
+		unavailable(w, f.cfg.retry, "dispatch: client left while queued")
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error()})
 	}
-}
-
-// proxy sends a dispatched request to its board with a fresh mark; when
-// the board fails, tryAgain says whether it goes to another board (the
-// dispatcher chooses it) or what the client gets. Bodies up to ReplayMax
-// are kept so a retry can send them again. The ticket in hand is always
-// Done.
-func (f *Front) proxy(w http.ResponseWriter, r *http.Request, d *sched.Dispatcher, req *sched.Request, t sched.Ticket, self string, start time.Time) {
-	cur := t
-	defer func() { cur.Done() }()
-	epoch := f.c.Epoch()
-	// the mark binds a body of up to MaxDigestBody by its digest, so that
-	// body is in memory: it can be sent again; a larger one streams once
-	var bind Binding
-	body, err := f.bindBody(w, r, &bind, req.Client)
-	if err != nil {
-		return
-	}
-	rt := try{
-		leg:        legBoard,
-		replay:     body != nil || bodyMode(r) == BodyNone,
-		keyed:      r.Header.Get("Idempotency-Key") != "",
-		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
-		movable:    req.Board == "" || req.Board == "any",
-	}
-	chaosDropAnswer(r)
-	for ; ; rt.n++ {
-		rewind(r, body)
-		tok := f.marks.SignString(KindDispatch, epoch, cur.Board, &bind)
-		err := f.forward(w, r, &fwd{target: cur.Board, addr: cur.Addr, header: HeaderMark, token: tok, start: start})
-		if err == nil {
-			f.m.forwarded.WithLabelValues(cur.Board, OutcomeOK).Inc()
-			return
-		}
-		rt.canceled = r.Context().Err() != nil
-		v, failed := tryAgain(rt, err), cur.Board
-		if v != answerCanceled {
-			f.m.errors.WithLabelValues(failed).Inc()
-			f.log.Warn("dispatch: board failed", "board", failed, "addr", cur.Addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
-		}
-		if v == sendAgain {
-			cur.Done()
-			cur = sched.Ticket{}
-			again := *req
-			again.Exclude = []string{failed} // the scheduler chooses the retry's board, any but this one
-			nt, aerr := d.Acquire(r.Context(), &again)
-			if aerr == nil {
-				f.m.forwarded.WithLabelValues(failed, OutcomeRetried).Inc()
-				f.m.retries.Inc()
-				cur = nt
-				if cur.Board == self {
-					rewind(r, body)
-					f.runLocal(w, r)
-					return
-				}
-				continue
-			}
-			v = giveUp(rt, err)
-		}
-		f.answerFailure(w, v, failed, err)
-		return
-	}
-}
-
-// bindBody binds r (and its body, read into memory when it is small
-// enough for a digest) for a dispatch or redirect mark. On an error it has
-// answered the client.
-func (f *Front) bindBody(w http.ResponseWriter, r *http.Request, b *Binding, client netip.Addr) ([]byte, error) {
-	mode := bodyMode(r)
-	var body []byte
-	if mode == BodyDigest {
-		var err error
-		if body, err = readBound(r); err != nil {
-			f.bodyError(w, err)
-			return nil, err
-		}
-	}
-	BindRequest(b, r, mode, body, client)
-	return body, nil
 }

@@ -10,10 +10,10 @@ const RefuseNotPeer = "not-a-peer"
 // mark) that did not come over a connection with a cluster board's
 // certificate; true when r may go on.
 func (f *Front) fromPeer(w http.ResponseWriter, r *http.Request) bool {
-	if f.peerName == nil || (r.Header.Get(HeaderMark) == "" && r.Header.Get(HeaderVia) == "") {
+	if f.cfg.peerName == nil || (r.Header.Get(HeaderMark) == "" && r.Header.Get(HeaderVia) == "") {
 		return true
 	}
-	if _, ok := f.peerName(r); ok {
+	if _, ok := f.cfg.peerName(r); ok {
 		return true
 	}
 	f.m.refused.WithLabelValues(RefuseNotPeer).Inc()

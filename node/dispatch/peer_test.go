@@ -45,7 +45,7 @@ func TestForwardsNeedPeerCertificate(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || !e.Marked || e.Board != "ews2" {
 		t.Fatalf("through a follower over TLS: %d %+v %v", resp.StatusCode, e, err)
 	}
-	if n := metricValue(t, tc.boards[2].front.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
+	if n := metricValue(t, tc.boards[2].front.placing.pm.placed.WithLabelValues(PlacedOK)); n != 1 {
 		t.Fatalf("placed over the TLS channel: %v, want 1", n)
 	}
 

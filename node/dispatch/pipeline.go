@@ -24,43 +24,48 @@ type Authenticator interface {
 //  1. accept: a forwarded request must come from a cluster board; a
 //     dispatch mark is verified (and used up), or a via mark verified, once;
 //  2. authenticate once on this board (Options.Auth);
-//  3. read the body, bounded in size and time (body.go): only a request
-//     that is all here may take a queue place or a slot;
+//  3. read the body once, bounded in size and time (body.go), and bind it
+//     for the marks: only a request that is all here may take a queue place
+//     or a slot, and every later step uses these bytes;
 //  4. classify, and take the request's path:
 //     - marked for this board: the master sent it here, run it here (marked.go);
-//     - this board is master: admit → acquire a board → sign → forward,
-//     or run it here (master.go);
 //     - redirect mode, a client with an assignment: run it here or send
 //     the client back to the master (assign.go);
-//     - else ask the master where it runs and forward it there
-//     (fastentry.go), or hand it to the master (follower.go).
+//     - else the one forwarding loop (loop.go) with a Placer that says
+//     where it goes: this board's dispatcher on the master (master.go); on
+//     a follower a leased slot here, else the placement channel
+//     (fastentry.go), else the whole request to the master (follower.go).
 //
 // Each step answers the client itself when it stops the request.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if isPlaceChannel(r) { // a follower's placement channel (fastentry.go)
+	if isPlaceChannel(r) { // a follower's placement channel (placechan.go)
 		f.servePlace(w, r)
 		return
 	}
 	start := time.Now()
-	in, ok := f.accept(w, r)
-	if !ok {
+	var in inbound
+	if !f.accept(w, r, &in) {
 		return
 	}
+	var ok bool
 	if in.r, ok = f.authenticate(w, in.r); !ok {
 		return
 	}
-	if !in.marked && !f.readBody(w, in.r) {
-		return
+	if !in.marked {
+		if in.body, ok = f.readBody(w, in.r); !ok {
+			return
+		}
+		BindRequest(&in.bind, in.r, bodyMode(in.r), in.body, in.client)
 	}
-	switch f.classify(in) {
+	switch f.classify(&in) {
 	case pathMarked:
 		f.runLocal(w, in.r)
 	case pathMaster:
-		f.dispatch(w, in.r, in.self, in.client, start)
+		f.dispatch(w, &in, start)
 	case pathAssigned:
-		f.runAssigned(w, in.r, in.self, in.client)
+		f.runAssigned(w, &in)
 	default:
-		f.enter(w, in.r, in.self, in.client) // the fast entry, or through the master (fastentry.go)
+		f.enter(w, &in) // the fast entry, or through the master (fastentry.go)
 	}
 }
 
@@ -70,34 +75,65 @@ type inbound struct {
 	self   string        // this board's name
 	marked bool          // it carries this board's valid dispatch (or redirect) mark
 	client netip.Addr    // the client: the one a valid mark vouches for, else the peer
+	body   []byte        // the body, read once (readBody); nil: none
+	bind   Binding       // what a dispatch or redirect mark for it binds (not for a marked request)
+}
+
+// replay reports whether the request can be sent again after a failed
+// attempt: its body (if any) is small enough to be bound by its digest,
+// and at most max. A larger one is sent once (invariant 9).
+func (in *inbound) replay(max int64) bool {
+	return int64(len(in.body)) <= min(max, MaxDigestBody)
+}
+
+// via is the binding of a via mark for it: the body by its length, which
+// the master knows without reading a body it streams on.
+func (in *inbound) via() *Binding {
+	b := in.bind
+	if b.Body != BodyNone {
+		b.Body, b.Length = BodyLength, int64(len(in.body))
+	}
+	return &b
 }
 
 // accept lets in what may enter: a forwarded request only from a board
 // (fromPeer), a marked one only with a valid mark for this board, verified
 // and used up here and nowhere else on this board (refused 403, or 503 when
-// it is stale), and it verifies a via mark's client once. False: answered.
-func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
+// it is stale), and it verifies a via mark's client once. It fills in;
+// false: answered.
+func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool {
 	if !f.fromPeer(w, r) {
-		return inbound{}, false
+		return false
 	}
 	self := f.c.Self()
-	if f.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.fromBoard(r) {
+	if f.cfg.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.cfg.fromBoard(r) {
 		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
 	}
-	mk, err := f.marks.Verify(r, self, f.redirect)
+	tok, kind, err := markOf(r, f.cfg.redirect)
 	switch {
-	case err == nil:
-		r, ok := f.acceptMarked(w, r, mk)
-		return inbound{r: r, self: self, marked: true, client: mk.Client}, ok
-	case err != ErrNoMark:
+	case err == ErrNoMark:
+		client, vouched := f.viaClient(r, self)
+		if vouched {
+			r = httpx.WithClient(r, client) // failed credentials count against the client, not the follower
+		}
+		in.r, in.self, in.client = r, self, client
+		return true
+	case err != nil:
 		f.refuse(w, err)
-		return inbound{}, false
+		return false
 	}
-	client, vouched := f.viaClient(r, self)
-	if vouched {
-		r = httpx.WithClient(r, client) // failed credentials count against the client, not the follower
+	body, ok := f.readBody(w, r) // the mark may bind the body's digest
+	if !ok {
+		return false
 	}
-	return inbound{r: r, self: self, client: client}, true
+	mk, err := f.marks.verify(r, tok, kind, body, self)
+	if err != nil {
+		f.refuse(w, err)
+		return false
+	}
+	r, ok = f.acceptMarked(w, r, mk)
+	in.r, in.self, in.marked, in.client, in.body = r, self, true, mk.Client, body
+	return ok
 }
 
 // viaClient is the client's address for the policies and the credential
@@ -107,7 +143,11 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request) (inbound, bool) {
 func (f *Front) viaClient(r *http.Request, self string) (c netip.Addr, vouched bool) {
 	if tok := r.Header.Get(HeaderVia); tok != "" {
 		var b Binding
-		BindRequest(&b, r, viaBody(r), nil, netip.Addr{})
+		mode := bodyMode(r)
+		if mode != BodyNone {
+			mode = BodyLength // a via mark binds the body by its length (inbound.via)
+		}
+		BindRequest(&b, r, mode, nil, netip.Addr{})
 		if mk, err := f.marks.VerifyToken(tok, KindVia, self, &b); err == nil && mk.Client.IsValid() {
 			return mk.Client, true
 		}
@@ -137,7 +177,7 @@ const (
 )
 
 // classify chooses the request's path.
-func (f *Front) classify(in inbound) path {
+func (f *Front) classify(in *inbound) path {
 	switch {
 	case in.marked:
 		return pathMarked

@@ -1,8 +1,10 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -17,12 +19,25 @@ type fwd struct {
 	addr   string // its host:port
 	header string // HeaderMark or HeaderVia
 	token  string
+	body   []byte    // the request's body, read once on entry: each attempt sends it
 	start  time.Time // non-zero: observe the master's added latency
 	err    error     // set by the error handler: nothing was written
 	out    outbound  // the direct path's request (forward.go)
 }
 
 type fwdKey struct{}
+
+// forwarder is what a forward to another board needs: the transport, the
+// ReverseProxy for what the direct path does not carry (forward.go), and
+// what to do with a board's 401 (authrefused.go).
+type forwarder struct {
+	tr            http.RoundTripper
+	rp            *httputil.ReverseProxy
+	onAuthRefused func(string)
+	verified      func(*http.Request) bool
+	credsDiffer   func(string) bool
+	authLog       authLog
+}
 
 // errHeadTimeout: the target's listener answered 408, the request header
 // did not reach it in time; nothing ran.
@@ -34,7 +49,7 @@ var errResent = errors.New("dispatch: the board's connection died after it recei
 func (f *Front) newProxy() *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite:    f.rewrite,
-		Transport:  f.tr,
+		Transport:  f.out.tr,
 		BufferPool: bufPool{},
 		ErrorLog:   slog.NewLogLogger(f.log.Handler(), slog.LevelDebug),
 		ModifyResponse: func(resp *http.Response) error {
@@ -74,7 +89,7 @@ func (f *Front) rewrite(pr *httputil.ProxyRequest) {
 	if st == nil {
 		return
 	}
-	pr.Out.URL.Scheme = f.scheme
+	pr.Out.URL.Scheme = f.cfg.scheme
 	pr.Out.URL.Host = st.addr
 	pr.Out.Host = pr.In.Host
 	if v := pr.In.Header["X-Forwarded-For"]; len(v) > 0 {
@@ -102,7 +117,11 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, st *fwd) error {
 	if ct, ok := f.direct(r); ok {
 		return f.forwardDirect(ct, w, r, st)
 	}
-	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fwdKey{}, st)))
+	out := r.WithContext(context.WithValue(r.Context(), fwdKey{}, st))
+	if len(st.body) > 0 { // this attempt's own reader over the body; r's stays for a run here
+		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(st.body)), int64(len(st.body))
+	}
+	f.out.rp.ServeHTTP(w, out)
 	return st.err
 }
 

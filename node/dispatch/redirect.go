@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -20,18 +19,15 @@ import (
 // back at once would let a burst overfill a board between reports; holding
 // it until the board reports completion would need a completion message the
 // reports do not carry.
-func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticket, client netip.Addr, start time.Time) {
-	var bind Binding
-	if _, err := f.bindBody(w, r, &bind, client); err != nil {
-		t.Done()
-		return
-	}
+func (f *Front) redirectTo(w http.ResponseWriter, in *inbound, t sched.Ticket, start time.Time) {
+	r, client := in.r, in.client
+	bind := in.bind                     // assign adds to its query
 	f.assign(w, t.Board, client, &bind) // redirect once, then direct (assign.go)
 	tok := f.marks.SignString(KindRedirect, f.c.Epoch(), t.Board, &bind)
 	var b strings.Builder
 	q := bind.Query // the query without the mark, with the assignment
-	b.Grow(len(f.scheme) + 3 + len(t.Addr) + len(r.URL.Path) + len(q) + len(QueryMark) + len(tok) + 8)
-	b.WriteString(f.scheme)
+	b.Grow(len(f.cfg.scheme) + 3 + len(t.Addr) + len(r.URL.Path) + len(q) + len(QueryMark) + len(tok) + 8)
+	b.WriteString(f.cfg.scheme)
 	b.WriteString("://")
 	b.WriteString(t.Addr)
 	b.WriteString(r.URL.EscapedPath())
@@ -50,7 +46,7 @@ func (f *Front) redirectTo(w http.ResponseWriter, r *http.Request, t sched.Ticke
 	f.m.added.Update(time.Since(start).Seconds())
 	writeJSON(w, http.StatusTemporaryRedirect, map[string]string{"location": loc, "board": t.Board})
 	f.m.forwarded.WithLabelValues(t.Board, OutcomeRedirect).Inc()
-	f.holds.add(t)
+	f.master.holds.add(t)
 }
 
 // holds keeps the tickets of redirected requests until their hold ends.

@@ -67,7 +67,7 @@ func TestRedirectHoldEnds(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	tc.waitIdle()
-	if n := tc.boards[0].front.holds.pending(); n != 0 {
+	if n := tc.boards[0].front.master.holds.pending(); n != 0 {
 		t.Fatalf("%d tickets still held", n)
 	}
 }

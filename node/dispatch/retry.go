@@ -9,8 +9,8 @@ import (
 )
 
 // The retry rule: after which failure a request may be sent again, and
-// where. It is the one place that decides; the loops of the master
-// (proxy) and of a follower (toMaster) carry it out.
+// where. It is the one place that decides; the forwarding loop (loop.go)
+// carries it out, and the Placer says where the request goes again.
 
 // leg is where an attempt failed.
 type leg uint8

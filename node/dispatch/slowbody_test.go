@@ -45,7 +45,7 @@ func TestSlowBodyHoldsNoSlot(t *testing.T) {
 func TestSlowBodyTimesOut(t *testing.T) {
 	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 1, auth: true})
 	master := tc.boards[0]
-	master.front.bodyTimeout = 300 * time.Millisecond
+	master.front.cfg.bodyTimeout = 300 * time.Millisecond
 	conn, err := net.Dial("tcp", master.addr)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package dispatch
+package place
 
 import (
 	"bufio"
@@ -7,15 +7,13 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/ews-firmware/ews/sched"
 )
 
-// The master's end of the placement channel (placeframe.go): each place
+// The master's end of the placement channel (frame.go): each place
 // frame is a request of a follower that takes the master's queue exactly
 // like one the master received itself (admit, Acquire: class, priority,
 // device waits, the policy's least-connections view), and holds its slot
@@ -23,65 +21,32 @@ import (
 // ticket counts on the chosen board while the follower forwards the
 // request there, as the master's own tickets do (invariant 3).
 
-// isPlaceChannel reports whether r opens a placement channel: a
-// follower's own request to this board. One that carries a dispatch or via
-// mark was passed on by a master of an older build, which does not know
-// the channel and forwarded it as work: it takes the marked path (and its
-// 404 tells the follower to send whole requests), never the channel, whose
-// peer mark names that master, not this board.
-func isPlaceChannel(r *http.Request) bool {
-	return r.URL.Path == PlacePath && r.Header.Get("Upgrade") != "" &&
-		r.Header.Get(HeaderMark) == "" && r.Header.Get(HeaderVia) == ""
+// Queue is the master's side of its channels: the dispatcher that places
+// their requests. Safe for concurrent use.
+type Queue interface {
+	// Dispatcher is the master's dispatcher; nil when this board is not
+	// master (or its queue is not open): a place frame is then answered
+	// "not master" and leases are revoked.
+	Dispatcher() *sched.Dispatcher
+	Epoch() uint64 // the master's epoch, in which its placements are signed
 }
 
-// servePlace upgrades a follower's request to the placement channel and
-// serves it until it closes. Only a board may open one: with TLS its
-// certificate (Options.PeerName), always a peer mark for this board.
-func (f *Front) servePlace(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || !strings.EqualFold(r.Header.Get("Upgrade"), PlaceProtocol) {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "dispatch: the placement channel takes GET with Upgrade: " + PlaceProtocol})
-		return
-	}
-	if f.peerName != nil {
-		if _, ok := f.peerName(r); !ok {
-			f.m.refused.WithLabelValues(RefuseNotPeer).Inc()
-			writeJSON(w, http.StatusForbidden, errorBody{Error: "dispatch: placement channel refused: not a cluster board", Reason: RefuseNotPeer})
-			return
-		}
-	}
-	if err := f.marks.VerifyPeer(r, f.c.Self()); err != nil {
-		f.refuse(w, err)
-		return
-	}
-	nc, brw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "dispatch: placement channel: " + err.Error()})
-		return
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Time{}) // the server's deadlines were for one request
-	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + PlaceProtocol + "\r\n\r\n")
-	if err := brw.Flush(); err != nil {
-		return
-	}
-	s := &placeServer{f: f, live: map[uint32]*placement{}}
-	s.ls.board = r.Header.Get(HeaderPlaceBoard)
-	if f.peerName != nil {
-		s.ls.board, _ = f.peerName(r) // its certificate names it
-	}
+// Serve serves one follower's channel on nc (already upgraded; br holds
+// what arrived behind the upgrade) until it closes, then gives back every
+// slot placed or leased on it. board names the follower (its leases are
+// of that board); served is called for each answer sent.
+func Serve(ctx context.Context, nc net.Conn, br *bufio.Reader, board string, q Queue, served func()) error {
+	s := &server{q: q, served: served, live: map[uint32]*placement{}}
+	s.ls.board = board
 	s.w.nc = nc
-	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-	f.chans.add(nc)
-	defer f.chans.remove(nc)
-	err = s.serve(brw.Reader, nc)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-		f.log.Debug("dispatch: placement channel closed", "peer", r.RemoteAddr, "err", err)
-	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	return s.serve(br, nc)
 }
 
-// placeServer is one follower's channel on the master.
-type placeServer struct {
-	f      *Front
+// server is one follower's channel on the master.
+type server struct {
+	q      Queue
+	served func()
 	w      frameWriter
 	ctx    context.Context // ends with the channel: every Acquire waiting on it gives up
 	cancel context.CancelFunc
@@ -89,7 +54,7 @@ type placeServer struct {
 
 	mu   sync.Mutex
 	live map[uint32]*placement // by the follower's id: waiting or placed
-	ls   masterLease           // the follower's lease (placelease.go)
+	ls   masterLease           // the follower's lease (lease.go)
 }
 
 // placement is one request of the follower while the master holds it.
@@ -106,7 +71,7 @@ const maxLive = 1 << 14
 
 // serve reads frames until the channel fails, then gives back every slot
 // placed on it and waits for the placements still waiting to give up.
-func (s *placeServer) serve(br *bufio.Reader, nc net.Conn) error {
+func (s *server) serve(br *bufio.Reader, nc net.Conn) error {
 	defer s.close()
 	var in io.Reader = idleReader{nc}
 	if n := br.Buffered(); n > 0 { // sent right behind the upgrade
@@ -164,7 +129,7 @@ func (s *placeServer) serve(br *bufio.Reader, nc net.Conn) error {
 // start takes q into the master's queue: placed at once in the reader
 // when a board can take it (sched.Dispatcher.TryAcquire), else in a
 // goroutine of its own that waits in Acquire.
-func (s *placeServer) start(q *placeReq) error {
+func (s *server) start(q *placeReq) error {
 	s.mu.Lock()
 	if _, dup := s.live[q.id]; dup || len(s.live) >= maxLive {
 		s.mu.Unlock()
@@ -173,22 +138,21 @@ func (s *placeServer) start(q *placeReq) error {
 	p := &placement{}
 	s.live[q.id] = p
 	s.mu.Unlock()
-	f := s.f
-	d := f.disp.Load()
-	if d == nil || !f.c.IsMaster() {
+	d := s.q.Dispatcher()
+	if d == nil {
 		s.mu.Lock()
 		delete(s.live, q.id)
 		s.mu.Unlock()
 		s.answer(&placeAns{id: q.id, code: placeNotMaster})
 		return nil
 	}
-	req := f.admitPlace(d, q)
+	req := admit(d, q)
 	req.Entry = s.ls.board // ties to the follower: no second hop there
 	if t, ok := d.TryAcquire(req); ok {
 		s.mu.Lock()
 		p.t, p.placed = t, true
 		s.mu.Unlock()
-		s.answer(&placeAns{id: q.id, placed: true, epoch: f.c.Epoch(), board: t.Board, addr: t.Addr})
+		s.answer(&placeAns{id: q.id, placed: true, epoch: s.q.Epoch(), board: t.Board, addr: t.Addr})
 		return nil
 	}
 	// end frames are read by this goroutine: none can come before cancel is set
@@ -200,7 +164,7 @@ func (s *placeServer) start(q *placeReq) error {
 }
 
 // place waits in the queue for a slot for request id and answers the follower.
-func (s *placeServer) place(ctx context.Context, id uint32, p *placement, d *sched.Dispatcher, req *sched.Request) {
+func (s *server) place(ctx context.Context, id uint32, p *placement, d *sched.Dispatcher, req *sched.Request) {
 	defer s.wg.Done()
 	defer p.cancel()
 	t, err := d.Acquire(ctx, req)
@@ -229,13 +193,13 @@ func (s *placeServer) place(ctx context.Context, id uint32, p *placement, d *sch
 	}
 	p.t, p.placed = t, true
 	s.mu.Unlock()
-	s.answer(&placeAns{id: id, placed: true, epoch: s.f.c.Epoch(), board: t.Board, addr: t.Addr})
+	s.answer(&placeAns{id: id, placed: true, epoch: s.q.Epoch(), board: t.Board, addr: t.Addr})
 }
 
 // answer sends a; a frame that cannot be written ends the channel (its
 // reader fails next and serve closes everything).
-func (s *placeServer) answer(a *placeAns) {
-	s.f.pm.served.Inc()
+func (s *server) answer(a *placeAns) {
+	s.served()
 	s.w.mu.Lock()
 	buf, ok := appendAns(s.w.buf, a)
 	if !ok { // a board name or address over the wire's limits: not placed here
@@ -250,7 +214,7 @@ func (s *placeServer) answer(a *placeAns) {
 
 // end is the follower's end of request id: its slot goes back, or its
 // wait in the queue ends.
-func (s *placeServer) end(id uint32) {
+func (s *server) end(id uint32) {
 	s.mu.Lock()
 	p := s.live[id]
 	if p == nil { // shed, or ended twice: nothing held
@@ -272,7 +236,7 @@ func (s *placeServer) end(id uint32) {
 
 // close ends every placement of a closed channel: slots go back, waits
 // end; it returns when no placement goroutine is left.
-func (s *placeServer) close() {
+func (s *server) close() {
 	s.cancel()
 	s.mu.Lock()
 	var held []sched.Ticket
@@ -291,11 +255,11 @@ func (s *placeServer) close() {
 	s.endLease()
 }
 
-// admitPlace describes a follower's request to the dispatcher, as admit
-// does a request the master received: the class and device by this
-// master's rules, the pinned and sticky boards and the client as the
-// follower found them.
-func (f *Front) admitPlace(d *sched.Dispatcher, q *placeReq) *sched.Request {
+// admit describes a follower's request to the dispatcher, as the master
+// does a request it received: the class and device by this master's
+// rules, the pinned and sticky boards and the client as the follower
+// found them.
+func admit(d *sched.Dispatcher, q *placeReq) *sched.Request {
 	req := &sched.Request{
 		Class:  d.Classifier().Classify(q.method, q.path),
 		Path:   q.path,
@@ -310,15 +274,15 @@ func (f *Front) admitPlace(d *sched.Dispatcher, q *placeReq) *sched.Request {
 	return req
 }
 
-// chanSet is the placement channels open on a board (either end), closed
-// by Front.Close.
-type chanSet struct {
+// Set is the placement channels open on a board (either end), closed
+// with the board's front door. The zero Set is ready.
+type Set struct {
 	mu     sync.Mutex
 	m      map[net.Conn]struct{}
 	closed bool
 }
 
-func (c *chanSet) add(nc net.Conn) {
+func (c *Set) Add(nc net.Conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -331,13 +295,14 @@ func (c *chanSet) add(nc net.Conn) {
 	c.m[nc] = struct{}{}
 }
 
-func (c *chanSet) remove(nc net.Conn) {
+func (c *Set) Remove(nc net.Conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, nc)
 }
 
-func (c *chanSet) close() {
+// Close closes every channel and any added later.
+func (c *Set) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true

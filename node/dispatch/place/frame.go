@@ -1,4 +1,4 @@
-package dispatch
+package place
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 
 // The placement channel's frames (issue 27, part 2: any board is a fast
 // entry). A follower keeps one connection to the master, upgraded from
-// HTTP (PlacePath, PlaceProtocol), and asks over it where each request
+// HTTP (Path, Protocol), and asks over it where each request
 // runs; it then forwards the request to that board itself. Every frame is
 //
 //	length uint16 (big endian, of what follows), type byte, payload
@@ -23,7 +23,7 @@ import (
 //	end   (2): id uint32 — the request is over (answered, failed, or the
 //	           client left, placed or not): the master gives its slot back
 //	ping  (3): empty — keep-alive when idle
-//	lease (4): n uint16 — I want n more slots of my own board (placelease.go)
+//	lease (4): n uint16 — I want n more slots of my own board (lease.go)
 //	return (5): n uint16 — n slots of my lease back
 //
 // Master → follower:
@@ -41,11 +41,11 @@ import (
 // closes the channel (the master then gives back every slot it placed on
 // it; the follower's waiting requests take the path through the master).
 const (
-	// PlacePath is where a follower opens the channel (GET with
-	// Connection: Upgrade, Upgrade: PlaceProtocol and a peer mark).
-	PlacePath = "/api/cluster/place"
-	// PlaceProtocol names the channel's protocol and version in Upgrade.
-	PlaceProtocol = "ews-place/1"
+	// Path is where a follower opens the channel (GET with
+	// Connection: Upgrade, Upgrade: Protocol and a peer mark).
+	Path = "/api/cluster/place"
+	// Protocol names the channel's protocol and version in Upgrade.
+	Protocol = "ews-place/1"
 )
 
 // Frame types, by direction. ONLY APPEND TO THESE LISTS.
@@ -81,7 +81,7 @@ const (
 )
 
 // errFrame is every malformed frame.
-var errFrame = errors.New("dispatch: bad placement frame")
+var errFrame = errors.New("place: bad placement frame")
 
 // placeReq is a follower's question: where does this request run?
 type placeReq struct {

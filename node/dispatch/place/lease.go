@@ -1,4 +1,4 @@
-package dispatch
+package place
 
 import (
 	"time"
@@ -18,14 +18,10 @@ import (
 // and least connections decide under load. A follower gives back slots it
 // has not used for leaseIdle; a closed channel gives back all of them.
 const (
-	// HeaderPlaceBoard names the follower on its channel's upgrade (with
-	// TLS its certificate names it instead).
-	HeaderPlaceBoard = "X-Ews-Board"
-	leaseBatch       = 8                      // slots a follower asks for at a time
-	leaseSlack       = leaseBatch             // a lease keeps its board within this many of the least busy board
-	leaseWatch       = 10 * time.Millisecond  // how often the master looks at its queue while it has leases out
-	leaseIdle        = 200 * time.Millisecond // a follower gives back slots it did not use for this long
-	leaseRetry       = 20 * time.Millisecond  // a follower refused a lease asks again after this
+	LeaseBatch = 8                      // slots a follower asks for at a time
+	leaseWatch = 10 * time.Millisecond  // how often the master looks at its queue while it has leases out
+	leaseIdle  = 200 * time.Millisecond // a follower gives back slots it did not use for this long
+	leaseRetry = 20 * time.Millisecond  // a follower refused a lease asks again after this
 )
 
 // --- the master's end ---
@@ -38,65 +34,15 @@ type masterLease struct {
 	watching bool           // the watch goroutine runs
 }
 
-// leasable reports whether d's policy lets a follower run requests on its
-// own board without asking: least connections (a lease is counted like
-// any request on the board), and not the policies that choose by client,
-// path, load or turn, whose choice the lease would skip.
-func leasable(d *sched.Dispatcher) bool {
-	_, ok := d.Policy().(sched.LeastConn)
-	return ok
-}
-
-// queued reports whether any request waits in d's queue (the watch's
-// question; sched.Dispatcher.Lease asks it itself under its lock).
-func queued(d *sched.Dispatcher) bool {
-	for _, n := range d.Depths() {
-		if n > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// leaseRoom is how many of n slots board may be leased now: none unless it
-// is running, within leaseSlack of the least busy running board, and
-// below its capacity.
-func leaseRoom(d *sched.Dispatcher, board string, n int) int {
-	least, mine := -1, -1
-	capacity := 0
-	for _, b := range d.Boards() {
-		if !b.Running || b.Capacity <= 0 {
-			continue
-		}
-		if b.Name == board {
-			mine, capacity = b.Linknum, b.Capacity
-		}
-		if least < 0 || b.Linknum < least {
-			least = b.Linknum
-		}
-	}
-	if mine < 0 || mine > least+leaseSlack {
-		return 0
-	}
-	return max(0, min(n, capacity-mine, least+leaseSlack-mine))
-}
-
-// lease answers a follower's lease frame: up to n slots of its board,
-// taken without waiting (sched.Dispatcher.Lease) while nothing is queued.
-func (s *placeServer) lease(n int) {
-	f := s.f
+// lease answers a follower's lease frame: up to n slots of its board, as
+// many as the dispatcher grants (sched.Dispatcher.Lease decides).
+func (s *server) lease(n int) {
 	var got []sched.Ticket
 	s.mu.Lock()
 	board, revoked := s.ls.board, s.ls.revoked
 	s.mu.Unlock()
-	if d := f.disp.Load(); d != nil && board != "" && !revoked && f.c.IsMaster() && leasable(d) {
-		for range leaseRoom(d, board, n) {
-			t, ok := d.Lease(board)
-			if !ok {
-				break
-			}
-			got = append(got, t)
-		}
+	if d := s.q.Dispatcher(); d != nil && board != "" && !revoked {
+		got = d.Lease(board, n)
 	}
 	s.mu.Lock()
 	s.ls.tickets = append(s.ls.tickets, got...)
@@ -115,7 +61,7 @@ func (s *placeServer) lease(n int) {
 // watch revokes the leases when a request waits in the queue (or this
 // board is master no more), and lifts the revocation when the queue is
 // empty again; it ends when no slot is leased and nothing is revoked.
-func (s *placeServer) watch() {
+func (s *server) watch() {
 	defer s.wg.Done()
 	t := time.NewTicker(leaseWatch)
 	defer t.Stop()
@@ -125,8 +71,8 @@ func (s *placeServer) watch() {
 			return
 		case <-t.C:
 		}
-		d := s.f.disp.Load()
-		stop := d == nil || !s.f.c.IsMaster() || queued(d)
+		d := s.q.Dispatcher()
+		stop := d == nil || d.Queued()
 		s.mu.Lock()
 		change := stop != s.ls.revoked
 		s.ls.revoked = stop
@@ -145,7 +91,7 @@ func (s *placeServer) watch() {
 }
 
 // giveBack is the follower's return frame: n of its slots go back.
-func (s *placeServer) giveBack(n int) error {
+func (s *server) giveBack(n int) error {
 	s.mu.Lock()
 	if n > len(s.ls.tickets) {
 		s.mu.Unlock()
@@ -163,7 +109,7 @@ func (s *placeServer) giveBack(n int) error {
 }
 
 // endLease gives back every leased slot of a closed channel.
-func (s *placeServer) endLease() {
+func (s *server) endLease() {
 	s.mu.Lock()
 	done := s.ls.tickets
 	s.ls.tickets = nil
@@ -173,7 +119,7 @@ func (s *placeServer) endLease() {
 	}
 }
 
-func (s *placeServer) sendCount(typ byte, n uint16) {
+func (s *server) sendCount(typ byte, n uint16) {
 	s.w.mu.Lock()
 	s.w.buf = appendCount(s.w.buf, typ, n)
 	if s.w.flush() != nil {
@@ -181,7 +127,7 @@ func (s *placeServer) sendCount(typ byte, n uint16) {
 	}
 }
 
-func (s *placeServer) sendRevoke(on bool) {
+func (s *server) sendRevoke(on bool) {
 	b := byte(0)
 	if on {
 		b = 1
@@ -195,7 +141,7 @@ func (s *placeServer) sendRevoke(on bool) {
 
 // --- the follower's end ---
 
-// followerLease is a follower's lease on its channel (under placeChan.mu).
+// followerLease is a follower's lease on its channel (under Chan.mu).
 type followerLease struct {
 	granted  int // slots held
 	inUse    int // of them running a request now
@@ -205,9 +151,9 @@ type followerLease struct {
 	askAfter time.Time // refused: not before then
 }
 
-// takeLease takes a free slot of the lease for a request that entered
+// TakeLease takes a free slot of the lease for a request that entered
 // here; false: none, place the request (and askLease after it).
-func (c *placeChan) takeLease() bool {
+func (c *Chan) TakeLease() bool {
 	c.mu.Lock()
 	l := &c.ls
 	if c.err != nil || l.revoked || l.inUse >= l.granted {
@@ -220,11 +166,11 @@ func (c *placeChan) takeLease() bool {
 	return true
 }
 
-// askLease asks the master for more slots, unless a question is under way,
+// AskLease asks the master for more slots, unless a question is under way,
 // the lease is revoked, or the master refused one a moment ago. A request
 // that found no free slot calls it once it was placed and ended, so its
 // own slot is free again when the master weighs the question.
-func (c *placeChan) askLease() {
+func (c *Chan) AskLease() {
 	now := time.Now()
 	c.mu.Lock()
 	l := &c.ls
@@ -234,13 +180,13 @@ func (c *placeChan) askLease() {
 	}
 	c.mu.Unlock()
 	if ask {
-		c.sendCount(frameLease, leaseBatch)
+		c.sendCount(frameLease, LeaseBatch)
 	}
 }
 
-// freeLease gives a slot taken with takeLease back to the lease, or to the
+// FreeLease gives a slot taken with TakeLease back to the lease, or to the
 // master when the lease is revoked.
-func (c *placeChan) freeLease() {
+func (c *Chan) FreeLease() {
 	c.mu.Lock()
 	c.ls.inUse--
 	back := c.ls.revoked && c.err == nil
@@ -254,7 +200,7 @@ func (c *placeChan) freeLease() {
 }
 
 // granted is the master's grant frame.
-func (c *placeChan) granted(n int) {
+func (c *Chan) granted(n int) {
 	c.mu.Lock()
 	c.ls.asking = false
 	c.ls.granted += n
@@ -268,7 +214,7 @@ func (c *placeChan) granted(n int) {
 
 // revoked is the master's revoke frame: on, every free slot goes back now
 // and each busy one when its request ends.
-func (c *placeChan) revoked(on bool) {
+func (c *Chan) revoked(on bool) {
 	c.mu.Lock()
 	c.ls.revoked = on
 	free := 0
@@ -283,7 +229,7 @@ func (c *placeChan) revoked(on bool) {
 }
 
 // returnIdle gives back the free slots of a lease unused for leaseIdle.
-func (c *placeChan) returnIdle(now time.Time) {
+func (c *Chan) returnIdle(now time.Time) {
 	c.mu.Lock()
 	free := 0
 	if !c.ls.revoked && c.ls.granted > c.ls.inUse && now.Sub(c.ls.lastUse) >= leaseIdle {
@@ -296,7 +242,7 @@ func (c *placeChan) returnIdle(now time.Time) {
 	}
 }
 
-func (c *placeChan) sendCount(typ byte, n uint16) {
+func (c *Chan) sendCount(typ byte, n uint16) {
 	c.w.mu.Lock()
 	c.w.buf = appendCount(c.w.buf, typ, n)
 	if err := c.w.flush(); err != nil {

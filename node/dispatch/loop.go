@@ -1,0 +1,208 @@
+package dispatch
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/ews-firmware/ews/sched"
+)
+
+// The forwarding loop: every request that is not marked for this board
+// takes it, on the master and on a follower alike. Place (the Placer) →
+// sign → forward → tryAgain decides → Release, as caddy's reverseproxy
+// proxyLoopIteration (STYLE.md); where it goes is the Placer's answer
+// alone, and what may be sent again is tryAgain's (retry.go).
+
+// route starts rt's request at p and answers it.
+func (f *Front) route(w http.ResponseWriter, rt *route, p Placer) {
+	r := rt.in.r
+	defer func() {
+		p.Release(rt) // p: the Placer that placed it last
+		if rt.held {
+			f.m.holding.Dec()
+		}
+	}()
+	p, _, err := f.place(rt, p)
+	if err != nil {
+		f.placeFailed(w, rt, err)
+		return
+	}
+	fresh := true // rt.to is a Placer's first answer
+	var t try
+	for {
+		if fresh {
+			if f.placed(w, rt) {
+				return
+			}
+			t = f.newTry(rt)
+		}
+		if rt.to.self {
+			f.runLocal(w, r)
+			return
+		}
+		ferr := f.attempt(w, rt)
+		failed := rt.to
+		p.Release(rt)
+		if ferr == nil {
+			f.m.forwarded.WithLabelValues(failed.board, OutcomeOK).Inc()
+			if rt.held && failed.kind == KindVia {
+				f.m.held.WithLabelValues(OutcomeOK).Inc()
+			}
+			return
+		}
+		t.canceled = r.Context().Err() != nil
+		v := tryAgain(t, ferr)
+		f.noteFailure(rt, &failed, v, ferr)
+		if v != sendAgain {
+			f.answerFailure(w, v, failed.board, ferr)
+			return
+		}
+		var perr error
+		if p, fresh, perr = f.place(rt, p); perr != nil {
+			var nm *noMasterError
+			if fresh || errors.As(perr, &nm) { // a new Placer's first answer, or no master in time: as on entry
+				f.placeFailed(w, rt, perr)
+				return
+			}
+			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr) // no other board for the retry
+			return
+		}
+		if t.leg == legBoard {
+			f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
+			f.m.retries.Inc()
+		}
+		t.n++
+	}
+}
+
+// placed does what a Placer's first answer asks before the first attempt:
+// the sticky cookie of the board chosen, a redirect (redirect mode, the
+// master's own: then true, answered). The master's dispatch of a request
+// is where the chaos harness plants its bug.
+func (f *Front) placed(w http.ResponseWriter, rt *route) bool {
+	if rt.to.kind != KindDispatch {
+		return false
+	}
+	r := rt.in.r
+	f.setSticky(w, r, rt.to.board)
+	if rt.to.redirect {
+		f.redirectTo(w, &rt.in, rt.to.ticket, rt.start)
+		rt.to.ticket = sched.Ticket{} // the hold gives it back (redirect.go)
+		return true
+	}
+	if !rt.to.self || rt.pc != nil {
+		chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
+	}
+	return false
+}
+
+// place asks p, and the Placers it hands the request to, where rt goes;
+// switched: another Placer answered, from its first placement.
+func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
+	for {
+		next, err := p.Place(rt.in.r.Context(), rt)
+		if next == nil {
+			return p, switched, err
+		}
+		p, rt.to, switched = next, target{}, true
+	}
+}
+
+// attempt signs a mark for rt.to and forwards the request there once.
+func (f *Front) attempt(w http.ResponseWriter, rt *route) error {
+	to, in := &rt.to, &rt.in
+	st := &rt.st
+	*st = fwd{target: to.board, addr: to.addr, body: in.body}
+	if to.kind == KindVia {
+		st.header, st.token = HeaderVia, f.marks.SignString(KindVia, to.epoch, to.board, in.via())
+	} else {
+		st.header, st.token = HeaderMark, f.marks.SignString(KindDispatch, to.epoch, to.board, &in.bind)
+		if rt.d != nil {
+			st.start = rt.start // the master's own forward: its added latency
+		}
+	}
+	return f.forward(w, in.r, st)
+}
+
+// newTry is what the retry rule reads of rt's request on its current leg.
+func (f *Front) newTry(rt *route) try {
+	r := rt.in.r
+	keyed := r.Header.Get("Idempotency-Key") != ""
+	if rt.to.kind == KindVia {
+		return try{leg: legMaster, replay: rt.in.replay(f.follow.replayMax), keyed: keyed}
+	}
+	pin := ""
+	if f.cfg.pin != nil {
+		pin = f.cfg.pin(r)
+	}
+	return try{
+		leg:        legBoard,
+		replay:     rt.in.replay(MaxDigestBody),
+		keyed:      keyed,
+		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
+		movable:    pin == "" || pin == "any",
+	}
+}
+
+// noteFailure counts and logs a failed attempt at failed.
+func (f *Front) noteFailure(rt *route, failed *target, v verdict, err error) {
+	r := rt.in.r
+	if v != answerCanceled {
+		f.m.errors.WithLabelValues(failed.board).Inc()
+	}
+	if failed.kind != KindVia {
+		if v != answerCanceled {
+			f.log.Warn("dispatch: board failed", "board", failed.board, "addr", failed.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
+		}
+		return
+	}
+	switch v {
+	case sendAgain:
+		f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
+		f.log.Info("dispatch: master unreachable; holding the request for the next master",
+			"master", failed.board, "addr", failed.addr, "err", err, "path", r.URL.Path, "keyed", r.Header.Get("Idempotency-Key") != "")
+	case answerCanceled:
+	default:
+		f.log.Warn("dispatch: master did not answer", "master", failed.board, "addr", failed.addr, "err", err)
+	}
+}
+
+// setSticky gives the client the sticky cookie of the board chosen
+// (sched.sticky = "cookie") when it named another.
+func (f *Front) setSticky(w http.ResponseWriter, r *http.Request, board string) {
+	if !f.cfg.sticky || stickyOf(r) == board {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sched.CookieName, Value: board, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+}
+
+// stickyOf is r's sticky cookie, "" without one.
+func stickyOf(r *http.Request) string {
+	if c, err := r.Cookie(sched.CookieName); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// noMasterError: a request found no master to take it in time.
+type noMasterError struct{ failed string }
+
+func (e *noMasterError) Error() string { return "dispatch: no master to take the request" }
+
+// errNotOpen: this board is master but its queue is not open yet.
+var errNotOpen = errors.New("dispatch: this board is becoming master; its queue is not open yet")
+
+// placeFailed answers a request that its first Placer placed nowhere.
+func (f *Front) placeFailed(w http.ResponseWriter, rt *route, err error) {
+	var nm *noMasterError
+	switch {
+	case errors.As(err, &nm):
+		f.noMaster(w, rt.in.r, nm.failed)
+	case errors.Is(err, errNotOpen):
+		unavailable(w, f.cfg.retry, "%s", err.Error())
+	case errors.Is(err, errLoop):
+		unavailable(w, f.cfg.retry, "dispatch: forwarding loop: the request already passed a board that is not master, and %s is not master either", rt.in.self)
+	default:
+		f.acquireFailed(w, rt.in.r, err)
+	}
+}

@@ -1,0 +1,119 @@
+package place
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/sched"
+	"github.com/ews-firmware/ews/state/row"
+)
+
+// queue is a master's queue for the channel's tests: one dispatcher, on
+// which only ews2 runs.
+type queue struct{ d *sched.Dispatcher }
+
+func (q queue) Dispatcher() *sched.Dispatcher { return q.d }
+func (q queue) Epoch() uint64                 { return 3 }
+
+func newQueue(t *testing.T) queue {
+	t.Helper()
+	d, err := sched.NewDispatcher(sched.DefaultConfig(), sched.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	d.Update([]row.Board{
+		{Name: "ews1", Rank: 0, HTTP: "127.0.0.1:1", Capacity: 4, Weight: 1, Runstate: row.Down, Linknum: 0},
+		{Name: "ews2", Rank: 1, HTTP: "127.0.0.1:2", Capacity: 4, Weight: 1, Runstate: row.Running, Linknum: 0},
+	})
+	return queue{d: d}
+}
+
+func linknum(d *sched.Dispatcher, name string) int {
+	for _, b := range d.Boards() {
+		if b.Name == name {
+			return b.Linknum
+		}
+	}
+	return -1
+}
+
+// serve runs a channel's master end on one end of a pipe and returns the
+// follower's end.
+func serve(t *testing.T, q queue) (net.Conn, *frameReader) {
+	t.Helper()
+	master, follower := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", q, func() {})
+		master.Close()
+	}()
+	t.Cleanup(func() { follower.Close(); <-done })
+	return follower, newFrameReader(follower)
+}
+
+// A bad frame closes the channel: every slot placed or leased on it goes
+// back.
+func TestServeBadFrames(t *testing.T) {
+	q := newQueue(t)
+	for _, bad := range [][]byte{
+		appendCount(nil, frameReturn, 4), // more slots back than leased
+		{0, 0},                           // length 0
+		{0, 1, 9},                        // unknown type
+		{0, 2, framePing, 1},             // ping with a payload
+		{0, 3, frameEnd, 0, 1},           // short end
+		{0, 4, framePlace, 0, 0},         // cut place
+	} {
+		nc, rd := serve(t, q)
+		place, _ := appendPlace(nil, &placeReq{id: 1, client: netip.MustParseAddr("10.0.0.1"), method: "GET", path: "/x"})
+		if _, err := nc.Write(place); err != nil {
+			t.Fatal(err)
+		}
+		typ, p, err := rd.next()
+		var a placeAns
+		if err != nil || decodeAns(typ, p, &a) != nil || !a.placed || a.board != "ews2" || a.epoch != 3 {
+			t.Fatalf("placed: %d %v %+v", typ, err, a)
+		}
+		if n := linknum(q.d, "ews2"); n != 1 {
+			t.Fatalf("linknum of ews2 placed on the channel: %d", n)
+		}
+		if _, err := nc.Write(appendCount(nil, frameLease, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if typ, p, err := rd.next(); err != nil || typ != frameGrant {
+			t.Fatalf("lease: %d %v", typ, err)
+		} else if n, _ := decodeCount(p); n != 3 || linknum(q.d, "ews2") != 4 {
+			t.Fatalf("granted %d, linknum %d; want 3 and 4", n, linknum(q.d, "ews2"))
+		}
+		if _, err := nc.Write(bad); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := rd.next(); err == nil {
+			t.Fatalf("bad frame %x: the master kept the channel open", bad)
+		}
+		nc.Close()
+		testutil.Eventually(t, "the slots placed and leased on a closed channel go back", func() bool { return linknum(q.d, "ews2") == 0 })
+	}
+}
+
+// An end of an unknown id is no error, nor a return of nothing.
+func TestServeHarmlessFrames(t *testing.T) {
+	nc, rd := serve(t, newQueue(t))
+	var frames []byte
+	frames = appendEnd(frames, 77)
+	frames = appendCount(frames, frameReturn, 0)
+	frames = appendEmpty(frames, framePing)
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, err := rd.next(); err != nil || typ != framePong {
+		t.Fatalf("after an end of an unknown id: %d %v, want a pong", typ, err)
+	}
+}
