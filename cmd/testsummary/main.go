@@ -1,6 +1,8 @@
 // Command testsummary reads `go test -json` and prints what a person needs: go test's own lines, then the failures, the slowest tests, or the flakes of many runs.
 //
 //	go test -json ./... | go run ./cmd/testsummary            # go test's output, failures summarised at the end
+//	go test -json ./... | go run ./cmd/testsummary -plain     # go test's output only
+//	go run ./cmd/testsummary run.json                          # the failures of a saved run only
 //	go run ./cmd/testsummary -slowest 20 run.json              # the 20 slowest tests as a Markdown table
 //	go run ./cmd/testsummary -flakes run1.json run2.json ...   # each test that failed, how often, and its shuffle seeds
 //
@@ -22,8 +24,10 @@ func main() {
 	slowest := fs.Int("slowest", 0, "print the N slowest tests of the runs as a Markdown table")
 	flakes := fs.Bool("flakes", false, "each file is one run: print each test that failed, in how many runs, and the shuffle seeds")
 	tail := fs.Int("tail", 15, "lines of each failing test's output in the summary")
+	plain := fs.Bool("plain", false, "only echo go test's plain output (exit 1 on a failure), no summary")
 	_ = fs.Parse(os.Args[1:])
-	runs, err := readRuns(fs.Args(), os.Stdin, *slowest == 0 && !*flakes, os.Stdout)
+	echo := fs.NArg() == 0 && *slowest == 0 && !*flakes // a stream is echoed, saved runs are not
+	runs, err := readRuns(fs.Args(), os.Stdin, echo, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
@@ -33,6 +37,12 @@ func main() {
 		printFlakes(os.Stdout, runs)
 	case *slowest > 0:
 		printSlowest(os.Stdout, runs, *slowest)
+	case *plain:
+		for _, r := range runs {
+			if len(r.failed()) > 0 {
+				os.Exit(1)
+			}
+		}
 	default:
 		if failed := printFailures(os.Stdout, runs, *tail); failed {
 			os.Exit(1)
