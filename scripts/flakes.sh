@@ -5,6 +5,7 @@
 # HEAD (what is committed, in a temp dir: nothing cached in the tree helps),
 # then prints each test that failed, in how many runs, and the shuffle seed
 # of each failing run (rerun one: go test -run NAME -shuffle SEED PKG).
+# The flags are make test's (scripts/test.sh), so what fails here fails there.
 # Usage: scripts/flakes.sh [-n RUNS] [-p PARALLEL] [unit|e2e|all|PACKAGE...]
 #   unit (default): every package but ./e2e; e2e: ./e2e alone.
 # The runs' `go test -json` files stay in the directory it prints.
@@ -52,7 +53,7 @@ busy+=($!)
 for i in $(seq 1 "$runs"); do
 	start=$SECONDS
 	# shellcheck disable=SC2086 # $pkgs and $par are lists
-	go test -json -count=1 -shuffle=on -race -timeout 30m $par $pkgs >"$out/run-$i.json" 2>&1 || true
+	go test -json -count=1 -shuffle=on -race -parallel 4 -timeout 30m $par $pkgs >"$out/run-$i.json" 2>&1 || true
 	bad=$("$out/testsummary" -flakes "$out/run-$i.json" | sed -n 's/^| \(.*\) | 1\/1 | .*/\1/p' | tr '\n' ';')
 	echo "flakes: run $i/$runs: $((SECONDS - start)) s, failed: ${bad:-nothing}"
 done

@@ -41,6 +41,33 @@ step() {
 	fi
 }
 
+# bgstep NAME COMMAND...: a step that runs beside the next ones (it waits
+# on qemu, they on the network); its log is printed whole by join, never
+# interleaved with theirs.
+declare -A bg=()
+bgstep() {
+	local name=$1
+	shift
+	echo "test: == $name (in the background; its log follows when it ends)"
+	(
+		start=$SECONDS
+		if "$@" >"$tmp/$name.log" 2>&1; then
+			echo "test: $name ok ($((SECONDS - start)) s)" >>"$tmp/$name.log"
+		else
+			echo "test: $name FAILED ($((SECONDS - start)) s)" >>"$tmp/$name.log"
+			exit 1
+		fi
+	) &
+	bg[$name]=$!
+}
+
+join() {
+	local name=$1
+	if wait "${bg[$name]}"; then :; else failed+=("$name"); fi
+	echo "test: == $name (ran in the background)"
+	cat "$tmp/$name.log"
+}
+
 # gotest NAME ARGS...: `go test -json ARGS` shown as plain go test output;
 # the JSON is kept for the summary (EWS_TEST_JSON=DIR keeps a copy, for
 # `go run ./cmd/testsummary -slowest 20 DIR/*.json`).
@@ -88,7 +115,15 @@ else
 	# machines; it fetches Debian's arm64 and armmp kernels and busybox
 	# itself, once, into /var/cache/ews-hil).
 	step deps bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
-	gotest race -race -shuffle=on -timeout 20m ./...
+	# The ARM smoke and the hardware-in-the-loop test (every ARM build on
+	# Debian's kernels on qemu's Pi 3 and Pi 2 machines, ~110 s once the
+	# kernels are cached) run beside the Go tests: those mostly wait on
+	# boards and the network, and pass under two busy loops (make flakes).
+	bgstep arm-smoke bash scripts/arm-smoke.sh
+	bgstep hil bash scripts/hil.sh
+	# -parallel 4: e2e's parallel tests wait on their boards, not the CPU
+	# (no unit test calls t.Parallel).
+	gotest race -race -shuffle=on -parallel 4 -timeout 20m ./...
 	# Short fuzz runs of the parsers that read what the network or a damaged
 	# card hands them: the gossip decoder, the dispatch mark, mDNS packets and
 	# the history file (-fuzz takes one package).
@@ -102,10 +137,8 @@ else
 	# Browser tests (headless Chromium) run without -race: the browser, not
 	# Go, is what they exercise, and -race triples their time.
 	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
-	step arm-smoke bash scripts/arm-smoke.sh
-	# Hardware in the loop: every ARM build on Debian's kernels on qemu's Pi 3
-	# and Pi 2 machines, side by side (~110 s once the kernels are cached).
-	step hil bash scripts/hil.sh
+	join arm-smoke
+	join hil
 fi
 
 echo "test: $mode run took $((SECONDS - t0)) s"
