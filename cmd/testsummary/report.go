@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -35,7 +37,7 @@ func printFailures(w io.Writer, runs []*run, tail int) bool {
 		if t.note != "" {
 			fmt.Fprintf(w, "    (%s)\n", t.note)
 		}
-		for _, l := range lastLines(t.output.String(), tail) {
+		for _, l := range excerpt(t.output.String(), tail) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 	}
@@ -47,6 +49,29 @@ func seedNote(seed string) string {
 		return ""
 	}
 	return " (-shuffle " + seed + ")"
+}
+
+// testLine is a line a test wrote (t.Error, t.Log: "name_test.go:12: ...").
+var testLine = regexp.MustCompile(`^\s*[\w.-]+_test\.go:\d+: `)
+
+// excerpt is what a failure said: the first lines the test itself wrote
+// (its assertions, which a long log after them would push out of the
+// tail), then the last n lines.
+func excerpt(s string, n int) []string {
+	all := lastLines(s, math.MaxInt)
+	if len(all) <= n {
+		return all
+	}
+	var own []string
+	for _, l := range all[:len(all)-n] {
+		if testLine.MatchString(l) && len(own) < n {
+			own = append(own, l)
+		}
+	}
+	if len(own) > 0 {
+		own = append(own, "...")
+	}
+	return append(own, all[len(all)-n:]...)
 }
 
 func lastLines(s string, n int) []string {
