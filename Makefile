@@ -9,11 +9,13 @@ LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inter
 TAGS    ?= nethttpomithttp2
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -ldflags "$(LDFLAGS)"
 
-.PHONY: help build test demo dist deb arm-smoke hil clean bench-paper bench-paper-quick
+.PHONY: help build check test flakes demo dist deb arm-smoke hil clean bench-paper bench-paper-quick
 
 help:
 	@echo "make demo   - build and start a 3-board demo cluster on loopback (simulated boards)"
-	@echo "make test   - all tests: vet, race tests, ARM smoke under qemu (installs what it needs)"
+	@echo "make check  - the fast lane after changing a package: gofmt, vet, unit tests of every package (no e2e, browser, qemu)"
+	@echo "make test   - all tests, what CI runs: vet, race tests, e2e, fuzz, browser, ARM smoke and HIL under qemu (installs what it needs)"
+	@echo "make flakes - the tests N times under two busy loops from a clean clone; FLAKES='-n 5 e2e' picks runs and packages"
 	@echo "make hil    - hardware in the loop: every ARM build on a real Pi kernel under qemu-system (root; caches the kernel)"
 	@echo "make build  - ./ews for this machine"
 	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64}; SIGN=ADMIN-BUNDLE signs them"
@@ -27,8 +29,14 @@ build:
 demo: build
 	./ews demo --nodes 3
 
+check:
+	bash scripts/test.sh check
+
 test:
 	bash scripts/test.sh
+
+flakes:
+	bash scripts/flakes.sh $(FLAKES)
 
 arm-smoke:
 	bash scripts/arm-smoke.sh

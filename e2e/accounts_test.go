@@ -24,6 +24,7 @@ const accAdminToken = "acc-admin-token-0123456789abcdef"
 // on the third within 5 s and the new one works; GET /api/audit names op1
 // and relay1.
 func TestAccountsBar(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts three boards")
 	}
@@ -201,6 +202,7 @@ func accSynced(t *testing.T, boards []*board, v float64) {
 // version when it returns (from any board's stream), and keeps it across
 // a restart (it never serves the older one again).
 func TestAccountsBoardCatchesUp(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts three boards")
 	}

@@ -16,6 +16,7 @@ import (
 // `ews cluster board` mints from the admin bundle only, and the file it
 // writes holds the board's certificate and no CA or signing key.
 func TestClusterBoard(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	dir := t.TempDir()
 	admin := filepath.Join(dir, "admin.bundle")
 	run := func(args ...string) (int, string) {
@@ -73,6 +74,7 @@ func TestClusterBoard(t *testing.T) {
 
 // `ews cluster migrate` keeps the key and token of an old bundle.
 func TestClusterMigrate(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	dir := t.TempDir()
 	cert, key, err := clustertls.NewCA(time.Now())
 	if err != nil {

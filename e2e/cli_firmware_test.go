@@ -12,6 +12,7 @@ import (
 // as a board does; the wrong bundle, or an unsigned or foreign image, is
 // refused with the reason.
 func TestFirmwareSignVerify(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	dir := t.TempDir()
 	run := func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
@@ -81,6 +82,7 @@ func TestFirmwareSignVerify(t *testing.T) {
 // `ews upgrade` refuses an unsigned file before it contacts a board, and
 // warns that --token is visible to other users.
 func TestUpgradeRefusesUnsigned(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	bin := filepath.Join(t.TempDir(), "ews")
 	if err := os.WriteFile(bin, []byte("\x7fELF unsigned"), 0o755); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestClusterEndToEnd(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}
@@ -53,6 +54,7 @@ func TestClusterEndToEnd(t *testing.T) {
 }
 
 func TestClusterPreempt(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}

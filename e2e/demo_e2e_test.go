@@ -133,6 +133,7 @@ func gone(pid int, url string) bool {
 // A board killed with kill -9 from outside stays dead; the demo keeps running, the other two
 // boards keep serving and elect a new master; Ctrl-C then stops every board that is left.
 func TestDemoSurvivesMasterKill(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds the binary and runs a 3-board demo")
 	}

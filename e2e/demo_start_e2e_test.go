@@ -7,6 +7,7 @@ import (
 )
 
 func TestDemoStartsAndStops(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

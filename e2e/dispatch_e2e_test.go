@@ -126,6 +126,7 @@ func TestDispatchPriority(t *testing.T) {
 
 // TestNonMasterSameAnswer: a client on any board gets what the master gives.
 func TestNonMasterSameAnswer(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}

@@ -23,5 +23,10 @@ package e2e
 //	                /metrics, requests with a token (do), answered
 //	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
 //
+// A test that only waits on its own boards calls t.Parallel() and runs beside
+// the others (go test -parallel; freeBase never hands two running tests the
+// same ports); one that needs root or the host's network, measures a time or
+// a load, or runs qemu stays serial, and the serial ones run first, alone.
+//
 // The browser tests (-tags browser) add a tab helper in browser_e2e_test.go and use
 // internal/testkit/testbrowser for chromium and its console.

@@ -41,6 +41,7 @@ func linknums(b *board) (map[string]int, error) {
 // run there on slots the master leased it, counted in the master's table
 // too until the lease goes back.
 func TestFastEntryThroughAFollower(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}

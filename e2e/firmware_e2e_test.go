@@ -48,6 +48,27 @@ func badBinary(t *testing.T) string {
 	return p
 }
 
+// otherArchCopy is bin with its ELF e_machine made another arch's (arm64,
+// or amd64 on an arm64 host): what a board reads to refuse a wrong-arch
+// image (firmware.CheckELF), without cross-building all of ews for it.
+func otherArchCopy(t *testing.T, bin string) string {
+	t.Helper()
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine := uint16(183) // EM_AARCH64
+	if hostArch() == "arm64" {
+		machine = 62 // EM_X86_64
+	}
+	b[18], b[19] = byte(machine), byte(machine>>8) // e_machine; ews builds are little-endian
+	p := filepath.Join(t.TempDir(), "ews-other-arch")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func copyBinary(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -131,6 +152,7 @@ func postBoard(t *testing.T, b *board, path, file string) (int, string) {
 }
 
 func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds three binaries")
 	}
@@ -198,12 +220,7 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	})
 
 	t.Run("wrong arch refused up front", func(t *testing.T) {
-		goarch := "arm64"
-		if hostArch() == "arm64" {
-			goarch = "amd64"
-		}
-		other := binary(t, build{goarch: goarch})
-		code, msg := postBoard(t, b, "/api/board/firmware", signedCopy(t, other))
+		code, msg := postBoard(t, b, "/api/board/firmware", signedCopy(t, otherArchCopy(t, ewsBinary(t))))
 		if code != 400 || !strings.Contains(msg, "this board needs") {
 			t.Fatalf("wrong arch: %d %s, want 400 naming the arch", code, msg)
 		}
@@ -275,6 +292,7 @@ func upgradeLoad(boards []*board, stop <-chan struct{}, res *loadResult) *sync.W
 }
 
 func TestRollingUpgrade(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds two binaries and runs three boards")
 	}
@@ -348,6 +366,7 @@ func hostArch() string {
 // TestRollingUpgradeFromABoard is the UI's rolling upgrade: the binary goes to one follower,
 // which upgrades the others (followers first, then the master) and itself last.
 func TestRollingUpgradeFromABoard(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds two binaries and runs three boards")
 	}
@@ -394,6 +413,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 // TestFirmwareInterruptedTrial: the supervisor died during the trial (kill -9, a power cut) and
 // left its marker: the next start supervises the new binary and commits it once it serves.
 func TestFirmwareInterruptedTrial(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}

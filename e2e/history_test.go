@@ -84,6 +84,7 @@ type histSeries struct {
 // history holds at least 3 readings, and at least as many after a clean
 // restart of the board.
 func TestHistoryBar(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -154,6 +155,7 @@ poll = "1h"
 // the device's board; once that board is dead, the mirror's last value
 // with 503 and Retry-After.
 func TestHistoryOtherBoard(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

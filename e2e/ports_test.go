@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"testing"
 )
 
@@ -13,17 +14,47 @@ import (
 // range (32768 up, where outgoing connections take their source ports):
 // test processes running at once (other packages, other checkouts) rarely
 // draw the same slot. A check cannot reserve a port: the boards bind later.
+// Tests of this run that run at once (t.Parallel) never share a slot: a
+// slot is theirs until they end.
 func freeBase(t *testing.T, n int) int {
 	t.Helper()
 	const low, high, slot = 10000, 32768, 300
 	for range 200 {
 		base := low + slot*rand.IntN((high-low)/slot-1)
-		if portsFree(base, n) {
-			return base
+		if taken.claim(base) {
+			if portsFree(base, n) {
+				t.Cleanup(func() { taken.release(base) })
+				return base
+			}
+			taken.release(base)
 		}
 	}
 	t.Fatal("e2e: no free ports on loopback below 32768")
 	return 0
+}
+
+// taken is the slots this test process has handed out and not got back.
+var taken = slots{held: map[int]bool{}}
+
+type slots struct {
+	mu   sync.Mutex
+	held map[int]bool
+}
+
+func (s *slots) claim(base int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[base] {
+		return false
+	}
+	s.held[base] = true
+	return true
+}
+
+func (s *slots) release(base int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.held, base)
 }
 
 // portsFree reports whether the ports of n boards at base are free now.

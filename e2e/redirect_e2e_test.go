@@ -12,6 +12,7 @@ import (
 // chosen board, and a real HTTP client that follows it gets the board's
 // answer; the board runs the marked request without sending it back.
 func TestRedirectMode(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}

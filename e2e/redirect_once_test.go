@@ -23,6 +23,7 @@ import (
 // master assigns the client to a live board, and its old assignment shown
 // to another board sends it back to the master.
 func TestRedirectOnceThenDirect(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}

@@ -23,6 +23,7 @@ import (
 // last build does not), take it back, and the three agree on one master
 // with every board running, ews3 on the last build.
 func TestRollbackAfterSealedUpgrade(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("runs three boards, one brought back on the last landed build")
 	}

@@ -194,6 +194,7 @@ func TestThousandSlowConnections(t *testing.T) {
 // of ews2's relay shows on ews1's device read, which ews1 answers from its
 // mirror of ews2.
 func TestPeerStreamsForBoards(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
 	}

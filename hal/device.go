@@ -55,7 +55,7 @@ func (d *Device) turnsOn(a Action) bool {
 // run performs a; the caller holds d.mu. stamp, when set, marks the
 // snapshot (a restore); nil stamps a command's Seq on a restorable output.
 func (d *Device) run(ctx context.Context, a Action, stamp func(*Snapshot)) (snap Snapshot, err error) {
-	start := time.Now()
+	start, clockStart := time.Now(), d.ds.now()
 	var r Reading
 	func() {
 		defer func() {
@@ -80,7 +80,7 @@ func (d *Device) run(ctx context.Context, a Action, stamp func(*Snapshot)) (snap
 		return d.Snapshot(), &DriverError{Device: d.name, Err: err}
 	}
 	if a.Kind == Read {
-		d.reads.took.Store(int64(time.Since(start)))
+		d.reads.measured(d.ds.now().Sub(clockStart))
 	}
 	if stamp == nil && a.Kind != Read && d.driver.Restores {
 		d.commanded = true

@@ -3,6 +3,7 @@ package hal
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,3 +107,17 @@ func contains(t testing.TB, err error, parts ...string) {
 		}
 	}
 }
+
+// fakeClock is a clock a test moves by hand (Options.Now).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }

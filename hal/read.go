@@ -14,7 +14,10 @@ import (
 // quarter of it old is as good as new to the caller. A 50 ms sensor
 // answers from a reading up to 12.5 ms old. A device whose reads take
 // under DefaultMaxAgeFloor (a GPIO line, µs) is always read: a reading
-// kept that briefly would save nothing.
+// kept that briefly would save nothing. The read time is the device's
+// fastest successful read, on the devices' clock (Options.Now): a read
+// slowed by a loaded machine measures the machine, and taken as the
+// device's time it would answer a µs device's next reads from a cache.
 const (
 	DefaultMaxAgeShare = 4
 	DefaultMaxAgeFloor = time.Millisecond
@@ -30,7 +33,17 @@ type reads struct {
 	mu     sync.Mutex
 	flight *readFlight   // the read under way, nil when none
 	maxAge time.Duration // DeviceSpec.MaxAge; < 0 = unset: DefaultMaxAgeShare of took
-	took   atomic.Int64  // the last successful read's duration, ns
+	took   atomic.Int64  // the fastest successful read's duration, ns; 0 = none yet
+}
+
+// measured records a successful read that took took.
+func (r *reads) measured(took time.Duration) {
+	v := max(int64(took), 1) // 0 means none yet
+	for old := r.took.Load(); old == 0 || v < old; old = r.took.Load() {
+		if r.took.CompareAndSwap(old, v) {
+			return
+		}
+	}
 }
 
 // readFlight is one device read and the callers that wait for it.

@@ -3,6 +3,7 @@ package hal
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,18 @@ type counter struct {
 	running     atomic.Int64 // operations inside Do now
 	peak        atomic.Int64
 	hold        chan struct{}
+	// readTime, when set, is how long each read takes on the devices'
+	// fake clock: the next read's time is popped from it (the last stays).
+	mu       sync.Mutex
+	clock    *fakeClock
+	readTime []time.Duration
+}
+
+// slow makes c's reads take these times on clock, one per read.
+func (c *counter) slow(clock *fakeClock, times ...time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock, c.readTime = clock, times
 }
 
 var counters sync.Map // device name -> *counter
@@ -29,6 +42,14 @@ func (c *counter) Do(ctx context.Context, a Action) (Reading, error) {
 	for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
 	}
 	if a.Kind == Read {
+		c.mu.Lock()
+		if c.clock != nil && len(c.readTime) > 0 {
+			c.clock.Advance(c.readTime[0])
+			if len(c.readTime) > 1 {
+				c.readTime = c.readTime[1:]
+			}
+		}
+		c.mu.Unlock()
 		return Reading{State: StateOK, Value: float64(c.reads.Add(1))}, nil
 	}
 	c.acts.Add(1)
@@ -149,32 +170,45 @@ func TestMaxAge(t *testing.T) {
 	}
 }
 
-// The default max_age is a share of the device's own read time.
+// The default max_age is a share of the device's own fastest read time,
+// measured on the devices' clock: a fake one here, so the test does not
+// depend on how fast this machine is.
 func TestMaxAgeDefaultShare(t *testing.T) {
-	cfg := parse(t, "[[device]]\nname = \"slow-default\"\ndriver = \"test-counter\"\n")
-	cfg.Sim.DeviceLatency = 40 * time.Millisecond
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	ds, err := New(cfg, Options{Board: NewSimBoard(), Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ds.Close() })
-	do(t, ds, "slow-default", Action{Kind: Read})
-	took := time.Duration(ds.local["slow-default"].reads.took.Load())
-	for _, step := range []struct {
-		after  time.Duration
-		cached bool
-	}{{took/DefaultMaxAgeShare - time.Millisecond, true}, {took / DefaultMaxAgeShare * 2, false}} {
-		mu.Lock()
-		now = now.Add(step.after)
-		mu.Unlock()
-		if s := do(t, ds, "slow-default", Action{Kind: Read}); s.Cached != step.cached {
-			t.Fatalf("%v after a read of %v: cached %v, want %v", step.after, took, s.Cached, step.cached)
-		}
-		mu.Lock()
-		now = now.Add(-step.after) // measure each step from the first reading
-		mu.Unlock()
+	for _, tc := range []struct {
+		name      string
+		readTimes []time.Duration // the device's reads, in order, on the fake clock
+		after     time.Duration   // the next read this long after the last reading
+		cached    bool
+	}{
+		{"young for a 40 ms device", []time.Duration{40 * time.Millisecond}, 9 * time.Millisecond, true},
+		{"too old for a 40 ms device", []time.Duration{40 * time.Millisecond}, 11 * time.Millisecond, false},
+		{"a device under the floor is always read", []time.Duration{DefaultMaxAgeFloor / 2}, 0, false},
+		// a first read slowed by a loaded machine (400 ms) does not make a
+		// 40 ms device answer from a cache for 100 ms: its fastest read counts
+		{"the fastest read counts", []time.Duration{400 * time.Millisecond, 40 * time.Millisecond, 400 * time.Millisecond}, 20 * time.Millisecond, false},
+		{"a µs device slowed once stays fresh", []time.Duration{80 * time.Millisecond, 10 * time.Microsecond}, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "share-" + strings.ReplaceAll(tc.name, " ", "-")
+			clock := newFakeClock()
+			ds, err := New(parse(t, "[[device]]\nname = \""+name+"\"\ndriver = \"test-counter\"\n"), Options{Board: NewSimBoard(), Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = ds.Close() })
+			c := counterOf(t, name)
+			c.slow(clock, tc.readTimes...)
+			for i := range tc.readTimes {
+				if s := do(t, ds, name, Action{Kind: Read}); s.Cached {
+					t.Fatalf("read %d of %v was cached", i, tc.readTimes)
+				}
+				clock.Advance(time.Hour) // apart: each read reaches the device
+			}
+			clock.Advance(-time.Hour + tc.after)
+			if s := do(t, ds, name, Action{Kind: Read}); s.Cached != tc.cached {
+				t.Fatalf("reads of %v, then one %v later: cached %v, want %v", tc.readTimes, tc.after, s.Cached, tc.cached)
+			}
+		})
 	}
 }
 

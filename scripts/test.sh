@@ -1,41 +1,164 @@
 #!/usr/bin/env bash
-# The project's one test command (`make test`; .ci/run calls it): format,
-# vet, every Go test with the race detector, then the ARM smoke under qemu
-# and the hardware-in-the-loop test under qemu-system.
-# It installs the Debian packages tests need when they are missing.
-set -euo pipefail
+# The project's test commands.
+#   scripts/test.sh        (`make test`; .ci/run calls it) the full run: format,
+#                          vet, every Go test with the race detector, fuzz,
+#                          browser tests, the ARM smoke under qemu and the
+#                          hardware-in-the-loop test under qemu-system. It
+#                          installs the Debian packages tests need when missing.
+#   scripts/test.sh check  (`make check`) the fast lane for a change to one
+#                          package: format, vet, the unit tests of every package
+#                          (all but ./e2e; no browser, no qemu), shuffled.
+# Every step runs even when one before it failed, and the log ends with what
+# broke: the failing steps, each failing test and the last lines of its
+# output (cmd/testsummary reads `go test -json`; go test's own ok/FAIL lines
+# are printed as they come).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/go/bin
-bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-if [ -n "$bad" ]; then
-	echo "test: gofmt would change: $bad" >&2
-	exit 1
+mode=${1:-full}
+case $mode in
+full | check) ;;
+*)
+	echo "usage: scripts/test.sh [check]" >&2
+	exit 2
+	;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=()
+t0=$SECONDS
+
+# step NAME COMMAND...: runs a step, its output also kept for the summary.
+step() {
+	local name=$1 start=$SECONDS
+	shift
+	echo "test: == $name"
+	if "$@" 2>&1 | tee "$tmp/$name.log"; then
+		echo "test: $name ok ($((SECONDS - start)) s)"
+	else
+		echo "test: $name FAILED ($((SECONDS - start)) s)"
+		failed+=("$name")
+	fi
+}
+
+# bgstep NAME COMMAND...: a step that runs beside the next ones (it waits
+# on qemu, they on the network); its log is printed whole by join, never
+# interleaved with theirs.
+declare -A bg=()
+bgstep() {
+	local name=$1
+	shift
+	echo "test: == $name (in the background; its log follows when it ends)"
+	(
+		start=$SECONDS
+		if "$@" >"$tmp/$name.log" 2>&1; then
+			echo "test: $name ok ($((SECONDS - start)) s)" >>"$tmp/$name.log"
+		else
+			echo "test: $name FAILED ($((SECONDS - start)) s)" >>"$tmp/$name.log"
+			exit 1
+		fi
+	) &
+	bg[$name]=$!
+}
+
+join() {
+	local name=$1
+	if wait "${bg[$name]}"; then :; else failed+=("$name"); fi
+	echo "test: == $name (ran in the background)"
+	cat "$tmp/$name.log"
+}
+
+# gotest NAME ARGS...: `go test -json ARGS` shown as plain go test output;
+# the JSON is kept for the summary (EWS_TEST_JSON=DIR keeps a copy, for
+# `go run ./cmd/testsummary -slowest 20 DIR/*.json`).
+gotest() {
+	local name=$1
+	shift
+	step "$name" gojson "$tmp/$name.json" "$@"
+	if [ -n "${EWS_TEST_JSON:-}" ]; then
+		mkdir -p "$EWS_TEST_JSON" && cp "$tmp/$name.json" "$EWS_TEST_JSON/"
+	fi
+}
+
+gojson() {
+	local out=$1
+	shift
+	go test -json "$@" 2>&1 | tee "$out" | "$tmp/testsummary" -plain
+}
+
+gofmt_check() {
+	local bad
+	bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+	if [ -n "$bad" ]; then
+		echo "test: gofmt would change: $bad"
+		return 1
+	fi
+}
+
+step gofmt gofmt_check
+step vet go vet ./...
+go build -o "$tmp/testsummary" ./cmd/testsummary || failed+=(testsummary-build)
+unit=$(go list ./... | grep -v '/e2e$')
+
+if [ "$mode" = check ]; then
+	# Without -race: with it the unit tests take ~3x as long, past the lane's
+	# 2 minutes on 2 cores; `make test` runs them with it.
+	echo "test: check runs the unit tests without -race (make test runs them with it)"
+	# shellcheck disable=SC2086 # $unit is a list of packages
+	gotest unit -shuffle=on -timeout 10m $unit
+else
+	# Debian packages the tests use: shellcheck (scripts), iproute2 (partition
+	# test), chromium (browser tests), qemu-user-static (ARM cluster, ARM
+	# smoke), haproxy (the bench harness smoke runs it beside ews), mosquitto
+	# (the MQTT tests start a real broker), tcpdump (the TLS capture test),
+	# qemu-system-arm, cpio and device-tree-compiler (the HIL test boots Pi
+	# machines; it fetches Debian's arm64 and armmp kernels and busybox
+	# itself, once, into /var/cache/ews-hil).
+	step deps bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
+	# The ARM smoke and the hardware-in-the-loop test (every ARM build on
+	# Debian's kernels on qemu's Pi 3 and Pi 2 machines, ~110 s once the
+	# kernels are cached) run beside the Go tests: those mostly wait on
+	# boards and the network, and pass under two busy loops (make flakes).
+	bgstep arm-smoke bash scripts/arm-smoke.sh
+	bgstep hil bash scripts/hil.sh
+	# -parallel 4: e2e's parallel tests wait on their boards, not the CPU
+	# (no unit test calls t.Parallel).
+	gotest race -race -shuffle=on -parallel 4 -timeout 20m ./...
+	# Short fuzz runs of the parsers that read what the network or a damaged
+	# card hands them: the gossip decoder, the dispatch mark, mDNS packets and
+	# the history file (-fuzz takes one package).
+	# Budgets are execution counts (~5 s each here), not durations: a duration
+	# races Go 1.26's fuzz coordinator at its deadline and fails with "context
+	# deadline exceeded" and no crasher (golang/go#75804, fixed in Go 1.27).
+	step fuzz-state go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 75000x ./state/
+	step fuzz-dispatch go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
+	step fuzz-mdns go test -run '^$' -fuzz '^FuzzAnswer$' -fuzztime 50000x ./node/mdns/
+	step fuzz-history go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
+	# Browser tests (headless Chromium) run without -race: the browser, not
+	# Go, is what they exercise, and -race triples their time.
+	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
+	join arm-smoke
+	join hil
 fi
-# Debian packages the tests use: shellcheck (scripts), iproute2 (partition
-# test), chromium (browser tests), qemu-user-static (ARM cluster, ARM smoke),
-# haproxy (the bench harness smoke runs it beside ews), mosquitto (the MQTT
-# tests start a real broker), tcpdump (the TLS capture test), qemu-system-arm,
-# cpio and device-tree-compiler (the HIL test boots Pi machines; it fetches
-# Debian's arm64 and armmp kernels and busybox itself, once, into
-# /var/cache/ews-hil).
-bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
-go vet ./...
-go test -race -timeout 20m ./...
-# Short fuzz runs of the parsers that read what the network or a damaged card
-# hands them: the gossip decoder, the dispatch mark, mDNS packets and the
-# history file (-fuzz takes one package).
-# Budgets are execution counts (~5 s each here), not durations: a duration
-# races Go 1.26's fuzz coordinator at its deadline and fails with "context
-# deadline exceeded" and no crasher (golang/go#75804, fixed in Go 1.27).
-go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 75000x ./state/
-go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
-go test -run '^$' -fuzz '^FuzzAnswer$' -fuzztime 50000x ./node/mdns/
-go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
-# Browser tests (headless Chromium) run without -race: the browser, not Go,
-# is what they exercise, and -race triples their time.
-go test -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
-bash scripts/arm-smoke.sh
-# Hardware in the loop: every ARM build on Debian's kernels on qemu's Pi 3
-# and Pi 2 machines, side by side (~110 s once the kernels are cached).
-bash scripts/hil.sh
-echo "test: all passed"
+
+echo "test: $mode run took $((SECONDS - t0)) s"
+if [ ${#failed[@]} -eq 0 ]; then
+	echo "test: all passed"
+	exit 0
+fi
+# The end of the log says what broke: go test's failures, then the tail of
+# every other failing step.
+echo
+echo "test: FAILED: ${failed[*]}"
+for name in "${failed[@]}"; do
+	if [ -f "$tmp/$name.json" ]; then
+		"$tmp/testsummary" "$tmp/$name.json"
+	elif [ -f "$tmp/$name.log" ]; then
+		echo
+		echo "--- step $name, last lines:"
+		tail -n 20 "$tmp/$name.log" | sed 's/^/    /'
+	fi
+done
+echo
+echo "test: FAILED: ${failed[*]}"
+exit 1

@@ -15,7 +15,7 @@ import (
 	"github.com/ews-firmware/ews/sched"
 )
 
-// moduleRoot is the repository root, three levels above this package.
+// moduleRoot is the repository root, two levels above this package (cmd/benchpaper).
 func moduleRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")

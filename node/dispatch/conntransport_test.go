@@ -278,7 +278,14 @@ func TestConnTransportBadBoards(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := rawBoard(t, c.answer)
-			tr := testConnTransport(t, TransportOptions{ResponseHeaderTimeout: 200 * time.Millisecond})
+			// the timeout is what the last case tests; the others must not
+			// meet it first on a loaded machine (an endless header written
+			// under -race took longer than 200 ms)
+			timeout := 10 * time.Second
+			if c.want == "timeout awaiting" {
+				timeout = 200 * time.Millisecond
+			}
+			tr := testConnTransport(t, TransportOptions{ResponseHeaderTimeout: timeout})
 			_, _, err := roundTrip(t, tr, "GET", url, "")
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err %v, want one with %q", err, c.want)
