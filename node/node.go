@@ -138,7 +138,14 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "vip", n.vip) // first removes an address left from a crash
 	}
 	n.holdOutputs() // issue 25: actions wait until restoreOutputs
-	if err := n.cluster.Start(ctx); err != nil {
+	cctx, stopCluster := context.WithCancel(context.WithoutCancel(ctx))
+	clusterDone := make(chan error, 1)
+	go func() { clusterDone <- n.cluster.Run(cctx) }()
+	leave := func() { stopCluster(); <-clusterDone }
+	select {
+	case <-n.cluster.Up():
+	case err := <-clusterDone:
+		stopCluster()
 		ln.Close()
 		if redir != nil {
 			redir.ln.Close()
@@ -198,7 +205,7 @@ func (n *Node) Run(ctx context.Context) error {
 	select {
 	case err := <-errc:
 		n.ready.Store(false)
-		n.cluster.Shutdown()
+		leave()
 		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
 	case <-n.exit.stop:
@@ -210,7 +217,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.ready.Store(false)
 	wd.Stopping()
 	// Hand mastership over first, so peers take over while we drain.
-	n.cluster.Shutdown()
+	leave()
 	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
 	defer cancel()
