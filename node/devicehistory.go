@@ -6,7 +6,6 @@ package node
 // the Pin wrapper (frontdoor.go) and BoardInfo.History (board.go).
 
 import (
-	"context"
 	"net/http"
 	"path/filepath"
 
@@ -57,8 +56,7 @@ func (n *Node) openHistory() *history.Store {
 // historyRunners are the store's flush loop and the recorder that follows
 // this board's devices; they start before the devices and stop after them.
 func (n *Node) historyRunners() (flush, record runner) {
-	return runFunc(func(ctx context.Context) error { n.hist.Run(ctx); return nil }),
-		runFunc(func(ctx context.Context) error { history.Follow(ctx, n.devs, n.hist); return nil })
+	return n.hist, history.NewRecorder(n.devs, n.hist)
 }
 
 // historyRoutes mounts GET /api/devices/{name}/history on the work mux

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
@@ -121,40 +120,26 @@ func (n *Node) PlainAddr() net.Addr {
 func (n *Node) Ready() bool { return n.ready.Load() }
 
 // Run listens on node.http (with TLS on: http.https, and node.http only
-// redirects) and serves until ctx is done, then stops accepting, lets
-// in-flight requests finish within http.shutdown_timeout, stops the
-// components in reverse order of start and returns nil (or the error a
-// component failed with). A listen failure is returned at once.
+// redirects) and serves until ctx is done; then it says it is no longer
+// ready and stops the components in reverse order of start: the cluster
+// first (mastership handed over, so peers take over while this board
+// drains), then the HTTP servers (in-flight requests get
+// http.shutdown_timeout), then the rest. It returns nil, or the error a
+// component failed with. A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.life.close()
-	ln, redir, err := n.listen()
+	web, redirect, err := n.listen(ctx)
 	if err != nil {
 		return err
 	}
-	n.addr.Store(ln.Addr())
+	addr := web.ln.Addr()
+	n.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.
 	n.life.start(ctx, "health", n.health)
 	if n.vip != nil {
 		n.life.start(ctx, "vip", n.vip) // first removes an address left from a crash
 	}
 	n.holdOutputs() // issue 25: actions wait until restoreOutputs
-	cctx, stopCluster := context.WithCancel(context.WithoutCancel(ctx))
-	clusterDone := make(chan error, 1)
-	go func() { clusterDone <- n.cluster.Run(cctx) }()
-	leave := func() { stopCluster(); <-clusterDone }
-	select {
-	case <-n.cluster.Up():
-	case err := <-clusterDone:
-		stopCluster()
-		ln.Close()
-		if redir != nil {
-			redir.ln.Close()
-		}
-		return err
-	}
-	if redir != nil {
-		n.life.start(ctx, "redirect", redir) // node.http: /healthz, /readyz, else 308 to HTTPS
-	}
 	flush, record := n.historyRunners()
 	n.life.start(ctx, "history", flush)
 	n.life.start(ctx, "history-record", record)
@@ -170,22 +155,18 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.auto != nil {
 		n.life.start(ctx, "automation", n.auto)
 	}
-	srv := &http.Server{
-		Handler:           n.handler,
-		ReadHeaderTimeout: n.set.timeouts.ReadHeader,
-		ReadTimeout:       n.set.timeouts.Read,
-		WriteTimeout:      n.set.timeouts.Write,
-		IdleTimeout:       n.set.timeouts.Idle,
-		ConnState:         httpx.SlowHeadConnState, // 408 to a client whose header crawls in
-		MaxHeaderBytes:    n.set.timeouts.MaxHeader,
-		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	if redirect != nil {
+		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
-	srv.RegisterOnShutdown(n.hub.Close)
-	srv.RegisterOnShutdown(n.localHub.Close)
-	srv.RegisterOnShutdown(n.logHub.Close)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	n.life.start(ctx, "http", web)
+	// The cluster starts after the HTTP servers so that it stops before
+	// them: mastership is handed over before the drain.
+	n.life.start(ctx, "cluster", n.cluster)
+	select {
+	case <-n.cluster.Up():
+	case <-n.life.failed():
+		return n.life.stop() // the gossip address is taken, say
+	}
 	n.restoreOutputs(ctx) // issue 25: outputs back to what the cluster remembers, then actions run
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
@@ -193,44 +174,30 @@ func (n *Node) Run(ctx context.Context) error {
 	n.master.follow(n.cluster.Snapshot())
 	n.ready.Store(true)
 	n.cluster.ReportNow() // running now
-	wd := n.watchdog(ln.Addr())
+	wd := n.watchdog(addr)
 	n.life.start(ctx, "watchdog", wd)
 	n.life.start(ctx, "supervise", n.helpers)
 	wd.Ready()
-	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), ln.Addr().String(), "config", n.cfg.Path)
-	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/announce.go)
-	releaseStartGarbage()     // issue 27: idle RSS (node/memory.go)
+	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), addr.String(), "config", n.cfg.Path)
+	n.runMDNS(ctx, addr)  // issue 28: announce on the LAN, [node] mdns (node/announce.go)
+	releaseStartGarbage() // issue 27: idle RSS (node/memory.go)
 
-	var failed error
 	select {
-	case err := <-errc:
-		n.ready.Store(false)
-		leave()
-		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
 	case <-n.exit.stop:
 		n.log.Info("stopping for a " + n.Exit().String())
 	case <-n.life.failed():
-		failed = n.life.stop()
-		n.log.Error("stopping: a component failed", "err", failed)
+		n.log.Error("stopping: a component failed")
 	}
 	n.ready.Store(false)
 	wd.Stopping()
-	// Hand mastership over first, so peers take over while we drain.
-	leave()
-	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.cfg.HTTP.ShutdownTimeout.Duration)
-	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.HTTP.ShutdownTimeout.Duration)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		n.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
-		_ = srv.Close()
+	err = n.life.stop()
+	if err != nil {
+		n.log.Error("stopped: a component failed", "err", err)
+	} else {
+		n.log.Info("stopped")
 	}
-	<-errc
-	if err := n.life.stop(); err != nil && failed == nil {
-		failed = err
-	}
-	n.log.Info("stopped")
-	return failed
+	return err
 }
 
 // Listen opens a TCP listener and turns "address in use" into an error that
