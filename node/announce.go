@@ -44,8 +44,8 @@ func (n *Node) runMDNS(ctx context.Context, addr net.Addr) {
 		}
 		return "follower"
 	}
-	r.SetRole(role(n.cluster.Snapshot()))
-	cancel := n.cluster.OnChange(func(v state.View) { r.SetRole(role(v)) })
+	r.SetRole(role(n.clu.cluster.Snapshot()))
+	cancel := n.clu.cluster.OnChange(func(v state.View) { r.SetRole(role(v)) })
 	n.life.start(ctx, "mdns", runFunc(func(ctx context.Context) error {
 		defer cancel()
 		if err := r.Run(ctx); err != nil {

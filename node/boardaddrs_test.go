@@ -25,8 +25,8 @@ func TestFromBoard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := &Node{cfg: cfg, system: &system{}}
-			n.boardIPs = resolveBoards(cfg, slog.New(slog.DiscardHandler))
+			n := &Node{cfg: cfg}
+			n.acc.boardIPs = resolveBoards(cfg, slog.New(slog.DiscardHandler))
 			r := httptest.NewRequest("GET", "/", nil)
 			r.RemoteAddr = tc.remote
 			if got := n.fromBoard(r); got != tc.want {

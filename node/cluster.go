@@ -25,12 +25,12 @@ var (
 
 // Creds is the fingerprint of this board's credentials (auth.Fingerprint
 // under the cluster key), for its reports.
-func (l *local) Creds() uint64 { return l.n.creds.Load() }
+func (l *local) Creds() uint64 { return l.n.acc.creds.Load() }
 
 // QueueStats is the master's queue, while this board runs it; a
 // follower's /api/cluster shows the master's from its tables.
 func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
-	m := l.n.master
+	m := l.n.clu.master
 	if m == nil {
 		return nil, nil, false
 	}
@@ -43,9 +43,9 @@ func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
 	return d.Depths(), d.Started(), true
 }
 
-func (l *local) InFlight() int     { return l.n.front.InFlight() }
-func (l *local) Completed() uint64 { return l.n.front.Completed() }
-func (l *local) Load() state.Load  { return l.n.load.Load() }
+func (l *local) InFlight() int     { return l.n.web.front.InFlight() }
+func (l *local) Completed() uint64 { return l.n.web.front.Completed() }
+func (l *local) Load() state.Load  { return l.n.clu.load.Load() }
 
 // Runstate is joining until the HTTP server serves, then what health says
 // (a name health does not know is down).
@@ -53,7 +53,7 @@ func (l *local) Runstate() state.Runstate {
 	if !l.n.Ready() {
 		return state.Joining
 	}
-	rs, err := state.ParseRunstate(l.n.health.Runstate())
+	rs, err := state.ParseRunstate(l.n.clu.health.Runstate())
 	if err != nil {
 		return state.Down
 	}
@@ -89,7 +89,7 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // fingerprints mark the rest), and this board's own row marked with the
 // load figures it could not read.
 func (n *Node) view() state.View {
-	return n.monitored(n.markUnknown(n.refusals.mark(n.cluster.Snapshot(), time.Now())))
+	return n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now())))
 }
 
 // monitored adds paper 003's monitoring table to the view: the response
@@ -103,7 +103,7 @@ func (n *Node) monitored(v state.View) state.View {
 		return v // only the master probes
 	}
 	for i := range v.Nodes {
-		if d := n.rt.get(v.Nodes[i].Name); d > 0 {
+		if d := n.clu.rt.get(v.Nodes[i].Name); d > 0 {
 			v.Nodes[i].RTMs = float64(d.Microseconds()) / 1000
 		}
 	}
@@ -117,7 +117,7 @@ type unknowner interface{ Unknown() state.LoadFigures }
 // markUnknown sets load_unknown on this board's own row: only the board
 // knows it (reports do not carry it, so rows stay within 64 bytes).
 func (n *Node) markUnknown(v state.View) state.View {
-	u, ok := n.load.(unknowner)
+	u, ok := n.clu.load.(unknowner)
 	if !ok {
 		return v
 	}

@@ -23,7 +23,7 @@ func (n *Node) listen(ctx context.Context) (main, redirect *webServer, err error
 	t := n.set.timeouts
 	errLog := slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
 	main = &webServer{log: n.log, grace: n.cfg.HTTP.ShutdownTimeout.Duration, srv: &http.Server{
-		Handler:           n.handler,
+		Handler:           n.web.handler,
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
 		WriteTimeout:      t.Write,
@@ -35,9 +35,9 @@ func (n *Node) listen(ctx context.Context) (main, redirect *webServer, err error
 	}}
 	// The event streams never end by themselves: closing the hubs ends them,
 	// so the drain waits only for requests.
-	main.srv.RegisterOnShutdown(n.hub.Close)
-	main.srv.RegisterOnShutdown(n.localHub.Close)
-	main.srv.RegisterOnShutdown(n.logHub.Close)
+	main.srv.RegisterOnShutdown(n.web.hub.Close)
+	main.srv.RegisterOnShutdown(n.web.localHub.Close)
+	main.srv.RegisterOnShutdown(n.web.logHub.Close)
 	if !n.sec.on() {
 		ln, err := Listen(n.cfg.Node.HTTP)
 		if err != nil {
@@ -59,7 +59,7 @@ func (n *Node) listen(ctx context.Context) (main, redirect *webServer, err error
 		main.ln.Close()
 		return nil, nil, err
 	}
-	n.plain.Store(pl.Addr())
+	n.web.plain.Store(pl.Addr())
 	_, port, _ := net.SplitHostPort(raw.Addr().String())
 	// a redirect takes no time: in-flight ones get a second
 	redirect = &webServer{ln: pl, grace: time.Second, srv: &http.Server{
@@ -128,7 +128,7 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/healthz", "/readyz":
-			n.handler.ServeHTTP(w, r)
+			n.web.handler.ServeHTTP(w, r)
 			return
 		}
 		host := r.Host

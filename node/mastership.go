@@ -31,7 +31,7 @@ func (m *master) follow(v state.View) {
 	m.vip.follow(v, isMaster)
 	switch {
 	case isMaster && m.d == nil:
-		d, err := sched.NewDispatcher(m.n.cfg.SchedConfig(), sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.rt.get})
+		d, err := sched.NewDispatcher(m.n.cfg.SchedConfig(), sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.clu.rt.get})
 		if err != nil {
 			m.n.log.Error("dispatch: cannot start the queue", "err", err)
 			return
@@ -40,12 +40,12 @@ func (m *master) follow(v state.View) {
 		m.update()
 		m.front.SetDispatcher(d)
 		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.cfg.Sched.Policy)
-		m.n.auto.start()
+		m.n.clu.auto.start()
 	case isMaster:
 		m.update()
 	case m.d != nil:
 		m.front.StepDown()
-		m.n.auto.stop()
+		m.n.clu.auto.stop()
 		m.d = nil
 		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
@@ -53,5 +53,5 @@ func (m *master) follow(v state.View) {
 
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {
-	m.d.Update(m.n.cluster.Boards())
+	m.d.Update(m.n.clu.cluster.Boards())
 }

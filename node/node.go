@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,19 +39,20 @@ func DefaultTimeouts() Timeouts {
 }
 
 // Node is one board's daemon. Create it with New, then Run it. It holds
-// what it owns itself, its HTTP server's state and the process's exit;
-// the board's components are its system, built once by New (system.go).
+// what it owns itself (config, logger, lifecycle, the process's exit) and
+// the board's components in four sides, each with one role, built once by
+// New (system.go).
 type Node struct {
-	*system
 	cfg     *config.Config
 	log     *slog.Logger
-	set     settings     // what the Options chose
-	handler http.Handler // the whole HTTP surface
-	life    lifecycle    // runs the components, then closes what they hold
-
-	ready   atomic.Bool
-	addr    atomic.Value // net.Addr once listening (the HTTPS one when TLS is on)
-	plain   atomic.Value // net.Addr of the redirect-only node.http listener (TLS on)
+	set     settings  // what the Options chose
+	life    lifecycle // runs the components, then closes what they hold
+	reg     *promx.Registry
+	sec     security    // TLS material and session secret from the bundle
+	clu     clusterSide // the cluster, what it hears of this board, mastership
+	dev     deviceSide  // this board's devices and what serves, mirrors and records them
+	web     webSide     // the HTTP surface, the front door and the listeners
+	acc     accessSide  // credentials, users, audit; who is a board
 	started time.Time
 	exit    exitRequest // why Run returns (restart.go)
 	bin     binary      // the running executable, for the board page and uploads
@@ -98,26 +98,26 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 }
 
 // Handler is the node's whole HTTP surface (tests drive it with httptest).
-func (n *Node) Handler() http.Handler { return n.handler }
+func (n *Node) Handler() http.Handler { return n.web.handler }
 
 // Registry is the node's Prometheus registry.
 func (n *Node) Registry() *promx.Registry { return n.reg }
 
 // Addr is the address the HTTP server listens on, nil before Run listens.
 func (n *Node) Addr() net.Addr {
-	a, _ := n.addr.Load().(net.Addr)
+	a, _ := n.web.addr.Load().(net.Addr)
 	return a
 }
 
 // PlainAddr is the address of the redirect-only plain HTTP listener
 // (node.http when TLS is on and http.http_redirect); nil otherwise.
 func (n *Node) PlainAddr() net.Addr {
-	a, _ := n.plain.Load().(net.Addr)
+	a, _ := n.web.plain.Load().(net.Addr)
 	return a
 }
 
 // Ready reports whether the node serves requests (/readyz).
-func (n *Node) Ready() bool { return n.ready.Load() }
+func (n *Node) Ready() bool { return n.web.ready.Load() }
 
 // Run listens on node.http (with TLS on: http.https, and node.http only
 // redirects) and serves until ctx is done; then it says it is no longer
@@ -133,27 +133,27 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	addr := web.ln.Addr()
-	n.addr.Store(addr)
+	n.web.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.
-	n.life.start(ctx, "health", n.health)
-	if n.vip != nil {
-		n.life.start(ctx, "vip", n.vip) // first removes an address left from a crash
+	n.life.start(ctx, "health", n.clu.health)
+	if n.clu.vip != nil {
+		n.life.start(ctx, "vip", n.clu.vip) // first removes an address left from a crash
 	}
 	n.holdOutputs() // issue 25: actions wait until restoreOutputs
 	flush, record := n.historyRunners()
 	n.life.start(ctx, "history", flush)
 	n.life.start(ctx, "history-record", record)
-	n.life.start(ctx, "devices", n.devs) // polls the sensors
-	if n.mirror != nil {
-		n.life.start(ctx, "mirror", n.mirror)
+	n.life.start(ctx, "devices", n.dev.devs) // polls the sensors
+	if n.dev.mirror != nil {
+		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
-	n.life.start(ctx, "audit", n.acct.audit) // issue 24: the audit log's writer
+	n.life.start(ctx, "audit", n.acc.acct.audit) // issue 24: the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))
 	}
-	if n.auto != nil {
-		n.life.start(ctx, "automation", n.auto)
+	if n.clu.auto != nil {
+		n.life.start(ctx, "automation", n.clu.auto)
 	}
 	if redirect != nil {
 		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
@@ -161,22 +161,22 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "http", web)
 	// The cluster starts after the HTTP servers so that it stops before
 	// them: mastership is handed over before the drain.
-	n.life.start(ctx, "cluster", n.cluster)
+	n.life.start(ctx, "cluster", n.clu.cluster)
 	select {
-	case <-n.cluster.Up():
+	case <-n.clu.cluster.Up():
 	case <-n.life.failed():
 		return n.life.stop() // the gossip address is taken, say
 	}
 	n.restoreOutputs(ctx) // issue 25: outputs back to what the cluster remembers, then actions run
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
-	n.cluster.ReportNow()
-	n.master.follow(n.cluster.Snapshot())
-	n.ready.Store(true)
-	n.cluster.ReportNow() // running now
+	n.clu.cluster.ReportNow()
+	n.clu.master.follow(n.clu.cluster.Snapshot())
+	n.web.ready.Store(true)
+	n.clu.cluster.ReportNow() // running now
 	wd := n.watchdog(addr)
 	n.life.start(ctx, "watchdog", wd)
-	n.life.start(ctx, "supervise", n.helpers)
+	n.life.start(ctx, "supervise", n.dev.helpers)
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), addr.String(), "config", n.cfg.Path)
 	n.runMDNS(ctx, addr)  // issue 28: announce on the LAN, [node] mdns (node/announce.go)
@@ -189,7 +189,7 @@ func (n *Node) Run(ctx context.Context) error {
 	case <-n.life.failed():
 		n.log.Error("stopping: a component failed")
 	}
-	n.ready.Store(false)
+	n.web.ready.Store(false)
 	wd.Stopping()
 	err = n.life.stop()
 	if err != nil {
@@ -226,7 +226,7 @@ func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
 		sdnotify.HTTPProbe("http", url, client),
 		{Name: "cluster", Check: func(ctx context.Context) error {
 			done := make(chan struct{})
-			go func() { n.cluster.Snapshot(); close(done) }()
+			go func() { n.clu.cluster.Snapshot(); close(done) }()
 			select {
 			case <-done:
 				return nil
