@@ -42,7 +42,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		RedirectHold:  n.cfg.Cluster.Heartbeat.Duration,
 		AssignTTL:     assignTTL(n.cfg.Sched.Assign.Duration),
 		Capacity:      n.cfg.Node.Capacity,
-		Serving:       func() bool { return (&local{n: n}).Runstate() == state.Running }, // what its report says: health, not stopping
+		Serving:       func() bool { return n.clu.local.Runstate() == state.Running }, // what its report says: health, not stopping
 		MasterWait:    n.cfg.Cluster.TMax.Duration + n.cfg.Cluster.Heartbeat.Duration,
 		ReplayMax:     min(n.cfg.HTTP.MaxBody, dispatch.DefaultReplayMax),
 		MaxBody:       n.cfg.HTTP.MaxBody,

@@ -17,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/supervise"
+	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
 	"github.com/ews-firmware/ews/vip"
@@ -98,8 +99,8 @@ func (n *Node) build() error {
 	}
 
 	// what this board tells the cluster, and the cluster
-	c.local = &local{n: n}
 	c.health = health.New(healthConfig(cfg), log)
+	c.local = &local{ready: n.Ready, health: c.health, creds: &a.creds, addr: n.httpAddr}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
@@ -107,6 +108,7 @@ func (n *Node) build() error {
 		c.sim = newSimLoad(*cfg.Sim, c.local.InFlight, c.local.Completed)
 		c.load = c.sim
 	}
+	c.local.load = c.load
 	sc, err := cfg.State()
 	if err != nil {
 		return err
@@ -192,7 +194,11 @@ func (n *Node) build() error {
 		return err
 	}
 	n.life.onClose(w.front.Close)
-	c.master = &master{n: n, front: w.front, vip: vipFollower{m: c.vip, up: -1}}
+	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: cfg.Sched.Policy, boards: c.cluster.Boards,
+		newDispatcher: func() (*sched.Dispatcher, error) {
+			return sched.NewDispatcher(cfg.SchedConfig(), sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get})
+		}}
+	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()
 	n.routes(mux)
 	w.handler = n.wrap(mux)
@@ -202,6 +208,7 @@ func (n *Node) build() error {
 	if c.auto, err = newAutomation(cfg, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // issue 24: rules as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
+	c.master.auto = c.auto
 	d.helpers = supervise.New(supervised(cfg), log)
 	return nil
 }
