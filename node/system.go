@@ -166,7 +166,7 @@ func (n *Node) build() error {
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
 	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: cfg.HTTP.ReadAuth, Logger: log, List: n.deviceList, Registerer: n.reg,
-		OnClaim: func(c devapi.Claim) { w.localHub.Publish("idempotency", c) }})
+		OnClaim: func(cl devapi.Claim) { w.localHub.Publish("idempotency", cl) }})
 	if d.cgi, err = cgi.New(cgiConfig(cfg), cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: cfg.Node.Name, User: a.auth.User}); err != nil {
 		return config.Errors{cfg.Errorf("cgi.user", "%v", err)}
 	}
@@ -180,7 +180,7 @@ func (n *Node) build() error {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
 		d.mirror = devsync.New(cfg.Node.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: n.signPeer,
-			OnChange: func(d hal.Snapshot) { w.hub.Publish("device", d); c.auto.observe(d) },
+			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
 
