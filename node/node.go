@@ -155,6 +155,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.clu.auto != nil {
 		n.life.start(ctx, "automation", n.clu.auto)
 	}
+	n.life.start(ctx, "supervise", n.dev.helpers) // before the servers: helpers outlive the drain
 	if redirect != nil {
 		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
@@ -176,7 +177,6 @@ func (n *Node) Run(ctx context.Context) error {
 	n.clu.cluster.ReportNow() // running now
 	wd := n.watchdog(addr)
 	n.life.start(ctx, "watchdog", wd)
-	n.life.start(ctx, "supervise", n.dev.helpers)
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), addr.String(), "config", n.cfg.Path)
 	n.runMDNS(ctx, addr)  // issue 28: announce on the LAN, [node] mdns (node/announce.go)
