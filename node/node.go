@@ -179,7 +179,9 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "watchdog", wd)
 	wd.Ready()
 	n.log.Info("serving", "name", n.cfg.Node.Name, n.sec.scheme(), addr.String(), "config", n.cfg.Path)
-	n.runMDNS(ctx, addr)  // issue 28: announce on the LAN, [node] mdns (node/announce.go)
+	if a := n.announcer(addr); a != nil {
+		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/announce.go)
+	}
 	releaseStartGarbage() // issue 27: idle RSS (node/memory.go)
 
 	select {
