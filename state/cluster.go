@@ -231,18 +231,15 @@ func (c *Cluster) Run(ctx context.Context) error {
 	}
 	close(c.up)
 
-	lctx, cancel := context.WithCancel(ctx)
-	var loops sync.WaitGroup
-	loops.Go(func() { c.run(lctx) })
+	var loops sync.WaitGroup // each returns when ctx ends
+	loops.Go(func() { c.run(ctx) })
 	if c.ml.Load() != nil {
-		loops.Go(func() { c.rejoin(lctx) })
+		loops.Go(func() { c.rejoin(ctx) })
 		if c.gkey != nil {
-			loops.Go(func() { c.introLoop(lctx) })
-			loops.Go(func() { c.askLoop(lctx) })
+			loops.Go(func() { c.introLoop(ctx) })
+			loops.Go(func() { c.askLoop(ctx) })
 		}
 	}
-	<-ctx.Done()
-	cancel()
 	loops.Wait()
 	c.leave()
 	return nil
