@@ -19,10 +19,10 @@ import (
 // with TLS on and http.http_redirect, a redirector on node.http that only
 // sends clients to HTTPS (nil otherwise). Each is a lifecycle component;
 // requests' contexts carry ctx's values but not its cancellation.
-func (n *Node) listen(ctx context.Context) (main, redirect *webServer, err error) {
+func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err error) {
 	t := n.set.timeouts
 	errLog := slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
-	main = &webServer{log: n.log, grace: n.cfg.HTTP.ShutdownTimeout.Duration, srv: &http.Server{
+	primary = &webServer{log: n.log, grace: n.cfg.HTTP.ShutdownTimeout.Duration, srv: &http.Server{
 		Handler:           n.web.handler,
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
@@ -35,28 +35,28 @@ func (n *Node) listen(ctx context.Context) (main, redirect *webServer, err error
 	}}
 	// The event streams never end by themselves: closing the hubs ends them,
 	// so the drain waits only for requests.
-	main.srv.RegisterOnShutdown(n.web.hub.Close)
-	main.srv.RegisterOnShutdown(n.web.localHub.Close)
-	main.srv.RegisterOnShutdown(n.web.logHub.Close)
+	primary.srv.RegisterOnShutdown(n.web.hub.Close)
+	primary.srv.RegisterOnShutdown(n.web.localHub.Close)
+	primary.srv.RegisterOnShutdown(n.web.logHub.Close)
 	if !n.sec.on() {
 		ln, err := Listen(n.cfg.Node.HTTP)
 		if err != nil {
 			return nil, nil, err
 		}
-		main.ln = httpx.SlowHeadListener(n.perClient(ln, false), nil, t.ReadHeader)
-		return main, nil, nil
+		primary.ln = httpx.SlowHeadListener(n.perClient(ln, false), nil, t.ReadHeader)
+		return primary, nil, nil
 	}
 	raw, err := listenKey(n.cfg.HTTP.HTTPS, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
-	main.ln = httpx.SlowHeadListener(n.perClient(raw, true), n.sec.server, t.ReadHeader)
+	primary.ln = httpx.SlowHeadListener(n.perClient(raw, true), n.sec.server, t.ReadHeader)
 	if !n.cfg.HTTP.HTTPRedirect {
-		return main, nil, nil
+		return primary, nil, nil
 	}
 	pl, err := Listen(n.cfg.Node.HTTP)
 	if err != nil {
-		main.ln.Close()
+		primary.ln.Close()
 		return nil, nil, err
 	}
 	n.web.plain.Store(pl.Addr())
@@ -71,7 +71,7 @@ func (n *Node) listen(ctx context.Context) (main, redirect *webServer, err error
 		MaxHeaderBytes:    t.MaxHeader,
 		ErrorLog:          errLog,
 	}}
-	return main, redirect, nil
+	return primary, redirect, nil
 }
 
 // listenKey is Listen with the config key to change in its message.

@@ -128,11 +128,11 @@ func (n *Node) Ready() bool { return n.web.ready.Load() }
 // component failed with. A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.life.close()
-	web, redirect, err := n.listen(ctx)
+	primary, redirect, err := n.listen(ctx)
 	if err != nil {
 		return err
 	}
-	addr := web.ln.Addr()
+	addr := primary.ln.Addr()
 	n.web.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.
 	n.life.start(ctx, "health", n.clu.health)
@@ -159,7 +159,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if redirect != nil {
 		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
-	n.life.start(ctx, "http", web)
+	n.life.start(ctx, "http", primary)
 	// The cluster starts after the HTTP servers so that it stops before
 	// them: mastership is handed over before the drain.
 	n.life.start(ctx, "cluster", n.clu.cluster)
