@@ -68,14 +68,14 @@ func (n *Node) openAccounts() error {
 	st, err := users.New(users.Options{
 		Secret:   secret,
 		Path:     n.statePath("users.json"),
-		IsMaster: func() bool { return n.cluster.IsMaster() },
-		Epoch:    func() uint64 { return n.cluster.Epoch() },
+		IsMaster: func() bool { return n.clu.cluster.IsMaster() },
+		Epoch:    func() uint64 { return n.clu.cluster.Epoch() },
 		// each version this board takes or writes goes out on its local
 		// stream, which every other board mirrors (devsync); the stream's
 		// snapshot gives a board that (re)connects the current version
 		OnChange: func(sealed string) {
-			if n.localHub != nil {
-				n.localHub.Publish("users", sealed)
+			if n.web.localHub != nil {
+				n.web.localHub.Publish("users", sealed)
 			}
 		},
 		OnRevoke:   func(name string) { n.log.Info("users: credentials ended", "user", name) },
@@ -99,7 +99,7 @@ func (n *Node) openAccounts() error {
 			logPath = ""
 		}
 	}
-	n.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
+	n.acc.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
 		Registerer: n.reg, Logger: n.log})}
 	return nil
 }
@@ -184,14 +184,14 @@ func (n *Node) actorDoor() http.Handler {
 			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))
 		case ua == "mqtt":
 			r.Header.Set(HeaderActor, "mqtt")
-			if p := n.acct.store.User(mqttUser); p != nil {
+			if p := n.acc.acct.store.User(mqttUser); p != nil {
 				r.Header.Set(HeaderActor, "mqtt:"+p.Name)
 				r = r.WithContext(context.WithValue(r.Context(), actAsKey{}, p))
 			} else if mqttUser != "" && !warned.Swap(true) {
 				n.log.Warn("users: [mqtt] user names no ews user: MQTT commands act as admin", "user", mqttUser)
 			}
 		}
-		n.handler.ServeHTTP(w, r)
+		n.web.handler.ServeHTTP(w, r)
 	})
 }
 
@@ -219,16 +219,16 @@ func (n *Node) remoteUsers(board string, data []byte) {
 		n.log.Warn("users: bad store event", "board", board, "err", err)
 		return
 	}
-	took, err := n.acct.store.AdoptSealed(sealed)
+	took, err := n.acc.acct.store.AdoptSealed(sealed)
 	if err != nil {
 		n.log.Warn("users: store refused", "board", board, "err", err)
 		return
 	}
-	n.acct.mu.Lock()
-	n.acct.heard[board] = true
-	n.acct.mu.Unlock()
+	n.acc.acct.mu.Lock()
+	n.acc.acct.heard[board] = true
+	n.acc.acct.mu.Unlock()
 	if took {
-		n.log.Info("users: store updated", "board", board, "version", n.acct.store.Version())
+		n.log.Info("users: store updated", "board", board, "version", n.acc.acct.store.Version())
 	}
 }
 
@@ -236,7 +236,7 @@ func (n *Node) remoteUsers(board string, data []byte) {
 // /api/audit (admin: the cluster's entries).
 func (n *Node) accountRoutes(mux *http.ServeMux) {
 	am := http.NewServeMux()
-	n.auth.Register(am)
+	n.acc.auth.Register(am)
 	mux.Handle("POST /api/login", n.audited(am))
 	mux.Handle("POST /api/logout", n.audited(am))
 	mux.Handle("GET /api/session", am)
@@ -246,7 +246,7 @@ func (n *Node) accountRoutes(mux *http.ServeMux) {
 		scheme = "https"
 		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
 	}
-	mux.Handle("GET /api/audit", n.auth.Require(adminOnly(n.acct.audit.Handler(audit.ServeOptions{
+	mux.Handle("GET /api/audit", n.acc.auth.Require(adminOnly(n.acc.acct.audit.Handler(audit.ServeOptions{
 		Self: n.boot.state.Name, Scheme: scheme, Client: client,
 		Peers: func() []audit.Peer {
 			if n.boot.state.Standalone() {
@@ -263,13 +263,13 @@ func (n *Node) accountRoutes(mux *http.ServeMux) {
 
 // audited records the acts next answers in the audit log.
 func (n *Node) audited(next http.Handler) http.Handler {
-	return n.acct.audit.Middleware(next, n.auditWho)
+	return n.acc.acct.audit.Middleware(next, n.auditWho)
 }
 
 // auditWho names the user a request's credentials were checked as; ""
 // when they were not (refused, or auth = "none").
 func (n *Node) auditWho(r *http.Request) (string, string) {
-	if !n.auth.Checked(r) {
+	if !n.acc.auth.Checked(r) {
 		return "", ""
 	}
 	p := who(r)
@@ -303,11 +303,11 @@ func (n *Node) usersWriteReady() error {
 	if n.boot.state.Standalone() {
 		return nil
 	}
-	self := n.cluster.Self()
-	n.acct.mu.Lock()
-	defer n.acct.mu.Unlock()
-	for _, b := range n.cluster.Boards() {
-		if b.Name != self && b.Runstate != row.Down && !n.acct.heard[b.Name] {
+	self := n.clu.cluster.Self()
+	n.acc.acct.mu.Lock()
+	defer n.acc.acct.mu.Unlock()
+	for _, b := range n.clu.cluster.Boards() {
+		if b.Name != self && b.Runstate != row.Down && !n.acc.acct.heard[b.Name] {
 			return fmt.Errorf("no users store heard from %s yet", b.Name)
 		}
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/netip"
 
@@ -25,32 +26,51 @@ func (n *Node) mdnsOptions(addr net.Addr) mdns.Options {
 	return o
 }
 
-// runMDNS announces this board on the LAN while the board runs (a lifecycle
-// component started after the listener, stopped first), its
-// TXT role following the cluster's master. Off with [node] mdns = false;
-// a failure to announce is logged, never fatal: the board serves anyway.
-func (n *Node) runMDNS(ctx context.Context, addr net.Addr) {
+// announcer announces this board on the LAN while the board runs (a
+// lifecycle component started after the listener, stopped first), its TXT
+// role following the cluster's master. A failure to announce is logged,
+// never fatal: the board serves anyway.
+type announcer struct {
+	r       *mdns.Responder
+	cluster views  // whose master the role follows
+	self    string // this board's name
+	log     *slog.Logger
+}
+
+// views is what the announcer reads of the cluster (state.Cluster).
+type views interface {
+	Snapshot() state.View
+	OnChange(fn func(state.View)) (cancel func())
+}
+
+// announcer is this board's; nil with [node] mdns = false or when the
+// responder cannot be built (logged).
+func (n *Node) announcer(addr net.Addr) *announcer {
 	if !n.boot.mdns {
-		return
+		return nil
 	}
 	r, err := mdns.New(n.mdnsOptions(addr))
 	if err != nil {
 		n.log.Warn("mdns: not announcing", "err", err)
-		return
+		return nil
 	}
-	role := func(v state.View) string {
-		if v.Master == n.boot.state.Name {
-			return "master"
-		}
-		return "follower"
+	return &announcer{r: r, cluster: n.clu.cluster, self: n.boot.state.Name, log: n.log}
+}
+
+// Run announces until ctx ends and returns nil.
+func (a *announcer) Run(ctx context.Context) error {
+	a.r.SetRole(a.role(a.cluster.Snapshot()))
+	cancel := a.cluster.OnChange(func(v state.View) { a.r.SetRole(a.role(v)) })
+	defer cancel()
+	if err := a.r.Run(ctx); err != nil {
+		a.log.Warn("mdns: not announcing", "err", err)
 	}
-	r.SetRole(role(n.cluster.Snapshot()))
-	cancel := n.cluster.OnChange(func(v state.View) { r.SetRole(role(v)) })
-	n.life.start(ctx, "mdns", runFunc(func(ctx context.Context) error {
-		defer cancel()
-		if err := r.Run(ctx); err != nil {
-			n.log.Warn("mdns: not announcing", "err", err)
-		}
-		return nil // never fatal: the board serves without it
-	}))
+	return nil // never fatal: the board serves without it
+}
+
+func (a *announcer) role(v state.View) string {
+	if v.Master == a.self {
+		return "master"
+	}
+	return "follower"
 }

@@ -25,7 +25,7 @@ func TestMDNSOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.DefaultConfig()
 			cfg.Node.Name, cfg.Cluster.Peers, cfg.Cluster.Insecure = "ews2", tc.peers, true
-			n := &Node{system: &system{boot: bootOf(t, &cfg)}}
+			n := &Node{boot: bootOf(t, &cfg)}
 			o := n.mdnsOptions(net.TCPAddrFromAddrPort(netip.MustParseAddrPort(tc.addr)))
 			if o.Name != "ews2" || o.Port != tc.port || o.Bind != netip.MustParseAddr(tc.bind) || o.Cluster != tc.cluster || o.TLS {
 				t.Fatalf("%+v", o)

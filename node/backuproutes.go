@@ -15,9 +15,9 @@ import (
 // board's boot config) and GET /api/board/outputs (the outputs it
 // remembers and its own devices) for `ews cluster backup`.
 func (n *Node) backupRoutes(mux *http.ServeMux) {
-	mux.Handle("GET "+backup.Path, n.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // issue 24: admin (it carries the secrets)
-	mux.Handle("GET "+backup.OutputsPath, n.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		httpx.JSON(w, http.StatusOK, []any{n.rememberedOutputs(), n.devs.Local()})
+	mux.Handle("GET "+backup.Path, n.acc.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // issue 24: admin (it carries the secrets)
+	mux.Handle("GET "+backup.OutputsPath, n.acc.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpx.JSON(w, http.StatusOK, []any{n.rememberedOutputs(), n.dev.devs.Local()})
 	})))
 }
 

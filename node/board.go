@@ -81,7 +81,7 @@ func (e *exeSum) get(path string) string {
 
 func (n *Node) serveBoard(w http.ResponseWriter, r *http.Request) {
 	b := n.boardInfo()
-	if !n.auth.Allowed(r) {
+	if !n.acc.auth.Allowed(r) {
 		b = b.anonymous()
 	}
 	httpx.JSON(w, http.StatusOK, b)
@@ -97,11 +97,11 @@ func (b BoardInfo) anonymous() BoardInfo {
 }
 
 func (n *Node) boardInfo() BoardInfo {
-	v := n.cluster.Snapshot()
+	v := n.clu.cluster.Snapshot()
 	b := BoardInfo{
 		Name:      n.boot.state.Name,
 		Gossip:    n.boot.state.Gossip,
-		Advertise: n.local.HTTPAddr(),
+		Advertise: n.clu.local.HTTPAddr(),
 		PID:       os.Getpid(),
 		Started:   n.started,
 		UptimeS:   time.Since(n.started).Seconds(),
@@ -112,10 +112,10 @@ func (n *Node) boardInfo() BoardInfo {
 		GOARM:     buildinfo.GOARM(),
 		SHA256:    n.bin.sum.get(n.bin.path),
 		Memory:    memory(),
-		Load:      n.load.Load(),
-		Runstate:  n.local.Runstate(),
+		Load:      n.clu.load.Load(),
+		Runstate:  n.clu.local.Runstate(),
 		Master:    v.Master,
-		Devices:   n.devs.Local(),
+		Devices:   n.dev.devs.Local(),
 		Restart:   n.restartMode(),
 		History:   n.historyStatus(), // issue 28
 	}

@@ -53,9 +53,9 @@ func (n *Node) fromBoard(r *http.Request) bool {
 		_, ok := peerName(r)
 		return ok
 	}
-	if n.boardIPs.anyone {
+	if n.acc.boardIPs.anyone {
 		return true
 	}
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	return err == nil && n.boardIPs.ips[ap.Addr().Unmap()]
+	return err == nil && n.acc.boardIPs.ips[ap.Addr().Unmap()]
 }

@@ -25,8 +25,8 @@ func TestFromBoard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := &Node{system: &system{boot: bootOf(t, cfg)}}
-			n.boardIPs = resolveBoards(n.boot.state.Peers, slog.New(slog.DiscardHandler))
+			n := &Node{boot: bootOf(t, cfg)}
+			n.acc.boardIPs = resolveBoards(n.boot.state.Peers, slog.New(slog.DiscardHandler))
 			r := httptest.NewRequest("GET", "/", nil)
 			r.RemoteAddr = tc.remote
 			if got := n.fromBoard(r); got != tc.want {

@@ -34,8 +34,8 @@ func peerStreams(boards int) int { return max(4*boards, 8) }
 // signPeer adds this board's peer mark for board to a stream request
 // (devsync.Options.Sign).
 func (n *Node) signPeer(req *http.Request, board string) {
-	if n.marker != nil {
-		n.marker.SignPeer(req, board)
+	if n.acc.marker != nil {
+		n.acc.marker.SignPeer(req, board)
 	}
 }
 
@@ -53,7 +53,7 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
 			return true
 		}
 	}
-	err := n.marker.VerifyPeer(r, n.boot.state.Name)
+	err := n.acc.marker.VerifyPeer(r, n.boot.state.Name)
 	if err == nil {
 		return true
 	}
@@ -79,7 +79,7 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
 func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.state.Peers)[a] }
 
 func (n *Node) legacyPeer(a netip.Addr) {
-	if _, seen := n.legacyPeers.LoadOrStore(a, true); !seen {
+	if _, seen := n.acc.legacyPeers.LoadOrStore(a, true); !seen {
 		n.log.Warn("events: a board streams scope=local without a peer mark (a board of an older version, during a rolling upgrade?); let through from its configured address", "addr", a)
 	}
 }

@@ -2,9 +2,11 @@ package node
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
@@ -13,7 +15,21 @@ import (
 // its own in-flight count of dispatched work is the truth for its linknum
 // (invariant 3).
 type local struct {
-	n *Node
+	ready  func() bool     // the HTTP server serves (Node.Ready)
+	health *health.Checker // the runstate once it does
+	load   loadSource
+	creds  *atomic.Uint64 // fingerprint of this board's credentials (accessSide.creds)
+	addr   func() string  // where other boards forward to (Node.httpAddr)
+	// Built after the cluster, which needs local: set once by build, before
+	// anything runs.
+	work   workCount // the front door
+	master *master
+}
+
+// workCount is the front door's count of the work this board runs.
+type workCount interface {
+	InFlight() int
+	Completed() uint64
 }
 
 var (
@@ -25,12 +41,12 @@ var (
 
 // Creds is the fingerprint of this board's credentials (auth.Fingerprint
 // under the cluster key), for its reports.
-func (l *local) Creds() uint64 { return l.n.creds.Load() }
+func (l *local) Creds() uint64 { return l.creds.Load() }
 
 // QueueStats is the master's queue, while this board runs it; a
 // follower's /api/cluster shows the master's from its tables.
 func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
-	m := l.n.master
+	m := l.master
 	if m == nil {
 		return nil, nil, false
 	}
@@ -43,39 +59,40 @@ func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
 	return d.Depths(), d.Started(), true
 }
 
-func (l *local) InFlight() int     { return l.n.front.InFlight() }
-func (l *local) Completed() uint64 { return l.n.front.Completed() }
-func (l *local) Load() state.Load  { return l.n.load.Load() }
+func (l *local) InFlight() int     { return l.work.InFlight() }
+func (l *local) Completed() uint64 { return l.work.Completed() }
+func (l *local) Load() state.Load  { return l.load.Load() }
+func (l *local) HTTPAddr() string  { return l.addr() }
 
 // Runstate is joining until the HTTP server serves, then what health says
 // (a name health does not know is down).
 func (l *local) Runstate() state.Runstate {
-	if !l.n.Ready() {
+	if !l.ready() {
 		return state.Joining
 	}
-	rs, err := state.ParseRunstate(l.n.health.Runstate())
+	rs, err := state.ParseRunstate(l.health.Runstate())
 	if err != nil {
 		return state.Down
 	}
 	return rs
 }
 
-// HTTPAddr is the address other boards forward to: the listener's real
+// httpAddr is the address other boards forward to: the listener's real
 // port, with a wildcard host replaced by node.advertise or this board's
 // gossip host in cluster.peers (the host the others check its reports
-// against), else node.gossip's.
-func (l *local) HTTPAddr() string {
-	a := l.n.Addr()
+// against), else node.gossip's; "" before Run listens.
+func (n *Node) httpAddr() string {
+	a := n.Addr()
 	if a == nil {
 		return ""
 	}
-	gossip := l.n.boot.state.Gossip
-	for _, p := range l.n.boot.state.Peers {
-		if p.Name == l.n.boot.state.Name {
+	gossip := n.boot.state.Gossip
+	for _, p := range n.boot.state.Peers {
+		if p.Name == n.boot.state.Name {
 			gossip = p.Addr
 		}
 	}
-	return state.AdvertiseHTTP(l.n.boot.state.Advertise, gossip, a.String())
+	return state.AdvertiseHTTP(n.boot.state.Advertise, gossip, a.String())
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +104,7 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // fingerprints mark the rest), and this board's own row marked with the
 // load figures it could not read.
 func (n *Node) view() state.View {
-	return n.monitored(n.markUnknown(n.refusals.mark(n.cluster.Snapshot(), time.Now())))
+	return n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now())))
 }
 
 // monitored adds paper 003's monitoring table to the view: the response
@@ -101,7 +118,7 @@ func (n *Node) monitored(v state.View) state.View {
 		return v // only the master probes
 	}
 	for i := range v.Nodes {
-		if d := n.rt.get(v.Nodes[i].Name); d > 0 {
+		if d := n.clu.rt.get(v.Nodes[i].Name); d > 0 {
 			v.Nodes[i].RTMs = float64(d.Microseconds()) / 1000
 		}
 	}
@@ -115,7 +132,7 @@ type unknowner interface{ Unknown() state.LoadFigures }
 // markUnknown sets load_unknown on this board's own row: only the board
 // knows it (reports do not carry it, so rows stay within 64 bytes).
 func (n *Node) markUnknown(v state.View) state.View {
-	u, ok := n.load.(unknowner)
+	u, ok := n.clu.load.(unknowner)
 	if !ok {
 		return v
 	}

@@ -99,7 +99,7 @@ func (r *rolloutState) finish(err error) {
 }
 
 func (n *Node) serveRolloutStatus(w http.ResponseWriter, r *http.Request) {
-	httpx.JSON(w, http.StatusOK, n.rollout.get())
+	httpx.JSON(w, http.StatusOK, n.clu.rollout.get())
 }
 
 // bearer is the token this board presents to the others ("" with auth none).
@@ -149,12 +149,12 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "%v", err)
 		return
 	}
-	n.rollout.mu.Lock()
-	busy := n.rollout.st.Running
+	n.clu.rollout.mu.Lock()
+	busy := n.clu.rollout.st.Running
 	if !busy {
-		n.rollout.st = RolloutStatus{Running: true, Started: time.Now().UTC()}
+		n.clu.rollout.st = RolloutStatus{Running: true, Started: time.Now().UTC()}
 	}
-	n.rollout.mu.Unlock()
+	n.clu.rollout.mu.Unlock()
 	if busy || n.Exit() != ExitStop {
 		httpx.Error(w, http.StatusConflict, "node: a rolling upgrade, restart or upgrade is already under way")
 		return
@@ -162,7 +162,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 	file := n.bin.path + ".rollout"
 	sum, err := firmware.Receive(file, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), n.sec.verify)
 	if err != nil {
-		n.rollout.finish(err)
+		n.clu.rollout.finish(err)
 		firmwareRefused(w, err)
 		return
 	}
@@ -171,24 +171,24 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 	for i, b := range order {
 		names[i] = b.Name
 	}
-	n.rollout.mu.Lock()
-	n.rollout.st.SHA256, n.rollout.st.Order = sum, names
-	n.rollout.saveLocked()
+	n.clu.rollout.mu.Lock()
+	n.clu.rollout.st.SHA256, n.clu.rollout.st.Order = sum, names
+	n.clu.rollout.saveLocked()
 	ctx, cancel := context.WithCancel(context.Background())
-	n.rollout.cancel = cancel
-	n.rollout.wg.Add(1)
-	n.rollout.mu.Unlock()
+	n.clu.rollout.cancel = cancel
+	n.clu.rollout.wg.Add(1)
+	n.clu.rollout.mu.Unlock()
 	n.log.Warn("rolling upgrade started", "sha256", sum, "order", strings.Join(names, ","), "remote", r.RemoteAddr)
 	go func() {
-		defer n.rollout.wg.Done()
+		defer n.clu.rollout.wg.Done()
 		defer os.Remove(file)
 		err := n.runRollout(ctx, order, sum, token, file)
-		n.rollout.finish(err)
+		n.clu.rollout.finish(err)
 		if err != nil {
 			n.log.Error("rolling upgrade stopped", "err", err)
 		}
 	}()
-	httpx.JSON(w, http.StatusAccepted, n.rollout.get())
+	httpx.JSON(w, http.StatusAccepted, n.clu.rollout.get())
 }
 
 func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token, file string) error {
@@ -197,7 +197,7 @@ func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token
 		SHA256: sum, Token: token,
 		Scheme: n.sec.scheme(), TLS: n.sec.client, // issue 23: HTTPS with the cluster CA when TLS is on
 		Progress: func(board, msg string) {
-			n.rollout.step(board, msg)
+			n.clu.rollout.step(board, msg)
 			n.log.Info("rolling upgrade", "board", board, "result", msg)
 		},
 	}
@@ -222,6 +222,6 @@ func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token
 		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
 		return errors.New("node: a restart was already under way")
 	}
-	n.rollout.step(n.boot.state.Name, "staged; restarting into it last")
+	n.clu.rollout.step(n.boot.state.Name, "staged; restarting into it last")
 	return nil
 }

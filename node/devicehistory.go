@@ -1,12 +1,11 @@
 package node
 
 // Device history (issue 28): the wiring of node/history into the board.
-// Hooks elsewhere: the field system.hist and n.openHistory() (system.go),
+// Hooks elsewhere: the field deviceSide.hist and n.openHistory() (system.go),
 // the "history" components (node.go), n.historyRoutes(work) (routes.go),
 // the Pin wrapper (frontdoor.go) and BoardInfo.History (board.go).
 
 import (
-	"context"
 	"net/http"
 	"path/filepath"
 
@@ -54,23 +53,22 @@ func (n *Node) openHistory() *history.Store {
 // historyRunners are the store's flush loop and the recorder that follows
 // this board's devices; they start before the devices and stop after them.
 func (n *Node) historyRunners() (flush, record runner) {
-	return runFunc(func(ctx context.Context) error { n.hist.Run(ctx); return nil }),
-		runFunc(func(ctx context.Context) error { history.Follow(ctx, n.devs, n.hist); return nil })
+	return n.dev.hist, history.NewRecorder(n.dev.devs, n.dev.hist)
 }
 
 // historyRoutes mounts GET /api/devices/{name}/history on the work mux
 // (queued and pinned to the device's board like the rest of the device API).
 func (n *Node) historyRoutes(work *http.ServeMux) {
 	h := history.NewHandler(history.HandlerOptions{
-		Store:      n.hist,
+		Store:      n.dev.hist,
 		Lookup:     n.lookupDevice,
-		Local:      n.devs.IsLocal,
+		Local:      n.dev.devs.IsLocal,
 		RetryAfter: n.boot.state.TMax + n.boot.state.Heartbeat,
 		Span:       n.boot.history.Full,
 	})
 	var wrap func(http.Handler) http.Handler
 	if n.boot.readAuth {
-		wrap = n.auth.Require
+		wrap = n.acc.auth.Require
 	}
 	h.Register(work, wrap)
 }
@@ -89,7 +87,7 @@ func (n *Node) lookupDevice(name string) (hal.Snapshot, bool) {
 // request for a device of a board that is not is answered elsewhere from
 // the mirror (history.Pin).
 func (n *Node) boardRunning(name string) bool {
-	for _, b := range n.cluster.Boards() {
+	for _, b := range n.clu.cluster.Boards() {
 		if b.Name == name {
 			return b.Runstate == state.Running
 		}
@@ -99,9 +97,9 @@ func (n *Node) boardRunning(name string) bool {
 
 // historyStatus is the store's state for the board page.
 func (n *Node) historyStatus() *history.Status {
-	if n.hist == nil {
+	if n.dev.hist == nil {
 		return nil
 	}
-	st := n.hist.Status()
+	st := n.dev.hist.Status()
 	return &st
 }

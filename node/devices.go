@@ -15,7 +15,7 @@ import (
 
 // peerHTTP is every board's HTTP address as the table knows it.
 func (n *Node) peerHTTP() []devsync.Peer {
-	boards := n.cluster.Boards()
+	boards := n.clu.cluster.Boards()
 	out := make([]devsync.Peer, 0, len(boards))
 	for _, b := range boards {
 		out = append(out, devsync.Peer{Name: b.Name, HTTP: b.HTTP})
@@ -26,9 +26,9 @@ func (n *Node) peerHTTP() []devsync.Peer {
 // deviceList is every device of the cluster with the freshest state this
 // board has: its own live, the others' as mirrored.
 func (n *Node) deviceList() []hal.Snapshot {
-	list := n.devs.List()
-	if n.mirror != nil {
-		return n.mirror.Merge(list)
+	list := n.dev.devs.List()
+	if n.dev.mirror != nil {
+		return n.dev.mirror.Merge(list)
 	}
 	return list
 }
@@ -39,31 +39,31 @@ func (n *Node) deviceList() []hal.Snapshot {
 func (n *Node) publish(ctx context.Context) error {
 	var prev string
 	var prevEpoch uint64
-	tables := events.NewCoalescer(n.hub, "cluster", viewKey, events.CoalesceOptions{})
-	cancel := n.cluster.OnChange(func(v state.View) {
-		n.master.follow(v)
+	tables := events.NewCoalescer(n.web.hub, "cluster", viewKey, events.CoalesceOptions{})
+	cancel := n.clu.cluster.OnChange(func(v state.View) {
+		n.clu.master.follow(v)
 		// the mirror follows a board as soon as the table knows its
 		// address, as the dispatcher does, not up to a Refresh later: a
 		// change on a board the master already sends work to (a button
 		// pressed) would otherwise reach neither the rules nor the UI
-		if n.mirror != nil {
-			n.mirror.Poke()
+		if n.dev.mirror != nil {
+			n.dev.mirror.Poke()
 		}
-		n.auto.poke()
-		tables.Offer(n.refusals.mark(v, time.Now()))
+		n.clu.auto.poke()
+		tables.Offer(n.clu.refusals.mark(v, time.Now()))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {
-				n.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})
+				n.web.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})
 				n.log.Info("new master", "master", v.Master, "epoch", v.Epoch, "previous", prev)
 			}
 			prev, prevEpoch = v.Master, v.Epoch
 		}
 	})
 	defer func() { cancel(); tables.Close() }()
-	n.devs.Watch(ctx, func(s hal.Snapshot) {
-		n.hub.Publish("device", s)
-		n.localHub.Publish("device", s)
-		n.auto.observe(s)
+	n.dev.devs.Watch(ctx, func(s hal.Snapshot) {
+		n.web.hub.Publish("device", s)
+		n.web.localHub.Publish("device", s)
+		n.clu.auto.observe(s)
 	})
 	<-ctx.Done() // Watch also ends when the devices close
 	return nil
@@ -79,7 +79,7 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	case "authfail": // a failed credential check there counts here too (issue 23)
 		var f auth.Failure
 		if err := json.Unmarshal(data, &f); err == nil {
-			n.auth.Failed(f)
+			n.acc.auth.Failed(f)
 		}
 		return
 	case "users": // issue 24
@@ -95,7 +95,7 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 		return
 	}
 	c.Board = board
-	n.api.Remember(c)
+	n.dev.api.Remember(c)
 }
 
 // remoteRevoke takes a logout ("revoke") or, on connect, every logout
@@ -115,7 +115,7 @@ func (n *Node) remoteRevoke(board, event string, data []byte) {
 		return
 	}
 	for _, rv := range list {
-		n.auth.Revoke(rv)
+		n.acc.auth.Revoke(rv)
 	}
-	n.revoked.save(n.auth.Revoked())
+	n.acc.revoked.save(n.acc.auth.Revoked())
 }

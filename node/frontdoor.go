@@ -25,16 +25,16 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.marker = marker
-	n.boardIPs = resolveBoards(n.boot.state.Peers, n.log)
+	n.acc.marker = marker
+	n.acc.boardIPs = resolveBoards(n.boot.state.Peers, n.log)
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:       frontCluster{elected: n.cluster, open: func() bool { return n.front.Dispatcher() != nil }},
+		Cluster:       frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{auth: n.auth, readAuth: n.boot.readAuth, acct: n.acct},
+		Auth:          gate{auth: n.acc.auth, readAuth: n.boot.readAuth, acct: n.acc.acct},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
 		Mode:          n.boot.mode,
@@ -42,15 +42,15 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		RedirectHold:  n.boot.state.Heartbeat,
 		AssignTTL:     assignTTL(n.boot.assign),
 		Capacity:      n.boot.state.Capacity,
-		Serving:       func() bool { return (&local{n: n}).Runstate() == state.Running }, // what its report says: health, not stopping
+		Serving:       func() bool { return n.clu.local.Runstate() == state.Running }, // what its report says: health, not stopping
 		MasterWait:    n.boot.state.TMax + n.boot.state.Heartbeat,
 		ReplayMax:     min(n.boot.maxBody, dispatch.DefaultReplayMax),
 		MaxBody:       n.boot.maxBody,
 		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.cgi.Timeout + 5*time.Second, TLS: n.sec.client}),
 		Scheme:        n.sec.scheme(),
 		PeerName:      peer,
-		OnAuthRefused: func(board string) { n.refusals.seen(board, time.Now()) },
-		Verified:      n.auth.Verified,
+		OnAuthRefused: func(board string) { n.clu.refusals.seen(board, time.Now()) },
+		Verified:      n.acc.auth.Verified,
 		CredsDiffer:   n.credsDiffer,
 		FromBoard:     n.fromBoard,
 		Registerer:    n.reg,

@@ -66,8 +66,8 @@ func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
 // check). Other requests pass untouched.
 func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
-	g := gate{auth: n.auth, acct: n.acct}
-	behind := n.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	g := gate{auth: n.acc.auth, acct: n.acc.acct}
+	behind := n.acc.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, path string
 		token              bool
@@ -119,7 +119,7 @@ func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 func TestGateReadAuth(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
 	for _, readAuth := range []bool{false, true} {
-		g := gate{auth: n.auth, readAuth: readAuth}
+		g := gate{auth: n.acc.auth, readAuth: readAuth}
 		for _, path := range []string{"/api/devices/relay1/history", "/api/devices"} {
 			w := httptest.NewRecorder()
 			_, pass := g.Authenticate(w, httptest.NewRequest(http.MethodGet, path, nil))
@@ -142,7 +142,7 @@ func TestDeviceReadsTakeNoSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, base, _, _ := startNode(t, cfg)
-	before := n.front.Completed()
+	before := n.web.front.Completed()
 	for _, path := range []string{"/api/devices", "/api/devices/relay1"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -153,10 +153,10 @@ func TestDeviceReadsTakeNoSlot(t *testing.T) {
 			t.Fatalf("GET %s: %d", path, resp.StatusCode)
 		}
 	}
-	if got := n.front.Completed(); got != before {
+	if got := n.web.front.Completed(); got != before {
 		t.Fatalf("device reads ran through the front door: completed %d -> %d", before, got)
 	}
-	if code, _, _ := getJSON(t, "POST", base+"/api/devices/relay1/toggle", nil, nil); code != http.StatusOK || n.front.Completed() != before+1 {
-		t.Fatalf("a toggle: %d, completed %d, want it through the front door", code, n.front.Completed())
+	if code, _, _ := getJSON(t, "POST", base+"/api/devices/relay1/toggle", nil, nil); code != http.StatusOK || n.web.front.Completed() != before+1 {
+		t.Fatalf("a toggle: %d, completed %d, want it through the front door", code, n.web.front.Completed())
 	}
 }

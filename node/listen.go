@@ -14,42 +14,64 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 )
 
-// listen opens the listener of client and peer requests: node.http; with
-// TLS on, http.https wrapped in TLS and, with http.http_redirect, node.http
-// for a redirector that only sends clients to HTTPS.
-func (n *Node) listen() (net.Listener, *redirector, error) {
+// listen opens the board's HTTP servers: the one of client and peer
+// requests on node.http, or with TLS on on http.https wrapped in TLS; and
+// with TLS on and http.http_redirect, a redirector on node.http that only
+// sends clients to HTTPS (nil otherwise). Each is a lifecycle component;
+// requests' contexts carry ctx's values but not its cancellation.
+func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err error) {
+	t := n.set.timeouts
+	errLog := slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
+	primary = &webServer{log: n.log, grace: n.boot.shutdownTimeout, srv: &http.Server{
+		Handler:           n.web.handler,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		ConnState:         httpx.SlowHeadConnState, // 408 to a client whose header crawls in
+		MaxHeaderBytes:    t.MaxHeader,
+		ErrorLog:          errLog,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}}
+	// The event streams never end by themselves: closing the hubs ends them,
+	// so the drain waits only for requests.
+	primary.srv.RegisterOnShutdown(n.web.hub.Close)
+	primary.srv.RegisterOnShutdown(n.web.localHub.Close)
+	primary.srv.RegisterOnShutdown(n.web.logHub.Close)
 	if !n.sec.on() {
 		ln, err := Listen(n.boot.state.HTTP)
 		if err != nil {
 			return nil, nil, err
 		}
-		return httpx.SlowHeadListener(n.perClient(ln, false), nil, n.set.timeouts.ReadHeader), nil, nil
+		primary.ln = httpx.SlowHeadListener(n.perClient(ln, false), nil, t.ReadHeader)
+		return primary, nil, nil
 	}
 	raw, err := listenKey(n.boot.https, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
-	ln := httpx.SlowHeadListener(n.perClient(raw, true), n.sec.server, n.set.timeouts.ReadHeader)
+	primary.ln = httpx.SlowHeadListener(n.perClient(raw, true), n.sec.server, t.ReadHeader)
 	if !n.boot.redirect {
-		return ln, nil, nil
+		return primary, nil, nil
 	}
 	pl, err := Listen(n.boot.state.HTTP)
 	if err != nil {
-		ln.Close()
+		primary.ln.Close()
 		return nil, nil, err
 	}
-	n.plain.Store(pl.Addr())
+	n.web.plain.Store(pl.Addr())
 	_, port, _ := net.SplitHostPort(raw.Addr().String())
-	r := &redirector{ln: pl, srv: &http.Server{
+	// a redirect takes no time: in-flight ones get a second
+	redirect = &webServer{ln: pl, grace: time.Second, srv: &http.Server{
 		Handler:           n.redirectHandler(port),
-		ReadHeaderTimeout: n.set.timeouts.ReadHeader,
-		ReadTimeout:       n.set.timeouts.ReadHeader,
-		WriteTimeout:      n.set.timeouts.ReadHeader,
-		IdleTimeout:       n.set.timeouts.Idle,
-		MaxHeaderBytes:    n.set.timeouts.MaxHeader,
-		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.ReadHeader,
+		WriteTimeout:      t.ReadHeader,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    t.MaxHeader,
+		ErrorLog:          errLog,
 	}}
-	return ln, r, nil
+	return primary, redirect, nil
 }
 
 // listenKey is Listen with the config key to change in its message.
@@ -64,25 +86,37 @@ func listenKey(addr, key string) (net.Listener, error) {
 	return ln, nil
 }
 
-// redirector is the plain HTTP listener of a TLS board, a component of
-// its lifecycle.
-type redirector struct {
-	ln  net.Listener
-	srv *http.Server
+// webServer is one of the board's HTTP servers as a lifecycle component.
+type webServer struct {
+	ln    net.Listener
+	srv   *http.Server
+	grace time.Duration // how long in-flight requests may take to finish at the end
+	log   *slog.Logger  // logs the drain; nil: quiet
 }
 
-// Run serves until ctx ends, then closes the listener; a redirect takes no
-// time, so in-flight ones get a second. It returns nil.
-func (r *redirector) Run(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.srv.Serve(r.ln) }()
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := r.srv.Shutdown(sctx); err != nil {
-		_ = r.srv.Close()
+// Run serves until ctx ends, then stops accepting and lets in-flight
+// requests finish within grace, cutting those still running after it. It
+// returns nil, or why serving failed.
+func (s *webServer) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
 	}
-	<-done
+	if s.log != nil {
+		s.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", s.grace)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		if s.log != nil {
+			s.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
+		}
+		_ = s.srv.Close()
+	}
+	<-errc
 	return nil
 }
 
@@ -94,7 +128,7 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/healthz", "/readyz":
-			n.handler.ServeHTTP(w, r)
+			n.web.handler.ServeHTTP(w, r)
 			return
 		}
 		host := r.Host

@@ -9,7 +9,7 @@ import (
 // The plain listener of a TLS board answers probes itself and sends
 // everything else to the same path on the HTTPS port, keeping the method.
 func TestRedirectHandler(t *testing.T) {
-	n := &Node{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })}
+	n := &Node{web: webSide{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })}}
 	h := n.redirectHandler("8443")
 	cases := []struct {
 		method, host, target string

@@ -29,7 +29,7 @@ func TestMarkUnknown(t *testing.T) {
 		{"simulated board", &simLoad{}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := &Node{system: &system{load: c.load}}
+			n := &Node{clu: clusterSide{load: c.load}}
 			for _, b := range n.markUnknown(v()).Nodes {
 				if b.LoadUnknown != c.want[b.Name] {
 					t.Fatalf("%s: load_unknown [%v], want [%v]", b.Name, b.LoadUnknown, c.want[b.Name])
@@ -55,9 +55,9 @@ func TestMonitoredView(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := config.DefaultConfig()
 			cfg.Sched.Policy = c.policy
-			n := &Node{system: &system{boot: bootOf(t, &cfg)}}
-			n.rt.observe("ews1", 500*time.Microsecond)
-			n.rt.observe("ews2", 12250*time.Microsecond)
+			n := &Node{boot: bootOf(t, &cfg)}
+			n.clu.rt.observe("ews1", 500*time.Microsecond)
+			n.clu.rt.observe("ews2", 12250*time.Microsecond)
 			v := n.monitored(state.View{Master: "ews1", Self: c.self, Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}})
 			if v.Policy != c.policy {
 				t.Fatalf("policy %q", v.Policy)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"log/slog"
 	"sync"
 
 	"github.com/ews-firmware/ews/node/dispatch"
@@ -14,11 +15,17 @@ import (
 // cluster's change events (and once when Run starts); the front door's
 // IsMaster only reads whether the front has a dispatcher.
 type master struct {
-	n     *Node
 	front *dispatch.Front
-	vip   vipFollower // the virtual IP goes with mastership; guarded by mu
-	mu    sync.Mutex
-	d     *sched.Dispatcher // nil while not master
+	log   *slog.Logger
+	// newDispatcher makes the queue on each takeover; boards is the
+	// table's rows it is fed; auto runs while master (nil-safe).
+	newDispatcher func() (*sched.Dispatcher, error)
+	boards        func() []state.Board
+	auto          *automation
+	policy        string      // sched.policy, for the log
+	vip           vipFollower // the virtual IP goes with mastership; guarded by mu
+	mu            sync.Mutex
+	d             *sched.Dispatcher // nil while not master
 }
 
 // follow keeps the dispatcher in step with the table: created on becoming
@@ -31,27 +38,27 @@ func (m *master) follow(v state.View) {
 	m.vip.follow(v, isMaster)
 	switch {
 	case isMaster && m.d == nil:
-		d, err := sched.NewDispatcher(m.n.boot.sched, sched.Options{Registerer: m.n.reg, Logger: m.n.log, RT: m.n.rt.get})
+		d, err := m.newDispatcher()
 		if err != nil {
-			m.n.log.Error("dispatch: cannot start the queue", "err", err)
+			m.log.Error("dispatch: cannot start the queue", "err", err)
 			return
 		}
 		m.d = d
 		m.update()
 		m.front.SetDispatcher(d)
-		m.n.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.n.boot.sched.Policy)
-		m.n.auto.start()
+		m.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.policy)
+		m.auto.start()
 	case isMaster:
 		m.update()
 	case m.d != nil:
 		m.front.StepDown()
-		m.n.auto.stop()
+		m.auto.stop()
 		m.d = nil
-		m.n.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
+		m.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}
 }
 
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {
-	m.d.Update(m.n.cluster.Boards())
+	m.d.Update(m.boards())
 }

@@ -18,8 +18,8 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 	maxBody := n.boot.maxBody
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		n.metrics.inFlight.Add(1)
-		defer n.metrics.inFlight.Add(-1)
+		n.web.metrics.inFlight.Add(1)
+		defer n.web.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
 			// issue 23, H3: a read has no body; one that sends one (slowly)
@@ -84,8 +84,8 @@ func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {
 		code = http.StatusOK
 	}
 	class := pathClass(r.URL.Path)
-	n.metrics.requests.WithLabelValues(class, codeLabel(code)).Inc()
-	n.metrics.duration.WithLabelValues(class).Update(time.Since(start).Seconds())
+	n.web.metrics.requests.WithLabelValues(class, codeLabel(code)).Inc()
+	n.web.metrics.duration.WithLabelValues(class).Update(time.Since(start).Seconds())
 }
 
 // statusWriter records the status and rewrites plain-text error answers

@@ -9,12 +9,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
@@ -41,18 +39,20 @@ func DefaultTimeouts() Timeouts {
 }
 
 // Node is one board's daemon. Create it with New, then Run it. It holds
-// what it owns itself, its HTTP server's state and the process's exit;
-// the board's components are its system, built once by New (system.go).
+// what it owns itself (config, logger, lifecycle, the process's exit) and
+// the board's components in four sides, each with one role, built once by
+// New (system.go).
 type Node struct {
-	*system
+	boot    *boot // every package's options, from the boot config (configmap.go)
 	log     *slog.Logger
-	set     settings     // what the Options chose
-	handler http.Handler // the whole HTTP surface
-	life    lifecycle    // runs the components, then closes what they hold
-
-	ready   atomic.Bool
-	addr    atomic.Value // net.Addr once listening (the HTTPS one when TLS is on)
-	plain   atomic.Value // net.Addr of the redirect-only node.http listener (TLS on)
+	set     settings  // what the Options chose
+	life    lifecycle // runs the components, then closes what they hold
+	reg     *promx.Registry
+	sec     security    // TLS material and session secret from the bundle
+	clu     clusterSide // the cluster, what it hears of this board, mastership
+	dev     deviceSide  // this board's devices and what serves, mirrors and records them
+	web     webSide     // the HTTP surface, the front door and the listeners
+	acc     accessSide  // credentials, users, audit; who is a board
 	started time.Time
 	exit    exitRequest // why Run returns (restart.go)
 	bin     binary      // the running executable, for the board page and uploads
@@ -104,131 +104,108 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 }
 
 // Handler is the node's whole HTTP surface (tests drive it with httptest).
-func (n *Node) Handler() http.Handler { return n.handler }
+func (n *Node) Handler() http.Handler { return n.web.handler }
 
 // Registry is the node's Prometheus registry.
 func (n *Node) Registry() *promx.Registry { return n.reg }
 
 // Addr is the address the HTTP server listens on, nil before Run listens.
 func (n *Node) Addr() net.Addr {
-	a, _ := n.addr.Load().(net.Addr)
+	a, _ := n.web.addr.Load().(net.Addr)
 	return a
 }
 
 // PlainAddr is the address of the redirect-only plain HTTP listener
 // (node.http when TLS is on and http.http_redirect); nil otherwise.
 func (n *Node) PlainAddr() net.Addr {
-	a, _ := n.plain.Load().(net.Addr)
+	a, _ := n.web.plain.Load().(net.Addr)
 	return a
 }
 
 // Ready reports whether the node serves requests (/readyz).
-func (n *Node) Ready() bool { return n.ready.Load() }
+func (n *Node) Ready() bool { return n.web.ready.Load() }
 
 // Run listens on node.http (with TLS on: http.https, and node.http only
-// redirects) and serves until ctx is done, then stops accepting, lets
-// in-flight requests finish within http.shutdown_timeout, stops the
-// components in reverse order of start and returns nil (or the error a
-// component failed with). A listen failure is returned at once.
+// redirects) and serves until ctx is done; then it says it is no longer
+// ready and stops the components in reverse order of start: the cluster
+// first (mastership handed over, so peers take over while this board
+// drains), then the HTTP servers (in-flight requests get
+// http.shutdown_timeout), then the rest. It returns nil, or the error a
+// component failed with. A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.life.close()
-	ln, redir, err := n.listen()
+	primary, redirect, err := n.listen(ctx)
 	if err != nil {
 		return err
 	}
-	n.addr.Store(ln.Addr())
+	addr := primary.ln.Addr()
+	n.web.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.
-	n.life.start(ctx, "health", n.health)
-	if n.vip != nil {
-		n.life.start(ctx, "vip", n.vip) // first removes an address left from a crash
+	n.life.start(ctx, "health", n.clu.health)
+	if n.clu.vip != nil {
+		n.life.start(ctx, "vip", n.clu.vip) // first removes an address left from a crash
 	}
 	n.holdOutputs() // issue 25: actions wait until restoreOutputs
-	if err := n.cluster.Start(ctx); err != nil {
-		ln.Close()
-		if redir != nil {
-			redir.ln.Close()
-		}
-		return err
-	}
-	if redir != nil {
-		n.life.start(ctx, "redirect", redir) // node.http: /healthz, /readyz, else 308 to HTTPS
-	}
 	flush, record := n.historyRunners()
 	n.life.start(ctx, "history", flush)
 	n.life.start(ctx, "history-record", record)
-	n.life.start(ctx, "devices", n.devs) // polls the sensors
-	if n.mirror != nil {
-		n.life.start(ctx, "mirror", n.mirror)
+	n.life.start(ctx, "devices", n.dev.devs) // polls the sensors
+	if n.dev.mirror != nil {
+		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
-	n.life.start(ctx, "audit", n.acct.audit) // issue 24: the audit log's writer
+	n.life.start(ctx, "audit", n.acc.acct.audit) // issue 24: the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))
 	}
-	if n.auto != nil {
-		n.life.start(ctx, "automation", n.auto)
+	if n.clu.auto != nil {
+		n.life.start(ctx, "automation", n.clu.auto)
 	}
-	srv := &http.Server{
-		Handler:           n.handler,
-		ReadHeaderTimeout: n.set.timeouts.ReadHeader,
-		ReadTimeout:       n.set.timeouts.Read,
-		WriteTimeout:      n.set.timeouts.Write,
-		IdleTimeout:       n.set.timeouts.Idle,
-		ConnState:         httpx.SlowHeadConnState, // 408 to a client whose header crawls in
-		MaxHeaderBytes:    n.set.timeouts.MaxHeader,
-		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	n.life.start(ctx, "supervise", n.dev.helpers) // before the servers: helpers outlive the drain
+	if redirect != nil {
+		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
-	srv.RegisterOnShutdown(n.hub.Close)
-	srv.RegisterOnShutdown(n.localHub.Close)
-	srv.RegisterOnShutdown(n.logHub.Close)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	n.life.start(ctx, "http", primary)
+	// The cluster starts after the HTTP servers so that it stops before
+	// them: mastership is handed over before the drain.
+	n.life.start(ctx, "cluster", n.clu.cluster)
+	select {
+	case <-n.clu.cluster.Up():
+	case <-n.life.failed():
+		return n.life.stop() // the gossip address is taken, say
+	}
 	n.restoreOutputs(ctx) // issue 25: outputs back to what the cluster remembers, then actions run
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
-	n.cluster.ReportNow()
-	n.master.follow(n.cluster.Snapshot())
-	n.ready.Store(true)
-	n.cluster.ReportNow() // running now
-	wd := n.watchdog(ln.Addr())
+	n.clu.cluster.ReportNow()
+	n.clu.master.follow(n.clu.cluster.Snapshot())
+	n.web.ready.Store(true)
+	n.clu.cluster.ReportNow() // running now
+	wd := n.watchdog(addr)
 	n.life.start(ctx, "watchdog", wd)
-	n.life.start(ctx, "supervise", n.helpers)
 	wd.Ready()
-	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), ln.Addr().String(), "config", n.boot.file)
-	n.runMDNS(ctx, ln.Addr()) // issue 28: announce on the LAN, [node] mdns (node/announce.go)
-	releaseStartGarbage()     // issue 27: idle RSS (node/memory.go)
+	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), addr.String(), "config", n.boot.file)
+	if a := n.announcer(addr); a != nil {
+		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/announce.go)
+	}
+	releaseStartGarbage() // issue 27: idle RSS (node/memory.go)
 
-	var failed error
 	select {
-	case err := <-errc:
-		n.ready.Store(false)
-		n.cluster.Shutdown()
-		return fmt.Errorf("node: serve: %w", err)
 	case <-ctx.Done():
 	case <-n.exit.stop:
 		n.log.Info("stopping for a " + n.Exit().String())
 	case <-n.life.failed():
-		failed = n.life.stop()
-		n.log.Error("stopping: a component failed", "err", failed)
+		n.log.Error("stopping: a component failed")
 	}
-	n.ready.Store(false)
+	n.web.ready.Store(false)
 	wd.Stopping()
-	// Hand mastership over first, so peers take over while we drain.
-	n.cluster.Shutdown()
-	n.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", n.boot.shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), n.boot.shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		n.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
-		_ = srv.Close()
+	err = n.life.stop()
+	if err != nil {
+		n.log.Error("stopped: a component failed", "err", err)
+	} else {
+		n.log.Info("stopped")
 	}
-	<-errc
-	if err := n.life.stop(); err != nil && failed == nil {
-		failed = err
-	}
-	n.log.Info("stopped")
-	return failed
+	return err
 }
 
 // Listen opens a TCP listener and turns "address in use" into an error that
@@ -257,7 +234,7 @@ func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
 		sdnotify.HTTPProbe("http", url, client),
 		{Name: "cluster", Check: func(ctx context.Context) error {
 			done := make(chan struct{})
-			go func() { n.cluster.Snapshot(); close(done) }()
+			go func() { n.clu.cluster.Snapshot(); close(done) }()
 			select {
 			case <-done:
 				return nil

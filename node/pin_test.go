@@ -18,7 +18,7 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin := (&Node{system: &system{boot: bootOf(t, cfg)}}).pin()
+	pin := (&Node{boot: bootOf(t, cfg)}).pin()
 	req := func(method, path, key string) string {
 		r := httptest.NewRequest(method, path, nil)
 		if key != "" {

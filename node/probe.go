@@ -60,11 +60,11 @@ func (n *Node) probeLoop(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if !n.cluster.IsMaster() {
+		if !n.clu.cluster.IsMaster() {
 			continue
 		}
 		var wg sync.WaitGroup
-		for _, b := range n.cluster.Boards() {
+		for _, b := range n.clu.cluster.Boards() {
 			if b.HTTP == "" || b.Runstate == state.Down {
 				continue
 			}
@@ -83,7 +83,7 @@ func (n *Node) probeLoop(ctx context.Context) error {
 						d = probeTimeout
 					}
 				}
-				n.rt.observe(b.Name, d)
+				n.clu.rt.observe(b.Name, d)
 			}()
 		}
 		wg.Wait()

@@ -53,10 +53,10 @@ func (r *refusals) mark(v state.View, now time.Time) state.View {
 // or this board has none to compare (no cluster key), so a 401 after this
 // board accepted the credentials is the only evidence (issue 23, M2).
 func (n *Node) credsDiffer(board string) bool {
-	if n.creds.Load() == 0 {
+	if n.acc.creds.Load() == 0 {
 		return true
 	}
-	for _, b := range n.cluster.Snapshot().Nodes {
+	for _, b := range n.clu.cluster.Snapshot().Nodes {
 		if b.Name == board {
 			return b.AuthMismatch
 		}

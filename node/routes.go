@@ -26,28 +26,28 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
-	n.api.RegisterReads(mux) // issue 23: device reads from the mirror, never queued
+	n.dev.api.RegisterReads(mux) // issue 23: device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
 			if n.peerStream(w, r) { // boards only (issue 23, M1)
-				n.localHub.ServeHTTP(w, r)
+				n.web.localHub.ServeHTTP(w, r)
 			}
 			return
 		case "log":
-			n.auth.Require(adminOnly(n.logHub)).ServeHTTP(w, r) // issue 24: admin
+			n.acc.auth.Require(adminOnly(n.web.logHub)).ServeHTTP(w, r) // issue 24: admin
 			return
 		}
-		n.readAuth(n.hub).ServeHTTP(w, r)
+		n.readAuth(n.web.hub).ServeHTTP(w, r)
 	})
 	n.accountRoutes(mux) // issue 24: login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
-	mux.Handle("POST /api/board/restart", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // issue 24: admin, audited
+	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // issue 24: admin, audited
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
-	mux.Handle("POST /api/cluster/upgrade", n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
-	mux.Handle("POST "+firmwarePath, n.audited(n.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
+	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
+	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
 	n.backupRoutes(mux) // issue 25: GET /api/board/config for ews cluster backup
-	mux.Handle("/", n.front)
+	mux.Handle("/", n.web.front)
 }
 
 // readAuth asks for credentials before h with [http] read_auth (issue 23, M2).
@@ -55,17 +55,17 @@ func (n *Node) readAuth(h http.Handler) http.Handler {
 	if !n.boot.readAuth {
 		return h
 	}
-	return n.auth.Require(h)
+	return n.acc.auth.Require(h)
 }
 
 // work is what runs on the board a request is dispatched to: the device
 // API, CGI and the pages.
 func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
-	n.api.Register(work)
+	n.dev.api.Register(work)
 	n.historyRoutes(work) // issue 28
-	work.Handle("/cgi-bin/", n.auth.Require(n.cgi))
-	n.acct.store.Register(work, who) // issue 24: /api/users (pinned to the master)
+	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
+	n.acc.acct.store.Register(work, who) // issue 24: /api/users (pinned to the master)
 	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}
@@ -84,7 +84,7 @@ func (n *Node) pageCost(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := time.NewTimer(time.Duration(float64(d) * simCost(r) * n.sim.Slowdown(time.Now()))) // busy: slower
+		t := time.NewTimer(time.Duration(float64(d) * simCost(r) * n.clu.sim.Slowdown(time.Now()))) // busy: slower
 		select {
 		case <-t.C:
 		case <-r.Context().Done():

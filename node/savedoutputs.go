@@ -21,8 +21,8 @@ import (
 // restoreOutputs has brought the outputs back: the master may send this
 // board work as soon as it reports, before it says it is ready.
 func (n *Node) holdOutputs() {
-	if n.mirror != nil || n.hasSeed() {
-		n.devs.Hold()
+	if n.dev.mirror != nil || n.hasSeed() {
+		n.dev.devs.Hold()
 	}
 }
 
@@ -65,7 +65,7 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 	}
 	if localPath != "" {
 		n.life.start(ctx, "outputs-keep", runFunc(func(ctx context.Context) error {
-			restore.Keep(ctx, localPath, n.devs, time.Second, restored, n.log)
+			restore.Keep(ctx, localPath, n.dev.devs, time.Second, restored, n.log)
 			return nil
 		}))
 	}
@@ -74,13 +74,13 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 // runRestore runs node/restore with the cluster's memory (when in a
 // cluster), seed and local; it says whether it restored an output.
 func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool {
-	if n.mirror == nil && seed == nil && local == nil {
-		n.devs.Release()
+	if n.dev.mirror == nil && seed == nil && local == nil {
+		n.dev.devs.Release()
 		return false
 	}
 	o := restore.Options{
 		Self:    n.boot.state.Name,
-		Devices: n.devs,
+		Devices: n.dev.devs,
 		Peers:   func() []string { return nil },
 		Master:  func() string { return n.boot.state.Name }, // standalone: nobody to wait for
 		Offers:  func() map[string][]hal.Snapshot { return nil },
@@ -89,14 +89,14 @@ func (n *Node) runRestore(ctx context.Context, seed, local []hal.Snapshot) bool 
 		Settle:  n.boot.state.TMax + 2*n.boot.state.Heartbeat,
 		Wait:    max(5*time.Second, 2*n.boot.state.TMax+time.Second),
 		OnRestore: func(s hal.Snapshot, from string) {
-			n.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
+			n.web.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
 		},
 		Logger: n.log,
 	}
-	if n.mirror != nil {
-		o.Peers, o.Offers, o.Poke = n.livePeers, n.mirror.Offers, n.mirror.Poke
+	if n.dev.mirror != nil {
+		o.Peers, o.Offers, o.Poke = n.livePeers, n.dev.mirror.Offers, n.dev.mirror.Poke
 		o.Master = func() string {
-			name, _, _ := n.cluster.Master()
+			name, _, _ := n.clu.cluster.Master()
 			return name
 		}
 	}
@@ -132,7 +132,7 @@ func (n *Node) own(list []hal.Snapshot) []hal.Snapshot {
 // address: the ones a restarting board waits to hear from.
 func (n *Node) livePeers() []string {
 	var out []string
-	for _, b := range n.cluster.Boards() {
+	for _, b := range n.clu.cluster.Boards() {
 		if b.Name != n.boot.state.Name && b.HTTP != "" && b.Runstate != state.Down {
 			out = append(out, b.Name)
 		}
@@ -143,8 +143,8 @@ func (n *Node) livePeers() []string {
 // rememberedOutputs is what this board offers on its local stream: the
 // other boards' outputs at their last command (nil standalone).
 func (n *Node) rememberedOutputs() any {
-	if n.mirror == nil {
+	if n.dev.mirror == nil {
 		return []hal.Snapshot{}
 	}
-	return n.mirror.Remembered()
+	return n.dev.mirror.Remembered()
 }

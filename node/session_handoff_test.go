@@ -13,7 +13,7 @@ func TestSessionHandoff(t *testing.T) {
 	if err != nil || len(first) != 32 {
 		t.Fatalf("new key: %x %v", first, err)
 	}
-	n := &Node{system: &system{}}
+	n := &Node{}
 	n.sec.session, n.sec.handoff = first, true
 	entry := n.SessionHandoff()
 	k, v, ok := strings.Cut(entry, "=")

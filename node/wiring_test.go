@@ -73,7 +73,7 @@ command = ["/bin/sleep", "60"]
 		t.Fatal(err)
 	}
 	defer n.life.close()
-	if n.auto == nil || n.mirror == nil || n.helpers == nil {
+	if n.clu.auto == nil || n.dev.mirror == nil || n.dev.helpers == nil {
 		t.Fatal("the board lacks a component this test is about")
 	}
 	for id, g := range goroutines(t) {

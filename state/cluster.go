@@ -79,7 +79,7 @@ type Cluster struct {
 	// askSeals asks a board over TLS whether it seals (askSeals with the
 	// cluster CA); under mu (tests replace it).
 	askSeals func(ctx context.Context, name, addr string) (bool, error)
-	// lastBuild (tests only, set before Start) makes this board look on
+	// lastBuild (tests only, set before Run) makes this board look on
 	// the wire like the build before version 5: no node meta, and a
 	// version-5 message refused unread as that build's decoder does.
 	lastBuild bool
@@ -91,7 +91,8 @@ type Cluster struct {
 	subID int
 
 	// ml is set once gossip started; memberlist delivers messages (NotifyMsg) from
-	// its own goroutines while Create has not returned yet, so it is read with Load.
+	// its own goroutines while Create has not returned yet, so it is read with Load
+	// and every send checks it.
 	ml             atomic.Pointer[memberlist.Memberlist]
 	inbox          chan received
 	members        chan memberEvent
@@ -105,11 +106,9 @@ type Cluster struct {
 	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
 	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
 
-	started  bool
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	done     chan struct{}
-	stopOnce sync.Once
+	ran     atomic.Bool   // Run was called: it runs once
+	up      chan struct{} // closed once Run has started the protocol
+	crashed atomic.Bool   // tests only: Run ends without a step-down or leave, as a killed process would
 }
 
 // received is a decoded message and the protocol version it came at.
@@ -124,7 +123,7 @@ type memberEvent struct {
 }
 
 // New builds the cluster member from cfg (start from DefaultConfig); it
-// binds nothing until Start. reg may be nil (no metrics registered).
+// binds nothing and starts no goroutine until Run. reg may be nil (no metrics registered).
 func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cluster, error) {
 	if local == nil {
 		return nil, errors.New("state: New needs a Local")
@@ -141,7 +140,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
-		warned: map[string]time.Time{}, done: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
+		warned: map[string]time.Time{}, up: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
 		introOut: make(chan introOut, 64), askOut: make(chan string, 16)}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
@@ -211,116 +210,108 @@ func AdvertiseHTTP(advertise, gossip, listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// Start binds the gossip address, joins the configured peers (and keeps
-// re-joining missing ones) and starts the protocol. Standalone boards bind
-// nothing. It returns a clear error naming the port when the gossip
-// address is taken. ctx bounds the cluster's life as Shutdown does.
-func (c *Cluster) Start(ctx context.Context) error {
-	c.mu.Lock()
-	if c.started {
-		c.mu.Unlock()
-		return errors.New("state: cluster already started")
+// Run binds the gossip address, joins the configured peers (and keeps
+// re-joining missing ones) and runs the protocol until ctx ends. Then it
+// hands mastership over (a step-down, so the next board takes over without
+// waiting tmax), leaves the membership, shuts memberlist down and returns
+// nil, once every goroutine it started has returned. Standalone boards bind
+// nothing. A gossip address that is taken is returned at once, naming the
+// port. Run may be called once; the cluster's views (Snapshot, Master)
+// stay readable before and after it.
+func (c *Cluster) Run(ctx context.Context) error {
+	if !c.ran.CompareAndSwap(false, true) {
+		return errors.New("state: cluster already ran")
 	}
-	c.started = true
-	c.mu.Unlock()
-
-	if !c.cfg.Standalone() {
-		mc, err := memberlistConfig(c.cfg, c.self, c.key, &mlLog{logger: c.logger, refused: c.refused})
-		if err != nil {
-			return err
-		}
-		d := &delegate{c: c}
-		mc.Delegate, mc.Events, mc.Conflict, mc.Alive = d, d, d, d
-		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
-		if err != nil {
-			if strings.Contains(err.Error(), "address already in use") {
-				return fmt.Errorf("state: gossip address %s (node.gossip): port %d is already in use (another ews running?): %w", c.cfg.Gossip, mc.BindPort, err)
-			}
-			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
-		}
-		if mc.BindPort == 0 {
-			mc.BindPort = nt.GetAutoBindPort()
-			if mc.AdvertisePort == 0 {
-				mc.AdvertisePort = mc.BindPort
-			}
-		}
-		ct := &countingTransport{NetTransport: nt, sent: c.m.wire.Add, packets: make(chan *memberlist.Packet), stop: make(chan struct{}), down: make(chan struct{})}
-		go ct.filterPackets(c, newSources(c.peers))
-		mc.Transport = ct
-		ml, err := memberlist.Create(mc)
-		if err != nil {
-			_ = ct.Shutdown()
-			return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
-		}
-		c.ml.Store(ml)
-		c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil, "signed", c.gkey != nil,
-			"peers", len(c.peers), "probe_interval", mc.ProbeInterval, "tmax", c.timing.TMax, "heartbeat", c.timing.Heartbeat)
-		c.logIdentity()
-	} else {
+	var filter sync.WaitGroup // the transport's packet filter, down with memberlist
+	defer filter.Wait()
+	if c.cfg.Standalone() {
 		c.logger.Info("standalone: no peers, this board is master")
+	} else if err := c.open(&filter); err != nil {
+		return err
 	}
-	ctx, c.cancel = context.WithCancel(ctx)
-	c.wg.Add(1)
-	go c.run(ctx)
+	close(c.up)
+
+	var loops sync.WaitGroup // each returns when ctx ends
+	loops.Go(func() { c.run(ctx) })
 	if c.ml.Load() != nil {
-		c.wg.Add(1)
-		go c.rejoin(ctx)
+		loops.Go(func() { c.rejoin(ctx) })
 		if c.gkey != nil {
-			c.wg.Add(2)
-			go c.introLoop(ctx)
-			go c.askLoop(ctx)
+			loops.Go(func() { c.introLoop(ctx) })
+			loops.Go(func() { c.askLoop(ctx) })
 		}
 	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			c.Shutdown()
-		case <-c.done:
-		}
-	}()
+	loops.Wait()
+	c.leave()
 	return nil
 }
 
-// Shutdown hands mastership over (a step-down message, so the next board
-// takes over without waiting tmax), leaves the membership and stops every
-// goroutine. It is idempotent and safe before Start.
-func (c *Cluster) Shutdown() {
-	c.stopOnce.Do(func() {
-		if c.cancel != nil {
-			c.cancel()
+// open starts memberlist over the filtering transport; the filter's
+// goroutine is counted in filter and returns once the transport is down.
+func (c *Cluster) open(filter *sync.WaitGroup) error {
+	mc, err := memberlistConfig(c.cfg, c.self, c.key, &mlLog{logger: c.logger, refused: c.refused})
+	if err != nil {
+		return err
+	}
+	d := &delegate{c: c}
+	mc.Delegate, mc.Events, mc.Conflict, mc.Alive = d, d, d, d
+	nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
+	if err != nil {
+		if strings.Contains(err.Error(), "address already in use") {
+			return fmt.Errorf("state: gossip address %s (node.gossip): port %d is already in use (another ews running?): %w", c.cfg.Gossip, mc.BindPort, err)
 		}
-		c.wg.Wait()
+		return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
+	}
+	if mc.BindPort == 0 {
+		mc.BindPort = nt.GetAutoBindPort()
+		if mc.AdvertisePort == 0 {
+			mc.AdvertisePort = mc.BindPort
+		}
+	}
+	ct := &countingTransport{NetTransport: nt, sent: c.m.wire.Add, packets: make(chan *memberlist.Packet), stop: make(chan struct{}), down: make(chan struct{})}
+	src := newSources(c.peers)
+	filter.Go(func() { ct.filterPackets(c, src) })
+	mc.Transport = ct
+	// memberlist delivers messages (NotifyMsg) from its own goroutines
+	// before Create returns: c.ml is nil until then, and every send checks.
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		_ = ct.Shutdown()
+		return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
+	}
+	c.ml.Store(ml)
+	c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil, "signed", c.gkey != nil,
+		"peers", len(c.peers), "probe_interval", mc.ProbeInterval, "tmax", c.timing.TMax, "heartbeat", c.timing.Heartbeat)
+	c.logIdentity()
+	return nil
+}
+
+// leave ends Run's protocol: a step-down and a leave, unless crashed
+// (tests) asked to stop as a killed process would; then memberlist and its
+// transport shut down.
+func (c *Cluster) leave() {
+	ml := c.ml.Load()
+	if !c.crashed.Load() {
 		c.mu.Lock()
 		acts := c.e.StepDown(time.Now())
 		c.mu.Unlock()
 		c.do(acts)
-		if ml := c.ml.Load(); ml != nil {
+		if ml != nil {
 			if err := ml.Leave(min(c.timing.TMax, time.Second)); err != nil {
 				c.logger.Debug("leave", "err", err)
 			}
-			if err := ml.Shutdown(); err != nil {
-				c.logger.Warn("gossip shutdown", "err", err)
-			}
 		}
-		close(c.done)
-	})
+	}
+	if ml != nil {
+		if err := ml.Shutdown(); err != nil {
+			c.logger.Warn("gossip shutdown", "err", err)
+		}
+	}
 }
 
-// crash stops without a step-down or leave, as a killed process would
-// (tests only).
-func (c *Cluster) crash() {
-	c.stopOnce.Do(func() {
-		c.cancel()
-		c.wg.Wait()
-		if ml := c.ml.Load(); ml != nil {
-			_ = ml.Shutdown()
-		}
-		close(c.done)
-	})
-}
-
-// Done is closed when the cluster has shut down.
-func (c *Cluster) Done() <-chan struct{} { return c.done }
+// Up is closed once Run has bound the gossip address and runs the
+// protocol (at once on a standalone board); it stays open when Run failed
+// to start.
+func (c *Cluster) Up() <-chan struct{} { return c.up }
 
 // Snapshot returns the table as this board sees it: the /api/cluster JSON.
 // The master fills Queue and Completed from its own queue; a follower shows

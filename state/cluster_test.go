@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,10 +105,9 @@ func startBoard(t *testing.T, cfg Config) *board {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(context.Background()); err != nil {
+	if err := startRun(t, c); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Shutdown)
 	b.c = c
 	return b
 }
@@ -180,9 +180,10 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		return oneMaster(live, "ews2") && live[1].c.Snapshot().Epoch == 2
 	})
 	t.Logf("takeover after a crash: %v (tmax %v, heartbeat %v)", took, tmax, hb)
-	if float64(bs[1].c.m.takeovers.Get()) != 1 || float64(bs[1].c.m.isMaster.Get()) != 1 {
-		t.Fatal("ews2's metrics do not show its takeover")
-	}
+	// (the metrics are set just after the election's state, on the run loop)
+	testutil.EventuallyWithin(t, "ews2's metrics show its takeover", time.Second, func() bool {
+		return float64(bs[1].c.m.takeovers.Get()) == 1 && float64(bs[1].c.m.isMaster.Get()) == 1
+	})
 	testutil.EventuallyWithin(t, "ews1 down in the new table", 2*time.Second, func() bool {
 		n, _ := bs[2].c.Snapshot().Node("ews1")
 		return n.Runstate == Down
@@ -206,7 +207,7 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	}
 
 	// A graceful shutdown hands over at once (step-down), well before tmax.
-	bs[1].c.Shutdown()
+	bs[1].c.stop()
 	took = testutil.EventuallyWithin(t, "ews3 takes over after a step-down", tmax+20*hb, func() bool { return bs[2].c.IsMaster() })
 	t.Logf("takeover after a graceful shutdown: %v", took)
 
@@ -231,10 +232,9 @@ func TestClusterGossipPortInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Shutdown()
-	err = c.Start(context.Background())
+	err = startRun(t, c)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprint(port)) || !strings.Contains(err.Error(), "in use") {
-		t.Fatalf("Start on a taken port: %v, want an error naming port %d as in use", err, port)
+		t.Fatalf("Run on a taken port: %v, want an error naming port %d as in use", err, port)
 	}
 }
 
@@ -248,10 +248,9 @@ func TestClusterStandalone(t *testing.T) {
 	}
 	views, cancel := c.Subscribe()
 	defer cancel()
-	if err := c.Start(context.Background()); err != nil {
+	if err := startRun(t, c); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Shutdown()
 	if c.ml.Load() != nil {
 		t.Fatal("a standalone board started memberlist")
 	}
@@ -277,12 +276,12 @@ func TestClusterStandalone(t *testing.T) {
 	if n := v.Nodes[0]; n.Runstate != Running {
 		t.Fatalf("own row %+v, want running", n)
 	}
-	c.Shutdown()
-	c.Shutdown() // idempotent
-	select {
-	case <-c.Done():
-	default:
-		t.Fatal("Done not closed after Shutdown")
+	c.stop()
+	if v, _ := runs.Load(c); v.(*run).err != nil {
+		t.Fatalf("Run: %v, want nil after its context ended", v.(*run).err)
+	}
+	if err := c.Run(context.Background()); err == nil {
+		t.Fatal("a second Run: nil, want an error (Run runs once)")
 	}
 }
 
@@ -313,4 +312,48 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	if _, err := New(cfg, testutil.Logger(), nil, &fakeLocal{}); err != nil {
 		t.Fatalf("insecure without a key: %v", err)
 	}
+}
+
+// run is a Cluster a test runs as a board's node does (startRun).
+type run struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // Run's, once done is closed
+}
+
+var runs sync.Map // *Cluster → *run
+
+// startRun runs c until the test ends (or c.stop, c.crash) and returns
+// once its gossip is up, or Run's error when it could not start.
+func startRun(t *testing.T, c *Cluster) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{cancel: cancel, done: make(chan struct{})}
+	go func() { defer close(r.done); r.err = c.Run(ctx) }()
+	select {
+	case <-c.Up():
+	case <-r.done:
+		cancel()
+		return r.err
+	}
+	runs.Store(c, r)
+	t.Cleanup(c.stop)
+	return nil
+}
+
+// stop ends c's Run as a shutdown does (a step-down, a leave) and waits
+// for it; idempotent.
+func (c *Cluster) stop() {
+	if v, ok := runs.Load(c); ok {
+		r := v.(*run)
+		r.cancel()
+		<-r.done
+	}
+}
+
+// crash ends c's Run without a step-down or leave, as a killed process
+// would.
+func (c *Cluster) crash() {
+	c.crashed.Store(true)
+	c.stop()
 }

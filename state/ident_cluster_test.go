@@ -151,8 +151,7 @@ func startLastBuild(t *testing.T, name string, peers []string) *board {
 	c, err := New(cfg, testutil.Logger().With("board", name, "build", "last"), b.reg, b.local)
 	must(t, err)
 	c.lastBuild = true
-	must(t, c.Start(context.Background()))
-	t.Cleanup(c.Shutdown)
+	must(t, startRun(t, c))
 	b.c = c
 	return b
 }
@@ -202,7 +201,7 @@ func TestRollingUpgradeToSigned(t *testing.T) {
 
 	for step, i := range []int{2, 1, 0} {
 		name := bs[i].c.self.Name
-		bs[i].c.Shutdown()
+		bs[i].c.stop()
 		cfg := testConfig(name, peers, testKey)
 		cfg.Identity = ca.ids[name]
 		bs[i] = startBoard(t, cfg)
@@ -305,7 +304,7 @@ func TestRollbackAfterSealing(t *testing.T) {
 				}
 				b.c.mu.Unlock()
 			}
-			back.c.Shutdown()
+			back.c.stop()
 			if n := back.refusedOf("unsigned"); n != 0 { // its peers kept its meta when it left
 				t.Fatalf("%s, leaving, was sent %v unsigned messages (version 4) by boards it saw seal", name, n)
 			}

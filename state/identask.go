@@ -102,7 +102,6 @@ func (c *Cluster) askSealing(name string) {
 // (it was rolled back to a build before version 5) has its unsigned
 // messages taken again, until its next sealed one (GossipKeys.Forget).
 func (c *Cluster) askLoop(ctx context.Context) {
-	defer c.wg.Done()
 	for {
 		var name string
 		select {

@@ -38,7 +38,6 @@ func (c *Cluster) sendIntro(to string, want bool) {
 // introLoop sends the queued intros, at most one per board per introGap:
 // by UDP when it fits a packet, else over memberlist's TCP stream.
 func (c *Cluster) introLoop(ctx context.Context) {
-	defer c.wg.Done()
 	last := map[string]time.Time{}
 	for {
 		var out introOut

@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -32,10 +31,9 @@ func startLogged(t *testing.T, cfg Config, buf *syncBuf) *board {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(context.Background()); err != nil {
+	if err := startRun(t, c); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Shutdown)
 	b.c = c
 	return b
 }

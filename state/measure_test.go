@@ -115,7 +115,7 @@ func TestMeasureTakeover(t *testing.T) {
 		t.Logf("heartbeat %v tmax %v: takeover over %d crashes: p50 %v, max %v (goal tmax + 2 heartbeats = %v)",
 			tm.hb, tm.tmax, len(times), times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond), tm.tmax+2*tm.hb)
 		for _, b := range bs {
-			b.c.Shutdown()
+			b.c.stop()
 		}
 	}
 }

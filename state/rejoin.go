@@ -13,7 +13,6 @@ import (
 // 10 tmax, within 2..30 s); changes are logged once: joined (the first
 // time), missing, each new error, back.
 func (c *Cluster) rejoin(ctx context.Context) {
-	defer c.wg.Done()
 	maxBackoff := min(max(10*c.timing.TMax, 2*time.Second), 30*time.Second)
 	type peerState struct {
 		present bool

@@ -51,10 +51,9 @@ func TestRejoinRetriesAndLogsOncePerChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(context.Background()); err != nil {
+	if err := startRun(t, c); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Shutdown()
 	testutil.EventuallyWithin(t, "three join attempts on the absent peer", 10*time.Second, func() bool { return c.joins.Load() >= 3 })
 	if n := rec.count("cannot join peer"); n != 1 {
 		t.Fatalf("%d 'cannot join' logs over %d attempts, want 1 (once per change)", n, c.joins.Load())

@@ -14,7 +14,6 @@ import (
 // messages, membership changes, this board's report every heartbeat and a
 // tick every Timing.Tick, and carries out what it returns.
 func (c *Cluster) run(ctx context.Context) {
-	defer c.wg.Done()
 	ticker := time.NewTicker(c.timing.Tick)
 	defer ticker.Stop()
 	var nextReport time.Time

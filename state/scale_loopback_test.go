@@ -82,7 +82,7 @@ func TestScaleLoopback(t *testing.T) {
 			reach[len(reach)/2].Round(time.Millisecond), reach[len(reach)*99/100].Round(time.Millisecond),
 			takeovers[1].Round(time.Millisecond), takeovers[2].Round(time.Millisecond))
 		for _, b := range bs {
-			b.c.Shutdown()
+			b.c.stop()
 		}
 	}
 	t.Log("\n" + out.String())

@@ -19,15 +19,16 @@ const (
 	chunk      = 1 << 16 // points per block when the file is rewritten
 )
 
-// Run flushes every Options.Flush until ctx ends. The caller owns the
-// goroutine; Close writes what is left.
-func (s *Store) Run(ctx context.Context) {
+// Run flushes every Options.Flush until ctx ends and returns nil: a failed
+// flush is logged and tried again (the points stay in memory). The caller
+// owns the goroutine; Close writes what is left.
+func (s *Store) Run(ctx context.Context) error {
 	t := time.NewTicker(s.opts.Flush)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 			if err := s.Flush(); err != nil {
 				s.log.Warn("history: flush", "err", err)

@@ -13,18 +13,28 @@ type Source interface {
 	Watch(ctx context.Context, fn func(hal.Snapshot))
 }
 
-// Follow records the state of this board's devices now, then every change
+// Recorder records this board's devices into a Store.
+type Recorder struct {
+	devs Source
+	st   *Store
+}
+
+// NewRecorder records devs into st once Run.
+func NewRecorder(devs Source, st *Store) *Recorder { return &Recorder{devs: devs, st: st} }
+
+// Run records the state of this board's devices now, then every change
 // (sensors' polled values, outputs' on/off and duty, inputs' edges) until
-// ctx ends. Run it in a goroutine the caller owns.
-func Follow(ctx context.Context, devs Source, st *Store) {
-	for _, s := range devs.Local() {
-		RecordSnapshot(st, s)
+// ctx ends, and returns nil. The caller owns the goroutine.
+func (r *Recorder) Run(ctx context.Context) error {
+	for _, s := range r.devs.Local() {
+		RecordSnapshot(r.st, s)
 	}
-	devs.Watch(ctx, func(s hal.Snapshot) {
-		if devs.IsLocal(s.Name) {
-			RecordSnapshot(st, s)
+	r.devs.Watch(ctx, func(s hal.Snapshot) {
+		if r.devs.IsLocal(s.Name) {
+			RecordSnapshot(r.st, s)
 		}
 	})
+	return nil
 }
 
 // RecordSnapshot records a device's state if it has a value to chart.
