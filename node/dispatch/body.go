@@ -22,7 +22,8 @@ const (
 // body's digest): it reads r's whole body (at most MaxBody bytes, within
 // BodyTimeout) into memory once, so a request takes a queue place and a
 // board's slot only once it is all here. A client that sends its body a
-// byte at a time holds its own connection, never a slot (issue 23, H3).
+// byte at a time holds its own connection, never a slot (docs/DESIGN.md,
+// The front door).
 // Every later step (binding a mark, each forwarding attempt, the hold)
 // uses the bytes returned; the request returned carries them
 // (httpx.WithBody) for the handlers here. False: answered (400, 408, 413).

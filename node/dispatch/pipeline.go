@@ -107,7 +107,7 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool
 	}
 	self := f.c.Self()
 	if f.cfg.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.cfg.fromBoard(r) {
-		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
+		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (docs/DESIGN.md, Dispatch marks)
 	}
 	tok, kind, err := markOf(r, f.cfg.redirect)
 	switch {
