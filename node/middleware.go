@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
-	"github.com/ews-firmware/ews/node/dispatch"
 )
 
 // wrap puts the front-door guards around the mux: body size limit, JSON
@@ -58,14 +57,14 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 // one over the limit gets 413 on every path (a handler that never reads its
 // body, a proxy that fails half-way) instead of running with a cut body or
 // answering 502. The handlers then read it from memory, and the front door
-// takes it as read (dispatch.WithBody); it is at most max_body bytes (1 MiB
-// by default). dispatch.ReadBody is the one read of a body at the front
+// takes it as read (httpx.WithBody); it is at most max_body bytes (1 MiB
+// by default). httpx.ReadBody is the one read of a body on a board
 // door (docs/DESIGN.md, The front door).
 func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) (*http.Request, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return r, true
 	}
-	b, err := dispatch.ReadBody(r, maxBody)
+	b, err := httpx.ReadBody(r, maxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -75,7 +74,7 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) (*http.Requ
 		httpx.Error(w, http.StatusBadRequest, "reading the request body: %v", err)
 		return r, false
 	}
-	return dispatch.WithBody(r, b), true
+	return httpx.WithBody(r, b), true
 }
 
 func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {

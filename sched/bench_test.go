@@ -117,7 +117,7 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 	}
 }
 
-// BenchmarkDevice is the device-aware path (issue 27): free is a request
+// BenchmarkDevice is the device-aware path (device.go): free is a request
 // for a free device (Acquire and Done); wait is one queued behind its busy
 // device and dispatched by the Done of the action that held it.
 func BenchmarkDevice(b *testing.B) {

@@ -7,10 +7,11 @@ import (
 	"github.com/ews-firmware/ews/internal/devpath"
 )
 
-// Device-aware dispatch (issue 27): a request for a device takes a board
-// slot only when the device can start it. Until then it waits in its
-// class's queue, in a list per device lock, so a slot is never spent
-// waiting for a busy device that pages and other devices could use.
+// Device-aware dispatch (docs/NOTES.md, Device-aware queueing): a request
+// for a device takes a board slot only when the device can start it. Until
+// then it waits in its class's queue, in a list per device lock, so a slot
+// is never spent waiting for a busy device that pages and other devices
+// could use.
 // Reads of one device share one device read on the board (hal), so a read
 // may start while other reads of the same device run, unless an action for
 // that device waits (then the action goes first, in arrival order).

@@ -50,5 +50,5 @@
 // timeout, CoDel), acquire.go (the caller's wait, on the injected clock),
 // Request.Exclude (a retry's board is chosen by the same selector),
 // device.go (a request for a busy device waits in the queue, not in a
-// board slot; reads of one device start together; issue 27).
+// board slot; reads of one device start together).
 package sched

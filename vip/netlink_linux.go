@@ -13,7 +13,7 @@ import (
 
 // rtnl is Addrs over a route netlink socket, its three requests (add, delete, dump an interface's
 // IPv4 addresses) written by hand: jsimonetti/rtnetlink with mdlayher/netlink cost the board
-// binary ~0.15 MB for them (issue 27 part 4). The messages are what rtnetlink sent.
+// binary ~0.2 MB for them (docs/notes/lighter-boards.md). The messages are what rtnetlink sent.
 type rtnl struct {
 	mu  sync.Mutex // one request at a time: replies are read in order
 	fd  int

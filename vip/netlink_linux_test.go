@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The hand-written request is what jsimonetti/rtnetlink (which vip used before issue 27) sent.
+// The hand-written request is what jsimonetti/rtnetlink sent (vip used it before its requests were written by hand).
 func TestAddressBodyMatchesRtnetlink(t *testing.T) {
 	for _, p := range []string{"10.9.0.50/24", "192.168.1.7/31", "10.0.0.1/32", "172.16.5.4/12"} {
 		pf := netip.MustParsePrefix(p)

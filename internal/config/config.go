@@ -22,7 +22,7 @@ type Config struct {
 	Supervise []Supervise `toml:"supervise"` // [[supervise]]
 	MQTT      *MQTT       `toml:"mqtt"`      // nil: no MQTT bridge
 	Rules     []Rule      `toml:"rule"`      // [[rule]]: automations the master runs
-	History   History     `toml:"history"`   // issue 28: device history (history.go)
+	History   History     `toml:"history"`   // device history (history.go)
 
 	// Path is the file the config was read from ("" for defaults).
 	Path string `toml:"-"`
@@ -142,7 +142,8 @@ type HTTP struct {
 	SSEClients int `toml:"sse_clients"`
 	// SSEPerClient caps the public GET /events streams of one client
 	// address; 0: the default, 8. The boards' own streams
-	// (?scope=local) have their places apart (issue 23).
+	// (?scope=local) have their places apart (docs/NOTES.md, Security:
+	// Peer streams).
 	SSEPerClient int `toml:"sse_per_client"`
 	// MaxConnsPerClient caps the connections one client address holds
 	// open at once; one more gets 429 with Retry-After. The cluster's
@@ -176,7 +177,8 @@ type CGI struct {
 type Sim struct {
 	DeviceLatency Duration `toml:"device_latency"` // per device read/write
 	PageLatency   Duration `toml:"page_latency"`   // emulated cost of a low-priority request
-	// How this simulated board differs from others (issue 16); zero = default.
+	// How this simulated board differs from others (docs/NOTES.md, Simulated
+	// boards); zero = default.
 	Speed     float64  `toml:"speed"`       // latencies are divided by it; default 1
 	CPUMHz    float64  `toml:"cpu_mhz"`     // cpu capacity it reports; default 4000 (4 cores × 1 GHz)
 	MemMB     float64  `toml:"mem_mb"`      // memory size it reports; default 1024
@@ -203,7 +205,7 @@ type Device struct {
 	Initial   string   `toml:"initial"`   // on | off (gpio-out) at start
 	OnStop    string   `toml:"on_stop"`   // on | off | keep at shutdown
 	Interlock []string `toml:"interlock"` // outputs never on together with this one
-	Restore   string   `toml:"restore"`   // last | initial: an output's state after its board restarts (issue 25)
+	Restore   string   `toml:"restore"`   // last | initial: an output's state after its board restarts
 	Pull      string   `toml:"pull"`      // up | down | none (gpio-in)
 	Debounce  Duration `toml:"debounce"`  // gpio-in
 	Edge      string   `toml:"edge"`      // rising | falling | both (gpio-in)
@@ -220,9 +222,10 @@ type Device struct {
 	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
 	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
 	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
-	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s (issue 28)
+	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s
 
-	// reads: answer from a reading this young; default ¼ of the device's read time, 0 = always read (issue 27)
+	// reads: answer from a reading this young; default ¼ of the device's fastest read time,
+	// 0 = always read (docs/NOTES.md, Shared reads and max_age)
 	MaxAge *Duration `toml:"max_age"`
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// [cgi]'s limits and user are checked with their file:line (issue 23, M4).
+// [cgi]'s limits and user are checked with their file:line.
 func TestCGIBadInput(t *testing.T) {
 	tests := []struct {
 		name     string

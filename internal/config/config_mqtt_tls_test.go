@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// M5: mqtts:// (also ssl://, tls://) is a broker address, default port 8883.
+// mqtts:// (also ssl://, tls://) is a broker address, default port 8883.
 func TestMQTTBrokerTLSURL(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"mqtts://broker.lan", "mqtts://broker.lan:8883"},

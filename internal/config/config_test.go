@@ -90,7 +90,7 @@ func TestMDNSDefault(t *testing.T) {
 	}
 }
 
-// TestBadInput is the list: each is refused with file, line and key.
+// TestBadInput: each bad input is refused with file, line and key.
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name     string

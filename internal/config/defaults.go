@@ -32,7 +32,7 @@ func DefaultConfig() Config {
 			HTTPS:           ":8443",
 			HTTPRedirect:    true,
 		},
-		History: historyDefaults(), // issue 28
+		History: historyDefaults(),
 		CGI: CGI{
 			Dir:       "/var/lib/ews/cgi-bin",
 			Timeout:   D(10 * time.Second),

@@ -40,7 +40,7 @@ func (c *Config) Validate() Errors {
 	c.validateTLS(bad)
 	c.validateDevices(bad)
 	c.validateSim(bad)
-	c.validateHistory(bad) // issue 28
+	c.validateHistory(bad)
 	for i, h := range c.Health.Processes {
 		if strings.TrimSpace(h.Name) == "" {
 			bad(fmt.Sprintf("health.process[%d].name", i), "empty process name")

@@ -2,14 +2,18 @@ package devapi
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/auth"
 )
 
@@ -328,5 +332,29 @@ func TestIdempotencyClusterWide(t *testing.T) {
 	here.api.Remember(Claim{Board: "ews3"}) // no key: ignored
 	if w := here.do("POST", "/api/devices/relay2/turn_on", token, "Idempotency-Key", "x"); w.Code != 200 {
 		t.Fatalf("a claim without a board must be ignored: %d %s", w.Code, w.Body)
+	}
+}
+
+// The fingerprint takes the body the front door read (httpx.Body) and
+// never reads r.Body again: a second read would fail here.
+func TestFingerprintUsesTheBodyReadOnEntry(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/api/devices/r1/set", strings.NewReader(`{"value":1}`))
+	b, err := httpx.ReadBody(r, 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = httpx.WithBody(r, b)
+	r.Body = io.NopCloser(iotest.ErrReader(errors.New("devapi: body read twice")))
+	fp, err := fingerprint(r)
+	if err != nil {
+		t.Fatalf("fingerprint: %v", err)
+	}
+	other := httpx.WithBody(httptest.NewRequest(http.MethodPost, "/api/devices/r1/set", nil), []byte(`{"value":2}`))
+	fp2, err := fingerprint(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp == fp2 || !strings.Contains(fp, "body sha256:") {
+		t.Fatalf("fingerprints %q and %q: want the body in each, and different", fp, fp2)
 	}
 }

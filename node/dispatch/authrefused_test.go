@@ -86,10 +86,10 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// Issue 23, M2: a board's 401 becomes the 502 of a credentials mismatch
-// (and OnAuthRefused, which marks the board auth_mismatch) only when the
-// master vouched for the credentials and the board's really differ; else
-// the client gets the board's 401 as it is.
+// A board's 401 becomes the 502 of a credentials mismatch (and
+// OnAuthRefused, which marks the board auth_mismatch) only when the master
+// vouched for the credentials and the board's really differ; else the
+// client gets the board's 401 as it is (docs/NOTES.md, Security).
 func TestBoardRefusalIsMismatchOnlyWhenCredentialsDiffer(t *testing.T) {
 	for _, tc := range []struct {
 		name              string

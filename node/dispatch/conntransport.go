@@ -38,7 +38,8 @@ var errAnswerHead = fmt.Errorf("dispatch: the board's answer header is over %d b
 // goroutine. net/http's Transport hands every request to a writer and a
 // reader goroutine per connection and back over channels: at the low rates
 // of a board cluster each hand-off is a goroutine wake-up, which is most of
-// what the master added to a request (issue 17, docs/BENCHMARKS.md).
+// what the master added to a request (docs/BENCHMARKS.md, Forwarding on
+// the master's own connections).
 //
 // It takes requests without a body or with a body of known length up to
 // fastBodyMax, no Expect and no Upgrade; the rest go to fallback. It never

@@ -10,7 +10,7 @@ import (
 	"github.com/ews-firmware/ews/sched"
 )
 
-// Any board is a fast entry (issue 27, part 2; docs/incoming/fastentry.md).
+// Any board is a fast entry (docs/notes/fast-entry.md).
 // A follower does not send the whole request through the master: it asks
 // the master where the request runs over the placement channel (a few
 // dozen bytes each way), then forwards it to that board itself with a

@@ -88,7 +88,8 @@ type Options struct {
 	// board (its certificate, or one of the boards' addresses). A request
 	// with a dispatch mark from anywhere else loses its X-Forwarded-For
 	// before the mark is checked: the mark's client must then be the
-	// address this board saw itself, not one the sender wrote (issue 23).
+	// address this board saw itself, not one the sender wrote
+	// (docs/DESIGN.md, Dispatch marks).
 	// Nil: X-Forwarded-For is believed from anyone.
 	FromBoard func(r *http.Request) bool
 	// RetryAfter is suggested with the Front's own 503s (no master, no
@@ -118,14 +119,15 @@ type Options struct {
 	// credentials really differ from this board's (the gossiped
 	// fingerprints, or unknown); nil: they do. A board's 401 becomes the
 	// 502 above, and OnAuthRefused is called, only when both hold; else
-	// the 401 goes to the client as the board sent it (issue 23, M2).
+	// the 401 goes to the client as the board sent it (docs/NOTES.md,
+	// Security: A board's 401).
 	Verified    func(r *http.Request) bool
 	CredsDiffer func(board string) bool
 	Registerer  *promx.Registry // nil: metrics kept, not registered
 	Logger      *slog.Logger
 	// ViaMaster turns the fast entry off (fastentry.go): a follower then
-	// sends every request through the master, as before issue 27. The
-	// master answers both ways either way.
+	// sends every request through the master, as builds before the fast
+	// entry did. The master answers both ways either way.
 	ViaMaster bool
 }
 

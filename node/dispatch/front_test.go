@@ -474,7 +474,8 @@ func TestMarkReplayRefused(t *testing.T) {
 	}
 }
 
-// Issue 23 (low): a mark's client binding is the address this board saw.
+// A mark's client binding is the address this board saw (docs/DESIGN.md,
+// Dispatch marks).
 // A mark signed for client C, sent by someone else straight to the board
 // with "X-Forwarded-For: C", was accepted on the code before; now only a
 // board's X-Forwarded-For counts.

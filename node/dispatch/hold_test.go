@@ -51,7 +51,7 @@ func swallowAddr(t *testing.T) string {
 // A follower holds a request its master could not take until the next
 // master is known, then hands it over; with none in time it answers 503
 // with Retry-After; a request that may have run gets 502 unless it carries
-// an Idempotency-Key (issue 15).
+// an Idempotency-Key (invariant 9).
 func TestFollowerHoldsForNextMaster(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -82,7 +82,7 @@ func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, r *http.Request, 
 		Path:   r.URL.Path,
 		Client: client,
 	}
-	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // issue 27: a busy device's requests wait in the queue
+	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // a busy device's requests wait in the queue, not in a slot
 	if f.cfg.pin != nil {
 		req.Board = f.cfg.pin(r)
 	}

@@ -7,7 +7,7 @@ import (
 
 // A peer mark is a board's proof, on a request of its own to another
 // board that is no forward (opening that board's ?scope=local event
-// stream, issue 23 M1), that it holds the cluster key: the mark layout of
+// stream), that it holds the cluster key: the mark layout of
 // mark.go with kind P, epoch 0, the target board and the request line
 // bound, no body and no client; valid for the Marker's TTL, once.
 const (

@@ -52,7 +52,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !in.marked {
-		if in.body, ok = f.readBody(w, in.r); !ok {
+		if in.r, in.body, ok = f.readBody(w, in.r); !ok {
 			return
 		}
 		BindRequest(&in.bind, in.r, bodyMode(in.r), in.body, in.client)
@@ -107,7 +107,7 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool
 	}
 	self := f.c.Self()
 	if f.cfg.fromBoard != nil && r.Header.Get(HeaderMark) != "" && !f.cfg.fromBoard(r) {
-		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (issue 23)
+		r.Header.Del("X-Forwarded-For") // only boards vouch for a client (docs/DESIGN.md, Dispatch marks)
 	}
 	tok, kind, err := markOf(r, f.cfg.redirect)
 	switch {
@@ -122,7 +122,7 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool
 		f.refuse(w, err)
 		return false
 	}
-	body, ok := f.readBody(w, r) // the mark may bind the body's digest
+	r, body, ok := f.readBody(w, r) // the mark may bind the body's digest
 	if !ok {
 		return false
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// Issue 23, H3: a request whose body crawls in holds its own connection,
-// never a board's slot. With capacity 1, a credentialed POST that has sent
-// its header and one byte of a 1,000-byte body does not keep the next
-// request from being dispatched and answered; on the code before, the
-// master acquired the slot first and then read the body under it.
+// A request whose body crawls in holds its own connection, never a
+// board's slot (docs/DESIGN.md, The front door). With capacity 1, a
+// credentialed POST that has sent its header and one byte of a 1,000-byte
+// body does not keep the next request from being dispatched and answered;
+// on the code before, the master acquired the slot first and then read the
+// body under it.
 func TestSlowBodyHoldsNoSlot(t *testing.T) {
 	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, capacity: 1, auth: true})
 	master := tc.boards[0]

@@ -149,15 +149,20 @@ func TestStopTermThenKill(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "got-term")
 	tests := []struct {
 		name, body string
-		wantLog    string
+		// grace: a helper that honours SIGTERM gets far more than it
+		// needs (bash runs the trap only once its sleep ends, which a
+		// loaded machine can stretch past any short grace); one that
+		// ignores it gets a short one, which must run out.
+		grace   time.Duration
+		wantLog string
 	}{
-		{"exits on SIGTERM", `trap 'touch ` + marker + `; exit 0' TERM; echo up; while :; do sleep 0.05; done`, "helper stopped"},
-		{"ignores SIGTERM", `trap '' TERM; echo up; while :; do sleep 0.05; done`, "ignored SIGTERM; killed"},
+		{"exits on SIGTERM", `trap 'touch ` + marker + `; exit 0' TERM; echo up; while :; do sleep 0.05; done`, time.Minute, "helper stopped"},
+		{"ignores SIGTERM", `trap '' TERM; echo up; while :; do sleep 0.05; done`, 300 * time.Millisecond, "ignored SIGTERM; killed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			log, buf := testLog()
-			s := New([]Helper{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, withGrace(300*time.Millisecond))
+			s := New([]Helper{{Name: "h", Command: []string{script(t, "h", tt.body)}}}, log, withGrace(tt.grace))
 			stop := start(t, s)
 			testutil.Eventually(t, "helper to start", func() bool { return strings.Contains(buf.String(), "line=up") })
 			pid := s.status()[0].PID

@@ -102,7 +102,8 @@ func TestSamplerRealProc(t *testing.T) {
 	}
 }
 
-// The raw figures of issue 16: packets/s, disk operations/s, capacities.
+// The raw load figures (docs/NOTES.md, Load inputs): packets/s, disk
+// operations/s, capacities.
 func TestSamplerRawFigures(t *testing.T) {
 	f := newFakeProc(t)
 	f.smpl.Root = f.dir // a real file system: its share is in 0..1

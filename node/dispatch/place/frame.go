@@ -7,10 +7,11 @@ import (
 	"net/netip"
 )
 
-// The placement channel's frames (issue 27, part 2: any board is a fast
-// entry). A follower keeps one connection to the master, upgraded from
-// HTTP (Path, Protocol), and asks over it where each request
-// runs; it then forwards the request to that board itself. Every frame is
+// The placement channel's frames (docs/DESIGN.md, Placement channel), by
+// which any board is a fast entry (docs/notes/fast-entry.md). A follower
+// keeps one connection to the master, upgraded from HTTP (Path, Protocol),
+// and asks over it where each request runs; it then forwards the request
+// to that board itself. Every frame is
 //
 //	length uint16 (big endian, of what follows), type byte, payload
 //

@@ -6,7 +6,7 @@ import (
 	"github.com/ews-firmware/ews/sched"
 )
 
-// Leases (docs/incoming/fastentry.md): while the master's queue is empty
+// Leases (docs/notes/fast-entry.md): while the master's queue is empty
 // and its policy is least connections, it grants a follower a few slots of
 // the follower's own board, as tickets it holds in its dispatcher (so they
 // count on that board, invariant 4, and every other request sees them). The
