@@ -14,14 +14,18 @@ import (
 
 // signedBoards starts boards ews1..ewsN on loopback; those named in ids
 // get that identity (the others run as a board without a certificate,
-// which is also how the last build runs: unsigned, version 4).
-func signedBoards(t *testing.T, peers []string, ids map[string]*Identity) []*board {
+// which is also how the last build runs: unsigned, version 4). tune, when
+// given, changes each board's config.
+func signedBoards(t *testing.T, peers []string, ids map[string]*Identity, tune ...func(*Config)) []*board {
 	t.Helper()
 	var bs []*board
 	for i := range peers {
 		name := fmt.Sprintf("ews%d", i+1)
 		cfg := testConfig(name, peers, testKey)
 		cfg.Identity = ids[name]
+		for _, f := range tune {
+			f(&cfg)
+		}
 		bs = append(bs, startBoard(t, cfg))
 	}
 	return bs
@@ -92,7 +96,10 @@ func inject(t *testing.T, from *board, to *board, b []byte) {
 // name) and nothing was refused: the counts below stay at 0 there.
 func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 	ca := clusterCA(t, "main")
-	bs := signedBoards(t, loopbackPeers(t, 3), ca.ids)
+	// tmax 2 s: the test asserts the master did not move, so a real
+	// takeover must not happen either (at 300 ms one did, under -race and
+	// two busy loops: make flakes, seed 1796177220541650432)
+	bs := signedBoards(t, loopbackPeers(t, 3), ca.ids, func(c *Config) { c.TMax = 2 * time.Second })
 	testutil.EventuallyWithin(t, "ews1 master, every board signing", 10*time.Second, func() bool {
 		return oneMaster(bs, "ews1") && everyoneSigns(bs)
 	})
