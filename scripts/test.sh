@@ -12,8 +12,9 @@
 # broke: the failing steps, each failing test and the last lines of its
 # output (cmd/testsummary reads `go test -json`; go test's own ok/FAIL lines
 # are printed as they come).
+# shellcheck disable=SC2317 # gojson and gofmt_check run through step "$@"
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export PATH=$PATH:/usr/local/go/bin
 mode=${1:-full}
 case $mode in
@@ -88,7 +89,7 @@ gojson() {
 
 gofmt_check() {
 	local bad
-	bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+	bad=$({ git ls-files -z '*.go' 2>/dev/null || find . -name '*.go' -print0; } | xargs -0 gofmt -l)
 	if [ -n "$bad" ]; then
 		echo "test: gofmt would change: $bad"
 		return 1

@@ -14,14 +14,18 @@ import (
 
 // signedBoards starts boards ews1..ewsN on loopback; those named in ids
 // get that identity (the others run as a board without a certificate,
-// which is also how the last build runs: unsigned, version 4).
-func signedBoards(t *testing.T, peers []string, ids map[string]*Identity) []*board {
+// which is also how the last build runs: unsigned, version 4). tune, when
+// given, changes each board's config.
+func signedBoards(t *testing.T, peers []string, ids map[string]*Identity, tune ...func(*Config)) []*board {
 	t.Helper()
 	var bs []*board
 	for i := range peers {
 		name := fmt.Sprintf("ews%d", i+1)
 		cfg := testConfig(name, peers, testKey)
 		cfg.Identity = ids[name]
+		for _, f := range tune {
+			f(&cfg)
+		}
 		bs = append(bs, startBoard(t, cfg))
 	}
 	return bs
@@ -92,7 +96,10 @@ func inject(t *testing.T, from *board, to *board, b []byte) {
 // name) and nothing was refused: the counts below stay at 0 there.
 func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 	ca := clusterCA(t, "main")
-	bs := signedBoards(t, loopbackPeers(t, 3), ca.ids)
+	// tmax 2 s: the test asserts the master did not move, so a real
+	// takeover must not happen either (at 300 ms one did, under -race and
+	// two busy loops: make flakes, seed 1796177220541650432)
+	bs := signedBoards(t, loopbackPeers(t, 3), ca.ids, func(c *Config) { c.TMax = 2 * time.Second })
 	testutil.EventuallyWithin(t, "ews1 master, every board signing", 10*time.Second, func() bool {
 		return oneMaster(bs, "ews1") && everyoneSigns(bs)
 	})
@@ -143,10 +150,13 @@ func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 
 // startLastBuild starts board name as the build before version 5 runs:
 // no certificate, protocol 4, no node meta, version-5 messages refused.
-func startLastBuild(t *testing.T, name string, peers []string) *board {
+func startLastBuild(t *testing.T, name string, peers []string, tune ...func(*Config)) *board {
 	t.Helper()
 	cfg := testConfig(name, peers, testKey)
 	cfg.ProtocolVersion = ProtocolVersionUnsigned
+	for _, f := range tune {
+		f(&cfg)
+	}
 	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
 	c, err := New(cfg, testutil.Logger().With("board", name, "build", "last"), b.reg, b.local)
 	must(t, err)
@@ -272,7 +282,11 @@ func TestRollbackAfterSealing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ca := clusterCA(t, "main")
 			peers := loopbackPeers(t, 3)
-			bs := signedBoards(t, peers, ca.ids)
+			// tmax 1 s: the test holds the cluster to one master for 6
+			// tmax; at 300 ms, under load, every board took over (make check,
+			// seed 1796178222307993336)
+			slow := func(c *Config) { c.TMax = time.Second }
+			bs := signedBoards(t, peers, ca.ids, slow)
 			for i, b := range bs {
 				b.local.inflight.Store(int64(i + 1))
 			}
@@ -308,7 +322,7 @@ func TestRollbackAfterSealing(t *testing.T) {
 			if n := back.refusedOf("unsigned"); n != 0 { // its peers kept its meta when it left
 				t.Fatalf("%s, leaving, was sent %v unsigned messages (version 4) by boards it saw seal", name, n)
 			}
-			back = startLastBuild(t, name, peers)
+			back = startLastBuild(t, name, peers, slow)
 			back.local.inflight.Store(int64(tc.back + 7))
 			bs[tc.back] = back
 			testutil.EventuallyWithin(t, "the rolled-back board follows "+tc.master, 10*time.Second, func() bool {

@@ -90,7 +90,7 @@ func (ru *run) add(e event, echo io.Writer) {
 	}
 	id := e.Package + " " + e.Test
 	t := ru.tests[id]
-	if t == nil {
+	if t == nil || (e.Action == "run" && t.result != "") { // new, or run again (-count)
 		t = &test{pkg: e.Package, name: e.Test}
 		ru.tests[id] = t
 	}

@@ -21,7 +21,9 @@ func TestPostinstSecrets(t *testing.T) {
 		t.Skip("no go tool to build ews")
 	}
 	ews := filepath.Join(t.TempDir(), "ews")
-	if out, err := exec.Command("go", "build", "-o", ews, "../../cmd/ews").CombinedOutput(); err != nil {
+	// built as e2e builds the shipped binary (-trimpath, the ship tags): one
+	// build cache entry for both, and for every checkout of the tree
+	if out, err := exec.Command("go", "build", "-trimpath", "-tags", "nethttpomithttp2", "-o", ews, "../../cmd/ews").CombinedOutput(); err != nil {
 		t.Fatalf("build ews: %v\n%s", err, out)
 	}
 	shims := t.TempDir()
