@@ -16,7 +16,7 @@ import (
 // accAdminToken is the bundle's token of the test cluster: user admin.
 const accAdminToken = "acc-admin-token-0123456789abcdef"
 
-// TestAccountsBar is issue 24's bar on three real boards: an admin creates
+// TestAccountsBar: users and roles on three real boards: an admin creates
 // an operator limited to relay* and a viewer through one board; the
 // operator toggles relay1 through another (200) and is refused led1 (403);
 // the viewer is refused any action (403) but reads devices (200); after a

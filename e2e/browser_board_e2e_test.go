@@ -40,7 +40,7 @@ func TestBrowserBoardPage(t *testing.T) {
 	tb.run(t, "open its page from the table", chromedp.Click(chromedp.CSS(`#boards .row[data-board="ews1"] .bname`)))
 	tb.wait(t, "board page shown", `location.hash === '#board' && !document.getElementById('view-board').hidden`, 10*time.Second)
 	tb.wait(t, "log needs login", `document.getElementById('board-log').textContent.includes('Log in')`, 5*time.Second)
-	// the version, PID and SHA-256 are for credentials only (issue 23)
+	// the version, PID and SHA-256 are for credentials only
 	if v := evalIn[string](t, tb, `document.querySelector('#board-facts dd[data-k="bVersion"]')?.textContent || ''`); v == "test-1" {
 		t.Fatalf("the board page shows the version %q before a login", v)
 	}

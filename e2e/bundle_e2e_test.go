@@ -72,12 +72,12 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 	return f
 }
 
-// TestFlashedBundleCluster is issue 13's Done-when: boards flashed by
+// TestFlashedBundleCluster: boards flashed by
 // flash.sh from one bundle work together from a login on any of them; a
 // board flashed from a copy of the bundle whose token was changed joins
 // but is refused and shown as such; one with an entirely different bundle
 // cannot join at all. (A board from another `ews cluster init` with the
-// gossip key copied over has another CA: since issue 23 its gossip is
+// gossip key copied over has another CA: its gossip is
 // refused, as state's TestSignedGossipRefusesImpostors shows.)
 func TestFlashedBundleCluster(t *testing.T) {
 	if testing.Short() {
@@ -132,7 +132,7 @@ func TestFlashedBundleCluster(t *testing.T) {
 		b.start(t, bin)
 	}
 	waitAgree(t, "ews1 master of ews1..ews4, all running", 30*time.Second, boards[:4], "ews1", 1)
-	// their board certificates seal the gossip (issue 23, invariant 11): ews1 took intros
+	// their board certificates seal the gossip (invariant 11): ews1 took intros
 	if n := metric(boards[0], `ews_cluster_messages_received_total{type="intro"}`); n < 3 {
 		t.Fatalf("ews1 took %v intros, want one of each other board at least", n)
 	}

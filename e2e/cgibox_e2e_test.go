@@ -14,7 +14,7 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// Issue 23, M4, through the real binary: a CGI program runs in the box
+// CGI in a box (docs/NOTES.md "CGI in a box"), through the real binary: a CGI program runs in the box
 // that `ews run` re-executes itself as, as [cgi] user, under the limits;
 // it cannot read a 0600 secret or the board's /proc/PID/environ, has no
 // capabilities, and a background child holding stdout does not hold the

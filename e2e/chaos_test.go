@@ -1,6 +1,6 @@
 package e2e
 
-// The chaos harness (issue 15 parts 3 and 4): real boards in network
+// The chaos harness (docs/NOTES.md "Chaos harness"): real boards in network
 // namespaces, open-loop device actions with Idempotency-Keys, faults, and a
 // checker of every answer and of what the boards ran (internal/tool/chaos).
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// TestConcurrentSensorReads is issue 27's bar through a 3-board cluster:
+// TestConcurrentSensorReads: shared device reads through a 3-board cluster:
 // 20 concurrent POST /api/devices/temp1/read through the master, on a
 // sensor of ews2 with 50 ms latency, all answered with a reading, and the
 // sensor read fewer than 20 times (they shared device reads, or took a

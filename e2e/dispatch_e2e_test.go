@@ -196,7 +196,7 @@ func TestNonMasterSameAnswer(t *testing.T) {
 
 	// An Idempotency-Key is cluster-wide: taken on ews2 (led1), it is told
 	// to ews3 over the boards' local event streams, so the same key for
-	// ews3's led2 is refused there instead of running (issue 15).
+	// ews3's led2 is refused there instead of running (docs/NOTES.md "Idempotency keys").
 	keyed := func(path string) (int, string, string) {
 		req, _ := http.NewRequest("POST", "http://"+boards[0].http+path, nil)
 		req.Header.Set("Idempotency-Key", "e2e-cluster-key")

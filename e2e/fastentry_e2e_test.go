@@ -34,8 +34,9 @@ func linknums(b *board) (map[string]int, error) {
 	return out, nil
 }
 
-// Issue 27, part 2, on real processes: a request that enters a follower is
-// placed by the master and sent by the follower itself to the board placed
+// Any board is a fast entry (docs/notes/fast-entry.md), on real processes:
+// a request that enters a follower is placed by the master and sent by the
+// follower itself to the board placed
 // (the master forwards nothing); the master's table counts it on that
 // board while it runs and not after. Requests entering the follower then
 // run there on slots the master leased it, counted in the master's table

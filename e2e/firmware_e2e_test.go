@@ -116,7 +116,7 @@ func (b *board) info() (boardJSON, error) {
 	if err != nil {
 		return v, err
 	}
-	req.Header.Set("Authorization", "Bearer "+demo.Token) // the version and SHA-256 are for credentials only (issue 23)
+	req.Header.Set("Authorization", "Bearer "+demo.Token) // the version and SHA-256 are for credentials only
 	resp, err := c.Do(req)
 	if err != nil {
 		return v, err

@@ -1,6 +1,6 @@
 package e2e
 
-// OTA on a packaged board (issue 25 part 5): the binary at the unit's
+// OTA on a packaged board (docs/NOTES.md "A/B slots on packaged boards"): the binary at the unit's
 // ExecStart path is never written; uploads go to A/B slots under the
 // unit's ReadWritePaths, a bad one is rolled back, a good one committed,
 // and a package upgrade after it wins. systemd is emulated: restart on a

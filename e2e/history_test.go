@@ -1,4 +1,5 @@
-// Issue 28: the history of a device, kept across a restart and answered for a dead board.
+// The history of a device (docs/DESIGN.md "Board services"), kept across a
+// restart and answered for a dead board.
 
 package e2e
 
@@ -80,7 +81,7 @@ type histSeries struct {
 	}
 }
 
-// TestHistoryBar is issue 28's bar: after a few reads of a sensor, its
+// TestHistoryBar: after a few reads of a sensor, its
 // history holds at least 3 readings, and at least as many after a clean
 // restart of the board.
 func TestHistoryBar(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 )
 
 // lastLanded is the commit of the last landing on main: the version a
-// cluster in the field runs and must upgrade from (issue 23, "Upgrading
-// into this"). Each landing moves it forward to main's new head, so the
+// cluster in the field runs and must upgrade from
+// (docs/notes/upgrade-from-last-landed.md). Each landing moves it forward to main's new head, so the
 // next change is tested against what boards run then.
 const lastLanded = "dc202624b32589a80c9525ef3a831334c088ddbf"
 

@@ -27,7 +27,7 @@ func TestRedirectMode(t *testing.T) {
 	// Without following: the master points at the board the device is wired to.
 	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	// (a device action: device reads are answered by any board from its
-	// mirror, never queued nor redirected, issue 23)
+	// mirror, never queued nor redirected)
 	first, _ := http.NewRequest("POST", "http://"+boards[0].http+"/api/devices/relay1/turn_off", nil)
 	resp, err := noFollow.Do(first)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// TestRedirectOnceThenDirect (issue 26, papers 003 and 002): in redirect
+// TestRedirectOnceThenDirect (papers 003 and 002): in redirect
 // mode the master answers a client's first request with a 307 to a board
 // and an assignment; a client that followed it gets its next 20 requests
 // answered 200 by that board directly, with no redirect. A forged

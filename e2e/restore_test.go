@@ -1,6 +1,6 @@
 package e2e
 
-// Outputs the cluster remembers (issue 25 part 3), end to end: three real
+// Outputs the cluster remembers (docs/DESIGN.md "Board services"), end to end: three real
 // `ews run` processes on loopback, simulated boards.
 
 import (
@@ -106,7 +106,7 @@ func rsRemembered(t *testing.T, b *board, name, state string) {
 }
 
 // rsOutputs reads the "outputs" event that opens b's local stream, as a
-// board would: with a peer mark signed with the cluster key (issue 23 M1).
+// board would: with a peer mark signed with the cluster key (docs/NOTES.md "Peer streams").
 func rsOutputs(b *board) []rsDevice {
 	req, _ := http.NewRequest(http.MethodGet, "http://"+b.http+"/events?scope=local", nil)
 	if ck, err := base64.StdEncoding.DecodeString(b.key); err == nil {
@@ -163,7 +163,7 @@ func rsRestart(t *testing.T, boards []*board, bin, want string) time.Duration {
 	return took
 }
 
-// TestRestoreAfterKill9 is the bar of issue 25 part 3: with restore =
+// TestRestoreAfterKill9: with restore =
 // "last", relay1 on ews2 turned on through the master is on again within
 // 15 s after kill -9 and a restart of ews2 (a fresh card with the same
 // name is the same case: ews keeps nothing on the board for it).

@@ -64,8 +64,8 @@ func toggle(b *board, limit time.Duration) (int, error) {
 }
 
 // dripper holds connections that send a request head, then its body (or
-// the rest of the head) one byte per 100 ms, until stopped: the slow
-// clients of issue 23. One goroutine drips for all of them.
+// the rest of the head) one byte per 100 ms, until stopped: slow
+// clients. One goroutine drips for all of them.
 type dripper struct {
 	mu    sync.Mutex
 	conns []net.Conn
@@ -134,7 +134,7 @@ func (d *dripper) close() {
 	}
 }
 
-// Issue 23, H3 and its bar: with capacity 1, three anonymous connections
+// Bodies are read before the queue (docs/NOTES.md): with capacity 1, three anonymous connections
 // that send a request with a 1,000-byte body one byte per 100 ms do not
 // delay an authenticated toggle through the master beyond 1 s. On the code
 // before, the GET took relay1's board's only slot before its body was read
@@ -160,13 +160,13 @@ func TestSlowAnonymousBodiesHoldNoSlot(t *testing.T) {
 				t.Fatalf("authenticated toggle behind three slow anonymous requests: %v", err)
 			}
 			if took := time.Since(start); took >= time.Second {
-				t.Fatalf("authenticated toggle took %v behind three slow anonymous requests, want < 1 s (issue 23's bar)", took)
+				t.Fatalf("authenticated toggle took %v behind three slow anonymous requests, want < 1 s", took)
 			}
 		})
 	}
 }
 
-// Issue 23: 1,000 slow anonymous connections from one address (half crawl
+// docs/NOTES.md "Per-client caps": 1,000 slow anonymous connections from one address (half crawl
 // their header in, half their body) do not starve an authenticated toggle
 // from another: the board keeps at most max_conns_per_client of them and
 // answers the rest 429 at once.
@@ -188,7 +188,7 @@ func TestThousandSlowConnections(t *testing.T) {
 	}
 }
 
-// Issue 23, M1 on real processes: anonymous clients are refused the
+// docs/NOTES.md "Peer streams" on real processes: anonymous clients are refused the
 // boards' own stream (401, holding nothing), and the boards' mirrors,
 // which open it with their peer marks, still follow each other: a toggle
 // of ews2's relay shows on ews1's device read, which ews1 answers from its

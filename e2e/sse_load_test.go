@@ -210,7 +210,7 @@ func TestSSELoad(t *testing.T) {
 	for i := range clients {
 		clients[i] = &sseClient{}
 		// each client is a browser of its own address: one address holds
-		// at most http.sse_per_client (8) streams (issue 23)
+		// at most http.sse_per_client (8) streams
 		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(i+1))}}
 		transports[i] = &http.Transport{DialContext: dialer.DialContext}
 		sse := &http.Client{Transport: transports[i]}

@@ -79,7 +79,7 @@ name = "relay1"
 driver = "sim-switch"
 node = "ews3"
 `, bun.Token, tb.https)}.doc(b, peers, bun.Key)
-		// each board gets its own bundle minted from the admin's (issue 23)
+		// each board gets its own bundle minted from the admin's
 		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", bpath, "--out", filepath.Join(dir, b.name+".bundle")).CombinedOutput(); err != nil {
 			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
 		}

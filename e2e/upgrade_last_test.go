@@ -1,6 +1,6 @@
 package e2e
 
-// The upgrade path of issue 23 ("Upgrading into this"): a cluster running
+// The upgrade path (docs/notes/upgrade-from-last-landed.md): a cluster running
 // the last landed version (lastLanded) reaches this one by the rolling
 // upgrade under load, losing no request and refusing nothing it accepted
 // before:
@@ -163,7 +163,7 @@ func (c *upCluster) agreed() (string, bool, string) {
 	return master, true, ""
 }
 
-// TestRollingUpgradeFromLastLanded is issue 23's "Upgrading into this":
+// TestRollingUpgradeFromLastLanded: the upgrade from the last landing:
 // three boards on the last landed binary, a TLS cluster set up as the
 // README says, upgraded one by one to this tree's build under steady load,
 // both ways the product offers: `ews upgrade` (this tree's CLI, the one

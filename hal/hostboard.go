@@ -20,7 +20,7 @@ import (
 	// Only the kernel-interface drivers: the GPIO character device, sysfs
 	// and the w1 netlink bus. periph's host root would also register every
 	// SoC's memory-mapped driver (bcm283x, allwinner, ...), which needs
-	// /dev/mem the unit denies and costs ~0.4 MB of binary (issue 17).
+	// /dev/mem the unit denies and costs ~0.4 MB of binary (docs/NOTES.md "Host drivers only").
 	_ "periph.io/x/host/v3/gpioioctl"
 	_ "periph.io/x/host/v3/netlink"
 	"periph.io/x/host/v3/sysfs"

@@ -99,7 +99,8 @@ func concurrently(n int, do func() (Snapshot, error)) ([]Snapshot, []error) {
 	return snaps, errs
 }
 
-// The bar of issue 27: 20 concurrent reads of one 50 ms sensor share
+// Concurrent reads of one device share one device read (docs/DESIGN.md "Data
+// flow"): 20 concurrent reads of one 50 ms sensor share
 // device reads; every caller gets a reading the device gave.
 func TestConcurrentReadsShareOneRead(t *testing.T) {
 	cfg := parse(t, "[[device]]\nname = \"temp-share\"\ndriver = \"test-counter\"\n")

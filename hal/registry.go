@@ -42,7 +42,8 @@ type Driver struct {
 	// Concurrency is how many operations one device of the driver runs at
 	// once (a network device that takes parallel requests). Default 0 = 1:
 	// one at a time, which every built-in driver needs. The master's
-	// scheduler holds the requests beyond it in its queue (issue 27).
+	// scheduler holds the requests beyond it in its queue (docs/NOTES.md
+	// "Device-aware queueing").
 	Concurrency int
 }
 

@@ -40,7 +40,7 @@ type Snapshot struct {
 	// a restart, and no command has run on the device since.
 	Restored bool `json:"restored,omitempty"`
 	// Cached: a read answered from a reading at most the device's max_age
-	// old (its time is Updated) instead of a new device read (issue 27).
+	// old (its time is Updated) instead of a new device read (docs/NOTES.md "Shared reads and max_age").
 	Cached bool `json:"cached,omitempty"`
 }
 

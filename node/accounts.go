@@ -20,9 +20,9 @@ import (
 	"github.com/ews-firmware/ews/state/row"
 )
 
-// accounts are issue 24's users, roles and audit log on this board: the
-// replicated users store (node/users), and the audit log (node/audit).
-// The hooks elsewhere are marked "issue 24".
+// accounts are the users, roles and audit log on this board (docs/NOTES.md
+// "Users, roles and audit"): the replicated users store (node/users), and
+// the audit log (node/audit). Opened by openAccounts (system.go).
 type accounts struct {
 	store *users.Store
 	audit *audit.Log

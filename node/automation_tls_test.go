@@ -16,7 +16,7 @@ import (
 
 // [mqtt] over TLS is mapped onto the bridge: the cluster CA when no
 // ca_file is named, none for plain TCP, and a bad ca_file refused with
-// its key (issue 23, M5).
+// its key.
 func TestAutomationMQTTTLS(t *testing.T) {
 	junk := filepath.Join(t.TempDir(), "junk.pem")
 	if err := os.WriteFile(junk, []byte("no certificate"), 0o600); err != nil {

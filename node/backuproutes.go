@@ -1,7 +1,7 @@
 package node
 
-// Backups (issue 25 part 4): the board's side of `ews cluster backup`.
-// Hook elsewhere, marked "issue 25": n.backupRoutes(mux) (routes.go).
+// Backups (docs/DESIGN.md "Board services"): the board's side of `ews cluster backup`.
+// Hook elsewhere: n.backupRoutes(mux) (routes.go).
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 // board's boot config) and GET /api/board/outputs (the outputs it
 // remembers and its own devices) for `ews cluster backup`.
 func (n *Node) backupRoutes(mux *http.ServeMux) {
-	mux.Handle("GET "+backup.Path, n.acc.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // issue 24: admin (it carries the secrets)
+	mux.Handle("GET "+backup.Path, n.acc.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // admin only: it carries the secrets
 	mux.Handle("GET "+backup.OutputsPath, n.acc.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpx.JSON(w, http.StatusOK, []any{n.rememberedOutputs(), n.dev.devs.Local()})
 	})))

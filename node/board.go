@@ -43,7 +43,7 @@ type BoardInfo struct {
 	Restart   string           `json:"restart"` // how a restart happens: exec, systemd, supervisor
 	Upgrade   *firmware.Result `json:"last_upgrade,omitempty"`
 	Pending   *firmware.Marker `json:"upgrade_pending,omitempty"`
-	History   *history.Status  `json:"history,omitempty"` // issue 28
+	History   *history.Status  `json:"history,omitempty"` // device history (docs/NOTES.md "Device history")
 }
 
 // BoardMemory is from /proc/meminfo and the Go runtime, in bytes.
@@ -88,8 +88,8 @@ func (n *Node) serveBoard(w http.ResponseWriter, r *http.Request) {
 }
 
 // anonymous is b without what tells an attacker which binary runs and
-// as which process (issue 23: version, commit, Go version, PID, SHA-256
-// and the upgrades'): a client without credentials gets the rest.
+// as which process (version, commit, Go version, PID, SHA-256 and the
+// upgrades'): a client without credentials gets the rest.
 func (b BoardInfo) anonymous() BoardInfo {
 	b.PID, b.Version, b.Commit, b.GoVersion, b.SHA256 = 0, "", "", "", ""
 	b.Upgrade, b.Pending = nil, nil
@@ -117,7 +117,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Master:    v.Master,
 		Devices:   n.dev.devs.Local(),
 		Restart:   n.restartMode(),
-		History:   n.historyStatus(), // issue 28
+		History:   n.historyStatus(), // device history
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()

@@ -199,7 +199,7 @@ func TestRolloutRefusals(t *testing.T) {
 	}
 	hdr["Authorization"] = bearer["Authorization"]
 	code, _, b := getJSON(t, "POST", url+"/api/cluster/upgrade", bytes.NewReader(body), hdr)
-	// this board has no firmware verify key (no board bundle): it takes nothing (issue 23)
+	// this board has no firmware verify key (no board bundle): it takes nothing
 	if msg, _ := b["error"].(string); code != 403 || !strings.Contains(msg, "no firmware verify key") {
 		t.Fatalf("a non-binary: %d %v, want 403 no firmware verify key", code, b)
 	}

@@ -13,8 +13,8 @@ import (
 
 // boardAddrs is where the cluster's boards connect from on plain HTTP: the
 // hosts of cluster.peers, names resolved once at start. anyone is set when
-// a name did not resolve: then every address is believed (as before issue
-// 23) rather than refusing the forwards of a board we cannot place.
+// a name did not resolve: then every address is believed (as before boards
+// were told apart) rather than refusing the forwards of a board we cannot place.
 type boardAddrs struct {
 	ips    map[netip.Addr]bool
 	anyone bool

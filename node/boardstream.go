@@ -10,8 +10,8 @@ import (
 )
 
 // The boards' own stream, GET /events?scope=local (this board's devices,
-// idempotency claims, logouts), is for the cluster's boards only (issue
-// 23, M1): with TLS on, a connection with a board's certificate; else a
+// idempotency claims, logouts), is for the cluster's boards only (docs/NOTES.md
+// "Peer streams"): with TLS on, a connection with a board's certificate; else a
 // peer mark (dispatch.SignPeer) under the cluster key. Everyone else gets
 // 401 (no proof) or 403 (a refused mark). Its hub has its own places
 // (peerStreams), apart from the public /events, so no client can take

@@ -33,7 +33,7 @@ func open(t *testing.T, url string, hdr http.Header, sign func(*http.Request)) i
 	return resp.StatusCode
 }
 
-// Issue 23, M1: the boards' own stream needs a board's proof. On the code
+// The boards' own stream needs a board's proof (docs/NOTES.md "Peer streams"). On the code
 // before, 64 idle anonymous streams took every place of scope=local and
 // the next board was refused 503; now each anonymous one gets 401 at once
 // (holding nothing), a forged or misdirected mark 403, and a board with
@@ -60,7 +60,7 @@ func TestPeerStreamIsForBoards(t *testing.T) {
 	}
 }
 
-// Issue 23: one address holds at most sse_per_client public streams.
+// One address holds at most sse_per_client public streams.
 func TestPublicStreamsPerClient(t *testing.T) {
 	_, base, _, _ := startNode(t, tokenConfig(t))
 	for i := range defaultSSEPerClient {
@@ -73,7 +73,7 @@ func TestPublicStreamsPerClient(t *testing.T) {
 	}
 }
 
-// Issue 23, M2 and the low "version, PID and SHA-256 are public":
+// docs/NOTES.md "read_auth means read"; version, PID and SHA-256 are not public:
 // read_auth covers /api/board, /events and /metrics; without it an anonymous client
 // still sees the board page's data, but not which binary runs as which
 // process.

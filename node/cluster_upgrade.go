@@ -195,7 +195,7 @@ func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token
 	ro := &rollout.Rollout{
 		Body:   func() (io.ReadCloser, error) { return os.Open(file) },
 		SHA256: sum, Token: token,
-		Scheme: n.sec.scheme(), TLS: n.sec.client, // issue 23: HTTPS with the cluster CA when TLS is on
+		Scheme: n.sec.scheme(), TLS: n.sec.client, // HTTPS with the cluster CA when TLS is on
 		Progress: func(board, msg string) {
 			n.clu.rollout.step(board, msg)
 			n.log.Info("rolling upgrade", "board", board, "result", msg)

@@ -17,7 +17,7 @@ func checkProblems(t *testing.T, doc string) config.Errors {
 	return errs
 }
 
-// TestFiveMistakes is the issue's done-when: five different mistakes, all
+// TestFiveMistakes: five different mistakes, all
 // five listed, in line order.
 func TestFiveMistakes(t *testing.T) {
 	doc := `[node]
@@ -95,7 +95,6 @@ func TestRestoreKey(t *testing.T) {
 
 // What the packages the config maps onto refuse is reported like what
 // config refuses: file, line, key.
-// TestBadInput is the issue's list: each is refused with file, line and key.
 func TestCheckedWithTheLine(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -1,6 +1,6 @@
 package node
 
-// Device history (issue 28): the wiring of node/history into the board.
+// Device history (docs/DESIGN.md "Board services"): the wiring of node/history into the board.
 // Hooks elsewhere: the field deviceSide.hist and n.openHistory() (system.go),
 // the "history" components (node.go), n.historyRoutes(work) (routes.go),
 // the Pin wrapper (frontdoor.go) and BoardInfo.History (board.go).

@@ -76,13 +76,13 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	case "revoke", "revoked":
 		n.remoteRevoke(board, event, data)
 		return
-	case "authfail": // a failed credential check there counts here too (issue 23)
+	case "authfail": // a failed credential check there counts here too (docs/NOTES.md "Brute force")
 		var f auth.Failure
 		if err := json.Unmarshal(data, &f); err == nil {
 			n.acc.auth.Failed(f)
 		}
 		return
-	case "users": // issue 24
+	case "users": // the users store, replicated from the master
 		n.remoteUsers(board, data)
 		return
 	case "idempotency":

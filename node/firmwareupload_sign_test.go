@@ -28,7 +28,7 @@ func fakeELF(em uint16) []byte {
 	return h
 }
 
-// H2 of issue 23: POST /api/board/firmware takes only an image signed by
+// POST /api/board/firmware takes only an image signed by
 // the cluster's key. Everything else is 403 (signature) or 400, with a
 // JSON reason, and the board keeps its binary and stays up.
 func TestBoardFirmwareSignature(t *testing.T) {

@@ -36,7 +36,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Local:         work,
 		Auth:          gate{auth: n.acc.auth, readAuth: n.boot.readAuth, acct: n.acc.acct},
 		Marker:        marker,
-		Pin:           history.Pin(n.pin(), n.boardRunning), // issue 28: a dead board's history from the mirror
+		Pin:           history.Pin(n.pin(), n.boardRunning), // a dead board's history from the mirror
 		Mode:          n.boot.mode,
 		StickyCookie:  n.boot.sched.Sticky == sched.StickyCookie,
 		RedirectHold:  n.boot.state.Heartbeat,

@@ -113,7 +113,7 @@ func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 	}
 }
 
-// Issue 23, M2: with read_auth the gate checks the device API's reads
+// docs/NOTES.md "read_auth means read": with read_auth the gate checks the device API's reads
 // (history included) before the queue, so the master vouches for them and
 // a board's 401 to one means its credentials differ; without it they pass.
 func TestGateReadAuth(t *testing.T) {
@@ -133,7 +133,7 @@ func TestGateReadAuth(t *testing.T) {
 	}
 }
 
-// Issue 23, H3: device reads are answered from the board's device list at
+// Device reads are answered from the board's device list at
 // once, never through the front door's queue and a board's slot (on the
 // code before, each ran as a "control" request, pinned to its board).
 func TestDeviceReadsTakeNoSlot(t *testing.T) {

@@ -20,11 +20,11 @@ import (
 //
 // With [http] read_auth the device API's reads (history included) need
 // credentials here too, so a board's 401 to one the master forwarded means
-// its credentials really differ (issue 23, M2).
+// its credentials really differ (docs/NOTES.md "read_auth means read").
 type gate struct {
 	auth     *auth.Auth
 	readAuth bool
-	acct     *accounts // issue 24: rights, and refusals audited
+	acct     *accounts // rights, and refusals audited
 }
 
 // Authenticate checks r's credentials when it is a control request.
@@ -37,7 +37,7 @@ func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Reques
 	if out == nil {
 		return nil, false
 	}
-	if code, msg := rights(out); code != 0 { // issue 24: the user's role and device patterns
+	if code, msg := rights(out); code != 0 { // the user's role and device patterns
 		g.acct.refused(out, code)
 		httpx.Error(w, code, "%s", msg)
 		return nil, false

@@ -89,7 +89,7 @@ func TestMetricNames(t *testing.T) {
 		name, typ string
 		labels    []string
 	}{
-		{"ews_audit_dropped_total", "counter", nil}, // issue 24
+		{"ews_audit_dropped_total", "counter", nil}, // audit log
 		{"ews_audit_entries_total", "counter", nil},
 		{"ews_build_info", "gauge", []string{"commit", "goarch", "goarm", "goversion", "version"}},
 		{"ews_cluster_epoch", "gauge", nil},
@@ -103,17 +103,17 @@ func TestMetricNames(t *testing.T) {
 		{"ews_device_operation_seconds", "histogram", []string{"device"}},
 		{"ews_device_operations_total", "counter", []string{"action", "device"}},
 		{"ews_dispatch_added_seconds", "histogram", nil},
-		{"ews_dispatch_assigned_total", "counter", nil}, // issue 26
+		{"ews_dispatch_assigned_total", "counter", nil}, // redirect mode
 		{"ews_dispatch_holding", "gauge", nil},
-		{"ews_dispatch_placed_total", "counter", []string{"outcome"}}, // issue 27: a follower's fast entry
-		{"ews_dispatch_placements_total", "counter", nil},             // issue 27: placements answered as master
+		{"ews_dispatch_placed_total", "counter", []string{"outcome"}}, // a follower's fast entry
+		{"ews_dispatch_placements_total", "counter", nil},             // placements answered as master
 		{"ews_dispatch_retries_total", "counter", nil},
-		{"ews_history_disk_full", "gauge", nil},             // issue 28
-		{"ews_history_dropped_bytes_total", "counter", nil}, // issue 28
-		{"ews_history_file_bytes", "gauge", nil},            // issue 28
-		{"ews_history_points_total", "counter", nil},        // issue 28
-		{"ews_history_write_errors_total", "counter", nil},  // issue 28
-		{"ews_history_written_bytes_total", "counter", nil}, // issue 28
+		{"ews_history_disk_full", "gauge", nil},             // device history
+		{"ews_history_dropped_bytes_total", "counter", nil}, // device history
+		{"ews_history_file_bytes", "gauge", nil},            // device history
+		{"ews_history_points_total", "counter", nil},        // device history
+		{"ews_history_write_errors_total", "counter", nil},  // device history
+		{"ews_history_written_bytes_total", "counter", nil}, // device history
 		{"ews_http_in_flight", "gauge", nil},
 		{"ews_http_request_duration_seconds", "histogram", []string{"path"}},
 		{"ews_http_requests_total", "counter", []string{"code", "path"}},

@@ -21,7 +21,7 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		defer n.web.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
-			// issue 23, H3: a read has no body; one that sends one (slowly)
+			// a read has no body; one that sends one (slowly)
 			// is refused before it can hold anything
 			sw.Header().Set("Connection", "close")
 			httpx.Error(sw, http.StatusBadRequest, "a %s request must not carry a body", r.Method)

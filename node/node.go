@@ -145,7 +145,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.clu.vip != nil {
 		n.life.start(ctx, "vip", n.clu.vip) // first removes an address left from a crash
 	}
-	n.holdOutputs() // issue 25: actions wait until restoreOutputs
+	n.holdOutputs() // actions wait until restoreOutputs
 	flush, record := n.historyRunners()
 	n.life.start(ctx, "history", flush)
 	n.life.start(ctx, "history-record", record)
@@ -154,7 +154,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
-	n.life.start(ctx, "audit", n.acc.acct.audit) // issue 24: the audit log's writer
+	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))
 	}
@@ -174,7 +174,7 @@ func (n *Node) Run(ctx context.Context) error {
 	case <-n.life.failed():
 		return n.life.stop() // the gossip address is taken, say
 	}
-	n.restoreOutputs(ctx) // issue 25: outputs back to what the cluster remembers, then actions run
+	n.restoreOutputs(ctx) // outputs back to what the cluster remembers, then actions run
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
 	n.clu.cluster.ReportNow()
@@ -188,7 +188,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if a := n.announcer(addr); a != nil {
 		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/announce.go)
 	}
-	releaseStartGarbage() // issue 27: idle RSS (node/memory.go)
+	releaseStartGarbage() // idle RSS (node/memory.go)
 
 	select {
 	case <-ctx.Done():

@@ -94,7 +94,7 @@ func TestEndpoints(t *testing.T) {
 		{"unknown path", "GET", "/no/such/thing", "", 404, "/no/such/thing"},
 		{"method not allowed", "POST", "/healthz", "", 405, "not allowed"},
 		{"body too large", "POST", "/api/cluster", strings.Repeat("x", 2048), 413, "over the limit"},
-		// issue 23, H3: a read with a body is refused before it can hold anything
+		// a read with a body is refused before it can hold anything
 		{"GET with a body", "GET", "/api/devices/relay1", "x", 400, "must not carry a body"},
 		{"GET with a body, queued path", "GET", "/", "x", 400, "must not carry a body"},
 		{"unknown device", "GET", "/api/devices/nope", "", 404, "nope"},

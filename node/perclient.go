@@ -9,7 +9,7 @@ import (
 )
 
 // perClient caps the connections of one client address on ln
-// (http.max_conns_per_client, issue 23). The boards of cluster.peers are
+// (http.max_conns_per_client; docs/NOTES.md "Per-client caps"). The boards of cluster.peers are
 // not counted at their configured addresses, except loopback ones: on
 // loopback (ews demo, tests) boards and clients share 127.0.0.1, and
 // exempting it would exempt everyone.

@@ -22,7 +22,7 @@ func (n *Node) pin() func(r *http.Request) string {
 	}
 	self := n.boot.state.Name
 	return func(r *http.Request) string {
-		if strings.HasPrefix(r.URL.Path, "/api/users") { // issue 24: the users store is written by the master
+		if strings.HasPrefix(r.URL.Path, "/api/users") { // the users store is written by the master
 			if m, _, ok := n.clu.cluster.Master(); ok && m != "" {
 				return m // a follower's fast entry pins here too: never this board unless it is the master
 			}

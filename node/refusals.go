@@ -51,7 +51,8 @@ func (r *refusals) mark(v state.View, now time.Time) state.View {
 // credsDiffer reports whether board's credentials really differ from this
 // board's (dispatch.Options.CredsDiffer): the gossiped fingerprints say so,
 // or this board has none to compare (no cluster key), so a 401 after this
-// board accepted the credentials is the only evidence (issue 23, M2).
+// board accepted the credentials is the only evidence (docs/NOTES.md
+// "A board's 401").
 func (n *Node) credsDiffer(board string) bool {
 	if n.acc.creds.Load() == 0 {
 		return true

@@ -14,7 +14,7 @@ import (
 )
 
 // revocations keeps the logouts this board knows (auth.Revoked) in a
-// file, so a logged-out cookie stays refused after a restart (issue 23).
+// file, so a logged-out cookie stays refused after a restart (docs/NOTES.md "Logouts persisted").
 // The file is the JSON list of revocations (digests of session ids,
 // never the ids), written whole (temp file, rename) when it changed.
 // Where it goes is revocationsPath. Safe for concurrent use.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Issue 23 (low): a logout outlives a restart. A board that restarts with
+// A logout outlives a restart. A board that restarts with
 // the same session key (a bundle's, the cluster key's, or a standalone
 // board's handed-over one, as here) refuses a cookie logged out before;
 // on the code before, logouts were kept in memory only and the cookie

@@ -26,31 +26,31 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
-	n.dev.api.RegisterReads(mux) // issue 23: device reads from the mirror, never queued
+	n.dev.api.RegisterReads(mux) // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
-			if n.peerStream(w, r) { // boards only (issue 23, M1)
+			if n.peerStream(w, r) { // boards only (docs/NOTES.md "Peer streams")
 				n.web.localHub.ServeHTTP(w, r)
 			}
 			return
 		case "log":
-			n.acc.auth.Require(adminOnly(n.web.logHub)).ServeHTTP(w, r) // issue 24: admin
+			n.acc.auth.Require(adminOnly(n.web.logHub)).ServeHTTP(w, r) // admin only
 			return
 		}
 		n.readAuth(n.web.hub).ServeHTTP(w, r)
 	})
-	n.accountRoutes(mux) // issue 24: login/logout audited, GET /api/audit
+	n.accountRoutes(mux) // login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
-	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // issue 24: admin, audited
+	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
 	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
 	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
-	n.backupRoutes(mux) // issue 25: GET /api/board/config for ews cluster backup
+	n.backupRoutes(mux) // GET /api/board/config for ews cluster backup
 	mux.Handle("/", n.web.front)
 }
 
-// readAuth asks for credentials before h with [http] read_auth (issue 23, M2).
+// readAuth asks for credentials before h with [http] read_auth (docs/NOTES.md "read_auth means read").
 func (n *Node) readAuth(h http.Handler) http.Handler {
 	if !n.boot.readAuth {
 		return h
@@ -63,14 +63,14 @@ func (n *Node) readAuth(h http.Handler) http.Handler {
 func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
 	n.dev.api.Register(work)
-	n.historyRoutes(work) // issue 28
+	n.historyRoutes(work) // GET /api/devices/{name}/history
 	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
-	n.acc.acct.store.Register(work, who) // issue 24: /api/users (pinned to the master)
+	n.acc.acct.store.Register(work, who) // /api/users (pinned to the master)
 	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}
 	work.Handle("/", n.pageCost(webui.Handler()))
-	return n.audited(work) // issue 24: acts audited where they run
+	return n.audited(work) // acts audited where they run
 }
 
 // pageCost emulates, on a simulated board, the work of a low-priority page

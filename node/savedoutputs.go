@@ -1,7 +1,7 @@
 package node
 
-// Outputs the cluster remembers (issue 25 part 3): the wiring of
-// node/restore. This board's own outputs are saved under [node] state_dir too. Hooks elsewhere, each marked "issue 25": n.holdOutputs()
+// Outputs the cluster remembers (docs/DESIGN.md "Board services"): the wiring of
+// node/restore. This board's own outputs are saved under [node] state_dir too. Hooks elsewhere: n.holdOutputs()
 // and n.restoreOutputs(ctx) in Run (node.go), the "outputs" snapshot of the
 // local stream (devices.go). A backup's outputs for this board (ews cluster
 // restore) are read once from beside the boot config.

@@ -26,7 +26,7 @@ func statusConfig(t *testing.T) *config.Config {
 type chunked struct{ io.Reader }
 
 // An informational answer (1xx) is not the final status: the client gets the
-// handler's real status, not 200 with an error body (issue 15).
+// handler's real status, not 200 with an error body.
 func TestInformationalIsNotFinal(t *testing.T) {
 	early := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Link", "</assets/app.css>; rel=preload")

@@ -73,10 +73,10 @@ type webSide struct {
 type accessSide struct {
 	auth    *auth.Auth    // credentials for control
 	revoked *revocations  // its logouts, kept in a file
-	acct    *accounts     // issue 24: users store and audit log (accounts.go)
+	acct    *accounts     // users store and audit log (accounts.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
 
-	// issue 23: who is a board (boardstream.go, boardaddrs.go)
+	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
 	boardIPs    boardAddrs       // where boards connect from
 	legacyPeers sync.Map         // boards of an older version let onto the peer stream, logged once each
@@ -142,7 +142,7 @@ func (n *Node) build(b *boot) error {
 		}
 	})
 	d.hist = n.openHistory() // their readings and changes, kept (devicehistory.go)
-	// issue 24: users, roles, audit log (accounts.go)
+	// users, roles, audit log (accounts.go)
 	if err := n.openAccounts(); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (n *Node) build(b *boot) error {
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session,
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) }, // counted cluster-wide (devices.go)
-		Users:    authUsers{a.acct.store}, SessionInfo: a.acct.sessionInfo,   // issue 24
+		Users:    authUsers{a.acct.store}, SessionInfo: a.acct.sessionInfo,   // named users and their sessions
 	}); err != nil {
 		return b.cite(b.authKey, err)
 	}
@@ -172,7 +172,7 @@ func (n *Node) build(b *boot) error {
 	w.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
-	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // issue 24: the users store, sealed
+	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
 	if !b.state.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
@@ -202,7 +202,7 @@ func (n *Node) build(b *boot) error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // issue 24: rules as admin (rule:N), MQTT as [mqtt] user
+	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // rules act as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
 	c.master.auto = c.auto

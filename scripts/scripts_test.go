@@ -286,7 +286,7 @@ func TestFlashWritesEveryFile(t *testing.T) {
 }
 
 // noAdminSecrets fails when any file on the card holds the admin bundle's
-// CA key or firmware signing key (H1: a stolen SD card gives neither).
+// CA key or firmware signing key (a stolen SD card gives neither).
 func noAdminSecrets(t *testing.T, c *card) {
 	t.Helper()
 	for _, dir := range []string{c.boot, c.root} {

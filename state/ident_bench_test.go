@@ -16,7 +16,7 @@ import (
 // message it gets. An intro is checked once per board and run (ECDSA: the
 // chain and the endorsement; X25519: the pair key). The ed25519 and P-256
 // benchmarks are the signatures this design does without. Figures:
-// docs/incoming/ident.md.
+// docs/notes/gossip-identity.md.
 //
 //	go test -run XXX -bench 'Seal|Check|Intro|Unsigned|Verify' -benchmem -benchtime 2000x ./state/
 
@@ -136,7 +136,7 @@ func BenchmarkIntroLearn(b *testing.B) {
 }
 
 // BenchmarkEd25519VerifyReport: what checking each report would cost
-// signed with ed25519 instead (the alternative docs/incoming/ident.md weighs).
+// signed with ed25519 instead (the alternative docs/notes/gossip-identity.md weighs).
 func BenchmarkEd25519VerifyReport(b *testing.B) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

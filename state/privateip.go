@@ -11,8 +11,8 @@ import (
 
 // privateIP is the address a board bound to every interface (node.gossip ":7946") advertises
 // when its own peer entry names no address it can resolve: the choice memberlist made with
-// go-sockaddr's GetPrivateIP, made here so ews's copy of memberlist links no go-sockaddr (issue 27
-// part 4). "" when there is none (memberlist then refuses to start, as it did).
+// go-sockaddr's GetPrivateIP, made here so ews's copy of memberlist links no go-sockaddr
+// (docs/notes/lighter-boards.md). "" when there is none (memberlist then refuses to start, as it did).
 func privateIP() string {
 	ifs, err := net.Interfaces()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 // The msgpack subset the messages use (unsigned ints, strings, bools, arrays, nil), written and
 // read by hand: the bytes are those of vmihailenco/msgpack v5 with compact ints and as_array
 // structs, the encoding the protocol was defined with (TestWireMatchesMsgpack holds the two
-// equal), without linking a reflection codec into every board (issue 27 part 4: ~0.2 MB).
+// equal), without linking a reflection codec into every board (~0.2 MB; docs/notes/lighter-boards.md).
 
 const (
 	mpNil     = 0xc0

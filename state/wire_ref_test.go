@@ -12,7 +12,7 @@ import (
 )
 
 // The reference codec: vmihailenco/msgpack v5 with compact ints and as_array structs, the
-// encoding the protocol was defined with and the one every ews build before issue 27 sent.
+// encoding the protocol was defined with and the one every ews build before the hand-written codec sent.
 // The board no longer links it (state/wire.go writes the same bytes by hand); the tests keep it
 // to prove the two equal. Each ref type is its message's fields in order at one version.
 

@@ -94,8 +94,8 @@ func within(t *testing.T, done <-chan *httptest.ResponseRecorder, d time.Duratio
 	}
 }
 
-// M4: a timeout killed only the direct child; a background child of the
-// program lived on. Now the whole process group goes.
+// A timeout kills the whole process group, not only the direct child: a
+// background child of the program does not live on.
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	dir := program(t, "bg.sh", fmt.Sprintf("sleep 60 </dev/null >/dev/null 2>&1 &\necho $! >%s\necho $$ >>%s\nsleep 60\n", pidfile, pidfile))
@@ -107,8 +107,8 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	allGone(t, "the program and its background child are killed", pids(t, pidfile))
 }
 
-// M4: a background child that holds stdout hung the handler until it
-// ended. Now the answer goes out once the program has exited, and the
+// A background child that holds stdout does not hang the handler until
+// it ends: the answer goes out once the program has exited, and the
 // child is killed.
 func TestBackgroundChildHoldingStdout(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
@@ -121,7 +121,7 @@ func TestBackgroundChildHoldingStdout(t *testing.T) {
 	allGone(t, "the child holding stdout is killed", pids(t, pidfile))
 }
 
-// M4: a client that leaves stops its program and everything it started.
+// A client that leaves stops its program and everything it started.
 func TestClientLeavingKillsTheGroup(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	dir := program(t, "wait.sh", fmt.Sprintf("sleep 60 </dev/null >/dev/null 2>&1 &\necho $! >%s\necho $$ >>%s\nsleep 60\n", pidfile, pidfile))
@@ -138,7 +138,7 @@ func TestClientLeavingKillsTheGroup(t *testing.T) {
 	allGone(t, "the program and its child are killed", pids(t, pidfile))
 }
 
-// M4: programs had no resource limits. Now CPU time and address space are
+// Programs run under resource limits: CPU time and address space are
 // capped (and processes, with [cgi] user: TestRunsAsOtherUser).
 func TestLimits(t *testing.T) {
 	dir := program(t, "limits.sh", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\ncat /proc/self/limits\n")
@@ -175,8 +175,8 @@ func TestMemoryLimitHolds(t *testing.T) {
 	}
 }
 
-// M4: CGI output was served from the UI's origin with no CSP. Every
-// answer, a program's own CSP replaced, and errors, is confined.
+// Every answer, a program's own CSP replaced, and errors, is confined by a
+// sandboxing Content-Security-Policy (docs/DESIGN.md "Board services").
 func TestAnswersAreConfined(t *testing.T) {
 	dir := program(t, "page.sh", "printf 'Content-Type: text/html\\r\\nContent-Security-Policy: default-src *\\r\\n\\r\\n<script>alert(1)</script>'\n")
 	h := mustNew(t, Config{Dir: dir}, Options{})
@@ -206,8 +206,8 @@ func TestUserRefused(t *testing.T) {
 	}
 }
 
-// M4: programs ran as ews and could read /etc/ews and /proc/<ews>/environ.
-// With [cgi] user they run as that user, with no capabilities and at most
+// Programs must not read /etc/ews nor /proc/<ews>/environ (docs/NOTES.md
+// "CGI as another user"). With [cgi] user they run as that user, with no capabilities and at most
 // max_processes processes, and both reads fail.
 func TestRunsAsOtherUser(t *testing.T) {
 	if os.Geteuid() != 0 {

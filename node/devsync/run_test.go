@@ -19,7 +19,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 )
 
-// The case: a relay pinned to ews2 is toggled; ews1 (the page's
+// A relay pinned to ews2 is toggled; ews1 (the page's
 // board) mirrors it. The measured latency is logged; only a generous bound
 // is asserted.
 func TestMirrorFollowsBoards(t *testing.T) {

@@ -76,7 +76,7 @@ func TestStageRefuses(t *testing.T) {
 		{"wrong arch", signed, sum(signed), Arch{GOARCH: other}, testPub, 1 << 30, "this board needs"},
 		{"too big", signed, sum(signed), Here(""), testPub, 100, "larger than 100 bytes"},
 		{"empty", nil, sum(nil), Here(""), testPub, 100, "empty upload"},
-		// H2: a correct SHA-256 is no longer enough
+		// a correct SHA-256 is not enough: only a signed image
 		{"unsigned with its SHA-256", elfBin, sum(elfBin), Here(""), testPub, 1 << 30, "carries no signature"},
 		{"truncated signature", truncated, sum(truncated), Here(""), testPub, 1 << 30, "truncated"},
 		{"another cluster's key", foreign, sum(foreign), Here(""), testPub, 1 << 30, "another cluster"},

@@ -63,8 +63,8 @@ func clientTLS(t *testing.T, f TLSFiles, cluster *tls.Config) *tls.Config {
 	return c
 }
 
-// M5: MQTT was plain TCP only. Now mqtts:// with the cluster CA, a given
-// CA file, and a client certificate, against a real mosquitto over TLS.
+// MQTT over TLS (docs/DESIGN.md "Board services"): mqtts:// with the cluster CA,
+// a given CA file, and a client certificate, against a real mosquitto over TLS.
 func TestBridgeOverTLS(t *testing.T) {
 	broker := mqtttest.BrokerTLS(t)
 	pem, err := os.ReadFile(broker.CAFile)
@@ -126,7 +126,7 @@ func TestBridgeRefusesWrongCA(t *testing.T) {
 	}
 }
 
-// M5: plain TCP to a broker that is not on this board warns, once.
+// Plain TCP to a broker that is not on this board warns, once.
 func TestPlainBrokerWarnsOnce(t *testing.T) {
 	cases := []struct {
 		broker string
