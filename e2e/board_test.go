@@ -51,11 +51,11 @@ func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
 	t.Helper()
 	b.log = &syncBuffer{}
 	argv := append(append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg), b.flags...)
-	b.cmd = exec.Command(argv[0], argv[1:]...)
-	b.cmd.Stderr, b.cmd.Stdout = b.log, b.log
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	b.cmd = startBusyBinary(t, func() *exec.Cmd {
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Stderr, c.Stdout = b.log, b.log
+		return c
+	})
 	cmd, log := b.cmd, b.log
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -122,5 +122,26 @@ func exitCode(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
 	case <-time.After(limit):
 		t.Fatalf("ews still running %v after the signal", limit)
 		return -1
+	}
+}
+
+// startBusyBinary starts the command mk makes, again while the kernel
+// answers ETXTBSY: a binary a test just wrote can still be open for
+// writing in the child of another test's fork (tests run in parallel, and
+// a forked child holds the parent's descriptors until its exec closes
+// them), so its exec fails for that moment. Bounded: 100 tries, 10 ms
+// apart; any other error, or the last, fails the test.
+func startBusyBinary(t *testing.T, mk func() *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	for try := 1; ; try++ {
+		c := mk()
+		err := c.Start()
+		if err == nil {
+			return c
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || try == 100 {
+			t.Fatalf("start %s: %v (try %d)", c.Path, err, try)
+		}
+		time.Sleep(10 * time.Millisecond) // a pause between tries, not a wait for a condition
 	}
 }
