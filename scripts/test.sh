@@ -38,4 +38,7 @@ bash scripts/arm-smoke.sh
 # Hardware in the loop: every ARM build on Debian's kernels on qemu's Pi 3
 # and Pi 2 machines, side by side (~110 s once the kernels are cached).
 bash scripts/hil.sh
+# The field test's card builder, once `make field` has cached its board OS
+# (/var/cache/ews-field): one card made with flash.sh, its files read back.
+[ ! -e "${EWS_FIELD_CACHE:-/var/cache/ews-field}/.ok" ] || bash scripts/field/smoke.sh
 echo "test: all passed"
