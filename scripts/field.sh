@@ -70,22 +70,28 @@ go run ./scripts/pkg --dist "$RUN/dist" --version field-1 --arch arm64 >/dev/nul
 	exit 1
 }
 
-devices() { # devices N: what the user adds to board N's boot config
+devices() { # devices: what the user adds to every board's boot config
+	local n
 	cat <<TOML
 
 [history]
 flush = "1s"  # the power-cut check cuts the power while the board writes
+TOML
+	for n in 1 2 3; do
+		cat <<TOML
 
 [[device]]
-name = "relay$1"
+name = "relay$n"
+node = "ews$n"
 driver = "gpio-out"
 pin = "GPIO4"  # the PL061's line 4 (3 is the virt machine's power key)
 TOML
+	done
 }
+devices >"$RUN/devices.toml"
 for n in 1 2 3; do
-	devices $n >"$RUN/devices$n.toml"
 	args=(--cache "$CACHE" --dist "$RUN/dist" --bundle "$RUN/admin.bundle" --name "ews$n" --addr "10.77.0.1$n"
-		--peers "$PEERS" --devices "$RUN/devices$n.toml" --out "$RUN/ews$n.img")
+		--peers "$PEERS" --devices "$RUN/devices.toml" --out "$RUN/ews$n.img")
 	[ $n -ne 3 ] || args+=(--deb "$(ls "$RUN"/dist/ews_*_arm64.deb)")
 	nice -n 19 bash scripts/field/image.sh "${args[@]}"
 done

@@ -21,7 +21,7 @@ CGO_ENABLED=0 go build -o "$tmp/dist/ews-linux-amd64" ./cmd/ews
 cp "$tmp/dist/ews-linux-amd64" "$tmp/dist/ews-linux-arm64"
 "$tmp/dist/ews-linux-amd64" cluster init --peers "ews1=10.77.0.11:7946,ews2=10.77.0.12:7946" --out "$tmp/admin.bundle" >/dev/null
 bash scripts/field/image.sh --cache "$CACHE" --dist "$tmp/dist" --bundle "$tmp/admin.bundle" --name ews2 \
-	--addr 10.77.0.12 --peers "ews1=10.77.0.11:7946,ews2=10.77.0.12:7946" --out "$tmp/card.img" >/dev/null
+	--addr 10.77.0.12 --peers "ews1=10.77.0.11:7946,ews2=10.77.0.12:7946" --lean --out "$tmp/card.img" >/dev/null
 img=$tmp/card.img
 fail() {
 	echo "field-smoke: FAIL: $*" >&2
@@ -33,7 +33,7 @@ grep -q 'bundle_file = "/etc/ews/cluster.bundle"' <<<"$boot" || fail "boot confi
 off=$(sfdisk -d "$img" | sed -n 's/.*start= *\([0-9]*\),.*type=83.*/\1/p')
 [ -n "$off" ] || fail "no Linux partition in the card's MBR"
 root="$img?offset=$((off * 512))"
-stat() { debugfs -R "stat $1" "$root" 2>/dev/null | sed -n 's/^Type: \([a-z]*\) *Mode: *\([0-7]*\).*/\1 \2/p'; }
+stat() { debugfs -R "stat $1" "$root" 2>/dev/null | sed -n 's/.*Type: \([a-z]*\) *Mode: *\([0-7]*\).*/\1 \2/p'; }
 want() { # want PATH "TYPE MODE"
 	[ "$(stat "$1")" = "$2" ] || fail "$1: '$(stat "$1")', want '$2'"
 }

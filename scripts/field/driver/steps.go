@@ -195,7 +195,7 @@ func stepWatchdog(ctx context.Context, f *field) (string, error) {
 		return "", fmt.Errorf("systemctl kill: %v %s", err, out)
 	}
 	t := time.Now()
-	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	c, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	var np string
 	err = poll(c, 500*time.Millisecond, func(ctx context.Context) error {
@@ -217,7 +217,8 @@ func stepWatchdog(ctx context.Context, f *field) (string, error) {
 	if strings.TrimSpace(out) == "0" || strings.TrimSpace(out) == "" {
 		return "", fmt.Errorf("%s restarted (pid %s->%s) but the journal shows no watchdog timeout", b.name, pid, np)
 	}
-	return fmt.Sprintf("%s stopped (SIGSTOP) -> systemd watchdog -> serving again in %.1fs (WatchdogSec=10s; pid %s->%s)", b.name, d.Seconds(), pid, np), nil
+	wd, _, _ := b.sh(ctx, 20*time.Second, "systemctl show -p WatchdogUSec --value ews")
+	return fmt.Sprintf("%s stopped (SIGSTOP) -> systemd watchdog -> serving again in %.1fs (WatchdogSec=%s; pid %s->%s)", b.name, d.Seconds(), strings.TrimSpace(wd), pid, np), nil
 }
 
 // ewsCLI runs the host's ews with args, bounded by d.
