@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inter
 TAGS    ?= nethttpomithttp2
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -ldflags "$(LDFLAGS)"
 
-.PHONY: help build check test flakes demo dist deb arm-smoke hil clean bench-paper bench-paper-quick
+.PHONY: help build check test flakes demo dist deb arm-smoke hil field clean bench-paper bench-paper-quick
 
 help:
 	@echo "make demo   - build and start a 3-board demo cluster on loopback (simulated boards)"
@@ -17,6 +17,7 @@ help:
 	@echo "make test   - all tests, what CI runs: vet, race tests, e2e, fuzz, browser, ARM smoke and HIL under qemu (installs what it needs)"
 	@echo "make flakes - the tests N times under two busy loops from a clean clone; FLAKES='-n 5 e2e' picks runs and packages"
 	@echo "make hil    - hardware in the loop: every ARM build on a real Pi kernel under qemu-system (root; caches the kernel)"
+	@echo "make field  - three boards booted from flashed SD-card images (Debian arm64, systemd) under qemu, one cluster, checked from outside (root; caches the OS; not in make test)"
 	@echo "make build  - ./ews for this machine"
 	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64}; SIGN=ADMIN-BUNDLE signs them"
 	@echo "make deb    - dist, then dist/ews_<version>_{armhf,arm64,amd64}.deb (armhf from the armv6 build)"
@@ -43,6 +44,9 @@ arm-smoke:
 
 hil:
 	bash scripts/hil.sh
+
+field:
+	bash scripts/field.sh
 
 # The paper's experiment (issue 6): every policy, a single board and HAProxy on one seeded stream.
 bench-paper: build

@@ -138,6 +138,10 @@ else
 	# Browser tests (headless Chromium) run without -race: the browser, not
 	# Go, is what they exercise, and -race triples their time.
 	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
+	# The field test's card builder, once `make field` has cached its board
+	# OS (/var/cache/ews-field): one card made with flash.sh, its files read
+	# back; it says SKIP without the cache.
+	step field-smoke bash scripts/field/smoke.sh
 	join arm-smoke
 	join hil
 fi

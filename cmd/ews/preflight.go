@@ -27,7 +27,8 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 	warns = append(warns, node.HardwareWarnings(cfg)...)
 	// a token inline on the FAT boot partition is readable by every local
 	// user; run moves it (bootkey.MigrateToken), check says so
-	if cfg.HTTP.Token != "" && bootkey.OnBoot(cfg.Path) {
+	// (one from bundle_file is not inline)
+	if cfg.HTTP.Token != "" && !cfg.TokenFromBundle() && bootkey.OnBoot(cfg.Path) {
 		w := cfg.Errorf("http.token", "inline on the boot partition (FAT: readable by every local user and anyone with the SD card); ews moves it to %s at start, or put it there yourself and set token_file", bootkey.DefaultTokenFile)
 		w.Warning = true
 		warns = append(warns, w)

@@ -35,7 +35,9 @@ func MigrateToken(cfg *config.Config, log *slog.Logger, opts Options) (changed b
 		log = slog.Default()
 	}
 	token := cfg.HTTP.Token
-	if token == "" || !onBoot(cfg.Path, opts.BootPaths) {
+	// a token the config took from its bundle_file is on the root
+	// partition already: nothing inline to move
+	if token == "" || cfg.TokenFromBundle() || !onBoot(cfg.Path, opts.BootPaths) {
 		return false, nil
 	}
 	orig, err := os.ReadFile(cfg.Path)

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -106,6 +109,36 @@ func TestMigrateTokenCases(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A flashed board's boot config names only its bundle (scripts/flash.sh
+// --bundle): the token the config takes from it is not inline, so there is
+// nothing to move and no error at each start.
+func TestMigrateTokenFromBundleLeftAlone(t *testing.T) {
+	b := newBoard(t)
+	a, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	board, err := a.Board("ews1", []string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(filepath.Dir(b.keyFile), "cluster.bundle")
+	if err := bundle.Write(path, board, true); err != nil {
+		t.Fatal(err)
+	}
+	cfg := b.load(t, "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\"]\nbundle_file = \""+path+"\"\n[http]\nauth = \"token\"\n")
+	if !cfg.TokenFromBundle() {
+		t.Fatal("the config did not take its token from the bundle")
+	}
+	before := read(t, b.boot)
+	if changed, err := MigrateToken(cfg, nil, b.opts); changed || err != nil {
+		t.Fatalf("MigrateToken = %v, %v; want nothing to do", changed, err)
+	}
+	if read(t, b.boot) != before {
+		t.Fatal("the boot file changed")
 	}
 }
 
