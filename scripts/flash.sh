@@ -151,7 +151,13 @@ else
 	boot_config "$NAME" "$PEER_PORT" >"$TMP/ews.toml"
 fi
 if [ -n "$BUNDLE" ]; then
-	board_bundle "$NAME" "$(peer_host "$PEERS" "$NAME")" "$TMP/cluster.bundle"
+	SELF=$PEERS
+	if [ -n "$BACKUP" ]; then
+		# no --peers with a backup: the restored config's own entry
+		# ("NAME=host:port") names the address its certificate must carry
+		SELF=$(grep -o -m 1 "\"$NAME=[^\"]*\"" "$TMP/ews.toml" | tr -d '"' || true)
+	fi
+	board_bundle "$NAME" "$(peer_host "$SELF" "$NAME")" "$TMP/cluster.bundle"
 	sed -i "s|\"/etc/ews/cluster.bundle\"|\"$TMP/cluster.bundle\"|" "$TMP/ews.toml" # checked against the real bundle
 fi
 if [ -n "$EWS" ]; then

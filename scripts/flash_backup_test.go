@@ -1,12 +1,17 @@
 package scripts_test
 
 import (
+	"crypto/x509"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/node/backup"
 )
 
@@ -70,6 +75,24 @@ func TestFlashFromBackup(t *testing.T) {
 		}
 		if read(t, filepath.Join(c.root, "usr/bin/ews")) != string(c.bin) {
 			t.Error("binary not installed")
+		}
+		// The board's certificate names its address from the backup's
+		// peers (no --peers with a backup): a rebuilt board must be
+		// verifiable at it, not only at loopback.
+		b, err := bundle.Read(filepath.Join(c.root, "etc/ews/cluster.bundle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crt, err := b.BoardCert("ews2", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := x509.ParseCertificate(crt.Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(leaf.IPAddresses, func(ip net.IP) bool { return ip.String() == "10.0.0.12" }) {
+			t.Errorf("the board's certificate names %v, not its address 10.0.0.12", leaf.IPAddresses)
 		}
 	})
 	t.Run("a card with another config keeps it", func(t *testing.T) {
