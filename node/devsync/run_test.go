@@ -57,13 +57,15 @@ func TestMirrorFollowsBoards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		timeout := time.After(2 * time.Second)
+		// A deadline for a loaded machine (two busy loops took it past
+		// 2 s), not a speed goal: the time is logged below.
+		timeout := time.After(20 * time.Second)
 		for got := false; !got; {
 			select {
 			case c := <-rec.sent:
 				got = c.Name == "r2" && c.State == s.State
 			case <-timeout:
-				t.Fatalf("toggle %d: r2 = %s not mirrored within 2s", i, s.State)
+				t.Fatalf("toggle %d: r2 = %s not mirrored within 20s", i, s.State)
 			}
 		}
 		worst = max(worst, time.Since(start))
