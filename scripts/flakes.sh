@@ -45,7 +45,7 @@ all) pkgs=./... ;;
 *) pkgs=$* ;;
 esac
 go build -o "$out/testsummary" ./cmd/testsummary
-echo "flakes: $runs runs of $1 at $(git rev-parse --short HEAD) under two busy loops; results in $out"
+echo "flakes: $runs runs of $* at $(git rev-parse --short HEAD) under two busy loops; results in $out"
 yes >/dev/null &
 busy+=($!)
 yes >/dev/null &
