@@ -43,6 +43,7 @@ name = "temp1"
 driver = "sim-sensor"
 drift = 0.5
 poll = "1h"
+max_age = "0s"
 `, b.name, b.http, b.gossip, stateDir)
 	b.cfg = filepath.Join(t.TempDir(), "ews.toml")
 	writeFile(t, b.cfg, doc)
@@ -150,6 +151,7 @@ driver = "sim-sensor"
 node = "ews2"
 drift = 0.5
 poll = "1h"
+max_age = "0s"
 `
 
 // TestHistoryOtherBoard: any board answers a device's history by asking
@@ -189,9 +191,10 @@ func TestHistoryOtherBoard(t *testing.T) {
 	// asked through the follower it is the same history, perhaps one
 	// point longer (a reading is recorded just after its answer)
 	var s, own histSeries
-	if code := histGet(t, urls[0]+"/api/devices/temp2/history", &s); code != 200 || len(s.Points) < 3 {
-		t.Fatalf("history through ews1: %d, %d points", code, len(s.Points))
-	}
+	testutil.WaitFor(t, "4 points through ews1", 15*time.Second, func() (bool, string) {
+		code := histGet(t, urls[0]+"/api/devices/temp2/history", &s)
+		return code == 200 && len(s.Points) >= 4, fmt.Sprintf("%d, %d points", code, len(s.Points))
+	})
 	if code := histGet(t, urls[1]+"/api/devices/temp2/history", &own); code != 200 || len(own.Points) < len(s.Points) {
 		t.Fatalf("history through ews2: %d, %d points (ews1 gave %d)", code, len(own.Points), len(s.Points))
 	}
