@@ -51,11 +51,11 @@ field:
 
 # The paper's experiment (issue 6): every policy, a single board and HAProxy on one seeded stream.
 # QUICK=1: one testbed cell per claim of papers 000-004 plus the takeover, one verdict line each
-# (paper NNN claim "..." verdict WORD figure ...); the full run also writes docs/bench-paper-testbed.md.
+# (paper NNN claim "..." verdict WORD figure ...); the full run adds every load to docs/bench-paper.md.
 bench-paper: build
 ifeq ($(QUICK),)
 	bash scripts/deps.sh haproxy
-	$(GO) run ./cmd/benchpaper --ews ./ews --verdicts full --testbed-out docs/bench-paper-testbed.md $(BENCH_FLAGS)
+	$(GO) run ./cmd/benchpaper --ews ./ews --verdicts full $(BENCH_FLAGS)
 else
 	$(GO) run ./cmd/benchpaper --ews ./ews --verdicts quick $(BENCH_FLAGS)
 endif

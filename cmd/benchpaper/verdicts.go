@@ -15,7 +15,8 @@ import (
 var verdictModes = []string{"off", "quick", "full"}
 
 // verdicts runs the claims and prints one line per claim; it writes the
-// cells' tables to --testbed-out.
+// cells' tables to --testbed-out, by default (full) after the report in
+// --out, (quick) into the results dir.
 func (h *harness) verdicts(ctx context.Context) error {
 	mode := h.opt.verdicts
 	if mode == "off" {
@@ -36,14 +37,27 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(&t.md, "%d testbed cells and %d takeovers in %s (wall clock).\n", t.cells, reps, time.Since(began).Round(time.Second))
-	out := h.opt.testbedOut
-	if out == "" {
+	out, flags := h.opt.testbedOut, os.O_CREATE|os.O_WRONLY|os.O_TRUNC
+	switch {
+	case out != "":
+	case mode == "full": // after the process-based report, in the same file
+		out, flags = h.opt.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND
+		t.md.WriteString("\n")
+	default:
 		out = filepath.Join(h.opt.results, "testbed-"+mode+".md")
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("paper: %w", err)
 	}
-	if err := os.WriteFile(out, []byte(t.md.String()), 0o644); err != nil {
+	f, err := os.OpenFile(out, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("paper: %w", err)
+	}
+	if _, err := f.WriteString(t.md.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("paper: %w", err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("paper: %w", err)
 	}
 	fmt.Fprintf(h.out, "bench-paper: %d claims, %d testbed cells, %s; tables in %s\n", len(t.verdicts), t.cells, time.Since(began).Round(time.Second), out)
