@@ -18,17 +18,26 @@ func pageRun(seed uint64, boards ...BoardSpec) Run {
 	}
 }
 
+// TestSimulateDeterministic: one seed, one result, under every policy and
+// both modes (the policies' ties are drawn from the Dispatcher's seeded Rand).
 func TestSimulateDeterministic(t *testing.T) {
-	r := pageRun(7, BoardSpec{Slots: 2}, BoardSpec{Slots: 2, Speed: 0.5})
+	r := pageRun(7, BoardSpec{Slots: 2}, BoardSpec{Slots: 2, Speed: 0.5}, BoardSpec{Slots: 2})
+	r.Mix = append(r.Mix, Class{Name: "read", Share: 0.5, Work: 20 * time.Millisecond, IO: true})
 	r.Clients.Think = 20 * time.Millisecond
-	s := Setup{Name: "random", Mode: Director, Sched: sched.Config{Policy: "random"}}
-	a, err := Simulate(r, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := Simulate(r, s)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("two runs of one seed differ:\n%+v\n%+v", a, b)
+	for _, p := range sched.PolicyNames() {
+		for _, mode := range []Mode{Queued, Director} {
+			t.Run(p+"/"+string(mode), func(t *testing.T) {
+				s := Setup{Name: p, Mode: mode, Sched: sched.Config{Policy: p}}
+				a, err := Simulate(r, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := Simulate(r, s)
+				if !reflect.DeepEqual(a, b) {
+					t.Fatalf("two runs of one seed differ:\n%+v\n%+v", a, b)
+				}
+			})
+		}
 	}
 }
 
