@@ -42,12 +42,12 @@ func (t *tbHarness) verdict(paper, claim, word, figure string) {
 
 // window is a cell's measured time: long enough in quick mode for every
 // claim's mechanism (001's busy period twice), longer in the full run.
-func (t *tbHarness) window(min time.Duration) time.Duration {
+func (t *tbHarness) window(least time.Duration) time.Duration {
 	d := 40 * time.Second
 	if !t.quick {
 		d = 120 * time.Second
 	}
-	return max(d, min)
+	return max(d, least)
 }
 
 // run runs every setup tbRepeats times, interleaved: round by round, each
