@@ -28,6 +28,8 @@ type tbHarness struct {
 	md       strings.Builder
 	verdicts []tbVerdict
 	cells    int
+	figs     map[string]*tbFigure // tbplot.go
+	figOrder []string
 }
 
 // tbRepeats is the repetitions of every testbed cell (the rule's 5).

@@ -59,6 +59,9 @@ func (t *tbHarness) tb000() error {
 		return err
 	}
 	a, b := three.stat("priority-lc", fPerSec), single.stat("single", fPerSec)
+	t.plot("bench-paper-testbed-000a", "000 a: 3 boards vs one (queued), completed/s", "completed/s", "3 boards", 1.5, a.mean)
+	t.plot("bench-paper-testbed-000a", "000 a: 3 boards vs one (queued), completed/s", "completed/s", "1 board", 1.5, b.mean)
+	t.xlabel("bench-paper-testbed-000a", "closed loop at 1.5x the cluster's capacity")
 	fmt.Fprintf(&t.md, "Claim a: under high load 3 equal boards complete clearly more than one. %d closed-loop clients (1.5× the cluster's capacity of %.0f/s, think 100 ms), 25%% control (20 ms device reads), 75%% pages (10 ms CPU); queued mode. 3 boards %.1f/s (spread %.1f), one board %.1f/s (spread %.1f). Rule: reproduced when 3 boards complete more than 2× one board's, beyond the spread.\n\n", r.Clients.N, cal.capacity, a.mean, a.spread(), b.mean, b.spread())
 	word := "not-reproduced"
 	if a.lo > 2*b.hi {
@@ -84,6 +87,10 @@ func (t *tbHarness) tb000() error {
 		cp99 := func(r testbed.Result) float64 { return r.Classes[0].P99 }
 		fmt.Fprintf(&t.md, "%.0f%% control, %.0f req/s offered:\n\n", 100*ctrl, r.Clients.Rate)
 		t.table(c, "queued", "control/s", ctl)
+		for _, s := range c.setups {
+			t.plot("bench-paper-testbed-000b", "000 b: control completed/s at 1.2x (queued), by control share", "control completed/s", s, ctrl, c.stat(s, ctl).mean)
+		}
+		t.xlabel("bench-paper-testbed-000b", "share of control requests")
 		thr, tail := gapSign(c.stat("priority-lc", ctl), c.stat("lc", ctl)), -gapSign(c.stat("priority-lc", cp99), c.stat("lc", cp99))
 		if thr > 0 || (thr == 0 && tail > 0) {
 			held++
@@ -126,6 +133,7 @@ func (t *tbHarness) tb001() error {
 		}
 		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
 		t.table(c, "director", "", nil)
+		t.plotCell("bench-paper-testbed-001", "001: busy and slow boards (director), mean latency", c, f)
 		ok, gap := c.alike()
 		lowOK = lowOK && ok
 		lowNote += fmt.Sprintf(" at%.2f:%s", f, gap)
@@ -146,6 +154,7 @@ func (t *tbHarness) tb001() error {
 		share := func(r testbed.Result) float64 { return r.BoardShare[0] }
 		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
 		t.table(c, "director", "busy board's share", share)
+		t.plotCell("bench-paper-testbed-001", "001: busy and slow boards (director), mean latency", c, f)
 		t.table(q, "queued", "busy board's share", share)
 		w, text := versus(c, "adaptive", []string{"rr", "lc", "wlc"})
 		wins, n = wins+w, n+3
@@ -176,6 +185,8 @@ func (t *tbHarness) tb002() error {
 	hit := func(r testbed.Result) float64 { return r.HitRatio }
 	fmt.Fprintf(&t.md, "4 equal boards, each caching 16 users' state (LRU): a page of a cached user costs 8 ms CPU, of another 40 ms; 64 users, each a closed-loop client thinking 200 ms. *sticky* = `sticky = \"source-ip\"` over lc (a user's board is kept); the others choose per request. Director mode.\n\n")
 	t.table(c, "director", "warm-hit ratio", hit)
+	t.plotCell("bench-paper-testbed-002", "002: 64 users, per-user cache (director), mean latency", c, 1)
+	t.xlabel("bench-paper-testbed-002", "64 users, closed loop, think 200 ms")
 	wins, text := versus(c, "sticky", []string{"socket", "lc", "rr"})
 	hitsAbove := 0
 	for _, b := range []string{"socket", "lc", "rr"} {
@@ -224,6 +235,9 @@ func (t *tbHarness) tb003() error {
 		per := func(r testbed.Result) float64 { return r.MasterPerReq }
 		a, b := c.stat("proxy", fPerSec), c.stat("redirect", fPerSec)
 		mp, mr := c.stat("proxy", per).mean, c.stat("redirect", per).mean
+		t.plot(fmt.Sprintf("bench-paper-testbed-003a-%.0fms", p.page), fmt.Sprintf("003 a: proxy vs redirect, %.0f ms pages, completed/s", p.page), "completed/s", "proxy", p.cores, a.mean)
+		t.plot(fmt.Sprintf("bench-paper-testbed-003a-%.0fms", p.page), fmt.Sprintf("003 a: proxy vs redirect, %.0f ms pages, completed/s", p.page), "completed/s", "redirect", p.cores, b.mean)
+		t.xlabel(fmt.Sprintf("bench-paper-testbed-003a-%.0fms", p.page), "master cores")
 		fmt.Fprintf(&t.md, "| %.2f | %.0f | %.0f (%.0f) | %.0f (%.0f) | %.2f× | %.3f | %.3f |\n", p.cores, p.page, a.mean, a.spread(), b.mean, b.spread(), b.mean/max(a.mean, 1e-9), mp, mr)
 		if mr <= mp/2 && gapSign(b, a) >= 0 {
 			good++
@@ -259,6 +273,7 @@ func (t *tbHarness) tb003() error {
 		}
 		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
 		t.table(c, "director", "", nil)
+		t.plotCell("bench-paper-testbed-003b", "003 b: two sites 5/80 ms away (director), mean latency", c, f)
 		w, text := versus(c, "proximity", []string{"lc", "integrated"})
 		wins, n = wins+w, n+2
 		bnote += fmt.Sprintf(" at%.2f:%s;%s", f, spaceless(text), figs(c, "proximity", "lc"))
@@ -315,6 +330,7 @@ func (t *tbHarness) tb004() error {
 			slow := func(r testbed.Result) float64 { return r.BoardShare[2] }
 			fmt.Fprintf(&t.md, "%s load %.2f (%d clients):\n\n", lv.name, f, r.Clients.N)
 			t.table(c, "director", "slow board's share", slow)
+			t.plotCell("bench-paper-testbed-004", "004: boards of speed 4/1/0.25, four classes (director), mean latency", c, f)
 			t.table(q, "queued", "slow board's share", slow)
 			switch lv.name {
 			case "low":

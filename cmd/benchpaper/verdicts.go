@@ -39,7 +39,6 @@ func (h *harness) verdicts(ctx context.Context) error {
 	if err := h.takeoverVerdicts(ctx, t, reps); err != nil {
 		return err
 	}
-	fmt.Fprintf(&t.md, "%d testbed cells and %d takeovers in %s (wall clock).\n", t.cells, reps, time.Since(began).Round(time.Second))
 	out, flags := h.opt.testbedOut, os.O_CREATE|os.O_WRONLY|os.O_TRUNC
 	switch {
 	case out != "":
@@ -52,6 +51,23 @@ func (h *harness) verdicts(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("paper: %w", err)
 	}
+	img := h.opt.img // the full run's, beside the report's plots
+	if h.opt.verdicts != "full" {
+		img = filepath.Join(h.opt.results, "img-"+h.opt.verdicts)
+	}
+	pngs, err := t.savePlots(img)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&t.md, "#### Plots (%s)\n\n", h.opt.verdicts)
+	for _, png := range pngs {
+		rel, err := filepath.Rel(filepath.Dir(out), png)
+		if err != nil {
+			rel = png
+		}
+		fmt.Fprintf(&t.md, "![%s](%s)\n\n", filepath.Base(png), filepath.ToSlash(rel))
+	}
+	fmt.Fprintf(&t.md, "%d testbed cells and %d takeovers in %s (wall clock).\n", t.cells, reps, time.Since(began).Round(time.Second))
 	f, err := os.OpenFile(out, flags, 0o644)
 	if err != nil {
 		return fmt.Errorf("paper: %w", err)
