@@ -2,14 +2,11 @@ package testbed
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/ews-firmware/ews/sched"
-	"github.com/ews-firmware/ews/state/row"
 	"github.com/jonboulle/clockwork"
 )
 
@@ -91,29 +88,6 @@ type request struct {
 	ticket sched.Ticket
 	board  int
 	counts bool // sent inside the measured window
-}
-
-// ClassResult is one class's figures.
-type ClassResult struct {
-	Name              string
-	Sent, OK, Shed    int
-	Mean, P99, PerSec float64 // ms, ms (shed counted as the timeout), completed/s
-}
-
-// Result is a cell's figures, over the measured window.
-type Result struct {
-	Setup        string
-	Sent, OK     int
-	Shed         int     // refused, shed or timed out: failures
-	Mean         float64 // ms, answered requests
-	P99          float64 // ms, every request, a shed one counted as the timeout
-	PerSec       float64 // completed/s
-	ShedPct      float64
-	Classes      []ClassResult
-	BoardShare   []float64 // share of the completed requests per board
-	HitRatio     float64   // cached pages served warm; -1 without a cache
-	MasterCPU    float64   // share of the master's cores in use; 0 without Master
-	MasterPerReq float64   // master CPU ms per completed request
 }
 
 type sim struct {
@@ -283,101 +257,11 @@ func (m *sim) send(user int) {
 	m.dispatch(r)
 }
 
-// dispatch places a request through the Dispatcher: at once, or (queued
-// mode) into the queue.
-func (m *sim) dispatch(r *request) {
-	if m.place(r) {
-		return
-	}
-	if m.setup.Mode == Director {
-		m.fail(r) // no board eligible at all (every one held)
-		return
-	}
-	qi := r.ci
-	if m.oneFIFO {
-		qi = 0
-	}
-	m.queue[qi] = append(m.queue[qi], r)
-}
-
-// place asks the Dispatcher for a board now; false: none free.
-func (m *sim) place(r *request) bool {
-	sr := &sched.Request{Class: r.ci, Client: m.addr(r.user), Path: "/"}
-	t, ok := m.d.TryAcquire(sr)
-	if !ok {
-		return false
-	}
-	r.ticket = t
-	var bi int
-	fmt.Sscanf(t.Addr, "b:%d", &bi)
-	if ms := m.setup.Master; ms != nil && ms.Redirect {
-		m.assigned[r.user] = bi
-	}
-	m.toBoard(r, bi)
-	return true
-}
-
-func (m *sim) toBoard(r *request, bi int) {
-	r.board = bi
-	if !m.boards[bi].admit(r) {
-		r.ticket.Done()
-		m.fail(r)
-	}
-}
-
-// drain dispatches queued requests while boards take them, highest class
-// first, and sheds those that waited past the queue timeout.
-func (m *sim) drain() {
-	for qi := range m.queue {
-		q := m.queue[qi]
-		for len(q) > 0 && m.now-q[0].sent > m.setup.QueueTimeout {
-			m.fail(q[0])
-			q = q[1:]
-		}
-		m.queue[qi] = q
-	}
-	for qi := range m.queue {
-		for len(m.queue[qi]) > 0 {
-			if !m.place(m.queue[qi][0]) {
-				return // strict order: nothing below may overtake
-			}
-			m.queue[qi] = m.queue[qi][1:]
-		}
-	}
-}
-
 func (m *sim) stepBoards() {
 	for _, b := range m.boards {
 		for _, j := range b.step(m.now, m.run.Step) {
 			m.answer(j.req, m.now+m.run.Step)
 		}
-	}
-}
-
-// stepMaster forwards what the master's CPU gets through this tick.
-func (m *sim) stepMaster() {
-	ms := m.setup.Master
-	if ms == nil {
-		return
-	}
-	budget := ms.Cores * m.run.Step.Seconds()
-	for len(m.mq) > 0 && budget > 0 {
-		if m.mLeft <= 0 {
-			m.mLeft = ms.PerRequest.Seconds()
-		}
-		use := min(budget, m.mLeft)
-		m.mLeft -= use
-		budget -= use
-		if m.now >= m.run.Warmup {
-			m.mBusy += use
-		}
-		if m.mLeft > 1e-12 {
-			break
-		}
-		r := m.mq[0]
-		m.mq = m.mq[1:]
-		m.mLeft = 0
-		m.dispatch(r)
 	}
 }
 
@@ -408,99 +292,4 @@ func (m *sim) again(user int, at time.Duration) {
 		return
 	}
 	m.next[user] = at + m.expo(m.run.Clients.Think.Seconds())
-}
-
-// report gives the Dispatcher every board's row, as the boards' heartbeats do.
-func (m *sim) report() {
-	rows := make([]row.Board, len(m.boards))
-	for i, b := range m.boards {
-		capacity := b.spec.Slots
-		if m.setup.Mode == Director {
-			capacity = 1 << 16 // a director has no slot limit: it only picks
-		}
-		w := 1
-		if m.run.Weights != nil {
-			w = m.run.Weights[i]
-		}
-		rows[i] = row.Board{Name: b.spec.Name, Rank: i, HTTP: fmt.Sprintf("b:%d", i), Linknum: b.inFlight(),
-			Capacity: capacity, Weight: w, Runstate: row.Running, Load: b.load(m.now)}
-		if rows[i].Name == "" {
-			rows[i].Name = fmt.Sprintf("b%d", i)
-		}
-	}
-	m.d.Update(rows)
-}
-
-func (m *sim) result() Result {
-	win := m.run.Duration.Seconds()
-	timeout := float64(m.run.Timeout) / 1e6
-	res := Result{Setup: m.setup.Name, HitRatio: -1}
-	var all []float64
-	for ci, c := range m.run.Mix {
-		l := m.lat[ci]
-		cr := ClassResult{Name: c.Name, Sent: m.sent[ci], OK: len(l), Shed: m.failed[ci], PerSec: float64(len(l)) / win}
-		cr.Mean = mean(l)
-		withShed := append(slices.Clone(l), repeat(timeout, cr.Shed)...)
-		cr.P99 = pct(withShed, 0.99)
-		res.Classes = append(res.Classes, cr)
-		res.Sent += cr.Sent
-		res.OK += cr.OK
-		res.Shed += cr.Shed
-		all = append(all, withShed...)
-	}
-	var ok []float64
-	for ci := range m.run.Mix {
-		ok = append(ok, m.lat[ci]...)
-	}
-	res.Mean, res.P99, res.PerSec = mean(ok), pct(all, 0.99), float64(res.OK)/win
-	if res.OK+res.Shed > 0 {
-		res.ShedPct = 100 * float64(res.Shed) / float64(res.OK+res.Shed)
-	}
-	total := 0
-	for _, n := range m.done {
-		total += n
-	}
-	for _, n := range m.done {
-		res.BoardShare = append(res.BoardShare, float64(n)/float64(max(total, 1)))
-	}
-	var hits, pages uint64
-	for _, b := range m.boards {
-		hits, pages = hits+b.hits, pages+b.pages
-	}
-	if pages > 0 {
-		res.HitRatio = float64(hits) / float64(pages)
-	}
-	if ms := m.setup.Master; ms != nil {
-		res.MasterCPU = m.mBusy / (ms.Cores * win)
-		res.MasterPerReq = 1000 * m.mBusy / float64(max(res.OK, 1))
-	}
-	return res
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-func pct(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(p*float64(len(s))))]
-}
-
-func repeat(x float64, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = x
-	}
-	return out
 }
