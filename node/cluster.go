@@ -20,6 +20,7 @@ type local struct {
 	load   loadSource
 	creds  *atomic.Uint64 // fingerprint of this board's credentials (accessSide.creds)
 	addr   func() string  // where other boards forward to (Node.httpAddr)
+	auto   *autoSlots     // [node] capacity = "auto"; nil: the configured capacity
 	// Built after the cluster, which needs local: set once by build, before
 	// anything runs.
 	work   workCount // the front door

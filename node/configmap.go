@@ -74,6 +74,10 @@ type boot struct {
 	citeDevices func(err error) error
 	// authKey is the key an auth.New error is about (AuthKey).
 	authKey string
+
+	// capacityAuto: [node] capacity = "auto", the slots this board reports
+	// follow what it completes (capacityauto.go); state.Capacity the start.
+	capacityAuto bool
 }
 
 // automationConfig is what the MQTT bridge and the rules are built from;
@@ -127,7 +131,7 @@ func mapConfig(c *config.Config) (*boot, error) {
 		security: sec, clusterKey: key, sim: simProfileOf(c.Sim), simulated: simulated(c),
 		file: c.Path, secretLines: map[string]int{}, peerList: c.Cluster.Peers,
 		stateDir: c.Node.StateDir, mdns: c.Node.MDNSOn(), https: c.HTTP.HTTPS, redirect: c.HTTP.HTTPRedirect,
-		mode: c.Sched.Mode, assign: c.Sched.Assign.Duration,
+		mode: c.Sched.Mode, assign: c.Sched.Assign.Duration, capacityAuto: c.Node.CapacityAuto,
 		readAuth: c.HTTP.ReadAuth, maxBody: c.HTTP.MaxBody, shutdownTimeout: c.HTTP.ShutdownTimeout.Duration,
 		sseClients: c.HTTP.SSEClients, ssePerClient: c.HTTP.SSEPerClient, maxConnsPerClient: c.HTTP.MaxConnsPerClient,
 		cite:        func(key string, err error) error { return config.Errors{c.Errorf(key, "%v", err)} },

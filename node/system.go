@@ -101,6 +101,9 @@ func (n *Node) build(b *boot) error {
 	// what this board tells the cluster, and the cluster
 	c.health = health.New(b.health, log)
 	c.local = &local{ready: n.Ready, health: c.health, creds: &a.creds, addr: n.httpAddr}
+	if b.capacityAuto {
+		c.local.auto = newAutoSlots(b.state.Capacity)
+	}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler

@@ -37,7 +37,10 @@ type Node struct {
 	HTTP     string `toml:"http"`     // client requests, UI and API; default ":8080"
 	Gossip   string `toml:"gossip"`   // memberlist UDP+TCP; default ":7946"
 	Capacity int    `toml:"capacity"` // requests this board runs at once (its slots); default 4
-	Weight   int    `toml:"weight"`   // relative weight for weighted policies; default 1
+	// CapacityAuto is capacity = "auto": the slots follow what the board
+	// completes (capacity_auto.go), starting from Capacity's default.
+	CapacityAuto bool `toml:"-"`
+	Weight       int  `toml:"weight"` // relative weight for weighted policies; default 1
 	// Advertise is the host other boards and redirects use to reach this
 	// board's HTTP port when `http` binds a wildcard; default: the gossip host.
 	Advertise string `toml:"advertise"`
