@@ -32,3 +32,16 @@ func (o *Offset) UnmarshalText(b []byte) error {
 
 // MarshalText writes the offset as a Go duration string.
 func (o Offset) MarshalText() ([]byte, error) { return []byte(o.Duration.String()), nil }
+
+// ClockOffset is [sim] clock_offset: how far this board's wall clock runs
+// off the host's; 0 on a real board.
+func (c *Config) ClockOffset() time.Duration {
+	if c.Sim == nil {
+		return 0
+	}
+	return c.Sim.ClockOffset.Duration
+}
+
+// Now is this board's own wall clock, the host's plus ClockOffset: what
+// checks at boot read (the board's certificate).
+func (c *Config) Now() time.Time { return time.Now().Add(c.ClockOffset()) }
