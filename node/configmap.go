@@ -124,6 +124,9 @@ func mapConfig(c *config.Config) (*boot, error) {
 	h := c.History
 	clk := clock.New(nil, c.ClockOffset())
 	st.Clock = clk
+	if servers := c.Cluster.NTP; len(servers) > 0 { // the master follows them (docs/DESIGN.md, Time)
+		st.TimeSource = func() (time.Duration, string, error) { return clk.NTP(servers) }
+	}
 	b := &boot{
 		state: st, sched: schedConfig(c), hal: halConfig(c), poll: config.DefaultPoll, vip: vc,
 		auth: AuthConfig(c), cgi: cgiConfig(c), health: healthConfig(c), helpers: supervised(c),

@@ -244,6 +244,9 @@ func (c *Cluster) Run(ctx context.Context) error {
 
 	var loops sync.WaitGroup // each returns when ctx ends
 	loops.Go(func() { c.run(ctx) })
+	if c.cfg.TimeSource != nil {
+		loops.Go(func() { c.ntpLoop(ctx) })
+	}
 	if c.ml.Load() != nil {
 		loops.Go(func() { c.rejoin(ctx) })
 		if c.gkey != nil {

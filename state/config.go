@@ -53,6 +53,12 @@ type Config struct {
 	// clock (clocks.go). Nil: a clock of its own without offset.
 	Clock *clock.Clock
 
+	// TimeSource, when set, is what the master follows instead of its own
+	// clock ([cluster] ntp: clock.Clock.NTP): the correction that makes
+	// Clock.Now the source's time, and who said it. The master asks it
+	// every NTPEvery (ntp.go). Nil: cluster time is the master's clock.
+	TimeSource func() (time.Duration, string, error)
+
 	// Key is the AES-128/192/256 key for gossip. Nil with Insecure false
 	// on a clustered board is refused. Default nil.
 	Key []byte

@@ -83,9 +83,9 @@ type Cluster struct {
 	// on TLS (tls.go) and its verify key checks firmware. The admin bundle
 	// itself is refused here.
 	BundleFile string `toml:"bundle_file"`
-	// NTP lists NTP servers the master would follow ("host" or
-	// "host:port"). Parsed and documented, not built: cluster time is the
-	// master's clock (docs/DESIGN.md, Time).
+	// NTP lists NTP servers the master follows while one answers ("host"
+	// or "host:port"); empty: cluster time is the master's own clock
+	// (docs/DESIGN.md, Time).
 	NTP []string `toml:"ntp"`
 }
 
