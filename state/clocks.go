@@ -119,7 +119,7 @@ func (k *clocks) record(name string, off, rtt time.Duration, flags byte, corr ti
 	pc.master, pc.measured = flags&ackMaster != 0, flags&ackMeasured != 0
 }
 
-// fresh is how long an ack's claims (master, measured) count.
+// clockFresh is how long an ack's claims (master, measured) count.
 const clockFresh = 5 * time.Second
 
 // ClockOffsets is each peer's clock minus this board's, as measured
