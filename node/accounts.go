@@ -100,7 +100,7 @@ func (n *Node) openAccounts() error {
 		}
 	}
 	n.acc.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
-		Registerer: n.reg, Logger: n.log})}
+		Registerer: n.reg, Logger: n.log, Now: n.boot.clock.Now})}
 	return nil
 }
 

@@ -66,7 +66,7 @@ func newAutomation(b *boot, log *slog.Logger, door http.Handler, devices func() 
 		a.bridge = &o
 	}
 	if len(c.rules) > 0 {
-		a.engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: devices, Logger: log}
+		a.engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: devices, Logger: log, Clock: b.clock}
 	}
 	return a, nil
 }

@@ -22,7 +22,7 @@ import (
 // and tests never write /var/lib/ews.
 func (n *Node) historyOptions() history.Options {
 	o := n.boot.history
-	o.Registerer, o.Logger = n.reg, n.log
+	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.clock.Now
 	if dir := n.stateDir(); dir != "" {
 		o.Dir = filepath.Join(dir, "history")
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
@@ -94,6 +95,7 @@ func (n *Node) build(b *boot) error {
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
 	var err error
+	clockFloor(b.clock, buildinfo.Time(), "this build's commit", log)
 	if n.sec, err = openSecurity(b, log); err != nil {
 		return err
 	}
@@ -135,7 +137,7 @@ func (n *Node) build(b *boot) error {
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if d.devs, err = hal.New(b.hal, hal.Options{Registerer: n.reg, Logger: log, Poll: b.poll}); err != nil {
+	if d.devs, err = hal.New(b.hal, hal.Options{Registerer: n.reg, Logger: log, Poll: b.poll, Now: b.clock.Now}); err != nil {
 		return b.citeDevices(err)
 	}
 	devs := d.devs
@@ -151,7 +153,7 @@ func (n *Node) build(b *boot) error {
 	}
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
-	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session,
+	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) }, // counted cluster-wide (devices.go)
 		Users:    authUsers{a.acct.store}, SessionInfo: a.acct.sessionInfo,   // named users and their sessions

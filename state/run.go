@@ -321,6 +321,9 @@ func (c *Cluster) notify(last viewKey) viewKey {
 	name, epoch := c.e.Master()
 	t, _ := c.e.Table()
 	k := viewKey{epoch: epoch, version: t.Version, master: name, mismatch: c.e.mismatches()}
+	if k.master != last.master || k.epoch != last.epoch {
+		defer c.correctClock() // a new master: follow its clock now, not at the next probe (clocks.go)
+	}
 	if k == last || len(c.subs) == 0 {
 		c.mu.Unlock()
 		return k
