@@ -34,9 +34,9 @@ type State interface {
 	Apply(ctx context.Context, kind string, data []byte, expect uint64) (uint64, error)
 	// Get is this board's copy of kind.
 	Get(kind string) Document
-	// Watch calls f with each version of kind this board applies (and the
-	// current one at once when written). f runs on the apply goroutine, in
-	// log order, and must be quick. Set before Start.
+	// Watch calls f with each version of kind this board applies (also
+	// from a snapshot it restores). f runs on the apply goroutine, in log
+	// order, and must be quick. Set before the log runs.
 	Watch(kind string, f func(Document))
 	// Status is the log as this board sees it.
 	Status() Status

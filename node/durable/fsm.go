@@ -17,7 +17,7 @@ import (
 // goroutine; Get and WaitIndex are safe from any.
 type FSM struct {
 	log   *slog.Logger
-	watch map[string]func(Document) // set before the first Apply; read-only after
+	watch map[string][]func(Document) // set before the first Apply; read-only after
 
 	mu      sync.Mutex
 	docs    map[string]Document
@@ -30,11 +30,11 @@ func NewFSM(log *slog.Logger) *FSM {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &FSM{log: log, watch: map[string]func(Document){}, docs: map[string]Document{}, applied: make(chan struct{})}
+	return &FSM{log: log, watch: map[string][]func(Document){}, docs: map[string]Document{}, applied: make(chan struct{})}
 }
 
 // Watch: see State.Watch. Not safe once the FSM applies entries.
-func (f *FSM) Watch(kind string, fn func(Document)) { f.watch[kind] = fn }
+func (f *FSM) Watch(kind string, fn func(Document)) { f.watch[kind] = append(f.watch[kind], fn) }
 
 // Get is the document kind as this board holds it.
 func (f *FSM) Get(kind string) Document {
@@ -102,8 +102,8 @@ func (f *FSM) apply(index uint64, data []byte) applyResult {
 	doc := Document{Version: c.Expect + 1, Data: c.Data}
 	f.docs[c.Kind] = doc
 	f.mu.Unlock()
-	if fn := f.watch[c.Kind]; fn != nil {
-		fn(doc) // before advance: who waits for index sees the watcher's effect
+	for _, fn := range f.watch[c.Kind] {
+		fn(doc) // before advance: who waits for index sees the watchers' effect
 	}
 	f.advance(index)
 	return applyResult{version: doc.Version}
@@ -150,7 +150,7 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 	f.docs = s.Docs
 	f.mu.Unlock()
 	for kind, d := range s.Docs {
-		if fn := f.watch[kind]; fn != nil {
+		for _, fn := range f.watch[kind] {
 			fn(d)
 		}
 	}

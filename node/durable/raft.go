@@ -47,8 +47,9 @@ type Options struct {
 	// Dir keeps the log (raft.db, BoltDB) and snapshots; "" keeps them in
 	// memory (tests, a board with no state_dir).
 	Dir string
-	// Transport carries raft's RPCs: a NetworkTransport over Stream on the
-	// board; tests pass raft's InmemTransport.
+	// Stream carries raft's RPCs on the board (Run makes the transport
+	// over it); tests pass a Transport instead (raft's InmemTransport).
+	Stream    *Stream
 	Transport raft.Transport
 	// Alive reports whether a board is heard on the gossip now.
 	Alive func(board string) bool
@@ -79,7 +80,7 @@ func NewRaft(opts Options) (*Raft, error) {
 	if opts.Timing == (Timing{}) {
 		opts.Timing = DefaultTiming()
 	}
-	if opts.Transport == nil || opts.Alive == nil {
+	if (opts.Transport == nil && opts.Stream == nil) || opts.Alive == nil {
 		return nil, errors.New("durable: a log needs a transport and a view of who is alive")
 	}
 	return &Raft{opts: opts, fsm: NewFSM(opts.Logger), log: opts.Logger}, nil
@@ -97,7 +98,13 @@ func (r *Raft) Get(kind string) Document { return r.fsm.Get(kind) }
 // Run opens the log, bootstraps it when it is new (Bootstrap), runs the
 // voter plan while this board leads, and shuts the log down when ctx ends.
 func (r *Raft) Run(ctx context.Context) error {
-	ra, closeStores, err := r.open()
+	tr := r.opts.Transport
+	if tr == nil {
+		nt := r.opts.Stream.Transport(r.log)
+		defer nt.Close()
+		tr = nt
+	}
+	ra, closeStores, err := r.open(tr)
 	if err != nil {
 		return err
 	}
@@ -112,7 +119,7 @@ func (r *Raft) Run(ctx context.Context) error {
 	return nil
 }
 
-func (r *Raft) open() (*raft.Raft, func(), error) {
+func (r *Raft) open(tr raft.Transport) (*raft.Raft, func(), error) {
 	t := r.opts.Timing
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(r.opts.Self)
@@ -159,12 +166,12 @@ func (r *Raft) open() (*raft.Raft, func(), error) {
 		for _, p := range Bootstrap(r.opts.Peers) {
 			cfg.Servers = append(cfg.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p), Address: raft.ServerAddress(p)})
 		}
-		if err := raft.BootstrapCluster(conf, logs, stable, snaps, r.opts.Transport, cfg); err != nil {
+		if err := raft.BootstrapCluster(conf, logs, stable, snaps, tr, cfg); err != nil {
 			closer()
 			return nil, nil, fmt.Errorf("durable: bootstrap: %w", err)
 		}
 	}
-	ra, err := raft.NewRaft(conf, r.fsm, logs, stable, snaps, r.opts.Transport)
+	ra, err := raft.NewRaft(conf, r.fsm, logs, stable, snaps, tr)
 	if err != nil {
 		closer()
 		return nil, nil, fmt.Errorf("durable: start: %w", err)

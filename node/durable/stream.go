@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -187,3 +188,8 @@ func (a boardAddr) String() string  { return string(a) }
 
 // errNoLeader: raft knows no leader now.
 var errNoLeader = errors.New("durable: no leader")
+
+// Transport is raft's network transport over s, logging into log.
+func (s *Stream) Transport(log *slog.Logger) *raft.NetworkTransport {
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: s, MaxPool: 3, Timeout: 10 * time.Second, Logger: newHCLog(log)})
+}
