@@ -99,12 +99,17 @@ func (f *FSM) apply(index uint64, data []byte) applyResult {
 		f.advance(index)
 		return applyResult{err: &ConflictError{Kind: c.Kind, Expect: c.Expect, Have: cur.Version}}
 	}
+	f.mu.Unlock()
 	doc := Document{Version: c.Expect + 1, Data: c.Data}
+	// the watchers first: who reads the version (Get, Status) or waits
+	// for the index (WaitIndex) sees their effect too. Only this goroutine
+	// writes docs, so the check above still holds.
+	for _, fn := range f.watch[c.Kind] {
+		fn(doc)
+	}
+	f.mu.Lock()
 	f.docs[c.Kind] = doc
 	f.mu.Unlock()
-	for _, fn := range f.watch[c.Kind] {
-		fn(doc) // before advance: who waits for index sees the watchers' effect
-	}
 	f.advance(index)
 	return applyResult{version: doc.Version}
 }

@@ -210,15 +210,26 @@ func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	if ra == nil {
 		return 0, 0, r.noQuorum(nil)
 	}
-	if err := r.quorum(ra); err != nil {
-		return 0, 0, err // fail fast: this side cannot commit
-	}
-	if ra.State() == raft.Leader {
-		return r.Commit(ctx, cmd)
-	}
-	_, leader := ra.LeaderWithID()
-	if leader == "" {
-		return 0, 0, r.noQuorum(ra)
+	// an election may be under way: wait for its leader while this side
+	// holds a majority (a side without one is refused at once)
+	t := time.NewTicker(max(r.opts.Timing.Heartbeat/10, time.Millisecond))
+	defer t.Stop()
+	var leader raft.ServerID
+	for {
+		if err := r.quorum(ra); err != nil {
+			return 0, 0, err
+		}
+		if ra.State() == raft.Leader {
+			return r.Commit(ctx, cmd)
+		}
+		if _, leader = ra.LeaderWithID(); leader != "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, r.noQuorum(ra)
+		case <-t.C:
+		}
 	}
 	index, version, err := r.opts.Forward(ctx, string(leader), cmd)
 	var ce *ConflictError
