@@ -21,17 +21,22 @@ var testTiming = Timing{Heartbeat: 100 * time.Millisecond, Election: 100 * time.
 // a network that can be cut: a cut board hears no one, and no one hears it,
 // on the log and on the (fake) gossip alike.
 type testCluster struct {
-	t     *testing.T
-	names []string
-	mu    sync.Mutex
-	cut   map[string]bool
-	rafts map[string]*Raft
-	trans map[string]*raft.InmemTransport
-	stop  map[string]func()
+	t      *testing.T
+	timing Timing
+	names  []string
+	mu     sync.Mutex
+	cut    map[string]bool
+	rafts  map[string]*Raft
+	trans  map[string]*raft.InmemTransport
+	stop   map[string]func()
 }
 
 func newTestCluster(t *testing.T, names ...string) *testCluster {
-	c := &testCluster{t: t, names: names, cut: map[string]bool{}, rafts: map[string]*Raft{},
+	return newTestClusterTimed(t, testTiming, names...)
+}
+
+func newTestClusterTimed(t *testing.T, timing Timing, names ...string) *testCluster {
+	c := &testCluster{t: t, names: names, timing: timing, cut: map[string]bool{}, rafts: map[string]*Raft{},
 		trans: map[string]*raft.InmemTransport{}, stop: map[string]func(){}}
 	for _, n := range names {
 		_, c.trans[n] = raft.NewInmemTransport(raft.ServerAddress(n))
@@ -51,7 +56,7 @@ func newTestCluster(t *testing.T, names ...string) *testCluster {
 
 // start runs board n with its log in dir ("" in memory).
 func (c *testCluster) start(n, dir string) {
-	r, err := NewRaft(Options{Self: n, Peers: c.names, Dir: dir, Transport: c.trans[n], Timing: testTiming, Logger: testutil.Logger(),
+	r, err := NewRaft(Options{Self: n, Peers: c.names, Dir: dir, Transport: c.trans[n], Timing: c.timing, Logger: testutil.Logger(),
 		Alive: func(b string) bool { return c.sameSide(n, b) },
 		Forward: func(ctx context.Context, leader string, cmd []byte) (uint64, uint64, error) {
 			if !c.sameSide(n, leader) {
@@ -239,4 +244,37 @@ func TestSingleVoterRestart(t *testing.T) {
 		d := c.board("ews1").Get(KindUsers)
 		return d.Version == 4 && string(d.Data) == "after-snapshot", fmt.Sprintf("%d %q", d.Version, d.Data)
 	})
+}
+
+// Four boards: three voters by rank and a non-voter. A voter cut off past
+// the grace gives its vote to the non-voter and is demoted; the voters
+// stay three, and the cluster still commits without it.
+func TestVoterReplaced(t *testing.T) {
+	timing := testTiming
+	timing.Grace = 500 * time.Millisecond
+	c := newTestClusterTimed(t, timing, "ews1", "ews2", "ews3", "ews4")
+	voters := func(b string, want ...string) func() (bool, string) {
+		return func() (bool, string) {
+			st := c.board(b).Status()
+			got := fmt.Sprint(st.Voters, st.Nonvoters)
+			return got == fmt.Sprint(want[:3], want[3:]), got
+		}
+	}
+	l := c.leader(c.names...)
+	testutil.WaitFor(t, "ews4 joins as a non-voter", 10*time.Second, voters(l, "ews1", "ews2", "ews3", "ews4"))
+	off := "ews3"
+	if l == off {
+		off = "ews2"
+	}
+	var rest, want []string
+	for _, n := range c.names {
+		if n != off {
+			rest = append(rest, n)
+		}
+	}
+	want = append(append(want, rest...), off)
+	c.partition(off, true)
+	l = c.leader(rest...)
+	testutil.WaitFor(t, "ews4 takes the vote of the cut-off "+off, 10*time.Second, voters(l, want...))
+	c.write(l, "after the replacement")
 }
