@@ -30,7 +30,8 @@ type State interface {
 	// Apply writes data as the next version of kind when kind is at
 	// version expect; it returns the new version once committed and
 	// applied on this board. *ConflictError: kind moved on; *NoQuorumError:
-	// no leader with a majority to commit it.
+	// this side holds no majority of the voters; ErrNoLeader: it does, but
+	// no leader committed the write in time.
 	Apply(ctx context.Context, kind string, data []byte, expect uint64) (uint64, error)
 	// Get is this board's copy of kind.
 	Get(kind string) Document
@@ -62,6 +63,11 @@ type NoQuorumError struct {
 func (e *NoQuorumError) Error() string {
 	return fmt.Sprintf("no quorum: %d of %d voters reachable", e.Reachable, e.Voters)
 }
+
+// ErrNoLeader: this side holds a majority of the voters, yet no leader
+// committed the write in time (an election, or the leader lost in the
+// middle of it). The write may still commit; try again.
+var ErrNoLeader = errors.New("durable: no leader committed the write in time (an election?); it may still commit")
 
 // IsNoQuorum reports whether err is (or wraps) a *NoQuorumError.
 func IsNoQuorum(err error) bool {

@@ -27,6 +27,7 @@ type forwardAnswer struct {
 	Error    string         `json:"error,omitempty"`
 	Conflict *ConflictError `json:"conflict,omitempty"`
 	NoQuorum *NoQuorumError `json:"no_quorum,omitempty"`
+	NoLeader bool           `json:"no_leader,omitempty"` // ErrNoLeader
 }
 
 // Forwarder sends writes to the leader over HTTP(S).
@@ -75,6 +76,8 @@ func (f *Forwarder) Send(ctx context.Context, leader string, cmd []byte) (uint64
 		return a.Index, 0, a.Conflict
 	case a.NoQuorum != nil:
 		return 0, 0, a.NoQuorum
+	case a.NoLeader:
+		return 0, 0, ErrNoLeader
 	case a.Error != "":
 		return 0, 0, fmt.Errorf("durable: forward to %s: %s", leader, a.Error)
 	}
@@ -103,6 +106,9 @@ func (r *Raft) ForwardHandler() http.Handler {
 		case errors.As(err, &nq):
 			w.Header().Set("Retry-After", "1")
 			writeAnswer(w, http.StatusServiceUnavailable, forwardAnswer{NoQuorum: nq, Error: nq.Error()})
+		case errors.Is(err, ErrNoLeader):
+			w.Header().Set("Retry-After", "1")
+			writeAnswer(w, http.StatusServiceUnavailable, forwardAnswer{NoLeader: true, Error: err.Error()})
 		case err != nil:
 			writeAnswer(w, http.StatusInternalServerError, forwardAnswer{Error: err.Error()})
 		default:

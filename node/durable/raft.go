@@ -234,7 +234,7 @@ func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	index, version, err := r.opts.Forward(ctx, string(leader), cmd)
 	var ce *ConflictError
 	var nq *NoQuorumError
-	if err != nil && !errors.As(err, &ce) && !errors.As(err, &nq) {
+	if err != nil && !errors.As(err, &ce) && !errors.As(err, &nq) && !errors.Is(err, ErrNoLeader) {
 		r.log.Warn("durable: forward to the leader failed", "leader", leader, "err", err)
 		return 0, 0, r.noQuorum(ra)
 	}
@@ -292,11 +292,15 @@ func (r *Raft) reach(ra *raft.Raft) (reach, voters int) {
 	return reach, voters
 }
 
-// noQuorum is the error of a write this side could not commit.
+// noQuorum is the error of a write this side could not commit: no
+// quorum when it holds no majority of the voters, else no leader.
 func (r *Raft) noQuorum(ra *raft.Raft) error {
 	if ra == nil {
 		return &NoQuorumError{Reachable: 0, Voters: len(Bootstrap(r.opts.Peers))}
 	}
 	reach, voters := r.reach(ra)
+	if voters > 0 && reach > voters/2 {
+		return ErrNoLeader
+	}
 	return &NoQuorumError{Reachable: reach, Voters: voters}
 }

@@ -278,3 +278,43 @@ func TestVoterReplaced(t *testing.T) {
 	testutil.WaitFor(t, "ews4 takes the vote of the cut-off "+off, 10*time.Second, voters(l, want...))
 	c.write(l, "after the replacement")
 }
+
+// The leader stopped in the middle of a write: the write is committed or
+// not, never half. The two others elect a leader, agree on one version
+// (the old or the new, whole), and take the next write.
+func TestLeaderStoppedMidWrite(t *testing.T) {
+	c := newTestCluster(t, "ews1", "ews2", "ews3")
+	c.leader(c.names...)
+	c.write("ews1", "v1")
+	c.agree("v1")
+	l := c.leader(c.names...)
+	before := c.board(l).Get(KindUsers)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.board(l).Apply(context.Background(), KindUsers, []byte("v2"), before.Version)
+		done <- err
+	}()
+	c.halt(l)
+	err := <-done
+	var rest []string
+	for _, n := range c.names {
+		if n != l {
+			rest = append(rest, n)
+		}
+	}
+	c.leader(rest...)
+	var seen string
+	testutil.WaitFor(t, "the two others agree, on v1 or v2 whole", 10*time.Second, func() (bool, string) {
+		a, b := c.board(rest[0]).Get(KindUsers), c.board(rest[1]).Get(KindUsers)
+		seen = fmt.Sprintf("%d %q / %d %q", a.Version, a.Data, b.Version, b.Data)
+		v2 := a.Version == before.Version+1 && string(a.Data) == "v2"
+		v1 := a.Version == before.Version && string(a.Data) == "v1"
+		same := a.Version == b.Version && string(a.Data) == string(b.Data)
+		if err == nil {
+			return same && v2, seen // acknowledged: it must be there
+		}
+		return same && (v1 || v2), seen
+	})
+	t.Logf("write answered %v; survivors hold %s", err, seen)
+	c.write(rest[0], "v3")
+}

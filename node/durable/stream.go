@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -185,9 +184,6 @@ type boardAddr string
 
 func (a boardAddr) Network() string { return "ews-raft" }
 func (a boardAddr) String() string  { return string(a) }
-
-// errNoLeader: raft knows no leader now.
-var errNoLeader = errors.New("durable: no leader")
 
 // Transport is raft's network transport over s, logging into log.
 func (s *Stream) Transport(log *slog.Logger) *raft.NetworkTransport {

@@ -93,7 +93,7 @@ func answer(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &ae):
 		httpx.Error(w, ae.code, "%s", ae.msg)
-	case durable.IsNoQuorum(err), errors.Is(err, errMoved), errors.Is(err, context.DeadlineExceeded):
+	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, errMoved), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
 		httpx.Error(w, http.StatusInternalServerError, "%v", err)
