@@ -111,12 +111,27 @@ func (r *Raft) Run(ctx context.Context) error {
 	r.r.Store(ra)
 	r.log.Info("durable: log open", "dir", r.opts.Dir, "voters", Bootstrap(r.opts.Peers))
 	newPilot(r, ra).run(ctx)
+	r.handOver(ra)
 	err = ra.Shutdown().Error()
 	closeStores()
 	if err != nil {
 		return fmt.Errorf("durable: shutdown: %w", err)
 	}
 	return nil
+}
+
+// handOver passes the lead to another voter before a leader stops (a
+// restart, an upgrade), so writes wait for no election.
+func (r *Raft) handOver(ra *raft.Raft) {
+	if ra.State() != raft.Leader {
+		return
+	}
+	if _, voters := r.reach(ra); voters < 2 {
+		return
+	}
+	if err := ra.LeadershipTransfer().Error(); err != nil {
+		r.log.Warn("durable: hand the lead over before stopping", "err", err)
+	}
 }
 
 func (r *Raft) open(tr raft.Transport) (*raft.Raft, func(), error) {
