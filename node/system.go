@@ -75,6 +75,7 @@ type accessSide struct {
 	auth    *auth.Auth    // credentials for control
 	revoked *revocations  // its logouts, kept in a file
 	acct    *accounts     // users store and audit log (accounts.go)
+	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
 
 	// who is a board (boardstream.go, boardaddrs.go)
