@@ -28,8 +28,9 @@ case "$v" in
 *) echo "arm-smoke-lite: version says '$v', want GOARM=5 and the lite build" >&2; exit 1 ;;
 esac
 
-# a section the lite build leaves out is named by config check (exit 1)
+# its own example config passes; a section it leaves out is named (exit 1)
 "${qemu[@]}" "$bin" config init >"$out/mqtt.toml"
+"${qemu[@]}" "$bin" config check "$out/mqtt.toml" >/dev/null
 printf '\n[mqtt]\nbroker = "tcp://127.0.0.1:1883"\n' >>"$out/mqtt.toml"
 if "${qemu[@]}" "$bin" config check "$out/mqtt.toml" 2>"$out/check.err"; then
 	echo "arm-smoke-lite: config check took [mqtt]" >&2
@@ -41,6 +42,16 @@ grep -q 'mqtt: \[mqtt\] (the MQTT bridge) is not in the lite build' "$out/check.
 	exit 1
 }
 echo "arm-smoke-lite: config check refuses [mqtt]: $(grep 'lite build' "$out/check.err")"
+
+# a left-out command says so and exits 2
+if "${qemu[@]}" "$bin" bench --url http://127.0.0.1:1 2>"$out/bench.err"; then
+	echo "arm-smoke-lite: ews bench ran in the lite build" >&2
+	exit 1
+fi
+grep -q 'not in the lite build' "$out/bench.err" || {
+	echo "arm-smoke-lite: ews bench said: $(cat "$out/bench.err")" >&2
+	exit 1
+}
 
 # three boards on loopback; relay1 is wired to ews2
 base=$((20000 + RANDOM % 20000))
