@@ -20,7 +20,6 @@ import (
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
-	"github.com/ews-firmware/ews/vip"
 )
 
 // The board's components, as typed fields grouped by role, each set once
@@ -36,7 +35,7 @@ type clusterSide struct {
 	load     loadSource      // /proc (procload), or what [sim] implies on a simulated board
 	sim      *simLoad        // nil on real hardware
 	cluster  *state.Cluster  // membership, table, election
-	vip      *vip.Manager    // the cluster's virtual IP while master; nil without cluster.vip
+	vip      *vipManager     // the cluster's virtual IP while master; nil without cluster.vip
 	master   *master         // the dispatcher while this board is master
 	auto     *automation     // MQTT and [[rule]]s while master; nil without them
 	rt       probes          // boards' response times, probed by the master

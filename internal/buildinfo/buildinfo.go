@@ -35,6 +35,9 @@ func String() string {
 	if v := GOARM(); v != "" {
 		arch += " GOARM=" + v
 	}
+	if Lite {
+		arch += ", lite build"
+	}
 	return fmt.Sprintf("ews %s (commit %s, %s, %s)", Version, Commit, runtime.Version(), arch)
 }
 
