@@ -159,6 +159,18 @@ func who(r *http.Request) *users.Principal {
 	return p
 }
 
+// keyOwner names whose Idempotency-Keys a checked request uses: its user,
+// or for the bundle token the automation it labels itself as (a rule, an
+// MQTT command). No user can use up another's key or a rule's.
+func keyOwner(r *http.Request) string {
+	if principal(auth.Who(r)) == users.Root() {
+		if a := r.Header.Get(HeaderActor); a != "" && len(a) <= 64 {
+			return "actor:" + a
+		}
+	}
+	return "user:" + who(r).Name
+}
+
 // actAsKey holds, in the context of a request the automation sends in
 // process (never one from the network), the user whose rights it gets.
 type actAsKey struct{}

@@ -162,7 +162,7 @@ func (n *Node) build(b *boot) error {
 	}
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
-	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg,
+	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: keyOwner,
 		OnClaim: func(cl devapi.Claim) { w.localHub.Publish("idempotency", cl) }})
 	if d.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.state.Name, User: a.auth.User}); err != nil {
 		return b.cite("cgi.user", err)
@@ -204,6 +204,9 @@ func (n *Node) build(b *boot) error {
 	// above), and the helper programs.
 	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // rules act as admin (rule:N), MQTT as [mqtt] user
 		return err
+	}
+	if c.auto != nil && c.auto.engine != nil {
+		c.auto.engine.KeySecret, c.auto.engine.Report = ruleKeySecret(b), n.reportTurnBack
 	}
 	c.master.auto = c.auto
 	d.helpers = supervise.New(b.helpers, log)
