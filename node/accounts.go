@@ -171,6 +171,10 @@ func keyOwner(r *http.Request) string {
 	return "user:" + who(r).Name
 }
 
+// inProcessKey marks a request the automation sends in process
+// (actorDoor): its HeaderActor is kept at the front door.
+type inProcessKey struct{}
+
 // actAsKey holds, in the context of a request the automation sends in
 // process (never one from the network), the user whose rights it gets.
 type actAsKey struct{}
@@ -191,6 +195,8 @@ func (n *Node) actorDoor() http.Handler {
 	var warned atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
+		r.Header.Del(HeaderActor)
+		r = r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true))
 		switch {
 		case strings.HasPrefix(ua, "rule-"):
 			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))
