@@ -30,7 +30,8 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
-			if n.peerStream(w, r) { // boards only (docs/NOTES.md "Peer streams")
+			if done, ok := n.peerStream(w, r); ok { // boards only (docs/NOTES.md "Peer streams")
+				defer done()
 				n.web.localHub.ServeHTTP(w, r)
 			}
 			return

@@ -79,7 +79,7 @@ type accessSide struct {
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
 	boardIPs    boardAddrs       // where boards connect from
-	legacyPeers sync.Map         // boards of an older version let onto the peer stream, logged once each
+	legacyPeers sync.Map         // boards of an older version let onto the peer stream: address -> *atomic.Int32 of their streams
 }
 
 // build makes every component in the order they need each other and
