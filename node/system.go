@@ -110,7 +110,8 @@ func (n *Node) build(b *boot) error {
 	}
 	c.local.load = c.load
 	sc := b.state
-	sc.Identity = n.sec.identity // signed gossip (invariant 11)
+	sc.Identity = n.sec.identity                 // signed gossip (invariant 11)
+	sc.SealedFile = n.statePath("sealed-boards") // a board that sealed once must seal from then on
 	if c.cluster, err = state.New(sc, log, n.reg, c.local); err != nil {
 		return err
 	}
