@@ -8,6 +8,10 @@ LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inter
 # HTTP/1.1 only (its TLS offers ALPN http/1.1), so nothing is lost (docs/NOTES.md)
 TAGS    ?= nethttpomithttp2
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -ldflags "$(LDFLAGS)"
+# The lite build for boards with little flash (docs/NOTES.md "The lite build"): the `lite` tag
+# leaves out MQTT, rules, the VIP, mDNS, history and the admin's tools; -l (no inlining) trades
+# some CPU for 1.2 MB.
+LITE    := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS) lite" -gcflags=all=-l -ldflags "$(LDFLAGS)"
 
 .PHONY: help build check test flakes demo dist deb arm-smoke hil field clean bench-paper bench-paper-quick
 
@@ -19,9 +23,10 @@ help:
 	@echo "make hil    - hardware in the loop: every ARM build on a real Pi kernel under qemu-system (root; caches the kernel)"
 	@echo "make field  - three boards booted from flashed SD-card images (Debian arm64, systemd) under qemu, one cluster, checked from outside (root; caches the OS; not in make test)"
 	@echo "make build  - ./ews for this machine"
-	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64}; SIGN=ADMIN-BUNDLE signs them"
+	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64} and dist/ews-lite-linux-armv5, with their sizes; SIGN=ADMIN-BUNDLE signs them"
 	@echo "make deb    - dist, then dist/ews_<version>_{armhf,arm64,amd64}.deb (armhf from the armv6 build)"
 	@echo "make bench-paper - the papers' experiments and claims vs HAProxy (~35 min on 2 cores): docs/bench-paper.md, docs/img/bench-paper-*.png"
+	@echo "make bench-paper QUICK=1 - one verdict line per claim of papers 000-004 (testbed + takeover, ~1 min)"
 	@echo "make bench-paper-quick - a reduced run of it (~10 min); BENCH_FLAGS adds flags to both"
 
 build:
@@ -49,9 +54,15 @@ field:
 	bash scripts/field.sh
 
 # The paper's experiment (issue 6): every policy, a single board and HAProxy on one seeded stream.
+# QUICK=1: one testbed cell per claim of papers 000-004 plus the takeover, one verdict line each
+# (paper NNN claim "..." verdict WORD figure ...); the full run adds every load to docs/bench-paper.md.
 bench-paper: build
+ifeq ($(QUICK),)
 	bash scripts/deps.sh haproxy
-	$(GO) run ./cmd/benchpaper --ews ./ews $(BENCH_FLAGS)
+	$(GO) run ./cmd/benchpaper --ews ./ews --verdicts full $(BENCH_FLAGS)
+else
+	$(GO) run ./cmd/benchpaper --ews ./ews --verdicts quick $(BENCH_FLAGS)
+endif
 
 bench-paper-quick: build
 	bash scripts/deps.sh haproxy
@@ -66,10 +77,12 @@ dist:
 	GOOS=linux GOARCH=arm GOARM=7 $(BUILD) -o dist/ews-linux-armv7 ./cmd/ews
 	GOOS=linux GOARCH=arm64 $(BUILD) -o dist/ews-linux-arm64 ./cmd/ews
 	GOOS=linux GOARCH=amd64 $(BUILD) -o dist/ews-linux-amd64 ./cmd/ews
-	@if [ -n "$(SIGN)" ]; then for a in armv5 armv6 armv7 arm64 amd64; do \
-		$(GO) run ./cmd/ews firmware sign --bundle "$(SIGN)" dist/ews-linux-$$a || exit 1; done; \
+	GOOS=linux GOARCH=arm GOARM=5 $(LITE) -o dist/ews-lite-linux-armv5 ./cmd/ews
+	@if [ -n "$(SIGN)" ]; then for b in ews-linux-armv5 ews-linux-armv6 ews-linux-armv7 ews-linux-arm64 ews-linux-amd64 ews-lite-linux-armv5; do \
+		$(GO) run ./cmd/ews firmware sign --bundle "$(SIGN)" dist/$$b || exit 1; done; \
 	else echo "make dist: unsigned builds (boards accept only signed firmware uploads: make dist SIGN=ADMIN-BUNDLE)"; fi
 	@ls -l dist/
+	@bash scripts/sizes.sh dist
 
 # .debs built with the nfpm Go library (scripts/pkg); no outside tool needed.
 deb: dist

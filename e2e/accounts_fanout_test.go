@@ -48,7 +48,7 @@ func TestAccountsFanout32(t *testing.T) {
 	stores := make([]*users.Store, followers)
 	adopted := make(chan struct{}, 64*followers) // one per version a follower takes
 	for i := range stores {
-		st, err := users.New(users.Options{Secret: secret, IsMaster: func() bool { return false }})
+		st, err := users.New(users.Options{Secret: secret})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -152,6 +152,32 @@ node = "ews3"
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b), resp
 	}
+	// The durable log rides the same HTTPS listener on the boards'
+	// certificates: one leader, three voters, and a user made through the
+	// follower is committed (node/durablestate.go).
+	testutil.WaitFor(t, "the durable log: one leader and three voters on every board", 20*time.Second, func() (bool, string) {
+		seen := ""
+		for _, b := range boards {
+			var st struct {
+				Leader string   `json:"leader"`
+				Voters []string `json:"voters"`
+			}
+			resp, err := client.Get("https://" + b.https + "/api/cluster/raft")
+			if err != nil {
+				return false, err.Error()
+			}
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			seen += fmt.Sprintf("%s: leader %q voters %v; ", b.name, st.Leader, st.Voters)
+			if err != nil || st.Leader == "" || len(st.Voters) != 3 {
+				return false, seen
+			}
+		}
+		return true, seen
+	})
+	if code, body, _ := do("POST", follower+"/api/users", map[string]string{"Authorization": "Bearer " + bun.Token, "Content-Type": "application/json"}, `{"name":"v1","role":"viewer"}`); code != http.StatusCreated {
+		t.Fatalf("POST /api/users through ews2 over HTTPS: %d %s", code, body)
+	}
 	// Log in through the follower: a Secure cookie.
 	code, body, resp := do("POST", follower+"/api/login", map[string]string{"Content-Type": "application/json"}, `{"token":"`+bun.Token+`"}`)
 	var cookie *http.Cookie

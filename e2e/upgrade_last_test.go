@@ -288,6 +288,7 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 	}
 	tok := filepath.Join(t.TempDir(), "token")
 	writeFile(t, tok, c.token+"\n")
+	kept := upMakeUser(t, c) // a user of the old build, which the new one imports into its log
 
 	mon := watchUpgrade(c)
 	t.Cleanup(mon.stop) // also when the upgrade failed the test: before the boards stop
@@ -318,6 +319,7 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 			return ok, seen
 		})
 	})
+	t.Run("the old build's users kept, in the durable log", func(t *testing.T) { upUserKept(t, c, kept) })
 	t.Run("no request lost or refused", func(t *testing.T) { load.check(t, upStart, upEnd) })
 	t.Run("one master throughout", func(t *testing.T) { mon.check(t) })
 	t.Run("no refusal between old and new boards", func(t *testing.T) {
@@ -341,4 +343,51 @@ func (c *upCluster) alpn(t *testing.T, b *tlsBoard) string {
 	}
 	defer conn.Close()
 	return conn.ConnectionState().NegotiatedProtocol
+}
+
+// upMakeUser makes viewer keep1 through the old build and returns its
+// token.
+func upMakeUser(t *testing.T, c *upCluster) string {
+	t.Helper()
+	var tok string
+	testutil.WaitFor(t, "keep1 made on the old build", 15*time.Second, func() (bool, string) {
+		req, _ := http.NewRequest(http.MethodPost, "https://"+c.boards[0].https+"/api/users", strings.NewReader(`{"name":"keep1","role":"viewer"}`))
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := (&http.Client{Timeout: 5 * time.Second, Transport: c.client.Transport}).Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		tok, _ = m["token"].(string)
+		return resp.StatusCode == http.StatusCreated && tok != "", fmt.Sprint(resp.Status, m)
+	})
+	return tok
+}
+
+// upUserKept checks that every upgraded board holds keep1 (its token
+// logs in) and that the users store is in each board's durable log.
+func upUserKept(t *testing.T, c *upCluster, tok string) {
+	for _, b := range c.boards {
+		testutil.WaitFor(t, b.name+": keep1 logs in and the store is in the log", 20*time.Second, func() (bool, string) {
+			var st struct {
+				Documents map[string]uint64 `json:"documents"`
+			}
+			if err := c.get(b, "/api/cluster/raft", &st); err != nil {
+				return false, err.Error()
+			}
+			req, _ := http.NewRequest(http.MethodGet, "https://"+b.https+"/api/session", nil)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := (&http.Client{Timeout: 2 * time.Second, Transport: c.client.Transport}).Do(req)
+			if err != nil {
+				return false, err.Error()
+			}
+			defer resp.Body.Close()
+			var m map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&m)
+			return m["user"] == "keep1" && st.Documents["users"] > 0, fmt.Sprintf("session %v, log %v", m, st.Documents)
+		})
+	}
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,18 +15,15 @@ import (
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/users"
-	"github.com/ews-firmware/ews/state/row"
 )
 
 // accounts are the users, roles and audit log on this board (docs/NOTES.md
-// "Users, roles and audit"): the replicated users store (node/users), and
-// the audit log (node/audit). Opened by openAccounts (system.go).
+// "Users, roles and audit"): the users store (node/users), kept in the
+// cluster's durable log (durablestate.go), and the audit log (node/audit).
+// Opened by openAccounts (system.go).
 type accounts struct {
 	store *users.Store
 	audit *audit.Log
-
-	mu    sync.Mutex
-	heard map[string]bool // boards whose users store this board has had on their stream
 }
 
 // statePath is where this board keeps its file name across restarts:
@@ -53,6 +48,7 @@ func (n *Node) statePath(name string) string {
 // an insecure cluster has the same); standalone with auth = "none", a
 // random one (nothing to check then).
 func (n *Node) openAccounts() error {
+	var err error
 	secret := n.boot.clusterKey
 	if a := n.boot.auth; len(secret) == 0 && a.Mode == "token" {
 		tok := a.Token
@@ -65,21 +61,23 @@ func (n *Node) openAccounts() error {
 			secret = sum[:]
 		}
 	}
+	if n.acc.durable, err = n.openDurable(); err != nil {
+		return err
+	}
 	st, err := users.New(users.Options{
-		Secret:   secret,
-		Path:     n.statePath("users.json"),
-		IsMaster: func() bool { return n.clu.cluster.IsMaster() },
-		Epoch:    func() uint64 { return n.clu.cluster.Epoch() },
-		// each version this board takes or writes goes out on its local
-		// stream, which every other board mirrors (devsync); the stream's
-		// snapshot gives a board that (re)connects the current version
+		Secret: secret,
+		Path:   n.statePath("users.json"), // kept beside the log: what a rollback to the previous build reads
+		State:  n.acc.durable.state,       // every write committed by a majority of the voters
+		// each version this board takes goes out on its local stream,
+		// which boards of the previous build mirror (devsync) during a
+		// rolling upgrade; the stream's snapshot gives a board that
+		// (re)connects the current version
 		OnChange: func(sealed string) {
 			if n.web.localHub != nil {
 				n.web.localHub.Publish("users", sealed)
 			}
 		},
-		OnRevoke:   func(name string) { n.log.Info("users: credentials ended", "user", name) },
-		WriteReady: n.usersWriteReady,
+		OnRevoke: func(name string) { n.log.Info("users: credentials ended", "user", name) },
 		Devices: func() []string {
 			var out []string
 			for _, d := range n.boot.hal.Devices {
@@ -99,8 +97,8 @@ func (n *Node) openAccounts() error {
 			logPath = ""
 		}
 	}
-	n.acc.acct = &accounts{store: st, heard: map[string]bool{}, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
-		Registerer: n.reg, Logger: n.log})}
+	n.acc.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
+		Registerer: n.reg, Logger: n.log, Now: n.boot.clock.Now})}
 	return nil
 }
 
@@ -230,7 +228,9 @@ func adminOnly(next http.Handler) http.Handler {
 	})
 }
 
-// remoteUsers takes a board's users store from its local stream.
+// remoteUsers takes a board's users store from its local stream: a board
+// of the previous build's, until the durable log holds the store
+// (users.Store.Adopt).
 func (n *Node) remoteUsers(board string, data []byte) {
 	var sealed string
 	if err := json.Unmarshal(data, &sealed); err != nil {
@@ -242,9 +242,6 @@ func (n *Node) remoteUsers(board string, data []byte) {
 		n.log.Warn("users: store refused", "board", board, "err", err)
 		return
 	}
-	n.acc.acct.mu.Lock()
-	n.acc.acct.heard[board] = true
-	n.acc.acct.mu.Unlock()
 	if took {
 		n.log.Info("users: store updated", "board", board, "version", n.acc.acct.store.Version())
 	}
@@ -310,24 +307,4 @@ func (a *accounts) refused(r *http.Request, code int) {
 		client = c.String()
 	}
 	a.audit.Record(audit.Entry{User: p.Name, Role: p.Role, Action: action, Target: target, Result: code, Client: client})
-}
-
-// usersWriteReady lets the master write the users store once it has had
-// the store of every board it believes alive (each sends it first thing on
-// its stream, and again with each version it takes): a master that took
-// over, or restarted, before hearing a newer version than its own does not
-// write over it. A board down is not waited for.
-func (n *Node) usersWriteReady() error {
-	if n.boot.state.Standalone() {
-		return nil
-	}
-	self := n.clu.cluster.Self()
-	n.acc.acct.mu.Lock()
-	defer n.acc.acct.mu.Unlock()
-	for _, b := range n.clu.cluster.Boards() {
-		if b.Name != self && b.Runstate != row.Down && !n.acc.acct.heard[b.Name] {
-			return fmt.Errorf("no users store heard from %s yet", b.Name)
-		}
-	}
-	return nil
 }

@@ -20,6 +20,7 @@ type local struct {
 	load   loadSource
 	creds  *atomic.Uint64 // fingerprint of this board's credentials (accessSide.creds)
 	addr   func() string  // where other boards forward to (Node.httpAddr)
+	auto   *autoSlots     // [node] capacity = "auto"; nil: the configured capacity
 	// Built after the cluster, which needs local: set once by build, before
 	// anything runs.
 	work   workCount // the front door
@@ -104,7 +105,24 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // fingerprints mark the rest), and this board's own row marked with the
 // load figures it could not read.
 func (n *Node) view() state.View {
-	return n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now())))
+	return n.clockOffsets(n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now()))))
+}
+
+// clockOffsets sets each row's clock_offset_ms: the board's clock against
+// this one's, as this board measured it (docs/DESIGN.md, Time).
+func (n *Node) clockOffsets(v state.View) state.View {
+	offs := n.clu.cluster.ClockOffsets()
+	for i := range v.Nodes {
+		d, ok := offs[v.Nodes[i].Name]
+		if v.Nodes[i].Name == v.Self {
+			d, ok = 0, true
+		}
+		if ok {
+			ms := d.Milliseconds()
+			v.Nodes[i].ClockOffsetMs = &ms
+		}
+	}
+	return v
 }
 
 // monitored adds paper 003's monitoring table to the view: the response

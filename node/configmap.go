@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/clock"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
@@ -42,6 +43,9 @@ type boot struct {
 	history history.Options // [history]; Dir, Registerer and Logger are node's
 	auto    automationConfig
 
+	// clock is the board's one wall clock (docs/DESIGN.md, Time): [sim]
+	// clock_offset off the host's, corrected to cluster time by state.
+	clock      *clock.Clock
 	security   *config.Security // what cluster.bundle_file gives; TLS on or off
 	clusterKey []byte           // nil: no key (insecure, or standalone without one)
 	sim        *simProfile      // nil: not a simulated board ([sim] absent)
@@ -74,6 +78,10 @@ type boot struct {
 	citeDevices func(err error) error
 	// authKey is the key an auth.New error is about (AuthKey).
 	authKey string
+
+	// capacityAuto: [node] capacity = "auto", the slots this board reports
+	// follow what it completes (capacityauto.go); state.Capacity the start.
+	capacityAuto bool
 }
 
 // automationConfig is what the MQTT bridge and the rules are built from;
@@ -118,16 +126,21 @@ func mapConfig(c *config.Config) (*boot, error) {
 		return nil, err
 	}
 	h := c.History
+	clk := clock.New(nil, c.ClockOffset())
+	st.Clock = clk
+	if servers := c.Cluster.NTP; len(servers) > 0 { // the master follows them (docs/DESIGN.md, Time)
+		st.TimeSource = func() (time.Duration, string, error) { return clk.NTP(servers) }
+	}
 	b := &boot{
 		state: st, sched: schedConfig(c), hal: halConfig(c), poll: config.DefaultPoll, vip: vc,
 		auth: AuthConfig(c), cgi: cgiConfig(c), health: healthConfig(c), helpers: supervised(c),
 		history: history.Options{Flush: h.Flush.Duration, Full: h.Full.Duration, Keep: h.Keep.Duration,
 			Resolution: h.Resolution.Duration, MaxBytes: int64(h.MaxMB) << 20},
-		auto:     auto,
+		auto: auto, clock: clk,
 		security: sec, clusterKey: key, sim: simProfileOf(c.Sim), simulated: simulated(c),
 		file: c.Path, secretLines: map[string]int{}, peerList: c.Cluster.Peers,
 		stateDir: c.Node.StateDir, mdns: c.Node.MDNSOn(), https: c.HTTP.HTTPS, redirect: c.HTTP.HTTPRedirect,
-		mode: c.Sched.Mode, assign: c.Sched.Assign.Duration,
+		mode: c.Sched.Mode, assign: c.Sched.Assign.Duration, capacityAuto: c.Node.CapacityAuto,
 		readAuth: c.HTTP.ReadAuth, maxBody: c.HTTP.MaxBody, shutdownTimeout: c.HTTP.ShutdownTimeout.Duration,
 		sseClients: c.HTTP.SSEClients, ssePerClient: c.HTTP.SSEPerClient, maxConnsPerClient: c.HTTP.MaxConnsPerClient,
 		cite:        func(key string, err error) error { return config.Errors{c.Errorf(key, "%v", err)} },

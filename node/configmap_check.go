@@ -12,7 +12,8 @@ import (
 
 // CheckConfig runs the validation of the packages the config maps onto
 // (the scheduler's policies and rules, hal's drivers and device keys,
-// the virtual IP, the [[rule]] grammar) and returns each problem with the
+// the virtual IP, the [[rule]] grammar; in the lite build, the features it
+// leaves out) and returns each problem with the
 // file, line and key it is about, in line order; nil when they take the
 // config. It is a config.Check: `ews config check` and `ews run` hand it
 // to config.Load, which runs it with config's own Validate under one rule
@@ -39,6 +40,7 @@ func CheckConfig(c *config.Config) config.Errors {
 	}
 	_, rerrs := parseRules(c)
 	errs = append(errs, rerrs...)
+	errs = append(errs, leftOut(c)...) // the lite build's refusals (leftout_lite.go)
 	if len(errs) == 0 {
 		return nil
 	}

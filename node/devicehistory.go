@@ -1,3 +1,5 @@
+//go:build !lite
+
 package node
 
 // Device history (docs/DESIGN.md "Board services"): the wiring of node/history into the board.
@@ -11,7 +13,6 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/history"
-	"github.com/ews-firmware/ews/state"
 )
 
 // historyOptions maps [history] and node.state_dir onto the store's
@@ -22,7 +23,7 @@ import (
 // and tests never write /var/lib/ews.
 func (n *Node) historyOptions() history.Options {
 	o := n.boot.history
-	o.Registerer, o.Logger = n.reg, n.log
+	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.clock.Now
 	if dir := n.stateDir(); dir != "" {
 		o.Dir = filepath.Join(dir, "history")
 	}
@@ -81,18 +82,6 @@ func (n *Node) lookupDevice(name string) (hal.Snapshot, bool) {
 		}
 	}
 	return hal.Snapshot{}, false
-}
-
-// boardRunning reports whether the table has the board running; a history
-// request for a device of a board that is not is answered elsewhere from
-// the mirror (history.Pin).
-func (n *Node) boardRunning(name string) bool {
-	for _, b := range n.clu.cluster.Boards() {
-		if b.Name == name {
-			return b.Runstate == state.Running
-		}
-	}
-	return false
 }
 
 // historyStatus is the store's state for the board page.

@@ -21,7 +21,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	if note != "" {
 		n.log.Warn(note)
 	}
-	marker, err := dispatch.NewMarker(key, dispatch.MarkOptions{})
+	marker, err := dispatch.NewMarker(key, dispatch.MarkOptions{Now: n.boot.clock.Now}) // cluster time (docs/DESIGN.md, Time)
 	if err != nil {
 		return nil, err
 	}

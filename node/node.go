@@ -166,6 +166,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
 	n.life.start(ctx, "http", primary)
+	n.life.start(ctx, "durable", runFunc(n.runDurable)) // the raft log rides the HTTP listener (durablestate.go)
 	// The cluster starts after the HTTP servers so that it stops before
 	// them: mastership is handed over before the drain.
 	n.life.start(ctx, "cluster", n.clu.cluster)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/cgi"
@@ -19,7 +20,6 @@ import (
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
-	"github.com/ews-firmware/ews/vip"
 )
 
 // The board's components, as typed fields grouped by role, each set once
@@ -35,7 +35,7 @@ type clusterSide struct {
 	load     loadSource      // /proc (procload), or what [sim] implies on a simulated board
 	sim      *simLoad        // nil on real hardware
 	cluster  *state.Cluster  // membership, table, election
-	vip      *vip.Manager    // the cluster's virtual IP while master; nil without cluster.vip
+	vip      *vipManager     // the cluster's virtual IP while master; nil without cluster.vip
 	master   *master         // the dispatcher while this board is master
 	auto     *automation     // MQTT and [[rule]]s while master; nil without them
 	rt       probes          // boards' response times, probed by the master
@@ -74,6 +74,7 @@ type accessSide struct {
 	auth    *auth.Auth    // credentials for control
 	revoked *revocations  // its logouts, kept in a file
 	acct    *accounts     // users store and audit log (accounts.go)
+	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
 
 	// who is a board (boardstream.go, boardaddrs.go)
@@ -94,6 +95,7 @@ func (n *Node) build(b *boot) error {
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
 	var err error
+	clockFloor(b.clock, buildinfo.Time(), "this build's commit", log)
 	if n.sec, err = openSecurity(b, log); err != nil {
 		return err
 	}
@@ -101,6 +103,9 @@ func (n *Node) build(b *boot) error {
 	// what this board tells the cluster, and the cluster
 	c.health = health.New(b.health, log)
 	c.local = &local{ready: n.Ready, health: c.health, creds: &a.creds, addr: n.httpAddr}
+	if b.capacityAuto {
+		c.local.auto = newAutoSlots(b.state.Capacity)
+	}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
@@ -133,7 +138,7 @@ func (n *Node) build(b *boot) error {
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if d.devs, err = hal.New(b.hal, hal.Options{Registerer: n.reg, Logger: log, Poll: b.poll}); err != nil {
+	if d.devs, err = hal.New(b.hal, hal.Options{Registerer: n.reg, Logger: log, Poll: b.poll, Now: b.clock.Now}); err != nil {
 		return b.citeDevices(err)
 	}
 	devs := d.devs
@@ -149,7 +154,7 @@ func (n *Node) build(b *boot) error {
 	}
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
-	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session,
+	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) }, // counted cluster-wide (devices.go)
 		Users:    authUsers{a.acct.store}, SessionInfo: a.acct.sessionInfo,   // named users and their sessions
@@ -206,9 +211,7 @@ func (n *Node) build(b *boot) error {
 	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // rules act as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
-	if c.auto != nil && c.auto.engine != nil {
-		c.auto.engine.KeySecret, c.auto.engine.Report = ruleKeySecret(b), n.reportTurnBack
-	}
+	c.auto.onTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
 	c.master.auto = c.auto
 	d.helpers = supervise.New(b.helpers, log)
 	return nil

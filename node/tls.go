@@ -71,6 +71,9 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	}
 	if s.Minted && s.CA != nil { // a board bundle: its certificate, with TLS on or off
 		sec.identity = gossipIdentity(s.Cert, s.CA)
+		if s.Cert.Leaf != nil {
+			clockFloor(b.clock, clustertls.MintedAt(s.Cert.Leaf), "its certificate's minting", log)
+		}
 	}
 	if !s.TLS {
 		return sec, nil
@@ -84,6 +87,7 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	}
 	sec.ca, sec.cert = s.CA, cert
 	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
+	sec.server.Time, sec.client.Time = b.clock.Now, b.clock.Now // peers' certificates in cluster time (docs/DESIGN.md, Time)
 	sec.identity = gossipIdentity(cert, s.CA)
 	if sec.identity != nil {
 		// a peer that saw this board seal and then hears it unsealed asks

@@ -1,3 +1,5 @@
+//go:build !lite
+
 package node
 
 import (
@@ -8,10 +10,13 @@ import (
 	"github.com/ews-firmware/ews/vip"
 )
 
+// vipManager holds the virtual IP; the lite build has a stub (vip_lite.go).
+type vipManager = vip.Manager
+
 // openVIP checks at start what holding cluster.vip needs (capabilities,
 // interface): a board that cannot hold it says so and does not start.
 // Nil without cluster.vip.
-func openVIP(vc vip.Config, reg *promx.Registry, log *slog.Logger) (*vip.Manager, error) {
+func openVIP(vc vip.Config, reg *promx.Registry, log *slog.Logger) (*vipManager, error) {
 	if !vc.Enabled() {
 		return nil, nil
 	}
@@ -27,8 +32,8 @@ func openVIP(vc vip.Config, reg *promx.Registry, log *slog.Logger) (*vip.Manager
 // master, and announced again when boards come back (a healed partition's
 // clients may have learnt the other master's MAC).
 type vipFollower struct {
-	m  *vip.Manager // nil: no cluster.vip
-	up int          // boards up in the last view seen as master; -1 when not master
+	m  *vipManager // nil: no cluster.vip
+	up int         // boards up in the last view seen as master; -1 when not master
 }
 
 func (f *vipFollower) follow(v state.View, isMaster bool) {

@@ -81,8 +81,8 @@ func leastWhere(pool []*Board, r *rand.Rand, keep func(*Board) bool, less func(a
 }
 
 // leastScore returns the board with the smallest score, equal scores
-// ordered by then, remaining ties uniformly at random (as leastBy).
-func leastScore(pool []*Board, score func(*Board) float64, then func(a, b *Board) int) *Board {
+// ordered by then, remaining ties uniformly at random from r (as leastBy).
+func leastScore(pool []*Board, r *rand.Rand, score func(*Board) float64, then func(a, b *Board) int) *Board {
 	var best *Board
 	var bestScore float64
 	ties := 0
@@ -104,7 +104,7 @@ func leastScore(pool []*Board, score func(*Board) float64, then func(a, b *Board
 	if ties <= 1 {
 		return best
 	}
-	k := intn(nil, ties)
+	k := intn(r, ties)
 	for _, b := range pool {
 		if cmpFloat(score(b), bestScore) == 0 && then(b, best) == 0 {
 			if k == 0 {

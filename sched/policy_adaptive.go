@@ -28,6 +28,7 @@ type Adaptive struct {
 	until     []time.Time // by Board.ID: suspended until
 	load      []float64   // by Board.ID: load at its last report
 	at        []time.Time // by Board.ID: time of its last report
+	Rand      *rand.Rand  // ties; nil: the runtime's generator
 }
 
 // Adaptive defaults. The paper gives the formula but no numbers: equal
@@ -79,7 +80,7 @@ func (p *Adaptive) Load(b *Board) float64 {
 
 // Select picks the least load, then the least linknum/capacity, ties at random.
 func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, p.Load, byUse)
+	return leastScore(pool, p.Rand, p.Load, byUse)
 }
 
 // Observe stops the board for the suspend time when it is the most loaded
@@ -132,5 +133,9 @@ func (p *Adaptive) mostLoaded(i int, l float64, now time.Time) bool {
 
 func init() {
 	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues,
-		New: func(cfg Config, _ *rand.Rand) Policy { return NewAdaptive(cfg.Adaptive) }})
+		New: func(cfg Config, rng *rand.Rand) Policy {
+			p := NewAdaptive(cfg.Adaptive)
+			p.Rand = rng
+			return p
+		}})
 }

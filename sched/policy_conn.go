@@ -8,11 +8,13 @@ import (
 // WLC is weighted least connections: the least (linknum+1)/weight. A board
 // with weight 0 (or a bad weight) only gets requests when no weighted board
 // can take them.
-type WLC struct{}
+type WLC struct {
+	Rand *rand.Rand // ties; nil: the runtime's generator
+}
 
 // Select picks the least (linknum+1)/weight, then the least linknum, ties at random.
-func (WLC) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, wlcScore, byLinknum)
+func (w WLC) Select(pool []*Board, _ *Request) *Board {
+	return leastScore(pool, w.Rand, wlcScore, byLinknum)
 }
 
 func wlcScore(b *Board) float64 {
@@ -57,7 +59,7 @@ func (p *P2C) Select(pool []*Board, _ *Request) *Board {
 
 func init() {
 	RegisterPolicy(PolicySpec{Name: "wlc", Queue: PriorityQueues,
-		New: func(Config, *rand.Rand) Policy { return WLC{} }})
+		New: func(_ Config, rng *rand.Rand) Policy { return WLC{Rand: rng} }})
 	RegisterPolicy(PolicySpec{Name: "p2c", Queue: PriorityQueues,
 		New: func(_ Config, rng *rand.Rand) Policy { return &P2C{Rand: rng} }})
 }

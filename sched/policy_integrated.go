@@ -24,6 +24,7 @@ type Integrated struct {
 	lRT                      time.Duration
 	overload                 time.Duration
 	overFrom                 []time.Time // by Board.ID: cpu over the overload limit since
+	Rand                     *rand.Rand  // ties; nil: the runtime's generator
 }
 
 // OverWeight is the weight of a resource over its limit.
@@ -76,7 +77,7 @@ func (p *Integrated) OverLimit(b *Board) bool {
 
 // Select picks the least score, then the least linknum/capacity, ties at random.
 func (p *Integrated) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, p.Score, byUse)
+	return leastScore(pool, p.Rand, p.Score, byUse)
 }
 
 // Observe tracks how long the board's cpu has been over the overload
@@ -98,5 +99,9 @@ func (p *Integrated) Observe(b *Board, now time.Time) bool {
 
 func init() {
 	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues,
-		New: func(cfg Config, _ *rand.Rand) Policy { return NewIntegrated(cfg.Integrated) }})
+		New: func(cfg Config, rng *rand.Rand) Policy {
+			p := NewIntegrated(cfg.Integrated)
+			p.Rand = rng
+			return p
+		}})
 }

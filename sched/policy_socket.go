@@ -12,7 +12,10 @@ import "math/rand/v2"
 // Load.DiskOps). Keys: [sched.socket] weights and baselines cpu mem net
 // disk. With sticky = "source-ip" the user then stays on that board, the
 // paper's granularity.
-type Socket struct{ model weighted }
+type Socket struct {
+	model weighted
+	Rand  *rand.Rand // ties; nil: the runtime's generator
+}
 
 // Socket defaults: the paper's weights; the baselines are the values that
 // count as load 1.0 (the paper names them but gives no numbers).
@@ -37,10 +40,14 @@ func (p *Socket) load(b *Board) float64 {
 
 // Select picks the least load, then the least linknum/capacity, ties at random.
 func (p *Socket) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, p.load, byUse)
+	return leastScore(pool, p.Rand, p.load, byUse)
 }
 
 func init() {
 	RegisterPolicy(PolicySpec{Name: "socket", Queue: PriorityQueues,
-		New: func(cfg Config, _ *rand.Rand) Policy { return NewSocket(cfg.Socket) }})
+		New: func(cfg Config, rng *rand.Rand) Policy {
+			p := NewSocket(cfg.Socket)
+			p.Rand = rng
+			return p
+		}})
 }

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"time"
 )
@@ -20,6 +21,7 @@ type Proximity struct {
 	// Model scores the boards: Next itself when it is integrated, else
 	// the integrated defaults; NewPolicy sets it from [sched.integrated].
 	Model *Integrated
+	Rand  *rand.Rand // ties; nil: the runtime's generator
 }
 
 type proxRule struct {
@@ -63,11 +65,11 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 			if best := p.recommended(r, pool); best != nil {
 				return best
 			}
-			return leastScore(pool, p.Model.Score, byUse)
+			return leastScore(pool, p.Rand, p.Model.Score, byUse)
 		}
 	}
 	if p.Next == nil {
-		return leastScore(pool, p.Model.Score, byUse)
+		return leastScore(pool, p.Rand, p.Model.Score, byUse)
 	}
 	return p.Next.Select(pool, req)
 }

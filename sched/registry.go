@@ -110,6 +110,7 @@ func NewPolicy(cfg Config, rng *rand.Rand, log *slog.Logger) (Policy, error) {
 	p := spec.New(cfg, rng)
 	if len(cfg.Proximity) > 0 {
 		px := NewProximity(cfg.Proximity, p, log)
+		px.Rand = rng
 		if _, ok := p.(*Integrated); !ok {
 			px.Model = NewIntegrated(cfg.Integrated) // the paper scores by integrated load
 		}

@@ -37,12 +37,8 @@ if { qemu-arm-static -cpu pxa255 "$out/ews-armv6" version; } >/dev/null 2>&1; th
 	exit 1
 fi
 echo "arm-smoke: the armv6 build dies on pxa255, as it must"
-# The armv6 binary's size (issue 27 part 4: goal 11 MB, 12.19 MB when this check came in): a
-# ceiling a little above the last measured size, so growth shows here; lower it as cuts land.
-size=$(stat -c %s "$out/ews-armv6")
-ceiling=${EWS_ARMV6_CEILING:-12500000}
-echo "arm-smoke: armv6 binary $size B (goal 11000000, ceiling $ceiling)"
-if ((size > ceiling)); then
-	echo "arm-smoke: the armv6 binary grew past $ceiling B: see docs/BENCHMARKS.md (binary size) for what each dependency costs" >&2
-	exit 1
-fi
+# The full armv6 and armv7 builds stay <= 13 MB (scripts/sizes.sh; the lite
+# build's size is checked by arm-smoke-lite.sh). This replaces the 12.5 MB
+# armv6 ceiling of the 11 MB goal: size pressure now goes to the lite build
+# (docs/NOTES.md "The lite build"), and the clock's merge took armv6 to 12.52 MB.
+bash scripts/sizes.sh "$out/ews-armv6" "$out/ews-armv7"

@@ -8,7 +8,7 @@
 #   scripts/deploy.sh --boards "ews1=pi@10.0.0.11,ews2=pi@10.0.0.12,ews3=pi@10.0.0.13" --arch armv7 \
 #       [--peers "ews1=10.0.0.11:7946,..." (--bundle FILE | (--key KEY | --key-file FILE) --token-file FILE) [--force]] \
 #       [--http-port 8080] [--timeout 90] [--dist dist] [--ssh "ssh -o BatchMode=yes"] \
-#       [--scp "scp -q -o BatchMode=yes"] [--ews PATH] [--dry-run]
+#       [--scp "scp -q -o BatchMode=yes"] [--ews PATH] [--lite] [--dry-run]   (--lite: the armv5 lite build)
 #
 # --bundle takes the admin bundle (ews cluster init): each board gets its
 # own bundle minted from it (needs an ews for this machine: --ews,
@@ -24,7 +24,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
-BOARDS="" ARCH="" PEERS="" KEY="" KEYFILE="" BUNDLE="" TOKENFILE="" TOKEN="" FORCE="" DRY="" HTTP_PORT=8080 TIMEOUT=90
+BOARDS="" ARCH="" PEERS="" KEY="" KEYFILE="" BUNDLE="" TOKENFILE="" TOKEN="" FORCE="" DRY="" HTTP_PORT=8080 TIMEOUT=90 LITE=""
 DIST="$HERE/../dist" SSH_CMD="ssh -o BatchMode=yes -o ConnectTimeout=10" SCP_CMD="scp -q -o BatchMode=yes -o ConnectTimeout=10"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -43,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--ews) EWS_BIN=${2:?--ews needs a binary}; shift 2 ;;
 	--force) FORCE=1; shift ;;
 	--dry-run) DRY=1; shift ;;
+	--lite) LITE=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die 2 "unknown argument '$1'" ;;
 	esac
@@ -88,8 +89,7 @@ if [ -n "$PEERS" ]; then
 elif [ -n "$KEY$KEYFILE$BUNDLE$TOKENFILE$FORCE" ]; then
 	die 2 "--bundle, --key, --key-file, --token-file and --force only go with --peers"
 fi
-BIN="$DIST/ews-linux-$ARCH"
-[ -f "$BIN" ] || die 1 "no binary $BIN: run 'make dist' first"
+dist_binary "$DIST" "$ARCH" "$LITE" # sets BIN
 PKG="$HERE/../packaging"
 
 TMP=$(mktemp -d)

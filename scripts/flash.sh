@@ -7,7 +7,7 @@
 #   scripts/flash.sh --boot /media/me/bootfs --root /media/me/rootfs \
 #       --arch armv6 --name ews2 --peers "ews1=10.0.0.11:7946,ews2=10.0.0.12:7946" \
 #       (--bundle FILE | (--key KEY | --key-file FILE) --token-file FILE) \
-#       [--http-port 8080] [--dist dist] [--force] [--dry-run]
+#       [--http-port 8080] [--dist dist] [--lite] [--force] [--dry-run]   (--lite: the armv5 lite build)
 #   scripts/flash.sh --image raspios.img ...   (attaches it with losetup, mounts partitions 1 and 2)
 #   scripts/flash.sh ... --name ews2 --from-backup cluster.tar.gz   (a replacement board: its boot
 #       config and outputs from `ews cluster backup`; --peers not needed; a card that has a config
@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
 BOOT="" ROOT="" ARCH="" NAME="" PEERS="" KEY="" KEYFILE="" IMAGE="" BUNDLE="" TOKENFILE="" TOKEN=""
-DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080 BACKUP=""
+DIST="$HERE/../dist" FORCE="" DRY="" HTTP_PORT=8080 BACKUP="" LITE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--boot) BOOT=${2:?--boot needs a directory}; shift 2 ;;
@@ -49,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--ews) EWS_BIN=${2:?--ews needs a binary}; shift 2 ;;
 	--force) FORCE=1; shift ;;
 	--dry-run) DRY=1; shift ;;
+	--lite) LITE=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die 2 "unknown argument '$1'" ;;
 	esac
@@ -82,8 +83,7 @@ else
 	[ -n "$TOKEN" ] || die 2 "--token-file $TOKENFILE is empty"
 fi
 check_key "$KEY"
-BIN="$DIST/ews-linux-$ARCH"
-[ -f "$BIN" ] || die 1 "no binary $BIN: run 'make dist' first"
+dist_binary "$DIST" "$ARCH" "$LITE" # sets BIN
 
 CLEANUP=()
 cleanup() {

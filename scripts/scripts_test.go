@@ -391,6 +391,19 @@ func TestFlashDryRunChangesNothing(t *testing.T) {
 	}
 }
 
+// TestFlashLite: --lite installs make dist's lite armv5 build.
+func TestFlashLite(t *testing.T) {
+	c := newCard(t)
+	write(t, filepath.Join(c.dist, "ews-lite-linux-armv5"), "fake lite ews\n", 0o755)
+	out, code := run(t, "flash.sh", replaceArg(c.flashArgs("--lite", "--dry-run"), "--arch", "armv5")...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if want := "+ install -m 0755 " + filepath.Join(c.dist, "ews-lite-linux-armv5") + " " + filepath.Join(c.root, "usr/bin/ews"); !strings.Contains(out, want) {
+		t.Errorf("dry run does not show %q:\n%s", want, out)
+	}
+}
+
 func TestFlashRefuses(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -434,6 +447,8 @@ func TestFlashRefuses(t *testing.T) {
 			write(t, filepath.Join(c.boot, "ews.toml"), "# mine\n", 0o644)
 		}, 1, "not overwriting it without --force"},
 		{"unknown argument", func(c *card) []string { return c.flashArgs("--colour") }, nil, 2, "unknown argument '--colour'"},
+		{"lite build off armv5", func(c *card) []string { return c.flashArgs("--lite") }, nil, 2, "the lite build is armv5 only"},
+		{"no lite binary", func(c *card) []string { return replaceArg(c.flashArgs("--lite"), "--arch", "armv5") }, nil, 1, "ews-lite-linux-armv5: run 'make dist' first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

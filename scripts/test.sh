@@ -121,6 +121,9 @@ else
 	# kernels are cached) run beside the Go tests: those mostly wait on
 	# boards and the network, and pass under two busy loops (make flakes).
 	bgstep arm-smoke bash scripts/arm-smoke.sh
+	# The lite armv5 build (make dist's ews-lite-linux-armv5): its size, and
+	# three of it as one cluster under qemu's PXA255 toggling a device (~30 s).
+	bgstep arm-smoke-lite bash scripts/arm-smoke-lite.sh
 	bgstep hil bash scripts/hil.sh
 	# -parallel 4: e2e's parallel tests wait on their boards, not the CPU
 	# (no unit test calls t.Parallel).
@@ -143,6 +146,7 @@ else
 	# back; it says SKIP without the cache.
 	step field-smoke bash scripts/field/smoke.sh
 	join arm-smoke
+	join arm-smoke-lite
 	join hil
 fi
 

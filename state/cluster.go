@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/clock"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/hashicorp/memberlist"
 )
@@ -84,6 +85,11 @@ type Cluster struct {
 	// version-5 message refused unread as that build's decoder does.
 	lastBuild bool
 	authLog   memberLog // refused signatures, logged once a minute per board
+
+	// clock is the board's (Config.Clock); clocks the peers' measured
+	// offsets, from the acks of memberlist's probes (clocks.go).
+	clock  *clock.Clock
+	clocks clocks
 
 	mu    sync.Mutex // guards e, subs
 	e     *Election
@@ -162,6 +168,9 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		}
 	}
 	c.e.HostOK = c.hostOK
+	if c.clock = cfg.Clock; c.clock == nil {
+		c.clock = clock.Real()
+	}
 	c.proto = cfg.ProtocolVersion
 	var roots *x509.CertPool
 	if cfg.Identity != nil && !cfg.Standalone() {
@@ -169,7 +178,9 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 			return nil, err
 		}
 		roots = cfg.Identity.Roots
-		c.askSeals = func(ctx context.Context, name, addr string) (bool, error) { return askSeals(ctx, roots, name, addr) }
+		c.askSeals = func(ctx context.Context, name, addr string) (bool, error) {
+			return askSeals(ctx, roots, name, addr, c.clock.Now())
+		}
 	} else {
 		c.proto = min(c.proto, ProtocolVersionUnsigned)
 	}
@@ -238,6 +249,9 @@ func (c *Cluster) Run(ctx context.Context) error {
 
 	var loops sync.WaitGroup // each returns when ctx ends
 	loops.Go(func() { c.run(ctx) })
+	if c.cfg.TimeSource != nil {
+		loops.Go(func() { c.ntpLoop(ctx) })
+	}
 	if c.ml.Load() != nil {
 		loops.Go(func() { c.rejoin(ctx) })
 		if c.gkey != nil {
@@ -259,6 +273,7 @@ func (c *Cluster) open(filter *sync.WaitGroup) error {
 	}
 	d := &delegate{c: c}
 	mc.Delegate, mc.Events, mc.Conflict, mc.Alive = d, d, d, d
+	mc.Ping = pinger{c: c} // boards measure each other's clocks (clocks.go)
 	nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger})
 	if err != nil {
 		if strings.Contains(err.Error(), "address already in use") {

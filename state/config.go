@@ -3,6 +3,8 @@ package state
 import (
 	"fmt"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/clock"
 )
 
 // Config is what a Cluster needs to know of its board and its peers. The
@@ -45,6 +47,17 @@ type Config struct {
 	// Simulated says, in the board's reports, that it runs on the
 	// simulated board; /api/cluster shows it. Default false.
 	Simulated bool
+
+	// Clock is the board's clock (internal/clock): heartbeats carry its
+	// Local reading, and the Cluster sets its correction to the master's
+	// clock (clocks.go). Nil: a clock of its own without offset.
+	Clock *clock.Clock
+
+	// TimeSource, when set, is what the master follows instead of its own
+	// clock ([cluster] ntp: clock.Clock.NTP): the correction that makes
+	// Clock.Now the source's time, and who said it. The master asks it
+	// every NTPEvery (ntp.go). Nil: cluster time is the master's clock.
+	TimeSource func() (time.Duration, string, error)
 
 	// Key is the AES-128/192/256 key for gossip. Nil with Insecure false
 	// on a clustered board is refused. Default nil.

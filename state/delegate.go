@@ -3,7 +3,6 @@ package state
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -66,7 +65,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 		return
 	}
 	v := b[1]
-	if err := c.keys.Check(m, v, s, time.Now()); err != nil {
+	if err := c.keys.Check(m, v, s, c.clock.Now()); err != nil { // certificates judged in cluster time (docs/DESIGN.md, Time)
 		if errors.Is(err, errIntroLater) { // rate-limited, not refused: checked when it comes again
 			c.refused("later")
 			c.sendIntro(sender(m), true)

@@ -51,8 +51,9 @@ func (c *Cluster) askedLoud(name string) bool {
 // chose SealsALPN; false: http/1.1 (a build before version 5). An error
 // (no answer, a certificate of another board or cluster) says nothing.
 // Only the board's own certificate key can complete the handshake, so a
-// board holding the cluster key cannot answer for it.
-func askSeals(ctx context.Context, roots *x509.CertPool, name, addr string) (bool, error) {
+// board holding the cluster key cannot answer for it. The certificate is
+// judged at now, cluster time (docs/DESIGN.md, Time).
+func askSeals(ctx context.Context, roots *x509.CertPool, name, addr string, now time.Time) (bool, error) {
 	d := tls.Dialer{Config: &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{SealsALPN, "http/1.1"},
@@ -68,7 +69,7 @@ func askSeals(ctx context.Context, roots *x509.CertPool, name, addr string) (boo
 			for _, c := range cs.PeerCertificates[1:] {
 				inter.AddCert(c)
 			}
-			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
 				return err
 			}
 			if leaf.Subject.CommonName != name {

@@ -64,7 +64,7 @@ func TestAskSeals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			seals, err := askSeals(ctx, ca.ids["ews3"].Roots, "ews2", c.addr)
+			seals, err := askSeals(ctx, ca.ids["ews3"].Roots, "ews2", c.addr, time.Now())
 			if (err != nil) != c.wantErr || seals != c.seals {
 				t.Fatalf("askSeals: %v, %v; want seals %v, error %v", seals, err, c.seals, c.wantErr)
 			}

@@ -104,6 +104,9 @@ func (c *Cluster) report() (r ReportMsg) {
 	r = ReportMsg{HTTP: c.httpAddr(), InFlight: uint32(inflight), Completed: c.local.Completed(),
 		Capacity: uint32(max(c.cfg.Capacity, 0)), Weight: uint32(max(c.cfg.Weight, 0)), Runstate: rs, Simulated: c.cfg.Simulated}
 	r.SetFullLoad(c.sampleLoad())
+	if cp, ok := c.local.(Capacitor); ok && cp.Capacity() > 0 {
+		r.Capacity = uint32(cp.Capacity())
+	}
 	if cr, ok := c.local.(Credentialer); ok {
 		r.Creds = cr.Creds()
 	}
@@ -318,6 +321,9 @@ func (c *Cluster) notify(last viewKey) viewKey {
 	name, epoch := c.e.Master()
 	t, _ := c.e.Table()
 	k := viewKey{epoch: epoch, version: t.Version, master: name, mismatch: c.e.mismatches()}
+	if k.master != last.master || k.epoch != last.epoch {
+		defer c.correctClock() // a new master: follow its clock now, not at the next probe (clocks.go)
+	}
 	if k == last || len(c.subs) == 0 {
 		c.mu.Unlock()
 		return k

@@ -254,6 +254,9 @@ func (h *harness) run(ctx context.Context) error {
 	if err := os.MkdirAll(h.opt.results, 0o755); err != nil {
 		return fmt.Errorf("paper: %w", err)
 	}
+	if h.opt.verdicts == "quick" || h.opt.verdicts == "sweep" {
+		return h.verdicts(ctx)
+	}
 	fmt.Fprintf(h.out, "bench-paper: ews %s, results in %s, haproxy %q\n", h.opt.ews, h.opt.results, h.haproxy)
 	specs := paperBoards(h.opt)
 	err := h.scenario(ctx, scPaper, specs, h.opt.ratios, h.opt.policies, true)
@@ -286,6 +289,9 @@ func (h *harness) run(ctx context.Context) error {
 	}
 	if werr := h.write(err); werr != nil && err == nil {
 		err = werr
+	}
+	if err == nil {
+		err = h.verdicts(ctx)
 	}
 	return err
 }

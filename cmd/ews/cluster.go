@@ -17,7 +17,8 @@ join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a boar
 migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 bundle into an admin bundle, keeping its gossip key and token.
 backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config and the outputs' last states.
 restore --from FILE.tar.gz --board NAME --out DIR: write a replacement board's boot directory from a backup.
-ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.`
+ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
+raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -36,9 +37,11 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterBackup(args[1:], stdout, stderr)
 		case "restore": // backup.go
 			return clusterRestore(args[1:], stdout, stderr)
+		case "raft": // cluster_raft.go
+			return clusterRaft(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ...", clusterHelp, stderr)
+	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

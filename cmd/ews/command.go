@@ -26,15 +26,15 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "[--config PATH] [--log-format text|json] [--log-level LEVEL]", "run this board's node", cmdRun},
-		{"demo", "[--nodes 3] [--base-port 8081] [--log-level error]", "a local cluster on loopback with simulated boards; prints URLs", cmdDemo},
+		{"demo", "[--nodes 3] [--base-port 8081] [--log-level error]", "a local cluster on loopback with simulated boards; prints URLs", tool("demo")},
 		{"status", "[--url URL] [--json] [--config PATH]", "the cluster table as seen by any node", cmdStatus},
-		{"discover", "[--timeout 2s] [--json]", "list the boards on the LAN (mDNS): name, address, role, version", cmdDiscover},
-		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", cmdBench},
+		{"discover", "[--timeout 2s] [--json]", "list the boards on the LAN (mDNS): name, address, role, version", tool("discover")},
+		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", tool("bench")},
 		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
-		{"cluster", "init --peers LIST | board NAME | join BUNDLE | migrate OLD | ca BUNDLE", "make the admin bundle once; mint and install each board's own", cmdCluster},
-		{"firmware", "sign --bundle ADMIN BINARY | verify --bundle BUNDLE IMAGE", "sign a build with the cluster's key (boards take only signed firmware)", cmdFirmware},
+		{"cluster", "init --peers LIST | board NAME | join BUNDLE | migrate OLD | ca BUNDLE", "make the admin bundle once; mint and install each board's own", tool("cluster")},
+		{"firmware", "sign --bundle ADMIN BINARY | verify --bundle BUNDLE IMAGE", "sign a build with the cluster's key (boards take only signed firmware)", tool("firmware")},
 		{"user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", "manage the cluster's users: roles viewer, operator, admin", cmdUser},
-		{"upgrade", "--url URL --binary PATH [--token-file PATH]", "rolling firmware upgrade, one board at a time, master last", cmdUpgrade},
+		{"upgrade", "--url URL --binary PATH [--token-file PATH]", "rolling firmware upgrade, one board at a time, master last", tool("upgrade")},
 		{"version", "", "print version, commit, Go version and target", cmdVersion},
 	}
 }

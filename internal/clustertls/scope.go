@@ -127,6 +127,11 @@ func (ca *CA) Constrained() bool {
 	return ca.Cert.PermittedDNSDomainsCritical && len(ca.Cert.PermittedDNSDomains) > 0
 }
 
+// MintedAt is when a certificate IssueBoard made was minted: ClockSkew
+// after its start. No true time is earlier: a board whose clock is knows
+// its clock is wrong (docs/DESIGN.md, Time).
+func MintedAt(leaf *x509.Certificate) time.Time { return leaf.NotBefore.Add(ClockSkew) }
+
 // IssueBoard mints a certificate for board name off the board (the admin
 // holds the CA key): SANs are name, name.local, hosts (IP addresses or DNS
 // names), localhost and loopback. It is valid from now - ClockSkew until

@@ -37,7 +37,10 @@ type Node struct {
 	HTTP     string `toml:"http"`     // client requests, UI and API; default ":8080"
 	Gossip   string `toml:"gossip"`   // memberlist UDP+TCP; default ":7946"
 	Capacity int    `toml:"capacity"` // requests this board runs at once (its slots); default 4
-	Weight   int    `toml:"weight"`   // relative weight for weighted policies; default 1
+	// CapacityAuto is capacity = "auto": the slots follow what the board
+	// completes (capacity_auto.go), starting from Capacity's default.
+	CapacityAuto bool `toml:"-"`
+	Weight       int  `toml:"weight"` // relative weight for weighted policies; default 1
 	// Advertise is the host other boards and redirects use to reach this
 	// board's HTTP port when `http` binds a wildcard; default: the gossip host.
 	Advertise string `toml:"advertise"`
@@ -52,6 +55,10 @@ type Node struct {
 	// StateDir holds what the board keeps across restarts (the device
 	// history, …); default "/var/lib/ews".
 	StateDir string `toml:"state_dir"`
+	// SetClock: step the system clock to cluster time (needs CAP_SYS_TIME).
+	// Parsed and documented, not built: ews corrects its own clock only
+	// (docs/DESIGN.md, Time).
+	SetClock bool `toml:"set_clock"`
 }
 
 // MDNSOn reports whether [node] mdns is on (the default).
@@ -79,6 +86,10 @@ type Cluster struct {
 	// on TLS (tls.go) and its verify key checks firmware. The admin bundle
 	// itself is refused here.
 	BundleFile string `toml:"bundle_file"`
+	// NTP lists NTP servers the master follows while one answers ("host"
+	// or "host:port"); empty: cluster time is the master's own clock
+	// (docs/DESIGN.md, Time).
+	NTP []string `toml:"ntp"`
 }
 
 // Sched configures the master's queue and dispatch policy.
@@ -193,6 +204,10 @@ type Sim struct {
 	BusyCPU   float64  `toml:"busy_cpu"`    // background cpu share while busy; default 0.9
 	Jitter    float64  `toml:"jitter"`      // ± background cpu noise, seeded by seed
 	Seed      uint64   `toml:"seed"`        // seed of the noise; default 1
+	// ClockOffset makes this board's wall clock run that far off the
+	// host's ("-3h", "+10m", "-30d"), so boards on one host disagree as
+	// real ones without an RTC do (docs/DESIGN.md, Time).
+	ClockOffset Offset `toml:"clock_offset"`
 }
 
 // Device is one [[device]] entry.

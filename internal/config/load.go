@@ -77,9 +77,10 @@ func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, withFile(path, decodeError(err, pos))
 	}
+	auto := takeCapacityAuto(doc)
 	errs := shape(doc, pos)
 	src := data
-	if len(errs) > 0 {
+	if len(errs) > 0 || auto {
 		// What is left after the bad keys went decodes strictly.
 		b, err := toml.Marshal(doc)
 		if err != nil {
@@ -92,7 +93,7 @@ func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
 	if err := dec.Decode(&cfg); err != nil {
 		// Something the shape check let through: the decoder has the last word.
 		derrs := decodeError(err, pos)
-		if len(errs) > 0 { // the decoder read the rewritten copy: its lines are not the file's
+		if len(errs) > 0 || auto { // the decoder read the rewritten copy: its lines are not the file's
 			for _, e := range derrs {
 				e.Line, e.Col = pos.find(e.Key)
 			}
@@ -101,6 +102,7 @@ func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
 	}
 	cfg.Path = path
 	cfg.Lines = keyLines(data)
+	cfg.Node.CapacityAuto = auto
 	cfg.fill()
 	shaped := errs
 	found := cfg.Validate()

@@ -49,7 +49,18 @@ func (c *Config) Security() (*Security, error) {
 		}
 		s.CA = ca
 		if b.IsBoard() {
-			cert, err := b.BoardCert(c.Node.Name, time.Now())
+			now := c.Now()
+			cert, err := b.BoardCert(c.Node.Name, now)
+			if err != nil {
+				// a clock earlier than the certificate is wrong, not the
+				// certificate: checked at its start, the board takes cluster
+				// time from its peers (docs/DESIGN.md, Time)
+				if at, err2 := b.BoardCert(c.Node.Name, time.Time{}); err2 == nil && at.Leaf != nil && now.Before(at.Leaf.NotBefore) {
+					cert, err = at, nil
+					s.Notes = append(s.Notes, fmt.Sprintf("this board's clock (%s) is earlier than its certificate's validity (from %s): the clock is wrong; the board takes cluster time from its peers (README, Offline time)",
+						now.UTC().Format(time.RFC3339), at.Leaf.NotBefore.UTC().Format(time.RFC3339)))
+				}
+			}
 			if err != nil {
 				return nil, c.Errorf("cluster.bundle_file", "%s: %v", c.Cluster.BundleFile, err)
 			}

@@ -36,6 +36,9 @@ func TestSecurity(t *testing.T) {
 		{"cluster, no bundle", peers, false, "no cluster.bundle_file", ""},
 		{"version 2 bundle with a CA", peers + "bundle_file = \"" + v2 + "\"\n", true, "version 2 bundle: it holds the CA key", ""},
 		{"board bundle", peers + "bundle_file = \"" + board1 + "\"\n", true, "", ""},
+		// a clock before the certificate is wrong, not the certificate (docs/DESIGN.md, Time)
+		{"board bundle, clock 30 days behind", peers + "bundle_file = \"" + board1 + "\"\n[sim]\nclock_offset = \"-30d\"\n", true, "the clock is wrong", ""},
+		{"board bundle, clock 10 minutes ahead", peers + "bundle_file = \"" + board1 + "\"\n[sim]\nclock_offset = \"+10m\"\n", true, "", ""},
 		{"board bundle, tls off", peers + "bundle_file = \"" + board1 + "\"\n[http]\nauth = \"none\"\ntls = false\n", false, "tls = false", ""},
 		{"the admin bundle on a board", peers + "bundle_file = \"" + admin + "\"\n", false, "", admin + " is the admin bundle"},
 		{"another board's bundle", peers + "bundle_file = \"" + board2 + "\"\n", false, "", `board "ews2"'s bundle, and this board is "ews1"`},

@@ -159,8 +159,11 @@ const (
 // A mark is bound to the method, path, query and body of the request it was
 // signed for, the client address the first board saw, the target board and
 // the master's epoch, and each board accepts it once (Verify remembers the
-// ids of the marks it accepted until they expire). Boards' clocks must
-// agree within the TTL plus Skew (boards without a real-time clock need NTP).
+// ids of the marks it accepted until they expire). Boards' Now must agree
+// within the TTL plus Skew: a board's Now is cluster time, its own clock
+// corrected to the master's as measured on the gossip probes
+// (internal/clock; docs/DESIGN.md, Time), so boards whose own clocks
+// disagree by months still accept each other's marks.
 type Marker struct {
 	key  []byte
 	ttl  time.Duration
@@ -187,7 +190,7 @@ type scratch struct {
 type MarkOptions struct {
 	TTL  time.Duration    // default DefaultTTL
 	Skew time.Duration    // clock difference tolerated between boards; default 0
-	Now  func() time.Time // default time.Now
+	Now  func() time.Time // cluster time (clock.Clock.Now); default time.Now
 	// Seen is how many accepted mark ids are remembered to refuse a replay;
 	// default DefaultSeen. Past it the oldest is forgotten early.
 	Seen int

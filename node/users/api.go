@@ -1,6 +1,7 @@
 package users
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/durable"
 )
 
 // Register mounts the users API on mux. who names the request's verdict
@@ -24,8 +26,10 @@ import (
 //	POST   /api/users/{name}/rotate      → {"token"}
 //	POST   /api/users/{name}/password    {"password"}
 //
-// Writes run on the master only (the node pins these paths to it); a
-// board that is not the master answers 503 with Retry-After.
+// Writes are committed by the cluster's durable log before they are
+// answered; a side of the network without a majority of its voters
+// answers 503 "no quorum: N of M voters reachable" with Retry-After.
+// Reads are this board's copy, with its version.
 func (s *Store) Register(mux *http.ServeMux, who func(*http.Request) *Principal) {
 	guard := func(h http.HandlerFunc) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +93,7 @@ func answer(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &ae):
 		httpx.Error(w, ae.code, "%s", ae.msg)
-	case errors.Is(err, errNotMaster), errors.Is(err, errNotReady):
+	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, errMoved), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
 		httpx.Error(w, http.StatusInternalServerError, "%v", err)
@@ -162,7 +166,7 @@ func (s *Store) serveCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := newToken()
 	var u User
-	err = s.mutate(func(d *Doc) error {
+	err = s.mutate(r.Context(), func(d *Doc) error {
 		if slices.ContainsFunc(d.Users, func(u User) bool { return u.Name == b.Name }) {
 			return fail(http.StatusConflict, "users: user %q exists", b.Name)
 		}
@@ -182,8 +186,8 @@ func (s *Store) serveCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // edit changes user name in a new version; f gets the user to change.
-func (s *Store) edit(name string, f func(d *Doc, u *User) error) error {
-	return s.mutate(func(d *Doc) error {
+func (s *Store) edit(ctx context.Context, name string, f func(d *Doc, u *User) error) error {
+	return s.mutate(ctx, func(d *Doc) error {
 		i := slices.IndexFunc(d.Users, func(u User) bool { return u.Name == name })
 		if i < 0 {
 			return fail(http.StatusNotFound, "users: no user %q", name)
@@ -215,7 +219,7 @@ func (s *Store) serveUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var u User
-	err = s.edit(r.PathValue("name"), func(d *Doc, p *User) error {
+	err = s.edit(r.Context(), r.PathValue("name"), func(d *Doc, p *User) error {
 		if p.Role == RoleAdmin && b.Role != RoleAdmin && admins(d, p.Name) == 0 {
 			return fail(http.StatusConflict, "users: %q is the last admin", p.Name)
 		}
@@ -235,7 +239,7 @@ func (s *Store) serveUpdate(w http.ResponseWriter, r *http.Request) {
 
 func (s *Store) serveDelete(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	err := s.edit(name, func(d *Doc, p *User) error {
+	err := s.edit(r.Context(), name, func(d *Doc, p *User) error {
 		if p.Role == RoleAdmin && admins(d, name) == 0 {
 			return fail(http.StatusConflict, "users: %q is the last admin", name)
 		}
@@ -251,7 +255,7 @@ func (s *Store) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 func (s *Store) serveRotate(w http.ResponseWriter, r *http.Request) {
 	tok := newToken()
-	err := s.edit(r.PathValue("name"), func(d *Doc, p *User) error {
+	err := s.edit(r.Context(), r.PathValue("name"), func(d *Doc, p *User) error {
 		h := s.hashToken(tok)
 		p.Token = h[:]
 		p.Gen = d.Version
@@ -283,7 +287,7 @@ func (s *Store) servePassword(w http.ResponseWriter, r *http.Request) {
 	kdfSlots <- struct{}{}
 	enc := hashPassword(b.Password)
 	<-kdfSlots
-	err := s.edit(r.PathValue("name"), func(d *Doc, p *User) error {
+	err := s.edit(r.Context(), r.PathValue("name"), func(d *Doc, p *User) error {
 		p.Password = enc
 		p.Gen = d.Version
 		return nil

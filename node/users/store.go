@@ -3,6 +3,7 @@ package users
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ews-firmware/ews/node/durable"
 )
 
 // Roles.
@@ -42,16 +45,19 @@ type User struct {
 	Created time.Time `json:"created"`
 }
 
-// Doc is one version of the whole store, as the master writes it and
-// every board keeps it. A board takes a Doc only when it is newer than
-// its own (Newer), so it never goes back to an older one.
+// Doc is one version of the whole store, as the cluster's durable log
+// commits it (node/durable, document "users") and every board keeps it.
 type Doc struct {
-	Version uint64 `json:"version"` // +1 per change, by the master
-	Epoch   uint64 `json:"epoch"`   // the master's epoch when it wrote it: breaks ties after a split
-	Users   []User `json:"users"`
+	Version uint64 `json:"version"` // +1 per change
+	// Epoch was the writing master's epoch, which broke ties between the
+	// versions two sides of a split wrote; the log never forks, so it is
+	// only carried (boards of the previous build still compare it).
+	Epoch uint64 `json:"epoch"`
+	Users []User `json:"users"`
 }
 
-// Newer reports whether d is newer than o.
+// Newer reports whether d is newer than o (Adopt: the stores of the
+// previous build, before the log holds one).
 func (d *Doc) Newer(o *Doc) bool {
 	if d.Version != o.Version {
 		return d.Version > o.Version
@@ -83,16 +89,13 @@ type Options struct {
 	// Path is the file the store is kept in across restarts; "" keeps it
 	// in memory only.
 	Path string
-	// IsMaster and Epoch say whether this board may write, and its epoch.
-	IsMaster func() bool
-	Epoch    func() uint64
-	// WriteReady, when set, is asked before each write on the master: an
-	// error (it says which board) answers 503, so a master that has not yet
-	// heard the store of every live board does not write over a version it
-	// lacks. Optional.
-	WriteReady func() error
-	// OnChange is told each new version this board takes or writes, sealed
-	// (Seal), to publish to the other boards. Must be quick.
+	// State is the cluster's durable state, where every write is
+	// committed (docs/NOTES.md "Durable state on Raft"); nil: a board alone
+	// (durable.NewAlone).
+	State durable.State
+	// OnChange is told each new version this board takes, sealed (Seal),
+	// to publish on its stream for boards of the previous build, which
+	// take the store from there. Must be quick.
 	OnChange func(sealed string)
 	// OnRevoke is told the users whose old credentials a change ended.
 	OnRevoke func(name string)
@@ -108,6 +111,7 @@ type Options struct {
 // index is a Doc made fast to check against; rebuilt per version.
 type index struct {
 	doc     *Doc
+	durable uint64 // the log's version of the document doc is; 0: not in the log yet
 	byToken map[tokenHash]*Principal
 	byName  map[string]*Principal
 	sealed  string
@@ -118,7 +122,7 @@ type index struct {
 type Store struct {
 	opts     Options
 	cur      atomic.Pointer[index]
-	mu       sync.Mutex // writers: Mutate, Adopt
+	mu       sync.Mutex // installs: the log's watcher, Adopt
 	tokenMAC sync.Pool
 	sealKey  []byte
 }
@@ -132,11 +136,8 @@ func New(opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.IsMaster == nil {
-		opts.IsMaster = func() bool { return true }
-	}
-	if opts.Epoch == nil {
-		opts.Epoch = func() uint64 { return 0 }
+	if opts.State == nil {
+		opts.State = durable.NewAlone(opts.Logger)
 	}
 	if opts.MinPassword <= 0 {
 		opts.MinPassword = 10
@@ -164,12 +165,13 @@ func New(opts Options) (*Store, error) {
 			return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
 		}
 	}
-	s.cur.Store(s.indexOf(doc))
+	s.cur.Store(s.indexOf(doc, 0))
+	opts.State.Watch(durable.KindUsers, s.committed)
 	return s, nil
 }
 
-func (s *Store) indexOf(d *Doc) *index {
-	ix := &index{doc: d, byToken: map[tokenHash]*Principal{}, byName: map[string]*Principal{}}
+func (s *Store) indexOf(d *Doc, durable uint64) *index {
+	ix := &index{doc: d, durable: durable, byToken: map[tokenHash]*Principal{}, byName: map[string]*Principal{}}
 	for _, u := range d.Users {
 		p := &Principal{Name: u.Name, Role: u.Role, Devices: u.Devices, Gen: u.Gen}
 		ix.byName[u.Name] = p
@@ -245,8 +247,28 @@ var dummy = sync.OnceValue(func() string { return hashPassword("ews-dummy-passwo
 
 func dummyHash() string { return dummy() }
 
-// Adopt takes d when it is newer than this board's version, persists it
-// and tells OnChange; it reports whether it took it.
+// committed installs a version the log committed (durable.State.Watch):
+// in log order on every board, whatever its number, so all boards hold
+// the same. A version this board cannot open (another cluster key) is
+// logged and skipped.
+func (s *Store) committed(doc durable.Document) {
+	d, err := s.Open(string(doc.Data))
+	if err != nil {
+		s.opts.Logger.Error("users: a committed version does not open here", "version", doc.Version, "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.install(s.cur.Load().doc, d, doc.Version); err != nil {
+		s.opts.Logger.Error("users: keep the committed version", "err", err)
+	}
+}
+
+// Adopt takes d, a store of the previous build's replication, when it is
+// newer than this board's version and the log holds no store yet (so
+// Import proposes the newest one this board heard); it persists it and
+// tells OnChange, and reports whether it took it. Once the log holds the
+// store, only the log changes it.
 func (s *Store) Adopt(d *Doc) (bool, error) {
 	if err := d.valid(); err != nil {
 		return false, err
@@ -254,18 +276,41 @@ func (s *Store) Adopt(d *Doc) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.cur.Load()
-	if !d.Newer(old.doc) {
+	if old.durable > 0 || s.opts.State.Get(durable.KindUsers).Version > 0 || !d.Newer(old.doc) {
 		return false, nil
 	}
-	return true, s.install(old.doc, d)
+	return true, s.install(old.doc, d, 0)
 }
 
-// install makes d current; s.mu is held.
-func (s *Store) install(old, d *Doc) error {
+// Import proposes this board's store (users.json, kept by the previous
+// build) as the log's first version of the store, once: when the log holds
+// none and this board has one that was ever written. Boards of a cluster
+// import at once; the first commits, the others' expected version 0 is
+// gone and they take the committed one. nil also when there was nothing
+// to do; an error (no quorum yet) means try again.
+func (s *Store) Import(ctx context.Context) error {
+	ix := s.cur.Load()
+	if s.opts.State.Get(durable.KindUsers).Version > 0 || ix.durable > 0 || ix.doc.Version == 0 {
+		return nil
+	}
+	_, err := s.opts.State.Apply(ctx, durable.KindUsers, []byte(ix.sealed), 0)
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		return nil
+	}
+	if err == nil {
+		s.opts.Logger.Info("users: the store is in the durable log now", "version", ix.doc.Version, "users", len(ix.doc.Users))
+	}
+	return err
+}
+
+// install makes d current, the log's version dv of the store; s.mu is
+// held.
+func (s *Store) install(old, d *Doc, dv uint64) error {
 	if err := s.save(d); err != nil {
 		return err
 	}
-	ix := s.indexOf(d)
+	ix := s.indexOf(d, dv)
 	s.cur.Store(ix)
 	if s.opts.OnRevoke != nil {
 		for _, name := range ended(old, d) {
@@ -312,31 +357,31 @@ func (s *Store) save(d *Doc) error {
 	return nil
 }
 
-// errNotMaster: only the master writes; errNotReady: not yet.
-var (
-	errNotMaster = errors.New("users: this board is not the master")
-	errNotReady  = errors.New("users: the master is catching up with the other boards")
-)
+// errMoved: the store kept moving under a write (other writers won each
+// try).
+var errMoved = errors.New("users: the store changed during the write; try again")
 
-// mutate applies f to a copy of the current Doc and installs it as the
-// next version (master only).
-func (s *Store) mutate(f func(d *Doc) error) error {
-	if !s.opts.IsMaster() {
-		return errNotMaster
-	}
-	if s.opts.WriteReady != nil {
-		if err := s.opts.WriteReady(); err != nil {
-			return fmt.Errorf("%w: %v", errNotReady, err)
+// mutate applies f to a copy of the current Doc and commits it as the
+// next version in the durable log; it returns once committed and
+// installed here. Any board may write: the log forwards to its leader,
+// and a side of the network without a majority of its voters refuses
+// (*durable.NoQuorumError). When another write committed first, f runs
+// again on the newer version.
+func (s *Store) mutate(ctx context.Context, f func(d *Doc) error) error {
+	for range 3 {
+		ix := s.cur.Load()
+		old := ix.doc
+		d := &Doc{Version: old.Version + 1, Epoch: old.Epoch, Users: slices.Clone(old.Users)}
+		if err := f(d); err != nil {
+			return err
+		}
+		_, err := s.opts.State.Apply(ctx, durable.KindUsers, []byte(s.seal(d)), ix.durable)
+		var ce *durable.ConflictError
+		if !errors.As(err, &ce) {
+			return err
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := s.cur.Load().doc
-	d := &Doc{Version: old.Version + 1, Epoch: max(old.Epoch, s.opts.Epoch()), Users: slices.Clone(old.Users)}
-	if err := f(d); err != nil {
-		return err
-	}
-	return s.install(old, d)
+	return errMoved
 }
 
 // valid checks a Doc read from a file or another board.

@@ -1,8 +1,8 @@
 package users
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/node/durable"
 )
 
 // fixture is a store of a master with devices relay1, relay2, led1.
@@ -148,11 +150,13 @@ func TestRightsByPath(t *testing.T) {
 	}
 }
 
-// A follower takes only newer versions (never goes back), from a sealed
-// store of its own cluster only; a rotation ends the old token at once.
+// A board of the previous build's replication takes only newer versions
+// (never goes back), from a sealed store of its own cluster only; a
+// rotation ends the old token at once. Once the durable log holds the
+// store, nothing but the log changes it.
 func TestReplication(t *testing.T) {
 	master := fixture(t, Options{})
-	follower := fixture(t, Options{IsMaster: func() bool { return false }})
+	follower := fixture(t, Options{})
 	stranger := fixture(t, Options{Secret: []byte("another cluster's key 0123456789")})
 	var sent []string
 	master.opts.OnChange = func(s string) { sent = append(sent, s) }
@@ -176,8 +180,76 @@ func TestReplication(t *testing.T) {
 	if _, err := stranger.AdoptSealed(sent[1]); err == nil {
 		t.Error("a board of another cluster opened the store")
 	}
-	if code, _ := call(t, follower, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`); code != http.StatusServiceUnavailable {
-		t.Errorf("a write on a follower = %d, want 503", code)
+	// the master's store is in its log: a stream's version is ignored
+	if took, _ := master.Adopt(&Doc{Version: 9, Users: []User{{Name: AdminName, Role: RoleAdmin}}}); took || master.Version() != 2 {
+		t.Errorf("a store in the log took a streamed version 9: %v, now %d", took, master.Version())
+	}
+}
+
+// noQuorum is the durable state of a board cut off from the majority of
+// the voters.
+type noQuorum struct{ *durable.Alone }
+
+func (noQuorum) Apply(context.Context, string, []byte, uint64) (uint64, error) {
+	return 0, &durable.NoQuorumError{Reachable: 1, Voters: 3}
+}
+
+// A side without a majority writes nothing: 503 with Retry-After and the
+// contract's reason; reads still answer, with their version.
+func TestNoQuorum(t *testing.T) {
+	s := fixture(t, Options{State: noQuorum{durable.NewAlone(nil)}})
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/users", `{"name":"x","role":"viewer"}`},
+		{"PUT", "/api/users/admin", `{"role":"admin"}`},
+		{"POST", "/api/users/admin/rotate", ``},
+	} {
+		mux := http.NewServeMux()
+		s.Register(mux, func(*http.Request) *Principal { return root })
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest(c.method, c.path, strings.NewReader(c.body)))
+		var m map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &m)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || m["error"] != "no quorum: 1 of 3 voters reachable" {
+			t.Errorf("%s %s = %d %v (Retry-After %q)", c.method, c.path, w.Code, m, w.Header().Get("Retry-After"))
+		}
+	}
+	if code, m := call(t, s, root, "GET", "/api/users", ``); code != http.StatusOK || m["version"] != float64(0) {
+		t.Errorf("read without quorum = %d %v", code, m)
+	}
+}
+
+// The store of the previous build (users.json) goes into the log once:
+// the first board's import commits, a second board's finds it there and
+// takes the committed store; a fresh board with nothing written imports
+// nothing.
+func TestImport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ews1.users.json")
+	seed := fixture(t, Options{Path: path})
+	_, m := call(t, seed, root, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
+	tok := m["token"].(string)
+	_, _ = call(t, seed, root, "POST", "/api/users", `{"name":"v1","role":"viewer"}`)
+
+	state := durable.NewAlone(nil)
+	first := fixture(t, Options{Path: path, State: state})
+	fresh := fixture(t, Options{State: state, Path: filepath.Join(dir, "ews2.users.json")})
+	if err := first.Import(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Import(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := state.Get(durable.KindUsers); d.Version != 1 {
+		t.Fatalf("log version %d after two imports, want 1", d.Version)
+	}
+	for _, s := range []*Store{first, fresh} {
+		if s.Version() != 2 || s.Token(tok) == nil || len(s.Doc().Users) != 3 {
+			t.Errorf("after import: version %d, op1 %v, %d users", s.Version(), s.Token(tok), len(s.Doc().Users))
+		}
+	}
+	// the next write continues from the imported version
+	if code, _ := call(t, fresh, root, "DELETE", "/api/users/v1", ``); code != http.StatusOK || first.Version() != 3 || first.User("v1") != nil {
+		t.Errorf("write after import = %d, version %d", code, first.Version())
 	}
 }
 
@@ -191,21 +263,6 @@ func TestRecreatedUserSessions(t *testing.T) {
 	call(t, s, root, "POST", "/api/users", `{"name":"op1","role":"admin"}`)
 	if p := s.Session("op1", old.Gen); p != nil {
 		t.Errorf("a session of the deleted op1 holds for the new op1 (%s)", p.Role)
-	}
-}
-
-// A master that has not heard every live board's store does not write:
-// 503 naming the board, and nothing written.
-func TestWriteWaitsForPeers(t *testing.T) {
-	var waiting error = errors.New("no users store heard from ews2 yet")
-	s := fixture(t, Options{WriteReady: func() error { return waiting }})
-	code, m := call(t, s, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`)
-	if code != http.StatusServiceUnavailable || !strings.Contains(m["error"].(string), "ews2") || s.Version() != 0 {
-		t.Errorf("write before peers heard = %d %v, version %d", code, m, s.Version())
-	}
-	waiting = nil
-	if code, m := call(t, s, root, "POST", "/api/users", `{"name":"x","role":"viewer"}`); code != http.StatusCreated {
-		t.Errorf("write once heard = %d %v", code, m)
 	}
 }
 

@@ -17,6 +17,19 @@ check_arch() {
 	esac
 }
 
+# dist_binary DIST ARCH [LITE]: the make dist binary for ARCH, the lite
+# build's (armv5 only) when LITE is not empty. Sets BIN; dies when missing.
+dist_binary() {
+	local dir=$1 arch=$2 lite=${3:-}
+	if [ -n "$lite" ]; then
+		[ "$arch" = armv5 ] || die 2 "--lite: the lite build is armv5 only (make dist builds ews-lite-linux-armv5)"
+		BIN="$dir/ews-lite-linux-$arch"
+	else
+		BIN="$dir/ews-linux-$arch"
+	fi
+	[ -f "$BIN" ] || die 1 "no binary $BIN: run 'make dist' first"
+}
+
 # check_peers PEERS NAME: every entry is name=host:port, NAME is one of them.
 # Sets PEER_PORT to NAME's gossip port and PEER_TOML to the TOML array.
 check_peers() {

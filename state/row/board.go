@@ -35,4 +35,9 @@ type Board struct {
 	// measures it (its /healthz probes, smoothed): paper 003's monitoring
 	// table. Only the master's /api/cluster has it; omitted when unknown.
 	RTMs float64 `json:"rt_ms,omitempty"`
+	// ClockOffsetMs is the board's clock minus the clock of the board
+	// answering, in milliseconds, RTT-corrected (docs/DESIGN.md, Time): 0
+	// on the answering board's own row; omitted while not measured. Reports
+	// do not carry it.
+	ClockOffsetMs *int64 `json:"clock_offset_ms,omitempty"`
 }

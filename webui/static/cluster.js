@@ -7,6 +7,17 @@ const SPAN_MS = 120000; // the chart shows at most the last two minutes…
 const MIN_SPAN_MS = 20000; // …and at least 20 s, growing with the data it has
 const MAX_LOG = 200;
 
+// offsetText writes a clock offset in milliseconds with its sign, in the largest unit that fits.
+function offsetText(ms) {
+  const sign = ms < 0 ? '\u2212' : '+';
+  const a = Math.abs(ms);
+  if (a < 1000) return `${sign}${num(a, 0)} ms`;
+  for (const [u, d] of [['d', 86400e3], ['h', 3600e3], ['min', 60e3]]) {
+    if (a >= d) return `${sign}${num(a / d, a / d < 10 ? 1 : 0)} ${u}`;
+  }
+  return `${sign}${num(a / 1000, 1)} s`;
+}
+
 // age turns last_seen_ms into milliseconds since the board was heard: small numbers are already an
 // age; Unix-millisecond timestamps are converted.
 export function age(lastSeen, now) {
@@ -165,6 +176,8 @@ export class ClusterView {
     });
     cells.rtTxt = h('span', { class: 'num' });
     const rtEl = h('span', { class: 'ld', dataset: { fig: 'rt' } }, h('span', { class: 'muted', dataset: { i18n: 'rt' } }, t('rt')), cells.rtTxt);
+    cells.clockTxt = h('span', { class: 'num' });
+    const clockEl = h('span', { class: 'ld', dataset: { fig: 'clock' } }, h('span', { class: 'muted', dataset: { i18n: 'clock' } }, t('clock')), cells.clockTxt);
     cells.heard = h('span', { class: 'num' });
     const el = h('div', { class: 'row', role: 'row', dataset: { board: name } },
       mk('rank', cells.rankEl),
@@ -172,7 +185,7 @@ export class ClusterView {
       mk('role', cells.roleEl),
       mk('state', cells.stateEl, cells.authEl),
       mk('links', cells.links.el, cells.linksTxt),
-      mk('load', ...figEls, rtEl),
+      mk('load', ...figEls, rtEl, clockEl),
       mk('lastHeard', cells.heard));
     return { el, ...cells };
   }
@@ -220,6 +233,12 @@ export class ClusterView {
     setText(r.rtTxt, hasRT ? `${num(rt, rt < 10 ? 1 : 0)} ms` + (rtLim !== undefined ? ` / ${num(rtLim, 0)}` : '') : '–');
     r.rtTxt.classList.toggle('warn', hasRT && rtLim !== undefined && rt > rtLim);
     r.rtTxt.title = hasRT ? t('rtHelp') + (rtLim !== undefined ? ' · ' + t('limitAt', { v: `${num(rtLim, 0)} ms` }) : '') : t('rtNone');
+    // clock_offset_ms: the board's clock against the one answering (docs/DESIGN.md, Time)
+    const off = n.clock_offset_ms;
+    const hasOff = typeof off === 'number' && Number.isFinite(off);
+    setText(r.clockTxt, hasOff ? offsetText(off) : '–');
+    r.clockTxt.classList.toggle('warn', hasOff && Math.abs(off) > 1000);
+    r.clockTxt.title = !hasOff ? t('clockNone') : Math.abs(off) > 1000 ? t('clockWarn') : t('clockHelp');
     const a = age(n.last_seen_ms, now);
     setText(r.heard, n.name === c.self ? t('thisBoard') : ago(a));
   }

@@ -1,10 +1,17 @@
-// Package bench is the open-loop HTTP load generator behind `ews bench`: Poisson arrivals, per-class latency report.
+// Package bench is the HTTP load generator behind `ews bench`: open-loop Poisson arrivals (or closed-loop clients, --closed), per-class latency report.
 //
 // The generator sends requests at the intended times of a seeded Poisson arrival stream, each in
 // its own goroutine, whatever the server does: a slow server cannot slow the sender down and so
 // cannot hide its latency (no coordinated omission). Latency is measured from the intended send
 // time to the end of the response body. When more than --concurrency requests are in flight, new
 // arrivals are not sent and are counted as client-side overflow instead of silently slowing down.
+//
+// # Closed loop
+//
+// --closed N replaces the arrival stream with N clients: each sends a request, waits for its
+// answer, thinks an exponential time of mean --think, and sends again (the shape of WebBench and
+// of httperf's sessions, which the papers measured with). Latency then runs from the actual send;
+// the offered load is what the server lets through, so a slow server slows its clients.
 //
 // # Mix
 //
@@ -30,6 +37,7 @@
 //	sustained                      false when the asked rate could not be kept (see note)
 //	note                           a human sentence saying why the rate was not sustained, or ""
 //	lag_max_ms                     the worst delay between an intended and the actual send time
+//	closed, think_s                --closed N clients and their mean --think (closed loop; absent: open loop)
 //	classes[]                      one object per class, in --mix order, then
 //	total                          the same object for all classes together (name "total")
 //

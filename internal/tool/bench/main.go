@@ -98,6 +98,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "per-request timeout")
 	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
 	fs.IntVar(&cfg.Clients, "clients", 0, "simulated clients that follow 307s and keep redirect mode's assignment (own source address each against 127.0.0.1); 0: one client, no redirects followed")
+	fs.IntVar(&cfg.Closed, "closed", 0, "closed loop: this many clients, each sends, waits for the answer, thinks (--think) and sends again; --rate is then not used")
+	fs.DurationVar(&cfg.Think, "think", 0, "closed loop: mean think time between a client's answer and its next request (exponential)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N] [--clients N]\n")
 		fs.PrintDefaults()
@@ -122,7 +124,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := ParseURL(cfg.URL); err != nil {
 		return usage("%v", err)
 	}
-	if !(cfg.Rate > 0) || cfg.Rate > 1e7 {
+	if cfg.Closed < 0 || cfg.Closed > MaxClients || cfg.Think < 0 {
+		return usage("--closed %d --think %v: want 0..%d clients and a think time >= 0", cfg.Closed, cfg.Think, MaxClients)
+	}
+	if cfg.Closed == 0 && (!(cfg.Rate > 0) || cfg.Rate > 1e7) {
 		return usage("--rate %v: want a number in (0, 1e7]", cfg.Rate)
 	}
 	if cfg.Duration <= 0 {

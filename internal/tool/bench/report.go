@@ -37,6 +37,9 @@ type Report struct {
 	Redirects int64 `json:"redirects,omitempty"`
 	Back      int64 `json:"back,omitempty"`
 	Left      int64 `json:"left,omitempty"`
+	// Closed-loop clients and their mean think time (Config.Closed); 0: open loop.
+	Closed int     `json:"closed,omitempty"`
+	ThinkS float64 `json:"think_s,omitempty"`
 }
 
 // ClassReport holds the figures of one class (or of all, in Report.Total).
@@ -101,6 +104,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 		LagP99: ms(r.lag.Quantile(0.99)), LagMax: ms(r.lag.Max()),
 		Clients: len(r.cl), Direct: r.clients.direct.Load(), Redirects: r.clients.redirects.Load(),
 		Back: r.clients.back.Load(), Left: r.clients.left.Load(),
+		Closed: cfg.Closed, ThinkS: cfg.Think.Seconds(),
 	}
 	all, allShed := NewHistogram(), NewHistogram()
 	tot := ClassReport{Name: "total", Weight: 1, ErrorSamples: []string{}}
@@ -164,6 +168,9 @@ func sustained(rep *Report) (bool, string) {
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ews bench %s  seed %d\nmix %s\n", rep.URL, rep.Seed, rep.Mix)
+	if rep.Closed > 0 {
+		fmt.Fprintf(&b, "closed loop: %d clients, think %.3fs mean\n", rep.Closed, rep.ThinkS)
+	}
 	fmt.Fprintf(&b, "rate asked %.0f/s  offered %.0f/s  achieved %.0f/s  over %.2fs (asked %.2fs", rep.RateAsked, rep.RateOffered, rep.RateAchieved, rep.Elapsed, rep.DurationAsked)
 	if rep.Max > 0 {
 		fmt.Fprintf(&b, ", max %d requests", rep.Max)

@@ -37,6 +37,11 @@ type Config struct {
 	// (clients.go); against a loopback URL each has its own source address.
 	// 0: one client that does not follow redirects.
 	Clients int
+	// Closed > 0 runs a closed loop instead of the arrival stream (closed.go):
+	// that many clients, each sending, waiting for the answer and thinking
+	// an exponential time of mean Think; Rate is then unused.
+	Closed int
+	Think  time.Duration
 }
 
 // Defaults for Config fields left zero.
@@ -102,6 +107,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.probe(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.Closed > 0 {
+		return r.runClosed(ctx), nil
+	}
 	return r.run(ctx), nil
 }
 
@@ -123,7 +131,9 @@ func newRunner(cfg Config) (*runner, error) {
 	switch {
 	case len(cfg.Classes) == 0:
 		return nil, fmt.Errorf("bench: no classes in the mix")
-	case !(cfg.Rate > 0) || cfg.Rate > 1e7:
+	case cfg.Closed < 0 || cfg.Think < 0:
+		return nil, fmt.Errorf("bench: closed %d think %v: want >= 0", cfg.Closed, cfg.Think)
+	case cfg.Closed == 0 && (!(cfg.Rate > 0) || cfg.Rate > 1e7):
 		return nil, fmt.Errorf("bench: rate %v: want a number in (0, 1e7] per second", cfg.Rate)
 	case cfg.Duration <= 0:
 		return nil, fmt.Errorf("bench: duration %v: want > 0", cfg.Duration)

@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
+)
+
+// Boards whose clocks disagree (docs/DESIGN.md, Time): [sim] clock_offset
+// makes each process's wall clock run off the host's, as boards without
+// an RTC do offline. The cluster still forms with one master, the master
+// dispatches to the boards whose clocks are off, and its /api/cluster
+// shows how far off they are.
+
+// clockDevices are a relay on ews2 and one on ews3.
+const clockDevices = `[[device]]
+name = "relay2"
+driver = "sim-switch"
+node = "ews2"
+[[device]]
+name = "relay3"
+driver = "sim-switch"
+node = "ews3"
+`
+
+// clockRow is a row of /api/cluster with the measured clock offset.
+type clockRow struct {
+	Name     string `json:"name"`
+	Runstate string `json:"runstate"`
+	Offset   *int64 `json:"clock_offset_ms"`
+}
+
+type clockView struct {
+	Master string     `json:"master"`
+	Self   string     `json:"self"`
+	Nodes  []clockRow `json:"nodes"`
+}
+
+// clockCluster is three boards at their offsets, reached with client at
+// base(board).
+type clockCluster struct {
+	boards []*board
+	client *http.Client
+	base   func(*board) string
+	token  string
+}
+
+func (c *clockCluster) view(b *board) (clockView, error) {
+	var v clockView
+	resp, err := c.client.Get(c.base(b) + "/api/cluster")
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("%s: %s", b.name, resp.Status)
+	}
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// formed waits until every board sees ews1 master with all three running
+// and has measured every peer's clock (until then a board's marks are
+// judged by its own clock).
+func (c *clockCluster) formed(t *testing.T) {
+	t.Helper()
+	testutil.WaitFor(t, "ews1 master of 3 running boards, every clock measured", 40*time.Second, func() (bool, string) {
+		for _, b := range c.boards {
+			v, err := c.view(b)
+			if err != nil {
+				return false, err.Error()
+			}
+			if v.Master != "ews1" {
+				return false, fmt.Sprintf("%s sees master %q", b.name, v.Master)
+			}
+			for _, n := range v.Nodes {
+				if n.Runstate != "running" || n.Offset == nil {
+					return false, fmt.Sprintf("%s sees %s %s, offset measured %v", b.name, n.Name, n.Runstate, n.Offset != nil)
+				}
+			}
+		}
+		return true, ""
+	})
+}
+
+// toggle switches relay through the master; it must answer 200.
+func (c *clockCluster) toggle(t *testing.T, relay string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.base(c.boards[0])+"/api/devices/"+relay+"/toggle", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("toggle %s through the master: %d %s (%s)", relay, resp.StatusCode, body, resp.Header.Get("X-Ews-Refused"))
+	}
+}
+
+// offset is the master's measured offset of board name, in ms.
+func (c *clockCluster) offset(t *testing.T, name string) int64 {
+	t.Helper()
+	v, err := c.view(c.boards[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range v.Nodes {
+		if n.Name == name && n.Offset != nil {
+			return *n.Offset
+		}
+	}
+	t.Fatalf("the master's /api/cluster has no clock_offset_ms for %s: %+v", name, v)
+	return 0
+}
+
+func near(got, want, within int64) bool { return got >= want-within && got <= want+within }
+
+// TestClockOffsetToken: ews2 3 hours behind, ews3 10 minutes ahead, token
+// auth, plain HTTP.
+func TestClockOffsetToken(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
+	if testing.Short() {
+		t.Skip("starts real ews processes")
+	}
+	bin := ewsBinary(t)
+	boards, _ := layout(t, 3)
+	offsets := map[string]string{"ews1": "0s", "ews2": "-3h", "ews3": "+10m"}
+	token := "clock-e2e-token-5f1c2a9b7d"
+	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
+	for _, b := range boards {
+		c := boardTOML{cluster: fastTimers, rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\nclock_offset = %q\n%s", token, offsets[b.name], clockDevices)}
+		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
+		writeFile(t, b.cfg, c.doc(b, peers, key))
+		b.start(t, bin)
+	}
+	c := &clockCluster{boards: boards, client: &http.Client{Timeout: 5 * time.Second}, base: func(b *board) string { return "http://" + b.http }, token: token}
+	defer c.client.CloseIdleConnections()
+	c.formed(t)
+	c.toggle(t, "relay2")
+	c.toggle(t, "relay3")
+	ews2, ews3 := c.offset(t, "ews2"), c.offset(t, "ews3")
+	t.Logf("the master measures ews2 at %d ms, ews3 at %d ms", ews2, ews3)
+	if !near(ews2, -3*3600*1000, 2000) {
+		t.Errorf("ews2's clock_offset_ms on the master: %d, want -10800000 ± 2000", ews2)
+	}
+	if !near(ews3, 10*60*1000, 2000) {
+		t.Errorf("ews3's clock_offset_ms on the master: %d, want 600000 ± 2000", ews3)
+	}
+}
+
+// TestClockOffsetTLS: TLS from board bundles, ews2 30 days behind: before
+// its own certificate's minting, so it knows its clock is wrong, and it
+// judges its peers' certificates in the master's time once measured.
+func TestClockOffsetTLS(t *testing.T) {
+	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
+	if testing.Short() {
+		t.Skip("starts real ews processes")
+	}
+	bin := ewsBinary(t)
+	dir := t.TempDir()
+	boards, peers := layout(t, 3)
+	admin := filepath.Join(dir, "admin.bundle")
+	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", admin).CombinedOutput(); err != nil {
+		t.Fatalf("ews cluster init: %v\n%s", err, out)
+	}
+	bun, err := bundle.Read(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsets := map[string]string{"ews1": "0s", "ews2": "-30d", "ews3": "+10m"}
+	https := map[*board]string{}
+	for _, b := range boards {
+		var port int
+		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
+		https[b] = fmt.Sprintf("127.0.0.1:%d", port+200)
+		own := filepath.Join(dir, b.name+".bundle")
+		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", admin, "--out", own).CombinedOutput(); err != nil {
+			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
+		}
+		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = [%s]\nbundle_file = %q\n%s[http]\nauth = \"token\"\nhttps = %q\n[sim]\nclock_offset = %q\n%s",
+			b.name, b.http, b.gossip, peers, own, fastTimers, https[b], offsets[b.name], clockDevices)
+		b.cfg = filepath.Join(dir, b.name+".toml")
+		writeFile(t, b.cfg, doc)
+		b.start(t, bin)
+	}
+	caPEM, err := exec.Command(bin, "cluster", "ca", admin).Output()
+	if err != nil {
+		t.Fatalf("ews cluster ca: %v", err)
+	}
+	c := &clockCluster{boards: boards, token: bun.Token, base: func(b *board) string { return "https://" + https[b] },
+		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}}}}
+	defer c.client.CloseIdleConnections()
+	c.formed(t)
+	c.toggle(t, "relay2")
+	c.toggle(t, "relay3")
+	ews2 := c.offset(t, "ews2")
+	t.Logf("the master measures ews2 at %d ms", ews2)
+	if want := int64(-30 * 24 * 3600 * 1000); !near(ews2, want, 2000) {
+		t.Errorf("ews2's clock_offset_ms on the master: %d, want %d ± 2000", ews2, want)
+	}
+	boards[1].waitLog(t, "clock is wrong", 10*time.Second)
+}

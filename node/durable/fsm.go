@@ -1,0 +1,175 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// FSM is the documents as the log builds them on every board: raft's
+// finite state machine. raft calls Apply, Snapshot and Restore from one
+// goroutine; Get and WaitIndex are safe from any.
+type FSM struct {
+	log   *slog.Logger
+	watch map[string][]func(Document) // set before the first Apply; read-only after
+
+	mu      sync.Mutex
+	docs    map[string]Document
+	index   uint64        // the last log index applied
+	applied chan struct{} // closed and replaced at each index applied
+}
+
+// NewFSM returns an empty FSM.
+func NewFSM(log *slog.Logger) *FSM {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &FSM{log: log, watch: map[string][]func(Document){}, docs: map[string]Document{}, applied: make(chan struct{})}
+}
+
+// Watch: see State.Watch. Not safe once the FSM applies entries.
+func (f *FSM) Watch(kind string, fn func(Document)) { f.watch[kind] = append(f.watch[kind], fn) }
+
+// Get is the document kind as this board holds it.
+func (f *FSM) Get(kind string) Document {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.docs[kind]
+}
+
+// Index is the last log index applied.
+func (f *FSM) Index() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.index
+}
+
+// WaitIndex returns once the FSM applied index i, or with ctx's error.
+func (f *FSM) WaitIndex(ctx context.Context, i uint64) error {
+	for {
+		f.mu.Lock()
+		done, ch := f.index >= i, f.applied
+		f.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("durable: wait for index %d: %w", i, ctx.Err())
+		}
+	}
+}
+
+// applyResult is what Apply returns for a command: the new version, or
+// why not (*ConflictError, or a bad entry).
+type applyResult struct {
+	version uint64
+	err     error
+}
+
+// Apply applies one committed entry (raft.FSM).
+func (f *FSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		f.advance(l.Index)
+		return nil
+	}
+	return f.apply(l.Index, l.Data)
+}
+
+// apply decides a command at index: the same on every board, since it
+// depends only on the entries before it.
+func (f *FSM) apply(index uint64, data []byte) applyResult {
+	c, err := decodeCommand(data)
+	if err != nil {
+		f.log.Error("durable: entry skipped", "index", index, "err", err)
+		f.advance(index)
+		return applyResult{err: err}
+	}
+	f.mu.Lock()
+	cur := f.docs[c.Kind]
+	if cur.Version != c.Expect {
+		f.mu.Unlock()
+		f.advance(index)
+		return applyResult{err: &ConflictError{Kind: c.Kind, Expect: c.Expect, Have: cur.Version}}
+	}
+	f.mu.Unlock()
+	doc := Document{Version: c.Expect + 1, Data: c.Data}
+	// the watchers first: who reads the version (Get, Status) or waits
+	// for the index (WaitIndex) sees their effect too. Only this goroutine
+	// writes docs, so the check above still holds.
+	for _, fn := range f.watch[c.Kind] {
+		fn(doc)
+	}
+	f.mu.Lock()
+	f.docs[c.Kind] = doc
+	f.mu.Unlock()
+	f.advance(index)
+	return applyResult{version: doc.Version}
+}
+
+func (f *FSM) advance(index uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if index > f.index {
+		f.index = index
+		close(f.applied)
+		f.applied = make(chan struct{})
+	}
+}
+
+// snapshotDocs is a snapshot's encoding.
+type snapshotDocs struct {
+	V    uint8               `json:"v"`
+	Docs map[string]Document `json:"docs"`
+}
+
+// Snapshot captures the documents (raft.FSM); Persist writes them.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &fsmSnapshot{docs: maps.Clone(f.docs)}, nil
+}
+
+// Restore replaces the documents with a snapshot's (raft.FSM) and tells
+// each watcher its document.
+func (f *FSM) Restore(r io.ReadCloser) error {
+	defer r.Close()
+	var s snapshotDocs
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return fmt.Errorf("durable: restore: %w", err)
+	}
+	if s.V != commandVersion {
+		return fmt.Errorf("durable: restore: snapshot of version %d; this build knows %d", s.V, commandVersion)
+	}
+	if s.Docs == nil {
+		s.Docs = map[string]Document{}
+	}
+	f.mu.Lock()
+	f.docs = s.Docs
+	f.mu.Unlock()
+	for kind, d := range s.Docs {
+		for _, fn := range f.watch[kind] {
+			fn(d)
+		}
+	}
+	return nil
+}
+
+type fsmSnapshot struct{ docs map[string]Document }
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := json.NewEncoder(sink).Encode(snapshotDocs{V: commandVersion, Docs: s.docs}); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("durable: snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}

@@ -1,0 +1,321 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+)
+
+// Timing is the log's clock, set from the cluster's (node: from
+// [cluster] tmax and heartbeat), never measured.
+type Timing struct {
+	// Heartbeat is how long a follower waits for the leader before it
+	// stands for election; Election how long a candidate waits for votes.
+	Heartbeat, Election time.Duration
+	// Lease is how long a leader stays one without hearing a majority:
+	// a leader cut off from it steps down after Lease.
+	Lease time.Duration
+	// Commit bounds how long a committed entry waits to be applied on a
+	// follower when nothing else is sent.
+	Commit time.Duration
+	// Apply bounds one write: in the log, or forwarded to the leader.
+	Apply time.Duration
+	// Grace is how long a voter may be down before a live non-voter
+	// takes its vote (Plan).
+	Grace time.Duration
+}
+
+// DefaultTiming is raft's own defaults, with a 30 s grace.
+func DefaultTiming() Timing {
+	return Timing{Heartbeat: time.Second, Election: time.Second, Lease: 500 * time.Millisecond,
+		Commit: 50 * time.Millisecond, Apply: 5 * time.Second, Grace: 30 * time.Second}
+}
+
+// Options configure NewRaft.
+type Options struct {
+	Self  string   // this board's name: its raft ID and address
+	Peers []string // cluster.peers' names in rank order; Self among them
+	// Dir keeps the log (raft.db, BoltDB) and snapshots; "" keeps them in
+	// memory (tests, a board with no state_dir).
+	Dir string
+	// Stream carries raft's RPCs on the board (Run makes the transport
+	// over it); tests pass a Transport instead (raft's InmemTransport).
+	Stream    *Stream
+	Transport raft.Transport
+	// Alive reports whether a board is heard on the gossip now.
+	Alive func(board string) bool
+	// Forward sends an encoded command to the leader and returns the
+	// log index it committed at and the new version (Forwarder.Send).
+	Forward func(ctx context.Context, leader string, cmd []byte) (index, version uint64, err error)
+	Timing  Timing
+	Logger  *slog.Logger
+}
+
+// Raft is the durable state of a board of a cluster: one hashicorp/raft
+// log of the documents. New opens nothing; Run runs it until its context
+// ends.
+type Raft struct {
+	opts Options
+	fsm  *FSM
+	r    atomic.Pointer[raft.Raft] // set by Run
+	log  *slog.Logger
+}
+
+var _ State = (*Raft)(nil)
+
+// NewRaft returns the log of opts.Self; Run starts it.
+func NewRaft(opts Options) (*Raft, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Timing == (Timing{}) {
+		opts.Timing = DefaultTiming()
+	}
+	if (opts.Transport == nil && opts.Stream == nil) || opts.Alive == nil {
+		return nil, errors.New("durable: a log needs a transport and a view of who is alive")
+	}
+	return &Raft{opts: opts, fsm: NewFSM(opts.Logger), log: opts.Logger}, nil
+}
+
+// FSM is the documents as this board holds them.
+func (r *Raft) FSM() *FSM { return r.fsm }
+
+// Watch: see State. Before Run.
+func (r *Raft) Watch(kind string, f func(Document)) { r.fsm.Watch(kind, f) }
+
+// Get: see State.
+func (r *Raft) Get(kind string) Document { return r.fsm.Get(kind) }
+
+// Run opens the log, bootstraps it when it is new (Bootstrap), runs the
+// voter plan while this board leads, and shuts the log down when ctx ends.
+func (r *Raft) Run(ctx context.Context) error {
+	tr := r.opts.Transport
+	if tr == nil {
+		nt := r.opts.Stream.Transport(r.log)
+		defer nt.Close()
+		tr = nt
+	}
+	ra, closeStores, err := r.open(tr)
+	if err != nil {
+		return err
+	}
+	r.r.Store(ra)
+	r.log.Info("durable: log open", "dir", r.opts.Dir, "voters", Bootstrap(r.opts.Peers))
+	newPilot(r, ra).run(ctx)
+	r.handOver(ra)
+	err = ra.Shutdown().Error()
+	closeStores()
+	if err != nil {
+		return fmt.Errorf("durable: shutdown: %w", err)
+	}
+	return nil
+}
+
+// handOver passes the lead to another voter before a leader stops (a
+// restart, an upgrade), so writes wait for no election.
+func (r *Raft) handOver(ra *raft.Raft) {
+	if ra.State() != raft.Leader {
+		return
+	}
+	if _, voters := r.reach(ra); voters < 2 {
+		return
+	}
+	if err := ra.LeadershipTransfer().Error(); err != nil {
+		r.log.Warn("durable: hand the lead over before stopping", "err", err)
+	}
+}
+
+func (r *Raft) open(tr raft.Transport) (*raft.Raft, func(), error) {
+	t := r.opts.Timing
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(r.opts.Self)
+	conf.HeartbeatTimeout, conf.ElectionTimeout, conf.LeaderLeaseTimeout, conf.CommitTimeout = t.Heartbeat, t.Election, t.Lease, t.Commit
+	conf.Logger = newHCLog(r.log)
+	var (
+		logs   raft.LogStore
+		stable raft.StableStore
+		snaps  raft.SnapshotStore
+		closer = func() {}
+	)
+	if r.opts.Dir == "" {
+		m := raft.NewInmemStore()
+		logs, stable, snaps = m, m, raft.NewInmemSnapshotStore()
+	} else {
+		if err := os.MkdirAll(r.opts.Dir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("durable: %w", err)
+		}
+		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(r.opts.Dir, "raft.db"),
+			BoltOptions: &bbolt.Options{Timeout: time.Second}}) // another ews on the same dir: an error, not a hang
+		if err != nil {
+			return nil, nil, fmt.Errorf("durable: open log: %w", err)
+		}
+		closer = func() { bolt.Close() }
+		fs, err := raft.NewFileSnapshotStoreWithLogger(r.opts.Dir, 2, conf.Logger)
+		if err != nil {
+			closer()
+			return nil, nil, fmt.Errorf("durable: open snapshots: %w", err)
+		}
+		cache, err := raft.NewLogCache(256, bolt)
+		if err != nil {
+			closer()
+			return nil, nil, fmt.Errorf("durable: %w", err)
+		}
+		logs, stable, snaps = cache, bolt, fs
+	}
+	had, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		closer()
+		return nil, nil, fmt.Errorf("durable: read log: %w", err)
+	}
+	if !had {
+		var cfg raft.Configuration
+		for _, p := range Bootstrap(r.opts.Peers) {
+			cfg.Servers = append(cfg.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p), Address: raft.ServerAddress(p)})
+		}
+		if err := raft.BootstrapCluster(conf, logs, stable, snaps, tr, cfg); err != nil {
+			closer()
+			return nil, nil, fmt.Errorf("durable: bootstrap: %w", err)
+		}
+	}
+	ra, err := raft.NewRaft(conf, r.fsm, logs, stable, snaps, tr)
+	if err != nil {
+		closer()
+		return nil, nil, fmt.Errorf("durable: start: %w", err)
+	}
+	return ra, closer, nil
+}
+
+// Apply: see State. On the leader the entry goes into the log; elsewhere
+// it is forwarded to the leader, and Apply returns once this board applied
+// it too (a read after the write sees it).
+func (r *Raft) Apply(ctx context.Context, kind string, data []byte, expect uint64) (uint64, error) {
+	cmd, err := encodeCommand(kind, data, expect)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timing.Apply)
+	defer cancel()
+	index, version, err := r.commit(ctx, cmd)
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) && index > 0 {
+			_ = r.fsm.WaitIndex(ctx, index) // the retry reads what the leader had
+		}
+		return 0, err
+	}
+	if err := r.fsm.WaitIndex(ctx, index); err != nil {
+		return 0, err
+	}
+	return version, nil
+}
+
+// commit puts cmd in the log, here or through the leader; it returns the
+// entry's index (also with a *ConflictError).
+func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
+	ra := r.r.Load()
+	if ra == nil {
+		return 0, 0, r.noQuorum(nil)
+	}
+	// an election may be under way: wait for its leader while this side
+	// holds a majority (a side without one is refused at once)
+	t := time.NewTicker(max(r.opts.Timing.Heartbeat/10, time.Millisecond))
+	defer t.Stop()
+	var leader raft.ServerID
+	for {
+		if err := r.quorum(ra); err != nil {
+			return 0, 0, err
+		}
+		if ra.State() == raft.Leader {
+			return r.Commit(ctx, cmd)
+		}
+		if _, leader = ra.LeaderWithID(); leader != "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, r.noQuorum(ra)
+		case <-t.C:
+		}
+	}
+	index, version, err := r.opts.Forward(ctx, string(leader), cmd)
+	var ce *ConflictError
+	var nq *NoQuorumError
+	if err != nil && !errors.As(err, &ce) && !errors.As(err, &nq) && !errors.Is(err, ErrNoLeader) {
+		r.log.Warn("durable: forward to the leader failed", "leader", leader, "err", err)
+		return 0, 0, r.noQuorum(ra)
+	}
+	return index, version, err
+}
+
+// Commit puts cmd in the log on this board, which must lead (the leader's
+// side of a forwarded write).
+func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
+	ra := r.r.Load()
+	if ra == nil || ra.State() != raft.Leader {
+		return 0, 0, r.noQuorum(ra)
+	}
+	timeout := r.opts.Timing.Apply
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	f := ra.Apply(cmd, timeout)
+	if err := f.Error(); err != nil {
+		// not committed by a majority in time (lost the lead, cut off):
+		// the entry may still commit later, as in any replicated log
+		r.log.Warn("durable: write not committed", "err", err)
+		return 0, 0, r.noQuorum(ra)
+	}
+	res, _ := f.Response().(applyResult)
+	return f.Index(), res.version, res.err
+}
+
+// quorum refuses at once when the gossip shows no majority of the voters
+// on this side: nothing could commit.
+func (r *Raft) quorum(ra *raft.Raft) error {
+	reach, voters := r.reach(ra)
+	if voters > 0 && reach <= voters/2 {
+		return &NoQuorumError{Reachable: reach, Voters: voters}
+	}
+	return nil
+}
+
+// reach counts the voters of the latest configuration this board hears
+// (itself included), and the voters.
+func (r *Raft) reach(ra *raft.Raft) (reach, voters int) {
+	f := ra.GetConfiguration()
+	if f.Error() != nil {
+		return 0, 0
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage != raft.Voter {
+			continue
+		}
+		voters++
+		if string(s.ID) == r.opts.Self || r.opts.Alive(string(s.ID)) {
+			reach++
+		}
+	}
+	return reach, voters
+}
+
+// noQuorum is the error of a write this side could not commit: no
+// quorum when it holds no majority of the voters, else no leader.
+func (r *Raft) noQuorum(ra *raft.Raft) error {
+	if ra == nil {
+		return &NoQuorumError{Reachable: 0, Voters: len(Bootstrap(r.opts.Peers))}
+	}
+	reach, voters := r.reach(ra)
+	if voters > 0 && reach > voters/2 {
+		return ErrNoLeader
+	}
+	return &NoQuorumError{Reachable: reach, Voters: voters}
+}
