@@ -157,6 +157,22 @@ func who(r *http.Request) *users.Principal {
 	return p
 }
 
+// keyOwner names whose Idempotency-Keys a checked request uses: its user,
+// or for the bundle token the automation it labels itself as (a rule, an
+// MQTT command). No user can use up another's key or a rule's.
+func keyOwner(r *http.Request) string {
+	if principal(auth.Who(r)) == users.Root() {
+		if a := r.Header.Get(HeaderActor); a != "" && len(a) <= 64 {
+			return "actor:" + a
+		}
+	}
+	return "user:" + who(r).Name
+}
+
+// inProcessKey marks a request the automation sends in process
+// (actorDoor): its HeaderActor is kept at the front door.
+type inProcessKey struct{}
+
 // actAsKey holds, in the context of a request the automation sends in
 // process (never one from the network), the user whose rights it gets.
 type actAsKey struct{}
@@ -177,6 +193,8 @@ func (n *Node) actorDoor() http.Handler {
 	var warned atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
+		r.Header.Del(HeaderActor)
+		r = r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true))
 		switch {
 		case strings.HasPrefix(ua, "rule-"):
 			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/node/mdns"
 	"github.com/ews-firmware/ews/state"
 )
@@ -18,7 +17,7 @@ import (
 // the cluster (named after its rank-0 peer, so all its boards share it; a
 // standalone board is its own cluster), the role and the version.
 func (n *Node) mdnsOptions(addr net.Addr) mdns.Options {
-	o := mdns.Options{Name: n.boot.state.Name, TLS: n.sec.on(), Cluster: n.boot.state.Name, Version: buildinfo.Version, Log: n.log}
+	o := mdns.Options{Name: n.boot.state.Name, TLS: n.sec.on(), Cluster: n.boot.state.Name, Log: n.log}
 	if ap, err := netip.ParseAddrPort(addr.String()); err == nil {
 		o.Port, o.Bind = int(ap.Port()), ap.Addr().Unmap()
 	}

@@ -68,9 +68,17 @@ func newAutomation(b *boot, log *slog.Logger, door http.Handler, devices func() 
 		a.bridge = &o
 	}
 	if len(c.rules) > 0 {
-		a.engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: devices, Logger: log, Clock: b.clock}
+		a.engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: devices, Logger: log, Clock: b.clock, KeySecret: ruleKeySecret(b)}
 	}
 	return a, nil
+}
+
+// onTurnBack tells fn of the rules' refused turn-backs and how they ended
+// (rules.Options.Report). Before Run; nil-safe.
+func (a *automation) onTurnBack(fn func(c actuate.Command, tries int, err error)) {
+	if a != nil && a.engine != nil {
+		a.engine.Report = fn
+	}
 }
 
 // start asks Run for the pair (this board became master). Never blocks.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -22,8 +23,9 @@ func newAutomation(*boot, *slog.Logger, http.Handler, func() []hal.Snapshot, *st
 	return nil, nil
 }
 
-func (*automation) start()                    {}
-func (*automation) stop()                     {}
-func (*automation) observe(hal.Snapshot)      {}
-func (*automation) poke()                     {}
-func (*automation) Run(context.Context) error { return nil }
+func (*automation) onTurnBack(func(actuate.Command, int, error)) {}
+func (*automation) start()                                       {}
+func (*automation) stop()                                        {}
+func (*automation) observe(hal.Snapshot)                         {}
+func (*automation) poke()                                        {}
+func (*automation) Run(context.Context) error                    { return nil }

@@ -203,7 +203,10 @@ func TestRolloutRefusals(t *testing.T) {
 	if msg, _ := b["error"].(string); code != 403 || !strings.Contains(msg, "no firmware verify key") {
 		t.Fatalf("a non-binary: %d %v, want 403 no firmware verify key", code, b)
 	}
-	code, _, st := getJSON(t, "GET", url+"/api/cluster/upgrade", nil, nil)
+	if code, _, _ := getJSON(t, "GET", url+"/api/cluster/upgrade", nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("the rollout's status without credentials: %d, want 401", code)
+	}
+	code, _, st := getJSON(t, "GET", url+"/api/cluster/upgrade", nil, bearer)
 	if code != 200 || st["running"] != false || !strings.Contains(st["error"].(string), "no firmware verify key") {
 		t.Fatalf("status after a refused rollout: %d %v", code, st)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/dispatch"
@@ -39,31 +41,40 @@ func (n *Node) signPeer(req *http.Request, board string) {
 	}
 }
 
-// peerStream lets a board's stream request through; false: answered.
+// peerStream lets a board's stream request through; false: answered. On
+// true, done is called when the stream ends.
 //
 // Rolling upgrade: a board of the previous version opens the stream
 // without a mark. It is let through when it comes from a configured
-// peer's own, non-loopback address (logged once per address), so mirrors
-// keep working while the boards are upgraded one by one; on loopback
-// (demo, tests) boards and clients share the address and nothing is let
-// through that way.
-func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
+// peer's own, non-loopback address (logged once per address), at most
+// legacyPerAddr streams from one address at a time (one board's stream
+// and a reconnection overlapping its end), so mirrors keep working while
+// the boards are upgraded one by one and nobody at such an address takes
+// the stream's places; on loopback (demo, tests) boards and clients share
+// the address and nothing is let through that way.
+func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+	nothing := func() {}
 	if n.sec.on() {
 		if _, ok := peerName(r); ok {
-			return true
+			return nothing, true
 		}
 	}
 	err := n.acc.marker.VerifyPeer(r, n.boot.state.Name)
 	if err == nil {
-		return true
+		return nothing, true
 	}
 	if errors.Is(err, dispatch.ErrNoMark) {
 		if a := httpx.Client(r); !n.sec.on() && n.peerAddr(a) {
-			n.legacyPeer(a)
-			return true
+			done, ok := n.legacyPeer(a)
+			if !ok {
+				httpx.SetRetryAfter(w, time.Second)
+				httpx.Error(w, http.StatusTooManyRequests, "events: %d unmarked streams from %s already: a board of an older version opens one", legacyPerAddr, a)
+				return nil, false
+			}
+			return done, true
 		}
 		httpx.Error(w, http.StatusUnauthorized, "events: the boards' own stream (scope=local) is for the cluster's boards: a board's certificate or peer mark is required")
-		return false
+		return nil, false
 	}
 	var me *dispatch.MarkError
 	reason := "malformed"
@@ -72,14 +83,26 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) bool {
 	}
 	w.Header().Set(dispatch.HeaderRefused, reason)
 	httpx.JSON(w, http.StatusForbidden, map[string]string{"error": "events: peer mark refused: " + reason, "reason": reason})
-	return false
+	return nil, false
 }
 
 // peerAddr reports whether a is a configured peer's non-loopback address.
 func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.state.Peers)[a] }
 
-func (n *Node) legacyPeer(a netip.Addr) {
-	if _, seen := n.acc.legacyPeers.LoadOrStore(a, true); !seen {
+// legacyPerAddr bounds the unmarked streams from one peer address.
+const legacyPerAddr = 2
+
+// legacyPeer takes a place of address a's unmarked streams; false: none
+// left. done gives it back.
+func (n *Node) legacyPeer(a netip.Addr) (done func(), ok bool) {
+	v, seen := n.acc.legacyPeers.LoadOrStore(a, new(atomic.Int32))
+	if !seen {
 		n.log.Warn("events: a board streams scope=local without a peer mark (a board of an older version, during a rolling upgrade?); let through from its configured address", "addr", a)
 	}
+	held := v.(*atomic.Int32)
+	if held.Add(1) > legacyPerAddr {
+		held.Add(-1)
+		return nil, false
+	}
+	return func() { held.Add(-1) }, true
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/dispatch"
 )
 
 // wrap puts the front-door guards around the mux: body size limit, JSON
@@ -47,10 +48,24 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 				}
 			}
 		}
+		if len(r.Header[HeaderActor]) > 0 && !n.actorVouched(r) {
+			r.Header.Del(HeaderActor) // only the automation and the boards label acts (accounts.go)
+		}
 		next.ServeHTTP(sw, r)
 		sw.finish()
 		n.observe(r, sw, start)
 	})
+}
+
+// actorVouched reports whether r may carry HeaderActor: the automation's
+// own request (actorDoor, in process), or one a board forwards with a
+// dispatch mark (checked by the front door). From anyone else it is
+// stripped: the audit log's user is not the client's to write.
+func (n *Node) actorVouched(r *http.Request) bool {
+	if r.Context().Value(inProcessKey{}) != nil {
+		return true
+	}
+	return r.Header.Get(dispatch.HeaderMark) != "" && n.fromBoard(r)
 }
 
 // readBody reads a body of unknown length (chunked) before anything runs, so

@@ -31,7 +31,8 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
-			if n.peerStream(w, r) { // boards only (docs/NOTES.md "Peer streams")
+			if done, ok := n.peerStream(w, r); ok { // boards only (docs/NOTES.md "Peer streams")
+				defer done()
 				n.web.localHub.ServeHTTP(w, r)
 			}
 			return
@@ -44,7 +45,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.accountRoutes(mux) // login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
 	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
-	mux.HandleFunc("GET /api/cluster/upgrade", n.serveRolloutStatus)
+	mux.Handle("GET /api/cluster/upgrade", n.acc.auth.Require(http.HandlerFunc(n.serveRolloutStatus)))                // any user: it names boards and builds
 	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
 	n.backupRoutes(mux) // GET /api/board/config for ews cluster backup

@@ -80,7 +80,7 @@ type accessSide struct {
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
 	boardIPs    boardAddrs       // where boards connect from
-	legacyPeers sync.Map         // boards of an older version let onto the peer stream, logged once each
+	legacyPeers sync.Map         // boards of an older version let onto the peer stream: address -> *atomic.Int32 of their streams
 }
 
 // build makes every component in the order they need each other and
@@ -115,7 +115,8 @@ func (n *Node) build(b *boot) error {
 	}
 	c.local.load = c.load
 	sc := b.state
-	sc.Identity = n.sec.identity // signed gossip (invariant 11)
+	sc.Identity = n.sec.identity                 // signed gossip (invariant 11)
+	sc.SealedFile = n.statePath("sealed-boards") // a board that sealed once must seal from then on
 	if c.cluster, err = state.New(sc, log, n.reg, c.local); err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func (n *Node) build(b *boot) error {
 	}
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
-	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg,
+	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: keyOwner,
 		OnClaim: func(cl devapi.Claim) { w.localHub.Publish("idempotency", cl) }})
 	if d.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.state.Name, User: a.auth.User}); err != nil {
 		return b.cite("cgi.user", err)
@@ -210,6 +211,7 @@ func (n *Node) build(b *boot) error {
 	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // rules act as admin (rule:N), MQTT as [mqtt] user
 		return err
 	}
+	c.auto.onTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
 	c.master.auto = c.auto
 	d.helpers = supervise.New(b.helpers, log)
 	return nil

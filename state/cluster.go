@@ -189,6 +189,11 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		peerSet[p.Name] = true
 	}
 	c.keys = NewGossipKeys(cfg.Name, c.gkey, roots, func(name string) bool { return peerSet[name] })
+	if c.gkey != nil && cfg.SealedFile != "" {
+		if err := c.keys.Remember(cfg.SealedFile); err != nil {
+			return nil, err
+		}
+	}
 	c.e.Proto = c.proto
 	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}

@@ -104,6 +104,11 @@ type Config struct {
 	// or checked, and any board holding the cluster key can speak for any
 	// other. Default nil.
 	Identity *Identity
+	// SealedFile remembers, across restarts, the boards seen sealing their
+	// gossip (under [node] state_dir): an unsealed message naming one is
+	// refused from the start, not only once it sealed in this run. "": in
+	// memory only.
+	SealedFile string
 }
 
 // DefaultConfig is a standalone board with the protocol timings of

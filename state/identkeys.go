@@ -28,6 +28,7 @@ type GossipKeys struct {
 	checked map[string]time.Time // last certificate check of a new key, per board
 	pending map[string][]byte    // the new key of a board being checked now (learn)
 	onAll   func()               // called once, when every peer has signed
+	onSign  func(signs []string) // called with every board seen signing when one more is (sealmemory.go)
 	allDone bool
 }
 
@@ -133,6 +134,7 @@ func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
 	}
 	if !g.signs[name] {
 		g.signs[name] = true
+		g.signed()
 		g.checkAll()
 	}
 	return nil
@@ -250,6 +252,7 @@ func (g *GossipKeys) Forget(name string) bool {
 		return false
 	}
 	delete(g.signs, name)
+	g.signed()
 	if k := g.keys[name]; k != nil {
 		g.retire(name, k.pub)
 		delete(g.keys, name)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,13 +22,14 @@ import (
 func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster backup", "--url URL --token-file F --out FILE.tar.gz [--secrets [--bundle PATH]]",
 		"Save every board's boot config (its [[rule]]s included) and every output's last commanded state into FILE.tar.gz.\n"+
-			"Inline secrets (cluster.key, http.token) are left out unless --secrets, which also adds the cluster bundle.\n"+
+			"Inline secrets (cluster.key, http.token) are left out unless --secrets, which also adds a board's bundle (--bundle);\n"+
+			"an admin bundle (the one ews cluster init wrote) is never added, whatever its file name.\n"+
 			"User accounts (ews user) are not saved yet. Exit 1 when a board could not be read (the archive says which).", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
 	tokenFile := fs.String("token-file", "", "file holding the API token (default $EWS_TOKEN)")
 	out := fs.String("out", "", "archive to write (.tar.gz)")
-	secrets := fs.Bool("secrets", false, "keep inline secrets and add the cluster bundle (the archive is then mode 0600)")
-	bundlePath := fs.String("bundle", bundle.DefaultName, "with --secrets: the cluster bundle to add")
+	secrets := fs.Bool("secrets", false, "keep inline secrets and add a board's bundle (the archive is then mode 0600)")
+	bundlePath := fs.String("bundle", bundle.DefaultName, "with --secrets: the bundle to add; an admin bundle is left out")
 	cacert := fs.String("cacert", "", "PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
 	if code, ok := parse(fs, interleave(args, map[string]bool{"secrets": true})); !ok {
 		return code
@@ -65,7 +68,14 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ews cluster backup: --secrets adds the cluster bundle: %v (give --bundle PATH)\n", err)
 			return exitUsage
 		}
-		o.Bundle = b
+		if err := backup.CheckBundle(b); errors.Is(err, backup.ErrAdminBundle) {
+			fmt.Fprintf(stderr, "ews cluster backup: %s is an admin bundle: left out (%v)\n", *bundlePath, strings.TrimPrefix(err.Error(), "backup: "))
+		} else if err != nil {
+			fmt.Fprintf(stderr, "ews cluster backup: --bundle %s: %v\n", *bundlePath, err)
+			return exitUsage
+		} else {
+			o.Bundle = b
+		}
 	}
 	a, err := backup.Collect(context.Background(), o)
 	if err != nil {
@@ -106,13 +116,15 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 // clusterRestore is `ews cluster restore`: a replacement board's boot
 // directory from a backup.
 func clusterRestore(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster restore", "--from FILE.tar.gz --board NAME --out DIR",
-		"Write board NAME's boot config, its outputs' last states and (from a --secrets backup) the bundle into DIR,\n"+
-			"the mounted boot partition of its new SD card. A card already holding a config keeps it (with a warning\n"+
-			"when it differs); a card or backup of another cluster is refused. Boot it: it rejoins under its name.", stderr)
+	fs := newFlags("cluster restore", "--from FILE.tar.gz --board NAME --out DIR [--root ROOTDIR]",
+		"Write board NAME's boot config and its outputs' last states into DIR, the mounted boot partition of its new\n"+
+			"SD card, and (from a --secrets backup, with --root) its bundle into ROOTDIR/etc/ews, mode 0600: secrets never\n"+
+			"go on the boot partition. A card already holding a config keeps it (with a warning when it differs); a card\n"+
+			"or backup of another cluster is refused. Boot it: it rejoins under its name.", stderr)
 	from := fs.String("from", "", "the backup archive (ews cluster backup --out)")
 	board := fs.String("board", "", "the board to restore")
 	out := fs.String("out", "", "the card's boot directory (e.g. /media/$USER/bootfs)")
+	root := fs.String("root", "", "the card's root partition (e.g. /media/$USER/rootfs): where a --secrets backup's bundle goes")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -132,6 +144,9 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	res, err := backup.WriteCard(a, *board, *out)
+	if *root != "" && a.Bundle != nil {
+		res.Warnings = slices.DeleteFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--root") })
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "ews cluster restore: warning: %s\n", w)
 	}
@@ -141,6 +156,16 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, p := range res.Wrote {
 		fmt.Fprintf(stdout, "ews: wrote %s\n", p)
+	}
+	if *root != "" && a.Bundle != nil {
+		sec, err := backup.WriteSecrets(a, *board, *root)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+			return exitError
+		}
+		for _, p := range sec.Wrote {
+			fmt.Fprintf(stdout, "ews: wrote %s (mode 0600, the root partition)\n", p)
+		}
 	}
 	return exitOK
 }

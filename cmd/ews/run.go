@@ -67,7 +67,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}
 	exe := node.Executable()
-	launchSlot(exe, log) // a packaged binary hands over to its active firmware slot (slots.go)
+	launchSlot(exe, firmwareKey(cfg), log) // a packaged binary hands over to its active firmware slot, if signed (slots.go)
 	_, slotted := firmware.SlotsFor(exe)
 	// A marker left by an upgrade whose supervisor died (power cut, kill -9)
 	// during the trial: this start runs the new binary, so run its trial now.

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"log/slog"
 	"os"
 	"syscall"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/firmware"
 )
@@ -20,10 +23,24 @@ import (
 // launchSlot runs, in the packaged binary, the slot Choose picks, replacing
 // this process (same PID: systemd's notify and watchdog follow). It
 // returns when this binary is the one to run (or the exec failed).
-func launchSlot(exe string, log *slog.Logger) {
+func launchSlot(exe string, pub ed25519.PublicKey, log *slog.Logger) {
+	path := slotToRun(exe, pub, log)
+	if path == "" {
+		return
+	}
+	err := syscall.Exec(path, append([]string{path}, os.Args[1:]...), os.Environ())
+	log.Error("firmware: cannot start the slot binary; running the packaged one", "path", path, "err", err)
+}
+
+// slotToRun is the slot binary the packaged binary exe hands over to, ""
+// for itself. A slot whose signature does not verify against pub (the
+// cluster's firmware key) is not run: the slots are the service user's
+// files, so anything running as it could plant one that would persist
+// (docs/NOTES.md "Security"); the packaged binary runs instead, and says so.
+func slotToRun(exe string, pub ed25519.PublicKey, log *slog.Logger) string {
 	s, ok := firmware.SlotsFor(exe)
 	if !ok || exe != s.Base {
-		return
+		return ""
 	}
 	path, trial, note, err := s.Choose(time.Now())
 	if err != nil {
@@ -33,11 +50,28 @@ func launchSlot(exe string, log *slog.Logger) {
 		log.Warn("firmware: "+note, "dir", s.Dir)
 	}
 	if path == exe {
-		return
+		return ""
+	}
+	if _, err := firmware.VerifyFile(path, pub); err != nil {
+		log.Error("firmware: the slot binary is not signed by this cluster's key; running the packaged one", "path", path, "err", err)
+		return ""
 	}
 	log.Info("firmware: starting the slot binary", "path", path, "trial", trial)
-	err = syscall.Exec(path, append([]string{path}, os.Args[1:]...), os.Environ())
-	log.Error("firmware: cannot start the slot binary; running the packaged one", "path", path, "err", err)
+	return path
+}
+
+// firmwareKey is the verify key of the board bundle cfg names; nil
+// without one (then no slot runs: none could have been installed).
+func firmwareKey(cfg *config.Config) ed25519.PublicKey {
+	if cfg.Cluster.BundleFile == "" {
+		return nil
+	}
+	b, err := bundle.Read(cfg.Cluster.BundleFile)
+	if err != nil {
+		return nil
+	}
+	pub, _ := b.Verifier()
+	return pub
 }
 
 // commitTrial, in a slot binary on trial, commits it once the node is

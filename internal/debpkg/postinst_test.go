@@ -49,24 +49,25 @@ func TestPostinstSecrets(t *testing.T) {
 		setup     func(t *testing.T, etc string)
 		wantOut   string
 		wantToken func(got string) bool
+		wantFail  bool // postinst exits non-zero (refused)
 	}{
 		{"bundle dropped before install", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(b.Marshal()))
-		}, "installed from", func(got string) bool { return got == b.Token }},
+		}, "installed from", func(got string) bool { return got == b.Token }, false},
 		{"no bundle: a token for this board, and says so", nil,
-			"every board of a cluster needs the same token", func(got string) bool { return len(got) == 64 }},
+			"every board of a cluster needs the same token", func(got string) bool { return len(got) == 64 }, false},
 		{"bundle differs from the installed token: kept, warned", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
 			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(b.Marshal()))
-		}, "WARNING", func(got string) bool { return got == "old-token" }},
-		{"admin bundle dropped: nothing installed from it, warned", func(t *testing.T, etc string) {
+		}, "WARNING", func(got string) bool { return got == "old-token" }, false},
+		{"admin bundle dropped: refused, nothing installed from it", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
 			writeFile(t, filepath.Join(etc, bundle.DefaultName), string(admin.Marshal()))
-		}, "is the cluster's admin bundle", func(got string) bool { return got == "old-token" }},
+		}, "is the cluster's admin bundle", func(got string) bool { return got == "old-token" }, true},
 		{"version 2 bundle dropped (CA key): refused, says how to migrate", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
 			writeFile(t, filepath.Join(etc, bundle.DefaultName), v2Bundle(t))
-		}, "ews cluster migrate", func(got string) bool { return got == "old-token" }},
+		}, "ews cluster migrate", func(got string) bool { return got == "old-token" }, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,8 +88,8 @@ func TestPostinstSecrets(t *testing.T) {
 			cmd := exec.Command("sh", filepath.Join(packaging, "scripts", "postinst"), "configure", "")
 			cmd.Env = append(os.Environ(), "DPKG_ROOT="+root, "PATH="+shims+":"+os.Getenv("PATH"))
 			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("postinst: %v\n%s", err, out)
+			if (err != nil) != c.wantFail {
+				t.Fatalf("postinst: %v, want failed %v\n%s", err, c.wantFail, out)
 			}
 			if !strings.Contains(string(out), c.wantOut) {
 				t.Errorf("postinst output lacks %q:\n%s", c.wantOut, out)
@@ -104,7 +105,7 @@ func TestPostinstSecrets(t *testing.T) {
 				t.Errorf("token %q", got)
 			}
 			fi, _ := os.Stat(filepath.Join(etc, "token"))
-			if fi.Mode().Perm() != 0o640 {
+			if !c.wantFail && fi.Mode().Perm() != 0o640 {
 				t.Errorf("token mode %v, want 0640", fi.Mode().Perm())
 			}
 		})

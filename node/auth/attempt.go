@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/netip"
 	"time"
@@ -43,6 +45,10 @@ func (a *Auth) tried(r *http.Request) (user string, unguessable bool) {
 func (a *Auth) attempt(r *http.Request) (ambient bool, who any, wait time.Duration, err error) {
 	client := httpx.Client(r)
 	user, unguessable := a.tried(r)
+	if user != "" { // a basic password: a hash run, admitted first
+		wait, err = a.costly(r.Context(), client, user, func() (err error) { ambient, who, err = a.check(r); return err })
+		return ambient, who, wait, err
+	}
 	if wait = a.limit.blocked(client, user); wait > 0 && !unguessable {
 		return false, nil, wait, errBadCredentials
 	}
@@ -54,6 +60,61 @@ func (a *Auth) attempt(r *http.Request) (ambient bool, who any, wait time.Durati
 		wait = 0
 	}
 	return ambient, who, wait, err
+}
+
+// errBusy: too many password checks at once (hashGate); errLeft: the
+// client left before its check ran.
+var (
+	errBusy = errors.New("auth: too many password checks at once")
+	errLeft = errors.New("auth: client left before its password was checked")
+)
+
+// costly runs check, a password check of user from client that costs a
+// KDF run, as docs/NOTES.md "Logins under flood" says: the failure is
+// counted before the hash (refunded when right), the check admitted by the
+// hashGate (errBusy with wait when not) and dropped when its client leaves
+// while it waits (errLeft).
+func (a *Auth) costly(ctx context.Context, client netip.Addr, user string, check func() error) (wait time.Duration, err error) {
+	refund, wait := a.limit.take(client, user)
+	if wait > 0 {
+		return wait, errBadCredentials
+	}
+	release, wait, ok := a.hashes.enter(ctx, client)
+	if !ok {
+		if wait > 0 {
+			refund() // not checked: not a failure
+			return wait, errBusy
+		}
+		return 0, errLeft
+	}
+	err = check()
+	release()
+	if err == nil {
+		refund()
+		return 0, nil
+	}
+	if err == errBadCredentials && a.onFail != nil {
+		a.onFail(Failure{Client: client, User: user})
+	}
+	return 0, err
+}
+
+// answered writes the answer of an attempt that cannot go on for its
+// limit: 429 when blocked or busy, 503 when its client left; false when
+// none was written.
+func answered(w http.ResponseWriter, wait time.Duration, err error) bool {
+	switch {
+	case errors.Is(err, errBusy):
+		httpx.SetRetryAfter(w, wait)
+		httpx.Error(w, http.StatusTooManyRequests, "%v; retry in %v", err, wait.Round(time.Second))
+	case errors.Is(err, errLeft):
+		httpx.Error(w, http.StatusServiceUnavailable, "%v", err)
+	case wait > 0:
+		tooMany(w, wait)
+	default:
+		return false
+	}
+	return true
 }
 
 // failed counts a failure here and tells the other boards.

@@ -48,7 +48,8 @@ type Auth struct {
 	checks   atomic.Int64 // credential checks made (tests count them)
 	secret   string       // what sessions are keyed by: mode and credentials
 	limit    *failLimiter
-	dummy    []byte // basic: bcrypt hash an unknown user is compared with, of the users' cost
+	hashes   *hashGate // admission of password checks (admit.go)
+	dummy    []byte    // basic: bcrypt hash an unknown user is compared with, of the users' cost
 	onRevoke func(Revocation)
 	onFail   func(Failure)
 	strong   bool      // the token is one nobody guesses (attempt.go)
@@ -118,7 +119,8 @@ func New(c Config, opts Options) (*Auth, error) {
 	}
 	a := &Auth{mode: c.Mode, cop: http.NewCrossOriginProtection(), now: opts.Now, onRevoke: opts.OnRevoke, onFail: opts.OnFail, acct: acctHooks{opts.Users, opts.SessionInfo},
 		sessions: newSessions(opts.SessionTTL, opts.MaxSessions, opts.Now),
-		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger)}
+		limit:    newFailLimiter(rate.Limit(opts.FailRate), opts.FailBurst, opts.FailClients, opts.Now, opts.Logger),
+		hashes:   newHashGate(DefaultHashSlots, DefaultHashWaiting, DefaultHashPerClient)}
 	switch c.Mode {
 	case ModeNone:
 		a.secret = "none"
@@ -220,8 +222,7 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 			return
 		}
 		ambient, who, wait, err := a.attempt(r)
-		if wait > 0 {
-			tooMany(w, wait)
+		if answered(w, wait, err) {
 			return
 		}
 		if err != nil {

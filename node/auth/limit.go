@@ -122,21 +122,58 @@ func (l *failLimiter) fail(c netip.Addr, user string) {
 	defer l.mu.Unlock()
 	now := l.now()
 	for _, k := range keys(c, user) {
-		e := l.m[k]
-		if e == nil {
-			if len(l.m) >= l.max {
-				l.evict(now)
-			}
-			lim := rate.NewLimiter(l.rate, l.burst)
-			if k.user == anyUser {
-				lim = rate.NewLimiter(l.rate*addressWide, l.burst*addressWide)
-			}
-			e = &failEntry{lim: lim}
-			l.m[k] = e
-		}
+		e := l.entryLocked(k, now)
 		e.lim.AllowN(now, 1)
 		e.last = now
 	}
+}
+
+// take counts an attempt of user from c as a failure before it is checked,
+// so attempts checked at the same time cannot all pass the limit (blocked
+// is asked before and fail counted after a check that takes a KDF run);
+// wait > 0: blocked, nothing taken. refund gives the tokens back: the
+// credentials were right.
+func (l *failLimiter) take(c netip.Addr, user string) (refund func(), wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys(c, user) {
+		wait = max(wait, l.blockedLocked(k))
+	}
+	if wait > 0 {
+		return nil, wait
+	}
+	now := l.now()
+	var rs []*rate.Reservation
+	for _, k := range keys(c, user) {
+		e := l.entryLocked(k, now)
+		rs = append(rs, e.lim.ReserveN(now, 1))
+		e.last = now
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		now := l.now()
+		for _, r := range rs {
+			r.CancelAt(now)
+		}
+	}, 0
+}
+
+// entryLocked is k's bucket, made (and the idlest forgotten) when new.
+func (l *failLimiter) entryLocked(k failKey, now time.Time) *failEntry {
+	e := l.m[k]
+	if e == nil {
+		if len(l.m) >= l.max {
+			l.evict(now)
+		}
+		lim := rate.NewLimiter(l.rate, l.burst)
+		if k.user == anyUser {
+			lim = rate.NewLimiter(l.rate*addressWide, l.burst*addressWide)
+		}
+		e = &failEntry{lim: lim}
+		l.m[k] = e
+	}
+	return e
 }
 
 // evict forgets the addresses whose buckets are full again, else the one

@@ -306,21 +306,32 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 			check = func() error { return a.checkUser(body.User, body.Password) }
 		}
 	}
-	// the limit on guessing (attempt.go): a blocked address and user wait,
-	// unless the credentials cannot be guessed and are right
-	wait := a.limit.blocked(client, user)
-	if wait > 0 && !unguessable {
-		tooMany(w, wait)
-		return
-	}
-	if err := check(); err != nil {
-		a.failed(client, user)
-		if wait > 0 {
+	if user != "" { // a password (attempt.go: admitted, counted before its hash)
+		wait, err := a.costly(r.Context(), client, user, check)
+		if answered(w, wait, err) {
+			return
+		}
+		if err != nil {
+			a.deny(w, err)
+			return
+		}
+	} else {
+		// the limit on guessing (attempt.go): a blocked address waits,
+		// unless the credentials cannot be guessed and are right
+		wait := a.limit.blocked(client, user)
+		if wait > 0 && !unguessable {
 			tooMany(w, wait)
 			return
 		}
-		a.deny(w, err)
-		return
+		if err := check(); err != nil {
+			a.failed(client, user)
+			if wait > 0 {
+				tooMany(w, wait)
+				return
+			}
+			a.deny(w, err)
+			return
+		}
 	}
 	id, exp := a.sessions.create(u)
 	if name := u.name; a.acct.users != nil { // whom the audit log names

@@ -90,6 +90,9 @@ func Write(w io.Writer, a Archive) error {
 		return err
 	}
 	if a.Bundle != nil {
+		if err := CheckBundle(a.Bundle); err != nil {
+			return err
+		}
 		if err := add("cluster.bundle", 0o600, a.Bundle); err != nil {
 			return err
 		}

@@ -177,15 +177,4 @@ func TestWriteCard(t *testing.T) {
 			t.Errorf("err %v", err)
 		}
 	})
-	t.Run("with the bundle", func(t *testing.T) {
-		a, dir := testArchive(), t.TempDir()
-		a.Bundle, a.Manifest.Secrets = []byte("bundle"), true
-		if _, err := WriteCard(a, "ews2", dir); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(filepath.Join(dir, BundleFile))
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("bundle %v %v: want mode 0600", fi, err)
-		}
-	})
 }

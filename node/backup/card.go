@@ -19,7 +19,6 @@ import (
 const (
 	ConfigFile  = "ews.toml"         // the boot config, as flash.sh lays it out
 	OutputsFile = "ews-outputs.json" // the board's remembered outputs, read once at start
-	BundleFile  = "cluster.bundle"   // with a --secrets backup
 )
 
 // CardResult says what WriteCard did.
@@ -32,7 +31,8 @@ type CardResult struct {
 // its new SD card: its boot config (kept, with a warning, when the card
 // already holds a different one of the same cluster), its outputs at their
 // last command (OutputsFile: the board restores from them when no peer
-// remembers newer) and, in a --secrets backup, the bundle. A card whose
+// remembers newer). A --secrets backup's bundle never goes there (a
+// warning says so): WriteSecrets puts it on the root side. A card whose
 // config is of another cluster is refused with both clusters named.
 func WriteCard(a Archive, board, dir string) (CardResult, error) {
 	var res CardResult
@@ -95,12 +95,7 @@ func WriteCard(a Archive, board, dir string) (CardResult, error) {
 		res.Wrote = append(res.Wrote, p)
 	}
 	if a.Bundle != nil {
-		p := filepath.Join(dir, BundleFile)
-		if err := write(p, a.Bundle, 0o600); err != nil {
-			return res, err
-		}
-		res.Wrote = append(res.Wrote, p)
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds the cluster's secrets: move it to /etc/ews/%s on the board's root partition (flash.sh --bundle does)", p, BundleFile))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the backup's bundle is not written to the boot partition %s (anyone holding the card reads it): write it to the root partition with --root (it goes to /%s, mode 0600)", dir, RootBundle))
 	}
 	return res, nil
 }

@@ -18,7 +18,7 @@ type CollectOptions struct {
 	Token   string       // bearer token (operator or admin)
 	Client  *http.Client // nil: a client with a 10s timeout
 	Secrets bool         // ask for unredacted configs
-	Bundle  []byte       // included as cluster.bundle when Secrets
+	Bundle  []byte       // included as cluster.bundle when Secrets; never an admin bundle (CheckBundle)
 	Now     func() time.Time
 }
 
@@ -33,6 +33,11 @@ func Collect(ctx context.Context, o CollectOptions) (Archive, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Secrets && o.Bundle != nil {
+		if err := CheckBundle(o.Bundle); err != nil {
+			return Archive{}, err
+		}
 	}
 	base, err := url.Parse(strings.TrimRight(o.URL, "/"))
 	if err != nil || base.Host == "" {
@@ -82,7 +87,7 @@ func Collect(ctx context.Context, o CollectOptions) (Archive, error) {
 		a.Manifest.Boards = append(a.Manifest.Boards, e)
 	}
 	a.Outputs = Merge(outputs...)
-	if o.Secrets {
+	if o.Secrets && o.Bundle != nil {
 		a.Bundle = o.Bundle
 	}
 	return a, nil

@@ -18,6 +18,10 @@ import (
 // firmware slot is 0750 ews:ews).
 const boxArg0 = "ews-cgi-box"
 
+// boxRunArg0 is the argv[0] of the box proper under its reaper: boxArg0
+// starts as the reaper (reaperMain), which runs the box as its child.
+const boxRunArg0 = "ews-cgi-box-run"
+
 // Limits are the resource limits a program runs under (setrlimit(2)).
 type Limits struct {
 	CPUSeconds uint64 // RLIMIT_CPU: seconds of CPU time
@@ -47,6 +51,9 @@ func parseLimits(a []string) (Limits, error) {
 // binary that links this package, the test binaries included.
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == boxArg0 {
+		os.Exit(reaperMain(os.Args[1:]))
+	}
+	if len(os.Args) > 0 && os.Args[0] == boxRunArg0 {
 		os.Exit(boxMain(os.Args[1:]))
 	}
 }

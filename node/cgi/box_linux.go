@@ -113,7 +113,7 @@ func lower(res int, v uint64) error {
 func procAttr(switching bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if switching && os.Geteuid() != 0 {
-		a.AmbientCaps = []uintptr{capSetuid, capSetgid}
+		a.AmbientCaps = []uintptr{capSetuid, capSetgid, capKill} // KILL: the reaper's, for the program's leftovers
 	}
 	return a
 }

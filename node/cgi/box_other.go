@@ -18,6 +18,9 @@ func enterBox(Limits, *ids, string) int {
 
 func keepSetuidToSelf() error { return nil }
 
+// reaperMain: no subreaper outside Linux; the box as it is.
+func reaperMain(args []string) int { return boxMain(args) }
+
 func capsOf(string) (uint64, error) { return 0, errors.New("cgi: no capabilities here") }
 
 func procAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

@@ -151,7 +151,7 @@ func TestNoCredentialsInEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := mustNew(t, Config{Dir: abs, Timeout: 2 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
+			h := mustNew(t, Config{Dir: abs, Timeout: 20 * time.Second, MaxOutput: 64 << 10}, Options{User: c.user})
 			r := httptest.NewRequest("GET", "/cgi-bin/env.sh", nil)
 			r.Header.Set("Authorization", "Bearer sekrit-token")
 			r.Header.Set("Proxy-Authorization", "Basic c2Vrcml0LXBhc3M=")

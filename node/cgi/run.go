@@ -43,6 +43,12 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 		}
 		cmd.SysProcAttr = procAttr(box && h.as != nil)
 		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+		if box {
+			// the box's reaper kills the program and all it started, a
+			// setsid(2) one included (reaper_linux.go), then exits; what
+			// it leaves, WaitDelay and the group kill below take
+			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		}
 		cmd.WaitDelay = exitGrace
 		return cmd, cmd.Start()
 	}

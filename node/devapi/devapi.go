@@ -34,6 +34,11 @@ type Options struct {
 	// ReadAuth asks for credentials on reads (GET) too, not only on
 	// actions ([http] read_auth).
 	ReadAuth bool
+	// Principal names who sent a checked request (a user, a rule): an
+	// Idempotency-Key is kept per principal, so nobody can use up another's
+	// key, a rule's included (docs/NOTES.md "Rules cannot be blocked").
+	// Nil: one space of keys for everyone (tests).
+	Principal func(r *http.Request) string
 }
 
 // Claim says that a board ran (or is running) the request of fingerprint
@@ -52,6 +57,7 @@ type API struct {
 	auth     *auth.Auth
 	readAuth bool
 	idem     *idempotency
+	who      func(r *http.Request) string
 	onClaim  func(Claim)
 	claims   *promx.Vec[*promx.Counter] // origin: local (taken here) or remote (another board's)
 	log      *slog.Logger
@@ -77,7 +83,7 @@ func New(devs *hal.Devices, a *auth.Auth, opts Options) *API {
 	}
 	claims := opts.Registerer.CounterVec("ews_idempotency_claims_total",
 		"Idempotency-Keys taken by this board's device API (origin local) and learnt from other boards (origin remote).", "origin")
-	return &API{devs: devs, auth: a, readAuth: opts.ReadAuth, log: opts.Logger, listFn: opts.List, onClaim: opts.OnClaim,
+	return &API{devs: devs, auth: a, readAuth: opts.ReadAuth, log: opts.Logger, listFn: opts.List, onClaim: opts.OnClaim, who: opts.Principal,
 		claims: claims, idem: newIdempotency(opts.IdempotencyCap, opts.IdempotencyTTL, opts.Now)}
 }
 
@@ -128,7 +134,7 @@ func (api *API) act(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "devapi: reading the request body: %v", err)
 		return
 	}
-	e, owner, err := api.idem.begin(key, fp)
+	e, owner, err := api.idem.begin(api.scoped(r, key), fp)
 	var elsewhere *ranElsewhere
 	switch {
 	case errors.As(err, &elsewhere):
@@ -141,7 +147,7 @@ func (api *API) act(w http.ResponseWriter, r *http.Request) {
 	if owner {
 		api.claims.WithLabelValues("local").Inc()
 		if api.onClaim != nil {
-			api.onClaim(Claim{Key: KeyHash(key), Fingerprint: fp})
+			api.onClaim(Claim{Key: KeyHash(api.scoped(r, key)), Fingerprint: fp})
 		}
 	}
 	if owner {
@@ -165,6 +171,15 @@ func (api *API) act(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, e.status, e.body, true)
 	case <-r.Context().Done():
 	}
+}
+
+// scoped is where key is kept for r's principal: the principal's name and
+// the key, apart by a byte no header value holds.
+func (api *API) scoped(r *http.Request, key string) string {
+	if api.who == nil {
+		return key
+	}
+	return api.who(r) + "\x01" + key
 }
 
 // run performs the request's action and returns the answer to send.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +49,7 @@ func (c *idempotency) begin(key, fp string) (e *entry, owner bool, err error) {
 	if e, ok := c.m[key]; ok {
 		if now.Sub(e.at) < c.ttl {
 			if e.fp != fp {
-				return nil, false, fmt.Errorf("Idempotency-Key %q was used for %s", key, e.fp)
+				return nil, false, fmt.Errorf("Idempotency-Key %q was used for %s", shown(key), e.fp)
 			}
 			c.lru.MoveToFront(e.elem)
 			return e, false, nil
@@ -57,7 +58,7 @@ func (c *idempotency) begin(key, fp string) (e *entry, owner bool, err error) {
 	}
 	if r, ok := c.m[remoteKey(KeyHash(key))]; ok && now.Sub(r.at) < c.ttl {
 		if r.fp != fp {
-			return nil, false, fmt.Errorf("Idempotency-Key %q was used for %s on board %s", key, r.fp, r.board)
+			return nil, false, fmt.Errorf("Idempotency-Key %q was used for %s on board %s", shown(key), r.fp, r.board)
 		}
 		return nil, false, &ranElsewhere{board: r.board}
 	}
@@ -94,6 +95,14 @@ type ranElsewhere struct{ board string }
 
 func (e *ranElsewhere) Error() string {
 	return fmt.Sprintf("this request already ran on board %s with this Idempotency-Key; its answer is kept there", e.board)
+}
+
+// shown is a kept key as its client sent it (without its principal).
+func shown(key string) string {
+	if i := strings.LastIndexByte(key, '\x01'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
 }
 
 // remoteKey is where a remote claim is kept: a NUL cannot be in a header

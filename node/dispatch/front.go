@@ -115,7 +115,7 @@ type Options struct {
 	OnAuthRefused func(board string)
 	// Verified reports whether this board checked and accepted r's
 	// credentials (the Authenticator's verdict in its context); nil: every
-	// request counts as checked. CredsDiffer reports whether board's
+	// request counts as checked. A read not checked goes in the last class. CredsDiffer reports whether board's
 	// credentials really differ from this board's (the gossiped
 	// fingerprints, or unknown); nil: they do. A board's 401 becomes the
 	// 502 above, and OnAuthRefused is called, only when both hold; else

@@ -13,8 +13,17 @@ import (
 // proxyLoopIteration (STYLE.md); where it goes is the Placer's answer
 // alone, and what may be sent again is tryAgain's (retry.go).
 
-// route starts rt's request at p and answers it.
+// route starts rt's request at p and answers it. The answer is held in
+// memory (heldWriter) while the request holds its slot, and written to the
+// client once the slot is given back: a slow reader holds no slot.
 func (f *Front) route(w http.ResponseWriter, rt *route, p Placer) {
+	hw := &heldWriter{w: w}
+	f.routeHeld(hw, rt, p)
+	hw.finish() // not reached when the handler aborted the answer (a panic)
+}
+
+// routeHeld is route with the answer held.
+func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	r := rt.in.r
 	defer func() {
 		p.Release(rt) // p: the Placer that placed it last

@@ -74,13 +74,20 @@ func (ownPlacer) Release(rt *route) {
 	rt.to.ticket = sched.Ticket{}
 }
 
-// admit describes r to the dispatcher in req: its class, the board it is pinned
-// to, its sticky cookie and its client.
+// admit describes r to the dispatcher in req: its class (the last one for
+// an anonymous read), the board it is pinned to, its sticky cookie and its
+// client.
 func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, r *http.Request, client netip.Addr) *sched.Request {
 	*req = sched.Request{
 		Class:  d.Classifier().Classify(r.Method, r.URL.Path),
 		Path:   r.URL.Path,
 		Client: client,
+	}
+	if f.out.verified != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !f.out.verified(r) {
+		// a read whose credentials nobody checked waits behind every
+		// request that proved someone (docs/NOTES.md "Nothing anonymous
+		// holds a slot")
+		req.Class = max(req.Class, d.Classifier().Len()-1)
 	}
 	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // a busy device's requests wait in the queue, not in a slot
 	if f.cfg.pin != nil {

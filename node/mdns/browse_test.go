@@ -13,7 +13,7 @@ import (
 func TestCollector(t *testing.T) {
 	src := netip.MustParseAddr("192.168.7.99")
 	ews1 := testZone(false)
-	ews2 := newZone(Options{Name: "EWS2", Port: 8443, TLS: true, Cluster: "ews1", Version: "1.2.3"}, "follower")
+	ews2 := newZone(Options{Name: "EWS2", Port: 8443, TLS: true, Cluster: "ews1"}, "follower")
 	ews3 := newZone(Options{Name: "ews3", Port: 8080, Cluster: "ews1"}, "follower")
 	printer := dnsmessage.Message{Header: dnsmessage.Header{Response: true}, Answers: []dnsmessage.Resource{
 		{Header: dnsmessage.ResourceHeader{Name: mustName("_ipp._tcp.local."), Class: dnsmessage.ClassINET, TTL: 4500}, Body: &dnsmessage.PTRResource{PTR: mustName("printer._ipp._tcp.local.")}},
@@ -35,8 +35,8 @@ func TestCollector(t *testing.T) {
 	c.add(packR(t, ews3.announcement([]netip.Addr{testV4}, false)), testV4)
 	c.add(packR(t, ews3.announcement([]netip.Addr{testV4}, true)), testV4)
 	want := []Board{
-		{Name: "ews1", Host: "ews1.local.", Port: 8080, Addrs: []netip.Addr{testV4, testV6}, Cluster: "ews1", Role: "master", Version: "1.2.3"},
-		{Name: "EWS2", Host: "EWS2.local.", Port: 8443, TLS: true, Addrs: []netip.Addr{src}, Cluster: "ews1", Role: "follower", Version: "1.2.3"},
+		{Name: "ews1", Host: "ews1.local.", Port: 8080, Addrs: []netip.Addr{testV4, testV6}, Cluster: "ews1", Role: "master"},
+		{Name: "EWS2", Host: "EWS2.local.", Port: 8443, TLS: true, Addrs: []netip.Addr{src}, Cluster: "ews1", Role: "follower"},
 	}
 	got := c.boards()
 	if !reflect.DeepEqual(got, want) {

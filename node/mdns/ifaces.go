@@ -58,6 +58,29 @@ func interfaceAddrs(ifc net.Interface) []netip.Addr {
 	return out
 }
 
+// onLink reports whether src is on one of ifc's subnets, or link-local:
+// only hosts on the link a query came in on are answered.
+func onLink(ifc *net.Interface, src netip.Addr) bool {
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return false
+	}
+	return onNets(addrs, src)
+}
+
+// onNets reports whether src is link-local or in one of the prefixes of addrs.
+func onNets(addrs []net.Addr, src netip.Addr) bool {
+	if src.IsLinkLocalUnicast() {
+		return true
+	}
+	for _, a := range addrs {
+		if pfx, ok := a.(*net.IPNet); ok && pfx.Contains(src.AsSlice()) {
+			return true
+		}
+	}
+	return false
+}
+
 // announced returns the addresses of ifc a board bound to bind announces:
 // bind alone when it is specific, else every address of the interface.
 func announced(ifc net.Interface, bind netip.Addr) []netip.Addr {

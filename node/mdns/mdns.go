@@ -34,8 +34,7 @@ type Options struct {
 	Name    string // the board's name: the instance name and <Name>.local
 	Port    int    // the TCP port of the board's HTTP (or, with TLS, HTTPS) listener
 	TLS     bool   // announce _ews-https._tcp instead of _ews._tcp
-	Cluster string // TXT cluster=
-	Version string // TXT version=
+	Cluster string // TXT cluster= (no version=: docs/NOTES.md "Discovery (mDNS)")
 	Role    string // TXT role= at start ("master" or "follower"); SetRole changes it
 
 	// Bind is the address the board's listener is bound to. Unset or a

@@ -187,6 +187,9 @@ func (r *Responder) handle(p *ipv4.PacketConn, pkt []byte, cm *ipv4.ControlMessa
 	if ifc == nil { // not one of ours (a unicast datagram on another interface)
 		return
 	}
+	if src, ok := netip.AddrFromSlice(ua.IP); !ok || !onLink(ifc, src.Unmap()) {
+		return // from off the link (RFC 6762 §11): nobody there is answered
+	}
 	z := r.current()
 	rep, ok := z.answer(pkt, ua.Port != r.opts.ListenPort, func() []netip.Addr { return announced(*ifc, r.opts.Bind) })
 	if !ok {

@@ -39,7 +39,7 @@ func newZone(o Options, role string) zone {
 		instance: l + "." + svc,
 		host:     l + ".local.",
 		port:     uint16(o.Port),
-		txt:      []string{"txtvers=1", "cluster=" + o.Cluster, "role=" + role, "version=" + o.Version},
+		txt:      []string{"txtvers=1", "cluster=" + o.Cluster, "role=" + role},
 	}
 }
 

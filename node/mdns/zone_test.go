@@ -16,7 +16,7 @@ var (
 )
 
 func testZone(tls bool) zone {
-	return newZone(Options{Name: "ews1", Port: 8080, TLS: tls, Cluster: "ews1", Version: "1.2.3"}, "master")
+	return newZone(Options{Name: "ews1", Port: 8080, TLS: tls, Cluster: "ews1"}, "master")
 }
 
 func pack(t testing.TB, m dnsmessage.Message) []byte {
@@ -83,7 +83,7 @@ func TestAnswer(t *testing.T) {
 	const (
 		ptr  = "PTR _ews._tcp.local. -> ews1._ews._tcp.local. ttl=4500"
 		srv  = "SRV ews1._ews._tcp.local. -> ews1.local.:8080 ttl=120 flush"
-		txt  = "TXT ews1._ews._tcp.local. -> txtvers=1,cluster=ews1,role=master,version=1.2.3 ttl=4500 flush"
+		txt  = "TXT ews1._ews._tcp.local. -> txtvers=1,cluster=ews1,role=master ttl=4500 flush"
 		a    = "A ews1.local. -> 192.168.7.11 ttl=120 flush"
 		aaaa = "AAAA ews1.local. -> fd00::11 ttl=120 flush"
 	)
@@ -106,11 +106,11 @@ func TestAnswer(t *testing.T) {
 		{name: "legacy resolver", legacy: true, qs: []dnsmessage.Question{question("_ews._tcp.local.", dnsmessage.TypePTR, false)},
 			addrs: []netip.Addr{testV4}, unicast: true,
 			answers: []string{"PTR _ews._tcp.local. -> ews1._ews._tcp.local. ttl=10"},
-			extras:  []string{"SRV ews1._ews._tcp.local. -> ews1.local.:8080 ttl=10", "TXT ews1._ews._tcp.local. -> txtvers=1,cluster=ews1,role=master,version=1.2.3 ttl=10", "A ews1.local. -> 192.168.7.11 ttl=10"}},
+			extras:  []string{"SRV ews1._ews._tcp.local. -> ews1.local.:8080 ttl=10", "TXT ews1._ews._tcp.local. -> txtvers=1,cluster=ews1,role=master ttl=10", "A ews1.local. -> 192.168.7.11 ttl=10"}},
 		{name: "tls service", tls: true, qs: []dnsmessage.Question{question("_ews-https._tcp.local.", dnsmessage.TypePTR, false)},
 			addrs:   []netip.Addr{testV4},
 			answers: []string{"PTR _ews-https._tcp.local. -> ews1._ews-https._tcp.local. ttl=4500"},
-			extras:  []string{"SRV ews1._ews-https._tcp.local. -> ews1.local.:8080 ttl=120 flush", "TXT ews1._ews-https._tcp.local. -> txtvers=1,cluster=ews1,role=master,version=1.2.3 ttl=4500 flush", a}},
+			extras:  []string{"SRV ews1._ews-https._tcp.local. -> ews1.local.:8080 ttl=120 flush", "TXT ews1._ews-https._tcp.local. -> txtvers=1,cluster=ews1,role=master ttl=4500 flush", a}},
 		{name: "plain service not served with tls", tls: true, qs: []dnsmessage.Question{question("_ews._tcp.local.", dnsmessage.TypePTR, false)}},
 		{name: "srv and txt", qs: []dnsmessage.Question{question("ews1._ews._tcp.local.", dnsmessage.TypeSRV, false), question("ews1._ews._tcp.local.", dnsmessage.TypeTXT, false)},
 			addrs: both, answers: []string{srv, txt}, extras: []string{a, aaaa}},

@@ -27,12 +27,26 @@ type Options struct {
 	CatchUp time.Duration
 	// ActionTimeout bounds one action; default 30s.
 	ActionTimeout time.Duration
+	// KeySecret keys the rules' Idempotency-Keys (HMAC): the same on
+	// every board, so a new master's keys are the old one's, and secret.
+	// Nil: a random secret of this engine.
+	KeySecret []byte
+	// BackRetries is how many times a refused or failed turn-back is sent
+	// again, BackRetryDelay apart at first, then twice as long each time;
+	// defaults 4 and 2s.
+	BackRetries    int
+	BackRetryDelay time.Duration
+	// Report is told of a turn-back that was refused or failed (err) and
+	// of how it ended (sent again and done: err nil, after tries); the node
+	// writes it to the audit log. Nil: logged only. Must be quick.
+	Report func(c actuate.Command, tries int, err error)
 }
 
 // Engine runs the rules while this board is master. Create it with New;
 // Run until the context ends; Observe every device change.
 type Engine struct {
 	o      Options
+	secret []byte // keys the Idempotency-Keys (keys.go)
 	log    *slog.Logger
 	events chan hal.Snapshot
 	acts   sync.WaitGroup
@@ -63,7 +77,13 @@ func New(o Options) *Engine {
 	if o.ActionTimeout <= 0 {
 		o.ActionTimeout = 30 * time.Second
 	}
-	return &Engine{o: o, log: o.Logger.With("component", "rules"), events: make(chan hal.Snapshot, 256),
+	if o.BackRetries <= 0 {
+		o.BackRetries = 4
+	}
+	if o.BackRetryDelay <= 0 {
+		o.BackRetryDelay = 2 * time.Second
+	}
+	return &Engine{o: o, secret: keySecret(o.KeySecret), log: o.Logger.With("component", "rules"), events: make(chan hal.Snapshot, 256),
 		last: map[string]hal.Snapshot{}, next: map[int]time.Time{}}
 }
 
@@ -137,7 +157,7 @@ func (e *Engine) start(ctx context.Context) {
 			e.fire(ctx, r, prev)
 		} else if r.Then.For > 0 && now.Before(prev.Add(r.Then.For)) {
 			// fired by the old master; its turn-back is still due
-			e.addBack(prev.Add(r.Then.For), e.command(r, r.Then.Back(), timerKey(r, prev)+"-back"))
+			e.addBack(prev.Add(r.Then.For), e.command(r, r.Then.Back(), e.key(r, timerKey(r, prev)+"-back")))
 		}
 		e.next[r.Index] = nextAt(now, r.At)
 	}
@@ -188,7 +208,7 @@ func (e *Engine) due(ctx context.Context, now time.Time) {
 			kept = append(kept, b)
 			continue
 		}
-		e.run(ctx, b.cmd)
+		e.runBack(ctx, b.cmd)
 	}
 	e.backs = kept
 }
@@ -205,11 +225,11 @@ func (e *Engine) observe(ctx context.Context, s hal.Snapshot) {
 			continue
 		}
 		// one key per event: the device's update time names it
-		key := fmt.Sprintf("rule-%d-%s-%d", r.Index, s.Name, s.Updated.UnixNano())
+		name := fmt.Sprintf("rule-%d-%s-%d", r.Index, s.Name, s.Updated.UnixNano())
 		e.log.Info("rules: rule fired", "rule", r.Index, "when", r.When.Device+" "+r.When.Event)
-		e.run(ctx, e.command(r, r.Then.Action, key))
+		e.run(ctx, e.command(r, r.Then.Action, e.key(r, name)))
 		if r.Then.For > 0 {
-			e.addBack(e.o.Clock.Now().Add(r.Then.For), e.command(r, r.Then.Back(), key+"-back"))
+			e.addBack(e.o.Clock.Now().Add(r.Then.For), e.command(r, r.Then.Back(), e.key(r, name+"-back")))
 		}
 	}
 }
@@ -237,16 +257,17 @@ func matches(t Trigger, prev, s hal.Snapshot) bool {
 
 // fire runs timer rule r for its firing at.
 func (e *Engine) fire(ctx context.Context, r Rule, at time.Time) {
-	key := timerKey(r, at)
+	name := timerKey(r, at)
 	e.log.Info("rules: timer fired", "rule", r.Index, "at", at.Format("2006-01-02T15:04:05"))
-	e.run(ctx, e.command(r, r.Then.Action, key))
+	e.run(ctx, e.command(r, r.Then.Action, e.key(r, name)))
 	if r.Then.For > 0 {
-		e.addBack(at.Add(r.Then.For), e.command(r, r.Then.Back(), key+"-back"))
+		e.addBack(at.Add(r.Then.For), e.command(r, r.Then.Back(), e.key(r, name+"-back")))
 	}
 }
 
 // timerKey names one firing of a timer, the same on every board: a new
-// master that fires it again is answered from the cluster's memory.
+// master that fires it again is answered from the cluster's memory (its
+// Idempotency-Key is Engine.key of it).
 func timerKey(r Rule, at time.Time) string {
 	return fmt.Sprintf("rule-%d-%s", r.Index, at.Format("2006-01-02T15:04:05"))
 }
@@ -291,4 +312,61 @@ func nextAt(now time.Time, tod time.Duration) time.Time {
 		t = dayAt(now.AddDate(0, 0, 1), tod)
 	}
 	return t
+}
+
+// runBack sends turn-back c in the background and checks its answer: a
+// refused or failed one is sent again (BackRetries times, the delay
+// doubling), and reported each time and at the end (docs/NOTES.md "Rules
+// cannot be blocked"). A retry of an action whose effect is a state
+// (turn_on, turn_off) gets a new key, so an answer kept for the old one is
+// not replayed; a toggle keeps its key, so it never runs twice.
+func (e *Engine) runBack(ctx context.Context, c actuate.Command) {
+	e.acts.Add(1)
+	go func() {
+		defer e.acts.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("rules: turn-back panicked", "origin", c.Origin, "panic", p)
+			}
+		}()
+		delay := e.o.BackRetryDelay
+		for try := 1; ; try++ {
+			err := e.act(ctx, c)
+			if err == nil {
+				if try > 1 {
+					e.log.Info("rules: turn-back done after a retry", "origin", c.Origin, "device", c.Device, "action", c.Kind.String(), "tries", try)
+					e.report(c, try, nil)
+				}
+				return
+			}
+			e.log.Warn("rules: turn-back refused", "origin", c.Origin, "device", c.Device, "action", c.Kind.String(), "try", try, "err", err)
+			e.report(c, try, err)
+			if try > e.o.BackRetries || ctx.Err() != nil {
+				e.log.Error("rules: turn-back given up: the device may stay as the rule left it", "origin", c.Origin, "device", c.Device, "action", c.Kind.String(), "tries", try)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.o.Clock.After(delay):
+			}
+			delay *= 2
+			if c.Kind != hal.Toggle && c.Kind != hal.Pulse {
+				c.Key = e.keyFor(c.Origin, fmt.Sprintf("%s-retry-%d", c.Key, try))
+			}
+		}
+	}()
+}
+
+// act sends c once, bounded by ActionTimeout.
+func (e *Engine) act(ctx context.Context, c actuate.Command) error {
+	ctx, cancel := context.WithTimeout(ctx, e.o.ActionTimeout)
+	defer cancel()
+	return e.o.Actor.Act(ctx, c)
+}
+
+func (e *Engine) report(c actuate.Command, tries int, err error) {
+	if e.o.Report != nil {
+		e.o.Report(c, tries, err)
+	}
 }

@@ -30,7 +30,7 @@ func TestTimerInClusterTime(t *testing.T) {
 			clk.SetCorrection(-tc.offset)
 			a := &recordActor{}
 			rules := []Rule{at(0, 7*time.Hour+30*time.Minute, Step{Device: "pump1", Action: hal.TurnOn})}
-			e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger()})
+			e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(), KeySecret: testSecret})
 			start(t, e)
 			if err := fake.BlockUntilContext(context.Background(), 1); err != nil {
 				t.Fatal(err)
@@ -40,7 +40,7 @@ func TestTimerInClusterTime(t *testing.T) {
 			}
 			fake.Advance(time.Minute)
 			testutil.Eventually(t, "timer fired at 07:30 of the cluster", func() bool { return len(a.list()) == 1 })
-			if l := a.list(); l[0] != "pump1 turn_on rule-0-2026-12-01T07:30:00" {
+			if l := a.list(); l[0] != "pump1 turn_on "+e.key(rules[0], "rule-0-2026-12-01T07:30:00") {
 				t.Fatalf("ran %q", l)
 			}
 		})

@@ -60,6 +60,9 @@ func start(t *testing.T, e *Engine) {
 
 var t0 = time.Date(2026, 12, 1, 7, 29, 0, 0, time.Local)
 
+// testSecret stands for the secret the node derives from the cluster key.
+var testSecret = []byte("rules test secret")
+
 func TestEventRules(t *testing.T) {
 	rules := []Rule{
 		when(0, "button1", "pressed", 0, Step{Device: "pump1", Action: hal.Toggle}),
@@ -68,7 +71,7 @@ func TestEventRules(t *testing.T) {
 	}
 	clk := clockwork.NewFakeClockAt(t0)
 	a := &recordActor{}
-	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(),
+	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(), KeySecret: testSecret,
 		Devices: func() []hal.Snapshot {
 			return []hal.Snapshot{{Name: "button1", State: hal.StateOff}, {Name: "temp1", State: hal.StateOK, Value: 25.0}, {Name: "pump1", State: hal.StateOff}}
 		}})
@@ -81,9 +84,9 @@ func TestEventRules(t *testing.T) {
 	e.Observe(hal.Snapshot{Name: "temp1", State: hal.StateOK, Value: 31.0, Updated: at(5)}) // crosses 30
 	e.Observe(hal.Snapshot{Name: "temp1", State: hal.StateOK, Value: 32.0, Updated: at(6)}) // stays above: nothing
 	want := []string{
-		fmt.Sprintf("pump1 toggle rule-0-button1-%d", at(1).UnixNano()),
-		fmt.Sprintf("pump1 pulse rule-1-button1-%d", at(3).UnixNano()),
-		fmt.Sprintf("pump1 turn_on rule-2-temp1-%d", at(5).UnixNano()),
+		"pump1 toggle " + e.key(rules[0], fmt.Sprintf("rule-0-button1-%d", at(1).UnixNano())),
+		"pump1 pulse " + e.key(rules[1], fmt.Sprintf("rule-1-button1-%d", at(3).UnixNano())),
+		"pump1 turn_on " + e.key(rules[2], fmt.Sprintf("rule-2-temp1-%d", at(5).UnixNano())),
 	}
 	testutil.Eventually(t, "three rules fired", func() bool { return len(a.list()) >= 3 })
 	got := a.list()
@@ -98,7 +101,7 @@ func TestEventRules(t *testing.T) {
 	}
 	clk.Advance(5 * time.Minute)
 	testutil.Eventually(t, "turned back after 5m", func() bool { return len(a.list()) == 4 })
-	if l := a.list(); l[3] != fmt.Sprintf("pump1 turn_off rule-2-temp1-%d-back", at(5).UnixNano()) {
+	if l := a.list(); l[3] != "pump1 turn_off "+e.key(rules[2], fmt.Sprintf("rule-2-temp1-%d-back", at(5).UnixNano())) {
 		t.Fatalf("turn-back %q", l[3])
 	}
 }
@@ -107,7 +110,7 @@ func TestTimerFiresDailyAndOnceAcrossTakeover(t *testing.T) {
 	rules := []Rule{at(0, 7*time.Hour+30*time.Minute, Step{Device: "pump1", Action: hal.TurnOn, For: 5 * time.Minute})}
 	clk := clockwork.NewFakeClockAt(t0) // 07:29
 	a := &recordActor{}
-	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger()})
+	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(), KeySecret: testSecret})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.Run(ctx) }()
@@ -119,7 +122,7 @@ func TestTimerFiresDailyAndOnceAcrossTakeover(t *testing.T) {
 	}
 	clk.Advance(time.Minute) // 07:30
 	testutil.Eventually(t, "timer fired at 07:30", func() bool { return len(a.list()) == 1 })
-	if l := a.list(); l[0] != "pump1 turn_on rule-0-2026-12-01T07:30:00" {
+	if l := a.list(); l[0] != "pump1 turn_on "+e.key(rules[0], "rule-0-2026-12-01T07:30:00") {
 		t.Fatalf("ran %q", l)
 	}
 	// The master dies at 07:30:20; a new one starts at 07:30:40 with the
@@ -129,20 +132,20 @@ func TestTimerFiresDailyAndOnceAcrossTakeover(t *testing.T) {
 	cancel()
 	<-done
 	clk.Advance(20 * time.Second)
-	e2 := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger()})
+	e2 := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(), KeySecret: testSecret})
 	start(t, e2)
 	if err := clk.BlockUntilContext(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(4*time.Minute + 20*time.Second) // 07:35
 	testutil.Eventually(t, "turned back at 07:35 by the new master", func() bool { return len(a.list()) == 2 })
-	if l := a.list(); l[1] != "pump1 turn_off rule-0-2026-12-01T07:30:00-back" {
+	if l := a.list(); l[1] != "pump1 turn_off "+e.key(rules[0], "rule-0-2026-12-01T07:30:00-back") {
 		t.Fatalf("ran %q", l)
 	}
 	// and the next day again
 	clk.Advance(24*time.Hour - 5*time.Minute)
 	testutil.Eventually(t, "fired the next day", func() bool { return len(a.list()) == 3 })
-	if l := a.list(); l[2] != "pump1 turn_on rule-0-2026-12-02T07:30:00" {
+	if l := a.list(); l[2] != "pump1 turn_on "+e.key(rules[0], "rule-0-2026-12-02T07:30:00") {
 		t.Fatalf("ran %q", l)
 	}
 }
@@ -154,7 +157,7 @@ func TestStartRebuildsTurnBacks(t *testing.T) {
 	}
 	clk := clockwork.NewFakeClockAt(t0) // 07:29: the timer fired 29 min ago, past catch-up
 	a := &recordActor{}
-	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(),
+	e := New(Options{Rules: rules, Actor: a, Clock: clk, Logger: testutil.Logger(), KeySecret: testSecret,
 		Devices: func() []hal.Snapshot { return []hal.Snapshot{{Name: "pump1", State: hal.StateOn}} }})
 	start(t, e)
 	if err := clk.BlockUntilContext(context.Background(), 1); err != nil {
@@ -167,7 +170,7 @@ func TestStartRebuildsTurnBacks(t *testing.T) {
 	testutil.Eventually(t, "event rule's turn-back", func() bool { return len(a.list()) == 1 })
 	clk.Advance(21 * time.Minute) // 08:00: the timer's turn-back
 	testutil.Eventually(t, "timer's turn-back", func() bool { return len(a.list()) == 2 })
-	if l := a.list(); l[0] != "pump1 turn_off " || l[1] != "pump1 turn_off rule-0-2026-12-01T07:00:00-back" {
+	if l := a.list(); l[0] != "pump1 turn_off " || l[1] != "pump1 turn_off "+e.key(rules[0], "rule-0-2026-12-01T07:00:00-back") {
 		t.Fatalf("ran %q", l)
 	}
 }
