@@ -67,6 +67,7 @@ max_age = "0s"
 		b.cfg = filepath.Join(dir, b.name+".toml")
 		writeFile(t, b.cfg, doc)
 	}
+	started := time.Now()
 	for _, b := range boards {
 		b.start(t, bin)
 	}
@@ -105,6 +106,7 @@ max_age = "0s"
 		return true
 	})
 
+	t.Logf("3 boards running %v after their start", time.Since(started).Round(time.Millisecond))
 	// The log may still be electing its leader: a refused revoke (503)
 	// is tried again until the deadline.
 	var out []byte
@@ -112,7 +114,7 @@ max_age = "0s"
 		out, err = exec.Command(bin, "cluster", "revoke", "ews3", "--bundle", bpath, "--url", "https://"+boards[0].https, "--cacert", capath).CombinedOutput()
 		return err == nil, fmt.Sprintf("%v: %s", err, out)
 	})
-	t.Logf("ews cluster revoke: %s", strings.TrimSpace(string(out)))
+	t.Logf("ews cluster revoke (%v after the start): %s", time.Since(started).Round(time.Millisecond), strings.TrimSpace(string(out)))
 	revokedAt := time.Now()
 
 	testutil.WaitFor(t, "ews1 and ews2 show ews3 revoked", 5*time.Second, func() (bool, string) {
