@@ -49,6 +49,19 @@ func (n *Node) openRevokedBoards() {
 	})
 }
 
+// refusedBoard answers 403 and true when r comes from a revoked board's
+// certificate: a connection it opened before the revocation, which the
+// handshake's refusal no longer sees; the connection is closed after.
+func (n *Node) refusedBoard(w http.ResponseWriter, r *http.Request) bool {
+	name, ok := peerName(r)
+	if !ok || !n.acc.boards.Revoked(name) {
+		return false
+	}
+	w.Header().Set("Connection", "close")
+	httpx.Error(w, http.StatusForbidden, "boardrevoke: board %q is revoked (ews cluster revoke)", name)
+	return true
+}
+
 // markRevoked is v with the revoked boards' rows marked revoked.
 func (n *Node) markRevoked(v state.View) state.View {
 	return state.MarkRevoked(v, n.acc.boards.Revoked)
@@ -105,8 +118,11 @@ func (n *Node) serveRevoke(w http.ResponseWriter, r *http.Request) {
 // "" when TLS is off or the board does not answer within 2 s (its name is
 // what is refused either way).
 func (n *Node) boardCertificate(ctx context.Context, board string) (serial, fingerprint string) {
+	if !n.sec.on() {
+		return "", ""
+	}
 	addr, ok := n.boardHTTP(board)
-	if !n.sec.on() || !ok {
+	if !ok {
 		return "", ""
 	}
 	if u, err := url.Parse(addr); err == nil && u.Host != "" {
