@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"crypto/tls"
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
@@ -107,6 +108,31 @@ max_age = "0s"
 	})
 
 	t.Logf("3 boards running %v after their start", time.Since(started).Round(time.Millisecond))
+	// ews3's own certificate, as a thief holding its card presents it
+	ews3, err := bundle.Read(filepath.Join(dir, "ews3.bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := base64.StdEncoding.DecodeString(ews3.Cert)
+	keyDER, _ := base64.StdEncoding.DecodeString(ews3.CertKey)
+	key, err := x509.ParsePKCS8PrivateKey(keyDER)
+	if err != nil {
+		t.Fatalf("ews3's key: %v", err)
+	}
+	asEws3 := func() (int, error) { // a new connection each time: its handshake is what is judged
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM), Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Timeout: 5 * time.Second, Transport: tr}).Get("https://" + boards[0].https + "/api/cluster/raft")
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := asEws3(); err != nil || code != http.StatusOK {
+		t.Fatalf("ews3's certificate to ews1 before the revocation: %d %v, want 200", code, err)
+	}
+
 	// The log may still be electing its leader: a refused revoke (503)
 	// is tried again until the deadline.
 	var out []byte
@@ -130,6 +156,11 @@ max_age = "0s"
 		return true, seen
 	})
 	t.Logf("ews3 shown revoked on ews1 and ews2 %v after the command returned", time.Since(revokedAt).Round(time.Millisecond))
+
+	testutil.WaitFor(t, "ews1 refuses ews3's certificate", 5*time.Second, func() (bool, string) {
+		code, err := asEws3()
+		return err != nil || code == http.StatusForbidden, fmt.Sprintf("%d %v", code, err)
+	})
 
 	toggle := func(b *tlsBoard) (int, string, error) {
 		req, _ := http.NewRequest(http.MethodPost, "https://"+b.https+"/api/devices/relay1/toggle", nil)
