@@ -116,9 +116,6 @@ func (l *List) Entries() []Entry {
 	return slices.Clone(l.doc.Boards)
 }
 
-// ErrSelf: a board's own name is not revoked through itself.
-var ErrSelf = errors.New("boardrevoke: a board cannot revoke itself: ask another board")
-
 // Add commits e to the list in the durable log; it returns once committed
 // and applied on this board. Revoking a board already on the list is no
 // error and changes nothing (the first entry stays). Errors from the log
