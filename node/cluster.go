@@ -105,7 +105,7 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // fingerprints mark the rest), and this board's own row marked with the
 // load figures it could not read.
 func (n *Node) view() state.View {
-	return n.clockOffsets(n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now()))))
+	return n.markRevoked(n.clockOffsets(n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now()))))) // revokeboards.go
 }
 
 // clockOffsets sets each row's clock_offset_ms: the board's clock against

@@ -60,8 +60,11 @@ func raftTiming(tmax, heartbeat time.Duration) durable.Timing {
 }
 
 // boardHTTP is where board's HTTP(S) listener is while it is alive on the
-// gossip; false when down or not heard yet.
+// gossip; false when down or not heard yet, or revoked (revokeboards.go).
 func (n *Node) boardHTTP(board string) (string, bool) {
+	if n.acc.boards.Revoked(board) {
+		return "", false
+	}
 	for _, b := range n.clu.cluster.Boards() {
 		if b.Name == board {
 			return b.HTTP, b.HTTP != "" && b.Runstate != row.Down

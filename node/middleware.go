@@ -21,6 +21,10 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		n.web.metrics.inFlight.Add(1)
 		defer n.web.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
+		if n.refusedBoard(sw, r) { // a revoked board on a connection opened before (revokeboards.go)
+			n.observe(r, sw, start)
+			return
+		}
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
 			// a read has no body; one that sends one (slowly)
 			// is refused before it can hold anything

@@ -9,6 +9,7 @@ import (
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
@@ -76,6 +77,8 @@ type accessSide struct {
 	acct    *accounts     // users store and audit log (accounts.go)
 	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
+
+	boards *boardrevoke.List // revoked boards, refused (revokeboards.go)
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
@@ -152,6 +155,7 @@ func (n *Node) build(b *boot) error {
 	if err := n.openAccounts(); err != nil {
 		return err
 	}
+	n.openRevokedBoards() // revoked boards refused: TLS, gossip (revokeboards.go)
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)

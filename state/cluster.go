@@ -69,6 +69,8 @@ type Cluster struct {
 
 	queuer Queuer // the Local's, or nil
 
+	revokedFn atomic.Pointer[func(string) bool] // the revoked boards (revoked.go)
+
 	// Board identity (invariant 11): this run's gossip key (nil: this
 	// board has no certificate and seals nothing), the peers' keys, and
 	// the version this board sends at most (4 without a key).

@@ -65,6 +65,11 @@ func (d *delegate) NotifyMsg(b []byte) {
 		return
 	}
 	v := b[1]
+	if err := c.revokedSender(m); err != nil { // revoked.go
+		c.refused("revoked")
+		c.logger.Debug("gossip message refused", "err", err)
+		return
+	}
 	if err := c.keys.Check(m, v, s, c.clock.Now()); err != nil { // certificates judged in cluster time (docs/DESIGN.md, Time)
 		if errors.Is(err, errIntroLater) { // rate-limited, not refused: checked when it comes again
 			c.refused("later")

@@ -12,8 +12,9 @@ const (
 	Running    = row.Running    // takes requests up to its capacity
 	Overloaded = row.Overloaded // a health check says overloaded: no new requests
 	Down       = row.Down       // silent for tthreshold or unhealthy: runstate infinity
+	Revoked    = row.Revoked    // on the list of revoked boards: marked in a board's view only
 )
 
-// ParseRunstate maps "joining", "running", "overloaded", "down" to a Runstate.
+// ParseRunstate maps "joining", "running", "overloaded", "down", "revoked" to a Runstate.
 // Anything else is an error (callers usually treat it as down).
 func ParseRunstate(s string) (Runstate, error) { return row.ParseRunstate(s) }

@@ -18,7 +18,8 @@ migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 
 backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config and the outputs' last states.
 restore --from FILE.tar.gz --board NAME --out DIR: write a replacement board's boot directory from a backup.
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
-raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.`
+raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.
+revoke NAME --bundle ADMIN --url URL [--cacert ca.pem]: revoke board NAME (a stolen card): every board refuses its certificate and gossip and shows it revoked.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -39,9 +40,11 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterRestore(args[1:], stdout, stderr)
 		case "raft": // cluster_raft.go
 			return clusterRaft(args[1:], stdout, stderr)
+		case "revoke": // cluster_revoke.go
+			return clusterRevoke(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL", clusterHelp, stderr)
+	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ...", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

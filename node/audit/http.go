@@ -137,7 +137,7 @@ func parseFilter(q url.Values) (Filter, error) {
 
 // Action names what r does, and its target, when r is an audited act
 // ("" when not): device actions, CGI calls, login and logout, user
-// changes, firmware upload, restart, upgrade.
+// changes, firmware upload, restart, upgrade, a board's revocation.
 func Action(r *http.Request) (action, target string) {
 	p := r.URL.Path
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -173,6 +173,8 @@ func Action(r *http.Request) (action, target string) {
 		return "restart", ""
 	case p == "/api/cluster/upgrade":
 		return "upgrade", ""
+	case p == "/api/cluster/revoke":
+		return "board.revoke", ""
 	}
 	return "", ""
 }

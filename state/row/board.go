@@ -14,7 +14,7 @@ type Board struct {
 	Linknum  int      `json:"linknum"`
 	Capacity int      `json:"capacity"`
 	Weight   int      `json:"weight"`
-	Runstate Runstate `json:"runstate"` // "joining" | "running" | "overloaded" | "down" in JSON
+	Runstate Runstate `json:"runstate"` // "joining" | "running" | "overloaded" | "down" | "revoked" in JSON
 	Load     Load     `json:"load"`
 	// LastSeenMs is how long ago the master last heard the board, as of now;
 	// -1 when it never has.

@@ -13,9 +13,14 @@ const (
 	Running                    // takes requests up to its capacity
 	Overloaded                 // a health check says overloaded: no new requests
 	Down                       // silent for tthreshold or unhealthy: runstate infinity
+	// Revoked: on the cluster's list of revoked boards (ews cluster
+	// revoke); each board marks it in its own view, never on the wire,
+	// which a board of an older build would refuse (docs/NOTES.md
+	// "Revoking a board").
+	Revoked
 )
 
-var runstateNames = [...]string{"joining", "running", "overloaded", "down"}
+var runstateNames = [...]string{"joining", "running", "overloaded", "down", "revoked"}
 
 func (r Runstate) String() string {
 	if int(r) < len(runstateNames) {
@@ -24,10 +29,11 @@ func (r Runstate) String() string {
 	return fmt.Sprintf("runstate(%d)", uint8(r))
 }
 
-// Valid reports whether r is one of the known runstates.
-func (r Runstate) Valid() bool { return int(r) < len(runstateNames) }
+// Valid reports whether r is one of the runstates a message may carry:
+// Revoked is never on the wire.
+func (r Runstate) Valid() bool { return r <= Down }
 
-// ParseRunstate maps "joining", "running", "overloaded", "down" to a Runstate.
+// ParseRunstate maps "joining", "running", "overloaded", "down", "revoked" to a Runstate.
 // Anything else is an error (callers usually treat it as down).
 func ParseRunstate(s string) (Runstate, error) {
 	for i, n := range runstateNames {
@@ -35,12 +41,12 @@ func ParseRunstate(s string) (Runstate, error) {
 			return Runstate(i), nil
 		}
 	}
-	return Down, fmt.Errorf("state: unknown runstate %q (want joining, running, overloaded or down)", s)
+	return Down, fmt.Errorf("state: unknown runstate %q (want joining, running, overloaded, down or revoked)", s)
 }
 
 // MarshalText writes the name ("running"): the runstate in /api/cluster.
 func (r Runstate) MarshalText() ([]byte, error) {
-	if !r.Valid() {
+	if int(r) >= len(runstateNames) {
 		return nil, fmt.Errorf("state: runstate %d has no name", uint8(r))
 	}
 	return []byte(r.String()), nil

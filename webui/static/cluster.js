@@ -200,13 +200,13 @@ export class ClusterView {
     setText(r.simEl, t('simulated'));
     setText(r.roleEl, isMaster ? `${t('master')} · ${t('epoch', { e: num(c.epoch ?? 0, 0) })}` : t('follower'));
     r.roleEl.className = 'badge ' + (isMaster ? 'accent' : '');
-    const rs = ['joining', 'running', 'overloaded', 'down'].includes(n.runstate) ? n.runstate : 'down';
+    const rs = ['joining', 'running', 'overloaded', 'down', 'revoked'].includes(n.runstate) ? n.runstate : 'down';
     setText(r.stateEl, t(rs));
     r.stateEl.className = `badge rs-${rs}`;
     r.authEl.hidden = !n.auth_mismatch;
     setText(r.authEl, n.auth_mismatch ? t('authMismatch') : '');
     r.authEl.title = n.auth_mismatch ? t('authMismatchHint') : '';
-    r.el.classList.toggle('is-down', rs === 'down');
+    r.el.classList.toggle('is-down', rs === 'down' || rs === 'revoked');
     r.el.classList.toggle('is-master', isMaster);
     const cap = n.capacity > 0 ? n.capacity : 1;
     const links = n.linknum ?? 0;

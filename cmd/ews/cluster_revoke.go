@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/boardrevoke"
+)
+
+// clusterRevoke adds a board to the cluster's revoked list (POST
+// /api/cluster/revoke on the board at --url, with the admin bundle's
+// token): once the log commits it, every board refuses the board's
+// certificate and gossip (docs/NOTES.md "Revoking a board").
+func clusterRevoke(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cluster revoke", "NAME --bundle ADMIN --url URL [--cacert ca.pem]",
+		"Revoke board NAME (a stolen or lost card): every board refuses its certificate and gossip within seconds and shows it revoked. A side without a majority of the boards refuses (no quorum).", stderr)
+	bundlePath := fs.String("bundle", bundle.DefaultName, "the admin bundle (its token)")
+	url := fs.String("url", "", "any other board's HTTP address")
+	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)")
+	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
+	if code, ok := parse(fs, interleave(args, nil)); !ok {
+		return code
+	}
+	if *url == "" || fs.NArg() != 1 || fs.Arg(0) == "" {
+		fmt.Fprintln(stderr, "ews cluster revoke: want NAME, --bundle ADMIN and --url URL")
+		return exitUsage
+	}
+	b, err := bundle.Read(*bundlePath)
+	if err == nil {
+		err = b.NeedAdmin(*bundlePath)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
+		return exitUsage
+	}
+	base := strings.TrimSuffix(*url, "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	pool := x509.NewCertPool()
+	if *cacert != "" {
+		pem, err := os.ReadFile(*cacert)
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fmt.Fprintf(stderr, "ews cluster revoke: --cacert %s: want a PEM certificate file: %v\n", *cacert, err)
+			return exitUsage
+		}
+	} else if ca, err := b.CA(); err == nil && ca != nil {
+		pool = ca.Pool
+	}
+	c := &http.Client{Timeout: *timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	body, _ := json.Marshal(node.RevokeRequest{Name: fs.Arg(0)})
+	req, err := http.NewRequest(http.MethodPost, base+node.RevokePath, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
+		return exitUsage
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+b.Token)
+	resp, err := c.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
+		return exitError
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "ews cluster revoke: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
+		return exitError
+	}
+	var e boardrevoke.Entry
+	if err := json.Unmarshal(out, &e); err != nil {
+		fmt.Fprintf(stderr, "ews cluster revoke: %s: %v\n", base, err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "revoked %s (by %s at %s", e.Board, e.By, e.At.Format(time.RFC3339))
+	if e.Serial != "" {
+		fmt.Fprintf(stdout, ", certificate serial %s", e.Serial)
+	}
+	fmt.Fprintln(stdout, "): every board refuses its certificate and gossip; to bring it back, reflash it under a new name")
+	return exitOK
+}

@@ -1,0 +1,102 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/boardrevoke"
+	"github.com/ews-firmware/ews/node/durable"
+	"github.com/ews-firmware/ews/state"
+)
+
+// noQuorumState is the durable log on a side without a majority.
+type noQuorumState struct{ *durable.Alone }
+
+func (noQuorumState) Apply(context.Context, string, []byte, uint64) (uint64, error) {
+	return 0, &durable.NoQuorumError{Reachable: 1, Voters: 3}
+}
+
+// POST /api/cluster/revoke: a board of cluster.peers is committed to the
+// list, then marked revoked in the view; a side without a majority says
+// so with 503 and Retry-After; an unknown board or a bad body is refused.
+func TestServeRevoke(t *testing.T) {
+	doc := "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
+	cfg, err := config.Parse("t.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		state   durable.State
+		body    string
+		code    int
+		revoked bool
+	}{
+		{"committed", durable.NewAlone(nil), `{"name":"ews3"}`, http.StatusOK, true},
+		{"no quorum", noQuorumState{durable.NewAlone(nil)}, `{"name":"ews3"}`, http.StatusServiceUnavailable, false},
+		{"not a board of the cluster", durable.NewAlone(nil), `{"name":"ews9"}`, http.StatusNotFound, false},
+		{"no name", durable.NewAlone(nil), `{}`, http.StatusBadRequest, false},
+		{"not JSON", durable.NewAlone(nil), `ews3`, http.StatusBadRequest, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &Node{boot: bootOf(t, cfg), log: slog.New(slog.DiscardHandler)}
+			n.acc.boards = boardrevoke.New(tt.state, n.log)
+			w := httptest.NewRecorder()
+			n.serveRevoke(w, httptest.NewRequest(http.MethodPost, RevokePath, strings.NewReader(tt.body)))
+			if w.Code != tt.code {
+				t.Fatalf("status %d %s, want %d", w.Code, w.Body, tt.code)
+			}
+			if tt.code == http.StatusServiceUnavailable && (w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "no quorum")) {
+				t.Errorf("503 without Retry-After or 'no quorum': %v %s", w.Header(), w.Body)
+			}
+			if got := n.acc.boards.Revoked("ews3"); got != tt.revoked {
+				t.Errorf("ews3 revoked %v, want %v", got, tt.revoked)
+			}
+			v := n.markRevoked(state.View{Nodes: []state.Board{{Name: "ews1", Runstate: state.Running}, {Name: "ews3", Runstate: state.Running}}})
+			if want := map[bool]state.Runstate{true: state.Revoked, false: state.Running}[tt.revoked]; v.Nodes[1].Runstate != want || v.Nodes[0].Runstate != state.Running {
+				t.Errorf("view runstates %v %v, want running %v", v.Nodes[0].Runstate, v.Nodes[1].Runstate, want)
+			}
+		})
+	}
+}
+
+// A request on a connection a board opened before its revocation is
+// refused by its certificate's name; others pass.
+func TestRefusedBoard(t *testing.T) {
+	n := &Node{log: slog.New(slog.DiscardHandler)}
+	n.acc.boards = boardrevoke.New(durable.NewAlone(nil), n.log)
+	if _, err := n.acc.boards.Add(context.Background(), boardrevoke.Entry{Board: "ews3"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		peer    string // "": no client certificate
+		refused bool
+	}{
+		{"a revoked board", "ews3", true},
+		{"another board", "ews2", false},
+		{"a browser", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/api/cluster", nil)
+			if tt.peer != "" {
+				leaf := &x509.Certificate{Subject: pkix.Name{CommonName: tt.peer}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+				r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
+			}
+			w := httptest.NewRecorder()
+			if got := n.refusedBoard(w, r); got != tt.refused || (got && w.Code != http.StatusForbidden) {
+				t.Fatalf("refused %v (%d), want %v", got, w.Code, tt.refused)
+			}
+		})
+	}
+}
