@@ -104,7 +104,7 @@ func TestRefuses(t *testing.T) {
 				}
 			}
 			if tt.exit >= 0 && (body.ExitStatus == nil || *body.ExitStatus != tt.exit) {
-				t.Errorf("exit_status %v, want %d", body.ExitStatus, tt.exit)
+				t.Errorf("exit_status in %s, want %d", w.Body, tt.exit)
 			}
 		})
 	}

@@ -78,6 +78,12 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 	if ps := cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.exit = 128 + int(ws.Signal())
+			if ws.Signal() == syscall.SIGTERM && ctx.Err() != nil {
+				// the box's reaper stopped by our SIGTERM before its
+				// handler was in place (a slow start): the program was
+				// killed all the same, and says so as one killed does
+				res.exit = 128 + int(syscall.SIGKILL)
+			}
 		} else {
 			res.exit = ps.ExitCode()
 		}
