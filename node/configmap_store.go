@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
@@ -125,4 +126,40 @@ func lineOf(text []byte, key string) int {
 		}
 	}
 	return 0
+}
+
+// storeWins is the boot config with the configuration store's
+// cluster-wide sections in place of the file's, when this board keeps a
+// document of the store (the store wins after the seed: docs/NOTES.md
+// "Configuration store"). A kept document this board cannot take (its
+// check fails here) is logged and the boot file's sections are used.
+func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
+	path := (&Node{boot: b}).statePath("config.json")
+	if path == "" {
+		return b
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path, "err", err)
+		}
+		return b
+	}
+	v, ok := confstore.Kept(raw)
+	if !ok {
+		log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path)
+		return b
+	}
+	head := append(bytes.TrimRight(b.storeOwn, "\n"), '\n')
+	merged, err := config.Parse(c.Path, append(head, v.Text...), CheckConfig)
+	if err == nil {
+		var nb *boot
+		if nb, err = mapConfig(merged); err == nil {
+			nb.storeOwn = b.storeOwn
+			log.Info("config: cluster-wide sections from the configuration store", "version", v.Number, "path", path)
+			return nb
+		}
+	}
+	log.Error("config: this board cannot take the configuration store's version; the boot file's sections are used", "version", v.Number, "err", err)
+	return b
 }

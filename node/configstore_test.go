@@ -1,12 +1,16 @@
 package node
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
@@ -82,4 +86,48 @@ func TestConfigStoreOnABoard(t *testing.T) {
 	if code, _, body = do(t, "GET", base+"/api/audit", "", bearer); code != 200 || !strings.Contains(body, "config.update") {
 		t.Errorf("audit: %d %s", code, body)
 	}
+}
+
+// The store wins after a restart: a device added through the API runs on
+// the board that starts again from the same boot file, and the version
+// count goes on.
+func TestConfigStoreSurvivesARestart(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ews1.toml")
+	boot := "[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"token\"\ntoken = \"board-test-token-1\"\nshutdown_timeout = \"5s\"\n[sim]\ndevice_latency = \"1ms\"\n" +
+		"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"
+	if err := os.WriteFile(p, []byte(boot), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := func() (string, context.CancelFunc, func() error) {
+		cfg, err := config.Load(p, CheckConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, base, cancel, wait := startNode(t, cfg)
+		return base, cancel, wait
+	}
+	base, cancel, wait := start()
+	var text string
+	testutil.Eventually(t, "the store seeded", func() bool {
+		code, _, body := do(t, "GET", base+"/api/config", "", bearer)
+		text = body
+		return code == 200
+	})
+	hdr := map[string]string{"Authorization": bearer["Authorization"], "If-Match": `"1"`}
+	if code, _, body := do(t, "PUT", base+"/api/config", text+"\n[[device]]\nname = \"fan\"\ndriver = \"sim-switch\"\n", hdr); code != 200 {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	cancel()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+
+	base, _, _ = start()
+	if code, _, body := do(t, "GET", base+"/api/devices/fan", "", bearer); code != 200 {
+		t.Errorf("the added device after a restart: %d %s", code, body)
+	}
+	testutil.Eventually(t, "the store at version 2", func() bool {
+		code, h, _ := do(t, "GET", base+"/api/config", "", bearer)
+		return code == 200 && h.Get("ETag") == `"2"`
+	})
 }

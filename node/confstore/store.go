@@ -299,3 +299,13 @@ func writeFile(path string, b []byte) error {
 	}
 	return err
 }
+
+// Kept is the current version of a document as Path keeps it; false when
+// b is not one.
+func Kept(b []byte) (Version, bool) {
+	d, err := decode(b)
+	if err != nil {
+		return Version{}, false
+	}
+	return d.Versions[len(d.Versions)-1], true
+}
