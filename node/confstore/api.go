@@ -142,7 +142,7 @@ func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart
 		httpx.Error(w, http.StatusPreconditionFailed, "%v", se)
 	case errors.Is(err, ErrUnknownVersion):
 		httpx.Error(w, http.StatusNotFound, "%v", err)
-	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, context.DeadlineExceeded):
+	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, ErrNotSeeded), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
 		httpx.Error(w, http.StatusInternalServerError, "%v", err)

@@ -22,9 +22,10 @@ func Changed(old, cur []byte) []string {
 	return out
 }
 
-// maxDiffLines bounds the work of Diff (a quadratic table); longer
-// documents are shown whole, old then new.
-const maxDiffLines = 2000
+// maxDiffLines bounds the work of Diff (a quadratic table over the lines
+// between the common head and tail: 500 lines are 2 MB on a 64-bit
+// board); a longer changed middle is shown whole, old then new.
+const maxDiffLines = 500
 
 // Diff is a line diff of two texts: lines only in a prefixed "-", only
 // in b "+", common ones " ", one per line.
@@ -32,6 +33,25 @@ func Diff(a, b string) string {
 	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
 	var out strings.Builder
 	line := func(p, s string) { out.WriteString(p); out.WriteString(s); out.WriteByte('\n') }
+	head := 0 // the common head and tail cost no table
+	for head < len(x) && head < len(y) && x[head] == y[head] {
+		line(" ", x[head])
+		head++
+	}
+	tail := 0
+	for tail < len(x)-head && tail < len(y)-head && x[len(x)-1-tail] == y[len(y)-1-tail] {
+		tail++
+	}
+	common := x[len(x)-tail:]
+	middle(x[head:len(x)-tail], y[head:len(y)-tail], line)
+	for _, s := range common {
+		line(" ", s)
+	}
+	return out.String()
+}
+
+// middle writes the diff of x and y, which differ at both ends.
+func middle(x, y []string, line func(p, s string)) {
 	if len(x) > maxDiffLines || len(y) > maxDiffLines {
 		for _, s := range x {
 			line("-", s)
@@ -39,7 +59,7 @@ func Diff(a, b string) string {
 		for _, s := range y {
 			line("+", s)
 		}
-		return out.String()
+		return
 	}
 	// lcs[i][j]: the longest common subsequence of x[i:] and y[j:]
 	lcs := make([][]int, len(x)+1)
@@ -75,5 +95,4 @@ func Diff(a, b string) string {
 	for ; j < len(y); j++ {
 		line("+", y[j])
 	}
-	return out.String()
 }

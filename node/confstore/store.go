@@ -83,6 +83,10 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("confstore: the configuration is at version %d, not %d: read it again", e.Have, e.Expect)
 }
 
+// ErrNotSeeded: the log holds no configuration yet (the boards are
+// electing a leader, or this side has no quorum): try again.
+var ErrNotSeeded = errors.New("confstore: the configuration is not in the durable log yet (an election, or no quorum): try again")
+
 // ErrUnknownVersion: a rollback to a version the store no longer keeps.
 var ErrUnknownVersion = errors.New("confstore: no such version kept")
 
@@ -230,7 +234,7 @@ func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note s
 	cur, ok := s.current()
 	s.mu.Unlock()
 	if !ok || dv == 0 {
-		return Version{}, fmt.Errorf("confstore: %w", durable.ErrNoLeader) // not seeded yet: the log has not committed one
+		return Version{}, ErrNotSeeded
 	}
 	if cur.Number != expect {
 		return Version{}, &StaleError{Expect: expect, Have: cur.Number}

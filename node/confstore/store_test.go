@@ -208,3 +208,18 @@ func TestChanged(t *testing.T) {
 		}
 	}
 }
+
+func TestDiff(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"a\nb\nc", "a\nb\nc", " a\n b\n c\n"},
+		{"a\nb\nc", "a\nx\nc", " a\n-b\n+x\n c\n"},
+		{"a\nc", "a\nb\nc", " a\n+b\n c\n"},
+		{"a\nb\nc\nd", "a\nc\nb\nd", " a\n-b\n c\n+b\n d\n"},
+		{"", "x", "-\n+x\n"},
+	}
+	for _, tc := range tests {
+		if got := Diff(tc.a, tc.b); got != tc.want {
+			t.Errorf("Diff(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
