@@ -163,3 +163,31 @@ func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
 	log.Error("config: this board cannot take the configuration store's version; the boot file's sections are used", "version", v.Number, "err", err)
 	return b
 }
+
+// StoreWarnings is what `ews config check` says of a boot file whose
+// cluster-wide sections differ from the configuration store this board
+// keeps (the store wins over them); nil when it keeps none or they agree.
+func StoreWarnings(c *config.Config) config.Errors {
+	b := &boot{file: c.Path, stateDir: c.Node.StateDir, simulated: simulated(c)}
+	_, b.stateDirSet = c.Lines["node.state_dir"]
+	path := (&Node{boot: b}).statePath("config.json")
+	if path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	v, ok := confstore.Kept(raw)
+	if !ok {
+		return nil
+	}
+	seed, _ := storeTexts(c)
+	changed := confstore.Changed(seed, []byte(v.Text))
+	if len(changed) == 0 {
+		return nil
+	}
+	return config.Errors{{File: c.Path, Warning: true, Msg: fmt.Sprintf(
+		"the configuration store this board keeps (version %d, %s) differs in %v: it wins over this file's; `ews config pull` shows it",
+		v.Number, path, changed)}}
+}
