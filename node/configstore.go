@@ -17,6 +17,13 @@ func (n *Node) openConfStore() error {
 		Check: checkStore(n.boot.storeOwn),
 		Path:  n.statePath("config.json"), // a board alone's log is memory only
 		OnChange: func(old, cur confstore.Version) {
+			if old.Number == 0 { // the seed: this board's sections, or another board's
+				if d := confstore.Changed(n.boot.storeSeed, []byte(cur.Text)); len(d) > 0 {
+					n.log.Warn("config: the configuration store differs from this board's boot file; it takes the store's at its next start",
+						"version", cur.Number, "note", cur.Note, "restart_needed", d)
+				}
+				return
+			}
 			n.log.Info("config: new version", "version", cur.Number, "who", cur.Who, "note", cur.Note,
 				"restart_needed", confstore.Changed([]byte(old.Text), []byte(cur.Text)))
 		},
