@@ -82,6 +82,11 @@ type boot struct {
 	// capacityAuto: [node] capacity = "auto", the slots this board reports
 	// follow what it completes (capacityauto.go); state.Capacity the start.
 	capacityAuto bool
+
+	// storeSeed and storeOwn are the boot file split for the
+	// configuration store (configmap_store.go): its cluster-wide sections,
+	// which seed the store, and the board's own, which check a document.
+	storeSeed, storeOwn []byte
 }
 
 // automationConfig is what the MQTT bridge and the rules are built from;
@@ -148,6 +153,7 @@ func mapConfig(c *config.Config) (*boot, error) {
 		authKey:     AuthKey(c),
 	}
 	_, b.stateDirSet = c.Lines["node.state_dir"]
+	b.storeSeed, b.storeOwn = storeTexts(c)
 	for _, k := range []string{"cluster.key", "http.token"} {
 		if l := c.Lines[k]; l > 0 {
 			b.secretLines[k] = l

@@ -80,6 +80,8 @@ func (n *Node) runDurable(ctx context.Context) error {
 	defer wg.Wait()
 	wg.Add(1)
 	go func() { defer wg.Done(); n.importUsers(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); n.seedConfig(ctx) }()
 	if n.acc.durable.raft == nil {
 		return nil
 	}

@@ -90,6 +90,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	b = storeWins(cfg, b, log) // the configuration store's sections, once it holds them (configmap_store.go)
 	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()},
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {

@@ -50,6 +50,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
 	n.backupRoutes(mux) // GET /api/board/config for ews cluster backup
+	n.configRoutes(mux) // /api/config: the configuration store (configstore.go)
 	mux.Handle("/", n.web.front)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/cgi"
+	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/dispatch"
@@ -79,6 +80,7 @@ type accessSide struct {
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
 
 	boards *boardrevoke.List // revoked boards, refused (revokeboards.go)
+	conf   *confstore.Store  // the cluster's configuration store (configstore.go)
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
@@ -156,6 +158,9 @@ func (n *Node) build(b *boot) error {
 		return err
 	}
 	n.openRevokedBoards() // revoked boards refused: TLS, gossip (revokeboards.go)
+	if err := n.openConfStore(); err != nil {
+		return err
+	}
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)

@@ -30,7 +30,7 @@ func commands() []command {
 		{"status", "[--url URL] [--json] [--config PATH]", "the cluster table as seen by any node", cmdStatus},
 		{"discover", "[--timeout 2s] [--json]", "list the boards on the LAN (mDNS): name, address, role, version", tool("discover")},
 		{"bench", "--url URL --rate R --duration D --mix SPEC", "open-loop load generator with a per-class report", tool("bench")},
-		{"config", "check PATH | init | migrate-key", "validate a config file, or print an annotated example", cmdConfig},
+		{"config", "check PATH | init | migrate-key | pull | push FILE", "validate a config file, print an annotated example, or pull/push the cluster's configuration store", cmdConfig},
 		{"cluster", "init --peers LIST | board NAME | join BUNDLE | migrate OLD | ca BUNDLE", "make the admin bundle once; mint and install each board's own", tool("cluster")},
 		{"firmware", "sign --bundle ADMIN BINARY | verify --bundle BUNDLE IMAGE", "sign a build with the cluster's key (boards take only signed firmware)", tool("firmware")},
 		{"user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", "manage the cluster's users: roles viewer, operator, admin", cmdUser},

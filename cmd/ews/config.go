@@ -13,7 +13,10 @@ import (
 )
 
 func cmdConfig(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("config", "check PATH | init | migrate-key [PATH]", "check PATH: validate a boot config and the secret files it names, as run does; prints every problem as file:line:col: key: problem, in line order, and exits 1 on an error (0 with only warnings).\ninit: print an annotated example config (with a fresh cluster key) to stdout.\nmigrate-key [PATH]: move an inline key and http.token off the boot partition into /etc/ews/cluster.key and /etc/ews/token (run as root by the unit).", stderr)
+	if len(args) > 0 && (args[0] == "pull" || args[0] == "push") { // the cluster's store (config_remote.go)
+		return configRemote(args[0], args[1:], stdout, stderr)
+	}
+	fs := newFlags("config", "check PATH | init | migrate-key [PATH] | pull | push FILE", "check PATH: validate a boot config and the secret files it names, as run does; prints every problem as file:line:col: key: problem, in line order, and exits 1 on an error (0 with only warnings).\ninit: print an annotated example config (with a fresh cluster key) to stdout.\nmigrate-key [PATH]: move an inline key and http.token off the boot partition into /etc/ews/cluster.key and /etc/ews/token (run as root by the unit).\npull|push: the cluster's configuration store over the API (ews config pull --help).", stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

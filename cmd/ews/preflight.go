@@ -64,6 +64,7 @@ func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
 			errs = append(errs, e)
 		}
 	}
+	warns = append(warns, node.StoreWarnings(cfg)...) // the store wins over the file's cluster-wide sections
 	errs.Sort()
 	warns.Sort()
 	return cfg, errs, warns

@@ -107,6 +107,8 @@ func TestAction(t *testing.T) {
 		{"POST", "/api/board/firmware", "firmware.upload", ""},
 		{"POST", "/api/board/restart", "restart", ""},
 		{"POST", "/api/cluster/upgrade", "upgrade", ""},
+		{"POST", "/api/config/rollback?to=3", "config.rollback", "3"},
+		{"GET", "/api/config", "", ""},
 		{"GET", "/", "", ""},
 	} {
 		a, tg := Action(httptest.NewRequest(c.method, c.path, nil))

@@ -1,0 +1,193 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/confstore"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// storeTexts splits the boot config into the configuration store's part
+// (confstore.Sections: the seed of the store) and the board's own
+// sections, each as TOML (docs/NOTES.md "Configuration store"). They come
+// from the file as written when it can be read (its values, not the
+// defaults filled in), else from the parsed config.
+func storeTexts(c *config.Config) (seed, own []byte) {
+	var doc map[string]any
+	if c.Path != "" {
+		if b, err := os.ReadFile(c.Path); err == nil && toml.Unmarshal(b, &doc) == nil {
+			return splitSections(doc)
+		}
+	}
+	// a config parsed from memory: through its own encoding
+	b, err := toml.Marshal(c)
+	if err != nil || toml.Unmarshal(b, &doc) != nil {
+		return nil, nil
+	}
+	return splitSections(doc)
+}
+
+func splitSections(doc map[string]any) (seed, own []byte) {
+	shared, mine := map[string]any{}, map[string]any{}
+	for k, v := range doc {
+		if a, ok := v.([]any); ok && len(a) == 0 {
+			continue // rule = []: a value outside any table (rootValue)
+		}
+		if slices.Contains(confstore.Sections, k) {
+			shared[k] = v
+		} else {
+			mine[k] = v
+		}
+	}
+	seed, _ = toml.Marshal(shared)
+	own, _ = toml.Marshal(mine)
+	return seed, own
+}
+
+// storeFile names the document in the errors of its check.
+const storeFile = "cluster.toml"
+
+// checkStore is the check of a configuration store document on this
+// board: the document after this board's own sections, run
+// through config's parsing and CheckConfig as `ews config check` runs a
+// boot file, so each problem names the document's line and key. A key
+// that is a board's own is refused: it stays in the boot file.
+func checkStore(own []byte) func(text []byte) config.Errors {
+	return func(text []byte) config.Errors {
+		var doc map[string]any
+		if err := toml.Unmarshal(text, &doc); err != nil {
+			_, errs := config.ParseAll(storeFile, text)
+			return errs
+		}
+		var errs config.Errors
+		for k := range doc {
+			if !slices.Contains(confstore.Sections, k) {
+				errs = append(errs, &config.Error{File: storeFile, Line: lineOf(text, k), Key: k,
+					Msg: fmt.Sprintf("a board's own section: it stays in the boot file (the store holds %v)", confstore.Sections)})
+			}
+		}
+		if l := rootValue(text); l > 0 && len(errs) == 0 {
+			errs = append(errs, &config.Error{File: storeFile, Line: l,
+				Msg: "a value outside any table: write each section as a table ([mqtt], [[device]], ...)"})
+		}
+		if len(errs) > 0 {
+			errs.Sort()
+			return errs
+		}
+		// the board's own first: a root key of theirs (supervise = [])
+		// would fall into the document's last table after it
+		head := append(bytes.TrimRight(own, "\n"), '\n')
+		if len(own) == 0 {
+			head = nil
+		}
+		skip := bytes.Count(head, []byte("\n"))
+		_, found := config.ParseAll(storeFile, append(head, text...), CheckConfig)
+		for _, e := range found {
+			if e.Line > skip {
+				e.Line -= skip
+			} else if e.Line > 0 || e.Key != "" { // about the board's own sections: no line of the document
+				e.Line, e.Col = 0, 0
+				e.Msg += " (with this board's own sections)"
+			}
+		}
+		return found
+	}
+}
+
+// rootValue is the line of the first value written before any table
+// header (in the check, it would fall into the board's last own table);
+// 0 when none.
+func rootValue(text []byte) int {
+	for i, l := range bytes.Split(text, []byte("\n")) {
+		l = bytes.TrimSpace(l)
+		switch {
+		case len(l) == 0 || l[0] == '#':
+		case l[0] == '[':
+			return 0
+		default:
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// lineOf is the line a top-level key (a table or a value) is written on; 0 when not found.
+func lineOf(text []byte, key string) int {
+	re := regexp.MustCompile(`^\s*(\[\[?\s*` + regexp.QuoteMeta(key) + `\s*[\].]|` + regexp.QuoteMeta(key) + `\s*=)`)
+	for i, l := range bytes.Split(text, []byte("\n")) {
+		if re.Match(l) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// storeWins is the boot config with the configuration store's
+// cluster-wide sections in place of the file's, when this board keeps a
+// document of the store (the store wins after the seed: docs/NOTES.md
+// "Configuration store"). A kept document this board cannot take (its
+// check fails here) is logged and the boot file's sections are used.
+func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
+	path := (&Node{boot: b}).statePath("config.json")
+	if path == "" {
+		return b
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path, "err", err)
+		}
+		return b
+	}
+	v, ok := confstore.Kept(raw)
+	if !ok {
+		log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path)
+		return b
+	}
+	head := append(bytes.TrimRight(b.storeOwn, "\n"), '\n')
+	merged, err := config.Parse(c.Path, append(head, v.Text...), CheckConfig)
+	if err == nil {
+		var nb *boot
+		if nb, err = mapConfig(merged); err == nil {
+			nb.storeOwn = b.storeOwn
+			log.Info("config: cluster-wide sections from the configuration store", "version", v.Number, "path", path)
+			return nb
+		}
+	}
+	log.Error("config: this board cannot take the configuration store's version; the boot file's sections are used", "version", v.Number, "err", err)
+	return b
+}
+
+// StoreWarnings is what `ews config check` says of a boot file whose
+// cluster-wide sections differ from the configuration store this board
+// keeps (the store wins over them); nil when it keeps none or they agree.
+func StoreWarnings(c *config.Config) config.Errors {
+	b := &boot{file: c.Path, stateDir: c.Node.StateDir, simulated: simulated(c)}
+	_, b.stateDirSet = c.Lines["node.state_dir"]
+	path := (&Node{boot: b}).statePath("config.json")
+	if path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	v, ok := confstore.Kept(raw)
+	if !ok {
+		return nil
+	}
+	seed, _ := storeTexts(c)
+	changed := confstore.Changed(seed, []byte(v.Text))
+	if len(changed) == 0 {
+		return nil
+	}
+	return config.Errors{{File: c.Path, Warning: true, Msg: fmt.Sprintf(
+		"the configuration store this board keeps (version %d, %s) differs in %v: it wins over this file's; `ews config pull` shows it",
+		v.Number, path, changed)}}
+}

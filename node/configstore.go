@@ -1,0 +1,65 @@
+package node
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/ews-firmware/ews/node/confstore"
+)
+
+// openConfStore builds the configuration store on the durable state
+// (docs/NOTES.md "Configuration store"); the log's watcher is set before
+// the log runs. runDurable seeds it.
+func (n *Node) openConfStore() error {
+	st, err := confstore.New(confstore.Options{
+		State: n.acc.durable.state,
+		Check: checkStore(n.boot.storeOwn),
+		Path:  n.statePath("config.json"), // a board alone's log is memory only
+		OnChange: func(old, cur confstore.Version) {
+			if old.Number == 0 { // the seed: this board's sections, or another board's
+				if d := confstore.Changed(n.boot.storeSeed, []byte(cur.Text)); len(d) > 0 {
+					n.log.Warn("config: the configuration store differs from this board's boot file; it takes the store's at its next start",
+						"version", cur.Number, "note", cur.Note, "restart_needed", d)
+				}
+				return
+			}
+			n.log.Info("config: new version", "version", cur.Number, "who", cur.Who, "note", cur.Note,
+				"restart_needed", confstore.Changed([]byte(old.Text), []byte(cur.Text)))
+		},
+		Logger: n.log,
+		Now:    n.boot.clock.Now,
+	})
+	n.acc.conf = st
+	return err
+}
+
+// seedConfig puts this board's cluster-wide sections into the store when
+// the log holds none, trying until it is done or ctx ends (the first
+// board's commit wins; the others' are no-ops).
+func (n *Node) seedConfig(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		err := n.acc.conf.Seed(ctx, n.boot.storeSeed, n.boot.state.Name)
+		if err == nil {
+			return
+		}
+		n.log.Debug("config: seed the durable log: not yet", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// configRoutes mounts /api/config (admin only, audited): served by this
+// board from its copy, written through the durable log.
+func (n *Node) configRoutes(mux *http.ServeMux) {
+	guard := func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(h)) }
+	n.acc.conf.Register(mux, guard, func(r *http.Request) (string, bool) {
+		p := who(r)
+		return p.Name, p.Admin()
+	}, nil)
+}

@@ -1,0 +1,315 @@
+// Package confstore is the cluster's configuration store: the cluster-wide sections of the config as one versioned TOML document in the durable log.
+package confstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/durable"
+)
+
+// Sections are the config's top-level keys the store holds (docs/NOTES.md
+// "Configuration store"); every other key is a board's own and stays in
+// its boot file.
+var Sections = []string{"device", "rule", "sched", "mqtt", "history"}
+
+// Version is one version of the document: its TOML text, who wrote it and
+// when. Number is the store's own count (the ETag), 1 for the seed.
+type Version struct {
+	Number uint64    `json:"version"`
+	Who    string    `json:"who"`
+	When   time.Time `json:"when"`
+	Note   string    `json:"note,omitempty"` // "seeded from ews1's boot file", "rollback to 3"
+	Text   string    `json:"text"`
+}
+
+// doc is what the log holds under durable.KindConfig: the last versions,
+// oldest first, the current one last.
+type doc struct {
+	V        uint8     `json:"v"`
+	Versions []Version `json:"versions"`
+}
+
+const docVersion = 1
+
+// Options configure New.
+type Options struct {
+	// State is the cluster's durable state (node/durable): every write is
+	// committed there. Nil: a board alone (durable.NewAlone).
+	State durable.State
+	// Check validates a document's text as `ews config check` does,
+	// naming line and key; nil takes any text.
+	Check func(text []byte) config.Errors
+	// Path keeps the document across restarts for a board alone (its log
+	// is memory only) and for a rollback to the previous build; "" none.
+	Path string
+	// Keep is how many versions the document carries for history and
+	// rollback; default 32.
+	Keep int
+	// OnChange is told each version this board applies (from the log's
+	// apply goroutine: be quick).
+	OnChange func(old, cur Version)
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Store is this board's copy of the document. Safe for concurrent use.
+type Store struct {
+	opts Options
+
+	mu      sync.Mutex
+	cur     doc
+	durable uint64 // the log's version of cur; 0: not in the log yet
+}
+
+// CheckError is a document the validation refused: every problem, with
+// its line.
+type CheckError struct{ Errs config.Errors }
+
+func (e *CheckError) Error() string { return e.Errs.Error() }
+
+// StaleError is a write that expected a version the document has left.
+type StaleError struct{ Expect, Have uint64 }
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("confstore: the configuration is at version %d, not %d: read it again", e.Have, e.Expect)
+}
+
+// ErrNotSeeded: the log holds no configuration yet (the boards are
+// electing a leader, or this side has no quorum): try again.
+var ErrNotSeeded = errors.New("confstore: the configuration is not in the durable log yet (an election, or no quorum): try again")
+
+// ErrUnknownVersion: a rollback to a version the store no longer keeps.
+var ErrUnknownVersion = errors.New("confstore: no such version kept")
+
+// New returns the store, loaded from opts.Path when it holds a document
+// (to be imported into the log by Seed), and watching the log.
+func New(opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.State == nil {
+		opts.State = durable.NewAlone(opts.Logger)
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = 32
+	}
+	s := &Store{opts: opts}
+	if opts.Path != "" {
+		b, err := os.ReadFile(opts.Path)
+		switch {
+		case err == nil:
+			d, err := decode(b)
+			if err != nil {
+				return nil, fmt.Errorf("confstore: read %q: %w", opts.Path, err)
+			}
+			s.cur = d
+		case !os.IsNotExist(err):
+			return nil, fmt.Errorf("confstore: read %q: %w", opts.Path, err)
+		}
+	}
+	opts.State.Watch(durable.KindConfig, s.committed)
+	return s, nil
+}
+
+func decode(b []byte) (doc, error) {
+	var d doc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, err
+	}
+	if d.V != docVersion {
+		return d, fmt.Errorf("document of version %d; this build knows %d", d.V, docVersion)
+	}
+	if len(d.Versions) == 0 {
+		return d, errors.New("document without a version")
+	}
+	return d, nil
+}
+
+// committed installs a version the log committed (durable.State.Watch).
+func (s *Store) committed(dd durable.Document) {
+	d, err := decode(dd.Data)
+	if err != nil {
+		s.opts.Logger.Error("confstore: committed document refused", "version", dd.Version, "err", err)
+		return
+	}
+	s.mu.Lock()
+	old, _ := s.current()
+	s.cur, s.durable = d, dd.Version
+	cur, _ := s.current()
+	s.mu.Unlock()
+	if s.opts.Path != "" {
+		if err := writeFile(s.opts.Path, dd.Data); err != nil {
+			s.opts.Logger.Warn("confstore: keeping the configuration", "path", s.opts.Path, "err", err)
+		}
+	}
+	if s.opts.OnChange != nil && old.Number != cur.Number {
+		s.opts.OnChange(old, cur)
+	}
+}
+
+// current is the last version; false when there is none. Under mu.
+func (s *Store) current() (Version, bool) {
+	if len(s.cur.Versions) == 0 {
+		return Version{}, false
+	}
+	return s.cur.Versions[len(s.cur.Versions)-1], true
+}
+
+// Current is the current version; false before the store is seeded.
+func (s *Store) Current() (Version, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current()
+}
+
+// History is the versions kept, oldest first.
+func (s *Store) History() []Version {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Version(nil), s.cur.Versions...)
+}
+
+// Seed puts the first version into the log when it holds none: the
+// document kept in Path (a restart of a board alone), else text (the
+// cluster-wide sections of this board's boot file) as version 1. Every
+// board seeds; the first write the log commits wins and the others are
+// no-ops. It fails while the log cannot commit (no quorum): try again.
+func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
+	if s.opts.State.Get(durable.KindConfig).Version > 0 {
+		return nil
+	}
+	s.mu.Lock()
+	d := s.cur
+	s.mu.Unlock()
+	note := "kept"
+	if len(d.Versions) == 0 {
+		note = "seeded from " + who + "'s boot file"
+		d = doc{V: docVersion, Versions: []Version{{Number: 1, Who: who, When: s.opts.Now().UTC(), Note: note, Text: string(text)}}}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = s.opts.State.Apply(ctx, durable.KindConfig, b, 0)
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		return nil // another board seeded first
+	}
+	if err == nil {
+		s.opts.Logger.Info("confstore: the configuration is in the durable log", "note", note)
+	}
+	return err
+}
+
+// Put makes text the next version when the current one is expect: it is
+// checked first (*CheckError, nothing written), then committed by the log
+// (*StaleError when another write came first; the log's own errors when
+// it cannot commit: *durable.NoQuorumError, durable.ErrNoLeader).
+func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
+	if s.opts.Check != nil {
+		var hard config.Errors
+		for _, e := range s.opts.Check(text) {
+			if !e.Warning {
+				hard = append(hard, e)
+			}
+		}
+		if len(hard) > 0 {
+			return Version{}, &CheckError{Errs: hard}
+		}
+	}
+	s.mu.Lock()
+	d, dv := s.cur, s.durable
+	cur, ok := s.current()
+	s.mu.Unlock()
+	if !ok || dv == 0 {
+		return Version{}, ErrNotSeeded
+	}
+	if cur.Number != expect {
+		return Version{}, &StaleError{Expect: expect, Have: cur.Number}
+	}
+	v := Version{Number: cur.Number + 1, Who: who, When: s.opts.Now().UTC(), Note: note, Text: string(text)}
+	vs := append(append([]Version(nil), d.Versions...), v)
+	if len(vs) > s.opts.Keep {
+		vs = vs[len(vs)-s.opts.Keep:]
+	}
+	b, err := json.Marshal(doc{V: docVersion, Versions: vs})
+	if err != nil {
+		return Version{}, err
+	}
+	_, err = s.opts.State.Apply(ctx, durable.KindConfig, b, dv)
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		now, _ := s.Current()
+		return Version{}, &StaleError{Expect: expect, Have: now.Number}
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	return v, nil
+}
+
+// Rollback makes a new version with version to's text (checked again, as
+// a Put: the boards may have changed since).
+func (s *Store) Rollback(ctx context.Context, to uint64, who string) (Version, error) {
+	var text string
+	found := false
+	for _, v := range s.History() {
+		if v.Number == to {
+			text, found = v.Text, true
+		}
+	}
+	if !found {
+		return Version{}, fmt.Errorf("%w: %d", ErrUnknownVersion, to)
+	}
+	cur, _ := s.Current()
+	return s.Put(ctx, []byte(text), cur.Number, who, fmt.Sprintf("rollback to %d", to))
+}
+
+// writeFile replaces path with b: a temp file beside it, synced, renamed.
+func writeFile(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// Kept is the current version of a document as Path keeps it; false when
+// b is not one.
+func Kept(b []byte) (Version, bool) {
+	d, err := decode(b)
+	if err != nil {
+		return Version{}, false
+	}
+	return d.Versions[len(d.Versions)-1], true
+}
