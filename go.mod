@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/eclipse/paho.mqtt.golang v1.5.1
+	github.com/google/renameio/v2 v2.0.2
 	github.com/goreleaser/nfpm/v2 v2.45.2
 	github.com/hashicorp/go-hclog v1.6.2
 	github.com/hashicorp/memberlist v0.7.0

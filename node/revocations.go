@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/google/renameio/v2"
 )
 
 // revocations keeps the logouts this board knows (auth.Revoked) in a
@@ -96,27 +97,8 @@ func (r *revocations) save(list []auth.Revocation) {
 // writeAtomic replaces path with b: a new temp file beside it (0600),
 // synced, then renamed over it.
 func writeAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return renameio.WriteFile(path, b, 0o600)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/durable"
+	"github.com/google/renameio/v2"
 )
 
 // Sections are the config's top-level keys the store holds (docs/NOTES.md
@@ -279,29 +280,10 @@ func (s *Store) Rollback(ctx context.Context, to uint64, who string) (Version, e
 
 // writeFile replaces path with b: a temp file beside it, synced, renamed.
 func writeFile(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return renameio.WriteFile(path, b, 0o600)
 }
 
 // Kept is the current version of a document as Path keeps it; false when
