@@ -58,7 +58,20 @@ const storeFile = "cluster.toml"
 // through config's parsing and CheckConfig as `ews config check` runs a
 // boot file, so each problem names the document's line and key. A key
 // that is a board's own is refused: it stays in the boot file.
-func checkStore(own []byte) func(text []byte) config.Errors {
+func checkStore(own []byte) func(text []byte) []confstore.Problem {
+	check := checkStoreErrors(own)
+	return func(text []byte) []confstore.Problem {
+		errs := check(text)
+		ps := make([]confstore.Problem, len(errs))
+		for i, e := range errs {
+			ps[i] = confstore.Problem{Line: e.Line, Key: e.Key, Msg: e.Msg, Text: e.Error(), Warning: e.Warning}
+		}
+		return ps
+	}
+}
+
+// checkStoreErrors is checkStore's check, answering config's errors.
+func checkStoreErrors(own []byte) func(text []byte) config.Errors {
 	return func(text []byte) config.Errors {
 		var doc map[string]any
 		if err := toml.Unmarshal(text, &doc); err != nil {

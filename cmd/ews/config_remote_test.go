@@ -17,9 +17,13 @@ import (
 // version, refuses a stale one, and prints a refused document's problems
 // with their lines.
 func TestConfigPullPush(t *testing.T) {
-	s, err := confstore.New(confstore.Options{Check: func(b []byte) config.Errors {
+	s, err := confstore.New(confstore.Options{Check: func(b []byte) []confstore.Problem {
 		_, errs := config.ParseAll("cluster.toml", b)
-		return errs
+		ps := make([]confstore.Problem, len(errs))
+		for i, e := range errs {
+			ps[i] = confstore.Problem{Line: e.Line, Key: e.Key, Msg: e.Msg, Text: e.Error()}
+		}
+		return ps
 	}})
 	if err != nil {
 		t.Fatal(err)

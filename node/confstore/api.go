@@ -74,6 +74,9 @@ type Problem struct {
 	Key  string `json:"key,omitempty"`
 	Msg  string `json:"msg"`
 	Text string `json:"text"`
+	// Warning: a problem that does not stop the document (not answered:
+	// Put refuses only on the others)
+	Warning bool `json:"-"`
 }
 
 // putAnswer is a committed change.
@@ -132,11 +135,7 @@ func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart
 		w.Header().Set("ETag", etag(v.Number))
 		httpx.JSON(w, http.StatusOK, putAnswer{Version: v.Number, RestartNeeded: need})
 	case errors.As(err, &ce):
-		ps := make([]Problem, 0, len(ce.Errs))
-		for _, e := range ce.Errs {
-			ps = append(ps, Problem{Line: e.Line, Key: e.Key, Msg: e.Msg, Text: e.Error()})
-		}
-		httpx.JSON(w, http.StatusBadRequest, map[string]any{"error": ce.Error(), "problems": ps})
+		httpx.JSON(w, http.StatusBadRequest, map[string]any{"error": ce.Error(), "problems": ce.Problems})
 	case errors.As(err, &se):
 		w.Header().Set("ETag", etag(se.Have))
 		httpx.Error(w, http.StatusPreconditionFailed, "%v", se)

@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/durable"
 	"github.com/google/renameio/v2"
 )
@@ -48,7 +48,7 @@ type Options struct {
 	State durable.State
 	// Check validates a document's text as `ews config check` does,
 	// naming line and key; nil takes any text.
-	Check func(text []byte) config.Errors
+	Check func(text []byte) []Problem
 	// Path keeps the document across restarts for a board alone (its log
 	// is memory only) and for a rollback to the previous build; "" none.
 	Path string
@@ -73,9 +73,15 @@ type Store struct {
 
 // CheckError is a document the validation refused: every problem, with
 // its line.
-type CheckError struct{ Errs config.Errors }
+type CheckError struct{ Problems []Problem }
 
-func (e *CheckError) Error() string { return e.Errs.Error() }
+func (e *CheckError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Text
+	}
+	return strings.Join(lines, "\n")
+}
 
 // StaleError is a write that expected a version the document has left.
 type StaleError struct{ Expect, Have uint64 }
@@ -220,14 +226,14 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 // it cannot commit: *durable.NoQuorumError, durable.ErrNoLeader).
 func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
 	if s.opts.Check != nil {
-		var hard config.Errors
-		for _, e := range s.opts.Check(text) {
-			if !e.Warning {
-				hard = append(hard, e)
+		var hard []Problem
+		for _, p := range s.opts.Check(text) {
+			if !p.Warning {
+				hard = append(hard, p)
 			}
 		}
 		if len(hard) > 0 {
-			return Version{}, &CheckError{Errs: hard}
+			return Version{}, &CheckError{Problems: hard}
 		}
 	}
 	s.mu.Lock()

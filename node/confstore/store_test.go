@@ -18,9 +18,13 @@ const seed = "[[device]]\nname = \"lamp\"\ndriver = \"sim-switch\"\n"
 
 // check is config's own validation of the document alone (node adds the
 // packages' checks and the board's own sections).
-func check(text []byte) config.Errors {
+func check(text []byte) []Problem {
 	_, errs := config.ParseAll("cluster.toml", text)
-	return errs
+	ps := make([]Problem, len(errs))
+	for i, e := range errs {
+		ps[i] = Problem{Line: e.Line, Key: e.Key, Msg: e.Msg, Text: e.Error(), Warning: e.Warning}
+	}
+	return ps
 }
 
 func fixture(t *testing.T, opts Options) *Store {
