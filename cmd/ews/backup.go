@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -47,16 +46,12 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 		}
 		tok = strings.TrimSpace(string(b))
 	}
-	base := strings.TrimRight(*url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := boardURL(*url)
 	client := &http.Client{Timeout: 10 * time.Second}
 	if *cacert != "" {
-		pem, err := os.ReadFile(*cacert)
-		pool := x509.NewCertPool()
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "ews cluster backup: --cacert %s: want a PEM certificate file: %v\n", *cacert, err)
+		pool, err := readCA(*cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
 			return exitUsage
 		}
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,16 +33,12 @@ func clusterRaft(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster raft: want --url URL and no argument")
 		return exitUsage
 	}
-	base := strings.TrimSuffix(*url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := boardURL(*url)
 	c := &http.Client{Timeout: *timeout}
 	if *cacert != "" {
-		pem, err := os.ReadFile(*cacert)
-		pool := x509.NewCertPool()
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "ews cluster raft: --cacert %s: want a PEM certificate file: %v\n", *cacert, err)
+		pool, err := readCA(*cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster raft: %v\n", err)
 			return exitUsage
 		}
 		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -43,15 +42,11 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
 		return exitUsage
 	}
-	base := strings.TrimSuffix(*url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := boardURL(*url)
 	pool := x509.NewCertPool()
 	if *cacert != "" {
-		pem, err := os.ReadFile(*cacert)
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "ews cluster revoke: --cacert %s: want a PEM certificate file: %v\n", *cacert, err)
+		if pool, err = readCA(*cacert); err != nil {
+			fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
 			return exitUsage
 		}
 	} else if ca, err := b.CA(); err == nil && ca != nil {

@@ -37,10 +37,7 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews config %s: want --url URL%s\n", sub, map[string]string{"push": " and one FILE"}[sub])
 		return exitUsage
 	}
-	base := strings.TrimSuffix(*url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := boardURL(*url)
 	client := &http.Client{Timeout: *timeout}
 	token := os.Getenv("EWS_TOKEN")
 	pool := x509.NewCertPool()
@@ -72,11 +69,12 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *cacert != "" {
-		pem, err := os.ReadFile(*cacert)
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "ews config %s: --cacert %s: want a PEM certificate file: %v\n", sub, *cacert, err)
+		p, err := readCA(*cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews config %s: %v\n", sub, err)
 			return exitUsage
 		}
+		pool = p
 		withCA = true
 	}
 	if withCA {

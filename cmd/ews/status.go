@@ -2,12 +2,10 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -63,16 +61,12 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews status: using %s (%s); --url picks another board\n", found.url, found.why)
 		*url = found.url
 	}
-	base := strings.TrimSuffix(*url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := boardURL(*url)
 	c := &http.Client{Timeout: *timeout}
 	if *cacert != "" {
-		pem, err := os.ReadFile(*cacert)
-		pool := x509.NewCertPool()
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "ews status: --cacert %s: want a PEM certificate file (ews cluster ca BUNDLE > ca.pem): %v\n", *cacert, err)
+		pool, err := readCA(*cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews status: %v\n", err)
 			return exitUsage
 		}
 		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -66,10 +65,9 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 		Progress: func(board, msg string) { fmt.Fprintf(stdout, "%s: %s\n", board, msg) },
 	}
 	if *cacert != "" {
-		pem, err := os.ReadFile(*cacert)
-		pool := x509.NewCertPool()
-		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "ews upgrade: --cacert %s: want a PEM certificate file (ews cluster ca BUNDLE > ca.pem): %v\n", *cacert, err)
+		pool, err := readCA(*cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
 			return exitUsage
 		}
 		r.TLS = &tls.Config{RootCAs: pool}

@@ -134,10 +134,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 // userCall sends one request to the users API and returns the answer's
 // body, or an error with the board's message.
 func userCall(url, token, method, path string, body any, timeout time.Duration) ([]byte, error) {
-	base := strings.TrimSuffix(url, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := boardURL(url)
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
