@@ -218,6 +218,13 @@ func TestRollingUpgradeToSigned(t *testing.T) {
 		bs[i].local.inflight.Store(int64(10*(step+1) + i))
 		upgraded := bs[i:]
 		testutil.EventuallyWithin(t, fmt.Sprintf("settled with %s upgraded", name), 10*time.Second, func() bool {
+			// the old boards' version is learnt from their messages, on
+			// the gossip goroutine: a wait, not a moment
+			for _, old := range bs[:i] {
+				if bs[i].peerVersion(old.c.self.Name) == 0 {
+					return false
+				}
+			}
 			return settled(bs) && everyoneSigns(upgraded)
 		})
 		for _, old := range bs[:i] { // the last build's boards are sent version 4
