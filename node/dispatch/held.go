@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -24,10 +25,14 @@ const heldWriteTimeout = 30 * time.Second
 // MaxHeldAnswer turns it into a plain pass-through.
 type heldWriter struct {
 	w       http.ResponseWriter
-	buf     bytes.Buffer
-	code    int  // the status held back; 0: none yet
-	through bool // passing writes through
+	buf     *bytes.Buffer // from heldBufs once something is held
+	code    int           // the status held back; 0: none yet
+	through bool          // passing writes through
 }
+
+// heldBufs keeps the buffers of held answers between requests: every
+// forwarded answer passes through one, so none is grown anew each time.
+var heldBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (h *heldWriter) Header() http.Header { return h.w.Header() }
 
@@ -48,11 +53,14 @@ func (h *heldWriter) Write(p []byte) (int, error) {
 	if h.code == 0 {
 		h.WriteHeader(http.StatusOK)
 	}
-	if !h.through && h.buf.Len()+len(p) > MaxHeldAnswer {
+	if !h.through && h.held()+len(p) > MaxHeldAnswer {
 		h.passThrough()
 	}
 	if h.through {
 		return h.w.Write(p)
+	}
+	if h.buf == nil {
+		h.buf = heldBufs.Get().(*bytes.Buffer)
 	}
 	return h.buf.Write(p)
 }
@@ -86,10 +94,24 @@ func (h *heldWriter) passThrough() {
 	if h.code != 0 {
 		h.w.WriteHeader(h.code)
 	}
-	if h.buf.Len() > 0 {
-		_, _ = h.w.Write(h.buf.Bytes())
-		h.buf = bytes.Buffer{}
+	if h.buf != nil {
+		if h.buf.Len() > 0 {
+			_, _ = h.w.Write(h.buf.Bytes())
+		}
+		if h.buf.Cap() <= 64<<10 { // a board keeps no large answer's buffer
+			h.buf.Reset()
+			heldBufs.Put(h.buf)
+		}
+		h.buf = nil
 	}
+}
+
+// held is how many bytes of the answer are held.
+func (h *heldWriter) held() int {
+	if h.buf == nil {
+		return 0
+	}
+	return h.buf.Len()
 }
 
 // finish writes out a held answer, under its own write deadline: the
