@@ -11,6 +11,7 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/durable"
+	"github.com/ews-firmware/ews/node/users"
 	"github.com/ews-firmware/ews/state/row"
 )
 
@@ -88,7 +89,9 @@ func (n *Node) runDurable(ctx context.Context) error {
 	return n.acc.durable.raft.Run(ctx)
 }
 
-// importUsers tries the import until it is done or ctx ends.
+// importUsers tries the import until the log holds the store or ctx
+// ends: a board with none yet may mirror one from a board of the previous
+// build during a rolling upgrade, which is then imported.
 func (n *Node) importUsers(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -97,7 +100,9 @@ func (n *Node) importUsers(ctx context.Context) {
 		if err == nil {
 			return
 		}
-		n.log.Debug("users: import into the durable log: not yet", "err", err)
+		if !errors.Is(err, users.ErrNothingToImport) {
+			n.log.Debug("users: import into the durable log: not yet", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return

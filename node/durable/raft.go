@@ -48,7 +48,9 @@ type Options struct {
 	// memory (tests, a board with no state_dir).
 	Dir string
 	// Stream carries raft's RPCs on the board (Run makes the transport
-	// over it); tests pass a Transport instead (raft's InmemTransport).
+	// over it, unless Transport is set); tests pass a Transport instead
+	// (raft's InmemTransport, or one over Stream, which is then given
+	// too so Run stops its waiting dials).
 	Stream    *Stream
 	Transport raft.Transport
 	// Alive reports whether a board is heard on the gossip now.
@@ -112,6 +114,9 @@ func (r *Raft) Run(ctx context.Context) error {
 	r.log.Info("durable: log open", "dir", r.opts.Dir, "voters", Bootstrap(r.opts.Peers))
 	newPilot(r, ra).run(ctx)
 	r.handOver(ra)
+	if r.opts.Stream != nil {
+		r.opts.Stream.StopDials() // Shutdown waits for raft's goroutines, some in a waiting dial
+	}
 	err = ra.Shutdown().Error()
 	closeStores()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -42,7 +43,22 @@ type StreamOptions struct {
 	// Sign adds this board's proof to a dial's upgrade request (the peer
 	// mark for board); optional with TLS, which proves it already.
 	Sign func(r *http.Request, board string)
+	// Wait bounds how long a dial waits for a board that is not ready
+	// (down, restarting, or of an older build that does not speak the
+	// log) before it fails; 0: DialWait.
+	Wait time.Duration
+	// Retry is how often a waiting dial tries again; 0: DialRetry.
+	Retry time.Duration
 }
+
+// A waiting dial: raft backs off a peer after each failed RPC, up to
+// about 10 s, so a board that was down or ran an older build for a while
+// would wait that long for the leader once it is back. Dial waits instead
+// (no failure counted) and connects within Retry of the board's return.
+const (
+	DialWait  = 30 * time.Second
+	DialRetry = 250 * time.Millisecond
+)
 
 // Stream is raft's stream layer on the board's HTTP listener
 // (raft.StreamLayer). Raft addresses are board names, resolved at each
@@ -52,13 +68,22 @@ type Stream struct {
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
+	// dials ends waiting dials (StopDials); stopDials closes it once
+	dials     chan struct{}
+	stopDials sync.Once
 }
 
 var _ raft.StreamLayer = (*Stream)(nil)
 
 // NewStream returns the stream layer; it opens nothing.
 func NewStream(opts StreamOptions) *Stream {
-	return &Stream{opts: opts, conns: make(chan net.Conn), done: make(chan struct{})}
+	if opts.Wait <= 0 {
+		opts.Wait = DialWait
+	}
+	if opts.Retry <= 0 {
+		opts.Retry = DialRetry
+	}
+	return &Stream{opts: opts, conns: make(chan net.Conn), done: make(chan struct{}), dials: make(chan struct{})}
 }
 
 // ServeHTTP switches an authenticated upgrade request to raft.
@@ -107,18 +132,56 @@ func (s *Stream) Accept() (net.Conn, error) {
 	}
 }
 
-// Close stops Accept; connections already handed over are raft's.
+// Close stops Accept and waiting dials; connections already handed over
+// are raft's.
 func (s *Stream) Close() error {
 	s.once.Do(func() { close(s.done) })
+	s.StopDials()
 	return nil
 }
+
+// StopDials makes waiting dials fail now and later ones try once: before
+// the log shuts down, which waits for raft's goroutines that may dial.
+func (s *Stream) StopDials() { s.stopDials.Do(func() { close(s.dials) }) }
 
 // Addr is this board's raft address: its name.
 func (s *Stream) Addr() net.Addr { return boardAddr(s.opts.Self) }
 
-// Dial opens a raft connection to board address (a name).
+// Dial opens a raft connection to board address (a name). A board that
+// is not ready (errNotReady) is tried again every Retry for up to Wait;
+// a refusal of this board's proof fails at once.
 func (s *Stream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	board := string(address)
+	var giveUp <-chan time.Time
+	for {
+		conn, err := s.dial(board, timeout)
+		if err == nil || errors.Is(err, errRefused) {
+			return conn, err
+		}
+		if giveUp == nil {
+			t := time.NewTimer(s.opts.Wait)
+			defer t.Stop()
+			giveUp = t.C
+		}
+		retry := time.NewTimer(s.opts.Retry)
+		select {
+		case <-s.dials:
+			retry.Stop()
+			return nil, err
+		case <-giveUp:
+			retry.Stop()
+			return nil, err
+		case <-retry.C:
+		}
+	}
+}
+
+// errRefused marks a dial the board answered by refusing this board's
+// proof (401, 403): no wait makes it pass.
+var errRefused = errors.New("refused")
+
+// dial tries board once.
+func (s *Stream) dial(board string, timeout time.Duration) (net.Conn, error) {
 	hostport, ok := s.opts.Resolve(board)
 	if !ok {
 		return nil, fmt.Errorf("durable: dial %s: its HTTP address is not known yet", board)
@@ -165,6 +228,9 @@ func (s *Stream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Co
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		conn.Close()
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return nil, fmt.Errorf("durable: dial %s: upgrade %w: %s", board, errRefused, resp.Status)
+		}
 		return nil, fmt.Errorf("durable: dial %s: upgrade refused: %s", board, resp.Status)
 	}
 	_ = conn.SetDeadline(time.Time{})

@@ -33,7 +33,7 @@ func TestStreamOverHTTP(t *testing.T) {
 		so := StreamOptions{Self: n, Resolve: resolve, Sign: func(r *http.Request, _ string) { r.Header.Set(proof, "yes") }}
 		st := NewStream(so)
 		tr := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: st, MaxPool: 2, Timeout: time.Second, Logger: newHCLog(testutil.Logger())})
-		r, err := NewRaft(Options{Self: n, Peers: names, Transport: tr, Timing: testTiming, Logger: testutil.Logger(),
+		r, err := NewRaft(Options{Self: n, Peers: names, Transport: tr, Stream: st, Timing: testTiming, Logger: testutil.Logger(),
 			Alive: func(string) bool { return true }, Forward: NewForwarder(so).Send})
 		if err != nil {
 			t.Fatal(err)

@@ -283,15 +283,21 @@ func (s *Store) Adopt(d *Doc) (bool, error) {
 }
 
 // Import proposes this board's store (users.json, kept by the previous
-// build) as the log's first version of the store, once: when the log holds
-// none and this board has one that was ever written. Boards of a cluster
-// import at once; the first commits, the others' expected version 0 is
-// gone and they take the committed one. nil also when there was nothing
-// to do; an error (no quorum yet) means try again.
+// build, or mirrored since from a board still running it) as the log's
+// first version of the store, once: when the log holds none and this
+// board has one that was ever written. Boards of a cluster import at
+// once; the first commits, the others' expected version 0 is gone and
+// they take the committed one. nil once the log holds the store;
+// ErrNothingToImport while neither it nor this board has one (a board of
+// the previous build may still send one); another error (no quorum yet)
+// means try again.
 func (s *Store) Import(ctx context.Context) error {
 	ix := s.cur.Load()
-	if s.opts.State.Get(durable.KindUsers).Version > 0 || ix.durable > 0 || ix.doc.Version == 0 {
+	if s.opts.State.Get(durable.KindUsers).Version > 0 || ix.durable > 0 {
 		return nil
+	}
+	if ix.doc.Version == 0 {
+		return ErrNothingToImport
 	}
 	_, err := s.opts.State.Apply(ctx, durable.KindUsers, []byte(ix.sealed), 0)
 	var ce *durable.ConflictError
@@ -360,6 +366,9 @@ func (s *Store) save(d *Doc) error {
 // errMoved: the store kept moving under a write (other writers won each
 // try).
 var errMoved = errors.New("users: the store changed during the write; try again")
+
+// ErrNothingToImport: see Import.
+var ErrNothingToImport = errors.New("users: nothing to import yet")
 
 // mutate applies f to a copy of the current Doc and commits it as the
 // next version in the durable log; it returns once committed and

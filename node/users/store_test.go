@@ -3,6 +3,7 @@ package users
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,7 +222,7 @@ func TestNoQuorum(t *testing.T) {
 // The store of the previous build (users.json) goes into the log once:
 // the first board's import commits, a second board's finds it there and
 // takes the committed store; a fresh board with nothing written imports
-// nothing.
+// nothing, and tries again until the log holds the store.
 func TestImport(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ews1.users.json")
@@ -233,6 +234,9 @@ func TestImport(t *testing.T) {
 	state := durable.NewAlone(nil)
 	first := fixture(t, Options{Path: path, State: state})
 	fresh := fixture(t, Options{State: state, Path: filepath.Join(dir, "ews2.users.json")})
+	if err := fresh.Import(context.Background()); !errors.Is(err, ErrNothingToImport) {
+		t.Fatalf("a fresh board's import before any: %v, want ErrNothingToImport (try again)", err)
+	}
 	if err := first.Import(context.Background()); err != nil {
 		t.Fatal(err)
 	}
