@@ -208,7 +208,7 @@ func (n *Node) build(b *boot) error {
 	n.life.onClose(w.front.Close)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(b.sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get})
+			return sched.NewDispatcher(b.sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster)})
 		}}
 	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()
