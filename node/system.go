@@ -111,6 +111,9 @@ func (n *Node) build(b *boot) error {
 	if b.capacityAuto {
 		c.local.auto = newAutoSlots(b.state.Capacity)
 	}
+	if b.sched.Policy == "integrated" { // the policy that holds an overloaded board
+		c.local.over = newOverloadWatch(b.sched.Integrated, nil)
+	}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
