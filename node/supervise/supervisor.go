@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,9 +34,9 @@ type Supervisor struct {
 	staleAfter time.Duration
 	tick       func(time.Duration) <-chan time.Time // between passes; tests replace it
 	now        func() time.Time
-	beat       atomic.Int64 // UnixNano of the last pass; 0 before the first
 	mu         sync.Mutex
-	overdue    []string // helpers whose restart is overdue, at the last pass
+	beat       time.Time // the last pass, with its monotonic reading (a stepped wall clock does not age it); zero before the first
+	overdue    []string  // helpers whose restart is overdue, at the last pass
 }
 
 // Helper is one program to keep running; node maps it from [[supervise]].

@@ -45,9 +45,8 @@ func (s *Supervisor) sweep() {
 		}
 	}
 	s.mu.Lock()
-	s.overdue = overdue
+	s.overdue, s.beat = overdue, now
 	s.mu.Unlock()
-	s.beat.Store(now.UnixNano())
 }
 
 // Check is the other half of the pair: the serving process's watchdog
@@ -58,16 +57,15 @@ func (s *Supervisor) Check(ctx context.Context) error {
 	if len(s.helpers) == 0 {
 		return nil // nothing to watch: the loop does not run
 	}
-	last := s.beat.Load()
-	if last == 0 {
+	s.mu.Lock()
+	last, overdue := s.beat, s.overdue
+	s.mu.Unlock()
+	if last.IsZero() {
 		return nil // Run has not started its first pass yet
 	}
-	if age := s.now().Sub(time.Unix(0, last)); age > s.staleAfter {
+	if age := s.now().Sub(last); age > s.staleAfter {
 		return fmt.Errorf("supervise: watch loop stalled: last pass %v ago (bound %v)", age.Round(time.Millisecond), s.staleAfter)
 	}
-	s.mu.Lock()
-	overdue := s.overdue
-	s.mu.Unlock()
 	if len(overdue) > 0 {
 		return fmt.Errorf("supervise: restart overdue: %s", strings.Join(overdue, ", "))
 	}

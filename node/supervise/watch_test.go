@@ -84,7 +84,11 @@ func TestWatchLoopStopsWithRun(t *testing.T) {
 	s := New([]Helper{{Name: "idle", Command: []string{"/bin/sh", "-c", "exec sleep 60"}}}, testutil.Logger(),
 		withWatch(10*time.Millisecond, time.Minute), withGrace(2*time.Second))
 	stop := start(t, s)
-	testutil.Eventually(t, "a first pass of the watch loop", func() bool { return s.beat.Load() != 0 })
+	testutil.Eventually(t, "a first pass of the watch loop", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return !s.beat.IsZero()
+	})
 	if err := s.Check(context.Background()); err != nil {
 		t.Fatalf("Check on a running loop = %v", err)
 	}
