@@ -21,6 +21,7 @@ type local struct {
 	creds  *atomic.Uint64 // fingerprint of this board's credentials (accessSide.creds)
 	addr   func() string  // where other boards forward to (Node.httpAddr)
 	auto   *autoSlots     // [node] capacity = "auto"; nil: the configured capacity
+	over   *overloadWatch // integrated's overload hold on this board's reports; nil: no hold
 	// Built after the cluster, which needs local: set once by build, before
 	// anything runs.
 	work   workCount // the front door
@@ -62,8 +63,17 @@ func (l *local) QueueStats() (map[string]int, map[string]uint64, bool) {
 
 func (l *local) InFlight() int     { return l.work.InFlight() }
 func (l *local) Completed() uint64 { return l.work.Completed() }
-func (l *local) Load() state.Load  { return l.load.Load() }
 func (l *local) HTTPAddr() string  { return l.addr() }
+
+// Load is this board's load for its next report, also judged against the
+// overload hold the master will apply to it (overloadWatch).
+func (l *local) Load() state.Load {
+	ld := l.load.Load()
+	if l.over != nil {
+		l.over.observe(ld)
+	}
+	return ld
+}
 
 // Runstate is joining until the HTTP server serves, then what health says
 // (a name health does not know is down).

@@ -43,6 +43,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		AssignTTL:     assignTTL(n.boot.assign),
 		Capacity:      n.boot.state.Capacity,
 		Serving:       func() bool { return n.clu.local.Runstate() == state.Running }, // what its report says: health, not stopping
+		Overloaded:    n.overloaded(),
 		MasterWait:    n.boot.state.TMax + n.boot.state.Heartbeat,
 		ReplayMax:     min(n.boot.maxBody, dispatch.DefaultReplayMax),
 		MaxBody:       n.boot.maxBody,

@@ -224,8 +224,10 @@ func Listen(addr string) (net.Listener, error) {
 }
 
 // watchdog pets systemd's watchdog (WatchdogSec) only while the HTTP server
-// answers /healthz on loopback and the cluster's state can be read: a hung
-// main loop gets ews restarted. Without systemd it does nothing.
+// answers /healthz on loopback, the cluster's state can be read and the
+// helpers' watch loop is alive: a hung main loop gets ews restarted. The
+// last probe makes the watcher of the helpers itself watched (docs/NOTES.md,
+// Policies: 002's watchdog pair). Without systemd it does nothing.
 func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
 	// No client timeout of its own: each probe round's deadline is one
 	// watchdog interval (half of WatchdogSec), so a slow board that still
@@ -249,5 +251,6 @@ func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
 				return errors.New("cluster state locked")
 			}
 		}},
+		{Name: "supervise", Check: n.dev.helpers.Check},
 	})
 }

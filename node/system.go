@@ -111,6 +111,9 @@ func (n *Node) build(b *boot) error {
 	if b.capacityAuto {
 		c.local.auto = newAutoSlots(b.state.Capacity)
 	}
+	if b.sched.Policy == "integrated" { // the policy that holds an overloaded board
+		c.local.over = newOverloadWatch(b.sched.Integrated, nil)
+	}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
@@ -208,7 +211,7 @@ func (n *Node) build(b *boot) error {
 	n.life.onClose(w.front.Close)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(b.sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get})
+			return sched.NewDispatcher(b.sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster)})
 		}}
 	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()

@@ -32,6 +32,10 @@ type Options struct {
 	// RT gives a board's response time as the master's probes measure it
 	// (the integrated policy's rt term); nil: unknown for every board.
 	RT func(board string) time.Duration
+	// Distance is the round-trip time between two boards as gossip
+	// measures it (from "" = this board), for learned proximity rules;
+	// nil: none measured.
+	Distance func(from, to string) (time.Duration, bool)
 }
 
 // Dispatcher is the master's queue and dispatcher: bounded FIFO queues per
@@ -106,6 +110,9 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 	p, err := NewPolicy(cfg, opt.Rand, opt.Logger)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Distance != nil {
+		withDistance(p, opt.Distance)
 	}
 	room, err := ParseHeadroom(cfg.Headroom)
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 // the higher priority; when every recommended board is over its limits
 // (or none can take the request) it goes to the lowest integrated load of
 // all boards. Clients from other networks go to Next. The first matching
-// network wins.
+// network wins. A network listed with no boards learns them instead, from
+// measured round-trip times (proximity_learned.go).
 type Proximity struct {
 	rules []proxRule
 	Next  Policy
@@ -22,16 +23,22 @@ type Proximity struct {
 	// the integrated defaults; NewPolicy sets it from [sched.integrated].
 	Model *Integrated
 	Rand  *rand.Rand // ties; nil: the runtime's generator
+	// Distance is the measured round-trip time between two boards, from
+	// "" meaning the board this runs on; ok false when not measured. It
+	// ranks a learned rule's boards; nil: nothing measured.
+	Distance func(from, to string) (rtt time.Duration, ok bool)
 }
 
 type proxRule struct {
-	prefix netip.Prefix
-	prefer []string // priority order
+	prefix  netip.Prefix
+	prefer  []string // priority order
+	learned bool     // no boards listed: the nearest by Distance (proximity_learned.go)
 }
 
-// NewProximity compiles the table; an entry whose cidr does not parse or
-// that prefers nothing is logged and ignored (config check rejects it
-// first). A preferred board that is not in the table is simply never found.
+// NewProximity compiles the table; an entry whose cidr does not parse is
+// logged and ignored (config check rejects it first); one that prefers
+// nothing is a learned rule. A preferred board that is not in the table is
+// simply never found.
 func NewProximity(list []ProximityRule, next Policy, log *slog.Logger) *Proximity {
 	if log == nil {
 		log = slog.Default()
@@ -44,11 +51,11 @@ func NewProximity(list []ProximityRule, next Policy, log *slog.Logger) *Proximit
 	}
 	for i, e := range list {
 		pfx, err := netip.ParsePrefix(e.CIDR)
-		if err != nil || len(e.Prefer) == 0 {
+		if err != nil {
 			log.Warn("sched: proximity entry ignored", "index", i, "cidr", e.CIDR, "prefer", e.Prefer, "err", err)
 			continue
 		}
-		p.rules = append(p.rules, proxRule{prefix: pfx.Masked(), prefer: append([]string(nil), e.Prefer...)})
+		p.rules = append(p.rules, proxRule{prefix: pfx.Masked(), prefer: append([]string(nil), e.Prefer...), learned: len(e.Prefer) == 0})
 	}
 	return p
 }
@@ -61,6 +68,10 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 			r := &p.rules[i]
 			if !r.prefix.Contains(addr) {
 				continue
+			}
+			if r.learned {
+				near := p.nearest(req.Entry, pool)
+				r = &near
 			}
 			if best := p.recommended(r, pool); best != nil {
 				return best

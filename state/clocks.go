@@ -39,6 +39,7 @@ const clockSamples = 5
 // peerClock is what this board measured of one peer's clock.
 type peerClock struct {
 	samples  []time.Duration // latest last
+	rtts     []time.Duration // the round trips of the same acks, latest last
 	rtt      time.Duration
 	heard    time.Time // this board's monotonic time of the last ack
 	master   bool      // the last ack said it is master
@@ -115,6 +116,10 @@ func (k *clocks) record(name string, off, rtt time.Duration, flags byte, corr ti
 	if len(pc.samples) > clockSamples {
 		pc.samples = pc.samples[1:]
 	}
+	pc.rtts = append(pc.rtts, rtt)
+	if len(pc.rtts) > clockSamples {
+		pc.rtts = pc.rtts[1:]
+	}
 	pc.rtt, pc.heard, pc.corr = rtt, now, corr
 	pc.master, pc.measured = flags&ackMaster != 0, flags&ackMeasured != 0
 }
@@ -132,6 +137,25 @@ func (c *Cluster) ClockOffsets() map[string]time.Duration {
 		out[name] = pc.offset()
 	}
 	return out
+}
+
+// rttFresh is how long a peer's measured round trip counts after its last
+// ack: a few probe rounds, so a peer that went quiet is not ranked near.
+const rttFresh = 30 * time.Second
+
+// PeerRTT is the median round trip of this board's last probe acks from
+// name (learned proximity, docs/NOTES.md, Policies); ok is false when
+// name was not heard within rttFresh.
+func (c *Cluster) PeerRTT(name string) (rtt time.Duration, ok bool) {
+	c.clocks.mu.Lock()
+	defer c.clocks.mu.Unlock()
+	pc := c.clocks.peers[name]
+	if pc == nil || len(pc.rtts) == 0 || time.Since(pc.heard) > rttFresh {
+		return 0, false
+	}
+	s := slices.Clone(pc.rtts)
+	slices.Sort(s)
+	return s[len(s)/2], true
 }
 
 // correctClock sets the board clock's correction to cluster time, the

@@ -61,6 +61,17 @@ func TestFileClassesReplaceDefaults(t *testing.T) {
 	}
 }
 
+// A proximity entry without prefer is a learned rule, not an error.
+func TestProximityWithoutPreferIsLearned(t *testing.T) {
+	cfg, err := Parse("x.toml", []byte("[[sched.proximity]]\ncidr = \"0.0.0.0/0\"\n"))
+	if err != nil {
+		t.Fatalf("config check rejects a learned proximity rule: %v", err)
+	}
+	if len(cfg.Sched.Proximity) != 1 || len(cfg.Sched.Proximity[0].Prefer) != 0 {
+		t.Fatalf("proximity = %+v, want one rule preferring nothing", cfg.Sched.Proximity)
+	}
+}
+
 func TestExampleIsValid(t *testing.T) {
 	cfg, err := Parse("example.toml", []byte(Example()))
 	if err != nil {

@@ -50,9 +50,8 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 		if _, err := netip.ParsePrefix(p.CIDR); err != nil {
 			bad(key+".cidr", "%q: %v", p.CIDR, err)
 		}
-		if len(p.Prefer) == 0 {
-			bad(key+".prefer", "empty")
-		}
+		// No prefer: a learned rule, boards ranked by measured round-trip
+		// times (docs/NOTES.md, Policies: proximity learned).
 		for _, n := range p.Prefer {
 			if c.Rank(n) < 0 && n != c.Node.Name {
 				bad(key+".prefer", "%q is not in cluster.peers", n)

@@ -52,6 +52,10 @@ const (
 	BackClient   = "client"    // signed for another client address
 	BackFull     = "full"      // this board is at its capacity
 	BackNotReady = "not-ready" // this board does not report itself running (health, start, stop)
+	// BackOverloaded: the policy's overload rule holds this board; its
+	// clients move away, not only new ones are withheld (003, docs/NOTES.md,
+	// Dispatch: redirect once, then direct).
+	BackOverloaded = "overloaded"
 )
 
 // SignAssignment returns an assignment of client to board target, valid
@@ -113,7 +117,8 @@ func (f *Front) assigned(r *http.Request) bool {
 // runAssigned is the path of a client that the master assigned to a board
 // and that came straight to a board: run it here when the assignment is
 // for this board and this client and still valid, the board is running
-// and below its capacity, and the request is not pinned to another board;
+// and not held as overloaded and below its capacity, and the request is
+// not pinned to another board;
 // a pinned request goes to the master as any other; else the client is
 // sent back to the master (307).
 func (f *Front) runAssigned(w http.ResponseWriter, in *inbound) {
@@ -136,6 +141,10 @@ func (f *Front) runAssigned(w http.ResponseWriter, in *inbound) {
 	}
 	if f.clients.serving != nil && !f.clients.serving() {
 		f.backToMaster(w, in, BackNotReady)
+		return
+	}
+	if f.clients.overloaded != nil && f.clients.overloaded() {
+		f.backToMaster(w, in, BackOverloaded)
 		return
 	}
 	if !f.takeSlot() {

@@ -80,9 +80,9 @@ func TestAssignRedirectOnceThenDirect(t *testing.T) {
 // A bad assignment sends the client back to the master, with the reason,
 // and the cookie dropped; the master then assigns it afresh.
 func TestAssignBackToMaster(t *testing.T) {
-	var serving atomic.Bool
+	var serving, overloaded atomic.Bool
 	serving.Store(true)
-	tc := assignCluster(t, clusterOpts{serving: serving.Load})
+	tc := assignCluster(t, clusterOpts{serving: serving.Load, overloaded: overloaded.Load})
 	m, b := tc.boards[0], tc.boards[1]
 	me := netip.MustParseAddr("127.0.0.1")
 	signer := b.front.marks
@@ -105,12 +105,14 @@ func TestAssignBackToMaster(t *testing.T) {
 		{"for another client", signer.SignAssignment(1, "ews2", netip.MustParseAddr("10.9.9.9"), time.Minute), BackClient, nil},
 		{"a redirect mark is no assignment", signer.SignString(KindRedirect, 1, "ews2", &Binding{}), BackForged, nil},
 		{"board not reporting itself running", good, BackNotReady, func() { serving.Store(false) }},
+		{"board held as overloaded: its clients move away", good, BackOverloaded, func() { overloaded.Store(true) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.before != nil {
 				tt.before()
 				defer serving.Store(true)
+				defer overloaded.Store(false)
 			}
 			started := b.started.Load()
 			resp, body := do(t, noRedirect, "GET", b.srv.URL+"/page?y=2", map[string]string{HeaderAssign: tt.tok}, "")

@@ -169,6 +169,7 @@ type clusterOpts struct {
 	auth       bool           // each board checks credentials with a countingAuth (Bearer good)
 	assign     time.Duration  // Options.AssignTTL
 	serving    func() bool    // Options.Serving of every board
+	overloaded func() bool    // Options.Overloaded of every board
 	viaMaster  bool           // Options.ViaMaster: followers send everything through the master (no fast entry)
 }
 
@@ -216,7 +217,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
 			Transport: NewTransport(tro), Scheme: scheme, PeerName: peer,
 			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
-			AssignTTL: o.assign, Capacity: o.capacity, Serving: o.serving, ViaMaster: o.viaMaster,
+			AssignTTL: o.assign, Capacity: o.capacity, Serving: o.serving, Overloaded: o.overloaded, ViaMaster: o.viaMaster,
 		}
 		if o.auth {
 			b.auth = &countingAuth{}

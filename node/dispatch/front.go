@@ -72,6 +72,12 @@ type Options struct {
 	// not starting or stopping); an assigned client is sent back to the
 	// master when not. Nil: always.
 	Serving func() bool
+	// Overloaded says whether the scheduling policy's overload rule holds
+	// this board (integrated: cpu over cpu_overload for overload), judged
+	// by the board on the figures it reports: the master then gives it no
+	// new requests, and an assigned client is sent back too, so it moves
+	// to another board. Nil: never.
+	Overloaded func() bool
 	// Transport carries forwarded requests; default NewTransport(TransportOptions{}).
 	Transport http.RoundTripper
 	// Scheme of board URLs; default "http". "https" with a Transport
@@ -195,9 +201,10 @@ type followerRole struct {
 // assignRole is what a board needs to run the clients the master assigned
 // to it (redirect mode).
 type assignRole struct {
-	ttl      time.Duration // AssignTTL
-	capacity int
-	serving  func() bool
+	ttl        time.Duration // AssignTTL
+	capacity   int
+	serving    func() bool
+	overloaded func() bool
 }
 
 // placeRole is the placement channels open here, either end, and their series.
@@ -250,6 +257,7 @@ func NewFront(opt Options) (*Front, error) {
 	}
 	f.master.holds.init(opt.RedirectHold)
 	f.clients.ttl, f.clients.capacity, f.clients.serving = opt.AssignTTL, opt.Capacity, opt.Serving
+	f.clients.overloaded = opt.Overloaded
 	if f.clients.ttl == 0 {
 		f.clients.ttl = DefaultAssignTTL
 	}

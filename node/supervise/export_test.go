@@ -29,3 +29,18 @@ func (h *helper) snapshot() Status {
 	st.Name = h.name
 	return st
 }
+
+// withWatch sets the watch loop's pass interval and its stale bound.
+func withWatch(every, stale time.Duration) Option {
+	return func(s *Supervisor) { s.checkEvery, s.staleAfter = every, stale }
+}
+
+// withClock replaces the clock the watch loop and Check read.
+func withClock(now func() time.Time) Option { return func(s *Supervisor) { s.now = now } }
+
+// setDown marks helper i as down since t, as keep does after an exit.
+func (s *Supervisor) setDown(i int, t time.Time) {
+	s.helpers[i].mu.Lock()
+	s.helpers[i].downSince = t
+	s.helpers[i].mu.Unlock()
+}

@@ -27,8 +27,9 @@ type helper struct {
 	name string
 	argv []string
 
-	mu sync.Mutex
-	st Status
+	mu        sync.Mutex
+	st        Status
+	downSince time.Time // since the last exit or failed start; zero while running
 }
 
 func (h *helper) update(f func(*Status)) {
@@ -48,6 +49,10 @@ func (s *Supervisor) keep(ctx context.Context, h *helper) {
 		if ctx.Err() != nil {
 			return
 		}
+		now := s.now()
+		h.mu.Lock()
+		h.downSince = now
+		h.mu.Unlock()
 		if up >= s.resetAfter {
 			retry.Reset()
 		}
@@ -88,7 +93,10 @@ func (s *Supervisor) runOnce(ctx context.Context, h *helper) (up time.Duration, 
 		return 0, err
 	}
 	pid := cmd.Process.Pid
-	h.update(func(st *Status) { st.Running, st.PID, st.Since = true, pid, start })
+	h.mu.Lock()
+	h.st.Running, h.st.PID, h.st.Since = true, pid, start
+	h.downSince = time.Time{}
+	h.mu.Unlock()
 	s.log.Info("supervise: helper started", "helper", h.name, "pid", pid, "command", h.argv)
 
 	waitc := make(chan error, 1)

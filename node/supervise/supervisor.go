@@ -28,6 +28,15 @@ type Supervisor struct {
 	resetAfter time.Duration
 	grace      time.Duration
 	after      func(time.Duration) <-chan time.Time // tests replace it to record waits
+
+	// The watch loop (watch.go), watched in turn by the node's watchdog.
+	checkEvery time.Duration
+	staleAfter time.Duration
+	tick       func(time.Duration) <-chan time.Time // between passes; tests replace it
+	now        func() time.Time
+	mu         sync.Mutex
+	beat       time.Time // the last pass, with its monotonic reading (a stepped wall clock does not age it); zero before the first
+	overdue    []string  // helpers whose restart is overdue, at the last pass
 }
 
 // Helper is one program to keep running; node maps it from [[supervise]].
@@ -51,6 +60,10 @@ func New(entries []Helper, log *slog.Logger, opts ...Option) *Supervisor {
 		resetAfter: DefaultResetAfter,
 		grace:      DefaultGrace,
 		after:      time.After,
+		checkEvery: DefaultCheckEvery,
+		staleAfter: DefaultStaleAfter,
+		tick:       time.After,
+		now:        time.Now,
 	}
 	for _, o := range opts {
 		o(s)
@@ -73,9 +86,17 @@ func New(entries []Helper, log *slog.Logger, opts ...Option) *Supervisor {
 
 // Run starts every helper and keeps it running until ctx is done; then it
 // stops them all (SIGTERM, SIGKILL after the grace period) and returns when
-// the last one has exited, with nil.
+// the last one has exited, with nil. Beside the helpers it runs the watch
+// loop that Check reports on.
 func (s *Supervisor) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	if len(s.helpers) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.watch(ctx)
+		}()
+	}
 	for _, h := range s.helpers {
 		wg.Add(1)
 		go func() {

@@ -1,0 +1,62 @@
+package sched
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// LearnedNear is how many boards a learned proximity rule recommends: the
+// paper's static table lists three per network, and its scheme 1 ranks by
+// measured delay (docs/NOTES.md, Policies: proximity learned).
+const LearnedNear = 3
+
+// nearest builds a learned rule's recommendation for a request that
+// reached the cluster at door (Request.Entry; "" for the board this runs
+// on): the door itself first (the client reached it, so it is nearest),
+// then the boards of pool by measured round-trip time from the door,
+// shortest first, equal times by name; LearnedNear of them. Boards with
+// no measurement are left out, so with nothing measured only the door is
+// recommended, and a request whose door is not in pool falls to the
+// lowest integrated load of all boards.
+func (p *Proximity) nearest(door string, pool []*Board) proxRule {
+	type cand struct {
+		name string
+		rtt  time.Duration
+	}
+	cs := make([]cand, 0, len(pool))
+	for _, b := range pool {
+		if b.Name == door {
+			cs = append(cs, cand{b.Name, -1}) // before any measured board
+			continue
+		}
+		if p.Distance == nil {
+			continue
+		}
+		if rtt, ok := p.Distance(door, b.Name); ok {
+			cs = append(cs, cand{b.Name, max(rtt, 0)})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(a.rtt, b.rtt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	r := proxRule{learned: true}
+	for _, c := range cs[:min(len(cs), LearnedNear)] {
+		r.prefer = append(r.prefer, c.name)
+	}
+	return r
+}
+
+// withDistance gives the proximity inside p (under stickiness, if any) the
+// measured round-trip times; other policies do not use them.
+func withDistance(p Policy, f func(from, to string) (time.Duration, bool)) {
+	switch q := p.(type) {
+	case *Sticky:
+		withDistance(q.Next, f)
+	case *Proximity:
+		q.Distance = f
+	}
+}
