@@ -6,11 +6,13 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ews-firmware/ews/node/users"
 )
@@ -26,7 +28,7 @@ const ConfigPath = "/api/config"
 // collectStores adds the configuration store's document and the users
 // store to a; a store that cannot be read is named in a.Manifest.Stores.
 func collectStores(ctx context.Context, o CollectOptions, base string, a *Archive) {
-	text, tag, err := getText(ctx, o, base+ConfigPath)
+	text, tag, err := getConfig(ctx, o, base)
 	if err == nil {
 		a.Config = text
 		a.Manifest.ConfigVersion, _ = strconv.ParseUint(strings.Trim(tag, `"`), 10, 64)
@@ -43,6 +45,30 @@ func collectStores(ctx context.Context, o CollectOptions, base string, a *Archiv
 		a.Manifest.UsersVersion = d.Version
 	} else {
 		a.Manifest.Stores = append(a.Manifest.Stores, "users store: "+err.Error())
+	}
+}
+
+// storeTries bounds how often collectStores asks again while the
+// configuration store answers 503 (a cluster just started seeds it, or
+// elects its log's leader, within a few seconds).
+const storeTries = 5
+
+// getConfig GETs the configuration document, asking again a second later
+// while the board answers 503.
+func getConfig(ctx context.Context, o CollectOptions, base string) (string, string, error) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for i := 1; ; i++ {
+		text, tag, err := getText(ctx, o, base+ConfigPath)
+		var se *statusError
+		if err == nil || i == storeTries || !errors.As(err, &se) || se.code != http.StatusServiceUnavailable {
+			return text, tag, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", err
+		case <-t.C:
+		}
 	}
 }
 
@@ -65,7 +91,15 @@ func getText(ctx context.Context, o CollectOptions, u string) (string, string, e
 		return "", "", fmt.Errorf("backup: GET %s: %w", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", "", fmt.Errorf("backup: GET %s: %s %s", u, resp.Status, strings.TrimSpace(string(b)))
+		return "", "", &statusError{code: resp.StatusCode, msg: fmt.Sprintf("backup: GET %s: %s %s", u, resp.Status, strings.TrimSpace(string(b)))}
 	}
 	return string(b), resp.Header.Get("ETag"), nil
 }
+
+// statusError is a board's answer other than 200.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }

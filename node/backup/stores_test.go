@@ -4,10 +4,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ews-firmware/ews/node/confstore"
@@ -137,5 +141,51 @@ func TestWriteStores(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "data", "ews", "config.json")); err != nil {
 		t.Errorf("state_dir: %v", err)
+	}
+}
+
+// TestCollectWaitsForTheConfigStore: a cluster just started answers 503
+// until its log seeds the store; the backup asks again instead of leaving
+// the store out, and names a store it could not read.
+func TestCollectWaitsForTheConfigStore(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refuse  int // 503s before the document
+		missing string
+	}{
+		{"seeded after one refusal", 1, ""},
+		{"never seeded", 1000, "configuration store"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/api/cluster":
+					w.Write([]byte(`{"nodes":[]}`))
+				case ConfigPath:
+					if int(calls.Add(1)) <= c.refuse {
+						http.Error(w, `{"error":"confstore: not in the durable log yet"}`, http.StatusServiceUnavailable)
+						return
+					}
+					w.Header().Set("ETag", `"3"`)
+					w.Write([]byte(storeDoc))
+				case UsersPath:
+					w.Write([]byte(`{"version":2,"users":[{"name":"admin","role":"admin"}]}`))
+				}
+			}))
+			defer srv.Close()
+			a, err := Collect(context.Background(), CollectOptions{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(a.Manifest.Stores, "\n")
+			if c.missing == "" && (a.Config != storeDoc || a.Manifest.ConfigVersion != 3 || got != "") ||
+				c.missing != "" && (a.Config != "" || !strings.Contains(got, c.missing) || !strings.Contains(got, "503")) {
+				t.Errorf("config %q v%d, missing %q", a.Config, a.Manifest.ConfigVersion, got)
+			}
+			if a.Users == nil || a.Manifest.UsersVersion != 2 {
+				t.Errorf("users %+v", a.Users)
+			}
+		})
 	}
 }
