@@ -145,6 +145,7 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 	root := fs.String("root", "", "the card's root partition (e.g. /media/$USER/rootfs): where the stores and a --secrets backup's bundle go")
 	url := fs.String("url", "", "a board of the running cluster: restore the stores through its API")
 	tokenFile := fs.String("token-file", "", "with --url: file holding an admin's token (default $EWS_TOKEN)")
+	cacert := fs.String("cacert", "", "with --url: PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
 	}
@@ -164,7 +165,7 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if *url != "" {
-		return restoreStores(a, *url, *tokenFile, stdout, stderr)
+		return restoreStores(a, *url, *tokenFile, *cacert, stdout, stderr)
 	}
 	stores := a.Config != "" || a.Users != nil
 	if stores {
@@ -218,7 +219,16 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 
 // restoreStores is `ews cluster restore --url`: the backup's stores back
 // on a running cluster.
-func restoreStores(a backup.Archive, url, tokenFile string, stdout, stderr io.Writer) int {
+func restoreStores(a backup.Archive, url, tokenFile, cacert string, stdout, stderr io.Writer) int {
+	client := &http.Client{Timeout: 10 * time.Second}
+	if cacert != "" {
+		pool, err := readCA(cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+			return exitUsage
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	tok := os.Getenv("EWS_TOKEN")
 	if tokenFile != "" {
 		b, err := os.ReadFile(tokenFile)
@@ -230,7 +240,7 @@ func restoreStores(a backup.Archive, url, tokenFile string, stdout, stderr io.Wr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := backup.RestoreStores(ctx, a, backup.RestoreOptions{URL: boardURL(url), Token: tok, Check: checkStoreText})
+	res, err := backup.RestoreStores(ctx, a, backup.RestoreOptions{URL: boardURL(url), Token: tok, Client: client, Check: checkStoreText})
 	for _, n := range res.Notes {
 		fmt.Fprintf(stderr, "ews cluster restore: %s\n", n)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ews-firmware/ews/node/backup"
@@ -98,6 +99,14 @@ func TestRestoreRefusesABadBackup(t *testing.T) {
 				}
 			}
 		})
+	}
+	// on a running cluster: refused before any request
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	bad := filepath.Join(dir, "configuration-fails-the-check.tar.gz")
+	if code, _, errs := run("cluster", "restore", "--from", bad, "--url", srv.URL); code != exitError || !strings.Contains(errs, "sim-swich") || hits.Load() != 0 {
+		t.Errorf("restore --url of a bad backup: %d %q, %d requests: want refused before any", code, errs, hits.Load())
 	}
 	// the good one writes the card and the store
 	card, root := t.TempDir(), t.TempDir()
