@@ -237,7 +237,7 @@ func TestBackupAndRestore(t *testing.T) {
 
 	archive := filepath.Join(t.TempDir(), "cluster.tar.gz")
 	code, out := rsRun(t, bin, "cluster", "backup", "--url", "http://"+boards[2].http, "--out", archive)
-	if code != 0 || !strings.Contains(out, "3 board configs, 1 outputs") || !strings.Contains(out, "not included: user accounts") {
+	if code != 0 || !strings.Contains(out, "3 board configs, 1 outputs") || !strings.Contains(out, "configuration version 1") {
 		t.Fatalf("backup: exit %d\n%s", code, out)
 	}
 

@@ -55,6 +55,8 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 		{vw, "GET", "/cgi-bin/x", 403},
 		{op, "GET", "/events?scope=log", 403},
 		{vw, "GET", "/api/board/config", 403},
+		{op, "GET", "/api/board/users", 403},
+		{op, "PUT", "/api/board/users", 403},
 		{"Bearer ews_wrong-token-xxxxxxxxxxxx", "POST", "/api/devices/relay1/toggle", 401},
 	} {
 		code, _, m := getJSON(t, c.method, base+c.path, nil, map[string]string{"Authorization": c.auth})

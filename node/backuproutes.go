@@ -6,9 +6,13 @@ package node
 import (
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/backup"
+	"github.com/ews-firmware/ews/node/confstore"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // backupRoutes serves, with credentials, GET /api/board/config (this
@@ -16,9 +20,34 @@ import (
 // remembers and its own devices) for `ews cluster backup`.
 func (n *Node) backupRoutes(mux *http.ServeMux) {
 	mux.Handle("GET "+backup.Path, n.acc.auth.Require(adminOnly(backup.Handler(n.backupOptions())))) // admin only: it carries the secrets
+	// the users store, whole (docs/NOTES.md "Backups hold everything"):
+	// out for a backup, back in as its next version for a restore
+	mux.Handle("GET "+backup.UsersPath, n.acc.auth.Require(adminOnly(http.HandlerFunc(n.acc.acct.store.ServeExport))))
+	mux.Handle("PUT "+backup.UsersPath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.acc.acct.store.ServeRestore)))))
 	mux.Handle("GET "+backup.OutputsPath, n.acc.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpx.JSON(w, http.StatusOK, []any{n.rememberedOutputs(), n.dev.devs.Local()})
 	})))
+}
+
+// CheckStoreText checks a configuration store document as a board whose
+// boot config is boot would (`ews config check`, PUT /api/config): `ews
+// cluster restore` runs it before it changes anything. Only the
+// document's problems: not warnings, nor those of the boot config's own
+// sections (a backup without --secrets has its key left out).
+func CheckStoreText(text, boot []byte) []string {
+	var doc map[string]any
+	_ = toml.Unmarshal(boot, &doc)
+	_, own := splitSections(doc)
+	var out []string
+	for _, p := range checkStore(own)(text) {
+		section, _, _ := strings.Cut(p.Key, ".")
+		section, _, _ = strings.Cut(section, "[")
+		if p.Warning || p.Line == 0 && section != "" && !slices.Contains(confstore.Sections, section) {
+			continue
+		}
+		out = append(out, p.Text)
+	}
+	return out
 }
 
 // backupOptions maps the boot config: its file, the lines of its inline

@@ -49,8 +49,9 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/cluster/upgrade", n.acc.auth.Require(http.HandlerFunc(n.serveRolloutStatus)))                // any user: it names boards and builds
 	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
-	n.backupRoutes(mux) // GET /api/board/config for ews cluster backup
-	n.configRoutes(mux) // /api/config: the configuration store (configstore.go)
+	n.backupRoutes(mux)   // GET /api/board/config for ews cluster backup
+	n.boardLogRoutes(mux) // GET /api/board/log: the board page's Log panel (boardlog.go)
+	n.configRoutes(mux)   // /api/config: the configuration store (configstore.go)
 	mux.Handle("/", n.web.front)
 }
 

@@ -114,8 +114,12 @@ else
 	# (the MQTT tests start a real broker), tcpdump (the TLS capture test),
 	# qemu-system-arm, cpio and device-tree-compiler (the HIL test boots Pi
 	# machines; it fetches Debian's arm64 and armmp kernels and busybox
-	# itself, once, into /var/cache/ews-hil).
-	step deps bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput
+	# itself, once, into /var/cache/ews-hil), prometheus (its promtool checks
+	# the alert rules in packaging/prometheus).
+	step deps bash scripts/deps.sh shellcheck iproute2:ip chromium qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput prometheus:promtool
+	# The shipped alert rules: promtool's syntax check and their unit tests
+	# (packaging/prometheus/ews-alerts.test.yml), a second or two.
+	step promtool bash scripts/promtool.sh
 	# The ARM smoke and the hardware-in-the-loop test (every ARM build on
 	# Debian's kernels on qemu's Pi 3 and Pi 2 machines, ~110 s once the
 	# kernels are cached) run beside the Go tests: those mostly wait on

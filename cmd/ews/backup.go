@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/backup"
 )
 
@@ -20,10 +21,11 @@ import (
 // remembered outputs into one archive (node/backup).
 func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster backup", "--url URL --token-file F --out FILE.tar.gz [--secrets [--bundle PATH]]",
-		"Save every board's boot config (its [[rule]]s included) and every output's last commanded state into FILE.tar.gz.\n"+
-			"Inline secrets (cluster.key, http.token) are left out unless --secrets, which also adds a board's bundle (--bundle);\n"+
-			"an admin bundle (the one ews cluster init wrote) is never added, whatever its file name.\n"+
-			"User accounts (ews user) are not saved yet. Exit 1 when a board could not be read (the archive says which).", stderr)
+		"Save every board's boot config (its [[rule]]s included), every output's last commanded state, the configuration\n"+
+			"store (GET /api/config) and the users store (ews user) into FILE.tar.gz. Needs an admin's token.\n"+
+			"Inline secrets (cluster.key, http.token) and the users' token and password hashes are left out unless --secrets,\n"+
+			"which also adds a board's bundle (--bundle); an admin bundle (the one ews cluster init wrote) is never added,\n"+
+			"whatever its file name. Exit 1 when a board or a store could not be read (the archive says which).", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
 	tokenFile := fs.String("token-file", "", "file holding the API token (default $EWS_TOKEN)")
 	out := fs.String("out", "", "archive to write (.tar.gz)")
@@ -94,37 +96,61 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews cluster backup: %s: %v\n", *out, werr)
 		return exitError
 	}
-	missing := 0
+	missing := len(a.Manifest.Stores)
+	for _, m := range a.Manifest.Stores {
+		fmt.Fprintf(stderr, "ews cluster backup: not saved: %s\n", m)
+	}
 	for _, b := range a.Manifest.Boards {
 		if b.Missing != "" {
 			missing++
 			fmt.Fprintf(stderr, "ews cluster backup: board %s not saved: %s\n", b.Name, b.Missing)
 		}
 	}
-	fmt.Fprintf(stdout, "ews: wrote %s: %d board configs, %d outputs of cluster %s; %s\n", *out, len(a.Configs), len(a.Outputs), a.Manifest.Cluster, backup.UsersNote)
+	fmt.Fprintf(stdout, "ews: wrote %s: %d board configs, %d outputs, configuration version %d, %d users (version %d) of cluster %s; %s\n",
+		*out, len(a.Configs), len(a.Outputs), a.Manifest.ConfigVersion, usersIn(a), a.Manifest.UsersVersion, a.Manifest.Cluster, a.Manifest.Users)
 	if missing > 0 {
 		return exitError
 	}
 	return exitOK
 }
 
+// usersIn counts the users a backup holds.
+func usersIn(a backup.Archive) int {
+	if a.Users == nil {
+		return 0
+	}
+	return len(a.Users.Users)
+}
+
+// checkStoreText checks a backup's configuration document as `ews config
+// check` does (node.CheckStoreText).
+func checkStoreText(text, boot []byte) []string { return node.CheckStoreText(text, boot) }
+
 // clusterRestore is `ews cluster restore`: a replacement board's boot
-// directory from a backup.
+// directory from a backup, or the cluster's stores back on a running
+// cluster (--url).
 func clusterRestore(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster restore", "--from FILE.tar.gz --board NAME --out DIR [--root ROOTDIR]",
+	fs := newFlags("cluster restore", "--from FILE.tar.gz (--board NAME --out DIR [--root ROOTDIR] | --url URL --token-file F)",
 		"Write board NAME's boot config and its outputs' last states into DIR, the mounted boot partition of its new\n"+
-			"SD card, and (from a --secrets backup, with --root) its bundle into ROOTDIR/etc/ews, mode 0600: secrets never\n"+
-			"go on the boot partition. A card already holding a config keeps it (with a warning when it differs); a card\n"+
-			"or backup of another cluster is refused. Boot it: it rejoins under its name.", stderr)
+			"SD card, and with --root the cluster's configuration and users stores into ROOTDIR's state_dir (the board\n"+
+			"seeds a cluster's stores from them when no peer holds them) and, from a --secrets backup, its bundle into\n"+
+			"ROOTDIR/etc/ews, mode 0600: secrets never go on the boot partition. A card already holding a config keeps it\n"+
+			"(with a warning when it differs); a card or backup of another cluster is refused. Boot it: it rejoins under its name.\n"+
+			"With --url instead: put the backup's configuration store and users back on the running cluster, each as its\n"+
+			"store's next version (an admin's token). Everything is checked first: a damaged backup, or a configuration that\n"+
+			"fails `ews config check`, changes nothing.", stderr)
 	from := fs.String("from", "", "the backup archive (ews cluster backup --out)")
 	board := fs.String("board", "", "the board to restore")
 	out := fs.String("out", "", "the card's boot directory (e.g. /media/$USER/bootfs)")
-	root := fs.String("root", "", "the card's root partition (e.g. /media/$USER/rootfs): where a --secrets backup's bundle goes")
-	if code, ok := parse(fs, args); !ok {
+	root := fs.String("root", "", "the card's root partition (e.g. /media/$USER/rootfs): where the stores and a --secrets backup's bundle go")
+	url := fs.String("url", "", "a board of the running cluster: restore the stores through its API")
+	tokenFile := fs.String("token-file", "", "with --url: file holding an admin's token (default $EWS_TOKEN)")
+	cacert := fs.String("cacert", "", "with --url: PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
+	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
 	}
-	if *from == "" || *board == "" || *out == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "ews cluster restore: --from, --board and --out are required")
+	if *from == "" || fs.NArg() > 0 || (*url == "" && (*board == "" || *out == "")) || (*url != "" && (*board != "" || *out != "")) {
+		fmt.Fprintln(stderr, "ews cluster restore: --from and either --board and --out (a card) or --url (a running cluster) are required")
 		return exitUsage
 	}
 	f, err := os.Open(*from)
@@ -137,6 +163,16 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster restore: %s: %v\n", *from, err)
 		return exitError
+	}
+	if *url != "" {
+		return restoreStores(a, *url, *tokenFile, *cacert, stdout, stderr)
+	}
+	stores := a.Config != "" || a.Users != nil
+	if stores {
+		if err := backup.CheckStores(a, *board, checkStoreText); err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %s: %v\n", *from, err)
+			return exitError
+		}
 	}
 	res, err := backup.WriteCard(a, *board, *out)
 	if *root != "" && a.Bundle != nil {
@@ -161,6 +197,62 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 		for _, p := range sec.Wrote {
 			fmt.Fprintf(stdout, "ews: wrote %s (mode 0600, the root partition)\n", p)
 		}
+	}
+	switch {
+	case stores && *root != "":
+		st, err := backup.WriteStores(a, *board, *root)
+		for _, w := range st.Warnings {
+			fmt.Fprintf(stderr, "ews cluster restore: warning: %s\n", w)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+			return exitError
+		}
+		for _, p := range st.Wrote {
+			fmt.Fprintf(stdout, "ews: wrote %s (the root partition)\n", p)
+		}
+	case stores:
+		fmt.Fprintln(stderr, "ews cluster restore: warning: the backup's configuration and users stores are not written without --root (a board joining a running cluster takes them from its peers; `ews cluster restore --url` puts them back on one)")
+	}
+	return exitOK
+}
+
+// restoreStores is `ews cluster restore --url`: the backup's stores back
+// on a running cluster.
+func restoreStores(a backup.Archive, url, tokenFile, cacert string, stdout, stderr io.Writer) int {
+	client := &http.Client{Timeout: 10 * time.Second}
+	if cacert != "" {
+		pool, err := readCA(cacert)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+			return exitUsage
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
+	tok := os.Getenv("EWS_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+			return exitUsage
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := backup.RestoreStores(ctx, a, backup.RestoreOptions{URL: boardURL(url), Token: tok, Client: client, Check: checkStoreText})
+	for _, n := range res.Notes {
+		fmt.Fprintf(stderr, "ews cluster restore: %s\n", n)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		return exitError
+	}
+	if res.ConfigVersion > 0 {
+		fmt.Fprintf(stdout, "ews: the configuration store is at version %d, the backup's document\n", res.ConfigVersion)
+	}
+	if res.UsersVersion > 0 {
+		fmt.Fprintf(stdout, "ews: the users store is at version %d, the backup's %d users\n", res.UsersVersion, usersIn(a))
 	}
 	return exitOK
 }

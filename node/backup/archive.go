@@ -13,21 +13,40 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/users"
 )
 
 // Format is the archive's layout version; Read refuses others.
 const Format = 1
 
-// UsersNote is what a backup says of accounts: they are not saved yet.
-const UsersNote = "not included: user accounts (every board keeps a replica; a replaced board gets them from its peers); boards' [http] credentials are in their configs"
+// UsersNote is what a backup says of accounts when it holds no
+// credentials: the accounts and their rights only.
+const UsersNote = "user accounts without their credentials (--secrets keeps the token and password hashes); boards' [http] credentials are in their configs"
+
+// UsersNoteSecrets is UsersNote for a --secrets backup.
+const UsersNoteSecrets = "user accounts with their token and password hashes; boards' [http] credentials are in their configs"
+
+// Names of the stores' entries in the archive.
+const (
+	StoreConfigEntry = "cluster-config.toml" // the configuration store's document (node/confstore)
+	StoreUsersEntry  = "users.json"          // the users store (node/users)
+)
 
 // Archive is one cluster backup: FILE.tar.gz holding manifest.json,
-// boards/NAME/ews.toml, outputs.json and, with secrets, cluster.bundle.
+// boards/NAME/ews.toml, outputs.json, the cluster's two stores
+// (cluster-config.toml, users.json) and, with secrets, cluster.bundle.
 type Archive struct {
 	Manifest Manifest
 	Configs  map[string]string // board -> its boot config file
 	Outputs  []hal.Snapshot    // every output at its last command (highest seq)
 	Bundle   []byte            // the cluster bundle; nil without --secrets
+	// Config is the configuration store's current document (GET
+	// /api/config); "" when the backup has none (an older ews made it, or
+	// it could not be read: Manifest.Stores says why).
+	Config string
+	// Users is the users store (GET /api/board/users); nil when the
+	// backup has none. Token and password hashes only with --secrets.
+	Users *users.Doc
 }
 
 // Manifest is manifest.json.
@@ -38,6 +57,12 @@ type Manifest struct {
 	Boards  []BoardEntry `json:"boards"`
 	Secrets bool         `json:"secrets"` // configs unredacted and the bundle included
 	Users   string       `json:"users"`
+	// ConfigVersion and UsersVersion are the stores' versions saved; 0
+	// when not saved.
+	ConfigVersion uint64 `json:"config_version,omitempty"`
+	UsersVersion  uint64 `json:"users_version,omitempty"`
+	// Stores says why a store is not in the backup, one line each.
+	Stores []string `json:"stores_missing,omitempty"`
 }
 
 // BoardEntry is one board in the manifest.
@@ -89,6 +114,16 @@ func Write(w io.Writer, a Archive) error {
 	if err := add("outputs.json", 0o644, js(a.Outputs)); err != nil {
 		return err
 	}
+	if a.Config != "" {
+		if err := add(StoreConfigEntry, 0o644, []byte(a.Config)); err != nil {
+			return err
+		}
+	}
+	if a.Users != nil {
+		if err := add(StoreUsersEntry, mode, js(a.Users)); err != nil {
+			return err
+		}
+	}
 	if a.Bundle != nil {
 		if err := CheckBundle(a.Bundle); err != nil {
 			return err
@@ -139,6 +174,14 @@ func Read(r io.Reader) (Archive, error) {
 			if err := json.Unmarshal(data, &a.Outputs); err != nil {
 				return a, fmt.Errorf("backup: outputs.json: %w", err)
 			}
+		case name == StoreConfigEntry:
+			a.Config = string(data)
+		case name == StoreUsersEntry:
+			var d users.Doc
+			if err := json.Unmarshal(data, &d); err != nil {
+				return a, fmt.Errorf("backup: %s (the users store) damaged: %w", StoreUsersEntry, err)
+			}
+			a.Users = &d
 		case name == "cluster.bundle":
 			a.Bundle = data
 		case strings.HasPrefix(name, "boards/") && strings.HasSuffix(name, "/ews.toml"):

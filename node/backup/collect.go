@@ -24,9 +24,10 @@ type CollectOptions struct {
 
 // Collect reads the cluster table from o.URL, then every board's boot
 // config and its outputs: its own at their last command and what it
-// remembers of the others'. A board that cannot be read is listed in the
-// manifest with why (Missing); the error is nil unless the table itself
-// cannot be read.
+// remembers of the others', then the cluster's configuration and users
+// stores from o.URL. A board that cannot be read is listed in the
+// manifest with why (Missing), a store in Manifest.Stores; the error is
+// nil unless the table itself cannot be read.
 func Collect(ctx context.Context, o CollectOptions) (Archive, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second}
@@ -52,7 +53,11 @@ func Collect(ctx context.Context, o CollectOptions) (Archive, error) {
 	if err := getJSON(ctx, o, base.String()+"/api/cluster", &view); err != nil {
 		return Archive{}, err
 	}
-	a := Archive{Configs: map[string]string{}, Manifest: Manifest{Created: o.Now().UTC(), Secrets: o.Secrets, Users: UsersNote}}
+	note := UsersNote
+	if o.Secrets {
+		note = UsersNoteSecrets
+	}
+	a := Archive{Configs: map[string]string{}, Manifest: Manifest{Created: o.Now().UTC(), Secrets: o.Secrets, Users: note}}
 	var outputs [][]hal.Snapshot
 	for _, n := range view.Nodes {
 		e := BoardEntry{Name: n.Name}
@@ -87,6 +92,7 @@ func Collect(ctx context.Context, o CollectOptions) (Archive, error) {
 		a.Manifest.Boards = append(a.Manifest.Boards, e)
 	}
 	a.Outputs = Merge(outputs...)
+	collectStores(ctx, o, base.String(), &a)
 	if o.Secrets && o.Bundle != nil {
 		a.Bundle = o.Bundle
 	}

@@ -136,6 +136,8 @@ export class Live {
 // SHA-256 the user confirmed).
 export const getBoard = () => request('GET', '/api/board');
 export const restartBoard = () => request('POST', '/api/board/restart');
+// getBoardLog: this board's recent log lines, {lines: [{seq, time, level, text}]}; admin only.
+export const getBoardLog = () => request('GET', '/api/board/log');
 
 export const getRollout = () => request('GET', '/api/cluster/upgrade');
 

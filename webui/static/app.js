@@ -108,6 +108,7 @@ function setDevices(list) {
   }
   for (const name of state.history.keys()) if (!next.has(name)) state.history.delete(name);
   state.devices = next;
+  devicesView.setLoaded();
   devicesDirty = true;
   schedule();
 }

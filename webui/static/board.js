@@ -112,35 +112,66 @@ export class BoardView {
     this.syncUpload();
   }
 
+  // openLog fills the Log panel from GET /api/board/log at once, then follows the log stream
+  // (its first event is the same lines again; seq keeps each line once).
   openLog() {
     const list = $('board-log');
     if (!this.canControl()) {
-      list.textContent = '';
-      list.append(h('li', { class: 'muted' }, t('logNeedsLogin')));
+      this.logNote(list, t('logNeedsLogin'));
       return;
     }
     if (this.es) return;
+    if (!list.querySelector('li:not(.note)')) this.logNote(list, t('logLoading'));
+    api.getBoardLog().then((r) => {
+      if (r && Array.isArray(r.lines)) this.addLines(list, r.lines, false);
+    }).catch((e) => {
+      if (e.status === 403) {
+        this.logNote(list, t('logAdminOnly'));
+        if (this.es) this.es.close();
+        this.es = null;
+      } else if (e.status === 401) {
+        this.onAuth(401);
+      }
+      // 404: a board of an older build; the stream fills the panel
+    });
     const es = new EventSource('/events?scope=log');
     this.es = es;
     es.addEventListener('log', (ev) => {
       let lines;
       try { lines = JSON.parse(ev.data); } catch { return; }
       if (!Array.isArray(lines)) return;
-      if (list.dataset.seq === undefined || lines.length > 1) list.textContent = ''; // a snapshot
-      for (const l of lines) {
-        if (!l || typeof l.text !== 'string') continue;
-        if (Number(list.dataset.seq) >= l.seq && lines.length === 1) continue;
-        list.dataset.seq = String(l.seq);
-        const time = typeof l.time === 'string' ? l.time.slice(11, 19) : '';
-        list.append(h('li', { class: `lv-${String(l.level).toLowerCase()}` }, h('time', null, time), h('span', { class: 'lvl' }, l.level), h('span', { class: 'msg' }, l.text)));
-      }
-      while (list.children.length > MAX_LINES) list.firstElementChild.remove();
-      list.scrollTop = list.scrollHeight;
+      this.addLines(list, lines, lines.length > 1); // more than one: a snapshot
     });
     es.onerror = () => {
       // The board restarts or the session ended: EventSource retries by itself (the stream's retry).
       if (!this.canControl()) this.hide();
     };
+  }
+
+  // logNote replaces the panel's content with one muted line (why it is empty).
+  logNote(list, text) {
+    list.textContent = '';
+    delete list.dataset.seq;
+    list.append(h('li', { class: 'muted note' }, text));
+  }
+
+  // addLines shows log lines, each once (by seq); replace starts over from a snapshot.
+  addLines(list, lines, replace) {
+    if (replace) {
+      list.textContent = '';
+      delete list.dataset.seq;
+    }
+    for (const n of list.querySelectorAll('li.note')) n.remove();
+    for (const l of lines) {
+      if (!l || typeof l.text !== 'string') continue;
+      if (list.dataset.seq !== undefined && Number(list.dataset.seq) >= l.seq) continue;
+      list.dataset.seq = String(l.seq);
+      const time = typeof l.time === 'string' ? l.time.slice(11, 19) : '';
+      list.append(h('li', { class: `lv-${String(l.level).toLowerCase()}` }, h('time', null, time), h('span', { class: 'lvl' }, l.level), h('span', { class: 'msg' }, l.text)));
+    }
+    while (list.children.length > MAX_LINES) list.firstElementChild.remove();
+    if (!list.children.length) list.append(h('li', { class: 'muted note' }, t('logEmpty')));
+    list.scrollTop = list.scrollHeight;
   }
 
   async restart() {

@@ -80,6 +80,7 @@ export class DevicesView {
     this.cards = new Map(); // name -> card record
     this.groups = new Map(); // board -> group record
     this.canControl = false;
+    this.loaded = false; // no device list yet: "Loading devices…", never "No devices" (setLoaded)
     this.allow = () => true; // whether the user's role covers this device (issue 24)
     this.histFor = () => [];
     filter.addEventListener('input', () => this.applyFilter());
@@ -337,6 +338,15 @@ export class DevicesView {
     }
     setText(this.count, words.length ? t('nShown', { shown: num(shown), n: num(total) }) : t('nDevices', { n: num(total) }));
     this.empty.hidden = shown > 0;
-    setText(this.empty, total === 0 ? t('noDevices') : t('noMatch'));
+    this.empty.classList.toggle('loading', !this.loaded);
+    setText(this.empty, !this.loaded ? t('devLoading') : total === 0 ? t('noDevices') : t('noMatch'));
+  }
+
+  // setLoaded says the board answered with its device list (maybe empty): from now on an
+  // empty list means "No devices".
+  setLoaded() {
+    if (this.loaded) return;
+    this.loaded = true;
+    this.applyFilter();
   }
 }
