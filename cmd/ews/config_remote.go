@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ews-firmware/ews/node/confstore"
 )
 
 const configRemoteHelp = "The cluster's configuration store (GET/PUT /api/config on any board), for people who keep it in git.\n" +
@@ -98,12 +100,7 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 		return resp, b, err
 	}
 	fail := func(resp *http.Response, b []byte) int {
-		var e struct {
-			Error    string `json:"error"`
-			Problems []struct {
-				Text string `json:"text"`
-			} `json:"problems"`
-		}
+		var e confstore.Refusal
 		_ = json.Unmarshal(b, &e)
 		switch {
 		case len(e.Problems) > 0:

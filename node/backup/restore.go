@@ -164,12 +164,7 @@ func do(o RestoreOptions, req *http.Request, v any) (string, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxEntry))
 	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error    string `json:"error"`
-			Problems []struct {
-				Text string `json:"text"`
-			} `json:"problems"`
-		}
+		var e confstore.Refusal
 		_ = json.Unmarshal(b, &e)
 		msg := e.Error
 		if len(e.Problems) > 0 {

@@ -67,6 +67,14 @@ func (s *Store) serveGet(w http.ResponseWriter, r *http.Request, _ string) {
 	_, _ = io.WriteString(w, v.Text)
 }
 
+// Refusal is the JSON answer of a document the check refused (400): the
+// error, and its every problem. The clients (ews config push, ews cluster
+// restore --url) read it back.
+type Refusal struct {
+	Error    string    `json:"error"`
+	Problems []Problem `json:"problems"`
+}
+
 // Problem is one thing a refused document has wrong, as `ews config
 // check` says it (Text), with its line and key.
 type Problem struct {
@@ -135,7 +143,7 @@ func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart
 		w.Header().Set("ETag", etag(v.Number))
 		httpx.JSON(w, http.StatusOK, putAnswer{Version: v.Number, RestartNeeded: need})
 	case errors.As(err, &ce):
-		httpx.JSON(w, http.StatusBadRequest, map[string]any{"error": ce.Error(), "problems": ce.Problems})
+		httpx.JSON(w, http.StatusBadRequest, Refusal{Error: ce.Error(), Problems: ce.Problems})
 	case errors.As(err, &se):
 		w.Header().Set("ETag", etag(se.Have))
 		httpx.Error(w, http.StatusPreconditionFailed, "%v", se)
