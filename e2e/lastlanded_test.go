@@ -16,7 +16,7 @@ import (
 // cluster in the field runs and must upgrade from
 // (docs/notes/upgrade-from-last-landed.md). Each landing moves it forward to main's new head, so the
 // next change is tested against what boards run then.
-const lastLanded = "dc202624b32589a80c9525ef3a831334c088ddbf"
+const lastLanded = "6fe7bfad4dc3c551f66fd4d54e568817d189a5f6"
 
 var lastLandedOnce struct {
 	sync.Mutex

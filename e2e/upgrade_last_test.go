@@ -275,8 +275,8 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 		if err := c.get(b, "/api/board", &info); err != nil || info.Version != lastLanded[:7] {
 			t.Fatalf("%s before the upgrade: %+v %v, want version %s", b.name, info, err, lastLanded[:7])
 		}
-		if p := c.alpn(t, b); p != "http/1.1" {
-			t.Fatalf("%s before the upgrade: asked whether it seals, it chose %q, want http/1.1 (the last build does not seal)", b.name, p)
+		if p := c.alpn(t, b); p != state.SealsALPN {
+			t.Fatalf("%s before the upgrade: asked whether it seals, it chose %q, want %s (the last build seals)", b.name, p, state.SealsALPN)
 		}
 	}
 	// The new build, signed as `make dist SIGN=ADMIN` signs it: with this
