@@ -139,13 +139,17 @@ if [ -n "$BACKUP" ]; then
 	# of the card's own config there first, so a card of another cluster is
 	# refused before anything is written)
 	[ -n "$EWS" ] || die 1 "--from-backup needs an ews binary for this machine (--ews PATH)"
-	mkdir "$TMP/card"
+	# The cluster's stores go to $TMP/root (the root side's state_dir),
+	# copied onto the card in the write phase below, so --dry-run writes
+	# nothing; flash.sh mints the board's bundle itself, never from the backup.
+	mkdir "$TMP/card" "$TMP/root"
 	[ -z "$KEEP_CONF" ] || cp "$CONF" "$TMP/card/ews.toml"
-	"$EWS" cluster restore --from "$BACKUP" --board "$NAME" --out "$TMP/card" >/dev/null 2>"$TMP/restore.err" || {
+	"$EWS" cluster restore --from "$BACKUP" --board "$NAME" --out "$TMP/card" --root "$TMP/root" >/dev/null 2>"$TMP/restore.err" || {
 		sed "s#$TMP/card#$BOOT#g" "$TMP/restore.err" >&2
 		die 1 "cannot restore board $NAME from $BACKUP"
 	}
-	sed "s#$TMP/card#$BOOT#g" "$TMP/restore.err" >&2
+	sed "s#$TMP/card#$BOOT#g; s#$TMP/root#$ROOT#g" "$TMP/restore.err" >&2
+	rm -rf "$TMP/root/etc" # a --secrets backup's bundle: this card gets the one minted here
 	cp "$TMP/card/ews.toml" "$TMP/ews.toml"
 else
 	boot_config "$NAME" "$PEER_PORT" >"$TMP/ews.toml"
@@ -203,6 +207,16 @@ if [ -n "$BACKUP" ]; then
 	for f in ews-outputs.json ews.toml.from-backup; do
 		[ ! -e "$TMP/card/$f" ] || put 0644 "$TMP/card/$f" "$BOOT/$f"
 	done
+	# the configuration and users stores, into the state_dir on the root
+	# side (0600; tmpfiles gives them to ews at boot); a board's own store
+	# already on the card is kept, as `ews cluster restore --root` does
+	while IFS= read -r f; do
+		if [ -e "$ROOT/$f" ]; then
+			echo "$PROG: warning: $ROOT/$f exists: kept (the board's own store)" >&2
+		else
+			put 0600 "$TMP/root/$f" "$ROOT/$f"
+		fi
+	done < <(cd "$TMP/root" && find . -type f | sed 's#^\./##' | sort)
 fi
 if [ -n "$DRY" ]; then
 	echo "--- $CONF would be:"

@@ -36,11 +36,27 @@ driver = "sim-switch"
 // writeBackup writes a cluster backup of the test's peers to a temp file.
 func writeBackup(t *testing.T, peerList []string) string {
 	t.Helper()
-	a := backup.Archive{
+	return writeArchive(t, backupArchive(peerList))
+}
+
+// storeText is a configuration store's document: the cluster-wide sections.
+const storeText = `[[device]]
+name = "relay9"
+driver = "sim-switch"
+`
+
+// backupArchive is the test backup of ews2 with peerList's cluster.
+func backupArchive(peerList []string) backup.Archive {
+	return backup.Archive{
 		Manifest: backup.Manifest{Cluster: backup.Cluster{Peers: peerList}, Boards: []backup.BoardEntry{{Name: "ews2"}}},
 		Configs:  map[string]string{"ews2": backupConf},
 		Outputs:  []hal.Snapshot{{Name: "relay1", Node: "ews2", State: "on", Value: true, Seq: 42}},
 	}
+}
+
+// writeArchive writes a to a temp file.
+func writeArchive(t *testing.T, a backup.Archive) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "cluster.tar.gz")
 	f, err := os.Create(p)
 	if err != nil {
@@ -117,6 +133,42 @@ read_auth = false`, 1)
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
 		sameTree(t, "card", before, snapshot(t, filepath.Dir(c.boot)))
+	})
+	t.Run("the stores go to the root side, not in a dry run", func(t *testing.T) {
+		c := newCard(t)
+		a := backupArchive(ours)
+		a.Config = storeText
+		a.Manifest.ConfigVersion = 7
+		file := writeArchive(t, a)
+		before := snapshot(t, c.root)
+		if out, code := run(t, "flash.sh", fromBackup(c, file, "--dry-run")...); code != 0 {
+			t.Fatalf("dry run: exit %d:\n%s", code, out)
+		}
+		sameTree(t, "root side after --dry-run", before, snapshot(t, c.root))
+		out, code := run(t, "flash.sh", fromBackup(c, file)...)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		p := filepath.Join(c.root, "var/lib/ews/config.json")
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("the configuration store is not on the card: %v\n%s", err, out)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
+		}
+		if got := read(t, p); !strings.Contains(got, "relay9") || !strings.Contains(got, `"version":7`) {
+			t.Errorf("%s does not hold the backup's version 7:\n%s", p, got)
+		}
+		if _, err := os.Stat(filepath.Join(c.root, "var/lib/ews/etc")); err == nil {
+			t.Error("the backup's bundle went under the state directory")
+		}
+		// flashed again: the board's own store is kept
+		write(t, p, "mine", 0o600)
+		out, code = run(t, "flash.sh", append(fromBackup(c, file), "--force")...)
+		if code != 0 || read(t, p) != "mine" || !strings.Contains(out, "kept (the board's own store)") {
+			t.Errorf("exit %d, store %q:\n%s", code, read(t, p), out)
+		}
 	})
 	t.Run("no peers with it", func(t *testing.T) {
 		c := newCard(t)
