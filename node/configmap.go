@@ -90,6 +90,8 @@ type boot struct {
 	// storeText is the cluster-wide sections this board runs: storeSeed,
 	// or the store's document it took (withStore).
 	storeText []byte
+	// storeVersion is the store's version storeText is; 0: the boot file's.
+	storeVersion uint64
 }
 
 // automationConfig is what the MQTT bridge and the rules are built from;

@@ -165,6 +165,7 @@ func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
 	}
 	nb, err := b.withStore([]byte(v.Text))
 	if err == nil {
+		nb.storeVersion = v.Number
 		log.Info("config: cluster-wide sections from the configuration store", "version", v.Number, "path", path)
 		return nb
 	}

@@ -38,6 +38,36 @@ func liveOf(b *boot, version uint64) *liveConfig {
 	return l
 }
 
+// openDevices opens this board's devices. A device of the boot file that
+// does not open stops the board, naming its line (docs/DESIGN.md,
+// Wiring); one of a version of the configuration store (storeWins) is
+// reported as a live apply reports it, and the others run: a board that
+// starts beats one that does not, and the version is the cluster's, not
+// this board's to refuse.
+func (n *Node) openDevices() (*hal.Devices, map[string]string, error) {
+	b := n.boot
+	opts := hal.Options{Registerer: n.reg, Logger: n.log, Poll: b.poll, Now: b.clock.Now}
+	devs, err := hal.New(b.hal, opts)
+	if err == nil {
+		return devs, nil, nil
+	}
+	if b.storeText == nil || string(b.storeText) == string(b.storeSeed) {
+		return nil, nil, b.citeDevices(err)
+	}
+	n.log.Error("devices: the configuration store's devices do not all open on this board; the others run", "err", err)
+	none := b.hal
+	none.Devices = nil
+	if devs, err = hal.New(none, opts); err != nil {
+		return nil, nil, err
+	}
+	res, err := devs.Apply(b.hal)
+	if err != nil {
+		_ = devs.Close()
+		return nil, nil, err
+	}
+	return devs, res.Failed, nil
+}
+
 // configStatus is what a board did with a version of the store: each
 // board publishes its own on its local stream (event "config"), so GET
 // /api/config/status on any board says it for every board.
@@ -74,7 +104,7 @@ type configApplier struct {
 
 func newConfigApplier(n *Node) *configApplier {
 	return &configApplier{n: n, kick: make(chan struct{}, 1), boards: map[string]configStatus{},
-		own: configStatus{Board: n.boot.state.Name}}
+		own: configStatus{Board: n.boot.state.Name, Version: n.boot.storeVersion}}
 }
 
 // offer hands over a committed version; only the latest waits.

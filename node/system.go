@@ -97,7 +97,7 @@ type accessSide struct {
 func (n *Node) build(b *boot) error {
 	log := n.log
 	n.boot = b
-	n.live.Store(liveOf(b, 0)) // until a version of the store is applied (liveconfig.go)
+	n.live.Store(liveOf(b, b.storeVersion)) // until a version of the store is applied (liveconfig.go)
 	n.reg = promx.NewRegistry()
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
@@ -148,8 +148,9 @@ func (n *Node) build(b *boot) error {
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if d.devs, err = hal.New(b.hal, hal.Options{Registerer: n.reg, Logger: log, Poll: b.poll, Now: b.clock.Now}); err != nil {
-		return b.citeDevices(err)
+	var failed map[string]string // the store's devices that did not open here
+	if d.devs, failed, err = n.openDevices(); err != nil {
+		return err
 	}
 	devs := d.devs
 	n.life.onClose(func() {
@@ -166,6 +167,7 @@ func (n *Node) build(b *boot) error {
 	if err := n.openConfStore(); err != nil {
 		return err
 	}
+	a.live.own.Failed = failed
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
