@@ -59,4 +59,5 @@ func (n *Node) configRoutes(mux *http.ServeMux) {
 		return p.Name, p.Admin()
 	}, n.boot.restartNeeded)
 	mux.Handle("GET /api/config/status", guard(http.HandlerFunc(n.acc.live.serveStatus)))
+	mux.Handle("GET /api/config/drivers", guard(http.HandlerFunc(serveDrivers))) // the Settings page's device forms
 }

@@ -203,6 +203,16 @@ func (a *configApplier) remote(board string, st configStatus) {
 	a.mu.Unlock()
 }
 
+// serveDrivers answers GET /api/config/drivers: every driver with its
+// keys and their help (hal.Drivers), for the Settings page's forms.
+func serveDrivers(w http.ResponseWriter, r *http.Request) {
+	if p := who(r); !p.Admin() {
+		httpx.Error(w, http.StatusForbidden, "config: %q: admin only", p.Name)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers()})
+}
+
 // serveStatus answers GET /api/config/status: the store's version and
 // what every board made of it, this board first.
 func (a *configApplier) serveStatus(w http.ResponseWriter, r *http.Request) {

@@ -60,6 +60,9 @@ func TestConfigAppliedLive(t *testing.T) {
 		}},
 		{"mode needs a restart", seed + btn + "\n[sched]\npolicy = \"rr\"\nmode = \"redirect\"\n", `["sched.mode"]`, func() bool { return true }},
 	}
+	if code, _, body := do(t, "GET", base+"/api/config/drivers", "", bearer); code != http.StatusOK || !strings.Contains(body, `"name":"sim-switch"`) || !strings.Contains(body, `"key":"on_stop"`) {
+		t.Errorf("drivers: %d %.300s", code, body)
+	}
 	version := 1
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
