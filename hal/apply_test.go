@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 
 	"periph.io/x/conn/v3/gpio"
 )
@@ -135,4 +138,23 @@ func TestApplyAfterClose(t *testing.T) {
 	if _, err := ds.Apply(parse(t, "[[device]]\nname = \"s\"\ndriver = \"sim-switch\"\n")); !errors.Is(err, ErrApplyClosed) {
 		t.Fatalf("Apply after Close: %v", err)
 	}
+}
+
+// A sensor added while Run runs is polled at its period, without a
+// client asking.
+func TestApplyPollsAnAddedSensor(t *testing.T) {
+	ds := open(t, parse(t, ""), nil)
+	cfg := parse(t, "[[device]]\nname = \"t\"\ndriver = \"sim-sensor\"\nmax_age = \"0s\"\n")
+	cfg.Devices[0].Poll = 100 * time.Millisecond // the shortest allowed
+	if _, err := ds.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	first, err := ds.Get("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, "the added sensor read by the poller", func() bool {
+		s, err := ds.Get("t")
+		return err == nil && s.Updated.After(first.Updated)
+	})
 }
