@@ -98,7 +98,6 @@ func (ds *Devices) Apply(cfg Config) (Applied, error) {
 	}
 	for i, s := range cfg.Devices {
 		next.order = append(next.order, s.Name)
-		next.specs[s.Name] = s
 		switch {
 		case !s.local(ds.self):
 			next.remote[s.Name] = ds.remoteSnapshot(s)

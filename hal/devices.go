@@ -94,7 +94,6 @@ func New(cfg Config, opts Options) (*Devices, error) {
 	taken := newResources()
 	for i, spec := range cfg.Devices {
 		set.order = append(set.order, spec.Name)
-		set.specs[spec.Name] = spec
 		if !spec.local(ds.self) {
 			set.remote[spec.Name] = ds.remoteSnapshot(spec)
 			continue
