@@ -16,6 +16,8 @@ import (
 type Device struct {
 	name, driverName, node string
 	ds                     *Devices
+	spec                   DeviceSpec // as opened: Apply reopens it when the config's differs
+	watch                  *watcher   // its input watcher while Run runs; under ds.runMu
 	driver                 *Driver
 	drv                    Instance
 	latency                time.Duration

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/promx"
@@ -40,16 +41,18 @@ type Devices struct {
 	now       func() time.Time
 	metrics   *metrics
 
-	order  []string           // every device name, config order
-	local  map[string]*Device // wired to this board
-	remote map[string]Snapshot
+	set     atomic.Pointer[deviceSet] // the devices now (set.go); Apply swaps it
+	latency time.Duration             // [sim] device_latency, for the devices Apply opens
+	applyMu sync.Mutex                // one Apply at a time, never with Close
+	reload  chan struct{}             // Apply changed the set: Run re-reads its polls
 
 	subs      subscribers
 	period    time.Duration // Options.Poll
-	runMu     sync.Mutex    // guards the three below
+	runMu     sync.Mutex    // guards the four below and each Device's watch
 	closed    bool
 	stopRun   context.CancelFunc // ends a Run in progress
 	runDone   chan struct{}      // closed when that Run has returned
+	runCtx    context.Context    // that Run's context: input watchers run under it
 	holdMu    sync.Mutex
 	held      chan struct{} // Hold: closed by Release; nil: not held
 	seq       seqClock      // Seq of the commands on restorable outputs
@@ -65,8 +68,7 @@ type Devices struct {
 func New(cfg Config, opts Options) (*Devices, error) {
 	ds := &Devices{
 		self: cfg.Node, board: opts.Board, log: opts.Logger, now: opts.Now,
-		local: map[string]*Device{}, remote: map[string]Snapshot{},
-		metrics: newMetrics(opts.Registerer), period: opts.Poll,
+		metrics: newMetrics(opts.Registerer), period: opts.Poll, reload: make(chan struct{}, 1),
 	}
 	if ds.log == nil {
 		ds.log = slog.Default()
@@ -82,90 +84,123 @@ func New(cfg Config, opts Options) (*Devices, error) {
 		ds.board, ds.ownsBoard = b, true
 	}
 	ds.log.Debug("hal: board", "kind", ds.board.Kind())
-	var latency time.Duration
 	if cfg.Sim != nil {
-		latency = cfg.Sim.DeviceLatency
+		ds.latency = cfg.Sim.DeviceLatency
 	}
 
 	var errs SpecErrors
-	fail := func(err error) {
-		var se *SpecError
-		if !errors.As(err, &se) {
-			se = &SpecError{Index: -1, Err: err}
-		}
-		errs = append(errs, se)
-	}
-	pins := map[string]string{}  // pin -> device
-	addrs := map[string]string{} // bus/address -> device
+	fail := func(err error) { errs = append(errs, asSpecError(err)) }
+	set := newDeviceSet()
+	taken := newResources()
 	for i, spec := range cfg.Devices {
-		ds.order = append(ds.order, spec.Name)
-		node := spec.Node
-		if node == "" {
-			node = ds.self
-		}
+		set.order = append(set.order, spec.Name)
 		if !spec.local(ds.self) {
-			ds.remote[spec.Name] = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateRemote, Unit: spec.Units}
+			set.remote[spec.Name] = ds.remoteSnapshot(spec)
 			continue
 		}
-		n := len(errs)
-		drv := checkSpec(spec, true, badFunc(&errs, i, spec))
-		if len(errs) > n {
-			continue
-		}
-		bad := badFunc(&errs, i, spec)
-		if spec.Pin != "" && !drv.Simulated {
-			keys := pinKeys(spec)
-			if other, used := firstUsed(pins, keys); used {
-				bad("pin", "pin %s is already used by device %q", spec.Pin, other)
-				continue
-			}
-			for _, k := range keys {
-				pins[k] = spec.Name
-			}
-		}
-		if drv.Needs == NeedsBus {
-			k := spec.Bus + "/" + spec.Address
-			if other, used := addrs[k]; used {
-				bad("address", "address %s on bus %q is already used by device %q", spec.Address, spec.Bus, other)
-				continue
-			}
-			addrs[k] = spec.Name
-		}
-		d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, mu: newGate(spec.Concurrency()), min: spec.Min, max: spec.Max, poll: spec.Poll,
-			restore: RestoreMode(spec, drv) == RestoreLast}
-		d.reads.maxAge = -1
-		if spec.MaxAge != nil {
-			d.reads.maxAge = *spec.MaxAge
-		}
-		simulated := ds.board.Kind() == BoardSim || drv.Simulated
-		if simulated {
-			d.latency = latency
-		}
-		d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units, Simulated: simulated}
-		env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe}
-		inst, r, err := safeOpen(drv.Open, env)
+		d, err := ds.open(spec, i, taken)
 		if err != nil {
 			fail(err)
 			continue
 		}
-		d.drv = inst
-		d.snap.State, d.snap.Value, d.snap.Values, d.snap.Updated = r.State, r.Value, r.Values, ds.now()
-		if r.Unit != "" {
-			d.snap.Unit = r.Unit
-		}
-		ds.local[spec.Name] = d
+		set.local[spec.Name] = d
 	}
 	if len(errs) == 0 {
-		ds.interlock(cfg.Devices, fail)
+		ds.interlock(set, cfg.Devices, nil, fail)
 	}
 	if len(errs) > 0 {
-		ds.closeDevices()
+		closeAll(set)
 		if ds.ownsBoard {
 			_ = ds.board.Close()
 		}
 		return nil, errs
 	}
+	ds.set.Store(set)
 	return ds, nil
+}
+
+func asSpecError(err error) *SpecError {
+	var se *SpecError
+	if !errors.As(err, &se) {
+		se = &SpecError{Index: -1, Err: err}
+	}
+	return se
+}
+
+func (ds *Devices) remoteSnapshot(spec DeviceSpec) Snapshot {
+	return Snapshot{Name: spec.Name, Driver: spec.Driver, Node: nodeOf(spec, ds.self), State: StateRemote, Unit: spec.Units}
+}
+
+// resources are the pins and bus addresses the open devices take.
+type resources struct{ pins, addrs map[string]string } // pin or bus/address -> device
+
+func newResources() resources {
+	return resources{pins: map[string]string{}, addrs: map[string]string{}}
+}
+
+// open checks spec (the i-th device of the config) and opens it on this
+// board, taking its pin and bus address in taken; the error is a
+// *SpecError or SpecErrors naming the device.
+func (ds *Devices) open(spec DeviceSpec, i int, taken resources) (*Device, error) {
+	var errs SpecErrors
+	bad := badFunc(&errs, i, spec)
+	drv := checkSpec(spec, true, bad)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if spec.Pin != "" && !drv.Simulated {
+		keys := pinKeys(spec)
+		if other, used := firstUsed(taken.pins, keys); used {
+			bad("pin", "pin %s is already used by device %q", spec.Pin, other)
+			return nil, errs
+		}
+		for _, k := range keys {
+			taken.pins[k] = spec.Name
+		}
+	}
+	if drv.Needs == NeedsBus {
+		k := spec.Bus + "/" + spec.Address
+		if other, used := taken.addrs[k]; used {
+			bad("address", "address %s on bus %q is already used by device %q", spec.Address, spec.Bus, other)
+			return nil, errs
+		}
+		taken.addrs[k] = spec.Name
+	}
+	node := nodeOf(spec, ds.self)
+	d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, spec: spec, mu: newGate(spec.Concurrency()), min: spec.Min, max: spec.Max, poll: spec.Poll,
+		restore: RestoreMode(spec, drv) == RestoreLast}
+	d.reads.maxAge = -1
+	if spec.MaxAge != nil {
+		d.reads.maxAge = *spec.MaxAge
+	}
+	simulated := ds.board.Kind() == BoardSim || drv.Simulated
+	if simulated {
+		d.latency = ds.latency
+	}
+	d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units, Simulated: simulated}
+	env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe}
+	inst, r, err := safeOpen(drv.Open, env)
+	if err != nil {
+		taken.release(spec.Name)
+		return nil, err
+	}
+	d.drv = inst
+	d.snap.State, d.snap.Value, d.snap.Values, d.snap.Updated = r.State, r.Value, r.Values, ds.now()
+	if r.Unit != "" {
+		d.snap.Unit = r.Unit
+	}
+	return d, nil
+}
+
+// release frees what device name took.
+func (r resources) release(name string) {
+	for _, m := range []map[string]string{r.pins, r.addrs} {
+		for k, v := range m {
+			if v == name {
+				delete(m, k)
+			}
+		}
+	}
 }
 
 // pinKeys are the board resources a device's pin takes: the pin, and for
@@ -198,24 +233,28 @@ func safeOpen(open func(*Env) (Instance, Reading, error), e *Env) (inst Instance
 }
 
 // interlock links the devices of each interlock = [...] both ways and gives
-// each linked group one lock, so no two of them are ever on at once.
-func (ds *Devices) interlock(specs []DeviceSpec, fail func(err error)) {
+// each linked group one lock, so no two of them are ever on at once. only,
+// when set, limits it to those devices (the ones Apply opened: a group is
+// reopened whole, so no open device's lock changes under it).
+func (ds *Devices) interlock(set *deviceSet, specs []DeviceSpec, only map[string]bool, fail func(err error)) {
 	for i, spec := range specs {
-		d, ok := ds.local[spec.Name]
-		if !ok || len(spec.Interlock) == 0 {
+		d, ok := set.local[spec.Name]
+		if !ok || len(spec.Interlock) == 0 || (only != nil && !only[spec.Name]) {
 			continue
 		}
 		bad := func(format string, args ...any) {
 			fail(&SpecError{Index: i, Device: spec.Name, Key: "interlock", Err: fmt.Errorf(format, args...)})
 		}
 		for _, other := range spec.Interlock {
-			p, ok := ds.local[other]
+			p, ok := set.local[other]
 			switch {
 			case other == spec.Name:
 				bad("cannot interlock with itself")
 			case !ok:
-				if r, remote := ds.remote[other]; remote {
+				if r, remote := set.remote[other]; remote {
 					bad("interlock partner %q is wired to board %q; both must be on one board", other, r.Node)
+				} else if _, failed := set.failed[other]; failed {
+					bad("interlock partner %q did not open", other)
 				} else {
 					bad("interlock names unknown device %q", other)
 				}
@@ -224,7 +263,7 @@ func (ds *Devices) interlock(specs []DeviceSpec, fail func(err error)) {
 			default:
 				d.partners = appendOnce(d.partners, p)
 				p.partners = appendOnce(p.partners, d)
-				ds.mergeLocks(d, p)
+				mergeLocks(set, d, p)
 				if d.Snapshot().State == StateOn && p.Snapshot().State == StateOn {
 					bad("interlocked with %q but both start on", other)
 				}
@@ -243,20 +282,20 @@ func appendOnce(list []*Device, d *Device) []*Device {
 }
 
 // mergeLocks makes every device holding a's or b's lock share one lock.
-func (ds *Devices) mergeLocks(a, b *Device) {
+func mergeLocks(set *deviceSet, a, b *Device) {
 	if a.mu == b.mu {
 		return
 	}
 	if cap(a.mu) > 1 { // a group runs one operation at a time
 		one := newGate(1)
-		for _, d := range ds.local {
+		for _, d := range set.local {
 			if d.mu == a.mu {
 				d.mu = one
 			}
 		}
 	}
 	old := b.mu
-	for _, d := range ds.local {
+	for _, d := range set.local {
 		if d.mu == old {
 			d.mu = a.mu
 		}
@@ -327,36 +366,52 @@ func (ds *Devices) Get(name string) (Snapshot, error) {
 }
 
 func (ds *Devices) device(name string) (*Device, error) {
-	if d, ok := ds.local[name]; ok {
+	set := ds.devices()
+	if d, ok := set.local[name]; ok {
 		return d, nil
 	}
-	if r, ok := ds.remote[name]; ok {
+	if r, ok := set.remote[name]; ok {
 		return nil, &RemoteError{Device: name, Node: r.Node}
+	}
+	if f, ok := set.failed[name]; ok {
+		return nil, &DriverError{Device: name, Err: errors.New(f.Error)}
 	}
 	return nil, fmt.Errorf("hal: device %q: %w", name, ErrNotFound)
 }
 
 // List returns every device of the config in config order; those wired to
-// another board have state "remote" and their board in node.
+// another board have state "remote" and their board in node; those whose
+// driver did not open here have state "error" and the reason.
 func (ds *Devices) List() []Snapshot {
-	out := make([]Snapshot, 0, len(ds.order))
-	for _, name := range ds.order {
-		if d, ok := ds.local[name]; ok {
-			out = append(out, d.Snapshot())
-		} else {
-			out = append(out, ds.remote[name])
-		}
+	set := ds.devices()
+	out := make([]Snapshot, 0, len(set.order))
+	for _, name := range set.order {
+		out = append(out, set.snapshot(name))
 	}
 	return out
 }
 
+// snapshot is the named device's state as List shows it.
+func (s *deviceSet) snapshot(name string) Snapshot {
+	if d, ok := s.local[name]; ok {
+		return d.Snapshot()
+	}
+	if f, ok := s.failed[name]; ok {
+		return f
+	}
+	return s.remote[name]
+}
+
 // Local returns only the devices this board drives (its own and the
-// node = "any" ones), in config order: what other boards mirror.
+// node = "any" ones), in config order: what other boards mirror. A device
+// whose driver did not open here is among them, in state "error": the
+// other boards show why.
 func (ds *Devices) Local() []Snapshot {
-	out := make([]Snapshot, 0, len(ds.local))
-	for _, name := range ds.order {
-		if d, ok := ds.local[name]; ok {
-			out = append(out, d.Snapshot())
+	set := ds.devices()
+	out := make([]Snapshot, 0, len(set.local)+len(set.failed))
+	for _, name := range set.order {
+		if _, remote := set.remote[name]; !remote {
+			out = append(out, set.snapshot(name))
 		}
 	}
 	return out
@@ -364,7 +419,7 @@ func (ds *Devices) Local() []Snapshot {
 
 // IsLocal reports whether this board drives the named device.
 func (ds *Devices) IsLocal(name string) bool {
-	_, ok := ds.local[name]
+	_, ok := ds.devices().local[name]
 	return ok
 }
 
@@ -385,6 +440,8 @@ func (ds *Devices) changed(s Snapshot) {
 // operations to finish; later calls return the first result.
 func (ds *Devices) Close() error {
 	ds.closeOnce.Do(func() {
+		ds.applyMu.Lock() // no Apply under way, and none after
+		defer ds.applyMu.Unlock()
 		ds.runMu.Lock()
 		ds.closed = true
 		stop, done := ds.stopRun, ds.runDone
@@ -393,7 +450,7 @@ func (ds *Devices) Close() error {
 			stop()
 			<-done
 		}
-		ds.closeErr = ds.closeDevices()
+		ds.closeErr = closeAll(ds.devices())
 		ds.subs.close()
 		if ds.ownsBoard {
 			ds.closeErr = errors.Join(ds.closeErr, ds.board.Close())
@@ -402,23 +459,30 @@ func (ds *Devices) Close() error {
 	return ds.closeErr
 }
 
-func (ds *Devices) closeDevices() error {
+// closeAll closes every open device of set, in config order.
+func closeAll(set *deviceSet) error {
 	var errs []error
-	for _, name := range ds.order {
-		d, ok := ds.local[name]
-		if !ok {
-			continue
+	for _, name := range set.order {
+		if d, ok := set.local[name]; ok {
+			errs = append(errs, d.close())
 		}
-		d.mu.lockAll()
-		if !d.closed {
-			d.closed = true
-			if err := d.drv.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("hal: close device %q: %w", name, err))
-			}
-		}
-		d.mu.unlockAll()
 	}
 	return errors.Join(errs...)
+}
+
+// close waits for the device's running operations, then closes its driver
+// (which writes on_stop). Later operations get ErrClosed.
+func (d *Device) close() error {
+	d.mu.lockAll()
+	defer d.mu.unlockAll()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if err := d.drv.Close(); err != nil {
+		return fmt.Errorf("hal: close device %q: %w", d.name, err)
+	}
+	return nil
 }
 
 func span(lo, hi *float64) string {

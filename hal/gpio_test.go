@@ -115,7 +115,7 @@ func TestGPIOInDebounce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := NewSimBoard()
 			ds := open(t, parse(t, "[[device]]\nname = \"btn\"\ndriver = \"gpio-in\"\npin = \"GPIO4\"\npull = \"down\"\ndebounce = \""+tt.debounce+"\"\n"), b)
-			in := ds.local["btn"].drv.(*inputDriver)
+			in := ds.devices().local["btn"].drv.(*inputDriver)
 			pin := b.Pins["GPIO4"]
 			if pin.P != gpio.PullDown {
 				t.Fatalf("pull = %v, want down", pin.P)

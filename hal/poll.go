@@ -2,7 +2,6 @@ package hal
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -20,39 +19,77 @@ func (ds *Devices) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	ds.stopRun, ds.runDone = cancel, done
-	ds.runMu.Unlock()
-	var watchers sync.WaitGroup
-	for _, name := range ds.order {
-		if d, ok := ds.local[name]; ok {
-			if r, ok := d.drv.(Runner); ok {
-				watchers.Go(func() { _ = r.Run(ctx) })
-			}
+	ds.stopRun, ds.runDone, ds.runCtx = cancel, done, ctx
+	set := ds.devices()
+	for _, name := range set.order {
+		if d, ok := set.local[name]; ok {
+			ds.startWatch(d)
 		}
 	}
+	ds.runMu.Unlock()
 	defer func() {
 		cancel()
-		watchers.Wait()
 		ds.runMu.Lock()
-		ds.stopRun = nil
+		var ws []*watcher
+		for _, d := range ds.devices().local {
+			if d.watch != nil {
+				ws = append(ws, d.watch)
+				d.watch = nil
+			}
+		}
+		ds.stopRun, ds.runCtx = nil, nil
 		ds.runMu.Unlock()
+		for _, w := range ws {
+			<-w.done
+		}
 		close(done)
 	}()
-	periods := ds.pollPeriods(ds.period)
-	if len(periods) == 0 {
-		<-ctx.Done()
-		return nil
+	for ds.poll(ctx, ds.pollPeriods(ds.period)) { // Apply changed the devices: their periods again
 	}
-	ds.poll(ctx, periods)
 	return nil
+}
+
+// watcher is one input's watch loop (a Runner instance) under Run.
+type watcher struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startWatch starts d's watch loop, when its driver has one and Run runs;
+// the caller holds runMu.
+func (ds *Devices) startWatch(d *Device) {
+	r, ok := d.drv.(Runner)
+	if !ok || ds.runCtx == nil || d.watch != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ds.runCtx)
+	w := &watcher{cancel: cancel, done: make(chan struct{})}
+	d.watch = w
+	go func() {
+		defer close(w.done)
+		_ = r.Run(ctx)
+	}()
+}
+
+// stopWatch ends d's watch loop and waits for it.
+func (ds *Devices) stopWatch(d *Device) {
+	ds.runMu.Lock()
+	w := d.watch
+	d.watch = nil
+	ds.runMu.Unlock()
+	if w != nil {
+		w.cancel()
+		<-w.done
+	}
 }
 
 // pollPeriods is each Polled device's read period: its spec's Poll, else
 // the default (Options.Poll); devices with neither are not polled.
 func (ds *Devices) pollPeriods(def time.Duration) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for _, name := range ds.order {
-		d, ok := ds.local[name]
+	set := ds.devices()
+	for _, name := range set.order {
+		d, ok := set.local[name]
 		if !ok || !d.driver.Polled {
 			continue
 		}
@@ -65,10 +102,10 @@ func (ds *Devices) pollPeriods(def time.Duration) map[string]time.Duration {
 	return out
 }
 
-// poll reads every sensor of a Polled driver at its period until ctx ends,
-// so snapshots (and the /events stream) follow the sensors without a
-// client asking.
-func (ds *Devices) poll(ctx context.Context, periods map[string]time.Duration) {
+// poll reads every sensor of a Polled driver at its period until ctx ends
+// (false) or Apply changed the devices (true), so snapshots (and the
+// /events stream) follow the sensors without a client asking.
+func (ds *Devices) poll(ctx context.Context, periods map[string]time.Duration) bool {
 	start := time.Now()
 	next := make(map[string]time.Time, len(periods))
 	for name, p := range periods {
@@ -86,11 +123,13 @@ func (ds *Devices) poll(ctx context.Context, periods map[string]time.Duration) {
 		t.Reset(time.Until(due))
 		select {
 		case <-ctx.Done():
-			return
+			return false
+		case <-ds.reload:
+			return true
 		case <-t.C:
 		}
 		now := time.Now()
-		for _, name := range ds.order {
+		for _, name := range ds.devices().order {
 			at, ok := next[name]
 			if !ok || at.After(now) {
 				continue
@@ -104,7 +143,7 @@ func (ds *Devices) poll(ctx context.Context, periods map[string]time.Duration) {
 			next[name] = at
 			ds.pollOne(ctx, name)
 			if ctx.Err() != nil {
-				return
+				return false
 			}
 		}
 		start = now

@@ -237,7 +237,7 @@ func TestSharedReadOutlivesItsFirstCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { _, err := ds.Do(ctx, "held", Action{Kind: Read}); first <- err }()
-	d := ds.local["held"]
+	d := ds.devices().local["held"]
 	testutil.Eventually(t, "a read flight waits", func() bool { d.reads.mu.Lock(); defer d.reads.mu.Unlock(); return d.reads.flight != nil })
 	second := make(chan Snapshot, 1)
 	go func() { s, _ := ds.Do(context.Background(), "held", Action{Kind: Read}); second <- s }()

@@ -58,8 +58,9 @@ var (
 // "last", in config order.
 func (ds *Devices) Restorable() []Snapshot {
 	var out []Snapshot
-	for _, name := range ds.order {
-		if d, ok := ds.local[name]; ok && d.restore {
+	set := ds.devices()
+	for _, name := range set.order {
+		if d, ok := set.local[name]; ok && d.restore {
 			out = append(out, d.Snapshot())
 		}
 	}
@@ -123,7 +124,7 @@ func (ds *Devices) wait(ctx context.Context) error {
 //
 // Restore does not wait for Release; it waits for the device's lock up to ctx.
 func (ds *Devices) Restore(ctx context.Context, from Snapshot) (Snapshot, error) {
-	d, ok := ds.local[from.Name]
+	d, ok := ds.devices().local[from.Name]
 	if !ok || !d.restore {
 		return Snapshot{}, fmt.Errorf("hal: restore %q: %w", from.Name, ErrNotRestorable)
 	}

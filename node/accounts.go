@@ -80,7 +80,7 @@ func (n *Node) openAccounts() error {
 		OnRevoke: func(name string) { n.log.Info("users: credentials ended", "user", name) },
 		Devices: func() []string {
 			var out []string
-			for _, d := range n.boot.hal.Devices {
+			for _, d := range n.live.Load().hal.Devices {
 				out = append(out, d.Name)
 			}
 			return out
@@ -186,10 +186,6 @@ const HeaderActor = "X-Ews-Actor"
 // the ews user [mqtt] user names (admin, with a warning, when there is no
 // such ews user: the key also names the broker login).
 func (n *Node) actorDoor() http.Handler {
-	mqttUser := ""
-	if m := n.boot.auto.mqtt; m != nil {
-		mqttUser = m.User
-	}
 	var warned atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
@@ -199,6 +195,7 @@ func (n *Node) actorDoor() http.Handler {
 		case strings.HasPrefix(ua, "rule-"):
 			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))
 		case ua == "mqtt":
+			mqttUser := n.live.Load().mqttUser // [mqtt] user as the store has it now
 			r.Header.Set(HeaderActor, "mqtt")
 			if p := n.acc.acct.store.User(mqttUser); p != nil {
 				r.Header.Set(HeaderActor, "mqtt:"+p.Name)

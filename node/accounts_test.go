@@ -11,7 +11,6 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/audit"
-	"github.com/ews-firmware/ews/node/mqtt"
 )
 
 // accountsConfig is a standalone board with token auth and two devices.
@@ -76,7 +75,9 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 		t.Fatalf("login with a wrong token = %d", code)
 	}
 
-	n.boot.auto.mqtt = &mqtt.Options{User: "op1"} // [mqtt] user = "op1"
+	l := *n.live.Load()
+	l.mqttUser = "op1" // [mqtt] user = "op1"
+	n.live.Store(&l)
 	door := n.actorDoor()
 	act := func(ua, path string) int {
 		r := httptest.NewRequest("POST", path, nil)

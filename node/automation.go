@@ -28,55 +28,96 @@ import (
 // ends before a new one begins); nothing runs before Run.
 type automation struct {
 	log    *slog.Logger
-	bridge *mqtt.Options  // a new pair's bridge; nil without [mqtt]
-	engine *rules.Options // a new pair's engine; nil without [[rule]]
-	kick   chan struct{}  // start or stop was asked
+	kick   chan struct{} // start, stop or reconfigure was asked
+	door   http.Handler  // the node's whole HTTP surface
+	source clusterSource // what the bridge publishes and the engine watches
+	tls    *tls.Config   // this board's TLS client config; nil with TLS off
+	report func(c actuate.Command, tries int, err error)
 
 	mu      sync.Mutex
-	want    bool         // this board is master
-	running *mqtt.Bridge // the pair running now (nil when none) ...
+	want    bool           // this board is master
+	gen     uint64         // counts reconfigure: a pair of an older one is replaced
+	bridge  *mqtt.Options  // a new pair's bridge; nil without [mqtt]
+	engine  *rules.Options // a new pair's engine; nil without [[rule]]
+	running *mqtt.Bridge   // the pair running now (nil when none) ...
 	rules   *rules.Engine
 }
 
 // newAutomation builds the bridge and the engine of b.auto (configmap.go
-// read their secrets); nil when the config has neither [mqtt] nor
-// [[rule]]. door is the node's whole HTTP surface; devices and cluster are
-// what the bridge publishes and the engine watches. clusterTLS is this
-// board's TLS client config (nil with TLS off): an mqtts:// broker without
-// mqtt.ca_file is checked against its CA.
+// read their secrets); without [mqtt] and [[rule]] it runs nothing until
+// a version of the configuration store brings them (reconfigure). door is
+// the node's whole HTTP surface; devices and cluster are what the bridge
+// publishes and the engine watches. clusterTLS is this board's TLS client
+// config (nil with TLS off): an mqtts:// broker without mqtt.ca_file is
+// checked against its CA.
 func newAutomation(b *boot, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster, clusterTLS *tls.Config) (*automation, error) {
+	a := &automation{log: log, kick: make(chan struct{}, 1), door: door, source: clusterSource{devices, cluster}, tls: clusterTLS}
+	var err error
+	a.bridge, a.engine, err = a.build(b)
+	return a, err
+}
+
+// build makes a pair's options from b's [mqtt] and [[rule]]s.
+func (a *automation) build(b *boot) (*mqtt.Options, *rules.Options, error) {
 	c := b.auto
 	if !c.on {
-		return nil, nil
+		return nil, nil, nil
 	}
-	actor := actuate.NewDoor(door, c.token)
-	a := &automation{log: log, kick: make(chan struct{}, 1)}
+	actor := actuate.NewDoor(a.door, c.token)
+	var bridge *mqtt.Options
+	var engine *rules.Options
 	if c.mqtt != nil {
 		o := *c.mqtt
 		if c.tls != nil {
-			tc, err := mqtt.ClientTLS(*c.tls, clusterTLS)
+			tc, err := mqtt.ClientTLS(*c.tls, a.tls)
 			if err != nil {
 				key := "mqtt.ca_file"
 				if fe := (*mqtt.FileError)(nil); errors.As(err, &fe) {
 					key = "mqtt." + fe.Key
 				}
-				return nil, b.cite(key, err)
+				return nil, nil, b.cite(key, err)
 			}
 			o.TLS = tc
 		}
-		o.Version, o.Source, o.Actor, o.Logger = buildinfo.Version, clusterSource{devices, cluster}, actor, log
-		a.bridge = &o
+		o.Version, o.Source, o.Actor, o.Logger = buildinfo.Version, a.source, actor, a.log
+		bridge = &o
 	}
 	if len(c.rules) > 0 {
-		a.engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: devices, Logger: log, Clock: b.clock, KeySecret: ruleKeySecret(b)}
+		engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: a.source.devices, Logger: a.log, Clock: b.clock, KeySecret: ruleKeySecret(b), Report: a.report}
 	}
-	return a, nil
+	return bridge, engine, nil
+}
+
+// reconfigure takes b's [mqtt] and [[rule]]s (a new version of the
+// configuration store): a running pair is replaced by one built from them
+// (an MQTT session ends before the next begins). Nil-safe.
+func (a *automation) reconfigure(b *boot) error {
+	if a == nil {
+		return nil
+	}
+	bridge, engine, err := a.build(b)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.bridge, a.engine = bridge, engine
+	a.gen++
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // onTurnBack tells fn of the rules' refused turn-backs and how they ended
 // (rules.Options.Report). Before Run; nil-safe.
 func (a *automation) onTurnBack(fn func(c actuate.Command, tries int, err error)) {
-	if a != nil && a.engine != nil {
+	if a == nil {
+		return
+	}
+	a.report = fn
+	if a.engine != nil {
 		a.engine.Report = fn
 	}
 }
@@ -114,14 +155,19 @@ func (a *automation) Run(ctx context.Context) error {
 		a.mu.Unlock()
 		p.cancel()
 		<-p.done
+		if p.some {
+			a.log.Info("automation: stopped")
+		}
 		p = nil
-		a.log.Info("automation: stopped (not master)")
 	}
 	defer end()
 	for {
 		a.mu.Lock()
-		want := a.want
+		want, gen := a.want, a.gen
 		a.mu.Unlock()
+		if p != nil && p.gen != gen { // reconfigured: the old pair ends first
+			end()
+		}
 		switch {
 		case want && p == nil:
 			p = a.runPair(ctx)
@@ -138,25 +184,30 @@ func (a *automation) Run(ctx context.Context) error {
 
 // pair is a running bridge and engine.
 type pair struct {
+	gen    uint64 // the reconfigure it was built after
+	some   bool   // it runs a bridge or an engine
 	cancel context.CancelFunc
 	done   chan struct{} // closed when both have returned
 }
 
 // runPair starts a new bridge and engine under a child of ctx.
 func (a *automation) runPair(ctx context.Context) *pair {
+	a.mu.Lock()
+	bo, eo, gen := a.bridge, a.engine, a.gen
+	a.mu.Unlock()
 	var bridge *mqtt.Bridge
-	if a.bridge != nil {
-		bridge = mqtt.New(*a.bridge)
+	if bo != nil {
+		bridge = mqtt.New(*bo)
 	}
 	var engine *rules.Engine
-	if a.engine != nil {
-		engine = rules.New(*a.engine)
+	if eo != nil {
+		engine = rules.New(*eo)
 	}
 	a.mu.Lock()
 	a.running, a.rules = bridge, engine
 	a.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
-	p := &pair{cancel: cancel, done: make(chan struct{})}
+	p := &pair{gen: gen, some: bridge != nil || engine != nil, cancel: cancel, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	if bridge != nil {
 		wg.Go(func() { _ = bridge.Run(ctx) })
@@ -165,11 +216,13 @@ func (a *automation) runPair(ctx context.Context) *pair {
 		wg.Go(func() { _ = engine.Run(ctx) })
 	}
 	go func() { wg.Wait(); close(p.done) }()
-	n := 0
-	if a.engine != nil {
-		n = len(a.engine.Rules)
+	if bridge != nil || engine != nil {
+		n := 0
+		if eo != nil {
+			n = len(eo.Rules)
+		}
+		a.log.Info("automation: running as master", "mqtt", bridge != nil, "rules", n)
 	}
-	a.log.Info("automation: running as master", "mqtt", bridge != nil, "rules", n)
 	return p
 }
 
@@ -209,4 +262,5 @@ type clusterSource struct {
 }
 
 func (s clusterSource) Devices() []hal.Snapshot { return s.devices() }
-func (s clusterSource) Boards() []state.Board   { return s.cluster.Snapshot().Nodes }
+
+func (s clusterSource) Boards() []state.Board { return s.cluster.Snapshot().Nodes }

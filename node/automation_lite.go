@@ -28,4 +28,5 @@ func (*automation) start()                                       {}
 func (*automation) stop()                                        {}
 func (*automation) observe(hal.Snapshot)                         {}
 func (*automation) poke()                                        {}
+func (*automation) reconfigure(*boot) error                      { return nil }
 func (*automation) Run(context.Context) error                    { return nil }

@@ -138,9 +138,10 @@ func (n *Node) clockOffsets(v state.View) state.View {
 // monitored adds paper 003's monitoring table to the view: the response
 // times this master probed (rt_ms) and the policy with its limits.
 func (n *Node) monitored(v state.View) state.View {
-	v.Policy = n.boot.sched.Policy
-	if v.Policy == "integrated" || len(n.boot.sched.Proximity) > 0 {
-		v.Limits = sched.NewIntegrated(n.boot.sched.Integrated).Limits()
+	sc := n.live.Load().sched // the policy now (liveconfig.go)
+	v.Policy = sc.Policy
+	if v.Policy == "integrated" || len(sc.Proximity) > 0 {
+		v.Limits = sched.NewIntegrated(sc.Integrated).Limits()
 	}
 	if v.Master != v.Self {
 		return v // only the master probes

@@ -87,6 +87,11 @@ type boot struct {
 	// configuration store (configmap_store.go): its cluster-wide sections,
 	// which seed the store, and the board's own, which check a document.
 	storeSeed, storeOwn []byte
+	// storeText is the cluster-wide sections this board runs: storeSeed,
+	// or the store's document it took (withStore).
+	storeText []byte
+	// storeVersion is the store's version storeText is; 0: the boot file's.
+	storeVersion uint64
 }
 
 // automationConfig is what the MQTT bridge and the rules are built from;
@@ -154,6 +159,7 @@ func mapConfig(c *config.Config) (*boot, error) {
 	}
 	_, b.stateDirSet = c.Lines["node.state_dir"]
 	b.storeSeed, b.storeOwn = storeTexts(c)
+	b.storeText = b.storeSeed
 	for _, k := range []string{"cluster.key", "http.token"} {
 		if l := c.Lines[k]; l > 0 {
 			b.secretLines[k] = l

@@ -95,7 +95,7 @@ func checkStoreErrors(own []byte) func(text []byte) config.Errors {
 		}
 		// the board's own first: a root key of theirs (supervise = [])
 		// would fall into the document's last table after it
-		head := append(bytes.TrimRight(own, "\n"), '\n')
+		head := append(slices.Clone(bytes.TrimRight(own, "\n")), '\n') // own is shared by every check: never append into it
 		if len(own) == 0 {
 			head = nil
 		}
@@ -163,18 +163,32 @@ func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
 		log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path)
 		return b
 	}
-	head := append(bytes.TrimRight(b.storeOwn, "\n"), '\n')
-	merged, err := config.Parse(c.Path, append(head, v.Text...), CheckConfig)
+	nb, err := b.withStore([]byte(v.Text))
 	if err == nil {
-		var nb *boot
-		if nb, err = mapConfig(merged); err == nil {
-			nb.storeOwn = b.storeOwn
-			log.Info("config: cluster-wide sections from the configuration store", "version", v.Number, "path", path)
-			return nb
-		}
+		nb.storeVersion = v.Number
+		log.Info("config: cluster-wide sections from the configuration store", "version", v.Number, "path", path)
+		return nb
 	}
 	log.Error("config: this board cannot take the configuration store's version; the boot file's sections are used", "version", v.Number, "err", err)
 	return b
+}
+
+// withStore maps the board's own sections with text, a document of the
+// configuration store, in their place: what the board runs once it takes
+// that version (at start, storeWins; live, liveconfig.go). The errors are
+// config's, naming the line of the whole (own sections first).
+func (b *boot) withStore(text []byte) (*boot, error) {
+	head := append(slices.Clone(bytes.TrimRight(b.storeOwn, "\n")), '\n') // own is shared: never append into it
+	merged, err := config.Parse(b.file, append(head, text...), CheckConfig)
+	if err != nil {
+		return nil, err
+	}
+	nb, err := mapConfig(merged)
+	if err != nil {
+		return nil, err
+	}
+	nb.storeOwn, nb.storeText = b.storeOwn, text
+	return nb, nil
 }
 
 // StoreWarnings is what `ews config check` says of a boot file whose

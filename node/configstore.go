@@ -16,21 +16,17 @@ func (n *Node) openConfStore() error {
 		State: n.acc.durable.state,
 		Check: checkStore(n.boot.storeOwn),
 		Path:  n.statePath("config.json"), // a board alone's log is memory only
-		OnChange: func(old, cur confstore.Version) {
-			if old.Number == 0 { // the seed: this board's sections, or another board's
-				if d := confstore.Changed(n.boot.storeSeed, []byte(cur.Text)); len(d) > 0 {
-					n.log.Warn("config: the configuration store differs from this board's boot file; it takes the store's at its next start",
-						"version", cur.Number, "note", cur.Note, "restart_needed", d)
-				}
-				return
-			}
-			n.log.Info("config: new version", "version", cur.Number, "who", cur.Who, "note", cur.Note,
-				"restart_needed", confstore.Changed([]byte(old.Text), []byte(cur.Text)))
+		// every version, the seed included (another board's sections may
+		// differ from this one's): applied live, compared with what runs
+		OnChange: func(_, cur confstore.Version) {
+			n.log.Info("config: new version", "version", cur.Number, "who", cur.Who, "note", cur.Note)
+			n.acc.live.offer(cur)
 		},
 		Logger: n.log,
 		Now:    n.boot.clock.Now,
 	})
 	n.acc.conf = st
+	n.acc.live = newConfigApplier(n)
 	return err
 }
 
@@ -61,5 +57,7 @@ func (n *Node) configRoutes(mux *http.ServeMux) {
 	n.acc.conf.Register(mux, guard, func(r *http.Request) (string, bool) {
 		p := who(r)
 		return p.Name, p.Admin()
-	}, nil)
+	}, n.boot.restartNeeded)
+	mux.Handle("GET /api/config/status", guard(http.HandlerFunc(n.acc.live.serveStatus)))
+	mux.Handle("GET /api/config/drivers", guard(http.HandlerFunc(serveDrivers))) // the Settings page's device forms
 }

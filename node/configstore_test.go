@@ -67,7 +67,7 @@ func TestConfigStoreOnABoard(t *testing.T) {
 	}
 	good := text + "\n[[device]]\nname = \"fan\"\ndriver = \"sim-switch\"\n"
 	code, h, body := do(t, "PUT", base+"/api/config", good, admin(`"1"`))
-	if code != 200 || h.Get("ETag") != `"2"` || !strings.Contains(body, `"restart_needed":["device"]`) {
+	if code != 200 || h.Get("ETag") != `"2"` || !strings.Contains(body, `"restart_needed":[]`) {
 		t.Fatalf("good PUT: %d %s %s", code, h.Get("ETag"), body)
 	}
 	if code, _, body = do(t, "PUT", base+"/api/config", good, admin(`"1"`)); code != 412 {

@@ -85,6 +85,12 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	case "users": // the users store, replicated from the master
 		n.remoteUsers(board, data)
 		return
+	case "config": // what the board made of the store's version (liveconfig.go)
+		var st configStatus
+		if err := json.Unmarshal(data, &st); err == nil {
+			n.acc.live.remote(board, st)
+		}
+		return
 	case "idempotency":
 	default:
 		return

@@ -58,6 +58,31 @@ func (m *master) follow(v state.View) {
 	}
 }
 
+// reconfigure puts a queue built from the scheduler's settings now
+// (liveconfig.go) in place of the running one, while master: the requests
+// queued in the old one go to the new one (node/dispatch: a queue replaced
+// under a request), and the running ones give their slots back to the old
+// one harmlessly; the new queue counts them by the boards' reports, as a
+// new master does (invariant 3).
+func (m *master) reconfigure() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.d == nil {
+		return // not master: the next takeover builds the queue from the settings now
+	}
+	d, err := m.newDispatcher()
+	if err != nil {
+		m.log.Error("dispatch: the new scheduler settings do not build a queue; the old one runs on", "err", err)
+		return
+	}
+	old := m.d
+	m.d = d
+	m.update()
+	m.front.SetDispatcher(d)
+	old.Close()
+	m.log.Info("dispatch: queue rebuilt with the new scheduler settings")
+}
+
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {
 	m.d.Update(m.boards())

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,7 +44,10 @@ func DefaultTimeouts() Timeouts {
 // the board's components in four sides, each with one role, built once by
 // New (system.go).
 type Node struct {
-	boot    *boot // every package's options, from the boot config (configmap.go)
+	boot *boot // every package's options, from the boot config (configmap.go)
+	// live is the cluster-wide part this board runs now: boot's, then each
+	// version of the configuration store it applied (liveconfig.go)
+	live    atomic.Pointer[liveConfig]
 	log     *slog.Logger
 	set     settings  // what the Options chose
 	life    lifecycle // runs the components, then closes what they hold
@@ -155,6 +159,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
+	n.life.start(ctx, "config", n.acc.live)      // the store's new versions, applied live
 	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -14,7 +13,7 @@ import (
 // (through any master, after a takeover too) reaches the board that holds
 // the first result: the action runs at most once (invariant 5).
 func (n *Node) pin() func(r *http.Request) string {
-	byDevice := pinByDevice(n.boot.hal.Devices)
+	byDevice := pinByDevice(func() map[string]string { return n.live.Load().pins }) // the devices now (liveconfig.go)
 	peers := n.boot.state.Peers
 	names := make([]string, len(peers))
 	for i, p := range peers {
@@ -42,17 +41,13 @@ func (n *Node) pin() func(r *http.Request) string {
 // to the board the device is wired to (its `node`; "any" runs anywhere).
 // Other paths and unknown devices are not pinned (an unknown device gets
 // its 404 from whichever board runs it).
-func pinByDevice(devices []hal.DeviceSpec) func(*http.Request) string {
-	nodes := make(map[string]string, len(devices))
-	for _, d := range devices {
-		nodes[d.Name] = d.Node
-	}
+func pinByDevice(nodes func() map[string]string) func(*http.Request) string {
 	return func(r *http.Request) string {
 		rest, ok := strings.CutPrefix(r.URL.Path, "/api/devices/")
 		if !ok {
 			return ""
 		}
 		name, _, _ := strings.Cut(rest, "/")
-		return nodes[name]
+		return nodes()[name]
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -18,7 +17,9 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin := (&Node{boot: bootOf(t, cfg)}).pin()
+	n := &Node{boot: bootOf(t, cfg)}
+	n.live.Store(liveOf(n.boot, 0))
+	pin := n.pin()
 	req := func(method, path, key string) string {
 		r := httptest.NewRequest(method, path, nil)
 		if key != "" {
@@ -53,7 +54,7 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 }
 
 func TestPinByDevice(t *testing.T) {
-	pin := pinByDevice([]hal.DeviceSpec{{Name: "relay1", Node: "ews2"}, {Name: "bus", Node: "any"}})
+	pin := pinByDevice(func() map[string]string { return map[string]string{"relay1": "ews2", "bus": "any"} })
 	tests := []struct{ path, want string }{
 		{"/api/devices/relay1", "ews2"},
 		{"/api/devices/relay1/toggle", "ews2"},

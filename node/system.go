@@ -81,6 +81,7 @@ type accessSide struct {
 
 	boards *boardrevoke.List // revoked boards, refused (revokeboards.go)
 	conf   *confstore.Store  // the cluster's configuration store (configstore.go)
+	live   *configApplier    // applies its versions while the board runs (liveconfig.go)
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
@@ -96,6 +97,7 @@ type accessSide struct {
 func (n *Node) build(b *boot) error {
 	log := n.log
 	n.boot = b
+	n.live.Store(liveOf(b, b.storeVersion)) // until a version of the store is applied (liveconfig.go)
 	n.reg = promx.NewRegistry()
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
@@ -146,8 +148,9 @@ func (n *Node) build(b *boot) error {
 
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
-	if d.devs, err = hal.New(b.hal, hal.Options{Registerer: n.reg, Logger: log, Poll: b.poll, Now: b.clock.Now}); err != nil {
-		return b.citeDevices(err)
+	var failed map[string]string // the store's devices that did not open here
+	if d.devs, failed, err = n.openDevices(); err != nil {
+		return err
 	}
 	devs := d.devs
 	n.life.onClose(func() {
@@ -164,6 +167,7 @@ func (n *Node) build(b *boot) error {
 	if err := n.openConfStore(); err != nil {
 		return err
 	}
+	a.live.own.Failed = failed
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
@@ -191,6 +195,7 @@ func (n *Node) build(b *boot) error {
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
 	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
+	w.localHub.Snapshot("config", func() any { return a.live.ownStatus() })   // what this board made of the store's version
 	if !b.state.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
@@ -211,7 +216,7 @@ func (n *Node) build(b *boot) error {
 	n.life.onClose(w.front.Close)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(b.sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster)})
+			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster)})
 		}}
 	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()

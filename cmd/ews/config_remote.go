@@ -161,6 +161,8 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "ews config push: version %d\n", a.Version)
 	if len(a.RestartNeeded) > 0 {
 		fmt.Fprintf(stdout, "restart needed for: %s\n", strings.Join(a.RestartNeeded, ", "))
+	} else {
+		fmt.Fprintln(stdout, "every board applies it now; GET /api/config/status says what each did")
 	}
 	return exitOK
 }

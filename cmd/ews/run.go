@@ -38,6 +38,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ring := logring.New(logring.DefaultSize)
 	log = slog.New(ring.Tee(log.Handler()))
 	p, err := config.Find(*path)
+	if err != nil && *path == "" { // no config anywhere: the first-run page writes one (firstrun.go)
+		p, err = firstRun(log)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ews run: %v\n", err)
 		return exitError

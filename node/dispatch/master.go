@@ -52,6 +52,13 @@ func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	rt.d = d
 	f.admit(&rt.req, d, r, rt.in.client)
 	t, err := d.Acquire(ctx, &rt.req)
+	for err != nil && replaced(err, d, f.master.disp.Load()) {
+		// the queue was rebuilt under the request (new scheduler
+		// settings, docs/NOTES.md "Configuration store"): it waits in the new one
+		d = f.master.disp.Load()
+		rt.d = d
+		t, err = d.Acquire(ctx, &rt.req)
+	}
 	if err != nil {
 		tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
 		if tryAgain(tr, err) == sendAgain && f.handOver(rt) {
@@ -62,6 +69,13 @@ func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	rt.to = p.target(rt, t)
 	rt.to.redirect = f.cfg.redirect && !rt.to.self
 	return nil, nil
+}
+
+// replaced reports whether err is the closing of queue d, which now is
+// another one on this master.
+func replaced(err error, d, now *sched.Dispatcher) bool {
+	var shed *sched.ErrShed
+	return now != nil && now != d && errors.As(err, &shed) && shed.Reason == sched.ReasonClosed
 }
 
 func (p ownPlacer) target(rt *route, t sched.Ticket) target {

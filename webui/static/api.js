@@ -165,3 +165,46 @@ export const createUser = (u) => request('POST', '/api/users', { body: u });
 export const rotateUser = (name) => request('POST', `/api/users/${encodeURIComponent(name)}/rotate`);
 export const deleteUser = (name) => request('DELETE', `/api/users/${encodeURIComponent(name)}`);
 export const getAudit = (limit = 50) => request('GET', `/api/audit?limit=${limit}`);
+
+// The configuration store (admin, the Settings page). GET /api/config is TOML with its version in
+// the ETag; PUT takes the whole document with If-Match and answers 400 with every problem.
+export async function getConfig() {
+  let res;
+  try {
+    res = await fetch('/api/config', { credentials: 'same-origin', headers: { Accept: 'application/toml' } });
+  } catch (e) {
+    throw new ApiError(0, e && e.message ? e.message : 'network error');
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    let msg = text.trim().slice(0, 200);
+    try { msg = JSON.parse(text).error || msg; } catch { /* not JSON */ }
+    throw new ApiError(res.status, msg);
+  }
+  return { text, version: (res.headers.get('ETag') || '').replace(/^W\//, '').replace(/"/g, '') };
+}
+
+// putConfig saves text as the version after version; a refusal carries the board's problems
+// ([{line, key, msg, text}]) in the error's problems.
+export async function putConfig(text, version) {
+  let res;
+  try {
+    res = await fetch('/api/config', { method: 'PUT', credentials: 'same-origin', body: text,
+      headers: { Accept: 'application/json', 'Content-Type': 'application/toml', 'If-Match': `"${version}"`, ...csrfHeader } });
+  } catch (e) {
+    throw new ApiError(0, e && e.message ? e.message : 'network error');
+  }
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok) {
+    const err = new ApiError(res.status, data && data.error ? data.error : res.statusText);
+    if (data && Array.isArray(data.problems)) err.problems = data.problems;
+    throw err;
+  }
+  return data;
+}
+
+export const getConfigHistory = () => request('GET', '/api/config/history');
+export const getConfigStatus = () => request('GET', '/api/config/status');
+export const getDrivers = () => request('GET', '/api/config/drivers');
+export const rollbackConfig = (n) => request('POST', `/api/config/rollback?to=${encodeURIComponent(n)}`);

@@ -6,6 +6,7 @@ import { DevicesView, numeric, kind } from './devices.js';
 import { ClusterView } from './cluster.js';
 import { BoardView } from './board.js';
 import { UsersView, mayControl } from './users.js';
+import { SettingsView } from './settings.js';
 import { initTheme } from './theme.js';
 
 const HISTORY = 60; // readings kept per device for its sparkline
@@ -53,6 +54,7 @@ const boardView = new BoardView({
   toast: (msg, bad) => toast(msg, bad),
 });
 const usersView = new UsersView((msg, bad) => toast(msg, bad));
+const settingsView = new SettingsView((msg, bad) => toast(msg, bad));
 const showTheme = initTheme($('theme'), (s) => t('toTheme', { s: t(s) }), () => {
   devicesView.relabel(state.devices, state.history); // canvases take their colours from CSS variables
   clusterView.drawChart(Date.now());
@@ -204,6 +206,7 @@ function renderAuth() {
   $('readonly').hidden = canControl();
   const admin = state.auth === 'none' || (state.session && state.session.role === 'admin');
   $('tab-users').hidden = !admin || state.auth === 'none';
+  $('tab-settings').hidden = !admin || state.auth === 'none'; // the configuration store is admin only
   $('who').textContent = state.session && state.session.user ? t('uWho', { u: state.session.user, r: t(state.session.role) }) : '';
   boardView.authChanged();
   devicesDirty = true;
@@ -297,13 +300,14 @@ $('banner-retry').addEventListener('click', () => live.retryNow());
 // ---- views, language
 
 function showView() {
-  const v = { '#cluster': 'cluster', '#board': 'board', '#users': 'users' }[location.hash] || 'devices';
-  for (const k of ['devices', 'cluster', 'board', 'users']) {
+  const v = { '#cluster': 'cluster', '#board': 'board', '#users': 'users', '#settings': 'settings' }[location.hash] || 'devices';
+  for (const k of ['devices', 'cluster', 'board', 'users', 'settings']) {
     $('view-' + k).hidden = v !== k;
     $('tab-' + k).setAttribute('aria-selected', String(v === k));
   }
   if (v === 'cluster') clusterView.drawChart(Date.now());
   if (v === 'users') usersView.show();
+  if (v === 'settings') settingsView.show();
   if (v === 'board') boardView.show();
   else boardView.hide();
 }
@@ -346,4 +350,4 @@ live.start();
 api.getCluster().then((c) => { if (!state.cluster) setCluster(c); }).catch(() => {});
 api.getDevices().then((l) => { if (!state.devices.size) setDevices(l); }).catch(() => {});
 refreshSession();
-window.ews = { state, devicesView, clusterView, boardView, usersView }; // for debugging from the console and for tests
+window.ews = { state, devicesView, clusterView, boardView, usersView, settingsView }; // for debugging from the console and for tests

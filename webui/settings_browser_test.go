@@ -1,0 +1,84 @@
+//go:build browser
+
+package webui_test
+
+// The Settings page's browser test against a real board (node.New on
+// loopback):
+//
+//	go test -tags browser -run TestSettingsBrowser ./webui/
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
+)
+
+// A viewer does not see the Settings tab; the admin adds a device there,
+// sees it on the Devices tab, rolls the version back and sees it gone.
+func TestSettingsBrowser(t *testing.T) {
+	base := accBoard(t)
+	_, vw := accAPI(t, base, accBundleToken, "POST", "/api/users", `{"name":"v1","role":"viewer"}`)
+
+	exe := testbrowser.Find(t)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testbrowser.Options(t, exe)...)
+	defer cancelA()
+	ctx, cancelC := chromedp.NewContext(actx)
+	defer cancelC()
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Skipf("chromium does not start: %v", err)
+	}
+
+	accLogin(t, ctx, base, vw["token"].(string))
+	accWait(t, ctx, "the viewer's page", `document.getElementById('who').textContent.includes('v1')`)
+	if accEval[bool](t, ctx, `!document.getElementById('tab-settings').hidden`) {
+		t.Error("a viewer sees the Settings tab")
+	}
+
+	accLogin(t, ctx, base, accBundleToken)
+	accWait(t, ctx, "the admin sees the Settings tab", `!document.getElementById('tab-settings').hidden`)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(base+"/#settings")); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "the devices of the store", `!!document.querySelector('#s-devices tr[data-device="relay1"]') && document.getElementById('s-version').textContent.includes('1')`)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#s-add`)),
+		chromedp.SendKeys(chromedp.CSS(`#s-dev-name`), "fan"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "the driver's fields with their help", `[...document.querySelectorAll('#s-dev-fields [data-field]')].some(l => l.dataset.field === 'on_stop' && l.querySelector('.help').textContent.includes('closes'))`)
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#s-dev-fields [data-field="on_stop"] select`), "off"),
+		chromedp.Click(chromedp.CSS(`#s-dev-save`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "fan in the store's version 2", `!!document.querySelector('#s-devices tr[data-device="fan"]') && document.getElementById('s-version').textContent.includes('2')`)
+
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(base+"/#devices")); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "fan on the Devices tab", `[...document.querySelectorAll('#device-list .card')].some(c => c.dataset.name === 'fan')`)
+
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(base+"/#settings")); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "the history with a diff naming fan", `!!document.querySelector('#s-history tr[data-version="1"] .s-rollback') && [...document.querySelectorAll('#s-history pre.diff .add')].some(s => s.textContent.includes('fan'))`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.confirm = () => true; true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#s-history tr[data-version="1"] .s-rollback`))); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "version 3 without fan", `document.getElementById('s-version').textContent.includes('3') && !document.querySelector('#s-devices tr[data-device="fan"]')`)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(base+"/#devices")); err != nil {
+		t.Fatal(err)
+	}
+	accWait(t, ctx, "fan gone from the Devices tab", `document.querySelectorAll('#device-list .card').length === 3 && ![...document.querySelectorAll('#device-list .card')].some(c => c.dataset.name === 'fan')`)
+}
