@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,6 +53,12 @@ type Auth struct {
 	onFail   func(Failure)
 	strong   bool      // the token is one nobody guesses (attempt.go)
 	acct     acctHooks // the users' accounts (accounts.go)
+	// a cluster's board credential (board.go): token, and boardTok when
+	// set, are accepted only from a board (fromBoard); nil fromBoard: a
+	// board alone, whose token is its admin
+	fromBoard func(*http.Request) bool
+	boardTok  [32]byte
+	hasBoard  bool // boardTok is set
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -100,6 +105,16 @@ type Options struct {
 	// SessionInfo adds to GET /api/session what a verdict names (user,
 	// role), or what anyone may know (ok false). Optional.
 	SessionInfo func(who any, ok bool) map[string]any
+	// FromBoard, set on a board of a cluster, makes the token of Config
+	// the board credential (board.go, docs/NOTES.md "Security"): accepted
+	// only on a request FromBoard says a board sent (its verdict Board),
+	// never as a person's. Nil: a board alone, whose token is its admin.
+	FromBoard func(r *http.Request) bool
+	// BoardToken is a further board credential (derived from the cluster
+	// key), accepted like the token of Config; with FromBoard set it
+	// stands for the token when Config has none (a board bundle minted by
+	// this build carries none).
+	BoardToken string
 }
 
 // New reads the credentials of c: the token (from Token or TokenFile) or
@@ -126,6 +141,9 @@ func New(c Config, opts Options) (*Auth, error) {
 		a.secret = "none"
 	case ModeToken:
 		tok := c.Token
+		if tok == "" && c.TokenFile == "" && opts.FromBoard != nil {
+			tok = opts.BoardToken
+		}
 		if tok == "" {
 			b, err := os.ReadFile(c.TokenFile)
 			if err != nil {
@@ -138,6 +156,10 @@ func New(c Config, opts Options) (*Auth, error) {
 		}
 		a.token = sha256.Sum256([]byte(tok))
 		a.strong = len(tok) >= strongToken
+		a.fromBoard = opts.FromBoard
+		if opts.BoardToken != "" {
+			a.boardTok, a.hasBoard = sha256.Sum256([]byte(opts.BoardToken)), true
+		}
 		a.secret = "token\x00" + tok
 		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	case ModeBasic:
@@ -266,7 +288,7 @@ func (a *Auth) Allowed(r *http.Request) bool {
 func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	a.checks.Add(1)
 	if h := r.Header.Get("Authorization"); h != "" {
-		ambient, who, _, err = a.checkHeader(h)
+		ambient, who, _, err = a.checkHeader(r, h)
 		return ambient, who, err
 	}
 	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
@@ -281,7 +303,7 @@ func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 			}
 			return true, who, nil
 		}
-		if ok {
+		if ok && a.fromBoard == nil { // the token's session: a board alone only (board.go)
 			return true, nil, nil
 		}
 		return true, nil, errBadCredentials
@@ -289,18 +311,18 @@ func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	return false, nil, errNoCredentials
 }
 
-// checkHeader checks an Authorization header; u names the user (and its
-// credential generation) a session made with it is for ("": the bundle's).
-func (a *Auth) checkHeader(h string) (ambient bool, who any, u sessionUser, err error) {
+// checkHeader checks r's Authorization header h; u names the user (and its
+// credential generation) a session made with it is for ("": the token's).
+func (a *Auth) checkHeader(r *http.Request, h string) (ambient bool, who any, u sessionUser, err error) {
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
 	switch {
 	case a.mode == ModeToken && strings.EqualFold(scheme, "Bearer"):
-		who, u, err = a.checkToken(cred)
+		who, u, err = a.checkToken(r, cred)
 		return false, who, u, err
 	case a.mode == ModeBasic && strings.EqualFold(scheme, "Basic"):
-		r := &http.Request{Header: http.Header{"Authorization": {h}}}
-		user, pass, ok := r.BasicAuth()
+		br := &http.Request{Header: http.Header{"Authorization": {h}}}
+		user, pass, ok := br.BasicAuth()
 		if !ok {
 			return true, nil, u, errBadCredentials
 		}
@@ -309,21 +331,31 @@ func (a *Auth) checkHeader(h string) (ambient bool, who any, u sessionUser, err 
 	return false, nil, u, errBadCredentials
 }
 
-// sessionUser is whom a session is for: "" the bundle's credentials.
+// sessionUser is whom a session is for: "" the token's (a board alone).
 type sessionUser struct {
 	name string
 	gen  uint64
 }
 
-func (a *Auth) checkToken(tok string) (any, sessionUser, error) {
-	sum := sha256.Sum256([]byte(tok))
-	if tok != "" && subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1 {
-		return nil, sessionUser{}, nil
+// checkToken checks bearer token tok of r: the board credential from a
+// board (verdict Board), a user's token (the verdict Users gives), or on a
+// board alone its token (verdict nil: the admin). The board credential
+// from anyone else is no credential at all (board.go).
+func (a *Auth) checkToken(r *http.Request, tok string) (any, sessionUser, error) {
+	if tok == "" {
+		return nil, sessionUser{}, errBadCredentials
 	}
-	if a.acct.users != nil && tok != "" {
+	board := a.boardCredential(tok)
+	if board && a.fromBoard != nil && r != nil && a.fromBoard(r) {
+		return Board, sessionUser{}, nil
+	}
+	if a.acct.users != nil {
 		if who, name, gen, ok := a.acct.users.Token(tok); ok {
 			return who, sessionUser{name, gen}, nil
 		}
+	}
+	if board && a.fromBoard == nil {
+		return nil, sessionUser{}, nil
 	}
 	return nil, sessionUser{}, errBadCredentials
 }
