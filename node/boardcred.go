@@ -42,8 +42,12 @@ func boardCredential(st state.Config, key []byte, a auth.Config) string {
 // process, or one the front door accepted with a dispatch or via mark
 // (dispatch.FromBoard; with TLS, on a board certificate's connection).
 func (n *Node) sentByBoard(r *http.Request) bool {
-	return r.Context().Value(inProcessKey{}) != nil || dispatch.FromBoard(r)
+	return inProcess(r) || dispatch.FromBoard(r)
 }
+
+// inProcess reports whether r is the automation's own, sent in process
+// (actorDoor).
+func inProcess(r *http.Request) bool { return r.Context().Value(inProcessKey{}) != nil }
 
 // boardMode reports whether this board's token is a board credential
 // rather than the admin's: auth = "token" on a cluster board, or on a
@@ -53,16 +57,19 @@ func (n *Node) boardMode() bool {
 }
 
 // adminSeed is the hash of the first admin's token this board seeds the
-// users store with: the board bundle's admin_token_hash, else (a cluster
-// whose board bundles still carry the token, or a token in the config)
-// the hash of this board's token, so the token the admin used before
+// users store with: the board bundle's admin_token_hash (when the board
+// runs with the bundle's gossip key), else (a cluster whose board bundles
+// still carry the token, or a token in the config) the hash of this
+// board's token, so the token the admin used before
 // keeps working as user admin's; nil alone or without a token.
 func (n *Node) adminSeed() []byte {
 	if !n.boardMode() {
 		return nil
 	}
 	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
-		if h := sec.Bundle.AdminSeed(); h != nil {
+		// the hash is under the bundle's gossip key: of use only when that
+		// is the key this board runs with (a config may name another)
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Key; h != nil && key == base64.StdEncoding.EncodeToString(n.boot.clusterKey) {
 			return h
 		}
 	}

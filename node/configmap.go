@@ -154,8 +154,8 @@ func mapConfig(c *config.Config) (*boot, error) {
 		authKey:     AuthKey(c),
 	}
 	b.boardCred = boardCredential(st, key, b.auth)
-	if b.auto.token == "" {
-		b.auto.token = b.boardCred
+	if b.auto.token == "" || (b.boardCred != "" && sec.Bundle != nil && sec.Bundle.AdminSeed() != nil) {
+		b.auto.token = b.boardCred // the one every board of a cluster of this build's bundles knows (boardcred.go)
 	}
 	_, b.stateDirSet = c.Lines["node.state_dir"]
 	b.storeSeed, b.storeOwn = storeTexts(c)

@@ -170,7 +170,7 @@ func (n *Node) build(b *boot) error {
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },            // counted cluster-wide (devices.go)
 		Users:    authUsers{a.acct.store, a.acct.seed}, SessionInfo: a.acct.sessionInfo, // named users and their sessions
-		FromBoard: n.fromBoardIf(), BoardToken: b.boardCred, // a card is no admin (boardcred.go)
+		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.boardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
 		return b.cite(b.authKey, err)
 	}

@@ -57,6 +57,7 @@ type Auth struct {
 	// set, are accepted only from a board (fromBoard); nil fromBoard: a
 	// board alone, whose token is its admin
 	fromBoard func(*http.Request) bool
+	own       func(*http.Request) bool // this board's automation, in process
 	boardTok  [32]byte
 	hasBoard  bool // boardTok is set
 }
@@ -110,6 +111,12 @@ type Options struct {
 	// only on a request FromBoard says a board sent (its verdict Board),
 	// never as a person's. Nil: a board alone, whose token is its admin.
 	FromBoard func(r *http.Request) bool
+	// Own reports whether r is this board's own (its automation's, in
+	// process): there the board credential is Board even when it is also a
+	// user's token (the token of an earlier build's board bundle is user
+	// admin's too); a board's forward of a client's request with it is
+	// the user's. Optional.
+	Own func(r *http.Request) bool
 	// BoardToken is a further board credential (derived from the cluster
 	// key), accepted like the token of Config; with FromBoard set it
 	// stands for the token when Config has none (a board bundle minted by
@@ -156,7 +163,7 @@ func New(c Config, opts Options) (*Auth, error) {
 		}
 		a.token = sha256.Sum256([]byte(tok))
 		a.strong = len(tok) >= strongToken
-		a.fromBoard = opts.FromBoard
+		a.fromBoard, a.own = opts.FromBoard, opts.Own
 		if opts.BoardToken != "" {
 			a.boardTok, a.hasBoard = sha256.Sum256([]byte(opts.BoardToken)), true
 		}
@@ -337,16 +344,17 @@ type sessionUser struct {
 	gen  uint64
 }
 
-// checkToken checks bearer token tok of r: the board credential from a
-// board (verdict Board), a user's token (the verdict Users gives), or on a
-// board alone its token (verdict nil: the admin). The board credential
-// from anyone else is no credential at all (board.go).
+// checkToken checks bearer token tok of r: the board credential on this
+// board's own request (verdict Board), a user's token (the verdict Users
+// gives), the board credential from a board (Board), or on a board alone
+// its token (verdict nil: the admin). The board credential from anyone
+// else is no credential at all (board.go).
 func (a *Auth) checkToken(r *http.Request, tok string) (any, sessionUser, error) {
 	if tok == "" {
 		return nil, sessionUser{}, errBadCredentials
 	}
-	board := a.boardCredential(tok)
-	if board && a.fromBoard != nil && r != nil && a.fromBoard(r) {
+	board := a.boardCredential(tok) && a.fromBoard != nil && r != nil
+	if board && a.own != nil && a.own(r) {
 		return Board, sessionUser{}, nil
 	}
 	if a.acct.users != nil {
@@ -354,7 +362,10 @@ func (a *Auth) checkToken(r *http.Request, tok string) (any, sessionUser, error)
 			return who, sessionUser{name, gen}, nil
 		}
 	}
-	if board && a.fromBoard == nil {
+	if board && a.fromBoard(r) {
+		return Board, sessionUser{}, nil
+	}
+	if a.fromBoard == nil && a.boardCredential(tok) {
 		return nil, sessionUser{}, nil
 	}
 	return nil, sessionUser{}, errBadCredentials
