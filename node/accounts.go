@@ -45,7 +45,7 @@ func (n *Node) statePath(name string) string {
 }
 
 // openAccounts builds the users store and the audit log. The store's
-// secret is the cluster key; without one, the bundle token (every board of
+// secret is the cluster key; without one, the token of [http] (every board of
 // an insecure cluster has the same); standalone with auth = "none", a
 // random one (nothing to check then).
 func (n *Node) openAccounts() error {

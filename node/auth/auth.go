@@ -100,7 +100,7 @@ type Options struct {
 	// OnFail is told each failed credential check, so the other boards
 	// count it too (Auth.Failed there). Optional; must be quick.
 	OnFail func(Failure)
-	// Users are the accounts other than the bundle token; token mode only.
+	// Users are the accounts (people's tokens, passwords); token mode only.
 	// Optional.
 	Users Users
 	// SessionInfo adds to GET /api/session what a verdict names (user,
@@ -291,7 +291,8 @@ func (a *Auth) Allowed(r *http.Request) bool {
 
 // check verifies r's credentials; ambient is true when they are ones a
 // browser sends by itself (a cookie, cached basic credentials).
-// who is the verdict: nil for the bundle token, else what Users returned.
+// who is the verdict: nil for a board alone's token, Board for the board
+// credential (board.go), else what Users returned.
 func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	a.checks.Add(1)
 	if h := r.Header.Get("Authorization"); h != "" {
