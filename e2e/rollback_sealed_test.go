@@ -28,7 +28,7 @@ func TestRollbackAfterSealedUpgrade(t *testing.T) {
 		t.Skip("runs three boards, one brought back on the last landed build")
 	}
 	old, next := lastLandedBinary(t), versionBinary(t, newVersion)
-	c := startUpCluster(t, next)
+	c := startUpClusterMinted(t, old, next) // flashed by the last build, upgraded: the last build reads its cards
 	testutil.WaitFor(t, "three boards of this build agree on a master", 30*time.Second, func() (bool, string) {
 		_, ok, seen := c.agreed()
 		return ok, seen

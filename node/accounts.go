@@ -24,6 +24,7 @@ import (
 type accounts struct {
 	store *users.Store
 	audit *audit.Log
+	seed  []byte // the first admin's token hash (boardcred.go); nil: none
 }
 
 // statePath is where this board keeps its file name across restarts:
@@ -44,7 +45,7 @@ func (n *Node) statePath(name string) string {
 }
 
 // openAccounts builds the users store and the audit log. The store's
-// secret is the cluster key; without one, the bundle token (every board of
+// secret is the cluster key; without one, the token of [http] (every board of
 // an insecure cluster has the same); standalone with auth = "none", a
 // random one (nothing to check then).
 func (n *Node) openAccounts() error {
@@ -99,14 +100,23 @@ func (n *Node) openAccounts() error {
 	}
 	n.acc.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
 		Registerer: n.reg, Logger: n.log, Now: n.boot.clock.Now})}
+	n.acc.acct.seed = n.adminSeed()
 	return nil
 }
 
-// authUsers is the store as node/auth asks it.
-type authUsers struct{ s *users.Store }
+// authUsers is the store as node/auth asks it; seed is the first
+// admin's token hash, which lets that token in as admin until the store
+// has an admin with credentials (users.Store.AdminSeed).
+type authUsers struct {
+	s    *users.Store
+	seed []byte
+}
 
 func (a authUsers) Token(tok string) (any, string, uint64, bool) {
 	p := a.s.Token(tok)
+	if p == nil && a.seed != nil {
+		p = a.s.AdminSeed(tok, a.seed)
+	}
 	if p == nil {
 		return nil, "", 0, false
 	}
@@ -137,31 +147,39 @@ func (a *accounts) sessionInfo(who any, ok bool) map[string]any {
 	return map[string]any{"user": p.Name, "role": p.Role, "devices": p.Devices, "users_version": a.store.Version()}
 }
 
-// principal is the verdict of a check: a user, or the bundle token's
-// admin (also when no credentials were asked, e.g. auth = "none").
+// principal is the verdict of a check: a user; the board credential a
+// board sent (its own requests: users.Board); else the admin of a board
+// alone's token (also when no credentials were asked, e.g. auth = "none").
 func principal(who any) *users.Principal {
-	if p, ok := who.(*users.Principal); ok {
+	switch p := who.(type) {
+	case *users.Principal:
 		return p
+	case *auth.BoardCredential:
+		return users.Board()
 	}
 	return users.Root()
 }
 
+// automated reports whether p is the automation's own: the board
+// credential, or a board alone's token.
+func automated(p *users.Principal) bool { return p == users.Root() || p == users.Board() }
+
 // who is the principal of a checked request: the user its credentials
-// name; for the automation's own requests (the bundle token, sent in
+// name; for the automation's own requests (the board credential, sent in
 // process by actorDoor) the user they act as.
 func who(r *http.Request) *users.Principal {
 	p := principal(auth.Who(r))
-	if as, ok := r.Context().Value(actAsKey{}).(*users.Principal); ok && p == users.Root() {
+	if as, ok := r.Context().Value(actAsKey{}).(*users.Principal); ok && automated(p) {
 		return as
 	}
 	return p
 }
 
 // keyOwner names whose Idempotency-Keys a checked request uses: its user,
-// or for the bundle token the automation it labels itself as (a rule, an
-// MQTT command). No user can use up another's key or a rule's.
+// or for the board credential the automation it labels itself as (a rule,
+// an MQTT command). No user can use up another's key or a rule's.
 func keyOwner(r *http.Request) string {
-	if principal(auth.Who(r)) == users.Root() {
+	if automated(principal(auth.Who(r))) {
 		if a := r.Header.Get(HeaderActor); a != "" && len(a) <= 64 {
 			return "actor:" + a
 		}
@@ -178,7 +196,7 @@ type inProcessKey struct{}
 type actAsKey struct{}
 
 // HeaderActor labels an automation's act in the audit log ("rule:2",
-// "mqtt"); only a request with the bundle token may carry it.
+// "mqtt"); only the automation's requests may carry it.
 const HeaderActor = "X-Ews-Actor"
 
 // actorDoor is the node's front door as rules and MQTT enter it: a rule
@@ -285,8 +303,8 @@ func (n *Node) auditWho(r *http.Request) (string, string) {
 		return "", ""
 	}
 	p := who(r)
-	if a := r.Header.Get(HeaderActor); a != "" && principal(auth.Who(r)) == users.Root() && len(a) <= 64 {
-		return a, p.Role // the bundle token's holder labels its automation's acts
+	if a := r.Header.Get(HeaderActor); a != "" && automated(principal(auth.Who(r))) && len(a) <= 64 {
+		return a, p.Role // the automation labels its acts
 	}
 	return p.Name, p.Role
 }

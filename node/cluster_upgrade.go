@@ -102,19 +102,17 @@ func (n *Node) serveRolloutStatus(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, n.clu.rollout.get())
 }
 
-// bearer is the token this board presents to the others ("" with auth none).
-func (n *Node) bearer() (string, error) {
-	if n.boot.auth.Mode != "token" {
-		return "", nil
+// rolloutAuth is what a rollout this board runs shows the others: the
+// credentials of the request that started it (a board has no admin
+// credential of its own, docs/NOTES.md "Security"); nil with auth none.
+func rolloutAuth(r *http.Request) http.Header {
+	h := http.Header{}
+	for _, k := range []string{"Authorization", "Cookie"} {
+		if v := r.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
 	}
-	if n.boot.auth.Token != "" {
-		return n.boot.auth.Token, nil
-	}
-	b, err := os.ReadFile(n.boot.auth.TokenFile)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
+	return h
 }
 
 // serveRollout is POST /api/cluster/upgrade: the body is the binary, the
@@ -130,11 +128,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotImplemented, "node: rolling upgrade: the running executable is unknown")
 		return
 	}
-	token, err := n.bearer()
-	if err != nil {
-		httpx.Error(w, http.StatusInternalServerError, "node: rolling upgrade: read the token: %v", err)
-		return
-	}
+	creds := rolloutAuth(r)
 	want := r.Header.Get(HeaderFirmwareSHA256)
 	if want == "" {
 		httpx.Error(w, http.StatusBadRequest, "node: a rolling upgrade needs the binary's SHA-256 in the %s header", HeaderFirmwareSHA256)
@@ -182,7 +176,7 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer n.clu.rollout.wg.Done()
 		defer os.Remove(file)
-		err := n.runRollout(ctx, order, sum, token, file)
+		err := n.runRollout(ctx, order, sum, creds, file)
 		n.clu.rollout.finish(err)
 		if err != nil {
 			n.log.Error("rolling upgrade stopped", "err", err)
@@ -191,10 +185,10 @@ func (n *Node) serveRollout(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusAccepted, n.clu.rollout.get())
 }
 
-func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum, token, file string) error {
+func (n *Node) runRollout(ctx context.Context, order []rollout.Board, sum string, creds http.Header, file string) error {
 	ro := &rollout.Rollout{
 		Body:   func() (io.ReadCloser, error) { return os.Open(file) },
-		SHA256: sum, Token: token,
+		SHA256: sum, Auth: creds,
 		Scheme: n.sec.scheme(), TLS: n.sec.client, // HTTPS with the cluster CA when TLS is on
 		Progress: func(board, msg string) {
 			n.clu.rollout.step(board, msg)

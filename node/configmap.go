@@ -48,6 +48,7 @@ type boot struct {
 	clock      *clock.Clock
 	security   *config.Security // what cluster.bundle_file gives; TLS on or off
 	clusterKey []byte           // nil: no key (insecure, or standalone without one)
+	boardCred  string           // the credential a board shows for its own requests; "" alone (boardcred.go)
 	sim        *simProfile      // nil: not a simulated board ([sim] absent)
 	simulated  bool             // the devices run on the simulated board
 
@@ -157,6 +158,10 @@ func mapConfig(c *config.Config) (*boot, error) {
 		citeDevices: func(err error) error { return deviceErrors(c, err) },
 		authKey:     AuthKey(c),
 	}
+	b.boardCred = boardCredential(st, key, b.auth)
+	if b.auto.token == "" || (b.boardCred != "" && sec.Bundle != nil && sec.Bundle.AdminSeed() != nil) {
+		b.auto.token = b.boardCred // the one every board of a cluster of this build's bundles knows (boardcred.go)
+	}
 	_, b.stateDirSet = c.Lines["node.state_dir"]
 	b.storeSeed, b.storeOwn = storeTexts(c)
 	b.storeText = b.storeSeed
@@ -180,7 +185,7 @@ func automationOptions(c *config.Config) (automationConfig, error) {
 	}
 	if c.HTTP.Auth == "token" {
 		a.token = c.HTTP.Token
-		if a.token == "" {
+		if a.token == "" && c.HTTP.TokenFile != "" { // else the board credential (boardcred.go)
 			b, err := os.ReadFile(c.HTTP.TokenFile)
 			if err != nil {
 				return a, config.Errors{c.Errorf("http.token_file", "automation: %v", err)}

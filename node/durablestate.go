@@ -83,6 +83,8 @@ func (n *Node) runDurable(ctx context.Context) error {
 	go func() { defer wg.Done(); n.importUsers(ctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); n.seedConfig(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); n.seedAdmin(ctx, n.acc.acct.seed) }()
 	if n.acc.durable.raft == nil {
 		return nil
 	}

@@ -87,7 +87,7 @@ func TestBoardFirmwareSignature(t *testing.T) {
 			if tc.sha != "" {
 				sha = tc.sha
 			}
-			hdr := map[string]string{"Authorization": "Bearer " + b.Token, HeaderFirmwareSHA256: sha}
+			hdr := map[string]string{"Authorization": "Bearer " + admin.Token, HeaderFirmwareSHA256: sha}
 			code, _, got := getJSON(t, "POST", url+"/api/board/firmware", bytes.NewReader(tc.body), hdr)
 			msg, _ := got["error"].(string)
 			reason, _ := got["reason"].(string)
@@ -105,7 +105,7 @@ func TestBoardFirmwareSignature(t *testing.T) {
 	// The rolling upgrade's entry refuses the same way before it starts.
 	sum := sha256.Sum256(unsigned)
 	code, _, got := getJSON(t, "POST", url+"/api/cluster/upgrade", bytes.NewReader(unsigned),
-		map[string]string{"Authorization": "Bearer " + b.Token, HeaderFirmwareSHA256: hex.EncodeToString(sum[:])})
+		map[string]string{"Authorization": "Bearer " + admin.Token, HeaderFirmwareSHA256: hex.EncodeToString(sum[:])})
 	if code != 403 || got["reason"] != "signature" {
 		t.Fatalf("rolling upgrade of an unsigned image: %d %v", code, got)
 	}

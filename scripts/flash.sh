@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs ews onto an SD card: the binary for the board's arch, the systemd
 # unit (enabled), the ews user/dirs (systemd-sysusers/tmpfiles at first boot),
-# the cluster key and API token on the root partition, and a boot config with
-# this board's name and the peer list on the boot partition.
+# the board's own bundle (--bundle: gossip key and its certificate, minted
+# from the admin bundle; no admin token) or the cluster key and API token
+# on the root partition, and a boot config with this board's name and the
+# peer list on the boot partition.
 #
 #   scripts/flash.sh --boot /media/me/bootfs --root /media/me/rootfs \
 #       --arch armv6 --name ews2 --peers "ews1=10.0.0.11:7946,ews2=10.0.0.12:7946" \
@@ -126,7 +128,7 @@ if [ -e "$CONF" ] && [ -z "$FORCE" ]; then
 	[ -n "$BACKUP" ] || die 1 "$CONF exists; not overwriting it without --force"
 	KEEP_CONF=1
 fi
-if [ -s "$ROOT/etc/ews/token" ] && [ "$(tr -d ' \n\r' <"$ROOT/etc/ews/token")" != "$TOKEN" ] && [ -z "$FORCE" ]; then
+if [ -z "$BUNDLE" ] && [ -s "$ROOT/etc/ews/token" ] && [ "$(tr -d ' \n\r' <"$ROOT/etc/ews/token")" != "$TOKEN" ] && [ -z "$FORCE" ]; then
 	die 1 "$ROOT/etc/ews/token holds a different token; not replacing it without --force (boards with different tokens refuse each other's requests)"
 fi
 

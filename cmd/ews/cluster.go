@@ -13,7 +13,7 @@ import (
 
 const clusterHelp = `init (--peers LIST | --board NAME...) [--dns NAME]... [--net CIDR]... [--out PATH] [--force] [DIR]: write the admin bundle (gossip key, API token, session secret, the CA and its key, the firmware signing key), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. The CA may certify the boards named and nothing else. It never goes on a board.
 board NAME [--addr HOST]... --bundle ADMIN --out FILE: mint board NAME's bundle (its certificate and key, no CA key, no signing key).
-join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a board bundle (or mint this board's from the admin bundle with --name) into DIR (default /etc/ews): cluster.key, token, cluster.bundle, each 0600; refuses to replace different secrets without --force.
+join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a board bundle (or mint this board's from the admin bundle with --name) into DIR (default /etc/ews): cluster.key, cluster.bundle (and token for a bundle of an earlier build that carries one), each 0600; refuses to replace different secrets without --force.
 migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 bundle into an admin bundle, keeping its gossip key and token.
 backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config, the outputs' last states, the configuration and users stores.
 restore --from FILE.tar.gz (--board NAME --out DIR [--root R] | --url URL): from a backup, write a replacement board's card, or put the configuration and users stores back on a running cluster (--url).
@@ -88,7 +88,7 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 	ca, _ := b.CA()
 	fmt.Fprintf(stdout, "ews: wrote the admin bundle %s (mode 0600): gossip key, API token, session secret, the TLS CA and its key, the firmware signing key. It never goes on a board.\n", path)
 	fmt.Fprintf(stdout, "The CA may certify %s; it is valid until %s.\n", describeScope(sc), ca.Cert.NotAfter.UTC().Format("2006-01-02"))
-	fmt.Fprintf(stdout, "API token (shown once; keep it: the UI login asks for it; it is also in %s):\n\n  %s\n\n", path, b.Token)
+	fmt.Fprintf(stdout, "API token of user admin (shown once; keep it: the UI login asks for it; it is also in %s, and never on a board: a board's card holds only its hash):\n\n  %s\n\n", path, b.Token)
 	fmt.Fprintf(stdout, "Boards with this bundle serve HTTPS (:8443) with its CA; trust it on a client with:\n  ews cluster ca %s > ews-ca.pem   (then curl --cacert ews-ca.pem, or import it in the browser)\n", path)
 	fmt.Fprintf(stdout, "Give each board its own bundle minted from it:\n  scripts/flash.sh --bundle %s ...            (SD card)\n  ews cluster board NAME --bundle %s --out NAME.bundle   (then copy it to the board's /etc/ews/%s)\n", path, path, bundle.DefaultName)
 	return exitOK
@@ -125,7 +125,7 @@ func clusterCA(args []string, stdout, stderr io.Writer) int {
 }
 
 func clusterJoin(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster join", "BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]", "Install a board bundle into DIR: cluster.key, token, cluster.bundle, each 0600 (owned by ews when run as root).\nGiven the admin bundle and --name, mint this board's bundle from it first; the admin bundle is not copied.", stderr)
+	fs := newFlags("cluster join", "BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]", "Install a board bundle into DIR: cluster.key, cluster.bundle (token too from a board bundle of an earlier build), each 0600 (owned by ews when run as root).\nGiven the admin bundle and --name, mint this board's bundle from it first; the admin bundle is not copied.", stderr)
 	etc := fs.String("etc", "/etc/ews", "directory to install into")
 	name := fs.String("name", "", "this board's name: mint its bundle from the admin bundle BUNDLE")
 	var addrs listFlag

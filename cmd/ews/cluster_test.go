@@ -51,16 +51,19 @@ func TestClusterInitAndJoin(t *testing.T) {
 	if err != nil || !installed.IsBoard() || installed.Name != "ews1" || installed.CAKey != "" || installed.SignKey != "" {
 		t.Fatalf("join installed %+v, %v; want ews1's board bundle", installed, err)
 	}
-	for _, f := range []string{"cluster.key", "token", "cluster.bundle"} {
+	for _, f := range []string{"cluster.key", "cluster.bundle"} {
 		if fi, err := os.Stat(filepath.Join(etc, f)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, %v; want mode 0600", f, fi.Mode(), err)
 		}
 	}
+	// a card gives one board (docs/NOTES.md "Security"): no admin token on it
+	if _, err := os.Stat(filepath.Join(etc, "token")); !os.IsNotExist(err) || installed.Token != "" {
+		t.Errorf("join put a token on the board: %v, bundle token %q", err, installed.Token)
+	}
 	// what join installed passes `ews config check` without a warning, read
-	// through bundle_file alone or through key_file and token_file
+	// through bundle_file alone
 	for _, sec := range []string{
 		"bundle_file = \"" + filepath.Join(etc, "cluster.bundle") + "\"\n",
-		"key_file = \"" + filepath.Join(etc, "cluster.key") + "\"\n[http]\ntoken_file = \"" + filepath.Join(etc, "token") + "\"\n",
 	} {
 		conf := filepath.Join(dir, "ews.toml")
 		doc := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\", \"ews2=127.0.0.2:7946\"]\n" + sec
@@ -77,13 +80,10 @@ func TestClusterInitAndJoin(t *testing.T) {
 			t.Errorf("join printed a secret:\n%s%s", out.String(), errb.String())
 		}
 	}
-	for _, f := range []string{"cluster.key", "token", "cluster.bundle"} {
+	for _, f := range []string{"cluster.key", "cluster.bundle"} {
 		if !strings.Contains(out.String(), filepath.Join(etc, f)) {
 			t.Errorf("join does not say it wrote %s:\n%s", f, out.String())
 		}
-	}
-	if tok, _ := os.ReadFile(filepath.Join(etc, "token")); strings.TrimSpace(string(tok)) != b.Token {
-		t.Errorf("token file %q", tok)
 	}
 
 	// a second, different bundle is refused over the first one's secrets

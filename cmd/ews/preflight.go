@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"net/http"
 
 	"github.com/ews-firmware/ews/internal/bootkey"
 	"github.com/ews-firmware/ews/internal/config"
@@ -18,7 +19,13 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 	if len(errs) == 0 {
 		// The credentials as node.New builds them: a bcrypt hash it cannot
 		// read is refused here too, with the line.
-		if _, err := auth.New(node.AuthConfig(cfg), auth.Options{}); err != nil {
+		opts := auth.Options{}
+		if cfg.TokenFromBundle() && cfg.HTTP.Token == "" {
+			// a board bundle without a token: the board credential
+			// stands for it (node, boardcred.go)
+			opts.FromBoard, opts.BoardToken = func(*http.Request) bool { return false }, "ewsb_preflight"
+		}
+		if _, err := auth.New(node.AuthConfig(cfg), opts); err != nil {
 			errs = append(errs, cfg.Errorf(node.AuthKey(cfg), "%v", err))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/tokenhash"
 )
 
 // NewAdmin makes an admin bundle: a fresh gossip key, token and session
@@ -164,7 +165,7 @@ func (b *Bundle) NeedBoard(path string) error {
 }
 
 // Board mints board name's bundle from the admin bundle b: the gossip
-// key, credentials and session secret, the CA certificate (not its key),
+// key, the hash of the admin's token (never the token), the session secret, the CA certificate (not its key),
 // a certificate for name with hosts as further SANs, and the firmware
 // verify key (not the signing key).
 func (b *Bundle) Board(name string, hosts []string, now time.Time) (*Bundle, error) {
@@ -182,7 +183,12 @@ func (b *Bundle) Board(name string, hosts []string, now time.Time) (*Bundle, err
 	if err != nil {
 		return nil, fmt.Errorf("bundle: board %s: %w", name, err)
 	}
-	out := &Bundle{Version: Version, Kind: KindBoard, Name: name, Key: b.Key, Token: b.Token,
+	hash, err := b.adminTokenHash()
+	if err != nil {
+		return nil, err
+	}
+	// no token: a card gives one board, never the admin (docs/NOTES.md "Security")
+	out := &Bundle{Version: Version, Kind: KindBoard, Name: name, Key: b.Key, AdminTokenHash: hash,
 		SessionSecret: b.SessionSecret, Users: append([]string(nil), b.Users...), CACert: b.CACert,
 		Cert: base64.StdEncoding.EncodeToString(cert), CertKey: base64.StdEncoding.EncodeToString(key),
 		VerifyKey: b.VerifyKey}
@@ -239,4 +245,27 @@ func parseNotBefore(der []byte) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return c.NotBefore, nil
+}
+
+// adminTokenHash is base64 of what the users store keeps of b's token
+// under b's gossip key; "" when b has no token.
+func (b *Bundle) adminTokenHash() (string, error) {
+	if b.Token == "" {
+		return "", nil
+	}
+	key, err := base64.StdEncoding.DecodeString(b.Key)
+	if err != nil {
+		return "", errors.New("bundle: key: not base64")
+	}
+	h := tokenhash.Sum(key, b.Token)
+	return base64.StdEncoding.EncodeToString(h[:]), nil
+}
+
+// AdminSeed is the decoded admin_token_hash; nil when there is none.
+func (b *Bundle) AdminSeed() []byte {
+	h, err := base64.StdEncoding.DecodeString(b.AdminTokenHash)
+	if err != nil || len(h) != 32 {
+		return nil
+	}
+	return h
 }

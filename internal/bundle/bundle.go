@@ -48,7 +48,16 @@ type Bundle struct {
 	Kind    string `toml:"kind,omitempty"` // version 3: KindAdmin or KindBoard
 	Name    string `toml:"name,omitempty"` // a board bundle's board
 	Key     string `toml:"key"`            // base64 AES-256 gossip key (cluster.key)
-	Token   string `toml:"token"`          // bearer token of [http] auth = "token" (/etc/ews/token)
+	// Token is the first admin's token (admin bundles; user admin of the
+	// users store, docs/NOTES.md "Security"). Board bundles minted by this
+	// build carry none (a card is no admin): AdminTokenHash instead.
+	// Version 1 and 2 bundles, and board bundles minted before, carry it
+	// on every board.
+	Token string `toml:"token,omitempty"`
+	// AdminTokenHash (board bundles) is base64 of what the users store
+	// keeps of Token (internal/tokenhash, under the gossip key): the board
+	// seeds user admin with it, and nobody gets the token back from it.
+	AdminTokenHash string `toml:"admin_token_hash,omitempty"`
 	// SessionSecret is base64 of 32 random bytes: the key of session
 	// cookies is derived from it (node/auth), never from the token.
 	SessionSecret string   `toml:"session_secret"`
@@ -135,8 +144,13 @@ func (b *Bundle) Validate() error {
 	if err != nil || (len(k) != 16 && len(k) != 24 && len(k) != 32) {
 		return errors.New("key: want base64 of 16, 24 or 32 bytes")
 	}
-	if b.Token == "" && len(b.Users) == 0 {
+	if b.Token == "" && len(b.Users) == 0 && b.AdminTokenHash == "" {
 		return errors.New("token: empty, and no users: the bundle holds no HTTP credentials")
+	}
+	if b.AdminTokenHash != "" {
+		if h, err := base64.StdEncoding.DecodeString(b.AdminTokenHash); err != nil || len(h) != 32 {
+			return errors.New("admin_token_hash: want base64 of 32 bytes")
+		}
 	}
 	if strings.ContainsAny(b.Token, " \t\r\n") {
 		return errors.New("token: has white space")
@@ -171,7 +185,7 @@ func (b *Bundle) Validate() error {
 
 // Equal reports whether a and b hold the same secrets.
 func (b *Bundle) Equal(o *Bundle) bool {
-	return b.Version == o.Version && b.Key == o.Key && b.Token == o.Token &&
+	return b.Version == o.Version && b.Key == o.Key && b.Token == o.Token && b.AdminTokenHash == o.AdminTokenHash &&
 		b.SessionSecret == o.SessionSecret && b.CACert == o.CACert && b.CAKey == o.CAKey &&
 		b.Kind == o.Kind && b.Name == o.Name && b.Cert == o.Cert && b.CertKey == o.CertKey &&
 		b.SignKey == o.SignKey && b.VerifyKey == o.VerifyKey &&

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/tokenhash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,7 +255,6 @@ func TestInstall(t *testing.T) {
 		content string
 	}{
 		KeyFile:     {0o600, b.Key + "\n"},
-		TokenFile:   {0o600, b.Token + "\n"},
 		DefaultName: {0o600, string(b.Marshal())},
 	}
 	if len(got) != len(want) {
@@ -295,7 +295,40 @@ func TestInstall(t *testing.T) {
 	if _, err := Install(dir, other, true); err != nil {
 		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, TokenFile)); string(data) != other.Token+"\n" {
-		t.Error("a forced install kept the old token")
+	if data, _ := os.ReadFile(filepath.Join(dir, DefaultName)); string(data) != string(other.Marshal()) {
+		t.Error("a forced install kept the old bundle")
+	}
+	if _, err := os.Stat(filepath.Join(dir, TokenFile)); !os.IsNotExist(err) {
+		t.Errorf("a board bundle of this build installed a token file: %v", err)
+	}
+}
+
+// A card gives one board (docs/NOTES.md "Security"): a board bundle
+// carries no token, only the hash the users store keeps of the admin's.
+func TestBoardBundleHasNoToken(t *testing.T) {
+	admin := testAdmin(t)
+	b, err := admin.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Token != "" || strings.Contains(string(b.Marshal()), admin.Token) {
+		t.Fatalf("the board bundle carries the admin's token")
+	}
+	key, _ := base64.StdEncoding.DecodeString(admin.Key)
+	want := tokenhash.Sum(key, admin.Token)
+	if got := b.AdminSeed(); !bytes.Equal(got, want[:]) {
+		t.Fatalf("admin_token_hash %x, want %x", got, want)
+	}
+	back, err := Parse("board.bundle", b.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equal(b) {
+		t.Fatal("the board bundle does not read back the same")
+	}
+	bad := *b
+	bad.AdminTokenHash = "c2hvcnQ="
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "admin_token_hash") {
+		t.Fatalf("a short admin_token_hash: %v", err)
 	}
 }

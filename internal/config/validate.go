@@ -74,7 +74,7 @@ func (c *Config) validateHTTP(bad func(string, string, ...any)) {
 	switch h.Auth {
 	case "none":
 	case "token":
-		if h.Token == "" && h.TokenFile == "" {
+		if h.Token == "" && h.TokenFile == "" && !c.tokenFromBundle {
 			bad("http.token_file", "auth = \"token\" needs token_file or token")
 		}
 	case "basic":

@@ -4,10 +4,10 @@ import "net/http"
 
 // Accounts (docs/NOTES.md, Users, roles and audit) as auth asks them: the
 // users store of node/users, behind an interface so this package stays a
-// credential checker. The bundle's token keeps working as itself (its
-// verdict is nil: the root admin); any other bearer token, a user's
-// password at login, and a session cookie made by such a login are looked
-// up here.
+// credential checker. A board alone's own token passes as itself (its
+// verdict is nil: the root admin), the board credential from a board as
+// Board (board.go); any other bearer token, a user's password at login,
+// and a session cookie made by such a login are looked up here.
 type Users interface {
 	// Token returns the verdict for a user's token, and the user's name
 	// and credential generation for a session made with it.
@@ -30,7 +30,8 @@ type acctHooks struct {
 type whoKey struct{}
 
 // Who is the verdict of r's credential check on this board: what
-// Users returned, or nil for the bundle token (or no check yet).
+// Users returned, Board for the board credential, or nil for a board
+// alone's token (or no check yet).
 func Who(r *http.Request) any { return r.Context().Value(whoKey{}) }
 
 // Checked reports whether this Auth accepted r's credentials on this board

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,6 +53,13 @@ type Auth struct {
 	onFail   func(Failure)
 	strong   bool      // the token is one nobody guesses (attempt.go)
 	acct     acctHooks // the users' accounts (accounts.go)
+	// a cluster's board credential (board.go): token, and boardTok when
+	// set, are accepted only from a board (fromBoard); nil fromBoard: a
+	// board alone, whose token is its admin
+	fromBoard func(*http.Request) bool
+	own       func(*http.Request) bool // this board's automation, in process
+	boardTok  [32]byte
+	hasBoard  bool // boardTok is set
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -94,12 +100,28 @@ type Options struct {
 	// OnFail is told each failed credential check, so the other boards
 	// count it too (Auth.Failed there). Optional; must be quick.
 	OnFail func(Failure)
-	// Users are the accounts other than the bundle token; token mode only.
+	// Users are the accounts (people's tokens, passwords); token mode only.
 	// Optional.
 	Users Users
 	// SessionInfo adds to GET /api/session what a verdict names (user,
 	// role), or what anyone may know (ok false). Optional.
 	SessionInfo func(who any, ok bool) map[string]any
+	// FromBoard, set on a board of a cluster, makes the token of Config
+	// the board credential (board.go, docs/NOTES.md "Security"): accepted
+	// only on a request FromBoard says a board sent (its verdict Board),
+	// never as a person's. Nil: a board alone, whose token is its admin.
+	FromBoard func(r *http.Request) bool
+	// Own reports whether r is this board's own (its automation's, in
+	// process): there the board credential is Board even when it is also a
+	// user's token (the token of an earlier build's board bundle is user
+	// admin's too); a board's forward of a client's request with it is
+	// the user's. Optional.
+	Own func(r *http.Request) bool
+	// BoardToken is a further board credential (derived from the cluster
+	// key), accepted like the token of Config; with FromBoard set it
+	// stands for the token when Config has none (a board bundle minted by
+	// this build carries none).
+	BoardToken string
 }
 
 // New reads the credentials of c: the token (from Token or TokenFile) or
@@ -126,6 +148,9 @@ func New(c Config, opts Options) (*Auth, error) {
 		a.secret = "none"
 	case ModeToken:
 		tok := c.Token
+		if tok == "" && c.TokenFile == "" && opts.FromBoard != nil {
+			tok = opts.BoardToken
+		}
 		if tok == "" {
 			b, err := os.ReadFile(c.TokenFile)
 			if err != nil {
@@ -138,6 +163,10 @@ func New(c Config, opts Options) (*Auth, error) {
 		}
 		a.token = sha256.Sum256([]byte(tok))
 		a.strong = len(tok) >= strongToken
+		a.fromBoard, a.own = opts.FromBoard, opts.Own
+		if opts.BoardToken != "" {
+			a.boardTok, a.hasBoard = sha256.Sum256([]byte(opts.BoardToken)), true
+		}
 		a.secret = "token\x00" + tok
 		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
 	case ModeBasic:
@@ -262,11 +291,12 @@ func (a *Auth) Allowed(r *http.Request) bool {
 
 // check verifies r's credentials; ambient is true when they are ones a
 // browser sends by itself (a cookie, cached basic credentials).
-// who is the verdict: nil for the bundle token, else what Users returned.
+// who is the verdict: nil for a board alone's token, Board for the board
+// credential (board.go), else what Users returned.
 func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	a.checks.Add(1)
 	if h := r.Header.Get("Authorization"); h != "" {
-		ambient, who, _, err = a.checkHeader(h)
+		ambient, who, _, err = a.checkHeader(r, h)
 		return ambient, who, err
 	}
 	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
@@ -281,7 +311,7 @@ func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 			}
 			return true, who, nil
 		}
-		if ok {
+		if ok && a.fromBoard == nil { // the token's session: a board alone only (board.go)
 			return true, nil, nil
 		}
 		return true, nil, errBadCredentials
@@ -289,18 +319,18 @@ func (a *Auth) check(r *http.Request) (ambient bool, who any, err error) {
 	return false, nil, errNoCredentials
 }
 
-// checkHeader checks an Authorization header; u names the user (and its
-// credential generation) a session made with it is for ("": the bundle's).
-func (a *Auth) checkHeader(h string) (ambient bool, who any, u sessionUser, err error) {
+// checkHeader checks r's Authorization header h; u names the user (and its
+// credential generation) a session made with it is for ("": the token's).
+func (a *Auth) checkHeader(r *http.Request, h string) (ambient bool, who any, u sessionUser, err error) {
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
 	switch {
 	case a.mode == ModeToken && strings.EqualFold(scheme, "Bearer"):
-		who, u, err = a.checkToken(cred)
+		who, u, err = a.checkToken(r, cred)
 		return false, who, u, err
 	case a.mode == ModeBasic && strings.EqualFold(scheme, "Basic"):
-		r := &http.Request{Header: http.Header{"Authorization": {h}}}
-		user, pass, ok := r.BasicAuth()
+		br := &http.Request{Header: http.Header{"Authorization": {h}}}
+		user, pass, ok := br.BasicAuth()
 		if !ok {
 			return true, nil, u, errBadCredentials
 		}
@@ -309,21 +339,35 @@ func (a *Auth) checkHeader(h string) (ambient bool, who any, u sessionUser, err 
 	return false, nil, u, errBadCredentials
 }
 
-// sessionUser is whom a session is for: "" the bundle's credentials.
+// sessionUser is whom a session is for: "" the token's (a board alone).
 type sessionUser struct {
 	name string
 	gen  uint64
 }
 
-func (a *Auth) checkToken(tok string) (any, sessionUser, error) {
-	sum := sha256.Sum256([]byte(tok))
-	if tok != "" && subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1 {
-		return nil, sessionUser{}, nil
+// checkToken checks bearer token tok of r: the board credential on this
+// board's own request (verdict Board), a user's token (the verdict Users
+// gives), the board credential from a board (Board), or on a board alone
+// its token (verdict nil: the admin). The board credential from anyone
+// else is no credential at all (board.go).
+func (a *Auth) checkToken(r *http.Request, tok string) (any, sessionUser, error) {
+	if tok == "" {
+		return nil, sessionUser{}, errBadCredentials
 	}
-	if a.acct.users != nil && tok != "" {
+	board := a.boardCredential(tok) && a.fromBoard != nil && r != nil
+	if board && a.own != nil && a.own(r) {
+		return Board, sessionUser{}, nil
+	}
+	if a.acct.users != nil {
 		if who, name, gen, ok := a.acct.users.Token(tok); ok {
 			return who, sessionUser{name, gen}, nil
 		}
+	}
+	if board && a.fromBoard(r) {
+		return Board, sessionUser{}, nil
+	}
+	if a.fromBoard == nil && a.boardCredential(tok) {
+		return nil, sessionUser{}, nil
 	}
 	return nil, sessionUser{}, errBadCredentials
 }

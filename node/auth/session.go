@@ -280,7 +280,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	unguessable := a.mode == ModeToken && a.strong
 	if h := r.Header.Get("Authorization"); h != "" {
 		user, unguessable = a.tried(r)
-		check = func() (err error) { _, _, u, err = a.checkHeader(h); return err }
+		check = func() (err error) { _, _, u, err = a.checkHeader(r, h); return err }
 	} else {
 		var body loginBody
 		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
@@ -300,7 +300,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 		case a.mode == ModeToken:
-			check = func() (err error) { _, u, err = a.checkToken(body.Token); return err }
+			check = func() (err error) { _, u, err = a.checkToken(r, body.Token); return err }
 		case a.mode == ModeBasic:
 			user, unguessable = body.User, false
 			check = func() error { return a.checkUser(body.User, body.Password) }

@@ -114,7 +114,7 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool
 	case err == ErrNoMark:
 		client, vouched := f.viaClient(r, self)
 		if vouched {
-			r = httpx.WithClient(r, client) // failed credentials count against the client, not the follower
+			r = withFromBoard(httpx.WithClient(r, client)) // failed credentials count against the client, not the follower
 		}
 		in.r, in.self, in.client = r, self, client
 		return true
@@ -132,6 +132,9 @@ func (f *Front) accept(w http.ResponseWriter, r *http.Request, in *inbound) bool
 		return false
 	}
 	r, ok = f.acceptMarked(w, r, mk)
+	if ok && mk.Kind == KindDispatch {
+		r = withFromBoard(r)
+	}
 	in.r, in.self, in.marked, in.client, in.body = r, self, true, mk.Client, body
 	return ok
 }

@@ -46,13 +46,17 @@ type info struct {
 
 // Rollout upgrades boards to one binary.
 type Rollout struct {
-	Body     func() (io.ReadCloser, error) // the binary, opened once per board
-	SHA256   string                        // its hex SHA-256
-	Token    string                        // bearer token; "" with auth = "none"
-	PerBoard time.Duration                 // how long one board may take to come back
-	Client   *http.Client                  // short requests; default 5 s timeout
-	Upload   *http.Client                  // uploads; default 5 min timeout
-	Progress func(board, msg string)       // called after each board (and on failure)
+	Body   func() (io.ReadCloser, error) // the binary, opened once per board
+	SHA256 string                        // its hex SHA-256
+	Token  string                        // bearer token; "" with auth = "none"
+	// Auth, when set, is sent instead of Token: the credentials of whoever
+	// started a rollout on a board (Authorization, Cookie), since a board
+	// has no admin credential of its own (docs/NOTES.md "Security").
+	Auth     http.Header
+	PerBoard time.Duration           // how long one board may take to come back
+	Client   *http.Client            // short requests; default 5 s timeout
+	Upload   *http.Client            // uploads; default 5 min timeout
+	Progress func(board, msg string) // called after each board (and on failure)
 	// Scheme of the boards' URLs: "https" when the cluster has TLS on
 	// (their http addresses are then HTTPS listeners); "": the scheme
 	// GetView ended up on, else "http".
@@ -212,9 +216,7 @@ func (r *Rollout) post(ctx context.Context, url string) error {
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
 	req.Header.Set(HeaderSHA256, r.SHA256)
-	if r.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.Token)
-	}
+	r.credentials(req)
 	resp, err := r.Upload.Do(req)
 	if err != nil {
 		return fmt.Errorf("upload: %v", err)
@@ -253,8 +255,8 @@ func (r *Rollout) getJSONAt(ctx context.Context, url string, v any, token bool) 
 	// listener may be in the way); /api/board shows the version and
 	// SHA-256 only with credentials (docs/NOTES.md, Security: read_auth
 	// means read)
-	if token && r.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.Token)
+	if token {
+		r.credentials(req)
 	}
 	resp, err := r.Client.Do(req)
 	if err != nil {
@@ -275,5 +277,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// credentials puts the rollout's credentials on req: Auth, else Token.
+func (r *Rollout) credentials(req *http.Request) {
+	if r.Auth != nil {
+		for _, k := range []string{"Authorization", "Cookie"} {
+			if v := r.Auth.Get(k); v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		return
+	}
+	if r.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}
 }

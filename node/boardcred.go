@@ -1,0 +1,116 @@
+package node
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/state"
+)
+
+// A card gives one board (docs/NOTES.md "Security"): on a board of a
+// cluster the token of [http] and the board credential derived here are
+// what a board shows for its own requests (the automation's device
+// actions, forwarded by the master), accepted only from a board
+// (sentByBoard); people's credentials come from the users store. The first
+// admin is user admin, whose token the admin bundle holds and the board
+// bundle only as a hash (adminSeed), seeded into the store once.
+
+// boardCredential is the credential a board of a cluster shows for its
+// own requests when its config has no token: an HMAC of the cluster key,
+// the same on every board of the cluster. "" without a key or without
+// auth = "token", and for a board alone with a token of its own (its
+// admin's); a board alone on a board bundle without a token has one (its
+// people are the users store's, as in a cluster).
+func boardCredential(st state.Config, key []byte, a auth.Config) string {
+	if len(key) == 0 || a.Mode != auth.ModeToken || (st.Standalone() && (a.Token != "" || a.TokenFile != "")) {
+		return ""
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("ews board credential v1"))
+	return "ewsb_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sentByBoard reports whether a board sent r: the automation's request in
+// process, or one the front door accepted with a dispatch or via mark
+// (dispatch.FromBoard; with TLS, on a board certificate's connection).
+func (n *Node) sentByBoard(r *http.Request) bool {
+	return inProcess(r) || dispatch.FromBoard(r)
+}
+
+// inProcess reports whether r is the automation's own, sent in process
+// (actorDoor).
+func inProcess(r *http.Request) bool { return r.Context().Value(inProcessKey{}) != nil }
+
+// boardMode reports whether this board's token is a board credential
+// rather than the admin's: auth = "token" on a cluster board, or on a
+// board alone whose bundle carries no token.
+func (n *Node) boardMode() bool {
+	return n.boot.auth.Mode == auth.ModeToken && (!n.boot.state.Standalone() || n.boot.boardCred != "")
+}
+
+// adminSeed is the hash of the first admin's token this board seeds the
+// users store with: the board bundle's admin_token_hash (when the board
+// runs with the bundle's gossip key), else (a cluster whose board bundles
+// still carry the token, or a token in the config) the hash of this
+// board's token, so the token the admin used before
+// keeps working as user admin's; nil alone or without a token.
+func (n *Node) adminSeed() []byte {
+	if !n.boardMode() {
+		return nil
+	}
+	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
+		// the hash is under the bundle's gossip key: of use only when that
+		// is the key this board runs with (a config may name another)
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Key; h != nil && key == base64.StdEncoding.EncodeToString(n.boot.clusterKey) {
+			return h
+		}
+	}
+	tok := n.boot.auth.Token
+	if tok == "" && n.boot.auth.TokenFile != "" {
+		b, _ := os.ReadFile(n.boot.auth.TokenFile) // auth.New reports a missing file
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok == "" {
+		return nil
+	}
+	return n.acc.acct.store.HashToken(tok)
+}
+
+// seedAdmin writes the admin seed into the users store, once a second
+// until an admin has credentials or ctx ends (users.Store.SeedAdmin).
+func (n *Node) seedAdmin(ctx context.Context, seed []byte) {
+	if seed == nil {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		err := n.acc.acct.store.SeedAdmin(ctx, seed)
+		if err == nil {
+			return
+		}
+		n.log.Debug("users: seed the first admin: not yet", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// fromBoardIf is auth's Options.FromBoard: nil on a board alone, whose
+// token stays its admin (nothing to steal beyond that board).
+func (n *Node) fromBoardIf() func(*http.Request) bool {
+	if !n.boardMode() {
+		return nil
+	}
+	return n.sentByBoard
+}
