@@ -36,9 +36,10 @@ type Master struct {
 // Conns before the first Channel.
 type Follower struct {
 	// Dial opens a connection to master to, upgraded to the channel's
-	// protocol; off is how long not to ask that master again after an
-	// error (OffOld: an older build; OffError).
-	Dial  func(to Master) (nc net.Conn, off time.Duration, err error)
+	// protocol; ran reports that the master takes ran frames (HeaderRan);
+	// off is how long not to ask that master again after an error (OffOld:
+	// an older build; OffError).
+	Dial  func(to Master) (nc net.Conn, ran bool, off time.Duration, err error)
 	Log   *slog.Logger
 	Conns *Set // the channels open on this board, closed with it
 
@@ -63,6 +64,7 @@ type Chan struct {
 	err     error         // why it closed
 	done    chan struct{} // closed when it closed
 	ls      followerLease // slots of this board the master leased it (lease.go)
+	ranOK   bool          // the master takes ran frames; set before c is shared
 }
 
 // Channel returns the open channel to master to, opening one if none is
@@ -96,7 +98,7 @@ func (p *Follower) Channel(ctx context.Context, to Master) *Chan {
 		wait := make(chan struct{})
 		p.dialing = wait
 		p.mu.Unlock()
-		nc, off, err := p.Dial(to)
+		nc, ranOK, off, err := p.Dial(to)
 		p.mu.Lock()
 		p.dialing = nil
 		close(wait)
@@ -105,7 +107,7 @@ func (p *Follower) Channel(ctx context.Context, to Master) *Chan {
 			p.Log.Info("place: no placement channel to the master; requests go through it", "master", to.Name, "err", err, "retry_in", off)
 			continue // the loop returns nil: off now
 		}
-		c := &Chan{to: to, nc: nc, pending: map[uint32]chan placeAns{}, done: make(chan struct{})}
+		c := &Chan{to: to, nc: nc, pending: map[uint32]chan placeAns{}, done: make(chan struct{}), ranOK: ranOK}
 		c.w.nc = nc
 		p.Conns.Add(nc)
 		if p.closed {
@@ -330,6 +332,7 @@ func (c *Chan) ping() {
 			return
 		case now := <-t.C:
 			c.returnIdle(now)
+			c.sendRan()
 			if n%int(placePing/tick) != 0 {
 				continue
 			}

@@ -113,6 +113,12 @@ func (s *server) serve(br *bufio.Reader, nc net.Conn) error {
 			if err := s.giveBack(n); err != nil {
 				return err
 			}
+		case frameRan:
+			var r ranReq
+			if err := decodeRan(p, &r); err != nil {
+				return err
+			}
+			s.ran(&r)
 		case framePing:
 			if len(p) != 0 {
 				return errFrame

@@ -3,6 +3,7 @@ package place
 import (
 	"bufio"
 	"context"
+	"log/slog"
 	"net"
 	"net/netip"
 	"testing"
@@ -69,6 +70,7 @@ func TestServeBadFrames(t *testing.T) {
 		{0, 2, framePing, 1},             // ping with a payload
 		{0, 3, frameEnd, 0, 1},           // short end
 		{0, 4, framePlace, 0, 0},         // cut place
+		{0, 3, frameRan, 0, 1},           // cut ran
 	} {
 		nc, rd := serve(t, q)
 		place, _ := appendPlace(nil, &placeReq{id: 1, client: netip.MustParseAddr("10.0.0.1"), method: "GET", path: "/x"})
@@ -115,5 +117,69 @@ func TestServeHarmlessFrames(t *testing.T) {
 	}
 	if typ, _, err := rd.next(); err != nil || typ != framePong {
 		t.Fatalf("after an end of an unknown id: %d %v, want a pong", typ, err)
+	}
+}
+
+// A ran frame counts what a follower ran on its lease in the master's
+// per-class figures, by the master's classes; it takes no slot.
+func TestServeRanFrames(t *testing.T) {
+	q := newQueue(t)
+	nc, rd := serve(t, q)
+	var frames []byte
+	frames, _ = appendRan(frames, &ranReq{n: 3, method: "GET", path: "/page"})
+	frames, _ = appendRan(frames, &ranReq{n: 2, method: "POST", path: "/api/devices/r1/toggle"})
+	frames = appendEmpty(frames, framePing)
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, err := rd.next(); err != nil || typ != framePong { // the ran frames were read before the ping
+		t.Fatalf("after the ran frames: %d %v, want a pong", typ, err)
+	}
+	if got := q.d.Started(); got["browse"] != 3 || got["control"] != 2 {
+		t.Fatalf("Started %v, want browse 3 and control 2", got)
+	}
+	if n := linknum(q.d, "ews2"); n != 0 {
+		t.Fatalf("linknum of ews2 after ran frames: %d, want 0", n)
+	}
+}
+
+// A follower sends ran frames only to a master that takes them
+// (HeaderRan): an older one closes the channel on an unknown type.
+func TestFollowerRanOnlyWhenTheMasterTakesThem(t *testing.T) {
+	for _, takes := range []bool{true, false} {
+		q := newQueue(t)
+		master, follower := net.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", q, func() {})
+			master.Close()
+		}()
+		p := &Follower{
+			Dial:  func(Master) (net.Conn, bool, time.Duration, error) { return follower, takes, 0, nil },
+			Log:   slog.New(slog.DiscardHandler),
+			Conns: &Set{},
+		}
+		c := p.Channel(context.Background(), Master{Name: "ews1", Addr: "127.0.0.1:1", Epoch: 3})
+		if c == nil {
+			t.Fatal("no channel")
+		}
+		c.Ran("GET", "/a")
+		c.Ran("GET", "/a")
+		c.Ran("POST", "/api/devices/r1/toggle")
+		c.sendRan()
+		want := map[string]uint64{"control": 0, "browse": 0}
+		if takes {
+			want = map[string]uint64{"control": 1, "browse": 2}
+		}
+		// a placement behind the ran frames: answered once they were read
+		if _, err := c.Place(context.Background(), &Request{Method: "GET", Path: "/b"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.d.Started(); got["control"] != want["control"] || got["browse"] != want["browse"]+1 {
+			t.Fatalf("master takes ran frames %v: Started %v, want %v and the placed /b", takes, got, want)
+		}
+		p.Close()
+		<-done
 	}
 }
