@@ -155,12 +155,11 @@ func (s *server) start(q *placeReq) error {
 	req := admit(d, q)
 	req.Entry = s.ls.board // ties to the follower: no second hop there
 	if t, ok := d.TryAcquire(req); ok {
-		s.mu.Lock()
-		p.t, p.placed = t, true
-		s.mu.Unlock()
-		s.answer(&placeAns{id: q.id, placed: true, epoch: s.q.Epoch(), board: t.Board, addr: t.Addr})
+		s.placed(q.id, p, t)
 		return nil
 	}
+	id := q.id
+	req.Started = func(t sched.Ticket) { s.placed(id, p, t) } // answered by whoever freed the slot
 	// end frames are read by this goroutine: none can come before cancel is set
 	var ctx context.Context
 	ctx, p.cancel = context.WithCancel(s.ctx)
@@ -195,6 +194,27 @@ func (s *server) place(ctx context.Context, id uint32, p *placement, d *sched.Di
 			}
 		}
 		s.answer(&a)
+		return
+	}
+	if p.placed { // Started answered it already
+		s.mu.Unlock()
+		return
+	}
+	p.t, p.placed = t, true
+	s.mu.Unlock()
+	s.answer(&placeAns{id: id, placed: true, epoch: s.q.Epoch(), board: t.Board, addr: t.Addr})
+}
+
+// placed answers request id placed on t's board: at once in the reader
+// (TryAcquire), or once it waited, by the goroutine that freed its slot
+// (sched.Request.Started: the end frame's reader, the master's own request
+// ending), unless place's goroutine, back from Acquire, answered first.
+// Nothing is answered for a request the follower ended meanwhile: place
+// gives its slot back.
+func (s *server) placed(id uint32, p *placement, t sched.Ticket) {
+	s.mu.Lock()
+	if p.ended || p.placed {
+		s.mu.Unlock()
 		return
 	}
 	p.t, p.placed = t, true

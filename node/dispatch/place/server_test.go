@@ -183,3 +183,57 @@ func TestFollowerRanOnlyWhenTheMasterTakesThem(t *testing.T) {
 		<-done
 	}
 }
+
+// A placement that waits in the queue is answered once a slot frees, by
+// the goroutine that freed it (sched.Request.Started) or its own; one the
+// follower ended while it waited is never answered, and every slot goes
+// back either way.
+func TestServeQueuedPlacement(t *testing.T) {
+	q := newQueue(t) // ews2: 4 slots
+	nc, rd := serve(t, q)
+	next := func(what string) placeAns {
+		t.Helper()
+		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		typ, p, err := rd.next()
+		var a placeAns
+		if err != nil || decodeAns(typ, p, &a) != nil {
+			t.Fatalf("%s: type %d, %v", what, typ, err)
+		}
+		return a
+	}
+	send := func(b []byte) {
+		t.Helper()
+		if _, err := nc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := uint32(1); id <= 6; id++ {
+		b, _ := appendPlace(nil, &placeReq{id: id, method: "GET", path: "/x"})
+		send(b)
+		if id <= 4 {
+			if a := next("placed at once"); !a.placed || a.id != id {
+				t.Fatalf("request %d: %+v", id, a)
+			}
+		}
+	}
+	testutil.Eventually(t, "5 and 6 wait", func() bool { return q.d.Depths()["browse"] == 2 })
+	send(appendEnd(nil, 5)) // 5 leaves while it waits
+	testutil.Eventually(t, "5 left the queue", func() bool { return q.d.Depths()["browse"] == 1 })
+	send(appendEnd(nil, 1))
+	if a := next("a freed slot"); !a.placed || a.id != 6 {
+		t.Fatalf("after the end of 1: %+v, want 6 placed", a)
+	}
+	if n := linknum(q.d, "ews2"); n != 4 {
+		t.Fatalf("linknum %d, want 4", n)
+	}
+	var ends []byte
+	for _, id := range []uint32{2, 3, 4, 6} {
+		ends = appendEnd(ends, id)
+	}
+	send(append(ends, appendEmpty(nil, framePing)...))
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if typ, _, err := rd.next(); err != nil || typ != framePong {
+		t.Fatalf("after the ends: type %d, %v; want a pong (no answer for 5)", typ, err)
+	}
+	testutil.Eventually(t, "every slot back", func() bool { return linknum(q.d, "ews2") == 0 })
+}
