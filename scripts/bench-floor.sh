@@ -77,5 +77,5 @@ for name in ${MIXES:-paper hot}; do
 		reports+=("$out/$name-${x}x.json")
 	done
 done
-go run ./cmd/benchfloor --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
+${BENCHFLOOR:-go run ./cmd/benchfloor} --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
 echo "reports and logs in $out"
