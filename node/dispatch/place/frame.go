@@ -217,6 +217,10 @@ type frameReader struct {
 	buf []byte
 	off int // start of the unread bytes
 	end int
+	// drained, when set, is called before each read from r: every frame
+	// that arrived so far has been handled (the master then sends the
+	// answers they queued in one write, frameWriter.release).
+	drained func()
 }
 
 func newFrameReader(r interface{ Read([]byte) (int, error) }) *frameReader {
@@ -241,6 +245,9 @@ func (fr *frameReader) next() (byte, []byte, error) {
 		if fr.off > 0 { // move the partial frame to the front
 			fr.end = copy(fr.buf, fr.buf[fr.off:fr.end])
 			fr.off = 0
+		}
+		if fr.drained != nil {
+			fr.drained()
 		}
 		n, err := fr.r.Read(fr.buf[fr.end:])
 		fr.end += n

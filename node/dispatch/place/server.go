@@ -79,11 +79,13 @@ func (s *server) serve(br *bufio.Reader, nc net.Conn) error {
 		in = io.MultiReader(bytes.NewReader(early), in)
 	}
 	rd := newFrameReader(in)
+	rd.drained = s.w.release
 	for {
 		typ, p, err := rd.next()
 		if err != nil {
 			return err
 		}
+		s.w.hold() // the answers to what this read brought leave together (frameWriter.hold)
 		switch typ {
 		case framePlace:
 			q := &placeReq{}

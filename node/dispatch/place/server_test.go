@@ -2,6 +2,7 @@ package place
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -236,4 +237,38 @@ func TestServeQueuedPlacement(t *testing.T) {
 		t.Fatalf("after the ends: type %d, %v; want a pong (no answer for 5)", typ, err)
 	}
 	testutil.Eventually(t, "every slot back", func() bool { return linknum(q.d, "ews2") == 0 })
+}
+
+// The answers to the frames one read brought leave in one write
+// (frameWriter.hold): two places and a ping sent together are answered by
+// one write, which one read of the pipe returns whole.
+func TestServeAnswersABatchInOneWrite(t *testing.T) {
+	q := newQueue(t)
+	nc, _ := serve(t, q)
+	var frames []byte
+	for id := uint32(1); id <= 2; id++ {
+		frames, _ = appendPlace(frames, &placeReq{id: id, method: "GET", path: "/x"})
+	}
+	frames = appendEmpty(frames, framePing)
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4<<10)
+	n, err := nc.Read(buf) // net.Pipe: one read returns at most one write
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := newFrameReader(bytes.NewReader(buf[:n]))
+	var got []byte
+	for {
+		typ, _, err := rd.next()
+		if err != nil {
+			break
+		}
+		got = append(got, typ)
+	}
+	if want := []byte{framePlaced, framePlaced, framePong}; !bytes.Equal(got, want) {
+		t.Fatalf("one write carried frames of types %v, want %v", got, want)
+	}
 }
