@@ -272,3 +272,72 @@ func TestServeAnswersABatchInOneWrite(t *testing.T) {
 		t.Fatalf("one write carried frames of types %v, want %v", got, want)
 	}
 }
+
+// A place frame waits for another frame's write only while placements of
+// the same follower wait for their answer, and never for a device.
+func TestHoldPlace(t *testing.T) {
+	tests := []struct {
+		name         string
+		waiting      int
+		method, path string
+		want         bool
+	}{
+		{"nothing waits", 0, "GET", "/", false},
+		{"a page behind a waiting page", 1, "GET", "/", true},
+		{"a device read behind a waiting page", 3, "POST", "/api/devices/s1/read", false},
+		{"a device action behind a waiting page", 3, "POST", "/api/devices/r1/toggle", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := holdPlace(tt.waiting, tt.method, tt.path); got != tt.want {
+				t.Fatalf("holdPlace(%d, %s %s) = %v, want %v", tt.waiting, tt.method, tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+// A held place frame reaches the master without any other frame to carry
+// it (placeHold), and the requests are placed in order as slots free.
+func TestFollowerHeldPlaceArrives(t *testing.T) {
+	q := newQueue(t) // ews2: 4 slots
+	master, follower := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", q, func() {})
+		master.Close()
+	}()
+	p := &Follower{
+		Dial:  func(Master) (net.Conn, bool, time.Duration, error) { return follower, true, 0, nil },
+		Log:   slog.New(slog.DiscardHandler),
+		Conns: &Set{},
+	}
+	defer func() { p.Close(); <-done }()
+	c := p.Channel(context.Background(), Master{Name: "ews1", Addr: "127.0.0.1:1", Epoch: 3})
+	var ids []uint32
+	for range 4 {
+		a, err := c.Place(context.Background(), &Request{Method: "GET", Path: "/x"})
+		if err != nil || !a.Placed {
+			t.Fatalf("placed at once: %+v %v", a, err)
+		}
+		ids = append(ids, a.ID)
+	}
+	answers := make(chan Answer, 2)
+	place := func() {
+		a, err := c.Place(context.Background(), &Request{Method: "GET", Path: "/x"})
+		if err != nil {
+			t.Error(err)
+		}
+		answers <- a
+	}
+	go place()
+	testutil.Eventually(t, "the fifth waits in the master's queue", func() bool { return q.d.Depths()["browse"] == 1 })
+	go place() // held behind the fifth: nothing else is written
+	testutil.Eventually(t, "the held sixth reaches the queue", func() bool { return q.d.Depths()["browse"] == 2 })
+	for i := range 2 {
+		c.End(ids[i])
+		if a := <-answers; !a.Placed {
+			t.Fatalf("after an end: %+v, want placed", a)
+		}
+	}
+}
