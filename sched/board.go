@@ -76,6 +76,15 @@ type Request struct {
 	// connections gives it the ties, since there it runs without another
 	// hop. "": none.
 	Entry string
+	// Started, when set, is given the ticket of this request once it
+	// waited in the queue and a slot freed: by the goroutine that freed it
+	// (Ticket.Done of another request; after Update, a goroutine of its
+	// own), once the Dispatcher's lock is released. The master answers a
+	// follower's placement there, without waiting for the goroutine in
+	// Acquire to be scheduled (node/dispatch/place). Acquire still returns
+	// the same ticket; Done it once (Done is idempotent). It must not block
+	// for long and is not called for a request placed at once or refused.
+	Started func(Ticket)
 }
 
 // excludes reports whether the request may not run on the named board.

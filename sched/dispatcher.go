@@ -70,6 +70,7 @@ type Dispatcher struct {
 	queues  []queue
 	depth   []int    // queued per class
 	started []uint64 // dispatched per class since this dispatcher began
+	notes   []note   // Request.Started calls due once the lock is released
 	admit   admission
 	seq     uint64
 	boards  []*Board

@@ -61,3 +61,26 @@ func (d *Dispatcher) leaseRoom(b *Board, n int) int {
 	}
 	return max(0, min(n, b.Capacity-b.Linknum, least+LeaseSlack-b.Linknum))
 }
+
+// RanOnLease counts n requests of class that a follower ran on its lease of
+// board (docs/notes/fast-entry.md): in the per-class dispatch counts
+// (ews_sched_dispatch_total, Started) and the admission's arrival rates,
+// as if they had been placed one by one, which is what they would have
+// been had the queue decided. No slot moves: the lease already holds one.
+// An unknown board or class is ignored (the board left, or the follower
+// classified by rules this dispatcher no longer has).
+func (d *Dispatcher) RanOnLease(board string, class, n int) {
+	if n <= 0 || class < 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b := d.byName[board]
+	if b == nil || class >= len(d.started) || d.closed {
+		return
+	}
+	d.m.dispatch[b.idx][class].Add(n)
+	d.started[class] += uint64(n)
+	d.admit.roll(d.now())
+	d.admit.arrived[class] += n
+}

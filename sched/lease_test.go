@@ -1,6 +1,12 @@
 package sched
 
-import "testing"
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/ews-firmware/ews/internal/promx"
+)
 
 // A lease is a slot of one board taken without waiting: only while nothing
 // is queued and the board can take a request; it counts in the board's
@@ -114,4 +120,58 @@ func linknum(d *Dispatcher, name string) int {
 		}
 	}
 	return -1
+}
+
+// Requests a follower ran on its lease count in the master's per-class
+// figures (Started, ews_sched_dispatch_total, the admission's arrivals)
+// as placed ones do; they take no slot, and what the dispatcher cannot
+// name (a board it does not know, a class it does not have) is left out.
+func TestRanOnLease(t *testing.T) {
+	tests := []struct {
+		name        string
+		board       string
+		class, n    int
+		wantStarted map[string]uint64
+		wantMetric  string
+	}{
+		{name: "pages on a's lease", board: "a", class: browse, n: 3,
+			wantStarted: map[string]uint64{"control": 0, "browse": 3},
+			wantMetric:  `ews_sched_dispatch_total{board="a",class="browse"} 3`},
+		{name: "control on b's lease", board: "b", class: control, n: 2,
+			wantStarted: map[string]uint64{"control": 2, "browse": 0},
+			wantMetric:  `ews_sched_dispatch_total{board="b",class="control"} 2`},
+		{name: "an unknown board", board: "x", class: browse, n: 3,
+			wantStarted: map[string]uint64{"control": 0, "browse": 0}},
+		{name: "an unknown class", board: "a", class: 7, n: 3,
+			wantStarted: map[string]uint64{"control": 0, "browse": 0}},
+		{name: "a negative class", board: "a", class: -1, n: 3,
+			wantStarted: map[string]uint64{"control": 0, "browse": 0}},
+		{name: "nothing ran", board: "a", class: browse, n: 0,
+			wantStarted: map[string]uint64{"control": 0, "browse": 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := promx.NewRegistry()
+			h := newHarness(t, schedCfg("priority-lc", 8), Options{Registerer: reg},
+				Board{Name: "a", Capacity: 2, Running: true}, Board{Name: "b", Capacity: 2, Running: true})
+			h.d.RanOnLease(tt.board, tt.class, tt.n)
+			if got := h.d.Started(); !maps.Equal(got, tt.wantStarted) {
+				t.Fatalf("Started = %v, want %v", got, tt.wantStarted)
+			}
+			scrape := reg.Family("ews_sched_dispatch_total")
+			if tt.wantMetric != "" && !strings.Contains(scrape, tt.wantMetric+"\n") {
+				t.Fatalf("scrape:\n%s\nwant a line %s", scrape, tt.wantMetric)
+			}
+			var arrived int
+			for _, n := range h.d.admit.arrived {
+				arrived += n
+			}
+			if want := int(tt.wantStarted["control"] + tt.wantStarted["browse"]); arrived != want {
+				t.Fatalf("admission arrivals %d, want %d", arrived, want)
+			}
+			if la, lb := linknum(h.d, "a"), linknum(h.d, "b"); la+lb != 0 {
+				t.Fatalf("linknum a=%d b=%d: a count took a slot", la, lb)
+			}
+		})
+	}
 }

@@ -84,7 +84,35 @@ func (d *Dispatcher) dispatch(now time.Time) {
 			d.answer(w, Ticket{}, d.refuse(w.class, rOverload))
 			continue
 		}
-		d.answer(w, d.start(w.req, w.seq, w.class, b, w.dev), nil)
+		fn := w.req.Started // read before answer: the waiter is its caller's after it
+		t := d.start(w.req, w.seq, w.class, b, w.dev)
+		d.answer(w, t, nil)
+		if fn != nil {
+			d.notes = append(d.notes, note{fn: fn, t: t})
+		}
+	}
+}
+
+// note is a Request.Started call due once the lock is released.
+type note struct {
+	fn func(Ticket)
+	t  Ticket
+}
+
+// takeNotes returns the Started calls due (under d.mu); the caller makes
+// them once it released the lock.
+func (d *Dispatcher) takeNotes() []note {
+	if len(d.notes) == 0 {
+		return nil
+	}
+	n := d.notes
+	d.notes = nil
+	return n
+}
+
+func tell(notes []note) {
+	for _, n := range notes {
+		n.fn(n.t)
 	}
 }
 

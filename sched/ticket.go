@@ -37,9 +37,12 @@ func (t Ticket) Done() {
 	}
 	d := f.d
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if f.gen != t.gen {
+		d.mu.Unlock()
 		return
 	}
 	d.finish(f)
+	notes := d.takeNotes()
+	d.mu.Unlock()
+	tell(notes) // the requests that took the slot, told here: no goroutine to wake first
 }

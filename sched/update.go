@@ -10,7 +10,13 @@ import "github.com/ews-firmware/ews/state/row"
 // only a running board with an HTTP address gets new requests.
 func (d *Dispatcher) Update(rows []row.Board) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	defer func() {
+		notes := d.takeNotes()
+		d.mu.Unlock()
+		if notes != nil {
+			go tell(notes) // not in the caller's goroutine: the cluster's loop must not wait on a write
+		}
+	}()
 	d.updGen++
 	now := d.now()
 	for i := range rows {

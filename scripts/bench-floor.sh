@@ -4,8 +4,11 @@
 # 300 req/s), sends each mix at 0.5x, 1x and 2x for DURATION (default 3s)
 # with `ews bench`, then prints cmd/benchfloor's table for every run.
 # Usage: scripts/bench-floor.sh [EWS_BINARY] [OUT_DIR]
+# LOADS (default "0.5 1 2") are the multiples of 300 req/s sent; MIXES
+# (default "paper hot") the mixes; ENTRY=follower sends every request to
+# the follower ews2 instead of the master ews1 (the fast entry).
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/.."
 bin=${1:-}
 out=${2:-$(mktemp -d)}
 dur=${DURATION:-3s}
@@ -56,6 +59,8 @@ TOML
 	pids+=($!)
 done
 url=http://127.0.0.1:$base
+entry=$url
+[[ ${ENTRY:-master} == follower ]] && entry=http://127.0.0.1:$((base + 1))
 for _ in $(seq 100); do
 	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
 	sleep 0.2
@@ -65,12 +70,12 @@ declare -A mixes=(
 	[hot]="read=0.3:POST /api/devices/temp1/read,act=0.05:POST /api/devices/led1/toggle,browse=0.65:GET /"
 )
 reports=()
-for name in paper hot; do
-	for x in 0.5 1 2; do
+for name in ${MIXES:-paper hot}; do
+	for x in ${LOADS:-0.5 1 2}; do
 		rate=$(awk "BEGIN{print 300*$x}")
-		"$bin" bench --url "$url" --rate "$rate" --duration "$dur" --seed 7 --mix "${mixes[$name]}" --json "$out/$name-${x}x.json" >/dev/null
+		"$bin" bench --url "$entry" --rate "$rate" --duration "$dur" --seed 7 --mix "${mixes[$name]}" --json "$out/$name-${x}x.json" >/dev/null
 		reports+=("$out/$name-${x}x.json")
 	done
 done
-go run ./cmd/benchfloor --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
+${BENCHFLOOR:-go run ./cmd/benchfloor} --device-latency 20ms --page-latency 20ms --max-age 5ms "${reports[@]}"
 echo "reports and logs in $out"

@@ -68,8 +68,12 @@ type boardConn struct {
 	raw       syscall.RawConn // of the TCP socket under nc; nil: not checked
 	expireFn  func()          // bc.expire, bound once: context.AfterFunc takes it per request
 	peekFn    func(fd uintptr) bool
-	peekOpen  bool      // peekFn's verdict
-	peekBuf   [1]byte   // peekFn's buffer
+	peekOpen  bool                  // peekFn's verdict
+	peekBuf   [1]byte               // peekFn's buffer
+	sendFn    func(fd uintptr) bool // bc.sendThenWait, bound once
+	sent      bool                  // sendFn's state for one exchange
+	sendErr   error
+	wire      wireCount // between bw and nc: what went on the wire
 	head      headLimit // between nc and br: bounds an answer's header
 	br        *bufio.Reader
 	bw        *bufio.Writer
@@ -149,6 +153,7 @@ func (t *connTransport) send(ctx context.Context, key connKey, req *http.Request
 // request's trace (the reverse proxy forwards them to the client).
 func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.Request, out *outbound) (*http.Response, error) {
 	var err error
+	wrote := bc.wire.n
 	if out != nil {
 		err = out.write(bc.bw)
 	} else {
@@ -157,10 +162,11 @@ func (t *connTransport) exchange(ctx context.Context, bc *boardConn, req *http.R
 	if err != nil {
 		return nil, err
 	}
-	if err := bc.bw.Flush(); err != nil {
+	whole := bc.wire.n == wrote // nothing of it on the wire yet: the board cannot have answered
+	bc.setReadDeadline(ctx, time.Now().Add(t.o.ResponseHeaderTimeout))
+	if err := bc.send(whole); err != nil {
 		return nil, err
 	}
-	bc.setReadDeadline(ctx, time.Now().Add(t.o.ResponseHeaderTimeout))
 	bc.head.left = maxAnswerHead
 	defer func() { bc.head.left = -1 }() // the body is the reader's to bound
 	for n := 0; ; n++ {
@@ -239,7 +245,7 @@ func (t *connTransport) dial(ctx context.Context, key connKey) (*boardConn, erro
 	bc.expireFn = bc.expire
 	if sc, ok := nc.(syscall.Conn); ok {
 		bc.raw, _ = sc.SyscallConn()
-		bc.peekFn = bc.peek
+		bc.peekFn, bc.sendFn = bc.peek, bc.sendThenWait
 	}
 	if key.scheme == "https" {
 		cfg := t.o.TLS
@@ -259,7 +265,8 @@ func (t *connTransport) dial(ctx context.Context, key connKey) (*boardConn, erro
 	}
 	bc.head = headLimit{r: bc.nc, left: -1}
 	bc.br = bufio.NewReaderSize(&bc.head, 4<<10)
-	bc.bw = bufio.NewWriterSize(bc.nc, 4<<10)
+	bc.wire = wireCount{w: bc.nc}
+	bc.bw = bufio.NewWriterSize(&bc.wire, 4<<10)
 	return bc, nil
 }
 
@@ -413,4 +420,53 @@ func hostPort(scheme, host string) string {
 		return net.JoinHostPort(host, "443")
 	}
 	return net.JoinHostPort(host, "80")
+}
+
+// send writes the request bw holds and, on a plain connection, waits
+// without a read until the board's answer arrives: the read that follows
+// finds it, where a read right after the write would find nothing yet
+// (EAGAIN), park, and read again (docs/notes/master-cpu.md: one syscall
+// of the master's nine per forward). The write happens inside the wait
+// (RawConn.Read prepares the poller before it calls sendThenWait), so an
+// answer that arrives at once is never missed; hence only when the whole
+// request is still in bw (whole): a board may answer a request whose head
+// went out before its body (req.Write flushes the head of a streamed
+// body) before the rest arrives, and that answer's wakeup would be lost.
+// A reused connection with bytes waiting was refused by alive, and a
+// board that closes it meanwhile answers the write with a reset, which
+// wakes the wait. A deadline or a close while it waits is the next read's
+// error, as before. Plain TCP only: TLS may hold what it already read.
+func (bc *boardConn) send(whole bool) error {
+	if !whole || bc.sendFn == nil || bc.key.scheme != "http" || bc.br.Buffered() > 0 {
+		return bc.bw.Flush()
+	}
+	bc.sent, bc.sendErr = false, nil
+	_ = bc.raw.Read(bc.sendFn)
+	if !bc.sent { // the poller refused before the write (closed, deadline passed): the write says why
+		return bc.bw.Flush()
+	}
+	return bc.sendErr
+}
+
+// sendThenWait is send's RawConn.Read callback: the first call writes and
+// asks to wait for readability, the next ends the wait.
+func (bc *boardConn) sendThenWait(uintptr) bool {
+	if bc.sent {
+		return true
+	}
+	bc.sent = true
+	bc.sendErr = bc.bw.Flush()
+	return bc.sendErr != nil
+}
+
+// wireCount counts the bytes written through it (to a board's connection).
+type wireCount struct {
+	w io.Writer
+	n int64
+}
+
+func (c *wireCount) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -48,6 +48,7 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 	leaseable := f.leaseable(r, self)
 	if leaseable && pc.TakeLease() { // place/lease.go
 		f.placing.pm.lease.Inc()
+		pc.Ran(r.Method, r.URL.Path) // the master's per-class figures
 		defer pc.FreeLease()
 		f.runLocal(w, r)
 		return

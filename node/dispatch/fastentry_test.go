@@ -367,6 +367,38 @@ func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
 	testutil.Eventually(t, "the revocation lifted", func() bool { g, _, r := leaseOf(f); return g == 0 && !r })
 }
 
+// Requests a follower runs on its lease count in the master's per-class
+// figures (Started, behind /api/cluster's completed, and
+// ews_sched_dispatch_total), by the master's classes, as placed ones do.
+func TestLeasedRequestsCountedByTheMaster(t *testing.T) {
+	tc := newCluster(t, clusterOpts{})
+	runOnly(tc, "ews3") // the follower ews3 is the only running board
+	f := tc.boards[2]
+	if resp, _ := do(t, nil, "GET", f.srv.URL+"/warm", nil, ""); resp.StatusCode != 200 { // placed; asks for a lease
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	testutil.Eventually(t, "a lease of the 4 slots", func() bool { g, _, _ := leaseOf(f); return g == 4 })
+	const onLease = 5
+	for i := range onLease {
+		if resp, _ := do(t, nil, "GET", f.srv.URL+"/page", nil, ""); resp.StatusCode != 200 {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+	}
+	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedLease)); n != onLease {
+		t.Fatalf("run on the lease: %v, want %d", n, onLease)
+	}
+	placed := int(metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)))
+	want := uint64(placed + onLease)
+	testutil.Eventually(t, "the master counts the leased requests", func() bool { return tc.d.Started()["browse"] == want })
+	if got := tc.d.Started()["control"]; got != 0 {
+		t.Fatalf("control counted %d: the master classifies them, all pages", got)
+	}
+	if n := metricValue(t, tc.boards[0].reg.CounterVec("ews_sched_dispatch_total", "", "board", "class").WithLabelValues("ews3", "browse")); n != float64(want) {
+		t.Fatalf("ews_sched_dispatch_total{ews3,browse} = %v, want %d", n, want)
+	}
+	tc.waitIdle()
+}
+
 // How many slots a board may be leased: only a running board, within
 // sched.LeaseSlack of the least busy running board, below its capacity
 // (sched.Dispatcher.Lease decides; this holds it with the master's rows).

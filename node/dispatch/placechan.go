@@ -66,7 +66,7 @@ func (f *Front) servePlace(w http.ResponseWriter, r *http.Request) {
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Time{}) // the server's deadlines were for one request
-	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + PlaceProtocol + "\r\n\r\n")
+	_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + PlaceProtocol + "\r\n" + place.HeaderRan + ": 1\r\n\r\n")
 	if err := brw.Flush(); err != nil {
 		return
 	}
@@ -97,22 +97,22 @@ func (q placeQueue) Epoch() uint64 { return q.f.c.Epoch() }
 // dialPlace opens a channel to master to (place.Follower.Dial) over this board's own
 // connections to boards (conntransport.go), signed with a peer mark. off
 // is how long not to try again after an error.
-func (f *Front) dialPlace(to place.Master) (nc net.Conn, off time.Duration, err error) {
+func (f *Front) dialPlace(to place.Master) (nc net.Conn, ran bool, off time.Duration, err error) {
 	ct, ok := f.out.tr.(*connTransport)
 	if !ok {
-		return nil, place.OffOld, errors.New("dispatch: the transport cannot open a placement channel")
+		return nil, false, place.OffOld, errors.New("dispatch: the transport cannot open a placement channel")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), place.DialTimeout)
 	defer cancel()
 	scheme := f.cfg.scheme
 	bc, err := ct.dial(ctx, connKey{scheme: scheme, addr: hostPort(scheme, to.Addr)}) // never pooled: the channel keeps it
 	if err != nil {
-		return nil, place.OffError, err
+		return nil, false, place.OffError, err
 	}
 	req, err := http.NewRequest(http.MethodGet, scheme+"://"+to.Addr+PlacePath, nil)
 	if err != nil {
 		bc.nc.Close()
-		return nil, place.OffError, err
+		return nil, false, place.OffError, err
 	}
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", PlaceProtocol)
@@ -123,28 +123,28 @@ func (f *Front) dialPlace(to place.Master) (nc net.Conn, off time.Duration, err 
 	defer stop()
 	if err := req.Write(bc.bw); err != nil {
 		bc.nc.Close()
-		return nil, place.OffError, err
+		return nil, false, place.OffError, err
 	}
 	if err := bc.bw.Flush(); err != nil {
 		bc.nc.Close()
-		return nil, place.OffError, err
+		return nil, false, place.OffError, err
 	}
 	bc.head.left = maxAnswerHead
 	resp, err := http.ReadResponse(bc.br, req)
 	if err != nil {
 		bc.nc.Close()
-		return nil, place.OffError, err
+		return nil, false, place.OffError, err
 	}
 	bc.head.left = -1
 	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), PlaceProtocol) {
 		resp.Body.Close()
 		bc.nc.Close()
-		return nil, place.OffOld, fmt.Errorf("dispatch: the master answered the placement channel %d (an older build, or refused)", resp.StatusCode)
+		return nil, false, place.OffOld, fmt.Errorf("dispatch: the master answered the placement channel %d (an older build, or refused)", resp.StatusCode)
 	}
 	if bc.br.Buffered() > 0 { // the master speaks only when asked
 		bc.nc.Close()
-		return nil, place.OffError, errors.New("dispatch: the master spoke on the placement channel before it was asked")
+		return nil, false, place.OffError, errors.New("dispatch: the master spoke on the placement channel before it was asked")
 	}
 	_ = bc.nc.SetDeadline(time.Time{})
-	return bc.nc, 0, nil
+	return bc.nc, resp.Header.Get(place.HeaderRan) == "1", 0, nil
 }

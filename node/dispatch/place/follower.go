@@ -7,7 +7,10 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/ews-firmware/ews/sched"
 )
 
 // The follower's end of the placement channel (frame.go): one
@@ -36,9 +39,10 @@ type Master struct {
 // Conns before the first Channel.
 type Follower struct {
 	// Dial opens a connection to master to, upgraded to the channel's
-	// protocol; off is how long not to ask that master again after an
-	// error (OffOld: an older build; OffError).
-	Dial  func(to Master) (nc net.Conn, off time.Duration, err error)
+	// protocol; ran reports that the master takes ran frames (HeaderRan);
+	// off is how long not to ask that master again after an error (OffOld:
+	// an older build; OffError).
+	Dial  func(to Master) (nc net.Conn, ran bool, off time.Duration, err error)
 	Log   *slog.Logger
 	Conns *Set // the channels open on this board, closed with it
 
@@ -63,7 +67,17 @@ type Chan struct {
 	err     error         // why it closed
 	done    chan struct{} // closed when it closed
 	ls      followerLease // slots of this board the master leased it (lease.go)
+	ranOK   bool          // the master takes ran frames; set before c is shared
+	nagle   *time.Timer   // flushes place frames held behind others (placeHold)
+	armed   atomic.Bool   // nagle runs: a held frame waits at most placeHold, never reset to later
 }
+
+// placeHold bounds how long a place frame may wait in the writer for
+// another frame's write: while placements of this follower already wait
+// in the master's queue, a new one would wait behind them anyway, and
+// riding on the next end frame (a slot freed) costs it no syscall of its
+// own. A place for a device (control) never waits.
+const placeHold = time.Millisecond
 
 // Channel returns the open channel to master to, opening one if none is
 // (the first caller dials, the others wait for it), or nil when the
@@ -96,7 +110,7 @@ func (p *Follower) Channel(ctx context.Context, to Master) *Chan {
 		wait := make(chan struct{})
 		p.dialing = wait
 		p.mu.Unlock()
-		nc, off, err := p.Dial(to)
+		nc, ranOK, off, err := p.Dial(to)
 		p.mu.Lock()
 		p.dialing = nil
 		close(wait)
@@ -105,8 +119,10 @@ func (p *Follower) Channel(ctx context.Context, to Master) *Chan {
 			p.Log.Info("place: no placement channel to the master; requests go through it", "master", to.Name, "err", err, "retry_in", off)
 			continue // the loop returns nil: off now
 		}
-		c := &Chan{to: to, nc: nc, pending: map[uint32]chan placeAns{}, done: make(chan struct{})}
+		c := &Chan{to: to, nc: nc, pending: map[uint32]chan placeAns{}, done: make(chan struct{}), ranOK: ranOK}
 		c.w.nc = nc
+		c.nagle = time.AfterFunc(time.Hour, c.flushHeld)
+		c.nagle.Stop()
 		p.Conns.Add(nc)
 		if p.closed {
 			p.mu.Unlock()
@@ -175,6 +191,9 @@ func (c *Chan) close(err error) {
 	c.pending = nil
 	close(c.done)
 	c.mu.Unlock()
+	if c.nagle != nil {
+		c.nagle.Stop()
+	}
 	c.nc.Close()
 }
 
@@ -222,6 +241,7 @@ func (c *Chan) place(ctx context.Context, q *placeReq) (placeAns, error) {
 		c.mu.Unlock()
 		return placeAns{}, ErrChannelDown
 	}
+	hold := c.nagle != nil && holdPlace(len(c.pending), q.method, q.path)
 	c.next++
 	q.id = c.next
 	c.pending[q.id] = ch
@@ -234,7 +254,12 @@ func (c *Chan) place(ctx context.Context, q *placeReq) (placeAns, error) {
 		return placeAns{}, ErrChannelDown // fields over the wire's limits: the path through the master takes it
 	}
 	c.w.buf = buf
-	if err := c.w.flush(); err != nil {
+	if hold { // queued behind placements that wait: the next write takes it, placeHold at the latest
+		c.w.mu.Unlock()
+		if c.armed.CompareAndSwap(false, true) {
+			c.nagle.Reset(placeHold)
+		}
+	} else if err := c.w.flush(); err != nil {
 		c.close(err)
 		return placeAns{}, ErrChannelDown
 	}
@@ -247,6 +272,27 @@ func (c *Chan) place(ctx context.Context, q *placeReq) (placeAns, error) {
 		return placeAns{}, ctx.Err()
 	case <-c.done:
 		return placeAns{}, ErrChannelDown
+	}
+}
+
+// holdPlace reports whether a place frame may wait (placeHold) for
+// another frame's write: only while others of this follower wait for
+// their answer (waiting), and never for a device (control first).
+func holdPlace(waiting int, method, path string) bool {
+	if waiting == 0 {
+		return false
+	}
+	dev, _ := sched.DeviceOf(method, path)
+	return dev == ""
+}
+
+// flushHeld writes the place frames held for placeHold (and anything else
+// queued).
+func (c *Chan) flushHeld() {
+	c.armed.Store(false)
+	c.w.mu.Lock()
+	if err := c.w.flush(); err != nil {
+		c.close(err)
 	}
 }
 
@@ -330,6 +376,7 @@ func (c *Chan) ping() {
 			return
 		case now := <-t.C:
 			c.returnIdle(now)
+			c.sendRan()
 			if n%int(placePing/tick) != 0 {
 				continue
 			}

@@ -26,6 +26,9 @@ import (
 //	ping  (3): empty — keep-alive when idle
 //	lease (4): n uint16 — I want n more slots of my own board (lease.go)
 //	return (5): n uint16 — n slots of my lease back
+//	ran   (6): n uint32, method (len byte), path (len uint16) — n requests
+//	           of this method and path ran on my lease since the last ran
+//	           frame (sent only to a master that named HeaderRan in its 101)
 //
 // Master → follower:
 //
@@ -47,6 +50,10 @@ const (
 	Path = "/api/cluster/place"
 	// Protocol names the channel's protocol and version in Upgrade.
 	Protocol = "ews-place/1"
+	// HeaderRan in the master's 101 says it takes ran frames: a
+	// follower sends them to no other (an older master would close the
+	// channel on an unknown type).
+	HeaderRan = "X-Ews-Place-Ran"
 )
 
 // Frame types, by direction. ONLY APPEND TO THESE LISTS.
@@ -56,6 +63,7 @@ const (
 	framePing   byte = 3
 	frameLease  byte = 4
 	frameReturn byte = 5
+	frameRan    byte = 6
 
 	framePlaced byte = 1 // master → follower
 	frameShed   byte = 2
@@ -209,6 +217,10 @@ type frameReader struct {
 	buf []byte
 	off int // start of the unread bytes
 	end int
+	// drained, when set, is called before each read from r: every frame
+	// that arrived so far has been handled (the master then sends the
+	// answers they queued in one write, frameWriter.release).
+	drained func()
 }
 
 func newFrameReader(r interface{ Read([]byte) (int, error) }) *frameReader {
@@ -233,6 +245,9 @@ func (fr *frameReader) next() (byte, []byte, error) {
 		if fr.off > 0 { // move the partial frame to the front
 			fr.end = copy(fr.buf, fr.buf[fr.off:fr.end])
 			fr.off = 0
+		}
+		if fr.drained != nil {
+			fr.drained()
 		}
 		n, err := fr.r.Read(fr.buf[fr.end:])
 		fr.end += n
@@ -409,4 +424,39 @@ func decodeRevoke(p []byte) (bool, error) {
 		return false, fmt.Errorf("%w: revoke", errFrame)
 	}
 	return p[0] == 1, nil
+}
+
+// ranReq is a ran frame: n requests of method and path ran on a lease.
+type ranReq struct {
+	n            uint32
+	method, path string
+}
+
+// appendRan appends a ran frame; false when a field is over its limit
+// (that count is then left out).
+func appendRan(dst []byte, r *ranReq) ([]byte, bool) {
+	if r.n == 0 || len(r.method) > maxMethod || len(r.path) > maxPlacePath {
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, 0, 0, frameRan)
+	dst = binary.BigEndian.AppendUint32(dst, r.n)
+	dst = appendStr8(dst, r.method)
+	dst = appendStr16(dst, r.path)
+	return finishFrame(dst, start)
+}
+
+// decodeRan reads a ran frame's payload.
+func decodeRan(p []byte, r *ranReq) error {
+	c := cursor{b: p}
+	r.n = c.u32()
+	r.method = c.str8(maxMethod)
+	r.path = c.str16(maxPlacePath)
+	if !c.done() {
+		return fmt.Errorf("%w: ran", errFrame)
+	}
+	if r.n == 0 || r.method == "" || r.path == "" || r.path[0] != '/' {
+		return fmt.Errorf("%w: ran without a count, a method or an absolute path", errFrame)
+	}
+	return nil
 }

@@ -141,6 +141,46 @@ func TestPlaceFrameBad(t *testing.T) {
 	if _, err := decodeEnd([]byte{1, 2, 3}); !errors.Is(err, errFrame) {
 		t.Errorf("short end: %v", err)
 	}
+	ran, _ := appendRan(nil, &ranReq{n: 2, method: "GET", path: "/x"})
+	for name, p := range map[string][]byte{
+		"ran: cut":           ran[3 : len(ran)-1],
+		"ran: trailing byte": append(append([]byte{}, ran[3:]...), 0),
+		"ran: count 0":       {0, 0, 0, 0, 3, 'G', 'E', 'T', 0, 1, '/'},
+		"ran: no method":     {0, 0, 0, 1, 0, 0, 1, '/'},
+		"ran: relative path": {0, 0, 0, 1, 3, 'G', 'E', 'T', 0, 1, 'x'},
+	} {
+		if err := decodeRan(p, &ranReq{}); !errors.Is(err, errFrame) {
+			t.Errorf("%s: %v, want errFrame", name, err)
+		}
+	}
+}
+
+// A ran frame decodes to what was encoded; one over the limits or with
+// nothing to count is not encoded.
+func TestPlaceFrameRan(t *testing.T) {
+	for _, want := range []ranReq{
+		{n: 1, method: "GET", path: "/"},
+		{n: 1<<32 - 1, method: "POST", path: "/" + strings.Repeat("p", maxPlacePath-1)},
+	} {
+		b, ok := appendRan([]byte("x"), &want)
+		if !ok {
+			t.Fatalf("%+v not encoded", want)
+		}
+		typ, p, err := newFrameReader(bytes.NewReader(b[1:])).next()
+		var got ranReq
+		if err != nil || typ != frameRan || decodeRan(p, &got) != nil || got != want {
+			t.Fatalf("got %+v (type %d, %v), want %+v", got, typ, err, want)
+		}
+	}
+	for _, r := range []ranReq{
+		{n: 0, method: "GET", path: "/"},
+		{n: 1, method: strings.Repeat("M", maxMethod+1), path: "/"},
+		{n: 1, method: "GET", path: "/" + strings.Repeat("p", maxPlacePath)},
+	} {
+		if out, ok := appendRan([]byte("x"), &r); ok || string(out) != "x" {
+			t.Errorf("a ran frame over the limits was encoded: %+v", r)
+		}
+	}
 }
 
 // FuzzPlaceFrame feeds arbitrary bytes to the frame reader and decoders:
@@ -154,6 +194,8 @@ func FuzzPlaceFrame(f *testing.F) {
 	f.Add(ans)
 	f.Add(shed)
 	f.Add(appendEnd(nil, 5))
+	ran, _ := appendRan(nil, &ranReq{n: 3, method: "GET", path: "/x"})
+	f.Add(ran)
 	f.Add([]byte{0, 0})
 	f.Add([]byte{0xff, 0xff, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -170,6 +212,12 @@ func FuzzPlaceFrame(f *testing.F) {
 					if !q.client.Is4In6() {
 						t.Fatalf("place %+v re-encodes to %x, read %x", q, out, p)
 					}
+				}
+			}
+			var r ranReq
+			if decodeRan(p, &r) == nil && typ == frameRan {
+				if out, ok := appendRan(nil, &r); !ok || !bytes.Equal(out[3:], p) {
+					t.Fatalf("ran %+v re-encodes to %x, read %x", r, out, p)
 				}
 			}
 			var a placeAns

@@ -119,6 +119,17 @@ func (s *server) endLease() {
 	}
 }
 
+// ran is the follower's ran frame: what it ran on its lease counts in the
+// dispatcher's per-class figures, classified by this master's rules, as if
+// each had been placed (sched.Dispatcher.RanOnLease).
+func (s *server) ran(r *ranReq) {
+	d := s.q.Dispatcher()
+	if d == nil || s.ls.board == "" { // the board is set once, before the first frame
+		return
+	}
+	d.RanOnLease(s.ls.board, d.Classifier().Classify(r.method, r.path), int(r.n))
+}
+
 func (s *server) sendCount(typ byte, n uint16) {
 	s.w.mu.Lock()
 	s.w.buf = appendCount(s.w.buf, typ, n)
@@ -148,8 +159,16 @@ type followerLease struct {
 	asking   bool
 	revoked  bool
 	lastUse  time.Time
-	askAfter time.Time // refused: not before then
+	askAfter time.Time         // refused: not before then
+	ran      map[ranKey]uint32 // run on the lease since the last ran frames
 }
+
+// ranKey is a method and path run on the lease (the master classifies it).
+type ranKey struct{ method, path string }
+
+// maxRanKeys bounds the method and paths counted between two ran flushes:
+// one more sends the counts at once.
+const maxRanKeys = 32
 
 // TakeLease takes a free slot of the lease for a request that entered
 // here; false: none, place the request (and askLease after it).
@@ -164,6 +183,46 @@ func (c *Chan) TakeLease() bool {
 	l.lastUse = time.Now()
 	c.mu.Unlock()
 	return true
+}
+
+// Ran counts a request that runs on a slot of the lease, for the master's
+// per-class figures: the counts go in ran frames each leaseIdle/2 (with the
+// idle slots' return) or once maxRanKeys method and paths are counted, and
+// only to a master that takes them (HeaderRan). Counts not sent when the
+// channel closes are lost (a figure, never a slot).
+func (c *Chan) Ran(method, path string) {
+	if !c.ranOK {
+		return
+	}
+	c.mu.Lock()
+	if c.ls.ran == nil {
+		c.ls.ran = make(map[ranKey]uint32, maxRanKeys)
+	}
+	c.ls.ran[ranKey{method, path}]++
+	full := len(c.ls.ran) >= maxRanKeys
+	c.mu.Unlock()
+	if full {
+		c.sendRan()
+	}
+}
+
+// sendRan sends the counts of Ran in ran frames, one per method and path.
+func (c *Chan) sendRan() {
+	c.mu.Lock()
+	ran := c.ls.ran
+	c.ls.ran = nil
+	closed := c.err != nil
+	c.mu.Unlock()
+	if len(ran) == 0 || closed {
+		return
+	}
+	c.w.mu.Lock()
+	for k, n := range ran {
+		c.w.buf, _ = appendRan(c.w.buf, &ranReq{n: n, method: k.method, path: k.path}) // over the wire's limits: left out
+	}
+	if err := c.w.flush(); err != nil {
+		c.close(err)
+	}
 }
 
 // AskLease asks the master for more slots, unless a question is under way,

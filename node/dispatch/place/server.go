@@ -79,11 +79,13 @@ func (s *server) serve(br *bufio.Reader, nc net.Conn) error {
 		in = io.MultiReader(bytes.NewReader(early), in)
 	}
 	rd := newFrameReader(in)
+	rd.drained = s.w.release
 	for {
 		typ, p, err := rd.next()
 		if err != nil {
 			return err
 		}
+		s.w.hold() // the answers to what this read brought leave together (frameWriter.hold)
 		switch typ {
 		case framePlace:
 			q := &placeReq{}
@@ -113,6 +115,12 @@ func (s *server) serve(br *bufio.Reader, nc net.Conn) error {
 			if err := s.giveBack(n); err != nil {
 				return err
 			}
+		case frameRan:
+			var r ranReq
+			if err := decodeRan(p, &r); err != nil {
+				return err
+			}
+			s.ran(&r)
 		case framePing:
 			if len(p) != 0 {
 				return errFrame
@@ -149,12 +157,11 @@ func (s *server) start(q *placeReq) error {
 	req := admit(d, q)
 	req.Entry = s.ls.board // ties to the follower: no second hop there
 	if t, ok := d.TryAcquire(req); ok {
-		s.mu.Lock()
-		p.t, p.placed = t, true
-		s.mu.Unlock()
-		s.answer(&placeAns{id: q.id, placed: true, epoch: s.q.Epoch(), board: t.Board, addr: t.Addr})
+		s.placed(q.id, p, t)
 		return nil
 	}
+	id := q.id
+	req.Started = func(t sched.Ticket) { s.placed(id, p, t) } // answered by whoever freed the slot
 	// end frames are read by this goroutine: none can come before cancel is set
 	var ctx context.Context
 	ctx, p.cancel = context.WithCancel(s.ctx)
@@ -189,6 +196,27 @@ func (s *server) place(ctx context.Context, id uint32, p *placement, d *sched.Di
 			}
 		}
 		s.answer(&a)
+		return
+	}
+	if p.placed { // Started answered it already
+		s.mu.Unlock()
+		return
+	}
+	p.t, p.placed = t, true
+	s.mu.Unlock()
+	s.answer(&placeAns{id: id, placed: true, epoch: s.q.Epoch(), board: t.Board, addr: t.Addr})
+}
+
+// placed answers request id placed on t's board: at once in the reader
+// (TryAcquire), or once it waited, by the goroutine that freed its slot
+// (sched.Request.Started: the end frame's reader, the master's own request
+// ending), unless place's goroutine, back from Acquire, answered first.
+// Nothing is answered for a request the follower ended meanwhile: place
+// gives its slot back.
+func (s *server) placed(id uint32, p *placement, t sched.Ticket) {
+	s.mu.Lock()
+	if p.ended || p.placed {
+		s.mu.Unlock()
 		return
 	}
 	p.t, p.placed = t, true

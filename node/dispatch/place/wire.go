@@ -29,6 +29,7 @@ type frameWriter struct {
 	buf     []byte // frames queued; append under mu, then flush
 	spare   []byte
 	writing bool
+	held    bool // hold: the reader answers a batch of frames; release writes it
 	err     error
 }
 
@@ -36,7 +37,7 @@ type frameWriter struct {
 // writes it). Called with mu held; returns with mu released. The error is
 // the channel's first write error.
 func (w *frameWriter) flush() error {
-	if w.writing || w.err != nil {
+	if w.writing || w.held || w.err != nil {
 		err := w.err
 		w.mu.Unlock()
 		return err
@@ -58,6 +59,32 @@ func (w *frameWriter) flush() error {
 	err := w.err
 	w.mu.Unlock()
 	return err
+}
+
+// hold keeps what is queued from now on until release: the master's
+// reader holds its channel while it handles the frames one read brought
+// (places, ends, leases, pings), so their answers, and those other
+// goroutines queue meanwhile, leave in one write instead of one each.
+// The reader handles frames without waiting on anything, so a hold is
+// short; release comes before its next read (frameReader.drained).
+func (w *frameWriter) hold() {
+	w.mu.Lock()
+	w.held = true
+	w.mu.Unlock()
+}
+
+// release ends a hold and writes what it kept; a write error closes the
+// connection (the reader fails next).
+func (w *frameWriter) release() {
+	w.mu.Lock()
+	if !w.held {
+		w.mu.Unlock()
+		return
+	}
+	w.held = false
+	if w.flush() != nil {
+		w.nc.Close()
+	}
 }
 
 // send queues an empty frame of typ and flushes.
