@@ -73,6 +73,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, serveReadyz(os.Args[2]))
 		os.Exit(1)
 	}
+	if len(os.Args) >= 2 && os.Args[1] == delayLineArg { // 003's emulated network (netdist.go)
+		fmt.Fprintln(os.Stderr, delayLine(os.Args[2:]))
+		os.Exit(1)
+	}
+	if len(os.Args) == 3 && os.Args[1] == netClientsArg { // 003's clients of one site (netclients.go)
+		if err := netClients(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(mainCode(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

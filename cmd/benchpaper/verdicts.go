@@ -39,6 +39,9 @@ func (h *harness) verdicts(ctx context.Context) error {
 	if err := h.takeoverVerdicts(ctx, t, reps); err != nil {
 		return err
 	}
+	if err := h.netVerdicts(ctx, t); err != nil {
+		return err
+	}
 	out, flags := h.opt.testbedOut, os.O_CREATE|os.O_WRONLY|os.O_TRUNC
 	switch {
 	case out != "":
