@@ -24,7 +24,7 @@ const (
 // oneWay is a packet's delay: half the near round trip between two
 // addresses of one site (the third octet of SUBNET.site.host), half the
 // far one between sites; zero for a packet to or from site 0 (the
-// harness, netHostIP) and for a packet that is not IPv4 between two
+// harness, netDist.hostIP) and for a packet that is not IPv4 between two
 // addresses of the subnet.
 type oneWay struct {
 	prefix    [2]byte

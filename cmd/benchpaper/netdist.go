@@ -16,7 +16,8 @@ import (
 // clients in a network namespace of their own, each joined by a veth pair
 // to one router namespace (core) that routes everything (no bridge, so
 // every packet crosses core and gets its delay there). Site s's endpoints
-// are 10.77.s.H/32; core is 10.77.0.254 on every veth. A packet between
+// are 10.X.s.H/32, X from the harness's pid (two harnesses on one machine
+// do not collide); core is 10.X.0.254 on every veth. A packet between
 // two endpoints of one site is delayed half the near round trip, between
 // sites half the far one, by `tc netem` on core's veth toward the
 // destination (classified by source site) where the kernel has sch_netem,
@@ -37,6 +38,7 @@ type netEndpoint struct {
 // every link) it made.
 type netDist struct {
 	tag       string
+	subnet    string // the network's first two octets, "10.X"
 	core      string
 	near, far time.Duration // round trips within a site and between sites
 	how       string        // "netem" or "delay line"
@@ -48,17 +50,14 @@ type netDist struct {
 	logDir    string
 }
 
-// netSubnet is the emulated network's first two octets.
-const netSubnet = "10.77"
-
-// netCoreIP is core's address on every veth.
-const netCoreIP = netSubnet + ".0.254"
+// coreIP is core's address on every veth.
+func (n *netDist) coreIP() string { return n.subnet + ".0.254" }
 
 // siteName is site s's clients' name.
 func siteName(s int) string { return "site" + string(rune('A'+s-1)) }
 
-// siteCIDR is site s's network.
-func siteCIDR(s int) string { return fmt.Sprintf("%s.%d.0/24", netSubnet, s) }
+// siteCIDR is site s's network in subnet.
+func siteCIDR(subnet string, s int) string { return fmt.Sprintf("%s.%d.0/24", subnet, s) }
 
 // netUnavailable says why the emulated network cannot be made here; "" when
 // it can (root, ip(8), namespaces permitted).
@@ -82,7 +81,7 @@ func netUnavailable() string {
 // per site, and the delays. The caller closes it, also on error.
 func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near, far time.Duration) (*netDist, error) {
 	tag := fmt.Sprintf("%d", os.Getpid()%100000)
-	n := &netDist{tag: tag, core: "ewsnd" + tag + "-core", near: near, far: far, procs: ps, logDir: logDir}
+	n := &netDist{tag: tag, subnet: fmt.Sprintf("10.%d", 64+os.Getpid()%128), core: "ewsnd" + tag + "-core", near: near, far: far, procs: ps, logDir: logDir}
 	if err := n.addNS(n.core); err != nil {
 		return n, err
 	}
@@ -92,9 +91,9 @@ func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near
 	for s := 1; s <= 2; s++ {
 		for i := range perSite {
 			k := (s-1)*perSite + i + 1
-			n.boards = append(n.boards, &netEndpoint{name: fmt.Sprintf("ews%d", k), site: s, ip: fmt.Sprintf("%s.%d.%d", netSubnet, s, k)})
+			n.boards = append(n.boards, &netEndpoint{name: fmt.Sprintf("ews%d", k), site: s, ip: fmt.Sprintf("%s.%d.%d", n.subnet, s, k)})
 		}
-		n.clients = append(n.clients, &netEndpoint{name: siteName(s), site: s, ip: fmt.Sprintf("%s.%d.100", netSubnet, s)})
+		n.clients = append(n.clients, &netEndpoint{name: siteName(s), site: s, ip: fmt.Sprintf("%s.%d.100", n.subnet, s)})
 	}
 	for _, e := range n.endpoints() {
 		e.ns, e.dev = "ewsnd"+tag+"-"+e.name, "to-"+e.name
@@ -111,7 +110,7 @@ func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near
 	if netemWorks(n.core, n.boards[0].dev) {
 		n.how = "netem"
 		for _, e := range n.endpoints() {
-			for _, args := range netemArgs(e, near, far) {
+			for _, args := range netemArgs(e, n.subnet, near, far) {
 				if err := run("tc", append([]string{"-n", n.core}, args...)...); err != nil {
 					return n, err
 				}
@@ -143,14 +142,14 @@ func (n *netDist) addEndpoint(e *netEndpoint) error {
 	}
 	for _, c := range [][]string{
 		{"-n", n.core, "link", "add", e.dev, "type", "veth", "peer", "name", "eth0", "netns", e.ns},
-		{"-n", n.core, "addr", "add", netCoreIP + "/32", "dev", e.dev},
+		{"-n", n.core, "addr", "add", n.coreIP() + "/32", "dev", e.dev},
 		{"-n", n.core, "link", "set", e.dev, "up"},
 		{"-n", n.core, "route", "add", e.ip + "/32", "dev", e.dev},
 		{"-n", e.ns, "addr", "add", e.ip + "/32", "dev", "eth0"},
 		{"-n", e.ns, "link", "set", "eth0", "up"},
 		{"-n", e.ns, "link", "set", "lo", "up"},
-		{"-n", e.ns, "route", "add", netCoreIP, "dev", "eth0"},
-		{"-n", e.ns, "route", "add", "default", "via", netCoreIP, "dev", "eth0"},
+		{"-n", e.ns, "route", "add", n.coreIP(), "dev", "eth0"},
+		{"-n", e.ns, "route", "add", "default", "via", n.coreIP(), "dev", "eth0"},
 	} {
 		if err := run("ip", c...); err != nil {
 			return err
@@ -159,9 +158,9 @@ func (n *netDist) addEndpoint(e *netEndpoint) error {
 	return nil
 }
 
-// netHostIP is the harness's own address on the emulated network: it
+// hostIP is the harness's own address on the emulated network: it
 // starts and polls the boards from there, undelayed (site 0).
-const netHostIP = netSubnet + ".0.1"
+func (n *netDist) hostIP() string { return n.subnet + ".0.1" }
 
 // addHost joins this (the root) namespace to core, so the harness reaches
 // every board: its end of the veth goes when core does.
@@ -169,13 +168,13 @@ func (n *netDist) addHost() error {
 	host := "ewsnd" + n.tag + "h"
 	for _, c := range [][]string{
 		{"link", "add", host, "type", "veth", "peer", "name", "to-host", "netns", n.core},
-		{"-n", n.core, "addr", "add", netCoreIP + "/32", "dev", "to-host"},
+		{"-n", n.core, "addr", "add", n.coreIP() + "/32", "dev", "to-host"},
 		{"-n", n.core, "link", "set", "to-host", "up"},
-		{"-n", n.core, "route", "add", netHostIP + "/32", "dev", "to-host"},
-		{"addr", "add", netHostIP + "/32", "dev", host},
+		{"-n", n.core, "route", "add", n.hostIP() + "/32", "dev", "to-host"},
+		{"addr", "add", n.hostIP() + "/32", "dev", host},
 		{"link", "set", host, "up"},
-		{"route", "add", netCoreIP, "dev", host},
-		{"route", "add", netSubnet + ".0.0/16", "via", netCoreIP, "dev", host},
+		{"route", "add", n.coreIP(), "dev", host},
+		{"route", "add", n.subnet + ".0.0/16", "via", n.coreIP(), "dev", host},
 	} {
 		if err := run("ip", c...); err != nil {
 			return err
@@ -204,7 +203,7 @@ func netemWorks(ns, dev string) bool {
 // netemArgs are the tc commands (without "-n core") that delay what core
 // sends to e: an htb with two classes, each a netem of half a round trip,
 // the far one for packets from the other site.
-func netemArgs(e *netEndpoint, near, far time.Duration) [][]string {
+func netemArgs(e *netEndpoint, subnet string, near, far time.Duration) [][]string {
 	other := 3 - e.site
 	half := func(d time.Duration) string { return fmt.Sprintf("%dus", (d / 2).Microseconds()) }
 	return [][]string{
@@ -213,7 +212,7 @@ func netemArgs(e *netEndpoint, near, far time.Duration) [][]string {
 		{"class", "add", "dev", e.dev, "parent", "1:", "classid", "1:20", "htb", "rate", "10gbit"},
 		{"qdisc", "add", "dev", e.dev, "parent", "1:10", "handle", "10:", "netem", "delay", half(near), "limit", "100000"},
 		{"qdisc", "add", "dev", e.dev, "parent", "1:20", "handle", "20:", "netem", "delay", half(far), "limit", "100000"},
-		{"filter", "add", "dev", e.dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "src", siteCIDR(other), "flowid", "1:20"},
+		{"filter", "add", "dev", e.dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "src", siteCIDR(subnet, other), "flowid", "1:20"},
 	}
 }
 
@@ -227,7 +226,7 @@ func (n *netDist) startLine(ctx context.Context) error {
 	ready := filepath.Join(n.logDir, "delayline.ready")
 	_ = os.Remove(ready)
 	p, err := n.procs.start("delayline", filepath.Join(n.logDir, "delayline.log"), "ip", "netns", "exec", n.core, exe, delayLineArg,
-		ready, netSubnet, n.near.String(), n.far.String())
+		ready, n.subnet, n.near.String(), n.far.String())
 	if err != nil {
 		return err
 	}

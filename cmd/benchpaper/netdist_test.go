@@ -67,7 +67,7 @@ func TestDelayLineArgs(t *testing.T) {
 // The netem path cannot run on a kernel without sch_netem; its commands
 // are checked here: a board of site 1 gets the far class for site 2.
 func TestNetemArgs(t *testing.T) {
-	args := netemArgs(&netEndpoint{name: "ews1", dev: "to-ews1", site: 1}, 5*time.Millisecond, 80*time.Millisecond)
+	args := netemArgs(&netEndpoint{name: "ews1", dev: "to-ews1", site: 1}, "10.77", 5*time.Millisecond, 80*time.Millisecond)
 	joined := make([]string, len(args))
 	for i, a := range args {
 		joined[i] = strings.Join(a, " ")
@@ -138,11 +138,11 @@ func TestNetVerdictRule(t *testing.T) {
 }
 
 func TestNetClientsFor(t *testing.T) {
-	// 3 boards × 4 slots / 40 ms = 300/s a site; a client sends every 545 ms
+	// 3 boards × 8 slots / 40 ms = 600/s a site; a client sends every 545 ms
 	for _, tc := range []struct {
 		f    float64
 		want int
-	}{{0.3, 49}, {0.5, 82}, {0.7, 114}} {
+	}{{0.25, 82}, {0.5, 164}} {
 		if got := netClientsFor(tc.f); got != tc.want {
 			t.Errorf("netClientsFor(%v) = %d, want %d", tc.f, got, tc.want)
 		}
