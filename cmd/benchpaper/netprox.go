@@ -398,6 +398,7 @@ func (h *harness) netVerdicts(ctx context.Context, t *tbHarness) error {
 		}
 		fmt.Fprintln(&t.md)
 		t.plotCell("bench-paper-net-003", "003: proximity on a 5/80 ms network (real boards, redirect), mean latency", c, f)
+		t.xlabel("bench-paper-net-003", "load (share of a site's near boards' capacity)")
 		for _, s := range setups {
 			if s == "lc" {
 				continue
