@@ -149,6 +149,31 @@ func TestNetClientsFor(t *testing.T) {
 	}
 }
 
+// Without root (or ip, or namespaces) both claims are "not testable here"
+// with the reason, and nothing is measured.
+func TestNetVerdictsNotTestable(t *testing.T) {
+	saved := netProbe
+	netProbe = func() string { return "needs root for ip netns (running as uid 1000)" }
+	defer func() { netProbe = saved }()
+	var out strings.Builder
+	tb := &tbHarness{quick: true, out: &out}
+	h := &harness{opt: &options{}, procs: newProcs(), tmp: t.TempDir(), out: &out}
+	if err := h.netVerdicts(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.verdicts) != 2 || tb.cells != 0 {
+		t.Fatalf("%d verdicts, %d cells, want 2 and 0:\n%s", len(tb.verdicts), tb.cells, out.String())
+	}
+	for _, v := range tb.verdicts {
+		if v.paper != "003" || v.word != "not-testable" || v.figure != "reason=needs_root_for_ip_netns_(running_as_uid_1000)" {
+			t.Errorf("verdict line %s", v.line())
+		}
+	}
+	if !strings.Contains(tb.md.String(), "Not run: needs root for ip netns") {
+		t.Errorf("the report does not say why:\n%s", tb.md.String())
+	}
+}
+
 // inNS runs f on a thread moved into namespace ns, then moves the thread
 // back (sockets made in f stay in ns). A thread that cannot move back is
 // never unlocked, so it ends with its goroutine.
