@@ -36,7 +36,7 @@ func delayLine(args []string) error {
 		{"ip", "rule", "add", "iif", lineDev, "lookup", "main", "pref", "50"},
 		{"ip", "rule", "add", "lookup", lineTable, "pref", "60"},
 	} {
-		if err := run(c[0], c[1:]...); err != nil {
+		if err := runCmd(c[0], c[1:]...); err != nil {
 			return err
 		}
 	}

@@ -111,7 +111,7 @@ func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near
 		n.how = "netem"
 		for _, e := range n.endpoints() {
 			for _, args := range netemArgs(e, n.subnet, near, far) {
-				if err := run("tc", append([]string{"-n", n.core}, args...)...); err != nil {
+				if err := runCmd("tc", append([]string{"-n", n.core}, args...)...); err != nil {
 					return n, err
 				}
 			}
@@ -127,7 +127,7 @@ func (n *netDist) endpoints() []*netEndpoint {
 }
 
 func (n *netDist) addNS(ns string) error {
-	if err := run("ip", "netns", "add", ns); err != nil {
+	if err := runCmd("ip", "netns", "add", ns); err != nil {
 		return err
 	}
 	n.made = append(n.made, ns)
@@ -151,7 +151,7 @@ func (n *netDist) addEndpoint(e *netEndpoint) error {
 		{"-n", e.ns, "route", "add", n.coreIP(), "dev", "eth0"},
 		{"-n", e.ns, "route", "add", "default", "via", n.coreIP(), "dev", "eth0"},
 	} {
-		if err := run("ip", c...); err != nil {
+		if err := runCmd("ip", c...); err != nil {
 			return err
 		}
 	}
@@ -176,7 +176,7 @@ func (n *netDist) addHost() error {
 		{"route", "add", n.coreIP(), "dev", host},
 		{"route", "add", n.subnet + ".0.0/16", "via", n.coreIP(), "dev", host},
 	} {
-		if err := run("ip", c...); err != nil {
+		if err := runCmd("ip", c...); err != nil {
 			return err
 		}
 	}
@@ -184,7 +184,7 @@ func (n *netDist) addHost() error {
 }
 
 func (n *netDist) sysctl(ns string, kv ...string) error {
-	return run("ip", append([]string{"netns", "exec", ns, "sysctl", "-q", "-w"}, kv...)...)
+	return runCmd("ip", append([]string{"netns", "exec", ns, "sysctl", "-q", "-w"}, kv...)...)
 }
 
 // netemWorks reports whether the kernel has sch_netem (a qdisc added and
@@ -271,8 +271,8 @@ func (n *netDist) exec(e *netEndpoint, argv ...string) []string {
 	return append([]string{"netns", "exec", e.ns}, argv...)
 }
 
-// run runs a command and returns its output with the error.
-func run(name string, args ...string) error {
+// runCmd runs a command; its error carries the output.
+func runCmd(name string, args ...string) error {
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("paper: %s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
