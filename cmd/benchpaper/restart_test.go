@@ -6,10 +6,15 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary be 002's restart helper, as main does.
+// TestMain lets the test binary be 002's restart helper and 003's delay
+// line, as main does.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == serveReadyzArg {
 		_ = serveReadyz(os.Args[2])
+		os.Exit(1)
+	}
+	if len(os.Args) >= 2 && os.Args[1] == delayLineArg {
+		_, _ = os.Stderr.WriteString(delayLine(os.Args[2:]).Error() + "\n")
 		os.Exit(1)
 	}
 	os.Exit(m.Run())

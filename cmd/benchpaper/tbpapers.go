@@ -261,7 +261,7 @@ func (t *tbHarness) tb003() error {
 	if !t.quick {
 		loads = []float64{0.3, 0.6, 0.95}
 	}
-	fmt.Fprintf(&t.md, "Claim b: proximity with integrated load serves clients faster than lc. Two sites of clients; each site's round trip is 5 ms to its two near boards and 80 ms to the two far ones, added to every answer (modelled in the testbed's virtual time; `tc netem` in network namespaces was not used, see below). *proximity* = `integrated` with `[[sched.proximity]]` naming each site's near boards. Director mode, reports every 100 ms (ews's heartbeat), closed loop, think 200 ms, capacity %.0f/s. Rule: proximity wins against lc and integrated (mean, p99, completed/s beyond the spread).\n\n", cal.capacity)
+	fmt.Fprintf(&t.md, "Claim b: proximity with integrated load serves clients faster than lc. Two sites of clients; each site's round trip is 5 ms to its two near boards and 80 ms to the two far ones, added to every answer (modelled in the testbed's virtual time; real boards on an emulated network below). *proximity* = `integrated` with `[[sched.proximity]]` naming each site's near boards. Director mode, reports every 100 ms (ews's heartbeat), closed loop, think 200 ms, capacity %.0f/s. Rule: proximity wins against lc and integrated (mean, p99, completed/s beyond the spread).\n\n", cal.capacity)
 	wins, n, bnote := 0, 0, ""
 	for _, f := range loads {
 		r.Clients = cal.at(f)
