@@ -18,9 +18,16 @@ import (
 // next change is tested against what boards run then.
 const lastLanded = "6fe7bfad4dc3c551f66fd4d54e568817d189a5f6"
 
-var lastLandedOnce struct {
+// unsealedBuild is the last landed commit whose boards do not seal
+// their gossip (dc20262, before the third wave's sealing): a board rolled
+// back by its A/B slot onto a build that old is still taken back
+// (TestRollbackAfterSealedUpgrade). It stays pinned when lastLanded moves.
+const unsealedBuild = "dc202624b32589a80c9525ef3a831334c088ddbf"
+
+// landedBuilds holds the binaries built per commit in this test process.
+var landedBuilds struct {
 	sync.Mutex
-	path string
+	path map[string]string
 }
 
 // lastLandedBinary is ews built from lastLanded as the Makefile ships it
@@ -32,31 +39,41 @@ var lastLandedOnce struct {
 // clone: git fetch --unshallow).
 func lastLandedBinary(t *testing.T) string {
 	t.Helper()
-	lastLandedOnce.Lock()
-	defer lastLandedOnce.Unlock()
-	if lastLandedOnce.path != "" {
-		return lastLandedOnce.path
+	return landedBinary(t, lastLanded)
+}
+
+// landedBinary is ews built from commit, a landing on main, the way
+// lastLandedBinary describes.
+func landedBinary(t *testing.T, commit string) string {
+	t.Helper()
+	landedBuilds.Lock()
+	defer landedBuilds.Unlock()
+	if p, ok := landedBuilds.path[commit]; ok {
+		return p
+	}
+	if landedBuilds.path == nil {
+		landedBuilds.path = map[string]string{}
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
 	dir := filepath.Join(cache, "ews-test")
-	p := filepath.Join(dir, fmt.Sprintf("ews-%s-%s-%s-%s", lastLanded, runtime.GOOS, runtime.GOARCH, runtime.Version()))
+	p := filepath.Join(dir, fmt.Sprintf("ews-%s-%s-%s-%s", commit, runtime.GOOS, runtime.GOARCH, runtime.Version()))
 	if _, err := os.Stat(p); err == nil {
-		lastLandedOnce.path = p
+		landedBuilds.path[commit] = p
 		return p
 	}
 	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
-		t.Skipf("e2e: not in a git clone (%v): the upgrade test builds ews from commit %s of its history", err, lastLanded)
+		t.Skipf("e2e: not in a git clone (%v): the upgrade test builds ews from commit %s of its history", err, commit)
 	}
 	repo := strings.TrimSpace(string(root))
-	if err := exec.Command("git", "-C", repo, "cat-file", "-e", lastLanded+"^{commit}").Run(); err != nil {
-		t.Skipf("e2e: commit %s (the last landing) is not in this clone's history, a shallow clone? (git fetch --unshallow, then run again)", lastLanded)
+	if err := exec.Command("git", "-C", repo, "cat-file", "-e", commit+"^{commit}").Run(); err != nil {
+		t.Skipf("e2e: commit %s (the last landing) is not in this clone's history, a shallow clone? (git fetch --unshallow, then run again)", commit)
 	}
 	src := t.TempDir()
-	archive := exec.Command("git", "-C", repo, "archive", "--format=tar", lastLanded)
+	archive := exec.Command("git", "-C", repo, "archive", "--format=tar", commit)
 	untar := exec.Command("tar", "-x", "-C", src)
 	pipe, err := archive.StdoutPipe()
 	if err != nil {
@@ -70,10 +87,10 @@ func lastLandedBinary(t *testing.T) string {
 	}
 	if err := archive.Run(); err != nil {
 		_ = untar.Wait()
-		t.Fatalf("e2e: git archive %s: %v\n%s", lastLanded, err, archErr.String())
+		t.Fatalf("e2e: git archive %s: %v\n%s", commit, err, archErr.String())
 	}
 	if err := untar.Wait(); err != nil {
-		t.Fatalf("e2e: unpack git archive %s: %v\n%s", lastLanded, err, tarErr.String())
+		t.Fatalf("e2e: unpack git archive %s: %v\n%s", commit, err, tarErr.String())
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -88,12 +105,12 @@ func lastLandedBinary(t *testing.T) string {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	ldflags := fmt.Sprintf("-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=%s -X github.com/ews-firmware/ews/internal/buildinfo.Commit=%s",
-		lastLanded[:7], lastLanded[:7])
+		commit[:7], commit[:7])
 	build := exec.Command("go", "build", "-trimpath", "-tags", shipTags, "-ldflags", ldflags, "-o", tmp.Name(), "./cmd/ews")
 	build.Dir = src
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("e2e: build ews at %s (the last landing): %v\n%s", lastLanded, err, out)
+		t.Fatalf("e2e: build ews at %s (the last landing): %v\n%s", commit, err, out)
 	}
 	if err := os.Chmod(tmp.Name(), 0o755); err != nil {
 		t.Fatal(err)
@@ -101,6 +118,6 @@ func lastLandedBinary(t *testing.T) string {
 	if err := os.Rename(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
 		t.Fatal(err)
 	}
-	lastLandedOnce.path = p
+	landedBuilds.path[commit] = p
 	return p
 }

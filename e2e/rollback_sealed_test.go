@@ -14,21 +14,22 @@ import (
 )
 
 // TestRollbackAfterSealedUpgrade: three boards on this build seal their
-// gossip; then ews3 comes back on the last landed build, as its A/B slot
-// brings it back after a firmware trial that gossiped and then failed.
+// gossip; then ews3 comes back on unsealedBuild, the last landed build
+// that does not seal, as its A/B slot brings it back after a firmware
+// trial that gossiped and then failed.
 // Before, its peers refused it for good (it had sealed) and sent it
 // version 5, which it cannot read: it sat alone and made itself master.
 // Now it is sent what it reads and follows the master throughout, its
 // peers ask it over HTTPS whether it seals (its certificate answers: the
-// last build does not), take it back, and the three agree on one master
-// with every board running, ews3 on the last build.
+// old build does not), take it back, and the three agree on one master
+// with every board running, ews3 on the old build.
 func TestRollbackAfterSealedUpgrade(t *testing.T) {
 	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("runs three boards, one brought back on the last landed build")
 	}
-	old, next := lastLandedBinary(t), versionBinary(t, newVersion)
-	c := startUpClusterMinted(t, old, next) // flashed by the last build, upgraded: the last build reads its cards
+	old, next := landedBinary(t, unsealedBuild), versionBinary(t, newVersion)
+	c := startUpClusterMinted(t, old, next) // flashed by the old build, upgraded: the old build reads its cards
 	testutil.WaitFor(t, "three boards of this build agree on a master", 30*time.Second, func() (bool, string) {
 		_, ok, seen := c.agreed()
 		return ok, seen
@@ -46,11 +47,11 @@ func TestRollbackAfterSealedUpgrade(t *testing.T) {
 	t.Cleanup(mon.stop)
 	back := c.boards[2]
 	back.stop(t, 20*time.Second)
-	back.startWith(t, nil, old) // the slot rolled back: the last build, same config and bundle
-	testutil.WaitFor(t, "the three agree on one master, ews3 running on the last build", 60*time.Second, func() (bool, string) {
+	back.startWith(t, nil, old) // the slot rolled back: the old build, same config and bundle
+	testutil.WaitFor(t, "the three agree on one master, ews3 running on the old build", 60*time.Second, func() (bool, string) {
 		var info boardJSON
-		if err := c.get(back, "/api/board", &info); err != nil || info.Version != lastLanded[:7] {
-			return false, "ews3 not on the last build yet"
+		if err := c.get(back, "/api/board", &info); err != nil || info.Version != unsealedBuild[:7] {
+			return false, "ews3 not on the old build yet"
 		}
 		_, ok, seen := c.agreed()
 		return ok, seen
