@@ -19,7 +19,8 @@ cleanup() {
 trap cleanup EXIT
 bin=$out/ews-lite-linux-armv5
 ldflags="-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=smoke"
-GOOS=linux GOARCH=arm GOARM=5 CGO_ENABLED=0 go build -trimpath -tags "nethttpomithttp2 lite" -gcflags=all=-l -ldflags "$ldflags" -o "$bin" ./cmd/ews
+read -ra gcflags <<<"$(bash scripts/gcflags.sh lite)" # make dist's (Makefile LITE)
+GOOS=linux GOARCH=arm GOARM=5 CGO_ENABLED=0 go build -trimpath -tags "nethttpomithttp2 lite" "${gcflags[@]}" -ldflags "$ldflags" -o "$bin" ./cmd/ews
 bash scripts/sizes.sh "$bin"
 qemu=(qemu-arm-static -cpu pxa255)
 
