@@ -4,9 +4,9 @@
 #   scripts/gcflags.sh full|lite
 # full: no inlining (-l) in the packages a board runs rarely (start, config,
 # the admin's commands, the durable log and its store, drivers, backups,
-# certificate parsing, formatting...), inlining kept on the request and
-# gossip path: the standard library's runtime, net, net/http and crypto, the
-# state and dispatch packages, the front door and the metrics. A package
+# certificate parsing, formatting, logging, JSON...), inlining kept on the
+# request and gossip path: the standard library's runtime, net, net/http and
+# crypto, the state, queue and dispatch packages and the metrics. A package
 # not named here gets -l, so a new one costs no inlined copies until it is
 # put on the path. lite: no inlining anywhere (docs/NOTES.md "The lite
 # build").
@@ -24,16 +24,18 @@ full) ;;
 	;;
 esac
 # inlining kept: the request and gossip path (the standard library, the
-# state and dispatch packages, the front door, the metrics it updates, the
-# gossip and its codec)
-hot=(std "$m/state/..." "$m/sched/..." "$m/node" "$m/node/dispatch/..." "$m/internal/httpx"
+# state, queue and dispatch packages, the metrics they update, the gossip and
+# its codec). node itself is wiring and handlers around them: -l.
+hot=(std "$m/state/..." "$m/sched/..." "$m/node/dispatch/..." "$m/internal/httpx"
 	"$m/internal/promx" github.com/VictoriaMetrics/metrics github.com/hashicorp/memberlist
 	"github.com/hashicorp/go-msgpack/...")
 # ...but not in the standard library's cold parts: certificate and ASN.1
 # parsing and the handshake's byte strings (once per connection; records
-# and ciphers stay inlined), DNS messages, formatting, archives, regexps, templates,
-# the command line, Unicode and IDNA tables
-cold_std=("crypto/x509/..." encoding/asn1 encoding/pem math/big fmt "archive/..." "compress/..."
+# and ciphers stay inlined), DNS messages, formatting, logging, the API's JSON
+# (answers of a few hundred bytes; the forward copies bodies), archives,
+# regexps, templates, the command line, Unicode and IDNA tables
+cold_std=("crypto/x509/..." encoding/asn1 encoding/pem math/big fmt log/slog encoding/json
+	"archive/..." "compress/..."
 	"regexp/..." "text/..." flag os/user os/exec "mime/..." encoding/csv unicode "go/..." log
 	embed "html/..." "vendor/golang.org/x/text/..." vendor/golang.org/x/net/idna
 	"vendor/golang.org/x/net/dns/..." "vendor/golang.org/x/crypto/cryptobyte/..." net/mail)
