@@ -30,15 +30,19 @@ hot=(std "$m/state/..." "$m/sched/..." "$m/node/dispatch/..." "$m/internal/httpx
 	"$m/internal/promx" github.com/VictoriaMetrics/metrics github.com/hashicorp/memberlist
 	"github.com/hashicorp/go-msgpack/...")
 # ...but not in the standard library's cold parts: certificate and ASN.1
-# parsing and the handshake's byte strings (once per connection; records
-# and ciphers stay inlined), DNS messages, formatting, logging, the API's JSON
+# parsing, the handshake's byte strings and its signature and key-exchange
+# layers (once per connection or gossip introduction; records, ciphers, MACs
+# and the curves' field arithmetic stay inlined), DNS messages, formatting, logging, the API's JSON
 # (answers of a few hundred bytes; the forward copies bodies), archives,
 # regexps, templates, the command line, Unicode and IDNA tables
 cold_std=("crypto/x509/..." encoding/asn1 encoding/pem math/big fmt log/slog encoding/json
 	"archive/..." "compress/..."
 	"regexp/..." "text/..." flag os/user os/exec "mime/..." encoding/csv unicode "go/..." log
 	embed "html/..." "vendor/golang.org/x/text/..." vendor/golang.org/x/net/idna
-	"vendor/golang.org/x/net/dns/..." "vendor/golang.org/x/crypto/cryptobyte/..." net/mail)
+	"vendor/golang.org/x/net/dns/..." "vendor/golang.org/x/crypto/cryptobyte/..." net/mail
+	crypto/rsa crypto/ecdsa crypto/elliptic crypto/ed25519 crypto/hpke crypto/internal/fips140/rsa
+	crypto/internal/fips140/ecdsa crypto/internal/fips140/ed25519 crypto/internal/fips140/bigmod
+	crypto/internal/fips140/mlkem)
 flags=(-gcflags=all=-l)
 for p in "${hot[@]}"; do flags+=("-gcflags=$p="); done
 for p in "${cold_std[@]}"; do flags+=("-gcflags=$p=-l"); done
