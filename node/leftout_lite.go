@@ -24,6 +24,9 @@ func leftOut(c *config.Config) config.Errors {
 	if c.Cluster.VIP != "" {
 		no("cluster.vip", "the virtual IP")
 	}
+	if len(c.Cluster.NTP) > 0 {
+		no("cluster.ntp", "the NTP client (the master's time source)")
+	}
 	if c.Lines["history"] > 0 {
 		no("history", "[history] (device history)")
 	}

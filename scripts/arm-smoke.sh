@@ -7,10 +7,11 @@ bash scripts/deps.sh qemu-user-static:qemu-arm-static
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 ldflags="-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=smoke"
-GOOS=linux GOARCH=arm GOARM=5 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv5" ./cmd/ews
-GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv6" ./cmd/ews
-GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-armv7" ./cmd/ews
-GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$out/ews-arm64" ./cmd/ews
+read -ra gcflags <<<"$(bash scripts/gcflags.sh full)" # the shipped builds' (Makefile GCFLAGS)
+GOOS=linux GOARCH=arm GOARM=5 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 "${gcflags[@]}" -ldflags "$ldflags" -o "$out/ews-armv5" ./cmd/ews
+GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 "${gcflags[@]}" -ldflags "$ldflags" -o "$out/ews-armv6" ./cmd/ews
+GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 "${gcflags[@]}" -ldflags "$ldflags" -o "$out/ews-armv7" ./cmd/ews
+GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 "${gcflags[@]}" -ldflags "$ldflags" -o "$out/ews-arm64" ./cmd/ews
 
 check() { # binary expected-arch-text emulator [its flags...]
 	local bin=$1 want=$2 v

@@ -47,8 +47,9 @@ trap cleanup EXIT
 
 # --- the user's side: builds, the cluster's secrets, the cards ---
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+read -ra gcflags <<<"$(bash scripts/gcflags.sh full)" # the shipped builds' (Makefile GCFLAGS)
 build() { # build VERSION GOARCH OUT [PKG]
-	CGO_ENABLED=0 GOOS=linux GOARCH=$2 nice -n 19 go build -trimpath -tags nethttpomithttp2 \
+	CGO_ENABLED=0 GOOS=linux GOARCH=$2 nice -n 19 go build -trimpath -tags nethttpomithttp2 "${gcflags[@]}" \
 		-ldflags "-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=$1 -X github.com/ews-firmware/ews/internal/buildinfo.Commit=$commit" \
 		-o "$3" "${4:-./cmd/ews}"
 }

@@ -147,13 +147,14 @@ trap cleanup EXIT
 # the shipped builds, with the Makefile's flags, and the guest's helper
 # (armv6: it runs on every kernel here)
 ldflags="-s -w -X github.com/ews-firmware/ews/internal/buildinfo.Version=hil"
+read -ra gcflags <<<"$(bash scripts/gcflags.sh full)"
 for b in arm64 armv7 armv6; do
 	case $b in
 	arm64) env=(GOARCH=arm64) ;;
 	armv7) env=(GOARCH=arm GOARM=7) ;;
 	armv6) env=(GOARCH=arm GOARM=6) ;;
 	esac
-	env GOOS=linux "${env[@]}" CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 -ldflags "$ldflags" -o "$work/ews/$b/ews" ./cmd/ews
+	env GOOS=linux "${env[@]}" CGO_ENABLED=0 go build -trimpath -tags nethttpomithttp2 "${gcflags[@]}" -ldflags "$ldflags" -o "$work/ews/$b/ews" ./cmd/ews
 done
 GOOS=linux GOARCH=arm GOARM=6 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/guest" ./scripts/hil/guest
 

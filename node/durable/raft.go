@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 )
 
 // Timing is the log's clock, set from the cluster's (node: from
@@ -145,36 +141,9 @@ func (r *Raft) open(tr raft.Transport) (*raft.Raft, func(), error) {
 	conf.LocalID = raft.ServerID(r.opts.Self)
 	conf.HeartbeatTimeout, conf.ElectionTimeout, conf.LeaderLeaseTimeout, conf.CommitTimeout = t.Heartbeat, t.Election, t.Lease, t.Commit
 	conf.Logger = newHCLog(r.log)
-	var (
-		logs   raft.LogStore
-		stable raft.StableStore
-		snaps  raft.SnapshotStore
-		closer = func() {}
-	)
-	if r.opts.Dir == "" {
-		m := raft.NewInmemStore()
-		logs, stable, snaps = m, m, raft.NewInmemSnapshotStore()
-	} else {
-		if err := os.MkdirAll(r.opts.Dir, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("durable: %w", err)
-		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(r.opts.Dir, "raft.db"),
-			BoltOptions: &bbolt.Options{Timeout: time.Second}}) // another ews on the same dir: an error, not a hang
-		if err != nil {
-			return nil, nil, fmt.Errorf("durable: open log: %w", err)
-		}
-		closer = func() { bolt.Close() }
-		fs, err := raft.NewFileSnapshotStoreWithLogger(r.opts.Dir, 2, conf.Logger)
-		if err != nil {
-			closer()
-			return nil, nil, fmt.Errorf("durable: open snapshots: %w", err)
-		}
-		cache, err := raft.NewLogCache(256, bolt)
-		if err != nil {
-			closer()
-			return nil, nil, fmt.Errorf("durable: %w", err)
-		}
-		logs, stable, snaps = cache, bolt, fs
+	logs, stable, snaps, closer, err := openStores(r.opts.Dir, conf.Logger)
+	if err != nil {
+		return nil, nil, err
 	}
 	had, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
