@@ -35,6 +35,7 @@ const (
 	SteppedDown                    // this board lost mastership to Master (Epoch, Reason)
 	Followed                       // this board now follows Master (Epoch)
 	Warn                           // log Reason loudly (peer list differs, duplicate name)
+	Gossip                         // hand Msg, this board's own, to gossip: every board passes it on (relayed clusters, relay.go)
 )
 
 // Action is one thing the Election asks its driver to do.
@@ -60,6 +61,8 @@ type boardState struct {
 	// proto is the protocol version of the peer's last accepted message;
 	// 0: not heard yet.
 	proto uint8
+	// member: membership has seen it (MemberJoined), until MemberLeft.
+	member bool
 }
 
 // MaxEpochJump bounds how far past the highest epoch this board has seen a
@@ -107,6 +110,14 @@ type Election struct {
 	// (Config.ProtocolVersion; NewElection sets ProtocolVersion). Below 4
 	// it sends the full table every heartbeat, as before digests.
 	Proto uint8
+	// Relay: the cluster relays (NewElection sets Relayed(peers)): the
+	// master's messages go to gossip, reports to the master (relay.go).
+	Relay bool
+	// rowVer is, in a relayed cluster, the table version at which each row
+	// (by rank) last changed as this follower holds it; lackSince when the
+	// master's digests began to name a table this board lacks.
+	rowVer    []uint64
+	lackSince time.Time
 }
 
 // fullTableEvery: a master whose table has not changed sends digests on
@@ -150,6 +161,7 @@ func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election,
 	e.peersHash = HashPeers(e.peerList)
 	e.boards = make([]boardState, len(peers))
 	e.boards[r].heard = now
+	e.Relay = Relayed(names(peers))
 	if len(peers) == 1 {
 		e.claim(now, "standalone")
 	}
@@ -192,7 +204,13 @@ func (e *Election) alive(r int, now time.Time) bool {
 		return true
 	}
 	b := &e.boards[r]
-	return !b.gone && !b.heard.IsZero() && now.Sub(b.heard) <= e.t.TThreshold
+	if b.gone {
+		return false
+	}
+	if !b.heard.IsZero() && now.Sub(b.heard) <= e.t.TThreshold {
+		return true
+	}
+	return e.Relay && e.relayAlive(r)
 }
 
 // lowestAlive returns the lowest rank believed alive, skipping skip (-1: none).
@@ -253,10 +271,8 @@ func (e *Election) claim(now time.Time, reason string) []Action {
 	e.heardMaster = now
 	e.table = TableMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version + 1, PeersHash: e.peersHash}
 	e.lastSent = now
-	return []Action{
-		{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason},
-		e.sendTable(now, e.rows(now)), // from the boards' reports, never from the old table
-	}
+	// from the boards' reports, never from the old table
+	return append([]Action{{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason}}, e.sendTable(now, e.rows(now))...)
 }
 
 // Mismatched lists the peers whose messages this board refused within
@@ -307,6 +323,9 @@ func (e *Election) standAside(now time.Time) []Action {
 // speaks a version without digests. Boards known to speak only 1..3 get
 // the table instead of the digest.
 func (e *Election) masterTick(now time.Time) []Action {
+	if e.Relay {
+		return e.relayTick(now)
+	}
 	rows := e.rows(now)
 	changed := rowsChanged(e.table.Rows, rows)
 	if !changed && now.Sub(e.lastSent)+e.t.Tick/2 < e.t.Heartbeat {
@@ -318,7 +337,7 @@ func (e *Election) masterTick(now time.Time) []Action {
 	}
 	if changed || e.Proto < minVersion(digestMsgType) || !slices.Equal(e.stats, e.table.Stats) ||
 		now.Sub(e.lastFull)+e.t.Tick/2 >= fullTableEvery*e.t.Heartbeat {
-		return []Action{e.sendTable(now, rows)}
+		return e.sendTable(now, rows)
 	}
 	d := DigestMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
 	acts := []Action{{Kind: Broadcast, Msg: &d}}
@@ -333,12 +352,19 @@ func (e *Election) masterTick(now time.Time) []Action {
 }
 
 // sendTable makes rows and the current stats the table, as sent in full
-// now, and returns its broadcast.
-func (e *Election) sendTable(now time.Time, rows Rows) Action {
+// now, and returns its broadcast; in a relayed cluster, the deltas from
+// the table last sent, or a digest when nothing changed (relayTable).
+func (e *Election) sendTable(now time.Time, rows Rows) []Action {
+	if e.Relay {
+		if acts := e.relayTable(now, rows); len(acts) > 0 {
+			return acts
+		}
+		return []Action{e.digest()}
+	}
 	e.table.Rows, e.table.Stats, e.tableAt, e.lastFull = rows, e.stats, now, now
 	e.hash = TableHash(&e.table)
 	msg := e.table
-	return Action{Kind: Broadcast, Msg: &msg}
+	return []Action{{Kind: Broadcast, Msg: &msg}}
 }
 
 // rowsChanged reports whether rows differ from the table last sent in
@@ -348,18 +374,23 @@ func rowsChanged(sent, rows Rows) bool {
 		return true
 	}
 	for i := range rows {
-		a, b := rows[i], sent[i]
-		if loadMoved(a.Wire(), b.Wire()) {
-			return true
-		}
-		a.AgeMs, b.AgeMs = 0, 0
-		a.SetLoad(WireLoad{})
-		b.SetLoad(WireLoad{})
-		if a != b {
+		if rowChanged(sent[i], rows[i]) {
 			return true
 		}
 	}
 	return false
+}
+
+// rowChanged reports whether row differs from sent in anything but its
+// age and load moves under loadDeadband.
+func rowChanged(sent, row Row) bool {
+	if loadMoved(row.Wire(), sent.Wire()) {
+		return true
+	}
+	sent.AgeMs, row.AgeMs = 0, 0
+	sent.SetLoad(WireLoad{})
+	row.SetLoad(WireLoad{})
+	return sent != row
 }
 
 func loadMoved(a, b WireLoad) bool {
@@ -373,7 +404,7 @@ func (e *Election) rows(now time.Time) Rows {
 	rows := make(Rows, len(e.peers))
 	for r := range e.peers {
 		b, st := e.board(r, now), &e.boards[r]
-		row := Row{Rank: uint8(r), Name: b.Name, Runstate: b.Runstate, AgeMs: neverHeardAge}
+		row := Row{Rank: uint16(r), Name: b.Name, Runstate: b.Runstate, AgeMs: neverHeardAge}
 		if !st.heard.IsZero() {
 			row.AgeMs = uint32(min(now.Sub(st.heard).Milliseconds(), int64(neverHeardAge-1)))
 		}
@@ -400,6 +431,9 @@ func (e *Election) Local(now time.Time, rep ReportMsg) []Action {
 	e.reports++
 	if e.IsMaster() && e.reports%masterReportEvery != 0 {
 		return nil
+	}
+	if e.Relay {
+		return e.relayReport(&rep)
 	}
 	return []Action{{Kind: Broadcast, Msg: &rep}}
 }
@@ -437,6 +471,9 @@ func (e *Election) ReceiveVersion(now time.Time, m Message, v uint8) ([]Action, 
 	case *TableReqMsg:
 		from = m.Name
 		acts, err = e.receiveTableReq(now, m)
+	case *DeltaMsg:
+		from = m.Master
+		acts, err = e.receiveDelta(now, m)
 	default:
 		return nil, fmt.Errorf("state: unexpected message %T", m)
 	}
@@ -540,7 +577,7 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 		}
 		// We win: answer at once so the other steps down.
 		e.lastSent = now
-		return []Action{e.sendTable(now, e.rows(now))}, nil
+		return e.sendTable(now, e.rows(now)), nil
 	}
 	if t.Master != e.master && t.Epoch > e.epoch && e.master != "" && r > e.masterRank &&
 		now.Sub(e.heardMaster) < e.t.TMax/2 && wasAlive {
@@ -559,6 +596,7 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 	case t.Master == e.master && t.Epoch == e.epoch:
 		if t.Version >= e.table.Version || t.Version == 0 {
 			e.table, e.tableAt, e.hash = *t, now, TableHash(t)
+			e.tookTable()
 		}
 		e.heardMaster = now
 	}
@@ -569,6 +607,7 @@ func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
 	e.epoch, e.master, e.masterRank = t.Epoch, t.Master, r
 	e.heardMaster, e.followSince = now, now
 	e.table, e.tableAt, e.hash = *t, now, TableHash(t)
+	e.tookTable()
 	return []Action{{Kind: Followed, Epoch: t.Epoch, Master: t.Master}}
 }
 
@@ -592,12 +631,16 @@ func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) 
 	e.heard(r, now)
 	if e.IsMaster() {
 		e.lastSent = now
-		return append([]Action{e.sendTable(now, e.rows(now))}, e.askTable(now, r)...), nil
+		return append(e.sendTable(now, e.rows(now)), e.askTable(now, r)...), nil
 	}
 	if d.Master == e.master && d.Epoch == e.epoch {
 		e.heardMaster = now
 		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.hash) {
+			e.lackSince = time.Time{}
 			return nil, nil // current (or a digest older than our table)
+		}
+		if e.Relay && !e.lacking(now) {
+			return nil, nil // the deltas may be on their way
 		}
 		return e.askTable(now, r), nil
 	}
@@ -739,14 +782,14 @@ func (e *Election) receivePeerList(m *PeerListMsg) ([]Action, error) {
 // longer counts as alive when choosing who takes over.
 func (e *Election) MemberLeft(name string) {
 	if r, ok := e.byName[name]; ok && r != e.self.Rank {
-		e.boards[r].gone = true
+		e.boards[r].gone, e.boards[r].member = true, false
 	}
 }
 
 // MemberJoined records that membership sees name again.
 func (e *Election) MemberJoined(name string) {
 	if r, ok := e.byName[name]; ok {
-		e.boards[r].gone = false
+		e.boards[r].gone, e.boards[r].member = false, true
 	}
 }
 
@@ -761,5 +804,9 @@ func (e *Election) StepDown(now time.Time) []Action {
 	msg := StepDownMsg{Name: e.self.Name, Epoch: e.epoch, PeersHash: e.peersHash}
 	e.master, e.masterRank, e.followSince = "", -1, now
 	e.stopped = true
-	return []Action{{Kind: SteppedDown, Epoch: e.epoch, Reason: "shutdown"}, {Kind: Broadcast, Msg: &msg}}
+	kind := Broadcast
+	if e.Relay {
+		kind = Gossip
+	}
+	return []Action{{Kind: SteppedDown, Epoch: e.epoch, Reason: "shutdown"}, {Kind: kind, Msg: &msg}}
 }
