@@ -118,6 +118,10 @@ type Election struct {
 	// master's digests began to name a table this board lacks.
 	rowVer    []uint64
 	lackSince time.Time
+	// good is, in a relayed cluster, the last table version a digest of
+	// the master confirmed this follower holds whole: it asks for the rows
+	// changed since.
+	good uint64
 }
 
 // fullTableEvery: a master whose table has not changed sends digests on
@@ -359,7 +363,7 @@ func (e *Election) sendTable(now time.Time, rows Rows) []Action {
 		if acts := e.relayTable(now, rows); len(acts) > 0 {
 			return acts
 		}
-		return []Action{e.digest()}
+		return e.digest(now)
 	}
 	e.table.Rows, e.table.Stats, e.tableAt, e.lastFull = rows, e.stats, now, now
 	e.hash = TableHash(&e.table)
@@ -637,6 +641,9 @@ func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) 
 		e.heardMaster = now
 		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.hash) {
 			e.lackSince = time.Time{}
+			if d.Version == e.table.Version {
+				e.good = d.Version
+			}
 			return nil, nil // current (or a digest older than our table)
 		}
 		if e.Relay && !e.lacking(now) {
@@ -658,6 +665,9 @@ func (e *Election) askTable(now time.Time, r int) []Action {
 	}
 	e.lastReq = now
 	req := TableReqMsg{Name: e.self.Name, Epoch: e.epoch, Version: e.table.Version, PeersHash: e.peersHash}
+	if e.Relay {
+		req.Version = e.good // what it holds whole: the rows changed since are what it needs
+	}
 	return []Action{{Kind: SendTo, To: e.peers[r].Name, Msg: &req}}
 }
 
@@ -674,6 +684,9 @@ func (e *Election) receiveTableReq(now time.Time, q *TableReqMsg) ([]Action, err
 	e.heard(r, now)
 	if !e.IsMaster() {
 		return nil, nil
+	}
+	if acts := e.repair(q); acts != nil {
+		return acts, nil
 	}
 	msg := e.table
 	msg.Rows = make(Rows, len(e.table.Rows))

@@ -84,24 +84,93 @@ func (e *Election) relayTable(now time.Time, rows Rows) []Action {
 	if len(changed) > 0 && !claimed {
 		e.table.Version++
 	}
+	if len(e.rowVer) != len(rows) || claimed {
+		e.rowVer = make([]uint64, len(rows))
+	}
+	for i := range rows {
+		if rowChanged(sent[i], rows[i]) {
+			e.rowVer[i] = e.table.Version
+		}
+	}
 	e.table.Rows, e.table.Stats, e.tableAt = merged, e.stats, now
 	e.hash = TableHash(&e.table)
 	head := DeltaMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
 	var acts []Action
-	for _, d := range chunkDelta(head, changed, stats) {
+	for i, d := range chunkDelta(head, changed, stats) {
 		acts = append(acts, Action{Kind: Gossip, Msg: d})
+		if claimed && i == 0 {
+			// a claim, rare, goes to every board at once: a takeover
+			// within tmax and two heartbeats does not wait for gossip
+			acts = append(acts, Action{Kind: Broadcast, Msg: d})
+		} else {
+			acts = append(acts, e.toSuccessors(now, d)...)
+		}
+	}
+	return acts
+}
+
+// relaySuccessors is how many boards the master of a relayed cluster
+// also sends its deltas and digests directly: the next in rank, which
+// would take over, so they count its silence from when it fell silent,
+// not from when gossip brought its last word.
+const relaySuccessors = 2
+
+// toSuccessors sends m to the relaySuccessors lowest-rank boards alive
+// but this one.
+func (e *Election) toSuccessors(now time.Time, m Message) []Action {
+	var acts []Action
+	for r := range e.peers {
+		if len(acts) == relaySuccessors {
+			break
+		}
+		if r != e.self.Rank && e.alive(r, now) {
+			acts = append(acts, Action{Kind: SendTo, To: e.peers[r].Name, Msg: m})
+		}
+	}
+	return acts
+}
+
+// relayRepairPackets: a follower that lacks rows gets the rows changed
+// since the version it holds whole in at most this many deltas sent to it
+// directly; more, and the full table (over TCP).
+const relayRepairPackets = 4
+
+// repair answers a relayed cluster's table request with the rows changed
+// since the version the asker holds whole, when they are few; nil: send
+// the table.
+func (e *Election) repair(q *TableReqMsg) []Action {
+	if !e.Relay || q.Epoch != e.epoch || q.Version == 0 || q.Version > e.table.Version || len(e.rowVer) != len(e.table.Rows) {
+		return nil
+	}
+	var rows Rows
+	for i, v := range e.rowVer {
+		if v > q.Version {
+			rows = append(rows, e.table.Rows[i])
+		}
+	}
+	head := DeltaMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
+	chunks := chunkDelta(head, rows, nil)
+	if len(chunks) > relayRepairPackets {
+		return nil
+	}
+	if len(chunks) == 0 {
+		chunks = []*DeltaMsg{&head} // nothing changed since: the version and hash alone
+	}
+	acts := make([]Action, len(chunks))
+	for i, d := range chunks {
+		acts[i] = Action{Kind: SendTo, To: q.Name, Msg: d}
 	}
 	return acts
 }
 
 // digest is the master's heartbeat without a change: to every board, or
-// to gossip in a relayed cluster.
-func (e *Election) digest() Action {
+// to gossip (and its successors) in a relayed cluster.
+func (e *Election) digest(now time.Time) []Action {
 	d := DigestMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
 	if e.Relay {
-		return Action{Kind: Gossip, Msg: &d}
+		return append([]Action{{Kind: Gossip, Msg: &d}}, e.toSuccessors(now, &d)...)
 	}
-	return Action{Kind: Broadcast, Msg: &d}
+	return []Action{{Kind: Broadcast, Msg: &d}}
 }
 
 // relayReport sends this board's report in a relayed cluster: to the
@@ -132,11 +201,13 @@ func (e *Election) tookTable() {
 		e.table.Rows = defaultRows(e.peers)
 		clear(e.rowVer)
 		e.hash = TableHash(&e.table)
+		e.good = 0
 		return
 	}
 	for i := range e.rowVer {
 		e.rowVer[i] = e.table.Version
 	}
+	e.good = e.table.Version
 }
 
 // receiveDelta takes the master's delta; a delta of another master or
@@ -191,13 +262,18 @@ func (e *Election) applyDelta(now time.Time, d *DeltaMsg) {
 	e.hash = TableHash(&e.table)
 }
 
-// lacking: the master's digests name a table this board lacks; true once
-// they have for fullTableEvery heartbeats (a delta lost everywhere this
-// board heard from, or a board that came in mid-epoch).
+// lacking: the master's digests name a table this board lacks; true from
+// the second such digest (the first may have overtaken the deltas), or,
+// in the first fullTableEvery heartbeats of following a master, once
+// they have for that long (its first rows are all on their way by gossip).
 func (e *Election) lacking(now time.Time) bool {
 	if e.lackSince.IsZero() {
 		e.lackSince = now
 		return false
 	}
-	return now.Sub(e.lackSince)+e.t.Tick/2 >= fullTableEvery*e.t.Heartbeat
+	wait := e.t.Heartbeat
+	if now.Sub(e.followSince) < fullTableEvery*e.t.Heartbeat {
+		wait = fullTableEvery * e.t.Heartbeat
+	}
+	return now.Sub(e.lackSince)+e.t.Tick/2 >= wait
 }

@@ -125,13 +125,13 @@ const (
 const (
 	MaxBoards     = 1024      // rows in a table, entries in a peer list
 	MaxMessage    = 128 << 10 // bytes of one encoded message (a full table of a relayed cluster goes over TCP)
-	MaxClasses    = 16       // entries of TableMsg.Stats
-	MaxPacket     = 1400     // bytes of a table with stats: one UDP packet (invariant 8)
-	maxNameLen    = 63       // a board name (config allows 63)
-	maxAddrLen    = 262      // host (255) + ":" + port
-	headerLen     = 2        // type byte + version byte
-	tagLen        = 16       // HMAC-SHA256 tag closing a version-5 message (ident.go)
-	maxCertLen    = 4096     // bytes of an IntroMsg's certificate
+	MaxClasses    = 16        // entries of TableMsg.Stats
+	MaxPacket     = 1400      // bytes of a table with stats: one UDP packet (invariant 8)
+	maxNameLen    = 63        // a board name (config allows 63)
+	maxAddrLen    = 262       // host (255) + ":" + port
+	headerLen     = 2         // type byte + version byte
+	tagLen        = 16        // HMAC-SHA256 tag closing a version-5 message (ident.go)
+	maxCertLen    = 4096      // bytes of an IntroMsg's certificate
 	neverHeardAge = ^uint32(0)
 )
 

@@ -84,8 +84,9 @@ func relayDigest(origin string, boot, seq uint64, inner []byte) []byte {
 // the AES-GCM overhead (29) and 3 bytes per message; a RelayMsg adds its
 // origin, run, sequence and signature to the message it carries.
 const (
-	relayPacket   = MaxPacket - 2 - 29 // what one gossip packet has for broadcasts
-	relayPerMsg   = 3                  // memberlist's framing of each
+	gcmOverhead   = 29                          // memberlist's AES-GCM: version byte, nonce, tag
+	relayPacket   = MaxPacket - 2 - gcmOverhead // what one gossip packet has for broadcasts
+	relayPerMsg   = 3                           // memberlist's framing of each
 	relayEnvelope = 2 + 1 + 1 + maxNameLen + 9 + 9 + 3 + 2 + 80
 	// maxRelayInner is the largest message a RelayMsg carries: one
 	// packet, whatever else memberlist piggybacks.
