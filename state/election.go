@@ -36,6 +36,7 @@ const (
 	Followed                       // this board now follows Master (Epoch)
 	Warn                           // log Reason loudly (peer list differs, duplicate name)
 	Gossip                         // hand Msg, this board's own, to gossip: every board passes it on (relayed clusters, relay.go)
+	GossipAll                      // Gossip, and send the same relayed message to every board at once (a claim)
 )
 
 // Action is one thing the Election asks its driver to do.
@@ -122,6 +123,12 @@ type Election struct {
 	// the master confirmed this follower holds whole: it asks for the rows
 	// changed since.
 	good uint64
+	// hashStale: the rows moved since hash was computed (applyDelta; a
+	// follower needs it only when a digest comes).
+	hashStale bool
+	// lastMismatch is the latest boardState.mismatchAt: Mismatched is
+	// empty without a look at every board when it is over tthreshold ago.
+	lastMismatch time.Time
 }
 
 // fullTableEvery: a master whose table has not changed sends digests on
@@ -282,6 +289,9 @@ func (e *Election) claim(now time.Time, reason string) []Action {
 // Mismatched lists the peers whose messages this board refused within
 // tthreshold because their peer lists differ from this board's.
 func (e *Election) Mismatched(now time.Time) []string {
+	if e.lastMismatch.IsZero() || now.Sub(e.lastMismatch) > e.t.TThreshold {
+		return nil
+	}
 	var out []string
 	for r := range e.boards {
 		if at := e.boards[r].mismatchAt; !at.IsZero() && now.Sub(at) <= e.t.TThreshold {
@@ -526,7 +536,7 @@ func (e *Election) samePeers(kind MsgType, r int, hash uint32, now time.Time) ([
 			acts = append(acts, Action{Kind: SendTo, To: e.peers[r].Name, Msg: &list})
 		}
 	}
-	b.mismatchAt = now
+	b.mismatchAt, e.lastMismatch = now, now
 	return acts, fmt.Errorf("%w: %s from %s (hash %08x, ours %08x)", ErrPeersDiffer, kind, e.peers[r].Name, hash, e.peersHash)
 }
 
@@ -639,7 +649,7 @@ func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) 
 	}
 	if d.Master == e.master && d.Epoch == e.epoch {
 		e.heardMaster = now
-		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.hash) {
+		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.tableHash()) {
 			e.lackSince = time.Time{}
 			if d.Version == e.table.Version {
 				e.good = d.Version

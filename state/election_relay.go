@@ -97,14 +97,16 @@ func (e *Election) relayTable(now time.Time, rows Rows) []Action {
 	head := DeltaMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
 	var acts []Action
 	for i, d := range chunkDelta(head, changed, stats) {
-		acts = append(acts, Action{Kind: Gossip, Msg: d})
 		if claimed && i == 0 {
-			// a claim, rare, goes to every board at once: a takeover
-			// within tmax and two heartbeats does not wait for gossip
-			acts = append(acts, Action{Kind: Broadcast, Msg: d})
-		} else {
-			acts = append(acts, e.toSuccessors(now, d)...)
+			// a claim, rare, goes to every board at once, and every board
+			// passes it on (one that lost its copy gets it within a tick or
+			// two): a takeover within tmax and two heartbeats does not wait
+			// for gossip to spread from one board
+			acts = append(acts, Action{Kind: GossipAll, Msg: d})
+			continue
 		}
+		acts = append(acts, Action{Kind: Gossip, Msg: d})
+		acts = append(acts, e.toSuccessors(now, d)...)
 	}
 	return acts
 }
@@ -190,6 +192,7 @@ func (e *Election) relayReport(rep *ReportMsg) []Action {
 // version; one of a new master's epoch without rows (followed on a delta)
 // starts from defaultRows.
 func (e *Election) tookTable() {
+	e.hashStale = false // the callers hashed the table taken
 	if !e.Relay {
 		return
 	}
@@ -200,7 +203,7 @@ func (e *Election) tookTable() {
 	if len(e.table.Rows) != len(e.peers) {
 		e.table.Rows = defaultRows(e.peers)
 		clear(e.rowVer)
-		e.hash = TableHash(&e.table)
+		e.hash, e.hashStale = TableHash(&e.table), false
 		e.good = 0
 		return
 	}
@@ -258,8 +261,15 @@ func (e *Election) applyDelta(now time.Time, d *DeltaMsg) {
 	if d.Stats != nil {
 		e.table.Stats = d.Stats
 	}
-	e.tableAt = now
-	e.hash = TableHash(&e.table)
+	e.tableAt, e.hashStale = now, true
+}
+
+// tableHash is TableHash of the table held, computed when rows moved.
+func (e *Election) tableHash() uint32 {
+	if e.hashStale {
+		e.hash, e.hashStale = TableHash(&e.table), false
+	}
+	return e.hash
 }
 
 // lacking: the master's digests name a table this board lacks; true from

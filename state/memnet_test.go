@@ -194,8 +194,8 @@ func (s *simNet) do(n *simNode, acts []Action) {
 			s.send(n.name, "", a.Msg)
 		case SendTo:
 			s.send(n.name, a.To, a.Msg)
-		case Gossip:
-			s.gossip(n, a.Msg)
+		case Gossip, GossipAll:
+			s.gossip(n, a.Msg, a.Kind == GossipAll)
 		case Warn:
 			s.warns = append(s.warns, n.name+": "+a.Reason)
 		default:

@@ -162,6 +162,21 @@ func newRelayQueue(numNodes func() int) *relayQueue {
 	return &relayQueue{q: memberlist.TransmitLimitedQueue{NumNodes: numNodes, RetransmitMult: RetransmitMult}, seen: map[string]*relaySeen{}}
 }
 
+// taken reports whether m was taken here already (a copy: no need to
+// check its signature again).
+func (r *relayQueue) taken(m *RelayMsg) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.seen[m.Origin]
+	if w == nil || m.Boot != w.boot {
+		return w != nil && m.Boot < w.boot
+	}
+	if m.Seq > w.top {
+		return false
+	}
+	return w.top-m.Seq >= 64 || w.seen&(1<<(w.top-m.Seq)) != 0
+}
+
 // fresh reports whether m is new here, and records it.
 func (r *relayQueue) fresh(m *RelayMsg) bool {
 	r.mu.Lock()

@@ -28,8 +28,9 @@ func (s *simNet) join(n *simNode) {
 	}
 }
 
-// gossip queues n's own message m to be passed on.
-func (s *simNet) gossip(n *simNode, m Message) {
+// gossip queues n's own message m to be passed on; all: and sends it to
+// every board at once.
+func (s *simNet) gossip(n *simNode, m Message, all bool) {
 	n.seq++
 	b, err := wrapRelay(n.name, n.boot, n.seq, m, nil)
 	if err != nil {
@@ -38,6 +39,16 @@ func (s *simNet) gossip(n *simNode, m Message) {
 	n.q.fresh(&RelayMsg{Origin: n.name, Boot: n.boot, Seq: n.seq})
 	n.q.push(n.name, m.Type(), b)
 	s.sent[m.Type()]++
+	for _, to := range s.nodes {
+		if !all || to == n {
+			continue
+		}
+		s.bytes[n.name] += len(b)
+		s.packets[n.name]++
+		if s.udp(len(b)+1+gcmOverhead) && to.up && !s.cut[[2]string{n.name, to.name}] {
+			to.inbox = append(to.inbox, b)
+		}
+	}
 }
 
 // relayed takes a RelayMsg n received: nil when n had it already,
