@@ -47,6 +47,10 @@ type Action struct {
 	Epoch  uint64
 	Master string
 	Reason string
+	// Also (Gossip) names boards the relayed message also goes to at
+	// once, the same message, so their copies by gossip are dropped as
+	// copies (relay.go).
+	Also []string
 }
 
 // boardState is what this board knows of one peer from its reports.

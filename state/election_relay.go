@@ -105,8 +105,7 @@ func (e *Election) relayTable(now time.Time, rows Rows) []Action {
 			acts = append(acts, Action{Kind: GossipAll, Msg: d})
 			continue
 		}
-		acts = append(acts, Action{Kind: Gossip, Msg: d})
-		acts = append(acts, e.toSuccessors(now, d)...)
+		acts = append(acts, Action{Kind: Gossip, Msg: d, Also: e.successors(now)})
 	}
 	return acts
 }
@@ -114,22 +113,24 @@ func (e *Election) relayTable(now time.Time, rows Rows) []Action {
 // relaySuccessors is how many boards the master of a relayed cluster
 // also sends its deltas and digests directly: the next in rank, which
 // would take over, so they count its silence from when it fell silent,
-// not from when gossip brought its last word.
+// not from when gossip brought its last word. The same relayed message
+// goes to them (Action.Also): a later copy by gossip is a copy, not a
+// newer word of the master.
 const relaySuccessors = 2
 
-// toSuccessors sends m to the relaySuccessors lowest-rank boards alive
-// but this one.
-func (e *Election) toSuccessors(now time.Time, m Message) []Action {
-	var acts []Action
+// successors names the relaySuccessors lowest-rank boards alive but this
+// one.
+func (e *Election) successors(now time.Time) []string {
+	var out []string
 	for r := range e.peers {
-		if len(acts) == relaySuccessors {
+		if len(out) == relaySuccessors {
 			break
 		}
 		if r != e.self.Rank && e.alive(r, now) {
-			acts = append(acts, Action{Kind: SendTo, To: e.peers[r].Name, Msg: m})
+			out = append(out, e.peers[r].Name)
 		}
 	}
-	return acts
+	return out
 }
 
 // relayRepairPackets: a follower that lacks rows gets the rows changed
@@ -170,7 +171,7 @@ func (e *Election) repair(q *TableReqMsg) []Action {
 func (e *Election) digest(now time.Time) []Action {
 	d := DigestMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
 	if e.Relay {
-		return append([]Action{{Kind: Gossip, Msg: &d}}, e.toSuccessors(now, &d)...)
+		return []Action{{Kind: Gossip, Msg: &d, Also: e.successors(now)}}
 	}
 	return []Action{{Kind: Broadcast, Msg: &d}}
 }

@@ -195,7 +195,7 @@ func (s *simNet) do(n *simNode, acts []Action) {
 		case SendTo:
 			s.send(n.name, a.To, a.Msg)
 		case Gossip, GossipAll:
-			s.gossip(n, a.Msg, a.Kind == GossipAll)
+			s.gossip(n, a.Msg, a.Kind == GossipAll, a.Also)
 		case Warn:
 			s.warns = append(s.warns, n.name+": "+a.Reason)
 		default:

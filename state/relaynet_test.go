@@ -1,5 +1,7 @@
 package state
 
+import "slices"
+
 // The simulation's model of a relayed cluster's gossip (relay.go), as
 // memberlist runs it: every gossip interval (here one tick, as
 // memberlistConfig sets it for a relayed cluster) each board with
@@ -28,9 +30,9 @@ func (s *simNet) join(n *simNode) {
 	}
 }
 
-// gossip queues n's own message m to be passed on; all: and sends it to
-// every board at once.
-func (s *simNet) gossip(n *simNode, m Message, all bool) {
+// gossip queues n's own message m to be passed on, and sends it at once
+// to the boards named in also, or to every board with all.
+func (s *simNet) gossip(n *simNode, m Message, all bool, also []string) {
 	n.seq++
 	b, err := wrapRelay(n.name, n.boot, n.seq, m, nil)
 	if err != nil {
@@ -40,7 +42,7 @@ func (s *simNet) gossip(n *simNode, m Message, all bool) {
 	n.q.push(n.name, m.Type(), b)
 	s.sent[m.Type()]++
 	for _, to := range s.nodes {
-		if !all || to == n {
+		if to == n || !(all || slices.Contains(also, to.name)) {
 			continue
 		}
 		s.bytes[n.name] += len(b)

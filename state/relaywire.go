@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -13,9 +14,10 @@ import (
 // Delegate.GetBroadcasts on every gossip interval, and a relayed message
 // it takes is queued again to be passed on.
 
-// gossip queues this board's own m to be relayed; all: and sends it to
-// every board at once (each then passes it on).
-func (c *Cluster) gossip(m Message, all bool) {
+// gossip queues this board's own m to be relayed, and sends the relayed
+// message at once to the boards named in also, or to every board with all
+// (each then passes it on).
+func (c *Cluster) gossip(m Message, all bool, also []string) {
 	if c.relayQ == nil {
 		c.send(m, "") // not a relayed cluster: every board directly
 		return
@@ -34,12 +36,12 @@ func (c *Cluster) gossip(m Message, all bool) {
 	c.relayQ.fresh(&RelayMsg{Origin: c.self.Name, Boot: boot, Seq: seq})
 	c.relayQ.push(c.self.Name, m.Type(), b)
 	c.m.sent.WithLabelValues(m.Type().String()).Inc()
-	if !all {
+	if !all && len(also) == 0 {
 		return
 	}
 	members := c.memberAddrs()
 	for _, p := range c.peers {
-		if p.Name != c.self.Name {
+		if p.Name != c.self.Name && (all || slices.Contains(also, p.Name)) {
 			c.sendTo(p.Name, members, relayMsgType, b)
 		}
 	}

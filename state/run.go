@@ -156,7 +156,7 @@ func (c *Cluster) do(acts []Action) {
 		case SendTo:
 			c.send(a.Msg, a.To)
 		case Gossip, GossipAll:
-			c.gossip(a.Msg, a.Kind == GossipAll)
+			c.gossip(a.Msg, a.Kind == GossipAll, a.Also)
 		case BecameMaster:
 			if a.Reason != "standalone" {
 				c.m.takeovers.Inc()
