@@ -264,6 +264,9 @@ func (c *Cluster) Run(ctx context.Context) error {
 	} else if err := c.open(&filter); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.e.boot = time.Now() // listen tmax from when gossip listens, not from New (invariant 1): a slow start ate it
+	c.mu.Unlock()
 	close(c.up)
 
 	var loops sync.WaitGroup // each returns when ctx ends

@@ -99,19 +99,22 @@ const (
 )
 
 // Relayed reports whether a cluster of these boards relays: whether its
-// table, every figure at its widest and sealed, may be over one packet.
+// table, sealed, with every figure at its widest as invariant 8 counts
+// them (linknum and capacity 1,000, weight 100, loads at 999 per mille,
+// ages of a minute, a day's run of sequence numbers), may be over one
+// packet.
 func Relayed(names []string) bool {
-	t := TableMsg{Epoch: ^uint64(0), Master: "", Version: ^uint64(0), PeersHash: ^uint32(0), Rows: make(Rows, len(names))}
+	t := TableMsg{Epoch: 1 << 40, Version: 1 << 40, PeersHash: ^uint32(0), Rows: make(Rows, len(names))}
 	for i, n := range names {
 		if len(n) > len(t.Master) {
 			t.Master = n
 		}
-		t.Rows[i] = Row{Rank: uint16(i), Name: n, Linknum: ^uint32(0), Capacity: ^uint32(0), Weight: ^uint32(0),
-			Runstate: Down, CPU: 1000, Mem: 1000, Net: 1000, Disk: 1000, AgeMs: neverHeardAge}
+		t.Rows[i] = Row{Rank: uint16(i), Name: n, Linknum: 1000, Capacity: 1000, Weight: 100,
+			Runstate: Overloaded, CPU: 999, Mem: 999, Net: 999, Disk: 999, AgeMs: 60000}
 	}
 	e := enc{}
 	e.b = append(e.b, byte(tableMsgType), ProtocolVersionSigned)
-	e.b = binary.AppendUvarint(e.b, ^uint64(0)>>1)
+	e.b = binary.AppendUvarint(e.b, 1<<20)
 	encodeTable(&e, &t, tableFieldsV1)
 	return len(e.b)+tagLen > MaxPacket
 }

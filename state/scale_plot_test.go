@@ -50,7 +50,7 @@ func plotScale(rs []scaleResult, path string) error {
 	if err := plotutil.AddLinePoints(traffic,
 		"master at idle, KB/s", series(func(r scaleResult) float64 { return r.idleBps / 1000 }),
 		fmt.Sprintf("master at %d dispatches/s, KB/s", dispatchRate), series(func(r scaleResult) float64 { return r.loadBps / 1000 }),
-		"full table, bytes / 100 (TCP only past 64 boards)", series(func(r scaleResult) float64 { return float64(r.tableBytes) / 100 }),
+		"full table, bytes / 100 (TCP only when relayed, from 64 here)", series(func(r scaleResult) float64 { return float64(r.tableBytes) / 100 }),
 		"largest UDP packet, bytes / 100", series(func(r scaleResult) float64 { return float64(r.maxUDP) / 100 }),
 	); err != nil {
 		return fmt.Errorf("state: plot: %w", err)
