@@ -114,6 +114,13 @@ type Cluster struct {
 	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
 	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
 
+	// relayQ is a relayed cluster's gossip queue (relaywire.go); nil in one
+	// that sends directly. relayBoot and relaySeq number this board's
+	// relayed messages when it signs nothing (its gossip key's run else).
+	relayQ    *relayQueue
+	relayBoot uint64
+	relaySeq  atomic.Uint64
+
 	ran     atomic.Bool   // Run was called: it runs once
 	up      chan struct{} // closed once Run has started the protocol
 	crashed atomic.Bool   // tests only: Run ends without a step-down or leave, as a killed process would
@@ -197,6 +204,16 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		}
 	}
 	c.e.Proto = c.proto
+	c.e.Relay = c.e.Relay || cfg.relay
+	if c.e.Relay {
+		c.relayBoot = uint64(time.Now().UnixNano())
+		c.relayQ = newRelayQueue(func() int {
+			if ml := c.ml.Load(); ml != nil {
+				return ml.NumMembers()
+			}
+			return len(c.peers)
+		})
+	}
 	c.http = AdvertiseHTTP(cfg.Advertise, c.self.Addr, cfg.HTTP)
 	c.literal = map[string]string{}
 	for _, p := range c.peers {
@@ -247,6 +264,9 @@ func (c *Cluster) Run(ctx context.Context) error {
 	} else if err := c.open(&filter); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.e.boot = time.Now() // listen tmax from when gossip listens, not from New (invariant 1): a slow start ate it
+	c.mu.Unlock()
 	close(c.up)
 
 	var loops sync.WaitGroup // each returns when ctx ends

@@ -109,6 +109,9 @@ type Config struct {
 	// refused from the start, not only once it sealed in this run. "": in
 	// memory only.
 	SealedFile string
+	// relay makes the cluster relay whatever its size (tests of the
+	// relayed protocol on a few loopback boards); Relayed decides else.
+	relay bool
 }
 
 // DefaultConfig is a standalone board with the protocol timings of

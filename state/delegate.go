@@ -65,6 +65,10 @@ func (d *delegate) NotifyMsg(b []byte) {
 		return
 	}
 	v := b[1]
+	if r, ok := m.(*RelayMsg); ok {
+		d.takeRelay(r, b) // checked against its origin's signature, not a seal (relaywire.go)
+		return
+	}
 	if err := c.revokedSender(m); err != nil { // revoked.go
 		c.refused("revoked")
 		c.logger.Debug("gossip message refused", "err", err)
@@ -128,8 +132,14 @@ func (d *delegate) enqueue(m Message, v uint8) {
 	}
 }
 
-// GetBroadcasts is unused: tables and reports go out directly each heartbeat.
-func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+// GetBroadcasts gives memberlist a relayed cluster's messages to pass on
+// (relaywire.go); elsewhere none: tables and reports go out directly.
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	if d.c.relayQ == nil {
+		return nil
+	}
+	return d.c.relayQ.GetBroadcasts(overhead, limit)
+}
 
 // LocalState gives a joining board the master's table at once, when this
 // board signs nothing. A board that signs gives nothing: memberlist does

@@ -35,6 +35,8 @@ const (
 	SteppedDown                    // this board lost mastership to Master (Epoch, Reason)
 	Followed                       // this board now follows Master (Epoch)
 	Warn                           // log Reason loudly (peer list differs, duplicate name)
+	Gossip                         // hand Msg, this board's own, to gossip: every board passes it on (relayed clusters, relay.go)
+	GossipAll                      // Gossip, and send the same relayed message to every board at once (a claim)
 )
 
 // Action is one thing the Election asks its driver to do.
@@ -45,6 +47,10 @@ type Action struct {
 	Epoch  uint64
 	Master string
 	Reason string
+	// Also (Gossip) names boards the relayed message also goes to at
+	// once, the same message, so their copies by gossip are dropped as
+	// copies (relay.go).
+	Also []string
 }
 
 // boardState is what this board knows of one peer from its reports.
@@ -60,6 +66,8 @@ type boardState struct {
 	// proto is the protocol version of the peer's last accepted message;
 	// 0: not heard yet.
 	proto uint8
+	// member: membership has seen it (MemberJoined), until MemberLeft.
+	member bool
 }
 
 // MaxEpochJump bounds how far past the highest epoch this board has seen a
@@ -107,6 +115,24 @@ type Election struct {
 	// (Config.ProtocolVersion; NewElection sets ProtocolVersion). Below 4
 	// it sends the full table every heartbeat, as before digests.
 	Proto uint8
+	// Relay: the cluster relays (NewElection sets Relayed(peers)): the
+	// master's messages go to gossip, reports to the master (relay.go).
+	Relay bool
+	// rowVer is, in a relayed cluster, the table version at which each row
+	// (by rank) last changed as this follower holds it; lackSince when the
+	// master's digests began to name a table this board lacks.
+	rowVer    []uint64
+	lackSince time.Time
+	// good is, in a relayed cluster, the last table version a digest of
+	// the master confirmed this follower holds whole: it asks for the rows
+	// changed since.
+	good uint64
+	// hashStale: the rows moved since hash was computed (applyDelta; a
+	// follower needs it only when a digest comes).
+	hashStale bool
+	// lastMismatch is the latest boardState.mismatchAt: Mismatched is
+	// empty without a look at every board when it is over tthreshold ago.
+	lastMismatch time.Time
 }
 
 // fullTableEvery: a master whose table has not changed sends digests on
@@ -150,6 +176,7 @@ func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election,
 	e.peersHash = HashPeers(e.peerList)
 	e.boards = make([]boardState, len(peers))
 	e.boards[r].heard = now
+	e.Relay = Relayed(names(peers))
 	if len(peers) == 1 {
 		e.claim(now, "standalone")
 	}
@@ -192,7 +219,13 @@ func (e *Election) alive(r int, now time.Time) bool {
 		return true
 	}
 	b := &e.boards[r]
-	return !b.gone && !b.heard.IsZero() && now.Sub(b.heard) <= e.t.TThreshold
+	if b.gone {
+		return false
+	}
+	if !b.heard.IsZero() && now.Sub(b.heard) <= e.t.TThreshold {
+		return true
+	}
+	return e.Relay && e.relayAlive(r)
 }
 
 // lowestAlive returns the lowest rank believed alive, skipping skip (-1: none).
@@ -253,15 +286,16 @@ func (e *Election) claim(now time.Time, reason string) []Action {
 	e.heardMaster = now
 	e.table = TableMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version + 1, PeersHash: e.peersHash}
 	e.lastSent = now
-	return []Action{
-		{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason},
-		e.sendTable(now, e.rows(now)), // from the boards' reports, never from the old table
-	}
+	// from the boards' reports, never from the old table
+	return append([]Action{{Kind: BecameMaster, Epoch: e.epoch, Master: e.self.Name, Reason: reason}}, e.sendTable(now, e.rows(now))...)
 }
 
 // Mismatched lists the peers whose messages this board refused within
 // tthreshold because their peer lists differ from this board's.
 func (e *Election) Mismatched(now time.Time) []string {
+	if e.lastMismatch.IsZero() || now.Sub(e.lastMismatch) > e.t.TThreshold {
+		return nil
+	}
 	var out []string
 	for r := range e.boards {
 		if at := e.boards[r].mismatchAt; !at.IsZero() && now.Sub(at) <= e.t.TThreshold {
@@ -307,6 +341,9 @@ func (e *Election) standAside(now time.Time) []Action {
 // speaks a version without digests. Boards known to speak only 1..3 get
 // the table instead of the digest.
 func (e *Election) masterTick(now time.Time) []Action {
+	if e.Relay {
+		return e.relayTick(now)
+	}
 	rows := e.rows(now)
 	changed := rowsChanged(e.table.Rows, rows)
 	if !changed && now.Sub(e.lastSent)+e.t.Tick/2 < e.t.Heartbeat {
@@ -318,7 +355,7 @@ func (e *Election) masterTick(now time.Time) []Action {
 	}
 	if changed || e.Proto < minVersion(digestMsgType) || !slices.Equal(e.stats, e.table.Stats) ||
 		now.Sub(e.lastFull)+e.t.Tick/2 >= fullTableEvery*e.t.Heartbeat {
-		return []Action{e.sendTable(now, rows)}
+		return e.sendTable(now, rows)
 	}
 	d := DigestMsg{Epoch: e.epoch, Master: e.self.Name, Version: e.table.Version, Hash: e.hash, PeersHash: e.peersHash}
 	acts := []Action{{Kind: Broadcast, Msg: &d}}
@@ -333,12 +370,19 @@ func (e *Election) masterTick(now time.Time) []Action {
 }
 
 // sendTable makes rows and the current stats the table, as sent in full
-// now, and returns its broadcast.
-func (e *Election) sendTable(now time.Time, rows Rows) Action {
+// now, and returns its broadcast; in a relayed cluster, the deltas from
+// the table last sent, or a digest when nothing changed (relayTable).
+func (e *Election) sendTable(now time.Time, rows Rows) []Action {
+	if e.Relay {
+		if acts := e.relayTable(now, rows); len(acts) > 0 {
+			return acts
+		}
+		return e.digest(now)
+	}
 	e.table.Rows, e.table.Stats, e.tableAt, e.lastFull = rows, e.stats, now, now
 	e.hash = TableHash(&e.table)
 	msg := e.table
-	return Action{Kind: Broadcast, Msg: &msg}
+	return []Action{{Kind: Broadcast, Msg: &msg}}
 }
 
 // rowsChanged reports whether rows differ from the table last sent in
@@ -348,18 +392,23 @@ func rowsChanged(sent, rows Rows) bool {
 		return true
 	}
 	for i := range rows {
-		a, b := rows[i], sent[i]
-		if loadMoved(a.Wire(), b.Wire()) {
-			return true
-		}
-		a.AgeMs, b.AgeMs = 0, 0
-		a.SetLoad(WireLoad{})
-		b.SetLoad(WireLoad{})
-		if a != b {
+		if rowChanged(sent[i], rows[i]) {
 			return true
 		}
 	}
 	return false
+}
+
+// rowChanged reports whether row differs from sent in anything but its
+// age and load moves under loadDeadband.
+func rowChanged(sent, row Row) bool {
+	if loadMoved(row.Wire(), sent.Wire()) {
+		return true
+	}
+	sent.AgeMs, row.AgeMs = 0, 0
+	sent.SetLoad(WireLoad{})
+	row.SetLoad(WireLoad{})
+	return sent != row
 }
 
 func loadMoved(a, b WireLoad) bool {
@@ -373,7 +422,7 @@ func (e *Election) rows(now time.Time) Rows {
 	rows := make(Rows, len(e.peers))
 	for r := range e.peers {
 		b, st := e.board(r, now), &e.boards[r]
-		row := Row{Rank: uint8(r), Name: b.Name, Runstate: b.Runstate, AgeMs: neverHeardAge}
+		row := Row{Rank: uint16(r), Name: b.Name, Runstate: b.Runstate, AgeMs: neverHeardAge}
 		if !st.heard.IsZero() {
 			row.AgeMs = uint32(min(now.Sub(st.heard).Milliseconds(), int64(neverHeardAge-1)))
 		}
@@ -400,6 +449,9 @@ func (e *Election) Local(now time.Time, rep ReportMsg) []Action {
 	e.reports++
 	if e.IsMaster() && e.reports%masterReportEvery != 0 {
 		return nil
+	}
+	if e.Relay {
+		return e.relayReport(&rep)
 	}
 	return []Action{{Kind: Broadcast, Msg: &rep}}
 }
@@ -437,6 +489,9 @@ func (e *Election) ReceiveVersion(now time.Time, m Message, v uint8) ([]Action, 
 	case *TableReqMsg:
 		from = m.Name
 		acts, err = e.receiveTableReq(now, m)
+	case *DeltaMsg:
+		from = m.Master
+		acts, err = e.receiveDelta(now, m)
 	default:
 		return nil, fmt.Errorf("state: unexpected message %T", m)
 	}
@@ -485,7 +540,7 @@ func (e *Election) samePeers(kind MsgType, r int, hash uint32, now time.Time) ([
 			acts = append(acts, Action{Kind: SendTo, To: e.peers[r].Name, Msg: &list})
 		}
 	}
-	b.mismatchAt = now
+	b.mismatchAt, e.lastMismatch = now, now
 	return acts, fmt.Errorf("%w: %s from %s (hash %08x, ours %08x)", ErrPeersDiffer, kind, e.peers[r].Name, hash, e.peersHash)
 }
 
@@ -540,7 +595,7 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 		}
 		// We win: answer at once so the other steps down.
 		e.lastSent = now
-		return []Action{e.sendTable(now, e.rows(now))}, nil
+		return e.sendTable(now, e.rows(now)), nil
 	}
 	if t.Master != e.master && t.Epoch > e.epoch && e.master != "" && r > e.masterRank &&
 		now.Sub(e.heardMaster) < e.t.TMax/2 && wasAlive {
@@ -559,6 +614,7 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 	case t.Master == e.master && t.Epoch == e.epoch:
 		if t.Version >= e.table.Version || t.Version == 0 {
 			e.table, e.tableAt, e.hash = *t, now, TableHash(t)
+			e.tookTable()
 		}
 		e.heardMaster = now
 	}
@@ -569,6 +625,7 @@ func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
 	e.epoch, e.master, e.masterRank = t.Epoch, t.Master, r
 	e.heardMaster, e.followSince = now, now
 	e.table, e.tableAt, e.hash = *t, now, TableHash(t)
+	e.tookTable()
 	return []Action{{Kind: Followed, Epoch: t.Epoch, Master: t.Master}}
 }
 
@@ -592,12 +649,19 @@ func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) 
 	e.heard(r, now)
 	if e.IsMaster() {
 		e.lastSent = now
-		return append([]Action{e.sendTable(now, e.rows(now))}, e.askTable(now, r)...), nil
+		return append(e.sendTable(now, e.rows(now)), e.askTable(now, r)...), nil
 	}
 	if d.Master == e.master && d.Epoch == e.epoch {
 		e.heardMaster = now
-		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.hash) {
+		if d.Version < e.table.Version || (d.Version == e.table.Version && d.Hash == e.tableHash()) {
+			e.lackSince = time.Time{}
+			if d.Version == e.table.Version {
+				e.good = d.Version
+			}
 			return nil, nil // current (or a digest older than our table)
+		}
+		if e.Relay && !e.lacking(now) {
+			return nil, nil // the deltas may be on their way
 		}
 		return e.askTable(now, r), nil
 	}
@@ -615,6 +679,9 @@ func (e *Election) askTable(now time.Time, r int) []Action {
 	}
 	e.lastReq = now
 	req := TableReqMsg{Name: e.self.Name, Epoch: e.epoch, Version: e.table.Version, PeersHash: e.peersHash}
+	if e.Relay {
+		req.Version = e.good // what it holds whole: the rows changed since are what it needs
+	}
 	return []Action{{Kind: SendTo, To: e.peers[r].Name, Msg: &req}}
 }
 
@@ -631,6 +698,9 @@ func (e *Election) receiveTableReq(now time.Time, q *TableReqMsg) ([]Action, err
 	e.heard(r, now)
 	if !e.IsMaster() {
 		return nil, nil
+	}
+	if acts := e.repair(q); acts != nil {
+		return acts, nil
 	}
 	msg := e.table
 	msg.Rows = make(Rows, len(e.table.Rows))
@@ -739,14 +809,14 @@ func (e *Election) receivePeerList(m *PeerListMsg) ([]Action, error) {
 // longer counts as alive when choosing who takes over.
 func (e *Election) MemberLeft(name string) {
 	if r, ok := e.byName[name]; ok && r != e.self.Rank {
-		e.boards[r].gone = true
+		e.boards[r].gone, e.boards[r].member = true, false
 	}
 }
 
 // MemberJoined records that membership sees name again.
 func (e *Election) MemberJoined(name string) {
 	if r, ok := e.byName[name]; ok {
-		e.boards[r].gone = false
+		e.boards[r].gone, e.boards[r].member = false, true
 	}
 }
 
@@ -761,5 +831,9 @@ func (e *Election) StepDown(now time.Time) []Action {
 	msg := StepDownMsg{Name: e.self.Name, Epoch: e.epoch, PeersHash: e.peersHash}
 	e.master, e.masterRank, e.followSince = "", -1, now
 	e.stopped = true
-	return []Action{{Kind: SteppedDown, Epoch: e.epoch, Reason: "shutdown"}, {Kind: Broadcast, Msg: &msg}}
+	kind := Broadcast
+	if e.Relay {
+		kind = Gossip
+	}
+	return []Action{{Kind: SteppedDown, Epoch: e.epoch, Reason: "shutdown"}, {Kind: kind, Msg: &msg}}
 }

@@ -99,6 +99,10 @@ type GossipKey struct {
 	priv  *ecdh.PrivateKey
 	seq   atomic.Uint64
 	intro IntroMsg
+	// signer is the certificate's key: it signs this board's relayed
+	// messages (identrelay.go), which every board checks against the
+	// certificate of the intro.
+	signer crypto.Signer
 }
 
 // NewGossipKey makes this run's key and its intro, endorsed by id.
@@ -123,7 +127,7 @@ func NewGossipKey(name string, id *Identity, now time.Time) (*GossipKey, error) 
 	if err != nil {
 		return nil, fmt.Errorf("state: board %q: endorse the gossip key: %w", name, err)
 	}
-	return &GossipKey{name: name, priv: priv, intro: IntroMsg{Name: name, Boot: boot, Pub: pub, Cert: id.Cert.Raw, Sig: sig}}, nil
+	return &GossipKey{name: name, priv: priv, intro: IntroMsg{Name: name, Boot: boot, Pub: pub, Cert: id.Cert.Raw, Sig: sig}, signer: id.Key}, nil
 }
 
 // body encodes m at version 5 with the next sequence number: what every

@@ -28,7 +28,7 @@ func benchReport() *ReportMsg {
 func benchTable(n int) *TableMsg {
 	m := &TableMsg{Epoch: 1 << 20, Master: "ews1", Version: 1 << 20, PeersHash: 0xdeadbeef, Stats: worstStats()}
 	for i := range n {
-		m.Rows = append(m.Rows, Row{Rank: uint8(i), Name: fmt.Sprintf("ews%d", i+1), Linknum: 12, Capacity: 16, Weight: 10,
+		m.Rows = append(m.Rows, Row{Rank: uint16(i), Name: fmt.Sprintf("ews%d", i+1), Linknum: 12, Capacity: 16, Weight: 10,
 			Runstate: Running, CPU: 999, Mem: 998, Net: 997, Disk: 996, AgeMs: 250})
 	}
 	return m

@@ -502,7 +502,7 @@ func TestSignedTableFitsPacket(t *testing.T) {
 		fits      bool
 	}{
 		{"32 realistic rows", 32, func(i int) Row {
-			return Row{Rank: uint8(i), Name: "ews" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Linknum: 12, Capacity: 16, Weight: 10,
+			return Row{Rank: uint16(i), Name: "ews" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Linknum: 12, Capacity: 16, Weight: 10,
 				Runstate: Running, CPU: 999, Mem: 998, Net: 997, Disk: 996, AgeMs: 250}
 		}, true, true},
 		{"31 worst-case rows", 31, worstRow, false, true},

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/hmac"
 	"crypto/x509"
 	"fmt"
@@ -51,9 +52,10 @@ type peerKey struct {
 	unready  bool      // its intro asked for ours and ours has not gone yet: nothing is sealed for it (Tag)
 	mac      hash.Hash // HMAC under the key this board and it share (GossipKey.pairKey); under GossipKeys.mu
 	boot     uint64
-	notAfter time.Time // the certificate's
-	top      uint64    // newest sequence number taken
-	seen     uint64    // bit i: top-i taken
+	notAfter time.Time        // the certificate's
+	certKey  crypto.PublicKey // the certificate's: it signs the board's relayed messages (identrelay.go)
+	top      uint64           // newest sequence number taken
+	seen     uint64           // bit i: top-i taken
 }
 
 // NewGossipKeys seals with own and checks the messages of the boards for
@@ -191,7 +193,7 @@ func (g *GossipKeys) learn(in *IntroMsg, s seal, now time.Time) error {
 		}
 		g.retire(in.Name, k.pub)
 	}
-	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), mac: newMAC(pair), boot: in.Boot, notAfter: cert.NotAfter, unready: in.Want}
+	g.keys[in.Name] = &peerKey{pub: slices.Clone(in.Pub), mac: newMAC(pair), boot: in.Boot, notAfter: cert.NotAfter, certKey: cert.PublicKey, unready: in.Want}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 
 // simNet is an in-memory network of Elections driven by a fake clock: every
 // message goes through Encode/Decode and arrives at the next step, one tick
-// later, unless the link is cut.
+// later, unless the link is cut or the packet lost (loss). Every UDP packet
+// is checked against the MTU (MaxPacket, memberlist's framing and AES-GCM
+// overhead included); a relayed cluster's gossip is relaynet_test.go's.
 type simNet struct {
 	t      *testing.T
 	now    time.Time
@@ -26,6 +29,14 @@ type simNet struct {
 	bytes   map[string]int  // bytes sent, by sender (one copy per receiver)
 	packets map[string]int  // messages sent, by sender (one per receiver)
 	dual    int             // consecutive steps with two masters that hear each other
+	// rng draws lost packets and gossip targets (seeded: runs repeat).
+	rng *rand.Rand
+	// loss is the share of UDP packets lost (0: none).
+	loss float64
+	// tcp counts bytes sent over TCP (full tables past one packet), by sender.
+	tcp map[string]int
+	// maxUDP is the largest UDP packet sent, as on the wire.
+	maxUDP int
 }
 
 type simNode struct {
@@ -44,6 +55,11 @@ type simNode struct {
 	// it sends at it too, as an older build would.
 	speaks uint8
 	load   WireLoad // in its reports
+	// relayed clusters (relaynet_test.go): the board's gossip queue, its
+	// run and its last relayed message's sequence number
+	q    *relayQueue
+	boot uint64
+	seq  uint64
 }
 
 // version is the highest protocol version n reads and sends.
@@ -58,7 +74,8 @@ var fastTiming = Timing{Heartbeat: 100 * time.Millisecond, TMax: time.Second, TT
 
 func newSimNet(t *testing.T, n int, timing Timing) *simNet {
 	s := &simNet{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), timing: timing, cut: map[[2]string]bool{},
-		sent: map[MsgType]int{}, bytes: map[string]int{}, packets: map[string]int{}}
+		sent: map[MsgType]int{}, bytes: map[string]int{}, packets: map[string]int{}, tcp: map[string]int{},
+		rng: rand.New(rand.NewPCG(uint64(n), 7))}
 	for i := range n {
 		name := fmt.Sprintf("ews%d", i+1)
 		s.peers = append(s.peers, Peer{Rank: i, Name: name, Addr: fmt.Sprintf("10.0.0.%d:7946", i+1)})
@@ -87,6 +104,9 @@ func (s *simNet) start(names ...string) {
 		}
 		e.Proto = n.version()
 		n.e, n.up, n.inbox, n.nextRep, n.runstate, n.inFlight = e, true, nil, s.now, Joining, 0
+		if e.Relay {
+			s.join(n)
+		}
 	}
 }
 
@@ -142,8 +162,29 @@ func (s *simNet) send(from string, to string, m Message) {
 		s.sent[m.Type()]++
 		s.bytes[from] += len(b)
 		s.packets[from]++
+		if wire := len(b) + 1 + gcmOverhead; wire > MaxPacket { // memberlist's user-message byte
+			if _, table := m.(*TableMsg); !table || to == "" {
+				s.t.Fatalf("%s: a %s of %d bytes to %q: over one packet (%d)", from, m.Type(), wire, to, MaxPacket)
+			}
+			s.tcp[from] += len(b) // memberlist's SendReliable: one board's full table
+			n.inbox = append(n.inbox, b)
+			continue
+		}
+		if !s.udp(len(b) + 1 + gcmOverhead) {
+			continue
+		}
 		n.inbox = append(n.inbox, b)
 	}
+}
+
+// udp checks a UDP packet of size bytes (as on the wire) against the MTU
+// and reports whether it arrives.
+func (s *simNet) udp(size int) bool {
+	if size > MaxPacket {
+		s.t.Fatalf("a UDP packet of %d bytes, over the MTU (%d)", size, MaxPacket)
+	}
+	s.maxUDP = max(s.maxUDP, size)
+	return s.loss == 0 || s.rng.Float64() >= s.loss
 }
 
 func (s *simNet) do(n *simNode, acts []Action) {
@@ -153,6 +194,8 @@ func (s *simNet) do(n *simNode, acts []Action) {
 			s.send(n.name, "", a.Msg)
 		case SendTo:
 			s.send(n.name, a.To, a.Msg)
+		case Gossip, GossipAll:
+			s.gossip(n, a.Msg, a.Kind == GossipAll, a.Also)
 		case Warn:
 			s.warns = append(s.warns, n.name+": "+a.Reason)
 		default:
@@ -177,6 +220,7 @@ func (s *simNet) step() {
 		}
 		s.stepNode(n)
 	}
+	s.spread()
 	s.checkOneMasterPerSide()
 }
 
@@ -191,6 +235,11 @@ func (s *simNet) stepNode(n *simNode) {
 		m, v, err := DecodeVersion(b)
 		if err != nil {
 			s.t.Fatalf("%s: decode: %v", n.name, err)
+		}
+		if r, ok := m.(*RelayMsg); ok {
+			if m = s.relayed(n, r, b); m == nil {
+				continue
+			}
 		}
 		acts, _ := n.e.ReceiveVersion(s.now, m, v)
 		s.do(n, acts)
@@ -221,9 +270,15 @@ func (s *simNet) checkOneMasterPerSide() {
 			s.t.Fatalf("%v: two masters that hear each other for %d ticks: %v", s.now, s.dual, s.masters())
 		}
 	}()
-	for _, a := range s.nodes {
-		for _, b := range s.nodes {
-			if a == b || !a.up || !b.up || !a.e.IsMaster() || !b.e.IsMaster() {
+	var masters []*simNode
+	for _, n := range s.nodes {
+		if n.up && n.e.IsMaster() {
+			masters = append(masters, n)
+		}
+	}
+	for _, a := range masters {
+		for _, b := range masters {
+			if a == b {
 				continue
 			}
 			if !s.cut[[2]string{a.name, b.name}] && !s.cut[[2]string{b.name, a.name}] {

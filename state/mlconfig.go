@@ -53,6 +53,9 @@ func memberlistConfig(cfg Config, self Peer, key []byte, logOut io.Writer) (*mem
 	mc.TCPTimeout = max(2*tmax, 500*time.Millisecond)   // bounds a join to a silent peer
 	mc.DeadNodeReclaimTime = tmax                       // a restarted board may come back under its name at once
 	mc.EnableCompression = false                        // our messages are tens of bytes: LZW costs CPU and adds bytes
+	if cfg.relay || Relayed(names(cfg.Peers)) {
+		mc.GossipInterval = relayGossipInterval(hb) // the master's messages ride on gossip (relaywire.go)
+	}
 
 	if len(key) > 0 && !cfg.Insecure {
 		kr, err := memberlist.NewKeyring(nil, key)

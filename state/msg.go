@@ -22,6 +22,8 @@ const (
 	digestMsgType                      // master -> all (version 4): epoch, version and hash of the table, on heartbeats without a change
 	tableReqMsgType                    // board -> master (version 4): send me the table (a digest named one this board lacks)
 	introMsgType                       // board -> board (version 5): its certificate and the gossip key it signs with (ident.go)
+	relayMsgType                       // any -> any (version 4, relayed clusters): a board's message passed on by gossip, signed by that board (relay.go)
+	deltaMsgType                       // master -> all, relayed (version 4): the rows that changed at a table version (relay.go)
 )
 
 var msgTypeNames = map[MsgType]string{
@@ -32,6 +34,8 @@ var msgTypeNames = map[MsgType]string{
 	digestMsgType:   "digest",
 	tableReqMsgType: "tablereq",
 	introMsgType:    "intro",
+	relayMsgType:    "relay",
+	deltaMsgType:    "delta",
 }
 
 func (t MsgType) String() string {
@@ -119,15 +123,15 @@ const (
 
 // Limits on what a decoder accepts; anything larger is refused unread.
 const (
-	MaxBoards     = 128      // rows in a table, entries in a peer list
-	MaxMessage    = 16 << 10 // bytes of one encoded message
-	MaxClasses    = 16       // entries of TableMsg.Stats
-	MaxPacket     = 1400     // bytes of a table with stats: one UDP packet (invariant 8)
-	maxNameLen    = 63       // a board name (config allows 63)
-	maxAddrLen    = 262      // host (255) + ":" + port
-	headerLen     = 2        // type byte + version byte
-	tagLen        = 16       // HMAC-SHA256 tag closing a version-5 message (ident.go)
-	maxCertLen    = 4096     // bytes of an IntroMsg's certificate
+	MaxBoards     = 1024      // rows in a table, entries in a peer list
+	MaxMessage    = 128 << 10 // bytes of one encoded message (a full table of a relayed cluster goes over TCP)
+	MaxClasses    = 16        // entries of TableMsg.Stats
+	MaxPacket     = 1400      // bytes of a table with stats: one UDP packet (invariant 8)
+	maxNameLen    = 63        // a board name (config allows 63)
+	maxAddrLen    = 262       // host (255) + ":" + port
+	headerLen     = 2         // type byte + version byte
+	tagLen        = 16        // HMAC-SHA256 tag closing a version-5 message (ident.go)
+	maxCertLen    = 4096      // bytes of an IntroMsg's certificate
 	neverHeardAge = ^uint32(0)
 )
 
@@ -164,7 +168,7 @@ type ClassStats []ClassStat
 
 // Row is one board in the table.
 type Row struct {
-	Rank     uint8
+	Rank     uint16
 	Name     string
 	Linknum  uint32
 	Capacity uint32
@@ -261,11 +265,13 @@ func (*PeerListMsg) Type() MsgType { return peerListMsgType }
 func (*DigestMsg) Type() MsgType   { return digestMsgType }
 func (*TableReqMsg) Type() MsgType { return tableReqMsgType }
 func (*IntroMsg) Type() MsgType    { return introMsgType }
+func (*RelayMsg) Type() MsgType    { return relayMsgType }
+func (*DeltaMsg) Type() MsgType    { return deltaMsgType }
 
 // minVersion is the first protocol version that has message type t.
 func minVersion(t MsgType) uint8 {
 	switch t {
-	case digestMsgType, tableReqMsgType:
+	case digestMsgType, tableReqMsgType, relayMsgType, deltaMsgType:
 		return 4
 	case introMsgType:
 		return ProtocolVersionSigned
@@ -290,6 +296,10 @@ func sender(m Message) string {
 		return m.Name
 	case *IntroMsg:
 		return m.Name
+	case *RelayMsg:
+		return m.Origin
+	case *DeltaMsg:
+		return m.Master
 	}
 	return ""
 }
@@ -421,6 +431,10 @@ func decode(b, body []byte) (Message, error) {
 		m = new(TableReqMsg)
 	case introMsgType:
 		m = new(IntroMsg)
+	case relayMsgType:
+		m = new(RelayMsg)
+	case deltaMsgType:
+		m = new(DeltaMsg)
 	default:
 		return nil, fmt.Errorf("state: unknown message type %d", b[0])
 	}

@@ -14,7 +14,7 @@ import (
 // each), weight 100, and a board last heard a minute ago.
 func worstRow(rank int) Row {
 	return Row{
-		Rank: uint8(rank), Name: fmt.Sprintf("ews-board-%06d", rank),
+		Rank: uint16(rank), Name: fmt.Sprintf("ews-board-%06d", rank),
 		Linknum: 1000, Capacity: 1000, Weight: 100, Runstate: Overloaded,
 		CPU: 999, Mem: 998, Net: 997, Disk: 996,
 		AgeMs: 60000,
@@ -71,7 +71,7 @@ func TestTable32WithQueueStats(t *testing.T) {
 		withStats bool
 	}{
 		{"realistic rows", func(i int) Row {
-			return Row{Rank: uint8(i), Name: fmt.Sprintf("ews%02d", i+1), Linknum: 12, Capacity: 16, Weight: 10,
+			return Row{Rank: uint16(i), Name: fmt.Sprintf("ews%02d", i+1), Linknum: 12, Capacity: 16, Weight: 10,
 				Runstate: Running, CPU: 999, Mem: 998, Net: 997, Disk: 996, AgeMs: 250}
 		}, true},
 		{"worst-case rows", worstRow, false},

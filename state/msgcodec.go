@@ -18,6 +18,8 @@ const (
 	rowFields      = 11
 	classFields    = 3
 	introFields    = 6 // Name Boot Pub Cert Sig Want (version 5)
+	relayFields    = 5 // Origin Boot Seq Inner Sig
+	deltaFields    = 7 // Epoch Master Version Hash PeersHash Rows Stats
 )
 
 // encodeBody writes m's array at protocol version v.
@@ -74,6 +76,35 @@ func encodeBody(e *enc, m Message, v uint8) {
 		e.bin(m.Cert)
 		e.bin(m.Sig)
 		e.bool(m.Want)
+	case *RelayMsg:
+		e.arrayLen(relayFields)
+		e.str(m.Origin)
+		e.uint(m.Boot)
+		e.uint(m.Seq)
+		e.bin(m.Inner)
+		e.bin(m.Sig)
+	case *DeltaMsg:
+		e.arrayLen(deltaFields)
+		e.uint(m.Epoch)
+		e.str(m.Master)
+		e.uint(m.Version)
+		e.uint(uint64(m.Hash))
+		e.uint(uint64(m.PeersHash))
+		e.list(m.Rows == nil, len(m.Rows))
+		for i := range m.Rows {
+			encodeRow(e, &m.Rows[i])
+		}
+		encodeStats(e, m.Stats)
+	}
+}
+
+func encodeStats(e *enc, stats ClassStats) {
+	e.list(stats == nil, len(stats))
+	for _, c := range stats {
+		e.arrayLen(classFields)
+		e.str(c.Name)
+		e.uint(uint64(c.Depth))
+		e.uint(c.Dispatched)
 	}
 }
 
@@ -88,13 +119,7 @@ func encodeTable(e *enc, m *TableMsg, fields int) {
 		encodeRow(e, &m.Rows[i])
 	}
 	if fields > tableFieldsV1 {
-		e.list(m.Stats == nil, len(m.Stats))
-		for _, c := range m.Stats {
-			e.arrayLen(classFields)
-			e.str(c.Name)
-			e.uint(uint64(c.Depth))
-			e.uint(c.Dispatched)
-		}
+		encodeStats(e, m.Stats)
 	}
 }
 
@@ -198,6 +223,18 @@ func decodeBody(d *dec, m Message, v uint8) error {
 			break
 		}
 		m.Name, m.Boot, m.Pub, m.Cert, m.Sig, m.Want = r.str(), r.u64(), r.bytes(), r.bytes(), r.bytes(), r.bool()
+	case *RelayMsg:
+		if !r.open(relayFields) {
+			break
+		}
+		m.Origin, m.Boot, m.Seq, m.Inner, m.Sig = r.str(), r.u64(), r.u64(), r.bytes(), r.bytes()
+	case *DeltaMsg:
+		if !r.open(deltaFields) {
+			break
+		}
+		m.Epoch, m.Master, m.Version, m.Hash, m.PeersHash = r.u64(), r.str(), r.u64(), r.u32(), r.u32()
+		m.Rows = decodeRows(&r)
+		m.Stats = decodeStats(&r)
 	}
 	return r.err
 }
@@ -213,7 +250,7 @@ func decodeRows(r *reader) Rows {
 		if !r.open(rowFields) {
 			continue
 		}
-		x.Rank, x.Name, x.Linknum, x.Capacity, x.Weight = r.u8(), r.str(), r.u32(), r.u32(), r.u32()
+		x.Rank, x.Name, x.Linknum, x.Capacity, x.Weight = r.u16(), r.str(), r.u32(), r.u32(), r.u32()
 		x.Runstate, x.CPU, x.Mem, x.Net, x.Disk, x.AgeMs = Runstate(r.u8()), r.u16(), r.u16(), r.u16(), r.u16(), r.u32()
 	}
 	return rows

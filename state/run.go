@@ -155,6 +155,8 @@ func (c *Cluster) do(acts []Action) {
 			c.send(a.Msg, "")
 		case SendTo:
 			c.send(a.Msg, a.To)
+		case Gossip, GossipAll:
+			c.gossip(a.Msg, a.Kind == GossipAll, a.Also)
 		case BecameMaster:
 			if a.Reason != "standalone" {
 				c.m.takeovers.Inc()
@@ -290,7 +292,11 @@ func (c *Cluster) sendTo(to string, members map[string]string, kind MsgType, b [
 	if ml == nil {
 		return
 	}
-	if err := ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b); err != nil {
+	send := func() error { return ml.SendToAddress(memberlist.Address{Addr: addr, Name: to}, b) }
+	if overPacket(b) {
+		send = func() error { return c.sendLarge(ml, to, b) } // a relayed cluster's full table: TCP
+	}
+	if err := send(); err != nil {
 		c.logger.Debug("send", "to", to, "type", kind, "err", err)
 		return
 	}

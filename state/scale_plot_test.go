@@ -14,7 +14,8 @@ import (
 )
 
 // plotScale draws TestScale's figures against the number of boards: times
-// on the left panel, the master's traffic and table size on the right.
+// on the left panel, the master's traffic, the table's size and the
+// largest packet on the right.
 func plotScale(rs []scaleResult, path string) error {
 	series := func(f func(scaleResult) float64) plotter.XYs {
 		xys := make(plotter.XYs, len(rs))
@@ -25,7 +26,7 @@ func plotScale(rs []scaleResult, path string) error {
 	}
 	ms := func(d float64) float64 { return d / 1e6 }
 	times := plot.New()
-	times.Title.Text = "simulated: times vs boards (heartbeat 100ms, tmax 1s)"
+	times.Title.Text = "simulated: times vs boards (heartbeat 100ms, tmax 1s, 1 % loss)"
 	times.X.Label.Text = "boards"
 	times.Y.Label.Text = "ms"
 	times.Add(plotter.NewGrid())
@@ -49,7 +50,8 @@ func plotScale(rs []scaleResult, path string) error {
 	if err := plotutil.AddLinePoints(traffic,
 		"master at idle, KB/s", series(func(r scaleResult) float64 { return r.idleBps / 1000 }),
 		fmt.Sprintf("master at %d dispatches/s, KB/s", dispatchRate), series(func(r scaleResult) float64 { return r.loadBps / 1000 }),
-		"full table, bytes / 100", series(func(r scaleResult) float64 { return float64(r.tableBytes) / 100 }),
+		"full table, bytes / 100 (TCP only when relayed, from 64 here)", series(func(r scaleResult) float64 { return float64(r.tableBytes) / 100 }),
+		"largest UDP packet, bytes / 100", series(func(r scaleResult) float64 { return float64(r.maxUDP) / 100 }),
 	); err != nil {
 		return fmt.Errorf("state: plot: %w", err)
 	}

@@ -65,6 +65,11 @@ func (e *Election) View(now time.Time) View {
 			if r.AgeMs != neverHeardAge {
 				n.LastSeenMs = int64(r.AgeMs) + since
 			}
+			if e.Relay && !e.IsMaster() && r.Runstate != Down && n.LastSeenMs >= 0 {
+				// a relayed row's age is as of its last change; the master
+				// marks a board silent for tthreshold down (relay.go)
+				n.LastSeenMs = min(n.LastSeenMs, e.t.TThreshold.Milliseconds())
+			}
 			if h := e.boards[i].heard; r.Runstate != Down && !h.IsZero() {
 				// between full tables (digests carry no ages) a follower's
 				// own hearing of a live board is the fresher figure

@@ -18,7 +18,7 @@ import (
 
 type refRow struct {
 	_msgpack                  struct{} `msgpack:",as_array"`
-	Rank                      uint8
+	Rank                      uint16
 	Name                      string
 	Linknum, Capacity, Weight uint32
 	Runstate                  uint8
@@ -307,7 +307,7 @@ func genMessage(rt *rapid.T) Message {
 		if rapid.Bool().Draw(rt, "rows") {
 			m.Rows = make(Rows, rapid.IntRange(0, 20).Draw(rt, "nrows"))
 			for i := range m.Rows {
-				m.Rows[i] = Row{Rank: uint8(genU64(rt, "rank")), Name: genStr(rt, "name"), Linknum: u32("ln"), Capacity: u32("cap"),
+				m.Rows[i] = Row{Rank: uint16(genU64(rt, "rank")), Name: genStr(rt, "name"), Linknum: u32("ln"), Capacity: u32("cap"),
 					Weight: u32("w"), Runstate: Runstate(genU64(rt, "rs")), CPU: u16("cpu"), Mem: u16("mem"), Net: u16("net"),
 					Disk: u16("disk"), AgeMs: u32("age")}
 			}

@@ -1,0 +1,109 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// The Cluster's side of a relayed cluster (relay.go): its own messages go
+// to the relay queue, which memberlist drains through
+// Delegate.GetBroadcasts on every gossip interval, and a relayed message
+// it takes is queued again to be passed on.
+
+// gossip queues this board's own m to be relayed, and sends the relayed
+// message at once to the boards named in also, or to every board with all
+// (each then passes it on).
+func (c *Cluster) gossip(m Message, all bool, also []string) {
+	if c.relayQ == nil {
+		c.send(m, "") // not a relayed cluster: every board directly
+		return
+	}
+	boot := c.relayBoot
+	var sign func([]byte) ([]byte, error)
+	if c.gkey != nil {
+		boot, sign = c.gkey.Boot(), c.gkey.signRelay
+	}
+	seq := c.relaySeq.Add(1)
+	b, err := wrapRelay(c.self.Name, boot, seq, m, sign)
+	if err != nil {
+		c.logger.Error("cluster: relay", "type", m.Type(), "err", err)
+		return
+	}
+	c.relayQ.fresh(&RelayMsg{Origin: c.self.Name, Boot: boot, Seq: seq})
+	c.relayQ.push(c.self.Name, m.Type(), b)
+	c.m.sent.WithLabelValues(m.Type().String()).Inc()
+	if !all && len(also) == 0 {
+		return
+	}
+	members := c.memberAddrs()
+	for _, p := range c.peers {
+		if p.Name != c.self.Name && (all || slices.Contains(also, p.Name)) {
+			c.sendTo(p.Name, members, relayMsgType, b)
+		}
+	}
+}
+
+// takeRelay checks a relayed message (its origin's signature, its run,
+// whether it is new), passes it on and hands what it carries to the
+// protocol. b is memberlist's buffer, reused after NotifyMsg returns.
+func (d *delegate) takeRelay(r *RelayMsg, b []byte) {
+	c := d.c
+	if c.relayQ == nil {
+		c.refused("relay")
+		c.logger.Debug("gossip message refused", "err", "a relayed message in a cluster that does not relay", "from", r.Origin)
+		return
+	}
+	if r.Origin == c.self.Name || c.relayQ.taken(r) {
+		return // our own, or a copy: most of what gossip brings
+	}
+	if err := c.revokedSender(r); err != nil {
+		c.refused("revoked")
+		c.logger.Debug("gossip message refused", "err", err)
+		return
+	}
+	if err := c.keys.CheckRelay(r, c.clock.Now()); err != nil {
+		c.refused("relay")
+		if errors.Is(err, errAskIntro) {
+			c.sendIntro(r.Origin, true)
+		}
+		c.warnAuth(r.Origin, err)
+		return
+	}
+	m, err := unwrapRelay(r)
+	if err != nil {
+		c.refused("relay")
+		c.logger.Debug("gossip message refused", "err", err)
+		return
+	}
+	if !c.relayQ.fresh(r) {
+		return
+	}
+	c.relayQ.push(r.Origin, m.Type(), bytes.Clone(b))
+	d.enqueue(m, r.Inner[1])
+}
+
+// sendLarge sends b, over one packet (a relayed cluster's full table), to
+// the member named to over memberlist's TCP stream.
+func (c *Cluster) sendLarge(ml *memberlist.Memberlist, to string, b []byte) error {
+	for _, n := range ml.Members() {
+		if n.Name == to {
+			return ml.SendReliable(n, b)
+		}
+	}
+	return errors.New("state: not a member")
+}
+
+// overPacket: b would not fit one UDP packet as memberlist sends a user
+// message (a type byte and the AES-GCM overhead added).
+func overPacket(b []byte) bool { return len(b)+1+gcmOverhead > MaxPacket }
+
+// relayGossipInterval is memberlist's GossipInterval in a relayed
+// cluster: the protocol's tick, so a change crosses 1,024 boards in a
+// few hundred milliseconds (docs/NOTES.md, "Beyond 68 boards").
+func relayGossipInterval(hb time.Duration) time.Duration {
+	return min(max(hb/4, 5*time.Millisecond), 50*time.Millisecond)
+}
