@@ -190,6 +190,18 @@ node = "ews3"
 		t.Fatalf("login through ews2: %d %s, cookie %+v (want a Secure one)", code, body, cookie)
 	}
 	withCookie := map[string]string{"Cookie": "ews_session=" + cookie.Value}
+	// The session is user admin's (the admin bundle's token: NOTES
+	// "Security"), whom each board's users store learns from the durable
+	// log, seeded at start: a board is a few milliseconds behind the one
+	// that made the cookie, as for any user made a moment ago.
+	testutil.WaitFor(t, "every board knows the session's user", 10*time.Second, func() (bool, string) {
+		for _, b := range boards {
+			if code, body, _ := do("GET", "https://"+b.https+"/api/users", withCookie, ""); code != 200 {
+				return false, fmt.Sprintf("%s: %d %s", b.name, code, body)
+			}
+		}
+		return true, ""
+	})
 	if code, body, _ := do("POST", follower+"/api/devices/relay1/turn_on", withCookie, ""); code != 200 || !strings.Contains(body, `"state":"on"`) {
 		t.Fatalf("turn_on relay1 (on ews3) through ews2 with the cookie: %d %s", code, body)
 	}

@@ -159,7 +159,10 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
-	n.life.start(ctx, "config", n.acc.live)      // the store's new versions, applied live
+	// the store's new versions, applied live; a func, not the applier: an
+	// interface holding it (and so *Node) keeps every field type's methods
+	// in the binary, the history store's in the lite build too
+	n.life.start(ctx, "config", runFunc(n.acc.live.Run))
 	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))

@@ -82,11 +82,22 @@ func (s *Store) SeedAdmin(ctx context.Context, seed []byte) error {
 			return errSeeded
 		}
 		i := slices.IndexFunc(d.Users, func(u User) bool { return u.Name == AdminName })
-		if i < 0 {
+		// The generation a session made before the seed carries (AdminSeed:
+		// root's 0, or user admin's own) is kept: those sessions were made
+		// with this very token, and a login in a fresh cluster's first
+		// second must outlive the seed. A user admin of another role moves
+		// on: its sessions carried that role's rights.
+		gen := uint64(0)
+		switch {
+		case i < 0:
 			d.Users = append(d.Users, User{Name: AdminName, Role: RoleAdmin, Created: s.opts.Now().UTC()})
 			i = len(d.Users) - 1
+		case d.Users[i].Role == RoleAdmin:
+			gen = d.Users[i].Gen
+		default:
+			gen = d.Version
 		}
-		d.Users[i].Role, d.Users[i].Token, d.Users[i].Gen = RoleAdmin, slices.Clone(seed), d.Version
+		d.Users[i].Role, d.Users[i].Token, d.Users[i].Gen = RoleAdmin, slices.Clone(seed), gen
 		return nil
 	})
 	if errors.Is(err, errSeeded) {

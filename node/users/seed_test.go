@@ -39,12 +39,16 @@ func TestSeedAdmin(t *testing.T) {
 	if s.Token(tok) != nil || s.HasAdmin() {
 		t.Fatal("an admin with credentials before the seed")
 	}
+	early := s.AdminSeed(tok, seed[:]) // a login in the cluster's first second
 	if err := s.SeedAdmin(context.Background(), seed[:]); err != nil {
 		t.Fatal(err)
 	}
 	p := s.Token(tok)
 	if p == nil || p.Name != AdminName || p.Role != RoleAdmin || !s.HasAdmin() {
 		t.Fatalf("after the seed the token is %v, want user admin", p)
+	}
+	if s.Session(early.Name, early.Gen) == nil {
+		t.Fatalf("a session made before the seed (%s, gen %d) ended at the seed (admin's gen is now %d)", early.Name, early.Gen, p.Gen)
 	}
 	v := s.Version()
 	if err := s.SeedAdmin(context.Background(), seed[:]); err != nil || s.Version() != v {
