@@ -8,9 +8,8 @@ import (
 )
 
 // Key is the HMAC key of tokens derived from the cluster key (secret).
-// node/users derives the same (its purpose "token"), so a hash made here
-// by the admin's tool (the board bundle's admin_token_hash) is one the
-// store finds.
+// node/users keys its store with it, so a hash made here by the admin's
+// tool (the board bundle's admin_token_hash) is one the store finds.
 func Key(secret []byte) []byte {
 	k, err := hkdf.Key(sha256.New, secret, nil, "ews users token v1", 32)
 	if err != nil { // only for lengths HKDF-SHA256 cannot make

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/tokenhash"
 	"github.com/ews-firmware/ews/node/durable"
 )
 
@@ -145,7 +146,7 @@ func New(opts Options) (*Store, error) {
 	if len(opts.Secret) == 0 {
 		opts.Secret = deriveKey(nil, "random")
 	}
-	tk := deriveKey(opts.Secret, "token")
+	tk := tokenhash.Key(opts.Secret) // one definition: the admin's tool hashes admin_token_hash with it
 	s := &Store{opts: opts, sealKey: deriveKey(opts.Secret, "seal")}
 	s.tokenMAC.New = func() any { return newMAC(tk) }
 	doc := &Doc{Users: []User{{Name: AdminName, Role: RoleAdmin}}}
