@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -146,4 +149,48 @@ func writeDir(t *testing.T, files map[string]string) fs.FS {
 		}
 	}
 	return os.DirFS(dir)
+}
+
+// TestDistPlainConcurrent: clients that do not take gzip, many at once, each get the whole body;
+// the body is inflated once and kept (run with -race).
+func TestDistPlainConcurrent(t *testing.T) {
+	dist, err := loadDist(Dist, "dist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := dist.assets["app.js"]
+	if a == nil || a.body != nil || a.gz == nil {
+		t.Fatalf("app.js should be kept only gzipped: %+v", a)
+	}
+	const clients = 8
+	got := make([][]byte, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			var b bytes.Buffer
+			if err := a.writePlain(&b); err != nil {
+				t.Error(err)
+			}
+			got[i] = b.Bytes()
+		})
+	}
+	wg.Wait()
+	for i, b := range got {
+		if len(b) != a.size {
+			t.Errorf("client %d got %d bytes, want %d", i, len(b), a.size)
+		}
+	}
+	if len(a.inflated.body) != a.size {
+		t.Errorf("kept inflated body is %d bytes, want %d", len(a.inflated.body), a.size)
+	}
+}
+
+// BenchmarkServePlain: GET / from a client that does not take gzip (wrk, curl).
+func BenchmarkServePlain(b *testing.B) {
+	h := Handler()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // versionMark in index.html is replaced by the content version, so asset URLs change whenever any
@@ -25,6 +26,13 @@ type asset struct {
 	gz    []byte // nil when compression does not pay
 	size  int    // bytes of the uncompressed body
 	etag  string // strong ETag of the uncompressed body; the gzip form uses etag with a "-gz" suffix
+	// inflated is the body inflated from gz the first time a client that does not take gzip asked
+	// (docs/NOTES.md "Web UI": kept, not inflated per request)
+	inflated struct {
+		once sync.Once
+		body []byte
+		err  error
+	}
 }
 
 // site is the set of assets with its content version.
