@@ -51,8 +51,8 @@ func startUpCluster(t *testing.T, bin string) *upCluster { return startUpCluster
 
 // startUpClusterMinted is startUpCluster with mint's CLI making the
 // bundles: a board bundle of this build carries no token (docs/NOTES.md
-// "Security"), which the last build cannot read, so a cluster that may
-// run the last build is one it flashed.
+// "Security"), which builds before that change (unsealedBuild among them)
+// cannot read, so a cluster that may run such a build is one it flashed.
 func startUpClusterMinted(t *testing.T, mint, bin string) *upCluster {
 	t.Helper()
 	dir := t.TempDir()
@@ -294,7 +294,7 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 	}
 	tok := filepath.Join(t.TempDir(), "token")
 	writeFile(t, tok, c.token+"\n")
-	kept := upMakeUser(t, c) // a user of the old build, which the new one imports into its log
+	kept := upMakeUser(t, c) // a user made on the old build, in its durable log: the new one keeps it
 
 	mon := watchUpgrade(c)
 	t.Cleanup(mon.stop) // also when the upgrade failed the test: before the boards stop
