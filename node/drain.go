@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A board's HTTP server drains the way a proxy's graceful stop does
@@ -14,7 +15,8 @@ import (
 // keep-alives end first (every answer from then on says Connection: close,
 // idle kept-alive connections are closed), then it stops accepting, takes
 // what the kernel had already queued, answers every request that reached
-// it, and only then lets http.Server.Shutdown close what is left.
+// it (a connection silent for silentNew excepted), and only then lets
+// http.Server.Shutdown close what is left.
 // Shutdown on its own closes the listener, resets the connections queued
 // on it, and drops without a word a request it reads on a connection
 // accepted before it began (net/http checks shuttingDown after reading a
@@ -118,51 +120,90 @@ func acceptQueued(ln net.Listener) []net.Conn {
 	return conns
 }
 
+// silentNew is how long a connection may stay silent after it was
+// accepted and still hold the drain: past it, it is taken as idle, as
+// net/http's Shutdown takes it (5 s there too): a browser's speculative
+// connection may send nothing for minutes, and a client with a request
+// sends it as soon as it connected.
+const silentNew = 5 * time.Second
+
 // connStates follows a server's connections (http.Server.ConnState) to
 // tell when every request that reached it has been answered.
 type connStates struct {
 	mu   sync.Mutex
-	busy map[net.Conn]struct{} // new (a request may be on its way) or active
-	wake chan struct{}         // closed when busy empties
+	busy map[net.Conn]time.Time // new (since when: a request may be on its way) or active (zero)
+	wake chan struct{}          // closed at the next change
+	now  func() time.Time       // nil: time.Now
+}
+
+func (s *connStates) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 func (s *connStates) track(c net.Conn, st http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch st {
-	case http.StateNew, http.StateActive:
+	case http.StateNew:
 		if s.busy == nil {
-			s.busy = map[net.Conn]struct{}{}
+			s.busy = map[net.Conn]time.Time{}
 		}
-		s.busy[c] = struct{}{}
+		s.busy[c] = s.clock()
+	case http.StateActive:
+		if s.busy == nil {
+			s.busy = map[net.Conn]time.Time{}
+		}
+		s.busy[c] = time.Time{}
 	default: // idle, hijacked, closed
 		delete(s.busy, c)
 	}
-	if len(s.busy) == 0 && s.wake != nil {
+	if s.wake != nil {
 		close(s.wake)
 		s.wake = nil
 	}
 }
 
-// waitAnswered returns once no connection is new or active, or with ctx's
-// error. Called once the server accepts nothing more and keeps no
-// connection alive, so that none becomes busy again.
-func (s *connStates) waitAnswered(ctx context.Context) error {
+// waitAnswered returns once no connection is active or new (and not
+// silent for silentNew), with the silent ones, or with ctx's error.
+// Called once the server accepts nothing more and keeps no connection
+// alive, so that none becomes busy again.
+func (s *connStates) waitAnswered(ctx context.Context) ([]net.Conn, error) {
 	for {
 		s.mu.Lock()
-		if len(s.busy) == 0 {
+		var silent []net.Conn
+		wait, busy := time.Duration(0), false
+		now := s.clock()
+		for c, since := range s.busy {
+			if since.IsZero() {
+				busy, wait = true, silentNew // only a change ends this wait
+				break
+			}
+			if left := silentNew - now.Sub(since); left > 0 {
+				busy, wait = true, max(wait, left)
+			} else {
+				silent = append(silent, c)
+			}
+		}
+		if !busy {
 			s.mu.Unlock()
-			return nil
+			return silent, nil
 		}
 		if s.wake == nil {
 			s.wake = make(chan struct{})
 		}
 		wake := s.wake
 		s.mu.Unlock()
+		timer := time.NewTimer(wait)
 		select {
 		case <-wake:
+		case <-timer.C:
 		case <-ctx.Done():
-			return ctx.Err()
+			timer.Stop()
+			return nil, ctx.Err()
 		}
+		timer.Stop()
 	}
 }

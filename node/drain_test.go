@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ type drainRig struct {
 	entered  chan struct{} // /slow's handler began
 	release  chan struct{} // lets /slow answer
 	gate     *gateListener // holds Serve's Accept back, when the case asks
+	ahead    atomic.Int64  // how far the drain's clock is ahead of the real one
 }
 
 func startDrainRig(t *testing.T, grace time.Duration, gated bool) *drainRig {
@@ -68,6 +70,7 @@ func startDrainRig(t *testing.T, grace time.Duration, gated bool) *drainRig {
 		wrap = func(l net.Listener) net.Listener { r.gate.Listener = l; return r.gate }
 	}
 	r.s.setListener(ln, wrap)
+	r.s.conns.now = func() time.Time { return time.Now().Add(time.Duration(r.ahead.Load())) }
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	go func() { r.done <- r.s.Run(ctx) }()
@@ -186,16 +189,17 @@ func TestDrainAnswersWhatReachedTheBoard(t *testing.T) {
 	cases := []struct {
 		name  string
 		gated bool
+		grace time.Duration // 0: drainBound
 		run   func(t *testing.T, r *drainRig)
 	}{
-		{"request sent after the drain began, on a connection accepted before", false, func(t *testing.T, r *drainRig) {
+		{"request sent after the drain began, on a connection accepted before", false, 0, func(t *testing.T, r *drainRig) {
 			c, br := dialRig(t, r.addr)
 			r.waitAccepted(t)
 			r.drain(t)
 			fmt.Fprint(c, drainRequest)
 			wantLastAnswer(t, c, br)
 		}},
-		{"connection the kernel queued, not yet accepted, when the drain began", true, func(t *testing.T, r *drainRig) {
+		{"connection the kernel queued, not yet accepted, when the drain began", true, 0, func(t *testing.T, r *drainRig) {
 			c, br := dialRig(t, r.addr)
 			fmt.Fprint(c, drainRequest)
 			waitQueued(t, r.s.raw.Listener, 1)
@@ -203,7 +207,7 @@ func TestDrainAnswersWhatReachedTheBoard(t *testing.T) {
 			r.gate.unblock()
 			wantLastAnswer(t, c, br)
 		}},
-		{"request in flight when the drain began", false, func(t *testing.T, r *drainRig) {
+		{"request in flight when the drain began", false, 0, func(t *testing.T, r *drainRig) {
 			c, br := dialRig(t, r.addr)
 			fmt.Fprint(c, "GET /slow HTTP/1.1\r\nHost: board\r\n\r\n")
 			select {
@@ -215,7 +219,7 @@ func TestDrainAnswersWhatReachedTheBoard(t *testing.T) {
 			close(r.release)
 			wantLastAnswer(t, c, br)
 		}},
-		{"kept-alive connection idle when the drain began: closed", false, func(t *testing.T, r *drainRig) {
+		{"kept-alive connection idle when the drain began: closed", false, 0, func(t *testing.T, r *drainRig) {
 			c, br := dialRig(t, r.addr)
 			fmt.Fprint(c, drainRequest)
 			if resp, _ := readAnswer(t, c, br); resp.Close {
@@ -227,10 +231,25 @@ func TestDrainAnswersWhatReachedTheBoard(t *testing.T) {
 				t.Fatalf("idle connection: read %d bytes, %v; want EOF", n, err)
 			}
 		}},
+		// an hour's grace: Run returns within drainBound only if the drain does not wait for it
+		{"connection silent for silentNew when the drain began: closed, not waited for", false, time.Hour, func(t *testing.T, r *drainRig) {
+			c, br := dialRig(t, r.addr)
+			r.waitAccepted(t)
+			r.ahead.Store(int64(silentNew))
+			r.drain(t)
+			_ = c.SetReadDeadline(time.Now().Add(drainBound))
+			if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Fatalf("silent connection: read %d bytes, %v; want it closed", n, err)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := startDrainRig(t, drainBound, tc.gated)
+			grace := tc.grace
+			if grace == 0 {
+				grace = drainBound
+			}
+			r := startDrainRig(t, grace, tc.gated)
 			tc.run(t, r)
 			r.waitRun(t)
 		})

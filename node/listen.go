@@ -152,8 +152,8 @@ func (s *webServer) Run(ctx context.Context) error {
 }
 
 // drain brings the server to where Shutdown loses nothing: no connection
-// kept alive, none accepted from now on, and every request that reached
-// it answered. served closes when Serve returns: once the listener is
+// kept alive, none accepted from now on, every request that reached it
+// answered, and connections silent since silentNew closed. served closes when Serve returns: once the listener is
 // stopped and what it had queued is handed out, each tracked as new by then.
 func (s *webServer) drain(ctx context.Context, served <-chan struct{}) error {
 	s.srv.SetKeepAlivesEnabled(false) // answers say Connection: close; idle ones are closed
@@ -166,7 +166,11 @@ func (s *webServer) drain(ctx context.Context, served <-chan struct{}) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return s.conns.waitAnswered(ctx)
+	silent, err := s.conns.waitAnswered(ctx)
+	for _, c := range silent {
+		_ = c.Close() // sent nothing since long before: taken as idle
+	}
+	return err
 }
 
 // redirectHandler answers on the plain listener: /healthz and /readyz as
