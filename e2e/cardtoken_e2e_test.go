@@ -3,14 +3,10 @@ package e2e
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,32 +28,10 @@ func TestCardTokenIsNoAdmin(t *testing.T) {
 		t.Skip("starts real ews processes")
 	}
 	bin := ewsBinary(t)
-	dir := t.TempDir()
-	plain, peers := layout(t, 3)
-	bpath := filepath.Join(dir, "cluster.bundle")
-	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", bpath).CombinedOutput(); err != nil {
-		t.Fatalf("ews cluster init: %v\n%s", err, out)
-	}
-	admin, err := bundle.Read(bpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := exec.Command(bin, "cluster", "ca", bpath).Output()
-	if err != nil {
-		t.Fatalf("ews cluster ca: %v", err)
-	}
-	var boards []*tlsBoard
-	for _, b := range plain {
-		var port int
-		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
-		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
-		boards = append(boards, tb)
-		own := filepath.Join(dir, b.name+".bundle")
-		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", bpath, "--out", own).CombinedOutput(); err != nil {
-			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
-		}
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		writeFile(t, b.cfg, fmt.Sprintf(`[node]
+	mc := mintCluster(t, bin, 3)
+	admin, boards, client := mc.bundle, mc.boards, mc.client
+	mc.configure(t, func(b *tlsBoard) string {
+		return fmt.Sprintf(`[node]
 name = %q
 http = %q
 gossip = %q
@@ -76,36 +50,10 @@ name = "relay1"
 driver = "sim-switch"
 node = "ews1"
 max_age = "0s"
-`, b.name, b.http, b.gossip, peers, own, tb.https))
-	}
-	for _, b := range boards {
-		b.start(t, bin)
-	}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
-	testutil.EventuallyWithin(t, "one master of 3 running boards, over HTTPS", 30*time.Second, func() bool {
-		master := ""
-		for _, b := range boards {
-			var v clusterView
-			resp, err := client.Get("https://" + b.https + "/api/cluster")
-			if err != nil {
-				return false
-			}
-			err = json.NewDecoder(resp.Body).Decode(&v)
-			resp.Body.Close()
-			if err != nil || v.Master == "" || (master != "" && v.Master != master) || len(v.Nodes) != 3 {
-				return false // whichever board is master (they start one after another)
-			}
-			master = v.Master
-			for _, n := range v.Nodes {
-				if n.Runstate != "running" {
-					return false
-				}
-			}
-		}
-		return true
+`, b.name, b.http, b.gossip, mc.peers, mc.own(b), b.https)
 	})
+	mc.start(t, bin)
+	mc.waitFormed(t, "") // whichever board is master (they start one after another)
 	do := func(b *tlsBoard, method, path, tok string) (int, string) {
 		req, _ := http.NewRequest(method, "https://"+b.https+path, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -119,7 +67,7 @@ max_age = "0s"
 	}
 
 	// What a thief makes of ews3's card.
-	card, err := bundle.Read(filepath.Join(dir, "ews3.bundle"))
+	card, err := bundle.Read(mc.own(boards[2]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,14 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
@@ -169,38 +165,20 @@ func TestClockOffsetTLS(t *testing.T) {
 		t.Skip("starts real ews processes")
 	}
 	bin := ewsBinary(t)
-	dir := t.TempDir()
-	boards, peers := layout(t, 3)
-	admin := filepath.Join(dir, "admin.bundle")
-	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", admin).CombinedOutput(); err != nil {
-		t.Fatalf("ews cluster init: %v\n%s", err, out)
-	}
-	bun, err := bundle.Read(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := mintCluster(t, bin, 3)
 	offsets := map[string]string{"ews1": "0s", "ews2": "-30d", "ews3": "+10m"}
+	mc.configure(t, func(b *tlsBoard) string {
+		return fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = [%s]\nbundle_file = %q\n%s[http]\nauth = \"token\"\nhttps = %q\n[sim]\nclock_offset = %q\n%s",
+			b.name, b.http, b.gossip, mc.peers, mc.own(b), fastTimers, b.https, offsets[b.name], clockDevices)
+	})
+	mc.start(t, bin)
+	var boards []*board
 	https := map[*board]string{}
-	for _, b := range boards {
-		var port int
-		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
-		https[b] = fmt.Sprintf("127.0.0.1:%d", port+200)
-		own := filepath.Join(dir, b.name+".bundle")
-		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", admin, "--out", own).CombinedOutput(); err != nil {
-			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
-		}
-		doc := fmt.Sprintf("[node]\nname = %q\nhttp = %q\ngossip = %q\n[cluster]\npeers = [%s]\nbundle_file = %q\n%s[http]\nauth = \"token\"\nhttps = %q\n[sim]\nclock_offset = %q\n%s",
-			b.name, b.http, b.gossip, peers, own, fastTimers, https[b], offsets[b.name], clockDevices)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		writeFile(t, b.cfg, doc)
-		b.start(t, bin)
+	for _, b := range mc.boards {
+		boards = append(boards, b.board)
+		https[b.board] = b.https
 	}
-	caPEM, err := exec.Command(bin, "cluster", "ca", admin).Output()
-	if err != nil {
-		t.Fatalf("ews cluster ca: %v", err)
-	}
-	c := &clockCluster{boards: boards, token: bun.Token, base: func(b *board) string { return "https://" + https[b] },
-		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}}}}
+	c := &clockCluster{boards: boards, token: mc.bundle.Token, base: func(b *board) string { return "https://" + https[b] }, client: mc.client}
 	defer c.client.CloseIdleConnections()
 	c.formed(t)
 	c.toggle(t, "relay2")

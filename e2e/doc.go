@@ -22,6 +22,9 @@ package e2e
 //	                agreement (waitAgree, masterOf when any master will do),
 //	                /metrics, requests with a token (do), answered
 //	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
+//	tlscluster_test.go  a TLS cluster flashed as the README flashes one
+//	                (mintCluster: admin bundle, board bundles, CA, a client
+//	                trusting it; configure, start, waitFormed over HTTPS)
 //
 // A test that only waits on its own boards calls t.Parallel() and runs beside
 // the others (go test -parallel; freeBase never hands two running tests the

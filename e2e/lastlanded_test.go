@@ -16,7 +16,7 @@ import (
 // cluster in the field runs and must upgrade from
 // (docs/notes/upgrade-from-last-landed.md). Each landing moves it forward to main's new head, so the
 // next change is tested against what boards run then.
-const lastLanded = "6fe7bfad4dc3c551f66fd4d54e568817d189a5f6"
+const lastLanded = "2d7e2b2d90463038ee0245aabe21e79dc83c6b57"
 
 // unsealedBuild is the last landed commit whose boards do not seal
 // their gossip (dc20262, before the third wave's sealing): a board rolled

@@ -4,12 +4,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,33 +26,10 @@ func TestRevokeBoard(t *testing.T) {
 		t.Skip("starts real ews processes")
 	}
 	bin := ewsBinary(t)
-	dir := t.TempDir()
-	plain, peers := layout(t, 3)
-	bpath := filepath.Join(dir, "cluster.bundle")
-	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", bpath).CombinedOutput(); err != nil {
-		t.Fatalf("ews cluster init: %v\n%s", err, out)
-	}
-	bun, err := bundle.Read(bpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := exec.Command(bin, "cluster", "ca", bpath).Output()
-	if err != nil {
-		t.Fatalf("ews cluster ca: %v", err)
-	}
-	capath := filepath.Join(dir, "ca.pem")
-	writeFile(t, capath, string(caPEM))
-	var boards []*tlsBoard
-	for _, b := range plain {
-		var port int
-		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
-		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
-		boards = append(boards, tb)
-		own := filepath.Join(dir, b.name+".bundle")
-		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", bpath, "--out", own).CombinedOutput(); err != nil {
-			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
-		}
-		doc := boardTOML{cluster: fmt.Sprintf("bundle_file = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", own), rest: fmt.Sprintf(`[http]
+	mc := mintCluster(t, bin, 3)
+	bun, boards, client, caPEM := mc.bundle, mc.boards, mc.client, mc.caPEM
+	mc.configure(t, func(b *tlsBoard) string {
+		return boardTOML{cluster: fmt.Sprintf("bundle_file = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", mc.own(b)), rest: fmt.Sprintf(`[http]
 auth = "token"
 token = %q
 https = %q
@@ -64,52 +39,16 @@ name = "relay1"
 driver = "sim-switch"
 node = "ews1"
 max_age = "0s"
-`, bun.Token, tb.https)}.doc(b, peers, bun.Key)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		writeFile(t, b.cfg, doc)
-	}
-	started := time.Now()
-	for _, b := range boards {
-		b.start(t, bin)
-	}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
-	view := func(b *tlsBoard) (clusterView, error) {
-		var v clusterView
-		resp, err := client.Get("https://" + b.https + "/api/cluster")
-		if err != nil {
-			return v, err
-		}
-		defer resp.Body.Close()
-		return v, json.NewDecoder(resp.Body).Decode(&v)
-	}
-	runstate := func(v clusterView, name string) string {
-		for _, n := range v.Nodes {
-			if n.Name == name {
-				return n.Runstate
-			}
-		}
-		return ""
-	}
-	testutil.EventuallyWithin(t, "ews1 master of 3 running boards, over HTTPS", 30*time.Second, func() bool {
-		for _, b := range boards {
-			v, err := view(b)
-			if err != nil || v.Master != "ews1" {
-				return false
-			}
-			for _, n := range []string{"ews1", "ews2", "ews3"} {
-				if runstate(v, n) != "running" {
-					return false
-				}
-			}
-		}
-		return true
+`, bun.Token, b.https)}.doc(b.board, mc.peers, bun.Key)
 	})
+	started := time.Now()
+	mc.start(t, bin)
+	view, runstate := mc.view, func(v clusterView, name string) string { return v.runstates()[name] }
+	mc.waitFormed(t, "ews1")
 
 	t.Logf("3 boards running %v after their start", time.Since(started).Round(time.Millisecond))
 	// ews3's own certificate, as a thief holding its card presents it
-	ews3, err := bundle.Read(filepath.Join(dir, "ews3.bundle"))
+	ews3, err := bundle.Read(mc.own(boards[2]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +76,7 @@ max_age = "0s"
 	// is tried again until the deadline.
 	var out []byte
 	testutil.WaitFor(t, "ews cluster revoke ews3 through ews1", 30*time.Second, func() (bool, string) {
-		out, err = exec.Command(bin, "cluster", "revoke", "ews3", "--bundle", bpath, "--url", "https://"+boards[0].https, "--cacert", capath).CombinedOutput()
+		out, err = exec.Command(bin, "cluster", "revoke", "ews3", "--bundle", mc.admin, "--url", "https://"+boards[0].https, "--cacert", mc.caFile).CombinedOutput()
 		return err == nil, fmt.Sprintf("%v: %s", err, out)
 	})
 	t.Logf("ews cluster revoke (%v after the start): %s", time.Since(started).Round(time.Millisecond), strings.TrimSpace(string(out)))

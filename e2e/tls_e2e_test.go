@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
@@ -47,29 +45,16 @@ func TestTLSClusterCapture(t *testing.T) {
 		t.Skip("no tcpdump: apt-get install -y tcpdump (scripts/test.sh installs it)")
 	}
 	bin := ewsBinary(t)
-	dir := t.TempDir()
-	plain, peers := layout(t, 3)
-	bpath := filepath.Join(dir, "cluster.bundle")
-	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", bpath).CombinedOutput(); err != nil {
-		t.Fatalf("ews cluster init: %v\n%s", err, out)
-	}
-	bun, err := bundle.Read(bpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := exec.Command(bin, "cluster", "ca", bpath).Output()
-	if err != nil {
-		t.Fatalf("ews cluster ca: %v", err)
-	}
-	var boards []*tlsBoard
+	mc := mintCluster(t, bin, 3) // each board gets its own bundle minted from the admin's
+	dir, bun, boards, client := mc.dir, mc.bundle, mc.boards, mc.client
 	low, high := 65535, 0
-	for _, b := range plain {
+	for _, b := range boards {
 		var port int
 		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
-		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
 		low, high = min(low, port), max(high, port+200)
-		boards = append(boards, tb)
-		doc := boardTOML{cluster: fmt.Sprintf("bundle_file = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", bpath), rest: fmt.Sprintf(`[http]
+	}
+	mc.configure(t, func(b *tlsBoard) string {
+		return boardTOML{cluster: fmt.Sprintf("bundle_file = %q\ntmax = \"1s\"\ntthreshold = \"1s\"\nheartbeat = \"100ms\"\n", mc.own(b)), rest: fmt.Sprintf(`[http]
 auth = "token"
 token = %q
 https = %q
@@ -78,15 +63,8 @@ https = %q
 name = "relay1"
 driver = "sim-switch"
 node = "ews3"
-`, bun.Token, tb.https)}.doc(b, peers, bun.Key)
-		// each board gets its own bundle minted from the admin's
-		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", bpath, "--out", filepath.Join(dir, b.name+".bundle")).CombinedOutput(); err != nil {
-			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
-		}
-		doc = strings.Replace(doc, fmt.Sprintf("bundle_file = %q", bpath), fmt.Sprintf("bundle_file = %q", filepath.Join(dir, b.name+".bundle")), 1)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		writeFile(t, b.cfg, doc)
-	}
+`, bun.Token, b.https)}.doc(b.board, mc.peers, bun.Key)
+	})
 
 	pcap := filepath.Join(dir, "lo.pcap")
 	var dumpErr syncBuffer
@@ -108,34 +86,8 @@ node = "ews3"
 		return strings.Contains(dumpErr.String(), "listening on")
 	})
 
-	for _, b := range boards {
-		b.start(t, bin)
-	}
-	pool := x509Pool(t, caPEM)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
-	testutil.EventuallyWithin(t, "ews1 master of 3 running boards, over HTTPS", 30*time.Second, func() bool {
-		for _, b := range boards {
-			var v clusterView
-			resp, err := client.Get("https://" + b.https + "/api/cluster")
-			if err != nil {
-				return false
-			}
-			err = json.NewDecoder(resp.Body).Decode(&v)
-			resp.Body.Close()
-			running := 0
-			for _, n := range v.Nodes {
-				if n.Runstate == "running" {
-					running++
-				}
-			}
-			if err != nil || v.Master != "ews1" || running != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	mc.start(t, bin)
+	mc.waitFormed(t, "ews1")
 
 	follower := "https://" + boards[1].https
 	do := func(method, url string, hdr map[string]string, body string) (int, string, *http.Response) {
@@ -233,10 +185,7 @@ node = "ews3"
 		t.Fatalf("plain /healthz: %d", code)
 	}
 	// ews status follows the redirect and trusts the CA it is given.
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	caFile := mc.caFile
 	if out, err := exec.Command(bin, "status", "--url", "http://"+boards[2].http, "--cacert", caFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "ews1") {
 		t.Fatalf("ews status --cacert: %v\n%s", err, out)
 	}

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,12 +18,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/state"
 )
@@ -51,46 +48,20 @@ func startUpCluster(t *testing.T, bin string) *upCluster { return startUpCluster
 
 // startUpClusterMinted is startUpCluster with mint's CLI making the
 // bundles: a board bundle of this build carries no token (docs/NOTES.md
-// "Security"), which the last build cannot read, so a cluster that may
-// run the last build is one it flashed.
+// "Security"), which builds before that change (unsealedBuild among them)
+// cannot read, so a cluster that may run such a build is one it flashed.
 func startUpClusterMinted(t *testing.T, mint, bin string) *upCluster {
 	t.Helper()
-	dir := t.TempDir()
-	plain, peers := layout(t, 3)
-	c := &upCluster{admin: filepath.Join(dir, "admin.bundle"), caFile: filepath.Join(dir, "ca.pem")}
-	run := func(args ...string) []byte {
-		t.Helper()
-		out, err := exec.Command(mint, args...).Output()
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				out = append(out, ee.Stderr...)
-			}
-			t.Fatalf("ews %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
-	run("cluster", "init", "--peers", strings.ReplaceAll(strings.ReplaceAll(peers, `"`, ""), " ", ""), "--out", c.admin)
-	writeFile(t, c.caFile, string(run("cluster", "ca", c.admin)))
-	admin, err := bundle.Read(c.admin) // the token `ews cluster init` showed
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.token = admin.Token
-	c.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, []byte(readFile(t, c.caFile)))}}}
-	t.Cleanup(c.client.CloseIdleConnections)
+	mc := mintCluster(t, mint, 3)
+	c := &upCluster{admin: mc.admin, caFile: mc.caFile, token: mc.bundle.Token, boards: mc.boards, // the token `ews cluster init` showed
+		client: &http.Client{Timeout: 10 * time.Second, Transport: mc.client.Transport}}
 	var devices strings.Builder
-	for _, b := range plain {
+	for _, b := range c.boards {
 		fmt.Fprintf(&devices, "[[device]]\nname = \"relay%[1]s\"\ndriver = \"sim-switch\"\nnode = %[2]q\n[[device]]\nname = \"temp%[1]s\"\ndriver = \"sim-sensor\"\nnode = %[2]q\n",
 			strings.TrimPrefix(b.name, "ews"), b.name)
 	}
-	for _, b := range plain {
-		port, _ := strconv.Atoi(b.http[strings.LastIndex(b.http, ":")+1:])
-		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
-		bb := filepath.Join(dir, b.name+".bundle")
-		run("cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", c.admin, "--out", bb)
-		b.cfg = filepath.Join(dir, b.name+".toml")
-		writeFile(t, b.cfg, fmt.Sprintf(`[node]
+	mc.configure(t, func(b *tlsBoard) string {
+		return fmt.Sprintf(`[node]
 name = %q
 http = %q
 gossip = %q
@@ -104,23 +75,15 @@ https = %q
 [sim]
 device_latency = "5ms"
 page_latency = "0s"
-%s`, b.name, b.http, b.gossip, peers, bb, fastTimers, tb.https, devices.String()))
-		exe := filepath.Join(dir, b.name, "ews")
+%s`, b.name, b.http, b.gossip, mc.peers, mc.own(b), fastTimers, b.https, devices.String())
+	})
+	for _, b := range c.boards {
+		exe := filepath.Join(mc.dir, b.name, "ews")
 		copyBinary(t, bin, exe)
 		b.flags = []string{"--log-level", "debug"} // refused gossip is logged at debug
 		b.startWith(t, nil, exe)
-		c.boards = append(c.boards, tb)
 	}
 	return c
-}
-
-func readFile(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // get reads path of board b over HTTPS with the token into v.
@@ -294,7 +257,7 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 	}
 	tok := filepath.Join(t.TempDir(), "token")
 	writeFile(t, tok, c.token+"\n")
-	kept := upMakeUser(t, c) // a user of the old build, which the new one imports into its log
+	kept := upMakeUser(t, c) // a user made on the old build, in its durable log: the new one keeps it
 
 	mon := watchUpgrade(c)
 	t.Cleanup(mon.stop) // also when the upgrade failed the test: before the boards stop

@@ -128,6 +128,67 @@ func oneMaster(bs []*board, master string) bool {
 	return n == 1
 }
 
+// agreedMaster returns the board of bs every board of bs follows, and its
+// epoch, when they agree and it alone is master; else nil and what differs.
+func agreedMaster(bs []*board) (*board, uint64, string) {
+	v0 := bs[0].c.Snapshot()
+	var master *board
+	for _, b := range bs {
+		v := b.c.Snapshot()
+		if v.Master == "" || v.Master != v0.Master || v.Epoch != v0.Epoch {
+			return nil, 0, fmt.Sprintf("%s follows %q at epoch %d, %s %q at %d", v.Self, v.Master, v.Epoch, v0.Self, v0.Master, v0.Epoch)
+		}
+		if b.c.IsMaster() {
+			if master != nil || v.Self != v.Master {
+				return nil, 0, fmt.Sprintf("%s is master too (of %q)", v.Self, v.Master)
+			}
+			master = b
+		}
+	}
+	if master == nil {
+		return nil, 0, fmt.Sprintf("every board follows %s, which is not one of them", v0.Master)
+	}
+	return master, v0.Epoch, ""
+}
+
+// waitAgreedMaster waits for agreedMaster to hold, at an epoch above
+// after, and returns the master and its epoch.
+func waitAgreedMaster(t *testing.T, what string, bs []*board, after uint64) (*board, uint64) {
+	t.Helper()
+	var m *board
+	var epoch uint64
+	testutil.WaitFor(t, what, testutil.DefaultLimit, func() (bool, string) {
+		var seen string
+		m, epoch, seen = agreedMaster(bs)
+		if m != nil && epoch <= after {
+			return false, fmt.Sprintf("master %s at epoch %d, not above %d", m.c.self.Name, epoch, after)
+		}
+		return m != nil, seen
+	})
+	return m, epoch
+}
+
+// without returns bs without x.
+func without(bs []*board, x *board) []*board {
+	var out []*board
+	for _, b := range bs {
+		if b != x {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// TestClusterElectsFailsOverAndRefusesWrongKey: three boards on real
+// sockets elect a master, take over when it crashes and when its successor
+// steps down, keep a board with the wrong key out, and take the crashed
+// board back as a follower. Which board wins each time is the rules' (rank
+// order, held on a fake clock in election_test.go) only while no board
+// stalls past tthreshold or tmax, which a loaded machine does (the test's
+// 200 and 300 ms): a stalled follower misses the master and claims, a
+// stalled board is skipped as down. So this test waits, with deadlines,
+// for what every timing reaches: one master that every live board follows
+// at an epoch above the last, and prints how long each takeover took.
 func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	var peers []string
 	for i := range 3 {
@@ -140,53 +201,71 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 	cfg := bs[0].c.cfg
 	hb, tmax := cfg.Heartbeat, cfg.TMax
 
-	testutil.EventuallyWithin(t, "ews1 elected by all three", 5*time.Second, func() bool { return oneMaster(bs, "ews1") })
-	testutil.EventuallyWithin(t, "every board running in every view", 2*time.Second, func() bool {
+	m0, epoch := waitAgreedMaster(t, "the three elect one master", bs, 0)
+	t.Logf("elected %s at epoch %d (ews1 unless a board stalled at the start)", m0.c.self.Name, epoch)
+	testutil.WaitFor(t, "every board running in every view", testutil.DefaultLimit, func() (bool, string) {
 		for _, b := range bs {
 			v := b.c.Snapshot()
+			if len(v.Nodes) != 3 {
+				return false, fmt.Sprintf("%s has %d rows", v.Self, len(v.Nodes))
+			}
 			for _, n := range v.Nodes {
 				if n.Runstate != Running || n.HTTP == "" || n.Capacity != 4 {
-					return false
+					return false, fmt.Sprintf("%s sees %+v", v.Self, n)
 				}
 			}
 		}
-		return true
+		return true, ""
 	})
-	v := bs[2].c.Snapshot()
-	if v.Self != "ews3" || v.Master != "ews1" || v.Epoch != 1 || len(v.Nodes) != 3 || v.Queue == nil {
-		t.Fatalf("ews3's view %+v, want self ews3, master ews1, epoch 1, 3 rows, a queue map", v)
-	}
-	if n, _ := v.Node("ews2"); n.Load.Mem != 0.5 || n.Addr != strings.TrimPrefix(peers[1], "ews2=") {
+	f := without(bs, m0)[1] // a follower
+	testutil.WaitFor(t, "a follower's view", testutil.DefaultLimit, func() (bool, string) {
+		v := f.c.Snapshot()
+		return v.Self == f.c.self.Name && v.Master != "" && v.Master != v.Self && v.Epoch >= 1 && len(v.Nodes) == 3 && v.Queue != nil,
+			fmt.Sprintf("%+v", v)
+	})
+	if n, _ := f.c.Snapshot().Node("ews2"); n.Load.Mem != 0.5 || n.Addr != strings.TrimPrefix(peers[1], "ews2=") {
 		t.Fatalf("ews2's row %+v: want mem 0.5 and its gossip address", n)
 	}
-	// The master's queue stats reach the followers in its table.
-	bs[0].local.queue.Store(&queueStats{map[string]int{"control": 3}, map[string]uint64{"control": 7}})
-	testutil.EventuallyWithin(t, "the master's queue on ews3", 2*time.Second, func() bool {
-		v := bs[2].c.Snapshot()
+	// The master's queue stats reach the followers in its table (every
+	// board has them: whichever is master sends them).
+	for _, b := range bs {
+		b.local.queue.Store(&queueStats{map[string]int{"control": 3}, map[string]uint64{"control": 7}})
+	}
+	testutil.Eventually(t, "the master's queue on a follower", func() bool {
+		v := f.c.Snapshot()
 		return v.Queue["control"] == 3 && v.Completed["control"] == 7
 	})
 
 	// A fourth board with the wrong key tries to join.
 	wrongPeers := append(append([]string{}, peers...), fmt.Sprintf("ews4=127.0.0.1:%d", freePort(t)))
 	bad := startBoard(t, testConfig("ews4", wrongPeers, otherKey))
-	testutil.EventuallyWithin(t, "wrong-key packets counted as refused", 5*time.Second, func() bool {
-		return float64(bs[0].c.m.refused.WithLabelValues("encrypted").Get()) > 0
+	testutil.Eventually(t, "wrong-key packets counted as refused", func() bool {
+		for _, b := range bs {
+			if float64(b.c.m.refused.WithLabelValues("encrypted").Get()) == 0 {
+				return false
+			}
+		}
+		return true
 	})
 
-	// The master dies without a word: one new master within tmax and a few heartbeats.
-	bs[0].c.crash()
-	live := bs[1:]
-	took := testutil.EventuallyWithin(t, "ews2 takes over", tmax+20*hb, func() bool {
-		return oneMaster(live, "ews2") && live[1].c.Snapshot().Epoch == 2
-	})
-	t.Logf("takeover after a crash: %v (tmax %v, heartbeat %v)", took, tmax, hb)
+	// The master dies without a word: the two left agree on a new one.
+	m0, epoch = waitAgreedMaster(t, "one master before the crash", bs, 0) // a stall may have moved it
+	m0.c.crash()
+	live := without(bs, m0)
+	start := time.Now()
+	m1, epoch1 := waitAgreedMaster(t, "a takeover after the master's crash", live, epoch)
+	t.Logf("takeover after a crash: %s at epoch %d, %v (tmax %v, heartbeat %v)", m1.c.self.Name, epoch1, time.Since(start), tmax, hb)
 	// (the metrics are set just after the election's state, on the run loop)
-	testutil.EventuallyWithin(t, "ews2's metrics show its takeover", time.Second, func() bool {
-		return float64(bs[1].c.m.takeovers.Get()) == 1 && float64(bs[1].c.m.isMaster.Get()) == 1
+	testutil.Eventually(t, "the new master's metrics show its takeover", func() bool {
+		return float64(m1.c.m.takeovers.Get()) >= 1 && float64(m1.c.m.isMaster.Get()) == 1
 	})
-	testutil.EventuallyWithin(t, "ews1 down in the new table", 2*time.Second, func() bool {
-		n, _ := bs[2].c.Snapshot().Node("ews1")
-		return n.Runstate == Down
+	testutil.Eventually(t, "the crashed board down in the new table", func() bool {
+		for _, b := range live {
+			if n, _ := b.c.Snapshot().Node(m0.c.self.Name); n.Runstate != Down {
+				return false
+			}
+		}
+		return true
 	})
 
 	for _, b := range live {
@@ -206,16 +285,22 @@ func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
 		}
 	}
 
-	// A graceful shutdown hands over at once (step-down), well before tmax.
-	bs[1].c.stop()
-	took = testutil.EventuallyWithin(t, "ews3 takes over after a step-down", tmax+20*hb, func() bool { return bs[2].c.IsMaster() })
-	t.Logf("takeover after a graceful shutdown: %v", took)
+	// A graceful shutdown hands over at once (a step-down, well before
+	// tmax): the one board left takes over.
+	m1, _ = waitAgreedMaster(t, "one master before the step-down", live, 0)
+	last := without(live, m1)[0]
+	start = time.Now()
+	m1.c.stop()
+	testutil.Eventually(t, last.c.self.Name+" takes over after a step-down", last.c.IsMaster)
+	t.Logf("takeover after a graceful shutdown: %v", time.Since(start))
 
-	// ews1 restarts with the same name and address: it rejoins and follows (preempt=false).
-	again := startBoard(t, testConfig("ews1", peers, testKey))
-	testutil.EventuallyWithin(t, "restarted ews1 follows ews3", 5*time.Second, func() bool { return oneMaster([]*board{again, bs[2]}, "ews3") })
-	testutil.EventuallyWithin(t, "ews1 running again in ews3's table", 2*time.Second, func() bool {
-		n, _ := bs[2].c.Snapshot().Node("ews1")
+	// The crashed board restarts with the same name and address: it rejoins
+	// (and follows, preempt=false, unless it stalled through its start).
+	again := startBoard(t, testConfig(m0.c.self.Name, peers, testKey))
+	m2, _ := waitAgreedMaster(t, "the restarted board and "+last.c.self.Name+" agree on a master", []*board{again, last}, 0)
+	t.Logf("after the restart: master %s (%s unless the restarted board stalled)", m2.c.self.Name, last.c.self.Name)
+	testutil.Eventually(t, "the restarted board running again in the master's table", func() bool {
+		n, _ := m2.c.Snapshot().Node(m0.c.self.Name)
 		return n.Runstate == Running
 	})
 }
