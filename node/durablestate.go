@@ -46,7 +46,7 @@ func (n *Node) openDurable() (durableState, error) {
 	}
 	r, err := durable.NewRaft(durable.Options{Self: b.state.Name, Peers: peers, Dir: dir, Stream: st,
 		Alive:   func(board string) bool { _, ok := n.boardHTTP(board); return ok },
-		Forward: durable.NewForwarder(so).Send, Timing: raftTiming(b.state.TMax, b.state.Heartbeat), Logger: n.log})
+		Forward: durable.NewForwarder(so).Send, Timing: raftTiming(b.state.TMax), Logger: n.log})
 	if err != nil {
 		return durableState{}, err
 	}
@@ -54,9 +54,12 @@ func (n *Node) openDurable() (durableState, error) {
 }
 
 // raftTiming is the log's clock from the cluster's: a leader is suspected
-// after tmax, as a master is; a voter is replaced after 30 tmax down.
-func raftTiming(tmax, heartbeat time.Duration) durable.Timing {
-	return durable.Timing{Heartbeat: tmax, Election: tmax, Lease: tmax / 2, Commit: min(max(heartbeat/2, time.Millisecond), tmax/2),
+// after tmax, as a master is; a voter is replaced after 30 tmax down. An
+// idle leader resends to each follower every tmax to 2 tmax (Commit), not
+// every heartbeat: a write's commit reaches the followers with the barrier
+// durable.Raft.Commit sends after it.
+func raftTiming(tmax time.Duration) durable.Timing {
+	return durable.Timing{Heartbeat: tmax, Election: tmax, Lease: tmax / 2, Commit: tmax,
 		Apply: max(5*time.Second, 4*tmax), Grace: 30 * tmax}
 }
 

@@ -20,6 +20,9 @@ type Timing struct {
 	// Lease is how long a leader stays one without hearing a majority:
 	// a leader cut off from it steps down after Lease.
 	Lease time.Duration
+	// Commit is how often a leader with nothing new sends each follower
+	// an empty append; a follower learns of a commit from the next append,
+	// which Commit's barrier sends at once, so it need not be short.
 	// Commit bounds how long a committed entry waits to be applied on a
 	// follower when nothing else is sent.
 	Commit time.Duration
@@ -248,6 +251,12 @@ func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 		r.log.Warn("durable: write not committed", "err", err)
 		return 0, 0, r.noQuorum(ra)
 	}
+	// The followers learn that f committed from the next append. Without
+	// another write that would be raft's idle resend, every Commit; a
+	// barrier is an append now (an entry the FSM never sees), so each
+	// board applies f within a round trip and the leader's idle sending
+	// can stay rare (raftTiming; docs/NOTES.md "Idle CPU").
+	go ra.Barrier(r.opts.Timing.Apply)
 	res, _ := f.Response().(applyResult)
 	return f.Index(), res.version, res.err
 }
