@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -67,9 +68,10 @@ func (n *Node) adminSeed() []byte {
 		return nil
 	}
 	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
-		// the hash is under the bundle's gossip key: of use only when that
-		// is the key this board runs with (a config may name another)
-		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Key; h != nil && key == base64.StdEncoding.EncodeToString(n.boot.clusterKey) {
+		// the hash is under the bundle's store secret (its first gossip
+		// key): of use only when that is the store's on this board (a
+		// config may name another key)
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.storeKey) {
 			return h
 		}
 	}
