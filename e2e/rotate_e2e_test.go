@@ -53,6 +53,11 @@ func TestRotateSecrets(t *testing.T) {
 	m.Write([]byte("ews board credential v1"))
 	oldCred := "ewsb_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 
+	// an operator may not rotate
+	if code, body := c.do(boards[0], "POST", "/api/cluster/rotate", userTok, `{}`); code != http.StatusForbidden {
+		t.Fatalf("POST /api/cluster/rotate with an operator's token: %d %s, want 403", code, body)
+	}
+
 	// ews3 misses the rotation
 	boards[2].stop(t, 10*time.Second)
 	c.waitRunstate(t, boards[:2], "ews3", "down")
