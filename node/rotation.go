@@ -245,7 +245,8 @@ func (n *Node) serveRotate(w http.ResponseWriter, r *http.Request) {
 
 // serveRotatePush takes a rotation another board offers: only on HTTPS,
 // only from a board's certificate (revoked ones are refused at the
-// handshake).
+// handshake), only while this board hears no other board (it missed the
+// rotation), and only a later generation sealed under the store's secret.
 func (n *Node) serveRotatePush(w http.ResponseWriter, r *http.Request) {
 	from, ok := peerName(r)
 	if !n.sec.on() || !ok {
@@ -255,6 +256,12 @@ func (n *Node) serveRotatePush(w http.ResponseWriter, r *http.Request) {
 	rt := n.acc.rotation
 	if rt == nil {
 		httpx.Error(w, http.StatusNotFound, "rotate: this board has no cluster secrets to rotate")
+		return
+	}
+	if live := n.liveBoards(); len(live) > 1 || (len(live) == 1 && live[0] != n.boot.state.Name) {
+		// in the cluster: rotations come from the log, never from one
+		// board (a card's holder could push secrets of its own making)
+		httpx.Error(w, http.StatusConflict, "rotate: this board is in the cluster: it takes rotations from the durable log")
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))

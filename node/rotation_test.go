@@ -145,3 +145,15 @@ func keptJSON(s rotate.Saved) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A board offers a rotation to another only over HTTPS on its
+// certificate: without TLS the offer is refused (such a board needs a new
+// board bundle).
+func TestRotatePushNeedsACertificate(t *testing.T) {
+	n := &Node{boot: bootOf(t, rotateConfig(t, t.TempDir(), newKey(t))), log: slog.New(slog.DiscardHandler)}
+	w := httptest.NewRecorder()
+	n.serveRotatePush(w, httptest.NewRequest(http.MethodPost, PushPath, strings.NewReader("sealed")))
+	if w.Code != http.StatusForbidden {
+		t.Fatalf("an offer without a certificate: %d %s, want 403", w.Code, w.Body)
+	}
+}
