@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -140,6 +142,45 @@ func TestRotateSecrets(t *testing.T) {
 	if code, body := c.do(boards[2], "POST", "/api/devices/relay1/toggle", userTok, ""); code != http.StatusOK {
 		t.Errorf("toggle through ews3 after it rejoined: %d %s", code, body)
 	}
+	if code, body := c.do(boards[2], "POST", "/api/devices/relay1/toggle", oldCred, ""); code != http.StatusUnauthorized {
+		t.Errorf("ews3: toggle with the board credential of the old key: %d %s, want 401", code, body)
+	}
+
+	// a second rotation, from the rewritten admin bundle (its store_key
+	// is no longer its key), rolls through all three
+	testutil.WaitFor(t, "a second ews cluster rotate, through ews3", 30*time.Second, func() (bool, string) {
+		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.adminPath, "--url", "https://"+boards[2].https, "--cacert", c.caPath, "--timeout", "20s").CombinedOutput()
+		return err == nil, fmt.Sprintf("%v: %s", err, out) // 503 while ews3's log catches up: again
+	})
+	t.Logf("second ews cluster rotate: %s", strings.TrimSpace(string(out)))
+	if again, err := bundle.Read(c.adminPath); err != nil || again.Generation != 2 || again.StoreKey != admin.Key || again.Key == rotated.Key {
+		t.Fatalf("admin bundle after the second rotation: %v, generation %d", err, again.Generation)
+	}
+	if code, body := c.do(boards[0], "POST", "/api/devices/relay1/toggle", userTok, ""); code != http.StatusOK {
+		t.Errorf("toggle after the second rotation: %d %s", code, body)
+	}
+
+	// a kept secrets file that does not read stops the start, naming it
+	boards[1].stop(t, 10*time.Second)
+	writeFile(t, kept, "{not json")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err = exec.CommandContext(ctx, bin, "run", "--config", boards[1].cfg).CombinedOutput()
+	if code := exitCodeOf(err); code != 1 || !strings.Contains(string(out), kept) {
+		t.Fatalf("ews run with a corrupt %s: exit %d (%v), want 1 naming the file:\n%s", kept, code, err, out)
+	}
+}
+
+// exitCodeOf is a finished command's exit code; -1 when it did not exit.
+func exitCodeOf(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 // gossipJoin starts a memberlist node with only key and joins addr; it

@@ -83,7 +83,9 @@ func (n *Node) openRotation() {
 		o.Keyring = kr
 	}
 	if n.sec.on() { // a board that missed a rotation is reached on its certificate; without TLS it needs a new bundle
-		rt.client = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: n.sec.client}}
+		tr := &http.Transport{TLSClientConfig: n.sec.client}
+		rt.client = &http.Client{Timeout: 2 * time.Second, Transport: tr}
+		n.life.onClose(tr.CloseIdleConnections)
 		o.Missed, o.Push = n.missedBoards, n.pushSecrets
 	}
 	rt.roller = rotate.New(o)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -56,7 +57,9 @@ type Roller struct {
 
 	mu       sync.Mutex
 	saved    Saved
-	badDoc   uint64               // the version of the document last found unreadable (logged once)
+	badDoc   uint64 // the version of the document last found unreadable (logged once)
+	opened   Doc    // the document at version openedAt, opened once
+	openedAt uint64
 	pushedAt map[string]time.Time // the last push to each board
 }
 
@@ -119,7 +122,19 @@ func (r *Roller) current() (Doc, uint64, bool) {
 	if len(cur.Data) == 0 {
 		return Doc{}, cur.Version, false
 	}
+	r.mu.Lock()
+	if cur.Version == r.openedAt {
+		d := r.opened
+		r.mu.Unlock()
+		return d, cur.Version, true
+	}
+	r.mu.Unlock()
 	d, err := Open(r.store(), cur.Data)
+	if err == nil {
+		r.mu.Lock()
+		r.opened, r.openedAt = d, cur.Version
+		r.mu.Unlock()
+	}
 	if err != nil {
 		r.mu.Lock()
 		first := r.badDoc != cur.Version
@@ -172,6 +187,7 @@ func (r *Roller) step(ctx context.Context) {
 // update commits change of d (at log version ver); a conflict (another
 // board wrote first) is taken at the next step.
 func (r *Roller) update(ctx context.Context, ver uint64, d Doc, change func(*Doc)) {
+	d.Acks = maps.Clone(d.Acks) // d may be the opened document kept for the next look
 	change(&d)
 	sealed, err := Seal(r.store(), d)
 	if err != nil {
