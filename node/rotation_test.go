@@ -157,3 +157,24 @@ func TestRotatePushNeedsACertificate(t *testing.T) {
 		t.Fatalf("an offer without a certificate: %d %s, want 403", w.Code, w.Body)
 	}
 }
+
+// A backup names the cluster by its store secret's id: a board on a
+// rotation's kept secrets and one on the card agree (ews cluster backup
+// refuses boards it takes for two clusters).
+func TestBackupKeyIDSurvivesRotation(t *testing.T) {
+	card := newKey(t)
+	dir := t.TempDir()
+	cfg := rotateConfig(t, dir, card)
+	onCard := &Node{boot: bootOf(t, cfg)}
+	kept := keptJSON(rotate.Saved{Gen: 1, Phase: rotate.Done, Key: newKey(t), Session: newKey(t), Store: card})
+	if err := os.WriteFile(filepath.Join(dir, "ews1.secrets.json"), []byte(kept), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rotated := &Node{boot: bootOf(t, cfg)}
+	if bytes.Equal(rotated.boot.clusterKey, card) {
+		t.Fatal("the kept secrets were not taken")
+	}
+	if a, b := onCard.backupOptions().Cluster, rotated.backupOptions().Cluster; !a.Same(b) {
+		t.Fatalf("the board on its card names the cluster %v, the rotated one %v", a, b)
+	}
+}
