@@ -210,8 +210,8 @@ func (n *Node) actorDoor() http.Handler {
 		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
 		r.Header.Del(HeaderActor)
 		r = r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true))
-		if old := n.boot.boardCred; old != "" && r.Header.Get("Authorization") == "Bearer "+old {
-			r.Header.Set("Authorization", "Bearer "+n.currentBoardCred()) // a rotation's (rotation.go)
+		if cur := n.currentBoardCred(); cur != "" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+boardCredPrefix) {
+			r.Header.Set("Authorization", "Bearer "+cur) // a derived one of an earlier generation: a rotation's now (rotation.go)
 		}
 		switch {
 		case strings.HasPrefix(ua, "rule-"):

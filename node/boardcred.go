@@ -36,8 +36,11 @@ func boardCredential(st state.Config, key []byte, a auth.Config) string {
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("ews board credential v1"))
-	return "ewsb_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return boardCredPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
+
+// boardCredPrefix starts every derived board credential.
+const boardCredPrefix = "ewsb_"
 
 // sentByBoard reports whether a board sent r: the automation's request in
 // process, or one the front door accepted with a dispatch or via mark

@@ -178,3 +178,28 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 		t.Fatalf("the board on its card names the cluster %v, the rotated one %v", a, b)
 	}
 }
+
+// The automation's requests carry the board credential of the rotation
+// the board is on, whatever generation its rules were built with; a
+// user's token passes as it is.
+func TestActorDoorSendsTheCurrentBoardCredential(t *testing.T) {
+	n := &Node{log: slog.New(slog.DiscardHandler)}
+	n.acc.rotation = &rotation{}
+	cur := "ewsb_generation2"
+	n.acc.rotation.boardCred.Store(&cur)
+	var got string
+	n.web.handler = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") })
+	for sent, want := range map[string]string{
+		"Bearer ewsb_generation0": "Bearer ewsb_generation2",
+		"Bearer ewsb_generation1": "Bearer ewsb_generation2",
+		"Bearer ews_usertoken":    "Bearer ews_usertoken",
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/api/devices/relay1/turn_on", nil)
+		r.Header.Set("User-Agent", "ews-rule-1")
+		r.Header.Set("Authorization", sent)
+		n.actorDoor().ServeHTTP(httptest.NewRecorder(), r)
+		if got != want {
+			t.Errorf("sent %q: the door passed %q, want %q", sent, got, want)
+		}
+	}
+}
