@@ -86,6 +86,18 @@ func TestRotateSecrets(t *testing.T) {
 	if st, err := os.Stat(c.adminPath); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("admin bundle mode %v %v, want 0600", st.Mode(), err)
 	}
+	// the new secrets are in no board's log and no answer
+	_, status := c.do(boards[0], "GET", "/api/cluster/rotate", admin.Token, "")
+	for _, secret := range []string{rotated.Key, rotated.SessionSecret} {
+		for _, b := range boards[:2] {
+			if strings.Contains(b.log.String(), secret) {
+				t.Fatalf("%s's log shows a new secret", b.name)
+			}
+		}
+		if strings.Contains(status, secret) || strings.Contains(string(out), secret) {
+			t.Fatalf("GET /api/cluster/rotate or the command shows a new secret: %s", status)
+		}
+	}
 	// a board bundle minted now hashes the admin's token as before
 	minted := filepath.Join(c.dir, "ews9.bundle")
 	if out, err := exec.Command(bin, "cluster", "board", "ews3", "--addr", "127.0.0.1", "--bundle", c.adminPath, "--out", minted).CombinedOutput(); err != nil {
