@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/node/durable"
@@ -52,8 +53,10 @@ type Options struct {
 // this one. Every board drives: the moves are conditional writes, so
 // two boards that see the same acks make one move.
 type Roller struct {
-	o    Options
-	wake chan struct{}
+	o       Options
+	wake    chan struct{}
+	pushing atomic.Bool    // a round of pushes is under way
+	pushes  sync.WaitGroup // it, for Run to wait on
 
 	mu       sync.Mutex
 	saved    Saved
@@ -104,6 +107,7 @@ func (r *Roller) Saved() Saved {
 func (r *Roller) Run(ctx context.Context) {
 	t := time.NewTicker(r.o.Tick)
 	defer t.Stop()
+	defer r.pushes.Wait()
 	for {
 		r.step(ctx)
 		select {
@@ -179,8 +183,11 @@ func (r *Roller) step(ctx context.Context) {
 		}
 		r.update(ctx, ver, d, func(n *Doc) { n.Phase = next })
 		r.o.Log.Info("rotate: every live board took the phase: next", "gen", d.Gen, "phase", d.Phase, "next", next)
-	case d.Phase == Done:
-		r.push(ctx, ver)
+	case d.Phase == Done && r.o.Push != nil && r.pushing.CompareAndSwap(false, true):
+		r.pushes.Go(func() { // a dial to a board that is gone takes its timeout: not in the roll's loop
+			defer r.pushing.Store(false)
+			r.push(ctx, ver)
+		})
 	}
 }
 
