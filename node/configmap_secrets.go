@@ -23,8 +23,11 @@ func (b *boot) rotatedSecrets() error {
 		return nil
 	}
 	card := rotate.Saved{Phase: rotate.Done, Key: b.clusterKey, Store: b.clusterKey}
-	if bun := b.security.Bundle; bun != nil && bun.Key == base64.StdEncoding.EncodeToString(b.clusterKey) {
-		card.Store, card.Gen, card.Session = bun.Store(), bun.Generation, bun.Session()
+	if bun := b.security.Bundle; bun != nil {
+		card.Session = bun.Session()                                    // openSecurity's choice too
+		if bun.Key == base64.StdEncoding.EncodeToString(b.clusterKey) { // else a config names another key: that is the store's
+			card.Store, card.Gen = bun.Store(), bun.Generation
+		}
 	}
 	if card.Session == nil {
 		card.Session = b.clusterKey // what openSecurity keys sessions with then

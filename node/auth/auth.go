@@ -217,14 +217,16 @@ func New(c Config, opts Options) (*Auth, error) {
 }
 
 // Fingerprint is 8 bytes of an HMAC of this board's mode and credentials
-// under the cluster key: equal on boards that accept the same credentials,
-// and telling nothing of the token to anyone without the key. 0 (unknown)
+// under key (node gives the store's secret, the first cluster key, which a
+// rotation keeps): equal on boards that accept the same credentials, and
+// telling nothing of the token to anyone without the key. 0 (unknown)
 // without a key: the fingerprint of a short token could be brute-forced.
-func (a *Auth) Fingerprint(clusterKey []byte) uint64 {
-	if len(clusterKey) == 0 {
+// After Rotate the credentials, hence the fingerprint, may change.
+func (a *Auth) Fingerprint(key []byte) uint64 {
+	if len(key) == 0 {
 		return 0
 	}
-	m := hmac.New(sha256.New, clusterKey)
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte("ews-credentials\x00" + a.creds.Load().secret))
 	return max(binary.BigEndian.Uint64(m.Sum(nil)), 1)
 }
