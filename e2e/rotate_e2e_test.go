@@ -253,7 +253,7 @@ func gossipJoin(t *testing.T, key []byte, addr string) (int, error) {
 		t.Fatal(err)
 	}
 	mc.Keyring, mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = kr, true, true
-	mc.TCPTimeout = 2 * time.Second
+	mc.TCPTimeout = 5 * time.Second
 	mc.LogOutput = io.Discard
 	ml, err := memberlist.Create(mc)
 	if err != nil {
