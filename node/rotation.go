@@ -46,6 +46,11 @@ type RotateRequest struct {
 	Session []byte `json:"session"`
 	// StoreID is StoreID of the admin bundle's store secret.
 	StoreID string `json:"store_id"`
+	// Gen is the generation the rotation is for (GET RotatePath's gen +
+	// 1), Sig the admin bundle's signature of it (rotate.Signed), which a
+	// board whose bundle has a verify key requires.
+	Gen uint64 `json:"gen"`
+	Sig []byte `json:"sig,omitempty"`
 }
 
 // StoreID names a store secret without telling it: the admin's bundle and
@@ -78,7 +83,7 @@ func (n *Node) openRotation() {
 	rt.boardCred.Store(&cred)
 	n.acc.rotation = rt
 	o := rotate.Options{Self: b.state.Name, State: n.acc.durable.state, Saved: b.rotated, Path: b.secretsPath,
-		Install: n.installSecrets, Live: n.liveBoards, Log: n.log}
+		Install: n.installSecrets, Live: n.liveBoards, Verify: n.sec.verify, Log: n.log}
 	if kr := n.clu.cluster.Keyring(); kr != nil {
 		o.Keyring = kr
 	}
@@ -230,13 +235,16 @@ func (n *Node) serveRotate(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	d, err := rt.roller.Start(ctx, rotate.Secrets{Key: req.Key, Session: req.Session}, who(r).Name)
+	d, err := rt.roller.Start(ctx, rotate.Secrets{Key: req.Key, Session: req.Session}, who(r).Name, req.Gen, req.Sig)
 	var re *rotate.RollingError
+	var se *rotate.StaleError
 	switch {
 	case err == nil:
 		n.log.Warn("cluster: secrets rotation started", "gen", d.Gen, "by", d.By)
 		httpx.JSON(w, http.StatusOK, rt.roller.Status())
-	case errors.As(err, &re):
+	case errors.Is(err, rotate.ErrUnsigned):
+		httpx.Error(w, http.StatusForbidden, "%v", err)
+	case errors.As(err, &re), errors.As(err, &se):
 		httpx.Error(w, http.StatusConflict, "%v", err)
 	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
@@ -247,8 +255,9 @@ func (n *Node) serveRotate(w http.ResponseWriter, r *http.Request) {
 
 // serveRotatePush takes a rotation another board offers: only on HTTPS,
 // only from a board's certificate (revoked ones are refused at the
-// handshake), only while this board hears no other board (it missed the
-// rotation), and only a later generation sealed under the store's secret.
+// handshake), only a later generation sealed under the store's secret and
+// signed by the admin (rotate.Options.Verify; without a verify key, only
+// while this board hears no other board).
 func (n *Node) serveRotatePush(w http.ResponseWriter, r *http.Request) {
 	from, ok := peerName(r)
 	if !n.sec.on() || !ok {
@@ -260,9 +269,10 @@ func (n *Node) serveRotatePush(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "rotate: this board has no cluster secrets to rotate")
 		return
 	}
-	if live := n.liveBoards(); len(live) > 1 || (len(live) == 1 && live[0] != n.boot.state.Name) {
-		// in the cluster: rotations come from the log, never from one
-		// board (a card's holder could push secrets of its own making)
+	if live := n.liveBoards(); n.sec.verify == nil && (len(live) > 1 || (len(live) == 1 && live[0] != n.boot.state.Name)) {
+		// no admin's key to check the offer by (a version 2 bundle): in
+		// the cluster, rotations come from the log only (a card's holder
+		// could push secrets of its own making)
 		httpx.Error(w, http.StatusConflict, "rotate: this board is in the cluster: it takes rotations from the durable log")
 		return
 	}
@@ -272,7 +282,11 @@ func (n *Node) serveRotatePush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	changed, err := rt.roller.Offer(body)
-	if err != nil {
+	switch {
+	case errors.Is(err, rotate.ErrUnsigned):
+		httpx.Error(w, http.StatusForbidden, "%v", err)
+		return
+	case err != nil:
 		httpx.Error(w, http.StatusBadRequest, "%v", err)
 		return
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -48,10 +49,13 @@ func newKey(t *testing.T) []byte {
 // cluster, a body that is not JSON: refused.
 func TestServeRotate(t *testing.T) {
 	key := newKey(t)
-	body := func(store []byte, keyLen int) string {
-		b, _ := json.Marshal(RotateRequest{Key: newKey(t)[:keyLen], Session: newKey(t), StoreID: StoreID(store)})
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signed := func(store []byte, keyLen int, gen uint64, signGen uint64) string {
+		k, s := newKey(t)[:keyLen], newKey(t)
+		b, _ := json.Marshal(RotateRequest{Key: k, Session: s, StoreID: StoreID(store), Gen: gen, Sig: ed25519.Sign(priv, rotate.Signed(signGen, k, s))})
 		return string(b)
 	}
+	body := func(store []byte, keyLen int) string { return signed(store, keyLen, 1, 1) }
 	tests := []struct {
 		name  string
 		state durable.State
@@ -61,18 +65,21 @@ func TestServeRotate(t *testing.T) {
 		says  string
 	}{
 		{"committed", durable.NewAlone(nil), false, body(key, 32), http.StatusOK, `"phase":"install"`},
-		{"a second while the first rolls", durable.NewAlone(nil), true, body(key, 32), http.StatusConflict, "still rolling"},
+		{"a second while the first rolls", durable.NewAlone(nil), true, signed(key, 32, 2, 2), http.StatusConflict, "still rolling"},
 		{"no quorum", noQuorumState{durable.NewAlone(nil)}, false, body(key, 32), http.StatusServiceUnavailable, "no quorum"},
 		{"another cluster's admin bundle", durable.NewAlone(nil), false, body(newKey(t), 32), http.StatusConflict, "not this cluster's"},
 		{"a key of the wrong size", durable.NewAlone(nil), false, body(key, 20), http.StatusBadRequest, "key"},
 		{"not JSON", durable.NewAlone(nil), false, "rotate", http.StatusBadRequest, "want"},
+		{"not signed by the admin", durable.NewAlone(nil), false, signed(key, 32, 1, 7), http.StatusForbidden, "not signed"},
+		{"for a generation the cluster is past", durable.NewAlone(nil), false, signed(key, 32, 3, 3), http.StatusConflict, "moved on"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := &Node{boot: bootOf(t, rotateConfig(t, t.TempDir(), key)), log: slog.New(slog.DiscardHandler)}
-			n.acc.rotation = &rotation{roller: rotate.New(rotate.Options{Self: "ews1", State: tt.state, Saved: n.boot.rotated, Log: n.log})}
+			n.acc.rotation = &rotation{roller: rotate.New(rotate.Options{Self: "ews1", State: tt.state, Saved: n.boot.rotated, Verify: pub, Log: n.log})}
 			if tt.first {
-				if _, err := n.acc.rotation.roller.Start(context.Background(), rotate.Secrets{Key: newKey(t), Session: newKey(t)}, "admin"); err != nil {
+				k, s := newKey(t), newKey(t)
+				if _, err := n.acc.rotation.roller.Start(context.Background(), rotate.Secrets{Key: k, Session: s}, "admin", 1, ed25519.Sign(priv, rotate.Signed(1, k, s))); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -58,13 +59,31 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 		pool = ca.Pool
 	}
 	c := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	signer, err := b.Signer()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", *bundlePath, err)
+		return exitUsage
+	}
+	started := time.Now()
+	var st rotate.Status
+	if code := rotateCall(c, http.MethodGet, base, b.Token, nil, &st, stderr); code != exitOK {
+		return code
+	}
+	if !st.Finished {
+		fmt.Fprintf(stderr, "ews cluster rotate: rotation %d is still rolling (phase %s, waiting for %s): try again once it is done\n",
+			st.Gen, st.Phase, strings.Join(st.Waiting, ", "))
+		return exitError
+	}
+	// the next generation's secrets, signed with the admin's key: boards
+	// take them from another board only so signed
+	gen := st.Gen + 1
 	key, session := make([]byte, 32), make([]byte, 32)
 	_, _ = rand.Read(key) // never fails (crypto/rand)
 	_, _ = rand.Read(session)
 	store := b.Store()
-	body, _ := json.Marshal(node.RotateRequest{Key: key, Session: session, StoreID: node.StoreID(store)})
-	started := time.Now()
-	var st rotate.Status
+	body, _ := json.Marshal(node.RotateRequest{Key: key, Session: session, StoreID: node.StoreID(store),
+		Gen: gen, Sig: ed25519.Sign(signer, rotate.Signed(gen, key, session))})
+	st = rotate.Status{} // the committed rotation's, nothing of the one before
 	if code := rotateCall(c, http.MethodPost, base, b.Token, body, &st, stderr); code != exitOK {
 		return code
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/rotate"
 )
 
 // `ews cluster rotate` against a fake board: the admin bundle is
@@ -33,7 +34,12 @@ func TestClusterRotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var answer atomic.Value // what POST answers: "ok", "rolling", "quorum", "stuck"
+	verify, err := first.Verifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer atomic.Value // what the board answers: "ok", "rolling", "quorum", "stuck", "busy" (a rotation rolling already)
+	var posted atomic.Bool  // a rotation was committed: GET answers generation 1
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mode := answer.Load().(string)
 		if r.URL.Path != node.RotatePath || r.Header.Get("Authorization") != "Bearer "+first.Token {
@@ -41,20 +47,26 @@ func TestClusterRotate(t *testing.T) {
 			return
 		}
 		if r.Method == http.MethodGet {
-			finished := mode != "stuck"
-			json.NewEncoder(w).Encode(map[string]any{"gen": 1, "phase": "use", "finished": finished, "waiting": []string{"ews2"}})
+			if !posted.Load() {
+				json.NewEncoder(w).Encode(map[string]any{"gen": 0, "finished": mode != "busy", "phase": "install", "waiting": []string{"ews3"}})
+				return
+			}
+			json.NewEncoder(w).Encode(map[string]any{"gen": 1, "phase": "use", "finished": mode != "stuck", "waiting": []string{"ews2"}})
 			return
 		}
 		var req node.RotateRequest
 		switch {
 		case json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Key) != 32 || len(req.Session) != 32 || req.StoreID != node.StoreID(first.Store()):
 			http.Error(w, "bad body", http.StatusBadRequest)
+		case req.Gen != 1 || !rotate.Verify(verify, req.Gen, req.Key, req.Session, req.Sig):
+			http.Error(w, "not signed for generation 1", http.StatusForbidden)
 		case mode == "rolling":
 			http.Error(w, `{"error":"rotate: rotation 1 is still rolling"}`, http.StatusConflict)
 		case mode == "quorum":
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, `{"error":"no quorum: 1 of 3 voters reachable"}`, http.StatusServiceUnavailable)
 		default:
+			posted.Store(true)
 			json.NewEncoder(w).Encode(map[string]any{"gen": 1, "phase": "install", "waiting": []string{"ews1", "ews2"}})
 		}
 	}))
@@ -70,12 +82,14 @@ func TestClusterRotate(t *testing.T) {
 		{"no url", "ok", []string{"--bundle", adminPath}, exitUsage, "--url", false},
 		{"a rotation rolling", "rolling", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "still rolling", false},
 		{"no quorum", "quorum", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "no quorum", false},
+		{"a rotation rolling, seen before making one", "busy", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "waiting for ews3", false},
 		{"rotated", "ok", []string{"--bundle", adminPath, "--url", srv.URL}, exitOK, "rolled through every live board", true},
 		{"a roll that does not finish", "stuck", []string{"--bundle", adminPath, "--url", srv.URL, "--timeout", "300ms"}, exitError, "waiting for ews2", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			answer.Store(tt.mode)
+			posted.Store(false)
 			before, _ := bundle.Read(adminPath)
 			var out, errb bytes.Buffer
 			code := Main(append([]string{"cluster", "rotate"}, tt.args...), &out, &errb)

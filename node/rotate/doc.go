@@ -4,9 +4,11 @@ package rotate
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ed25519"
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,6 +65,25 @@ type Doc struct {
 	By      string           `json:"by"`
 	At      time.Time        `json:"at"`
 	Acks    map[string]Phase `json:"acks,omitempty"` // board -> the last phase of Gen it took
+	// Sig is the admin's signature (the firmware signing key of the admin
+	// bundle, ed25519) of Signed(Gen, Key, Session): a board that takes a
+	// rotation from another board rather than from the log checks it, so
+	// no board (nor a stolen card) can make one up.
+	Sig []byte `json:"sig,omitempty"`
+}
+
+// Signed is what the admin signs of a rotation: its generation and
+// secrets.
+func Signed(gen uint64, key, session []byte) []byte {
+	b := append([]byte("ews rotation v1\x00"), binary.BigEndian.AppendUint64(nil, gen)...)
+	b = append(b, byte(len(key)))
+	b = append(b, key...)
+	return append(b, session...)
+}
+
+// Verify reports whether sig is pub's signature of gen's secrets.
+func Verify(pub ed25519.PublicKey, gen uint64, key, session, sig []byte) bool {
+	return len(pub) == ed25519.PublicKeySize && len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, Signed(gen, key, session), sig)
 }
 
 // sealKey is the AES-256 key of the document under the store's secret.

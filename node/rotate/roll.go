@@ -2,6 +2,7 @@ package rotate
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,8 +44,13 @@ type Options struct {
 	// Tick is how often the roll is looked at besides each commit;
 	// default 250 ms. PushEvery spaces pushes to one board; default 2 s.
 	Tick, PushEvery time.Duration
-	Now             func() time.Time // default time.Now
-	Log             *slog.Logger
+	// Verify is the admin's public key (the bundle's verify_key): a
+	// rotation must be signed by it to start, or to be taken from another
+	// board (Offer). Nil: none is checked (a cluster without an admin
+	// bundle, which has no signing key).
+	Verify ed25519.PublicKey
+	Now    func() time.Time // default time.Now
+	Log    *slog.Logger
 }
 
 // Roller is one board's part of the rotations: it takes each phase the
@@ -247,7 +253,21 @@ func (r *Roller) Offer(sealed []byte) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if r.o.Verify != nil && !Verify(r.o.Verify, d.Gen, d.Key, d.Session, d.Sig) {
+		return false, ErrUnsigned
+	}
 	return r.take(d), nil
+}
+
+// ErrUnsigned: a rotation without the admin's signature, where one is
+// required (Options.Verify).
+var ErrUnsigned = errors.New("rotate: the rotation is not signed by the admin bundle's signing key")
+
+// StaleError: a rotation signed for another generation than the next.
+type StaleError struct{ Want, Next uint64 }
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("rotate: the rotation was made for generation %d, and the next is %d: the cluster moved on, try again", e.Want, e.Next)
 }
 
 // push offers the document to the boards that are not alive, each once
@@ -318,7 +338,7 @@ func (r *Roller) Status() Status {
 		st.Finished = true
 		return st
 	}
-	st.Gen, st.Phase, st.By, st.At, st.Acks = d.Gen, d.Phase, d.By, d.At, d.Acks
+	st.Gen, st.Phase, st.By, st.At, st.Acks = max(d.Gen, s.Gen), d.Phase, d.By, d.At, d.Acks
 	st.Waiting = waiting(d, r.live())
 	if st.Waiting == nil {
 		st.Waiting = []string{}
@@ -334,13 +354,19 @@ func (e *RollingError) Error() string {
 	return fmt.Sprintf("rotate: rotation %d is still rolling (phase %s, waiting for %v): try again once it is done", e.Status.Gen, e.Status.Phase, e.Status.Waiting)
 }
 
-// Start commits a new generation's secrets in phase Install; the boards
-// roll it from there (Run). *RollingError while the previous rotation is
-// not Done; the log's errors pass through (*durable.NoQuorumError: no
-// majority on this side).
-func (r *Roller) Start(ctx context.Context, sec Secrets, by string) (Doc, error) {
+// Start commits generation gen's secrets in phase Install, sig the
+// admin's signature of them (Signed); the boards roll it from there
+// (Run). ErrUnsigned when a signature is required and sig is not it;
+// *StaleError when gen is not the next generation (Status.Gen+1; 0 takes
+// the next when no signature is required); *RollingError while the
+// previous rotation is not Done; the log's errors pass through
+// (*durable.NoQuorumError: no majority on this side).
+func (r *Roller) Start(ctx context.Context, sec Secrets, by string, gen uint64, sig []byte) (Doc, error) {
 	if len(sec.Key) == 0 || len(sec.Session) == 0 {
 		return Doc{}, errors.New("rotate: a new key and session secret are required")
+	}
+	if r.o.Verify != nil && !Verify(r.o.Verify, gen, sec.Key, sec.Session, sig) {
+		return Doc{}, ErrUnsigned
 	}
 	for {
 		d, ver, ok := r.current()
@@ -350,8 +376,12 @@ func (r *Roller) Start(ctx context.Context, sec Secrets, by string) (Doc, error)
 		if ok && d.Phase != Done {
 			return Doc{}, &RollingError{Status: r.Status()}
 		}
-		nd := Doc{Gen: max(d.Gen, r.Saved().Gen) + 1, Phase: Install, Key: sec.Key, Session: sec.Session,
-			By: by, At: r.o.Now().UTC(), Acks: map[string]Phase{}}
+		next := max(d.Gen, r.Saved().Gen) + 1
+		if (gen != 0 || r.o.Verify != nil) && gen != next {
+			return Doc{}, &StaleError{Want: gen, Next: next}
+		}
+		nd := Doc{Gen: next, Phase: Install, Key: sec.Key, Session: sec.Session,
+			By: by, At: r.o.Now().UTC(), Acks: map[string]Phase{}, Sig: sig}
 		sealed, err := Seal(r.store(), nd)
 		if err != nil {
 			return Doc{}, err

@@ -3,6 +3,8 @@ package rotate
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -141,6 +143,8 @@ type board struct {
 func TestRollThreeBoards(t *testing.T) {
 	ctx := context.Background()
 	log := durable.NewAlone(nil)
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	sign := func(gen uint64, s Secrets) []byte { return ed25519.Sign(priv, Signed(gen, s.Key, s.Session)) }
 	names := []string{"ews1", "ews2", "ews3"}
 	live := func() []string { return names }
 	var boards []*board
@@ -152,15 +156,23 @@ func TestRollThreeBoards(t *testing.T) {
 			st = durable.NewAlone(nil) // down: sees nothing of the cluster's log
 		}
 		b.r = New(Options{Self: n, State: st, Saved: Saved{Phase: Done, Key: k0, Session: []byte("s0"), Store: store},
-			Path: filepath.Join(dir, n+".secrets.json"), Keyring: b.kr, Live: live,
+			Path: filepath.Join(dir, n+".secrets.json"), Keyring: b.kr, Live: live, Verify: pub,
 			Install: func(p Secrets, _ []Secrets) { b.prim = p }})
 		boards = append(boards, b)
 	}
-	if _, err := boards[1].r.Start(ctx, Secrets{Key: k1, Session: []byte("s1")}, "admin"); err != nil {
+	s1, s2 := Secrets{Key: k1, Session: []byte("s1")}, Secrets{Key: k2, Session: []byte("s2")}
+	if _, err := boards[1].r.Start(ctx, s1, "admin", 1, sign(2, s1)); !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("a rotation signed for another generation: %v, want ErrUnsigned", err)
+	}
+	var stale *StaleError
+	if _, err := boards[1].r.Start(ctx, s1, "admin", 2, sign(2, s1)); !errors.As(err, &stale) {
+		t.Fatalf("a rotation for generation 2 while the next is 1: %v, want a StaleError", err)
+	}
+	if _, err := boards[1].r.Start(ctx, s1, "admin", 1, sign(1, s1)); err != nil {
 		t.Fatal(err)
 	}
 	var rerr *RollingError
-	if _, err := boards[0].r.Start(ctx, Secrets{Key: k2, Session: []byte("s2")}, "admin"); !errors.As(err, &rerr) {
+	if _, err := boards[0].r.Start(ctx, s2, "admin", 2, sign(2, s2)); !errors.As(err, &rerr) {
 		t.Fatalf("a second rotation while the first rolls: %v, want a RollingError", err)
 	}
 	for round := 0; round < 20 && !boards[0].r.Status().Finished; round++ {
@@ -199,13 +211,18 @@ func TestRollThreeBoards(t *testing.T) {
 	if changed, err := ews4.r.Offer(log.Get(durable.KindRotation).Data); err != nil || changed {
 		t.Fatalf("offered again: changed %v %v, want nothing new", changed, err)
 	}
-	// another cluster's document does not open
+	// another cluster's document does not open; one made up by a holder
+	// of the store secret (any card) is not the admin's
 	other, _ := Seal([]byte("another cluster's store secret"), Doc{Gen: 9, Phase: Done, Key: k2})
 	if _, err := ews4.r.Offer(other); err == nil {
 		t.Fatal("a document sealed under another store secret was taken")
 	}
+	forged, _ := Seal(store, Doc{Gen: 9, Phase: Done, Key: k2, Session: []byte("s2")})
+	if _, err := ews4.r.Offer(forged); !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("a document without the admin's signature: %v, want ErrUnsigned", err)
+	}
 	// the rotation is done: a new one may start
-	if _, err := boards[2].r.Start(ctx, Secrets{Key: k2, Session: []byte("s2")}, "admin"); err != nil {
+	if _, err := boards[2].r.Start(ctx, s2, "admin", 2, sign(2, s2)); err != nil {
 		t.Fatalf("a rotation after the first is done: %v", err)
 	}
 }
