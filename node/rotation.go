@@ -150,6 +150,16 @@ func (n *Node) liveBoards() []string {
 	return out
 }
 
+// hearsOthers reports whether another board is alive on this board's gossip.
+func (n *Node) hearsOthers() bool {
+	for _, b := range n.liveBoards() {
+		if b != n.boot.state.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // missedBoards names the boards that are not alive and not revoked.
 func (n *Node) missedBoards() []string {
 	var out []string
@@ -269,7 +279,7 @@ func (n *Node) serveRotatePush(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "rotate: this board has no cluster secrets to rotate")
 		return
 	}
-	if live := n.liveBoards(); n.sec.verify == nil && (len(live) > 1 || (len(live) == 1 && live[0] != n.boot.state.Name)) {
+	if n.sec.verify == nil && n.hearsOthers() {
 		// no admin's key to check the offer by (a version 2 bundle): in
 		// the cluster, rotations come from the log only (a card's holder
 		// could push secrets of its own making)

@@ -5,6 +5,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
@@ -208,5 +211,33 @@ func TestActorDoorSendsTheCurrentBoardCredential(t *testing.T) {
 		if got != want {
 			t.Errorf("sent %q: the door passed %q, want %q", sent, got, want)
 		}
+	}
+}
+
+// A board that missed a rotation takes one offered on a board's
+// certificate when the admin signed it, whatever it hears; one sealed
+// under the store secret (on every card) but not signed is refused.
+func TestRotatePushSigned(t *testing.T) {
+	card := newKey(t)
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	n := &Node{boot: bootOf(t, rotateConfig(t, t.TempDir(), card)), log: slog.New(slog.DiscardHandler)}
+	n.sec.server, n.sec.verify = &tls.Config{}, pub // TLS on, the bundle's verify key
+	n.acc.rotation = &rotation{roller: rotate.New(rotate.Options{Self: "ews1", State: durable.NewAlone(nil), Saved: n.boot.rotated, Verify: pub, Log: n.log})}
+	next, session := newKey(t), newKey(t)
+	signed, _ := rotate.Seal(card, rotate.Doc{Gen: 1, Phase: rotate.Done, Key: next, Session: session, Sig: ed25519.Sign(priv, rotate.Signed(1, next, session))})
+	forged, _ := rotate.Seal(card, rotate.Doc{Gen: 2, Phase: rotate.Done, Key: newKey(t), Session: newKey(t)})
+	leaf := &x509.Certificate{Subject: pkix.Name{CommonName: "ews2"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	offer := func(body []byte) int {
+		r := httptest.NewRequest(http.MethodPost, PushPath, bytes.NewReader(body))
+		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
+		w := httptest.NewRecorder()
+		n.serveRotatePush(w, r)
+		return w.Code
+	}
+	if code := offer(forged); code != http.StatusForbidden {
+		t.Fatalf("an offer not signed by the admin: %d, want 403", code)
+	}
+	if code := offer(signed); code != http.StatusOK || !bytes.Equal(n.acc.rotation.roller.Saved().Key, next) {
+		t.Fatalf("a signed offer: %d, key taken %v", code, bytes.Equal(n.acc.rotation.roller.Saved().Key, next))
 	}
 }
