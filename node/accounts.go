@@ -45,12 +45,13 @@ func (n *Node) statePath(name string) string {
 }
 
 // openAccounts builds the users store and the audit log. The store's
-// secret is the cluster key; without one, the token of [http] (every board of
+// secret is the cluster key (the first: a rotation keeps it, so tokens
+// stay valid); without one, the token of [http] (every board of
 // an insecure cluster has the same); standalone with auth = "none", a
 // random one (nothing to check then).
 func (n *Node) openAccounts() error {
 	var err error
-	secret := n.boot.clusterKey
+	secret := n.boot.storeKey // the first cluster key: a rotation keeps it (configmap_secrets.go)
 	if a := n.boot.auth; len(secret) == 0 && a.Mode == "token" {
 		tok := a.Token
 		if tok == "" {
@@ -209,6 +210,9 @@ func (n *Node) actorDoor() http.Handler {
 		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
 		r.Header.Del(HeaderActor)
 		r = r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true))
+		if cur := n.currentBoardCred(); cur != "" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+boardCredPrefix) {
+			r.Header.Set("Authorization", "Bearer "+cur) // a derived one of an earlier generation: a rotation's now (rotation.go)
+		}
 		switch {
 		case strings.HasPrefix(ua, "rule-"):
 			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))

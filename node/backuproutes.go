@@ -51,10 +51,13 @@ func CheckStoreText(text, boot []byte) []string {
 }
 
 // backupOptions maps the boot config: its file, the lines of its inline
-// secrets and the cluster's identity.
+// secrets and the cluster's identity (its key id is the store secret's,
+// the first cluster key: the same on every board before, during and after
+// a rotation, which a board started before it and one restarted after it
+// would otherwise disagree on).
 func (n *Node) backupOptions() backup.Options {
 	o := backup.Options{Name: n.boot.state.Name, ConfigPath: n.boot.file, Secrets: map[string]int{},
-		Cluster: backup.Cluster{Peers: n.boot.peerList, KeyID: backup.KeyID(n.boot.clusterKey)}}
+		Cluster: backup.Cluster{Peers: n.boot.peerList, KeyID: backup.KeyID(n.boot.storeKey)}}
 	for k, l := range n.boot.secretLines {
 		o.Secrets[k] = l
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -35,8 +36,11 @@ func boardCredential(st state.Config, key []byte, a auth.Config) string {
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("ews board credential v1"))
-	return "ewsb_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return boardCredPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
+
+// boardCredPrefix starts every derived board credential.
+const boardCredPrefix = "ewsb_"
 
 // sentByBoard reports whether a board sent r: the automation's request in
 // process, or one the front door accepted with a dispatch or via mark
@@ -67,9 +71,10 @@ func (n *Node) adminSeed() []byte {
 		return nil
 	}
 	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
-		// the hash is under the bundle's gossip key: of use only when that
-		// is the key this board runs with (a config may name another)
-		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Key; h != nil && key == base64.StdEncoding.EncodeToString(n.boot.clusterKey) {
+		// the hash is under the bundle's store secret (its first gossip
+		// key): of use only when that is the store's on this board (a
+		// config may name another key)
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.storeKey) {
 			return h
 		}
 	}

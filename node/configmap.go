@@ -13,6 +13,7 @@ import (
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mqtt"
+	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/rules"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/sched"
@@ -45,12 +46,15 @@ type boot struct {
 
 	// clock is the board's one wall clock (docs/DESIGN.md, Time): [sim]
 	// clock_offset off the host's, corrected to cluster time by state.
-	clock      *clock.Clock
-	security   *config.Security // what cluster.bundle_file gives; TLS on or off
-	clusterKey []byte           // nil: no key (insecure, or standalone without one)
-	boardCred  string           // the credential a board shows for its own requests; "" alone (boardcred.go)
-	sim        *simProfile      // nil: not a simulated board ([sim] absent)
-	simulated  bool             // the devices run on the simulated board
+	clock       *clock.Clock
+	security    *config.Security // what cluster.bundle_file gives; TLS on or off
+	clusterKey  []byte           // nil: no key (insecure, or standalone without one); a rotation's primary (configmap_secrets.go)
+	storeKey    []byte           // the users store's secret: the first cluster key, kept across rotations
+	rotated     rotate.Saved     // the cluster's secrets this board starts on (configmap_secrets.go); zero alone
+	secretsPath string           // where a rotation keeps them; "" not kept
+	boardCred   string           // the credential a board shows for its own requests; "" alone (boardcred.go)
+	sim         *simProfile      // nil: not a simulated board ([sim] absent)
+	simulated   bool             // the devices run on the simulated board
 
 	file        string         // the boot config's path; "" without one
 	secretLines map[string]int // the line of each inline secret (cluster.key, http.token), for backups
@@ -158,7 +162,10 @@ func mapConfig(c *config.Config) (*boot, error) {
 		citeDevices: func(err error) error { return deviceErrors(c, err) },
 		authKey:     AuthKey(c),
 	}
-	b.boardCred = boardCredential(st, key, b.auth)
+	if err := b.rotatedSecrets(); err != nil {
+		return nil, err
+	}
+	b.boardCred = boardCredential(st, b.clusterKey, b.auth)
 	if b.auto.token == "" || (b.boardCred != "" && sec.Bundle != nil && sec.Bundle.AdminSeed() != nil) {
 		b.auto.token = b.boardCred // the one every board of a cluster of this build's bundles knows (boardcred.go)
 	}

@@ -91,6 +91,10 @@ func (n *Node) runDurable(ctx context.Context) error {
 	if n.acc.durable.raft == nil {
 		return nil
 	}
+	if rt := n.acc.rotation; rt != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); rt.roller.Run(ctx) }() // the cluster's secrets rolling (rotation.go)
+	}
 	return n.acc.durable.raft.Run(ctx)
 }
 

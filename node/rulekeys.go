@@ -18,8 +18,8 @@ import (
 func ruleKeySecret(b *boot) []byte {
 	var sum [32]byte
 	switch {
-	case len(b.clusterKey) > 0:
-		sum = sha256.Sum256(append([]byte("ews rule keys\x00"), b.clusterKey...))
+	case len(b.storeKey) > 0: // the first cluster key: the same on every master during a rotation
+		sum = sha256.Sum256(append([]byte("ews rule keys\x00"), b.storeKey...))
 	case b.state.Standalone():
 		return nil
 	default:

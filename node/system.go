@@ -85,6 +85,7 @@ type accessSide struct {
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
+	rotation    *rotation        // the cluster's secrets rolling (rotation.go); nil alone
 	boardIPs    boardAddrs       // where boards connect from
 	legacyPeers sync.Map         // boards of an older version let onto the peer stream: address -> *atomic.Int32 of their streams
 }
@@ -178,8 +179,8 @@ func (n *Node) build(b *boot) error {
 	}); err != nil {
 		return b.cite(b.authKey, err)
 	}
-	a.revoked = n.openRevocations(a.auth) // logouts kept across restarts (revocations.go)
-	a.creds.Store(a.auth.Fingerprint(sc.Key))
+	a.revoked = n.openRevocations(a.auth)         // logouts kept across restarts (revocations.go)
+	a.creds.Store(a.auth.Fingerprint(b.storeKey)) // the store's secret: the same on every board through a rotation
 	if b.auth.Mode == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
@@ -215,6 +216,7 @@ func (n *Node) build(b *boot) error {
 		return err
 	}
 	n.life.onClose(w.front.Close)
+	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (rotation.go)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster)})

@@ -59,6 +59,10 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 			sec.session = k
 		}
 	}
+	if len(b.rotated.Key) > 0 { // the card's, or a rotation's kept under state_dir (configmap_secrets.go)
+		primary, _ := b.rotated.Keys()
+		sec.session = primary.Session
+	}
 	if sec.session == nil {
 		// No bundle and no cluster key (a standalone board): a random key of
 		// this process, handed to the process that replaces it on a restart

@@ -723,3 +723,27 @@ func TestDeployRollingTLS(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestFlashRotatedBundle: after `ews cluster rotate` the admin bundle
+// carries store_key and generation (an unquoted number); flash.sh reads
+// it and the card's bundle, minted from it, keeps both.
+func TestFlashRotatedBundle(t *testing.T) {
+	if hostEws == "" {
+		t.Skip("mints with the host's ews")
+	}
+	c := newCard(t)
+	rotated := *tb
+	rotated.StoreKey, rotated.Key, rotated.Generation = tb.Key, config.NewKey(), 2
+	p := filepath.Join(filepath.Dir(c.dist), "rotated.bundle")
+	if err := bundle.Write(p, &rotated, false); err != nil {
+		t.Fatal(err)
+	}
+	out, code := run(t, "flash.sh", c.flashArgs("--bundle", p)...)
+	if code != 0 {
+		t.Fatalf("flash.sh with a rotated admin bundle: exit %d:\n%s", code, out)
+	}
+	got, err := bundle.Read(filepath.Join(c.root, "etc/ews/cluster.bundle"))
+	if err != nil || got.StoreKey != tb.Key || got.Generation != 2 || got.Key != rotated.Key {
+		t.Fatalf("the card's bundle: %v; store_key the first key %v, generation %d", err, got != nil && got.StoreKey == tb.Key, got.Generation)
+	}
+}

@@ -61,8 +61,9 @@ type Cluster struct {
 	self   Peer
 	peers  []Peer
 	timing Timing
-	key    []byte
-	http   string // derived HTTP address, when Local has none
+	// keyring holds the gossip keys (keyring.go); nil: gossip unencrypted
+	keyring *memberlist.Keyring
+	http    string // derived HTTP address, when Local has none
 	// literal maps peers whose configured gossip host is an IP to their
 	// address, so messages reach them even while out of the membership.
 	literal map[string]string
@@ -165,7 +166,11 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		c.peers = []Peer{{Rank: 0, Name: cfg.Name, Addr: cfg.Gossip}}
 	} else {
 		c.peers = append([]Peer(nil), cfg.Peers...)
-		c.key = cfg.Key
+		if len(cfg.Key) > 0 && !cfg.Insecure {
+			if c.keyring, err = memberlist.NewKeyring(cfg.Keys, cfg.Key); err != nil {
+				return nil, fmt.Errorf("state: cluster key: %w", err)
+			}
+		}
 	}
 	c.e, err = NewElection(cfg.Name, c.peers, c.timing, time.Now())
 	if err != nil {
@@ -289,7 +294,7 @@ func (c *Cluster) Run(ctx context.Context) error {
 // open starts memberlist over the filtering transport; the filter's
 // goroutine is counted in filter and returns once the transport is down.
 func (c *Cluster) open(filter *sync.WaitGroup) error {
-	mc, err := memberlistConfig(c.cfg, c.self, c.key, &mlLog{logger: c.logger, refused: c.refused})
+	mc, err := memberlistConfig(c.cfg, c.self, c.keyring, &mlLog{logger: c.logger, refused: c.refused})
 	if err != nil {
 		return err
 	}

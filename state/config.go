@@ -63,6 +63,12 @@ type Config struct {
 	// on a clustered board is refused. Default nil.
 	Key []byte
 
+	// Keys are further gossip keys this board decrypts with, Key staying
+	// the one it encrypts with: a rotation of the cluster's secrets in
+	// progress when the board (re)started (node/rotate; docs/NOTES.md
+	// "Security"). Default nil.
+	Keys [][]byte
+
 	// Insecure turns gossip encryption off: any host on the network can
 	// then read and inject the table. Tests only. Default false.
 	Insecure bool

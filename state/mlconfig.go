@@ -16,7 +16,7 @@ import (
 // here failure detection is the paper's protocol (tables every heartbeat,
 // takeover after tmax), and memberlist only has to keep the membership and
 // notice deaths on the same scale.
-func memberlistConfig(cfg Config, self Peer, key []byte, logOut io.Writer) (*memberlist.Config, error) {
+func memberlistConfig(cfg Config, self Peer, kr *memberlist.Keyring, logOut io.Writer) (*memberlist.Config, error) {
 	hb, tmax := cfg.Heartbeat, cfg.TMax
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = cfg.Name
@@ -57,11 +57,7 @@ func memberlistConfig(cfg Config, self Peer, key []byte, logOut io.Writer) (*mem
 		mc.GossipInterval = relayGossipInterval(hb) // the master's messages ride on gossip (relaywire.go)
 	}
 
-	if len(key) > 0 && !cfg.Insecure {
-		kr, err := memberlist.NewKeyring(nil, key)
-		if err != nil {
-			return nil, fmt.Errorf("state: cluster key: %w", err)
-		}
+	if kr != nil { // the cluster's keys (Cluster.Keyring)
 		mc.Keyring = kr
 		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
 	}

@@ -19,7 +19,8 @@ backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board'
 restore --from FILE.tar.gz (--board NAME --out DIR [--root R] | --url URL): from a backup, write a replacement board's card, or put the configuration and users stores back on a running cluster (--url).
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
 raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.
-revoke NAME --bundle ADMIN --url URL [--cacert ca.pem]: revoke board NAME (a stolen card): every board refuses its certificate and gossip and shows it revoked.`
+revoke NAME --bundle ADMIN --url URL [--cacert ca.pem]: revoke board NAME (a stolen card): every board refuses its certificate and gossip and shows it revoked.
+rotate --bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]: roll a new gossip key and session secret through the running boards (no reflashing) and write them into the admin bundle; users' tokens stay, sessions end.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -42,9 +43,11 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterRaft(args[1:], stdout, stderr)
 		case "revoke": // cluster_revoke.go
 			return clusterRevoke(args[1:], stdout, stderr)
+		case "rotate": // cluster_rotate.go
+			return clusterRotate(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ...", clusterHelp, stderr)
+	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ... | rotate ...", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

@@ -188,7 +188,7 @@ func (b *Bundle) Board(name string, hosts []string, now time.Time) (*Bundle, err
 		return nil, err
 	}
 	// no token: a card gives one board, never the admin (docs/NOTES.md "Security")
-	out := &Bundle{Version: Version, Kind: KindBoard, Name: name, Key: b.Key, AdminTokenHash: hash,
+	out := &Bundle{Version: Version, Kind: KindBoard, Name: name, Key: b.Key, StoreKey: b.StoreKey, Generation: b.Generation, AdminTokenHash: hash,
 		SessionSecret: b.SessionSecret, Users: append([]string(nil), b.Users...), CACert: b.CACert,
 		Cert: base64.StdEncoding.EncodeToString(cert), CertKey: base64.StdEncoding.EncodeToString(key),
 		VerifyKey: b.VerifyKey}
@@ -248,13 +248,14 @@ func parseNotBefore(der []byte) (time.Time, error) {
 }
 
 // adminTokenHash is base64 of what the users store keeps of b's token
-// under b's gossip key; "" when b has no token.
+// under the store's secret (Store: the first gossip key, kept across
+// rotations); "" when b has no token.
 func (b *Bundle) adminTokenHash() (string, error) {
 	if b.Token == "" {
 		return "", nil
 	}
-	key, err := base64.StdEncoding.DecodeString(b.Key)
-	if err != nil {
+	key := b.Store()
+	if key == nil {
 		return "", errors.New("bundle: key: not base64")
 	}
 	h := tokenhash.Sum(key, b.Token)

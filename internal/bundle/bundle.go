@@ -48,6 +48,17 @@ type Bundle struct {
 	Kind    string `toml:"kind,omitempty"` // version 3: KindAdmin or KindBoard
 	Name    string `toml:"name,omitempty"` // a board bundle's board
 	Key     string `toml:"key"`            // base64 AES-256 gossip key (cluster.key)
+	// StoreKey is base64 of the users store's secret (tokens are hashed
+	// and the store sealed under keys derived from it; internal/tokenhash)
+	// when it is no longer Key: `ews cluster rotate` gives the cluster a
+	// new gossip key and keeps this one, so every user's token stays
+	// valid. "": Key (a cluster never rotated).
+	StoreKey string `toml:"store_key,omitempty"`
+	// Generation counts the rotations of the cluster's secrets this
+	// bundle's Key and SessionSecret are of (0: those of `ews cluster
+	// init`); a board prefers the secrets it keeps under state_dir when
+	// they are of a later generation.
+	Generation uint64 `toml:"generation,omitempty"`
 	// Token is the first admin's token (admin bundles; user admin of the
 	// users store, docs/NOTES.md "Security"). Board bundles minted by this
 	// build carry none (a card is no admin): AdminTokenHash instead.
@@ -112,6 +123,20 @@ func (b *Bundle) CA() (*clustertls.CA, error) {
 	return ca, nil
 }
 
+// Store is the decoded secret of the users store: StoreKey, else Key;
+// nil when neither decodes.
+func (b *Bundle) Store() []byte {
+	s := b.StoreKey
+	if s == "" {
+		s = b.Key
+	}
+	k, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(k) == 0 {
+		return nil
+	}
+	return k
+}
+
 // Session is the decoded session secret; nil when the bundle has none.
 func (b *Bundle) Session() []byte {
 	s, err := base64.StdEncoding.DecodeString(b.SessionSecret)
@@ -143,6 +168,11 @@ func (b *Bundle) Validate() error {
 	k, err := base64.StdEncoding.DecodeString(b.Key)
 	if err != nil || (len(k) != 16 && len(k) != 24 && len(k) != 32) {
 		return errors.New("key: want base64 of 16, 24 or 32 bytes")
+	}
+	if b.StoreKey != "" {
+		if k, err := base64.StdEncoding.DecodeString(b.StoreKey); err != nil || len(k) < 16 {
+			return errors.New("store_key: want base64 of at least 16 bytes")
+		}
 	}
 	if b.Token == "" && len(b.Users) == 0 && b.AdminTokenHash == "" {
 		return errors.New("token: empty, and no users: the bundle holds no HTTP credentials")
@@ -185,7 +215,7 @@ func (b *Bundle) Validate() error {
 
 // Equal reports whether a and b hold the same secrets.
 func (b *Bundle) Equal(o *Bundle) bool {
-	return b.Version == o.Version && b.Key == o.Key && b.Token == o.Token && b.AdminTokenHash == o.AdminTokenHash &&
+	return b.Version == o.Version && b.Key == o.Key && b.StoreKey == o.StoreKey && b.Generation == o.Generation && b.Token == o.Token && b.AdminTokenHash == o.AdminTokenHash &&
 		b.SessionSecret == o.SessionSecret && b.CACert == o.CACert && b.CAKey == o.CAKey &&
 		b.Kind == o.Kind && b.Name == o.Name && b.Cert == o.Cert && b.CertKey == o.CertKey &&
 		b.SignKey == o.SignKey && b.VerifyKey == o.VerifyKey &&

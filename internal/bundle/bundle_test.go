@@ -332,3 +332,38 @@ func TestBoardBundleHasNoToken(t *testing.T) {
 		t.Fatalf("a short admin_token_hash: %v", err)
 	}
 }
+
+// After `ews cluster rotate` the admin bundle has a new key and keeps the
+// first as store_key: a board bundle minted from it hashes the admin's
+// token as before (the users store's secret did not change), carries the
+// new key and the generation, and reads back; a store_key that is not
+// base64 of a key is refused naming the field.
+func TestRotatedAdminMintsTheSameTokenHash(t *testing.T) {
+	admin := testAdmin(t)
+	before, err := admin.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated := *admin
+	rotated.StoreKey, rotated.Key, rotated.Generation = admin.Key, random(32), 1
+	after, err := rotated.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.AdminTokenHash != before.AdminTokenHash || after.Key == before.Key || after.Generation != 1 || !bytes.Equal(after.Store(), before.Store()) {
+		t.Fatalf("minted after the rotation: same admin_token_hash %v, new key %v, generation %d, same store %v",
+			after.AdminTokenHash == before.AdminTokenHash, after.Key != before.Key, after.Generation, bytes.Equal(after.Store(), before.Store()))
+	}
+	p := filepath.Join(t.TempDir(), "ews1.bundle")
+	if err := Write(p, after, false); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Read(p); err != nil || !back.Equal(after) {
+		t.Fatalf("read back: %v, equal %v", err, back != nil && back.Equal(after))
+	}
+	bad := rotated
+	bad.StoreKey = "not base64!"
+	if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "store_key") {
+		t.Fatalf("a bad store_key: %v", err)
+	}
+}

@@ -175,6 +175,8 @@ func Action(r *http.Request) (action, target string) {
 		return "upgrade", ""
 	case p == "/api/cluster/revoke":
 		return "board.revoke", ""
+	case p == "/api/cluster/rotate":
+		return "cluster.rotate", ""
 	case p == "/api/config":
 		return "config.update", strings.Trim(r.Header.Get("If-Match"), `"`) // the version it changed
 	case p == "/api/config/rollback":

@@ -37,7 +37,6 @@ const CookieName = "ews_session"
 // Auth decides whether a request may control devices. Safe for concurrent use.
 type Auth struct {
 	mode     string
-	token    [32]byte               // sha256 of the token, compared in constant time
 	users    map[string][]byte      // basic: name -> bcrypt hash
 	verified map[[32]byte]time.Time // basic: recent good user:password, so bcrypt runs once a while
 	vmu      sync.Mutex
@@ -45,7 +44,6 @@ type Auth struct {
 	cop      *http.CrossOriginProtection
 	now      func() time.Time
 	checks   atomic.Int64 // credential checks made (tests count them)
-	secret   string       // what sessions are keyed by: mode and credentials
 	limit    *failLimiter
 	hashes   *hashGate // admission of password checks (admit.go)
 	dummy    []byte    // basic: bcrypt hash an unknown user is compared with, of the users' cost
@@ -58,8 +56,20 @@ type Auth struct {
 	// board alone, whose token is its admin
 	fromBoard func(*http.Request) bool
 	own       func(*http.Request) bool // this board's automation, in process
-	boardTok  [32]byte
-	hasBoard  bool // boardTok is set
+	// creds are the token, the board credentials and what sessions are
+	// keyed by; a rotation replaces them (Rotate)
+	creds atomic.Pointer[credSet]
+	// derived: the token is the board credential derived from the
+	// cluster key (a board bundle without a token), so a rotation
+	// replaces it
+	derived bool
+}
+
+// credSet is what an Auth checks tokens against and keys sessions by.
+type credSet struct {
+	token  [32]byte   // sha256 of the token, compared in constant time
+	board  [][32]byte // sha256 of further board credentials (board.go)
+	secret string     // what sessions and the fingerprint are keyed by: mode and credentials
 }
 
 // verifiedKey marks a request context whose credentials this Auth has
@@ -145,11 +155,11 @@ func New(c Config, opts Options) (*Auth, error) {
 		hashes:   newHashGate(DefaultHashSlots, DefaultHashWaiting, DefaultHashPerClient)}
 	switch c.Mode {
 	case ModeNone:
-		a.secret = "none"
+		a.creds.Store(&credSet{secret: "none"})
 	case ModeToken:
 		tok := c.Token
 		if tok == "" && c.TokenFile == "" && opts.FromBoard != nil {
-			tok = opts.BoardToken
+			tok, a.derived = opts.BoardToken, opts.BoardToken != ""
 		}
 		if tok == "" {
 			b, err := os.ReadFile(c.TokenFile)
@@ -161,14 +171,14 @@ func New(c Config, opts Options) (*Auth, error) {
 		if tok == "" {
 			return nil, errors.New("auth: the token is empty")
 		}
-		a.token = sha256.Sum256([]byte(tok))
+		cs := &credSet{token: sha256.Sum256([]byte(tok)), secret: "token\x00" + tok}
 		a.strong = len(tok) >= strongToken
 		a.fromBoard, a.own = opts.FromBoard, opts.Own
 		if opts.BoardToken != "" {
-			a.boardTok, a.hasBoard = sha256.Sum256([]byte(opts.BoardToken)), true
+			cs.board = [][32]byte{sha256.Sum256([]byte(opts.BoardToken))}
 		}
-		a.secret = "token\x00" + tok
-		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
+		a.creds.Store(cs)
+		a.sessions.key = sessionKey(opts.SessionSecret, cs.secret)
 	case ModeBasic:
 		a.users = map[string][]byte{}
 		a.verified = map[[32]byte]time.Time{}
@@ -198,8 +208,8 @@ func New(c Config, opts Options) (*Auth, error) {
 		for i, u := range users {
 			users[i] = u + ":" + string(a.users[u])
 		}
-		a.secret = "basic\x00" + strings.Join(users, "\n")
-		a.sessions.key = sessionKey(opts.SessionSecret, a.secret)
+		a.creds.Store(&credSet{secret: "basic\x00" + strings.Join(users, "\n")})
+		a.sessions.key = sessionKey(opts.SessionSecret, a.creds.Load().secret)
 	default:
 		return nil, fmt.Errorf("auth: unknown auth %q", c.Mode)
 	}
@@ -207,15 +217,17 @@ func New(c Config, opts Options) (*Auth, error) {
 }
 
 // Fingerprint is 8 bytes of an HMAC of this board's mode and credentials
-// under the cluster key: equal on boards that accept the same credentials,
-// and telling nothing of the token to anyone without the key. 0 (unknown)
+// under key (node gives the store's secret, the first cluster key, which a
+// rotation keeps): equal on boards that accept the same credentials, and
+// telling nothing of the token to anyone without the key. 0 (unknown)
 // without a key: the fingerprint of a short token could be brute-forced.
-func (a *Auth) Fingerprint(clusterKey []byte) uint64 {
-	if len(clusterKey) == 0 {
+// After Rotate the credentials, hence the fingerprint, may change.
+func (a *Auth) Fingerprint(key []byte) uint64 {
+	if len(key) == 0 {
 		return 0
 	}
-	m := hmac.New(sha256.New, clusterKey)
-	m.Write([]byte("ews-credentials\x00" + a.secret))
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("ews-credentials\x00" + a.creds.Load().secret))
 	return max(binary.BigEndian.Uint64(m.Sum(nil)), 1)
 }
 

@@ -25,11 +25,46 @@ var Board = &BoardCredential{}
 // further board credential; constant time.
 func (a *Auth) boardCredential(tok string) bool {
 	sum := sha256.Sum256([]byte(tok))
-	ok := subtle.ConstantTimeCompare(sum[:], a.token[:])
-	if a.hasBoard {
-		ok |= subtle.ConstantTimeCompare(sum[:], a.boardTok[:])
+	cs := a.creds.Load()
+	ok := subtle.ConstantTimeCompare(sum[:], cs.token[:])
+	for _, b := range cs.board {
+		ok |= subtle.ConstantTimeCompare(sum[:], b[:])
 	}
 	return ok == 1
+}
+
+// Rotate installs the credentials of a rotation of the cluster's secrets
+// (node/rotate; docs/NOTES.md "Security"): board[0] is the board
+// credential now derived from the gossip key and board[1:] those still
+// accepted (the previous one, while the rotation rolls); session[0] is
+// the session secret cookies are signed with from now on and session[1:]
+// those still accepted, pairwise with board. A cookie signed under a
+// secret no longer given is refused: a rotation ends the sessions made
+// before it, which is what it is for.
+func (a *Auth) Rotate(board []string, session [][]byte) {
+	old := a.creds.Load()
+	cs := &credSet{token: old.token, secret: old.secret}
+	for _, t := range board {
+		cs.board = append(cs.board, sha256.Sum256([]byte(t)))
+	}
+	secretOf := func(int) string { return old.secret }
+	if a.derived && len(board) > 0 { // the token was the derived credential: it rolls too
+		cs.token, cs.secret = sha256.Sum256([]byte(board[0])), "token\x00"+board[0]
+		secretOf = func(i int) string {
+			if i < len(board) {
+				return "token\x00" + board[i]
+			}
+			return cs.secret
+		}
+	}
+	a.creds.Store(cs)
+	var keys [][]byte
+	for i, s := range session {
+		keys = append(keys, sessionKey(s, secretOf(i)))
+	}
+	if len(keys) > 0 {
+		a.sessions.setKeys(keys[0], keys[1:])
+	}
 }
 
 // BoardMode reports whether the token is a board credential (a cluster)

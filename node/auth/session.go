@@ -31,6 +31,7 @@ type sessions struct {
 	m       map[string]time.Time // id -> expiry, issued here
 	revoked map[string]time.Time // revokedID(id) -> expiry: logged out here or on another board
 	key     []byte               // nil: ids valid on this board only
+	also    [][]byte             // further keys ids are accepted under (a rotation rolling: Auth.Rotate)
 	ttl     time.Duration
 	max     int
 	now     func() time.Time
@@ -118,10 +119,17 @@ const (
 	sessionMAC     = 16
 )
 
-func (s *sessions) sign(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
+func sign(key, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write(payload)
 	return m.Sum(nil)[:sessionMAC]
+}
+
+// setKeys signs new ids with key and accepts ids under key or also.
+func (s *sessions) setKeys(key []byte, also [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key, s.also = key, also
 }
 
 // create makes a session for u ("": the bundle's credentials; a user's
@@ -130,13 +138,16 @@ func (s *sessions) create(u sessionUser) (string, time.Time) {
 	now := s.now()
 	exp := now.Add(s.ttl)
 	var id string
-	if s.key != nil {
+	s.mu.Lock()
+	key := s.key
+	s.mu.Unlock()
+	if key != nil {
 		b := make([]byte, sessionPayload, sessionPayload+len(u.name)+sessionMAC)
 		binary.BigEndian.PutUint64(b, uint64(exp.UnixNano()))
 		_, _ = rand.Read(b[8:24]) // never fails (crypto/rand)
 		binary.BigEndian.PutUint64(b[24:], u.gen)
 		b = append(b, u.name[:min(len(u.name), sessionMaxName)]...)
-		id = base64.RawURLEncoding.EncodeToString(append(b, s.sign(b)...))
+		id = base64.RawURLEncoding.EncodeToString(append(b, sign(key, b)...))
 	} else {
 		b := make([]byte, 32)
 		_, _ = rand.Read(b) // never fails (crypto/rand)
@@ -204,7 +215,11 @@ func (s *sessions) signed(id string) (time.Time, sessionUser, bool) {
 		return time.Time{}, sessionUser{}, false
 	}
 	n := len(b) - sessionMAC
-	if !hmac.Equal(b[n:], s.sign(b[:n])) {
+	ok := hmac.Equal(b[n:], sign(s.key, b[:n]))
+	for _, k := range s.also {
+		ok = ok || hmac.Equal(b[n:], sign(k, b[:n]))
+	}
+	if !ok {
 		return time.Time{}, sessionUser{}, false
 	}
 	u := sessionUser{name: string(b[sessionPayload:n]), gen: binary.BigEndian.Uint64(b[24:])}

@@ -70,7 +70,7 @@ func (m *Marker) SignAssignment(epoch uint64, target string, client netip.Addr, 
 // (ttl: the longest an assignment is signed for). An assignment is used
 // many times: it is not remembered as used. It does not allocate.
 func (m *Marker) VerifyAssignment(tok, self string, client netip.Addr, ttl time.Duration) (Mark, error) {
-	s := m.pool.Get().(*scratch)
+	s := m.scratch()
 	defer m.pool.Put(s)
 	mk, bound, err := m.openTTL(s, tok, KindAssign, self, ttl)
 	if err != nil {

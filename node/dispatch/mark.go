@@ -165,7 +165,7 @@ const (
 // (internal/clock; docs/DESIGN.md, Time), so boards whose own clocks
 // disagree by months still accept each other's marks.
 type Marker struct {
-	key  []byte
+	keys atomic.Pointer[markKeys] // what it signs and verifies with (SetKeys)
 	ttl  time.Duration
 	skew time.Duration
 	now  func() time.Time
@@ -179,7 +179,9 @@ type Marker struct {
 
 // scratch is one Sign/Verify call's buffers, pooled so neither allocates.
 type scratch struct {
-	mac hash.Hash
+	set *markKeys   // the keys mac and alt are of
+	mac hash.Hash   // under the signing key
+	alt []hash.Hash // under the keys also accepted
 	raw [maxRaw]byte
 	enc [maxEncoded]byte
 	sum [sha256.Size]byte
@@ -221,7 +223,8 @@ func NewMarker(key []byte, opt MarkOptions) (*Marker, error) {
 	if len(key) < 16 {
 		return nil, errors.New("dispatch: mark key shorter than 16 bytes")
 	}
-	m := &Marker{key: append([]byte(nil), key...), ttl: opt.TTL, skew: opt.Skew, now: opt.Now}
+	m := &Marker{ttl: opt.TTL, skew: opt.Skew, now: opt.Now}
+	m.keys.Store(&markKeys{sign: append([]byte(nil), key...)})
 	if m.ttl <= 0 {
 		m.ttl = DefaultTTL
 	}
@@ -229,8 +232,47 @@ func NewMarker(key []byte, opt MarkOptions) (*Marker, error) {
 		m.now = time.Now
 	}
 	m.seen = newSeenMarks(opt.Seen)
-	m.pool.New = func() any { return &scratch{mac: hmac.New(sha256.New, m.key)} }
+	m.pool.New = func() any { return &scratch{} }
 	return m, nil
+}
+
+// markKeys are the keys of a Marker: it signs with sign and accepts
+// marks under sign or any of also.
+type markKeys struct {
+	sign []byte
+	also [][]byte
+}
+
+// SetKeys makes sign the key this Marker signs with, and accepts marks
+// under sign and each of also: during a rotation of the cluster's
+// secrets the boards accept both the old and the new key, then only the
+// new (node/rotate; docs/NOTES.md "Security"). Keys shorter than 16 bytes
+// are refused.
+func (m *Marker) SetKeys(sign []byte, also ...[]byte) error {
+	if len(sign) < 16 {
+		return errors.New("dispatch: mark key shorter than 16 bytes")
+	}
+	ks := &markKeys{sign: append([]byte(nil), sign...)}
+	for _, k := range also {
+		if len(k) < 16 {
+			return errors.New("dispatch: mark key shorter than 16 bytes")
+		}
+		ks.also = append(ks.also, append([]byte(nil), k...))
+	}
+	m.keys.Store(ks)
+	return nil
+}
+
+// scratch is a pooled scratch whose MACs are under the current keys.
+func (m *Marker) scratch() *scratch {
+	s := m.pool.Get().(*scratch)
+	if ks := m.keys.Load(); s.set != ks {
+		s.set, s.mac, s.alt = ks, hmac.New(sha256.New, ks.sign), s.alt[:0]
+		for _, k := range ks.also {
+			s.alt = append(s.alt, hmac.New(sha256.New, k))
+		}
+	}
+	return s
 }
 
 // TTL is how long the marks this Marker signs stay valid.
@@ -267,7 +309,7 @@ func (m *Marker) signUntil(dst []byte, kind Kind, epoch uint64, target string, b
 	if len(target) == 0 || len(target) > maxTarget {
 		return dst // no valid mark for such a name: the receiver refuses it
 	}
-	s := m.pool.Get().(*scratch)
+	s := m.scratch()
 	raw := s.raw[:offTarget+len(target)]
 	raw[0] = markVersion
 	raw[1] = byte(kind)
@@ -305,7 +347,7 @@ func (m *Marker) SignString(kind Kind, epoch uint64, target string, b *Binding) 
 // the mark's Client against what it sees). It does not allocate and does
 // not use the mark up (Verify does).
 func (m *Marker) VerifyToken(tok string, kind Kind, self string, b *Binding) (Mark, error) {
-	s := m.pool.Get().(*scratch)
+	s := m.scratch()
 	defer m.pool.Put(s)
 	mk, bound, err := m.open(s, tok, kind, self)
 	if err != nil {
@@ -346,9 +388,7 @@ func (m *Marker) openTTL(s *scratch, tok string, kind Kind, self string, ttl tim
 	if body[0] != markVersion || int(body[offTLen]) != len(body)-offTarget || body[offBody] > byte(BodyLength) {
 		return Mark{}, bound, refusal(RefuseMalformed)
 	}
-	s.mac.Reset()
-	s.mac.Write(body)
-	if !hmac.Equal(s.mac.Sum(s.sum[:0]), sig) {
+	if !s.signed(body, sig) {
 		return Mark{}, bound, refusal(RefuseSignature)
 	}
 	mk := Mark{
@@ -376,6 +416,23 @@ func (m *Marker) openTTL(s *scratch, tok string, kind Kind, self string, ttl tim
 		return mk, bound, refusal(RefuseTarget)
 	}
 	return mk, bound, nil
+}
+
+// signed reports whether sig is body's MAC under one of the keys.
+func (s *scratch) signed(body, sig []byte) bool {
+	s.mac.Reset()
+	s.mac.Write(body)
+	if hmac.Equal(s.mac.Sum(s.sum[:0]), sig) {
+		return true
+	}
+	for _, h := range s.alt {
+		h.Reset()
+		h.Write(body)
+		if hmac.Equal(h.Sum(s.sum[:0]), sig) {
+			return true
+		}
+	}
+	return false
 }
 
 // use records mk's id; false if it was used before (a replay).

@@ -67,7 +67,7 @@ func (m *Marker) Verify(r *http.Request, body []byte, self string, queryOK bool)
 
 // verify is Verify of the mark markOf found.
 func (m *Marker) verify(r *http.Request, tok string, kind Kind, body []byte, self string) (Mark, error) {
-	s := m.pool.Get().(*scratch)
+	s := m.scratch()
 	mk, bound, err := m.open(s, tok, kind, self)
 	m.pool.Put(s)
 	if err != nil {
@@ -83,7 +83,7 @@ func (m *Marker) verify(r *http.Request, tok string, kind Kind, body []byte, sel
 	}
 	var b Binding
 	BindRequest(&b, r, mk.Body, body, netip.Addr{})
-	s = m.pool.Get().(*scratch)
+	s = m.scratch()
 	var want [pathLen]byte
 	s.bindingDigest(want[:], &b)
 	m.pool.Put(s)

@@ -13,6 +13,7 @@ const (
 	KindUsers       = "users"       // node/users: the accounts store, sealed
 	KindConfig      = "config"      // the cluster configuration store
 	KindRevocations = "revocations" // revoked boards and credentials
+	KindRotation    = "rotation"    // node/rotate: the cluster's secrets rolling, sealed
 )
 
 // Document is one named document at a version: 0 when never written, +1

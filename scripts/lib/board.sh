@@ -85,7 +85,7 @@ read_bundle() {
 		fi
 		if [[ "$value" =~ ^\'([A-Za-z0-9+/=_.~-]*)\'$ ]] || [[ "$value" =~ ^\"([A-Za-z0-9+/=_.~-]*)\"$ ]]; then
 			value=${BASH_REMATCH[1]}
-		elif [ "$name" != version ]; then
+		elif [ "$name" != version ] && [ "$name" != generation ]; then
 			die 1 "$file:$n: $name: want a quoted base64 or token string (use 'ews cluster join' for anything else)"
 		fi
 		case "$name" in
@@ -94,7 +94,7 @@ read_bundle() {
 		name) BUNDLE_NAME=$value ;;
 		key) KEY=$value ;;
 		token) TOKEN=$value ;;
-		session_secret | ca_cert | ca_key | cert | cert_key | sign_key | verify_key | admin_token_hash) ;; # read by ews itself
+		session_secret | ca_cert | ca_key | cert | cert_key | sign_key | verify_key | admin_token_hash | store_key | generation) ;; # read by ews itself
 		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's $PROG or 'ews cluster join')" ;;
 		esac
 	done <"$file"

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/rotate"
+)
+
+// clusterRotate rolls a new gossip key and session secret through the
+// running boards (docs/NOTES.md "Security", "Rotating the cluster's
+// secrets"): it makes them, commits them through the board at --url
+// (POST /api/cluster/rotate, the admin bundle's token), writes them into
+// the admin bundle (so `ews cluster board` mints bundles of the rotated
+// cluster), then follows the roll until every live board has it or
+// --timeout, naming the boards it still waits for.
+func clusterRotate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cluster rotate", "--bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]",
+		"Roll a new gossip key and session secret through the running boards, without reflashing, and write them into the admin bundle. Users' tokens and passwords stay; sessions end. A board that is down meanwhile takes them when it is back (TLS: on its certificate; without TLS flash it a new board bundle). A side without a majority of the boards refuses (no quorum).", stderr)
+	bundlePath := fs.String("bundle", bundle.DefaultName, "the admin bundle (its token; rewritten with the new secrets)")
+	url := fs.String("url", "", "any board's HTTP address")
+	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)")
+	timeout := fs.Duration("timeout", 30*time.Second, "how long to follow the roll")
+	if code, ok := parse(fs, interleave(args, nil)); !ok {
+		return code
+	}
+	if *url == "" || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument")
+		return exitUsage
+	}
+	b, err := bundle.Read(*bundlePath)
+	if err == nil {
+		err = b.NeedAdmin(*bundlePath)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
+		return exitUsage
+	}
+	base := boardURL(*url)
+	pool := x509.NewCertPool()
+	if *cacert != "" {
+		if pool, err = readCA(*cacert); err != nil {
+			fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
+			return exitUsage
+		}
+	} else if ca, err := b.CA(); err == nil && ca != nil {
+		pool = ca.Pool
+	}
+	c := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	signer, err := b.Signer()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", *bundlePath, err)
+		return exitUsage
+	}
+	started := time.Now()
+	var st rotate.Status
+	if code := rotateCall(c, http.MethodGet, base, b.Token, nil, &st, stderr); code != exitOK {
+		return code
+	}
+	if !st.Finished {
+		fmt.Fprintf(stderr, "ews cluster rotate: rotation %d is still rolling (phase %s, waiting for %s): try again once it is done\n",
+			st.Gen, st.Phase, strings.Join(st.Waiting, ", "))
+		return exitError
+	}
+	// the next generation's secrets, signed with the admin's key: boards
+	// take them from another board only so signed
+	gen := st.Gen + 1
+	key, session := make([]byte, 32), make([]byte, 32)
+	_, _ = rand.Read(key) // never fails (crypto/rand)
+	_, _ = rand.Read(session)
+	store := b.Store()
+	body, _ := json.Marshal(node.RotateRequest{Key: key, Session: session, StoreID: node.StoreID(store),
+		Gen: gen, Sig: ed25519.Sign(signer, rotate.Signed(gen, key, session))})
+	st = rotate.Status{} // the committed rotation's, nothing of the one before
+	if code := rotateCall(c, http.MethodPost, base, b.Token, body, &st, stderr); code != exitOK {
+		return code
+	}
+	// committed: the cluster moves to these secrets whatever happens
+	// next, so the admin bundle takes them now
+	next := *b
+	next.StoreKey = base64.StdEncoding.EncodeToString(store)
+	next.Key = base64.StdEncoding.EncodeToString(key)
+	next.SessionSecret = base64.StdEncoding.EncodeToString(session)
+	next.Generation = st.Gen
+	if err := bundle.Write(*bundlePath, &next, true); err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: rotation %d is committed, but the admin bundle was not rewritten: %v\n", st.Gen, err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "rotation %d committed; %s now holds the new gossip key and session secret (mint new board bundles from it)\n", st.Gen, *bundlePath)
+	deadline := time.Now().Add(*timeout)
+	poll := time.NewTicker(100 * time.Millisecond) // the boards' progress, until --timeout
+	defer poll.Stop()
+	for !st.Finished && time.Now().Before(deadline) {
+		<-poll.C
+		var now rotate.Status
+		if rotateCall(c, http.MethodGet, base, b.Token, nil, &now, io.Discard) == exitOK && now.Gen == st.Gen {
+			st = now
+		}
+	}
+	if !st.Finished {
+		fmt.Fprintf(stderr, "ews cluster rotate: rotation %d still rolling after %v: phase %s, waiting for %s (it goes on; `ews cluster rotate` again says when it is done)\n",
+			st.Gen, *timeout, st.Phase, strings.Join(st.Waiting, ", "))
+		return exitError
+	}
+	fmt.Fprintf(stdout, "rotation %d rolled through every live board in %v: the old gossip key, board credential and sessions are refused\n",
+		st.Gen, time.Since(started).Round(time.Millisecond))
+	return exitOK
+}
+
+// rotateCall sends one request to RotatePath and decodes its status.
+func rotateCall(c *http.Client, method, base, token string, body []byte, st *rotate.Status, stderr io.Writer) int {
+	req, err := http.NewRequest(method, base+node.RotatePath, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
+		return exitUsage
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
+		return exitError
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "ews cluster rotate: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
+		return exitError
+	}
+	if err := json.Unmarshal(out, st); err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", base, err)
+		return exitError
+	}
+	return exitOK
+}

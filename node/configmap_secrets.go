@@ -1,0 +1,57 @@
+package node
+
+import (
+	"bytes"
+	"encoding/base64"
+
+	"github.com/ews-firmware/ews/node/rotate"
+)
+
+// rotatedSecrets sets the secrets this board runs with (docs/NOTES.md
+// "Security", "Rotating the cluster's secrets"): the card's (the gossip
+// key, the bundle's session secret and generation), unless a rotation
+// left later ones under state_dir (statePath "secrets.json"), which are
+// preferred. The users store's secret is the one the card's bundle names
+// (store_key, else its key) and never changes at a rotation; the gossip
+// key the marks, the board credential and memberlist use is the
+// rotation's primary, with the key it rolls from still accepted until the
+// rotation is done. A kept file that cannot be read stops the start,
+// naming it. Nothing to do alone or without a key.
+func (b *boot) rotatedSecrets() error {
+	b.storeKey = b.clusterKey
+	if len(b.clusterKey) == 0 || b.state.Standalone() || b.state.Insecure {
+		return nil
+	}
+	card := rotate.Saved{Phase: rotate.Done, Key: b.clusterKey, Store: b.clusterKey}
+	if bun := b.security.Bundle; bun != nil {
+		card.Session = bun.Session()                                    // openSecurity's choice too
+		if bun.Key == base64.StdEncoding.EncodeToString(b.clusterKey) { // else a config names another key: that is the store's
+			card.Store, card.Gen = bun.Store(), bun.Generation
+		}
+	}
+	if card.Session == nil {
+		card.Session = b.clusterKey // what openSecurity keys sessions with then
+	}
+	b.rotated, b.secretsPath = card, (&Node{boot: b}).statePath("secrets.json")
+	if b.secretsPath != "" {
+		kept, ok, err := rotate.Load(b.secretsPath)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+		case !bytes.Equal(kept.Store, card.Store):
+			b.security.Notes = append(b.security.Notes, "rotate: "+b.secretsPath+" keeps the secrets of another cluster (its store secret is not the card's): starting on the card's")
+		case kept.Gen < card.Gen:
+			b.security.Notes = append(b.security.Notes, "rotate: the card's bundle is of a later rotation than "+b.secretsPath+": starting on the card's")
+		default:
+			b.rotated = kept
+		}
+	}
+	b.storeKey = b.rotated.Store
+	primary, also := b.rotated.Keys()
+	b.clusterKey, b.state.Key, b.state.Keys = primary.Key, primary.Key, nil
+	for _, s := range also {
+		b.state.Keys = append(b.state.Keys, s.Key)
+	}
+	return nil
+}
