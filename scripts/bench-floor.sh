@@ -6,7 +6,8 @@
 # Usage: scripts/bench-floor.sh [EWS_BINARY] [OUT_DIR]
 # LOADS (default "0.5 1 2") are the multiples of 300 req/s sent; MIXES
 # (default "paper hot") the mixes; ENTRY=follower sends every request to
-# the follower ews2 instead of the master ews1 (the fast entry).
+# the follower ews2 instead of the master ews1 (the fast entry); HEADROOM
+# (default off) sets [sched] headroom (slots kept for control).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-}
@@ -37,6 +38,8 @@ peers = [$peers]
 key = "$key"
 tmax = "1s"
 heartbeat = "100ms"
+[sched]
+headroom = "${HEADROOM:-off}"
 [http]
 auth = "none"
 [sim]
