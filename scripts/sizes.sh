@@ -11,7 +11,7 @@
 set -euo pipefail
 full_goal=13000000
 lite_goal=8000000
-lite_ceiling=${EWS_LITE_CEILING:-11100000}
+lite_ceiling=${EWS_LITE_CEILING:-11200000}
 files=()
 for a in "$@"; do
 	if [ -d "$a" ]; then
