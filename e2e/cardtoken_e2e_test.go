@@ -30,28 +30,7 @@ func TestCardTokenIsNoAdmin(t *testing.T) {
 	bin := ewsBinary(t)
 	mc := mintCluster(t, bin, 3)
 	admin, boards, client := mc.bundle, mc.boards, mc.client
-	mc.configure(t, func(b *tlsBoard) string {
-		return fmt.Sprintf(`[node]
-name = %q
-http = %q
-gossip = %q
-[cluster]
-peers = [%s]
-bundle_file = %q
-tmax = "1s"
-tthreshold = "1s"
-heartbeat = "100ms"
-[http]
-auth = "token"
-https = %q
-[sim]
-[[device]]
-name = "relay1"
-driver = "sim-switch"
-node = "ews1"
-max_age = "0s"
-`, b.name, b.http, b.gossip, mc.peers, mc.own(b), b.https)
-	})
+	mc.configure(t, mc.tokenDoc)
 	mc.start(t, bin)
 	mc.waitFormed(t, "") // whichever board is master (they start one after another)
 	do := func(b *tlsBoard, method, path, tok string) (int, string) {

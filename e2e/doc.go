@@ -24,7 +24,8 @@ package e2e
 //	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
 //	tlscluster_test.go  a TLS cluster flashed as the README flashes one
 //	                (mintCluster: admin bundle, board bundles, CA, a client
-//	                trusting it; configure, start, waitFormed over HTTPS)
+//	                trusting it; configure, tokenDoc, start, waitFormed over
+//	                HTTPS, or plain HTTP with TLS off)
 //
 // A test that only waits on its own boards calls t.Parallel() and runs beside
 // the others (go test -parallel; freeBase never hands two running tests the

@@ -33,13 +33,7 @@ func TestRevokeBoard(t *testing.T) {
 auth = "token"
 token = %q
 https = %q
-[sim]
-[[device]]
-name = "relay1"
-driver = "sim-switch"
-node = "ews1"
-max_age = "0s"
-`, bun.Token, b.https)}.doc(b.board, mc.peers, bun.Key)
+%s`, bun.Token, b.https, relay1OnEws1)}.doc(b.board, mc.peers, bun.Key)
 	})
 	started := time.Now()
 	mc.start(t, bin)

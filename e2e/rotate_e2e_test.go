@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -41,7 +40,7 @@ func TestRotateSecrets(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, true)
-	boards, admin := c.boards, c.admin
+	boards, admin := c.boards, c.bundle
 
 	// before: a user, a session, what a thief makes of ews3's card
 	userTok := c.userToken(t)
@@ -67,7 +66,7 @@ func TestRotateSecrets(t *testing.T) {
 	started := time.Now()
 	var out []byte
 	testutil.WaitFor(t, "ews cluster rotate through ews1", 30*time.Second, func() (bool, string) {
-		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.adminPath, "--url", c.url(boards[0]), "--cacert", c.caPath, "--timeout", "20s").CombinedOutput()
+		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.admin, "--url", c.url(boards[0]), "--cacert", c.caFile, "--timeout", "20s").CombinedOutput()
 		return err == nil, fmt.Sprintf("%v: %s", err, out)
 	})
 	rolled := time.Since(started)
@@ -75,7 +74,7 @@ func TestRotateSecrets(t *testing.T) {
 	t.Logf("FIGURE rotate: the roll through 2 live boards took %v (command start to every live board done)", rolled.Round(time.Millisecond))
 
 	// the admin bundle holds the new key, the old one as the store's
-	rotated, err := bundle.Read(c.adminPath)
+	rotated, err := bundle.Read(c.admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestRotateSecrets(t *testing.T) {
 		t.Fatalf("admin bundle after rotate: key changed %v, store_key the old key %v, generation %d, token kept %v",
 			rotated.Key != admin.Key, rotated.StoreKey == admin.Key, rotated.Generation, rotated.Token == admin.Token)
 	}
-	if st, err := os.Stat(c.adminPath); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(c.admin); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("admin bundle mode %v %v, want 0600", st.Mode(), err)
 	}
 	// the new secrets are in no board's log and no answer
@@ -100,7 +99,7 @@ func TestRotateSecrets(t *testing.T) {
 	}
 	// a board bundle minted now hashes the admin's token as before
 	minted := filepath.Join(c.dir, "ews9.bundle")
-	if out, err := exec.Command(bin, "cluster", "board", "ews3", "--addr", "127.0.0.1", "--bundle", c.adminPath, "--out", minted).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "cluster", "board", "ews3", "--addr", "127.0.0.1", "--bundle", c.admin, "--out", minted).CombinedOutput(); err != nil {
 		t.Fatalf("ews cluster board after rotate: %v\n%s", err, out)
 	}
 	if nb, err := bundle.Read(minted); err != nil || nb.AdminTokenHash != card.AdminTokenHash || nb.Key != rotated.Key {
@@ -161,11 +160,11 @@ func TestRotateSecrets(t *testing.T) {
 	// a second rotation, from the rewritten admin bundle (its store_key
 	// is no longer its key), rolls through all three
 	testutil.WaitFor(t, "a second ews cluster rotate, through ews3", 30*time.Second, func() (bool, string) {
-		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.adminPath, "--url", c.url(boards[2]), "--cacert", c.caPath, "--timeout", "20s").CombinedOutput()
+		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.admin, "--url", c.url(boards[2]), "--cacert", c.caFile, "--timeout", "20s").CombinedOutput()
 		return err == nil, fmt.Sprintf("%v: %s", err, out) // 503 while ews3's log catches up: again
 	})
 	t.Logf("second ews cluster rotate: %s", strings.TrimSpace(string(out)))
-	if again, err := bundle.Read(c.adminPath); err != nil || again.Generation != 2 || again.StoreKey != admin.Key || again.Key == rotated.Key {
+	if again, err := bundle.Read(c.admin); err != nil || again.Generation != 2 || again.StoreKey != admin.Key || again.Key == rotated.Key {
 		t.Fatalf("admin bundle after the second rotation: %v, generation %d", err, again.Generation)
 	}
 	if code, body := c.do(boards[0], "POST", "/api/devices/relay1/toggle", userTok, ""); code != http.StatusOK {
@@ -205,7 +204,7 @@ func TestRotateSecretsPlain(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, false)
-	boards, admin := c.boards, c.admin
+	boards, admin := c.boards, c.bundle
 	userTok := c.userToken(t)
 	boards[2].stop(t, 10*time.Second)
 	c.waitRunstate(t, boards[:2], "ews3", "down")
@@ -214,7 +213,7 @@ func TestRotateSecretsPlain(t *testing.T) {
 	var out []byte
 	var err error
 	testutil.WaitFor(t, "ews cluster rotate through ews1", 30*time.Second, func() (bool, string) {
-		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.adminPath, "--url", c.url(boards[0]), "--timeout", "20s").CombinedOutput()
+		out, err = exec.Command(bin, "cluster", "rotate", "--bundle", c.admin, "--url", c.url(boards[0]), "--timeout", "20s").CombinedOutput()
 		return err == nil, fmt.Sprintf("%v: %s", err, out)
 	})
 	t.Logf("FIGURE rotate (TLS off): the roll through 2 live boards took %v", time.Since(started).Round(time.Millisecond))
@@ -232,7 +231,7 @@ func TestRotateSecretsPlain(t *testing.T) {
 
 	// ews3 gets a new board bundle of the rotated cluster
 	own := filepath.Join(c.dir, "ews3.bundle")
-	if out, err := exec.Command(bin, "cluster", "board", "ews3", "--addr", "127.0.0.1", "--bundle", c.adminPath, "--out", own, "--force").CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "cluster", "board", "ews3", "--addr", "127.0.0.1", "--bundle", c.admin, "--out", own, "--force").CombinedOutput(); err != nil {
 		t.Fatalf("ews cluster board ews3: %v\n%s", err, out)
 	}
 	boards[2].start(t, bin)
@@ -263,112 +262,29 @@ func gossipJoin(t *testing.T, key []byte, addr string) (int, error) {
 	return ml.Join([]string{addr})
 }
 
-// rotateCluster is three TLS boards flashed from an admin bundle, as
-// TestCardTokenIsNoAdmin starts them, with relay1 on ews1.
-type rotateCluster struct {
-	tls                    bool // on; off: [http] tls = false, the boards' plain listeners
-	dir, adminPath, caPath string
-	admin                  *bundle.Bundle
-	boards                 []*tlsBoard
-	client                 *http.Client
-}
+// rotateCluster is three boards flashed from an admin bundle and started
+// as TestCardTokenIsNoAdmin starts them (mintedCluster.tokenDoc: relay1 on
+// ews1), TLS on or off.
+type rotateCluster struct{ *mintedCluster }
 
-func newRotateCluster(t *testing.T, bin string, tlsOn bool) *rotateCluster {
+func newRotateCluster(t *testing.T, bin string, tlsOn bool) rotateCluster {
 	t.Helper()
-	c := &rotateCluster{tls: tlsOn, dir: t.TempDir()}
-	plain, peers := layout(t, 3)
-	c.adminPath = filepath.Join(c.dir, "cluster.bundle")
-	if out, err := exec.Command(bin, "cluster", "init", "--peers", strings.ReplaceAll(peers, `"`, ""), "--out", c.adminPath).CombinedOutput(); err != nil {
-		t.Fatalf("ews cluster init: %v\n%s", err, out)
-	}
-	var err error
-	if c.admin, err = bundle.Read(c.adminPath); err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := exec.Command(bin, "cluster", "ca", c.adminPath).Output()
-	if err != nil {
-		t.Fatalf("ews cluster ca: %v", err)
-	}
-	c.caPath = filepath.Join(c.dir, "ca.pem")
-	writeFile(t, c.caPath, string(caPEM))
-	for _, b := range plain {
-		var port int
-		fmt.Sscanf(b.http[strings.LastIndex(b.http, ":")+1:], "%d", &port)
-		tb := &tlsBoard{board: b, https: fmt.Sprintf("127.0.0.1:%d", port+200)}
-		c.boards = append(c.boards, tb)
-		own := filepath.Join(c.dir, b.name+".bundle")
-		if out, err := exec.Command(bin, "cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", c.adminPath, "--out", own).CombinedOutput(); err != nil {
-			t.Fatalf("ews cluster board %s: %v\n%s", b.name, err, out)
-		}
-		b.cfg = filepath.Join(c.dir, b.name+".toml")
-		writeFile(t, b.cfg, fmt.Sprintf(`[node]
-name = %q
-http = %q
-gossip = %q
-[cluster]
-peers = [%s]
-bundle_file = %q
-tmax = "1s"
-tthreshold = "1s"
-heartbeat = "100ms"
-[http]
-auth = "token"
-%s
-[sim]
-[[device]]
-name = "relay1"
-driver = "sim-switch"
-node = "ews1"
-max_age = "0s"
-`, b.name, b.http, b.gossip, peers, own, c.httpKeys(tb)))
-	}
-	for _, b := range c.boards {
-		b.start(t, bin)
-	}
-	c.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	t.Cleanup(c.client.CloseIdleConnections)
-	for _, name := range []string{"ews1", "ews2", "ews3"} {
-		c.waitRunstate(t, c.boards, name, "running")
-	}
-	return c
-}
-
-// url is b's base URL.
-func (c *rotateCluster) url(b *tlsBoard) string {
-	if c.tls {
-		return "https://" + b.https
-	}
-	return "http://" + b.http
-}
-
-// httpKeys are b's [http] keys beside auth.
-func (c *rotateCluster) httpKeys(b *tlsBoard) string {
-	if c.tls {
-		return fmt.Sprintf("https = %q", b.https)
-	}
-	return "tls = false"
+	mc := mintCluster(t, bin, 3)
+	mc.plain = !tlsOn
+	mc.configure(t, mc.tokenDoc)
+	mc.start(t, bin)
+	mc.waitFormed(t, "")
+	return rotateCluster{mc}
 }
 
 // waitRunstate waits until every board of on shows board's row in runstate.
-func (c *rotateCluster) waitRunstate(t *testing.T, on []*tlsBoard, board, runstate string) {
+func (c rotateCluster) waitRunstate(t *testing.T, on []*tlsBoard, board, runstate string) {
 	t.Helper()
 	testutil.WaitFor(t, fmt.Sprintf("%s %s on every board asked", board, runstate), 30*time.Second, func() (bool, string) {
 		seen := ""
 		for _, b := range on {
-			var v clusterView
-			resp, err := c.client.Get(c.url(b) + "/api/cluster")
-			if err != nil {
-				return false, b.name + ": " + err.Error()
-			}
-			err = json.NewDecoder(resp.Body).Decode(&v)
-			resp.Body.Close()
-			rs := ""
-			for _, n := range v.Nodes {
-				if n.Name == board {
-					rs = n.Runstate
-				}
-			}
+			v, err := c.view(b)
+			rs := v.runstates()[board]
 			seen += fmt.Sprintf("%s: %q; ", b.name, rs)
 			if err != nil || rs != runstate || v.Master == "" {
 				return false, seen
@@ -379,7 +295,7 @@ func (c *rotateCluster) waitRunstate(t *testing.T, on []*tlsBoard, board, runsta
 }
 
 // do sends a request with a bearer token; the status and the start of the body.
-func (c *rotateCluster) do(b *tlsBoard, method, path, tok, body string) (int, string) {
+func (c rotateCluster) do(b *tlsBoard, method, path, tok, body string) (int, string) {
 	req, _ := http.NewRequest(method, c.url(b)+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if body != "" {
@@ -395,7 +311,7 @@ func (c *rotateCluster) do(b *tlsBoard, method, path, tok, body string) (int, st
 }
 
 // doCookie asks GET /api/users with a session cookie.
-func (c *rotateCluster) doCookie(b *tlsBoard, cookie *http.Cookie) (int, string) {
+func (c rotateCluster) doCookie(b *tlsBoard, cookie *http.Cookie) (int, string) {
 	req, _ := http.NewRequest("GET", c.url(b)+"/api/users", nil)
 	req.AddCookie(cookie)
 	resp, err := c.client.Do(req)
@@ -408,7 +324,7 @@ func (c *rotateCluster) doCookie(b *tlsBoard, cookie *http.Cookie) (int, string)
 }
 
 // login logs in on b with tok and returns the session cookie.
-func (c *rotateCluster) login(t *testing.T, b *tlsBoard, tok string) *http.Cookie {
+func (c rotateCluster) login(t *testing.T, b *tlsBoard, tok string) *http.Cookie {
 	t.Helper()
 	var got *http.Cookie
 	testutil.WaitFor(t, "a login on "+b.name, 15*time.Second, func() (bool, string) {
@@ -431,11 +347,11 @@ func (c *rotateCluster) login(t *testing.T, b *tlsBoard, tok string) *http.Cooki
 
 // userToken makes operator user op (through the master, once the seeded
 // admin is in the store) and returns its token.
-func (c *rotateCluster) userToken(t *testing.T) string {
+func (c rotateCluster) userToken(t *testing.T) string {
 	t.Helper()
 	var tok string
 	testutil.WaitFor(t, "user op made", 30*time.Second, func() (bool, string) {
-		code, body := c.do(c.boards[0], "POST", "/api/users", c.admin.Token, `{"name":"op","role":"operator","devices":["relay*"]}`)
+		code, body := c.do(c.boards[0], "POST", "/api/users", c.bundle.Token, `{"name":"op","role":"operator","devices":["relay*"]}`)
 		if code != http.StatusCreated {
 			return false, fmt.Sprintf("%d %s", code, body)
 		}

@@ -21,7 +21,7 @@ import (
 // 127.0.0.1` each board's own (own), `ews cluster ca` the CA its clients
 // trust. A board's HTTPS port is its plain one + 200 (freeBase keeps
 // those free). The boards' configs and starts are the test's: configure,
-// start, waitFormed.
+// start, waitFormed. A test that sets plain runs the boards with TLS off.
 type mintedCluster struct {
 	dir    string
 	peers  string         // as layout gives them, for the configs
@@ -31,6 +31,7 @@ type mintedCluster struct {
 	caFile string
 	boards []*tlsBoard
 	client *http.Client // trusts the CA, follows no redirect
+	plain  bool         // TLS off: tokenDoc says [http] tls = false; url, view and waitFormed ask over plain HTTP
 }
 
 // mintCluster lays out n boards and makes their bundles with bin's CLI.
@@ -74,6 +75,42 @@ func mintCluster(t *testing.T, bin string, n int) *mintedCluster {
 // own is board b's own bundle, the one its card holds.
 func (c *mintedCluster) own(b *tlsBoard) string { return filepath.Join(c.dir, b.name+".bundle") }
 
+// url is board b's base URL: over HTTPS, or plain HTTP when c.plain.
+func (c *mintedCluster) url(b *tlsBoard) string {
+	if c.plain {
+		return "http://" + b.http
+	}
+	return "https://" + b.https
+}
+
+// tokenDoc is the config of a board flashed with only its own bundle
+// (auth = "token", no token in the config) on fast timers, with
+// relay1OnEws1; its HTTPS listener, or tls = false when c.plain.
+func (c *mintedCluster) tokenDoc(b *tlsBoard) string {
+	listener := fmt.Sprintf("https = %q", b.https)
+	if c.plain {
+		listener = "tls = false"
+	}
+	return fmt.Sprintf(`[node]
+name = %q
+http = %q
+gossip = %q
+[cluster]
+peers = [%s]
+bundle_file = %q
+tmax = "1s"
+tthreshold = "1s"
+heartbeat = "100ms"
+[http]
+auth = "token"
+%s
+%s`, b.name, b.http, b.gossip, c.peers, c.own(b), listener, relay1OnEws1)
+}
+
+// relay1OnEws1 is the [sim] section and relay1, a simulated switch on ews1
+// read fresh at every ask (max_age = "0s").
+const relay1OnEws1 = "[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews1\"\nmax_age = \"0s\"\n"
+
 // configure writes each board's config, doc(b).
 func (c *mintedCluster) configure(t *testing.T, doc func(b *tlsBoard) string) {
 	t.Helper()
@@ -91,10 +128,10 @@ func (c *mintedCluster) start(t *testing.T, bin string) {
 	}
 }
 
-// view is board b's /api/cluster over HTTPS.
+// view is board b's /api/cluster (at c.url).
 func (c *mintedCluster) view(b *tlsBoard) (clusterView, error) {
 	var v clusterView
-	resp, err := c.client.Get("https://" + b.https + "/api/cluster")
+	resp, err := c.client.Get(c.url(b) + "/api/cluster")
 	if err != nil {
 		return v, err
 	}
@@ -103,13 +140,17 @@ func (c *mintedCluster) view(b *tlsBoard) (clusterView, error) {
 }
 
 // waitFormed waits (30 s at most) until every board names one master,
-// want unless it is "", and sees every board running, over HTTPS; it
+// want unless it is "", and sees every board running, at c.url; it
 // returns the master.
 func (c *mintedCluster) waitFormed(t *testing.T, want string) string {
 	t.Helper()
-	what := fmt.Sprintf("one master of %d running boards, over HTTPS", len(c.boards))
+	over := "HTTPS"
+	if c.plain {
+		over = "plain HTTP"
+	}
+	what := fmt.Sprintf("one master of %d running boards, over %s", len(c.boards), over)
 	if want != "" {
-		what = want + " master of every running board, over HTTPS"
+		what = fmt.Sprintf("%s master of every running board, over %s", want, over)
 	}
 	master := ""
 	testutil.WaitFor(t, what, 30*time.Second, func() (bool, string) {
