@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,25 +32,10 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster revoke: want NAME, --bundle ADMIN and --url URL")
 		return exitUsage
 	}
-	b, err := bundle.Read(*bundlePath)
-	if err == nil {
-		err = b.NeedAdmin(*bundlePath)
+	b, base, c, code := adminClient("cluster revoke", *bundlePath, *url, *cacert, *timeout, stderr)
+	if code != exitOK {
+		return code
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
-		return exitUsage
-	}
-	base := boardURL(*url)
-	pool := x509.NewCertPool()
-	if *cacert != "" {
-		if pool, err = readCA(*cacert); err != nil {
-			fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
-			return exitUsage
-		}
-	} else if ca, err := b.CA(); err == nil && ca != nil {
-		pool = ca.Pool
-	}
-	c := &http.Client{Timeout: *timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	body, _ := json.Marshal(node.RevokeRequest{Name: fs.Arg(0)})
 	req, err := http.NewRequest(http.MethodPost, base+node.RevokePath, bytes.NewReader(body))
 	if err != nil {

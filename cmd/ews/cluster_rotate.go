@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -40,25 +38,10 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument")
 		return exitUsage
 	}
-	b, err := bundle.Read(*bundlePath)
-	if err == nil {
-		err = b.NeedAdmin(*bundlePath)
+	b, base, c, code := adminClient("cluster rotate", *bundlePath, *url, *cacert, 15*time.Second, stderr)
+	if code != exitOK {
+		return code
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
-		return exitUsage
-	}
-	base := boardURL(*url)
-	pool := x509.NewCertPool()
-	if *cacert != "" {
-		if pool, err = readCA(*cacert); err != nil {
-			fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
-			return exitUsage
-		}
-	} else if ca, err := b.CA(); err == nil && ca != nil {
-		pool = ca.Pool
-	}
-	c := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	signer, err := b.Signer()
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", *bundlePath, err)
