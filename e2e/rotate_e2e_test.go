@@ -136,7 +136,7 @@ func TestRotateSecrets(t *testing.T) {
 	}
 
 	// ews2 restarts: back on its kept secrets
-	kept := strings.TrimSuffix(boards[1].cfg, ".toml") + ".secrets.json"
+	kept := filepath.Join(c.stateDir(boards[1]), "secrets.json")
 	if st, err := os.Stat(kept); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("ews2's kept secrets %s: %v %v, want mode 0600", kept, st, err)
 	}
@@ -150,9 +150,9 @@ func TestRotateSecrets(t *testing.T) {
 	c.waitRunstate(t, boards, "ews3", "running")
 	boards[2].waitLog(t, "this one missed the rotation", 5*time.Second) // offered on its certificate
 	t.Logf("FIGURE rotate: ews3, down during the rotation and started on its old card, running on every board %v after its start", time.Since(back).Round(time.Millisecond))
-	// the boards keep their log in memory here (no state_dir): restarted,
-	// ews3 knows user op once its log caught up again (a board checks
-	// against its own copy of the users store)
+	// ews3 was down while the log moved on: it knows the store's latest
+	// version once its log caught up (a board checks against its own copy
+	// of the users store)
 	testutil.WaitFor(t, "a toggle through ews3 after it rejoined, with user op's token", 15*time.Second, func() (bool, string) {
 		code, body := c.do(boards[2], "POST", "/api/devices/relay1/toggle", userTok, "")
 		return code == http.StatusOK, fmt.Sprintf("%d %s", code, body)
@@ -275,7 +275,12 @@ func newRotateCluster(t *testing.T, bin string, tlsOn bool) rotateCluster {
 	t.Helper()
 	mc := mintCluster(t, bin, 3)
 	mc.plain = !tlsOn
-	mc.configure(t, mc.tokenDoc)
+	// each board keeps its log and secrets under a state_dir, as a flashed
+	// board does: with logs in memory, two restarted boards are a majority
+	// that remembers nothing, and a new log replaces the third's
+	mc.configure(t, func(b *tlsBoard) string {
+		return strings.Replace(mc.tokenDoc(b), "[node]\n", fmt.Sprintf("[node]\nstate_dir = %q\n", mc.stateDir(b)), 1)
+	})
 	mc.start(t, bin)
 	mc.waitFormed(t, "")
 	return rotateCluster{mc}

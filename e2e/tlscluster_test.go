@@ -83,6 +83,10 @@ func (c *mintedCluster) url(b *tlsBoard) string {
 	return "https://" + b.https
 }
 
+// stateDir is where board b keeps its state when a test gives it a
+// state_dir (its durable log, kept secrets, stores).
+func (c *mintedCluster) stateDir(b *tlsBoard) string { return filepath.Join(c.dir, b.name+".state") }
+
 // tokenDoc is the config of a board flashed with only its own bundle
 // (auth = "token", no token in the config) on fast timers, with
 // relay1OnEws1; its HTTPS listener, or tls = false when c.plain.

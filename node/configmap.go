@@ -162,6 +162,7 @@ func mapConfig(c *config.Config) (*boot, error) {
 		citeDevices: func(err error) error { return deviceErrors(c, err) },
 		authKey:     AuthKey(c),
 	}
+	_, b.stateDirSet = c.Lines["node.state_dir"] // before rotatedSecrets: a state_dir not made yet is still where the secrets go
 	if err := b.rotatedSecrets(); err != nil {
 		return nil, err
 	}
@@ -169,7 +170,6 @@ func mapConfig(c *config.Config) (*boot, error) {
 	if b.auto.token == "" || (b.boardCred != "" && sec.Bundle != nil && sec.Bundle.AdminSeed() != nil) {
 		b.auto.token = b.boardCred // the one every board of a cluster of this build's bundles knows (boardcred.go)
 	}
-	_, b.stateDirSet = c.Lines["node.state_dir"]
 	b.storeSeed, b.storeOwn = storeTexts(c)
 	b.storeText = b.storeSeed
 	for _, k := range []string{"cluster.key", "http.token"} {

@@ -241,3 +241,30 @@ func TestRotatePushSigned(t *testing.T) {
 		t.Fatalf("a signed offer: %d, key taken %v", code, bytes.Equal(n.acc.rotation.roller.Saved().Key, next))
 	}
 }
+
+// A board whose config names a state_dir that is not made yet (its first
+// start) keeps the rotation's secrets there, where its next start, the dir
+// made by then, looks for them; before, the first start chose the file
+// beside the config and the restart came back on the card's key.
+func TestRotatedSecretsPathUnderAStateDirNotMadeYet(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	key := newKey(t)
+	doc := "[node]\nname = \"ews1\"\nstate_dir = \"" + state + "\"\n[cluster]\nkey = \"" + base64.StdEncoding.EncodeToString(key) +
+		"\"\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
+	path := filepath.Join(dir, "ews1.toml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(path, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mapConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(state, "secrets.json"); b.secretsPath != want {
+		t.Errorf("secrets kept at %q, want %q", b.secretsPath, want)
+	}
+}
