@@ -34,14 +34,17 @@ type accounts struct {
 // so boards that share a directory (tests, the demo) keep apart; "" (in
 // memory) without a config file (a config parsed from memory, whose Path
 // is only a label).
-func (n *Node) statePath(name string) string {
-	if dir := n.stateDir(); dir != "" {
+func (n *Node) statePath(name string) string { return n.boot.statePath(name) }
+
+// statePath is Node.statePath, for the config mapping before the Node.
+func (b *boot) statePath(name string) string {
+	if dir := b.stateDirPath(); dir != "" {
 		return filepath.Join(dir, name)
 	}
-	if st, err := os.Stat(n.boot.file); n.boot.file == "" || err != nil || !st.Mode().IsRegular() {
+	if st, err := os.Stat(b.file); b.file == "" || err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
-	return strings.TrimSuffix(n.boot.file, filepath.Ext(n.boot.file)) + "." + name
+	return strings.TrimSuffix(b.file, filepath.Ext(b.file)) + "." + name
 }
 
 // openAccounts builds the users store and the audit log. The store's

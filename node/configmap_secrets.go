@@ -32,7 +32,7 @@ func (b *boot) rotatedSecrets() error {
 	if card.Session == nil {
 		card.Session = b.clusterKey // what openSecurity keys sessions with then
 	}
-	b.rotated, b.secretsPath = card, (&Node{boot: b}).statePath("secrets.json")
+	b.rotated, b.secretsPath = card, b.statePath("secrets.json")
 	if b.secretsPath != "" {
 		kept, ok, err := rotate.Load(b.secretsPath)
 		switch {

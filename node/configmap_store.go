@@ -147,7 +147,7 @@ func lineOf(text []byte, key string) int {
 // "Configuration store"). A kept document this board cannot take (its
 // check fails here) is logged and the boot file's sections are used.
 func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
-	path := (&Node{boot: b}).statePath("config.json")
+	path := b.statePath("config.json")
 	if path == "" {
 		return b
 	}
@@ -197,7 +197,7 @@ func (b *boot) withStore(text []byte) (*boot, error) {
 func StoreWarnings(c *config.Config) config.Errors {
 	b := &boot{file: c.Path, stateDir: c.Node.StateDir, simulated: simulated(c)}
 	_, b.stateDirSet = c.Lines["node.state_dir"]
-	path := (&Node{boot: b}).statePath("config.json")
+	path := b.statePath("config.json")
 	if path == "" {
 		return nil
 	}

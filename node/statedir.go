@@ -7,15 +7,18 @@ import "os"
 // names it, or, naming none, the default /var/lib/ews on real hardware when
 // it exists (the package creates it). "" otherwise (a simulated board, a
 // dev machine, tests): the demo and tests never write /var/lib/ews.
-func (n *Node) stateDir() string {
-	dir := n.boot.stateDir
+func (n *Node) stateDir() string { return n.boot.stateDirPath() }
+
+// stateDirPath is Node.stateDir, for the config mapping before the Node.
+func (b *boot) stateDirPath() string {
+	dir := b.stateDir
 	if dir == "" {
 		return ""
 	}
-	if n.boot.stateDirSet {
+	if b.stateDirSet {
 		return dir
 	}
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !n.boot.simulated {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !b.simulated {
 		return dir
 	}
 	return ""
