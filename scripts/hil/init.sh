@@ -98,10 +98,14 @@ for m in /lib/modules/*.ko; do
 	if out=$(insmod "$m" 2>&1); then pass "insmod-$(basename "$m" .ko)"; else fail "insmod-$(basename "$m" .ko)" "$out"; fi
 done
 check pwmchip "$(ls /sys/class/pwm 2>&1)" pwmchip0
-# the rule runs on the chip's uevent, on its own time (chgrp, then chmod):
-# wait for both (10 s)
+# the rule runs on the chip's uevent, on its own time (chgrp, then chmod).
+# The listener started just above may not have bound its netlink socket
+# when insmod sent the chip's "add" (CI under load lost it that way), so
+# replay the event each second, as udev's coldplug (udevadm trigger) does
+# at boot: the rule is idempotent. Wait for both (20 s).
 i=0
-while [ $i -lt 100 ] && [ "$(stat -L -c '%G %A' /sys/class/pwm/pwmchip0/export 2>&1)" != "gpio --w--w----" ]; do
+while [ $i -lt 200 ] && [ "$(stat -L -c '%G %A' /sys/class/pwm/pwmchip0/export 2>&1)" != "gpio --w--w----" ]; do
+	[ $((i % 10)) -eq 0 ] && echo add >/sys/class/pwm/pwmchip0/uevent 2>/dev/null
 	usleep 100000
 	i=$((i + 1))
 done
