@@ -7,7 +7,8 @@
 # LOADS (default "0.5 1 2") are the multiples of 300 req/s sent; MIXES
 # (default "paper hot") the mixes; ENTRY=follower sends every request to
 # the follower ews2 instead of the master ews1 (the fast entry); HEADROOM
-# (default off) sets [sched] headroom (slots kept for control).
+# (default off) sets [sched] headroom (slots kept for control); BARE=1 first
+# times a bare net/http server and ews's control request alone (scripts/bare).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-}
@@ -68,6 +69,18 @@ for _ in $(seq 100); do
 	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
 	sleep 0.2
 done
+if [[ -n ${BARE:-} ]]; then
+	# what the testbed adds with nothing of ews in it: a bare net/http server
+	# answering at once and after a device's 20 ms, then ews's control request
+	# through the entry, each timed alone (300 sequential requests, 20 ms apart)
+	go build -o "$out/bare" ./scripts/bare
+	"$out/bare" --serve "127.0.0.1:$((base + 20))" --sleep 20ms &
+	pids+=($!)
+	for _ in $(seq 50); do curl -fs "http://127.0.0.1:$((base + 20))/" >/dev/null && break; sleep 0.1; done
+	echo "testbed, bare net/http, GET / : $("$out/bare" --url "http://127.0.0.1:$((base + 20))/")"
+	echo "testbed, bare net/http, 20 ms : $("$out/bare" --url "http://127.0.0.1:$((base + 20))/sleep")"
+	echo "ews control alone via $entry  : $("$out/bare" --method POST --url "$entry/api/devices/s1/read")"
+fi
 declare -A mixes=(
 	[paper]="control=0.25:POST /api/devices/s1/read,browse=0.75:GET /"
 	[hot]="read=0.3:POST /api/devices/temp1/read,act=0.05:POST /api/devices/led1/toggle,browse=0.65:GET /"
