@@ -219,7 +219,8 @@ func (n *Node) build(b *boot) error {
 	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (rotation.go)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster)})
+			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),
+				Proxy: b.mode != dispatch.ModeRedirect})
 		}}
 	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()

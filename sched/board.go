@@ -37,14 +37,16 @@ type Board struct {
 	ReqLoad float64
 
 	// kept by the Dispatcher
-	idx      int    // index in Dispatcher.boards, stable for its life: ID
-	seen     uint64 // Update generation that last listed it
-	present  bool   // listed by the last Update
-	held     bool   // the policy's Observe holds it from new requests (integrated: overloaded)
-	local    int    // tickets of this Dispatcher in flight on it
-	reported int    // the board's last report; -1 none
-	atReport int    // local when that report was applied
-	elig     bool   // eligible in the current dispatch round
+	idx      int       // index in Dispatcher.boards, stable for its life: ID
+	seen     uint64    // Update generation that last listed it
+	present  bool      // listed by the last Update
+	held     bool      // the policy's Observe holds it from new requests (integrated: overloaded)
+	local    int       // tickets of this Dispatcher in flight on it
+	reported int       // the board's last report; -1 none
+	atReport int       // local when that report was applied (Options.Proxy: plus finished)
+	heard    time.Time // Options.Proxy: when that report was heard (the row's LastSeenMs)
+	finished int       // Options.Proxy: tickets on it that finished since that report
+	elig     bool      // eligible in the current dispatch round
 }
 
 // ID is the board's index in its Dispatcher: 0, 1, ... in the order the

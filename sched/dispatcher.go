@@ -32,6 +32,13 @@ type Options struct {
 	// RT gives a board's response time as the master's probes measure it
 	// (the integrated policy's rt term); nil: unknown for every board.
 	RT func(board string) time.Duration
+	// Proxy says every request a board runs was placed by this
+	// Dispatcher (sched.mode proxy: forwarded, placed for a follower, or
+	// on a lease): a board's report then counts no request of its own
+	// beyond ours, and tickets that finished after the board took its
+	// report but before it was heard are taken out of it (update.go).
+	// false (redirect mode): a report is taken as it is.
+	Proxy bool
 	// Distance is the round-trip time between two boards as gossip
 	// measures it (from "" = this board), for learned proximity rules;
 	// nil: none measured.
@@ -66,6 +73,7 @@ type Dispatcher struct {
 	clock    clockwork.Clock
 	log      *slog.Logger
 	rt       func(string) time.Duration
+	proxy    bool // Options.Proxy
 
 	queues  []queue
 	depth   []int    // queued per class
@@ -124,7 +132,7 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 		cls: cls, policy: p, one: oneFIFO(spec, cfg.Order),
 		limit: cfg.Queue, timeout: cfg.QueueTimeout, target: cfg.QueueTarget,
 		interval: opt.Interval, retry: opt.RetryAfter, reserve: cfg.Reserve,
-		clock: opt.Clock, log: opt.Logger, rt: opt.RT, byName: map[string]*Board{},
+		clock: opt.Clock, log: opt.Logger, rt: opt.RT, proxy: opt.Proxy, byName: map[string]*Board{},
 		room: headroom{slots: room},
 	}
 	if d.limit <= 0 {

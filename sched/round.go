@@ -159,6 +159,9 @@ func (d *Dispatcher) finish(f *flight) {
 	if b.local > 0 {
 		b.local--
 	}
+	if d.proxy && !f.lease {
+		b.finished++
+	}
 	b.ReqLoad -= f.weight
 	if b.local == 0 || b.ReqLoad < 0 {
 		b.ReqLoad = 0

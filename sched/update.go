@@ -1,6 +1,10 @@
 package sched
 
-import "github.com/ews-firmware/ews/state/row"
+import (
+	"time"
+
+	"github.com/ews-firmware/ews/state/row"
+)
 
 // Update takes the current table: the boards' rows exactly as the state
 // package builds them from the boards' own reports (one row type from the
@@ -41,7 +45,7 @@ func (d *Dispatcher) Update(rows []row.Board) {
 			b.RT = d.rt(in.Name)
 		}
 		if in.Linknum >= 0 {
-			b.reported, b.atReport = in.Linknum, b.local
+			d.report(b, in, now)
 		}
 		b.held = observe(d.policy, b, now)
 		d.refresh(b)
@@ -54,6 +58,34 @@ func (d *Dispatcher) Update(rows []row.Board) {
 	if !d.closed {
 		d.dispatch(now)
 	}
+}
+
+// reportJitter is how far a report's heard time, rebuilt from the row's
+// whole milliseconds, moves between tables that carry the same report.
+const reportJitter = 5 * time.Millisecond
+
+// report takes board b's own count of its in-flight requests from its row.
+// What it counts beyond our tickets running at the report (atReport) are
+// requests we did not place (a previous master's, a redirect assignment's)
+// and go on counting until the next report. Without Proxy our tickets
+// running at the report are taken as local now. With Proxy every request
+// on the board is ours, and a report heard after some of ours finished
+// (taken by the board before they ended, heard after) counts them still:
+// they are taken out (finished), else the board looked full to its pinned
+// requests until its next heartbeat (issue 37: a hot sensor's reads
+// waited a heartbeat at 0.4x load). The same report in a later table
+// (another board's report made it) is not taken again.
+func (d *Dispatcher) report(b *Board, in *row.Board, now time.Time) {
+	if !d.proxy {
+		b.reported, b.atReport = in.Linknum, b.local
+		return
+	}
+	heard := now.Add(-time.Duration(max(in.LastSeenMs, 0)) * time.Millisecond)
+	if in.Linknum == b.reported && !heard.After(b.heard.Add(reportJitter)) {
+		return // the report already taken
+	}
+	b.reported, b.atReport, b.heard = in.Linknum, b.local+b.finished, heard
+	b.finished = 0
 }
 
 // refresh sets the linknum the policies see: the board's report plus our

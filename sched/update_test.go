@@ -62,3 +62,83 @@ func TestUpdateFromRows(t *testing.T) {
 	}
 	tk.Done()
 }
+
+// A board's report is taken at the board and heard later. In proxy mode
+// (Options.Proxy) every request on the board is a ticket of ours, so a
+// report heard after some of ours finished no longer holds their slots;
+// what a report counts beyond ours (a previous master's requests) still
+// holds slots until the next report, and the same report carried again in
+// a later table is not taken again. Without Proxy a report is taken as it
+// is, and the stale count holds the slot.
+func TestReportHeardAfterTicketsFinished(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		proxy bool
+		held  bool // the stale report keeps the one slot taken
+	}{
+		{"proxy: finished tickets leave the report", true, false},
+		{"redirect: the report is taken as it is", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			a := board("a", 1)
+			h := newHarness(t, schedCfg("priority-lc", 16), Options{Clock: clk, Proxy: tc.proxy}, a)
+			report := func(linknum int, ageMs int64) {
+				r := rows([]Board{a})
+				r[0].Linknum, r[0].LastSeenMs = linknum, ageMs
+				h.d.Update(r)
+			}
+			first := h.now(&Request{Class: control, Board: "a"})
+			// the board takes its report while first runs; first ends,
+			// then the report is heard
+			clk.Advance(100 * time.Millisecond)
+			first.Done()
+			report(1, 0)
+			if tc.held {
+				if n := h.linknum("a"); n != 1 {
+					t.Fatalf("linknum %d, want the report's 1", n)
+				}
+				p := h.queue(&Request{Class: control, Board: "a"})
+				report(0, 0) // the next report frees it
+				o := h.result(p)
+				if o.err != nil {
+					t.Fatal(o.err)
+				}
+				o.t.Done()
+				return
+			}
+			if n := h.linknum("a"); n != 0 {
+				t.Fatalf("linknum %d after a report of a ticket that finished before it was heard, want 0", n)
+			}
+			second := h.now(&Request{Class: control, Board: "a"})
+			// the same report again (another board's report made a new
+			// table, 20 ms later): not taken again, second still counts
+			clk.Advance(20 * time.Millisecond)
+			report(1, 20)
+			if n := h.linknum("a"); n != 1 {
+				t.Fatalf("linknum %d with second running and the same report again, want 1", n)
+			}
+			second.Done()
+			if n := h.linknum("a"); n != 0 {
+				t.Fatalf("linknum %d after second ended, want 0", n)
+			}
+			// a new report of two: one may be second (it finished since
+			// the last report), the other is a request we did not place (a
+			// previous master's): it holds the slot until a report says it
+			// ended
+			clk.Advance(80 * time.Millisecond)
+			report(2, 0)
+			if n := h.linknum("a"); n != 1 {
+				t.Fatalf("linknum %d with a request of another's on the board, want 1", n)
+			}
+			p := h.queue(&Request{Class: control, Board: "a"})
+			clk.Advance(100 * time.Millisecond)
+			report(0, 0)
+			o := h.result(p)
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			o.t.Done()
+		})
+	}
+}
