@@ -21,10 +21,9 @@ type Timing struct {
 	// a leader cut off from it steps down after Lease.
 	Lease time.Duration
 	// Commit is how often a leader with nothing new sends each follower
-	// an empty append; a follower learns of a commit from the next append,
-	// which Commit's barrier sends at once, so it need not be short.
-	// Commit bounds how long a committed entry waits to be applied on a
-	// follower when nothing else is sent.
+	// an empty append. A follower learns of a commit from the next append:
+	// Raft.Commit's barrier sends one at once after each write, so Commit
+	// only bounds the wait when that barrier is lost, and need not be short.
 	Commit time.Duration
 	// Apply bounds one write: in the log, or forwarded to the leader.
 	Apply time.Duration

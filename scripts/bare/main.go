@@ -10,8 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
 func main() {
@@ -103,17 +104,11 @@ func measure(ctx context.Context, c *http.Client, method, url string, n int, gap
 	return ds, nil
 }
 
-// summary is "n=N p50=… p90=… p99=… max=… ms" (nearest rank).
+// summary is "n=N p50=… p90=… p99=… max=… ms" (bench.Summarize: nearest rank).
 func summary(ds []time.Duration) string {
 	if len(ds) == 0 {
 		return "n=0"
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	q := func(p float64) float64 {
-		i := int(p*float64(len(s))+0.5) - 1
-		i = min(max(i, 0), len(s)-1)
-		return float64(s[i].Microseconds()) / 1000
-	}
-	return fmt.Sprintf("n=%d p50=%.2f p90=%.2f p99=%.2f max=%.2f ms", len(s), q(0.50), q(0.90), q(0.99), q(1))
+	l := bench.Summarize(ds)
+	return fmt.Sprintf("n=%d p50=%.2f p90=%.2f p99=%.2f max=%.2f ms", len(ds), l.P50, l.P90, l.P99, l.Max)
 }

@@ -73,7 +73,7 @@ func Floor(classes []Class, seed uint64, rate float64, d time.Duration, m FloorM
 	}
 	out := make([]ClassFloor, len(classes))
 	for i, c := range classes {
-		out[i] = ClassFloor{Name: c.Name, Requests: len(lat[i]), Latency: summary(lat[i])}
+		out[i] = ClassFloor{Name: c.Name, Requests: len(lat[i]), Latency: Summarize(lat[i])}
 	}
 	return out, nil
 }
@@ -103,8 +103,8 @@ func deviceOf(method, path string) (string, bool) {
 	return devpath.Of(method, path)
 }
 
-// summary is the latency summary of samples, exact (sorted, nearest rank).
-func summary(s []time.Duration) Latency {
+// Summarize is the latency summary of samples, exact (sorted, nearest rank).
+func Summarize(s []time.Duration) Latency {
 	if len(s) == 0 {
 		return Latency{}
 	}
