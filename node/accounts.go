@@ -95,6 +95,9 @@ func (n *Node) openAccounts() error {
 	if err != nil {
 		return err
 	}
+	if err := st.KeptError(); err != nil {
+		n.kept.report(n.log, "users", n.statePath("users.json"), err)
+	}
 	logPath := n.statePath("audit.log")
 	if logPath != "" {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {

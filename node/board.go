@@ -44,6 +44,8 @@ type BoardInfo struct {
 	Upgrade   *firmware.Result `json:"last_upgrade,omitempty"`
 	Pending   *firmware.Marker `json:"upgrade_pending,omitempty"`
 	History   *history.Status  `json:"history,omitempty"` // device history (docs/NOTES.md "Device history")
+	// Problems: kept stores this board could not read at start (keptstores.go)
+	Problems []StoreProblem `json:"problems,omitempty"`
 }
 
 // BoardMemory is from /proc/meminfo and the Go runtime, in bytes.
@@ -92,7 +94,7 @@ func (n *Node) serveBoard(w http.ResponseWriter, r *http.Request) {
 // upgrades'): a client without credentials gets the rest.
 func (b BoardInfo) anonymous() BoardInfo {
 	b.PID, b.Version, b.Commit, b.GoVersion, b.SHA256 = 0, "", "", "", ""
-	b.Upgrade, b.Pending = nil, nil
+	b.Upgrade, b.Pending, b.Problems = nil, nil, nil
 	return b
 }
 
@@ -118,6 +120,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Devices:   n.dev.devs.Local(),
 		Restart:   n.restartMode(),
 		History:   n.historyStatus(), // device history
+		Problems:  n.kept.list(),
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -146,7 +147,7 @@ func lineOf(text []byte, key string) int {
 // document of the store (the store wins after the seed: docs/NOTES.md
 // "Configuration store"). A kept document this board cannot take (its
 // check fails here) is logged and the boot file's sections are used.
-func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
+func storeWins(c *config.Config, b *boot, log *slog.Logger, kept *keptStores) *boot {
 	path := b.statePath("config.json")
 	if path == "" {
 		return b
@@ -154,13 +155,13 @@ func storeWins(c *config.Config, b *boot, log *slog.Logger) *boot {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		if !os.IsNotExist(err) {
-			log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path, "err", err)
+			kept.report(log, "config", path, fmt.Errorf("config: read the kept store (the boot file's sections are used): %w", err))
 		}
 		return b
 	}
 	v, ok := confstore.Kept(raw)
 	if !ok {
-		log.Warn("config: the kept configuration store is unreadable; the boot file's sections are used", "path", path)
+		kept.report(log, "config", path, errors.New("config: the kept store does not decode (the boot file's sections are used)"))
 		return b
 	}
 	nb, err := b.withStore([]byte(v.Text))

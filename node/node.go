@@ -60,6 +60,7 @@ type Node struct {
 	started time.Time
 	exit    exitRequest // why Run returns (restart.go)
 	bin     binary      // the running executable, for the board page and uploads
+	kept    *keptStores // kept stores it could not read at start (keptstores.go)
 }
 
 // settings are what the Options set before New builds the board.
@@ -94,8 +95,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = storeWins(cfg, b, log) // the configuration store's sections, once it holds them (configmap_store.go)
-	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()},
+	kept := &keptStores{}
+	b = storeWins(cfg, b, log, kept) // the configuration store's sections, once it holds them (configmap_store.go)
+	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()}, kept: kept,
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
 		o(&n.set)

@@ -196,7 +196,7 @@ run mkdir -p "$ROOT/etc/systemd/system/multi-user.target.wants"
 run ln -sfn /etc/systemd/system/ews.service "$ROOT/etc/systemd/system/multi-user.target.wants/ews.service"
 put 0644 "$PKG/sysusers.conf" "$ROOT/etc/sysusers.d/ews.conf"
 put 0644 "$PKG/tmpfiles.conf" "$ROOT/etc/tmpfiles.d/ews.conf"
-run mkdir -p "$ROOT/var/lib/ews/cgi-bin"
+run mkdir -p "$ROOT/var/lib/ews/cgi-bin" # tmpfiles.d sets owners and modes at boot
 run install -d -m 0700 "$ROOT/etc/ews"
 if [ -n "$BUNDLE" ]; then
 	put 0600 "$TMP/cluster.bundle" "$ROOT/etc/ews/cluster.bundle" secret
@@ -210,13 +210,18 @@ if [ -n "$BACKUP" ]; then
 		[ ! -e "$TMP/card/$f" ] || put 0644 "$TMP/card/$f" "$BOOT/$f"
 	done
 	# the configuration and users stores, into the state_dir on the root
-	# side (0600; tmpfiles gives them to ews at boot); a board's own store
-	# already on the card is kept, as `ews cluster restore --root` does
+	# side, 0600 and the unit's user's: by the card's own ids when it has
+	# user ews already (a card that booted before), else the package's
+	# tmpfiles.d gives them to ews at first boot, once systemd-sysusers made
+	# it (/var/lib/ews is root:ews, so tmpfiles may: issue 45). A board's
+	# own store already on the card is kept, as `ews cluster restore --root` does.
+	OWNER=$(awk -F: '$1 == "ews" { print $3 ":" $4 }' "$ROOT/etc/passwd" 2>/dev/null || true)
 	while IFS= read -r f; do
 		if [ -e "$ROOT/$f" ]; then
 			echo "$PROG: warning: $ROOT/$f exists: kept (the board's own store)" >&2
 		else
 			put 0600 "$TMP/root/$f" "$ROOT/$f"
+			[ -z "$OWNER" ] || run chown -h "$OWNER" "$ROOT/$f"
 		fi
 	done < <(cd "$TMP/root" && find . -type f | sed 's#^\./##' | sort)
 fi

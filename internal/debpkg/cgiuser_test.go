@@ -37,8 +37,8 @@ func TestPackagingRunsCGIAsItsOwnUser(t *testing.T) {
 	if !strings.Contains(post, "getent passwd ews-cgi") || !regexp.MustCompile(`adduser --system[^\n]*\\\n[^\n]*ews-cgi`).MatchString(post) {
 		t.Error("postinst does not create ews-cgi")
 	}
-	if !strings.Contains(post, `-m 0751 "${DPKG_ROOT:-}/var/lib/ews"`) || !strings.Contains(read("tmpfiles.conf"), "d /var/lib/ews 0751 ews ews") {
-		t.Error("/var/lib/ews is not 0751: ews-cgi could not reach cgi-bin")
+	if !strings.Contains(post, `-o root -g ews -m 0771 "${DPKG_ROOT:-}/var/lib/ews"`) || !strings.Contains(read("tmpfiles.conf"), "d /var/lib/ews 0771 root ews") {
+		t.Error("/var/lib/ews is not root:ews 0771: ews-cgi could not reach cgi-bin, or tmpfiles could not give ews the restored stores")
 	}
 	if strings.Contains(read("sysusers.conf"), "m ews-cgi ews") {
 		t.Error("ews-cgi is in group ews, which reads /etc/ews/token")

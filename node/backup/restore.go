@@ -210,6 +210,9 @@ func WriteStores(a Archive, board, root string) (CardResult, error) {
 		if err := write(p, data, mode); err != nil {
 			return err
 		}
+		if err := giveToService(root, p); err != nil {
+			return fmt.Errorf("backup: give %s to user %s: %w", p, ServiceUser, err)
+		}
 		res.Wrote = append(res.Wrote, p)
 		return nil
 	}

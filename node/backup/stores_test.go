@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/ews-firmware/ews/node/confstore"
@@ -187,5 +188,35 @@ func TestCollectWaitsForTheConfigStore(t *testing.T) {
 				t.Errorf("users %+v", a.Users)
 			}
 		})
+	}
+}
+
+// A card whose own /etc/passwd has the service user (a card that booted
+// before) gets the stores as that user's, by the card's ids, not this
+// machine's (issue 45: root's 0600 files stopped the rebuilt board).
+func TestWriteStoresOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user needs root (CI runs as root)")
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	passwd := "root:x:0:0:root:/root:/bin/sh\news:x:4321:4322:ews board firmware:/var/lib/ews:/usr/sbin/nologin\n"
+	if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte(passwd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteStores(withStores(), "ews2", root); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"config.json", "users.json"} {
+		fi, err := os.Lstat(filepath.Join(root, "var", "lib", "ews", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid != 4321 || st.Gid != 4322 || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %d:%d %v, want 4321:4322 0600", f, st.Uid, st.Gid, fi.Mode().Perm())
+		}
 	}
 }

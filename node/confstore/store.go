@@ -114,16 +114,18 @@ func New(opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts}
 	if opts.Path != "" {
+		// a kept file this board cannot take never stops it (the board
+		// reports why, node/keptstores.go): it starts empty and takes the
+		// cluster's version from the log
 		b, err := os.ReadFile(opts.Path)
-		switch {
-		case err == nil:
-			d, err := decode(b)
-			if err != nil {
-				return nil, fmt.Errorf("confstore: read %q: %w", opts.Path, err)
+		if err == nil {
+			var d doc
+			if d, err = decode(b); err == nil {
+				s.cur = d
 			}
-			s.cur = d
-		case !os.IsNotExist(err):
-			return nil, fmt.Errorf("confstore: read %q: %w", opts.Path, err)
+		}
+		if err != nil && !os.IsNotExist(err) {
+			opts.Logger.Warn("confstore: the kept store is not taken; the log's version replaces it", "path", opts.Path, "err", err)
 		}
 	}
 	opts.State.Watch(durable.KindConfig, s.committed)

@@ -126,6 +126,7 @@ type Store struct {
 	mu       sync.Mutex // installs: the log's watcher, Adopt
 	tokenMAC sync.Pool
 	sealKey  []byte
+	keptErr  error // KeptError
 }
 
 // New returns the store, loaded from opts.Path when it holds a valid
@@ -151,25 +152,45 @@ func New(opts Options) (*Store, error) {
 	s.tokenMAC.New = func() any { return newMAC(tk) }
 	doc := &Doc{Users: []User{{Name: AdminName, Role: RoleAdmin}}}
 	if opts.Path != "" {
-		b, err := os.ReadFile(opts.Path)
+		d, err := readKept(opts.Path)
 		switch {
-		case err == nil:
-			var d Doc
-			if err := json.Unmarshal(b, &d); err != nil {
-				return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
-			}
-			if err := d.valid(); err != nil {
-				return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
-			}
-			doc = &d
-		case !os.IsNotExist(err):
-			return nil, fmt.Errorf("users: read %q: %w", opts.Path, err)
+		case err != nil:
+			// never a reason not to start (issue 45): the log's copy,
+			// from the peers, replaces the first version below
+			s.keptErr = err
+		case d != nil:
+			doc = d
 		}
 	}
 	s.cur.Store(s.indexOf(doc, 0))
 	opts.State.Watch(durable.KindUsers, s.committed)
 	return s, nil
 }
+
+// readKept reads the kept store at path: nil, nil when there is none.
+func readKept(path string) (*Doc, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("users: read %q: %w", path, err)
+	}
+	var d Doc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("users: read %q: %w", path, err)
+	}
+	if err := d.valid(); err != nil {
+		return nil, fmt.Errorf("users: read %q: %w", path, err)
+	}
+	return &d, nil
+}
+
+// KeptError is why the kept file (Options.Path) could not be taken at
+// New, or nil. The store then starts at its first version (the admin
+// alone), which imports nothing into the log, and takes the cluster's
+// version from the log as the board joins.
+func (s *Store) KeptError() error { return s.keptErr }
 
 func (s *Store) indexOf(d *Doc, durable uint64) *index {
 	ix := &index{doc: d, durable: durable, byToken: map[tokenHash]*Principal{}, byName: map[string]*Principal{}}

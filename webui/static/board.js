@@ -86,6 +86,12 @@ export class BoardView {
       ['bSha', b.sha256 || '–'],
       ['history', historyFact(b.history)], // issue 28
     ];
+    // kept stores the board could not read at start: why, and the fix (issue 45)
+    const probs = $('board-problems');
+    probs.textContent = '';
+    for (const p of Array.isArray(b.problems) ? b.problems : []) {
+      probs.append(h('li', { dataset: { store: p.store } }, h('strong', null, t('bStoreProblem', { s: p.store, p: p.path })), ` ${p.error}. ${t('bFix')}: ${p.fix}`));
+    }
     const dl = $('board-facts');
     dl.textContent = '';
     for (const [k, v] of rows) dl.append(h('dt', null, t(k)), h('dd', { dataset: { k } }, v ?? '–'));
