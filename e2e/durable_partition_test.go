@@ -34,7 +34,10 @@ func TestDurablePartition(t *testing.T) {
 func durablePartition(t *testing.T, off int) {
 	start := time.Now()
 	phase := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
-	tag := fmt.Sprintf("%d", os.Getpid()%100000)
+	// one tag per setup: the veths of the previous subtest may outlive
+	// its `ip netns del` for a moment (the kernel tears namespaces down in
+	// the background), and the same names then failed "File exists"
+	tag := fmt.Sprintf("%d%d", os.Getpid()%10000, off+1)
 	bin := ewsBinary(t)
 	br := "ewrbr" + tag
 	ipCmd(t, "link", "add", br, "type", "bridge")

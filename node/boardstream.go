@@ -55,9 +55,19 @@ func (n *Node) signPeer(req *http.Request, board string) {
 func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
 	nothing := func() {}
 	if n.sec.on() {
-		if _, ok := peerName(r); ok {
-			return nothing, true
+		// with TLS, the certificate only (docs/DESIGN.md, Trust): a mark
+		// is keyed from the gossip key every card holds, revoked ones too
+		name, ok := peerName(r)
+		switch {
+		case !ok:
+			httpx.Error(w, http.StatusUnauthorized, "events: the boards' own stream (scope=local) is for the cluster's boards: with TLS, a board's certificate is required")
+			return nil, false
+		case n.acc.boards.Revoked(name):
+			w.Header().Set("Connection", "close")
+			httpx.Error(w, http.StatusForbidden, "events: board %q is revoked (ews cluster revoke)", name)
+			return nil, false
 		}
+		return nothing, true
 	}
 	err := n.acc.marker.VerifyPeer(r, n.boot.state.Name)
 	if err == nil {

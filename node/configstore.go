@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/confstore"
+	"github.com/ews-firmware/ews/node/durable"
 )
 
 // openConfStore builds the configuration store on the durable state
@@ -27,6 +28,7 @@ func (n *Node) openConfStore() error {
 	})
 	n.acc.conf = st
 	n.acc.live = newConfigApplier(n)
+	n.acc.durable.state.Guard(durable.KindConfig, configGuard)
 	return err
 }
 

@@ -134,24 +134,34 @@ func (n *Node) durableRoutes(mux *http.ServeMux) {
 	}
 }
 
-// boardOnly lets only the cluster's boards through to next: with TLS on, a
-// board's certificate; else a peer mark under the cluster key (the proof
-// of the boards' own stream, boardstream.go, without its pass for boards
-// of an older build, which do not speak the log).
+// boardOnly lets only the cluster's boards through to next (the trust
+// table of docs/DESIGN.md): with TLS on, a board's certificate and nothing
+// else (a peer mark is keyed from the gossip key that every card holds, so
+// a stolen or revoked card could make one), and not a revoked board's, on a
+// connection opened before its revocation; with TLS off, a peer mark under
+// the cluster key, without the pass for boards of an older build, which do
+// not speak the log.
 func (n *Node) boardOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.sec.on() {
-			if _, ok := peerName(r); ok {
+			name, ok := peerName(r)
+			switch {
+			case !ok:
+				httpx.Error(w, http.StatusUnauthorized, "durable: for the cluster's boards only: with TLS, a board's certificate is required (a peer mark is not enough)")
+			case n.acc.boards.Revoked(name):
+				w.Header().Set("Connection", "close")
+				httpx.Error(w, http.StatusForbidden, "durable: board %q is revoked (ews cluster revoke)", name)
+			default:
 				next.ServeHTTP(w, r)
-				return
 			}
+			return
 		}
 		err := n.acc.marker.VerifyPeer(r, n.boot.state.Name)
 		switch {
 		case err == nil:
 			next.ServeHTTP(w, r)
 		case errors.Is(err, dispatch.ErrNoMark):
-			httpx.Error(w, http.StatusUnauthorized, "durable: for the cluster's boards only: a board's certificate or peer mark is required")
+			httpx.Error(w, http.StatusUnauthorized, "durable: for the cluster's boards only: a peer mark is required")
 		default:
 			httpx.Error(w, http.StatusForbidden, "durable: peer mark refused: %v", err)
 		}

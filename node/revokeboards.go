@@ -37,6 +37,10 @@ const RevokePath = "/api/cluster/revoke"
 func (n *Node) openRevokedBoards() {
 	l := boardrevoke.New(n.acc.durable.state, n.log)
 	n.acc.boards = l
+	// every board checks each version of the list before it takes it
+	// (docs/DESIGN.md, Trust): never shorter, never a majority, each new
+	// entry signed by the admin's key when the cluster has one
+	n.acc.durable.state.Guard(durable.KindRevocations, boardrevoke.Guard(n.sec.verify, n.peerNames()))
 	if n.sec.on() {
 		clustertls.RefuseBoards(n.sec.server, l.Revoked)
 		clustertls.RefuseBoards(n.sec.client, l.Revoked)
@@ -76,9 +80,23 @@ func (n *Node) revokeRoutes(mux *http.ServeMux) {
 	})))
 }
 
-// RevokeRequest is the body of POST /api/cluster/revoke.
+// RevokeRequest is the body of POST /api/cluster/revoke. In a cluster
+// with an admin key (the bundles' verify_key), At and Sig are the admin
+// bundle's signature of the revocation (boardrevoke.Sign): a board's
+// credential or a web session cannot revoke.
 type RevokeRequest struct {
-	Name string `json:"name"`
+	Name string    `json:"name"`
+	At   time.Time `json:"at,omitzero"`
+	Sig  []byte    `json:"sig,omitempty"`
+}
+
+// peerNames are the cluster's boards, in rank order.
+func (n *Node) peerNames() []string {
+	out := make([]string, 0, len(n.boot.state.Peers))
+	for _, p := range n.boot.state.Peers {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // serveRevoke commits the board named in the body to the list; 503 "no
@@ -98,6 +116,23 @@ func (n *Node) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e := boardrevoke.Entry{Board: req.Name, By: who(r).Name, At: time.Now().UTC()}
+	if n.sec.verify != nil {
+		e.At, e.Sig = req.At.UTC(), req.Sig
+		if !boardrevoke.VerifyEntry(n.sec.verify, e) {
+			httpx.Error(w, http.StatusForbidden, "boardrevoke: a revocation must be signed by the admin bundle's key: use `ews cluster revoke %s --bundle ADMIN`", req.Name)
+			return
+		}
+	}
+	if !n.acc.boards.Revoked(req.Name) {
+		revoked := []string{req.Name}
+		for _, old := range n.acc.boards.Entries() {
+			revoked = append(revoked, old.Board)
+		}
+		if err := boardrevoke.Majority(revoked, n.peerNames()); err != nil {
+			httpx.Error(w, http.StatusConflict, "%v", err)
+			return
+		}
+	}
 	e.Serial, e.Fingerprint = n.boardCertificate(r.Context(), req.Name)
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
@@ -108,6 +143,8 @@ func (n *Node) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, got)
 	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
+	case durable.IsRefused(err):
+		httpx.Error(w, http.StatusForbidden, "%v", err)
 	default:
 		httpx.Error(w, http.StatusInternalServerError, "%v", err)
 	}

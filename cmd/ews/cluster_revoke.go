@@ -36,7 +36,16 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	body, _ := json.Marshal(node.RevokeRequest{Name: fs.Arg(0)})
+	rq := node.RevokeRequest{Name: fs.Arg(0), At: time.Now().UTC()}
+	if b.SignKey != "" { // the admin's signature: what every board checks (docs/DESIGN.md, Trust)
+		key, err := b.Signer()
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster revoke: %s: %v\n", *bundlePath, err)
+			return exitError
+		}
+		rq.Sig = boardrevoke.Sign(key, boardrevoke.Entry{Board: rq.Name, At: rq.At})
+	}
+	body, _ := json.Marshal(rq)
 	req, err := http.NewRequest(http.MethodPost, base+node.RevokePath, bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)

@@ -24,6 +24,9 @@ type Entry struct {
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	By          string    `json:"by"`
 	At          time.Time `json:"at"`
+	// Sig is the admin's signature of Signed(Board, At) (Guard); empty in a
+	// cluster without an admin key.
+	Sig []byte `json:"sig,omitempty"`
 }
 
 // Doc is the whole list, as the log commits it (document "revocations").

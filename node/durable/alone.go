@@ -39,3 +39,6 @@ func (a *Alone) Get(kind string) Document { return a.fsm.Get(kind) }
 
 // Watch: see State.
 func (a *Alone) Watch(kind string, f func(Document)) { a.fsm.Watch(kind, f) }
+
+// Guard: see State.
+func (a *Alone) Guard(kind string, g Guard) { a.fsm.Guard(kind, g) }

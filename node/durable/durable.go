@@ -40,6 +40,9 @@ type State interface {
 	// from a snapshot it restores). f runs on the apply goroutine, in log
 	// order, and must be quick. Set before the log runs.
 	Watch(kind string, f func(Document))
+	// Guard adds g to the checks every board runs on kind's entries
+	// (see Guard). Set before the log runs.
+	Guard(kind string, g Guard)
 	// Status is the log as this board sees it.
 	Status() Status
 }

@@ -28,6 +28,7 @@ type forwardAnswer struct {
 	Conflict *ConflictError `json:"conflict,omitempty"`
 	NoQuorum *NoQuorumError `json:"no_quorum,omitempty"`
 	NoLeader bool           `json:"no_leader,omitempty"` // ErrNoLeader
+	Refused  string         `json:"refused,omitempty"`   // a *RefusedError's kind
 }
 
 // Forwarder sends writes to the leader over HTTP(S).
@@ -78,6 +79,8 @@ func (f *Forwarder) Send(ctx context.Context, leader string, cmd []byte) (uint64
 		return 0, 0, a.NoQuorum
 	case a.NoLeader:
 		return 0, 0, ErrNoLeader
+	case a.Refused != "":
+		return 0, 0, &RefusedError{Kind: a.Refused, Err: errors.New(a.Error)}
 	case a.Error != "":
 		return 0, 0, fmt.Errorf("durable: forward to %s: %s", leader, a.Error)
 	}
@@ -93,14 +96,22 @@ func (r *Raft) ForwardHandler() http.Handler {
 			writeAnswer(w, http.StatusBadRequest, forwardAnswer{Error: err.Error()})
 			return
 		}
-		if _, err := decodeCommand(cmd); err != nil {
+		c, err := decodeCommand(cmd)
+		if err != nil {
 			writeAnswer(w, http.StatusBadRequest, forwardAnswer{Error: err.Error()})
+			return
+		}
+		if !knownKind(c.Kind) {
+			writeAnswer(w, http.StatusForbidden, forwardAnswer{Refused: c.Kind, Error: fmt.Sprintf("durable: no document %q", c.Kind)})
 			return
 		}
 		index, version, err := r.Commit(req.Context(), cmd)
 		var ce *ConflictError
 		var nq *NoQuorumError
+		var re *RefusedError
 		switch {
+		case errors.As(err, &re):
+			writeAnswer(w, http.StatusForbidden, forwardAnswer{Refused: re.Kind, Error: re.Err.Error()})
 		case errors.As(err, &ce):
 			writeAnswer(w, http.StatusConflict, forwardAnswer{Index: index, Conflict: ce, Error: ce.Error()})
 		case errors.As(err, &nq):

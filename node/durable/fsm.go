@@ -18,6 +18,7 @@ import (
 type FSM struct {
 	log   *slog.Logger
 	watch map[string][]func(Document) // set before the first Apply; read-only after
+	guard map[string][]Guard          // likewise
 
 	mu      sync.Mutex
 	docs    map[string]Document
@@ -30,7 +31,31 @@ func NewFSM(log *slog.Logger) *FSM {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &FSM{log: log, watch: map[string][]func(Document){}, docs: map[string]Document{}, applied: make(chan struct{})}
+	return &FSM{log: log, watch: map[string][]func(Document){}, guard: map[string][]Guard{}, docs: map[string]Document{}, applied: make(chan struct{})}
+}
+
+// Guard adds g to the checks of kind's entries (see Guard). Not safe once
+// the FSM applies entries.
+func (f *FSM) Guard(kind string, g Guard) { f.guard[kind] = append(f.guard[kind], g) }
+
+// check runs kind's guards on data against cur.
+func (f *FSM) check(kind string, cur Document, data []byte) error {
+	for _, g := range f.guard[kind] {
+		if err := g(cur, data); err != nil {
+			return &RefusedError{Kind: kind, Err: err}
+		}
+	}
+	return nil
+}
+
+// Check runs c's guards against this board's copy: what the leader does
+// before it proposes an entry, and a board before it forwards one.
+func (f *FSM) Check(cmd []byte) error {
+	c, err := decodeCommand(cmd)
+	if err != nil {
+		return err
+	}
+	return f.check(c.Kind, f.Get(c.Kind), c.Data)
 }
 
 // Watch: see State.Watch. Not safe once the FSM applies entries.
@@ -100,6 +125,11 @@ func (f *FSM) apply(index uint64, data []byte) applyResult {
 		return applyResult{err: &ConflictError{Kind: c.Kind, Expect: c.Expect, Have: cur.Version}}
 	}
 	f.mu.Unlock()
+	if err := f.check(c.Kind, cur, c.Data); err != nil {
+		f.log.Warn("durable: entry refused by its guard; the document stays", "index", index, "kind", c.Kind, "version", cur.Version, "err", err)
+		f.advance(index)
+		return applyResult{err: err}
+	}
 	doc := Document{Version: c.Expect + 1, Data: c.Data}
 	// the watchers first: who reads the version (Get, Status) or waits
 	// for the index (WaitIndex) sees their effect too. Only this goroutine
@@ -150,6 +180,25 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 	}
 	if s.Docs == nil {
 		s.Docs = map[string]Document{}
+	}
+	f.mu.Lock()
+	old := f.docs
+	f.mu.Unlock()
+	// a snapshot is a leader's word too: each document it changes passes
+	// the guards, or this board keeps its own
+	for kind, d := range s.Docs {
+		cur := old[kind]
+		if cur.Version == d.Version {
+			continue
+		}
+		if err := f.check(kind, cur, d.Data); err != nil {
+			f.log.Warn("durable: a snapshot's document refused by its guard; this board keeps its own", "kind", kind, "version", d.Version, "err", err)
+			if cur.Version == 0 {
+				delete(s.Docs, kind)
+			} else {
+				s.Docs[kind] = cur
+			}
+		}
 	}
 	f.mu.Lock()
 	f.docs = s.Docs

@@ -92,6 +92,9 @@ func (r *Raft) FSM() *FSM { return r.fsm }
 // Watch: see State. Before Run.
 func (r *Raft) Watch(kind string, f func(Document)) { r.fsm.Watch(kind, f) }
 
+// Guard: see State.
+func (r *Raft) Guard(kind string, g Guard) { r.fsm.Guard(kind, g) }
+
 // Get: see State.
 func (r *Raft) Get(kind string) Document { return r.fsm.Get(kind) }
 
@@ -238,6 +241,9 @@ func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	ra := r.r.Load()
 	if ra == nil || ra.State() != raft.Leader {
 		return 0, 0, r.noQuorum(ra)
+	}
+	if err := r.fsm.Check(cmd); err != nil { // refused before it is proposed; every board checks again at apply
+		return 0, 0, err
 	}
 	timeout := r.opts.Timing.Apply
 	if dl, ok := ctx.Deadline(); ok {
