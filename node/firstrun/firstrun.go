@@ -208,7 +208,8 @@ func (s *Server) guard(h http.Handler) http.Handler {
 				http.Redirect(w, r, "https://"+net.JoinHostPort(host, port(s.opts.HTTPS))+r.URL.RequestURI(), http.StatusPermanentRedirect)
 				return
 			}
-			s.fail(w, r, http.StatusForbidden, "firstrun: over HTTPS only (port %s): the claim code and bundles never cross the LAN in clear", port(s.opts.HTTPS))
+			// JSON even to a browser: a page here would carry forms that post in clear.
+			httpx.Error(w, http.StatusForbidden, "firstrun: over HTTPS only (port %s): the claim code and bundles never cross the LAN in clear", port(s.opts.HTTPS))
 			return
 		}
 		if r.Method == http.MethodPost {
