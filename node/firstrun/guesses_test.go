@@ -3,6 +3,8 @@ package firstrun
 import (
 	"net/http/httptest"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -77,5 +79,28 @@ func TestClaimCode(t *testing.T) {
 		if got := claimMatches("AB01CDEFGH23JK45", c.typed); got != c.want {
 			t.Errorf("claimMatches(%q) = %v", c.typed, got)
 		}
+	}
+}
+
+// Tries in parallel from one address get no more than the free ones: each
+// is counted when taken, before any code is compared.
+func TestGuessesInParallel(t *testing.T) {
+	now := time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)
+	g := newGuesses(func() time.Time { return now })
+	k := netip.MustParsePrefix("192.0.2.9/32")
+	var wg sync.WaitGroup
+	var taken atomic.Int32
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, ok := g.take(k); ok {
+				taken.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := taken.Load(); n != freeTries {
+		t.Fatalf("%d tries taken at once, want %d", n, freeTries)
 	}
 }
