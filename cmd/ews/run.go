@@ -39,7 +39,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	log = slog.New(ring.Tee(log.Handler()))
 	p, err := config.Find(*path)
 	if err != nil && *path == "" { // no config anywhere: the first-run page writes one (firstrun.go)
-		p, err = firstRun(log)
+		p, err = firstRun(log, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ews run: %v\n", err)

@@ -1,13 +1,13 @@
-// Package firstrun is the page a board without a boot config serves on its address: start a new cluster (its admin bundle made here, the token shown once) or join one (a board bundle pasted), then the boot config is written and the board starts.
+// Package firstrun is the page a board without a boot config serves: whoever shows the board's claim code starts a new cluster (its admin bundle handed over in that answer only) or joins one (a board bundle pasted), then the boot config is written and the board starts.
 package firstrun
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"crypto/tls"
+	"errors"
 	"fmt"
-	"html"
-	"io"
+	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,38 +19,59 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // Options configure New.
 type Options struct {
 	// Dir receives the boot config (ews.toml) and this board's bundle
-	// (ews.bundle), mode 0600; default /etc/ews.
+	// (cluster.bundle), mode 0600; default /etc/ews.
 	Dir string
+	// ClaimDir receives ews-claim.txt, the claim code: the boot partition,
+	// which the person setting the board up can read off the card; default Dir.
+	ClaimDir string
 	// HTTP is the [node] http the boot config gets; default ":8080".
-	HTTP   string
-	Now    func() time.Time
-	Logger *slog.Logger
+	HTTP string
+	// HTTPS is the address the page is also served on over TLS, with the
+	// certificate of TLSConfig (cmd/ews: ":8443"). Set, a plain-HTTP GET is
+	// redirected there and no POST is taken in clear; "" serves plain HTTP
+	// only (the claim code then crosses the LAN in clear).
+	HTTPS string
+	// Hostname is the board's, default os.Hostname(); the page answers to
+	// it, NAME.local, localhost, IP literals and Hosts, nothing else.
+	Hostname string
+	Hosts    []string
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
-// Server is the first-run page. Its secrets (the admin bundle, the token)
-// are in memory only until the admin takes them or presses Start, and no
-// page shows them again. Safe for concurrent use.
+// Server is the first-run page. The claim code gates every POST; the admin
+// bundle and the token exist only in the answer to Start. Safe for
+// concurrent use.
 type Server struct {
-	opts Options
-	done chan string // the boot config's path, once
+	opts    Options
+	done    chan string // the boot config's path, once
+	claim   string      // the claim code, normalised
+	claimAt string      // its file
+	cert    *tls.Certificate
+	fp      string // cert's fingerprint
+	hosts   hosts
+	tries   *guesses
 
 	mu      sync.Mutex
 	written string // the boot config's path once written
-	token   string // the new cluster's token, until Start
-	admin   []byte // the admin bundle, until downloaded or Start
-	fetch   string // the one-time name of its download
 	closed  bool
 }
 
-// New returns the page; nothing is served until its Handler is.
-func New(opts Options) *Server {
+// New returns the page with its claim code (the one in ClaimDir's
+// ews-claim.txt if there is one, else a new one written there) and, with
+// HTTPS set, its certificate; nothing is served until its Handler is.
+func New(opts Options) (*Server, error) {
 	if opts.Dir == "" {
 		opts.Dir = "/etc/ews"
+	}
+	if opts.ClaimDir == "" {
+		opts.ClaimDir = opts.Dir
 	}
 	if opts.HTTP == "" {
 		opts.HTTP = ":8080"
@@ -61,82 +82,213 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Server{opts: opts, done: make(chan string, 1)}
+	if opts.Hostname == "" {
+		opts.Hostname, _ = os.Hostname()
+	}
+	s := &Server{
+		opts:    opts,
+		done:    make(chan string, 1),
+		claimAt: filepath.Join(opts.ClaimDir, ClaimFile),
+		hosts:   newHosts(opts.Hostname, opts.Hosts),
+		tries:   newGuesses(opts.Now),
+	}
+	if opts.HTTPS != "" {
+		var names []string
+		for n := range s.hosts {
+			names = append(names, n)
+		}
+		cert, fp, err := selfSigned(names, boardIPs(), opts.Now())
+		if err != nil {
+			return nil, err
+		}
+		s.cert, s.fp = &cert, fp
+	}
+	code, err := readClaim(s.claimAt)
+	if err != nil {
+		return nil, err
+	}
+	if code == "" {
+		if code, err = newClaim(); err != nil {
+			return nil, err
+		}
+	}
+	s.claim = code
+	if err := os.MkdirAll(opts.ClaimDir, 0o750); err != nil {
+		opts.Logger.Warn("firstrun: the claim code is on the console only", "err", err)
+	} else if err := writeClaim(s.claimAt, claimText(code, s.fp, s.URL())); err != nil {
+		opts.Logger.Warn("firstrun: the claim code is on the console only", "err", err)
+	}
+	opts.Logger.Warn("firstrun: this board is claimed with its claim code", "claim", showClaim(code), "file", s.claimAt, "url", s.URL(), "fingerprint", s.fp)
+	return s, nil
+}
+
+// Claim is the claim code as printed (four groups of four).
+func (s *Server) Claim() string { return showClaim(s.claim) }
+
+// ClaimPath is the claim file's path (it may not exist: unwritable, or claimed).
+func (s *Server) ClaimPath() string { return s.claimAt }
+
+// Fingerprint is the SHA-256 of the page's certificate; "" without HTTPS.
+func (s *Server) Fingerprint() string { return s.fp }
+
+// TLSConfig is what the HTTPS listener serves with; nil without HTTPS.
+func (s *Server) TLSConfig() *tls.Config {
+	if s.cert == nil {
+		return nil
+	}
+	return &tls.Config{Certificates: []tls.Certificate{*s.cert}, MinVersion: tls.VersionTLS12}
+}
+
+// URL is where a person opens the page: over HTTPS when it is served,
+// at the board's first address (its hostname.local without one).
+func (s *Server) URL() string {
+	host := s.opts.Hostname + ".local"
+	for _, ip := range boardIPs() {
+		if ip.To4() != nil && !ip.IsLoopback() {
+			host = ip.String()
+			break
+		}
+	}
+	if s.opts.HTTPS != "" {
+		return "https://" + net.JoinHostPort(host, port(s.opts.HTTPS)) + "/"
+	}
+	return "http://" + net.JoinHostPort(host, port(s.opts.HTTP)) + "/"
+}
+
+func port(addr string) string {
+	if _, p, err := net.SplitHostPort(addr); err == nil {
+		return p
+	}
+	return addr
 }
 
 // Done yields the boot config's path when the admin pressed Start.
 func (s *Server) Done() <-chan string { return s.done }
 
-// Handler serves the page:
+// Handler serves the page, on the plain and the HTTPS listener alike:
 //
-//	GET  /                       the two forms, or what was made
-//	POST /firstrun/start         name: a new cluster of this board
-//	POST /firstrun/join          bundle, peers, gossip: this board in an existing cluster
-//	GET  /firstrun/admin/{fetch} the admin bundle, once
-//	POST /firstrun/finish        forget the secrets, start the board
+//	GET  /                       the forms, or what was written
+//	POST /firstrun/start         claim, name: a new cluster of this board
+//	POST /firstrun/join          claim, bundle, peers, gossip: this board in an existing cluster
+//	GET  /firstrun/admin/{fetch} 410: the admin bundle is in Start's answer only
+//	POST /firstrun/finish        claim: start the board
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.page)
-	mux.HandleFunc("POST /firstrun/start", s.start)
-	mux.HandleFunc("POST /firstrun/join", s.join)
-	mux.HandleFunc("GET /firstrun/admin/{fetch}", s.download)
-	mux.HandleFunc("POST /firstrun/finish", s.finish)
-	return headers(mux)
+	mux.Handle("POST /firstrun/start", s.claimed(s.start))
+	mux.Handle("POST /firstrun/join", s.claimed(s.join))
+	mux.HandleFunc("GET /firstrun/admin/{fetch}", s.gone)
+	mux.Handle("POST /firstrun/finish", s.claimed(s.finish))
+	return s.guard(mux)
 }
 
-// headers: no cache, no framing, no script but none is used.
-func headers(h http.Handler) http.Handler {
+// maxForm bounds a POST's body: a pasted bundle is a few KiB.
+const maxForm = 64 << 10
+
+// guard is the door of every request: no cache or framing, only this
+// board's names as Host (DNS rebinding), no cross-site POST, and with
+// HTTPS up nothing but a redirect in clear.
+func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		if r.Method == http.MethodPost && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-			http.Error(w, "firstrun: a cross-site form", http.StatusForbidden)
+		if !s.hosts.allowed(r.Host) {
+			httpx.Error(w, http.StatusMisdirectedRequest, "firstrun: host %q is not this board: open it by its address, localhost or %s.local", r.Host, s.opts.Hostname)
 			return
+		}
+		if s.cert != nil && r.TLS == nil {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				host := r.Host
+				if hh, _, err := net.SplitHostPort(host); err == nil {
+					host = hh
+				}
+				host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+				http.Redirect(w, r, "https://"+net.JoinHostPort(host, port(s.opts.HTTPS))+r.URL.RequestURI(), http.StatusPermanentRedirect)
+				return
+			}
+			// JSON even to a browser: a page here would carry forms that post in clear.
+			httpx.Error(w, http.StatusForbidden, "firstrun: over HTTPS only (port %s): the claim code and bundles never cross the LAN in clear", port(s.opts.HTTPS))
+			return
+		}
+		if r.Method == http.MethodPost {
+			if r.Header.Get("Sec-Fetch-Site") == "cross-site" || !s.hosts.allowedOrigin(r.Header.Get("Origin")) {
+				httpx.Error(w, http.StatusForbidden, "firstrun: a cross-site form")
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-// view is what the page shows.
-type view struct {
-	Written, Token, Fetch, Error string
-	Dir, Name                    string
+// claimed runs h only for a request carrying the claim code, each try
+// counted and limited (guesses) before the code is compared.
+func (s *Server) claimed(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			s.fail(w, r, http.StatusBadRequest, "firstrun: the form: %v", err)
+			return
+		}
+		k := key(r)
+		if wait, ok := s.tries.take(k); !ok {
+			httpx.SetRetryAfter(w, wait)
+			s.opts.Logger.Warn("firstrun: claim-code tries held back", "client", r.RemoteAddr, "retry", wait.Round(time.Second))
+			s.fail(w, r, http.StatusTooManyRequests, "firstrun: too many claim-code tries: try again in %s", wait.Round(time.Second))
+			return
+		}
+		if !claimMatches(s.claim, r.PostFormValue("claim")) {
+			s.opts.Logger.Warn("firstrun: a wrong claim code", "client", r.RemoteAddr, "path", r.URL.Path)
+			s.fail(w, r, http.StatusForbidden, "firstrun: the claim code is wrong: it is in %s on the boot partition and on the board's console", ClaimFile)
+			return
+		}
+		s.tries.right(k)
+		h(w, r)
+	})
 }
 
-func (s *Server) render(w http.ResponseWriter, status int, v view) {
-	v.Dir = s.opts.Dir
-	if v.Name == "" {
-		v.Name = "ews1"
+// fail answers an error: the page with it to a browser, {"error": ...} to
+// anything else.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		httpx.Error(w, status, "%s", msg)
+		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, pageHTML(v))
+	s.mu.Lock()
+	v := view{Written: s.written, Error: msg, Name: strings.TrimSpace(r.PostForm.Get("name"))} // parsed already, or empty: fail reads no body
+	s.mu.Unlock()
+	s.render(w, status, v)
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	v := view{Written: s.written, Token: s.token, Fetch: s.fetch}
+	v := view{Written: s.written}
 	s.mu.Unlock()
-	v.Token = "" // shown once, in the answer to start
 	s.render(w, http.StatusOK, v)
+}
+
+// gone answers what was the admin bundle's one-time link: the bundle is
+// in the answer to Start and nowhere else.
+func (s *Server) gone(w http.ResponseWriter, r *http.Request) {
+	httpx.Error(w, http.StatusGone, "firstrun: the admin bundle is given only in the answer to Start; it is not on this board")
 }
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,30}$`)
 
-// start makes a new cluster of this board: the admin bundle (kept in
-// memory for one download), this board's bundle and boot config on disk.
+// start makes a new cluster of this board: this board's bundle and boot
+// config on disk, the admin bundle and token in this answer only.
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimSpace(r.FormValue("name"))
+	name := strings.TrimSpace(r.PostFormValue("name"))
 	if !nameRe.MatchString(name) {
-		s.render(w, http.StatusBadRequest, view{Name: name, Error: "firstrun: a board name is 1 to 31 of a-z, 0-9 and -, starting with a letter or digit"})
+		s.fail(w, r, http.StatusBadRequest, "firstrun: a board name is 1 to 31 of a-z, 0-9 and -, starting with a letter or digit")
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.written != "" {
-		s.render(w, http.StatusConflict, view{Written: s.written, Error: "firstrun: this board is set up already"})
+		s.failLocked(w, r, http.StatusConflict, "firstrun: this board is set up already")
 		return
 	}
 	now := s.opts.Now()
@@ -148,62 +300,69 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.render(w, http.StatusInternalServerError, view{Name: name, Error: err.Error()})
+		s.failLocked(w, r, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	s.token, s.admin, s.fetch = admin.Token, admin.Marshal(), randomHex(16)
-	s.opts.Logger.Info("firstrun: a new cluster: the boot config and this board's bundle written; the admin bundle waits for its one download", "board", name, "config", s.written)
-	s.render(w, http.StatusOK, view{Written: s.written, Token: s.token, Fetch: s.fetch, Name: name})
+	s.opts.Logger.Info("firstrun: a new cluster: the boot config and this board's bundle written; the admin bundle went out in the answer", "board", name, "config", s.written)
+	s.render(w, http.StatusOK, view{Written: s.written, Token: admin.Token, Admin: string(admin.Marshal()), Claim: showClaim(s.claim), Name: name})
+}
+
+// failLocked is fail for a caller holding mu.
+func (s *Server) failLocked(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	s.fail(w, r, status, format, args...)
 }
 
 // join puts this board in an existing cluster from its board bundle
 // (`ews cluster board NAME --bundle ADMIN --out FILE`, pasted) and the
 // cluster's peers.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	b, err := bundle.Parse("the pasted bundle", []byte(r.FormValue("bundle")))
+	b, err := bundle.Parse("the pasted bundle", []byte(r.PostFormValue("bundle")))
 	if err == nil {
 		err = b.NeedBoard("the pasted bundle")
 	}
 	if err != nil {
-		s.render(w, http.StatusBadRequest, view{Error: err.Error()})
+		s.fail(w, r, http.StatusBadRequest, "%v", err)
 		return
 	}
-	var peers []string
-	for _, p := range strings.FieldsFunc(r.FormValue("peers"), func(c rune) bool { return c == ',' || c == '\n' || c == ' ' || c == '\r' }) {
-		peers = append(peers, p)
-	}
+	peers := strings.FieldsFunc(r.PostFormValue("peers"), func(c rune) bool { return c == ',' || c == '\n' || c == ' ' || c == '\r' })
 	self := false
 	for _, p := range peers {
 		n, addr, ok := strings.Cut(p, "=")
 		if !ok || n == "" || addr == "" {
-			s.render(w, http.StatusBadRequest, view{Error: fmt.Sprintf("firstrun: peer %q: want NAME=HOST:PORT (cluster.peers)", p)})
+			s.fail(w, r, http.StatusBadRequest, "firstrun: peer %q: want NAME=HOST:PORT (cluster.peers)", p)
 			return
 		}
 		self = self || n == b.Name
 	}
 	if len(peers) > 0 && !self {
-		s.render(w, http.StatusBadRequest, view{Error: fmt.Sprintf("firstrun: the peers do not name this board (%s, from its bundle)", b.Name)})
+		s.fail(w, r, http.StatusBadRequest, "firstrun: the peers do not name this board (%s, from its bundle)", b.Name)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.written != "" {
-		s.render(w, http.StatusConflict, view{Written: s.written, Error: "firstrun: this board is set up already"})
+		s.failLocked(w, r, http.StatusConflict, "firstrun: this board is set up already")
 		return
 	}
-	if err := s.write(b.Name, b, peers, r.FormValue("gossip")); err != nil {
-		s.render(w, http.StatusInternalServerError, view{Error: err.Error()})
+	if err := s.write(b.Name, b, peers, r.PostFormValue("gossip")); err != nil {
+		s.failLocked(w, r, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	s.opts.Logger.Info("firstrun: joining a cluster: the boot config and this board's bundle written", "board", b.Name, "peers", len(peers), "config", s.written)
-	s.render(w, http.StatusOK, view{Written: s.written, Name: b.Name})
+	s.render(w, http.StatusOK, view{Written: s.written, Claim: showClaim(s.claim), Name: b.Name})
 }
 
-// write puts this board's bundle and its boot config in Dir; the caller
-// holds mu.
+// write puts this board's bundle and its boot config in Dir, and removes
+// the claim file: the board is claimed. The caller holds mu.
 func (s *Server) write(name string, b *bundle.Bundle, peers []string, gossip string) error {
 	if err := os.MkdirAll(s.opts.Dir, 0o750); err != nil {
 		return fmt.Errorf("firstrun: %w", err)
+	}
+	cpath := filepath.Join(s.opts.Dir, "ews.toml")
+	if _, err := os.Stat(cpath); err == nil {
+		return fmt.Errorf("firstrun: %s exists: this board has a config", cpath)
 	}
 	bpath := filepath.Join(s.opts.Dir, bundle.DefaultName)
 	if err := bundle.Write(bpath, b, false); err != nil {
@@ -222,36 +381,17 @@ func (s *Server) write(name string, b *bundle.Bundle, peers []string, gossip str
 		}
 		fmt.Fprintf(&c, "peers = [%s]\n", strings.Join(q, ", "))
 	}
-	cpath := filepath.Join(s.opts.Dir, "ews.toml")
-	if _, err := os.Stat(cpath); err == nil {
-		return fmt.Errorf("firstrun: %s exists: this board has a config", cpath)
-	}
 	if err := bundle.WriteFile(cpath, []byte(c.String()), 0o600); err != nil {
 		return fmt.Errorf("firstrun: %w", err)
 	}
 	s.written = cpath
+	if err := os.Remove(s.claimAt); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.opts.Logger.Warn("firstrun: the board is claimed but its claim file stays; delete it", "file", s.claimAt, "err", err)
+	}
 	return nil
 }
 
-// download answers the admin bundle once; then it is gone from the board.
-func (s *Server) download(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	b := s.admin
-	ok := b != nil && s.fetch != "" && r.PathValue("fetch") == s.fetch
-	if ok {
-		s.admin, s.fetch = nil, ""
-	}
-	s.mu.Unlock()
-	if !ok {
-		http.Error(w, "firstrun: no such download (the admin bundle is given once)", http.StatusNotFound)
-		return
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="admin.`+bundle.DefaultName+`"`)
-	_, _ = w.Write(b)
-}
-
-// finish forgets the secrets and lets the board start.
+// finish lets the board start.
 func (s *Server) finish(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	path := s.written
@@ -260,7 +400,6 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	s.token, s.admin, s.fetch = "", nil, ""
 	first := !s.closed
 	s.closed = true
 	s.mu.Unlock()
@@ -269,54 +408,4 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>ews</title><p>The board starts now. Reload this page in a few seconds.</p>`)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// page writes the page for v, every value escaped (no html/template: it
-// would link text/template, trimmed from the board binary for its size,
-// docs/NOTES.md "Packaging and binary size").
-func pageHTML(v view) string {
-	e := html.EscapeString
-	var b strings.Builder
-	b.WriteString(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>ews: first run</title>
-<style>body{font:16px/1.45 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem}
-fieldset{border:1px solid #8886;border-radius:8px;margin:1rem 0;padding:1rem}
-label{display:block;margin:.5rem 0}input,textarea{width:100%;box-sizing:border-box;font:inherit;padding:.3rem}
-textarea{font-family:monospace;min-height:8rem}.err{color:#c33}code{word-break:break-all;background:#8882;padding:.1rem .3rem}</style>
-</head><body>
-<h1>ews: this board has no config</h1>
-`)
-	if v.Error != "" {
-		b.WriteString(`<p class="err" role="alert">` + e(v.Error) + "</p>\n")
-	}
-	if v.Written != "" {
-		b.WriteString(`<p>Written: <code>` + e(v.Written) + `</code> and this board's bundle in <code>` + e(v.Dir) + "</code>.</p>\n")
-		if v.Token != "" {
-			b.WriteString(`<p><strong>The cluster's token, shown once:</strong> <code id="token">` + e(v.Token) + "</code> — log in with it.</p>\n")
-		}
-		if v.Fetch != "" {
-			b.WriteString(`<p><a id="admin-bundle" href="/firstrun/admin/` + e(v.Fetch) + `">Download the admin bundle</a> (once): it holds the CA key and the firmware signing key; keep it off the boards. Other boards join with a bundle minted from it: <code>ews cluster board NAME --bundle admin.ews.bundle --out NAME.bundle</code>.</p>` + "\n")
-		}
-		b.WriteString(`<form method="post" action="/firstrun/finish"><button id="finish" type="submit">Start the board</button></form>` + "\n")
-	} else {
-		b.WriteString(`<form method="post" action="/firstrun/start"><fieldset><legend>Start a new cluster</legend>
-<label>This board's name <input name="name" value="` + e(v.Name) + `" required pattern="[a-z0-9][a-z0-9-]{0,30}"></label>
-<p>Makes the cluster's secrets and CA here, shows the token once and lets you download the admin bundle once.</p>
-<button id="start" type="submit">Start a new cluster</button></fieldset></form>
-<form method="post" action="/firstrun/join"><fieldset><legend>Join a cluster</legend>
-<label>This board's bundle (<code>ews cluster board NAME --bundle ADMIN --out FILE</code>, pasted) <textarea name="bundle" required></textarea></label>
-<label>The cluster's peers, in rank order (<code>ews1=10.0.0.11:7946, ews2=10.0.0.12:7946</code>) <input name="peers"></label>
-<label>This board's gossip address (default :7946) <input name="gossip"></label>
-<button id="join" type="submit">Join</button></fieldset></form>
-`)
-	}
-	b.WriteString("</body></html>\n")
-	return b.String()
 }

@@ -1,0 +1,89 @@
+package firstrun
+
+import (
+	"encoding/base64"
+	"html"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// AdminFile is the name the admin bundle downloads under.
+const AdminFile = "admin.bundle"
+
+// view is what the page shows.
+type view struct {
+	Written, Error, Dir, Name string
+	// Token and Admin are the new cluster's token and admin bundle, in
+	// the answer to Start only.
+	Token, Admin string
+	// Claim fills the finish form of the answer to Start or Join (the
+	// person who sent it typed it); else the form asks for it.
+	Claim string
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, v view) {
+	v.Dir = s.opts.Dir
+	if v.Name == "" {
+		v.Name = "ews1"
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, pageHTML(v))
+}
+
+// claimInput is the claim code's field.
+const claimInput = `<label>The board's claim code (in <code>` + ClaimFile + `</code> on the boot partition, and on the console) <input name="claim" required autocomplete="off" spellcheck="false" placeholder="XXXX-XXXX-XXXX-XXXX"></label>`
+
+// pageHTML writes the page for v, every value escaped (no html/template: it
+// would link text/template, trimmed from the board binary for its size,
+// docs/NOTES.md "Packaging and binary size").
+func pageHTML(v view) string {
+	e := html.EscapeString
+	var b strings.Builder
+	b.WriteString(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ews: first run</title>
+<style>body{font:16px/1.45 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem}
+fieldset{border:1px solid #8886;border-radius:8px;margin:1rem 0;padding:1rem}
+label{display:block;margin:.5rem 0}input,textarea{width:100%;box-sizing:border-box;font:inherit;padding:.3rem}
+textarea{font-family:monospace;min-height:8rem}.err{color:#c33}code{word-break:break-all;background:#8882;padding:.1rem .3rem}</style>
+</head><body>
+<h1>ews: this board has no config</h1>
+`)
+	if v.Error != "" {
+		b.WriteString(`<p class="err" role="alert">` + e(v.Error) + "</p>\n")
+	}
+	if v.Written != "" {
+		b.WriteString(`<p>Written: <code>` + e(v.Written) + `</code> and this board's bundle in <code>` + e(v.Dir) + "</code>.</p>\n")
+		if v.Token != "" {
+			b.WriteString(`<p><strong>The cluster's token, shown once:</strong> <code id="token">` + e(v.Token) + "</code> — log in with it.</p>\n")
+		}
+		if v.Admin != "" {
+			b.WriteString(`<p><strong>The admin bundle, in this page only:</strong> <a id="admin-bundle" download="` + AdminFile + `" href="data:application/octet-stream;base64,` + base64.StdEncoding.EncodeToString([]byte(v.Admin)) + `">save it as ` + AdminFile + `</a> now, or copy it from below. The board keeps no copy: leave this page and it is gone. It holds the CA key and the firmware signing key; keep it off the boards. Other boards join with a bundle minted from it: <code>ews cluster board NAME --bundle ` + AdminFile + ` --out NAME.board.bundle</code>.</p>` + "\n")
+			b.WriteString(`<textarea id="admin-bundle-text" readonly>` + e(v.Admin) + "</textarea>\n")
+		}
+		b.WriteString(`<form method="post" action="/firstrun/finish">`)
+		if v.Claim != "" {
+			b.WriteString(`<input type="hidden" name="claim" value="` + e(v.Claim) + `">`)
+		} else {
+			b.WriteString(claimInput)
+		}
+		b.WriteString(`<button id="finish" type="submit">Start the board</button></form>` + "\n")
+	} else {
+		b.WriteString(`<form method="post" action="/firstrun/start"><fieldset><legend>Start a new cluster</legend>
+` + claimInput + `
+<label>This board's name <input name="name" value="` + e(v.Name) + `" required pattern="[a-z0-9][a-z0-9-]{0,30}"></label>
+<p>Makes the cluster's secrets and CA here and hands you the token and the admin bundle in the answer, once.</p>
+<button id="start" type="submit">Start a new cluster</button></fieldset></form>
+<form method="post" action="/firstrun/join"><fieldset><legend>Join a cluster</legend>
+` + claimInput + `
+<label>This board's bundle (<code>ews cluster board NAME --bundle ADMIN --out FILE</code>, pasted) <textarea name="bundle" required></textarea></label>
+<label>The cluster's peers, in rank order (<code>ews1=10.0.0.11:7946, ews2=10.0.0.12:7946</code>) <input name="peers"></label>
+<label>This board's gossip address (default :7946) <input name="gossip"></label>
+<button id="join" type="submit">Join</button></fieldset></form>
+`)
+	}
+	b.WriteString("</body></html>\n")
+	return b.String()
+}
