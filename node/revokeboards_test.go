@@ -2,14 +2,17 @@ package node
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/boardrevoke"
@@ -98,5 +101,48 @@ func TestRefusedBoard(t *testing.T) {
 				t.Fatalf("refused %v (%d), want %v", got, w.Code, tt.refused)
 			}
 		})
+	}
+}
+
+// With an admin key, a revocation needs its signature (issue 50: a board's
+// card, or any admin token, revoked boards); revoking a majority is
+// refused with 409 before anything is committed.
+func TestServeRevokeSigned(t *testing.T) {
+	doc := "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
+	cfg, err := config.Parse("t.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, admin, _ := ed25519.GenerateKey(strings.NewReader(strings.Repeat("admin key seed 0123456789abcdef!", 2)))
+	at := time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)
+	body := func(name string, key ed25519.PrivateKey) string {
+		rq := RevokeRequest{Name: name, At: at}
+		if key != nil {
+			rq.Sig = boardrevoke.Sign(key, boardrevoke.Entry{Board: name, At: at})
+		}
+		b, _ := json.Marshal(rq)
+		return string(b)
+	}
+	n := &Node{boot: bootOf(t, cfg), log: slog.New(slog.DiscardHandler)}
+	n.sec.verify = pub
+	st := durable.NewAlone(nil)
+	st.Guard(durable.KindRevocations, boardrevoke.Guard(pub, n.peerNames())) // as openRevokedBoards does
+	n.acc.boards = boardrevoke.New(st, n.log)
+	for _, step := range []struct {
+		name, body string
+		code       int
+	}{
+		{"unsigned", body("ews3", nil), http.StatusForbidden},
+		{"signed", body("ews3", admin), http.StatusOK},
+		{"a majority", body("ews2", admin), http.StatusConflict},
+	} {
+		w := httptest.NewRecorder()
+		n.serveRevoke(w, httptest.NewRequest(http.MethodPost, RevokePath, strings.NewReader(step.body)))
+		if w.Code != step.code {
+			t.Errorf("%s: %d %s, want %d", step.name, w.Code, w.Body, step.code)
+		}
+	}
+	if got := n.acc.boards.Entries(); len(got) != 1 || got[0].Board != "ews3" {
+		t.Errorf("list %+v, want ews3 alone", got)
 	}
 }
