@@ -80,6 +80,10 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 		}
 	}
 	if !s.TLS {
+		if !b.state.Standalone() {
+			// docs/DESIGN.md, Trust: every card holds the one cluster key
+			log.Warn("cluster: TLS is off: a board proves itself with the cluster key that every card holds, so a stolen or revoked card can still mark requests and read gossip until `ews cluster rotate`; give the boards bundles with a CA (ews cluster init, ews cluster board)")
+		}
 		return sec, nil
 	}
 	cert := s.Cert // minted off the board (a board bundle)
