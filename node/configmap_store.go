@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
 	"slices"
 
 	"github.com/ews-firmware/ews/internal/config"
@@ -74,15 +73,22 @@ func checkStore(own []byte) func(text []byte) []confstore.Problem {
 // checkStoreErrors is checkStore's check, answering config's errors.
 func checkStoreErrors(own []byte) func(text []byte) config.Errors {
 	return func(text []byte) config.Errors {
+		if errs := config.Wide(storeFile, text); errs != nil {
+			return errs // before the decoder, whose cost grows with the square of a table's keys
+		}
 		var doc map[string]any
 		if err := toml.Unmarshal(text, &doc); err != nil {
 			_, errs := config.ParseAll(storeFile, text)
 			return errs
 		}
 		var errs config.Errors
+		var lines map[string]int // built once, when a key needs its line
 		for k := range doc {
 			if !slices.Contains(confstore.Sections, k) {
-				errs = append(errs, &config.Error{File: storeFile, Line: lineOf(text, k), Key: k,
+				if lines == nil {
+					lines = topLines(text)
+				}
+				errs = append(errs, &config.Error{File: storeFile, Line: lines[k], Key: k,
 					Msg: fmt.Sprintf("a board's own section: it stays in the boot file (the store holds %v)", confstore.Sections)})
 			}
 		}
@@ -131,15 +137,33 @@ func rootValue(text []byte) int {
 	return 0
 }
 
-// lineOf is the line a top-level key (a table or a value) is written on; 0 when not found.
-func lineOf(text []byte, key string) int {
-	re := regexp.MustCompile(`^\s*(\[\[?\s*` + regexp.QuoteMeta(key) + `\s*[\].]|` + regexp.QuoteMeta(key) + `\s*=)`)
+// topLines maps each key a line starts with (a table header's first
+// part, "[mqtt]" or "[[device]]", or a value's key, "k = 1") to the first
+// line it is on: one pass over the text, so naming the line of every key
+// of a document costs O(n) (a scan per key was quadratic: 250 KB of
+// unknown keys took seconds). Bare keys only, as they are written.
+func topLines(text []byte) map[string]int {
+	out := map[string]int{}
 	for i, l := range bytes.Split(text, []byte("\n")) {
-		if re.Match(l) {
-			return i + 1
+		l = bytes.TrimLeft(l, " \t\r")
+		stop := "= \t"
+		if len(l) > 0 && l[0] == '[' {
+			l = bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimPrefix(l, []byte("[")), []byte("[")), " \t")
+			stop = "]. \t"
+		}
+		end := bytes.IndexAny(l, stop)
+		if end <= 0 {
+			continue
+		}
+		rest := bytes.TrimLeft(l[end:], " \t")
+		if len(rest) == 0 || !bytes.ContainsRune([]byte(stop), rune(rest[0])) || rest[0] == ' ' || rest[0] == '\t' {
+			continue
+		}
+		if k := string(l[:end]); out[k] == 0 {
+			out[k] = i + 1
 		}
 	}
-	return 0
+	return out
 }
 
 // storeWins is the boot config with the configuration store's

@@ -18,7 +18,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 	const help = "Manage the cluster's users through any board (an admin's token: --token-file F or $EWS_TOKEN).\n" +
 		"  ews user list   --url URL [--json]\n" +
 		"  ews user add    NAME --role viewer|operator|admin [--devices 'relay*,pump1'] --url URL   (prints the token once)\n" +
-		"  ews user rotate NAME --url URL   (prints the new token; the old one ends on every board)\n" +
+		"  ews user rotate NAME --url URL   (prints the new token; the old one, the password and every session end on every board)\n" +
 		"  ews user delete NAME --url URL"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fs := newFlags("user", "add|list|rotate|delete [NAME] --url URL [--token-file F]", help, stderr)

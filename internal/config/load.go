@@ -69,10 +69,14 @@ func LoadAll(path string, checks ...Check) (*Config, Errors) {
 // problem, in line order: a TOML syntax error or duplicate key alone (the
 // parser cannot read on), else every unknown key, every value of the wrong
 // type, every rule Validate finds broken and every problem of checks. cfg
-// is nil only when the file cannot be parsed; with problems it holds the
+// is nil only when the file cannot be parsed (or holds a table too wide
+// to decode: MaxTableKeys); with problems it holds the
 // defaults in place of the bad values, for further checks.
 func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
-	pos := positions(keyPositions(data))
+	pos := indexPositions(keyPositions(data))
+	if errs := wideTables(pos.all); len(errs) > 0 {
+		return nil, withFile(path, errs)
+	}
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, withFile(path, decodeError(err, pos))
@@ -104,13 +108,13 @@ func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
 	cfg.Lines = keyLines(data)
 	cfg.Node.CapacityAuto = auto
 	cfg.fill()
-	shaped := errs
+	shaped := judgedKeys(errs)
 	found := cfg.Validate()
 	for _, check := range checks {
 		found = append(found, check(&cfg)...)
 	}
 	for _, e := range found {
-		if !judged(shaped, e.Key) { // a value the shape check removed is judged once
+		if !shaped.judged(e.Key) { // a value the shape check removed is judged once
 			errs = append(errs, e)
 		}
 	}
@@ -120,16 +124,34 @@ func ParseAll(path string, data []byte, checks ...Check) (*Config, Errors) {
 	return &cfg, withFile(path, errs)
 }
 
-// judged reports whether errs hold a problem at key or inside it
-// ("sched.class[0].match[1]" is inside "sched.class[0].match").
-func judged(errs Errors, key string) bool {
+// judged is the keys the shape check reported, and every table or list
+// they are inside: a set, so that checking each later problem against them
+// is a lookup, not a scan of them all.
+type judged map[string]bool
+
+// judgedKeys is the set of errs' keys and of every key they are inside
+// ("sched.class[0].match[1]" is inside "sched.class[0].match" and
+// "sched.class[0]" and "sched").
+func judgedKeys(errs Errors) judged {
+	j := judged{}
 	for _, e := range errs {
-		if e.Key == key || strings.HasPrefix(e.Key, key+"[") || strings.HasPrefix(e.Key, key+".") {
-			return true
+		if e.Key == "" {
+			j[""] = true
+		}
+		for k := e.Key; k != "" && !j[k]; {
+			j[k] = true
+			i := strings.LastIndexAny(k, ".[")
+			if i < 0 {
+				break
+			}
+			k = k[:i]
 		}
 	}
-	return false
+	return j
 }
+
+// judged reports whether a problem at key or inside it was reported.
+func (j judged) judged(key string) bool { return j[key] }
 
 // withFile sets the file of every problem and sorts them by line.
 func withFile(path string, errs Errors) Errors {
@@ -174,7 +196,7 @@ func decodeError(err error, pos positions) Errors {
 		key := strings.Join(de.Key(), ".")
 		if strings.HasSuffix(msg, "already defined") || strings.HasSuffix(msg, "already exists") {
 			full := key
-			for _, kp := range pos {
+			for _, kp := range pos.all {
 				if kp.Line == row && (kp.Path == key || strings.HasSuffix(kp.Path, "."+key)) {
 					full = kp.Path
 					break

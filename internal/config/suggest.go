@@ -12,6 +12,9 @@ func closest(word string, candidates []string) string {
 	}
 	best, bestD := "", limit+1
 	for _, c := range candidates {
+		if abs(len(word)-len(c)) > limit {
+			continue // the distance is at least the difference in length: a long unknown key costs no table
+		}
 		if d := editDistance(strings.ToLower(word), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
@@ -39,4 +42,11 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

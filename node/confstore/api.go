@@ -26,9 +26,10 @@ type Who func(*http.Request) (name string, admin bool)
 // from old to cur needs a restart for (nil: every changed one).
 //
 //	GET  /api/config                  the document as TOML, ETag "N"
-//	PUT  /api/config                  If-Match "N": the whole document → {"version","restart_needed"}
-//	GET  /api/config/history          [{"version","who","when","note","diff"}], newest first
-//	POST /api/config/rollback?to=N    a new version with N's text
+//	PUT  /api/config                  If-Match "N": the whole document → {"version","restart_needed"};
+//	                                  413 when it would not fit the log even without history (MaxStored)
+//	GET  /api/config/history          [{"version","who","when","note","diff"}], newest first: the versions kept
+//	POST /api/config/rollback?to=N    a new version with N's text; 410 when N is no longer kept
 func (s *Store) Register(mux *http.ServeMux, guard func(http.Handler) http.Handler, who Who, restart func(old, cur []byte) []string) {
 	admin := func(h func(http.ResponseWriter, *http.Request, string)) http.Handler {
 		return guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,6 +135,7 @@ func (s *Store) serveRollback(w http.ResponseWriter, r *http.Request, name strin
 func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart func(old, cur []byte) []string) {
 	var ce *CheckError
 	var se *StaleError
+	var tl *TooLargeError
 	switch {
 	case err == nil:
 		need := restart([]byte(old.Text), []byte(v.Text))
@@ -147,8 +149,12 @@ func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart
 	case errors.As(err, &se):
 		w.Header().Set("ETag", etag(se.Have))
 		httpx.Error(w, http.StatusPreconditionFailed, "%v", se)
+	case errors.As(err, &tl):
+		httpx.Error(w, http.StatusRequestEntityTooLarge, "%v", err)
 	case errors.Is(err, ErrUnknownVersion):
 		httpx.Error(w, http.StatusNotFound, "%v", err)
+	case errors.Is(err, ErrPruned):
+		httpx.Error(w, http.StatusGone, "%v", err)
 	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, ErrNotSeeded), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:

@@ -53,8 +53,11 @@ type Options struct {
 	// is memory only) and for a rollback to the previous build; "" none.
 	Path string
 	// Keep is how many versions the document carries for history and
-	// rollback; default 32.
+	// rollback at most; default 32. Budget bounds them in bytes too.
 	Keep int
+	// Budget bounds the document's encoding in bytes (bound.go); default
+	// MaxStored.
+	Budget int
 	// OnChange is told each version this board applies (from the log's
 	// apply goroutine: be quick).
 	OnChange func(old, cur Version)
@@ -94,8 +97,12 @@ func (e *StaleError) Error() string {
 // electing a leader, or this side has no quorum): try again.
 var ErrNotSeeded = errors.New("confstore: the configuration is not in the durable log yet (an election, or no quorum): try again")
 
-// ErrUnknownVersion: a rollback to a version the store no longer keeps.
+// ErrUnknownVersion: a rollback to a version the store never had.
 var ErrUnknownVersion = errors.New("confstore: no such version kept")
+
+// ErrPruned: a rollback to a version the history no longer keeps (dropped
+// by Keep or Budget).
+var ErrPruned = errors.New("confstore: that version is no longer kept")
 
 // New returns the store, loaded from opts.Path when it holds a document
 // (to be imported into the log by Seed), and watching the log.
@@ -111,6 +118,9 @@ func New(opts Options) (*Store, error) {
 	}
 	if opts.Keep <= 0 {
 		opts.Keep = 32
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = MaxStored
 	}
 	s := &Store{opts: opts}
 	if opts.Path != "" {
@@ -207,7 +217,7 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 		note = "seeded from " + who + "'s boot file"
 		d = doc{V: docVersion, Versions: []Version{{Number: 1, Who: who, When: s.opts.Now().UTC(), Note: note, Text: string(text)}}}
 	}
-	b, err := json.Marshal(d)
+	_, b, err := s.bound(d.Versions) // a kept document of an earlier build may hold more
 	if err != nil {
 		return err
 	}
@@ -223,7 +233,9 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 }
 
 // Put makes text the next version when the current one is expect: it is
-// checked first (*CheckError, nothing written), then committed by the log
+// checked first (*CheckError, nothing written), the oldest versions are
+// dropped until the document fits its budget (*TooLargeError when it
+// does not fit alone, nothing written), then it is committed by the log
 // (*StaleError when another write came first; the log's own errors when
 // it cannot commit: *durable.NoQuorumError, durable.ErrNoLeader).
 func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
@@ -249,11 +261,7 @@ func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note s
 		return Version{}, &StaleError{Expect: expect, Have: cur.Number}
 	}
 	v := Version{Number: cur.Number + 1, Who: who, When: s.opts.Now().UTC(), Note: note, Text: string(text)}
-	vs := append(append([]Version(nil), d.Versions...), v)
-	if len(vs) > s.opts.Keep {
-		vs = vs[len(vs)-s.opts.Keep:]
-	}
-	b, err := json.Marshal(doc{V: docVersion, Versions: vs})
+	_, b, err := s.bound(append(append([]Version(nil), d.Versions...), v))
 	if err != nil {
 		return Version{}, err
 	}
@@ -280,6 +288,9 @@ func (s *Store) Rollback(ctx context.Context, to uint64, who string) (Version, e
 		}
 	}
 	if !found {
+		if h := s.History(); len(h) > 0 && to >= 1 && to < h[0].Number {
+			return Version{}, fmt.Errorf("%w: %d (the history keeps %d to %d, within %d bytes)", ErrPruned, to, h[0].Number, h[len(h)-1].Number, s.opts.Budget)
+		}
 		return Version{}, fmt.Errorf("%w: %d", ErrUnknownVersion, to)
 	}
 	cur, _ := s.Current()

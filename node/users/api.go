@@ -23,8 +23,8 @@ import (
 //	POST   /api/users                    {"name","role","devices"} → 201 with "token", shown once
 //	PUT    /api/users/{name}             {"role","devices"}: change a user's rights
 //	DELETE /api/users/{name}
-//	POST   /api/users/{name}/rotate      → {"token"}
-//	POST   /api/users/{name}/password    {"password"}
+//	POST   /api/users/{name}/rotate      → {"token"}: a new token, the password cleared, sessions ended
+//	POST   /api/users/{name}/password    {"password", "old_password"}: old_password when it is the caller's own
 //
 // Writes are committed by the cluster's durable log before they are
 // answered; a side of the network without a majority of its voters
@@ -46,7 +46,9 @@ func (s *Store) Register(mux *http.ServeMux, who func(*http.Request) *Principal)
 	mux.Handle("PUT /api/users/{name}", guard(s.serveUpdate))
 	mux.Handle("DELETE /api/users/{name}", guard(s.serveDelete))
 	mux.Handle("POST /api/users/{name}/rotate", guard(s.serveRotate))
-	mux.Handle("POST /api/users/{name}/password", guard(s.servePassword))
+	mux.Handle("POST /api/users/{name}/password", guard(func(w http.ResponseWriter, r *http.Request) {
+		s.servePassword(w, r, who(r))
+	}))
 }
 
 // UserView is a user as the API shows it.
@@ -253,11 +255,16 @@ func (s *Store) serveDelete(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]any{"deleted": name})
 }
 
+// serveRotate ends every credential of a user and mints a new token: the
+// token and the password both (a password a thief set from a stolen
+// session must not outlive the rotation meant to lock them out), and with
+// Gen every session. The user sets a password again with the new token.
 func (s *Store) serveRotate(w http.ResponseWriter, r *http.Request) {
 	tok := newToken()
 	err := s.edit(r.Context(), r.PathValue("name"), func(d *Doc, p *User) error {
 		h := s.hashToken(tok)
 		p.Token = h[:]
+		p.Password = ""
 		p.Gen = d.Version
 		return nil
 	})
@@ -272,9 +279,15 @@ func (s *Store) serveRotate(w http.ResponseWriter, r *http.Request) {
 // request cheap).
 const MaxPassword = 256
 
-func (s *Store) servePassword(w http.ResponseWriter, r *http.Request) {
+// servePassword sets a user's password. A person changing their own (by
+// whatever credential: a session cookie may be a stolen one) gives the
+// current one in old_password when they have one; an admin setting
+// another user's gives none. The automation's principals (a board alone's
+// token, the board credential) are no person and need none either.
+func (s *Store) servePassword(w http.ResponseWriter, r *http.Request, by *Principal) {
 	var b struct {
-		Password string `json:"password"`
+		Password    string `json:"password"`
+		OldPassword string `json:"old_password"`
 	}
 	if err := decode(r, &b); err != nil {
 		answer(w, err)
@@ -284,10 +297,28 @@ func (s *Store) servePassword(w http.ResponseWriter, r *http.Request) {
 		answer(w, fail(http.StatusBadRequest, "users: weak password: want %d to %d characters", s.opts.MinPassword, MaxPassword))
 		return
 	}
+	name := r.PathValue("name")
+	var was string // the hash old_password was checked against; "" none
+	if by != nil && by.Name == name && by != Root() && by != Board() {
+		for _, u := range s.Doc().Users {
+			if u.Name == name {
+				was = u.Password
+			}
+		}
+		if was != "" {
+			if err := s.checkOld(was, b.OldPassword); err != nil {
+				answer(w, err)
+				return
+			}
+		}
+	}
 	kdfSlots <- struct{}{}
 	enc := hashPassword(b.Password)
 	<-kdfSlots
-	err := s.edit(r.Context(), r.PathValue("name"), func(d *Doc, p *User) error {
+	err := s.edit(r.Context(), name, func(d *Doc, p *User) error {
+		if p.Password != was && by != nil && by.Name == name && by != Root() && by != Board() {
+			return fail(http.StatusConflict, "users: %q's password changed during the request: try again", name)
+		}
 		p.Password = enc
 		p.Gen = d.Version
 		return nil
@@ -297,4 +328,22 @@ func (s *Store) servePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.JSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// checkOld checks old, the password a person gave to change their own,
+// against its hash enc (one argon2id run, in a slot).
+func (s *Store) checkOld(enc, old string) error {
+	if old == "" {
+		return fail(http.StatusBadRequest, "users: changing your own password needs the current one in \"old_password\"")
+	}
+	if len(old) > MaxPassword {
+		return fail(http.StatusForbidden, "users: the current password is wrong")
+	}
+	kdfSlots <- struct{}{}
+	ok, err := checkPassword(enc, old)
+	<-kdfSlots
+	if err != nil || !ok {
+		return fail(http.StatusForbidden, "users: the current password is wrong")
+	}
+	return nil
 }

@@ -81,32 +81,67 @@ func hashPassword(pw string) string {
 
 var errHashFormat = errors.New("users: not an argon2id hash")
 
-// checkPassword reports whether pw matches the PHC string enc.
-func checkPassword(enc, pw string) (bool, error) {
+// The bounds of a stored hash's own cost, checked when a store is loaded,
+// taken from another board, committed or restored, and again before any
+// run: a hash names its own parameters, so without them one written by a
+// backup's restore (m=256 MiB, t=16, p=255) made each login, anonymous
+// ones included, take 256 MiB. 64 MiB, 8 passes and 4 lanes fit a 64 MB
+// board's worst run (two at once: kdfSlots) with room, and are 4× what
+// hashPassword writes; a hash past them is refused, never run.
+const (
+	maxArgonMemory  = 64 << 10 // KiB
+	maxArgonTime    = 8
+	maxArgonThreads = 4
+)
+
+// argonHash is a parsed argon2id PHC string.
+type argonHash struct {
+	m, t      uint32
+	p         uint8
+	salt, key []byte
+}
+
+// parseHash parses and bounds the PHC string enc; errHashFormat or a cost
+// past the bounds is an error.
+func parseHash(enc string) (argonHash, error) {
+	var h argonHash
 	parts := strings.Split(enc, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false, errHashFormat
+		return h, errHashFormat
 	}
 	var v int
-	var m uint32
-	var t uint32
-	var p uint8
 	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
-		return false, errHashFormat
+		return h, errHashFormat
 	}
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m > 256<<10 || t > 16 || p == 0 {
-		return false, errHashFormat
+	var m, t, p uint64
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+		return h, errHashFormat
 	}
-	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if m > maxArgonMemory || t > maxArgonTime || p > maxArgonThreads || t < 1 || p < 1 || m < 8*p {
+		return h, fmt.Errorf("users: argon2id cost m=%d KiB, t=%d, p=%d: outside m ≤ %d KiB (and ≥ 8·p), 1 ≤ t ≤ %d, 1 ≤ p ≤ %d",
+			m, t, p, maxArgonMemory, maxArgonTime, maxArgonThreads)
+	}
+	h.m, h.t, h.p = uint32(m), uint32(t), uint8(p)
+	var err error
+	if h.salt, err = base64.RawStdEncoding.DecodeString(parts[4]); err != nil || len(h.salt) < 8 || len(h.salt) > 64 {
+		return h, errHashFormat
+	}
+	if h.key, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil || len(h.key) < 16 || len(h.key) > 64 {
+		return h, errHashFormat
+	}
+	return h, nil
+}
+
+// checkPassword reports whether pw matches the PHC string enc; a hash
+// that does not parse or is past the bounds is an error, and argon2 does
+// not run.
+func checkPassword(enc, pw string) (bool, error) {
+	h, err := parseHash(enc)
 	if err != nil {
-		return false, errHashFormat
+		return false, err
 	}
-	want, err := base64.RawStdEncoding.DecodeString(parts[5])
-	if err != nil || len(want) == 0 || len(want) > 64 {
-		return false, errHashFormat
-	}
-	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1, nil
+	got := argon2.IDKey([]byte(pw), h.salt, h.t, h.m, h.p, uint32(len(h.key)))
+	return subtle.ConstantTimeCompare(got, h.key) == 1, nil
 }
 
 // macState is one reusable HMAC, so a check allocates nothing.

@@ -48,6 +48,8 @@ func TestRestore(t *testing.T) {
 		{"stale", `"1"`, string(backup), http.StatusPreconditionFailed},
 		{"no admin", `"` + itoa(v) + `"`, `{"users":[{"name":"op1","role":"operator"}]}`, http.StatusBadRequest},
 		{"bad role", `"` + itoa(v) + `"`, `{"users":[{"name":"admin","role":"admin"},{"name":"x","role":"root"}]}`, http.StatusBadRequest},
+		// the review's hash: each login against it took 256 MiB
+		{"costly hash", `"` + itoa(v) + `"`, `{"users":[{"name":"admin","role":"admin","password":"` + costlyHash + `"}]}`, http.StatusBadRequest},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if code, body := put(c.ifMatch, c.body); code != c.want {
@@ -75,5 +77,9 @@ func TestRestore(t *testing.T) {
 		}
 	}
 }
+
+// costlyHash is a well-formed argon2id hash whose cost (m=256 MiB, t=16,
+// p=255) the store refuses.
+var costlyHash = "$argon2id$v=19$m=262144,t=16,p=255$c2FsdHNhbHRzYWx0c2FsdA$" + strings.Repeat("A", 43)
 
 func itoa(n uint64) string { b, _ := json.Marshal(n); return string(b) }

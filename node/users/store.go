@@ -430,6 +430,11 @@ func (d *Doc) valid() error {
 		if !validRole(u.Role) {
 			return fmt.Errorf("users: user %q: unknown role %q", u.Name, u.Role)
 		}
+		if u.Password != "" {
+			if _, err := parseHash(u.Password); err != nil {
+				return fmt.Errorf("users: user %q: password: %w", u.Name, err)
+			}
+		}
 		if u.Role == RoleAdmin {
 			admins++
 		}

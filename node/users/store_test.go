@@ -296,11 +296,48 @@ func TestPasswordHash(t *testing.T) {
 		{enc, "correct hors", false, false},
 		{"$2a$10$bcrypt", "x", false, true},
 		{strings.Replace(enc, "m=16384", "m=999999999", 1), "correct horse", false, true},
+		// past the bounds: refused before argon2 runs (t=0 made it panic)
+		{costlyHash, "x", false, true},
+		{strings.Replace(enc, "m=16384,t=2,p=1", "m=131072,t=2,p=1", 1), "correct horse", false, true},
+		{strings.Replace(enc, "m=16384,t=2,p=1", "m=16384,t=9,p=1", 1), "correct horse", false, true},
+		{strings.Replace(enc, "m=16384,t=2,p=1", "m=16384,t=2,p=5", 1), "correct horse", false, true},
+		{strings.Replace(enc, "m=16384,t=2,p=1", "m=16384,t=0,p=1", 1), "correct horse", false, true},
+		{strings.Replace(enc, "m=16384,t=2,p=1", "m=16384,t=2,p=0", 1), "correct horse", false, true},
 	} {
 		ok, err := checkPassword(c.enc, c.pw)
 		if ok != c.ok || (err != nil) != c.err {
 			t.Errorf("checkPassword(%.30q, %q) = %v, %v", c.enc, c.pw, ok, err)
 		}
+	}
+}
+
+// A store holding a hash past the bounds is refused where it would be
+// taken: from its file at start, from another board (sealed), from the
+// log (a committed version). What hashPassword writes is within them.
+func TestHashBoundsAtLoad(t *testing.T) {
+	if _, err := parseHash(hashPassword("correct horse")); err != nil {
+		t.Fatalf("the store's own hash is refused: %v", err)
+	}
+	bad := &Doc{Version: 5, Users: []User{{Name: AdminName, Role: RoleAdmin, Password: costlyHash}}}
+	path := filepath.Join(t.TempDir(), "users.json")
+	b, _ := json.Marshal(bad)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{Path: path, Secret: []byte("k")}); err == nil || !strings.Contains(err.Error(), "argon2id cost") {
+		t.Errorf("a kept store with a costly hash: %v, want refused", err)
+	}
+	s := fixture(t, Options{})
+	if took, err := s.AdoptSealed(s.seal(bad)); took || err == nil {
+		t.Errorf("adopted a costly hash from a board: %v %v", took, err)
+	}
+	st := durable.NewAlone(nil)
+	s = fixture(t, Options{State: st})
+	if _, err := st.Apply(context.Background(), durable.KindUsers, []byte(s.seal(bad)), 0); err != nil {
+		t.Fatal(err)
+	}
+	if s.Version() == 5 || s.Password(AdminName, "x") != nil {
+		t.Errorf("a committed costly hash was installed: version %d", s.Version())
 	}
 }
 
