@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,105 +90,4 @@ func InstallOwned(dir string, b *Bundle, force bool, uid, gid int) ([]Installed,
 		}
 	}
 	return out, nil
-}
-
-// WriteFile writes data to path with mode, through a temp file in the same
-// directory and a rename, so a reader never sees half a secret: the temp
-// file is read back and must hold data before it takes the name.
-func WriteFile(path string, data []byte, mode os.FileMode) error {
-	return WriteFileOwned(path, data, mode, -1, -1)
-}
-
-// WriteFileOwned is WriteFile that also gives the file to uid:gid (unless
-// uid is -1) with fchown on the open temp file, before the rename: no
-// window where the secret has its final name and the wrong owner, and no
-// symlink followed.
-func WriteFileOwned(path string, data []byte, mode os.FileMode, uid, gid int) error {
-	return writeChecked(path, data, mode, uid, gid, nil)
-}
-
-// writeBundle writes b to path, 0600 (owned by uid:gid unless uid is -1),
-// through writeChecked: the written file must parse back as a bundle
-// holding b's secrets (an admin bundle's CA and signing keys with them,
-// Validate) before it replaces path, so a bundle that did not encode or
-// write whole never takes the place of a good one.
-func writeBundle(path string, b *Bundle, uid, gid int) error {
-	text, err := b.Marshal()
-	if err != nil {
-		return fmt.Errorf("bundle: %s not written: %w", path, err)
-	}
-	return writeChecked(path, text, 0o600, uid, gid, sameBundle(path, b))
-}
-
-// sameBundle is a writeChecked check: back parses as a bundle equal to b.
-func sameBundle(path string, b *Bundle) func(back []byte) error {
-	return func(back []byte) error {
-		got, err := Parse(path, back)
-		if err != nil {
-			return err
-		}
-		if !got.Equal(b) {
-			return errors.New("bundle: the written bundle reads back with other secrets")
-		}
-		return nil
-	}
-}
-
-// writeData writes data into the temp file; a test swaps it for a writer
-// that fails or writes short.
-var writeData = defaultWriteData
-
-func defaultWriteData(f *os.File, data []byte) error {
-	_, err := f.Write(data)
-	return err
-}
-
-// writeChecked writes data to path with mode through a temp file in the
-// same directory (owned by uid:gid unless uid is -1), reads the temp file
-// back, which must hold data and pass check (nil: none), and only then
-// renames it over path. On any error path is left as it was and the temp
-// file is removed.
-func writeChecked(path string, data []byte, mode os.FileMode, uid, gid int, check func(back []byte) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("bundle: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename: a no-op
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("bundle: %w", err)
-	}
-	if uid != -1 {
-		if err := tmp.Chown(uid, gid); err != nil {
-			tmp.Close()
-			return fmt.Errorf("bundle: %w", err)
-		}
-	}
-	if err := writeData(tmp, data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("bundle: write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("bundle: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("bundle: write %s: %w", path, err)
-	}
-	back, err := os.ReadFile(tmp.Name())
-	switch {
-	case err != nil:
-		return fmt.Errorf("bundle: read back %s: %w", path, err)
-	case !bytes.Equal(back, data):
-		return fmt.Errorf("bundle: write %s: the file read back is not what was written (%d of %d bytes): %s is kept as it was", path, len(back), len(data), path)
-	}
-	if check != nil {
-		if err := check(back); err != nil {
-			return fmt.Errorf("bundle: write %s: the file read back does not check (%w): %s is kept as it was", path, err, path)
-		}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("bundle: %w", err)
-	}
-	return nil
 }

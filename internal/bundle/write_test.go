@@ -126,3 +126,69 @@ func TestInstallKeepsTheOldBundle(t *testing.T) {
 		t.Fatalf("the board's bundle was replaced by a half one: %d bytes, was %d", len(after), len(before))
 	}
 }
+
+// TestStage: a staged bundle changes nothing at its path until Commit;
+// Discard leaves no file behind; one that does not encode is never staged.
+func TestStage(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, DefaultName)
+	old, next := New(), New()
+	if err := Write(p, old, false); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Stage(p, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Read(p); err != nil || !got.Equal(old) {
+		t.Fatalf("staging changed %s: %v", p, err)
+	}
+	if got, err := Read(s.Path()); err != nil || !got.Equal(next) {
+		t.Fatalf("the staged file does not hold the bundle: %v", err)
+	}
+	s.Discard()
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("left after Discard: %v", ents)
+	}
+	if s, err = Stage(p, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	s.Discard() // after Commit: nothing
+	if got, err := Read(p); err != nil || !got.Equal(next) {
+		t.Fatalf("after Commit: %v", err)
+	}
+	bad := *next
+	bad.Generation = math.MaxUint64
+	if _, err := Stage(p, &bad); err == nil {
+		t.Fatal("a bundle that does not encode was staged")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("left in the directory: %v", ents)
+	}
+}
+
+// TestStageCommitFails: a rename that fails (the path became a directory)
+// leaves the staged bundle where Path says, and Discard keeps it: a
+// rotation committed before the rename does not lose its secrets.
+func TestStageCommitFails(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, DefaultName)
+	next := New()
+	s, err := Stage(p, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(p, "in-the-way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err == nil {
+		t.Fatal("Commit over a directory: no error")
+	}
+	s.Discard()
+	if got, err := Read(s.Path()); err != nil || !got.Equal(next) {
+		t.Fatalf("the staged bundle is gone after a failed Commit: %v", err)
+	}
+}
