@@ -35,6 +35,7 @@ func (s restoredState) Apply(context.Context, string, []byte, uint64) (uint64, e
 func (s restoredState) Get(kind string) durable.Document            { return s.fsm.Get(kind) }
 func (s restoredState) Watch(kind string, f func(durable.Document)) { s.fsm.Watch(kind, f) }
 func (s restoredState) Status() durable.Status                      { return durable.Status{} }
+func (s restoredState) Guard(kind string, g durable.Guard)          { s.fsm.Guard(kind, g) }
 
 // memSink is a raft.SnapshotSink in memory.
 type memSink struct{ bytes.Buffer }
@@ -99,16 +100,30 @@ func TestLogRefusesForgedRotation(t *testing.T) {
 			Doc{Gen: MaxGen + 1, Phase: Done, Key: sec.Key, Session: sec.Session, Sig: ed25519.Sign(adminKey, Signed(MaxGen+1, sec.Key, sec.Session))},
 			"generation 9223372036854775808"},
 	}
-	paths := []string{"a committed entry", "a restored snapshot", "an offer"}
+	// the ways a document reaches a board: an entry committed now (the
+	// log's guard refuses it on every board), a snapshot restored (the
+	// same), a log written before the guard existed (the roller refuses
+	// what it would take), another board's offer
+	paths := []string{"a committed entry", "a restored snapshot", "a log written before this check", "an offer"}
 	for _, tt := range docs {
 		for _, path := range paths {
 			t.Run(tt.name+"/"+path, func(t *testing.T) {
 				ctx := context.Background()
 				var logged bytes.Buffer
-				var st durable.State = durable.NewAlone(nil)
+				alone := durable.NewAlone(nil)
+				var st durable.State = alone
 				fsm := durable.NewFSM(nil)
 				if path == "a restored snapshot" {
 					st = restoredState{fsm}
+				}
+				sealed, err := Seal(store, tt.doc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if path == "a log written before this check" {
+					if _, err := alone.Apply(ctx, durable.KindRotation, sealed, 0); err != nil {
+						t.Fatal(err)
+					}
 				}
 				kr := newFakeKeyring(k0)
 				installs := 0
@@ -117,20 +132,22 @@ func TestLogRefusesForgedRotation(t *testing.T) {
 				r := New(Options{Self: "ews1", State: st, Saved: start, Path: file, Keyring: kr, Verify: admin,
 					Install: func(Secrets, []Secrets) { installs++ },
 					Log:     slog.New(slog.NewTextHandler(&logged, nil))})
-				sealed, err := Seal(store, tt.doc)
-				if err != nil {
-					t.Fatal(err)
-				}
 				switch path {
 				case "a committed entry":
-					if _, err := st.Apply(ctx, durable.KindRotation, sealed, 0); err != nil {
-						t.Fatal(err)
+					_, err := st.Apply(ctx, durable.KindRotation, sealed, 0)
+					if !durable.IsRefused(err) || !strings.Contains(err.Error(), tt.err) {
+						t.Fatalf("the log took it: %v, want refused saying %q", err, tt.err)
 					}
 				case "a restored snapshot":
 					restore(t, fsm, sealed)
 				case "an offer":
 					if changed, err := r.Offer(sealed); changed || err == nil || !strings.Contains(err.Error(), tt.err) {
 						t.Fatalf("offered: changed %v, %v; want refused saying %q", changed, err, tt.err)
+					}
+				}
+				if path != "a log written before this check" {
+					if v := st.Get(durable.KindRotation).Version; v != 0 {
+						t.Errorf("the log holds it: version %d", v)
 					}
 				}
 				r.step(ctx)
@@ -147,7 +164,7 @@ func TestLogRefusesForgedRotation(t *testing.T) {
 				if s := r.Status(); s.Gen != 0 || s.Phase != "" {
 					t.Errorf("status shows the forged rotation: generation %d, phase %s", s.Gen, s.Phase)
 				}
-				if path != "an offer" {
+				if path == "a log written before this check" {
 					if n := strings.Count(logged.String(), "refused"); n != 1 || !strings.Contains(logged.String(), tt.err) {
 						t.Errorf("logged %d refusals, want 1 saying %q:\n%s", n, tt.err, logged.String())
 					}
@@ -157,21 +174,21 @@ func TestLogRefusesForgedRotation(t *testing.T) {
 	}
 }
 
-// TestStartReplacesARefusedDocument: a forged document in the log does
-// not stop the admin's next rotation, which takes the generation after
+// TestStartReplacesARefusedDocument: a forged document in a log written
+// before the guard does not stop the admin's next rotation, which takes the generation after
 // the board's own (not after the forged one) and rolls.
 func TestStartReplacesARefusedDocument(t *testing.T) {
 	ctx := context.Background()
 	admin, adminKey := seededKey("admin")
 	_, thief := seededKey("thief")
 	log := durable.NewAlone(nil)
+	forged, _ := Seal(store, Doc{Gen: math.MaxUint64, Phase: Done, Key: k2, Session: []byte("s2"), Sig: ed25519.Sign(thief, Signed(math.MaxUint64, k2, []byte("s2")))})
+	if _, err := log.Apply(ctx, durable.KindRotation, forged, 0); err != nil { // a log written before the guard
+		t.Fatal(err)
+	}
 	kr := newFakeKeyring(k0)
 	r := New(Options{Self: "ews1", State: log, Saved: Saved{Phase: Done, Key: k0, Session: []byte("s0"), Store: store},
 		Keyring: kr, Verify: admin, Log: slog.New(slog.DiscardHandler)})
-	forged, _ := Seal(store, Doc{Gen: math.MaxUint64, Phase: Done, Key: k2, Session: []byte("s2"), Sig: ed25519.Sign(thief, Signed(math.MaxUint64, k2, []byte("s2")))})
-	if _, err := log.Apply(ctx, durable.KindRotation, forged, 0); err != nil {
-		t.Fatal(err)
-	}
 	r.step(ctx)
 	s1 := Secrets{Key: k1, Session: []byte("s1")}
 	if _, err := r.Start(ctx, s1, "admin", 1, ed25519.Sign(adminKey, Signed(1, s1.Key, s1.Session))); err != nil {

@@ -74,8 +74,8 @@ type Roller struct {
 	pushedAt map[string]time.Time // the last push to each board
 }
 
-// New installs o.Saved's secrets (Options.Install) and watches the log;
-// call before the log runs. Run does the rest.
+// New installs o.Saved's secrets (Options.Install), guards the log's
+// rotation entries (Guard) and watches them; call before the log runs. Run does the rest.
 func New(o Options) *Roller {
 	if o.Tick <= 0 {
 		o.Tick = 250 * time.Millisecond
@@ -90,6 +90,7 @@ func New(o Options) *Roller {
 		o.Log = slog.Default()
 	}
 	r := &Roller{o: o, wake: make(chan struct{}, 1), saved: o.Saved, pushedAt: map[string]time.Time{}}
+	o.State.Guard(durable.KindRotation, Guard(o.Saved.Store, o.Verify)) // every entry, on every board: the admin's, and the next
 	o.State.Watch(durable.KindRotation, func(durable.Document) { r.poke() })
 	if o.Install != nil {
 		o.Install(o.Saved.Keys())
