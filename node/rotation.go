@@ -254,7 +254,7 @@ func (n *Node) serveRotate(w http.ResponseWriter, r *http.Request) {
 		httpx.JSON(w, http.StatusOK, rt.roller.Status())
 	case errors.Is(err, rotate.ErrUnsigned):
 		httpx.Error(w, http.StatusForbidden, "%v", err)
-	case errors.As(err, &re), errors.As(err, &se):
+	case errors.As(err, &re), errors.As(err, &se), errors.Is(err, rotate.ErrLastGeneration), durable.IsRefused(err):
 		httpx.Error(w, http.StatusConflict, "%v", err)
 	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)

@@ -35,6 +35,7 @@ var hostEws string
 var (
 	testBundle string
 	tb         *bundle.Bundle
+	tbText     string // tb as its file holds it
 )
 
 func TestMain(m *testing.M) {
@@ -53,6 +54,11 @@ func TestMain(m *testing.M) {
 	if err := bundle.Write(testBundle, tb, false); err != nil {
 		panic(err)
 	}
+	text, err := tb.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	tbText = string(text)
 	hostEws = filepath.Join(dir, "ews")
 	if out, err := exec.Command("go", "build", "-o", hostEws, "../cmd/ews").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build ews: %v\n%s", err, out)
@@ -436,7 +442,7 @@ func TestFlashRefuses(t *testing.T) {
 		{"bundle and key", func(c *card) []string { return c.flashArgs("--bundle", testBundle, "--key", config.NewKey()) }, nil, 2, "no --key"},
 		{"key without token", func(c *card) []string { return c.flashArgs("--key", config.NewKey()) }, nil, 2, "--token-file"},
 		{"bundle with an unknown field", func(c *card) []string { return c.flashArgs("--bundle", bundleWith(c, "ca = 'x'")) }, nil, 1,
-			fmt.Sprintf(":%d: unknown field 'ca'", strings.Count(string(tb.Marshal()), "\n")+1)},
+			fmt.Sprintf(":%d: unknown field 'ca'", strings.Count(tbText, "\n")+1)},
 		{"bundle of another version", func(c *card) []string {
 			return c.flashArgs("--bundle", bundleWith(c, "", "version = 3", "version = 4"))
 		}, nil, 1, "version '4'"},
@@ -484,7 +490,7 @@ func TestFlashRefuses(t *testing.T) {
 // bundleWith writes testBundle with a line appended (and one replaced),
 // next to the card.
 func bundleWith(c *card, extra string, replace ...string) string {
-	text := string(tb.Marshal())
+	text := tbText
 	if len(replace) == 2 {
 		text = strings.Replace(text, replace[0], replace[1], 1)
 	}

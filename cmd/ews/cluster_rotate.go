@@ -19,11 +19,15 @@ import (
 
 // clusterRotate rolls a new gossip key and session secret through the
 // running boards (docs/NOTES.md "Security", "Rotating the cluster's
-// secrets"): it makes them, commits them through the board at --url
-// (POST /api/cluster/rotate, the admin bundle's token), writes them into
-// the admin bundle (so `ews cluster board` mints bundles of the rotated
-// cluster), then follows the roll until every live board has it or
-// --timeout, naming the boards it still waits for.
+// secrets"): it makes them, stages the admin bundle that holds them (a
+// temp file beside it, read back and checked), commits them through the
+// board at --url (POST /api/cluster/rotate, the admin bundle's token),
+// renames the staged bundle over the admin bundle (so `ews cluster board`
+// mints bundles of the rotated cluster), then follows the roll until
+// every live board has it or --timeout, naming the boards it still waits
+// for. The admin bundle is a valid one in every outcome: the old until
+// the commit, the new after; a rename that fails after the commit leaves
+// the new one staged and says where.
 func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster rotate", "--bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]",
 		"Roll a new gossip key and session secret through the running boards, without reflashing, and write them into the admin bundle. Users' tokens and passwords stay; sessions end. A board that is down meanwhile takes them when it is back (TLS: on its certificate; without TLS flash it a new board bundle). A side without a majority of the boards refuses (no quorum).", stderr)
@@ -57,13 +61,30 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 			st.Gen, st.Phase, strings.Join(st.Waiting, ", "))
 		return exitError
 	}
+	if st.Gen >= rotate.MaxGen { // only a forged rotation gets there; the next would not fit a bundle, or wrap to 0
+		fmt.Fprintf(stderr, "ews cluster rotate: the cluster is at generation %d, and the last a bundle holds is %d: no rotation can follow (a forged rotation? flash the boards new bundles)\n", st.Gen, rotate.MaxGen)
+		return exitError
+	}
 	// the next generation's secrets, signed with the admin's key: boards
-	// take them from another board only so signed
+	// take them only so signed
 	gen := st.Gen + 1
 	key, session := make([]byte, 32), make([]byte, 32)
 	_, _ = rand.Read(key) // never fails (crypto/rand)
 	_, _ = rand.Read(session)
 	store := b.Store()
+	// the admin bundle of the rotated cluster, written and checked before
+	// anything is committed: a bundle that cannot be written stops here
+	next := *b
+	next.StoreKey = base64.StdEncoding.EncodeToString(store)
+	next.Key = base64.StdEncoding.EncodeToString(key)
+	next.SessionSecret = base64.StdEncoding.EncodeToString(session)
+	next.Generation = gen
+	staged, err := bundle.Stage(*bundlePath, &next)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: nothing committed, %s kept as it was: %v\n", *bundlePath, err)
+		return exitError
+	}
+	defer staged.Discard()
 	body, _ := json.Marshal(node.RotateRequest{Key: key, Session: session, StoreID: node.StoreID(store),
 		Gen: gen, Sig: ed25519.Sign(signer, rotate.Signed(gen, key, session))})
 	st = rotate.Status{} // the committed rotation's, nothing of the one before
@@ -72,15 +93,11 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	}
 	// committed: the cluster moves to these secrets whatever happens
 	// next, so the admin bundle takes them now
-	next := *b
-	next.StoreKey = base64.StdEncoding.EncodeToString(store)
-	next.Key = base64.StdEncoding.EncodeToString(key)
-	next.SessionSecret = base64.StdEncoding.EncodeToString(session)
-	next.Generation = st.Gen
-	if err := bundle.Write(*bundlePath, &next, true); err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: rotation %d is committed, but the admin bundle was not rewritten: %v\n", st.Gen, err)
+	if err := staged.Commit(); err != nil {
+		fmt.Fprintf(stderr, "ews cluster rotate: rotation %d is committed, but %s was not replaced (%v): the new admin bundle is %s; move it over the old one\n", gen, *bundlePath, err, staged.Path())
 		return exitError
 	}
+	st.Gen = gen // what the bundle holds and the polls follow
 	fmt.Fprintf(stdout, "rotation %d committed; %s now holds the new gossip key and session secret (mint new board bundles from it)\n", st.Gen, *bundlePath)
 	deadline := time.Now().Add(*timeout)
 	poll := time.NewTicker(100 * time.Millisecond) // the boards' progress, until --timeout

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -38,12 +40,19 @@ func TestClusterRotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var answer atomic.Value // what the board answers: "ok", "rolling", "quorum", "stuck", "busy" (a rotation rolling already)
+	var answer atomic.Value // what the board answers: "ok", "rolling", "quorum", "stuck", "busy" (a rotation rolling already), "wrapped", "last"
 	var posted atomic.Bool  // a rotation was committed: GET answers generation 1
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mode := answer.Load().(string)
 		if r.URL.Path != node.RotatePath || r.Header.Get("Authorization") != "Bearer "+first.Token {
 			http.Error(w, "wrong route or token", http.StatusUnauthorized)
+			return
+		}
+		// a board that took a forged rotation (the old build) says its
+		// generation, and commits whatever generation it is sent
+		forged := map[string]uint64{"wrapped": math.MaxUint64, "last": rotate.MaxGen}[mode]
+		if forged != 0 {
+			json.NewEncoder(w).Encode(map[string]any{"gen": forged, "phase": "done", "finished": true, "waiting": []string{}})
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -84,6 +93,8 @@ func TestClusterRotate(t *testing.T) {
 		{"no quorum", "quorum", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "no quorum", false},
 		{"a rotation rolling, seen before making one", "busy", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "waiting for ews3", false},
 		{"rotated", "ok", []string{"--bundle", adminPath, "--url", srv.URL}, exitOK, "rolled through every live board", true},
+		{"a board at generation 2^64-1: no wrap to 0", "wrapped", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "no rotation can follow", false},
+		{"a board at the last generation a bundle holds", "last", []string{"--bundle", adminPath, "--url", srv.URL}, exitError, "no rotation can follow", false},
 		{"a roll that does not finish", "stuck", []string{"--bundle", adminPath, "--url", srv.URL, "--timeout", "300ms"}, exitError, "waiting for ews2", true},
 	}
 	for _, tt := range tests {
@@ -91,15 +102,23 @@ func TestClusterRotate(t *testing.T) {
 			answer.Store(tt.mode)
 			posted.Store(false)
 			before, _ := bundle.Read(adminPath)
+			beforeText, _ := os.ReadFile(adminPath)
 			var out, errb bytes.Buffer
 			code := Main(append([]string{"cluster", "rotate"}, tt.args...), &out, &errb)
 			got := out.String() + errb.String()
 			if code != tt.code || !strings.Contains(got, tt.says) {
 				t.Fatalf("exit %d, %q; want exit %d with %q", code, got, tt.code, tt.says)
 			}
+			afterText, _ := os.ReadFile(adminPath)
 			after, err := bundle.Read(adminPath)
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || after.CAKey == "" || after.SignKey == "" {
+				t.Fatalf("the admin bundle after the rotation (%d bytes, was %d) is no admin bundle: %v", len(afterText), len(beforeText), err)
+			}
+			if !tt.rewritten && !bytes.Equal(afterText, beforeText) {
+				t.Fatalf("the admin bundle changed (%d bytes, was %d) though nothing was committed", len(afterText), len(beforeText))
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+				t.Fatalf("left beside the bundles: %v", ents)
 			}
 			if rewritten := after.Key != before.Key; rewritten != tt.rewritten {
 				t.Fatalf("admin bundle rewritten %v, want %v", rewritten, tt.rewritten)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -32,6 +33,11 @@ const (
 	KindAdmin = "admin"
 	KindBoard = "board"
 )
+
+// MaxGeneration is the last generation a bundle holds: a TOML integer is
+// signed 64-bit, so a rotation never goes past it (node/rotate refuses
+// one that would).
+const MaxGeneration = math.MaxInt64
 
 // VersionNoCA is the first format: key, token, session secret and users.
 const VersionNoCA = 1
@@ -174,6 +180,9 @@ func (b *Bundle) Validate() error {
 			return errors.New("store_key: want base64 of at least 16 bytes")
 		}
 	}
+	if b.Generation > MaxGeneration {
+		return fmt.Errorf("generation: %d is past %d, the last a bundle holds (a forged rotation?)", b.Generation, uint64(MaxGeneration))
+	}
 	if b.Token == "" && len(b.Users) == 0 && b.AdminTokenHash == "" {
 		return errors.New("token: empty, and no users: the bundle holds no HTTP credentials")
 	}
@@ -222,8 +231,9 @@ func (b *Bundle) Equal(o *Bundle) bool {
 		strings.Join(b.Users, "\n") == strings.Join(o.Users, "\n")
 }
 
-// Marshal is the bundle file's text.
-func (b *Bundle) Marshal() []byte {
+// Marshal is the bundle file's text; an error when a field does not
+// encode (a generation past MaxGeneration): never half a bundle.
+func (b *Bundle) Marshal() ([]byte, error) {
 	var buf bytes.Buffer
 	switch {
 	case b.Kind == KindAdmin:
@@ -241,9 +251,10 @@ func (b *Bundle) Marshal() []byte {
 		buf.WriteString("# Keep it like a password (mode 0600). `ews cluster migrate` turns it\n")
 		buf.WriteString("# into an admin bundle whose CA key stays off the boards.\n")
 	}
-	enc := toml.NewEncoder(&buf)
-	_ = enc.Encode(b) // a struct of strings always encodes
-	return buf.Bytes()
+	if err := toml.NewEncoder(&buf).Encode(b); err != nil {
+		return nil, fmt.Errorf("bundle: encode: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // Parse reads a bundle; errors name path and, where the parser knows it,
@@ -299,8 +310,9 @@ func Read(path string) (*Bundle, error) {
 	return Parse(path, data)
 }
 
-// Write writes b to path with mode 0600, atomically; an existing file is
-// refused unless force.
+// Write writes b to path with mode 0600, atomically and verified
+// (writeBundle): on any error the file at path is as it was. An existing
+// file is refused unless force.
 func Write(path string, b *Bundle, force bool) error {
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("bundle: %w", err)
@@ -310,5 +322,5 @@ func Write(path string, b *Bundle, force bool) error {
 			return fmt.Errorf("bundle: %s exists: not overwriting it without --force (every board flashed from it would lose the cluster)", path)
 		}
 	}
-	return WriteFile(path, b.Marshal(), 0o600)
+	return writeBundle(path, b, -1, -1)
 }

@@ -106,7 +106,7 @@ func testAdmin(t *testing.T) *Bundle {
 // chains to its CA and holds neither the CA key nor the signing key.
 func TestAdminMintsBoard(t *testing.T) {
 	a := testAdmin(t)
-	back, err := Parse("admin", a.Marshal())
+	back, err := Parse("admin", marshal(t, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,13 @@ func TestAdminMintsBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(b.Marshal())
+	text := string(marshal(t, b))
 	for _, secret := range []string{a.CAKey, a.SignKey, "ca_key", "sign_key"} {
 		if strings.Contains(text, secret) {
 			t.Fatalf("board bundle holds %.12s...:\n%s", secret, text)
 		}
 	}
-	bb, err := Parse("ews2.bundle", b.Marshal())
+	bb, err := Parse("ews2.bundle", marshal(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,19 +184,19 @@ func TestBoardBundleRefusals(t *testing.T) {
 		{"certificate of another cluster", func() error {
 			c := *b
 			c.CACert = other.CACert
-			_, err := Parse("x.bundle", c.Marshal())
+			_, err := Parse("x.bundle", marshal(t, &c))
 			return err
 		}, "not a certificate of this cluster's CA"},
 		{"board bundle with the CA key", func() error {
 			c := *b
 			c.CAKey = a.CAKey
-			_, err := Parse("x.bundle", c.Marshal())
+			_, err := Parse("x.bundle", marshal(t, &c))
 			return err
 		}, "ca_key: a board bundle must not hold the CA's key"},
 		{"admin bundle whose verify key is another's", func() error {
 			c := *a
 			c.VerifyKey = other.VerifyKey
-			_, err := Parse("x.bundle", c.Marshal())
+			_, err := Parse("x.bundle", marshal(t, &c))
 			return err
 		}, "verify_key does not belong to sign_key"},
 		{"migrating an admin bundle", func() error { _, err := Migrate(a, clustertls.Scope{Boards: []string{"ews1"}}, now); return err }, "nothing to migrate"},
@@ -214,7 +214,7 @@ func TestBoardBundleRefusals(t *testing.T) {
 // bundle and replaces its unconstrained CA.
 func TestMigrateKeepsSecrets(t *testing.T) {
 	old := legacy(t)
-	if _, err := Parse("old", old.Marshal()); err != nil {
+	if _, err := Parse("old", marshal(t, old)); err != nil {
 		t.Fatalf("a version 2 bundle no longer reads: %v", err)
 	}
 	a, err := Migrate(old, clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
@@ -255,7 +255,7 @@ func TestInstall(t *testing.T) {
 		content string
 	}{
 		KeyFile:     {0o600, b.Key + "\n"},
-		DefaultName: {0o600, string(b.Marshal())},
+		DefaultName: {0o600, string(marshal(t, b))},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("installed %v, want %d files", got, len(want))
@@ -295,7 +295,7 @@ func TestInstall(t *testing.T) {
 	if _, err := Install(dir, other, true); err != nil {
 		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, DefaultName)); string(data) != string(other.Marshal()) {
+	if data, _ := os.ReadFile(filepath.Join(dir, DefaultName)); string(data) != string(marshal(t, other)) {
 		t.Error("a forced install kept the old bundle")
 	}
 	if _, err := os.Stat(filepath.Join(dir, TokenFile)); !os.IsNotExist(err) {
@@ -311,7 +311,7 @@ func TestBoardBundleHasNoToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Token != "" || strings.Contains(string(b.Marshal()), admin.Token) {
+	if b.Token != "" || strings.Contains(string(marshal(t, b)), admin.Token) {
 		t.Fatalf("the board bundle carries the admin's token")
 	}
 	key, _ := base64.StdEncoding.DecodeString(admin.Key)
@@ -319,7 +319,7 @@ func TestBoardBundleHasNoToken(t *testing.T) {
 	if got := b.AdminSeed(); !bytes.Equal(got, want[:]) {
 		t.Fatalf("admin_token_hash %x, want %x", got, want)
 	}
-	back, err := Parse("board.bundle", b.Marshal())
+	back, err := Parse("board.bundle", marshal(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,4 +366,14 @@ func TestRotatedAdminMintsTheSameTokenHash(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "store_key") {
 		t.Fatalf("a bad store_key: %v", err)
 	}
+}
+
+// text is b's file text.
+func marshal(t *testing.T, b *Bundle) []byte {
+	t.Helper()
+	data, err := b.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -15,12 +15,14 @@ const (
 )
 
 // secretFile is one file Install writes; same tells whether an existing
-// file already holds this secret.
+// file already holds this secret, check (nil: none) what the written file
+// must pass before it takes the name (writeChecked).
 type secretFile struct {
 	name    string
 	content []byte
 	mode    os.FileMode
 	same    func(old []byte) bool
+	check   func(back []byte) error
 }
 
 // Installed is what Install did with one file.
@@ -48,15 +50,19 @@ func InstallOwned(dir string, b *Bundle, force bool, uid, gid int) ([]Installed,
 		return nil, err
 	}
 	files := []secretFile{
-		{KeyFile, []byte(b.Key + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Key }},
+		{KeyFile, []byte(b.Key + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Key }, nil},
 	}
 	if b.Token != "" {
-		files = append(files, secretFile{TokenFile, []byte(b.Token + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Token }})
+		files = append(files, secretFile{TokenFile, []byte(b.Token + "\n"), 0o600, func(old []byte) bool { return strings.TrimSpace(string(old)) == b.Token }, nil})
 	}
-	files = append(files, secretFile{DefaultName, b.Marshal(), 0o600, func(old []byte) bool {
+	text, err := b.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, secretFile{DefaultName, text, 0o600, func(old []byte) bool {
 		ob, err := Parse("", old)
 		return err == nil && ob.Equal(b)
-	}})
+	}, sameBundle(filepath.Join(dir, DefaultName), b)})
 	// Check all before writing any: a refusal changes nothing.
 	out := make([]Installed, len(files))
 	for i, f := range files {
@@ -79,52 +85,9 @@ func InstallOwned(dir string, b *Bundle, force bool, uid, gid int) ([]Installed,
 		if !out[i].Changed {
 			continue
 		}
-		if err := WriteFileOwned(out[i].Path, f.content, f.mode, uid, gid); err != nil {
+		if err := writeChecked(out[i].Path, f.content, f.mode, uid, gid, f.check); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-// WriteFile writes data to path with mode, through a temp file in the same
-// directory and a rename, so a reader never sees half a secret.
-func WriteFile(path string, data []byte, mode os.FileMode) error {
-	return WriteFileOwned(path, data, mode, -1, -1)
-}
-
-// WriteFileOwned is WriteFile that also gives the file to uid:gid (unless
-// uid is -1) with fchown on the open temp file, before the rename: no
-// window where the secret has its final name and the wrong owner, and no
-// symlink followed.
-func WriteFileOwned(path string, data []byte, mode os.FileMode, uid, gid int) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("bundle: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename: a no-op
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("bundle: %w", err)
-	}
-	if uid != -1 {
-		if err := tmp.Chown(uid, gid); err != nil {
-			tmp.Close()
-			return fmt.Errorf("bundle: %w", err)
-		}
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("bundle: write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("bundle: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("bundle: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("bundle: %w", err)
-	}
-	return nil
 }

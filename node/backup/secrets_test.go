@@ -24,7 +24,13 @@ func testBundles(t *testing.T) (admin, board []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.Marshal(), b.Marshal()
+	if admin, err = a.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	if board, err = b.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	return admin, board
 }
 
 // TestNoAdminBundleInABackup: an archive never holds the CA key or the

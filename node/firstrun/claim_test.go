@@ -39,8 +39,8 @@ func TestClaimCodeRequired(t *testing.T) {
 		{"start without", "/firstrun/start", url.Values{"name": {"ews1"}}},
 		{"start wrong", "/firstrun/start", url.Values{"name": {"ews1"}, "claim": {"0000-0000-0000-0000"}}},
 		{"start too short", "/firstrun/start", url.Values{"name": {"ews1"}, "claim": {"0"}}},
-		{"join without", "/firstrun/join", url.Values{"bundle": {string(board.Marshal())}}},
-		{"join wrong", "/firstrun/join", url.Values{"bundle": {string(board.Marshal())}, "claim": {"ZZZZ-ZZZZ-ZZZZ-ZZZZ"}}},
+		{"join without", "/firstrun/join", url.Values{"bundle": {bundleText(t, board)}}},
+		{"join wrong", "/firstrun/join", url.Values{"bundle": {bundleText(t, board)}, "claim": {"ZZZZ-ZZZZ-ZZZZ-ZZZZ"}}},
 		{"finish without", "/firstrun/finish", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -292,7 +292,11 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.opts.Now()
+	var text []byte // the admin bundle, encoded before anything is written
 	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{name}}, now)
+	if err == nil {
+		text, err = admin.Marshal()
+	}
 	if err == nil {
 		var board *bundle.Bundle
 		if board, err = admin.Board(name, nil, now); err == nil {
@@ -304,7 +308,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.opts.Logger.Info("firstrun: a new cluster: the boot config and this board's bundle written; the admin bundle went out in the answer", "board", name, "config", s.written)
-	s.render(w, http.StatusOK, view{Written: s.written, Token: admin.Token, Admin: string(admin.Marshal()), Claim: showClaim(s.claim), Name: name})
+	s.render(w, http.StatusOK, view{Written: s.written, Token: admin.Token, Admin: string(text), Claim: showClaim(s.claim), Name: name})
 }
 
 // failLocked is fail for a caller holding mu.

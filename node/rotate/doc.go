@@ -66,9 +66,10 @@ type Doc struct {
 	At      time.Time        `json:"at"`
 	Acks    map[string]Phase `json:"acks,omitempty"` // board -> the last phase of Gen it took
 	// Sig is the admin's signature (the firmware signing key of the admin
-	// bundle, ed25519) of Signed(Gen, Key, Session): a board that takes a
-	// rotation from another board rather than from the log checks it, so
-	// no board (nor a stolen card) can make one up.
+	// bundle, ed25519) of Signed(Gen, Key, Session): the log's guard and
+	// every board check it on every document they take, from the log or
+	// from another board (admit), so no board (nor a stolen card, which
+	// holds the store's secret that seals) can make one up.
 	Sig []byte `json:"sig,omitempty"`
 }
 

@@ -45,9 +45,10 @@ type Options struct {
 	// default 250 ms. PushEvery spaces pushes to one board; default 2 s.
 	Tick, PushEvery time.Duration
 	// Verify is the admin's public key (the bundle's verify_key): a
-	// rotation must be signed by it to start, or to be taken from another
-	// board (Offer). Nil: none is checked (a cluster without an admin
-	// bundle, which has no signing key).
+	// rotation must be signed by it to start, and to be taken at all,
+	// from the log (a committed entry or a restored snapshot) as from
+	// another board (Offer). Nil: none is checked (a cluster without an
+	// admin bundle, which has no signing key).
 	Verify ed25519.PublicKey
 	Now    func() time.Time // default time.Now
 	Log    *slog.Logger
@@ -66,14 +67,15 @@ type Roller struct {
 
 	mu       sync.Mutex
 	saved    Saved
-	badDoc   uint64 // the version of the document last found unreadable (logged once)
+	badDoc   uint64 // the version of the document last found unreadable or refused (logged once)
+	badErr   error  // why
 	opened   Doc    // the document at version openedAt, opened once
 	openedAt uint64
 	pushedAt map[string]time.Time // the last push to each board
 }
 
-// New installs o.Saved's secrets (Options.Install) and watches the log;
-// call before the log runs. Run does the rest.
+// New installs o.Saved's secrets (Options.Install), guards the log's
+// rotation entries (Guard) and watches them; call before the log runs. Run does the rest.
 func New(o Options) *Roller {
 	if o.Tick <= 0 {
 		o.Tick = 250 * time.Millisecond
@@ -88,6 +90,7 @@ func New(o Options) *Roller {
 		o.Log = slog.Default()
 	}
 	r := &Roller{o: o, wake: make(chan struct{}, 1), saved: o.Saved, pushedAt: map[string]time.Time{}}
+	o.State.Guard(durable.KindRotation, Guard(o.Saved.Store, o.Verify)) // every entry, on every board: the admin's, and the next
 	o.State.Watch(durable.KindRotation, func(durable.Document) { r.poke() })
 	if o.Install != nil {
 		o.Install(o.Saved.Keys())
@@ -125,37 +128,47 @@ func (r *Roller) Run(ctx context.Context) {
 	}
 }
 
-// current is the log's document, opened; ok false when there is none or
-// it does not open (logged once per version).
-func (r *Roller) current() (Doc, uint64, bool) {
+// errNoDoc: the log holds no rotation document.
+var errNoDoc = errors.New("rotate: no rotation in the log")
+
+// current is the log's document, opened and admitted (admit: the admin's
+// signature, a rotation's generation); errNoDoc when there is none, else
+// why it is not taken (logged once per version): it does not open, or
+// refused(err). Every document the board takes from the log passes here.
+func (r *Roller) current() (Doc, uint64, error) {
 	cur := r.o.State.Get(durable.KindRotation)
 	if len(cur.Data) == 0 {
-		return Doc{}, cur.Version, false
+		return Doc{}, cur.Version, errNoDoc
 	}
 	r.mu.Lock()
-	if cur.Version == r.openedAt {
+	switch cur.Version {
+	case r.openedAt:
 		d := r.opened
 		r.mu.Unlock()
-		return d, cur.Version, true
+		return d, cur.Version, nil
+	case r.badDoc:
+		err := r.badErr
+		r.mu.Unlock()
+		return Doc{}, cur.Version, err
 	}
 	r.mu.Unlock()
 	d, err := Open(r.store(), cur.Data)
 	if err == nil {
-		r.mu.Lock()
-		r.opened, r.openedAt = d, cur.Version
-		r.mu.Unlock()
+		err = admit(r.o.Verify, d)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err != nil {
-		r.mu.Lock()
-		first := r.badDoc != cur.Version
-		r.badDoc = cur.Version
-		r.mu.Unlock()
-		if first {
+		r.badDoc, r.badErr = cur.Version, err
+		if refused(err) {
+			r.o.Log.Error("rotate: the log's rotation document is refused: this board keeps its secrets", "version", cur.Version, "gen", d.Gen, "phase", d.Phase, "by", d.By, "err", err)
+		} else {
 			r.o.Log.Error("rotate: the log's rotation document: not taken", "version", cur.Version, "err", err)
 		}
-		return Doc{}, cur.Version, false
+		return Doc{}, cur.Version, err
 	}
-	return d, cur.Version, true
+	r.opened, r.openedAt = d, cur.Version
+	return d, cur.Version, nil
 }
 
 func (r *Roller) store() []byte {
@@ -166,8 +179,8 @@ func (r *Roller) store() []byte {
 
 // step is one look at the log's document.
 func (r *Roller) step(ctx context.Context) {
-	d, ver, ok := r.current()
-	if !ok {
+	d, ver, err := r.current()
+	if err != nil {
 		return
 	}
 	r.take(d)
@@ -253,8 +266,8 @@ func (r *Roller) Offer(sealed []byte) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if r.o.Verify != nil && !Verify(r.o.Verify, d.Gen, d.Key, d.Session, d.Sig) {
-		return false, ErrUnsigned
+	if err := admit(r.o.Verify, d); err != nil {
+		return false, err
 	}
 	return r.take(d), nil
 }
@@ -333,8 +346,8 @@ type Status struct {
 func (r *Roller) Status() Status {
 	s := r.Saved()
 	st := Status{Gen: s.Gen, Self: s.Phase, Waiting: []string{}}
-	d, _, ok := r.current()
-	if !ok {
+	d, _, err := r.current()
+	if err != nil { // none, or one this board does not take: its own secrets are the cluster's to it
 		st.Finished = true
 		return st
 	}
@@ -358,9 +371,11 @@ func (e *RollingError) Error() string {
 // admin's signature of them (Signed); the boards roll it from there
 // (Run). ErrUnsigned when a signature is required and sig is not it;
 // *StaleError when gen is not the next generation (Status.Gen+1; 0 takes
-// the next when no signature is required); *RollingError while the
-// previous rotation is not Done; the log's errors pass through
-// (*durable.NoQuorumError: no majority on this side).
+// the next when no signature is required); ErrLastGeneration when the
+// next would be past MaxGen; *RollingError while the previous rotation
+// is not Done; the log's errors pass through (*durable.NoQuorumError: no
+// majority on this side). A document in the log this board refuses
+// (admit) is replaced: it is no rotation of the admin's.
 func (r *Roller) Start(ctx context.Context, sec Secrets, by string, gen uint64, sig []byte) (Doc, error) {
 	if len(sec.Key) == 0 || len(sec.Session) == 0 {
 		return Doc{}, errors.New("rotate: a new key and session secret are required")
@@ -369,14 +384,22 @@ func (r *Roller) Start(ctx context.Context, sec Secrets, by string, gen uint64, 
 		return Doc{}, ErrUnsigned
 	}
 	for {
-		d, ver, ok := r.current()
-		if !ok && ver > 0 {
+		d, ver, err := r.current()
+		switch {
+		case err == nil && d.Phase != Done:
+			return Doc{}, &RollingError{Status: r.Status()}
+		case err == nil, errors.Is(err, errNoDoc):
+		case refused(err):
+			r.o.Log.Warn("rotate: a rotation replaces the log's document this board refused", "version", ver, "err", err)
+			d = Doc{}
+		default:
 			return Doc{}, errors.New("rotate: the log's rotation document does not open on this board")
 		}
-		if ok && d.Phase != Done {
-			return Doc{}, &RollingError{Status: r.Status()}
+		last := max(d.Gen, r.Saved().Gen)
+		if last >= MaxGen {
+			return Doc{}, ErrLastGeneration
 		}
-		next := max(d.Gen, r.Saved().Gen) + 1
+		next := last + 1
 		if (gen != 0 || r.o.Verify != nil) && gen != next {
 			return Doc{}, &StaleError{Want: gen, Next: next}
 		}

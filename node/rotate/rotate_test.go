@@ -240,6 +240,7 @@ func TestLoadRefusesCorrupt(t *testing.T) {
 		{"not json", "{gen: 1", false, "corrupt"},
 		{"no key", `{"gen":1,"phase":"done","store":"AAAA"}`, false, "corrupt"},
 		{"unknown phase", `{"gen":1,"phase":"later","key":"AAAA","store":"AAAA"}`, false, "corrupt"},
+		{"generation past the last (a forged rotation)", `{"gen":18446744073709551615,"phase":"done","key":"AAAA","store":"AAAA"}`, false, "past the last"},
 		{"good", `{"gen":1,"phase":"done","key":"AAAA","store":"AAAA"}`, true, ""},
 	}
 	for _, tt := range tests {

@@ -138,6 +138,9 @@ func Load(path string) (s Saved, ok bool, err error) {
 	if s.Phase.rank() == 0 || len(s.Key) == 0 || len(s.Store) == 0 {
 		return s, false, fmt.Errorf("rotate: the cluster's secrets kept at %s are corrupt (phase %q, key or store missing): restore the file or remove it to start on the card's bundle", path, s.Phase)
 	}
+	if s.Gen > MaxGen { // only a forged rotation, taken by an older build, gets there
+		return s, false, fmt.Errorf("rotate: the cluster's secrets kept at %s are of generation %d, past the last (%d): a forged rotation? remove the file to start on the card's bundle", path, s.Gen, MaxGen)
+	}
 	return s, true, nil
 }
 
