@@ -151,4 +151,3 @@ func TestCommandCannotReadEwsFiles(t *testing.T) {
 		t.Fatalf("as ews the program could not read the file either (%q): the check above proves nothing", got)
 	}
 }
-
