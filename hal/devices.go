@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/internal/sandbox"
 )
 
 // Options are what New needs besides the Config.
@@ -27,6 +28,10 @@ type Options struct {
 	// sensors) this often, so state changes flow without requests; a
 	// device's own DeviceSpec.Poll overrides it.
 	Poll time.Duration
+	// Programs is the box the command devices' programs run in (node
+	// gives the CGI programs' user and limits); nil: sandbox.Own(), as
+	// ews itself with the default limits and a clean environment.
+	Programs *sandbox.Box
 }
 
 // Devices is every device of the boot config as this board sees it: the
@@ -40,6 +45,7 @@ type Devices struct {
 	log       *slog.Logger
 	now       func() time.Time
 	metrics   *metrics
+	programs  *sandbox.Box // where command devices run their programs
 
 	set     atomic.Pointer[deviceSet] // the devices now (set.go); Apply swaps it
 	latency time.Duration             // [sim] device_latency, for the devices Apply opens
@@ -69,6 +75,10 @@ func New(cfg Config, opts Options) (*Devices, error) {
 	ds := &Devices{
 		self: cfg.Node, board: opts.Board, log: opts.Logger, now: opts.Now,
 		metrics: newMetrics(opts.Registerer), period: opts.Poll, reload: make(chan struct{}, 1),
+		programs: opts.Programs,
+	}
+	if ds.programs == nil {
+		ds.programs = sandbox.Own()
 	}
 	if ds.log == nil {
 		ds.log = slog.Default()
@@ -178,7 +188,7 @@ func (ds *Devices) open(spec DeviceSpec, i int, taken resources) (*Device, error
 		d.latency = ds.latency
 	}
 	d.snap = Snapshot{Name: spec.Name, Driver: spec.Driver, Node: node, State: StateUnknown, Unit: spec.Units, Simulated: simulated}
-	env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe}
+	env := &Env{Spec: spec, index: i, Board: ds.board, Log: ds.log.With("device", spec.Name), Observe: d.observe, Programs: ds.programs}
 	inst, r, err := safeOpen(drv.Open, env)
 	if err != nil {
 		taken.release(spec.Name)

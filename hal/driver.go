@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/sandbox"
 )
 
 // Env is what a driver's Open gets.
@@ -15,6 +17,8 @@ type Env struct {
 	// Observe reports a reading the instance saw on its own (an input edge);
 	// safe to call from the instance's goroutines.
 	Observe func(Reading)
+	// Programs is the box a driver runs programs in (the command driver).
+	Programs *sandbox.Box
 
 	index int
 }

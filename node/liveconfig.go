@@ -10,6 +10,7 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/sandbox"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/sched"
 )
@@ -46,7 +47,14 @@ func liveOf(b *boot, version uint64) *liveConfig {
 // this board's to refuse.
 func (n *Node) openDevices() (*hal.Devices, map[string]string, error) {
 	b := n.boot
-	opts := hal.Options{Registerer: n.reg, Logger: n.log, Poll: b.poll, Now: b.clock.Now}
+	// command devices run their programs in the CGI programs' box: the
+	// same user and limits (docs/DESIGN.md "Board services"), for every
+	// version of the store this board applies
+	box, err := sandbox.New(b.cgi.Box("hal", "device programs", n.log))
+	if err != nil {
+		return nil, nil, b.cite("cgi.user", err)
+	}
+	opts := hal.Options{Registerer: n.reg, Logger: n.log, Poll: b.poll, Now: b.clock.Now, Programs: box}
 	devs, err := hal.New(b.hal, opts)
 	if err == nil {
 		return devs, nil, nil

@@ -95,6 +95,8 @@ func TestCheckAndRunAgree(t *testing.T) {
 		{"missing key file", loop + "[http]\nauth = \"none\"\n[cluster]\nkey_file = \"" + filepath.Join(dir, "nokey") + "\"\n", "cluster.key_file: cannot read key", true},
 		{"bad key file", loop + "[http]\nauth = \"none\"\n[cluster]\nkey_file = \"" + badKey + "\"\n", "cluster.key_file: " + badKey + ": key is not valid base64", false},
 		{"bad bcrypt hash", loop + "[http]\nauth = \"basic\"\nusers = [\"u:$2a$nothash\"]\n", "http.users: auth: user \"u\"", false},
+		{"mqtt password from the bundle", loop + "[http]\nauth = \"none\"\n[mqtt]\nbroker = \"127.0.0.1:1\"\nuser = \"u\"\npassword_file = \"/etc/ews/cluster.bundle\"\n",
+			".toml:10: mqtt.password_file: \"/etc/ews/cluster.bundle\" is not under node.secrets_dir (/etc/ews/secrets)", false},
 		{"gpio without pin", loop + "[http]\nauth = \"none\"\n[[device]]\nname = \"r\"\ndriver = \"gpio-out\"\n", "device[0].pin: device \"r\": driver gpio-out needs a pin", false},
 	}
 	for _, tt := range tests {

@@ -55,6 +55,11 @@ type Node struct {
 	// StateDir holds what the board keeps across restarts (the device
 	// history, …); default "/var/lib/ews".
 	StateDir string `toml:"state_dir"`
+	// SecretsDir is the only directory the files named by the cluster-wide
+	// configuration's secret keys ([mqtt] password_file, key_file) may be
+	// in, symlinks and .. resolved; never the board's bundle, key or token
+	// file, nor state_dir (secretsdir.go); default "/etc/ews/secrets".
+	SecretsDir string `toml:"secrets_dir"`
 	// SetClock: step the system clock to cluster time (needs CAP_SYS_TIME).
 	// Parsed and documented, not built: ews corrects its own clock only
 	// (docs/DESIGN.md, Time).

@@ -60,7 +60,8 @@ func TestMQTTTLSFilesChecked(t *testing.T) {
 	if err := os.WriteFile(junk, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	doc := "[http]\nauth = \"none\"\n[mqtt]\nbroker = \"mqtts://b\"\nca_file = \"" + junk + "\"\ncert_file = \"" + junk + "\"\nkey_file = \"" + junk + "\"\n"
+	doc := "[http]\nauth = \"none\"\n[mqtt]\nbroker = \"mqtts://b\"\nca_file = \"" + junk + "\"\ncert_file = \"" + junk + "\"\nkey_file = \"" + junk + "\"\n" +
+		"[node]\nsecrets_dir = \"" + filepath.Dir(junk) + "\"\n" // key_file may be read from there
 	cfg, err := Parse("/boot/ews.toml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)

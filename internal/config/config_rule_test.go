@@ -47,7 +47,8 @@ func TestMQTTPasswordFileChecked(t *testing.T) {
 		{filepath.Join(dir, "missing"), "cannot read the password"},
 		{empty, "is empty"},
 	} {
-		cfg, err := Parse("ews.toml", []byte(automationBase+"[mqtt]\nbroker = \"h:1\"\nuser = \"u\"\npassword_file = \""+tc.file+"\"\n"))
+		base := strings.Replace(automationBase, "name = \"ews1\"\n", "name = \"ews1\"\nsecrets_dir = \""+dir+"\"\n", 1) // the file may be read from there
+		cfg, err := Parse("ews.toml", []byte(base+"[mqtt]\nbroker = \"h:1\"\nuser = \"u\"\npassword_file = \""+tc.file+"\"\n"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import "time"
 // config needs neither; node's mapping test holds that they agree.
 func DefaultConfig() Config {
 	return Config{
-		Node: Node{Name: "ews1", HTTP: ":8080", Gossip: ":7946", Capacity: 4, Weight: 1, StateDir: DefaultStateDir},
+		Node: Node{Name: "ews1", HTTP: ":8080", Gossip: ":7946", Capacity: 4, Weight: 1, StateDir: DefaultStateDir, SecretsDir: DefaultSecretsDir},
 		Cluster: Cluster{
 			TMax:       D(time.Second),
 			TThreshold: D(500 * time.Millisecond),

@@ -61,6 +61,7 @@ func (c *Config) Validate() Errors {
 	}
 	c.validateSuperviseNames(bad)
 	c.validateMQTT(bad)
+	c.validateSecretFiles(bad)
 	c.validateCGI(bad)
 	c.validateRules(bad)
 	if len(errs) == 0 {

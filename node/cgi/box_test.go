@@ -1,10 +1,8 @@
 package cgi
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -262,27 +260,5 @@ grep 'Max processes' /proc/self/limits
 	}
 	if strings.Contains(out, "sekrit") || strings.Contains(out, "HOME=") {
 		t.Fatalf("the program read a secret:\n%s", out)
-	}
-}
-
-// An ARM build under qemu-user without binfmt_misc cannot execute its own
-// binary (ENOEXEC): with no separate user, programs still run, bare, and
-// the board says so once; with a user they would not run at all.
-func TestNoBoxWhereEwsCannotReexecItself(t *testing.T) {
-	dir := program(t, "hello.sh", "printf 'Content-Type: text/plain\\r\\n\\r\\nhello'\n")
-	notExe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(notExe, []byte("\x7fELF not for this machine"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	h := mustNew(t, Config{Dir: dir, Timeout: 20 * time.Second}, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	h.self = notExe
-	for range 2 {
-		if w := serve(h, "GET", "/cgi-bin/hello.sh"); w.Code != 200 || w.Body.String() != "hello" {
-			t.Fatalf("%d %q, want 200 hello", w.Code, w.Body.String())
-		}
-	}
-	if n := strings.Count(logs.String(), "cannot re-execute itself"); n != 1 {
-		t.Fatalf("%d warnings, want 1:\n%s", n, logs.String())
 	}
 }

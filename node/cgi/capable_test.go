@@ -89,6 +89,13 @@ func TestCapableNonRootEws(t *testing.T) {
 	}
 }
 
+// The capabilities the non-root ews is given (packaging/ews.service).
+const (
+	capKill   = 5
+	capSetgid = 6
+	capSetuid = 7
+)
+
 // capableChild is the non-root ews: it serves both programs.
 func capableChild(t *testing.T, dir string) {
 	if os.Geteuid() == 0 {

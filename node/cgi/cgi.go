@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/sandbox"
 )
 
 // Prefix is the URL path the handler serves.
@@ -26,9 +26,9 @@ type Config struct {
 	MaxOutput int64         // bytes of a program's answer kept at most; more is a 502; default 1 MiB
 	// User runs the programs as this user (its uid and primary group, no
 	// supplementary groups), so they cannot read what ews can: its secrets
-	// and /proc/<ews pid>/environ. "": as ews itself. New refuses root,
-	// ews's own user, and an ews that may not change user. "": DefaultUser
-	// when that user exists and ews may change user, else as ews itself.
+	// and /proc/<ews pid>/environ. New refuses root, ews's own user, and
+	// an ews that may not change user. "": sandbox.DefaultUser when that
+	// user exists and ews may change user, else as ews itself.
 	User string
 	// Resource limits of each program and its children; 0: the default.
 	CPUSeconds   uint64 // RLIMIT_CPU; default 10
@@ -36,11 +36,11 @@ type Config struct {
 	MaxProcesses uint64 // RLIMIT_NPROC (every process of User at once); default 32; only with User
 }
 
-// Defaults of Config's limits.
+// Defaults of Config's limits (the box's: programs and command devices run alike).
 const (
-	DefaultCPUSeconds   = 10
-	DefaultMaxMemory    = 256 << 20
-	DefaultMaxProcesses = 32
+	DefaultCPUSeconds   = sandbox.DefaultCPUSeconds
+	DefaultMaxMemory    = sandbox.DefaultMaxMemory
+	DefaultMaxProcesses = sandbox.DefaultMaxProcesses
 )
 
 // exitGrace is how long the handler waits, once the program has exited,
@@ -71,14 +71,11 @@ type Handler struct {
 	dir       string
 	timeout   time.Duration
 	maxOutput int64
-	limits    Limits
-	as        *ids // the user programs run as; nil: as ews
+	box       *sandbox.Box // where programs run (internal/sandbox)
 	devices   func() any
 	node      string
 	user      func(*http.Request) string
 	log       *slog.Logger
-	self      string      // the binary re-executed as the box
-	noBox     atomic.Bool // the box cannot start here (noBoxNote): programs run bare
 }
 
 // New builds the handler. A missing dir is not an error (every program is
@@ -86,7 +83,7 @@ type Handler struct {
 // cannot be used is. A relative dir is taken from the working directory
 // at New.
 func New(c Config, opts Options) (*Handler, error) {
-	h := &Handler{dir: c.Dir, timeout: c.Timeout, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger, self: "/proc/self/exe"}
+	h := &Handler{dir: c.Dir, timeout: c.Timeout, maxOutput: c.MaxOutput, devices: opts.Devices, node: opts.Node, user: opts.User, log: opts.Logger}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -100,37 +97,22 @@ func New(c Config, opts Options) (*Handler, error) {
 	if h.maxOutput <= 0 {
 		h.maxOutput = 1 << 20
 	}
-	h.limits = Limits{CPUSeconds: orDefault(c.CPUSeconds, DefaultCPUSeconds), Memory: orDefault(c.MaxMemory, DefaultMaxMemory)}
-	name := c.User
-	if name == "" {
-		name = h.defaultUser()
+	box, err := sandbox.New(c.Box("cgi", "CGI programs", h.log))
+	if err != nil {
+		return nil, err
 	}
-	if name != "" {
-		as, err := credential(name)
-		if err != nil {
-			return nil, err
-		}
-		h.as = as
-		if err := keepSetuidToSelf(); err != nil {
-			h.log.Warn(err.Error())
-		}
-		// RLIMIT_NPROC counts every process of the user: with ews's own
-		// user it would count ews's threads too, so it is set only here.
-		h.limits.Processes = orDefault(c.MaxProcesses, DefaultMaxProcesses)
-	} else if os.Geteuid() == 0 {
-		h.log.Warn("cgi: ews runs as root and [cgi] user is unset: CGI programs run as root and can read every secret; set [cgi] user")
-	}
+	h.box = box
 	if _, err := os.Stat(h.dir); err != nil {
 		h.log.Warn("cgi: no CGI dir", "dir", h.dir, "err", err)
 	}
 	return h, nil
 }
 
-func orDefault(v, d uint64) uint64 {
-	if v == 0 {
-		return d
-	}
-	return v
+// Box is the sandbox's config for c's user and limits: the CGI handler's,
+// and the command devices' (node maps both from [cgi]).
+func (c Config) Box(name, what string, log *slog.Logger) sandbox.Config {
+	return sandbox.Config{User: c.User, CPUSeconds: c.CPUSeconds, MaxMemory: c.MaxMemory, MaxProcesses: c.MaxProcesses,
+		Name: name, What: what, Logger: log}
 }
 
 // failure is a 502 answer.

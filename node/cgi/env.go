@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/ews-firmware/ews/internal/sandbox"
 )
 
 // credentialHeaders are never passed to a program (net/http/cgi would make
@@ -37,11 +38,6 @@ func withoutCredentials(r *http.Request) *http.Request {
 
 // maxDevicesEnv caps EWS_DEVICES below the kernel's limit for one string.
 const maxDevicesEnv = 120 << 10
-
-// inherited are the only variables of ews's own environment a program
-// gets; nothing else of it (which may hold what systemd or a shell gave
-// ews) reaches the program.
-var inherited = []string{"PATH", "TZ", "LANG"}
 
 // environ is the program's whole environment (RFC 3875 meta-variables,
 // the request's headers but credentialHeaders, and EWS_*), built from
@@ -96,17 +92,7 @@ func (h *Handler) environ(r *http.Request, name, file string) []string {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		env = append(env, "CONTENT_TYPE="+ct)
 	}
-	path := "/usr/local/bin:/usr/bin:/bin"
-	for _, k := range inherited {
-		if v := os.Getenv(k); v != "" {
-			if k == "PATH" {
-				path = v
-				continue
-			}
-			env = append(env, k+"="+v)
-		}
-	}
-	env = append(env, "PATH="+path)
+	env = append(env, sandbox.BaseEnv()...) // PATH, TZ, LANG: nothing else of ews's own
 	if h.user != nil {
 		if u := h.user(r); u != "" {
 			env = append(env, "REMOTE_USER="+u, "EWS_USER="+u)

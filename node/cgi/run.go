@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os/exec"
 	"sync"
-	"syscall"
+
+	"github.com/ews-firmware/ews/internal/sandbox"
 )
 
 // result is how one run of a program went.
@@ -29,64 +29,17 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
 	defer cancel()
 	out := &capture{max: h.maxOutput, overflow: cancel}
-	res := result{stderr: &tail{}, exit: -1}
-	start := func(box bool) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, file)
-		if box {
-			cmd = exec.CommandContext(ctx, h.self)
-			cmd.Args = append(append([]string{boxArg0}, h.limits.args()...), h.as.arg(), file)
-		}
-		cmd.Dir, cmd.Env = h.dir, env
-		cmd.Stdout, cmd.Stderr = out, res.stderr
-		if r.ContentLength > 0 {
-			cmd.Stdin = r.Body
-		}
-		cmd.SysProcAttr = procAttr(box && h.as != nil)
-		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-		if box {
-			// the box's reaper kills the program and all it started, a
-			// setsid(2) one included (reaper_linux.go), then exits; what
-			// it leaves, WaitDelay and the group kill below take
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-		}
-		cmd.WaitDelay = exitGrace
-		return cmd, cmd.Start()
+	res := result{stderr: &tail{}}
+	job := sandbox.Job{Program: file, Dir: h.dir, Env: env, Stdout: out, Stderr: res.stderr, WaitDelay: exitGrace}
+	if r.ContentLength > 0 {
+		job.Stdin = r.Body
 	}
-	cmd, err := start(!h.noBox.Load())
-	if err != nil && errors.Is(err, syscall.ENOEXEC) && h.as == nil && !h.noBox.Load() {
-		// ews cannot execute its own binary: an ARM build run by
-		// qemu-user without a binfmt_misc entry (the tests' emulated
-		// boards). A real board always can. Without a separate user the
-		// box adds only the rlimits; run programs bare, in their own
-		// process group still, and say so once.
-		if h.noBox.CompareAndSwap(false, true) {
-			h.log.Warn(noBoxNote, "err", err)
-		}
-		cmd, err = start(false)
+	res.exit, res.startErr = h.box.Run(ctx, job)
+	if res.exit < 0 && res.startErr == nil {
+		res.startErr = errors.New("cgi: the program did not run")
 	}
-	if err != nil {
-		res.startErr = err
+	if res.exit < 0 {
 		return res
-	}
-	err = cmd.Wait()
-	// The group outlives its leader while any member lives, so its id is
-	// not reused before this kill.
-	_ = killGroup(cmd.Process.Pid)
-	if err != nil && cmd.ProcessState == nil {
-		res.startErr = err
-	}
-	if ps := cmd.ProcessState; ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.exit = 128 + int(ws.Signal())
-			if ws.Signal() == syscall.SIGTERM && ctx.Err() != nil {
-				// the box's reaper stopped by our SIGTERM before its
-				// handler was in place (a slow start): the program was
-				// killed all the same, and says so as one killed does
-				res.exit = 128 + int(syscall.SIGKILL)
-			}
-		} else {
-			res.exit = ps.ExitCode()
-		}
 	}
 	res.out, res.over = out.bytes()
 	switch {
@@ -97,17 +50,6 @@ func (h *Handler) run(r *http.Request, file string, env []string) result {
 		res.timedOut = true
 	}
 	return res
-}
-
-// noBoxNote is logged once when the box cannot start on this machine.
-const noBoxNote = "cgi: ews cannot re-execute itself as the CGI box (an emulated board without binfmt_misc?): programs run without the [cgi] resource limits"
-
-// killGroup sends SIGKILL to the process group pgid.
-func killGroup(pgid int) error {
-	if pgid <= 1 {
-		return nil
-	}
-	return syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
 // errTooBig stops the copy of a program's output; the run is then cancelled.

@@ -1,4 +1,4 @@
-package cgi
+package sandbox
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 
 // boxArg0 is the argv[0] under which the ews binary (re-executed through
 // /proc/self/exe) acts as the box: it lowers its resource limits, becomes
-// [cgi] user, drops every capability it may have, and executes the
+// the box's user ([cgi] user), drops every capability it may have, and executes the
 // program. Go's SysProcAttr cannot set rlimits or clear ambient
 // capabilities between fork and exec, and prlimit(2) on a started child
 // races with the program's first fork; a re-exec of ourselves does both
 // before the program runs. The box switches user itself, after the exec:
-// [cgi] user may not be allowed to execute ews's binary (an uploaded
+// that user may not be allowed to execute ews's binary (an uploaded
 // firmware slot is 0750 ews:ews).
 const boxArg0 = "ews-cgi-box"
 
@@ -59,27 +59,27 @@ func init() {
 }
 
 // boxMain is the box: args are the limits, the user to become ("-":
-// stay) and the program. It returns only when the program could not be
-// started, with the exit status a shell would give (127: not found, 126:
-// cannot run).
+// stay), the program and its arguments. It returns only when the program
+// could not be started, with the exit status a shell would give (127: not
+// found, 126: cannot run).
 func boxMain(args []string) int {
-	if len(args) != 5 {
-		fmt.Fprintf(os.Stderr, "cgi: box: want 5 arguments, got %d\n", len(args))
+	if len(args) < 5 {
+		fmt.Fprintf(os.Stderr, "sandbox: box: want at least 5 arguments, got %d\n", len(args))
 		return 126
 	}
 	lim, err := parseLimits(args[:3])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cgi: box: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandbox: box: %v\n", err)
 		return 126
 	}
 	var as *ids
 	if args[3] != "-" {
 		if as, err = parseIDs(args[3]); err != nil {
-			fmt.Fprintf(os.Stderr, "cgi: box: %v\n", err)
+			fmt.Fprintf(os.Stderr, "sandbox: box: %v\n", err)
 			return 126
 		}
 	}
-	return enterBox(lim, as, args[4])
+	return enterBox(lim, as, args[4], args[5:])
 }
 
 // ids is the user a program runs as: uid and gid, no supplementary groups.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgi
+package sandbox
 
 import (
 	"errors"
@@ -15,8 +15,8 @@ import (
 
 // enterBox lowers the limits, becomes as (nil: stays), drops
 // capabilities on this thread (the one that calls execve) and runs program
-// in place of this process.
-func enterBox(lim Limits, as *ids, program string) int {
+// with args in place of this process.
+func enterBox(lim Limits, as *ids, program string, args []string) int {
 	runtime.LockOSThread()
 	// No collection from here to the exec: a GC (and the cleanup
 	// goroutines it starts) needs address space the limit below may not
@@ -32,7 +32,7 @@ func enterBox(lim Limits, as *ids, program string) int {
 			continue
 		}
 		if err := lower(l.res, l.v); err != nil {
-			fmt.Fprintf(os.Stderr, "cgi: box: setrlimit %d: %v\n", l.res, err)
+			fmt.Fprintf(os.Stderr, "sandbox: box: setrlimit %d: %v\n", l.res, err)
 			return 126
 		}
 	}
@@ -40,19 +40,19 @@ func enterBox(lim Limits, as *ids, program string) int {
 	// from the start); setgroups/setgid/setuid apply to every thread.
 	if as != nil {
 		if err := syscall.Setgroups([]int{}); err != nil {
-			fmt.Fprintf(os.Stderr, "cgi: box: setgroups: %v\n", err)
+			fmt.Fprintf(os.Stderr, "sandbox: box: setgroups: %v\n", err)
 			return 126
 		}
 		if err := syscall.Setgid(as.gid); err != nil {
-			fmt.Fprintf(os.Stderr, "cgi: box: setgid %d: %v\n", as.gid, err)
+			fmt.Fprintf(os.Stderr, "sandbox: box: setgid %d: %v\n", as.gid, err)
 			return 126
 		}
 		if err := syscall.Setuid(as.uid); err != nil {
-			fmt.Fprintf(os.Stderr, "cgi: box: setuid %d: %v\n", as.uid, err)
+			fmt.Fprintf(os.Stderr, "sandbox: box: setuid %d: %v\n", as.uid, err)
 			return 126
 		}
 		if os.Getuid() != as.uid || os.Geteuid() != as.uid || os.Getegid() != as.gid {
-			fmt.Fprintf(os.Stderr, "cgi: box: still uid %d gid %d after switching to %d:%d\n", os.Geteuid(), os.Getegid(), as.uid, as.gid)
+			fmt.Fprintf(os.Stderr, "sandbox: box: still uid %d gid %d after switching to %d:%d\n", os.Geteuid(), os.Getegid(), as.uid, as.gid)
 			return 126
 		}
 	}
@@ -60,32 +60,32 @@ func enterBox(lim Limits, as *ids, program string) int {
 	// ambient or inheritable capabilities that ews was given (a service
 	// granted CAP_SETUID to start programs as [cgi] user must not pass it on).
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "cgi: box: no_new_privs: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandbox: box: no_new_privs: %v\n", err)
 		return 126
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		fmt.Fprintf(os.Stderr, "cgi: box: clear ambient capabilities: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandbox: box: clear ambient capabilities: %v\n", err)
 		return 126
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var none [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &none[0]); err != nil {
-		fmt.Fprintf(os.Stderr, "cgi: box: drop capabilities: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandbox: box: drop capabilities: %v\n", err)
 		return 126
 	}
 	env := os.Environ()
 	if lim.Memory != 0 {
 		if err := lower(unix.RLIMIT_AS, lim.Memory); err != nil {
-			fmt.Fprintf(os.Stderr, "cgi: box: setrlimit %d: %v\n", unix.RLIMIT_AS, err)
+			fmt.Fprintf(os.Stderr, "sandbox: box: setrlimit %d: %v\n", unix.RLIMIT_AS, err)
 			return 126
 		}
 	}
-	err := syscall.Exec(program, []string{program}, env)
+	err := syscall.Exec(program, append([]string{program}, args...), env)
 	if errors.Is(err, syscall.ENOEXEC) {
 		// a script without #! line, as a shell would run it
-		err = syscall.Exec("/bin/sh", []string{"/bin/sh", program}, env)
+		err = syscall.Exec("/bin/sh", append([]string{"/bin/sh", program}, args...), env)
 	}
-	fmt.Fprintf(os.Stderr, "cgi: cannot run %s: %v\n", program, err)
+	fmt.Fprintf(os.Stderr, "sandbox: cannot run %s: %v\n", program, err)
 	if errors.Is(err, syscall.ENOENT) {
 		return 127
 	}

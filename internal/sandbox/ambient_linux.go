@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgi
+package sandbox
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func keepSetuidToSelf() error {
 	}
 	for _, c := range []uintptr{capSetuid, capSetgid, capKill} {
 		if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, c, 0, 0, 0); e != 0 {
-			return fmt.Errorf("cgi: cannot lower CAP_SETUID/CAP_SETGID/CAP_KILL out of the ambient set (%v): helpers ews starts inherit them", e)
+			return fmt.Errorf("sandbox: cannot lower CAP_SETUID/CAP_SETGID/CAP_KILL out of the ambient set (%v): helpers ews starts inherit them", e)
 		}
 	}
 	return nil

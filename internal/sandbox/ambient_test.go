@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgi
+package sandbox
 
 import (
 	"fmt"

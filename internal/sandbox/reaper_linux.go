@@ -1,6 +1,6 @@
 //go:build linux
 
-package cgi
+package sandbox
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func reaperMain(args []string) int {
 		Env: os.Environ(), Files: []uintptr{0, 1, 2},
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cgi: box: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandbox: box: %v\n", err)
 		return 126
 	}
 	keepOnlyKill()
