@@ -14,6 +14,7 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/durable"
 	"github.com/ews-firmware/ews/node/users"
 )
 
@@ -22,9 +23,10 @@ import (
 // cluster's durable log (durablestate.go), and the audit log (node/audit).
 // Opened by openAccounts (system.go).
 type accounts struct {
-	store *users.Store
-	audit *audit.Log
-	seed  []byte // the first admin's token hash (boardcred.go); nil: none
+	store   *users.Store
+	audit   *audit.Log
+	seed    []byte // the first admin's token hash (boardcred.go); nil: none
+	seedKey []byte // the public key of that token (boardcred.go); nil: not known
 }
 
 // statePath is where this board keeps its file name across restarts:
@@ -98,6 +100,9 @@ func (n *Node) openAccounts() error {
 	if err := st.KeptError(); err != nil {
 		n.kept.report(n.log, "users", n.statePath("users.json"), err)
 	}
+	if n.acc.durable.raft != nil { // a board alone has no other card to fear, and its own token is no user
+		n.acc.durable.state.Authorize(durable.KindUsers, st.Authorize) // signed writes (docs/DESIGN.md, Trust)
+	}
 	logPath := n.statePath("audit.log")
 	if logPath != "" {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
@@ -108,6 +113,7 @@ func (n *Node) openAccounts() error {
 	n.acc.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
 		Registerer: n.reg, Logger: n.log, Now: n.boot.clock.Now})}
 	n.acc.acct.seed = n.adminSeed()
+	n.acc.acct.seedKey = n.adminSeedKey()
 	return nil
 }
 
@@ -127,7 +133,13 @@ func (a authUsers) Token(tok string) (any, string, uint64, bool) {
 	if p == nil {
 		return nil, "", 0, false
 	}
+	a.s.RegisterToken(p.Name, tok) // a store of an earlier build: the token's key, once (users/register.go)
 	return p, p.Name, p.Gen, true
+}
+
+// Seed is the signing seed of a user's credential (auth.Signing).
+func (a authUsers) Seed(name, cred string, password bool) []byte {
+	return a.s.Seed(name, cred, password)
 }
 
 func (a authUsers) Password(name, pw string) (any, uint64, bool) {

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/tokenhash"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/state"
@@ -89,16 +91,41 @@ func (n *Node) adminSeed() []byte {
 	return n.acc.acct.store.HashToken(tok)
 }
 
+// adminSeedKey is the public key of the first admin's token, beside
+// adminSeed's hash: the board bundle's admin_token_key, else the key of
+// this board's own token when the hash is that token's; nil when neither
+// is known (a bundle minted before keys: the store is signed once the
+// admin's token is first used, users/register.go).
+func (n *Node) adminSeedKey() []byte {
+	if !n.boardMode() {
+		return nil
+	}
+	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.storeKey) {
+			return sec.Bundle.AdminKey()
+		}
+	}
+	tok := n.boot.auth.Token
+	if tok == "" && n.boot.auth.TokenFile != "" {
+		b, _ := os.ReadFile(n.boot.auth.TokenFile)
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok == "" {
+		return nil
+	}
+	return tokenhash.SigningKey(tok).Public().(ed25519.PublicKey)
+}
+
 // seedAdmin writes the admin seed into the users store, once a second
 // until an admin has credentials or ctx ends (users.Store.SeedAdmin).
-func (n *Node) seedAdmin(ctx context.Context, seed []byte) {
+func (n *Node) seedAdmin(ctx context.Context, seed, key []byte) {
 	if seed == nil {
 		return
 	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		err := n.acc.acct.store.SeedAdmin(ctx, seed)
+		err := n.acc.acct.store.SeedAdmin(ctx, seed, key)
 		if err == nil {
 			return
 		}

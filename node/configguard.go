@@ -7,6 +7,7 @@ import (
 
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/durable"
+	"github.com/ews-firmware/ews/node/users"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -32,4 +33,25 @@ func configGuard(_ durable.Document, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// configAuthorizer is the configuration store's check of who wrote a
+// version (durable.Authorizer; docs/DESIGN.md, Trust): once the users store
+// is signed, an admin of it signed the write, and the version's "who" is
+// that admin. The first version is the
+// boards' own boot sections (seedConfig), which no person wrote.
+func configAuthorizer(st *users.Store) durable.Authorizer {
+	return func(cur durable.Document, w durable.Write) error {
+		if cur.Version == 0 || !st.Signed() {
+			return nil
+		}
+		if err := st.SignedBy(w); err != nil {
+			return err
+		}
+		// the history's "who" is the signer, not what the writer says
+		if v, ok := confstore.Kept(w.Data); !ok || v.Who != w.By {
+			return fmt.Errorf("config: version by %q signed by %q", v.Who, w.By)
+		}
+		return nil
+	}
 }

@@ -87,7 +87,7 @@ func (n *Node) runDurable(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); n.seedConfig(ctx) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); n.seedAdmin(ctx, n.acc.acct.seed) }()
+	go func() { defer wg.Done(); n.seedAdmin(ctx, n.acc.acct.seed, n.acc.acct.seedKey) }()
 	if n.acc.durable.raft == nil {
 		return nil
 	}

@@ -188,7 +188,7 @@ func (b *Bundle) Board(name string, hosts []string, now time.Time) (*Bundle, err
 		return nil, err
 	}
 	// no token: a card gives one board, never the admin (docs/NOTES.md "Security")
-	out := &Bundle{Version: Version, Kind: KindBoard, Name: name, Key: b.Key, StoreKey: b.StoreKey, Generation: b.Generation, AdminTokenHash: hash,
+	out := &Bundle{Version: Version, Kind: KindBoard, Name: name, Key: b.Key, StoreKey: b.StoreKey, Generation: b.Generation, AdminTokenHash: hash, AdminTokenKey: b.adminTokenKey(),
 		SessionSecret: b.SessionSecret, Users: append([]string(nil), b.Users...), CACert: b.CACert,
 		Cert: base64.StdEncoding.EncodeToString(cert), CertKey: base64.StdEncoding.EncodeToString(key),
 		VerifyKey: b.VerifyKey}
@@ -260,6 +260,23 @@ func (b *Bundle) adminTokenHash() (string, error) {
 	}
 	h := tokenhash.Sum(key, b.Token)
 	return base64.StdEncoding.EncodeToString(h[:]), nil
+}
+
+// adminTokenKey is the base64 public key Token makes; "" without a token.
+func (b *Bundle) adminTokenKey() string {
+	if b.Token == "" {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(tokenhash.SigningKey(b.Token).Public().(ed25519.PublicKey))
+}
+
+// AdminKey is the decoded admin_token_key; nil when there is none.
+func (b *Bundle) AdminKey() []byte {
+	k, err := base64.StdEncoding.DecodeString(b.AdminTokenKey)
+	if err != nil || len(k) != 32 {
+		return nil
+	}
+	return k
 }
 
 // AdminSeed is the decoded admin_token_hash; nil when there is none.

@@ -75,6 +75,11 @@ type Bundle struct {
 	// keeps of Token (internal/tokenhash, under the gossip key): the board
 	// seeds user admin with it, and nobody gets the token back from it.
 	AdminTokenHash string `toml:"admin_token_hash,omitempty"`
+	// AdminTokenKey (board bundles) is base64 of the public key Token makes
+	// (internal/tokenhash.SigningKey): the board seeds user admin's key with
+	// it, so the users store takes only writes its people signed from the
+	// first second (docs/DESIGN.md, Trust). Bundles minted before carry none.
+	AdminTokenKey string `toml:"admin_token_key,omitempty"`
 	// SessionSecret is base64 of 32 random bytes: the key of session
 	// cookies is derived from it (node/auth), never from the token.
 	SessionSecret string   `toml:"session_secret"`
@@ -191,6 +196,11 @@ func (b *Bundle) Validate() error {
 			return errors.New("admin_token_hash: want base64 of 32 bytes")
 		}
 	}
+	if b.AdminTokenKey != "" {
+		if k, err := base64.StdEncoding.DecodeString(b.AdminTokenKey); err != nil || len(k) != 32 {
+			return errors.New("admin_token_key: want base64 of 32 bytes")
+		}
+	}
 	if strings.ContainsAny(b.Token, " \t\r\n") {
 		return errors.New("token: has white space")
 	}
@@ -224,7 +234,7 @@ func (b *Bundle) Validate() error {
 
 // Equal reports whether a and b hold the same secrets.
 func (b *Bundle) Equal(o *Bundle) bool {
-	return b.Version == o.Version && b.Key == o.Key && b.StoreKey == o.StoreKey && b.Generation == o.Generation && b.Token == o.Token && b.AdminTokenHash == o.AdminTokenHash &&
+	return b.Version == o.Version && b.Key == o.Key && b.StoreKey == o.StoreKey && b.Generation == o.Generation && b.Token == o.Token && b.AdminTokenHash == o.AdminTokenHash && b.AdminTokenKey == o.AdminTokenKey &&
 		b.SessionSecret == o.SessionSecret && b.CACert == o.CACert && b.CAKey == o.CAKey &&
 		b.Kind == o.Kind && b.Name == o.Name && b.Cert == o.Cert && b.CertKey == o.CertKey &&
 		b.SignKey == o.SignKey && b.VerifyKey == o.VerifyKey &&

@@ -2,6 +2,7 @@
 package tokenhash
 
 import (
+	"crypto/ed25519"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -25,4 +26,15 @@ func Sum(secret []byte, tok string) [32]byte {
 	var h [32]byte
 	copy(h[:], m.Sum(nil))
 	return h
+}
+
+// SigningKey is the key token tok makes for its holder's writes to the
+// cluster's durable log (node/users, docs/DESIGN.md Trust): only the token
+// makes it, and the store keeps its public half.
+func SigningKey(tok string) ed25519.PrivateKey {
+	seed, err := hkdf.Key(sha256.New, []byte(tok), nil, "ews users token key v1", ed25519.SeedSize)
+	if err != nil { // only for lengths HKDF-SHA256 cannot make
+		panic(err)
+	}
+	return ed25519.NewKeyFromSeed(seed)
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -292,10 +293,15 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	var check func() error
 	var user string
 	var u sessionUser
+	var cred string   // the credential that proved u, for its signing key (sessionkey.go)
+	var password bool // cred is a password
 	unguessable := a.mode == ModeToken && a.strong
 	if h := r.Header.Get("Authorization"); h != "" {
 		user, unguessable = a.tried(r)
 		check = func() (err error) { _, _, u, err = a.checkHeader(r, h); return err }
+		if scheme, tok, _ := strings.Cut(h, " "); strings.EqualFold(scheme, "Bearer") {
+			cred = strings.TrimSpace(tok)
+		}
 	} else {
 		var body loginBody
 		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
@@ -314,8 +320,10 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 				u.name = body.User
 				return nil
 			}
+			cred, password = body.Password, true
 		case a.mode == ModeToken:
 			check = func() (err error) { _, u, err = a.checkToken(r, body.Token); return err }
+			cred = body.Token
 		case a.mode == ModeBasic:
 			user, unguessable = body.User, false
 			check = func() error { return a.checkUser(body.User, body.Password) }
@@ -359,6 +367,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		Name: CookieName, Value: id, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
+	a.setSeedCookie(w, r, id, exp, u, cred, password)
 	httpx.JSON(w, http.StatusOK, map[string]any{"ok": true, "auth": a.mode, "expires": exp.UTC()})
 }
 
@@ -372,7 +381,9 @@ func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 			a.onRevoke(rv)
 		}
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	for _, name := range []string{CookieName, KeyCookieName} {
+		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	}
 	httpx.JSON(w, http.StatusOK, map[string]any{"ok": true})
 }

@@ -56,3 +56,13 @@ func (s *Store) bound(vs []Version) ([]Version, []byte, error) {
 	}
 	return vs, b, nil
 }
+
+// Encode is the document of versions vs as the log holds it (what Kept
+// reads).
+func Encode(vs []Version) ([]byte, error) {
+	b, err := json.Marshal(doc{V: docVersion, Versions: vs})
+	if err != nil {
+		return nil, fmt.Errorf("confstore: encode: %w", err)
+	}
+	return b, nil
+}

@@ -23,7 +23,7 @@ func NewAlone(log *slog.Logger) *Alone { return &Alone{fsm: NewFSM(log)} }
 
 // Apply: see State.
 func (a *Alone) Apply(ctx context.Context, kind string, data []byte, expect uint64) (uint64, error) {
-	b, err := encodeCommand(kind, data, expect)
+	b, err := encodeCommand(ctx, kind, data, expect)
 	if err != nil {
 		return 0, err
 	}
@@ -42,3 +42,6 @@ func (a *Alone) Watch(kind string, f func(Document)) { a.fsm.Watch(kind, f) }
 
 // Guard: see State.
 func (a *Alone) Guard(kind string, g Guard) { a.fsm.Guard(kind, g) }
+
+// Authorize: see State.
+func (a *Alone) Authorize(kind string, fn Authorizer) { a.fsm.Authorize(kind, fn) }

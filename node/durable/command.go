@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -14,6 +15,10 @@ type command struct {
 	Kind   string `json:"kind"`
 	Data   []byte `json:"data"`
 	Expect uint64 `json:"expect"`
+	// By and Sig: the person who signed the write (signed.go); an entry
+	// of an earlier build has neither, which its kind's Authorizer judges.
+	By  string `json:"by,omitempty"`
+	Sig []byte `json:"sig,omitempty"`
 }
 
 // commandVersion is the encoding of command; a board refuses (and logs)
@@ -24,14 +29,16 @@ const commandVersion = 1
 // 512 KiB).
 const maxData = 1 << 20
 
-func encodeCommand(kind string, data []byte, expect uint64) ([]byte, error) {
+func encodeCommand(ctx context.Context, kind string, data []byte, expect uint64) ([]byte, error) {
 	if kind == "" {
 		return nil, fmt.Errorf("durable: a document needs a kind")
 	}
 	if len(data) > maxData {
 		return nil, fmt.Errorf("durable: %s: %d bytes, over %d", kind, len(data), maxData)
 	}
-	return json.Marshal(command{V: commandVersion, Kind: kind, Data: data, Expect: expect})
+	c := command{V: commandVersion, Kind: kind, Data: data, Expect: expect}
+	sign(ctx, &c)
+	return json.Marshal(c)
 }
 
 func decodeCommand(b []byte) (command, error) {

@@ -43,6 +43,9 @@ type State interface {
 	// Guard adds g to the checks every board runs on kind's entries
 	// (see Guard). Set before the log runs.
 	Guard(kind string, g Guard)
+	// Authorize adds a to the checks of who wrote kind's entries (see
+	// Authorizer). Set before the log runs.
+	Authorize(kind string, a Authorizer)
 	// Status is the log as this board sees it.
 	Status() Status
 }

@@ -19,6 +19,7 @@ type FSM struct {
 	log   *slog.Logger
 	watch map[string][]func(Document) // set before the first Apply; read-only after
 	guard map[string][]Guard          // likewise
+	auth  map[string][]Authorizer     // likewise
 
 	mu      sync.Mutex
 	docs    map[string]Document
@@ -31,18 +32,36 @@ func NewFSM(log *slog.Logger) *FSM {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &FSM{log: log, watch: map[string][]func(Document){}, guard: map[string][]Guard{}, docs: map[string]Document{}, applied: make(chan struct{})}
+	return &FSM{log: log, watch: map[string][]func(Document){}, guard: map[string][]Guard{}, auth: map[string][]Authorizer{}, docs: map[string]Document{}, applied: make(chan struct{})}
 }
 
 // Guard adds g to the checks of kind's entries (see Guard). Not safe once
 // the FSM applies entries.
 func (f *FSM) Guard(kind string, g Guard) { f.guard[kind] = append(f.guard[kind], g) }
 
+// Authorize adds a to the checks of kind's entries (see Authorizer). Not
+// safe once the FSM applies entries.
+func (f *FSM) Authorize(kind string, a Authorizer) { f.auth[kind] = append(f.auth[kind], a) }
+
 // check runs kind's guards on data against cur.
 func (f *FSM) check(kind string, cur Document, data []byte) error {
 	for _, g := range f.guard[kind] {
 		if err := g(cur, data); err != nil {
 			return &RefusedError{Kind: kind, Err: err}
+		}
+	}
+	return nil
+}
+
+// checkEntry runs c's guards, then its kind's authorizers, against cur.
+func (f *FSM) checkEntry(c command, cur Document) error {
+	if err := f.check(c.Kind, cur, c.Data); err != nil {
+		return err
+	}
+	w := Write{Kind: c.Kind, Data: c.Data, Expect: c.Expect, By: c.By, Sig: c.Sig}
+	for _, a := range f.auth[c.Kind] {
+		if err := a(cur, w); err != nil {
+			return &RefusedError{Kind: c.Kind, Err: err}
 		}
 	}
 	return nil
@@ -55,7 +74,7 @@ func (f *FSM) Check(cmd []byte) error {
 	if err != nil {
 		return err
 	}
-	return f.check(c.Kind, f.Get(c.Kind), c.Data)
+	return f.checkEntry(c, f.Get(c.Kind))
 }
 
 // Watch: see State.Watch. Not safe once the FSM applies entries.
@@ -125,7 +144,7 @@ func (f *FSM) apply(index uint64, data []byte) applyResult {
 		return applyResult{err: &ConflictError{Kind: c.Kind, Expect: c.Expect, Have: cur.Version}}
 	}
 	f.mu.Unlock()
-	if err := f.check(c.Kind, cur, c.Data); err != nil {
+	if err := f.checkEntry(c, cur); err != nil {
 		f.log.Warn("durable: entry refused by its guard; the document stays", "index", index, "kind", c.Kind, "version", cur.Version, "err", err)
 		f.advance(index)
 		return applyResult{err: err}

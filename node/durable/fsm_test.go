@@ -14,7 +14,7 @@ import (
 
 func entry(t *testing.T, index uint64, kind, data string, expect uint64) *raft.Log {
 	t.Helper()
-	b, err := encodeCommand(kind, []byte(data), expect)
+	b, err := encodeCommand(context.Background(), kind, []byte(data), expect)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -59,7 +60,7 @@ func TestForwardRefuses(t *testing.T) {
 		{"a made-up kind", "admins", http.StatusForbidden},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd, _ := encodeCommand(c.kind, []byte("x"), 0)
+			cmd, _ := encodeCommand(context.Background(), c.kind, []byte("x"), 0)
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, ForwardPath, bytes.NewReader(cmd)))
 			var a forwardAnswer

@@ -95,6 +95,9 @@ func (r *Raft) Watch(kind string, f func(Document)) { r.fsm.Watch(kind, f) }
 // Guard: see State.
 func (r *Raft) Guard(kind string, g Guard) { r.fsm.Guard(kind, g) }
 
+// Authorize: see State.
+func (r *Raft) Authorize(kind string, a Authorizer) { r.fsm.Authorize(kind, a) }
+
 // Get: see State.
 func (r *Raft) Get(kind string) Document { return r.fsm.Get(kind) }
 
@@ -177,7 +180,7 @@ func (r *Raft) open(tr raft.Transport) (*raft.Raft, func(), error) {
 // it is forwarded to the leader, and Apply returns once this board applied
 // it too (a read after the write sees it).
 func (r *Raft) Apply(ctx context.Context, kind string, data []byte, expect uint64) (uint64, error) {
-	cmd, err := encodeCommand(kind, data, expect)
+	cmd, err := encodeCommand(ctx, kind, data, expect)
 	if err != nil {
 		return 0, err
 	}
@@ -228,7 +231,9 @@ func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	index, version, err := r.opts.Forward(ctx, string(leader), cmd)
 	var ce *ConflictError
 	var nq *NoQuorumError
-	if err != nil && !errors.As(err, &ce) && !errors.As(err, &nq) && !errors.Is(err, ErrNoLeader) {
+	// a refusal is the leader's word, passed on as it is (the writer learns
+	// why); this board's copy may lag the leader's, so it does not judge
+	if err != nil && !errors.As(err, &ce) && !errors.As(err, &nq) && !errors.Is(err, ErrNoLeader) && !IsRefused(err) {
 		r.log.Warn("durable: forward to the leader failed", "leader", leader, "err", err)
 		return 0, 0, r.noQuorum(ra)
 	}

@@ -36,6 +36,7 @@ func (s restoredState) Get(kind string) durable.Document            { return s.f
 func (s restoredState) Watch(kind string, f func(durable.Document)) { s.fsm.Watch(kind, f) }
 func (s restoredState) Status() durable.Status                      { return durable.Status{} }
 func (s restoredState) Guard(kind string, g durable.Guard)          { s.fsm.Guard(kind, g) }
+func (s restoredState) Authorize(kind string, a durable.Authorizer) { s.fsm.Authorize(kind, a) }
 
 // memSink is a raft.SnapshotSink in memory.
 type memSink struct{ bytes.Buffer }

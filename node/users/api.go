@@ -95,6 +95,8 @@ func answer(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &ae):
 		httpx.Error(w, ae.code, "%s", ae.msg)
+	case durable.IsRefused(err): // the log's guard or the writer's signature (docs/DESIGN.md, Trust)
+		httpx.Error(w, http.StatusForbidden, "%v", err)
 	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, errMoved), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
@@ -173,7 +175,7 @@ func (s *Store) serveCreate(w http.ResponseWriter, r *http.Request) {
 			return fail(http.StatusConflict, "users: user %q exists", b.Name)
 		}
 		h := s.hashToken(tok)
-		u = User{Name: b.Name, Role: b.Role, Devices: b.Devices, Token: h[:], Gen: d.Version, Created: s.opts.Now().UTC()}
+		u = User{Name: b.Name, Role: b.Role, Devices: b.Devices, Token: h[:], TokenKey: publicOf(tokenKey(tok)), Gen: d.Version, Created: s.opts.Now().UTC()}
 		d.Users = append(d.Users, u)
 		return nil
 	})
@@ -263,8 +265,8 @@ func (s *Store) serveRotate(w http.ResponseWriter, r *http.Request) {
 	tok := newToken()
 	err := s.edit(r.Context(), r.PathValue("name"), func(d *Doc, p *User) error {
 		h := s.hashToken(tok)
-		p.Token = h[:]
-		p.Password = ""
+		p.Token, p.TokenKey = h[:], publicOf(tokenKey(tok))
+		p.Password, p.PassKey, p.PassSalt = "", nil, nil
 		p.Gen = d.Version
 		return nil
 	})
@@ -315,11 +317,12 @@ func (s *Store) servePassword(w http.ResponseWriter, r *http.Request, by *Princi
 	kdfSlots <- struct{}{}
 	enc := hashPassword(b.Password)
 	<-kdfSlots
+	salt, pub := newPassKey(b.Password)
 	err := s.edit(r.Context(), name, func(d *Doc, p *User) error {
 		if p.Password != was && by != nil && by.Name == name && by != Root() && by != Board() {
 			return fail(http.StatusConflict, "users: %q's password changed during the request: try again", name)
 		}
-		p.Password = enc
+		p.Password, p.PassKey, p.PassSalt = enc, pub, salt
 		p.Gen = d.Version
 		return nil
 	})

@@ -25,6 +25,7 @@ func (s *Store) Export(withCredentials bool) Doc {
 		out.Users[i].Devices = slices.Clone(out.Users[i].Devices)
 		if !withCredentials {
 			out.Users[i].Token, out.Users[i].Password = nil, ""
+			out.Users[i].TokenKey, out.Users[i].PassKey, out.Users[i].PassSalt = nil, nil, nil
 		}
 	}
 	return out
@@ -63,8 +64,10 @@ func (s *Store) Restore(r *http.Request, in []User, expect uint64) (Doc, error) 
 		for _, u := range in {
 			u.Devices = slices.Clone(u.Devices)
 			if len(u.Token) == 0 && u.Password == "" {
+				u.TokenKey, u.PassKey, u.PassSalt = nil, nil, nil // a key without its credential signs nothing
 				if i := slices.IndexFunc(d.Users, func(o User) bool { return o.Name == u.Name }); i >= 0 {
-					u.Token, u.Password = d.Users[i].Token, d.Users[i].Password
+					o := d.Users[i]
+					u.Token, u.Password, u.TokenKey, u.PassKey, u.PassSalt = o.Token, o.Password, o.TokenKey, o.PassKey, o.PassSalt
 				}
 			}
 			u.Gen = d.Version

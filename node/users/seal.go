@@ -63,3 +63,7 @@ func (s *Store) AdoptSealed(sealed string) (bool, error) {
 	}
 	return s.Adopt(d)
 }
+
+// Seal seals d as the store's boards send it (what any card's holder can
+// do: sealing proves nothing, the writer's signature does, sign.go).
+func (s *Store) Seal(d *Doc) string { return s.seal(d) }

@@ -2,6 +2,7 @@ package users
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/subtle"
 	"errors"
 	"slices"
@@ -66,9 +67,16 @@ var errSeeded = errors.New("users: an admin has credentials already")
 // the log holds no store and this board has one of the previous build to
 // import, it waits (ErrNothingToImport is not returned then; the import
 // comes first, so no user of the previous build is lost).
-func (s *Store) SeedAdmin(ctx context.Context, seed []byte) error {
+//
+// key, when not nil, is the public key the admin's token makes (a board
+// bundle's admin_token_key): user admin gets it with the hash, so the store
+// is signed from its first version on (sign.go).
+func (s *Store) SeedAdmin(ctx context.Context, seed, key []byte) error {
 	if len(seed) != len(tokenHash{}) {
 		return errors.New("users: admin seed: want a 32-byte hash")
+	}
+	if key != nil && len(key) != ed25519.PublicKeySize {
+		return errors.New("users: admin seed: want a 32-byte key")
 	}
 	ix := s.cur.Load()
 	if hasAdmin(ix.doc) {
@@ -98,6 +106,7 @@ func (s *Store) SeedAdmin(ctx context.Context, seed []byte) error {
 			gen = d.Version
 		}
 		d.Users[i].Role, d.Users[i].Token, d.Users[i].Gen = RoleAdmin, slices.Clone(seed), gen
+		d.Users[i].TokenKey = slices.Clone(key)
 		return nil
 	})
 	if errors.Is(err, errSeeded) {

@@ -40,7 +40,7 @@ func TestSeedAdmin(t *testing.T) {
 		t.Fatal("an admin with credentials before the seed")
 	}
 	early := s.AdminSeed(tok, seed[:]) // a login in the cluster's first second
-	if err := s.SeedAdmin(context.Background(), seed[:]); err != nil {
+	if err := s.SeedAdmin(context.Background(), seed[:], nil); err != nil {
 		t.Fatal(err)
 	}
 	p := s.Token(tok)
@@ -51,7 +51,7 @@ func TestSeedAdmin(t *testing.T) {
 		t.Fatalf("a session made before the seed (%s, gen %d) ended at the seed (admin's gen is now %d)", early.Name, early.Gen, p.Gen)
 	}
 	v := s.Version()
-	if err := s.SeedAdmin(context.Background(), seed[:]); err != nil || s.Version() != v {
+	if err := s.SeedAdmin(context.Background(), seed[:], nil); err != nil || s.Version() != v {
 		t.Fatalf("a second seed: %v, version %d -> %d", err, v, s.Version())
 	}
 	// user admin rotates: the seeded token is nobody's any more

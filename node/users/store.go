@@ -44,6 +44,13 @@ type User struct {
 	// old session.
 	Gen     uint64    `json:"gen"`
 	Created time.Time `json:"created"`
+	// TokenKey and PassKey are the public halves of the keys the user's
+	// token and password make (sign.go): the log takes a write of this
+	// store or the configuration only when one of them verifies its
+	// signature. PassSalt is the password key's argon2id salt.
+	TokenKey []byte `json:"token_key,omitempty"`
+	PassKey  []byte `json:"pass_key,omitempty"`
+	PassSalt []byte `json:"pass_salt,omitempty"`
 }
 
 // Doc is one version of the whole store, as the cluster's durable log
@@ -116,6 +123,7 @@ type index struct {
 	byToken map[tokenHash]*Principal
 	byName  map[string]*Principal
 	sealed  string
+	signed  bool // signedStore(doc)
 }
 
 // Store holds the current Doc of this board. Safe for concurrent use;
@@ -127,6 +135,9 @@ type Store struct {
 	tokenMAC sync.Pool
 	sealKey  []byte
 	keptErr  error // KeptError
+
+	regMu     sync.Mutex           // one key registration at a time (register.go)
+	regFailed map[string]time.Time // user -> when a registration failed; under regMu
 }
 
 // New returns the store, loaded from opts.Path when it holds a valid
@@ -202,6 +213,7 @@ func (s *Store) indexOf(d *Doc, durable uint64) *index {
 		}
 	}
 	ix.sealed = s.seal(d)
+	ix.signed = signedStore(d)
 	return ix
 }
 
