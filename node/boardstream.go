@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
-	"sync/atomic"
-	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/dispatch"
@@ -44,14 +42,12 @@ func (n *Node) signPeer(req *http.Request, board string) {
 // peerStream lets a board's stream request through; false: answered. On
 // true, done is called when the stream ends.
 //
-// Rolling upgrade: a board of the previous version opens the stream
-// without a mark. It is let through when it comes from a configured
-// peer's own, non-loopback address (logged once per address), at most
-// legacyPerAddr streams from one address at a time (one board's stream
-// and a reconnection overlapping its end), so mirrors keep working while
-// the boards are upgraded one by one and nobody at such an address takes
-// the stream's places; on loopback (demo, tests) boards and clients share
-// the address and nothing is let through that way.
+// A stream without a mark is refused, also from a peer's own address
+// (issue 50: an address proves nothing; boards of builds before peer
+// marks were let through from their configured address during a rolling
+// upgrade): such a board is told to upgrade, and mirrors nothing until it
+// runs a build that marks (every build since the marks, long before the
+// durable log).
 func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
 	nothing := func() {}
 	if n.sec.on() {
@@ -74,16 +70,10 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), 
 		return nothing, true
 	}
 	if errors.Is(err, dispatch.ErrNoMark) {
-		if a := httpx.Client(r); !n.sec.on() && n.peerAddr(a) {
-			done, ok := n.legacyPeer(a)
-			if !ok {
-				httpx.SetRetryAfter(w, time.Second)
-				httpx.Error(w, http.StatusTooManyRequests, "events: %d unmarked streams from %s already: a board of an older version opens one", legacyPerAddr, a)
-				return nil, false
-			}
-			return done, true
+		if a := httpx.Client(r); n.peerAddr(a) && n.acc.legacyWarned.CompareAndSwap(false, true) {
+			n.log.Warn("events: a board streams scope=local without a peer mark: refused; it runs a build older than peer marks and needs an upgrade (ews upgrade)", "addr", a)
 		}
-		httpx.Error(w, http.StatusUnauthorized, "events: the boards' own stream (scope=local) is for the cluster's boards: a board's certificate or peer mark is required")
+		httpx.Error(w, http.StatusUnauthorized, "events: the boards' own stream (scope=local) is for the cluster's boards: a board's certificate or peer mark is required (a board of a build before peer marks: upgrade it)")
 		return nil, false
 	}
 	var me *dispatch.MarkError
@@ -98,21 +88,3 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), 
 
 // peerAddr reports whether a is a configured peer's non-loopback address.
 func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.state.Peers)[a] }
-
-// legacyPerAddr bounds the unmarked streams from one peer address.
-const legacyPerAddr = 2
-
-// legacyPeer takes a place of address a's unmarked streams; false: none
-// left. done gives it back.
-func (n *Node) legacyPeer(a netip.Addr) (done func(), ok bool) {
-	v, seen := n.acc.legacyPeers.LoadOrStore(a, new(atomic.Int32))
-	if !seen {
-		n.log.Warn("events: a board streams scope=local without a peer mark (a board of an older version, during a rolling upgrade?); let through from its configured address", "addr", a)
-	}
-	held := v.(*atomic.Int32)
-	if held.Add(1) > legacyPerAddr {
-		held.Add(-1)
-		return nil, false
-	}
-	return func() { held.Add(-1) }, true
-}

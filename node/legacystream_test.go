@@ -4,15 +4,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
 )
 
-// TestLegacyPeerStreamCapped: an unmarked scope=local stream from a peer's
-// address (a board of an older version) is let through at most
-// legacyPerAddr at a time; one address used to hold 11 of 12 places.
-func TestLegacyPeerStreamCapped(t *testing.T) {
+// TestUnmarkedPeerStreamRefused: an unmarked scope=local stream is refused
+// from a peer's own address too (issue 50: an address proves nothing; a
+// card's holder on the LAN read the boards' stream that way), and the
+// answer names the upgrade a board of a build before marks needs.
+func TestUnmarkedPeerStreamRefused(t *testing.T) {
 	cfg, err := config.Parse("test.toml", []byte(`[node]
 name = "ews1"
 http = "127.0.0.1:0"
@@ -30,32 +32,20 @@ token = "board-test-token-1"
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(from string) (func(), int) {
+	open := func(from string) (int, string) {
 		r := httptest.NewRequest(http.MethodGet, "/events?scope=local", nil)
 		r.RemoteAddr = from
 		w := httptest.NewRecorder()
 		done, ok := n.peerStream(w, r)
 		if ok {
-			return done, http.StatusOK
+			done()
+			return http.StatusOK, ""
 		}
-		return nil, w.Code
+		return w.Code, w.Body.String()
 	}
-	var held []func()
-	for i := range legacyPerAddr {
-		done, code := open("10.0.0.12:4000")
-		if code != http.StatusOK {
-			t.Fatalf("unmarked stream %d from ews2's address: %d, want let through", i+1, code)
+	for _, from := range []string{"10.0.0.12:4000", "10.0.0.99:4000", "127.0.0.1:4000"} {
+		if code, body := open(from); code != http.StatusUnauthorized || !strings.Contains(body, "upgrade") {
+			t.Errorf("an unmarked stream from %s: %d %s, want 401 naming the upgrade", from, code, body)
 		}
-		held = append(held, done)
-	}
-	if _, code := open("10.0.0.12:4001"); code != http.StatusTooManyRequests {
-		t.Fatalf("stream %d from one address: %d, want 429", legacyPerAddr+1, code)
-	}
-	if _, code := open("10.0.0.99:4000"); code != http.StatusUnauthorized {
-		t.Fatalf("an unmarked stream from elsewhere: %d, want 401", code)
-	}
-	held[0]()
-	if _, code := open("10.0.0.12:4002"); code != http.StatusOK {
-		t.Fatalf("after one ended: %d, want let through", code)
 	}
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"net/http"
-	"sync"
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/hal"
@@ -84,10 +83,10 @@ type accessSide struct {
 	live   *configApplier    // applies its versions while the board runs (liveconfig.go)
 
 	// who is a board (boardstream.go, boardaddrs.go)
-	marker      *dispatch.Marker // the front's marks; also signs this board's peer streams
-	rotation    *rotation        // the cluster's secrets rolling (rotation.go); nil alone
-	boardIPs    boardAddrs       // where boards connect from
-	legacyPeers sync.Map         // boards of an older version let onto the peer stream: address -> *atomic.Int32 of their streams
+	marker       *dispatch.Marker // the front's marks; also signs this board's peer streams
+	rotation     *rotation        // the cluster's secrets rolling (rotation.go); nil alone
+	boardIPs     boardAddrs       // where boards connect from
+	legacyWarned atomic.Bool      // an unmarked stream from a peer's address was logged (boardstream.go)
 }
 
 // build makes every component in the order they need each other and
