@@ -29,7 +29,7 @@ func TestBoardDoorsWithTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.acc.marker = m
-	n.acc.boards = boardrevoke.New(durable.NewAlone(nil), n.log)
+	n.acc.boards = boardrevoke.Open(boardrevoke.Options{State: durable.NewAlone(nil), Logger: n.log, Peers: []string{"ews1", "ews2", "ews3"}})
 	if _, err := n.acc.boards.Add(context.Background(), boardrevoke.Entry{Board: "ews3"}); err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {
 // fingerprints mark the rest), and this board's own row marked with the
 // load figures it could not read.
 func (n *Node) view() state.View {
-	return n.markRevoked(n.clockOffsets(n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now()))))) // revokeboards.go
+	return n.acc.boards.Mark(n.clockOffsets(n.monitored(n.markUnknown(n.clu.refusals.mark(n.clu.cluster.Snapshot(), time.Now()))))) // node/boardrevoke
 }
 
 // clockOffsets sets each row's clock_offset_ms: the board's clock against

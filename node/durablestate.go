@@ -64,7 +64,7 @@ func raftTiming(tmax time.Duration) durable.Timing {
 }
 
 // boardHTTP is where board's HTTP(S) listener is while it is alive on the
-// gossip; false when down or not heard yet, or revoked (revokeboards.go).
+// gossip; false when down or not heard yet, or revoked (node/boardrevoke).
 func (n *Node) boardHTTP(board string) (string, bool) {
 	if n.acc.boards.Revoked(board) {
 		return "", false

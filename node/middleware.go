@@ -22,7 +22,7 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		defer n.web.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
 		r = n.withPersonSigner(r)  // a write of the users or the configuration carries its person's signature
-		if n.refusedBoard(sw, r) { // a revoked board on a connection opened before (revokeboards.go)
+		if n.acc.boards.Refuse(sw, r) { // a revoked board on a connection opened before (node/boardrevoke)
 			n.observe(r, sw, start)
 			return
 		}

@@ -268,3 +268,10 @@ func TestRotatedSecretsPathUnderAStateDirNotMadeYet(t *testing.T) {
 		t.Errorf("secrets kept at %q, want %q", b.secretsPath, want)
 	}
 }
+
+// noQuorumState is the durable log on a side without a majority.
+type noQuorumState struct{ *durable.Alone }
+
+func (noQuorumState) Apply(context.Context, string, []byte, uint64) (uint64, error) {
+	return 0, &durable.NoQuorumError{Reachable: 1, Voters: 3}
+}

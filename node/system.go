@@ -78,9 +78,9 @@ type accessSide struct {
 	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
 
-	boards *boardrevoke.List // revoked boards, refused (revokeboards.go)
-	conf   *confstore.Store  // the cluster's configuration store (configstore.go)
-	live   *configApplier    // applies its versions while the board runs (liveconfig.go)
+	boards *boardrevoke.Module // revoked boards, refused, and their routes (node/boardrevoke)
+	conf   *confstore.Store    // the cluster's configuration store (configstore.go)
+	live   *configApplier      // applies its versions while the board runs (liveconfig.go)
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker       *dispatch.Marker // the front's marks; also signs this board's peer streams
@@ -163,7 +163,7 @@ func (n *Node) build(b *boot) error {
 	if err := n.openAccounts(); err != nil {
 		return err
 	}
-	n.openRevokedBoards() // revoked boards refused: TLS, gossip (revokeboards.go)
+	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
 	if err := n.openConfStore(); err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 )
 
@@ -36,7 +35,7 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	rq := node.RevokeRequest{Name: fs.Arg(0), At: time.Now().UTC()}
+	rq := boardrevoke.Request{Name: fs.Arg(0), At: time.Now().UTC()}
 	if b.SignKey != "" { // the admin's signature: what every board checks (docs/DESIGN.md, Trust)
 		key, err := b.Signer()
 		if err != nil {
@@ -46,7 +45,7 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		rq.Sig = boardrevoke.Sign(key, boardrevoke.Entry{Board: rq.Name, At: rq.At})
 	}
 	body, _ := json.Marshal(rq)
-	req, err := http.NewRequest(http.MethodPost, base+node.RevokePath, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, base+boardrevoke.Path, bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
 		return exitUsage

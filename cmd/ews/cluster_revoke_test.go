@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/boardrevoke"
 )
 
 func TestClusterRevoke(t *testing.T) {
@@ -29,9 +29,9 @@ func TestClusterRevoke(t *testing.T) {
 		t.Fatalf("board exit %d: %s", code, errb.String())
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req node.RevokeRequest
+		var req boardrevoke.Request
 		switch {
-		case r.Method != http.MethodPost || r.URL.Path != node.RevokePath:
+		case r.Method != http.MethodPost || r.URL.Path != boardrevoke.Path:
 			http.Error(w, "wrong route", http.StatusNotFound)
 		case r.Header.Get("Authorization") != "Bearer "+b.Token:
 			http.Error(w, "bad token", http.StatusUnauthorized)

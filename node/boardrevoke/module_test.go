@@ -1,4 +1,4 @@
-package node
+package boardrevoke
 
 import (
 	"context"
@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/durable"
 	"github.com/ews-firmware/ews/state"
 )
@@ -27,15 +25,26 @@ func (noQuorumState) Apply(context.Context, string, []byte, uint64) (uint64, err
 	return 0, &durable.NoQuorumError{Reachable: 1, Voters: 3}
 }
 
+// module is the module of ews1 in a cluster of three, its gates open.
+func module(st durable.State, verify ed25519.PublicKey) *Module {
+	pass := func(h http.Handler) http.Handler { return h }
+	return Open(Options{State: st, Logger: slog.New(slog.DiscardHandler), Peers: []string{"ews1", "ews2", "ews3"}, Verify: verify,
+		Admin: pass, Read: pass, Who: func(*http.Request) string { return "admin" }})
+}
+
+// post sends POST Path with body through m's routes.
+func post(m *Module, body string) *httptest.ResponseRecorder {
+	mux := http.NewServeMux()
+	m.Routes(mux)
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body)))
+	return w
+}
+
 // POST /api/cluster/revoke: a board of cluster.peers is committed to the
 // list, then marked revoked in the view; a side without a majority says
 // so with 503 and Retry-After; an unknown board or a bad body is refused.
 func TestServeRevoke(t *testing.T) {
-	doc := "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
-	cfg, err := config.Parse("t.toml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		state   durable.State
@@ -51,20 +60,18 @@ func TestServeRevoke(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := &Node{boot: bootOf(t, cfg), log: slog.New(slog.DiscardHandler)}
-			n.acc.boards = boardrevoke.New(tt.state, n.log)
-			w := httptest.NewRecorder()
-			n.serveRevoke(w, httptest.NewRequest(http.MethodPost, RevokePath, strings.NewReader(tt.body)))
+			m := module(tt.state, nil)
+			w := post(m, tt.body)
 			if w.Code != tt.code {
 				t.Fatalf("status %d %s, want %d", w.Code, w.Body, tt.code)
 			}
 			if tt.code == http.StatusServiceUnavailable && (w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "no quorum")) {
 				t.Errorf("503 without Retry-After or 'no quorum': %v %s", w.Header(), w.Body)
 			}
-			if got := n.acc.boards.Revoked("ews3"); got != tt.revoked {
+			if got := m.Revoked("ews3"); got != tt.revoked {
 				t.Errorf("ews3 revoked %v, want %v", got, tt.revoked)
 			}
-			v := n.markRevoked(state.View{Nodes: []state.Board{{Name: "ews1", Runstate: state.Running}, {Name: "ews3", Runstate: state.Running}}})
+			v := m.Mark(state.View{Nodes: []state.Board{{Name: "ews1", Runstate: state.Running}, {Name: "ews3", Runstate: state.Running}}})
 			if want := map[bool]state.Runstate{true: state.Revoked, false: state.Running}[tt.revoked]; v.Nodes[1].Runstate != want || v.Nodes[0].Runstate != state.Running {
 				t.Errorf("view runstates %v %v, want running %v", v.Nodes[0].Runstate, v.Nodes[1].Runstate, want)
 			}
@@ -74,10 +81,9 @@ func TestServeRevoke(t *testing.T) {
 
 // A request on a connection a board opened before its revocation is
 // refused by its certificate's name; others pass.
-func TestRefusedBoard(t *testing.T) {
-	n := &Node{log: slog.New(slog.DiscardHandler)}
-	n.acc.boards = boardrevoke.New(durable.NewAlone(nil), n.log)
-	if _, err := n.acc.boards.Add(context.Background(), boardrevoke.Entry{Board: "ews3"}); err != nil {
+func TestRefuse(t *testing.T) {
+	m := module(durable.NewAlone(nil), nil)
+	if _, err := m.Add(context.Background(), Entry{Board: "ews3"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -97,7 +103,7 @@ func TestRefusedBoard(t *testing.T) {
 				r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
 			}
 			w := httptest.NewRecorder()
-			if got := n.refusedBoard(w, r); got != tt.refused || (got && w.Code != http.StatusForbidden) {
+			if got := m.Refuse(w, r); got != tt.refused || (got && w.Code != http.StatusForbidden) {
 				t.Fatalf("refused %v (%d), want %v", got, w.Code, tt.refused)
 			}
 		})
@@ -108,26 +114,17 @@ func TestRefusedBoard(t *testing.T) {
 // card, or any admin token, revoked boards); revoking a majority is
 // refused with 409 before anything is committed.
 func TestServeRevokeSigned(t *testing.T) {
-	doc := "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
-	cfg, err := config.Parse("t.toml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pub, admin, _ := ed25519.GenerateKey(strings.NewReader(strings.Repeat("admin key seed 0123456789abcdef!", 2)))
 	at := time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)
 	body := func(name string, key ed25519.PrivateKey) string {
-		rq := RevokeRequest{Name: name, At: at}
+		rq := Request{Name: name, At: at}
 		if key != nil {
-			rq.Sig = boardrevoke.Sign(key, boardrevoke.Entry{Board: name, At: at})
+			rq.Sig = Sign(key, Entry{Board: name, At: at})
 		}
 		b, _ := json.Marshal(rq)
 		return string(b)
 	}
-	n := &Node{boot: bootOf(t, cfg), log: slog.New(slog.DiscardHandler)}
-	n.sec.verify = pub
-	st := durable.NewAlone(nil)
-	st.Guard(durable.KindRevocations, boardrevoke.Guard(pub, n.peerNames())) // as openRevokedBoards does
-	n.acc.boards = boardrevoke.New(st, n.log)
+	m := module(durable.NewAlone(nil), pub) // Open puts Guard on the log, as every board does
 	for _, step := range []struct {
 		name, body string
 		code       int
@@ -136,13 +133,11 @@ func TestServeRevokeSigned(t *testing.T) {
 		{"signed", body("ews3", admin), http.StatusOK},
 		{"a majority", body("ews2", admin), http.StatusConflict},
 	} {
-		w := httptest.NewRecorder()
-		n.serveRevoke(w, httptest.NewRequest(http.MethodPost, RevokePath, strings.NewReader(step.body)))
-		if w.Code != step.code {
+		if w := post(m, step.body); w.Code != step.code {
 			t.Errorf("%s: %d %s, want %d", step.name, w.Code, w.Body, step.code)
 		}
 	}
-	if got := n.acc.boards.Entries(); len(got) != 1 || got[0].Board != "ews3" {
+	if got := m.Entries(); len(got) != 1 || got[0].Board != "ews3" {
 		t.Errorf("list %+v, want ews3 alone", got)
 	}
 }
