@@ -21,7 +21,7 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 		n.web.metrics.inFlight.Add(1)
 		defer n.web.metrics.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
-		r = n.withPersonSigner(r)  // a write of the users or the configuration carries its person's signature
+		r = n.withPersonSigner(r)       // a write of the users or the configuration carries its person's signature
 		if n.acc.boards.Refuse(sw, r) { // a revoked board on a connection opened before (node/boardrevoke)
 			n.observe(r, sw, start)
 			return
