@@ -94,7 +94,7 @@ read_bundle() {
 		name) BUNDLE_NAME=$value ;;
 		key) KEY=$value ;;
 		token) TOKEN=$value ;;
-		session_secret | ca_cert | ca_key | cert | cert_key | sign_key | verify_key | admin_token_hash | store_key | generation) ;; # read by ews itself
+		session_secret | ca_cert | ca_key | cert | cert_key | sign_key | verify_key | admin_token_hash | admin_token_key | store_key | generation) ;; # read by ews itself
 		*) die 1 "$file:$n: unknown field '$name' (a newer bundle? use that version's $PROG or 'ews cluster join')" ;;
 		esac
 	done <"$file"
