@@ -158,3 +158,42 @@ if [ "$code" != 501 ] || ! grep -q 'not in the lite build' "$out/hist.json"; the
 	exit 1
 fi
 echo "arm-smoke-lite: history answers 501: $(cat "$out/hist.json")"
+
+# RAM (issue 49): what a 32-64 MB board has to give. Two figures per board:
+# what the Go runtime holds from the OS (go_memstats_sys_bytes less the heap
+# it released, from /metrics: the board's own figure) and the qemu process's
+# resident set (VmRSS; VmHWM, its peak, after the load): an upper bound, as it
+# includes the emulator and its translated code. Idle first, then after 10 s
+# of 100 req/s through ews1 (ews bench of the host's build: Poisson arrivals,
+# seed 1, 30 % relay1 reads on ews2, 70 % /api/cluster). Goals (lite): the
+# runtime's figure idle <= 12 MiB, under load <= 20 MiB; printed, met or missed.
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+held() { # board index: bytes the Go runtime holds from the OS
+	curl -fsS -m 20 -H 'Authorization: Bearer t0k' "http://127.0.0.1:$((base + $1 - 1))/metrics" 2>/dev/null |
+		awk '$1 == "go_memstats_sys_bytes" { s = $2 } $1 == "go_memstats_heap_released_bytes" { r = $2 } END { if (s == "") exit 1; printf "%d", s - r }'
+}
+proc() { awk -v k="$2:" '$1 == k { print $2 * 1024 }' "/proc/$1/status"; }
+ram() { # phase goal_mib
+	local i sys rss worst=0
+	for i in 1 2 3; do
+		sys=$(held "$i") || { echo "arm-smoke-lite: ews$i's /metrics did not answer" >&2; exit 1; }
+		rss=$(proc "${pids[$((i - 1))]}" "$([ "$1" = idle ] && echo VmRSS || echo VmHWM)")
+		echo "arm-smoke-lite: RAM $1 ews$i: Go runtime holds $(mib "$sys") MiB; qemu process $([ "$1" = idle ] && echo resident || echo peak) $(mib "$rss") MiB"
+		((sys > worst)) && worst=$sys
+	done
+	if ((worst <= $2 * 1048576)); then
+		echo "arm-smoke-lite: RAM $1: goal <= $2 MiB met (largest $(mib "$worst") MiB)"
+	else
+		echo "arm-smoke-lite: RAM $1: goal <= $2 MiB missed (largest $(mib "$worst") MiB)"
+	fi
+}
+ram idle 12
+go build -o "$out/ews-host" ./cmd/ews
+"$out/ews-host" bench --url "$url" --rate 100 --duration 10s --max 1000 --seed 1 --timeout 30s \
+	--header 'Authorization: Bearer t0k' --mix 'control=0.3:POST /api/devices/relay1/read,browse=0.7:GET /api/cluster' >"$out/bench.txt" 2>&1 || {
+	echo "arm-smoke-lite: ews bench failed:" >&2
+	cat "$out/bench.txt" >&2
+	exit 1
+}
+echo "arm-smoke-lite: load: $(grep -m1 -iE 'completed|requests' "$out/bench.txt")"
+ram "under 100 req/s" 20

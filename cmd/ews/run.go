@@ -12,6 +12,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bootkey"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/memlimit"
 	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/logring"
@@ -37,6 +38,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// The board page's live log: the last lines, teed from this logger.
 	ring := logring.New(logring.DefaultSize)
 	log = slog.New(ring.Tee(log.Handler()))
+	// a 32-64 MB board: the runtime held to half of it (internal/memlimit)
+	if d := memlimit.Set("/proc/meminfo", os.Getenv); d.Limit > 0 {
+		log.Info("memory: a small board; the Go runtime's soft limit is set", "total_mib", d.Total>>20, "limit_mib", d.Limit>>20)
+	}
 	p, err := config.Find(*path)
 	if err != nil && *path == "" { // no config anywhere: the first-run page writes one (firstrun.go)
 		p, err = firstRun(log, stderr)
