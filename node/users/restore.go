@@ -5,6 +5,7 @@ package users
 // backup's users back in as the store's next version.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,11 +64,23 @@ func (s *Store) Restore(r *http.Request, in []User, expect uint64) (Doc, error) 
 		users := make([]User, 0, len(in))
 		for _, u := range in {
 			u.Devices = slices.Clone(u.Devices)
-			if len(u.Token) == 0 && u.Password == "" {
+			i := slices.IndexFunc(d.Users, func(o User) bool { return o.Name == u.Name })
+			switch {
+			case len(u.Token) == 0 && u.Password == "":
 				u.TokenKey, u.PassKey, u.PassSalt = nil, nil, nil // a key without its credential signs nothing
-				if i := slices.IndexFunc(d.Users, func(o User) bool { return o.Name == u.Name }); i >= 0 {
+				if i >= 0 {
 					o := d.Users[i]
 					u.Token, u.Password, u.TokenKey, u.PassKey, u.PassSalt = o.Token, o.Password, o.TokenKey, o.PassKey, o.PassSalt
+				}
+			case i >= 0:
+				// a backup of a build before keys: the same credential
+				// here has its key, which stays with it
+				o := d.Users[i]
+				if len(u.TokenKey) == 0 && len(u.Token) > 0 && bytes.Equal(u.Token, o.Token) {
+					u.TokenKey = o.TokenKey
+				}
+				if len(u.PassKey) == 0 && u.Password != "" && u.Password == o.Password {
+					u.PassKey, u.PassSalt = o.PassKey, o.PassSalt
 				}
 			}
 			u.Gen = d.Version

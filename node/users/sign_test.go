@@ -201,3 +201,21 @@ func decodeBody(t *testing.T, b []byte) map[string]any {
 	}
 	return m
 }
+
+// A backup of a build before keys restores into a signed store: a user whose
+// credential is the same keeps its key, so an admin with a key remains.
+func TestRestoreKeepsKeys(t *testing.T) {
+	s, _, tok := signedFixture(t)
+	old := s.Export(true)
+	for i := range old.Users {
+		old.Users[i].TokenKey, old.Users[i].PassKey, old.Users[i].PassSalt = nil, nil, nil // as the earlier build wrote it
+	}
+	old.Users = append(old.Users, User{Name: "v1", Role: RoleViewer})
+	r := httptest.NewRequestWithContext(durable.WithSigner(context.Background(), TokenSigner("admin", tok)), "PUT", "/api/board/users", nil)
+	if _, err := s.Restore(r, old.Users, s.Version()); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if !s.Signed() || s.User("v1") == nil {
+		t.Fatalf("after the restore: signed %v, v1 %v", s.Signed(), s.User("v1"))
+	}
+}
