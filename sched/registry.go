@@ -113,6 +113,7 @@ func NewPolicy(cfg Config, rng *rand.Rand, log *slog.Logger) (Policy, error) {
 		px.Rand = rng
 		if _, ok := p.(*Integrated); !ok {
 			px.Model = NewIntegrated(cfg.Integrated) // the paper scores by integrated load
+			px.Model.Two = cfg.Stale == StaleTwo
 		}
 		p = px
 	}

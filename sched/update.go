@@ -40,7 +40,7 @@ func (d *Dispatcher) Update(rows []row.Board) {
 		}
 		b.seen, b.present = d.updGen, true
 		b.Rank, b.Addr, b.Capacity, b.Weight = in.Rank, in.HTTP, max(in.Capacity, 0), float64(in.Weight)
-		b.Running, b.Load = in.Runstate == row.Running && in.HTTP != "", in.Load
+		b.Running, b.Load, b.Reported = in.Runstate == row.Running && in.HTTP != "", in.Load, in.Load
 		if d.rt != nil {
 			b.RT = d.rt(in.Name)
 		}
@@ -89,13 +89,17 @@ func (d *Dispatcher) report(b *Board, in *row.Board, now time.Time) {
 }
 
 // refresh sets the linknum the policies see: the board's report plus our
-// own dispatches and completions since it, never below our own count.
+// own dispatches and completions since it, never below our own count; and
+// under Config.Stale "placed" the load they read (fresh).
 func (d *Dispatcher) refresh(b *Board) {
 	n := b.local
 	if b.reported >= 0 {
 		n = max(n, b.reported+b.local-b.atReport)
 	}
 	b.Linknum = n
+	if d.fresh {
+		b.Load = fresh(b)
+	}
 	d.m.link[b.idx].Set(float64(n))
 }
 

@@ -1,0 +1,140 @@
+package sched
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+)
+
+// staleBoards are three boards of 8 slots that reported nothing in
+// flight and cpu 0.10, 0.15, 0.20: a's figures are the least.
+func staleBoards() []Board {
+	out := []Board{board("a", 8), board("b", 8), board("c", 8)}
+	for i := range out {
+		out[i].Linknum = 0
+		out[i].Load = Load{CPU: 0.10 + 0.05*float64(i), Mem: 0.2, CPUMHz: 1000, MemMB: 1024}
+	}
+	return out
+}
+
+// placeBetweenReports places n requests after one report and before the
+// next (no Done, no Update) and counts them per board.
+func placeBetweenReports(t *testing.T, cfg Config, n int) map[string]int {
+	t.Helper()
+	h := newHarness(t, cfg, Options{Rand: rand.New(rand.NewPCG(51, 1))}, staleBoards()...)
+	got := map[string]int{}
+	client := netip.MustParseAddr("10.0.0.1")
+	for range n {
+		tk, ok := h.d.TryAcquire(&Request{Class: browse, Client: client})
+		if !ok {
+			t.Fatalf("request %d not placed", len(got))
+		}
+		got[tk.Board]++
+	}
+	return got
+}
+
+// TestScoresSeePlacements is the herding of issue 51: the load-aware
+// policies compared figures up to a report old, so every request between
+// two reports went to the board whose last figures were the least. Eight
+// requests on three boards of 8 slots must spread (at most 3 on one);
+// as reported they all go to a; with two random choices the board with
+// the worst figures gets none and a does not get all.
+func TestScoresSeePlacements(t *testing.T) {
+	const n = 8 // a fits them all
+	proximity := func(policy string) Config {
+		c := schedCfg(policy, 16)
+		c.Proximity = []ProximityRule{{CIDR: "10.0.0.0/8", Prefer: []string{"a", "b", "c"}}}
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"adaptive", schedCfg("adaptive", 16)},
+		{"socket", schedCfg("socket", 16)},
+		{"integrated", schedCfg("integrated", 16)},
+		{"proximity over lc", proximity("lc")},
+	} {
+		t.Run(tc.name+"/placed", func(t *testing.T) {
+			got := placeBetweenReports(t, tc.cfg, n)
+			for b, k := range got {
+				if k > n/3+1 {
+					t.Fatalf("%s got %d of %d requests between two reports (%v): herding", b, k, n, got)
+				}
+			}
+			if len(got) != 3 {
+				t.Fatalf("placed on %v, want all three boards", got)
+			}
+		})
+		t.Run(tc.name+"/reported", func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Stale = StaleReported
+			if got := placeBetweenReports(t, cfg, n); got["a"] != n {
+				t.Fatalf("as reported: %v, want all %d on a (the herding kept to measure it)", got, n)
+			}
+		})
+		t.Run(tc.name+"/two", func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Stale = StaleTwo
+			if tc.cfg.Proximity != nil {
+				t.Skip("a rule's preferred boards are ranked, not drawn")
+			}
+			got := placeBetweenReports(t, cfg, n)
+			if got["c"] != 0 || got["a"] == n || got["a"]+got["b"] != n {
+				t.Fatalf("two choices: %v, want none on c and a not all", got)
+			}
+		})
+	}
+}
+
+func TestFreshLoad(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		cpu                float64
+		reported, now, cap int
+		want               float64
+	}{
+		{"nothing placed: as reported", 0.2, 2, 2, 4, 0.2},
+		{"two placed on 4 slots: half a board more", 0.2, 2, 4, 4, 0.7},
+		{"no report yet: every request ours", 0.2, -1, 1, 4, 0.45},
+		{"more finished than placed: less", 0.5, 3, 1, 4, 0},
+		{"never over a whole board", 0.9, 0, 4, 4, 1},
+		{"no capacity: as reported", 0.3, 0, 3, 0, 0.3},
+		{"NaN reported counts as full", nan(), 0, 0, 4, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &Board{Capacity: tc.cap, Linknum: tc.now, reported: tc.reported, Reported: Load{CPU: tc.cpu, Mem: 0.3}}
+			got := fresh(b)
+			if d := got.CPU - tc.want; d > 1e-9 || d < -1e-9 || got.Mem != 0.3 {
+				t.Fatalf("fresh = %+v, want cpu %v and mem as reported", got, tc.want)
+			}
+		})
+	}
+}
+
+func nan() float64 { z := 0.0; return z / z }
+
+// TestUnlimitedSendsPastCapacity: with Options.Unlimited (the testbed's
+// director) capacity scales the figures but does not bound what a board
+// is sent.
+func TestUnlimitedSendsPastCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		unlimited bool
+		want      int
+	}{{"a limit (every node)", false, 2}, {"a size (director)", true, 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, schedCfg("lc", 16), Options{Unlimited: tc.unlimited}, board("a", 2))
+			placed := 0
+			for range 5 {
+				if _, ok := h.d.TryAcquire(&Request{Class: browse}); ok {
+					placed++
+				}
+			}
+			if placed != tc.want {
+				t.Fatalf("placed %d of 5 on a board of 2 slots, want %d", placed, tc.want)
+			}
+		})
+	}
+}
