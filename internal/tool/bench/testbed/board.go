@@ -76,6 +76,8 @@ type board struct {
 	done    uint64
 	hits    uint64 // cached pages served
 	pages   uint64 // pages served with a cache
+	// since the last report: cpu share × seconds, and seconds stepped
+	cpuSum, span float64
 }
 
 func newBoard(s BoardSpec) *board {
@@ -162,6 +164,8 @@ func (b *board) rates(t time.Duration) (cpu, io float64) {
 // step advances the running jobs by dt from t and returns those that
 // finished, in the order they started; freed slots take the backlog.
 func (b *board) step(t, dt time.Duration) []*job {
+	b.cpuSum += b.cpu(t) * dt.Seconds()
+	b.span += dt.Seconds()
 	if len(b.run) == 0 {
 		return nil
 	}
@@ -190,9 +194,9 @@ func (b *board) step(t, dt time.Duration) []*job {
 	return out
 }
 
-// load is what the board reports: background cpu (0.9 while busy), the
-// share of its workers in use, memory per request, its size for qsc.
-func (b *board) load(t time.Duration) row.Load {
+// cpu is the board's cpu use at t: the background (0.9 of it while busy,
+// the other process), the rest in the share of its workers in use.
+func (b *board) cpu(t time.Duration) float64 {
 	bg := 0.05
 	if b.spec.busy(t) {
 		bg = 1 - 1/b.spec.BusySlow
@@ -204,8 +208,23 @@ func (b *board) load(t time.Duration) row.Load {
 		}
 	}
 	use := min(1, float64(n)/float64(b.spec.Workers))
+	return bg + (1-bg)*use
+}
+
+// load is what the board reports at t and starts the next interval: its
+// cpu use averaged over the interval since its last report (as a board
+// reads /proc/stat's counters; the use at t when no time has passed),
+// memory per request, its size for qsc. An instant's cpu said 100 % for
+// any board running two pages at that moment, alike for a board busy
+// for a moment and for one whose cpu another process holds.
+func (b *board) load(t time.Duration) row.Load {
+	cpu := b.cpu(t)
+	if b.span > 0 {
+		cpu = b.cpuSum / b.span
+	}
+	b.cpuSum, b.span = 0, 0
 	return row.Load{
-		CPU:    bg + (1-bg)*use,
+		CPU:    cpu,
 		Mem:    min(1, (200+8*float64(b.inFlight()))/1024),
 		CPUMHz: 1000 * b.spec.Speed * float64(b.spec.Workers),
 		MemMB:  1024,
