@@ -14,9 +14,10 @@ import (
 const (
 	// StalePlaced (the default, also ""): the cpu figure a policy reads is
 	// the board's report plus what this master placed on it since, net of
-	// what finished: cpu + Δ/capacity, Δ = the linknum estimate less the
-	// report's linknum, within [0, 1]. A slot is one capacity-th of the
-	// board; the papers' formulas are kept and read the corrected figure.
+	// what finished: cpu + Δ·u within [0, 1], Δ = the linknum estimate
+	// less the report's linknum, u the cpu one request takes on the board
+	// as learned from its reports (cpuCost). The papers' formulas are
+	// kept and read the corrected figure.
 	StalePlaced = "placed"
 	// StaleTwo: the figures as reported, but each request draws two
 	// boards of the pool at random and the policy's formula picks the
@@ -48,17 +49,57 @@ func placedSince(b *Board) int {
 }
 
 // fresh is b's reported load with the placements since the report added
-// to its cpu figure (StalePlaced): each request in flight is one slot of
-// capacity, a capacity-th of the board. Only cpu is moved: it is the
-// figure a request's work changes within a report interval; memory,
-// network and disk per request are not known to the master.
+// to its cpu figure (StalePlaced): each request more in flight adds the
+// cpu one request takes on the board (cpuCost.unit). Only cpu is moved: it
+// is the figure a request's work changes within a report interval;
+// memory, network and disk per request are not known to the master.
 func fresh(b *Board) Load {
 	l := b.Reported
 	if b.Capacity <= 0 {
 		return l
 	}
-	l.CPU = min(max(clean(l.CPU)+float64(placedSince(b))/float64(b.Capacity), 0), 1)
+	l.CPU = max(clean(l.CPU)+float64(placedSince(b))*b.cost.unit(b.Capacity), 0)
 	return l
+}
+
+// cpuCost learns the cpu one request in flight takes on a board from its
+// reports: the ratio of the moving averages of its cpu figure and of its
+// in-flight count (each report weighs costAlpha). A slot, a capacity-th of
+// the board, would be the unit if a board's cpu were full only with every
+// slot busy; a board whose slots outnumber its cores (the testbed's: 16
+// slots, 2 workers) is full of cpu with 2, and a capacity-th undercounted
+// each request 8 times, so stale noise still outweighed what was placed.
+type cpuCost struct {
+	cpu, n float64 // moving averages; n == 0: nothing learned yet
+	seen   bool
+}
+
+// costAlpha is the weight of each report in cpuCost's averages: the last
+// ten or so reports count (a second at ews's 100 ms heartbeat).
+const costAlpha = 0.1
+
+// learn takes one report: the board's cpu share and its in-flight count.
+func (c *cpuCost) learn(cpu float64, linknum int) {
+	if linknum < 0 {
+		return
+	}
+	x, n := min(clean(cpu), 1), float64(linknum)
+	if !c.seen {
+		c.cpu, c.n, c.seen = x, n, true
+		return
+	}
+	c.cpu += costAlpha * (x - c.cpu)
+	c.n += costAlpha * (n - c.n)
+}
+
+// unit is the cpu share of one request in flight: the learned ratio,
+// within [1/capacity, 1]; 1/capacity while the board has run nothing.
+func (c *cpuCost) unit(capacity int) float64 {
+	lo := 1 / float64(capacity)
+	if c.n <= 0 {
+		return lo
+	}
+	return min(max(c.cpu/c.n, lo), 1)
 }
 
 // leastOf is leastScore over the whole pool, or with two set over two

@@ -99,7 +99,7 @@ func TestFreshLoad(t *testing.T) {
 		{"two placed on 4 slots: half a board more", 0.2, 2, 4, 4, 0.7},
 		{"no report yet: every request ours", 0.2, -1, 1, 4, 0.45},
 		{"more finished than placed: less", 0.5, 3, 1, 4, 0},
-		{"never over a whole board", 0.9, 0, 4, 4, 1},
+		{"past a whole board: the demand goes on counting", 0.9, 0, 4, 4, 1.9},
 		{"no capacity: as reported", 0.3, 0, 3, 0, 0.3},
 		{"NaN reported counts as full", nan(), 0, 0, 4, 1},
 	} {
@@ -114,6 +114,42 @@ func TestFreshLoad(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// TestCPUCostLearned: the cpu one request in flight takes is learned from
+// the board's reports (the ratio of the moving averages of its cpu and its
+// in-flight count), within [1/capacity, 1].
+func TestCPUCostLearned(t *testing.T) {
+	type report struct {
+		cpu float64
+		n   int
+	}
+	for _, tc := range []struct {
+		name    string
+		reports []report
+		cap     int
+		want    float64
+	}{
+		{"nothing learned: a slot", nil, 16, 1.0 / 16},
+		{"never ran a request: a slot", []report{{0.05, 0}, {0.05, 0}}, 16, 1.0 / 16},
+		// averages 0.5/1, then 0.55/1.1, then 0.545/1.09
+		{"two workers, 16 slots: half the board each", []report{{0.5, 1}, {1, 2}, {0.5, 1}}, 16, 0.5},
+		{"first report taken whole", []report{{0.6, 2}}, 16, 0.3},
+		{"a board with no report is skipped", []report{{0.9, -1}}, 4, 0.25},
+		{"never below a slot", []report{{0.1, 8}}, 4, 0.25},
+		{"never above the board", []report{{1, 1}, {1, 0}}, 4, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c cpuCost
+			for _, r := range tc.reports {
+				c.learn(r.cpu, r.n)
+			}
+			got := c.unit(tc.cap)
+			if d := got - tc.want; d > 1e-9 || d < -1e-9 {
+				t.Fatalf("unit = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
 
 // TestUnlimitedSendsPastCapacity: with Options.Unlimited (the testbed's
 // director) capacity scales the figures but does not bound what a board

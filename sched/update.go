@@ -78,6 +78,7 @@ const reportJitter = 5 * time.Millisecond
 func (d *Dispatcher) report(b *Board, in *row.Board, now time.Time) {
 	if !d.proxy {
 		b.reported, b.atReport = in.Linknum, b.local
+		b.cost.learn(in.Load.CPU, in.Linknum)
 		return
 	}
 	heard := now.Add(-time.Duration(max(in.LastSeenMs, 0)) * time.Millisecond)
@@ -86,6 +87,7 @@ func (d *Dispatcher) report(b *Board, in *row.Board, now time.Time) {
 	}
 	b.reported, b.atReport, b.heard = in.Linknum, b.local+b.finished, heard
 	b.finished = 0
+	b.cost.learn(in.Load.CPU, in.Linknum)
 }
 
 // refresh sets the linknum the policies see: the board's report plus our

@@ -12,8 +12,9 @@ import (
 // testbed (internal/tool/bench/testbed) plus the takeover on real boards.
 // quick: one cell per claim, nothing else runs; full: every load of the
 // sweeps, after the process-based report; sweep: full's testbed alone;
-// net: full's cells of 003 on the emulated network alone (netprox.go).
-var verdictModes = []string{"off", "quick", "full", "sweep", "net"}
+// net: full's cells of 003 on the emulated network alone (netprox.go);
+// fresh: quick's cell of the fresh scores alone (tbfresh.go), seconds.
+var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh"}
 
 // verdicts runs the claims and prints one line per claim; it writes the
 // cells' tables to --testbed-out, by default (full) after the report in
@@ -24,7 +25,7 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
-	t := &tbHarness{quick: mode == "quick", repeats: tbRepeats, out: h.out}
+	t := &tbHarness{quick: mode == "quick" || mode == "fresh", repeats: tbRepeats, out: h.out}
 	if mode == "sweep" || mode == "net" {
 		mode = "full"
 	}
@@ -34,7 +35,12 @@ func (h *harness) verdicts(ctx context.Context) error {
 	if t.quick {
 		reps = 3
 	}
-	if h.opt.verdicts != "net" {
+	if h.opt.verdicts == "fresh" {
+		reps = 0
+		if err := t.tbFresh(); err != nil {
+			return err
+		}
+	} else if h.opt.verdicts != "net" {
 		if err := t.all(); err != nil {
 			return err
 		}
@@ -44,8 +50,10 @@ func (h *harness) verdicts(ctx context.Context) error {
 	} else {
 		reps = 0
 	}
-	if err := h.netVerdicts(ctx, t); err != nil {
-		return err
+	if h.opt.verdicts != "fresh" {
+		if err := h.netVerdicts(ctx, t); err != nil {
+			return err
+		}
 	}
 	out, flags := h.opt.testbedOut, os.O_CREATE|os.O_WRONLY|os.O_TRUNC
 	switch {
