@@ -153,10 +153,10 @@ func oneFIFO(spec PolicySpec, order string) bool {
 }
 
 // ClassesFor are the classes used when none are configured under policy:
-// the paper's four (QSCClasses) for "qsc", whose formula weighs requests by
+// the paper's four (QSCClasses) for "qsc" and "qsc-min", whose formula weighs requests by
 // class, and DefaultClasses for every other policy.
 func ClassesFor(policy string) []Class {
-	if policy == "qsc" {
+	if policy == "qsc" || policy == "qsc-min" {
 		return QSCClasses()
 	}
 	return DefaultClasses()

@@ -22,9 +22,15 @@ import (
 // then drawn with probability (1/Wᵢ) / Σⱼ 1/Wⱼ: the relatively lighter a
 // board, the larger its share of [0, 1); one independent draw per request.
 // Keys: [sched.qsc] weights cpu mem req net.
+//
+// Min (policy "qsc-min") keeps eq. 4 and replaces the draw by the least
+// Wᵢ (then the least linknum/capacity, ties at random): the draw sends a
+// share of the requests to the heavier boards by design, the argmin
+// measures eq. 4 as a score beside the other load-aware policies.
 type QSC struct {
 	alpha, beta, gamma, delta float64
 	Rand                      *rand.Rand // nil: the runtime's generator
+	Min                       bool       // the least Wᵢ instead of the paper's draw
 	inv                       []float64  // 1/Wᵢ of the pool being drawn from, reused
 }
 
@@ -65,12 +71,15 @@ func (p *QSC) Weight(b, base *Board) float64 {
 	return w
 }
 
-// Select draws one board with chance (1/Wᵢ) / Σ 1/Wⱼ.
+// Select draws one board with chance (1/Wᵢ) / Σ 1/Wⱼ (with Min: the least Wᵢ).
 func (p *QSC) Select(pool []*Board, _ *Request) *Board {
 	if len(pool) == 0 {
 		return nil
 	}
 	base := pool[0]
+	if p.Min {
+		return leastScore(pool, p.Rand, func(b *Board) float64 { return p.Weight(b, base) }, byUse)
+	}
 	if cap(p.inv) < len(pool) {
 		p.inv = make([]float64, len(pool)) // once per pool size: Select stays allocation-free
 	}
@@ -94,13 +103,20 @@ func init() {
 	RegisterPolicy(PolicySpec{Name: "qsc", Queue: PriorityQueues,
 		New:   func(cfg Config, rng *rand.Rand) Policy { return NewQSC(cfg.QSC, rng) },
 		Check: checkQSC})
+	RegisterPolicy(PolicySpec{Name: "qsc-min", Queue: PriorityQueues,
+		New: func(cfg Config, rng *rand.Rand) Policy {
+			p := NewQSC(cfg.QSC, rng)
+			p.Min = true
+			return p
+		},
+		Check: checkQSC})
 }
 
 // checkQSC wants class weights: with every weight 0 all requests would
 // cost the same and qsc would be random weighted by dynamic load only.
 func checkQSC(cfg Config) error {
 	if len(cfg.Classes) == 0 {
-		return nil // ClassesFor("qsc"): the paper's four, weighted
+		return nil // ClassesFor: the paper's four, weighted
 	}
 	sum := 0.0
 	for _, c := range cfg.Classes {
@@ -123,7 +139,7 @@ func checkQSC(cfg Config) error {
 // (publish, execution unit, dynamic page, multimedia, weights increasing
 // step by step): 1, 2, 4, 8. Priority follows the firmware's contract
 // (control first), so the list is in priority order, not weight order.
-// They are the classes of policy "qsc" when none are configured
+// They are the classes of policies "qsc" and "qsc-min" when none are configured
 // (ClassesFor); ews config init shows them.
 func QSCClasses() []Class {
 	return []Class{

@@ -13,8 +13,9 @@ import (
 // quick: one cell per claim, nothing else runs; full: every load of the
 // sweeps, after the process-based report; sweep: full's testbed alone;
 // net: full's cells of 003 on the emulated network alone (netprox.go);
-// fresh: quick's cell of the fresh scores alone (tbfresh.go), seconds.
-var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh"}
+// fresh: quick's cell of the fresh scores alone (tbfresh.go), seconds;
+// testbed: quick's testbed cells alone (no takeover, no network).
+var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh", "testbed"}
 
 // verdicts runs the claims and prints one line per claim; it writes the
 // cells' tables to --testbed-out, by default (full) after the report in
@@ -25,7 +26,8 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
-	t := &tbHarness{quick: mode == "quick" || mode == "fresh", repeats: tbRepeats, out: h.out}
+	alone := mode == "fresh" || mode == "testbed" // testbed cells only: no takeover, no network
+	t := &tbHarness{quick: mode == "quick" || alone, repeats: tbRepeats, out: h.out}
 	if mode == "sweep" || mode == "net" {
 		mode = "full"
 	}
@@ -35,22 +37,28 @@ func (h *harness) verdicts(ctx context.Context) error {
 	if t.quick {
 		reps = 3
 	}
-	if h.opt.verdicts == "fresh" {
+	switch {
+	case h.opt.verdicts == "fresh":
 		reps = 0
 		if err := t.tbFresh(); err != nil {
 			return err
 		}
-	} else if h.opt.verdicts != "net" {
+	case h.opt.verdicts == "testbed":
+		reps = 0
+		if err := t.all(); err != nil {
+			return err
+		}
+	case h.opt.verdicts != "net":
 		if err := t.all(); err != nil {
 			return err
 		}
 		if err := h.takeoverVerdicts(ctx, t, reps); err != nil {
 			return err
 		}
-	} else {
+	default:
 		reps = 0
 	}
-	if h.opt.verdicts != "fresh" {
+	if !alone {
 		if err := h.netVerdicts(ctx, t); err != nil {
 			return err
 		}
