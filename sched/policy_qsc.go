@@ -12,10 +12,15 @@ import (
 // docs/NOTES.md ("Policies"), compares every board i with the first board
 // of the list, the base M, by its dynamic load over its static capacity:
 //
-//	Wᵢ = α·(Cᵢ/C_M)·(P1_M/P1ᵢ) + β·(Mᵢ/M_M)·(P2_M/P2ᵢ) + γ·Rᵢ/R_M + δ·Nᵢ/N_M
+//	Wᵢ = α·(Cᵢ/C_M)·(P1_M/P1ᵢ) + β·(Mᵢ/M_M)·(P2_M/P2ᵢ) + γ·(Rᵢ/R_M)·(P1_M/P1ᵢ) + δ·Nᵢ/N_M
 //
 // C cpu use, M memory use, R request load, N network traffic, P1 cpu
 // capacity (Load.CPUMHz), P2 memory size (Load.MemMB); α β γ δ start at 1.
+// R is scaled by the cpu capacity as C is: a request's time in the
+// paper's model is cpu work and memory reads only ("影响请求的响应时间只有
+// 内存读取时间和CPU 处理时间"), so the same request load weighs less on a
+// faster board; N is not, the paper leaves network speed out ("本研究未将
+// 网速、内存及硬件缓存的差异性考虑其中").
 // Each dynamic value x enters as x+ε (ε = QSCFloor for shares, one
 // request weight QSCReqFloor for R), so an idle base does not divide by
 // zero; an unknown capacity (0 on either side) counts as equal. Board i is
@@ -63,7 +68,7 @@ func shareRatio(v, base float64) float64 {
 func (p *QSC) Weight(b, base *Board) float64 {
 	w := p.alpha*shareRatio(b.Load.CPU, base.Load.CPU)*capRatio(base.Load.CPUMHz, b.Load.CPUMHz) +
 		p.beta*shareRatio(b.Load.Mem, base.Load.Mem)*capRatio(base.Load.MemMB, b.Load.MemMB) +
-		p.gamma*(clean(b.ReqLoad)+QSCReqFloor)/(clean(base.ReqLoad)+QSCReqFloor) +
+		p.gamma*(clean(b.ReqLoad)+QSCReqFloor)/(clean(base.ReqLoad)+QSCReqFloor)*capRatio(base.Load.CPUMHz, b.Load.CPUMHz) +
 		p.delta*shareRatio(b.Load.Net, base.Load.Net)
 	if !(w > 0) {
 		return 1e-9 // every weight 0: all boards alike
