@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math/rand/v2"
+	"time"
 )
 
 // Stale figures: a board's load (cpu, memory, ...) is what it reported
@@ -41,11 +42,46 @@ func CheckStale(s string) error {
 // corrects reports whether the Dispatcher corrects the figures under s.
 func corrects(s string) bool { return s == "" || s == StalePlaced }
 
-// placedSince is how many more requests board b runs now than in the
-// report its figures came with, as the Dispatcher counts them: what it
-// placed since, less what finished (negative when more finished).
-func placedSince(b *Board) int {
-	return b.Linknum - max(b.reported, 0)
+// placedSince is how many more requests board b runs now than while it
+// measured the figures of its last report, as the Dispatcher counts them:
+// what it placed since, less what finished (negative when more finished).
+// The cpu is an average over the report interval, so it goes with the
+// linknum's average over the same interval (flightAvg); the report's own
+// linknum, an instant at its end, until an interval was seen.
+func placedSince(b *Board) float64 {
+	if b.flights.ok {
+		return float64(b.Linknum) - b.flights.mean
+	}
+	return float64(b.Linknum - max(b.reported, 0))
+}
+
+// flightAvg is a board's linknum estimate averaged over time, interval by
+// interval: add before each change, close at each report taken.
+type flightAvg struct {
+	area     float64   // linknum × seconds since from
+	at, from time.Time // last add; start of the interval
+	mean     float64   // the last closed interval's average
+	ok       bool      // an interval was closed
+}
+
+// add counts n, the linknum until now, from the last add.
+func (f *flightAvg) add(n int, now time.Time) {
+	if f.at.IsZero() {
+		f.from = now
+	} else if now.After(f.at) {
+		f.area += float64(n) * now.Sub(f.at).Seconds()
+	}
+	f.at = now
+}
+
+// close ends the interval at now (n the linknum since the last add) and
+// keeps its average; an empty interval keeps the last one.
+func (f *flightAvg) close(n int, now time.Time) {
+	f.add(n, now)
+	if span := now.Sub(f.from).Seconds(); span > 0 {
+		f.mean, f.ok = f.area/span, true
+	}
+	f.area, f.from = 0, now
 }
 
 // fresh is b's reported load with the placements since the report added
@@ -58,7 +94,7 @@ func fresh(b *Board) Load {
 	if b.Capacity <= 0 {
 		return l
 	}
-	l.CPU = max(clean(l.CPU)+float64(placedSince(b))*b.cost.unit(b.Capacity), 0)
+	l.CPU = max(clean(l.CPU)+placedSince(b)*b.cost.unit(b.Capacity), 0)
 	return l
 }
 
@@ -78,12 +114,13 @@ type cpuCost struct {
 // ten or so reports count (a second at ews's 100 ms heartbeat).
 const costAlpha = 0.1
 
-// learn takes one report: the board's cpu share and its in-flight count.
-func (c *cpuCost) learn(cpu float64, linknum int) {
-	if linknum < 0 {
+// learn takes one report: the board's cpu share and its in-flight count
+// over the same interval.
+func (c *cpuCost) learn(cpu float64, n float64) {
+	if n < 0 || n != n {
 		return
 	}
-	x, n := min(clean(cpu), 1), float64(linknum)
+	x := min(clean(cpu), 1)
 	if !c.seen {
 		c.cpu, c.n, c.seen = x, n, true
 		return

@@ -1,9 +1,11 @@
 package sched
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
+	"time"
 )
 
 // staleBoards are three boards of 8 slots that reported nothing in
@@ -146,7 +148,7 @@ func TestCPUCostLearned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var c cpuCost
 			for _, r := range tc.reports {
-				c.learn(r.cpu, r.n)
+				c.learn(r.cpu, float64(r.n))
 			}
 			got := c.unit(tc.cap)
 			if d := got - tc.want; d > 1e-9 || d < -1e-9 {
@@ -175,6 +177,44 @@ func TestUnlimitedSendsPastCapacity(t *testing.T) {
 			}
 			if placed != tc.want {
 				t.Fatalf("placed %d of 5 on a board of 2 slots, want %d", placed, tc.want)
+			}
+		})
+	}
+}
+
+// TestFlightAverage: the linknum averaged over a report interval, which
+// the report's cpu (an average over the same interval) goes with.
+func TestFlightAverage(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	type step struct {
+		at    int  // ms
+		n     int  // the linknum until at
+		close bool // a report taken at at
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		mean  float64
+		ok    bool
+	}{
+		{"no report yet", []step{{0, 0, false}, {50, 0, false}}, 0, false},
+		{"0 for 25 ms then 4 for 75 ms: 3", []step{{0, 0, false}, {25, 0, false}, {100, 4, true}}, 3, true},
+		{"each interval on its own", []step{{0, 0, false}, {100, 2, true}, {150, 2, false}, {200, 6, true}}, 4, true},
+		{"an empty interval keeps the last", []step{{0, 0, false}, {100, 2, true}, {100, 9, true}}, 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var f flightAvg
+			for _, s := range tc.steps {
+				if s.close {
+					f.close(s.n, ms(s.at))
+				} else {
+					f.add(s.n, ms(s.at))
+				}
+			}
+			if f.ok != tc.ok || (tc.ok && math.Abs(f.mean-tc.mean) > 1e-9) {
+				t.Fatalf("mean %v ok %v, want %v %v", f.mean, f.ok, tc.mean, tc.ok)
 			}
 		})
 	}
