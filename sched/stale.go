@@ -15,10 +15,11 @@ import (
 const (
 	// StalePlaced (the default, also ""): the cpu figure a policy reads is
 	// the board's report plus what this master placed on it since, net of
-	// what finished: cpu + Δ·u within [0, 1], Δ = the linknum estimate
-	// less the report's linknum, u the cpu one request takes on the board
-	// as learned from its reports (cpuCost). The papers' formulas are
-	// kept and read the corrected figure.
+	// what finished: cpu + Δ·u, at least 0, Δ = the linknum estimate less
+	// its average over the interval the report's cpu covers (placedSince),
+	// u the cpu one request takes on the board as learned from its reports
+	// (cpuCost). The papers' formulas are kept and read the corrected
+	// figure.
 	StalePlaced = "placed"
 	// StaleTwo: the figures as reported, but each request draws two
 	// boards of the pool at random and the policy's formula picks the
