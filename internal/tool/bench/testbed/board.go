@@ -26,6 +26,11 @@ type BoardSpec struct {
 
 	CacheUsers int           // per-user cache: the users it keeps warm (LRU); 0 = no cache
 	Cold, Warm time.Duration // a page's CPU work for a user not cached / cached
+
+	// MemMB is the memory it reports (qsc's P2); its memory share is 200 MB
+	// plus 8 MB per request in flight over it. 0 = 1024. Memory costs no
+	// time here: it skews the figures qsc weighs, not the service.
+	MemMB float64
 }
 
 func (s *BoardSpec) fill() {
@@ -43,6 +48,9 @@ func (s *BoardSpec) fill() {
 	}
 	if s.BusySlow <= 0 {
 		s.BusySlow = 10
+	}
+	if s.MemMB <= 0 {
+		s.MemMB = 1024
 	}
 }
 
@@ -225,8 +233,8 @@ func (b *board) load(t time.Duration) row.Load {
 	b.cpuSum, b.span = 0, 0
 	return row.Load{
 		CPU:    cpu,
-		Mem:    min(1, (200+8*float64(b.inFlight()))/1024),
+		Mem:    min(1, (200+8*float64(b.inFlight()))/b.spec.MemMB),
 		CPUMHz: 1000 * b.spec.Speed * float64(b.spec.Workers),
-		MemMB:  1024,
+		MemMB:  b.spec.MemMB,
 	}
 }
