@@ -142,7 +142,7 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 		limit: cfg.Queue, timeout: cfg.QueueTimeout, target: cfg.QueueTarget,
 		interval: opt.Interval, retry: opt.RetryAfter, reserve: cfg.Reserve,
 		clock: opt.Clock, log: opt.Logger, rt: opt.RT, proxy: opt.Proxy, byName: map[string]*Board{},
-		fresh: corrects(cfg.Stale), unlimited: opt.Unlimited,
+		fresh: corrects(cfg.Stale) && (spec.Load || len(cfg.Proximity) > 0), unlimited: opt.Unlimited,
 		room: headroom{slots: room},
 	}
 	if d.limit <= 0 {

@@ -134,7 +134,7 @@ func (p *Adaptive) mostLoaded(i int, l float64, now time.Time) bool {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewAdaptive(cfg.Adaptive)
 			p.Rand, p.Two = rng, cfg.Stale == StaleTwo

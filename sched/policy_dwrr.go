@@ -37,6 +37,6 @@ func dwrrWeight(b *Board) float64 {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "dwrr", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "dwrr", Queue: PriorityQueues, Load: true,
 		New: func(Config, *rand.Rand) Policy { return NewDWRR() }})
 }

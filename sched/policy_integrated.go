@@ -100,7 +100,7 @@ func (p *Integrated) Observe(b *Board, now time.Time) bool {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewIntegrated(cfg.Integrated)
 			p.Rand, p.Two = rng, cfg.Stale == StaleTwo

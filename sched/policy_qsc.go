@@ -105,10 +105,10 @@ func (p *QSC) Select(pool []*Board, _ *Request) *Board {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "qsc", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "qsc", Queue: PriorityQueues, Load: true,
 		New:   func(cfg Config, rng *rand.Rand) Policy { return NewQSC(cfg.QSC, rng) },
 		Check: checkQSC})
-	RegisterPolicy(PolicySpec{Name: "qsc-min", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "qsc-min", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewQSC(cfg.QSC, rng)
 			p.Min = true

@@ -46,7 +46,7 @@ func (p *Socket) Select(pool []*Board, _ *Request) *Board {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "socket", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "socket", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewSocket(cfg.Socket)
 			p.Rand, p.Two = rng, cfg.Stale == StaleTwo

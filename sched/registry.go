@@ -31,6 +31,10 @@ type PolicySpec struct {
 	New func(cfg Config, rng *rand.Rand) Policy
 	// Check, when set, rejects configs the policy cannot work with.
 	Check func(cfg Config) error
+	// Load says the policy reads the boards' load figures (Board.Load):
+	// the Dispatcher then corrects them for what it placed since each
+	// report (Config.Stale). Proximity rules read them under any policy.
+	Load bool
 }
 
 var registry struct {
