@@ -47,8 +47,8 @@ type Board struct {
 	held     bool      // the policy's Observe holds it from new requests (integrated: overloaded)
 	local    int       // tickets of this Dispatcher in flight on it
 	reported int       // the board's last report; -1 none
-	cost     cpuCost   // the cpu a request in flight takes on it, learned from its reports (stale.go)
-	flights  flightAvg // its linknum averaged over each report interval (stale.go)
+	cost     cpuCost   // the cpu a request in flight takes on it, learned from its reports (stale_learn.go)
+	flights  flightAvg // its linknum averaged over each report interval (stale_learn.go)
 	atReport int       // local when that report was applied (Options.Proxy: plus finished)
 	heard    time.Time // Options.Proxy: when that report was heard (the row's LastSeenMs)
 	finished int       // Options.Proxy: tickets on it that finished since that report
