@@ -103,6 +103,7 @@ func TestCheckedWithTheLine(t *testing.T) {
 		key, msg string
 	}{
 		{"bad headroom", "[sched]\nheadroom = \"lots\"\n", 2, "sched.headroom", "want off, auto or a number of slots"},
+		{"bad stale", "[sched]\nstale = \"fresh\"\n", 2, "sched.stale", "want placed, two or reported"},
 		{"bad order", "[sched]\norder = \"fifo\"\n", 2, "sched.order", "want priority or arrival"},
 		{"unknown driver", "[[device]]\nname = \"a\"\ndriver = \"laser\"\n", 3, "device[0].driver", "unknown driver"},
 		{"unknown policy", "[sched]\npolicy = \"fastest\"\n", 2, "sched.policy", "unknown policy"},

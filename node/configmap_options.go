@@ -58,6 +58,7 @@ func schedConfig(c *config.Config) sched.Config {
 		QueueTarget:  s.QueueTarget.Duration,
 		Reserve:      s.Reserve,
 		Headroom:     s.Headroom,
+		Stale:        s.Stale,
 		Sticky:       s.Sticky,
 		Adaptive:     loadModel(s.Adaptive),
 		Integrated:   loadModel(s.Integrated),

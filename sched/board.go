@@ -22,7 +22,11 @@ type Board struct {
 	Capacity int    // slots: requests it runs at once
 	Weight   float64
 	Running  bool // runstate running with an HTTP address; anything else gets no new requests
+	// Load is the load the policies read: Reported, with the placements
+	// since the report added to its cpu under Config.Stale "placed"
+	// (fresh); as reported otherwise, and while a policy's Observe runs.
 	Load     Load
+	Reported Load          // the board's figures as its last row carried them
 	RT       time.Duration // response time measured by the master's probes (Options.RT); 0 = unknown
 
 	// Linknum is the number of requests in flight on the board. In
@@ -43,6 +47,8 @@ type Board struct {
 	held     bool      // the policy's Observe holds it from new requests (integrated: overloaded)
 	local    int       // tickets of this Dispatcher in flight on it
 	reported int       // the board's last report; -1 none
+	cost     cpuCost   // the cpu a request in flight takes on it, learned from its reports (stale_learn.go)
+	flights  flightAvg // its linknum averaged over each report interval (stale_learn.go)
 	atReport int       // local when that report was applied (Options.Proxy: plus finished)
 	heard    time.Time // Options.Proxy: when that report was heard (the row's LastSeenMs)
 	finished int       // Options.Proxy: tickets on it that finished since that report
@@ -57,6 +63,12 @@ func (b *Board) ID() int { return b.idx }
 // available says whether the board may take one more request.
 func (b *Board) available() bool {
 	return b.Running && !b.held && b.Capacity > 0 && b.Linknum < b.Capacity
+}
+
+// unlimited says whether the board may take a request when capacity is a
+// size, not a limit (Options.Unlimited).
+func (b *Board) unlimited() bool {
+	return b.Running && !b.held && b.Capacity > 0
 }
 
 // Request is what the queue and the policies know of one client request.

@@ -51,6 +51,14 @@ type Config struct {
 	// stays open to the lower classes. Not for one-FIFO policies (lc).
 	Headroom string
 
+	// Stale is what the Dispatcher does about load figures up to one
+	// report old (stale.go): StalePlaced (or "", the default) adds what it
+	// placed since the report to a board's cpu; StaleTwo draws two boards
+	// and lets the policy pick the lesser; StaleReported takes the
+	// figures as reported (herding between reports). Only the load-aware
+	// policies read the figures; the others ignore it.
+	Stale string
+
 	// Sticky keeps a user on one board: "" (off), StickyCookie or
 	// StickySourceIP. It wraps Policy, which still places new users.
 	Sticky string
@@ -112,6 +120,7 @@ func DefaultConfig() Config {
 		QueueTarget:  100 * time.Millisecond, // fail fast above this sojourn
 		Reserve:      0,                      // strict priority, as the paper
 		Headroom:     HeadroomOff,            // pages may take every slot, as the paper
+		Stale:        StalePlaced,            // scores see what was placed since the report
 		Sticky:       "",                     // any board may serve any request
 		Classes:      DefaultClasses(),       // control first, browse after
 	}
@@ -144,10 +153,10 @@ func oneFIFO(spec PolicySpec, order string) bool {
 }
 
 // ClassesFor are the classes used when none are configured under policy:
-// the paper's four (QSCClasses) for "qsc", whose formula weighs requests by
+// the paper's four (QSCClasses) for "qsc" and "qsc-min", whose formula weighs requests by
 // class, and DefaultClasses for every other policy.
 func ClassesFor(policy string) []Class {
-	if policy == "qsc" {
+	if policy == "qsc" || policy == "qsc-min" {
 		return QSCClasses()
 	}
 	return DefaultClasses()

@@ -39,6 +39,12 @@ type Options struct {
 	// report but before it was heard are taken out of it (update.go).
 	// false (redirect mode): a report is taken as it is.
 	Proxy bool
+	// Unlimited says a board's capacity is its size, not a limit: it is
+	// sent requests beyond it and holds them itself (the testbed's
+	// director, the papers' LVS, which picks a board per request on
+	// arrival). Capacity still scales the load correction (Config.Stale)
+	// and linknum/capacity. false (every node): invariant 4 holds.
+	Unlimited bool
 	// Distance is the round-trip time between two boards as gossip
 	// measures it (from "" = this board), for learned proximity rules;
 	// nil: none measured.
@@ -74,6 +80,9 @@ type Dispatcher struct {
 	log      *slog.Logger
 	rt       func(string) time.Duration
 	proxy    bool // Options.Proxy
+	fresh    bool // Config.Stale "placed": refresh corrects the load the policies read
+	// Options.Unlimited: capacity is a board's size, not a limit
+	unlimited bool
 
 	queues  []queue
 	depth   []int    // queued per class
@@ -133,6 +142,7 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 		limit: cfg.Queue, timeout: cfg.QueueTimeout, target: cfg.QueueTarget,
 		interval: opt.Interval, retry: opt.RetryAfter, reserve: cfg.Reserve,
 		clock: opt.Clock, log: opt.Logger, rt: opt.RT, proxy: opt.Proxy, byName: map[string]*Board{},
+		fresh: corrects(cfg.Stale) && (spec.Load || len(cfg.Proximity) > 0), unlimited: opt.Unlimited,
 		room: headroom{slots: room},
 	}
 	if d.limit <= 0 {

@@ -74,16 +74,18 @@ func TestIntegratedPaper(t *testing.T) {
 func TestQSCEquation4(t *testing.T) {
 	// A is the base (the first board). By hand, ε = .05 on shares, 1 on R:
 	//   W_A = 1+1+1+1 = 4
-	//   W_B = (.25/.55)(4000/8000) + (.55/.45)(2048/1024) + 2/4 + .35/.15 = 5.505051
-	//   W_C = (.95/.55)(4000/2000) + (.25/.45)(2048/4096) + 7/4 + .10/.15 = 6.148990
-	//   p = (1/W) / Σ 1/W = .420677, .305666, .273656
+	//   W_B = (.25/.55)(4000/8000) + (.55/.45)(2048/1024) + (2/4)(4000/8000) + .35/.15 = 5.255051
+	//   W_C = (.95/.55)(4000/2000) + (.25/.45)(2048/4096) + (7/4)(4000/2000) + .10/.15 = 7.898990
+	//   p = (1/W) / Σ 1/W = .441001, .335678, .223320
+	// (R scaled by the cpu capacity too, issue 51: it was 5.505051 and
+	// 6.148990, the slow board C's request load diluted.)
 	pool := indexed([]*Board{
 		{Name: "A", Running: true, Capacity: 4, ReqLoad: 3, Load: Load{CPU: .5, Mem: .4, Net: .1, CPUMHz: 4000, MemMB: 2048}},
 		{Name: "B", Running: true, Capacity: 4, ReqLoad: 1, Load: Load{CPU: .2, Mem: .5, Net: .3, CPUMHz: 8000, MemMB: 1024}},
 		{Name: "C", Running: true, Capacity: 4, ReqLoad: 6, Load: Load{CPU: .9, Mem: .2, Net: .05, CPUMHz: 2000, MemMB: 4096}},
 	})
-	wantW := []float64{4, 5.505051, 6.148990}
-	wantP := []float64{.420677, .305666, .273656}
+	wantW := []float64{4, 5.255051, 7.898990}
+	wantP := []float64{.441001, .335678, .223320}
 	p := NewQSC(LoadModel{}, seeded())
 	for i, b := range pool {
 		if got := p.Weight(b, pool[0]); math.Abs(got-wantW[i]) > 1e-5 {
@@ -100,10 +102,10 @@ func TestQSCEquation4(t *testing.T) {
 			t.Errorf("%s drawn %.4f of the time, want %.4f", b.Name, got, wantP[i])
 		}
 	}
-	// α = 0 (cpu weight) drops the cpu term: W_B = 2.444444 + .5 + 2.333333
+	// α = 0 (cpu weight) drops the cpu term: W_B = 2.444444 + .25 + 2.333333
 	p0 := NewQSC(LoadModel{Weights: map[string]float64{"cpu": 0}}, seeded())
-	if got := p0.Weight(pool[1], pool[0]); math.Abs(got-5.277778) > 1e-5 {
-		t.Errorf("W_B with α = 0: %.6f, want 5.277778", got)
+	if got := p0.Weight(pool[1], pool[0]); math.Abs(got-5.027778) > 1e-5 {
+		t.Errorf("W_B with α = 0: %.6f, want 5.027778", got)
 	}
 }
 

@@ -29,6 +29,7 @@ type Adaptive struct {
 	load      []float64   // by Board.ID: load at its last report
 	at        []time.Time // by Board.ID: time of its last report
 	Rand      *rand.Rand  // ties; nil: the runtime's generator
+	Two       bool        // Config.Stale "two": the lesser of two boards drawn at random
 }
 
 // Adaptive defaults. The paper gives the formula but no numbers: equal
@@ -78,9 +79,10 @@ func (p *Adaptive) Load(b *Board) float64 {
 	return p.model.of([4]float64{b.Load.CPU, b.Load.Net, b.Load.Mem, b.Load.Disk})
 }
 
-// Select picks the least load, then the least linknum/capacity, ties at random.
+// Select picks the least load, then the least linknum/capacity, ties at
+// random (of two boards drawn at random with Two).
 func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, p.Rand, p.Load, byUse)
+	return leastOf(pool, p.Rand, p.Two, p.Load, byUse)
 }
 
 // Observe stops the board for the suspend time when it is the most loaded
@@ -132,10 +134,10 @@ func (p *Adaptive) mostLoaded(i int, l float64, now time.Time) bool {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewAdaptive(cfg.Adaptive)
-			p.Rand = rng
+			p.Rand, p.Two = rng, cfg.Stale == StaleTwo
 			return p
 		}})
 }

@@ -25,6 +25,7 @@ type Integrated struct {
 	overload                 time.Duration
 	overFrom                 []time.Time // by Board.ID: cpu over the overload limit since
 	Rand                     *rand.Rand  // ties; nil: the runtime's generator
+	Two                      bool        // Config.Stale "two": the lesser of two boards drawn at random
 }
 
 // OverWeight is the weight of a resource over its limit.
@@ -75,9 +76,10 @@ func (p *Integrated) OverLimit(b *Board) bool {
 		clean(b.Load.DiskUsed) > p.lDisk || p.rt(b) > 1
 }
 
-// Select picks the least score, then the least linknum/capacity, ties at random.
+// Select picks the least score, then the least linknum/capacity, ties at
+// random (of two boards drawn at random with Two).
 func (p *Integrated) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, p.Rand, p.Score, byUse)
+	return leastOf(pool, p.Rand, p.Two, p.Score, byUse)
 }
 
 // Observe tracks how long the board's cpu has been over the overload
@@ -98,10 +100,10 @@ func (p *Integrated) Observe(b *Board, now time.Time) bool {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "integrated", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewIntegrated(cfg.Integrated)
-			p.Rand = rng
+			p.Rand, p.Two = rng, cfg.Stale == StaleTwo
 			return p
 		}})
 }

@@ -12,19 +12,30 @@ import (
 // docs/NOTES.md ("Policies"), compares every board i with the first board
 // of the list, the base M, by its dynamic load over its static capacity:
 //
-//	Wᵢ = α·(Cᵢ/C_M)·(P1_M/P1ᵢ) + β·(Mᵢ/M_M)·(P2_M/P2ᵢ) + γ·Rᵢ/R_M + δ·Nᵢ/N_M
+//	Wᵢ = α·(Cᵢ/C_M)·(P1_M/P1ᵢ) + β·(Mᵢ/M_M)·(P2_M/P2ᵢ) + γ·(Rᵢ/R_M)·(P1_M/P1ᵢ) + δ·Nᵢ/N_M
 //
 // C cpu use, M memory use, R request load, N network traffic, P1 cpu
 // capacity (Load.CPUMHz), P2 memory size (Load.MemMB); α β γ δ start at 1.
+// R is scaled by the cpu capacity as C is: a request's time in the
+// paper's model is cpu work and memory reads only ("影响请求的响应时间只有
+// 内存读取时间和CPU 处理时间"), so the same request load weighs less on a
+// faster board; N is not, the paper leaves network speed out ("本研究未将
+// 网速、内存及硬件缓存的差异性考虑其中").
 // Each dynamic value x enters as x+ε (ε = QSCFloor for shares, one
 // request weight QSCReqFloor for R), so an idle base does not divide by
 // zero; an unknown capacity (0 on either side) counts as equal. Board i is
 // then drawn with probability (1/Wᵢ) / Σⱼ 1/Wⱼ: the relatively lighter a
 // board, the larger its share of [0, 1); one independent draw per request.
 // Keys: [sched.qsc] weights cpu mem req net.
+//
+// Min (policy "qsc-min") keeps eq. 4 and replaces the draw by the least
+// Wᵢ (then the least linknum/capacity, ties at random): the draw sends a
+// share of the requests to the heavier boards by design, the argmin
+// measures eq. 4 as a score beside the other load-aware policies.
 type QSC struct {
 	alpha, beta, gamma, delta float64
 	Rand                      *rand.Rand // nil: the runtime's generator
+	Min                       bool       // the least Wᵢ instead of the paper's draw
 	inv                       []float64  // 1/Wᵢ of the pool being drawn from, reused
 }
 
@@ -57,7 +68,7 @@ func shareRatio(v, base float64) float64 {
 func (p *QSC) Weight(b, base *Board) float64 {
 	w := p.alpha*shareRatio(b.Load.CPU, base.Load.CPU)*capRatio(base.Load.CPUMHz, b.Load.CPUMHz) +
 		p.beta*shareRatio(b.Load.Mem, base.Load.Mem)*capRatio(base.Load.MemMB, b.Load.MemMB) +
-		p.gamma*(clean(b.ReqLoad)+QSCReqFloor)/(clean(base.ReqLoad)+QSCReqFloor) +
+		p.gamma*(clean(b.ReqLoad)+QSCReqFloor)/(clean(base.ReqLoad)+QSCReqFloor)*capRatio(base.Load.CPUMHz, b.Load.CPUMHz) +
 		p.delta*shareRatio(b.Load.Net, base.Load.Net)
 	if !(w > 0) {
 		return 1e-9 // every weight 0: all boards alike
@@ -65,12 +76,15 @@ func (p *QSC) Weight(b, base *Board) float64 {
 	return w
 }
 
-// Select draws one board with chance (1/Wᵢ) / Σ 1/Wⱼ.
+// Select draws one board with chance (1/Wᵢ) / Σ 1/Wⱼ (with Min: the least Wᵢ).
 func (p *QSC) Select(pool []*Board, _ *Request) *Board {
 	if len(pool) == 0 {
 		return nil
 	}
 	base := pool[0]
+	if p.Min {
+		return leastScore(pool, p.Rand, func(b *Board) float64 { return p.Weight(b, base) }, byUse)
+	}
 	if cap(p.inv) < len(pool) {
 		p.inv = make([]float64, len(pool)) // once per pool size: Select stays allocation-free
 	}
@@ -91,8 +105,15 @@ func (p *QSC) Select(pool []*Board, _ *Request) *Board {
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "qsc", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "qsc", Queue: PriorityQueues, Load: true,
 		New:   func(cfg Config, rng *rand.Rand) Policy { return NewQSC(cfg.QSC, rng) },
+		Check: checkQSC})
+	RegisterPolicy(PolicySpec{Name: "qsc-min", Queue: PriorityQueues, Load: true,
+		New: func(cfg Config, rng *rand.Rand) Policy {
+			p := NewQSC(cfg.QSC, rng)
+			p.Min = true
+			return p
+		},
 		Check: checkQSC})
 }
 
@@ -100,7 +121,7 @@ func init() {
 // cost the same and qsc would be random weighted by dynamic load only.
 func checkQSC(cfg Config) error {
 	if len(cfg.Classes) == 0 {
-		return nil // ClassesFor("qsc"): the paper's four, weighted
+		return nil // ClassesFor: the paper's four, weighted
 	}
 	sum := 0.0
 	for _, c := range cfg.Classes {
@@ -123,7 +144,7 @@ func checkQSC(cfg Config) error {
 // (publish, execution unit, dynamic page, multimedia, weights increasing
 // step by step): 1, 2, 4, 8. Priority follows the firmware's contract
 // (control first), so the list is in priority order, not weight order.
-// They are the classes of policy "qsc" when none are configured
+// They are the classes of policies "qsc" and "qsc-min" when none are configured
 // (ClassesFor); ews config init shows them.
 func QSCClasses() []Class {
 	return []Class{

@@ -54,13 +54,23 @@ func (r *RR) Select(pool []*Board, _ *Request) *Board {
 // current weights are kept per board ID.
 type WRR struct {
 	cur []float64 // by Board.ID
+	// Weight is a board's weight in the rotation; nil: its configured
+	// weight (wrr). dwrr sets its dynamic weight here.
+	Weight func(*Board) float64
+}
+
+func (p *WRR) weight(b *Board) float64 {
+	if p.Weight != nil {
+		return p.Weight(b)
+	}
+	return wrrWeight(b)
 }
 
 // Select picks the board with the largest current weight.
 func (p *WRR) Select(pool []*Board, _ *Request) *Board {
 	total, top := 0.0, -1
 	for _, b := range pool {
-		total += wrrWeight(b)
+		total += p.weight(b)
 		top = max(top, b.idx)
 	}
 	if top >= len(p.cur) {
@@ -76,7 +86,7 @@ func (p *WRR) Select(pool []*Board, _ *Request) *Board {
 	for _, b := range pool {
 		w := 1.0
 		if !unit {
-			w = wrrWeight(b)
+			w = p.weight(b)
 		}
 		c := cur[b.idx] + w
 		cur[b.idx] = c

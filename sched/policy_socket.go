@@ -15,6 +15,7 @@ import "math/rand/v2"
 type Socket struct {
 	model weighted
 	Rand  *rand.Rand // ties; nil: the runtime's generator
+	Two   bool       // Config.Stale "two": the lesser of two boards drawn at random
 }
 
 // Socket defaults: the paper's weights; the baselines are the values that
@@ -38,16 +39,17 @@ func (p *Socket) load(b *Board) float64 {
 	return p.model.of([4]float64{b.Load.CPU, b.Load.Mem, b.Load.NetPPS, b.Load.DiskOps})
 }
 
-// Select picks the least load, then the least linknum/capacity, ties at random.
+// Select picks the least load, then the least linknum/capacity, ties at
+// random (of two boards drawn at random with Two).
 func (p *Socket) Select(pool []*Board, _ *Request) *Board {
-	return leastScore(pool, p.Rand, p.load, byUse)
+	return leastOf(pool, p.Rand, p.Two, p.load, byUse)
 }
 
 func init() {
-	RegisterPolicy(PolicySpec{Name: "socket", Queue: PriorityQueues,
+	RegisterPolicy(PolicySpec{Name: "socket", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewSocket(cfg.Socket)
-			p.Rand = rng
+			p.Rand, p.Two = rng, cfg.Stale == StaleTwo
 			return p
 		}})
 }

@@ -76,11 +76,11 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 			if best := p.recommended(r, pool); best != nil {
 				return best
 			}
-			return leastScore(pool, p.Rand, p.Model.Score, byUse)
+			return leastOf(pool, p.Rand, p.Model.Two, p.Model.Score, byUse)
 		}
 	}
 	if p.Next == nil {
-		return leastScore(pool, p.Rand, p.Model.Score, byUse)
+		return leastOf(pool, p.Rand, p.Model.Two, p.Model.Score, byUse)
 	}
 	return p.Next.Select(pool, req)
 }

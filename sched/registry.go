@@ -31,6 +31,10 @@ type PolicySpec struct {
 	New func(cfg Config, rng *rand.Rand) Policy
 	// Check, when set, rejects configs the policy cannot work with.
 	Check func(cfg Config) error
+	// Load says the policy reads the boards' load figures (Board.Load):
+	// the Dispatcher then corrects them for what it placed since each
+	// report (Config.Stale). Proximity rules read them under any policy.
+	Load bool
 }
 
 var registry struct {
@@ -113,6 +117,7 @@ func NewPolicy(cfg Config, rng *rand.Rand, log *slog.Logger) (Policy, error) {
 		px.Rand = rng
 		if _, ok := p.(*Integrated); !ok {
 			px.Model = NewIntegrated(cfg.Integrated) // the paper scores by integrated load
+			px.Model.Two = cfg.Stale == StaleTwo
 		}
 		p = px
 	}

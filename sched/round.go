@@ -6,7 +6,11 @@ import "time"
 func (d *Dispatcher) eligible() {
 	d.scratch = d.scratch[:0]
 	for _, b := range d.boards {
-		b.elig = b.present && b.available()
+		if d.unlimited {
+			b.elig = b.present && b.unlimited()
+		} else {
+			b.elig = b.present && b.available()
+		}
 		if b.elig {
 			d.scratch = append(d.scratch, b)
 		}

@@ -40,7 +40,7 @@ func (d *Dispatcher) Update(rows []row.Board) {
 		}
 		b.seen, b.present = d.updGen, true
 		b.Rank, b.Addr, b.Capacity, b.Weight = in.Rank, in.HTTP, max(in.Capacity, 0), float64(in.Weight)
-		b.Running, b.Load = in.Runstate == row.Running && in.HTTP != "", in.Load
+		b.Running, b.Load, b.Reported = in.Runstate == row.Running && in.HTTP != "", in.Load, in.Load
 		if d.rt != nil {
 			b.RT = d.rt(in.Name)
 		}
@@ -78,6 +78,7 @@ const reportJitter = 5 * time.Millisecond
 func (d *Dispatcher) report(b *Board, in *row.Board, now time.Time) {
 	if !d.proxy {
 		b.reported, b.atReport = in.Linknum, b.local
+		d.learn(b, in, now)
 		return
 	}
 	heard := now.Add(-time.Duration(max(in.LastSeenMs, 0)) * time.Millisecond)
@@ -86,16 +87,36 @@ func (d *Dispatcher) report(b *Board, in *row.Board, now time.Time) {
 	}
 	b.reported, b.atReport, b.heard = in.Linknum, b.local+b.finished, heard
 	b.finished = 0
+	d.learn(b, in, now)
+}
+
+// learn ends b's report interval at a report taken now: the linknum's
+// average over it is what the report's cpu (an average over the same
+// interval) goes with, for the unit (cpuCost) and the correction (fresh).
+func (d *Dispatcher) learn(b *Board, in *row.Board, now time.Time) {
+	b.flights.close(b.Linknum, now)
+	n := float64(max(in.Linknum, 0))
+	if b.flights.ok {
+		n = b.flights.mean
+	}
+	b.cost.learn(in.Load.CPU, n)
 }
 
 // refresh sets the linknum the policies see: the board's report plus our
-// own dispatches and completions since it, never below our own count.
+// own dispatches and completions since it, never below our own count; and
+// under Config.Stale "placed" the load they read (fresh).
 func (d *Dispatcher) refresh(b *Board) {
+	if d.fresh {
+		b.flights.add(b.Linknum, d.now())
+	}
 	n := b.local
 	if b.reported >= 0 {
 		n = max(n, b.reported+b.local-b.atReport)
 	}
 	b.Linknum = n
+	if d.fresh {
+		b.Load = fresh(b)
+	}
 	d.m.link[b.idx].Set(float64(n))
 }
 

@@ -40,6 +40,9 @@ func (c Config) Validate() []*FieldError {
 	if _, err := ParseHeadroom(c.Headroom); err != nil {
 		bad("headroom", err)
 	}
+	if err := CheckStale(c.Stale); err != nil {
+		bad("stale", err)
+	}
 	for i, cl := range c.Classes {
 		for _, m := range cl.Match {
 			if err := CheckRule(m); err != nil {

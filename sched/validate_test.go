@@ -21,6 +21,7 @@ func TestConfigValidate(t *testing.T) {
 		{"sticky", func(c *Config) { c.Sticky = "ip" }, "sticky", `sticky "ip": want cookie or source-ip`},
 		{"order", func(c *Config) { c.Order = "lifo" }, "order", `order "lifo"`},
 		{"headroom", func(c *Config) { c.Headroom = "-1" }, "headroom", `headroom "-1"`},
+		{"stale", func(c *Config) { c.Stale = "fresh" }, "stale", `stale "fresh": want placed, two or reported`},
 		{"class rule", func(c *Config) {
 			c.Classes = []Class{{Name: "a", Match: []string{"*"}}, {Name: "b", Match: []string{"get /x"}}}
 		}, "class[1].match", "method must be upper case"},

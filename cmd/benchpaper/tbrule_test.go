@@ -60,3 +60,23 @@ func TestVerdictLine(t *testing.T) {
 		t.Fatalf("line = %s\nwant   %s", v.line(), want)
 	}
 }
+
+func TestNoLess(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b stat
+		want bool
+	}{
+		{"more: no less", stat{mean: 110, lo: 110, hi: 110}, stat{mean: 100, lo: 100, hi: 100}, true},
+		{"0.3% below, no spread (003 a's cell): within the 1% tolerance", stat{mean: 1583, lo: 1583, hi: 1583}, stat{mean: 1588, lo: 1588, hi: 1588}, true},
+		{"5% below, no spread: less", stat{mean: 95, lo: 95, hi: 95}, stat{mean: 100, lo: 100, hi: 100}, false},
+		{"5% below within a 10 spread: no less", stat{mean: 95, lo: 90, hi: 100}, stat{mean: 100, lo: 100, hi: 100}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := noLess(tc.a, tc.b); got != tc.want {
+				t.Fatalf("noLess = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -12,8 +12,10 @@ import (
 // testbed (internal/tool/bench/testbed) plus the takeover on real boards.
 // quick: one cell per claim, nothing else runs; full: every load of the
 // sweeps, after the process-based report; sweep: full's testbed alone;
-// net: full's cells of 003 on the emulated network alone (netprox.go).
-var verdictModes = []string{"off", "quick", "full", "sweep", "net"}
+// net: full's cells of 003 on the emulated network alone (netprox.go);
+// fresh: quick's cell of the fresh scores alone (tbfresh.go), seconds;
+// testbed: quick's testbed cells alone (no takeover, no network).
+var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh", "testbed"}
 
 // verdicts runs the claims and prints one line per claim; it writes the
 // cells' tables to --testbed-out, by default (full) after the report in
@@ -24,7 +26,8 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
-	t := &tbHarness{quick: mode == "quick", repeats: tbRepeats, out: h.out}
+	alone := mode == "fresh" || mode == "testbed" // testbed cells only: no takeover, no network
+	t := &tbHarness{quick: mode == "quick" || alone, repeats: tbRepeats, out: h.out}
 	if mode == "sweep" || mode == "net" {
 		mode = "full"
 	}
@@ -34,18 +37,31 @@ func (h *harness) verdicts(ctx context.Context) error {
 	if t.quick {
 		reps = 3
 	}
-	if h.opt.verdicts != "net" {
+	switch {
+	case h.opt.verdicts == "fresh":
+		reps = 0
+		if err := t.tbFresh(); err != nil {
+			return err
+		}
+	case h.opt.verdicts == "testbed":
+		reps = 0
+		if err := t.all(); err != nil {
+			return err
+		}
+	case h.opt.verdicts != "net":
 		if err := t.all(); err != nil {
 			return err
 		}
 		if err := h.takeoverVerdicts(ctx, t, reps); err != nil {
 			return err
 		}
-	} else {
+	default:
 		reps = 0
 	}
-	if err := h.netVerdicts(ctx, t); err != nil {
-		return err
+	if !alone {
+		if err := h.netVerdicts(ctx, t); err != nil {
+			return err
+		}
 	}
 	out, flags := h.opt.testbedOut, os.O_CREATE|os.O_WRONLY|os.O_TRUNC
 	switch {

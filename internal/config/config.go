@@ -108,6 +108,7 @@ type Sched struct {
 	QueueTarget  Duration    `toml:"queue_target"`  // CoDel-style sojourn target; default 100ms
 	Reserve      float64     `toml:"reserve"`       // share of dispatches kept for lower classes; default 0
 	Headroom     string      `toml:"headroom"`      // slots kept free for the first class: off | auto | N; default off
+	Stale        string      `toml:"stale"`         // load figures up to a report old: placed | two | reported; default placed (sched.Config.Stale)
 	Sticky       string      `toml:"sticky"`        // "" | cookie | source-ip
 	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority; none: the policy's (sched.ClassesFor)
 	Proximity    []Proximity `toml:"proximity"`     // [[sched.proximity]]

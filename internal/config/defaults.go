@@ -22,6 +22,7 @@ func DefaultConfig() Config {
 			QueueTimeout: D(5 * time.Second),
 			QueueTarget:  D(100 * time.Millisecond),
 			Headroom:     "off",
+			Stale:        "placed", // the load-aware policies see what the master placed since a board's report
 			// Classes: none; the scheduler's for the policy (sched.ClassesFor)
 		},
 		HTTP: HTTP{

@@ -26,6 +26,11 @@ type BoardSpec struct {
 
 	CacheUsers int           // per-user cache: the users it keeps warm (LRU); 0 = no cache
 	Cold, Warm time.Duration // a page's CPU work for a user not cached / cached
+
+	// MemMB is the memory it reports (qsc's P2); its memory share is 200 MB
+	// plus 8 MB per request in flight over it. 0 = 1024. Memory costs no
+	// time here: it skews the figures qsc weighs, not the service.
+	MemMB float64
 }
 
 func (s *BoardSpec) fill() {
@@ -43,6 +48,9 @@ func (s *BoardSpec) fill() {
 	}
 	if s.BusySlow <= 0 {
 		s.BusySlow = 10
+	}
+	if s.MemMB <= 0 {
+		s.MemMB = 1024
 	}
 }
 
@@ -76,6 +84,8 @@ type board struct {
 	done    uint64
 	hits    uint64 // cached pages served
 	pages   uint64 // pages served with a cache
+	// since the last report: cpu share × seconds, and seconds stepped
+	cpuSum, span float64
 }
 
 func newBoard(s BoardSpec) *board {
@@ -162,6 +172,8 @@ func (b *board) rates(t time.Duration) (cpu, io float64) {
 // step advances the running jobs by dt from t and returns those that
 // finished, in the order they started; freed slots take the backlog.
 func (b *board) step(t, dt time.Duration) []*job {
+	b.cpuSum += b.cpu(t) * dt.Seconds()
+	b.span += dt.Seconds()
 	if len(b.run) == 0 {
 		return nil
 	}
@@ -190,9 +202,9 @@ func (b *board) step(t, dt time.Duration) []*job {
 	return out
 }
 
-// load is what the board reports: background cpu (0.9 while busy), the
-// share of its workers in use, memory per request, its size for qsc.
-func (b *board) load(t time.Duration) row.Load {
+// cpu is the board's cpu use at t: the background (0.9 of it while busy,
+// the other process), the rest in the share of its workers in use.
+func (b *board) cpu(t time.Duration) float64 {
 	bg := 0.05
 	if b.spec.busy(t) {
 		bg = 1 - 1/b.spec.BusySlow
@@ -204,10 +216,25 @@ func (b *board) load(t time.Duration) row.Load {
 		}
 	}
 	use := min(1, float64(n)/float64(b.spec.Workers))
+	return bg + (1-bg)*use
+}
+
+// load is what the board reports at t and starts the next interval: its
+// cpu use averaged over the interval since its last report (as a board
+// reads /proc/stat's counters; the use at t when no time has passed),
+// memory per request, its size for qsc. An instant's cpu said 100 % for
+// any board running two pages at that moment, alike for a board busy
+// for a moment and for one whose cpu another process holds.
+func (b *board) load(t time.Duration) row.Load {
+	cpu := b.cpu(t)
+	if b.span > 0 {
+		cpu = b.cpuSum / b.span
+	}
+	b.cpuSum, b.span = 0, 0
 	return row.Load{
-		CPU:    bg + (1-bg)*use,
-		Mem:    min(1, (200+8*float64(b.inFlight()))/1024),
+		CPU:    cpu,
+		Mem:    min(1, (200+8*float64(b.inFlight()))/b.spec.MemMB),
 		CPUMHz: 1000 * b.spec.Speed * float64(b.spec.Workers),
-		MemMB:  1024,
+		MemMB:  b.spec.MemMB,
 	}
 }

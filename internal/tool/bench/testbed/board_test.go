@@ -85,3 +85,50 @@ func TestCacheEvictsLeastRecent(t *testing.T) {
 		t.Fatalf("hits %d of %d, want 2 of 6", b.hits, b.pages)
 	}
 }
+
+// TestReportedCPUIsTheIntervalsAverage: a board reports its cpu averaged
+// over the interval since its last report, so a board busy for a moment
+// is told from a saturated one and from one another process holds; the
+// instant at the report said 100 % for any board running two pages then.
+func TestReportedCPUIsTheIntervalsAverage(t *testing.T) {
+	page := &Class{Name: "page", Work: 10 * time.Millisecond}
+	long := &Class{Name: "long", Work: time.Second}
+	const interval = 100 * time.Millisecond
+	tests := []struct {
+		name  string
+		spec  BoardSpec
+		reqs  []*Class // arriving at the interval's start
+		want  float64
+		loose float64 // the instant at 10 ms, what the board used to report
+	}{
+		{"idle: the background", BoardSpec{Workers: 2}, nil, 0.05, 0.05},
+		{"two 10 ms pages on two workers: busy a tenth of it", BoardSpec{Workers: 2}, []*Class{page, page}, 0.05 + 0.95*0.1, 1},
+		{"saturated the whole interval", BoardSpec{Workers: 2}, []*Class{long, long, long}, 1, 1},
+		{"held by another process, no request", BoardSpec{Workers: 2, BusyFor: time.Hour}, nil, 0.9, 0.9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBoard(tc.spec)
+			for i, c := range tc.reqs {
+				b.admit(&request{user: i, class: c})
+			}
+			var instant float64
+			for now := time.Duration(0); now < interval; now += time.Millisecond {
+				if now == 9*time.Millisecond {
+					instant = b.cpu(now)
+				}
+				b.step(now, time.Millisecond)
+			}
+			got := b.load(interval).CPU
+			if d := got - tc.want; d > 1e-6 || d < -1e-6 {
+				t.Fatalf("reported cpu %.4f, want the interval's average %.4f", got, tc.want)
+			}
+			if d := instant - tc.loose; d > 1e-6 || d < -1e-6 {
+				t.Fatalf("cpu at 9 ms %.4f, want %.4f", instant, tc.loose)
+			}
+			if again := b.load(interval).CPU; tc.reqs == nil && again != tc.want {
+				t.Fatalf("a report right after: %.4f, want the cpu at that instant %.4f", again, tc.want)
+			}
+		})
+	}
+}

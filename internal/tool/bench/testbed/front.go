@@ -103,10 +103,7 @@ func (m *sim) stepMaster() {
 func (m *sim) report() {
 	rows := make([]row.Board, len(m.boards))
 	for i, b := range m.boards {
-		capacity := b.spec.Slots
-		if m.setup.Mode == Director {
-			capacity = 1 << 16 // a director has no slot limit: it only picks
-		}
+		capacity := b.spec.Slots // director: a size, not a limit (sched.Options.Unlimited)
 		w := 1
 		if m.run.Weights != nil {
 			w = m.run.Weights[i]

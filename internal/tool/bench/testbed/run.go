@@ -147,7 +147,9 @@ func Simulate(r Run, s Setup) (Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(r.Seed, 0x7e57))
 	clock := clockwork.NewFakeClockAt(time.Unix(1e9, 0))
-	d, err := sched.NewDispatcher(cfg, sched.Options{Clock: clock, Rand: rand.New(rand.NewPCG(r.Seed, 0xd15))})
+	// A director has no slot limit, it only picks: the boards' slots are
+	// their size (linknum/capacity, the load correction), not a bound.
+	d, err := sched.NewDispatcher(cfg, sched.Options{Clock: clock, Rand: rand.New(rand.NewPCG(r.Seed, 0xd15)), Unlimited: s.Mode == Director})
 	if err != nil {
 		return Result{}, err
 	}
