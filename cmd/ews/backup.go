@@ -20,18 +20,17 @@ import (
 // clusterBackup is `ews cluster backup`: every board's boot config and the
 // remembered outputs into one archive (node/backup).
 func clusterBackup(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster backup", "--url URL --token-file F --out FILE.tar.gz [--secrets [--bundle PATH]]",
+	fs := newFlags("cluster backup", "--url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem] --out FILE.tar.gz [--secrets [--bundle BOARD]]",
 		"Save every board's boot config (its [[rule]]s included), every output's last commanded state, the configuration\n"+
-			"store (GET /api/config) and the users store (ews user) into FILE.tar.gz. Needs an admin's token.\n"+
+			"store (GET /api/config) and the users store (ews user) into FILE.tar.gz. Needs an admin's token: --bundle ADMIN\n"+
+			"(its token and CA, as ews config pull|push), --token-file F or $EWS_TOKEN; --cacert ca.pem for TLS.\n"+
 			"Inline secrets (cluster.key, http.token) and the users' token and password hashes are left out unless --secrets,\n"+
-			"which also adds a board's bundle (--bundle); an admin bundle (the one ews cluster init wrote) is never added,\n"+
-			"whatever its file name. Exit 1 when a board or a store could not be read (the archive says which).", stderr)
+			"which also adds a board's bundle (--bundle, default ./"+bundle.DefaultName+"); an admin bundle (the one ews cluster init wrote) is\n"+
+			"never added, whatever its file name. Exit 1 when a board or a store could not be read (the archive says which).", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
-	tokenFile := fs.String("token-file", "", "file holding the API token (default $EWS_TOKEN)")
+	cf := addCredFlags(fs, "the admin bundle (its token, and its CA for boards with TLS on), or with --secrets a board's bundle to add (its CA trusted too; default ./"+bundle.DefaultName+"); an admin bundle is never added")
 	out := fs.String("out", "", "archive to write (.tar.gz)")
 	secrets := fs.Bool("secrets", false, "keep inline secrets and add a board's bundle (the archive is then mode 0600)")
-	bundlePath := fs.String("bundle", bundle.DefaultName, "with --secrets: the bundle to add; an admin bundle is left out")
-	cacert := fs.String("cacert", "", "PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
 	if code, ok := parse(fs, interleave(args, map[string]bool{"secrets": true})); !ok {
 		return code
 	}
@@ -39,36 +38,26 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster backup: --url and --out are required")
 		return exitUsage
 	}
-	tok := os.Getenv("EWS_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
-			return exitUsage
-		}
-		tok = strings.TrimSpace(string(b))
-	}
 	base := boardURL(*url)
-	client := &http.Client{Timeout: 10 * time.Second}
-	if *cacert != "" {
-		pool, err := readCA(*cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
-			return exitUsage
-		}
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	cr, code := cf.load("cluster backup", 10*time.Second, false, stderr)
+	if code != exitOK {
+		return code
 	}
-	o := backup.CollectOptions{URL: base, Token: tok, Client: client, Secrets: *secrets}
+	o := backup.CollectOptions{URL: base, Token: cr.token, Client: cr.client, Secrets: *secrets}
 	if *secrets {
-		b, err := os.ReadFile(*bundlePath)
+		bundlePath := *cf.bundle
+		if bundlePath == "" {
+			bundlePath = bundle.DefaultName
+		}
+		b, err := os.ReadFile(bundlePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "ews cluster backup: --secrets adds the cluster bundle: %v (give --bundle PATH)\n", err)
 			return exitUsage
 		}
 		if err := backup.CheckBundle(b); errors.Is(err, backup.ErrAdminBundle) {
-			fmt.Fprintf(stderr, "ews cluster backup: %s is an admin bundle: left out (%v)\n", *bundlePath, strings.TrimPrefix(err.Error(), "backup: "))
+			fmt.Fprintf(stderr, "ews cluster backup: %s is an admin bundle: left out (%v)\n", bundlePath, strings.TrimPrefix(err.Error(), "backup: "))
 		} else if err != nil {
-			fmt.Fprintf(stderr, "ews cluster backup: --bundle %s: %v\n", *bundlePath, err)
+			fmt.Fprintf(stderr, "ews cluster backup: --bundle %s: %v\n", bundlePath, err)
 			return exitUsage
 		} else {
 			o.Bundle = b
@@ -76,7 +65,7 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	}
 	a, err := backup.Collect(context.Background(), o)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster backup: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	mode := os.FileMode(0o644)
@@ -103,7 +92,7 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	for _, b := range a.Manifest.Boards {
 		if b.Missing != "" {
 			missing++
-			fmt.Fprintf(stderr, "ews cluster backup: board %s not saved: %s\n", b.Name, b.Missing)
+			fmt.Fprintf(stderr, "ews cluster backup: board %s not saved: %s%s\n", b.Name, b.Missing, tlsHint(errors.New(b.Missing)))
 		}
 	}
 	fmt.Fprintf(stdout, "ews: wrote %s: %d board configs, %d outputs, configuration version %d, %d users (version %d) of cluster %s; %s\n",

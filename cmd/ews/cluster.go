@@ -15,7 +15,7 @@ const clusterHelp = `init (--peers LIST | --board NAME...) [--dns NAME]... [--ne
 board NAME [--addr HOST]... --bundle ADMIN --out FILE: mint board NAME's bundle (its certificate and key, no CA key, no signing key).
 join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a board bundle (or mint this board's from the admin bundle with --name) into DIR (default /etc/ews): cluster.key, cluster.bundle (and token for a bundle of an earlier build that carries one), each 0600; refuses to replace different secrets without --force.
 migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 bundle into an admin bundle, keeping its gossip key and token.
-backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config, the outputs' last states, the configuration and users stores.
+backup --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem] --out FILE.tar.gz [--secrets]: save every board's boot config, the outputs' last states, the configuration and users stores.
 restore --from FILE.tar.gz (--board NAME --out DIR [--root R] | --url URL): from a backup, write a replacement board's card, or put the configuration and users stores back on a running cluster (--url).
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
 raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.
