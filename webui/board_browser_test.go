@@ -12,7 +12,7 @@ import (
 
 // TestBrowserLoadingAndBoardLog: while the board has not answered with its
 // devices the Devices tab says it is loading, never "No devices"; an empty
-// answer then says "No devices."; the Board tab's Log panel shows the
+// answer then says "No devices yet" and links to Settings; the Board tab's Log panel shows the
 // board's recent log (GET /api/board/log) once logged in (issue 36).
 func TestBrowserLoadingAndBoardLog(t *testing.T) {
 	fake := newFakeBoard(goodToken)
@@ -65,7 +65,27 @@ func TestBrowserLoadingAndBoardLog(t *testing.T) {
 		}
 		close(release)
 		released = true
-		waitJS(t, ctx, "no devices", `document.getElementById('devices-empty').textContent === 'No devices.' && !document.getElementById('devices-empty').classList.contains('loading')`)
+		waitJS(t, ctx, "no devices", `document.getElementById('devices-empty').textContent.startsWith('No devices yet') && !document.getElementById('devices-empty').classList.contains('loading')`)
+		// a new board's empty list says where devices come from, with a link there
+		if got := evalJS[string](t, ctx, `document.getElementById('devices-empty-go').getAttribute('href')`); got != "#settings" {
+			t.Fatalf("the empty list links to %q, want #settings", got)
+		}
+		if !evalJS[bool](t, ctx, `document.getElementById('devices-empty').textContent.includes('Settings')`) {
+			t.Fatal("the empty list does not point to Settings")
+		}
+	})
+
+	// a button's card says pressed or released, never "false" (issue 47)
+	t.Run("a button card", func(t *testing.T) {
+		now := "2026-12-02T08:00:00Z"
+		fake.setDevices([]*fakeDevice{{Name: "button1", Driver: "sim-button", Node: "ews1", State: "off", Value: false, Updated: now, Simulated: true}})
+		value := `(() => { const c = ` + card("button1") + `; return c ? c.querySelector('.value').textContent : ''; })()`
+		waitJS(t, ctx, "released", value+` === 'released'`)
+		fake.push("device", fakeDevice{Name: "button1", Driver: "sim-button", Node: "ews1", State: "on", Value: true, Updated: now, Simulated: true})
+		waitJS(t, ctx, "pressed", value+` === 'pressed'`)
+		if evalJS[bool](t, ctx, card("button1")+`.textContent.includes('false') || `+card("button1")+`.textContent.includes('true')`) {
+			t.Fatal("the button's card shows a bare boolean")
+		}
 	})
 
 	t.Run("the board's log in the Log panel", func(t *testing.T) {
