@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,7 +41,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "without --url, the config whose node.http to try first (default: $EWS_CONFIG, then the search paths of `ews run`)")
 	raw := fs.Bool("json", false, "print the /api/cluster JSON as is")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (make it with `ews cluster ca BUNDLE > ca.pem`)")
+	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (make it with `ews cluster ca BUNDLE > ca.pem`); without --url, the local config's bundle's CA is trusted when it can be read")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -48,6 +49,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	var localCA *x509.CertPool // the local config's bundle's CA, for the board found there
 	if *url == "" {
 		cands := localCandidates(*cfgPath)
 		found, ok := findBoard(cands)
@@ -59,10 +61,13 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		fmt.Fprintf(stderr, "ews status: using %s (%s); --url picks another board\n", found.url, found.why)
-		*url = found.url
+		*url, localCA = found.url, found.ca
 	}
 	base := boardURL(*url)
 	c := &http.Client{Timeout: *timeout}
+	if *cacert == "" && localCA != nil {
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: localCA}}
+	}
 	if *cacert != "" {
 		pool, err := readCA(*cacert)
 		if err != nil {
@@ -73,11 +78,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	resp, err := c.Get(base + "/api/cluster")
 	if err != nil {
-		hint := ""
-		if strings.Contains(err.Error(), "x509") {
-			hint = " (a TLS board: pass --cacert with its cluster CA, from `ews cluster ca BUNDLE`)"
-		}
-		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v%s\n", base, err, hint)
+		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v%s\n", base, err, tlsHint(err))
 		return exitError
 	}
 	defer resp.Body.Close()
