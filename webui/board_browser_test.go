@@ -33,7 +33,7 @@ func TestBrowserLoadingAndBoardLog(t *testing.T) {
 	mux.Handle("GET /api/devices", held(board))
 	mux.Handle("GET /events", held(board))
 	mux.HandleFunc("GET /api/board", func(w http.ResponseWriter, r *http.Request) {
-		fake.json(w, 200, map[string]any{"name": "ews2", "runstate": "running", "devices": []any{}})
+		fake.json(w, 200, map[string]any{"name": "ews2", "runstate": "running", "devices": []any{}, "ca_sha256": "AB:CD:EF"})
 	})
 	mux.HandleFunc("GET /api/board/log", func(w http.ResponseWriter, r *http.Request) {
 		if !fake.authed(r) {
@@ -91,6 +91,8 @@ func TestBrowserLoadingAndBoardLog(t *testing.T) {
 	t.Run("the board's log in the Log panel", func(t *testing.T) {
 		run(t, ctx, "board tab", chromedp.Navigate(srv.URL+"/#board"))
 		waitJS(t, ctx, "needs login", `document.getElementById('board-log').textContent.includes('Log in')`)
+		// the cluster CA offered on the Board tab, with its fingerprint (issue 47)
+		waitJS(t, ctx, "the CA", `document.getElementById('board-ca') !== null && document.getElementById('board-ca').getAttribute('href') === '/api/cluster/ca' && document.getElementById('board-ca').getAttribute('download') === 'ca.pem' && document.getElementById('board-ca-sha').textContent === 'AB:CD:EF'`)
 		run(t, ctx, "open login", chromedp.Click(chromedp.CSS(`#login-btn`)))
 		waitJS(t, ctx, "dialog", `document.getElementById('login-dlg').open`)
 		run(t, ctx, "log in",

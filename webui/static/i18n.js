@@ -4,6 +4,7 @@ const dict = {
   en: {
     board: 'Board', bInfo: 'This board', bAddr: 'HTTP', bAdvertise: 'Reached at', bGossip: 'Gossip', bUptime: 'Uptime', bStoreProblem: 'The kept {s} store {p} is unreadable; this board serves and takes it from its peers.', bFix: 'Fix',
     bVersion: 'Version', bCommit: 'Commit', bGo: 'Go', bArch: 'Arch', bMemFree: 'Free memory', bMemProc: 'ews memory',
+    bCA: 'Cluster CA', bCAHelp: 'Import it in the browser as a trusted authority once: every board of the cluster then opens without a warning. It can vouch for the cluster\'s boards only.',
     bPid: 'PID', bSha: 'Binary SHA-256', bDevices: 'Its devices', bLog: 'Log',
     logNeedsLogin: 'Log in to read this board\u2019s log.', logLoading: 'Loading the log…', logEmpty: 'No log lines yet.',
     logAdminOnly: 'Only an admin reads this board\u2019s log.', restart: 'Restart',
@@ -80,6 +81,7 @@ const dict = {
   zh: {
     board: '本板', bInfo: '本开发板', bAddr: 'HTTP', bAdvertise: '对外地址', bGossip: 'Gossip', bUptime: '运行时间', bStoreProblem: '保存的 {s} 存储 {p} 无法读取；本板继续服务并从其他板获取。', bFix: '修复',
     bVersion: '版本', bCommit: '提交', bGo: 'Go', bArch: '架构', bMemFree: '可用内存', bMemProc: 'ews 内存',
+    bCA: '集群 CA', bCAHelp: '在浏览器中将其导入为受信任的证书颁发机构一次：之后集群的每块板都不再警告。它只能为集群的板作证。',
     bPid: '进程号', bSha: '程序 SHA-256', bDevices: '它的设备', bLog: '日志',
     logNeedsLogin: '登录后才能查看本开发板的日志。', logLoading: '正在加载日志…', logEmpty: '还没有日志。',
     logAdminOnly: '只有管理员可以查看本开发板的日志。', restart: '重启',
