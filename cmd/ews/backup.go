@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -119,7 +117,7 @@ func checkStoreText(text, boot []byte) []string { return node.CheckStoreText(tex
 // directory from a backup, or the cluster's stores back on a running
 // cluster (--url).
 func clusterRestore(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster restore", "--from FILE.tar.gz (--board NAME --out DIR [--root ROOTDIR] | --url URL --token-file F)",
+	fs := newFlags("cluster restore", "--from FILE.tar.gz (--board NAME --out DIR [--root ROOTDIR] | --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem])",
 		"Write board NAME's boot config and its outputs' last states into DIR, the mounted boot partition of its new\n"+
 			"SD card, and with --root the cluster's configuration and users stores into ROOTDIR's state_dir (the board\n"+
 			"seeds a cluster's stores from them when no peer holds them) and, from a --secrets backup, its bundle into\n"+
@@ -133,8 +131,7 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "the card's boot directory (e.g. /media/$USER/bootfs)")
 	root := fs.String("root", "", "the card's root partition (e.g. /media/$USER/rootfs): where the stores and a --secrets backup's bundle go")
 	url := fs.String("url", "", "a board of the running cluster: restore the stores through its API")
-	tokenFile := fs.String("token-file", "", "with --url: file holding an admin's token (default $EWS_TOKEN)")
-	cacert := fs.String("cacert", "", "with --url: PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
+	cf := addCredFlags(fs, "with --url: the admin bundle (its token, and its CA for boards with TLS on)")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
 	}
@@ -154,7 +151,11 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if *url != "" {
-		return restoreStores(a, *url, *tokenFile, *cacert, stdout, stderr)
+		cr, code := cf.load("cluster restore", 10*time.Second, false, stderr)
+		if code != exitOK {
+			return code
+		}
+		return restoreStores(a, *url, cr, stdout, stderr)
 	}
 	stores := a.Config != "" || a.Users != nil
 	if stores {
@@ -208,25 +209,8 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 
 // restoreStores is `ews cluster restore --url`: the backup's stores back
 // on a running cluster.
-func restoreStores(a backup.Archive, url, tokenFile, cacert string, stdout, stderr io.Writer) int {
-	client := &http.Client{Timeout: 10 * time.Second}
-	if cacert != "" {
-		pool, err := readCA(cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
-			return exitUsage
-		}
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
-	}
-	tok := os.Getenv("EWS_TOKEN")
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
-			return exitUsage
-		}
-		tok = strings.TrimSpace(string(b))
-	}
+func restoreStores(a backup.Archive, url string, cr creds, stdout, stderr io.Writer) int {
+	client, tok := cr.client, cr.token
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := backup.RestoreStores(ctx, a, backup.RestoreOptions{URL: boardURL(url), Token: tok, Client: client, Check: checkStoreText})
@@ -234,7 +218,7 @@ func restoreStores(a backup.Archive, url, tokenFile, cacert string, stdout, stde
 		fmt.Fprintf(stderr, "ews cluster restore: %s\n", n)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster restore: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	if res.ConfigVersion > 0 {

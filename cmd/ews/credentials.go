@@ -36,6 +36,7 @@ func addCredFlags(fs *flag.FlagSet, bundleHelp string) *credFlags {
 type creds struct {
 	token  string
 	client *http.Client
+	tls    *tls.Config    // the client's: the CA trusted; nil when none was given
 	bundle *bundle.Bundle // the --bundle read, nil without one
 }
 
@@ -81,7 +82,8 @@ func (f *credFlags) load(cmd string, timeout time.Duration, needToken bool, stde
 		pool = p
 	}
 	if pool != nil {
-		c.client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+		c.tls = &tls.Config{RootCAs: pool}
+		c.client.Transport = &http.Transport{TLSClientConfig: c.tls}
 	}
 	return c, exitOK
 }

@@ -132,3 +132,31 @@ func TestTLSHint(t *testing.T) {
 		}
 	}
 }
+
+// Every command that talks to a board takes --url, --bundle, --token-file
+// and --cacert alike (the contract's fifth wave): none says the flag is
+// not defined; each reads the files it was given.
+func TestEveryBoardCommandTakesTheCredentialFlags(t *testing.T) {
+	dir := t.TempDir()
+	none := filepath.Join(dir, "none")
+	creds := []string{"--url", "http://127.0.0.1:1", "--bundle", none, "--token-file", none, "--cacert", none}
+	for _, args := range [][]string{
+		{"status"},
+		{"config", "pull"},
+		{"config", "push", "cluster.toml"},
+		{"cluster", "backup", "--out", filepath.Join(dir, "b.tar.gz")},
+		{"cluster", "restore", "--from", none},
+		{"cluster", "raft"},
+		{"cluster", "revoke", "ews3"},
+		{"cluster", "rotate"},
+		{"user", "list"},
+		{"upgrade", "--binary", none},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, _, errs := run(append(append([]string{}, args...), creds...)...)
+			if strings.Contains(errs, "not defined") || code == exitOK {
+				t.Errorf("exit %d: %s", code, errs)
+			}
+		})
+	}
+}
