@@ -73,7 +73,9 @@ func TestSettingsBrowser(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.confirm = () => true; true`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#s-history tr[data-version="1"] .s-rollback`))); err != nil {
+	// clicked in the page in one step: the history table may be drawn again
+	// between finding the button and a CDP click on it (a node id gone)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#s-history tr[data-version="1"] .s-rollback').click(); true`)); err != nil {
 		t.Fatal(err)
 	}
 	accWait(t, ctx, "version 3 without fan", `document.getElementById('s-version').textContent.includes('3') && !document.querySelector('#s-devices tr[data-device="fan"]')`)
