@@ -76,7 +76,7 @@ func guideProblems(t *testing.T, path string) ([]string, int) {
 		parent := ""
 		for i, alt := range alts {
 			words := strings.Fields(alt)
-			if len(words) == 0 || !lower.MatchString(words[0]) {
+			if len(words) == 0 || !lower.MatchString(words[0]) || i == 0 && isMessage(words) {
 				continue
 			}
 			var cmdPath []string
@@ -113,6 +113,17 @@ func guideProblems(t *testing.T, path string) ([]string, int) {
 	return problems, checked
 }
 
+// isMessage reports whether words are a message the CLI prints ("ews
+// config push: give --version N ...") rather than a command.
+func isMessage(words []string) bool {
+	for _, w := range words[:min(3, len(words))] {
+		if strings.HasSuffix(w, ":") {
+			return true
+		}
+	}
+	return false
+}
+
 // Every `ews` command line the README and the guides show names a command
 // that exists and only flags that command takes, so the guides cannot
 // drift from the CLI.
@@ -136,7 +147,7 @@ func TestGuidesCommandsExist(t *testing.T) {
 // reference line's alternatives, a command continued over lines.
 func TestGuideProblems(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "g.md")
-	doc := "Run `ews status --url U --cacert ca.pem` or `ews status --frob`.\n\n```sh\n" +
+	doc := "Run `ews status --url U --cacert ca.pem` or `ews status --frob`; `ews config push: give --version N` is a message.\n\n```sh\n" +
 		"$ ews cluster board ews2 --addr 10.0.0.12 \\\n    --bundle admin.bundle --outfile x\n" +
 		"ews config pull --url U | push FILE --nope\n" +
 		"ews teleport --url U   # no such command\n" +
