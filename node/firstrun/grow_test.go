@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,5 +186,65 @@ func TestStartBadInput(t *testing.T) {
 	}
 	if readFile(t, s.ClaimPath()) == "" {
 		t.Errorf("the claim file went after bad input")
+	}
+}
+
+// Two claims racing on the page (two people, two tabs): exactly one
+// Start makes the cluster, the other is told the board is set up already,
+// and the board's bundle on disk is the winner's.
+func TestStartRace(t *testing.T) {
+	dir := t.TempDir()
+	s, srv := newPage(t, firstrun.Options{Dir: dir})
+	const n = 4
+	codes := make([]int, n)
+	bodies := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/firstrun/start", strings.NewReader(url.Values{"claim": {s.Claim()}, "name": {"ews1"}, "boards": {"ews1 ews2"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			codes[i], bodies[i] = resp.StatusCode, string(b)
+		}()
+	}
+	wg.Wait()
+	won := -1
+	for i, c := range codes {
+		switch c {
+		case http.StatusOK:
+			if won >= 0 {
+				t.Fatalf("two Starts made a cluster: %d and %d", won, i)
+			}
+			won = i
+		case http.StatusConflict:
+			if !strings.Contains(bodies[i], "set up already") {
+				t.Errorf("the loser is told %q", bodies[i])
+			}
+		default:
+			t.Errorf("a racing Start: %d %s", c, bodies[i])
+		}
+	}
+	if won < 0 {
+		t.Fatal("no Start won")
+	}
+	raw, _ := base64.StdEncoding.DecodeString(regexp.MustCompile(`id="admin-bundle" download="admin.bundle" href="data:application/octet-stream;base64,([A-Za-z0-9+/=]+)"`).FindStringSubmatch(bodies[won])[1])
+	admin, err := bundle.Parse("admin", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	board, err := bundle.Read(filepath.Join(dir, bundle.DefaultName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if board.CACert != admin.CACert {
+		t.Error("the board's bundle is not of the winner's cluster")
 	}
 }
