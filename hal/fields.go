@@ -24,7 +24,7 @@ type DriverInfo struct {
 
 // fields is the help of every driver key (hal/README.md's table, DeviceSpec's comments).
 var fields = map[string]Field{
-	"node":       {Key: "node", Kind: "string", Help: "the board it is wired to; \"any\" for a shared bus or a network device (each board drives its own copy); empty: the board that reads this file"},
+	"node":       {Key: "node", Kind: "string", Help: "the board it is wired to; \"any\" for a shared bus or a network device (each board drives its own copy); name it: left empty, every board that reads the cluster's configuration takes the device as its own (in a board's own boot file: that board)"},
 	"pin":        {Key: "pin", Kind: "string", Help: "the GPIO pin (\"GPIO17\"); pwm: PWM0, pwmchipN/pwmM or a GPIO"},
 	"active_low": {Key: "active_low", Kind: "bool", Help: "invert the line: on = low"},
 	"initial":    {Key: "initial", Kind: "string", Choices: []string{"", "on", "off"}, Help: "written when the device opens (default off)"},

@@ -46,6 +46,9 @@ type BoardInfo struct {
 	History   *history.Status  `json:"history,omitempty"` // device history (docs/NOTES.md "Device history")
 	// Problems: kept stores this board could not read at start (keptstores.go)
 	Problems []StoreProblem `json:"problems,omitempty"`
+	// CASHA256 is the cluster CA's fingerprint (GET /api/cluster/ca): what
+	// a person compares after importing it; absent with TLS off.
+	CASHA256 string `json:"ca_sha256,omitempty"`
 }
 
 // BoardMemory is from /proc/meminfo and the Go runtime, in bytes.
@@ -121,6 +124,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Restart:   n.restartMode(),
 		History:   n.historyStatus(), // device history
 		Problems:  n.kept.list(),
+		CASHA256:  n.caFingerprint(),
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()

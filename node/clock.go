@@ -13,7 +13,7 @@ import (
 // Time).
 func clockFloor(c *clock.Clock, floor time.Time, what string, log *slog.Logger) {
 	if c.SetFloor(floor) {
-		log.Warn("clock: this board's clock is earlier than "+what+", so it is wrong: cluster time starts there until the master's clock is measured (README, Offline time)",
+		log.Warn("clock: this board's clock is earlier than "+what+", so it is wrong: cluster time starts there until the master's clock is measured (docs/guide/time.md)",
 			"clock", c.Local().UTC().Format(time.RFC3339), "floor", floor.UTC().Format(time.RFC3339))
 	}
 }

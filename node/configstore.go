@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/ews-firmware/ews/node/audit"
 	"net/http"
 	"time"
 
@@ -62,6 +63,7 @@ func (n *Node) seedConfig(ctx context.Context) {
 func (n *Node) configRoutes(mux *http.ServeMux) {
 	guard := func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(h)) }
 	n.acc.conf.Register(mux, guard, func(r *http.Request) (string, bool) {
+		audit.Seen(r) // called behind the credential check: the audit log names the admin
 		p := who(r)
 		return p.Name, p.Admin()
 	}, n.boot.restartNeeded)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +87,10 @@ func TestConfigStoreOnABoard(t *testing.T) {
 	}
 	if code, _, body = do(t, "GET", base+"/api/audit", "", bearer); code != 200 || !strings.Contains(body, "config.update") {
 		t.Errorf("audit: %d %s", code, body)
+	}
+	// the admin who wrote it, and the version made from the one changed
+	if code, _, body = do(t, "GET", base+"/api/audit?target="+url.QueryEscape("config v2 from v1"), "", bearer); code != 200 || !strings.Contains(body, `"user":"admin"`) || !strings.Contains(body, `"action":"config.update"`) {
+		t.Errorf("audit of the config change: %d %s", code, body)
 	}
 }
 

@@ -174,9 +174,10 @@ func (s *webServer) drain(ctx context.Context, served <-chan struct{}) error {
 }
 
 // redirectHandler answers on the plain listener: /healthz and /readyz as
-// on HTTPS (probes and load balancers that speak plain HTTP), everything
-// else 308 to the same path on the HTTPS port (308 keeps the method and
-// body). Nothing else is served in clear.
+// on HTTPS (probes and load balancers that speak plain HTTP), a browser's
+// GET / a page that links to the HTTPS UI (plainpage.go), everything else
+// 308 to the same path on the HTTPS port (308 keeps the method and body).
+// Nothing else is served in clear.
 func (n *Node) redirectHandler(httpsPort string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -193,6 +194,11 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 			host = "localhost"
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, "https://"+net.JoinHostPort(host, httpsPort)+r.URL.RequestURI(), http.StatusPermanentRedirect)
+		to := "https://" + net.JoinHostPort(host, httpsPort) + r.URL.RequestURI()
+		if r.Method == http.MethodGet && r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			servePlainPage(w, to) // a person's browser: where to go and what it will say there
+			return
+		}
+		http.Redirect(w, r, to, http.StatusPermanentRedirect)
 	})
 }

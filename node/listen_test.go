@@ -3,6 +3,7 @@ package node
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,34 @@ func TestRedirectHandler(t *testing.T) {
 		h.ServeHTTP(w, r)
 		if w.Code != c.code || w.Header().Get("Location") != c.loc {
 			t.Errorf("%s %s%s: %d %q, want %d %q", c.method, c.host, c.target, w.Code, w.Header().Get("Location"), c.code, c.loc)
+		}
+	}
+}
+
+// A browser opening the plain port gets a page that links to the HTTPS UI
+// and says why it may warn; anything else at / is still a 308.
+func TestRedirectHandlerPageForBrowsers(t *testing.T) {
+	n := &Node{web: webSide{handler: http.NotFoundHandler()}}
+	h := n.redirectHandler("8443")
+	for _, c := range []struct {
+		method, target, accept string
+		code                   int
+	}{
+		{"GET", "/", "text/html,application/xhtml+xml", 200},
+		{"GET", "/", "*/*", 308},
+		{"GET", "/index.html", "text/html", 308},
+		{"POST", "/", "text/html", 308},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		r.Host = "10.0.0.11:8080"
+		r.Header.Set("Accept", c.accept)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.code {
+			t.Errorf("%s %s (%s): %d, want %d", c.method, c.target, c.accept, w.Code, c.code)
+		}
+		if c.code == 200 && (!strings.Contains(w.Body.String(), `href="https://10.0.0.11:8443/"`) || !strings.Contains(w.Body.String(), "ca.pem") || strings.Contains(w.Body.String(), "<form")) {
+			t.Errorf("the page:\n%s", w.Body.String())
 		}
 	}
 }

@@ -218,7 +218,7 @@ func serveDrivers(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusForbidden, "config: %q: admin only", p.Name)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers()})
+	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers(), "defaults": sectionDefaults()})
 }
 
 // serveStatus answers GET /api/config/status: the store's version and

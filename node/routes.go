@@ -26,6 +26,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
+	n.caRoutes(mux)              // GET /api/cluster/ca: the cluster CA, public (caroute.go)
 	n.acc.boards.Routes(mux)     // POST/GET /api/cluster/revoke (node/boardrevoke)
 	n.rotateRoutes(mux)          // POST/GET /api/cluster/rotate, the boards' /internal/rotate (rotation.go)
 	n.durableRoutes(mux)         // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)

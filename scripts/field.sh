@@ -7,7 +7,7 @@
 # ews; the machine's PL061 GPIO controller (Debian's kernel drives it;
 # its lines named GPIO0..7 in the device tree, as a Pi's are) gives it a
 # real GPIO character device.
-#   ews1, ews2  flashed with scripts/flash.sh --bundle (README "Flash a board")
+#   ews1, ews2  flashed with scripts/flash.sh --bundle (docs/guide/install.md "Flash a board")
 #   ews3        the .deb, dpkg -i at first boot, its board bundle in /etc/ews
 # The LAN is a bridge and three taps in a network namespace this script
 # makes (ews-field, 10.77.0.0/24; nothing outside it); the checks run from

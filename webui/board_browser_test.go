@@ -12,7 +12,7 @@ import (
 
 // TestBrowserLoadingAndBoardLog: while the board has not answered with its
 // devices the Devices tab says it is loading, never "No devices"; an empty
-// answer then says "No devices."; the Board tab's Log panel shows the
+// answer then says "No devices yet" and links to Settings; the Board tab's Log panel shows the
 // board's recent log (GET /api/board/log) once logged in (issue 36).
 func TestBrowserLoadingAndBoardLog(t *testing.T) {
 	fake := newFakeBoard(goodToken)
@@ -33,7 +33,7 @@ func TestBrowserLoadingAndBoardLog(t *testing.T) {
 	mux.Handle("GET /api/devices", held(board))
 	mux.Handle("GET /events", held(board))
 	mux.HandleFunc("GET /api/board", func(w http.ResponseWriter, r *http.Request) {
-		fake.json(w, 200, map[string]any{"name": "ews2", "runstate": "running", "devices": []any{}})
+		fake.json(w, 200, map[string]any{"name": "ews2", "runstate": "running", "devices": []any{}, "ca_sha256": "AB:CD:EF"})
 	})
 	mux.HandleFunc("GET /api/board/log", func(w http.ResponseWriter, r *http.Request) {
 		if !fake.authed(r) {
@@ -65,12 +65,34 @@ func TestBrowserLoadingAndBoardLog(t *testing.T) {
 		}
 		close(release)
 		released = true
-		waitJS(t, ctx, "no devices", `document.getElementById('devices-empty').textContent === 'No devices.' && !document.getElementById('devices-empty').classList.contains('loading')`)
+		waitJS(t, ctx, "no devices", `document.getElementById('devices-empty').textContent.startsWith('No devices yet') && !document.getElementById('devices-empty').classList.contains('loading')`)
+		// a new board's empty list says where devices come from, with a link there
+		if got := evalJS[string](t, ctx, `document.getElementById('devices-empty-go').getAttribute('href')`); got != "#settings" {
+			t.Fatalf("the empty list links to %q, want #settings", got)
+		}
+		if !evalJS[bool](t, ctx, `document.getElementById('devices-empty').textContent.includes('Settings')`) {
+			t.Fatal("the empty list does not point to Settings")
+		}
+	})
+
+	// a button's card says pressed or released, never "false" (issue 47)
+	t.Run("a button card", func(t *testing.T) {
+		now := "2026-12-02T08:00:00Z"
+		fake.setDevices([]*fakeDevice{{Name: "button1", Driver: "sim-button", Node: "ews1", State: "off", Value: false, Updated: now, Simulated: true}})
+		value := `(() => { const c = ` + card("button1") + `; return c ? c.querySelector('.value').textContent : ''; })()`
+		waitJS(t, ctx, "released", value+` === 'released'`)
+		fake.push("device", fakeDevice{Name: "button1", Driver: "sim-button", Node: "ews1", State: "on", Value: true, Updated: now, Simulated: true})
+		waitJS(t, ctx, "pressed", value+` === 'pressed'`)
+		if evalJS[bool](t, ctx, card("button1")+`.textContent.includes('false') || `+card("button1")+`.textContent.includes('true')`) {
+			t.Fatal("the button's card shows a bare boolean")
+		}
 	})
 
 	t.Run("the board's log in the Log panel", func(t *testing.T) {
 		run(t, ctx, "board tab", chromedp.Navigate(srv.URL+"/#board"))
 		waitJS(t, ctx, "needs login", `document.getElementById('board-log').textContent.includes('Log in')`)
+		// the cluster CA offered on the Board tab, with its fingerprint (issue 47)
+		waitJS(t, ctx, "the CA", `document.getElementById('board-ca') !== null && document.getElementById('board-ca').getAttribute('href') === '/api/cluster/ca' && document.getElementById('board-ca').getAttribute('download') === 'ca.pem' && document.getElementById('board-ca-sha').textContent === 'AB:CD:EF'`)
 		run(t, ctx, "open login", chromedp.Click(chromedp.CSS(`#login-btn`)))
 		waitJS(t, ctx, "dialog", `document.getElementById('login-dlg').open`)
 		run(t, ctx, "log in",

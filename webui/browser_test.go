@@ -363,14 +363,26 @@ func TestBrowser(t *testing.T) {
 		if got := txt("ews2", "cpu"); got != "18%" {
 			t.Fatalf("ews2 cpu %q, want 18%% (only disk_used is unknown)", got)
 		}
+		// rt_ms and clock_offset_ms come with some cluster events only: a row without them
+		// keeps its board's last known figures instead of falling back to "–" (issue 47)
+		off := int64(-1500)
+		fake.updateCluster(func(c *fakeCluster) { c.Nodes[2].ClockOffset = &off })
+		waitJS(t, ctx, "clock shown", fmt.Sprintf(fig+`.querySelector('.num').textContent === '\u22121.5 s'`, "ews3", "clock"))
 		fake.updateCluster(func(c *fakeCluster) {
 			c.Policy, c.Limits = "", nil
 			c.Nodes[1].LoadUnknown = nil
 			c.Nodes[1].RTMs = 0
+			c.Nodes[2].ClockOffset = nil
 		})
 		waitJS(t, ctx, "limits gone", `[...document.querySelectorAll('#boards .limit')].filter(e => !e.hidden).length === 0`)
-		if got := txt("ews2", "rt"); got != "–" {
-			t.Fatalf("ews2 rt without a measurement %q, want –", got)
+		if got := txt("ews2", "rt"); got != "12 ms" {
+			t.Fatalf("ews2 rt after an event without it %q, want the last known 12 ms", got)
+		}
+		if got := txt("ews3", "clock"); got != "\u22121.5 s" {
+			t.Fatalf("ews3 clock after an event without it %q, want the last known \u22121.5 s", got)
+		}
+		if !evalJS[bool](t, ctx, fmt.Sprintf(fig+`.querySelector('.num').classList.contains('warn')`, "ews3", "clock")) {
+			t.Fatal("ews3's kept clock offset (1.5 s) not marked")
 		}
 	})
 

@@ -45,6 +45,7 @@ type fakeNode struct {
 	Simulated    bool               `json:"simulated,omitempty"`
 	LoadUnknown  []string           `json:"load_unknown,omitempty"`
 	RTMs         float64            `json:"rt_ms,omitempty"`
+	ClockOffset  *int64             `json:"clock_offset_ms,omitempty"`
 }
 
 type fakeCluster struct {

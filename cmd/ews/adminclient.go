@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
@@ -14,26 +16,46 @@ import (
 // adminClient reads the admin bundle at bundlePath (refusing a board
 // bundle) and makes the client the admin commands (cluster revoke, cluster
 // rotate) call a board with: it trusts cacert, else the bundle's CA. It
-// returns the board's base URL; on a bad bundle or CA file it has said why
-// on stderr as cmd and returns exitUsage.
-func adminClient(cmd, bundlePath, url, cacert string, timeout time.Duration, stderr io.Writer) (*bundle.Bundle, string, *http.Client, int) {
+// returns the board's base URL and the token to send: tokenFile's, else
+// the bundle's (the bundle itself is left as it is: rotate writes it
+// back). On a bad bundle, CA or token file it has said why on stderr as
+// cmd and returns exitUsage.
+func adminClient(cmd, bundlePath, url, cacert, tokenFile string, timeout time.Duration, stderr io.Writer) (*bundle.Bundle, string, string, *http.Client, int) {
 	b, err := bundle.Read(bundlePath)
 	if err == nil {
 		err = b.NeedAdmin(bundlePath)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
-		return nil, "", nil, exitUsage
+		return nil, "", "", nil, exitUsage
+	}
+	token := b.Token
+	if tokenFile != "" {
+		t, err := os.ReadFile(tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ews %s: --token-file: %v\n", cmd, err)
+			return nil, "", "", nil, exitUsage
+		}
+		token = strings.TrimSpace(string(t))
 	}
 	pool := x509.NewCertPool()
 	if cacert != "" {
 		if pool, err = readCA(cacert); err != nil {
 			fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
-			return nil, "", nil, exitUsage
+			return nil, "", "", nil, exitUsage
 		}
 	} else if ca, err := b.CA(); err == nil && ca != nil {
 		pool = ca.Pool
 	}
 	c := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return b, boardURL(url), c, exitOK
+	return b, boardURL(url), token, c, exitOK
+}
+
+// defaultAdminBundle is --bundle's default for the admin commands:
+// ./admin.bundle, else ./cluster.bundle (the name earlier builds gave it).
+func defaultAdminBundle() string {
+	if _, err := os.Stat(adminFile); err == nil {
+		return adminFile
+	}
+	return bundle.DefaultName
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -20,18 +18,17 @@ import (
 // clusterBackup is `ews cluster backup`: every board's boot config and the
 // remembered outputs into one archive (node/backup).
 func clusterBackup(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster backup", "--url URL --token-file F --out FILE.tar.gz [--secrets [--bundle PATH]]",
+	fs := newFlags("cluster backup", "--url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem] --out FILE.tar.gz [--secrets [--bundle BOARD]]",
 		"Save every board's boot config (its [[rule]]s included), every output's last commanded state, the configuration\n"+
-			"store (GET /api/config) and the users store (ews user) into FILE.tar.gz. Needs an admin's token.\n"+
+			"store (GET /api/config) and the users store (ews user) into FILE.tar.gz. Needs an admin's token: --bundle ADMIN\n"+
+			"(its token and CA, as ews config pull|push), --token-file F or $EWS_TOKEN; --cacert ca.pem for TLS.\n"+
 			"Inline secrets (cluster.key, http.token) and the users' token and password hashes are left out unless --secrets,\n"+
-			"which also adds a board's bundle (--bundle); an admin bundle (the one ews cluster init wrote) is never added,\n"+
-			"whatever its file name. Exit 1 when a board or a store could not be read (the archive says which).", stderr)
+			"which also adds a board's bundle (--bundle, default ./"+bundle.DefaultName+"); an admin bundle (the one ews cluster init wrote) is\n"+
+			"never added, whatever its file name. Exit 1 when a board or a store could not be read (the archive says which).", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
-	tokenFile := fs.String("token-file", "", "file holding the API token (default $EWS_TOKEN)")
+	cf := addCredFlags(fs, "the admin bundle (its token, and its CA for boards with TLS on), or with --secrets a board's bundle to add (its CA trusted too; default ./"+bundle.DefaultName+"); an admin bundle is never added")
 	out := fs.String("out", "", "archive to write (.tar.gz)")
 	secrets := fs.Bool("secrets", false, "keep inline secrets and add a board's bundle (the archive is then mode 0600)")
-	bundlePath := fs.String("bundle", bundle.DefaultName, "with --secrets: the bundle to add; an admin bundle is left out")
-	cacert := fs.String("cacert", "", "PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
 	if code, ok := parse(fs, interleave(args, map[string]bool{"secrets": true})); !ok {
 		return code
 	}
@@ -39,36 +36,26 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster backup: --url and --out are required")
 		return exitUsage
 	}
-	tok := os.Getenv("EWS_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
-			return exitUsage
-		}
-		tok = strings.TrimSpace(string(b))
-	}
 	base := boardURL(*url)
-	client := &http.Client{Timeout: 10 * time.Second}
-	if *cacert != "" {
-		pool, err := readCA(*cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
-			return exitUsage
-		}
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	cr, code := cf.load("cluster backup", 10*time.Second, false, stderr)
+	if code != exitOK {
+		return code
 	}
-	o := backup.CollectOptions{URL: base, Token: tok, Client: client, Secrets: *secrets}
+	o := backup.CollectOptions{URL: base, Token: cr.token, Client: cr.client, Secrets: *secrets}
 	if *secrets {
-		b, err := os.ReadFile(*bundlePath)
+		bundlePath := *cf.bundle
+		if bundlePath == "" {
+			bundlePath = bundle.DefaultName
+		}
+		b, err := os.ReadFile(bundlePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "ews cluster backup: --secrets adds the cluster bundle: %v (give --bundle PATH)\n", err)
 			return exitUsage
 		}
 		if err := backup.CheckBundle(b); errors.Is(err, backup.ErrAdminBundle) {
-			fmt.Fprintf(stderr, "ews cluster backup: %s is an admin bundle: left out (%v)\n", *bundlePath, strings.TrimPrefix(err.Error(), "backup: "))
+			fmt.Fprintf(stderr, "ews cluster backup: %s is an admin bundle: left out (%v)\n", bundlePath, strings.TrimPrefix(err.Error(), "backup: "))
 		} else if err != nil {
-			fmt.Fprintf(stderr, "ews cluster backup: --bundle %s: %v\n", *bundlePath, err)
+			fmt.Fprintf(stderr, "ews cluster backup: --bundle %s: %v\n", bundlePath, err)
 			return exitUsage
 		} else {
 			o.Bundle = b
@@ -76,7 +63,7 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	}
 	a, err := backup.Collect(context.Background(), o)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster backup: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster backup: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	mode := os.FileMode(0o644)
@@ -103,7 +90,7 @@ func clusterBackup(args []string, stdout, stderr io.Writer) int {
 	for _, b := range a.Manifest.Boards {
 		if b.Missing != "" {
 			missing++
-			fmt.Fprintf(stderr, "ews cluster backup: board %s not saved: %s\n", b.Name, b.Missing)
+			fmt.Fprintf(stderr, "ews cluster backup: board %s not saved: %s%s\n", b.Name, b.Missing, tlsHint(errors.New(b.Missing)))
 		}
 	}
 	fmt.Fprintf(stdout, "ews: wrote %s: %d board configs, %d outputs, configuration version %d, %d users (version %d) of cluster %s; %s\n",
@@ -130,7 +117,7 @@ func checkStoreText(text, boot []byte) []string { return node.CheckStoreText(tex
 // directory from a backup, or the cluster's stores back on a running
 // cluster (--url).
 func clusterRestore(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster restore", "--from FILE.tar.gz (--board NAME --out DIR [--root ROOTDIR] | --url URL --token-file F)",
+	fs := newFlags("cluster restore", "--from FILE.tar.gz (--board NAME --out DIR [--root ROOTDIR] | --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem])",
 		"Write board NAME's boot config and its outputs' last states into DIR, the mounted boot partition of its new\n"+
 			"SD card, and with --root the cluster's configuration and users stores into ROOTDIR's state_dir (the board\n"+
 			"seeds a cluster's stores from them when no peer holds them) and, from a --secrets backup, its bundle into\n"+
@@ -144,8 +131,7 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "the card's boot directory (e.g. /media/$USER/bootfs)")
 	root := fs.String("root", "", "the card's root partition (e.g. /media/$USER/rootfs): where the stores and a --secrets backup's bundle go")
 	url := fs.String("url", "", "a board of the running cluster: restore the stores through its API")
-	tokenFile := fs.String("token-file", "", "with --url: file holding an admin's token (default $EWS_TOKEN)")
-	cacert := fs.String("cacert", "", "with --url: PEM of the cluster CA for boards with TLS on (ews cluster ca BUNDLE > ca.pem)")
+	cf := addCredFlags(fs, "with --url: the admin bundle (its token, and its CA for boards with TLS on)")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
 	}
@@ -165,7 +151,11 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if *url != "" {
-		return restoreStores(a, *url, *tokenFile, *cacert, stdout, stderr)
+		cr, code := cf.load("cluster restore", 10*time.Second, false, stderr)
+		if code != exitOK {
+			return code
+		}
+		return restoreStores(a, *url, cr, stdout, stderr)
 	}
 	stores := a.Config != "" || a.Users != nil
 	if stores {
@@ -219,25 +209,8 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 
 // restoreStores is `ews cluster restore --url`: the backup's stores back
 // on a running cluster.
-func restoreStores(a backup.Archive, url, tokenFile, cacert string, stdout, stderr io.Writer) int {
-	client := &http.Client{Timeout: 10 * time.Second}
-	if cacert != "" {
-		pool, err := readCA(cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
-			return exitUsage
-		}
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
-	}
-	tok := os.Getenv("EWS_TOKEN")
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
-			return exitUsage
-		}
-		tok = strings.TrimSpace(string(b))
-	}
+func restoreStores(a backup.Archive, url string, cr creds, stdout, stderr io.Writer) int {
+	client, tok := cr.client, cr.token
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := backup.RestoreStores(ctx, a, backup.RestoreOptions{URL: boardURL(url), Token: tok, Client: client, Check: checkStoreText})
@@ -245,7 +218,7 @@ func restoreStores(a backup.Archive, url, tokenFile, cacert string, stdout, stde
 		fmt.Fprintf(stderr, "ews cluster restore: %s\n", n)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster restore: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	if res.ConfigVersion > 0 {

@@ -11,11 +11,19 @@ import (
 	"github.com/ews-firmware/ews/internal/bundle"
 )
 
-const clusterHelp = `init (--peers LIST | --board NAME...) [--dns NAME]... [--net CIDR]... [--out PATH] [--force] [DIR]: write the admin bundle (gossip key, API token, session secret, the CA and its key, the firmware signing key), mode 0600, to PATH (default ./cluster.bundle, or DIR/cluster.bundle); prints the token once. The CA may certify the boards named and nothing else. It never goes on a board.
-board NAME [--addr HOST]... --bundle ADMIN --out FILE: mint board NAME's bundle (its certificate and key, no CA key, no signing key).
+// adminFile and boardSuffix are the default names of the admin bundle and
+// of a board's (NAME.board.bundle), told apart by name as by content; a
+// bundle of any other name (cluster.bundle, of earlier builds) still works.
+const (
+	adminFile   = "admin.bundle"
+	boardSuffix = ".board.bundle"
+)
+
+const clusterHelp = `init (--peers LIST | --board NAME...) [--dns NAME]... [--net CIDR]... [--out PATH] [--force] [DIR]: write the admin bundle (gossip key, API token, session secret, the CA and its key, the firmware signing key), mode 0600, to PATH (default ./admin.bundle, or DIR/admin.bundle); prints the token once. The CA may certify the boards named and nothing else. It never goes on a board.
+board NAME [--addr HOST]... --bundle ADMIN [--out FILE]: mint board NAME's bundle (default ./NAME.board.bundle) (its certificate and key, no CA key, no signing key).
 join BUNDLE [--name NAME [--addr HOST]...] [--etc DIR] [--force]: install a board bundle (or mint this board's from the admin bundle with --name) into DIR (default /etc/ews): cluster.key, cluster.bundle (and token for a bundle of an earlier build that carries one), each 0600; refuses to replace different secrets without --force.
 migrate OLD --out ADMIN (--peers LIST | --board NAME...): turn a version 1 or 2 bundle into an admin bundle, keeping its gossip key and token.
-backup --url URL --token-file F --out FILE.tar.gz [--secrets]: save every board's boot config, the outputs' last states, the configuration and users stores.
+backup --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem] --out FILE.tar.gz [--secrets]: save every board's boot config, the outputs' last states, the configuration and users stores.
 restore --from FILE.tar.gz (--board NAME --out DIR [--root R] | --url URL): from a backup, write a replacement board's card, or put the configuration and users stores back on a running cluster (--url).
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
 raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.
@@ -57,7 +65,7 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 
 func clusterInit(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster init", "(--peers LIST | --board NAME...) [--dns NAME]... [--net CIDR]... [--out PATH] [--force] [DIR]", "Write the admin bundle, mode 0600; print its token once. It never goes on a board.", stderr)
-	out := fs.String("out", "", "bundle file to write (default ./"+bundle.DefaultName+", or DIR/"+bundle.DefaultName+")")
+	out := fs.String("out", "", "bundle file to write (default ./"+adminFile+", or DIR/"+adminFile+")")
 	force := fs.Bool("force", false, "overwrite an existing bundle (boards installed from it will no longer work with new ones)")
 	sf := addScopeFlags(fs)
 	if code, ok := parse(fs, interleave(args, map[string]bool{"force": true})); !ok {
@@ -75,9 +83,9 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 	path := *out
 	switch {
 	case fs.NArg() == 1:
-		path = filepath.Join(fs.Arg(0), bundle.DefaultName)
+		path = filepath.Join(fs.Arg(0), adminFile)
 	case path == "":
-		path = bundle.DefaultName
+		path = adminFile
 	}
 	b, err := bundle.NewAdmin(sc, time.Now())
 	if err != nil {
@@ -93,7 +101,7 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "The CA may certify %s; it is valid until %s.\n", describeScope(sc), ca.Cert.NotAfter.UTC().Format("2006-01-02"))
 	fmt.Fprintf(stdout, "API token of user admin (shown once; keep it: the UI login asks for it; it is also in %s, and never on a board: a board's card holds only its hash):\n\n  %s\n\n", path, b.Token)
 	fmt.Fprintf(stdout, "Boards with this bundle serve HTTPS (:8443) with its CA; trust it on a client with:\n  ews cluster ca %s > ews-ca.pem   (then curl --cacert ews-ca.pem, or import it in the browser)\n", path)
-	fmt.Fprintf(stdout, "Give each board its own bundle minted from it:\n  scripts/flash.sh --bundle %s ...            (SD card)\n  ews cluster board NAME --bundle %s --out NAME.bundle   (then copy it to the board's /etc/ews/%s)\n", path, path, bundle.DefaultName)
+	fmt.Fprintf(stdout, "Give each board its own bundle minted from it:\n  scripts/flash.sh --bundle %s ...            (SD card)\n  ews cluster board NAME --bundle %s   (writes NAME%s; copy it to the board's /etc/ews/%s)\n", path, path, boardSuffix, bundle.DefaultName)
 	return exitOK
 }
 

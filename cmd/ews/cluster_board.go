@@ -119,19 +119,22 @@ func readAdmin(path string) (*bundle.Bundle, error) {
 
 // clusterBoard is `ews cluster board NAME [--addr IP]... --bundle ADMIN --out FILE`.
 func clusterBoard(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster board", "NAME [--addr HOST]... --bundle ADMIN --out FILE [--force]",
+	fs := newFlags("cluster board", "NAME [--addr HOST]... --bundle ADMIN [--out FILE] [--force]",
 		"Mint board NAME's own bundle from the admin bundle: gossip key, credentials, session secret, CA\ncertificate, NAME's certificate and key, the firmware verify key; no CA key, no signing key.", stderr)
 	var addrs listFlag
 	fs.Var(&addrs, "addr", "an address (or DNS name) the board is reached at, a SAN of its certificate; repeat")
 	admin := fs.String("bundle", "", "the admin bundle (from ews cluster init)")
-	out := fs.String("out", "", "the board bundle to write (mode 0600)")
+	out := fs.String("out", "", "the board bundle to write (mode 0600; default ./NAME"+boardSuffix+")")
 	force := fs.Bool("force", false, "overwrite FILE")
 	if code, ok := parse(fs, interleave(args, map[string]bool{"force": true})); !ok {
 		return code
 	}
-	if fs.NArg() != 1 || *admin == "" || *out == "" {
-		fmt.Fprintln(stderr, "ews cluster board: want NAME, --bundle ADMIN and --out FILE")
+	if fs.NArg() != 1 || *admin == "" {
+		fmt.Fprintln(stderr, "ews cluster board: want NAME and --bundle ADMIN")
 		return exitUsage
+	}
+	if *out == "" {
+		*out = fs.Arg(0) + boardSuffix
 	}
 	a, err := readAdmin(*admin)
 	if err != nil {

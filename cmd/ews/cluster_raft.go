@@ -1,12 +1,10 @@
 package main
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -19,12 +17,11 @@ import (
 // /api/cluster/raft): its state, the leader, the voters and non-voters,
 // the last index and the version of each document.
 func clusterRaft(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster raft", "--url URL [--json] [--cacert ca.pem] [--token-file F]",
+	fs := newFlags("cluster raft", "--url URL [--json] [--cacert ca.pem] [--bundle ADMIN | --token-file F]",
 		"Print the cluster's durable log (users, configuration, revocations) as the board at URL sees it: leader, voters, last index.", stderr)
 	url := fs.String("url", "", "any board's HTTP address")
 	raw := fs.Bool("json", false, "print the /api/cluster/raft JSON as is")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on")
-	tokenFile := fs.String("token-file", "", "a token, for a board with [http] read_auth (default $EWS_TOKEN)")
+	cf := addCredFlags(fs, "a bundle: its CA for a board with TLS on (and an admin bundle's token, for a board with [http] read_auth)")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -34,35 +31,22 @@ func clusterRaft(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	base := boardURL(*url)
-	c := &http.Client{Timeout: *timeout}
-	if *cacert != "" {
-		pool, err := readCA(*cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster raft: %v\n", err)
-			return exitUsage
-		}
-		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	cr, code := cf.load("cluster raft", *timeout, false, stderr)
+	if code != exitOK {
+		return code
 	}
+	c := cr.client
 	req, err := http.NewRequest(http.MethodGet, base+"/api/cluster/raft", nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster raft: %v\n", err)
 		return exitUsage
 	}
-	token := os.Getenv("EWS_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster raft: --token-file: %v\n", err)
-			return exitUsage
-		}
-		token = strings.TrimSpace(string(b))
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if cr.token != "" {
+		req.Header.Set("Authorization", "Bearer "+cr.token)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster raft: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster raft: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	defer resp.Body.Close()

@@ -18,11 +18,12 @@ import (
 // token): once the log commits it, every board refuses the board's
 // certificate and gossip (docs/NOTES.md "Revoking a board").
 func clusterRevoke(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster revoke", "NAME --bundle ADMIN --url URL [--cacert ca.pem]",
+	fs := newFlags("cluster revoke", "NAME [--bundle ADMIN] --url URL [--cacert ca.pem] [--token-file F]",
 		"Revoke board NAME (a stolen or lost card): every board refuses its certificate and gossip within seconds and shows it revoked. A side without a majority of the boards refuses (no quorum).", stderr)
-	bundlePath := fs.String("bundle", bundle.DefaultName, "the admin bundle (its token)")
+	bundlePath := fs.String("bundle", "", "the admin bundle (its token, its CA, its signing key; default ./"+adminFile+", else ./"+bundle.DefaultName+")")
 	url := fs.String("url", "", "any other board's HTTP address")
 	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)")
+	tokenFile := fs.String("token-file", "", "an admin's token to send instead of the bundle's (after `ews user rotate admin`)")
 	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
@@ -31,7 +32,10 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster revoke: want NAME, --bundle ADMIN and --url URL")
 		return exitUsage
 	}
-	b, base, c, code := adminClient("cluster revoke", *bundlePath, *url, *cacert, *timeout, stderr)
+	if *bundlePath == "" {
+		*bundlePath = defaultAdminBundle()
+	}
+	b, base, token, c, code := adminClient("cluster revoke", *bundlePath, *url, *cacert, *tokenFile, *timeout, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -51,10 +55,10 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+b.Token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster revoke: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	defer resp.Body.Close()

@@ -29,11 +29,12 @@ import (
 // the commit, the new after; a rename that fails after the commit leaves
 // the new one staged and says where.
 func clusterRotate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cluster rotate", "--bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]",
+	fs := newFlags("cluster rotate", "[--bundle ADMIN] --url URL [--cacert ca.pem] [--token-file F] [--timeout D]",
 		"Roll a new gossip key and session secret through the running boards, without reflashing, and write them into the admin bundle. Users' tokens and passwords stay; sessions end. A board that is down meanwhile takes them when it is back (TLS: on its certificate; without TLS flash it a new board bundle). A side without a majority of the boards refuses (no quorum).", stderr)
-	bundlePath := fs.String("bundle", bundle.DefaultName, "the admin bundle (its token; rewritten with the new secrets)")
+	bundlePath := fs.String("bundle", "", "the admin bundle (its token; rewritten with the new secrets; default ./"+adminFile+", else ./"+bundle.DefaultName+")")
 	url := fs.String("url", "", "any board's HTTP address")
 	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)")
+	tokenFile := fs.String("token-file", "", "an admin's token to send instead of the bundle's (after `ews user rotate admin`)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to follow the roll")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
@@ -42,7 +43,10 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument")
 		return exitUsage
 	}
-	b, base, c, code := adminClient("cluster rotate", *bundlePath, *url, *cacert, 15*time.Second, stderr)
+	if *bundlePath == "" {
+		*bundlePath = defaultAdminBundle()
+	}
+	b, base, token, c, code := adminClient("cluster rotate", *bundlePath, *url, *cacert, *tokenFile, 15*time.Second, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -53,7 +57,7 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now()
 	var st rotate.Status
-	if code := rotateCall(c, http.MethodGet, base, b.Token, nil, &st, stderr); code != exitOK {
+	if code := rotateCall(c, http.MethodGet, base, token, nil, &st, stderr); code != exitOK {
 		return code
 	}
 	if !st.Finished {
@@ -88,7 +92,7 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	body, _ := json.Marshal(node.RotateRequest{Key: key, Session: session, StoreID: node.StoreID(store),
 		Gen: gen, Sig: ed25519.Sign(signer, rotate.Signed(gen, key, session))})
 	st = rotate.Status{} // the committed rotation's, nothing of the one before
-	if code := rotateCall(c, http.MethodPost, base, b.Token, body, &st, stderr); code != exitOK {
+	if code := rotateCall(c, http.MethodPost, base, token, body, &st, stderr); code != exitOK {
 		return code
 	}
 	// committed: the cluster moves to these secrets whatever happens
@@ -105,7 +109,7 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	for !st.Finished && time.Now().Before(deadline) {
 		<-poll.C
 		var now rotate.Status
-		if rotateCall(c, http.MethodGet, base, b.Token, nil, &now, io.Discard) == exitOK && now.Gen == st.Gen {
+		if rotateCall(c, http.MethodGet, base, token, nil, &now, io.Discard) == exitOK && now.Gen == st.Gen {
 			st = now
 		}
 	}
@@ -130,7 +134,7 @@ func rotateCall(c *http.Client, method, base, token string, body []byte, st *rot
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
+		fmt.Fprintf(stderr, "ews cluster rotate: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	defer resp.Body.Close()

@@ -91,8 +91,8 @@ func TestClusterInitAndJoin(t *testing.T) {
 	if code := Main([]string{"cluster", "init", dir, "--force", "--board", "ews1"}, &out, &errb); code != exitOK {
 		t.Fatalf("init DIR: exit %d", code)
 	}
-	if _, err := os.Stat(filepath.Join(dir, bundle.DefaultName)); err != nil {
-		t.Fatalf("init DIR wrote no %s: %v", bundle.DefaultName, err)
+	if _, err := os.Stat(filepath.Join(dir, adminFile)); err != nil {
+		t.Fatalf("init DIR wrote no %s: %v", adminFile, err)
 	}
 	if code := Main([]string{"cluster", "init", "--board", "ews1", "--out", other}, &out, &errb); code != exitOK {
 		t.Fatal("init other")
@@ -162,5 +162,32 @@ func TestClusterCA(t *testing.T) {
 	errb.Reset()
 	if code := Main([]string{"cluster", "ca", v1}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "no CA") {
 		t.Fatalf("ca of a version 1 bundle: exit %d, %s", code, errb.String())
+	}
+}
+
+// The admin bundle and a board's have distinct default names
+// (admin.bundle, NAME.board.bundle); a bundle named as earlier builds
+// named it (cluster.bundle) still mints boards.
+func TestClusterDefaultNames(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, out, errs := run("cluster", "init", "--board", "ews1", "--board", "ews2"); code != exitOK || !strings.Contains(out, "admin.bundle") {
+		t.Fatalf("init: %d %s %s", code, out, errs)
+	}
+	a, err := bundle.Read(filepath.Join(dir, "admin.bundle"))
+	if err != nil || !a.IsAdmin() {
+		t.Fatalf("./admin.bundle: %v", err)
+	}
+	if code, _, errs := run("cluster", "board", "ews2", "--bundle", "admin.bundle"); code != exitOK {
+		t.Fatalf("board: %d %s", code, errs)
+	}
+	if b, err := bundle.Read(filepath.Join(dir, "ews2.board.bundle")); err != nil || !b.IsBoard() || b.Name != "ews2" {
+		t.Fatalf("./ews2.board.bundle: %v", err)
+	}
+	if err := os.Rename("admin.bundle", "cluster.bundle"); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("cluster", "board", "ews1", "--bundle", "cluster.bundle", "--out", "ews1.bundle"); code != exitOK {
+		t.Fatalf("board from an old name: %d %s", code, errs)
 	}
 }

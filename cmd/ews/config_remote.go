@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,21 +15,20 @@ import (
 
 const configRemoteHelp = "The cluster's configuration store (GET/PUT /api/config on any board), for people who keep it in git.\n" +
 	"  ews config pull --url URL [--out FILE]             print (or write) the document; its version on stderr\n" +
-	"  ews config push FILE --url URL [--version N]       make FILE the next version; N is the version it was made\n" +
-	"                                                     from (412 when another change came since); without it, the current one\n" +
+	"  ews config push FILE --url URL (--version N | --force)  make FILE the next version; N is the version it was made\n" +
+	"                                                     from (412 when another change came since); --force: over the current one\n" +
 	"An admin's credentials: --bundle ADMIN (its token and CA), else --token-file F or $EWS_TOKEN; --cacert ca.pem for TLS."
 
 // configRemote is `ews config pull|push`.
 func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("config "+sub, "[FILE] --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem]", configRemoteHelp, stderr)
+	fs := newFlags("config "+sub, "[FILE] --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem] [--version N | --force]", configRemoteHelp, stderr)
 	url := fs.String("url", "", "any board's HTTP address (required)")
-	admin := fs.String("bundle", "", "the admin bundle: its token, and its CA for a board with TLS on")
-	tokenFile := fs.String("token-file", "", "file holding an admin's token (default $EWS_TOKEN)")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on")
+	cf := addCredFlags(fs, "the admin bundle: its token, and its CA for a board with TLS on")
 	out := fs.String("out", "", "pull: write the document here (default stdout)")
-	version := fs.Uint64("version", 0, "push: the version FILE was made from (default: the current one)")
+	version := fs.Uint64("version", 0, "push: the version FILE was made from (412 when another change came since)")
+	force := fs.Bool("force", false, "push: without --version, replace whatever version is current")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
-	if code, ok := parse(fs, interleave(args, nil)); !ok {
+	if code, ok := parse(fs, interleave(args, map[string]bool{"force": true})); !ok {
 		return code
 	}
 	if *url == "" || (sub == "pull" && fs.NArg() != 0) || (sub == "push" && fs.NArg() != 1) {
@@ -40,48 +36,17 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	base := boardURL(*url)
-	client := &http.Client{Timeout: *timeout}
-	token := os.Getenv("EWS_TOKEN")
-	pool := x509.NewCertPool()
-	withCA := false
-	if *admin != "" {
-		b, err := readAdmin(*admin)
-		if err != nil {
+	cr, code := cf.load("config "+sub, *timeout, true, stderr)
+	if code != exitOK {
+		return code
+	}
+	if cr.bundle != nil {
+		if err := cr.bundle.NeedAdmin(*cf.bundle); err != nil {
 			fmt.Fprintf(stderr, "ews config %s: %v\n", sub, err)
 			return exitUsage
 		}
-		token = b.Token
-		if der, err := base64.StdEncoding.DecodeString(b.CACert); err == nil && len(der) > 0 {
-			if c, err := x509.ParseCertificate(der); err == nil {
-				pool.AddCert(c)
-				withCA = true
-			}
-		}
 	}
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews config %s: --token-file: %v\n", sub, err)
-			return exitUsage
-		}
-		token = strings.TrimSpace(string(b))
-	}
-	if token == "" {
-		fmt.Fprintf(stderr, "ews config %s: no token: pass --bundle ADMIN, --token-file F or set $EWS_TOKEN to an admin's token\n", sub)
-		return exitUsage
-	}
-	if *cacert != "" {
-		p, err := readCA(*cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews config %s: %v\n", sub, err)
-			return exitUsage
-		}
-		pool = p
-		withCA = true
-	}
-	if withCA {
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
-	}
+	token, client := cr.token, cr.client
 	call := func(method, path string, body io.Reader, hdr map[string]string) (*http.Response, []byte, error) {
 		req, err := http.NewRequest(method, base+path, body)
 		if err != nil {
@@ -117,7 +82,7 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 	}
 	resp, cur, err := call(http.MethodGet, "/api/config", nil, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews config %s: %v\n", sub, err)
+		fmt.Fprintf(stderr, "ews config %s: %v%s\n", sub, err, tlsHint(err))
 		return exitError
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -141,13 +106,18 @@ func configRemote(sub string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews config push: %v\n", err)
 		return exitUsage
 	}
-	if *version > 0 {
+	switch {
+	case *version > 0:
 		etag = `"` + strconv.FormatUint(*version, 10) + `"`
+	case !*force:
+		// blind, the push would undo whatever changed since FILE was pulled
+		fmt.Fprintf(stderr, "ews config push: give --version N, the version %s was pulled at (ews config pull prints it), so a change made since is not overwritten; or --force to replace the current version %s whatever it holds\n", fs.Arg(0), strings.Trim(etag, `"`))
+		return exitUsage
 	}
 	resp, b, err := call(http.MethodPut, "/api/config", strings.NewReader(string(text)),
 		map[string]string{"If-Match": etag, "Content-Type": "application/toml"})
 	if err != nil {
-		fmt.Fprintf(stderr, "ews config push: %v\n", err)
+		fmt.Fprintf(stderr, "ews config push: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	if resp.StatusCode != http.StatusOK {

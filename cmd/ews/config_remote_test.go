@@ -58,8 +58,21 @@ func TestConfigPullPush(t *testing.T) {
 	if err := os.WriteFile(file, []byte(seed+"[[device]]\nname = \"fan\"\ndrivr = \"sim-switch\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := run("config", "push", file, "--url", srv.URL); code != 1 || !strings.Contains(errs, "cluster.toml:6:1: device[1].drivr: unknown key") || !strings.Contains(errs, "nothing changed") {
+	if code, _, errs := run("config", "push", file, "--url", srv.URL, "--force"); code != 1 || !strings.Contains(errs, "cluster.toml:6:1: device[1].drivr: unknown key") || !strings.Contains(errs, "nothing changed") {
 		t.Errorf("bad push: %d %q", code, errs)
+	}
+	// without --version or --force, a push would overwrite blindly: refused
+	if err := os.WriteFile(file, []byte(seed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("config", "push", file, "--url", srv.URL); code != exitUsage || !strings.Contains(errs, "--version N") || !strings.Contains(errs, "--force") || !strings.Contains(errs, "current version 2") {
+		t.Errorf("blind push: %d %q", code, errs)
+	}
+	if code, _, errs := run("config", "pull", "--url", srv.URL); code != 0 || !strings.Contains(errs, "version 2") {
+		t.Errorf("after a refused push: %d %q", code, errs)
+	}
+	if code, out, errs := run("config", "push", file, "--url", srv.URL, "--force"); code != 0 || !strings.Contains(out, "version 3") {
+		t.Errorf("forced push: %d %q %q", code, out, errs)
 	}
 	t.Setenv("EWS_TOKEN", "viewer-token")
 	if code, _, errs := run("config", "pull", "--url", srv.URL); code != 1 || !strings.Contains(errs, "403") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,12 +36,12 @@ type statusView struct {
 }
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("status", "[--url URL] [--json] [--config PATH]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).\nWithout --url: this machine's board (its config's node.http), else 127.0.0.1:8080, else a local `ews demo` (127.0.0.1:8081..8083),\nelse a board found on the LAN over mDNS (see `ews discover`), masters first.", stderr)
+	fs := newFlags("status", "[--url URL] [--json] [--config PATH] [--cacert ca.pem | --bundle BUNDLE] [--token-file F]", "Print the cluster table as seen by the board at URL (any board: each keeps the replicated table).\nWithout --url: this machine's board (its config's node.http), else 127.0.0.1:8080, else a local `ews demo` (127.0.0.1:8081..8083),\nelse a board found on the LAN over mDNS (see `ews discover`), masters first.", stderr)
 	url := fs.String("url", "", "any board's HTTP address (default: a local board, see above)")
 	cfgPath := fs.String("config", "", "without --url, the config whose node.http to try first (default: $EWS_CONFIG, then the search paths of `ews run`)")
 	raw := fs.Bool("json", false, "print the /api/cluster JSON as is")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (make it with `ews cluster ca BUNDLE > ca.pem`)")
+	cf := addCredFlags(fs, "a bundle (the admin's or a board's): its CA for a board with TLS on; without --url, --cacert and --bundle, the local config's bundle's CA is trusted when it can be read")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -48,6 +49,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews status: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	var localCA *x509.CertPool // the local config's bundle's CA, for the board found there
 	if *url == "" {
 		cands := localCandidates(*cfgPath)
 		found, ok := findBoard(cands)
@@ -59,25 +61,28 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		fmt.Fprintf(stderr, "ews status: using %s (%s); --url picks another board\n", found.url, found.why)
-		*url = found.url
+		*url, localCA = found.url, found.ca
 	}
 	base := boardURL(*url)
-	c := &http.Client{Timeout: *timeout}
-	if *cacert != "" {
-		pool, err := readCA(*cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews status: %v\n", err)
-			return exitUsage
-		}
-		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	cr, code := cf.load("status", *timeout, false, stderr)
+	if code != exitOK {
+		return code
 	}
-	resp, err := c.Get(base + "/api/cluster")
+	c := cr.client
+	if cr.tls == nil && localCA != nil {
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: localCA}}
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/api/cluster", nil)
 	if err != nil {
-		hint := ""
-		if strings.Contains(err.Error(), "x509") {
-			hint = " (a TLS board: pass --cacert with its cluster CA, from `ews cluster ca BUNDLE`)"
-		}
-		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v%s\n", base, err, hint)
+		fmt.Fprintf(stderr, "ews status: %v\n", err)
+		return exitUsage
+	}
+	// no token is sent, --token-file or not: /api/cluster needs none, and
+	// status often asks over plain HTTP (the flag is taken as every
+	// board-facing command takes it)
+	resp, err := c.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews status: cannot reach %s: %v%s\n", base, err, tlsHint(err))
 		return exitError
 	}
 	defer resp.Body.Close()

@@ -22,7 +22,7 @@ func discoveredCandidates() []candidate {
 	var out []candidate
 	for _, b := range boards {
 		if u := b.URL(); u != "" {
-			out = append(out, candidate{u, "found on the LAN over mDNS: " + b.Name})
+			out = append(out, candidate{url: u, why: "found on the LAN over mDNS: " + b.Name})
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,21 +12,26 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
 // candidate is a place `ews status` looks for a board when --url is not given.
 type candidate struct {
 	url, why string
+	// ca is the cluster CA of the local config's bundle
+	// (cluster.bundle_file), when it could be read: the board found
+	// there is checked against it without --cacert.
+	ca *x509.CertPool
 }
 
 // statusFallbacks are tried after the config's node.http: the former
 // default of --url, then the first boards of `ews demo` (base port 8081).
 var statusFallbacks = []candidate{
-	{"http://127.0.0.1:8080", "the default node.http"},
-	{"http://127.0.0.1:8081", "ews demo's ews1"},
-	{"http://127.0.0.1:8082", "ews demo's ews2"},
-	{"http://127.0.0.1:8083", "ews demo's ews3"},
+	{url: "http://127.0.0.1:8080", why: "the default node.http"},
+	{url: "http://127.0.0.1:8081", why: "ews demo's ews1"},
+	{url: "http://127.0.0.1:8082", why: "ews demo's ews2"},
+	{url: "http://127.0.0.1:8083", why: "ews demo's ews3"},
 }
 
 // localCandidates lists where a local board may answer: this machine's
@@ -34,7 +40,7 @@ func localCandidates(explicit string) []candidate {
 	var out []candidate
 	if path, err := config.Find(explicit); err == nil {
 		if u, err := configHTTP(path); err == nil {
-			out = append(out, candidate{u, path + " node.http"})
+			out = append(out, candidate{url: u, why: path + " node.http", ca: configCA(path)})
 		}
 	}
 	for _, c := range statusFallbacks {
@@ -72,6 +78,33 @@ func configHTTP(path string) (string, error) {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// configCA is the CA of the bundle the config at path names
+// (cluster.bundle_file); nil when there is none or it cannot be read here
+// (a board's bundle is 0600: root's, or ews's).
+func configCA(path string) *x509.CertPool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Cluster struct {
+			BundleFile string `toml:"bundle_file"`
+		} `toml:"cluster"`
+	}
+	if toml.Unmarshal(data, &doc) != nil || doc.Cluster.BundleFile == "" {
+		return nil
+	}
+	b, err := bundle.Read(doc.Cluster.BundleFile)
+	if err != nil {
+		return nil
+	}
+	ca, err := b.CA()
+	if err != nil || ca == nil {
+		return nil
+	}
+	return ca.Pool
 }
 
 // findBoard returns the first candidate whose /api/cluster answers 200.

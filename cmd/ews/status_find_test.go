@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/node/mdns"
 )
 
@@ -82,12 +85,12 @@ func TestStatusWithoutURL(t *testing.T) {
 		code      int
 		errWant   string
 	}{
-		{"config node.http", []string{"--config", onBoard}, "", []candidate{{deadURL, "x"}}, nil, 0, onBoard + " node.http"},
-		{"EWS_CONFIG", nil, onBoard, []candidate{{deadURL, "x"}}, nil, 0, onBoard + " node.http"},
-		{"fallback after a silent config", []string{"--config", elsewhere}, "", []candidate{{deadURL, "x"}, {board.URL, "demo"}}, nil, 0, board.URL + " (demo)"},
-		{"missing config, fallback", []string{"--config", missing}, "", []candidate{{board.URL, "demo"}}, nil, 0, board.URL + " (demo)"},
-		{"nothing answers", []string{"--config", elsewhere}, "", []candidate{{deadURL, "ews demo's ews1"}}, nil, 2, "nor on the LAN over mDNS; pass --url http://BOARD:PORT"},
-		{"found on the LAN", []string{"--config", elsewhere}, "", []candidate{{deadURL, "ews demo's ews1"}}, onLAN, 0, "(found on the LAN over mDNS: ews1)"},
+		{"config node.http", []string{"--config", onBoard}, "", []candidate{{url: deadURL, why: "x"}}, nil, 0, onBoard + " node.http"},
+		{"EWS_CONFIG", nil, onBoard, []candidate{{url: deadURL, why: "x"}}, nil, 0, onBoard + " node.http"},
+		{"fallback after a silent config", []string{"--config", elsewhere}, "", []candidate{{url: deadURL, why: "x"}, {url: board.URL, why: "demo"}}, nil, 0, board.URL + " (demo)"},
+		{"missing config, fallback", []string{"--config", missing}, "", []candidate{{url: board.URL, why: "demo"}}, nil, 0, board.URL + " (demo)"},
+		{"nothing answers", []string{"--config", elsewhere}, "", []candidate{{url: deadURL, why: "ews demo's ews1"}}, nil, 2, "nor on the LAN over mDNS; pass --url http://BOARD:PORT"},
+		{"found on the LAN", []string{"--config", elsewhere}, "", []candidate{{url: deadURL, why: "ews demo's ews1"}}, onLAN, 0, "(found on the LAN over mDNS: ews1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("EWS_CONFIG", tc.env)
@@ -102,6 +105,53 @@ func TestStatusWithoutURL(t *testing.T) {
 			}
 			if code == 2 && !strings.Contains(errs, deadURL+" ("+elsewhere+" node.http)") {
 				t.Fatalf("the message does not say where it looked: %q", errs)
+			}
+		})
+	}
+}
+
+// A local config whose bundle has a CA: `ews status` without --url or
+// --cacert checks the board's HTTPS against it (the plain port redirects
+// there), as a board's own admin on the board expects.
+func TestStatusTrustsTheLocalBundlesCA(t *testing.T) {
+	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsBoard := newTLSBoard(t, admin) // answers {"nodes":[]} to everything
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, tlsBoard.srv.URL+r.URL.RequestURI(), http.StatusPermanentRedirect)
+	}))
+	defer plain.Close()
+	dir := t.TempDir()
+	board, err := admin.Board("ews1", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpath := filepath.Join(dir, "cluster.bundle")
+	if err := bundle.Write(bpath, board, false); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "ews.toml")
+	for _, c := range []struct {
+		name, doc string
+		code      int
+		says      string
+	}{
+		{"with the bundle", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n[cluster]\nbundle_file = %q\n", strings.TrimPrefix(plain.URL, "http://"), bpath), 0, "using"},
+		{"without it", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", strings.TrimPrefix(plain.URL, "http://")), 1, "--cacert ca.pem"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.WriteFile(cfg, []byte(c.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			saved := statusFallbacks
+			defer func() { statusFallbacks = saved }()
+			statusFallbacks = nil
+			fakeDiscovery(t, nil, nil)
+			code, _, errs := run("status", "--config", cfg)
+			if code != c.code || !strings.Contains(errs, c.says) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, c.code, c.says)
 			}
 		})
 	}

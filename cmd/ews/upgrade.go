@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -17,14 +16,13 @@ import (
 )
 
 func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("upgrade", "--url URL --binary PATH [--token-file PATH] [--cacert FILE]",
-		"Rolling firmware upgrade: upload PATH (signed: ews firmware sign) to one board at a time, followers\nfirst and the master last, waiting until each is back in the table, running the new binary. Stops at\nthe first failure (a board that rolls back keeps its old binary). The token is read from --token-file\nor $EWS_TOKEN (--token works, and warns: other local users see a command line). With TLS on, over HTTPS:\n--cacert names the cluster CA; a plain URL that redirects to HTTPS works too.", stderr)
+	fs := newFlags("upgrade", "--url URL --binary PATH [--bundle ADMIN | --token-file PATH] [--cacert FILE]",
+		"Rolling firmware upgrade: upload PATH (signed: ews firmware sign) to one board at a time, followers\nfirst and the master last, waiting until each is back in the table, running the new binary. Stops at\nthe first failure (a board that rolls back keeps its old binary). The token is read from --token-file,\nthe admin bundle (--bundle) or $EWS_TOKEN (--token works, and warns: other local users see a command line). With TLS on, over HTTPS:\n--cacert names the cluster CA; a plain URL that redirects to HTTPS works too.", stderr)
 	url := fs.String("url", "", "any board of the cluster, e.g. http://10.0.0.11:8080")
 	bin := fs.String("binary", "", "the new ews binary (for the boards' arch)")
 	token := fs.String("token", "", "API token: visible to other local users in ps; prefer --token-file or $EWS_TOKEN")
-	tokenFile := fs.String("token-file", "", "file holding the API token")
 	perBoard := fs.Duration("timeout", 2*time.Minute, "how long one board may take to come back")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA, for boards with TLS on (make it with `ews cluster ca BUNDLE > ca.pem`)")
+	cf := addCredFlags(fs, "the admin bundle: its token, and its CA for boards with TLS on")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -32,20 +30,16 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ews upgrade: --url and --binary are required")
 		return exitUsage
 	}
-	tok := *token
-	if tok != "" {
+	cr, code := cf.load("upgrade", 10*time.Second, false, stderr)
+	if code != exitOK {
+		return code
+	}
+	tok := cr.token // --token-file, else the bundle's, else $EWS_TOKEN
+	if *token != "" {
 		fmt.Fprintln(stderr, "ews upgrade: warning: --token shows the token to every local user (ps, /proc/PID/cmdline); use --token-file FILE or $EWS_TOKEN")
-	}
-	if tok == "" {
-		tok = os.Getenv("EWS_TOKEN")
-	}
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
-			return exitUsage
+		if *cf.tokenFile == "" {
+			tok = *token
 		}
-		tok = strings.TrimSpace(string(b))
 	}
 	body, err := os.ReadFile(*bin)
 	if err != nil {
@@ -64,24 +58,13 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 		PerBoard: *perBoard,
 		Progress: func(board, msg string) { fmt.Fprintf(stdout, "%s: %s\n", board, msg) },
 	}
-	if *cacert != "" {
-		pool, err := readCA(*cacert)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews upgrade: %v\n", err)
-			return exitUsage
-		}
-		r.TLS = &tls.Config{RootCAs: pool}
-	}
+	r.TLS = cr.tls
 	ctx := context.Background()
 	// The boards' URLs take the scheme the view was read over (a TLS
 	// board's plain listener redirects to HTTPS), never a fixed http://.
 	v, err := r.GetView(ctx, *url)
 	if err != nil {
-		hint := ""
-		if strings.Contains(err.Error(), "x509") {
-			hint = " (a TLS board: pass --cacert with its cluster CA, from `ews cluster ca BUNDLE`)"
-		}
-		fmt.Fprintf(stderr, "ews upgrade: read the table: %v%s\n", err, hint)
+		fmt.Fprintf(stderr, "ews upgrade: read the table: %v%s\n", err, tlsHint(err))
 		return exitError
 	}
 	if err := rollout.Check(v); err != nil {

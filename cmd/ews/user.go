@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +14,7 @@ import (
 // cmdUser is `ews user add|list|rotate|delete`: the users API of any board
 // (the board passes writes to the master), as an admin.
 func cmdUser(args []string, stdout, stderr io.Writer) int {
-	const help = "Manage the cluster's users through any board (an admin's token: --token-file F or $EWS_TOKEN).\n" +
+	const help = "Manage the cluster's users through any board (an admin's token: --bundle ADMIN, --token-file F or $EWS_TOKEN; --cacert ca.pem for TLS).\n" +
 		"  ews user list   --url URL [--json]\n" +
 		"  ews user add    NAME --role viewer|operator|admin [--devices 'relay*,pump1'] --url URL   (prints the token once)\n" +
 		"  ews user rotate NAME --url URL   (prints the new token; the old one, the password and every session end on every board)\n" +
@@ -29,9 +28,9 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sub, args := args[0], args[1:]
-	fs := newFlags("user "+sub, "[NAME] --url URL [--token-file F]", help, stderr)
+	fs := newFlags("user "+sub, "[NAME] --url URL [--bundle ADMIN | --token-file F] [--cacert ca.pem]", help, stderr)
 	url := fs.String("url", "", "any board's HTTP address (required)")
-	tokenFile := fs.String("token-file", "", "file holding an admin's token (default $EWS_TOKEN)")
+	cf := addCredFlags(fs, "the admin bundle: its token, and its CA for a board with TLS on")
 	role := fs.String("role", "", "add: viewer, operator or admin")
 	devices := fs.String("devices", "", "add: an operator's device patterns, comma-separated (path.Match: relay*,pump1)")
 	raw := fs.Bool("json", false, "print the answer's JSON as is")
@@ -52,18 +51,9 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews user %s: --url is required\n", sub)
 		return exitUsage
 	}
-	token := os.Getenv("EWS_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews user %s: --token-file: %v\n", sub, err)
-			return exitUsage
-		}
-		token = strings.TrimSpace(string(b))
-	}
-	if token == "" {
-		fmt.Fprintf(stderr, "ews user %s: no token: pass --token-file F or set $EWS_TOKEN to an admin's token\n", sub)
-		return exitUsage
+	cr, code := cf.load("user "+sub, *timeout, true, stderr)
+	if code != exitOK {
+		return code
 	}
 	var method, path string
 	var body any
@@ -92,9 +82,9 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews user %s: want a NAME\n", sub)
 		return exitUsage
 	}
-	out, err := userCall(*url, token, method, path, body, *timeout)
+	out, err := userCall(cr.client, *url, cr.token, method, path, body)
 	if err != nil {
-		fmt.Fprintf(stderr, "ews user %s: %v\n", sub, err)
+		fmt.Fprintf(stderr, "ews user %s: %v%s\n", sub, err, tlsHint(err))
 		return exitError
 	}
 	if *raw {
@@ -133,7 +123,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) int {
 
 // userCall sends one request to the users API and returns the answer's
 // body, or an error with the board's message.
-func userCall(url, token, method, path string, body any, timeout time.Duration) ([]byte, error) {
+func userCall(client *http.Client, url, token, method, path string, body any) ([]byte, error) {
 	base := boardURL(url)
 	var rd io.Reader
 	if body != nil {
@@ -151,7 +141,7 @@ func userCall(url, token, method, path string, body any, timeout time.Duration) 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

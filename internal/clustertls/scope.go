@@ -137,7 +137,8 @@ func MintedAt(leaf *x509.Certificate) time.Time { return leaf.NotBefore.Add(Cloc
 // names), localhost and loopback. It is valid from now - ClockSkew until
 // the CA expires. A name or host outside the CA's Name Constraints is
 // refused here, naming it, rather than minted into a certificate no peer
-// would accept. It returns the certificate and its key, both DER.
+// would accept; only name and name.local are left out instead when a DNS
+// name of hosts is inside (a CA scoped to a suffix: dropAutoOutside). It returns the certificate and its key, both DER.
 func (ca *CA) IssueBoard(name string, hosts []string, now time.Time) (certDER, keyDER []byte, err error) {
 	if ca.Key == nil {
 		return nil, nil, errors.New("clustertls: this CA has no private key: cannot issue certificates")
@@ -174,6 +175,7 @@ func (ca *CA) IssueBoard(name string, hosts []string, now time.Time) (certDER, k
 		}
 	}
 	if ca.Cert.PermittedDNSDomainsCritical {
+		tmpl.DNSNames = dropAutoOutside(tmpl.DNSNames, name, ca.Cert.PermittedDNSDomains)
 		for _, d := range tmpl.DNSNames {
 			if !permittedDNS(ca.Cert.PermittedDNSDomains, d) {
 				return nil, nil, fmt.Errorf("clustertls: %q is outside the CA's name constraints (permitted: %s); name the board or domain at `ews cluster init` (--peers, --board, --dns)", d, strings.Join(ca.Cert.PermittedDNSDomains, " "))
@@ -194,6 +196,30 @@ func (ca *CA) IssueBoard(name string, hosts []string, now time.Time) (certDER, k
 		return nil, nil, fmt.Errorf("clustertls: %w", err)
 	}
 	return der, kder, nil
+}
+
+// dropAutoOutside leaves out the names IssueBoard adds by itself (name and
+// name.local) when they are outside the constraints but another DNS name
+// of the certificate is inside: a CA scoped to a DNS suffix certifies a
+// board named later as NAME.SUFFIX (`--addr`), not as NAME. With no name
+// inside, dns is unchanged and the caller refuses the first outside.
+func dropAutoOutside(dns []string, name string, constraints []string) []string {
+	auto := func(d string) bool { return d == name || d == name+".local" }
+	keep := dns[:0:0]
+	inside := false
+	for _, d := range dns {
+		ok := permittedDNS(constraints, d)
+		if ok && !auto(d) && d != "localhost" {
+			inside = true
+		}
+		if ok || !auto(d) {
+			keep = append(keep, d)
+		}
+	}
+	if !inside {
+		return dns
+	}
+	return keep
 }
 
 // permittedDNS is x509's rule: name equals a constraint or ends in

@@ -136,3 +136,47 @@ func TestIssueBoardRefusesOutOfScope(t *testing.T) {
 		t.Errorf("another cluster's CA: %v", err)
 	}
 }
+
+// A CA scoped to a DNS suffix certifies a board named after its start as
+// NAME.SUFFIX: its bare name and NAME.local are left out, not refused; a
+// board with no name inside is still refused.
+func TestIssueBoardUnderASuffix(t *testing.T) {
+	certDER, keyDER, err := NewScopedCA(time.Now(), Scope{Boards: []string{"ews1"}, DNS: []string{"ews.home.arpa"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := ParseCA(certDER, keyDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		hosts   []string
+		wantDNS []string // nil: refused
+	}{
+		{"ews4", []string{"ews4.ews.home.arpa"}, []string{"ews4.ews.home.arpa", "localhost"}},
+		{"ews1", []string{"ews1.ews.home.arpa"}, []string{"ews1", "ews1.local", "ews1.ews.home.arpa", "localhost"}},
+		{"ews4", nil, nil},
+		{"ews4", []string{"ews4.example.com"}, nil},
+		{"ews4", []string{"ews4.ews.home.arpa", "ews4.example.com"}, nil},
+	} {
+		der, _, err := ca.IssueBoard(c.name, c.hosts, time.Now())
+		if c.wantDNS == nil {
+			if err == nil || !strings.Contains(err.Error(), "outside the CA's name constraints") {
+				t.Errorf("%s %v: %v, want refused", c.name, c.hosts, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %v: %v", c.name, c.hosts, err)
+			continue
+		}
+		leaf, _ := x509.ParseCertificate(der)
+		if strings.Join(leaf.DNSNames, " ") != strings.Join(c.wantDNS, " ") {
+			t.Errorf("%s %v: SANs %v, want %v", c.name, c.hosts, leaf.DNSNames, c.wantDNS)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: ca.Pool, DNSName: c.hosts[0]}); err != nil {
+			t.Errorf("%s %v: %v", c.name, c.hosts, err)
+		}
+	}
+}

@@ -113,7 +113,7 @@ type Sched struct {
 	Classes      []Class     `toml:"class"`         // [[sched.class]]; first = highest priority; none: the policy's (sched.ClassesFor)
 	Proximity    []Proximity `toml:"proximity"`     // [[sched.proximity]]
 	// Load weights, baselines and limits of the load-aware policies;
-	// defaults are the papers' values (README, docs/NOTES.md, "Policies").
+	// defaults are the papers' values (docs/architecture.md, docs/NOTES.md, "Policies").
 	Adaptive   LoadModel `toml:"adaptive"`
 	Integrated LoadModel `toml:"integrated"` // also proximity's integrated load
 	QSC        LoadModel `toml:"qsc"`        // weights cpu mem req net (α β γ δ)

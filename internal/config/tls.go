@@ -57,7 +57,7 @@ func (c *Config) Security() (*Security, error) {
 				// time from its peers (docs/DESIGN.md, Time)
 				if at, err2 := b.BoardCert(c.Node.Name, time.Time{}); err2 == nil && at.Leaf != nil && now.Before(at.Leaf.NotBefore) {
 					cert, err = at, nil
-					s.Notes = append(s.Notes, fmt.Sprintf("this board's clock (%s) is earlier than its certificate's validity (from %s): the clock is wrong; the board takes cluster time from its peers (README, Offline time)",
+					s.Notes = append(s.Notes, fmt.Sprintf("this board's clock (%s) is earlier than its certificate's validity (from %s): the clock is wrong; the board takes cluster time from its peers (docs/guide/time.md)",
 						now.UTC().Format(time.RFC3339), at.Leaf.NotBefore.UTC().Format(time.RFC3339)))
 				}
 			}
@@ -67,7 +67,7 @@ func (c *Config) Security() (*Security, error) {
 			s.Cert, s.Minted = cert, true
 			s.Verify, _ = b.Verifier() // Validate checked it
 		} else if ca != nil {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s is a version %d bundle: it holds the CA key, so this board's disk can sign certificates for any site, and it holds no firmware verify key, so this board accepts no firmware upgrade; migrate: ews cluster migrate (README, Security)", c.Cluster.BundleFile, b.Version))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is a version %d bundle: it holds the CA key, so this board's disk can sign certificates for any site, and it holds no firmware verify key, so this board accepts no firmware upgrade; migrate: ews cluster migrate (docs/guide/security.md)", c.Cluster.BundleFile, b.Version))
 		}
 	}
 	want := s.CA != nil

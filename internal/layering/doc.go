@@ -1,2 +1,2 @@
-// Package layering holds the test that the import direction written in the README's Layout section holds.
+// Package layering holds the test that the import direction written in docs/architecture.md's Layout section holds.
 package layering

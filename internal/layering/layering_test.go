@@ -81,7 +81,7 @@ func readSources(t *testing.T) {
 // under reports whether path is dir or a package below it.
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
-// TestImportDirection checks the table of the README's Layout section:
+// TestImportDirection checks the table of docs/architecture.md's Layout section:
 //
 //	cmd/ews → node → node/* (own Options/Config) ; node → internal/config
 //	internal/config → internal/ leaves only (never state, sched, hal, vip)

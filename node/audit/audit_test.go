@@ -107,7 +107,7 @@ func TestAction(t *testing.T) {
 		{"POST", "/api/board/firmware", "firmware.upload", ""},
 		{"POST", "/api/board/restart", "restart", ""},
 		{"POST", "/api/cluster/upgrade", "upgrade", ""},
-		{"POST", "/api/config/rollback?to=3", "config.rollback", "3"},
+		{"POST", "/api/config/rollback?to=3", "config.rollback", "config back to v3"},
 		{"GET", "/api/config", "", ""},
 		{"GET", "/", "", ""},
 	} {

@@ -178,9 +178,9 @@ func Action(r *http.Request) (action, target string) {
 	case p == "/api/cluster/rotate":
 		return "cluster.rotate", ""
 	case p == "/api/config":
-		return "config.update", strings.Trim(r.Header.Get("If-Match"), `"`) // the version it changed
+		return "config.update", "config from v" + strings.Trim(r.Header.Get("If-Match"), `"`) // the version it changed
 	case p == "/api/config/rollback":
-		return "config.rollback", r.URL.Query().Get("to")
+		return "config.rollback", "config back to v" + r.URL.Query().Get("to")
 	}
 	return "", ""
 }
@@ -207,6 +207,8 @@ func (l *Log) Middleware(next http.Handler, who func(*http.Request) (user, role 
 			target = rec.Header().Get("X-Ews-User")
 		case action == "login" && user == "":
 			user = rec.Header().Get("X-Ews-User") // the name the login was good for
+		case strings.HasPrefix(action, "config.") && rec.code == http.StatusOK:
+			target = configTarget(target, rec.Header().Get("ETag"))
 		}
 		c := httpx.Client(r)
 		client := ""
@@ -215,6 +217,16 @@ func (l *Log) Middleware(next http.Handler, who func(*http.Request) (user, role 
 		}
 		l.Record(Entry{User: user, Role: role, Action: action, Target: target, Result: rec.code, Client: client})
 	})
+}
+
+// configTarget names the version a configuration write made, from its
+// answer's ETag: "config v4 from v3", "config v5 back to v2".
+func configTarget(target, etag string) string {
+	v := strings.Trim(etag, `"`)
+	if v == "" {
+		return target
+	}
+	return strings.Replace(target, "config ", "config v"+v+" ", 1)
 }
 
 // seenKey lets a handler behind Middleware hand back the request as it

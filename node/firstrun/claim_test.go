@@ -205,9 +205,16 @@ func TestHTTPSOnlyWhenUp(t *testing.T) {
 		t.Errorf("the claim file does not give the fingerprint and the HTTPS address:\n%s", f)
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, _ := http.NewRequest("GET", plain.URL+"/?x=1", nil)
-	if code, _, h := do(t, noRedirect, req); code != http.StatusPermanentRedirect || h.Get("Location") != "https://127.0.0.1:8443/?x=1" {
+	req, _ := http.NewRequest("GET", plain.URL+"/firstrun/admin/x?y=1", nil)
+	if code, _, h := do(t, noRedirect, req); code != http.StatusPermanentRedirect || h.Get("Location") != "https://127.0.0.1:8443/firstrun/admin/x?y=1" {
 		t.Errorf("plain GET: %d to %q", code, h.Get("Location"))
+	}
+	// the page itself: where the HTTPS page is and how to check its
+	// certificate, no form and no fingerprint (nothing in clear is trusted)
+	req, _ = http.NewRequest("GET", plain.URL+"/?x=1", nil)
+	if code, body, _ := do(t, noRedirect, req); code != http.StatusOK || !strings.Contains(body, `href="https://127.0.0.1:8443/?x=1"`) ||
+		!strings.Contains(body, firstrun.ClaimFile) || strings.Contains(body, "<form") || strings.Contains(body, s.Fingerprint()) {
+		t.Errorf("plain GET /: %d\n%s", code, body)
 	}
 	if code, body := post(t, plain, "/firstrun/start", url.Values{"name": {"ews1"}, "claim": {s.Claim()}}); code != http.StatusForbidden || !strings.Contains(jsonError(body), "HTTPS") {
 		t.Fatalf("plain POST with the code: %d %s", code, body)
@@ -228,6 +235,11 @@ func TestHTTPSOnlyWhenUp(t *testing.T) {
 	}}}
 	req, _ = http.NewRequest("POST", secure.URL+"/firstrun/start", strings.NewReader(url.Values{"name": {"ews1"}, "claim": {s.Claim()}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "text/html")
+	get, _ := http.NewRequest("GET", secure.URL+"/", nil)
+	if code, body, _ := do(t, client, get); code != http.StatusOK || !strings.Contains(body, `id="page-fingerprint">`+s.Fingerprint()) {
+		t.Errorf("the page over TLS does not say its fingerprint: %d\n%s", code, body)
+	}
 	if code, body, _ := do(t, client, req); code != http.StatusOK {
 		t.Fatalf("start over TLS: %d %.300s", code, body)
 	}

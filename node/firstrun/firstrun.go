@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -18,7 +19,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/httpx"
 )
 
@@ -60,6 +60,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	written string // the boot config's path once written
+	set     *setUp // what was set up (public data), once written
 	closed  bool
 }
 
@@ -205,7 +206,14 @@ func (s *Server) guard(h http.Handler) http.Handler {
 					host = hh
 				}
 				host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-				http.Redirect(w, r, "https://"+net.JoinHostPort(host, port(s.opts.HTTPS))+r.URL.RequestURI(), http.StatusPermanentRedirect)
+				to := "https://" + net.JoinHostPort(host, port(s.opts.HTTPS)) + r.URL.RequestURI()
+				if r.URL.Path == "/" {
+					// a page, not a bare redirect into the browser's certificate warning
+					w.Header().Set("Content-Type", "text/html; charset=utf-8")
+					_, _ = io.WriteString(w, plainHTML(to))
+					return
+				}
+				http.Redirect(w, r, to, http.StatusPermanentRedirect)
 				return
 			}
 			// JSON even to a browser: a page here would carry forms that post in clear.
@@ -257,14 +265,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, format
 		return
 	}
 	s.mu.Lock()
-	v := view{Written: s.written, Error: msg, Name: strings.TrimSpace(r.PostForm.Get("name"))} // parsed already, or empty: fail reads no body
+	// the form is parsed already, or empty: fail reads no body
+	v := view{Written: s.written, Error: msg, Secure: r.TLS != nil, Name: strings.TrimSpace(r.PostForm.Get("name")),
+		Boards: r.PostForm.Get("boards"), Domain: r.PostForm.Get("domain")}
 	s.mu.Unlock()
 	s.render(w, status, v)
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	v := view{Written: s.written}
+	v := view{Written: s.written, Secure: r.TLS != nil}
 	s.mu.Unlock()
 	s.render(w, http.StatusOK, v)
 }
@@ -285,6 +295,11 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "firstrun: a board name is 1 to 31 of a-z, 0-9 and -, starting with a letter or digit")
 		return
 	}
+	p, err := parsePlan(name, r.PostFormValue("boards"), r.PostFormValue("domain"))
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, "%v", err)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.written != "" {
@@ -293,22 +308,22 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.opts.Now()
 	var text []byte // the admin bundle, encoded before anything is written
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{name}}, now)
+	admin, err := bundle.NewAdmin(p.scope(), now)
 	if err == nil {
 		text, err = admin.Marshal()
 	}
 	if err == nil {
 		var board *bundle.Bundle
-		if board, err = admin.Board(name, nil, now); err == nil {
-			err = s.write(name, board, nil, "")
+		if board, err = admin.Board(name, p.certHosts(name), now); err == nil {
+			err = s.write(name, board, p.peers(), p.gossip())
 		}
 	}
 	if err != nil {
 		s.failLocked(w, r, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	s.opts.Logger.Info("firstrun: a new cluster: the boot config and this board's bundle written; the admin bundle went out in the answer", "board", name, "config", s.written)
-	s.render(w, http.StatusOK, view{Written: s.written, Token: admin.Token, Admin: string(text), Claim: showClaim(s.claim), Name: name})
+	s.opts.Logger.Info("firstrun: a new cluster: the boot config and this board's bundle written; the admin bundle went out in the answer", "board", name, "boards", len(p.boards), "domain", p.domain, "config", s.written)
+	s.render(w, http.StatusOK, view{Written: s.written, Token: admin.Token, Admin: string(text), Claim: showClaim(s.claim), Name: name, Secure: r.TLS != nil, Board: s.set, Plan: &p})
 }
 
 // failLocked is fail for a caller holding mu.
@@ -355,7 +370,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.opts.Logger.Info("firstrun: joining a cluster: the boot config and this board's bundle written", "board", b.Name, "peers", len(peers), "config", s.written)
-	s.render(w, http.StatusOK, view{Written: s.written, Claim: showClaim(s.claim), Name: b.Name})
+	s.render(w, http.StatusOK, view{Written: s.written, Claim: showClaim(s.claim), Name: b.Name, Secure: r.TLS != nil, Board: s.set})
 }
 
 // write puts this board's bundle and its boot config in Dir, and removes
@@ -367,6 +382,10 @@ func (s *Server) write(name string, b *bundle.Bundle, peers []string, gossip str
 	cpath := filepath.Join(s.opts.Dir, "ews.toml")
 	if _, err := os.Stat(cpath); err == nil {
 		return fmt.Errorf("firstrun: %s exists: this board has a config", cpath)
+	}
+	set, err := newSetUp(b)
+	if err != nil {
+		return err
 	}
 	bpath := filepath.Join(s.opts.Dir, bundle.DefaultName)
 	if err := bundle.Write(bpath, b, false); err != nil {
@@ -388,7 +407,7 @@ func (s *Server) write(name string, b *bundle.Bundle, peers []string, gossip str
 	if err := bundle.WriteFile(cpath, []byte(c.String()), 0o600); err != nil {
 		return fmt.Errorf("firstrun: %w", err)
 	}
-	s.written = cpath
+	s.written, s.set = cpath, set
 	if err := os.Remove(s.claimAt); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.opts.Logger.Warn("firstrun: the board is claimed but its claim file stays; delete it", "file", s.claimAt, "err", err)
 	}
@@ -398,7 +417,7 @@ func (s *Server) write(name string, b *bundle.Bundle, peers []string, gossip str
 // finish lets the board start.
 func (s *Server) finish(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	path := s.written
+	path, set := s.written, s.set
 	if path == "" {
 		s.mu.Unlock()
 		http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -411,5 +430,5 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) {
 		s.done <- path
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>ews</title><p>The board starts now. Reload this page in a few seconds.</p>`)
+	_, _ = io.WriteString(w, finishHTML(set))
 }

@@ -2,7 +2,7 @@
 # One board's SD-card image for the field test (scripts/field.sh), made as a
 # user makes it: the board OS (rootfs.sh's cache) unpacked into a root and a
 # boot directory (the card's two partitions, mounted), then ews put on it
-# either by scripts/flash.sh exactly as the README's "Flash a board" says,
+# either by scripts/flash.sh exactly as docs/guide/install.md's "Flash a board" says,
 # or (--deb) as a package that `dpkg -i` installs at first boot with the
 # board's bundle dropped in /etc/ews first. Then the two directories become
 # a disk image: an MBR, a FAT boot partition (mkfs.vfat, mtools) and an ext4
@@ -100,7 +100,7 @@ if [ -z "$DEB" ]; then
 	if [ -n "$BACKUP" ]; then args+=(--from-backup "$BACKUP"); else args+=(--peers "$PEERS"); fi
 	bash "$REPO/scripts/flash.sh" "${args[@]}"
 else
-	# README: a board bundle in /etc/ews/cluster.bundle before installing the
+	# docs/guide/install.md: a board bundle in /etc/ews/cluster.bundle before installing the
 	# .deb, and the boot config flash.sh would write
 	install -d -m 0700 "$root/etc/ews"
 	"$EWS" cluster board "$NAME" --addr "$ADDR" --bundle "$BUNDLE" --out "$root/etc/ews/cluster.bundle" >/dev/null

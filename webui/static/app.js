@@ -126,8 +126,23 @@ function setDevice(d) {
   }
 }
 
+// KEPT are the row fields a cluster event may leave out after the first (the master's probes,
+// the measured clock offsets): a row without one keeps the last value known for its board.
+const KEPT = ['rt_ms', 'clock_offset_ms'];
+
+function keepLast(prev, c) {
+  if (!prev || !Array.isArray(prev.nodes) || !Array.isArray(c.nodes)) return;
+  const old = new Map(prev.nodes.map((n) => [n && n.name, n]));
+  for (const n of c.nodes) {
+    const o = n && old.get(n.name);
+    if (!o) continue;
+    for (const k of KEPT) if (n[k] == null && o[k] != null) n[k] = o[k];
+  }
+}
+
 function setCluster(c) {
   if (!c || typeof c !== 'object') return;
+  keepLast(state.cluster, c);
   const boardsChanged = JSON.stringify(boardsInOrder()) !== JSON.stringify(orderOf(c));
   state.cluster = c;
   clusterDirty = true;

@@ -95,6 +95,12 @@ export class BoardView {
     const dl = $('board-facts');
     dl.textContent = '';
     for (const [k, v] of rows) dl.append(h('dt', null, t(k)), h('dd', { dataset: { k } }, v ?? '–'));
+    // the cluster CA (public): what a browser imports to trust every board's HTTPS (issue 47)
+    if (b.ca_sha256) {
+      dl.append(h('dt', null, t('bCA')), h('dd', { dataset: { k: 'bCA' } },
+        h('a', { id: 'board-ca', href: '/api/cluster/ca', download: 'ca.pem' }, 'ca.pem'), ' · SHA-256 ',
+        h('code', { id: 'board-ca-sha' }, b.ca_sha256), h('br'), h('small', { class: 'muted' }, t('bCAHelp'))));
+    }
     const devs = $('board-devices');
     devs.textContent = '';
     for (const d of Array.isArray(b.devices) ? b.devices : []) {

@@ -6,6 +6,8 @@ import { HistoryPanel } from './history.js';
 
 const OUTPUTS = new Set(['gpio-out', 'sim-switch', 'sim-relay', 'modbus-coil']);
 const PWMS = new Set(['pwm', 'sim-pwm']);
+// INPUTS are buttons and contacts: their value is pressed or released (as rules name them), never "false".
+const INPUTS = new Set(['gpio-in', 'sim-button']);
 
 // kind says which controls a device gets: 'output' (switch + pulse), 'pwm' (slider), 'sensor'.
 export function kind(d) {
@@ -45,6 +47,8 @@ function readings(d) {
 
 function formatValue(d) {
   const v = d.value;
+  if (INPUTS.has(d.driver) && d.state !== 'error' && (typeof v === 'boolean' || v == null || v === '')) return t(isOn(d) ? 'pressed' : 'released');
+  if (typeof v === 'boolean') return t(v ? 'on' : 'off');
   if (Array.isArray(v)) return v.map((x) => String(x)).join(', ');
   if (v == null || v === '') return d.state ? stateText(d.state) : '–';
   const n = typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
@@ -339,7 +343,13 @@ export class DevicesView {
     setText(this.count, words.length ? t('nShown', { shown: num(shown), n: num(total) }) : t('nDevices', { n: num(total) }));
     this.empty.hidden = shown > 0;
     this.empty.classList.toggle('loading', !this.loaded);
-    setText(this.empty, !this.loaded ? t('devLoading') : total === 0 ? t('noDevices') : t('noMatch'));
+    if (this.loaded && total === 0) {
+      // a new board: say where devices come from, not just that there are none
+      this.empty.textContent = '';
+      this.empty.append(t('noDevices'), ' ', h('a', { href: '#settings', id: 'devices-empty-go' }, t('noDevicesGo')));
+    } else {
+      setText(this.empty, !this.loaded ? t('devLoading') : t('noMatch'));
+    }
   }
 
   // setLoaded says the board answered with its device list (maybe empty): from now on an

@@ -56,6 +56,7 @@ export class SettingsView {
   constructor(toast) {
     this.toast = toast;
     this.drivers = [];
+    this.defaults = {}; // section -> what is in effect while the store holds none of it (GET /api/config/drivers)
     this.doc = null; // {version, blocks, devices: [{lines, name, driver}], texts: {section: text}}
     this.editing = -1; // the device the form edits; -1 a new one
     $('s-add').addEventListener('click', () => this.openForm(-1));
@@ -67,7 +68,11 @@ export class SettingsView {
 
   async show() {
     try {
-      if (!this.drivers.length) this.drivers = (await api.getDrivers()).drivers || [];
+      if (!this.drivers.length) {
+        const d = await api.getDrivers();
+        this.drivers = d.drivers || [];
+        this.defaults = d.defaults && typeof d.defaults === 'object' ? d.defaults : {};
+      }
       const { text, version } = await api.getConfig();
       this.load(text, version);
     } catch (e) { this.fail($('s-err'), e); }
@@ -104,11 +109,16 @@ export class SettingsView {
   renderSections() {
     const out = [];
     for (const s of SECTIONS.slice(1)) {
-      const area = h('textarea', { id: 's-text-' + s, class: 'toml', rows: Math.max(3, this.doc.texts[s].split('\n').length + 1), spellcheck: 'false' });
+      // an empty section shows what is in effect instead (the defaults), greyed, never saved as such
+      const def = typeof this.defaults[s] === 'string' ? this.defaults[s] : '';
+      const empty = this.doc.texts[s].trim() === '';
+      const lines = (empty && def ? def : this.doc.texts[s]).split('\n').length;
+      const area = h('textarea', { id: 's-text-' + s, class: 'toml', rows: Math.max(3, lines + 1), spellcheck: 'false', placeholder: def });
       area.value = this.doc.texts[s];
       out.push(h('div', { class: 's-section', dataset: { section: s } },
         h('h3', null, t('sSec_' + s)),
         h('p', { class: 'muted small' }, t('sHelp_' + s)),
+        empty && def ? h('p', { class: 'muted small s-in-effect' }, t('sInEffect')) : null,
         area,
         h('ul', { id: 's-errs-' + s, class: 'err s-errs' }),
         h('button', { type: 'button', class: 'small s-save', onclick: () => this.saveSection(s) }, t('sSave'))));
