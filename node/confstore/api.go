@@ -155,7 +155,7 @@ func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart
 		httpx.Error(w, http.StatusNotFound, "%v", err)
 	case errors.Is(err, ErrPruned):
 		httpx.Error(w, http.StatusGone, "%v", err)
-	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, ErrNotSeeded), errors.Is(err, context.DeadlineExceeded):
+	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, ErrNotSeeded), errors.Is(err, ErrBehind), errors.Is(err, context.DeadlineExceeded):
 		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
 		httpx.Error(w, http.StatusInternalServerError, "%v", err)

@@ -100,9 +100,14 @@ func (e *StaleError) Error() string {
 var ErrNotSeeded = errors.New("confstore: the configuration is not in the durable log yet (an election, or no quorum): try again")
 
 // behindWait bounds how long a write naming a version this board does not
-// hold yet waits for its copy to catch up; past it the version counts as
-// one never made (412).
+// hold yet waits for its copy to catch up.
 const behindWait = time.Second
+
+// ErrBehind: a write names a version this board's copy does not hold (a
+// board that restarted and is catching up with the log, most often) and
+// the copy did not reach it within behindWait: try again, here or at
+// another board. It is no 412: the version named may be the current one.
+var ErrBehind = errors.New("confstore: this board's copy is behind the version named: try again")
 
 // ErrUnknownVersion: a rollback to a version the store never had.
 var ErrUnknownVersion = errors.New("confstore: no such version kept")
@@ -245,9 +250,10 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 // checked first (*CheckError, nothing written), the oldest versions are
 // dropped until the document fits its budget (*TooLargeError when it
 // does not fit alone, nothing written), then it is committed by the log
-// (*StaleError when another write came first, or when expect is a version
-// this board's copy does not reach within behindWait; the log's own errors
-// when it cannot commit: *durable.NoQuorumError, durable.ErrNoLeader).
+// (*StaleError when another write came first; ErrBehind when expect is a
+// version this board's copy does not reach within behindWait; the log's
+// own errors when it cannot commit: *durable.NoQuorumError,
+// durable.ErrNoLeader).
 func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
 	if s.opts.Check != nil {
 		var hard []Problem
@@ -267,6 +273,9 @@ func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note s
 	s.mu.Unlock()
 	if !ok || dv == 0 {
 		return Version{}, ErrNotSeeded
+	}
+	if cur.Number < expect {
+		return Version{}, fmt.Errorf("%w (it holds version %d, the write names %d)", ErrBehind, cur.Number, expect)
 	}
 	if cur.Number != expect {
 		return Version{}, &StaleError{Expect: expect, Have: cur.Number}
