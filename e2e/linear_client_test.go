@@ -45,14 +45,14 @@ func (c *linClient) run(ctx context.Context, maxOps int) {
 // (an error, a timeout, 503, 500...) is unknown.
 func known(out linOut, err error, codes ...int) linOut {
 	if err != nil {
-		return linOut{}
+		return linOut{Error: err.Error()}
 	}
 	for _, c := range codes {
 		if out.Code == c {
 			return out
 		}
 	}
-	return linOut{}
+	return linOut{Error: fmt.Sprintf("%d %s", out.Code, out.Error)}
 }
 
 // send runs one operation of model and records it, unless its board

@@ -21,6 +21,9 @@ type linOut struct {
 	Code int
 	On   bool   // relay: the state the answer says
 	Ver  uint64 // config: the new version (ETag)
+	// Error is the answer's "error" (not read by the models: for a person
+	// looking at a failing history).
+	Error string `json:",omitempty"`
 }
 
 func (o linOut) unknown() bool { return o.Code == 0 }
@@ -142,7 +145,10 @@ func relayModel(init bool) porcupine.Model {
 
 func codeText(o linOut) string {
 	if o.unknown() {
-		return "unknown"
+		return "unknown (" + o.Error + ")"
+	}
+	if o.Error != "" {
+		return fmt.Sprintf("%d %s", o.Code, o.Error)
 	}
 	return fmt.Sprint(o.Code)
 }

@@ -13,19 +13,22 @@ import (
 
 // linNemesis hurts the boards of TestLinearizable from one seed, one
 // board at a time (the majority of the durable log's voters stays up):
-// kill -9 and a restart from the board's state_dir, or a pause (SIGSTOP,
-// then SIGCONT), each followed by a quiet spell. Every event is logged
-// with its time and kept for the summary.
+// kill -9 and a restart from the board's state_dir, half the time with
+// its clock stepped ([sim] clock_offset up to 3 h either way), or a pause
+// (SIGSTOP, then SIGCONT), each followed by a quiet spell. Every event is
+// logged with its time.
 type linNemesis struct {
-	t      *testing.T
-	boards []*board
-	bin    string
-	rng    *rand.Rand
-	start  time.Time
-	mu     sync.Mutex
-	events []string
-	kills  int
-	pauses int
+	t         *testing.T
+	boards    []*board
+	bin       string
+	configure func(b *board, offset time.Duration)
+	rng       *rand.Rand
+	start     time.Time
+	mu        sync.Mutex
+	events    []string
+	kills     int
+	steps     int // restarts with the clock stepped
+	pauses    int
 }
 
 func (n *linNemesis) log(format string, args ...any) {
@@ -79,7 +82,14 @@ func (n *linNemesis) run(ctx context.Context) {
 // restart starts b again from its config and state_dir and waits (bounded)
 // until it answers /readyz.
 func (n *linNemesis) restart(b *board) {
-	n.log("restart %s", b.name)
+	var offset time.Duration
+	if n.rng.IntN(2) == 0 {
+		offset = time.Duration(n.rng.Int64N(int64(6*time.Hour))) - 3*time.Hour
+		offset = offset.Round(time.Second)
+		n.steps++
+	}
+	n.configure(b, offset)
+	n.log("restart %s, clock_offset %v", b.name, offset)
 	b.start(n.t, n.bin)
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); {
 		resp, err := linQuick.Get("http://" + b.http + "/readyz")

@@ -37,6 +37,13 @@ type linPlan struct {
 
 func linPlanFromEnv(t *testing.T) linPlan {
 	p := linPlan{boards: 3, clients: 6, duration: 25 * time.Second, seed: 1, maxOps: 2000, check: 10 * time.Second}
+	if s := os.Getenv("EWS_VERIFY_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("EWS_VERIFY_SEED=%q: %v", s, err)
+		}
+		p.seed = seed
+	}
 	if os.Getenv("EWS_VERIFY") == "" {
 		return p
 	}
@@ -48,7 +55,6 @@ func linPlanFromEnv(t *testing.T) linPlan {
 		{"EWS_VERIFY_BOARDS", func(s string) (err error) { p.boards, err = strconv.Atoi(s); return }},
 		{"EWS_VERIFY_CLIENTS", func(s string) (err error) { p.clients, err = strconv.Atoi(s); return }},
 		{"EWS_VERIFY_DURATION", func(s string) (err error) { p.duration, err = time.ParseDuration(s); return }},
-		{"EWS_VERIFY_SEED", func(s string) (err error) { p.seed, err = strconv.ParseUint(s, 10, 64); return }},
 	} {
 		if s := os.Getenv(e.key); s != "" {
 			if err := e.set(s); err != nil {
@@ -73,14 +79,14 @@ func TestLinearizable(t *testing.T) {
 	p := linPlanFromEnv(t)
 	t.Logf("plan: %d boards, %d clients, %v, seed %d (EWS_VERIFY_SEED=%d replays the nemesis's schedule)", p.boards, p.clients, p.duration, p.seed, p.seed)
 	bin := ewsBinary(t)
-	boards := linCluster(t, bin, p.boards)
+	boards, configure := linCluster(t, bin, p.boards)
 	relayOn := linRelayState(t, boards[0])
 	cfgVer := linConfigVersion(t, boards[0])
 	h := newLinHistory()
 
 	ctx, cancel := context.WithTimeout(context.Background(), p.duration)
 	defer cancel()
-	nem := &linNemesis{t: t, boards: boards, bin: bin, rng: rand.New(rand.NewPCG(p.seed, 0)), start: h.start}
+	nem := &linNemesis{t: t, boards: boards, bin: bin, configure: configure, rng: rand.New(rand.NewPCG(p.seed, 0)), start: h.start}
 	var wg sync.WaitGroup
 	wg.Go(func() { nem.run(ctx) })
 	for c := range p.clients {
@@ -105,7 +111,8 @@ func TestLinearizable(t *testing.T) {
 			t.Errorf("model %s: the history is not shown linearizable (%s); the page: %s", m.name, res, linSave(t, m.name, p.seed, m.model, info, ops))
 		}
 	}
-	t.Logf("%d operations (and %d refused connections, not recorded); nemesis: %d kills, %d pauses", total, h.refusals, nem.kills, nem.pauses)
+	t.Logf("%d operations (and %d refused connections, not recorded); nemesis: %d kills and restarts (%d with the clock stepped), %d pauses",
+		total, h.refusals, nem.kills, nem.steps, nem.pauses)
 	if total == 0 {
 		t.Fatal("no operation recorded")
 	}
@@ -132,20 +139,24 @@ func linSave(t *testing.T, model string, seed uint64, m porcupine.Model, info po
 // linCluster starts n token-auth boards on loopback, each keeping its
 // state (the durable log, the outputs) under its own state_dir, with
 // relay1 on the second board, and waits until every board runs and
-// holds the seeded admin.
-func linCluster(t *testing.T, bin string, n int) []*board {
+// holds the seeded admin. configure writes a board's config again with
+// its clock ([sim] clock_offset) offset, for its next start.
+func linCluster(t *testing.T, bin string, n int) (boards []*board, configure func(b *board, offset time.Duration)) {
 	t.Helper()
-	boards, _ := layout(t, n)
+	boards, _ = layout(t, n)
 	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
-	for _, b := range boards {
+	configure = func(b *board, offset time.Duration) {
 		c := boardTOML{
 			node:    fmt.Sprintf("capacity = 4\nstate_dir = %q\n", filepath.Join(dir, b.name)),
 			cluster: "tmax = \"600ms\"\ntthreshold = \"600ms\"\nheartbeat = \"100ms\"\n",
-			rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"2ms\"\n"+
-				"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = %q\n", linToken, boards[min(1, n-1)].name),
+			rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"2ms\"\n%s"+
+				"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = %q\n", linToken, clockOffset(offset), boards[min(1, n-1)].name),
 		}
 		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
 		writeFile(t, b.cfg, c.doc(b, peers, key))
+	}
+	for _, b := range boards {
+		configure(b, 0)
 		b.start(t, bin)
 	}
 	for _, b := range boards {
@@ -163,7 +174,16 @@ func linCluster(t *testing.T, bin string, n int) []*board {
 			return got >= accSeed
 		})
 	}
-	return boards
+	return boards, configure
+}
+
+// clockOffset is the [sim] key that runs a board's clock offset off; none
+// for 0.
+func clockOffset(offset time.Duration) string {
+	if offset == 0 {
+		return ""
+	}
+	return fmt.Sprintf("clock_offset = %q\n", offset.String())
 }
 
 // linRelayState reads relay1 before the clients start: the model's
@@ -224,9 +244,10 @@ func linDo(ctx context.Context, b *board, method, path, ifMatch, body string) (l
 	}
 	var dev struct {
 		State string `json:"state"`
+		Error string `json:"error"`
 	}
 	if json.Unmarshal(raw, &dev) == nil {
-		out.On = dev.State == "on"
+		out.On, out.Error = dev.State == "on", dev.Error
 	}
 	return out, nil
 }
