@@ -80,6 +80,11 @@ func (w *world) checkPlaced(r, to int, rows []state.Board) {
 // other settle within a heartbeat and two ticks (invariant 2).
 func (w *world) checkStep() {
 	th := w.cfg.Timing.TThreshold
+	for _, b := range w.boards {
+		if b.e != nil && b.inFlight > b.capacity {
+			w.overfull++
+		}
+	}
 	var masters []int
 	for r, b := range w.boards {
 		if b.e == nil || !b.e.IsMaster() {

@@ -34,8 +34,9 @@ type Result struct {
 	Kept      []int     // the episodes that ran
 	Violation *Violation
 	Trace     []string // events and the last messages; set when Violation is
-	// Figures of the run.
-	Steps, Messages, Lost, Doubled, Claims, Placed int
+	// Figures of the run. Overfull: steps in which a board ran more
+	// requests than its capacity, every master's together.
+	Steps, Messages, Lost, Doubled, Claims, Placed, Overfull int
 }
 
 // Replay is the command that runs this result's seed and schedule again.
@@ -136,7 +137,7 @@ func Run(cfg Config) Result {
 		res.Trace = w.trace.lines()
 	}
 	res.Steps, res.Messages, res.Lost, res.Doubled = w.steps, w.net.Sent, w.net.Lost, w.net.Doubled
-	res.Claims, res.Placed = w.claims, w.placed
+	res.Claims, res.Placed, res.Overfull = w.claims, w.placed, w.overfull
 	return res
 }
 

@@ -67,7 +67,7 @@ func (ep *Episode) transitive() bool { return ep.Shape != Bridge }
 
 func (ep *Episode) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v %s", ep.Len, ep.Shape)
+	fmt.Fprintf(&b, "%v %s", ep.Len.Round(time.Millisecond), ep.Shape)
 	if ep.Shape != Whole {
 		fmt.Fprintf(&b, "%v", names(ep.Side))
 	}
@@ -80,7 +80,7 @@ func (ep *Episode) String() string {
 	if ep.Faults.calm() {
 		b.WriteString(" calm")
 	} else {
-		fmt.Fprintf(&b, " drop=%.2f dup=%.2f delay≤%v", ep.Faults.Drop, ep.Faults.Dup, ep.Faults.MaxDelay)
+		fmt.Fprintf(&b, " drop=%.2f dup=%.2f delay≤%v", ep.Faults.Drop, ep.Faults.Dup, ep.Faults.MaxDelay.Round(time.Millisecond))
 	}
 	for _, x := range []struct {
 		what   string

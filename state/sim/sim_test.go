@@ -75,10 +75,10 @@ func TestSim(t *testing.T) {
 	}
 	n := seeds(t)
 	start := time.Now()
-	var bad, steps, msgs, placed int
+	var bad, steps, msgs, placed, overfull int
 	for s := *fromFlag; s < *fromFlag+uint64(n); s++ {
 		r := Run(Config{Seed: s})
-		steps, msgs, placed = steps+r.Steps, msgs+r.Messages, placed+r.Placed
+		steps, msgs, placed, overfull = steps+r.Steps, msgs+r.Messages, placed+r.Placed, overfull+r.Overfull
 		if r.Violation == nil {
 			continue
 		}
@@ -87,6 +87,7 @@ func TestSim(t *testing.T) {
 			t.Error(Shrink(Config{Seed: s}, r).Report())
 		}
 	}
-	t.Logf("%d seeds in %v: %d steps, %d messages, %d requests placed", n, time.Since(start).Round(time.Millisecond), steps, msgs, placed)
+	t.Logf("%d seeds in %v: %d steps, %d messages, %d requests placed; %d board-steps over capacity across masters",
+		n, time.Since(start).Round(time.Millisecond), steps, msgs, placed, overfull)
 	fmt.Printf("VERIFY election seeds=%d violations=%d\n", n, bad)
 }

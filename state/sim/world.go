@@ -18,7 +18,7 @@ import (
 type board struct {
 	rank     int
 	e        *state.Election // nil while down
-	life     int             // starts so far: a packet or a run of an earlier life is void
+	life     int             // starts so far: a run of an earlier life is void
 	boot     time.Time
 	nextRep  time.Time
 	joining  bool
@@ -64,9 +64,10 @@ type world struct {
 	trace  *trace
 	fail   *Violation
 	dual   int // consecutive calm steps with two masters that hear each other
-	// figures
-	steps, claims, placed, refusedDown int
-	log                                *slog.Logger
+	// figures; overfull counts the steps a board ran more requests than
+	// its capacity, all masters' together (invariant 4 bounds each master)
+	steps, claims, placed, refusedDown, overfull int
+	log                                          *slog.Logger
 }
 
 func newWorld(cfg Config, rng, netRng *rand.Rand) *world {
