@@ -75,15 +75,20 @@ func (c *linClient) send(ctx context.Context, model string, in any, meta string,
 
 func (c *linClient) user(ctx context.Context) {
 	name := linUsers[c.rng.IntN(len(linUsers))]
-	if c.rng.IntN(2) == 0 {
+	switch c.rng.IntN(5) {
+	case 0, 1:
 		c.send(ctx, "users", linUser{"create", name}, c.entry.name, []int{http.StatusCreated, http.StatusConflict}, func() (linOut, error) {
 			return linDo(ctx, c.entry, "POST", "/api/users", "", fmt.Sprintf(`{"name":%q,"role":"viewer"}`, name))
 		})
-		return
+	case 2, 3:
+		c.send(ctx, "users", linUser{"delete", name}, c.entry.name, []int{http.StatusOK, http.StatusNotFound}, func() (linOut, error) {
+			return linDo(ctx, c.entry, "DELETE", "/api/users/"+name, "", "")
+		})
+	default:
+		c.send(ctx, "users", linUser{"rotate", name}, c.entry.name, []int{http.StatusOK, http.StatusNotFound}, func() (linOut, error) {
+			return linDo(ctx, c.entry, "POST", "/api/users/"+name+"/rotate", "", "")
+		})
 	}
-	c.send(ctx, "users", linUser{"delete", name}, c.entry.name, []int{http.StatusOK, http.StatusNotFound}, func() (linOut, error) {
-		return linDo(ctx, c.entry, "DELETE", "/api/users/"+name, "", "")
-	})
 }
 
 // linMark is the line each PUT adds to the document, so every version

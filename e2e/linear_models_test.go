@@ -30,13 +30,15 @@ func (o linOut) unknown() bool { return o.Code == 0 }
 
 // linUser is an operation on one user of the users store.
 type linUser struct {
-	Op   string // create | delete
+	Op   string // create | delete | rotate
 	Name string
 }
 
 // usersModel is a register per user: whether it exists. Create answers
 // 201 when it did not (and makes it) or 409 when it did; delete 200 when
-// it did (and removes it) or 404 when it did not.
+// it did (and removes it) or 404 when it did not; rotate (a new token)
+// 200 when it did, 404 when it did not, and changes nothing of the
+// register.
 var usersModel = porcupine.Model{
 	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 		by := map[string][]porcupine.Operation{}
@@ -62,6 +64,8 @@ var usersModel = porcupine.Model{
 			return true, true
 		case in.Op == "create":
 			return (out.Code == 201 && !exists) || (out.Code == 409 && exists), true
+		case in.Op == "rotate":
+			return out.unknown() || (out.Code == 200 && exists) || (out.Code == 404 && !exists), exists
 		case out.unknown():
 			return true, false
 		default:

@@ -35,6 +35,17 @@ func TestLinearizableModels(t *testing.T) {
 			op(1, linUser{"delete", "a"}, 20, linOut{}, inf),
 			op(0, linUser{"create", "a"}, 40, linOut{Code: 201}, 50),
 		}, porcupine.Ok},
+		{"users: rotate a user made, not one deleted", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(1, linUser{"rotate", "a"}, 20, linOut{Code: 200}, 30),
+			op(0, linUser{"delete", "a"}, 40, linOut{Code: 200}, 50),
+			op(1, linUser{"rotate", "a"}, 60, linOut{Code: 404}, 70),
+		}, porcupine.Ok},
+		{"users: a rotation of a deleted user", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(0, linUser{"delete", "a"}, 20, linOut{Code: 200}, 30),
+			op(1, linUser{"rotate", "a"}, 40, linOut{Code: 200}, 50),
+		}, porcupine.Illegal},
 		{"users: keys apart", usersModel, []porcupine.Operation{
 			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
 			op(1, linUser{"create", "b"}, 0, linOut{Code: 201}, 10),

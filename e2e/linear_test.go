@@ -106,7 +106,7 @@ func TestLinearizable(t *testing.T) {
 		res, info := porcupine.CheckOperationsVerbose(m.model, ops, p.check)
 		verdict := map[porcupine.CheckResult]string{porcupine.Ok: "yes", porcupine.Illegal: "no", porcupine.Unknown: "unknown"}[res]
 		fmt.Printf("VERIFY model=%s ops=%d linearizable=%s\n", m.name, len(ops), verdict)
-		t.Logf("model %s: %d operations, %d indeterminate: linearizable %s", m.name, len(ops), unknown, verdict)
+		t.Logf("model %s: %d operations, %d indeterminate: linearizable %s; answers %v", m.name, len(ops), unknown, verdict, answers(ops))
 		if res != porcupine.Ok {
 			t.Errorf("model %s: the history is not shown linearizable (%s); the page: %s", m.name, res, linSave(t, m.name, p.seed, m.model, info, ops))
 		}
@@ -116,6 +116,30 @@ func TestLinearizable(t *testing.T) {
 	if total == 0 {
 		t.Fatal("no operation recorded")
 	}
+}
+
+// answers counts a history's operations by operation and answer, for the
+// log: "create 201" 40, "read 200" 12, "toggle unknown" 2...
+func answers(ops []porcupine.Operation) map[string]int {
+	n := map[string]int{}
+	for _, op := range ops {
+		what := fmt.Sprint(op.Input)
+		switch in := op.Input.(type) {
+		case linUser:
+			what = in.Op
+		case linRelay:
+			what = in.Op
+		case linConfig:
+			what = "put"
+		}
+		out := op.Output.(linOut)
+		code := "unknown"
+		if !out.unknown() {
+			code = strconv.Itoa(out.Code)
+		}
+		n[what+" "+code]++
+	}
+	return n
 }
 
 // linSave writes a failing history as porcupine's HTML page under
