@@ -36,7 +36,7 @@ type linPlan struct {
 }
 
 func linPlanFromEnv(t *testing.T) linPlan {
-	p := linPlan{boards: 3, clients: 6, duration: 25 * time.Second, seed: 1, maxOps: 2000, check: 10 * time.Second}
+	p := linPlan{boards: 3, clients: 6, duration: 25 * time.Second, seed: 1, maxOps: 2000, check: 20 * time.Second}
 	if s := os.Getenv("EWS_VERIFY_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
