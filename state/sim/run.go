@@ -23,6 +23,10 @@ type Config struct {
 	// Keep lists the episodes of the seed's schedule that run (a shrunk
 	// schedule); nil: all of them.
 	Keep []int
+	// OneWay turns some whole episodes into one-way links (one board's
+	// messages to another lost, the other way not). TestSim sets it; the
+	// seeds kept from before it ran without.
+	OneWay bool
 }
 
 // Result is what a run did and found.
@@ -30,6 +34,7 @@ type Result struct {
 	Seed      uint64
 	Boards    int
 	Preempt   bool
+	OneWay    bool      // Config.OneWay
 	Episodes  []Episode // the seed's whole schedule
 	Kept      []int     // the episodes that ran
 	Violation *Violation
@@ -42,6 +47,9 @@ type Result struct {
 // Replay is the command that runs this result's seed and schedule again.
 func (r Result) Replay() string {
 	cmd := fmt.Sprintf("go test ./state/sim -run 'TestSim$' -seed %d", r.Seed)
+	if !r.OneWay {
+		cmd += " -oneway=false"
+	}
 	if len(r.Kept) < len(r.Episodes) {
 		ks := make([]string, len(r.Kept))
 		for i, k := range r.Kept {
@@ -89,7 +97,11 @@ func Run(cfg Config) Result {
 	if cfg.Nemesis == 0 {
 		cfg.Nemesis = 20 * time.Second
 	}
-	eps := schedule(rs, cfg.Boards, cfg.Nemesis, settle(cfg.Timing))
+	var asym *rand.Rand
+	if cfg.OneWay {
+		asym = rand.New(rand.NewPCG(cfg.Seed, 4))
+	}
+	eps := schedule(rs, asym, cfg.Boards, cfg.Nemesis, settle(cfg.Timing))
 	keep := cfg.Keep
 	if keep == nil {
 		keep = make([]int, len(eps))
@@ -99,7 +111,7 @@ func Run(cfg Config) Result {
 	}
 	keep = slices.DeleteFunc(slices.Clone(keep), func(k int) bool { return k < 0 || k >= len(eps) })
 	w := newWorld(cfg, rand.New(rand.NewPCG(cfg.Seed, 3)), rand.New(rand.NewPCG(cfg.Seed, 2)))
-	res := Result{Seed: cfg.Seed, Boards: cfg.Boards, Preempt: cfg.Timing.Preempt, Episodes: eps, Kept: keep}
+	res := Result{Seed: cfg.Seed, Boards: cfg.Boards, Preempt: cfg.Timing.Preempt, OneWay: cfg.OneWay, Episodes: eps, Kept: keep}
 	for r := range w.boards {
 		w.boot(r)
 	}

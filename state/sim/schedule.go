@@ -15,10 +15,11 @@ const (
 	Split                // two sides, each whole
 	Isolate              // one board cut off from the rest
 	Bridge               // two sides and one board that hears both: not transitive
+	OneWay               // one board's messages to another are lost, the other way not
 )
 
 func (s Shape) String() string {
-	return [...]string{"whole", "split", "isolate", "bridge"}[s]
+	return [...]string{"whole", "split", "isolate", "bridge", "one-way"}[s]
 }
 
 // Episode is one stretch of the nemesis: at its start, boards crash, stop
@@ -27,8 +28,8 @@ func (s Shape) String() string {
 type Episode struct {
 	Len     time.Duration
 	Shape   Shape
-	Side    []int // Split: the boards of one side; Isolate: the board; Bridge: one side
-	Bridge  int   // Bridge: the board that hears both sides
+	Side    []int // Split: the boards of one side; Isolate: the board; Bridge: one side; OneWay: the sender
+	Bridge  int   // Bridge: the board that hears both sides; OneWay: the board that does not hear Side[0]
 	Faults  Faults
 	Crash   []int // killed at once (kill -9)
 	Stop    []int // shut down gracefully: a master steps down first
@@ -57,13 +58,15 @@ func (ep *Episode) cut(a, b int) bool {
 			return false
 		}
 		return in(a) != in(b)
+	case OneWay:
+		return a == ep.Side[0] && b == ep.Bridge
 	}
 	return false
 }
 
 // transitive reports whether "hears" is an equivalence in this shape: its
 // sides are the sets of boards that hear each other.
-func (ep *Episode) transitive() bool { return ep.Shape != Bridge }
+func (ep *Episode) transitive() bool { return ep.Shape != Bridge && ep.Shape != OneWay }
 
 func (ep *Episode) String() string {
 	var b strings.Builder
@@ -71,8 +74,11 @@ func (ep *Episode) String() string {
 	if ep.Shape != Whole {
 		fmt.Fprintf(&b, "%v", names(ep.Side))
 	}
-	if ep.Shape == Bridge {
+	switch ep.Shape {
+	case Bridge:
 		fmt.Fprintf(&b, " via %s", name(ep.Bridge))
+	case OneWay:
+		fmt.Fprintf(&b, " not heard by %s", name(ep.Bridge))
 	}
 	if ep.Members {
 		b.WriteString(" members")
@@ -107,7 +113,10 @@ func names(rs []int) []string {
 // episodes of a transitive shape are often long enough for the liveness
 // bound (settle), so invariant 2's "one master within tmax + 2 heartbeats"
 // is checked inside the run as well as after the final heal.
-func schedule(rng *rand.Rand, n int, total, settle time.Duration) []Episode {
+//
+// asym, when set, turns some whole episodes into one-way ones (a stream of
+// its own: Config.OneWay).
+func schedule(rng, asym *rand.Rand, n int, total, settle time.Duration) []Episode {
 	var eps []Episode
 	for at := time.Duration(0); at < total; {
 		ep := Episode{Len: 300*time.Millisecond + time.Duration(rng.Int64N(int64(3*time.Second)))}
@@ -150,6 +159,12 @@ func schedule(rng *rand.Rand, n int, total, settle time.Duration) []Episode {
 			ep.Restart = []int{rng.IntN(n)}
 		}
 		ep.Members = rng.Float64() < 0.3
+		if asym != nil && asym.Float64() < 0.15 && ep.Shape == Whole {
+			// from a stream of its own: the other draws, and so the seeds
+			// found before one-way links, stay as they were
+			perm := asym.Perm(n)
+			ep.Shape, ep.Side, ep.Bridge = OneWay, perm[:1], perm[1]
+		}
 		eps = append(eps, ep)
 		at += ep.Len
 	}

@@ -15,6 +15,7 @@ var (
 	keepFlag  = flag.String("keep", "", "with -seed: the episodes that run, as a shrunk report names them (\"none\": none)")
 	seedsFlag = flag.Int("seeds", 0, "seeds TestSim runs from -from (0: 300, or $EWS_SIM_SEEDS)")
 	fromFlag  = flag.Uint64("from", 1, "first seed TestSim runs")
+	oneWay    = flag.Bool("oneway", true, "one-way links among the nemesis's shapes (Config.OneWay)")
 )
 
 // shortSeeds is the default test run's share: a few seconds (a sixth
@@ -64,7 +65,7 @@ func parseKeep(t *testing.T, s string) []int {
 // summary line, VERIFY election seeds=N violations=N.
 func TestSim(t *testing.T) {
 	if *seedFlag != 0 {
-		cfg := Config{Seed: *seedFlag, Keep: parseKeep(t, *keepFlag)}
+		cfg := Config{Seed: *seedFlag, Keep: parseKeep(t, *keepFlag), OneWay: *oneWay}
 		r := Run(cfg)
 		if r.Violation != nil {
 			t.Fatal(r.Report())
@@ -77,14 +78,14 @@ func TestSim(t *testing.T) {
 	start := time.Now()
 	var bad, steps, msgs, placed, overfull int
 	for s := *fromFlag; s < *fromFlag+uint64(n); s++ {
-		r := Run(Config{Seed: s})
+		r := Run(Config{Seed: s, OneWay: *oneWay})
 		steps, msgs, placed, overfull = steps+r.Steps, msgs+r.Messages, placed+r.Placed, overfull+r.Overfull
 		if r.Violation == nil {
 			continue
 		}
 		bad++
 		if bad <= 3 {
-			t.Error(Shrink(Config{Seed: s}, r).Report())
+			t.Error(Shrink(Config{Seed: s, OneWay: *oneWay}, r).Report())
 		}
 	}
 	t.Logf("%d seeds in %v: %d steps, %d messages, %d requests placed; %d board-steps over capacity across masters",
