@@ -16,13 +16,14 @@ BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" $(GCFLAGS) -ldfla
 # some CPU for 1.2 MB.
 LITE    := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS) lite" $(shell bash scripts/gcflags.sh lite) -ldflags "$(LDFLAGS)"
 
-.PHONY: help build check test flakes demo dist deb arm-smoke hil field clean bench-paper bench-paper-quick
+.PHONY: help build check test flakes verify demo dist deb arm-smoke hil field clean bench-paper bench-paper-quick
 
 help:
 	@echo "make demo   - build and start a 3-board demo cluster on loopback (simulated boards)"
 	@echo "make check  - the fast lane after changing a package: gofmt, vet, unit tests of every package (no e2e, browser, qemu)"
 	@echo "make test   - all tests, what CI runs: vet, race tests, e2e, fuzz, browser, ARM smoke and HIL under qemu (installs what it needs)"
 	@echo "make flakes - the tests N times under two busy loops from a clean clone; FLAKES='-n 5 e2e' picks runs and packages"
+	@echo "make verify - the long proofs: the election's simulator over 10,000 seeds, then 5 min of nemesis on 5 boards checked for linearizability (VERIFY lines)"
 	@echo "make hil    - hardware in the loop: every ARM build on a real Pi kernel under qemu-system (root; caches the kernel)"
 	@echo "make field  - three boards booted from flashed SD-card images (Debian arm64, systemd) under qemu, one cluster, checked from outside (root; caches the OS; not in make test)"
 	@echo "make build  - ./ews for this machine"
@@ -46,6 +47,9 @@ test:
 
 flakes:
 	bash scripts/flakes.sh $(FLAKES)
+
+verify:
+	bash scripts/verify.sh
 
 arm-smoke:
 	bash scripts/arm-smoke.sh

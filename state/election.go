@@ -617,8 +617,22 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 			e.tookTable()
 		}
 		e.heardMaster = now
+	case e.silentMaster(now):
+		return e.follow(now, t, r), nil
 	}
 	return nil, nil // a stale table of a former master: ignored
+}
+
+// silentMaster reports whether this board's master fell silent for tmax
+// (or stepped down). Then a table of another master is followed whatever
+// its epoch: that board took over on a side of a partition this board
+// was not on, at an epoch that need not beat the silent master's, and
+// the boards around it follow it, so none of them claims; without this,
+// this board would wait for a master it cannot hear while one is heard.
+// Among several heard masters the rule (higher epoch, then lower rank)
+// settles it from there.
+func (e *Election) silentMaster(now time.Time) bool {
+	return e.master != "" && now.Sub(e.heardMaster) >= e.t.TMax
 }
 
 func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
@@ -665,7 +679,7 @@ func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) 
 		}
 		return e.askTable(now, r), nil
 	}
-	if e.master == "" || d.Epoch > e.epoch || (d.Epoch == e.epoch && r < e.masterRank) {
+	if e.master == "" || d.Epoch > e.epoch || (d.Epoch == e.epoch && r < e.masterRank) || e.silentMaster(now) {
 		return e.askTable(now, r), nil
 	}
 	return nil, nil // a digest of a former master: ignored, as its table would be

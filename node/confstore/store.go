@@ -71,7 +71,9 @@ type Store struct {
 
 	mu      sync.Mutex
 	cur     doc
-	durable uint64 // the log's version of cur; 0: not in the log yet
+	durable uint64        // the log's version of cur; 0: not in the log yet
+	moved   chan struct{} // closed (and replaced) when cur changes
+	waiting func()        // tests: told when a write waits for the copy (await)
 }
 
 // CheckError is a document the validation refused: every problem, with
@@ -96,6 +98,16 @@ func (e *StaleError) Error() string {
 // ErrNotSeeded: the log holds no configuration yet (the boards are
 // electing a leader, or this side has no quorum): try again.
 var ErrNotSeeded = errors.New("confstore: the configuration is not in the durable log yet (an election, or no quorum): try again")
+
+// behindWait bounds how long a write naming a version this board does not
+// hold yet waits for its copy to catch up.
+const behindWait = time.Second
+
+// ErrBehind: a write names a version this board's copy does not hold (a
+// board that restarted and is catching up with the log, most often) and
+// the copy did not reach it within behindWait: try again, here or at
+// another board. It is no 412: the version named may be the current one.
+var ErrBehind = errors.New("confstore: this board's copy is behind the version named: try again")
 
 // ErrUnknownVersion: a rollback to a version the store never had.
 var ErrUnknownVersion = errors.New("confstore: no such version kept")
@@ -122,7 +134,7 @@ func New(opts Options) (*Store, error) {
 	if opts.Budget <= 0 {
 		opts.Budget = MaxStored
 	}
-	s := &Store{opts: opts}
+	s := &Store{opts: opts, moved: make(chan struct{})}
 	if opts.Path != "" {
 		// a kept file this board cannot take never stops it (the board
 		// reports why, node/keptstores.go): it starts empty and takes the
@@ -167,6 +179,8 @@ func (s *Store) committed(dd durable.Document) {
 	old, _ := s.current()
 	s.cur, s.durable = d, dd.Version
 	cur, _ := s.current()
+	close(s.moved)
+	s.moved = make(chan struct{})
 	s.mu.Unlock()
 	if s.opts.Path != "" {
 		if err := writeFile(s.opts.Path, dd.Data); err != nil {
@@ -236,8 +250,10 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 // checked first (*CheckError, nothing written), the oldest versions are
 // dropped until the document fits its budget (*TooLargeError when it
 // does not fit alone, nothing written), then it is committed by the log
-// (*StaleError when another write came first; the log's own errors when
-// it cannot commit: *durable.NoQuorumError, durable.ErrNoLeader).
+// (*StaleError when another write came first; ErrBehind when expect is a
+// version this board's copy does not reach within behindWait; the log's
+// own errors when it cannot commit: *durable.NoQuorumError,
+// durable.ErrNoLeader).
 func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
 	if s.opts.Check != nil {
 		var hard []Problem
@@ -250,12 +266,16 @@ func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note s
 			return Version{}, &CheckError{Problems: hard}
 		}
 	}
+	s.await(ctx, expect)
 	s.mu.Lock()
 	d, dv := s.cur, s.durable
 	cur, ok := s.current()
 	s.mu.Unlock()
 	if !ok || dv == 0 {
 		return Version{}, ErrNotSeeded
+	}
+	if cur.Number < expect {
+		return Version{}, fmt.Errorf("%w (it holds version %d, the write names %d)", ErrBehind, cur.Number, expect)
 	}
 	if cur.Number != expect {
 		return Version{}, &StaleError{Expect: expect, Have: cur.Number}
@@ -275,6 +295,36 @@ func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note s
 		return Version{}, err
 	}
 	return v, nil
+}
+
+// await waits, at most behindWait and while ctx lasts, until this board's
+// copy holds version expect or a later one. A client may name a version
+// that another board answered while this board has not applied it yet:
+// a 412 from the lagging copy would call the current version stale (the
+// history checker found it: docs/NOTES.md "Linearizability and the
+// simulator"). Versions only grow, so a copy at or past expect decides.
+func (s *Store) await(ctx context.Context, expect uint64) {
+	t := time.NewTimer(behindWait)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		cur, _ := s.current()
+		moved := s.moved
+		s.mu.Unlock()
+		if cur.Number >= expect {
+			return
+		}
+		if s.waiting != nil {
+			s.waiting()
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // Rollback makes a new version with version to's text (checked again, as

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"math"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The models judge known histories as they must: each case is a small
+// history by hand, and whether it is linearizable. So TestLinearizable's
+// "yes" is one the checker could have said "no" to.
+func TestLinearizableModels(t *testing.T) {
+	const inf = math.MaxInt64
+	op := func(client int, in any, call int64, out linOut, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}
+	}
+	for _, c := range []struct {
+		name  string
+		model porcupine.Model
+		ops   []porcupine.Operation
+		want  porcupine.CheckResult
+	}{
+		{"users: create, then a duplicate", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(1, linUser{"create", "a"}, 20, linOut{Code: 409}, 30),
+		}, porcupine.Ok},
+		{"users: a deleted user found again", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(1, linUser{"delete", "a"}, 20, linOut{Code: 200}, 30),
+			op(0, linUser{"create", "a"}, 40, linOut{Code: 409}, 50),
+		}, porcupine.Illegal},
+		{"users: an unknown delete may have happened", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(1, linUser{"delete", "a"}, 20, linOut{}, inf),
+			op(0, linUser{"create", "a"}, 40, linOut{Code: 201}, 50),
+		}, porcupine.Ok},
+		{"users: rotate a user made, not one deleted", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(1, linUser{"rotate", "a"}, 20, linOut{Code: 200}, 30),
+			op(0, linUser{"delete", "a"}, 40, linOut{Code: 200}, 50),
+			op(1, linUser{"rotate", "a"}, 60, linOut{Code: 404}, 70),
+		}, porcupine.Ok},
+		{"users: a rotation of a deleted user", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(0, linUser{"delete", "a"}, 20, linOut{Code: 200}, 30),
+			op(1, linUser{"rotate", "a"}, 40, linOut{Code: 200}, 50),
+		}, porcupine.Illegal},
+		{"users: keys apart", usersModel, []porcupine.Operation{
+			op(0, linUser{"create", "a"}, 0, linOut{Code: 201}, 10),
+			op(1, linUser{"create", "b"}, 0, linOut{Code: 201}, 10),
+		}, porcupine.Ok},
+		{"config: two puts from one version, one wins", configModel(1), []porcupine.Operation{
+			op(0, linConfig{1}, 0, linOut{Code: 200, Ver: 2}, 10),
+			op(1, linConfig{1}, 0, linOut{Code: 412}, 10),
+		}, porcupine.Ok},
+		{"config: both win (a lost update)", configModel(1), []porcupine.Operation{
+			op(0, linConfig{1}, 0, linOut{Code: 200, Ver: 2}, 10),
+			op(1, linConfig{1}, 0, linOut{Code: 200, Ver: 2}, 10),
+		}, porcupine.Illegal},
+		{"config: a 412 for the current version", configModel(1), []porcupine.Operation{
+			op(0, linConfig{1}, 0, linOut{Code: 412}, 10),
+		}, porcupine.Illegal},
+		{"relay: on, then read on", relayModel(false), []porcupine.Operation{
+			op(0, linRelay{"turn_on"}, 0, linOut{Code: 200, On: true}, 10),
+			op(1, linRelay{"read"}, 20, linOut{Code: 200, On: true}, 30),
+		}, porcupine.Ok},
+		{"relay: a stale read after the action's answer", relayModel(false), []porcupine.Operation{
+			op(0, linRelay{"turn_on"}, 0, linOut{Code: 200, On: true}, 10),
+			op(1, linRelay{"read"}, 20, linOut{Code: 200, On: false}, 30),
+		}, porcupine.Illegal},
+		{"relay: an unknown toggle overlapping a read", relayModel(false), []porcupine.Operation{
+			op(0, linRelay{"toggle"}, 0, linOut{}, inf),
+			op(1, linRelay{"read"}, 20, linOut{Code: 200, On: true}, 30),
+			op(1, linRelay{"read"}, 40, linOut{Code: 200, On: true}, 50),
+		}, porcupine.Ok},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := porcupine.CheckOperationsTimeout(c.model, c.ops, 0); got != c.want {
+				t.Fatalf("checked %v, want %v", got, c.want)
+			}
+		})
+	}
+}
