@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,4 +59,30 @@ func defaultAdminBundle() string {
 		return adminFile
 	}
 	return bundle.DefaultName
+}
+
+// adminFlags are the flags of the admin commands that sign with the admin
+// bundle (cluster revoke, cluster rotate): --bundle, --url, --cacert,
+// --token-file, as every command that talks to a board takes them.
+type adminFlags struct {
+	bundle, url, cacert, tokenFile *string
+}
+
+// addAdminFlags declares them on fs; bundleHelp and urlHelp say what they
+// are to this command.
+func addAdminFlags(fs *flag.FlagSet, bundleHelp, urlHelp string) *adminFlags {
+	return &adminFlags{
+		bundle:    fs.String("bundle", "", bundleHelp+"; default ./"+adminFile+", else ./"+bundle.DefaultName+")"),
+		url:       fs.String("url", "", urlHelp),
+		cacert:    fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)"),
+		tokenFile: fs.String("token-file", "", "an admin's token to send instead of the bundle's (after `ews user rotate admin`)"),
+	}
+}
+
+// client is adminClient of the flags (the bundle defaulted).
+func (f *adminFlags) client(cmd string, timeout time.Duration, stderr io.Writer) (*bundle.Bundle, string, string, *http.Client, int) {
+	if *f.bundle == "" {
+		*f.bundle = defaultAdminBundle()
+	}
+	return adminClient(cmd, *f.bundle, *f.url, *f.cacert, *f.tokenFile, timeout, stderr)
 }

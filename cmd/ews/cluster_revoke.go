@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 )
 
@@ -20,22 +19,16 @@ import (
 func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster revoke", "NAME [--bundle ADMIN] --url URL [--cacert ca.pem] [--token-file F]",
 		"Revoke board NAME (a stolen or lost card): every board refuses its certificate and gossip within seconds and shows it revoked. A side without a majority of the boards refuses (no quorum).", stderr)
-	bundlePath := fs.String("bundle", "", "the admin bundle (its token, its CA, its signing key; default ./"+adminFile+", else ./"+bundle.DefaultName+")")
-	url := fs.String("url", "", "any other board's HTTP address")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)")
-	tokenFile := fs.String("token-file", "", "an admin's token to send instead of the bundle's (after `ews user rotate admin`)")
+	af := addAdminFlags(fs, "the admin bundle (its token, its CA, its signing key", "any other board's HTTP address")
 	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
 	}
-	if *url == "" || fs.NArg() != 1 || fs.Arg(0) == "" {
+	if *af.url == "" || fs.NArg() != 1 || fs.Arg(0) == "" {
 		fmt.Fprintln(stderr, "ews cluster revoke: want NAME, --bundle ADMIN and --url URL")
 		return exitUsage
 	}
-	if *bundlePath == "" {
-		*bundlePath = defaultAdminBundle()
-	}
-	b, base, token, c, code := adminClient("cluster revoke", *bundlePath, *url, *cacert, *tokenFile, *timeout, stderr)
+	b, base, token, c, code := af.client("cluster revoke", *timeout, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -43,7 +36,7 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 	if b.SignKey != "" { // the admin's signature: what every board checks (docs/DESIGN.md, Trust)
 		key, err := b.Signer()
 		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster revoke: %s: %v\n", *bundlePath, err)
+			fmt.Fprintf(stderr, "ews cluster revoke: %s: %v\n", *af.bundle, err)
 			return exitError
 		}
 		rq.Sig = boardrevoke.Sign(key, boardrevoke.Entry{Board: rq.Name, At: rq.At})

@@ -31,25 +31,20 @@ import (
 func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster rotate", "[--bundle ADMIN] --url URL [--cacert ca.pem] [--token-file F] [--timeout D]",
 		"Roll a new gossip key and session secret through the running boards, without reflashing, and write them into the admin bundle. Users' tokens and passwords stay; sessions end. A board that is down meanwhile takes them when it is back (TLS: on its certificate; without TLS flash it a new board bundle). A side without a majority of the boards refuses (no quorum).", stderr)
-	bundlePath := fs.String("bundle", "", "the admin bundle (its token; rewritten with the new secrets; default ./"+adminFile+", else ./"+bundle.DefaultName+")")
-	url := fs.String("url", "", "any board's HTTP address")
-	cacert := fs.String("cacert", "", "PEM file of the cluster CA for a board with TLS on (default: the bundle's CA)")
-	tokenFile := fs.String("token-file", "", "an admin's token to send instead of the bundle's (after `ews user rotate admin`)")
+	af := addAdminFlags(fs, "the admin bundle (its token; rewritten with the new secrets", "any board's HTTP address")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to follow the roll")
 	if code, ok := parse(fs, interleave(args, nil)); !ok {
 		return code
 	}
-	if *url == "" || fs.NArg() != 0 {
+	if *af.url == "" || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument")
 		return exitUsage
 	}
-	if *bundlePath == "" {
-		*bundlePath = defaultAdminBundle()
-	}
-	b, base, token, c, code := adminClient("cluster rotate", *bundlePath, *url, *cacert, *tokenFile, 15*time.Second, stderr)
+	b, base, token, c, code := af.client("cluster rotate", 15*time.Second, stderr)
 	if code != exitOK {
 		return code
 	}
+	bundlePath := af.bundle
 	signer, err := b.Signer()
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", *bundlePath, err)
