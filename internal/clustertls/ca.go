@@ -31,6 +31,15 @@ type CA struct {
 // NewCA makes a fresh ECDSA P-256 CA and returns its certificate (DER)
 // and private key (PKCS #8 DER).
 func NewCA(now time.Time) (certDER, keyDER []byte, err error) {
+	return makeCA(func(t *x509.Certificate) {
+		t.NotBefore, t.NotAfter = now.Add(-24*time.Hour), now.Add(CAValidity)
+	})
+}
+
+// makeCA makes a self-signed ECDSA P-256 CA certificate, its template
+// completed by set (validity, constraints), and returns it (DER) with its
+// private key (PKCS #8 DER).
+func makeCA(set func(*x509.Certificate)) (certDER, keyDER []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("clustertls: %w", err)
@@ -42,13 +51,12 @@ func NewCA(now time.Time) (certDER, keyDER []byte, err error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: "ews cluster CA", Organization: []string{"ews"}},
-		NotBefore:             now.Add(-24 * time.Hour),
-		NotAfter:              now.Add(CAValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
 	}
+	set(tmpl)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("clustertls: %w", err)

@@ -90,36 +90,11 @@ func HostNet(s string) *net.IPNet {
 // boards and nothing else. It returns the certificate (DER) and private
 // key (PKCS #8 DER).
 func NewScopedCA(now time.Time, scope Scope) (certDER, keyDER []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	serial, err := serialNumber()
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:                serial,
-		Subject:                     pkix.Name{CommonName: "ews cluster CA", Organization: []string{"ews"}},
-		NotBefore:                   now.Add(-ClockSkew),
-		NotAfter:                    now.Add(ScopedCAValidity),
-		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid:       true,
-		IsCA:                        true,
-		MaxPathLenZero:              true,
-		PermittedDNSDomainsCritical: true,
-		PermittedDNSDomains:         scope.dns(),
-		PermittedIPRanges:           scope.nets(),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	return der, kder, nil
+	return makeCA(func(t *x509.Certificate) {
+		t.NotBefore, t.NotAfter = now.Add(-ClockSkew), now.Add(ScopedCAValidity)
+		t.PermittedDNSDomainsCritical = true
+		t.PermittedDNSDomains, t.PermittedIPRanges = scope.dns(), scope.nets()
+	})
 }
 
 // Constrained reports whether the CA carries critical Name Constraints.
