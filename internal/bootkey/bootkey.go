@@ -114,20 +114,15 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 		return false, err
 	}
 	// The new boot file must load and give the same key before it replaces the old one.
-	next, err := config.Parse(cfg.Path, rewritten)
+	bak, err := rewriteBoot(cfg.Path, rewritten, backup, opts, func(next *config.Config) error {
+		got, err := next.ClusterKey()
+		if err != nil || !bytes.Equal(got, key) {
+			return fmt.Errorf("would not give the same key (%v)", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("bootkey: rewritten %s would not load: %w", cfg.Path, err)
-	}
-	got, err := next.ClusterKey()
-	if err != nil || !bytes.Equal(got, key) {
-		return false, fmt.Errorf("bootkey: rewritten %s would not give the same key (%v)", cfg.Path, err)
-	}
-	bak := cfg.Path + ".bak"
-	if err := opts.WriteFile(bak, backup, 0o600); err != nil {
-		return false, fmt.Errorf("bootkey: write backup %s: %w", bak, err)
-	}
-	if err := opts.WriteFile(cfg.Path, rewritten, 0o600); err != nil {
-		return false, fmt.Errorf("bootkey: rewrite %s: %w", cfg.Path, err)
+		return false, err
 	}
 	cfg.Cluster.Key = ""
 	cfg.Cluster.KeyFile = target
@@ -231,4 +226,26 @@ func MigratePath(path string, log *slog.Logger, opts Options) (changed bool, err
 		return false, fmt.Errorf("bootkey: %w", err)
 	}
 	return Migrate(cfg, log, opts)
+}
+
+// rewriteBoot replaces the boot file at path with rewritten once it loads
+// and check accepts what it loads as, keeping backup beside it (path.bak)
+// first; it returns the backup's path. Nothing is written when the
+// rewritten file would not load or check refuses it.
+func rewriteBoot(path string, rewritten, backup []byte, opts Options, check func(next *config.Config) error) (string, error) {
+	next, err := config.Parse(path, rewritten)
+	if err != nil {
+		return "", fmt.Errorf("bootkey: rewritten %s would not load: %w", path, err)
+	}
+	if err := check(next); err != nil {
+		return "", fmt.Errorf("bootkey: rewritten %s %w", path, err)
+	}
+	bak := path + ".bak"
+	if err := opts.WriteFile(bak, backup, 0o600); err != nil {
+		return "", fmt.Errorf("bootkey: write backup %s: %w", bak, err)
+	}
+	if err := opts.WriteFile(path, rewritten, 0o600); err != nil {
+		return "", fmt.Errorf("bootkey: rewrite %s: %w", path, err)
+	}
+	return bak, nil
 }

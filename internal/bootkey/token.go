@@ -68,19 +68,14 @@ func MigrateToken(cfg *config.Config, log *slog.Logger, opts Options) (changed b
 	if err := writeToken(target, token, opts); err != nil {
 		return false, err
 	}
-	next, err := config.Parse(cfg.Path, rewritten)
+	bak, err := rewriteBoot(cfg.Path, rewritten, backup, opts, func(next *config.Config) error {
+		if next.HTTP.Token != "" || next.HTTP.TokenFile != target {
+			return fmt.Errorf("would not name %s for the token", target)
+		}
+		return nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("bootkey: rewritten %s would not load: %w", cfg.Path, err)
-	}
-	if next.HTTP.Token != "" || next.HTTP.TokenFile != target {
-		return false, fmt.Errorf("bootkey: rewritten %s would not name %s for the token", cfg.Path, target)
-	}
-	bak := cfg.Path + ".bak"
-	if err := opts.WriteFile(bak, backup, 0o600); err != nil {
-		return false, fmt.Errorf("bootkey: write backup %s: %w", bak, err)
-	}
-	if err := opts.WriteFile(cfg.Path, rewritten, 0o600); err != nil {
-		return false, fmt.Errorf("bootkey: rewrite %s: %w", cfg.Path, err)
+		return false, err
 	}
 	cfg.HTTP.Token = ""
 	cfg.HTTP.TokenFile = target
