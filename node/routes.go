@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/openapi"
 	"github.com/ews-firmware/ews/webui"
 )
 
@@ -26,6 +27,8 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
+	// the API's own description (docs/openapi.yaml), public like the UI's files
+	mux.Handle("GET /api/openapi.json", openapi.Handler())
 	n.caRoutes(mux)              // GET /api/cluster/ca: the cluster CA, public (caroute.go)
 	n.acc.boards.Routes(mux)     // POST/GET /api/cluster/revoke (node/boardrevoke)
 	n.rotateRoutes(mux)          // POST/GET /api/cluster/rotate, the boards' /internal/rotate (rotation.go)

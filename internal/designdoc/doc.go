@@ -1,2 +1,2 @@
-// Package designdoc holds the test that every design citation in the code resolves to docs/DESIGN.md.
+// Package designdoc checks the code against docs/DESIGN.md: citations of its invariants, and the routes node/ mounts.
 package designdoc
