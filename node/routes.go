@@ -31,6 +31,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.Handle("GET /api/openapi.json", openapi.Handler())
 	n.caRoutes(mux)              // GET /api/cluster/ca: the cluster CA, public (caroute.go)
 	n.acc.boards.Routes(mux)     // POST/GET /api/cluster/revoke (node/boardrevoke)
+	n.enrolment().Routes(mux)    // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
 	n.rotateRoutes(mux)          // POST/GET /api/cluster/rotate, the boards' /internal/rotate (rotation.go)
 	n.durableRoutes(mux)         // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
 	n.dev.api.RegisterReads(mux) // device reads from the mirror, never queued

@@ -28,7 +28,8 @@ restore --from FILE.tar.gz (--board NAME --out DIR [--root R] | --url URL): from
 ca BUNDLE: print the bundle's CA certificate (PEM, no secret) for browsers, curl and ews bench to trust the boards' HTTPS.
 raft --url URL [--json]: the cluster's durable log (users, configuration, revocations) as that board sees it: leader, voters, last index.
 revoke NAME --bundle ADMIN --url URL [--cacert ca.pem]: revoke board NAME (a stolen card): every board refuses its certificate and gossip and shows it revoked.
-rotate --bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]: roll a new gossip key and session secret through the running boards (no reflashing) and write them into the admin bundle; users' tokens stay, sessions end.`
+rotate --bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]: roll a new gossip key and session secret through the running boards (no reflashing) and write them into the admin bundle; users' tokens stay, sessions end.
+enrol NAME --bundle ADMIN --url URL [--addr HOST]...: add board NAME with a one-time enrolment code: its bundle is minted here, sealed under the code and left with the board at URL; the new board's first-run page takes the code and URL.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -53,9 +54,11 @@ func cmdCluster(args []string, stdout, stderr io.Writer) int {
 			return clusterRevoke(args[1:], stdout, stderr)
 		case "rotate": // cluster_rotate.go
 			return clusterRotate(args[1:], stdout, stderr)
+		case "enrol": // cluster_enrol.go
+			return clusterEnrol(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ... | rotate ...", clusterHelp, stderr)
+	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ... | rotate ... | enrol NAME ...", clusterHelp, stderr)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	Hosts    []string
 	Now      func() time.Time
 	Logger   *slog.Logger
+	// Fetch fetches an enrolment from a running board (enrol.go); default
+	// a GET of its URL.
+	Fetch Fetcher
 }
 
 // Server is the first-run page. The claim code gates every POST; the admin
@@ -79,6 +82,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Fetch == nil {
+		opts.Fetch = fetchEnrolment
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -336,16 +342,31 @@ func (s *Server) failLocked(w http.ResponseWriter, r *http.Request, status int, 
 // join puts this board in an existing cluster from its board bundle
 // (`ews cluster board NAME --bundle ADMIN --out FILE`, pasted) and the
 // cluster's peers.
+//
+// With enrol_code (and enrol_url) instead of a bundle, the bundle and the
+// peers are the enrolment's `ews cluster enrol` left at that URL (enrol.go).
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	b, err := bundle.Parse("the pasted bundle", []byte(r.PostFormValue("bundle")))
-	if err == nil {
-		err = b.NeedBoard("the pasted bundle")
+	var b *bundle.Bundle
+	var peers []string
+	if code := r.PostFormValue("enrol_code"); code != "" {
+		var status int
+		var err error
+		if b, peers, status, err = s.enrolled(r.Context(), code, r.PostFormValue("enrol_url")); err != nil {
+			s.fail(w, r, status, "%v", err)
+			return
+		}
+	} else {
+		var err error
+		b, err = bundle.Parse("the pasted bundle", []byte(r.PostFormValue("bundle")))
+		if err == nil {
+			err = b.NeedBoard("the pasted bundle")
+		}
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, "%v", err)
+			return
+		}
+		peers = strings.FieldsFunc(r.PostFormValue("peers"), func(c rune) bool { return c == ',' || c == '\n' || c == ' ' || c == '\r' })
 	}
-	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, "%v", err)
-		return
-	}
-	peers := strings.FieldsFunc(r.PostFormValue("peers"), func(c rune) bool { return c == ',' || c == '\n' || c == ' ' || c == '\r' })
 	self := false
 	for _, p := range peers {
 		n, addr, ok := strings.Cut(p, "=")

@@ -127,5 +127,12 @@ func forms(v view) string {
 <label>The cluster's peers, in rank order (<code>ews1=10.0.0.11:7946, ews2=10.0.0.12:7946</code>) <input name="peers"></label>
 <label>This board's gossip address (default :7946) <input name="gossip"></label>
 <button id="join" type="submit">Join</button></fieldset></form>
+<form method="post" action="/firstrun/join"><fieldset><legend>Join with an enrolment code</legend>
+` + claimInput + `
+<p>On the admin's machine: <code>ews cluster enrol NAME --bundle ` + AdminFile + ` --url https://A-RUNNING-BOARD:8443</code> prints a code; the running board keeps this board's bundle, sealed under it, for an hour, and gives it out once.</p>
+<label>The enrolment code <input id="enrol-code" name="enrol_code" required autocomplete="off" spellcheck="false"></label>
+<label>The running board's URL, as the command printed it <input id="enrol-url" name="enrol_url" required placeholder="https://ews1.local:8443"></label>
+<label>This board's gossip address (default :7946) <input name="gossip"></label>
+<button id="enrol" type="submit">Join with the code</button></fieldset></form>
 `
 }

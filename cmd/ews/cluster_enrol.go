@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/enrol"
+	"github.com/ews-firmware/ews/node/enrolment"
+)
+
+// clusterEnrol is `ews cluster enrol NAME --url URL`: it mints board NAME's
+// bundle from the admin bundle here, seals it under a fresh one-time code
+// and leaves the sealed bundle with the board at --url (POST
+// /api/cluster/enrol, admin); the new board's first-run page takes the
+// code and that URL, fetches the bundle once and opens it (internal/enrol).
+// The code is printed, never sent.
+func clusterEnrol(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cluster enrol", "NAME [--addr HOST]... [--bundle ADMIN] --url URL [--cacert ca.pem] [--token-file F] [--ttl D]",
+		"Add board NAME to a running cluster with a one-time enrolment code: its bundle is minted here, sealed under the code and left with the board at --url; on the new board's first-run page, enter the code and that URL.", stderr)
+	var addrs listFlag
+	fs.Var(&addrs, "addr", "an address (or DNS name) the new board is reached at, a SAN of its certificate; repeat")
+	af := addAdminFlags(fs, "the admin bundle (its CA key mints the board's certificate", "a running board's HTTP address: the new board fetches its bundle there")
+	ttl := fs.Duration("ttl", enrolment.DefaultTTL, "how long the board keeps the sealed bundle (at most 24h)")
+	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
+	if code, ok := parse(fs, interleave(args, nil)); !ok {
+		return code
+	}
+	if *af.url == "" || fs.NArg() != 1 || fs.Arg(0) == "" {
+		fmt.Fprintln(stderr, "ews cluster enrol: want NAME, --bundle ADMIN and --url URL")
+		return exitUsage
+	}
+	if *ttl <= 0 || *ttl > enrolment.MaxTTL {
+		fmt.Fprintf(stderr, "ews cluster enrol: --ttl %s: want more than 0 and at most %s\n", *ttl, enrolment.MaxTTL)
+		return exitUsage
+	}
+	a, base, token, c, code := af.client("cluster enrol", *timeout, stderr)
+	if code != exitOK {
+		return code
+	}
+	b, err := a.Board(fs.Arg(0), addrs, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
+		return exitError
+	}
+	text, err := b.Marshal()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
+		return exitError
+	}
+	secret, err := enrol.NewCode()
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
+		return exitError
+	}
+	id, sealed, err := enrol.Seal(secret, text)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
+		return exitError
+	}
+	body, _ := json.Marshal(enrolment.Request{ID: id, Sealed: sealed, TTL: int(ttl.Seconds())})
+	req, err := http.NewRequest(http.MethodPost, base+enrolment.Path, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
+		return exitUsage
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews cluster enrol: %v%s\n", err, tlsHint(err))
+		return exitError
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusCreated {
+		fmt.Fprintf(stderr, "ews cluster enrol: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
+		return exitError
+	}
+	var ans enrolment.Answer
+	_ = json.Unmarshal(out, &ans)
+	fmt.Fprintf(stdout, "enrolment code for %s: %s\n", b.Name, enrol.Show(secret))
+	fmt.Fprintf(stdout, "On %s's first-run page, choose \"Join with an enrolment code\" and enter the code and %s.\n", b.Name, base)
+	fmt.Fprintf(stdout, "%s keeps the sealed bundle until %s or until it is fetched, once; the code opens it and is shown only here.\n", base, ans.Expires.Local().Format(time.RFC3339))
+	return exitOK
+}

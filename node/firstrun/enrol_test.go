@@ -1,0 +1,104 @@
+package firstrun_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/enrol"
+	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/enrolment"
+	"github.com/ews-firmware/ews/node/firstrun"
+)
+
+// runningBoard is a hand-written Fetcher: the sealed enrolments a running
+// board keeps, each given out once.
+type runningBoard struct {
+	base    string
+	pending map[string]string // id -> sealed
+	peers   []string
+	asked   []string // the ids asked for
+}
+
+func (r *runningBoard) fetch(_ context.Context, base, id string) (enrolment.Answer, error) {
+	r.asked = append(r.asked, id)
+	if base != r.base {
+		return enrolment.Answer{}, errors.New("connection refused")
+	}
+	sealed, ok := r.pending[id]
+	if !ok {
+		return enrolment.Answer{}, errors.New("404 Not Found: no enrolment")
+	}
+	delete(r.pending, id)
+	return enrolment.Answer{ID: id, Sealed: sealed, Peers: r.peers}, nil
+}
+
+// A board joins with the code `ews cluster enrol` printed and the running
+// board's URL: its bundle and peers come sealed from there, once; a wrong
+// code, a bad URL, a board that does not answer, or an admin bundle sealed
+// by mistake write nothing.
+func TestJoinWithAnEnrolmentCode(t *testing.T) {
+	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seal := func(b *bundle.Bundle) (string, string) {
+		text, err := b.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _ := enrol.NewCode()
+		_, sealed, err := enrol.Seal(code, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code, sealed
+	}
+	board, _ := admin.Board("ews2", nil, time.Now())
+	code, sealed := seal(board)
+	adminCode, adminSealed := seal(admin)
+	rb := &runningBoard{base: "https://ews1.local:8443", peers: []string{"ews1=127.0.0.1:7946", "ews2=127.0.0.1:7947"},
+		pending: map[string]string{enrol.ID(code): sealed, enrol.ID(adminCode): adminSealed}}
+	dir := t.TempDir()
+	s, srv := newPage(t, firstrun.Options{Dir: dir, Fetch: rb.fetch})
+	other, _ := enrol.NewCode()
+	for _, c := range []struct {
+		name, code, url string
+		want            int
+		says            string
+	}{
+		{"not a code", "1234", rb.base, http.StatusBadRequest, "16 symbols"},
+		{"not a URL", code, "ews1.local", http.StatusBadRequest, "http(s)://HOST:PORT"},
+		{"a URL with a user", code, "https://me@ews1.local:8443", http.StatusBadRequest, "http(s)://HOST:PORT"},
+		{"a board that does not answer", code, "https://ews9.local:8443", http.StatusBadGateway, "connection refused"},
+		{"a code nobody enrolled", other, rb.base, http.StatusBadGateway, "no enrolment"},
+		{"the admin bundle sealed by mistake", adminCode, rb.base, http.StatusBadRequest, "never goes on a board"},
+	} {
+		if code, body := post(t, srv, "/firstrun/join", url.Values{"claim": {s.Claim()}, "enrol_code": {c.code}, "enrol_url": {c.url}}); code != c.want || !strings.Contains(body, c.says) {
+			t.Errorf("%s: %d, want %d saying %q:\n%.400s", c.name, code, c.want, c.says, body)
+		}
+		noConfig(t, dir, c.name)
+	}
+	typed := strings.ToLower(enrol.Show(code)) // as a person types it
+	if code, body := post(t, srv, "/firstrun/join", url.Values{"claim": {s.Claim()}, "enrol_code": {typed}, "enrol_url": {rb.base + "/"}, "gossip": {"127.0.0.1:7947"}}); code != http.StatusOK || !strings.Contains(body, "Start the board") {
+		t.Fatalf("the right code: %d\n%.400s", code, body)
+	}
+	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), node.CheckConfig)
+	if err != nil {
+		t.Fatalf("the written config: %v", err)
+	}
+	if cfg.Node.Name != "ews2" || len(cfg.Cluster.Peers) != 2 {
+		t.Errorf("config: %q %v", cfg.Node.Name, cfg.Cluster.Peers)
+	}
+	if _, ok := rb.pending[enrol.ID(code)]; ok {
+		t.Error("the enrolment is still pending after it was fetched")
+	}
+}
