@@ -121,14 +121,26 @@ func (n *Node) openAccounts() error {
 // admin's token hash, which lets that token in as admin until the store
 // has an admin with credentials (users.Store.AdminSeed).
 type authUsers struct {
-	s    *users.Store
-	seed []byte
+	s       *users.Store
+	seed    []byte
+	seedKey []byte // the public key of the seed's token (boardcred.go)
 }
+
+// seedTimeout bounds the seed's write an admin's first request waits for.
+const seedTimeout = 2 * time.Second
 
 func (a authUsers) Token(tok string) (any, string, uint64, bool) {
 	p := a.s.Token(tok)
 	if p == nil && a.seed != nil {
-		p = a.s.AdminSeed(tok, a.seed)
+		if p = a.s.AdminSeed(tok, a.seed); p != nil {
+			// the admin's token before the store holds it: the seed (with
+			// the token's key) is written first, so what the admin writes
+			// next goes into a signed store (users/sign.go), never an
+			// unsigned one a card could write to meanwhile
+			ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
+			a.s.SeedNow(ctx, a.seed, a.seedKey)
+			cancel()
+		}
 	}
 	if p == nil {
 		return nil, "", 0, false

@@ -172,8 +172,8 @@ func (n *Node) build(b *boot) error {
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
-		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },            // counted cluster-wide (devices.go)
-		Users:    authUsers{a.acct.store, a.acct.seed}, SessionInfo: a.acct.sessionInfo, // named users and their sessions
+		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                            // counted cluster-wide (devices.go)
+		Users:    authUsers{a.acct.store, a.acct.seed, a.acct.seedKey}, SessionInfo: a.acct.sessionInfo, // named users and their sessions
 		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.boardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
 		return b.cite(b.authKey, err)

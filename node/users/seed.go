@@ -120,3 +120,16 @@ func (s *Store) SeedAdmin(ctx context.Context, seed, key []byte) error {
 
 // errImportFirst: SeedAdmin waits for Import.
 var errImportFirst = errors.New("users: the previous build's store is imported first")
+
+// SeedNow is SeedAdmin from an admin's first request (the token the seed
+// is of, checked by AdminSeed): one at a time, a request that finds
+// another seeding goes on without waiting.
+func (s *Store) SeedNow(ctx context.Context, seed, key []byte) {
+	if !s.regMu.TryLock() {
+		return
+	}
+	defer s.regMu.Unlock()
+	if err := s.SeedAdmin(ctx, seed, key); err != nil {
+		s.opts.Logger.Debug("users: the admin's seed, at its first request: not yet", "err", err)
+	}
+}
