@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -85,4 +87,35 @@ func (f *adminFlags) client(cmd string, timeout time.Duration, stderr io.Writer)
 		*f.bundle = defaultAdminBundle()
 	}
 	return adminClient(cmd, *f.bundle, *f.url, *f.cacert, *f.tokenFile, timeout, stderr)
+}
+
+// adminPost POSTs v as JSON to base+path with the admin's token and reads
+// the answer (at most 1 MiB); an answer other than want is an error naming
+// the board, its status and what it said. cmd names the command in the
+// error, which stderr gets; the exit code is returned with the body.
+func adminPost(c *http.Client, cmd, base, path, token string, v any, want int, stderr io.Writer) ([]byte, int) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
+		return nil, exitError
+	}
+	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "ews %s: %v%s\n", cmd, err, tlsHint(err))
+		return nil, exitError
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != want {
+		fmt.Fprintf(stderr, "ews %s: %s: %s %s\n", cmd, base, resp.Status, strings.TrimSpace(string(out)))
+		return nil, exitError
+	}
+	return out, exitOK
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/enrol"
@@ -62,24 +60,9 @@ func clusterEnrol(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
 		return exitError
 	}
-	body, _ := json.Marshal(enrolment.Request{ID: id, Sealed: sealed, TTL: int(ttl.Seconds())})
-	req, err := http.NewRequest(http.MethodPost, base+enrolment.Path, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
-		return exitUsage
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster enrol: %v%s\n", err, tlsHint(err))
-		return exitError
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusCreated {
-		fmt.Fprintf(stderr, "ews cluster enrol: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
-		return exitError
+	out, code := adminPost(c, "cluster enrol", base, enrolment.Path, token, enrolment.Request{ID: id, Sealed: sealed, TTL: int(ttl.Seconds())}, http.StatusCreated, stderr)
+	if code != exitOK {
+		return code
 	}
 	var ans enrolment.Answer
 	_ = json.Unmarshal(out, &ans)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/node/boardrevoke"
@@ -41,24 +39,9 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		}
 		rq.Sig = boardrevoke.Sign(key, boardrevoke.Entry{Board: rq.Name, At: rq.At})
 	}
-	body, _ := json.Marshal(rq)
-	req, err := http.NewRequest(http.MethodPost, base+boardrevoke.Path, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster revoke: %v\n", err)
-		return exitUsage
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster revoke: %v%s\n", err, tlsHint(err))
-		return exitError
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "ews cluster revoke: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
-		return exitError
+	out, code := adminPost(c, "cluster revoke", base, boardrevoke.Path, token, rq, http.StatusOK, stderr)
+	if code != exitOK {
+		return code
 	}
 	var e boardrevoke.Entry
 	if err := json.Unmarshal(out, &e); err != nil {

@@ -3,7 +3,6 @@ package firstrun
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ews-firmware/ews/internal/enrol"
 )
 
 // ClaimFile is the name of the file on the boot partition that holds the
@@ -19,56 +20,24 @@ import (
 // board is claimed.
 const ClaimFile = "ews-claim.txt"
 
-// claimAlphabet is Crockford's base32: no I, L, O or U, so a code read off
-// a screen or a card is typed back right; 32 symbols, 5 bits each.
-const claimAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-// claimLen is the code's symbols: 16 of 5 bits, 80 bits, shown as four
-// groups of four.
-const claimLen = 16
+// A claim code is drawn, typed back and shown as an enrolment code is
+// (internal/enrol): 16 symbols of Crockford's base32, 80 bits, four groups
+// of four.
 
 // newClaim draws a claim code from crypto/rand, normalised (no dashes).
 func newClaim() (string, error) {
-	b := make([]byte, claimLen)
-	if _, err := rand.Read(b); err != nil {
+	c, err := enrol.NewCode()
+	if err != nil {
 		return "", fmt.Errorf("firstrun: claim code: %w", err)
 	}
-	for i := range b {
-		b[i] = claimAlphabet[b[i]&31] // 256 is a multiple of 32: uniform
-	}
-	return string(b), nil
+	return c, nil
 }
 
-// normaliseClaim is what a person typed as the code compares: upper case,
-// without spaces and dashes, O read as 0 and I, L as 1 (Crockford).
-func normaliseClaim(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(s) {
-		switch {
-		case r == ' ' || r == '-' || r == '\t':
-			continue
-		case r == 'O':
-			r = '0'
-		case r == 'I' || r == 'L':
-			r = '1'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// normaliseClaim is what a person typed as the code compares.
+func normaliseClaim(s string) string { return enrol.Normalise(s) }
 
 // validClaim says whether c (normalised) is a code newClaim could draw.
-func validClaim(c string) bool {
-	if len(c) != claimLen {
-		return false
-	}
-	for i := 0; i < len(c); i++ {
-		if strings.IndexByte(claimAlphabet, c[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
+func validClaim(c string) bool { return enrol.Valid(c) }
 
 // claimMatches compares what was typed with the code in constant time
 // (for codes of the same length, which every valid guess is).
@@ -77,13 +46,7 @@ func claimMatches(code, typed string) bool {
 }
 
 // showClaim is the code as printed: four groups of four.
-func showClaim(c string) string {
-	var parts []string
-	for i := 0; i < len(c); i += 4 {
-		parts = append(parts, c[i:min(i+4, len(c))])
-	}
-	return strings.Join(parts, "-")
-}
+func showClaim(c string) string { return enrol.Show(c) }
 
 // readClaim returns the code of the claim file at path, "" when there is
 // none or it holds no valid code (a new one is drawn then).
