@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/enrol"
@@ -62,6 +64,27 @@ func TestClusterEnrol(t *testing.T) {
 	}
 	if status, _ := fetch(); status != http.StatusNotFound {
 		t.Fatalf("a second fetch: %d, want 404", status)
+	}
+	// a board's card (its certificate, no person's token) leaves none, and
+	// fetching needs nothing it holds
+	card, err := bundle.Read(c.own(c.boards[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := card.BoardCert("ews3", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: x509Pool(t, c.caPEM), Certificates: []tls.Certificate{cert}}}}
+	t.Cleanup(thief.CloseIdleConnections)
+	resp, err := thief.Post(url+enrolment.Path, "application/json", strings.NewReader(`{"id":"`+strings.Repeat("f", enrol.IDLen)+`","sealed":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an enrolment left with a board's card: %s, want 401", resp.Status)
 	}
 	// only an admin leaves one
 	if code, body := c.do(c.boards[0], "POST", enrolment.Path, c.userToken(t), `{"id":"`+strings.Repeat("a", enrol.IDLen)+`","sealed":"x"}`); code != http.StatusForbidden {
