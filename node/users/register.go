@@ -73,7 +73,7 @@ func (s *Store) registerPassword(name, pw, hash string) {
 	if !s.needsKey(name, false) {
 		return
 	}
-	salt, _ := newPassKey("") // a salt; the key is made below
+	salt := newSalt()
 	k := passKey(pw, salt)
 	s.register(name, signer{name: name, key: func() ed25519.PrivateKey { return k }}, func(u *User) bool {
 		if u.Password != hash || len(u.PassKey) > 0 {

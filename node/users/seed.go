@@ -40,17 +40,23 @@ func (s *Store) HasAdmin() bool { return hasAdmin(s.cur.Load().doc) }
 // AdminSeed returns user admin's principal when tok hashes to seed and no
 // admin has credentials yet; else nil.
 func (s *Store) AdminSeed(tok string, seed []byte) *Principal {
-	if len(seed) != len(tokenHash{}) || tok == "" || s.HasAdmin() {
-		return nil
-	}
-	h := s.hashToken(tok)
-	if subtle.ConstantTimeCompare(h[:], seed) != 1 {
+	if s.HasAdmin() || !s.SeedOf(tok, seed) {
 		return nil
 	}
 	if p := s.User(AdminName); p != nil && p.Role == RoleAdmin {
 		return p
 	}
 	return root
+}
+
+// SeedOf reports whether seed is the hash of tok (a first admin's seed and
+// its token), compared in constant time.
+func (s *Store) SeedOf(tok string, seed []byte) bool {
+	if len(seed) != len(tokenHash{}) || tok == "" {
+		return false
+	}
+	h := s.hashToken(tok)
+	return subtle.ConstantTimeCompare(h[:], seed) == 1
 }
 
 // HashToken is what the store keeps of tok (the seed of AdminSeed).

@@ -34,10 +34,16 @@ func passKey(pw string, salt []byte) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, ed25519.SeedSize))
 }
 
+// newSalt is a fresh salt for a password's key.
+func newSalt() []byte {
+	salt := make([]byte, 16)
+	_, _ = rand.Read(salt) // never fails (crypto/rand)
+	return salt
+}
+
 // newPassKey makes a fresh salt and the public key of pw under it.
 func newPassKey(pw string) (salt, pub []byte) {
-	salt = make([]byte, 16)
-	_, _ = rand.Read(salt) // never fails (crypto/rand)
+	salt = newSalt()
 	return salt, passKey(pw, salt).Public().(ed25519.PublicKey)
 }
 
