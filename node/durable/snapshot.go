@@ -22,8 +22,9 @@ import (
 // and apply later entries to a document it did not take. The check runs
 // twice: where the snapshot is received, before raft keeps it on disk
 // (vetStore), so a refused snapshot is never restored at the next start;
-// and where raft restores it (Restore). A board's own snapshots, restored
-// at its start into an empty FSM, are its own word and taken as they are.
+// and where raft restores it (Restore). Into an empty FSM (a board's own
+// snapshot at its start, or a new board's first state) only the guards
+// run, and a document they refuse is left out.
 
 // snapshotDocs is a snapshot's encoding.
 type snapshotDocs struct {
@@ -68,6 +69,15 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 		if err := f.vet(old, docs); err != nil {
 			f.log.Error("durable: a snapshot refused; this board keeps its documents and stays behind until a leader sends one it can check", "err", err)
 			return err
+		}
+	} else {
+		// into an empty state (a board's start, a new board): the guards
+		// still hold, and a document they refuse is left out
+		for kind, d := range docs {
+			if err := f.check(kind, Document{}, d.Data); err != nil {
+				f.log.Warn("durable: a snapshot's document refused by its guard; left out", "kind", kind, "version", d.Version, "err", err)
+				delete(docs, kind)
+			}
 		}
 	}
 	f.mu.Lock()

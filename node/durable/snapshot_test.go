@@ -91,12 +91,20 @@ func TestRestoreVetsSnapshot(t *testing.T) {
 	}
 }
 
-// A board starting from its own snapshot (an empty FSM) takes it as it is.
+// A board starting from its own snapshot (an empty FSM) takes it, but for
+// a document its guard refuses.
 func TestRestoreOwnAtStart(t *testing.T) {
 	f := NewFSM(testutil.Logger())
 	f.Authorize(KindUsers, onlyAdmin)
-	if err := f.Restore(io.NopCloser(bytes.NewReader(snapshotOf(t, map[string]Document{KindUsers: {Version: 4, Data: []byte("x")}})))); err != nil || f.Get(KindUsers).Version != 4 {
-		t.Fatalf("restore: %v, %+v", err, f.Get(KindUsers))
+	f.Guard(KindConfig, func(_ Document, data []byte) error {
+		if string(data) == "forged" {
+			return errors.New("no")
+		}
+		return nil
+	})
+	snap := snapshotOf(t, map[string]Document{KindUsers: {Version: 4, Data: []byte("x")}, KindConfig: {Version: 2, Data: []byte("forged")}})
+	if err := f.Restore(io.NopCloser(bytes.NewReader(snap))); err != nil || f.Get(KindUsers).Version != 4 || f.Get(KindConfig).Version != 0 {
+		t.Fatalf("restore: %v, users %+v, config %+v", err, f.Get(KindUsers), f.Get(KindConfig))
 	}
 }
 
