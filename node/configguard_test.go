@@ -87,4 +87,29 @@ func TestConfigAuthorizer(t *testing.T) {
 	if err := auth(durable.Document{}, write(nil)); err != nil {
 		t.Fatalf("the first version (the boot sections): %v", err)
 	}
+	// a snapshot's version is checked against the snapshot's users store
+	// (checked before it), even by a board whose own holds no key yet
+	usersDoc := state.Get(durable.KindUsers)
+	fresh, err := users.New(users.Options{Secret: []byte("cluster-key-of-the-test-0123456789"), State: durable.NewAlone(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		s    durable.Signer
+		want string
+	}{
+		{"snapshot, the admin's token", users.TokenSigner("admin", adminTok), ""},
+		{"snapshot, unsigned", nil, "no signature"},
+		{"snapshot, a thief's key", thief{"admin", k}, "not \"admin\"'s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := write(c.s)
+			w.Snapshot, w.Docs = true, map[string]durable.Document{durable.KindUsers: usersDoc}
+			err := configAuthorizer(fresh)(cur, w)
+			if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("%v, want %q", err, c.want)
+			}
+		})
+	}
 }

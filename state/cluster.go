@@ -79,7 +79,7 @@ type Cluster struct {
 	keys     *GossipKeys
 	proto    uint8
 	introOut chan introOut // intros to send (introLoop)
-	askOut   chan string   // boards to ask whether they seal (askLoop)
+	askOut   chan askReq   // boards to ask whether they seal (askLoop)
 	// askSeals asks a board over TLS whether it seals (askSeals with the
 	// cluster CA); under mu (tests replace it).
 	askSeals func(ctx context.Context, name, addr string) (bool, error)
@@ -157,7 +157,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
 		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
 		warned: map[string]time.Time{}, up: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
-		introOut: make(chan introOut, 64), askOut: make(chan string, 16)}
+		introOut: make(chan introOut, 64), askOut: make(chan askReq, 16)}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)

@@ -94,12 +94,17 @@ func (d *delegate) NotifyMsg(b []byte) {
 			c.sendIntro(sender(m), true)
 		}
 		if errors.Is(err, errUnsigned) {
-			// rolled back (its join, without version-5 meta, may come after
-			// this), or someone using its name: its certificate, over TLS,
-			// tells which
-			c.askSealing(sender(m))
+			// a board of a build that does not seal (a rolling upgrade, or
+			// one rolled back: its join, without version-5 meta, may come
+			// after this), or someone using its name: its certificate, over
+			// TLS, tells which (docs/DESIGN.md, invariant 11)
+			hint := ""
+			if r, ok := m.(*ReportMsg); ok {
+				hint = r.HTTP
+			}
+			c.askSealing(sender(m), hint)
 			if !c.askedLoud(sender(m)) {
-				c.logger.Debug("cluster: unsigned gossip of a board that sealed (rolled back?): held back until it answers over HTTPS whether it seals", "from", sender(m), "err", err)
+				c.logger.Debug("cluster: unsigned gossip held back until the board answers over HTTPS whether it seals", "from", sender(m), "err", err)
 				return
 			}
 			err = fmt.Errorf("%w; it says over HTTPS that it seals, or does not answer there: someone else using its name, or its HTTPS is unreachable (a board rolled back to a build that does not seal is taken again once its certificate says so; it keeps hearing the master)", err)
@@ -208,7 +213,7 @@ func (d *delegate) NotifyUpdate(n *memberlist.Node) {
 // whether it was rolled back, before its unsigned messages arrive.
 func (d *delegate) askIfRolledBack(n *memberlist.Node) {
 	if n.Name != d.c.self.Name && metaVersion(n.Meta) < ProtocolVersionSigned && d.c.keys.Signs(n.Name) {
-		d.c.askSealing(n.Name)
+		d.c.askSealing(n.Name, "")
 	}
 }
 

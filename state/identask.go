@@ -86,14 +86,20 @@ func askSeals(ctx context.Context, roots *x509.CertPool, name, addr string, now 
 	return conn.(*tls.Conn).ConnectionState().NegotiatedProtocol == SealsALPN, nil
 }
 
-// askSealing queues a question to board name, seen sealing, whose unsigned
-// message came while it advertises no version 5 (askLoop); it never blocks.
-func (c *Cluster) askSealing(name string) {
+// askReq is a board to ask, and where its HTTPS may be when the table has
+// no report of it yet: the HTTP of the unsigned report that made the
+// question (its certificate is checked, so a wrong address answers nothing).
+type askReq struct{ name, hint string }
+
+// askSealing queues a question to board name whose unsigned message came
+// (it was seen sealing, or it is not known yet whether it seals: askLoop);
+// it never blocks.
+func (c *Cluster) askSealing(name, hint string) {
 	if c.gkey == nil {
 		return
 	}
 	select {
-	case c.askOut <- name:
+	case c.askOut <- askReq{name, hint}:
 	default:
 	}
 }
@@ -104,12 +110,13 @@ func (c *Cluster) askSealing(name string) {
 // messages taken again, until its next sealed one (GossipKeys.Forget).
 func (c *Cluster) askLoop(ctx context.Context) {
 	for {
-		var name string
+		var req askReq
 		select {
 		case <-ctx.Done():
 			return
-		case name = <-c.askOut:
+		case req = <-c.askOut:
 		}
+		name := req.name
 		c.amu.Lock()
 		prev := c.asks[name]
 		c.amu.Unlock()
@@ -124,6 +131,9 @@ func (c *Cluster) askLoop(ctx context.Context) {
 		r, _, _ := c.e.Report(name)
 		askFn := c.askSeals
 		c.mu.Unlock()
+		if r.HTTP == "" {
+			r.HTTP = req.hint
+		}
 		if r.HTTP == "" {
 			continue
 		}
@@ -142,7 +152,9 @@ func (c *Cluster) askLoop(ctx context.Context) {
 			c.logger.Debug("cluster: could not ask a board whether it seals", "name", name, "err", err)
 		case seals:
 			c.logger.Debug("cluster: the board seals: its unsigned messages stay refused", "name", name)
-		case c.keys.Forget(name):
+		case !c.keys.Forget(name):
+			c.logger.Info("cluster: the board runs a build that does not seal its gossip (its certificate says so over HTTPS): its unsigned messages are taken until it seals", "name", name)
+		default:
 			c.logger.Warn("cluster: the board runs a build that does not seal its gossip (its certificate says so over HTTPS: rolled back?): its unsigned messages are taken again until it seals", "name", name, "http", r.HTTP)
 		}
 	}

@@ -25,6 +25,7 @@ type GossipKeys struct {
 	mu      sync.Mutex
 	keys    map[string]*peerKey
 	signs   map[string]bool      // boards seen signing: unsigned messages naming them are refused
+	plain   map[string]bool      // boards whose certificate said over TLS they do not seal (askSeals): their unsigned messages are taken
 	retired map[string][][]byte  // keys a board used before its current one, newest last
 	checked map[string]time.Time // last certificate check of a new key, per board
 	pending map[string][]byte    // the new key of a board being checked now (learn)
@@ -63,7 +64,7 @@ type peerKey struct {
 // checks nothing (a board without an identity).
 func NewGossipKeys(self string, own *GossipKey, roots *x509.CertPool, isPeer func(string) bool) *GossipKeys {
 	return &GossipKeys{self: self, own: own, roots: roots, isPeer: isPeer, keys: map[string]*peerKey{},
-		signs: map[string]bool{}, retired: map[string][][]byte{}, checked: map[string]time.Time{}, pending: map[string][]byte{}}
+		signs: map[string]bool{}, plain: map[string]bool{}, retired: map[string][][]byte{}, checked: map[string]time.Time{}, pending: map[string][]byte{}}
 }
 
 // Body encodes m at version 5 with this board's next sequence number, once
@@ -118,6 +119,13 @@ func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
 		if g.signs[name] {
 			return fmt.Errorf("state: %s from %q at version %d: %w (a downgrade, or someone using its name)", m.Type(), name, v, errUnsigned)
 		}
+		if !g.plain[name] {
+			// this board seals, so the cluster does: a board's unsigned
+			// messages are taken only once its own certificate said over
+			// TLS that its build does not seal (a rolling upgrade), never
+			// on the word of whoever holds the cluster key
+			return fmt.Errorf("state: %s from %q at version %d: %w (not yet known whether it seals: asked over HTTPS)", m.Type(), name, v, errUnsigned)
+		}
 		return nil
 	}
 	k := g.keys[name]
@@ -134,6 +142,7 @@ func (g *GossipKeys) Check(m Message, v uint8, s seal, now time.Time) error {
 	if !k.take(s.seq) {
 		return fmt.Errorf("state: %s from %q, sequence %d (newest %d): %w", m.Type(), name, s.seq, k.top, errReplay)
 	}
+	delete(g.plain, name)
 	if !g.signs[name] {
 		g.signs[name] = true
 		g.signed()
@@ -243,13 +252,14 @@ func (g *GossipKeys) Introduced(name string) {
 	}
 }
 
-// Forget takes board name's unsigned messages again, until its next
-// verified sealed message: its own certificate said over TLS that it runs
-// a build that does not seal (askSeals). Its key is retired (an intro
-// bringing it back is refused). It reports whether name was seen sealing.
+// Forget takes board name's unsigned messages, until its next verified
+// sealed message: its own certificate said over TLS that it runs a build
+// that does not seal (askSeals). Its key is retired (an intro bringing it
+// back is refused). It reports whether name was seen sealing.
 func (g *GossipKeys) Forget(name string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.plain[name] = true
 	if !g.signs[name] {
 		return false
 	}

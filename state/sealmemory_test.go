@@ -39,7 +39,11 @@ func TestSealedOnceSealedAcrossRestarts(t *testing.T) {
 	if err := check(again, mustEncode(t, &ReportMsg{Name: "ews2", Runstate: Running}), now); !errors.Is(err, errUnsigned) {
 		t.Errorf("unsigned ews2 after a restart: %v, want refused", err)
 	}
+	if err := check(again, mustEncode(t, &ReportMsg{Name: "ews1", Runstate: Running}), now); !errors.Is(err, errUnsigned) {
+		t.Errorf("unsigned ews1, which never sealed, before its certificate says whether it seals: %v, want refused", err)
+	}
+	again.Forget("ews1") // its certificate said over TLS that it does not seal
 	if err := check(again, mustEncode(t, &ReportMsg{Name: "ews1", Runstate: Running}), now); err != nil {
-		t.Errorf("unsigned ews1, which never sealed: %v, want taken", err)
+		t.Errorf("unsigned ews1, whose certificate said it does not seal: %v, want taken", err)
 	}
 }

@@ -18,10 +18,14 @@ const (
 
 // Document is one named document at a version: 0 when never written, +1
 // per committed write. Data is opaque to this package (the users store
-// seals its own).
+// seals its own). By and Sig are the signature of the write that made this
+// version (Write): a snapshot carries them, so a board that takes the
+// document from a snapshot checks who wrote it as it checks an entry.
 type Document struct {
 	Version uint64 `json:"version"`
 	Data    []byte `json:"data,omitempty"`
+	By      string `json:"by,omitempty"`
+	Sig     []byte `json:"sig,omitempty"`
 }
 
 // State is the durable state as a board's components use it: reads are

@@ -2,11 +2,8 @@ package durable
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"maps"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -149,7 +146,7 @@ func (f *FSM) apply(index uint64, data []byte) applyResult {
 		f.advance(index)
 		return applyResult{err: err}
 	}
-	doc := Document{Version: c.Expect + 1, Data: c.Data}
+	doc := Document{Version: c.Expect + 1, Data: c.Data, By: c.By, Sig: c.Sig}
 	// the watchers first: who reads the version (Get, Status) or waits
 	// for the index (WaitIndex) sees their effect too. Only this goroutine
 	// writes docs, so the check above still holds.
@@ -172,72 +169,3 @@ func (f *FSM) advance(index uint64) {
 		f.applied = make(chan struct{})
 	}
 }
-
-// snapshotDocs is a snapshot's encoding.
-type snapshotDocs struct {
-	V    uint8               `json:"v"`
-	Docs map[string]Document `json:"docs"`
-}
-
-// Snapshot captures the documents (raft.FSM); Persist writes them.
-func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return &fsmSnapshot{docs: maps.Clone(f.docs)}, nil
-}
-
-// Restore replaces the documents with a snapshot's (raft.FSM) and tells
-// each watcher its document.
-func (f *FSM) Restore(r io.ReadCloser) error {
-	defer r.Close()
-	var s snapshotDocs
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
-		return fmt.Errorf("durable: restore: %w", err)
-	}
-	if s.V != commandVersion {
-		return fmt.Errorf("durable: restore: snapshot of version %d; this build knows %d", s.V, commandVersion)
-	}
-	if s.Docs == nil {
-		s.Docs = map[string]Document{}
-	}
-	f.mu.Lock()
-	old := f.docs
-	f.mu.Unlock()
-	// a snapshot is a leader's word too: each document it changes passes
-	// the guards, or this board keeps its own
-	for kind, d := range s.Docs {
-		cur := old[kind]
-		if cur.Version == d.Version {
-			continue
-		}
-		if err := f.check(kind, cur, d.Data); err != nil {
-			f.log.Warn("durable: a snapshot's document refused by its guard; this board keeps its own", "kind", kind, "version", d.Version, "err", err)
-			if cur.Version == 0 {
-				delete(s.Docs, kind)
-			} else {
-				s.Docs[kind] = cur
-			}
-		}
-	}
-	f.mu.Lock()
-	f.docs = s.Docs
-	f.mu.Unlock()
-	for kind, d := range s.Docs {
-		for _, fn := range f.watch[kind] {
-			fn(d)
-		}
-	}
-	return nil
-}
-
-type fsmSnapshot struct{ docs map[string]Document }
-
-func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := json.NewEncoder(sink).Encode(snapshotDocs{V: commandVersion, Docs: s.docs}); err != nil {
-		sink.Cancel()
-		return fmt.Errorf("durable: snapshot: %w", err)
-	}
-	return sink.Close()
-}
-
-func (s *fsmSnapshot) Release() {}

@@ -37,11 +37,11 @@ func TestGuardRefusesAtApply(t *testing.T) {
 	if d := f.Get(KindConfig); d.Version != 1 || string(d.Data) != "good" || f.Index() != 2 || len(seen) != 1 {
 		t.Errorf("after the refusal: %+v, index %d, watchers saw %v", d, f.Index(), seen)
 	}
-	// a snapshot is checked the same way: this board keeps its own
+	// a snapshot is checked the same way: refused, this board keeps its own
 	var snap bytes.Buffer
 	_ = json.NewEncoder(&snap).Encode(snapshotDocs{V: commandVersion, Docs: map[string]Document{KindConfig: {Version: 7, Data: []byte("forged")}}})
-	if err := f.Restore(io.NopCloser(&snap)); err != nil {
-		t.Fatal(err)
+	if err := f.Restore(io.NopCloser(&snap)); !errors.Is(err, ErrSnapshotRefused) {
+		t.Fatalf("restore of a forged snapshot: %v, want refused", err)
 	}
 	if d := f.Get(KindConfig); d.Version != 1 || string(d.Data) != "good" {
 		t.Errorf("a forged snapshot was taken: %+v", d)

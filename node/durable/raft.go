@@ -168,7 +168,8 @@ func (r *Raft) open(tr raft.Transport) (*raft.Raft, func(), error) {
 			return nil, nil, fmt.Errorf("durable: bootstrap: %w", err)
 		}
 	}
-	ra, err := raft.NewRaft(conf, r.fsm, logs, stable, snaps, tr)
+	// a leader's snapshot is checked before it is kept (snapshot.go)
+	ra, err := raft.NewRaft(conf, r.fsm, logs, stable, vetStore{SnapshotStore: snaps, fsm: r.fsm}, tr)
 	if err != nil {
 		closer()
 		return nil, nil, fmt.Errorf("durable: start: %w", err)

@@ -29,6 +29,7 @@ type testCluster struct {
 	rafts  map[string]*Raft
 	trans  map[string]*raft.InmemTransport
 	stop   map[string]func()
+	prep   func(*Raft) // before each board's log runs (guards, authorizers)
 }
 
 func newTestCluster(t *testing.T, names ...string) *testCluster {
@@ -36,8 +37,12 @@ func newTestCluster(t *testing.T, names ...string) *testCluster {
 }
 
 func newTestClusterTimed(t *testing.T, timing Timing, names ...string) *testCluster {
+	return newTestClusterPrep(t, timing, nil, names...)
+}
+
+func newTestClusterPrep(t *testing.T, timing Timing, prep func(*Raft), names ...string) *testCluster {
 	c := &testCluster{t: t, names: names, timing: timing, cut: map[string]bool{}, rafts: map[string]*Raft{},
-		trans: map[string]*raft.InmemTransport{}, stop: map[string]func(){}}
+		trans: map[string]*raft.InmemTransport{}, stop: map[string]func(){}, prep: prep}
 	for _, n := range names {
 		_, c.trans[n] = raft.NewInmemTransport(raft.ServerAddress(n))
 	}
@@ -69,6 +74,9 @@ func (c *testCluster) start(n, dir string) {
 		}})
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	if c.prep != nil {
+		c.prep(r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

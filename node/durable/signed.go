@@ -41,6 +41,12 @@ type Write struct {
 	Expect uint64 // the version the writer read
 	By     string // the person who signed, "" when no one did
 	Sig    []byte
+	// Snapshot: the write came in a snapshot (snapshot.go), not as an
+	// entry: cur may be several versions older than Expect, and Docs are
+	// the snapshot's documents, those checked before this one (the users
+	// store first) included.
+	Snapshot bool
+	Docs     map[string]Document
 }
 
 // Signed is what Sig signs: the kind, the version the write expects and a
@@ -65,8 +71,8 @@ func SignedBytes(kind string, expect uint64, data []byte) []byte {
 // write it over cur. Like a Guard it runs on the leader before it proposes
 // and on every board at apply, and decides from cur, w and state every board
 // holds at that point of the log (the users store as applied so far). It
-// does not run on a snapshot: a snapshot carries no entries' signatures
-// (docs/DESIGN.md, Trust, what is still open).
+// runs on a snapshot's documents too (w.Snapshot; snapshot.go), with the
+// signature of the write that made each version.
 type Authorizer func(cur Document, w Write) error
 
 // sign fills c's signature from ctx's Signer.

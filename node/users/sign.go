@@ -168,6 +168,9 @@ func (s *Store) Authorize(cur durable.Document, w durable.Write) error {
 	if !signedStore(old) {
 		return nil
 	}
+	if w.Snapshot {
+		return s.authorizeSnapshot(old, w)
+	}
 	by, err := signerOf(old, w)
 	if err != nil {
 		return err
@@ -209,14 +212,15 @@ func ownPasswordOnly(old, d *Doc, name string) bool {
 func sameUser(a, b User) bool {
 	return a.Name == b.Name && a.Role == b.Role && slices.Equal(a.Devices, b.Devices) && bytes.Equal(a.Token, b.Token) &&
 		a.Password == b.Password && a.Gen == b.Gen && a.Created.Equal(b.Created) && bytes.Equal(a.TokenKey, b.TokenKey) &&
-		bytes.Equal(a.PassKey, b.PassKey) && bytes.Equal(a.PassSalt, b.PassSalt)
+		bytes.Equal(a.PassKey, b.PassKey) && bytes.Equal(a.PassSalt, b.PassSalt) && bytes.Equal(a.Grant, b.Grant)
 }
 
 // SignedBy checks that an admin of the current store signed w (the
 // configuration store's Authorizer asks): nil while the store is not
 // signed yet.
-func (s *Store) SignedBy(w durable.Write) error {
-	d := s.Doc()
+func (s *Store) SignedBy(w durable.Write) error { return signedByIn(s.Doc(), w) }
+
+func signedByIn(d *Doc, w durable.Write) error {
 	if !signedStore(d) {
 		return nil
 	}

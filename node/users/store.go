@@ -52,6 +52,10 @@ type User struct {
 	TokenKey []byte `json:"token_key,omitempty"`
 	PassKey  []byte `json:"pass_key,omitempty"`
 	PassSalt []byte `json:"pass_salt,omitempty"`
+	// Grant is an admin's signature over an admin's name, role and keys
+	// (grant.go): how a board taking the store from a snapshot traces an
+	// admin it has not seen to one it knows.
+	Grant []byte `json:"grant,omitempty"`
 }
 
 // Doc is one version of the whole store, as the cluster's durable log
@@ -432,6 +436,7 @@ func (s *Store) mutate(ctx context.Context, f func(d *Doc) error) error {
 			confirmed = true
 			continue
 		}
+		grantAdmins(durable.SignerOf(ctx), old, d)
 		_, err := s.opts.State.Apply(ctx, durable.KindUsers, []byte(s.seal(d)), ix.durable)
 		var ce *durable.ConflictError
 		if !errors.As(err, &ce) {
