@@ -32,7 +32,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.caRoutes(mux)              // GET /api/cluster/ca: the cluster CA, public (caroute.go)
 	n.acc.boards.Routes(mux)     // POST/GET /api/cluster/revoke (node/boardrevoke)
 	n.enrolment().Routes(mux)    // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
-	n.rotateRoutes(mux)          // POST/GET /api/cluster/rotate, the boards' /internal/rotate (rotation.go)
+	n.acc.rotate.Routes(mux)     // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
 	n.durableRoutes(mux)         // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
 	n.dev.api.RegisterReads(mux) // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {

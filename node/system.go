@@ -17,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -84,7 +85,8 @@ type accessSide struct {
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker       *dispatch.Marker // the front's marks; also signs this board's peer streams
-	rotation     *rotation        // the cluster's secrets rolling (rotation.go); nil alone
+	rotate       *rotate.Module   // the cluster's secrets rolling, and its routes (node/rotate)
+	rotation     *rotation        // its roller, run beside the log (modules.go); nil alone
 	boardIPs     boardAddrs       // where boards connect from
 	legacyWarned atomic.Bool      // an unmarked stream from a peer's address was logged (boardstream.go)
 }
@@ -215,7 +217,7 @@ func (n *Node) build(b *boot) error {
 		return err
 	}
 	n.life.onClose(w.front.Close)
-	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (rotation.go)
+	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),

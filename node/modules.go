@@ -1,0 +1,109 @@
+package node
+
+import (
+	"net/http"
+
+	"github.com/ews-firmware/ews/node/boardrevoke"
+	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/rotate"
+	"github.com/ews-firmware/ews/state/row"
+)
+
+// The feature modules under node/ (docs/DESIGN.md, "Who owns what"), each
+// built here from the boot config and narrow hooks of the board: no
+// module is handed the Node.
+
+// openRevokedBoards builds the revoked boards' module (node/boardrevoke;
+// docs/NOTES.md "Revoking a board") after openAccounts, which opens the
+// log: this board refuses every board on the list (TLS handshakes either
+// way, gossip, connections opened before) and serves POST/GET
+// /api/cluster/revoke.
+func (n *Node) openRevokedBoards() {
+	peers := make([]string, 0, len(n.boot.state.Peers))
+	for _, p := range n.boot.state.Peers {
+		peers = append(peers, p.Name)
+	}
+	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
+		State: n.acc.durable.state, Logger: n.log, Peers: peers, Verify: n.sec.verify,
+		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
+		Admin:     func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) },
+		Read:      n.readAuth,
+		Who:       func(r *http.Request) string { return who(r).Name },
+		BoardAddr: n.boardHTTP,
+	})
+}
+
+// rotation is the roller durablestate.go runs beside the log; nil alone,
+// insecure, or without a cluster key.
+type rotation struct{ roller *rotate.Roller }
+
+// openRotation builds the rotation's module (node/rotate) once the marker
+// and the credentials exist; its roller installs the secrets the board
+// starts on: those of marks, board credential, sessions.
+func (n *Node) openRotation() {
+	b, a := n.boot, &n.acc
+	o := rotate.ModuleOptions{
+		Roller:    rotate.Options{Self: b.state.Name, Saved: b.rotated, Path: b.secretsPath, Verify: n.sec.verify, Log: n.log},
+		Store:     b.storeKey,
+		BoardCred: b.boardCred,
+		Install: func(primary rotate.Secrets, also []rotate.Secrets) string {
+			sign, err := dispatch.DeriveKey(primary.Key)
+			if err != nil {
+				n.log.Error("rotate: mark key", "err", err)
+				return ""
+			}
+			var accept [][]byte
+			creds := []string{boardCredential(b.state, primary.Key, b.auth)}
+			sessions := [][]byte{primary.Session}
+			for _, s := range also {
+				if k, err := dispatch.DeriveKey(s.Key); err == nil {
+					accept = append(accept, k)
+				}
+				creds = append(creds, boardCredential(b.state, s.Key, b.auth))
+				sessions = append(sessions, s.Session)
+			}
+			if a.marker != nil {
+				if err := a.marker.SetKeys(sign, accept...); err != nil {
+					n.log.Error("rotate: mark keys", "err", err)
+				}
+			}
+			if creds[0] == "" {
+				creds = nil // no board credential here (auth is not token)
+			}
+			a.auth.Rotate(creds, sessions)
+			a.creds.Store(a.auth.Fingerprint(b.storeKey))
+			if len(creds) == 0 {
+				return ""
+			}
+			return creds[0]
+		},
+		Boards: func() []rotate.Board {
+			var out []rotate.Board
+			for _, r := range n.clu.cluster.Boards() {
+				if !a.boards.Revoked(r.Name) {
+					out = append(out, rotate.Board{Name: r.Name, HTTP: r.HTTP, Down: r.Runstate == row.Down})
+				}
+			}
+			return out
+		},
+		Client:   n.sec.client,
+		Admin:    func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Read:     func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) },
+		Who:      func(r *http.Request) string { return who(r).Name },
+		PeerName: peerName,
+	}
+	if a.durable.raft != nil {
+		o.Roller.State = a.durable.state
+	}
+	if kr := n.clu.cluster.Keyring(); kr != nil {
+		o.Roller.Keyring = kr
+	}
+	if !n.sec.on() {
+		o.Client = nil
+	}
+	a.rotate = rotate.NewModule(o)
+	n.life.onClose(a.rotate.Close)
+	if r := a.rotate.Roller(); r != nil {
+		a.rotation = &rotation{roller: r}
+	}
+}
