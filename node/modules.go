@@ -1,10 +1,12 @@
 package node
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/state/row"
 )
@@ -106,4 +108,30 @@ func (n *Node) openRotation() {
 	if r := a.rotate.Roller(); r != nil {
 		a.rotation = &rotation{roller: r}
 	}
+}
+
+// openRollout builds the rolling upgrade's module (node/rollout): POST/GET
+// /api/cluster/upgrade; this board upgrades itself last (stageFirmware).
+func (n *Node) openRollout() {
+	a := &n.acc
+	n.clu.rollout = rollout.New(rollout.Options{
+		Self: n.boot.state.Name, Exe: n.set.exe, Basic: n.boot.auth.Mode == "basic", Verify: n.sec.verify,
+		Scheme: n.sec.scheme(), TLS: n.sec.client, Logger: n.log,
+		View: func() rollout.View {
+			v := n.view()
+			rv := rollout.View{Master: v.Master, Self: n.boot.state.Name}
+			for _, b := range v.Nodes {
+				rv.Nodes = append(rv.Nodes, rollout.Board{Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Runstate: b.Runstate.String()})
+			}
+			return rv
+		},
+		Busy: func() bool { return n.Exit() != ExitStop },
+		Stage: func(f io.Reader, sum string) error {
+			_, err := n.stageFirmware(f, sum)
+			return err
+		},
+		Admin: func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Read:  a.auth.Require,
+	})
+	n.life.onClose(n.clu.rollout.Close)
 }

@@ -52,8 +52,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.accountRoutes(mux) // login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
 	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
-	mux.Handle("GET /api/cluster/upgrade", n.acc.auth.Require(http.HandlerFunc(n.serveRolloutStatus)))                // any user: it names boards and builds
-	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
+	n.clu.rollout.Routes(mux)                                                                                         // POST/GET /api/cluster/upgrade (node/rollout)
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
 	n.backupRoutes(mux)   // GET /api/board/config for ews cluster backup
 	n.boardLogRoutes(mux) // GET /api/board/log: the board page's Log panel (boardlog.go)

@@ -17,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/sched"
@@ -42,7 +43,7 @@ type clusterSide struct {
 	auto     *automation     // MQTT and [[rule]]s while master; nil without them
 	rt       probes          // boards' response times, probed by the master
 	refusals refusals        // boards that refused forwarded credentials lately
-	rollout  rolloutState    // POST /api/cluster/upgrade
+	rollout  *rollout.Module // POST/GET /api/cluster/upgrade (node/rollout)
 }
 
 // deviceSide is this board's devices and what serves, mirrors and records
@@ -207,10 +208,7 @@ func (n *Node) build(b *boot) error {
 			OnEvent:  n.remoteEvent})
 	}
 
-	if n.set.exe != "" {
-		c.rollout.load(n.set.exe + ".rollout.json")
-	}
-	n.life.onClose(c.rollout.stop)
+	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
 
 	// The front door: work enters the master's queue.
 	if w.front, err = n.newFront(n.work()); err != nil {
