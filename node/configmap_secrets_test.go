@@ -111,7 +111,7 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 	if bytes.Equal(rotated.boot.clusterKey, card) {
 		t.Fatal("the kept secrets were not taken")
 	}
-	if a, b := onCard.backupOptions().Cluster, rotated.backupOptions().Cluster; !a.Same(b) {
+	if a, b := onCard.boot.backupOptions().Cluster, rotated.boot.backupOptions().Cluster; !a.Same(b) {
 		t.Fatalf("the board on its card names the cluster %v, the rotated one %v", a, b)
 	}
 }

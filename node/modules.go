@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/rollout"
@@ -134,4 +135,15 @@ func (n *Node) openRollout() {
 		Read:  a.auth.Require,
 	})
 	n.life.onClose(n.clu.rollout.Close)
+}
+
+// openBackup builds the backups' module (node/backup): this board's boot
+// config, its users store whole, and its outputs for `ews cluster backup`
+// and `ews cluster restore`.
+func (n *Node) openBackup() *backup.Module {
+	a := &n.acc
+	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
+	return backup.New(backup.ModuleOptions{Options: n.boot.backupOptions(), Users: a.acct.store,
+		Outputs: func() any { return []any{n.rememberedOutputs(), n.dev.devs.Local()} },
+		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
 }

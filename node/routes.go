@@ -54,9 +54,9 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
 	n.clu.rollout.Routes(mux)                                                                                         // POST/GET /api/cluster/upgrade (node/rollout)
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
-	n.backupRoutes(mux)   // GET /api/board/config for ews cluster backup
-	n.boardLogRoutes(mux) // GET /api/board/log: the board page's Log panel (boardlog.go)
-	n.configRoutes(mux)   // /api/config: the configuration store (configstore.go)
+	n.openBackup().Routes(mux) // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
+	n.boardLogRoutes(mux)      // GET /api/board/log: the board page's Log panel (boardlog.go)
+	n.configRoutes(mux)        // /api/config: the configuration store (configstore.go)
 	mux.Handle("/", n.web.front)
 }
 

@@ -34,7 +34,7 @@ func (n *Node) hasSeed() bool {
 			return true
 		}
 	}
-	p := n.seedPath()
+	p := n.boot.seedPath()
 	if p == "" {
 		return false
 	}
@@ -47,7 +47,7 @@ func (n *Node) hasSeed() bool {
 // the config and what this board saved itself, then releases the actions
 // holdOutputs held, and keeps saving this board's outputs from then on.
 func (n *Node) restoreOutputs(ctx context.Context) {
-	all, err := restore.LoadSeed(n.seedPath(), n.stateDir())
+	all, err := restore.LoadSeed(n.boot.seedPath(), n.stateDir())
 	if err != nil {
 		n.log.Warn("restore: backup outputs not read", "err", err)
 	}
@@ -59,7 +59,7 @@ func (n *Node) restoreOutputs(ctx context.Context) {
 	}
 	restored := n.runRestore(ctx, seed, n.own(saved))
 	if seed != nil {
-		if err := restore.UseSeed(n.seedPath(), n.stateDir()); err != nil {
+		if err := restore.UseSeed(n.boot.seedPath(), n.stateDir()); err != nil {
 			n.log.Warn("restore: backup outputs left in place", "err", err)
 		}
 	}
