@@ -3,10 +3,14 @@ package node
 import (
 	"io"
 	"net/http"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
 
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/state/row"
@@ -144,6 +148,37 @@ func (n *Node) openBackup() *backup.Module {
 	a := &n.acc
 	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
 	return backup.New(backup.ModuleOptions{Options: n.boot.backupOptions(), Users: a.acct.store,
-		Outputs: func() any { return []any{n.rememberedOutputs(), n.dev.devs.Local()} },
+		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
 		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
+}
+
+// openOutputs builds the remembered outputs' module (node/restore) once
+// the devices and the mirror exist: Run holds actions until it restored
+// them, and it keeps this board's own under state_dir.
+func (n *Node) openOutputs() *restore.Module {
+	st := n.boot.state
+	o := restore.ModuleOptions{Self: st.Name, Devices: n.dev.devs, SeedPath: n.boot.seedPath(), StateDir: n.stateDir(),
+		Settle: st.TMax + 2*st.Heartbeat, Wait: max(5*time.Second, 2*st.TMax+time.Second),
+		OnRestore: func(s hal.Snapshot, from string) {
+			n.web.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
+		},
+		Logger: n.log,
+	}
+	if n.dev.mirror != nil { // (a nil *Mirror in the interface would be a mirror)
+		o.Mirror = n.dev.mirror
+		o.Peers = func() []string { // the other boards the table shows alive with an HTTP address
+			var out []string
+			for _, b := range n.clu.cluster.Boards() {
+				if b.Name != st.Name && b.HTTP != "" && b.Runstate != row.Down {
+					out = append(out, b.Name)
+				}
+			}
+			return out
+		}
+		o.Master = func() string {
+			name, _, _ := n.clu.cluster.Master()
+			return name
+		}
+	}
+	return restore.NewModule(o)
 }

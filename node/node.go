@@ -152,7 +152,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.clu.vip != nil {
 		n.life.start(ctx, "vip", n.clu.vip) // first removes an address left from a crash
 	}
-	n.holdOutputs() // actions wait until restoreOutputs
+	n.dev.outputs.Hold() // actions wait until Restore
 	flush, record := n.historyRunners()
 	n.life.start(ctx, "history", flush)
 	n.life.start(ctx, "history-record", record)
@@ -186,7 +186,9 @@ func (n *Node) Run(ctx context.Context) error {
 	case <-n.life.failed():
 		return n.life.stop() // the gossip address is taken, say
 	}
-	n.restoreOutputs(ctx) // outputs back to what the cluster remembers, then actions run
+	if n.dev.outputs.Restore(ctx) { // outputs back to what the cluster remembers, then actions run
+		n.life.start(ctx, "outputs-keep", n.dev.outputs) // and this board's own kept
+	}
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
 	n.clu.cluster.ReportNow()

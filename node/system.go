@@ -17,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/supervise"
@@ -55,6 +56,7 @@ type deviceSide struct {
 	hist    *history.Store        // this board's device history (devicehistory.go)
 	cgi     *cgi.Handler          // /cgi-bin
 	helpers *supervise.Supervisor // [[supervise]] programs
+	outputs *restore.Module       // the outputs the cluster remembers, restored at start (node/restore)
 }
 
 // webSide is the board's HTTP surface: the handler, the front door that
@@ -195,7 +197,7 @@ func (n *Node) build(b *boot) error {
 	}
 	w.hub.Snapshot("cluster", func() any { return n.view() })
 	w.hub.Snapshot("devices", func() any { return n.deviceList() })
-	w.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
+	w.localHub.Snapshot("outputs", func() any { return d.outputs.Remembered() }) // before "devices" (node/devsync/memory.go)
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
 	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
@@ -207,6 +209,7 @@ func (n *Node) build(b *boot) error {
 			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
+	d.outputs = n.openOutputs()
 
 	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
 
