@@ -3,6 +3,7 @@ package node
 import (
 	"io"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
@@ -10,6 +11,7 @@ import (
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
@@ -181,4 +183,38 @@ func (n *Node) openOutputs() *restore.Module {
 		}
 	}
 	return restore.NewModule(o)
+}
+
+// openHistory builds the device history's module (node/history; the lite
+// build's records nothing). The history goes to a file under state_dir
+// when the config file names one (created if missing), or, naming none, on
+// real hardware when the default /var/lib/ews exists (the package creates
+// it). Otherwise (a simulated board, a dev machine, tests) it is kept in
+// memory: `ews demo` and tests never write /var/lib/ews.
+func (n *Node) openHistory() *history.Module {
+	o := n.boot.history
+	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.clock.Now
+	if dir := n.stateDir(); dir != "" {
+		o.Dir = filepath.Join(dir, "history")
+	}
+	var read func(http.Handler) http.Handler
+	if n.boot.readAuth {
+		read = n.acc.auth.Require
+	}
+	h := history.New(history.ModuleOptions{Options: o, Devices: n.dev.devs, Read: read,
+		RetryAfter: n.boot.state.TMax + n.boot.state.Heartbeat,
+		Lookup: func(name string) (hal.Snapshot, bool) { // the freshest state this board knows of a device
+			for _, s := range n.deviceList() {
+				if s.Name == name {
+					return s, true
+				}
+			}
+			return hal.Snapshot{}, false
+		}})
+	n.life.onClose(func() {
+		if err := h.Close(); err != nil {
+			n.log.Warn("history: close", "err", err)
+		}
+	})
+	return h
 }

@@ -153,9 +153,8 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "vip", n.clu.vip) // first removes an address left from a crash
 	}
 	n.dev.outputs.Hold() // actions wait until Restore
-	flush, record := n.historyRunners()
-	n.life.start(ctx, "history", flush)
-	n.life.start(ctx, "history-record", record)
+	n.life.start(ctx, "history", n.dev.hist.Flush())
+	n.life.start(ctx, "history-record", n.dev.hist.Record())
 	n.life.start(ctx, "devices", n.dev.devs) // polls the sensors
 	if n.dev.mirror != nil {
 		n.life.start(ctx, "mirror", n.dev.mirror)

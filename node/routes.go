@@ -73,7 +73,7 @@ func (n *Node) readAuth(h http.Handler) http.Handler {
 func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
 	n.dev.api.Register(work)
-	n.historyRoutes(work) // GET /api/devices/{name}/history
+	n.dev.hist.Routes(work) // GET /api/devices/{name}/history
 	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
 	n.acc.acct.store.Register(work, who) // /api/users (pinned to the master)
 	for pattern, h := range n.set.routes {

@@ -53,7 +53,7 @@ type deviceSide struct {
 	devs    *hal.Devices          // this board's devices
 	api     *devapi.API           // /api/devices
 	mirror  *devsync.Mirror       // other boards' devices, live; nil standalone
-	hist    *history.Store        // this board's device history (devicehistory.go)
+	hist    *history.Module       // this board's device history (node/history)
 	cgi     *cgi.Handler          // /cgi-bin
 	helpers *supervise.Supervisor // [[supervise]] programs
 	outputs *restore.Module       // the outputs the cluster remembers, restored at start (node/restore)
@@ -163,7 +163,7 @@ func (n *Node) build(b *boot) error {
 			log.Warn("devices: close", "err", err)
 		}
 	})
-	d.hist = n.openHistory() // their readings and changes, kept (devicehistory.go)
+	d.hist = n.openHistory() // their readings and changes, kept (node/history)
 	// users, roles, audit log (accounts.go)
 	if err := n.openAccounts(); err != nil {
 		return err
