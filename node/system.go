@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/confstore"
@@ -34,17 +35,17 @@ import (
 // clusterSide is the board as a member of the cluster: what the cluster
 // hears of it, the cluster, and what the board does while master.
 type clusterSide struct {
-	local    *local          // what the cluster hears of this board
-	health   *health.Checker // [[health.process]] and [[health.check]]
-	load     loadSource      // /proc (procload), or what [sim] implies on a simulated board
-	sim      *simLoad        // nil on real hardware
-	cluster  *state.Cluster  // membership, table, election
-	vip      *vipManager     // the cluster's virtual IP while master; nil without cluster.vip
-	master   *master         // the dispatcher while this board is master
-	auto     *automation     // MQTT and [[rule]]s while master; nil without them
-	rt       probes          // boards' response times, probed by the master
-	refusals refusals        // boards that refused forwarded credentials lately
-	rollout  *rollout.Module // POST/GET /api/cluster/upgrade (node/rollout)
+	local    *local                 // what the cluster hears of this board
+	health   *health.Checker        // [[health.process]] and [[health.check]]
+	load     loadSource             // /proc (procload), or what [sim] implies on a simulated board
+	sim      *simLoad               // nil on real hardware
+	cluster  *state.Cluster         // membership, table, election
+	vip      *vipManager            // the cluster's virtual IP while master; nil without cluster.vip
+	master   *master                // the dispatcher while this board is master
+	auto     *automation.Automation // MQTT and [[rule]]s while master; nil without them (node/automation)
+	rt       probes                 // boards' response times, probed by the master
+	refusals refusals               // boards that refused forwarded credentials lately
+	rollout  *rollout.Module        // POST/GET /api/cluster/upgrade (node/rollout)
 }
 
 // deviceSide is this board's devices and what serves, mirrors and records
@@ -206,7 +207,7 @@ func (n *Node) build(b *boot) error {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
 		d.mirror = devsync.New(b.state.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: n.signPeer,
-			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.observe(s) },
+			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.Observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
 	d.outputs = n.openOutputs()
@@ -231,10 +232,11 @@ func (n *Node) build(b *boot) error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // rules act as admin (rule:N), MQTT as [mqtt] user
+	if c.auto, err = automation.New(automation.Options{Config: b.automation(), Logger: log, Door: n.actorDoor(), Devices: n.deviceList, // rules act as admin (rule:N), MQTT as [mqtt] user
+		Boards: func() []state.Board { return c.cluster.Snapshot().Nodes }, TLS: n.sec.client}); err != nil {
 		return err
 	}
-	c.auto.onTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
+	c.auto.OnTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
 	c.master.auto = c.auto
 	d.helpers = supervise.New(b.helpers, log)
 	return nil
