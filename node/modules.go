@@ -2,6 +2,7 @@ package node
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -12,9 +13,11 @@ import (
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/mdns"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
+	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/row"
 )
 
@@ -217,4 +220,29 @@ func (n *Node) openHistory() *history.Module {
 		}
 	})
 	return h
+}
+
+// announcer announces this board on the LAN (node/mdns), its role
+// following the cluster's master; nil with [node] mdns = false or when it
+// cannot (logged).
+func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
+	if !n.boot.mdns {
+		return nil
+	}
+	st, c := n.boot.state, n.clu.cluster
+	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.on(), Addr: addr, Log: n.log,
+		Role: func(set func(string)) func() {
+			role := func(v state.View) string {
+				if v.Master == st.Name {
+					return "master"
+				}
+				return "follower"
+			}
+			set(role(c.Snapshot()))
+			return c.OnChange(func(v state.View) { set(role(v)) })
+		}}
+	for _, p := range st.Peers {
+		o.Peers = append(o.Peers, p.Name)
+	}
+	return mdns.Announce(o)
 }

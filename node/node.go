@@ -199,7 +199,7 @@ func (n *Node) Run(ctx context.Context) error {
 	wd.Ready()
 	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), addr.String(), "config", n.boot.file)
 	if a := n.announcer(addr); a != nil {
-		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/announce.go)
+		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/mdns)
 	}
 	releaseStartGarbage() // idle RSS (node/memory.go)
 
