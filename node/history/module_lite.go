@@ -5,9 +5,7 @@ package history
 import (
 	"context"
 	"net/http"
-	"time"
 
-	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/httpx"
 )
 
@@ -16,15 +14,6 @@ import (
 // Path answers 501 with the reason. Module has the full build's shape
 // (module.go) and holds no store, so none of its code is in the binary.
 type Module struct{}
-
-// ModuleOptions are the full build's; the lite module reads none.
-type ModuleOptions struct {
-	Options    Options
-	Devices    Source
-	Lookup     func(name string) (hal.Snapshot, bool)
-	RetryAfter time.Duration
-	Read       func(http.Handler) http.Handler
-}
 
 type idle struct{}
 

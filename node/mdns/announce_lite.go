@@ -4,23 +4,11 @@ package mdns
 
 import (
 	"context"
-	"log/slog"
-	"net"
 )
 
 // The board is not announced in the lite build (docs/NOTES.md "The lite
 // build"): `ews discover` does not list it, `ews status --url` reaches it.
 // AnnounceOptions are the full build's (announce.go).
-
-// AnnounceOptions are the full build's.
-type AnnounceOptions struct {
-	Name  string
-	TLS   bool
-	Peers []string
-	Addr  net.Addr
-	Role  func(set func(role string)) (cancel func())
-	Log   *slog.Logger
-}
 
 // Announcer announces nothing.
 type Announcer struct{}
