@@ -1,6 +1,5 @@
 //go:build !lite
 
-// Package automation runs the MQTT bridge and the [[rule]] engine while this board is master.
 package automation
 
 import (

@@ -1,3 +1,4 @@
+// Package automation runs the MQTT bridge and the [[rule]] engine while this board is master.
 package automation
 
 import (
