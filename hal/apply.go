@@ -51,7 +51,7 @@ func (ds *Devices) Apply(cfg Config) (Applied, error) {
 	// same names (and those that left) are closed first
 	reopen := map[string]bool{}
 	for _, s := range cfg.Devices {
-		if !s.local(ds.self) {
+		if !wiredHere(s, ds.self) {
 			continue
 		}
 		d, open := old.local[s.Name]
@@ -61,7 +61,7 @@ func (ds *Devices) Apply(cfg Config) (Applied, error) {
 	}
 	var leaving []string // open now, not to be open after
 	for name := range old.local {
-		if s, ok := want[name]; !ok || !s.local(ds.self) {
+		if s, ok := want[name]; !ok || !wiredHere(s, ds.self) {
 			leaving = append(leaving, name)
 		}
 	}
@@ -92,14 +92,14 @@ func (ds *Devices) Apply(cfg Config) (Applied, error) {
 		if err := d.close(); err != nil {
 			ds.log.Warn("hal: close", "device", d.name, "err", err)
 		}
-		if _, still := want[d.name]; !still || !want[d.name].local(ds.self) {
+		if _, still := want[d.name]; !still || !wiredHere(want[d.name], ds.self) {
 			res.Closed = append(res.Closed, d.name)
 		}
 	}
 	for i, s := range cfg.Devices {
 		next.order = append(next.order, s.Name)
 		switch {
-		case !s.local(ds.self):
+		case !wiredHere(s, ds.self):
 			next.remote[s.Name] = ds.remoteSnapshot(s)
 		case reopen[s.Name]:
 			d, err := ds.open(s, i, taken)
@@ -182,7 +182,7 @@ func groupsWhole(old *deviceSet, specs []DeviceSpec, self string, reopen map[str
 	}
 	local := map[string]bool{}
 	for _, s := range specs {
-		if s.local(self) {
+		if wiredHere(s, self) {
 			local[s.Name] = true
 			for _, o := range s.Interlock {
 				link(s.Name, o)

@@ -3,6 +3,7 @@ package hal
 import (
 	"context"
 	"errors"
+	"github.com/ews-firmware/ews/internal/spec"
 	"slices"
 	"strings"
 	"testing"
@@ -145,7 +146,7 @@ func TestApplyAfterClose(t *testing.T) {
 func TestApplyPollsAnAddedSensor(t *testing.T) {
 	ds := open(t, parse(t, ""), nil)
 	cfg := parse(t, "[[device]]\nname = \"t\"\ndriver = \"sim-sensor\"\nmax_age = \"0s\"\n")
-	cfg.Devices[0].Poll = 100 * time.Millisecond // the shortest allowed
+	cfg.Devices[0].Poll = spec.D(100 * time.Millisecond) // the shortest allowed
 	if _, err := ds.Apply(cfg); err != nil {
 		t.Fatal(err)
 	}

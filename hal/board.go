@@ -58,7 +58,7 @@ func OpenBoard(cfg Config) (Board, error) {
 	var errs SpecErrors
 	for i, s := range cfg.Devices {
 		d := lookup(s.Driver)
-		if !s.local(cfg.Node) || d == nil || d.Simulated || d.Needs == NeedsNothing {
+		if !wiredHere(s, cfg.Node) || d == nil || d.Simulated || d.Needs == NeedsNothing {
 			continue
 		}
 		key, what := "pin", "GPIO pin "+s.Pin

@@ -20,7 +20,7 @@ func CheckSpecs(self string, specs []DeviceSpec) SpecErrors {
 	}
 	for i, s := range specs {
 		bad := badFunc(&errs, i, s)
-		d := checkSpec(s, s.local(self), bad)
+		d := checkSpec(s, wiredHere(s, self), bad)
 		if d == nil {
 			continue
 		}
@@ -64,15 +64,15 @@ func checkSpec(s DeviceSpec, local bool, bad func(key, format string, args ...an
 		bad("min", "min %v above max %v", *s.Min, *s.Max)
 	}
 	switch {
-	case s.Poll != 0 && !d.Polled:
+	case s.Poll.Duration != 0 && !d.Polled:
 		bad("poll", "driver %s is not polled (only sensors are); remove poll", s.Driver)
-	case s.Poll != 0 && s.Poll < MinPoll:
+	case s.Poll.Duration != 0 && s.Poll.Duration < MinPoll:
 		bad("poll", "%v is too often; at least %v", s.Poll, MinPoll)
 	}
 	switch {
 	case s.MaxAge != nil && !d.Accepts(Read):
 		bad("max_age", "driver %s has no read; remove max_age", s.Driver)
-	case s.MaxAge != nil && *s.MaxAge < 0:
+	case s.MaxAge != nil && s.MaxAge.Duration < 0:
 		bad("max_age", "%v is negative; want 0 (always read) or more", *s.MaxAge)
 	}
 	if d.Check != nil {

@@ -104,7 +104,7 @@ func New(cfg Config, opts Options) (*Devices, error) {
 	taken := newResources()
 	for i, spec := range cfg.Devices {
 		set.order = append(set.order, spec.Name)
-		if !spec.local(ds.self) {
+		if !wiredHere(spec, ds.self) {
 			set.remote[spec.Name] = ds.remoteSnapshot(spec)
 			continue
 		}
@@ -177,11 +177,11 @@ func (ds *Devices) open(spec DeviceSpec, i int, taken resources) (*Device, error
 		taken.addrs[k] = spec.Name
 	}
 	node := nodeOf(spec, ds.self)
-	d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, spec: spec, mu: newGate(spec.Concurrency()), min: spec.Min, max: spec.Max, poll: spec.Poll,
+	d := &Device{name: spec.Name, driverName: spec.Driver, driver: drv, node: node, ds: ds, spec: spec, mu: newGate(Concurrency(spec)), min: spec.Min, max: spec.Max, poll: spec.Poll.Duration,
 		restore: RestoreMode(spec, drv) == RestoreLast}
 	d.reads.maxAge = -1
 	if spec.MaxAge != nil {
-		d.reads.maxAge = *spec.MaxAge
+		d.reads.maxAge = spec.MaxAge.Duration
 	}
 	simulated := ds.board.Kind() == BoardSim || drv.Simulated
 	if simulated {

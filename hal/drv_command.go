@@ -114,7 +114,7 @@ func openCommand(e *Env) (Instance, Reading, error) {
 	if err != nil {
 		return nil, Reading{}, e.Errorf("command", "%v", err)
 	}
-	t := e.Spec.Timeout
+	t := e.Spec.Timeout.Duration
 	if t == 0 {
 		t = DefaultCommandTimeout
 	}

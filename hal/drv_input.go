@@ -200,7 +200,7 @@ func startInput(e *Env, pin gpio.PinIO, press func() error) (Instance, Reading, 
 		return nil, Reading{}, e.Errorf("pin", "pin %q: set input: %v", e.Spec.Pin, err)
 	}
 	in := &inputDriver{
-		pin: pin, activeLow: e.Spec.ActiveLow, debounce: e.Spec.Debounce,
+		pin: pin, activeLow: e.Spec.ActiveLow, debounce: e.Spec.Debounce.Duration,
 		observe: e.Observe, log: e.Log, press: press,
 	}
 	in.on = in.level()

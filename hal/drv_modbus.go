@@ -87,7 +87,7 @@ func newModbusConn(e *Env) *modbusConn {
 	if unit == 0 {
 		unit = 1
 	}
-	t := e.Spec.Timeout
+	t := e.Spec.Timeout.Duration
 	if t == 0 {
 		t = DefaultModbusTimeout
 	}

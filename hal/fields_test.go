@@ -10,17 +10,10 @@ import (
 // help, and every registered driver is described.
 func TestDrivers(t *testing.T) {
 	known := map[string]bool{}
-	typ := reflect.TypeOf(testDevice{})
+	typ := reflect.TypeFor[DeviceSpec]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		k := f.Tag.Get("toml")
-		if k == "" {
-			k = strings.ToLower(f.Name)
-		}
-		known[k] = true
-	}
-	for _, k := range []string{"node", "pull", "debounce", "edge", "poll"} { // grouped in testDevice
-		known[k] = true
+		known[f.Tag.Get("toml")] = true
 	}
 	ds := Drivers()
 	if len(ds) != len(DriverNames()) {

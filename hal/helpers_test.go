@@ -10,67 +10,19 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// testDevice is a [[device]] table with the keys of the boot config, so the
-// tests read like the configs users write, without the config package.
-type testDevice struct {
-	Name, Driver, Pin, Node string
-	ActiveLow               bool `toml:"active_low"`
-	Initial                 string
-	OnStop                  string `toml:"on_stop"`
-	Interlock               []string
-	Restore                 string
-	Pull, Debounce, Edge    string
-	Frequency, Bus, Address string
-	Unit, Register          int
-	Command                 []string
-	Timeout                 string
-	Min, Max                *float64
-	Scale                   float64
-	Units                   string
-	Drift, Baseline         float64
-	MaxAge                  *string `toml:"max_age"`
-}
-
 // parse builds a Config of board ews1 on the simulated board (no latency)
-// from [[device]] tables.
+// from [[device]] tables: the config file's own shape (internal/spec), so
+// the tests read like the configs users write, without the config package.
 func parse(t testing.TB, devices string) Config {
 	t.Helper()
 	var file struct {
-		Device []testDevice `toml:"device"`
+		Device []DeviceSpec `toml:"device"`
 	}
 	dec := toml.NewDecoder(strings.NewReader(devices)).DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {
 		t.Fatalf("test config: %v", err)
 	}
-	dur := func(s string) time.Duration {
-		if s == "" {
-			return 0
-		}
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("test config: %v", err)
-		}
-		return d
-	}
-	maxAge := func(s *string) *time.Duration {
-		if s == nil {
-			return nil
-		}
-		d := dur(*s)
-		return &d
-	}
-	cfg := Config{Node: "ews1", Sim: &SimConfig{}}
-	for _, d := range file.Device {
-		cfg.Devices = append(cfg.Devices, DeviceSpec{
-			Name: d.Name, Driver: d.Driver, Pin: d.Pin, Node: d.Node, ActiveLow: d.ActiveLow,
-			Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock, Restore: d.Restore,
-			Pull: d.Pull, Debounce: dur(d.Debounce), Edge: d.Edge, Frequency: d.Frequency,
-			Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
-			Command: d.Command, Timeout: dur(d.Timeout), Min: d.Min, Max: d.Max,
-			Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline, MaxAge: maxAge(d.MaxAge),
-		})
-	}
-	return cfg
+	return Config{Node: "ews1", Sim: &SimConfig{}, Devices: file.Device}
 }
 
 // open opens cfg on board and closes the devices when the test ends.

@@ -22,7 +22,7 @@ func Preflight(cfg Config, root string) SpecErrors {
 	var out SpecErrors
 	for i, s := range cfg.Devices {
 		d := lookup(s.Driver)
-		if !s.local(cfg.Node) || d == nil || d.Simulated {
+		if !wiredHere(s, cfg.Node) || d == nil || d.Simulated {
 			continue
 		}
 		warn := func(key, format string, args ...any) {

@@ -273,7 +273,7 @@ func TestDriverConcurrency(t *testing.T) {
 			t.Errorf("%s: %d actions ran at once, want %d", tc.name, p, tc.want)
 		}
 	}
-	if got := (DeviceSpec{Driver: "test-counter2", Interlock: []string{"x"}}).Concurrency(); got != 1 {
+	if got := Concurrency(DeviceSpec{Driver: "test-counter2", Interlock: []string{"x"}}); got != 1 {
 		t.Errorf("an interlocked device runs %d at once, want 1", got)
 	}
 }

@@ -50,7 +50,7 @@ type Driver struct {
 // Concurrency is the operations s's device runs at once: its driver's
 // Concurrency, 1 for an unknown driver or an interlocked output (an
 // interlock group shares one lock).
-func (s DeviceSpec) Concurrency() int {
+func Concurrency(s DeviceSpec) int {
 	d := lookup(s.Driver)
 	if d == nil || d.Concurrency <= 1 || len(s.Interlock) > 0 {
 		return 1

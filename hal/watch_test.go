@@ -2,6 +2,7 @@ package hal
 
 import (
 	"context"
+	"github.com/ews-firmware/ews/internal/spec"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestPollAndWatch(t *testing.T) {
 // with no board-wide default; one without is not read at all.
 func TestPollPerDevice(t *testing.T) {
 	cfg := parse(t, "[[device]]\nname = \"fast\"\ndriver = \"sim-sensor\"\ndrift = 1.0\n\n[[device]]\nname = \"idle\"\ndriver = \"sim-sensor\"\ndrift = 1.0\n")
-	cfg.Devices[0].Poll = MinPoll
+	cfg.Devices[0].Poll = spec.D(MinPoll)
 	ds, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestPollPerDevice(t *testing.T) {
 
 func TestPollRefused(t *testing.T) {
 	cfg := parse(t, "[[device]]\nname = \"r\"\ndriver = \"sim-switch\"\n")
-	cfg.Devices[0].Poll = time.Second
+	cfg.Devices[0].Poll = spec.D(time.Second)
 	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "poll") {
 		t.Fatalf("poll on a switch: %v", err)
 	}

@@ -240,8 +240,8 @@ func (n *Node) actorDoor() http.Handler {
 		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
 		r.Header.Del(HeaderActor)
 		r = r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true))
-		if cur := n.currentBoardCred(); cur != "" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+boardCredPrefix) {
-			r.Header.Set("Authorization", "Bearer "+cur) // a derived one of an earlier generation: a rotation's now (rotation.go)
+		if cur := n.acc.rotate.BoardCred(); cur != "" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+boardCredPrefix) {
+			r.Header.Set("Authorization", "Bearer "+cur) // a derived one of an earlier generation: a rotation's now (node/rotate)
 		}
 		switch {
 		case strings.HasPrefix(ua, "rule-"):

@@ -122,7 +122,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Master:    v.Master,
 		Devices:   n.dev.devs.Local(),
 		Restart:   n.restartMode(),
-		History:   n.historyStatus(), // device history
+		History:   n.dev.hist.Status(), // device history
 		Problems:  n.kept.list(),
 		CASHA256:  n.caFingerprint(),
 	}

@@ -9,12 +9,12 @@ import (
 	"github.com/ews-firmware/ews/internal/clock"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mqtt"
 	"github.com/ews-firmware/ews/node/rotate"
-	"github.com/ews-firmware/ews/node/rules"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -41,8 +41,8 @@ type boot struct {
 	cgi     cgi.Config
 	health  health.Config
 	helpers []supervise.Helper
-	history history.Options // [history]; Dir, Registerer and Logger are node's
-	auto    automationConfig
+	history history.Options   // [history]; Dir, Registerer and Logger are node's
+	auto    automation.Config // [mqtt] and [[rule]]; KeySecret, Clock and Cite set by automation()
 
 	// clock is the board's one wall clock (docs/DESIGN.md, Time): [sim]
 	// clock_offset off the host's, corrected to cluster time by state.
@@ -97,16 +97,6 @@ type boot struct {
 	storeText []byte
 	// storeVersion is the store's version storeText is; 0: the boot file's.
 	storeVersion uint64
-}
-
-// automationConfig is what the MQTT bridge and the rules are built from;
-// newAutomation adds what runs (the door, the devices, TLS).
-type automationConfig struct {
-	on    bool          // [mqtt] or [[rule]] are configured
-	token string        // the token the automation's commands present (auth = "token")
-	mqtt  *mqtt.Options // nil without [mqtt]; Broker, TLSFiles, credentials, topics set
-	tls   *mqtt.TLSFiles
-	rules []rules.Rule
 }
 
 // mapConfig checks c with every package's validation (CheckConfig) and
@@ -167,8 +157,8 @@ func mapConfig(c *config.Config) (*boot, error) {
 		return nil, err
 	}
 	b.boardCred = boardCredential(st, b.clusterKey, b.auth)
-	if b.auto.token == "" || (b.boardCred != "" && sec.Bundle != nil && sec.Bundle.AdminSeed() != nil) {
-		b.auto.token = b.boardCred // the one every board of a cluster of this build's bundles knows (boardcred.go)
+	if b.auto.Token == "" || (b.boardCred != "" && sec.Bundle != nil && sec.Bundle.AdminSeed() != nil) {
+		b.auto.Token = b.boardCred // the one every board of a cluster of this build's bundles knows (boardcred.go)
 	}
 	b.storeSeed, b.storeOwn = storeTexts(c)
 	b.storeText = b.storeSeed
@@ -185,19 +175,19 @@ func mapConfig(c *config.Config) (*boot, error) {
 
 // automationOptions maps [mqtt] and [[rule]] and reads the secrets they
 // need: the token their commands present, the broker password.
-func automationOptions(c *config.Config) (automationConfig, error) {
-	a := automationConfig{on: c.MQTT != nil || len(c.Rules) > 0}
-	if !a.on {
+func automationOptions(c *config.Config) (automation.Config, error) {
+	a := automation.Config{On: c.MQTT != nil || len(c.Rules) > 0}
+	if !a.On {
 		return a, nil
 	}
 	if c.HTTP.Auth == "token" {
-		a.token = c.HTTP.Token
-		if a.token == "" && c.HTTP.TokenFile != "" { // else the board credential (boardcred.go)
+		a.Token = c.HTTP.Token
+		if a.Token == "" && c.HTTP.TokenFile != "" { // else the board credential (boardcred.go)
 			b, err := os.ReadFile(c.HTTP.TokenFile)
 			if err != nil {
 				return a, config.Errors{c.Errorf("http.token_file", "automation: %v", err)}
 			}
-			a.token = strings.TrimSpace(string(b))
+			a.Token = strings.TrimSpace(string(b))
 		}
 	}
 	if m := c.MQTT; m != nil {
@@ -213,12 +203,12 @@ func automationOptions(c *config.Config) (automationConfig, error) {
 			return a, config.Errors{c.Errorf("mqtt.password_file", "%s is empty: put the broker password in it", m.PasswordFile)}
 		}
 		if m.Secure() {
-			a.tls = &mqtt.TLSFiles{CAFile: m.CAFile, CertFile: m.CertFile, KeyFile: m.KeyFile}
+			a.TLS = &mqtt.TLSFiles{CAFile: m.CAFile, CertFile: m.CertFile, KeyFile: m.KeyFile}
 		}
-		a.mqtt = &mqtt.Options{Broker: u, CAFile: m.CAFile, User: m.User, Password: pass,
+		a.MQTT = &mqtt.Options{Broker: u, CAFile: m.CAFile, User: m.User, Password: pass,
 			Topics: mqtt.Topics{Prefix: m.Prefix, Discovery: m.DiscoveryPrefix}, Discovery: m.Discovery}
 	}
-	a.rules = ruleList(c)
+	a.Rules = ruleList(c)
 	return a, nil
 }
 

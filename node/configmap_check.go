@@ -3,11 +3,14 @@ package node
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/vip"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // CheckConfig runs the validation of the packages the config maps onto
@@ -85,4 +88,25 @@ func deviceError(c *config.Config, e *hal.SpecError) *config.Error {
 		return &config.Error{File: c.Path, Msg: e.Error()}
 	}
 	return c.Errorf(fmt.Sprintf("device[%d].%s", e.Index, e.Key), "device %q: %v", e.Device, e.Err)
+}
+
+// CheckStoreText checks a configuration store document as a board whose
+// boot config is boot would (`ews config check`, PUT /api/config): `ews
+// cluster restore` runs it before it changes anything. Only the
+// document's problems: not warnings, nor those of the boot config's own
+// sections (a backup without --secrets has its key left out).
+func CheckStoreText(text, boot []byte) []string {
+	var doc map[string]any
+	_ = toml.Unmarshal(boot, &doc)
+	_, own := splitSections(doc)
+	var out []string
+	for _, p := range checkStore(own)(text) {
+		section, _, _ := strings.Cut(p.Key, ".")
+		section, _, _ = strings.Cut(section, "[")
+		if p.Warning || p.Line == 0 && section != "" && !slices.Contains(confstore.Sections, section) {
+			continue
+		}
+		out = append(out, p.Text)
+	}
+	return out
 }

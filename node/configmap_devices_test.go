@@ -28,7 +28,7 @@ driver = "sim-sensor"
 	specs := deviceSpecs(cfg)
 	for i, want := range []*time.Duration{ptr(250 * time.Millisecond), ptr(0), nil} {
 		got := specs[i].MaxAge
-		if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+		if (got == nil) != (want == nil) || (got != nil && got.Duration != *want) {
 			t.Errorf("device %d: max_age %v, want %v", i, got, want)
 		}
 	}

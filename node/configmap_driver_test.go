@@ -3,9 +3,9 @@ package node
 import (
 	"context"
 	"errors"
+	"github.com/ews-firmware/ews/internal/spec"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
@@ -57,8 +57,7 @@ func TestRegisteredDriverValidatesAndOpens(t *testing.T) {
 		t.Fatalf("a config naming the registered driver is refused: %v", err)
 	}
 	hc := halConfig(cfg)
-	var always time.Duration // max_age 0: every read reaches the driver, never a shared or recent one
-	hc.Devices[0].MaxAge = &always
+	hc.Devices[0].MaxAge = spec.DP(0) // max_age 0: every read reaches the driver, never a shared or recent one
 	ds, err := hal.New(hc, hal.Options{Board: hal.NewSimBoard()})
 	if err != nil {
 		t.Fatal(deviceErrors(cfg, err))

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ews-firmware/ews/hal"
@@ -109,7 +110,7 @@ func schedDevices(c *config.Config) []sched.Device {
 	}
 	out := make([]sched.Device, 0, len(c.Devices))
 	for _, d := range c.Devices {
-		sd := sched.Device{Name: d.Name, Concurrency: deviceSpec(d).Concurrency()}
+		sd := sched.Device{Name: d.Name, Concurrency: hal.Concurrency(d)}
 		if grouped[d.Name] {
 			sd.Lock = "interlock:" + lock[d.Name]
 		}
@@ -118,33 +119,10 @@ func schedDevices(c *config.Config) []sched.Device {
 	return out
 }
 
-// deviceSpec maps one [[device]] entry onto what hal opens.
-func deviceSpec(d config.Device) hal.DeviceSpec {
-	spec := hal.DeviceSpec{
-		Name: d.Name, Driver: d.Driver, Node: d.Node, Pin: d.Pin,
-		ActiveLow: d.ActiveLow, Initial: d.Initial, OnStop: d.OnStop, Interlock: d.Interlock, Restore: d.Restore,
-		Pull: d.Pull, Debounce: d.Debounce.Duration, Edge: d.Edge,
-		Frequency: d.Frequency, Bus: d.Bus, Address: d.Address, Unit: d.Unit, Register: d.Register,
-		Command: d.Command, Timeout: d.Timeout.Duration,
-		Min: d.Min, Max: d.Max, Scale: d.Scale, Units: d.Units, Drift: d.Drift, Baseline: d.Baseline,
-		Poll: d.Poll.Duration,
-	}
-	if d.MaxAge != nil { // unset keeps hal's default
-		v := d.MaxAge.Duration
-		spec.MaxAge = &v
-	}
-	return spec
-}
-
-// deviceSpecs maps every [[device]] entry in file order, so a
-// hal.SpecError's Index is the entry's.
-func deviceSpecs(c *config.Config) []hal.DeviceSpec {
-	specs := make([]hal.DeviceSpec, len(c.Devices))
-	for i, d := range c.Devices {
-		specs[i] = deviceSpec(d)
-	}
-	return specs
-}
+// deviceSpecs are the [[device]] entries in file order, so a
+// hal.SpecError's Index is the entry's: the config's shape is hal's
+// (internal/spec), copied so hal never writes the config's.
+func deviceSpecs(c *config.Config) []hal.DeviceSpec { return slices.Clone(c.Devices) }
 
 // halConfig maps the config onto what hal.New opens: this board, its kind
 // (node.board), every device, and [sim] as written (a missing

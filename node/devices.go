@@ -49,7 +49,7 @@ func (n *Node) publish(ctx context.Context) error {
 		if n.dev.mirror != nil {
 			n.dev.mirror.Poke()
 		}
-		n.clu.auto.poke()
+		n.clu.auto.Poke()
 		tables.Offer(n.clu.refusals.mark(v, time.Now()))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {
@@ -63,7 +63,7 @@ func (n *Node) publish(ctx context.Context) error {
 	n.dev.devs.Watch(ctx, func(s hal.Snapshot) {
 		n.web.hub.Publish("device", s)
 		n.web.localHub.Publish("device", s)
-		n.clu.auto.observe(s)
+		n.clu.auto.Observe(s)
 	})
 	<-ctx.Done() // Watch also ends when the devices close
 	return nil

@@ -2,38 +2,27 @@ package node
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/firmware"
+	"github.com/ews-firmware/ews/node/rollout"
 )
 
 // Firmware upload limits.
 const (
-	MaxFirmwareBytes = 64 << 20         // a static ews is ~14 MB
-	ReadyWithin      = 60 * time.Second // the new binary must serve within this, else it is rolled back
+	MaxFirmwareBytes = firmware.MaxBytes // a static ews is ~14 MB
+	ReadyWithin      = 60 * time.Second  // the new binary must serve within this, else it is rolled back
 	firmwarePath     = "/api/board/firmware"
 	// HeaderFirmwareSHA256 carries the SHA-256 (hex) the user confirmed.
-	HeaderFirmwareSHA256 = "X-Firmware-Sha256"
+	HeaderFirmwareSHA256 = rollout.HeaderSHA256
 )
 
-// firmwareRefused answers a refused upload: 403 with reason "signature"
-// for an image the cluster's key did not sign, 409 while another upgrade
-// is pending, 500 when the board cannot write, else 400.
-func firmwareRefused(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, firmware.ErrSignature):
-		httpx.JSON(w, http.StatusForbidden, map[string]string{"error": err.Error(), "reason": "signature"})
-	case errors.Is(err, firmware.ErrPending):
-		httpx.Error(w, http.StatusConflict, "%v", err)
-	case errors.Is(err, firmware.ErrWrite):
-		httpx.Error(w, http.StatusInternalServerError, "%v", err)
-	default:
-		httpx.Error(w, http.StatusBadRequest, "%v", err)
-	}
-}
+// errExiting: a restart or upgrade of this board is already under way.
+var errExiting = errors.New("node: a restart or upgrade is already under way")
 
 // serveFirmware is POST /api/board/firmware: the body is the new binary,
 // signed (node/firmware, sign.go), the header the SHA-256 of the upload.
@@ -58,26 +47,40 @@ func (n *Node) serveFirmware(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n.Exit() != ExitStop {
-		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
+		httpx.Error(w, http.StatusConflict, "%v", errExiting)
 		return
 	}
-	n.bin.mu.Lock()
-	defer n.bin.mu.Unlock()
-	m, err := firmware.Stage(n.bin.path, r.Body, MaxFirmwareBytes, want, firmware.Here(buildinfo.GOARM()), n.sec.verify, firmware.Marker{
-		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
-	})
-	if err != nil {
+	m, err := n.stageFirmware(r.Body, want)
+	switch {
+	case errors.Is(err, errExiting):
+		httpx.Error(w, http.StatusConflict, "%v", err)
+		return
+	case err != nil:
 		n.log.Warn("firmware upload refused", "remote", r.RemoteAddr, "err", err)
-		firmwareRefused(w, err)
-		return
-	}
-	if !n.requestExit(ExitUpgrade) {
-		// A plain restart won the race; it would start the new binary
-		// without a supervisor to roll it back: undo the swap.
-		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
-		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
+		firmware.Refused(w, err)
 		return
 	}
 	n.log.Warn("firmware staged, restarting into it", "sha256", m.SHA256, "from_version", m.FromVersion, "ready_within", m.ReadyWithin)
 	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "upgrading", "name": n.boot.state.Name, "sha256": m.SHA256, "from_version": m.FromVersion, "ready_within": m.ReadyWithin})
+}
+
+// stageFirmware swaps in the binary read from src (sum its SHA-256) and
+// has Run return to restart into it: an upload's, or a rolling upgrade's
+// last step (node/rollout). A plain restart that won the race would start
+// the new binary without a supervisor to roll it back: the swap is undone
+// and the error is errExiting.
+func (n *Node) stageFirmware(src io.Reader, sum string) (firmware.Marker, error) {
+	n.bin.mu.Lock()
+	defer n.bin.mu.Unlock()
+	m, err := firmware.Stage(n.bin.path, src, MaxFirmwareBytes, sum, firmware.Here(buildinfo.GOARM()), n.sec.verify, firmware.Marker{
+		FromVersion: buildinfo.Version, Staged: time.Now(), ReadyWithin: ReadyWithin.String(),
+	})
+	if err != nil {
+		return m, err
+	}
+	if !n.requestExit(ExitUpgrade) {
+		_ = firmware.Rollback(n.bin.path, m, "a restart was already under way", time.Now())
+		return m, errExiting
+	}
+	return m, nil
 }

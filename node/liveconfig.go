@@ -33,7 +33,7 @@ func liveOf(b *boot, version uint64) *liveConfig {
 	for _, d := range b.hal.Devices {
 		l.pins[d.Name] = d.Node
 	}
-	if m := b.auto.mqtt; m != nil {
+	if m := b.auto.MQTT; m != nil {
 		l.mqttUser = m.User
 	}
 	return l
@@ -174,7 +174,7 @@ func (a *configApplier) apply(v confstore.Version) {
 		n.clu.master.reconfigure()
 	}
 	if slices.Contains(changed, "rule") || slices.Contains(changed, "mqtt") || slices.Contains(changed, "device") {
-		if err := n.clu.auto.reconfigure(nb); err != nil {
+		if err := n.clu.auto.Reconfigure(nb.automation()); err != nil {
 			n.log.Error("config: rules and MQTT not changed", "version", v.Number, "err", err)
 		}
 	}

@@ -44,14 +44,12 @@ func TestConfigAppliedLive(t *testing.T) {
 			return code == http.StatusNotFound
 		}},
 		{"a rule", seed + btn + "\n[[rule]]\nwhen = \"btn pressed\"\nthen = \"relay1 toggle\"\n", `[]`, func() bool {
-			n.clu.auto.mu.Lock()
-			defer n.clu.auto.mu.Unlock()
-			return n.clu.auto.engine != nil && len(n.clu.auto.engine.Rules) == 1 && n.clu.auto.rules != nil
+			_, engine, rules := n.clu.auto.Running()
+			return engine && rules == 1
 		}},
 		{"no rule", seed + btn, `[]`, func() bool {
-			n.clu.auto.mu.Lock()
-			defer n.clu.auto.mu.Unlock()
-			return n.clu.auto.engine == nil && n.clu.auto.rules == nil
+			_, engine, rules := n.clu.auto.Running()
+			return !engine && rules == 0
 		}},
 		{"the policy", seed + btn + "\n[sched]\npolicy = \"rr\"\n", `[]`, func() bool {
 			d := n.web.front.Dispatcher()

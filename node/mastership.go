@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -21,7 +22,7 @@ type master struct {
 	// table's rows it is fed; auto runs while master (nil-safe).
 	newDispatcher func() (*sched.Dispatcher, error)
 	boards        func() []state.Board
-	auto          *automation
+	auto          *automation.Automation
 	policy        string      // sched.policy, for the log
 	vip           vipFollower // the virtual IP goes with mastership; guarded by mu
 	mu            sync.Mutex
@@ -47,12 +48,12 @@ func (m *master) follow(v state.View) {
 		m.update()
 		m.front.SetDispatcher(d)
 		m.log.Info("dispatching as master", "epoch", v.Epoch, "policy", m.policy)
-		m.auto.start()
+		m.auto.Start()
 	case isMaster:
 		m.update()
 	case m.d != nil:
 		m.front.StepDown()
-		m.auto.stop()
+		m.auto.Stop()
 		m.d = nil
 		m.log.Info("stopped dispatching: not master", "master", v.Master, "epoch", v.Epoch)
 	}

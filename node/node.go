@@ -152,10 +152,9 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.clu.vip != nil {
 		n.life.start(ctx, "vip", n.clu.vip) // first removes an address left from a crash
 	}
-	n.holdOutputs() // actions wait until restoreOutputs
-	flush, record := n.historyRunners()
-	n.life.start(ctx, "history", flush)
-	n.life.start(ctx, "history-record", record)
+	n.dev.outputs.Hold() // actions wait until Restore
+	n.life.start(ctx, "history", n.dev.hist.Flush())
+	n.life.start(ctx, "history-record", n.dev.hist.Record())
 	n.life.start(ctx, "devices", n.dev.devs) // polls the sensors
 	if n.dev.mirror != nil {
 		n.life.start(ctx, "mirror", n.dev.mirror)
@@ -186,7 +185,9 @@ func (n *Node) Run(ctx context.Context) error {
 	case <-n.life.failed():
 		return n.life.stop() // the gossip address is taken, say
 	}
-	n.restoreOutputs(ctx) // outputs back to what the cluster remembers, then actions run
+	if n.dev.outputs.Restore(ctx) { // outputs back to what the cluster remembers, then actions run
+		n.life.start(ctx, "outputs-keep", n.dev.outputs) // and this board's own kept
+	}
 	// Our row and, when we are master, the queue exist before we say we
 	// are ready: no 503 for a board that just said it is ready.
 	n.clu.cluster.ReportNow()
@@ -198,7 +199,7 @@ func (n *Node) Run(ctx context.Context) error {
 	wd.Ready()
 	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), addr.String(), "config", n.boot.file)
 	if a := n.announcer(addr); a != nil {
-		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/announce.go)
+		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/mdns)
 	}
 	releaseStartGarbage() // idle RSS (node/memory.go)
 

@@ -32,7 +32,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.caRoutes(mux)              // GET /api/cluster/ca: the cluster CA, public (caroute.go)
 	n.acc.boards.Routes(mux)     // POST/GET /api/cluster/revoke (node/boardrevoke)
 	n.enrolment().Routes(mux)    // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
-	n.rotateRoutes(mux)          // POST/GET /api/cluster/rotate, the boards' /internal/rotate (rotation.go)
+	n.acc.rotate.Routes(mux)     // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
 	n.durableRoutes(mux)         // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
 	n.dev.api.RegisterReads(mux) // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
@@ -52,12 +52,11 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.accountRoutes(mux) // login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
 	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
-	mux.Handle("GET /api/cluster/upgrade", n.acc.auth.Require(http.HandlerFunc(n.serveRolloutStatus)))                // any user: it names boards and builds
-	mux.Handle("POST /api/cluster/upgrade", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRollout)))))
+	n.clu.rollout.Routes(mux)                                                                                         // POST/GET /api/cluster/upgrade (node/rollout)
 	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
-	n.backupRoutes(mux)   // GET /api/board/config for ews cluster backup
-	n.boardLogRoutes(mux) // GET /api/board/log: the board page's Log panel (boardlog.go)
-	n.configRoutes(mux)   // /api/config: the configuration store (configstore.go)
+	n.openBackup().Routes(mux) // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
+	n.boardLogRoutes(mux)      // GET /api/board/log: the board page's Log panel (boardlog.go)
+	n.configRoutes(mux)        // /api/config: the configuration store (configstore.go)
 	mux.Handle("/", n.web.front)
 }
 
@@ -74,7 +73,7 @@ func (n *Node) readAuth(h http.Handler) http.Handler {
 func (n *Node) work() http.Handler {
 	work := http.NewServeMux()
 	n.dev.api.Register(work)
-	n.historyRoutes(work) // GET /api/devices/{name}/history
+	n.dev.hist.Routes(work) // GET /api/devices/{name}/history
 	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
 	n.acc.acct.store.Register(work, who) // /api/users (pinned to the master)
 	for pattern, h := range n.set.routes {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/automation"
 )
 
 // ruleKeySecret keys the rules' Idempotency-Keys: derived from the cluster
@@ -42,4 +43,12 @@ func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
 	}
 	n.acc.acct.audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
 		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
+}
+
+// automation is the automation's config of b: [mqtt] and [[rule]] with
+// the rules' key secret, the board's clock and the config's citations.
+func (b *boot) automation() automation.Config {
+	c := b.auto
+	c.KeySecret, c.Clock, c.Cite = ruleKeySecret(b), b.clock, b.cite
+	return c
 }

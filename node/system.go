@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/confstore"
@@ -17,6 +18,9 @@ import (
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/restore"
+	"github.com/ews-firmware/ews/node/rollout"
+	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -31,17 +35,17 @@ import (
 // clusterSide is the board as a member of the cluster: what the cluster
 // hears of it, the cluster, and what the board does while master.
 type clusterSide struct {
-	local    *local          // what the cluster hears of this board
-	health   *health.Checker // [[health.process]] and [[health.check]]
-	load     loadSource      // /proc (procload), or what [sim] implies on a simulated board
-	sim      *simLoad        // nil on real hardware
-	cluster  *state.Cluster  // membership, table, election
-	vip      *vipManager     // the cluster's virtual IP while master; nil without cluster.vip
-	master   *master         // the dispatcher while this board is master
-	auto     *automation     // MQTT and [[rule]]s while master; nil without them
-	rt       probes          // boards' response times, probed by the master
-	refusals refusals        // boards that refused forwarded credentials lately
-	rollout  rolloutState    // POST /api/cluster/upgrade
+	local    *local                 // what the cluster hears of this board
+	health   *health.Checker        // [[health.process]] and [[health.check]]
+	load     loadSource             // /proc (procload), or what [sim] implies on a simulated board
+	sim      *simLoad               // nil on real hardware
+	cluster  *state.Cluster         // membership, table, election
+	vip      *vipManager            // the cluster's virtual IP while master; nil without cluster.vip
+	master   *master                // the dispatcher while this board is master
+	auto     *automation.Automation // MQTT and [[rule]]s while master; nil without them (node/automation)
+	rt       probes                 // boards' response times, probed by the master
+	refusals refusals               // boards that refused forwarded credentials lately
+	rollout  *rollout.Module        // POST/GET /api/cluster/upgrade (node/rollout)
 }
 
 // deviceSide is this board's devices and what serves, mirrors and records
@@ -50,9 +54,10 @@ type deviceSide struct {
 	devs    *hal.Devices          // this board's devices
 	api     *devapi.API           // /api/devices
 	mirror  *devsync.Mirror       // other boards' devices, live; nil standalone
-	hist    *history.Store        // this board's device history (devicehistory.go)
+	hist    *history.Module       // this board's device history (node/history)
 	cgi     *cgi.Handler          // /cgi-bin
 	helpers *supervise.Supervisor // [[supervise]] programs
+	outputs *restore.Module       // the outputs the cluster remembers, restored at start (node/restore)
 }
 
 // webSide is the board's HTTP surface: the handler, the front door that
@@ -84,7 +89,8 @@ type accessSide struct {
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker       *dispatch.Marker // the front's marks; also signs this board's peer streams
-	rotation     *rotation        // the cluster's secrets rolling (rotation.go); nil alone
+	rotate       *rotate.Module   // the cluster's secrets rolling, and its routes (node/rotate)
+	rotation     *rotation        // its roller, run beside the log (modules.go); nil alone
 	boardIPs     boardAddrs       // where boards connect from
 	legacyWarned atomic.Bool      // an unmarked stream from a peer's address was logged (boardstream.go)
 }
@@ -158,7 +164,7 @@ func (n *Node) build(b *boot) error {
 			log.Warn("devices: close", "err", err)
 		}
 	})
-	d.hist = n.openHistory() // their readings and changes, kept (devicehistory.go)
+	d.hist = n.openHistory() // their readings and changes, kept (node/history)
 	// users, roles, audit log (accounts.go)
 	if err := n.openAccounts(); err != nil {
 		return err
@@ -192,7 +198,7 @@ func (n *Node) build(b *boot) error {
 	}
 	w.hub.Snapshot("cluster", func() any { return n.view() })
 	w.hub.Snapshot("devices", func() any { return n.deviceList() })
-	w.localHub.Snapshot("outputs", n.rememberedOutputs) // before "devices" (node/devsync/memory.go)
+	w.localHub.Snapshot("outputs", func() any { return d.outputs.Remembered() }) // before "devices" (node/devsync/memory.go)
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
 	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
@@ -201,21 +207,19 @@ func (n *Node) build(b *boot) error {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
 		d.mirror = devsync.New(b.state.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: n.signPeer,
-			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.observe(s) },
+			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.Observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
+	d.outputs = n.openOutputs()
 
-	if n.set.exe != "" {
-		c.rollout.load(n.set.exe + ".rollout.json")
-	}
-	n.life.onClose(c.rollout.stop)
+	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
 
 	// The front door: work enters the master's queue.
 	if w.front, err = n.newFront(n.work()); err != nil {
 		return err
 	}
 	n.life.onClose(w.front.Close)
-	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (rotation.go)
+	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
 	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),
@@ -228,10 +232,11 @@ func (n *Node) build(b *boot) error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if c.auto, err = newAutomation(b, log, n.actorDoor(), n.deviceList, c.cluster, n.sec.client); err != nil { // rules act as admin (rule:N), MQTT as [mqtt] user
+	if c.auto, err = automation.New(automation.Options{Config: b.automation(), Logger: log, Door: n.actorDoor(), Devices: n.deviceList, // rules act as admin (rule:N), MQTT as [mqtt] user
+		Boards: func() []state.Board { return c.cluster.Snapshot().Nodes }, TLS: n.sec.client}); err != nil {
 		return err
 	}
-	c.auto.onTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
+	c.auto.OnTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
 	c.master.auto = c.auto
 	d.helpers = supervise.New(b.helpers, log)
 	return nil

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
@@ -84,7 +83,7 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer staged.Discard()
-	body, _ := json.Marshal(node.RotateRequest{Key: key, Session: session, StoreID: node.StoreID(store),
+	body, _ := json.Marshal(rotate.Request{Key: key, Session: session, StoreID: rotate.StoreID(store),
 		Gen: gen, Sig: ed25519.Sign(signer, rotate.Signed(gen, key, session))})
 	st = rotate.Status{} // the committed rotation's, nothing of the one before
 	if code := rotateCall(c, http.MethodPost, base, token, body, &st, stderr); code != exitOK {
@@ -118,9 +117,9 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// rotateCall sends one request to RotatePath and decodes its status.
+// rotateCall sends one request to rotate.Path and decodes its status.
 func rotateCall(c *http.Client, method, base, token string, body []byte, st *rotate.Status, stderr io.Writer) int {
-	req, err := http.NewRequest(method, base+node.RotatePath, bytes.NewReader(body))
+	req, err := http.NewRequest(method, base+rotate.Path, bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
 		return exitUsage

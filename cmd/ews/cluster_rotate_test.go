@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
@@ -44,7 +43,7 @@ func TestClusterRotate(t *testing.T) {
 	var posted atomic.Bool  // a rotation was committed: GET answers generation 1
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mode := answer.Load().(string)
-		if r.URL.Path != node.RotatePath || r.Header.Get("Authorization") != "Bearer "+first.Token {
+		if r.URL.Path != rotate.Path || r.Header.Get("Authorization") != "Bearer "+first.Token {
 			http.Error(w, "wrong route or token", http.StatusUnauthorized)
 			return
 		}
@@ -63,9 +62,9 @@ func TestClusterRotate(t *testing.T) {
 			json.NewEncoder(w).Encode(map[string]any{"gen": 1, "phase": "use", "finished": mode != "stuck", "waiting": []string{"ews2"}})
 			return
 		}
-		var req node.RotateRequest
+		var req rotate.Request
 		switch {
-		case json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Key) != 32 || len(req.Session) != 32 || req.StoreID != node.StoreID(first.Store()):
+		case json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Key) != 32 || len(req.Session) != 32 || req.StoreID != rotate.StoreID(first.Store()):
 			http.Error(w, "bad body", http.StatusBadRequest)
 		case req.Gen != 1 || !rotate.Verify(verify, req.Gen, req.Key, req.Session, req.Sig):
 			http.Error(w, "not signed for generation 1", http.StatusForbidden)

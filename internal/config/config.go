@@ -2,7 +2,7 @@
 package config
 
 import (
-	"fmt"
+	"github.com/ews-firmware/ews/internal/spec"
 	"time"
 )
 
@@ -216,39 +216,8 @@ type Sim struct {
 	ClockOffset Offset `toml:"clock_offset"`
 }
 
-// Device is one [[device]] entry.
-type Device struct {
-	Name      string   `toml:"name"`
-	Driver    string   `toml:"driver"`
-	Pin       string   `toml:"pin"`
-	Node      string   `toml:"node"` // board it is wired to; "any" for shared-bus devices; default this board
-	ActiveLow bool     `toml:"active_low"`
-	Initial   string   `toml:"initial"`   // on | off (gpio-out) at start
-	OnStop    string   `toml:"on_stop"`   // on | off | keep at shutdown
-	Interlock []string `toml:"interlock"` // outputs never on together with this one
-	Restore   string   `toml:"restore"`   // last | initial: an output's state after its board restarts
-	Pull      string   `toml:"pull"`      // up | down | none (gpio-in)
-	Debounce  Duration `toml:"debounce"`  // gpio-in
-	Edge      string   `toml:"edge"`      // rising | falling | both (gpio-in)
-	Frequency string   `toml:"frequency"` // pwm, e.g. "1kHz"
-	Bus       string   `toml:"bus"`       // I2C/1-wire bus name
-	Address   string   `toml:"address"`   // I2C address, 1-wire id, or Modbus "host:port"
-	Unit      int      `toml:"unit"`      // Modbus unit id
-	Register  int      `toml:"register"`  // Modbus coil/register number
-	Command   Command  `toml:"command"`   // command driver: ["program", "arg"] or a shell line
-	Timeout   Duration `toml:"timeout"`   // command/Modbus timeout
-	Min       *float64 `toml:"min"`       // accepted range for set
-	Max       *float64 `toml:"max"`
-	Scale     float64  `toml:"scale"`    // modbus-register: value = raw * scale
-	Units     string   `toml:"units"`    // unit shown with the value ("°C", "%")
-	Drift     float64  `toml:"drift"`    // sim-sensor: drift per read
-	Baseline  float64  `toml:"baseline"` // sim-sensor: starting value
-	Poll      Duration `toml:"poll"`     // sensors: read period; default 5s
-
-	// reads: answer from a reading this young; default ¼ of the device's fastest read time,
-	// 0 = always read (docs/NOTES.md, Shared reads and max_age)
-	MaxAge *Duration `toml:"max_age"`
-}
+// Device is one [[device]] table: the shape hal opens too (internal/spec).
+type Device = spec.Device
 
 // Health lists the checks that keep this board in rotation.
 type Health struct {
@@ -277,37 +246,12 @@ type Supervise struct {
 }
 
 // Command is a program to run: an array is the argv as is; a string is a
-// shell line, run as /bin/sh -c LINE (as [[health.check]] command is).
-type Command []string
+// shell line, run as /bin/sh -c LINE (internal/spec).
+type Command = spec.Command
 
-// UnmarshalText takes the string form: a shell line.
-func (c *Command) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*c = nil
-		return nil
-	}
-	*c = Command{"/bin/sh", "-c", string(b)}
-	return nil
-}
-
-// Duration is a time.Duration read from a TOML string such as "500ms".
-type Duration struct{ time.Duration }
-
-// UnmarshalText parses a Go duration string; negative values are refused.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("bad duration %q (want e.g. \"500ms\", \"1s\")", b)
-	}
-	if v < 0 {
-		return fmt.Errorf("negative duration %q", b)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText writes the duration as a Go duration string.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+// Duration is a time.Duration read from a TOML string such as "500ms"
+// (internal/spec).
+type Duration = spec.Duration
 
 // D is shorthand for building a Duration.
-func D(v time.Duration) Duration { return Duration{v} }
+func D(v time.Duration) Duration { return spec.D(v) }

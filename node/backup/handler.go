@@ -118,3 +118,40 @@ func Redact(text string, secrets map[string]int) (string, []string) {
 	slices.Sort(keys)
 	return strings.Join(lines, ""), keys
 }
+
+// Module is the board's side of `ews cluster backup` and `ews cluster
+// restore` (issue 46's module shape: New, Routes).
+type Module struct{ o ModuleOptions }
+
+// ModuleOptions are Options and what the routes need from the board:
+// narrow hooks, never the board itself.
+type ModuleOptions struct {
+	Options
+	// Users is the users store, whole: out for a backup (GET UsersPath),
+	// back in as its next version for a restore (PUT).
+	Users interface {
+		ServeExport(http.ResponseWriter, *http.Request)
+		ServeRestore(http.ResponseWriter, *http.Request)
+	}
+	// Outputs is GET OutputsPath's body: [remembered outputs of the other
+	// boards, its own devices].
+	Outputs func() any
+	// Admin gates a read for the admin only, Audited a change for the
+	// admin only, audited; Read asks any user's credentials.
+	Admin, Audited, Read func(http.Handler) http.Handler
+}
+
+// New is the module serving o.
+func New(o ModuleOptions) *Module { return &Module{o: o} }
+
+// Routes mounts Path, UsersPath and OutputsPath.
+func (m *Module) Routes(mux *http.ServeMux) {
+	o := m.o
+	mux.Handle("GET "+Path, o.Admin(Handler(o.Options))) // admin only: it carries the secrets
+	// the users store, whole (docs/NOTES.md "Backups hold everything")
+	mux.Handle("GET "+UsersPath, o.Admin(http.HandlerFunc(o.Users.ServeExport)))
+	mux.Handle("PUT "+UsersPath, o.Audited(http.HandlerFunc(o.Users.ServeRestore)))
+	mux.Handle("GET "+OutputsPath, o.Read(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpx.JSON(w, http.StatusOK, o.Outputs())
+	})))
+}

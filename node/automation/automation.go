@@ -1,6 +1,6 @@
 //go:build !lite
 
-package node
+package automation
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
-// automation runs the MQTT bridge and the [[rule]] engine while this board
+// Automation runs the MQTT bridge and the [[rule]] engine while this board
 // is master, so both survive the death of any board: the next master starts
 // them again. Their commands enter the node's own front door (actuate.Door)
 // and so the same classes, queue, pinning and idempotency as HTTP.
@@ -26,11 +26,11 @@ import (
 // It is a component of the board's lifecycle: Run starts and stops the pair
 // as master (start) and stop ask, one pair at a time (an old MQTT session
 // ends before a new one begins); nothing runs before Run.
-type automation struct {
+type Automation struct {
 	log    *slog.Logger
 	kick   chan struct{} // start, stop or reconfigure was asked
 	door   http.Handler  // the node's whole HTTP surface
-	source clusterSource // what the bridge publishes and the engine watches
+	source source        // what the bridge publishes and the engine watches
 	tls    *tls.Config   // this board's TLS client config; nil with TLS off
 	report func(c actuate.Command, tries int, err error)
 
@@ -43,59 +43,60 @@ type automation struct {
 	rules   *rules.Engine
 }
 
-// newAutomation builds the bridge and the engine of b.auto (configmap.go
-// read their secrets); without [mqtt] and [[rule]] it runs nothing until
-// a version of the configuration store brings them (reconfigure). door is
-// the node's whole HTTP surface; devices and cluster are what the bridge
-// publishes and the engine watches. clusterTLS is this board's TLS client
-// config (nil with TLS off): an mqtts:// broker without mqtt.ca_file is
-// checked against its CA.
-func newAutomation(b *boot, log *slog.Logger, door http.Handler, devices func() []hal.Snapshot, cluster *state.Cluster, clusterTLS *tls.Config) (*automation, error) {
-	a := &automation{log: log, kick: make(chan struct{}, 1), door: door, source: clusterSource{devices, cluster}, tls: clusterTLS}
+// New builds the bridge and the engine of o.Config; without [mqtt] and
+// [[rule]] it runs nothing until a version of the configuration store
+// brings them (Reconfigure).
+func New(o Options) (*Automation, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	a := &Automation{log: o.Logger, kick: make(chan struct{}, 1), door: o.Door, source: source{o.Devices, o.Boards}, tls: o.TLS}
 	var err error
-	a.bridge, a.engine, err = a.build(b)
+	a.bridge, a.engine, err = a.build(o.Config)
 	return a, err
 }
 
-// build makes a pair's options from b's [mqtt] and [[rule]]s.
-func (a *automation) build(b *boot) (*mqtt.Options, *rules.Options, error) {
-	c := b.auto
-	if !c.on {
+// build makes a pair's options from c's [mqtt] and [[rule]]s.
+func (a *Automation) build(c Config) (*mqtt.Options, *rules.Options, error) {
+	if !c.On {
 		return nil, nil, nil
 	}
-	actor := actuate.NewDoor(a.door, c.token)
+	actor := actuate.NewDoor(a.door, c.Token)
 	var bridge *mqtt.Options
 	var engine *rules.Options
-	if c.mqtt != nil {
-		o := *c.mqtt
-		if c.tls != nil {
-			tc, err := mqtt.ClientTLS(*c.tls, a.tls)
+	if c.MQTT != nil {
+		o := *c.MQTT
+		if c.TLS != nil {
+			tc, err := mqtt.ClientTLS(*c.TLS, a.tls)
 			if err != nil {
 				key := "mqtt.ca_file"
 				if fe := (*mqtt.FileError)(nil); errors.As(err, &fe) {
 					key = "mqtt." + fe.Key
 				}
-				return nil, nil, b.cite(key, err)
+				if c.Cite != nil {
+					err = c.Cite(key, err)
+				}
+				return nil, nil, err
 			}
 			o.TLS = tc
 		}
 		o.Version, o.Source, o.Actor, o.Logger = buildinfo.Version, a.source, actor, a.log
 		bridge = &o
 	}
-	if len(c.rules) > 0 {
-		engine = &rules.Options{Rules: c.rules, Actor: actor, Devices: a.source.devices, Logger: a.log, Clock: b.clock, KeySecret: ruleKeySecret(b), Report: a.report}
+	if len(c.Rules) > 0 {
+		engine = &rules.Options{Rules: c.Rules, Actor: actor, Devices: a.source.devices, Logger: a.log, Clock: c.Clock, KeySecret: c.KeySecret, Report: a.report}
 	}
 	return bridge, engine, nil
 }
 
-// reconfigure takes b's [mqtt] and [[rule]]s (a new version of the
+// Reconfigure takes c's [mqtt] and [[rule]]s (a new version of the
 // configuration store): a running pair is replaced by one built from them
 // (an MQTT session ends before the next begins). Nil-safe.
-func (a *automation) reconfigure(b *boot) error {
+func (a *Automation) Reconfigure(c Config) error {
 	if a == nil {
 		return nil
 	}
-	bridge, engine, err := a.build(b)
+	bridge, engine, err := a.build(c)
 	if err != nil {
 		return err
 	}
@@ -110,9 +111,9 @@ func (a *automation) reconfigure(b *boot) error {
 	return nil
 }
 
-// onTurnBack tells fn of the rules' refused turn-backs and how they ended
+// OnTurnBack tells fn of the rules' refused turn-backs and how they ended
 // (rules.Options.Report). Before Run; nil-safe.
-func (a *automation) onTurnBack(fn func(c actuate.Command, tries int, err error)) {
+func (a *Automation) OnTurnBack(fn func(c actuate.Command, tries int, err error)) {
 	if a == nil {
 		return
 	}
@@ -122,13 +123,13 @@ func (a *automation) onTurnBack(fn func(c actuate.Command, tries int, err error)
 	}
 }
 
-// start asks Run for the pair (this board became master). Never blocks.
-func (a *automation) start() { a.set(true) }
+// Start asks Run for the pair (this board became master). Never blocks.
+func (a *Automation) Start() { a.set(true) }
 
-// stop asks Run to end the pair (this board is no longer master).
-func (a *automation) stop() { a.set(false) }
+// Stop asks Run to end the pair (this board is no longer master).
+func (a *Automation) Stop() { a.set(false) }
 
-func (a *automation) set(want bool) {
+func (a *Automation) set(want bool) {
 	if a == nil {
 		return
 	}
@@ -141,10 +142,10 @@ func (a *automation) set(want bool) {
 	}
 }
 
-// Run runs the pair while start was the last ask, until ctx ends; it
+// Run runs the pair while Start was the last ask, until ctx ends; it
 // returns nil once the bridge has disconnected and the engine's actions
 // have returned.
-func (a *automation) Run(ctx context.Context) error {
+func (a *Automation) Run(ctx context.Context) error {
 	var p *pair // running now; nil when none
 	end := func() {
 		if p == nil {
@@ -191,7 +192,7 @@ type pair struct {
 }
 
 // runPair starts a new bridge and engine under a child of ctx.
-func (a *automation) runPair(ctx context.Context) *pair {
+func (a *Automation) runPair(ctx context.Context) *pair {
 	a.mu.Lock()
 	bo, eo, gen := a.bridge, a.engine, a.gen
 	a.mu.Unlock()
@@ -226,8 +227,8 @@ func (a *automation) runPair(ctx context.Context) *pair {
 	return p
 }
 
-// observe passes a device change to the engine and wakes the bridge.
-func (a *automation) observe(s hal.Snapshot) {
+// Observe passes a device change to the engine and wakes the bridge.
+func (a *Automation) Observe(s hal.Snapshot) {
 	if a == nil {
 		return
 	}
@@ -242,8 +243,8 @@ func (a *automation) observe(s hal.Snapshot) {
 	}
 }
 
-// poke wakes the bridge (a table change: a board went down or came back).
-func (a *automation) poke() {
+// Poke wakes the bridge (a table change: a board went down or came back).
+func (a *Automation) Poke() {
 	if a == nil {
 		return
 	}
@@ -255,12 +256,34 @@ func (a *automation) poke() {
 	}
 }
 
-// clusterSource is the cluster as the MQTT bridge publishes it.
-type clusterSource struct {
+// source is the cluster as the MQTT bridge publishes it.
+type source struct {
 	devices func() []hal.Snapshot
-	cluster *state.Cluster
+	boards  func() []state.Board
 }
 
-func (s clusterSource) Devices() []hal.Snapshot { return s.devices() }
+func (s source) Devices() []hal.Snapshot { return s.devices() }
 
-func (s clusterSource) Boards() []state.Board { return s.cluster.Snapshot().Nodes }
+func (s source) Boards() []state.Board { return s.boards() }
+
+// Running says what runs now (the bridge, the engine: none while this
+// board is not master) and how many rules a new pair is built with.
+func (a *Automation) Running() (bridge, engine bool, rules int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.engine != nil {
+		rules = len(a.engine.Rules)
+	}
+	return a.running != nil, a.rules != nil, rules
+}
+
+// BridgeTLS is the TLS config a new bridge dials its broker with; nil
+// without [mqtt] or over plain TCP.
+func (a *Automation) BridgeTLS() *tls.Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bridge == nil {
+		return nil
+	}
+	return a.bridge.TLS
+}

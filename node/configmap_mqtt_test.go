@@ -14,6 +14,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/node/automation"
 )
 
 // [mqtt] over TLS is mapped onto the bridge: the cluster CA when no
@@ -41,7 +42,7 @@ func TestAutomationMQTTTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := newAutomation(bootOf(t, cfg), testutil.Logger(), http.NotFoundHandler(), nil, nil, cluster)
+			a, err := automation.New(automation.Options{Config: bootOf(t, cfg).automation(), Logger: testutil.Logger(), Door: http.NotFoundHandler(), TLS: cluster})
 			if c.errKey != "" {
 				var es config.Errors
 				if !errors.As(err, &es) || len(es) != 1 || es[0].Key != c.errKey || !strings.Contains(es[0].Error(), "/boot/ews.toml:5") {
@@ -52,10 +53,10 @@ func TestAutomationMQTTTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := a.bridge.TLS != nil; got != c.wantTLS {
+			if got := a.BridgeTLS() != nil; got != c.wantTLS {
 				t.Fatalf("TLS set %v, want %v", got, c.wantTLS)
 			}
-			if c.wantTLS && a.bridge.TLS.RootCAs != c.wantRoots {
+			if c.wantTLS && a.BridgeTLS().RootCAs != c.wantRoots {
 				t.Fatal("the bridge does not check the broker against the cluster CA")
 			}
 		})

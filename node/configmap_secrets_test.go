@@ -2,12 +2,7 @@ package node
 
 import (
 	"bytes"
-	"context"
-	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
@@ -19,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node/durable"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
@@ -44,61 +38,6 @@ func newKey(t *testing.T) []byte {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
 	return k
-}
-
-// POST /api/cluster/rotate: committed (200, phase install); a second one
-// while the first rolls, 409; a side without a majority, 503 with
-// Retry-After; secrets of the wrong size, an admin bundle of another
-// cluster, a body that is not JSON: refused.
-func TestServeRotate(t *testing.T) {
-	key := newKey(t)
-	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signed := func(store []byte, keyLen int, gen uint64, signGen uint64) string {
-		k, s := newKey(t)[:keyLen], newKey(t)
-		b, _ := json.Marshal(RotateRequest{Key: k, Session: s, StoreID: StoreID(store), Gen: gen, Sig: ed25519.Sign(priv, rotate.Signed(signGen, k, s))})
-		return string(b)
-	}
-	body := func(store []byte, keyLen int) string { return signed(store, keyLen, 1, 1) }
-	tests := []struct {
-		name  string
-		state durable.State
-		first bool // a rotation started before this one
-		body  string
-		code  int
-		says  string
-	}{
-		{"committed", durable.NewAlone(nil), false, body(key, 32), http.StatusOK, `"phase":"install"`},
-		{"a second while the first rolls", durable.NewAlone(nil), true, signed(key, 32, 2, 2), http.StatusConflict, "still rolling"},
-		{"no quorum", noQuorumState{durable.NewAlone(nil)}, false, body(key, 32), http.StatusServiceUnavailable, "no quorum"},
-		{"another cluster's admin bundle", durable.NewAlone(nil), false, body(newKey(t), 32), http.StatusConflict, "not this cluster's"},
-		{"a key of the wrong size", durable.NewAlone(nil), false, body(key, 20), http.StatusBadRequest, "key"},
-		{"not JSON", durable.NewAlone(nil), false, "rotate", http.StatusBadRequest, "want"},
-		{"not signed by the admin", durable.NewAlone(nil), false, signed(key, 32, 1, 7), http.StatusForbidden, "not signed"},
-		{"for a generation the cluster is past", durable.NewAlone(nil), false, signed(key, 32, 3, 3), http.StatusConflict, "moved on"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n := &Node{boot: bootOf(t, rotateConfig(t, t.TempDir(), key)), log: slog.New(slog.DiscardHandler)}
-			n.acc.rotation = &rotation{roller: rotate.New(rotate.Options{Self: "ews1", State: tt.state, Saved: n.boot.rotated, Verify: pub, Log: n.log})}
-			if tt.first {
-				k, s := newKey(t), newKey(t)
-				if _, err := n.acc.rotation.roller.Start(context.Background(), rotate.Secrets{Key: k, Session: s}, "admin", 1, ed25519.Sign(priv, rotate.Signed(1, k, s))); err != nil {
-					t.Fatal(err)
-				}
-			}
-			w := httptest.NewRecorder()
-			n.serveRotate(w, httptest.NewRequest(http.MethodPost, RotatePath, strings.NewReader(tt.body)))
-			if w.Code != tt.code || !strings.Contains(w.Body.String(), tt.says) {
-				t.Fatalf("status %d %s, want %d saying %q", w.Code, w.Body, tt.code, tt.says)
-			}
-			if tt.code == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
-				t.Errorf("503 without Retry-After: %v", w.Header())
-			}
-			if strings.Contains(w.Body.String(), `"key"`) || strings.Contains(w.Body.String(), `"session"`) {
-				t.Errorf("the answer shows a secret: %s", w.Body)
-			}
-		})
-	}
 }
 
 // The secrets a rotation kept beside the config are preferred to the
@@ -156,18 +95,6 @@ func keptJSON(s rotate.Saved) string {
 	return string(b)
 }
 
-// A board offers a rotation to another only over HTTPS on its
-// certificate: without TLS the offer is refused (such a board needs a new
-// board bundle).
-func TestRotatePushNeedsACertificate(t *testing.T) {
-	n := &Node{boot: bootOf(t, rotateConfig(t, t.TempDir(), newKey(t))), log: slog.New(slog.DiscardHandler)}
-	w := httptest.NewRecorder()
-	n.serveRotatePush(w, httptest.NewRequest(http.MethodPost, PushPath, strings.NewReader("sealed")))
-	if w.Code != http.StatusForbidden {
-		t.Fatalf("an offer without a certificate: %d %s, want 403", w.Code, w.Body)
-	}
-}
-
 // A backup names the cluster by its store secret's id: a board on a
 // rotation's kept secrets and one on the card agree (ews cluster backup
 // refuses boards it takes for two clusters).
@@ -184,7 +111,7 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 	if bytes.Equal(rotated.boot.clusterKey, card) {
 		t.Fatal("the kept secrets were not taken")
 	}
-	if a, b := onCard.backupOptions().Cluster, rotated.backupOptions().Cluster; !a.Same(b) {
+	if a, b := onCard.boot.backupOptions().Cluster, rotated.boot.backupOptions().Cluster; !a.Same(b) {
 		t.Fatalf("the board on its card names the cluster %v, the rotated one %v", a, b)
 	}
 }
@@ -194,9 +121,7 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 // user's token passes as it is.
 func TestActorDoorSendsTheCurrentBoardCredential(t *testing.T) {
 	n := &Node{log: slog.New(slog.DiscardHandler)}
-	n.acc.rotation = &rotation{}
-	cur := "ewsb_generation2"
-	n.acc.rotation.boardCred.Store(&cur)
+	n.acc.rotate = rotate.NewModule(rotate.ModuleOptions{BoardCred: "ewsb_generation2"})
 	var got string
 	n.web.handler = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") })
 	for sent, want := range map[string]string{
@@ -211,34 +136,6 @@ func TestActorDoorSendsTheCurrentBoardCredential(t *testing.T) {
 		if got != want {
 			t.Errorf("sent %q: the door passed %q, want %q", sent, got, want)
 		}
-	}
-}
-
-// A board that missed a rotation takes one offered on a board's
-// certificate when the admin signed it, whatever it hears; one sealed
-// under the store secret (on every card) but not signed is refused.
-func TestRotatePushSigned(t *testing.T) {
-	card := newKey(t)
-	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	n := &Node{boot: bootOf(t, rotateConfig(t, t.TempDir(), card)), log: slog.New(slog.DiscardHandler)}
-	n.sec.server, n.sec.verify = &tls.Config{}, pub // TLS on, the bundle's verify key
-	n.acc.rotation = &rotation{roller: rotate.New(rotate.Options{Self: "ews1", State: durable.NewAlone(nil), Saved: n.boot.rotated, Verify: pub, Log: n.log})}
-	next, session := newKey(t), newKey(t)
-	signed, _ := rotate.Seal(card, rotate.Doc{Gen: 1, Phase: rotate.Done, Key: next, Session: session, Sig: ed25519.Sign(priv, rotate.Signed(1, next, session))})
-	forged, _ := rotate.Seal(card, rotate.Doc{Gen: 2, Phase: rotate.Done, Key: newKey(t), Session: newKey(t)})
-	leaf := &x509.Certificate{Subject: pkix.Name{CommonName: "ews2"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	offer := func(body []byte) int {
-		r := httptest.NewRequest(http.MethodPost, PushPath, bytes.NewReader(body))
-		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
-		w := httptest.NewRecorder()
-		n.serveRotatePush(w, r)
-		return w.Code
-	}
-	if code := offer(forged); code != http.StatusForbidden {
-		t.Fatalf("an offer not signed by the admin: %d, want 403", code)
-	}
-	if code := offer(signed); code != http.StatusOK || !bytes.Equal(n.acc.rotation.roller.Saved().Key, next) {
-		t.Fatalf("a signed offer: %d, key taken %v", code, bytes.Equal(n.acc.rotation.roller.Saved().Key, next))
 	}
 }
 
@@ -267,11 +164,4 @@ func TestRotatedSecretsPathUnderAStateDirNotMadeYet(t *testing.T) {
 	if want := filepath.Join(state, "secrets.json"); b.secretsPath != want {
 		t.Errorf("secrets kept at %q, want %q", b.secretsPath, want)
 	}
-}
-
-// noQuorumState is the durable log on a side without a majority.
-type noQuorumState struct{ *durable.Alone }
-
-func (noQuorumState) Apply(context.Context, string, []byte, uint64) (uint64, error) {
-	return 0, &durable.NoQuorumError{Reachable: 1, Voters: 3}
 }

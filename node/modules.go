@@ -1,0 +1,248 @@
+package node
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/ews-firmware/ews/hal"
+
+	"github.com/ews-firmware/ews/node/backup"
+	"github.com/ews-firmware/ews/node/boardrevoke"
+	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/mdns"
+	"github.com/ews-firmware/ews/node/restore"
+	"github.com/ews-firmware/ews/node/rollout"
+	"github.com/ews-firmware/ews/node/rotate"
+	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/row"
+)
+
+// The feature modules under node/ (docs/DESIGN.md, "Who owns what"), each
+// built here from the boot config and narrow hooks of the board: no
+// module is handed the Node.
+
+// openRevokedBoards builds the revoked boards' module (node/boardrevoke;
+// docs/NOTES.md "Revoking a board") after openAccounts, which opens the
+// log: this board refuses every board on the list (TLS handshakes either
+// way, gossip, connections opened before) and serves POST/GET
+// /api/cluster/revoke.
+func (n *Node) openRevokedBoards() {
+	peers := make([]string, 0, len(n.boot.state.Peers))
+	for _, p := range n.boot.state.Peers {
+		peers = append(peers, p.Name)
+	}
+	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
+		State: n.acc.durable.state, Logger: n.log, Peers: peers, Verify: n.sec.verify,
+		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
+		Admin:     func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) },
+		Read:      n.readAuth,
+		Who:       func(r *http.Request) string { return who(r).Name },
+		BoardAddr: n.boardHTTP,
+	})
+}
+
+// rotation is the roller durablestate.go runs beside the log; nil alone,
+// insecure, or without a cluster key.
+type rotation struct{ roller *rotate.Roller }
+
+// openRotation builds the rotation's module (node/rotate) once the marker
+// and the credentials exist; its roller installs the secrets the board
+// starts on: those of marks, board credential, sessions.
+func (n *Node) openRotation() {
+	b, a := n.boot, &n.acc
+	o := rotate.ModuleOptions{
+		Roller:    rotate.Options{Self: b.state.Name, Saved: b.rotated, Path: b.secretsPath, Verify: n.sec.verify, Log: n.log},
+		Store:     b.storeKey,
+		BoardCred: b.boardCred,
+		Install: func(primary rotate.Secrets, also []rotate.Secrets) string {
+			sign, err := dispatch.DeriveKey(primary.Key)
+			if err != nil {
+				n.log.Error("rotate: mark key", "err", err)
+				return ""
+			}
+			var accept [][]byte
+			creds := []string{boardCredential(b.state, primary.Key, b.auth)}
+			sessions := [][]byte{primary.Session}
+			for _, s := range also {
+				if k, err := dispatch.DeriveKey(s.Key); err == nil {
+					accept = append(accept, k)
+				}
+				creds = append(creds, boardCredential(b.state, s.Key, b.auth))
+				sessions = append(sessions, s.Session)
+			}
+			if a.marker != nil {
+				if err := a.marker.SetKeys(sign, accept...); err != nil {
+					n.log.Error("rotate: mark keys", "err", err)
+				}
+			}
+			if creds[0] == "" {
+				creds = nil // no board credential here (auth is not token)
+			}
+			a.auth.Rotate(creds, sessions)
+			a.creds.Store(a.auth.Fingerprint(b.storeKey))
+			if len(creds) == 0 {
+				return ""
+			}
+			return creds[0]
+		},
+		Boards: func() []rotate.Board {
+			var out []rotate.Board
+			for _, r := range n.clu.cluster.Boards() {
+				if !a.boards.Revoked(r.Name) {
+					out = append(out, rotate.Board{Name: r.Name, HTTP: r.HTTP, Down: r.Runstate == row.Down})
+				}
+			}
+			return out
+		},
+		Client:   n.sec.client,
+		Admin:    func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Read:     func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) },
+		Who:      func(r *http.Request) string { return who(r).Name },
+		PeerName: peerName,
+	}
+	if a.durable.raft != nil {
+		o.Roller.State = a.durable.state
+	}
+	if kr := n.clu.cluster.Keyring(); kr != nil {
+		o.Roller.Keyring = kr
+	}
+	if !n.sec.on() {
+		o.Client = nil
+	}
+	a.rotate = rotate.NewModule(o)
+	n.life.onClose(a.rotate.Close)
+	if r := a.rotate.Roller(); r != nil {
+		a.rotation = &rotation{roller: r}
+	}
+}
+
+// openRollout builds the rolling upgrade's module (node/rollout): POST/GET
+// /api/cluster/upgrade; this board upgrades itself last (stageFirmware).
+func (n *Node) openRollout() {
+	a := &n.acc
+	n.clu.rollout = rollout.New(rollout.Options{
+		Self: n.boot.state.Name, Exe: n.set.exe, Basic: n.boot.auth.Mode == "basic", Verify: n.sec.verify,
+		Scheme: n.sec.scheme(), TLS: n.sec.client, Logger: n.log,
+		View: func() rollout.View {
+			v := n.view()
+			rv := rollout.View{Master: v.Master, Self: n.boot.state.Name}
+			for _, b := range v.Nodes {
+				rv.Nodes = append(rv.Nodes, rollout.Board{Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Runstate: b.Runstate.String()})
+			}
+			return rv
+		},
+		Busy: func() bool { return n.Exit() != ExitStop },
+		Stage: func(f io.Reader, sum string) error {
+			_, err := n.stageFirmware(f, sum)
+			return err
+		},
+		Admin: func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Read:  a.auth.Require,
+	})
+	n.life.onClose(n.clu.rollout.Close)
+}
+
+// openBackup builds the backups' module (node/backup): this board's boot
+// config, its users store whole, and its outputs for `ews cluster backup`
+// and `ews cluster restore`.
+func (n *Node) openBackup() *backup.Module {
+	a := &n.acc
+	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
+	return backup.New(backup.ModuleOptions{Options: n.boot.backupOptions(), Users: a.acct.store,
+		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
+		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
+}
+
+// openOutputs builds the remembered outputs' module (node/restore) once
+// the devices and the mirror exist: Run holds actions until it restored
+// them, and it keeps this board's own under state_dir.
+func (n *Node) openOutputs() *restore.Module {
+	st := n.boot.state
+	o := restore.ModuleOptions{Self: st.Name, Devices: n.dev.devs, SeedPath: n.boot.seedPath(), StateDir: n.stateDir(),
+		Settle: st.TMax + 2*st.Heartbeat, Wait: max(5*time.Second, 2*st.TMax+time.Second),
+		OnRestore: func(s hal.Snapshot, from string) {
+			n.web.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
+		},
+		Logger: n.log,
+	}
+	if n.dev.mirror != nil { // (a nil *Mirror in the interface would be a mirror)
+		o.Mirror = n.dev.mirror
+		o.Peers = func() []string { // the other boards the table shows alive with an HTTP address
+			var out []string
+			for _, b := range n.clu.cluster.Boards() {
+				if b.Name != st.Name && b.HTTP != "" && b.Runstate != row.Down {
+					out = append(out, b.Name)
+				}
+			}
+			return out
+		}
+		o.Master = func() string {
+			name, _, _ := n.clu.cluster.Master()
+			return name
+		}
+	}
+	return restore.NewModule(o)
+}
+
+// openHistory builds the device history's module (node/history; the lite
+// build's records nothing). The history goes to a file under state_dir
+// when the config file names one (created if missing), or, naming none, on
+// real hardware when the default /var/lib/ews exists (the package creates
+// it). Otherwise (a simulated board, a dev machine, tests) it is kept in
+// memory: `ews demo` and tests never write /var/lib/ews.
+func (n *Node) openHistory() *history.Module {
+	o := n.boot.history
+	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.clock.Now
+	if dir := n.stateDir(); dir != "" {
+		o.Dir = filepath.Join(dir, "history")
+	}
+	var read func(http.Handler) http.Handler
+	if n.boot.readAuth {
+		read = n.acc.auth.Require
+	}
+	h := history.New(history.ModuleOptions{Options: o, Devices: n.dev.devs, Read: read,
+		RetryAfter: n.boot.state.TMax + n.boot.state.Heartbeat,
+		Lookup: func(name string) (hal.Snapshot, bool) { // the freshest state this board knows of a device
+			for _, s := range n.deviceList() {
+				if s.Name == name {
+					return s, true
+				}
+			}
+			return hal.Snapshot{}, false
+		}})
+	n.life.onClose(func() {
+		if err := h.Close(); err != nil {
+			n.log.Warn("history: close", "err", err)
+		}
+	})
+	return h
+}
+
+// announcer announces this board on the LAN (node/mdns), its role
+// following the cluster's master; nil with [node] mdns = false or when it
+// cannot (logged).
+func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
+	if !n.boot.mdns {
+		return nil
+	}
+	st, c := n.boot.state, n.clu.cluster
+	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.on(), Addr: addr, Log: n.log,
+		Role: func(set func(string)) func() {
+			role := func(v state.View) string {
+				if v.Master == st.Name {
+					return "master"
+				}
+				return "follower"
+			}
+			set(role(c.Snapshot()))
+			return c.OnChange(func(v state.View) { set(role(v)) })
+		}}
+	for _, p := range st.Peers {
+		o.Peers = append(o.Peers, p.Name)
+	}
+	return mdns.Announce(o)
+}
