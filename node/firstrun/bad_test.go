@@ -176,7 +176,7 @@ func TestSecondClaimRaces(t *testing.T) {
 			if won < 0 {
 				t.Fatal("no claim won")
 			}
-			want := "ews1"
+			want := race.forms[won].Get("name")
 			if race.forms[won].Has("bundle") {
 				want = "ews2"
 			}
