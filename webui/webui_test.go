@@ -293,7 +293,7 @@ func TestIndexReferencesExist(t *testing.T) {
 	}
 	// JS modules import siblings by relative path; each must exist.
 	imp := regexp.MustCompile(`from '\./([a-z0-9_-]+\.js)'`)
-	for _, e := range []string{"app.js", "devices.js", "cluster.js", "charts.js", "api.js", "i18n.js", "dom.js", "users.js"} {
+	for _, e := range []string{"app.js", "devices.js", "cluster.js", "charts.js", "api.js", "i18n.js", "dom.js", "users.js", "addboard.js"} {
 		for _, m := range imp.FindAllStringSubmatch(string(staticFile(t, e)), -1) {
 			if _, err := fs.Stat(staticFS, m[1]); err != nil {
 				t.Errorf("%s imports missing %s", e, m[1])

@@ -60,7 +60,7 @@ func clusterEnrol(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews cluster enrol: %v\n", err)
 		return exitError
 	}
-	out, code := adminPost(c, "cluster enrol", base, enrolment.Path, token, enrolment.Request{ID: id, Sealed: sealed, TTL: int(ttl.Seconds())}, http.StatusCreated, stderr)
+	out, code := adminPost(c, "cluster enrol", base, enrolment.Path, token, enrolment.Request{ID: id, Sealed: sealed, TTL: int(ttl.Seconds()), Name: b.Name}, http.StatusCreated, stderr)
 	if code != exitOK {
 		return code
 	}

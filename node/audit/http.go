@@ -177,6 +177,8 @@ func Action(r *http.Request) (action, target string) {
 		return "board.revoke", ""
 	case p == "/api/cluster/rotate":
 		return "cluster.rotate", ""
+	case p == "/api/cluster/enrol":
+		return "board.enrol", "" // the board's name: from the answer (Middleware)
 	case p == "/api/config":
 		return "config.update", "config from v" + strings.Trim(r.Header.Get("If-Match"), `"`) // the version it changed
 	case p == "/api/config/rollback":
@@ -205,6 +207,8 @@ func (l *Log) Middleware(next http.Handler, who func(*http.Request) (user, role 
 		switch {
 		case action == "user.create" && target == "":
 			target = rec.Header().Get("X-Ews-User")
+		case action == "board.enrol":
+			target = rec.Header().Get("X-Ews-Enrol") // node/enrolment.HeaderName: "NAME ID8"
 		case action == "login" && user == "":
 			user = rec.Header().Get("X-Ews-User") // the name the login was good for
 		case strings.HasPrefix(action, "config.") && rec.code == http.StatusOK:

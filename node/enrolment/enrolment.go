@@ -6,6 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +34,30 @@ type Request struct {
 	ID     string `json:"id"`     // enrol.ID of the code
 	Sealed string `json:"sealed"` // enrol.Seal's text
 	TTL    int    `json:"ttl_s,omitempty"`
+	// Name is the board the sealed bundle is for, as the admin named it:
+	// shown in the pending list and the audit log (optional: an older
+	// CLI sends none).
+	Name string `json:"name,omitempty"`
 }
+
+// Pending is one row of GET Path (admin): what waits for its board, never
+// the sealed text.
+type Pending struct {
+	ID      string    `json:"id"`
+	Name    string    `json:"name,omitempty"`
+	Expires time.Time `json:"expires"`
+}
+
+// List is the answer to GET Path.
+type List struct {
+	Pending []Pending `json:"pending"`
+}
+
+// HeaderName carries a left enrolment's board name out of the handler to
+// the audit log (its target).
+const HeaderName = "X-Ews-Enrol"
+
+var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // Answer is what POST Path answers and GET Path/{id} returns (Sealed only
 // in the latter).
@@ -65,6 +91,7 @@ type Module struct {
 
 type entry struct {
 	sealed  string
+	name    string
 	expires time.Time
 }
 
@@ -82,10 +109,12 @@ func New(o Options) *Module {
 	return &Module{o: o, pending: map[string]entry{}}
 }
 
-// Routes mounts POST Path (admin) and GET Path/{id} (anyone: the id is
-// derived from an 80-bit code, and what it returns opens only with it).
+// Routes mounts POST Path and GET Path (admin) and GET Path/{id} (anyone:
+// the id is derived from an 80-bit code, and what it returns opens only
+// with it).
 func (m *Module) Routes(mux *http.ServeMux) {
 	mux.Handle("POST "+Path, m.o.Admin(http.HandlerFunc(m.serveLeave)))
+	mux.Handle("GET "+Path, m.o.Admin(http.HandlerFunc(m.serveList)))
 	mux.HandleFunc("GET "+Path+"/{id}", m.serveFetch)
 }
 
@@ -109,6 +138,10 @@ func (m *Module) serveLeave(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "enrolment: want {\"id\": 32 hex digits, \"sealed\": at most %d bytes} (ews cluster enrol)", enrol.MaxSealed)
 		return
 	}
+	if rq.Name != "" && !nameRe.MatchString(rq.Name) {
+		httpx.Error(w, http.StatusBadRequest, "enrolment: name %.40q: a board name is 1 to 63 of a-z, 0-9 and -", rq.Name)
+		return
+	}
 	ttl := DefaultTTL
 	if rq.TTL > 0 {
 		ttl = min(time.Duration(rq.TTL)*time.Second, MaxTTL)
@@ -125,10 +158,32 @@ func (m *Module) serveLeave(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "enrolment: %d enrolments pending on this board: let them be used or expire", MaxPending)
 		return
 	}
-	e := entry{sealed: rq.Sealed, expires: now.Add(ttl)}
+	e := entry{sealed: rq.Sealed, name: rq.Name, expires: now.Add(ttl)}
 	m.pending[rq.ID] = e
-	m.o.Logger.Info("enrolment: a sealed board bundle is waiting for its board", "id", rq.ID, "expires", e.expires)
+	m.o.Logger.Info("enrolment: a sealed board bundle is waiting for its board", "id", rq.ID, "board", rq.Name, "expires", e.expires)
+	w.Header().Set(HeaderName, strings.TrimSpace(rq.Name+" "+rq.ID[:8]))
 	httpx.JSON(w, http.StatusCreated, Answer{ID: rq.ID, Expires: e.expires.UTC(), Peers: m.o.Peers()})
+}
+
+// serveList answers the pending enrolments, soonest to expire first: the
+// UI's "Add a board" shows them (ids and names, never the sealed text).
+func (m *Module) serveList(w http.ResponseWriter, r *http.Request) {
+	now := m.o.Now()
+	m.mu.Lock()
+	m.prune(now)
+	out := List{Pending: make([]Pending, 0, len(m.pending))}
+	for id, e := range m.pending {
+		out.Pending = append(out.Pending, Pending{ID: id, Name: e.name, Expires: e.expires.UTC()})
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out.Pending, func(a, b Pending) int {
+		if c := a.Expires.Compare(b.Expires); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	w.Header().Set("Cache-Control", "no-store")
+	httpx.JSON(w, http.StatusOK, out)
 }
 
 func (m *Module) serveFetch(w http.ResponseWriter, r *http.Request) {
@@ -144,6 +199,6 @@ func (m *Module) serveFetch(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "enrolment: no enrolment %.40q here (used, expired, or left with another board)", id)
 		return
 	}
-	m.o.Logger.Info("enrolment: fetched by its board", "id", id, "client", httpx.Client(r).String())
+	m.o.Logger.Info("enrolment: fetched by its board", "id", id, "board", e.name, "client", httpx.Client(r).String())
 	httpx.JSON(w, http.StatusOK, Answer{ID: id, Expires: e.expires.UTC(), Sealed: e.sealed, Peers: m.o.Peers()})
 }

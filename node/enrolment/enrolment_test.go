@@ -36,8 +36,19 @@ func TestLeaveFetch(t *testing.T) {
 		c, _ := do("POST", Path, string(b))
 		return c
 	}
-	if c := leave(id, sealed, 0); c != http.StatusCreated {
-		t.Fatalf("leave: %d", c)
+	w := httptest.NewRecorder()
+	b, _ := json.Marshal(Request{ID: id, Sealed: sealed, Name: "ews4"})
+	mux.ServeHTTP(w, httptest.NewRequest("POST", Path, strings.NewReader(string(b))))
+	if w.Code != http.StatusCreated || w.Header().Get(HeaderName) != "ews4 "+id[:8] {
+		t.Fatalf("leave: %d, %s %q", w.Code, HeaderName, w.Header().Get(HeaderName))
+	}
+	// the admin's list names it, with no sealed text
+	w = httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest("GET", Path, nil))
+	var l List
+	if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil || w.Code != http.StatusOK || len(l.Pending) != 1 ||
+		l.Pending[0] != (Pending{ID: id, Name: "ews4", Expires: now.Add(DefaultTTL)}) || strings.Contains(w.Body.String(), sealed) {
+		t.Fatalf("list: %d %s", w.Code, w.Body)
 	}
 	for _, bad := range []struct {
 		name string
@@ -47,6 +58,7 @@ func TestLeaveFetch(t *testing.T) {
 		{"the same id again", http.StatusConflict, `{"id":"` + id + `","sealed":"x"}`},
 		{"not an id", http.StatusBadRequest, `{"id":"nope","sealed":"x"}`},
 		{"nothing sealed", http.StatusBadRequest, `{"id":"` + strings.Repeat("a", enrol.IDLen) + `"}`},
+		{"a bad name", http.StatusBadRequest, `{"id":"` + strings.Repeat("a", enrol.IDLen) + `","sealed":"x","name":"EWS 4"}`},
 		{"an unknown field", http.StatusBadRequest, `{"id":"` + strings.Repeat("a", enrol.IDLen) + `","sealed":"x","code":"the code!"}`},
 		{"too large", http.StatusBadRequest, `{"id":"` + strings.Repeat("b", enrol.IDLen) + `","sealed":"` + strings.Repeat("A", enrol.MaxSealed+1) + `"}`},
 	} {
@@ -63,6 +75,11 @@ func TestLeaveFetch(t *testing.T) {
 	}
 	if c, _ := do("GET", Path+"/"+id, ""); c != http.StatusNotFound {
 		t.Fatalf("a second fetch: %d, want 404 (once)", c)
+	}
+	w = httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest("GET", Path, nil))
+	if !strings.Contains(w.Body.String(), `"pending":[]`) {
+		t.Fatalf("the list after the fetch: %s, want none pending", w.Body)
 	}
 	// an enrolment expires
 	other := strings.Repeat("c", enrol.IDLen)

@@ -160,6 +160,42 @@ func TestHostChecked(t *testing.T) {
 	noConfig(t, dir, "a refused host")
 }
 
+// A POST from the page's own form passes the door however the browser
+// names its origin ("null" under a no-referrer policy, with Sec-Fetch-Site
+// same-origin); one from another site, or a null origin the browser does
+// not vouch for, is refused before the claim code is looked at.
+func TestSameSiteForm(t *testing.T) {
+	dir := t.TempDir()
+	_, srv := newPage(t, firstrun.Options{Dir: dir, Hostname: "ews-test"})
+	for _, c := range []struct {
+		origin, site string
+		door         bool // refused at the door (a cross-site form)
+	}{
+		{"", "", false},
+		{"http://127.0.0.1", "same-origin", false},
+		{"null", "same-origin", false},
+		{"null", "", true},
+		{"null", "cross-site", true},
+		{"http://127.0.0.1", "cross-site", true},
+		{"http://127.0.0.1", "same-site", true},
+		{"http://evil.example", "", true},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/firstrun/start", strings.NewReader(url.Values{"name": {"ews1"}, "claim": {"0000-0000-0000-0000"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		code, body, _ := do(t, srv.Client(), req)
+		if door := strings.Contains(body, "cross-site"); door != c.door || code != http.StatusForbidden {
+			t.Errorf("Origin %q Sec-Fetch-Site %q: %d %.120s, want refused at the door: %v (else the wrong claim code's 403)", c.origin, c.site, code, body, c.door)
+		}
+	}
+	noConfig(t, dir, "forms")
+}
+
 // Wrong codes are held back: from one address, after the free tries each
 // waits longer (429 with Retry-After, the right code included, and not
 // compared); the wait passes on the clock.

@@ -200,7 +200,9 @@ func (s *Server) guard(h http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 		w.Header().Set("X-Frame-Options", "DENY")
-		w.Header().Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: under no-referrer a browser sends its
+		// own forms' POSTs with "Origin: null" (hosts.sameSite)
+		w.Header().Set("Referrer-Policy", "same-origin")
 		if !s.hosts.allowed(r.Host) {
 			httpx.Error(w, http.StatusMisdirectedRequest, "firstrun: host %q is not this board: open it by its address, localhost or %s.local", r.Host, s.opts.Hostname)
 			return
@@ -227,7 +229,7 @@ func (s *Server) guard(h http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost {
-			if r.Header.Get("Sec-Fetch-Site") == "cross-site" || !s.hosts.allowedOrigin(r.Header.Get("Origin")) {
+			if !s.hosts.sameSite(r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")) {
 				httpx.Error(w, http.StatusForbidden, "firstrun: a cross-site form")
 				return
 			}

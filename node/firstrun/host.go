@@ -61,3 +61,17 @@ func (h hosts) allowedOrigin(origin string) bool {
 	}
 	return h.allowed(u.Host)
 }
+
+// sameSite says whether a POST with these Origin and Sec-Fetch-Site
+// headers comes from this board's own page. "Origin: null" (what a browser
+// sends for a form under Referrer-Policy: no-referrer, or from a sandboxed
+// or file: page) passes only when the browser says same-origin.
+func (h hosts) sameSite(origin, fetchSite string) bool {
+	switch {
+	case fetchSite == "cross-site" || fetchSite == "same-site":
+		return false
+	case origin == "null":
+		return fetchSite == "same-origin"
+	}
+	return h.allowedOrigin(origin)
+}

@@ -31,6 +31,7 @@ func nextBoards(p plan) string {
 		b.WriteString(`. These boards were named without addresses: to run them as one cluster, list every board as <code>NAME=HOST:7946</code>, in the same order, in each board's <code>cluster.peers</code> (the Join form's peers, and this board's <code>ews.toml</code>)`)
 	}
 	b.WriteString(`. The <code>ews</code> command is the same binary as the board's (<code>make build</code>, or a release).</p>
+<p id="next-enrol">Or, once this board runs, without a file to carry: log in to its UI as the admin, open Cluster, "Add a board": it shows the <code>ews cluster enrol</code> command that prints a one-time code, and the new board's page takes it under "Join with an enrolment code".</p>
 <p><small>The CA may certify ` + e(describe(p)) + `. A board outside that cannot be added with this cluster's CA.</small></p></div>
 `)
 	return b.String()

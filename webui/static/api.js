@@ -165,6 +165,8 @@ export const createUser = (u) => request('POST', '/api/users', { body: u });
 export const rotateUser = (name) => request('POST', `/api/users/${encodeURIComponent(name)}/rotate`);
 export const deleteUser = (name) => request('DELETE', `/api/users/${encodeURIComponent(name)}`);
 export const getAudit = (limit = 50) => request('GET', `/api/audit?limit=${limit}`);
+// Enrolments waiting for their boards (admin): ids, names, expiry; never the sealed bundle.
+export const listEnrolments = () => request('GET', '/api/cluster/enrol');
 
 // The configuration store (admin, the Settings page). GET /api/config is TOML with its version in
 // the ETag; PUT takes the whole document with If-Match and answers 400 with every problem.

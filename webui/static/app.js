@@ -7,6 +7,7 @@ import { ClusterView } from './cluster.js';
 import { BoardView } from './board.js';
 import { UsersView, mayControl } from './users.js';
 import { SettingsView } from './settings.js';
+import { AddBoardView } from './addboard.js';
 import { initTheme } from './theme.js';
 
 const HISTORY = 60; // readings kept per device for its sparkline
@@ -55,6 +56,7 @@ const boardView = new BoardView({
 });
 const usersView = new UsersView((msg, bad) => toast(msg, bad));
 const settingsView = new SettingsView((msg, bad) => toast(msg, bad));
+const addBoardView = new AddBoardView();
 const showTheme = initTheme($('theme'), (s) => t('toTheme', { s: t(s) }), () => {
   devicesView.relabel(state.devices, state.history); // canvases take their colours from CSS variables
   clusterView.drawChart(Date.now());
@@ -222,6 +224,9 @@ function renderAuth() {
   const admin = state.auth === 'none' || (state.session && state.session.role === 'admin');
   $('tab-users').hidden = !admin || state.auth === 'none';
   $('tab-settings').hidden = !admin || state.auth === 'none'; // the configuration store is admin only
+  const wasHidden = $('addboard').hidden;
+  $('addboard').hidden = !admin || state.auth === 'none'; // enrolments are admin only
+  if (wasHidden && !$('addboard').hidden && location.hash === '#cluster') addBoardView.show();
   $('who').textContent = state.session && state.session.user ? t('uWho', { u: state.session.user, r: t(state.session.role) }) : '';
   boardView.authChanged();
   devicesDirty = true;
@@ -321,6 +326,7 @@ function showView() {
     $('tab-' + k).setAttribute('aria-selected', String(v === k));
   }
   if (v === 'cluster') clusterView.drawChart(Date.now());
+  if (v === 'cluster' && !$('addboard').hidden) addBoardView.show();
   if (v === 'users') usersView.show();
   if (v === 'settings') settingsView.show();
   if (v === 'board') boardView.show();
@@ -365,4 +371,4 @@ live.start();
 api.getCluster().then((c) => { if (!state.cluster) setCluster(c); }).catch(() => {});
 api.getDevices().then((l) => { if (!state.devices.size) setDevices(l); }).catch(() => {});
 refreshSession();
-window.ews = { state, devicesView, clusterView, boardView, usersView, settingsView }; // for debugging from the console and for tests
+window.ews = { state, devicesView, clusterView, boardView, usersView, settingsView, addBoardView }; // for debugging from the console and for tests
