@@ -22,7 +22,7 @@ import (
 // clockwork.Clock, whose Now is cluster time. Safe for concurrent use.
 type Clock struct {
 	clockwork.Clock
-	offset time.Duration
+	offset atomic.Int64 // nanoseconds Local runs ahead of the base clock
 	corr   atomic.Int64 // nanoseconds added to Local to get cluster time
 	floor  atomic.Int64 // unix nanoseconds: no true time is earlier; 0 none
 	set    atomic.Bool  // a correction was measured (SetCorrection)
@@ -36,17 +36,25 @@ func New(base clockwork.Clock, offset time.Duration) *Clock {
 	if base == nil {
 		base = clockwork.NewRealClock()
 	}
-	return &Clock{Clock: base, offset: offset}
+	c := &Clock{Clock: base}
+	c.offset.Store(int64(offset))
+	return c
 }
 
 // Real is the clock of a board without offset: tests and tools.
 func Real() *Clock { return New(nil, 0) }
 
 // Offset is the fixed offset of Local from the base clock.
-func (c *Clock) Offset() time.Duration { return c.offset }
+func (c *Clock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
+
+// SetOffset steps Local to run offset off the base clock from now on: a
+// simulated board's clock jumping while it runs, as a real board's does
+// when its RTC is set by hand. The correction stays what was measured
+// until the next measurement, so Now jumps by the step too, as it would.
+func (c *Clock) SetOffset(offset time.Duration) { c.offset.Store(int64(offset)) }
 
 // Local is the board's own wall clock, uncorrected.
-func (c *Clock) Local() time.Time { return c.Clock.Now().Add(c.offset) }
+func (c *Clock) Local() time.Time { return c.Clock.Now().Add(c.Offset()) }
 
 // Now is cluster time: Local corrected.
 func (c *Clock) Now() time.Time { return c.Local().Add(c.Correction()) }

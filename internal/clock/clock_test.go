@@ -79,3 +79,24 @@ func TestTimersAreTheBase(t *testing.T) {
 		t.Fatal("the timer did not fire on the base clock")
 	}
 }
+
+// TestSetOffset: a step while running moves Local and Now by the step at
+// once, keeps the correction, and a measurement afterwards corrects it.
+func TestSetOffset(t *testing.T) {
+	c := New(clockwork.NewFakeClockAt(epoch), -time.Hour)
+	c.SetCorrection(time.Hour)
+	c.SetOffset(2 * time.Hour)
+	if got := c.Offset(); got != 2*time.Hour {
+		t.Fatalf("Offset = %v, want 2h", got)
+	}
+	if got := c.Local(); !got.Equal(epoch.Add(2 * time.Hour)) {
+		t.Fatalf("Local = %v, want 2h ahead", got)
+	}
+	if got := c.Now(); !got.Equal(epoch.Add(3 * time.Hour)) {
+		t.Fatalf("Now = %v, want the step on top of the old correction (3h ahead)", got)
+	}
+	c.SetCorrection(-2 * time.Hour)
+	if got := c.Now(); !got.Equal(epoch) {
+		t.Fatalf("Now = %v after the next measurement, want cluster time", got)
+	}
+}
