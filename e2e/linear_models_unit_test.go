@@ -74,6 +74,28 @@ func TestLinearizableModels(t *testing.T) {
 			op(1, linRelay{"read"}, 20, linOut{Code: 200, On: true}, 30),
 			op(1, linRelay{"read"}, 40, linOut{Code: 200, On: true}, 50),
 		}, porcupine.Ok},
+		{"revoke: one of three, then the second refused", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 200, At: "t1"}, 10),
+			op(1, linRevoke{"ews3"}, 20, linOut{Code: 409}, 30),
+			op(2, linRevoke{"ews2"}, 40, linOut{Code: 200, At: "t1"}, 50),
+		}, porcupine.Ok},
+		{"revoke: two of three (a majority) both answered 200", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 200, At: "t1"}, 10),
+			op(1, linRevoke{"ews3"}, 0, linOut{Code: 200, At: "t2"}, 10),
+		}, porcupine.Illegal},
+		{"revoke: again, with another time than the first", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 200, At: "t1"}, 10),
+			op(1, linRevoke{"ews2"}, 20, linOut{Code: 200, At: "t2"}, 30),
+		}, porcupine.Illegal},
+		{"revoke: refused while nothing is revoked", revokeModel(5), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 403}, 10),
+		}, porcupine.Illegal},
+		{"revoke: an unknown one may have happened and refused the next", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{}, inf),
+			op(1, linRevoke{"ews3"}, 20, linOut{Code: 409}, 30),
+			op(1, linRevoke{"ews2"}, 40, linOut{Code: 200, At: "t9"}, 50),
+			op(1, linRevoke{"ews2"}, 60, linOut{Code: 200, At: "t9"}, 70),
+		}, porcupine.Ok},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := porcupine.CheckOperationsTimeout(c.model, c.ops, 0); got != c.want {

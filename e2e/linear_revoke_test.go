@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// linRevoke is POST /api/cluster/revoke of board Name.
+type linRevoke struct{ Name string }
+
+// linRevokes is the history of the boards' revocations: after the
+// nemesis, a client at every board revokes boards drawn from all but the
+// first (two each, at once with the others), so the revocations race one
+// another and the majority rule (docs/DESIGN.md: 409 when it would revoke
+// a majority). They come last because a revoked board is out for good.
+func linRevokes(h *linHistory, boards []*board, seed uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for c, entry := range boards {
+		rng := rand.New(rand.NewPCG(seed, uint64(1000+c)))
+		wg.Go(func() {
+			for range 2 {
+				name := boards[1+rng.IntN(len(boards)-1)].name
+				call := h.now()
+				out, err := linDo(ctx, entry, "POST", "/api/cluster/revoke", "", fmt.Sprintf(`{"name":%q}`, name))
+				if err == nil && out.Code == http.StatusForbidden && !strings.Contains(out.Error, "majority") {
+					out.Code = -1 // a refusal for another reason (the board itself revoked): unknown
+				}
+				h.record("revoke", 1000+c, linRevoke{name}, call, known(out, err, http.StatusOK, http.StatusConflict, http.StatusForbidden), entry.name)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// revokeModel is the revoked list of a cluster of n boards, which only
+// grows: a revocation of a board on it answers 200 with the first entry's
+// time; of a board not on it, 200 (and the board joins it, at the time
+// answered) unless the list would then hold a majority of the boards, when
+// it is refused: 409, or 403 when the log's guard refused it after the
+// board's own check passed. The state is the list as "name@at;...",
+// sorted; an unknown time ("?", a revocation whose answer was lost) takes
+// the first time a later answer shows.
+func revokeModel(n int) porcupine.Model {
+	parse := func(s string) map[string]string {
+		m := map[string]string{}
+		for e := range strings.SplitSeq(s, ";") {
+			if name, at, ok := strings.Cut(e, "@"); ok {
+				m[name] = at
+			}
+		}
+		return m
+	}
+	format := func(m map[string]string) string {
+		var es []string
+		for name, at := range m {
+			es = append(es, name+"@"+at)
+		}
+		slices.Sort(es)
+		return strings.Join(es, ";")
+	}
+	return porcupine.Model{
+		Init: func() any { return "" },
+		Step: func(state, input, output any) (bool, any) {
+			list, in, out := parse(state.(string)), input.(linRevoke), output.(linOut)
+			at, on := list[in.Name]
+			refused := !on && len(list)+1 >= n/2+1 && n > 1
+			switch {
+			case on && out.unknown():
+				return true, state
+			case on:
+				if at == "?" && out.Code == http.StatusOK {
+					list[in.Name] = out.At
+					return true, format(list)
+				}
+				return out.Code == http.StatusOK && out.At == at, state
+			case refused:
+				return out.unknown() || out.Code == http.StatusConflict || out.Code == http.StatusForbidden, state
+			case out.unknown():
+				list[in.Name] = "?"
+				return true, format(list)
+			default:
+				list[in.Name] = out.At
+				return out.Code == http.StatusOK, format(list)
+			}
+		},
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(linRevoke), output.(linOut)
+			if out.Code == http.StatusOK {
+				return fmt.Sprintf("revoke %s -> 200 at %s", in.Name, out.At)
+			}
+			return fmt.Sprintf("revoke %s -> %s", in.Name, codeText(out))
+		},
+		DescribeState: func(state any) string { return "[" + state.(string) + "]" },
+	}
+}
