@@ -112,7 +112,7 @@ func TestLinearizable(t *testing.T) {
 		res, info := porcupine.CheckOperationsVerbose(m.model, ops, p.check)
 		verdict := map[porcupine.CheckResult]string{porcupine.Ok: "yes", porcupine.Illegal: "no", porcupine.Unknown: "unknown"}[res]
 		fmt.Printf("VERIFY model=%s ops=%d linearizable=%s\n", m.name, len(ops), verdict)
-		t.Logf("model %s: %d operations, %d indeterminate: linearizable %s; answers %v", m.name, len(ops), unknown, verdict, answers(ops))
+		t.Logf("model %s: %d operations, %d indeterminate: linearizable %s; answers %v; indeterminate for %v", m.name, len(ops), unknown, verdict, answers(ops), unknowns(ops))
 		if res != porcupine.Ok {
 			t.Errorf("model %s: the history is not shown linearizable (%s); the page: %s", m.name, res, linSave(t, m.name, p.seed, m.model, info, ops))
 		}
@@ -148,6 +148,25 @@ func answers(ops []porcupine.Operation) map[string]int {
 			code = strconv.Itoa(out.Code)
 		}
 		n[what+" "+code]++
+	}
+	return n
+}
+
+// unknowns counts a history's indeterminate operations by why (the
+// answer or the client's error, cut to its first words), for the log.
+func unknowns(ops []porcupine.Operation) map[string]int {
+	n := map[string]int{}
+	for _, op := range ops {
+		if out := op.Output.(linOut); out.unknown() {
+			why := out.Error
+			if _, rest, ok := strings.Cut(why, `": `); ok && strings.Contains(why, `"http://`) {
+				why = rest // the client's error without its method and URL
+			}
+			if len(why) > 60 {
+				why = why[:60]
+			}
+			n[why]++
+		}
 	}
 	return n
 }
