@@ -80,10 +80,12 @@ func TestTimersAreTheBase(t *testing.T) {
 	}
 }
 
-// TestSetOffset: a step while running moves Local and Now by the step at
-// once, keeps the correction, and a measurement afterwards corrects it.
+// TestSetOffset: a step while running moves Local by the step at once
+// and leaves cluster time (Now) where it was, measured or not; Stepped
+// adds the steps up.
 func TestSetOffset(t *testing.T) {
-	c := New(clockwork.NewFakeClockAt(epoch), -time.Hour)
+	fake := clockwork.NewFakeClockAt(epoch)
+	c := New(fake, -time.Hour)
 	c.SetCorrection(time.Hour)
 	c.SetOffset(2 * time.Hour)
 	if got := c.Offset(); got != 2*time.Hour {
@@ -92,11 +94,16 @@ func TestSetOffset(t *testing.T) {
 	if got := c.Local(); !got.Equal(epoch.Add(2 * time.Hour)) {
 		t.Fatalf("Local = %v, want 2h ahead", got)
 	}
-	if got := c.Now(); !got.Equal(epoch.Add(3 * time.Hour)) {
-		t.Fatalf("Now = %v, want the step on top of the old correction (3h ahead)", got)
-	}
-	c.SetCorrection(-2 * time.Hour)
 	if got := c.Now(); !got.Equal(epoch) {
-		t.Fatalf("Now = %v after the next measurement, want cluster time", got)
+		t.Fatalf("Now = %v, want cluster time unmoved", got)
+	}
+	c.SetOffset(30 * time.Minute)
+	if got := c.Stepped(); got != 90*time.Minute {
+		t.Fatalf("Stepped = %v, want 3h - 1h30m = 1h30m", got)
+	}
+	lone := New(fake, 0) // never measured: its own clock was cluster time
+	lone.SetOffset(-time.Hour)
+	if got := lone.Now(); !got.Equal(epoch) || lone.Measured() {
+		t.Fatalf("Now = %v (measured %v), want cluster time unmoved and nothing measured", got, lone.Measured())
 	}
 }
