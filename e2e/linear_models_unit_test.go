@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"math"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -102,5 +104,30 @@ func TestLinearizableModels(t *testing.T) {
 				t.Fatalf("checked %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// A history the checker refuses is saved where EWS_VERIFY_OUT says:
+// porcupine's HTML page (its operations in a JSON literal, ">" escaped),
+// and its operations as JSON beside it.
+func TestLinSave(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("EWS_VERIFY_OUT", dir)
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: linRelay{"turn_on"}, Call: 0, Output: linOut{Code: 200, On: true}, Return: 10},
+		{ClientId: 1, Input: linRelay{"read"}, Call: 20, Output: linOut{Code: 200, On: false}, Return: 30},
+	}
+	m := relayModel(false)
+	res, info := porcupine.CheckOperationsVerbose(m, ops, 0)
+	if res != porcupine.Illegal {
+		t.Fatalf("checked %v, want illegal", res)
+	}
+	page := linSave(t, "relay", 9, m, info, ops)
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), "read -\\u003e off") {
+		t.Fatalf("the page %s: %v, holds the operations: %v", page, err, strings.Contains(string(html), "read -\\u003e off"))
+	}
+	if _, err := os.Stat(strings.TrimSuffix(page, ".html") + ".json"); err != nil {
+		t.Fatal(err)
 	}
 }
