@@ -31,7 +31,9 @@ import (
 //     and the master last, each waited for (ready) before the next, as
 //     `ews cluster upgrade` rolls.
 //
-// Every event is logged with its time.
+// The first faults are one of each kind in an order drawn from the seed,
+// the rest drawn by weight (kill 3, pause 1, jump 2, partition 3, upgrade
+// 1, while upgrades remain). Every event is logged with its time.
 type linNemesis struct {
 	t         *testing.T
 	boards    []*board
@@ -100,9 +102,18 @@ func (n *linNemesis) run(ctx context.Context) {
 	if !n.net.partitions() {
 		n.log("partitions skipped: the boards run on loopback")
 	}
+	// the first faults are one of each kind (kill, pause, jump, partition,
+	// upgrade), in an order drawn from the seed, so a short run holds
+	// every kind; then each is drawn by its weight
+	first := []int{0, 1, 2}
+	if n.net.partitions() {
+		first = append(first, 3)
+	}
+	if n.upgrades > 0 {
+		first = append(first, 4)
+	}
+	n.rng.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
 	for k := 0; hold(ctx, n.between(2*time.Second, 4*time.Second)); k++ {
-		// the weights of kill, pause, jump, partition, upgrade; the second
-		// fault is a rolling upgrade, so a short run holds one
 		w := []int{3, 1, 2, 3, 1}
 		if !n.net.partitions() {
 			w[3] = 0
@@ -111,8 +122,8 @@ func (n *linNemesis) run(ctx context.Context) {
 			w[4] = 0
 		}
 		kind := n.draw(w)
-		if k == 1 && n.upgrades > 0 {
-			kind = 4
+		if k < len(first) {
+			kind = first[k]
 		}
 		switch kind {
 		case 0:

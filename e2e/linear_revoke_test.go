@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -16,26 +18,52 @@ import (
 // linRevoke is POST /api/cluster/revoke of board Name.
 type linRevoke struct{ Name string }
 
-// linRevokes is the history of the boards' revocations: after the
-// nemesis, a client at every board revokes boards drawn from all but the
-// first (two each, at once with the others), so the revocations race one
-// another and the majority rule (docs/DESIGN.md: 409 when it would revoke
-// a majority). They come last because a revoked board is out for good.
-func linRevokes(h *linHistory, boards []*board, seed uint64) {
+// linRevokes is the history of the boards' revocations: once the
+// nemesis is over and the cluster steady again (one master, every board
+// running, each board's log naming a leader; waited for at most 30 s), a
+// client at every board revokes boards drawn from all but the first (two
+// answers each, at once with the others; after a 503 it waits its
+// Retry-After and draws again, six tries at most), so the revocations race
+// one another and the majority rule (docs/DESIGN.md: 409 when it would
+// revoke a majority). They come last because a revoked board is out for
+// good.
+func linRevokes(t *testing.T, h *linHistory, boards []*board, seed uint64) {
+	steady := pollUntil(context.Background(), 30*time.Second, func() bool {
+		if m, _ := masterOf(boards); m == "" {
+			return false
+		}
+		for _, b := range boards {
+			var st struct {
+				Leader string `json:"leader"`
+			}
+			code, out, err := b.do("", "GET", "/api/cluster/raft", "")
+			if err != nil || code != http.StatusOK || json.Unmarshal(out, &st) != nil || st.Leader == "" {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("revocations: the cluster steady before them: %v", steady)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for c, entry := range boards {
 		rng := rand.New(rand.NewPCG(seed, uint64(1000+c)))
 		wg.Go(func() {
-			for range 2 {
+			for answered, try := 0, 0; answered < 2 && try < 6 && ctx.Err() == nil; try++ {
 				name := boards[1+rng.IntN(len(boards)-1)].name
 				call := h.now()
 				out, err := linDo(ctx, entry, "POST", "/api/cluster/revoke", "", fmt.Sprintf(`{"name":%q}`, name))
 				if err == nil && out.Code == http.StatusForbidden && !strings.Contains(out.Error, "majority") {
 					out.Code = -1 // a refusal for another reason (the board itself revoked): unknown
 				}
-				h.record("revoke", 1000+c, linRevoke{name}, call, known(out, err, http.StatusOK, http.StatusConflict, http.StatusForbidden), entry.name)
+				got := known(out, err, http.StatusOK, http.StatusConflict, http.StatusForbidden)
+				h.record("revoke", 1000+c, linRevoke{name}, call, got, entry.name)
+				if !got.unknown() {
+					answered++
+				} else if err == nil && out.Code == http.StatusServiceUnavailable {
+					hold(ctx, time.Second)
+				}
 			}
 		})
 	}

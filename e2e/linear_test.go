@@ -37,7 +37,7 @@ type linPlan struct {
 }
 
 func linPlanFromEnv(t *testing.T) linPlan {
-	p := linPlan{boards: 3, clients: 6, duration: 25 * time.Second, seed: 1, maxOps: 2000, check: 20 * time.Second, upgrades: 1}
+	p := linPlan{boards: 3, clients: 6, duration: 35 * time.Second, seed: 1, maxOps: 2000, check: 20 * time.Second, upgrades: 1}
 	if s := os.Getenv("EWS_VERIFY_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -99,7 +99,7 @@ func TestLinearizable(t *testing.T) {
 	wg.Wait()
 	// then the boards' revocations, racing from every board (the list only
 	// grows, and a revocation ends a board's part: they come last)
-	linRevokes(h, boards, p.seed)
+	linRevokes(t, h, boards, p.seed)
 
 	total := 0
 	for _, m := range []struct {
