@@ -21,6 +21,7 @@ type linOut struct {
 	Code int
 	On   bool   // relay: the state the answer says
 	Ver  uint64 // config: the new version (ETag)
+	At   string `json:",omitempty"` // revoke: the entry's time, the first revocation's
 	// Error is the answer's "error" (not read by the models: for a person
 	// looking at a failing history).
 	Error string `json:",omitempty"`

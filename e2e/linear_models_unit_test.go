@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"math"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -74,11 +76,58 @@ func TestLinearizableModels(t *testing.T) {
 			op(1, linRelay{"read"}, 20, linOut{Code: 200, On: true}, 30),
 			op(1, linRelay{"read"}, 40, linOut{Code: 200, On: true}, 50),
 		}, porcupine.Ok},
+		{"revoke: one of three, then the second refused", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 200, At: "t1"}, 10),
+			op(1, linRevoke{"ews3"}, 20, linOut{Code: 409}, 30),
+			op(2, linRevoke{"ews2"}, 40, linOut{Code: 200, At: "t1"}, 50),
+		}, porcupine.Ok},
+		{"revoke: two of three (a majority) both answered 200", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 200, At: "t1"}, 10),
+			op(1, linRevoke{"ews3"}, 0, linOut{Code: 200, At: "t2"}, 10),
+		}, porcupine.Illegal},
+		{"revoke: again, with another time than the first", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 200, At: "t1"}, 10),
+			op(1, linRevoke{"ews2"}, 20, linOut{Code: 200, At: "t2"}, 30),
+		}, porcupine.Illegal},
+		{"revoke: refused while nothing is revoked", revokeModel(5), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{Code: 403}, 10),
+		}, porcupine.Illegal},
+		{"revoke: an unknown one may have happened and refused the next", revokeModel(3), []porcupine.Operation{
+			op(0, linRevoke{"ews2"}, 0, linOut{}, inf),
+			op(1, linRevoke{"ews3"}, 20, linOut{Code: 409}, 30),
+			op(1, linRevoke{"ews2"}, 40, linOut{Code: 200, At: "t9"}, 50),
+			op(1, linRevoke{"ews2"}, 60, linOut{Code: 200, At: "t9"}, 70),
+		}, porcupine.Ok},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := porcupine.CheckOperationsTimeout(c.model, c.ops, 0); got != c.want {
 				t.Fatalf("checked %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// A history the checker refuses is saved where EWS_VERIFY_OUT says:
+// porcupine's HTML page (its operations in a JSON literal, ">" escaped),
+// and its operations as JSON beside it.
+func TestLinSave(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("EWS_VERIFY_OUT", dir)
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: linRelay{"turn_on"}, Call: 0, Output: linOut{Code: 200, On: true}, Return: 10},
+		{ClientId: 1, Input: linRelay{"read"}, Call: 20, Output: linOut{Code: 200, On: false}, Return: 30},
+	}
+	m := relayModel(false)
+	res, info := porcupine.CheckOperationsVerbose(m, ops, 0)
+	if res != porcupine.Illegal {
+		t.Fatalf("checked %v, want illegal", res)
+	}
+	page := linSave(t, "relay", 9, m, info, ops)
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), "read -\\u003e off") {
+		t.Fatalf("the page %s: %v, holds the operations: %v", page, err, strings.Contains(string(html), "read -\\u003e off"))
+	}
+	if _, err := os.Stat(strings.TrimSuffix(page, ".html") + ".json"); err != nil {
+		t.Fatal(err)
 	}
 }

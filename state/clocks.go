@@ -36,20 +36,34 @@ const (
 // offset (one late ack does not move it).
 const clockSamples = 5
 
-// peerClock is what this board measured of one peer's clock.
+// peerClock is what this board measured of one peer's clock. Each
+// sample is kept plus this board's own steps at the time it was taken
+// (clock.Stepped), so a step of this board's clock does not move the
+// median: offset and clusterOffset take the steps since back off.
 type peerClock struct {
-	samples  []time.Duration // latest last
+	samples  []time.Duration // the peer's Local minus this board's, latest last
+	cluster  []time.Duration // the peer's cluster time (Local plus its correction) minus this board's Local
 	rtts     []time.Duration // the round trips of the same acks, latest last
 	rtt      time.Duration
 	heard    time.Time // this board's monotonic time of the last ack
 	master   bool      // the last ack said it is master
 	measured bool      // … and that its correction was measured
-	corr     time.Duration
 }
 
-// offset is the median of the samples.
-func (p *peerClock) offset() time.Duration {
-	s := slices.Clone(p.samples)
+// offset is the median of the samples, stepped is this board's
+// clock.Stepped now.
+func (p *peerClock) offset(stepped time.Duration) time.Duration { return median(p.samples) - stepped }
+
+// clusterOffset is what this board's Local lacks of the peer's cluster
+// time: the median of its acks' Local plus correction, each taken with
+// the correction of the same ack, so a peer whose clock stepped (and whose
+// correction took the step back) moves none of it.
+func (p *peerClock) clusterOffset(stepped time.Duration) time.Duration {
+	return median(p.cluster) - stepped
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
 }
@@ -59,6 +73,15 @@ func (p *peerClock) offset() time.Duration {
 type clocks struct {
 	mu    sync.Mutex
 	peers map[string]*peerClock
+	// stepped is this board's clock.Stepped (nil: never stepped).
+	stepped func() time.Duration
+}
+
+func (k *clocks) steps() time.Duration {
+	if k.stepped == nil {
+		return 0
+	}
+	return k.stepped()
 }
 
 // pinger is the Cluster's memberlist PingDelegate.
@@ -112,15 +135,20 @@ func (k *clocks) record(name string, off, rtt time.Duration, flags byte, corr ti
 		pc = &peerClock{}
 		k.peers[name] = pc
 	}
-	pc.samples = append(pc.samples, off)
+	st := k.steps()
+	pc.samples = append(pc.samples, off+st)
 	if len(pc.samples) > clockSamples {
 		pc.samples = pc.samples[1:]
+	}
+	pc.cluster = append(pc.cluster, off+corr+st)
+	if len(pc.cluster) > clockSamples {
+		pc.cluster = pc.cluster[1:]
 	}
 	pc.rtts = append(pc.rtts, rtt)
 	if len(pc.rtts) > clockSamples {
 		pc.rtts = pc.rtts[1:]
 	}
-	pc.rtt, pc.heard, pc.corr = rtt, now, corr
+	pc.rtt, pc.heard = rtt, now
 	pc.master, pc.measured = flags&ackMaster != 0, flags&ackMeasured != 0
 }
 
@@ -133,8 +161,9 @@ func (c *Cluster) ClockOffsets() map[string]time.Duration {
 	c.clocks.mu.Lock()
 	defer c.clocks.mu.Unlock()
 	out := make(map[string]time.Duration, len(c.clocks.peers))
+	st := c.clocks.steps()
 	for name, pc := range c.clocks.peers {
-		out[name] = pc.offset()
+		out[name] = pc.offset(st)
 	}
 	return out
 }
@@ -206,12 +235,11 @@ func (c *Cluster) clockCorrection(now time.Time) (time.Duration, bool) {
 	case best == c.self.Name:
 		return 0, false
 	case best != "":
-		pc := c.clocks.peers[best]
-		return pc.offset() + pc.corr, true
+		return c.clocks.peers[best].clusterOffset(c.clocks.steps()), true
 	}
 	for _, p := range c.peers {
 		if pc := c.clocks.peers[p.Name]; pc != nil && pc.measured && now.Sub(pc.heard) < clockFresh {
-			return pc.offset() + pc.corr, true
+			return pc.clusterOffset(c.clocks.steps()), true
 		}
 	}
 	return 0, false

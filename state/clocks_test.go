@@ -120,3 +120,44 @@ func TestClockCorrectionStaleMaster(t *testing.T) {
 		t.Fatalf("correction %v %v, want 1h", d, ok)
 	}
 }
+
+// A step of a clock while the boards run (a simulated board's SIGUSR1, a
+// board's RTC set by hand) moves no board's cluster time: not the stepped
+// board's own (its correction takes the step back, and its samples of the
+// master taken before the step still count), nor its followers' (the
+// master's acks carry its new Local with its new correction). Before,
+// one ack after the step set the correction back to the median of the
+// old samples, and cluster time jumped by the step for three probes.
+func TestClockStepKeepsClusterTime(t *testing.T) {
+	base := clockwork.NewFakeClock()
+	ews1, ews2 := clockBoard(t, "ews1", base, 0), clockBoard(t, "ews2", base, -time.Hour)
+	probe := func(n int) {
+		for range n {
+			pinger{ews2}.NotifyPingComplete(&memberlist.Node{Name: "ews1"}, 0, ack(ews1, ackMaster))
+		}
+	}
+	off := func() time.Duration { return ews2.clock.Now().Sub(base.Now()) }
+	probe(5)
+	if got := off(); got != 0 {
+		t.Fatalf("ews2's cluster time %v off before any step", got)
+	}
+	for _, s := range []struct {
+		what string
+		step func()
+	}{
+		{"ews2 (a follower) steps 3h ahead", func() { ews2.clock.SetOffset(2 * time.Hour) }},
+		{"ews1 (the master) steps 2h behind", func() { ews1.clock.SetOffset(-2 * time.Hour) }},
+		{"ews2 steps back to none", func() { ews2.clock.SetOffset(0) }},
+	} {
+		s.step()
+		for k := 1; k <= 5; k++ {
+			probe(1)
+			if got := off(); got != 0 {
+				t.Fatalf("%s: ews2's cluster time is %v off after %d probe(s), want 0", s.what, got, k)
+			}
+		}
+	}
+	if got, want := ews2.ClockOffsets()["ews1"], -2*time.Hour; got != want {
+		t.Fatalf("ews2 measures ews1's clock at %v, want %v (the master's own clock shows its step)", got, want)
+	}
+}

@@ -185,6 +185,7 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 	if c.clock = cfg.Clock; c.clock == nil {
 		c.clock = clock.Real()
 	}
+	c.clocks.stepped = c.clock.Stepped
 	c.proto = cfg.ProtocolVersion
 	var roots *x509.CertPool
 	if cfg.Identity != nil && !cfg.Standalone() {

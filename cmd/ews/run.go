@@ -19,7 +19,7 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", "[--config PATH]", "Run this board's node. Without --config: $EWS_CONFIG, /boot/firmware/ews.toml, /boot/ews.toml, /etc/ews/ews.toml.\nSIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0; a second signal exits at once.", stderr)
+	fs := newFlags("run", "[--config PATH]", "Run this board's node. Without --config: $EWS_CONFIG, /boot/firmware/ews.toml, /boot/ews.toml, /etc/ews/ews.toml.\nSIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0; a second signal exits at once.\nSIGUSR1 (a simulated board): read [sim] clock_offset again and step the clock to it.", stderr)
 	path := fs.String("config", "", "boot config file")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -112,6 +112,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Warn("second signal: exiting now", "signal", s.String())
 		os.Exit(exitError)
 	}()
+	stepClockOnSignal(ctx, p, n, log)
 	var trialFailed atomic.Bool
 	commitTrial(ctx, exe, n, log, func() { trialFailed.Store(true); cancel() })
 	err = n.Run(ctx)

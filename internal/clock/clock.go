@@ -22,8 +22,9 @@ import (
 // clockwork.Clock, whose Now is cluster time. Safe for concurrent use.
 type Clock struct {
 	clockwork.Clock
-	offset time.Duration
+	offset atomic.Int64 // nanoseconds Local runs ahead of the base clock
 	corr   atomic.Int64 // nanoseconds added to Local to get cluster time
+	steps  atomic.Int64 // nanoseconds Local was stepped by in all (SetOffset)
 	floor  atomic.Int64 // unix nanoseconds: no true time is earlier; 0 none
 	set    atomic.Bool  // a correction was measured (SetCorrection)
 }
@@ -36,17 +37,38 @@ func New(base clockwork.Clock, offset time.Duration) *Clock {
 	if base == nil {
 		base = clockwork.NewRealClock()
 	}
-	return &Clock{Clock: base, offset: offset}
+	c := &Clock{Clock: base}
+	c.offset.Store(int64(offset))
+	return c
 }
 
 // Real is the clock of a board without offset: tests and tools.
 func Real() *Clock { return New(nil, 0) }
 
 // Offset is the fixed offset of Local from the base clock.
-func (c *Clock) Offset() time.Duration { return c.offset }
+func (c *Clock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
+
+// SetOffset steps Local to run offset off the base clock from now on: a
+// simulated board's clock jumping while it runs, as a real board's does
+// when its RTC is set by hand. Cluster time does not jump with it: the
+// correction takes the step back at once, as a measurement would after
+// it, so marks, seals and certificates are judged as before (cluster time
+// moves only by measurement: the master's clock, or NTP on the master).
+// Stepped counts the step, for the samples measured against the old
+// Local (state's clock samples).
+func (c *Clock) SetOffset(offset time.Duration) {
+	step := int64(offset) - c.offset.Swap(int64(offset))
+	c.corr.Add(-step)
+	c.steps.Add(step)
+}
+
+// Stepped is how far Local was stepped in all since the clock was made:
+// an offset measured against Local at an earlier Stepped s0 is off by
+// Stepped() - s0 now.
+func (c *Clock) Stepped() time.Duration { return time.Duration(c.steps.Load()) }
 
 // Local is the board's own wall clock, uncorrected.
-func (c *Clock) Local() time.Time { return c.Clock.Now().Add(c.offset) }
+func (c *Clock) Local() time.Time { return c.Clock.Now().Add(c.Offset()) }
 
 // Now is cluster time: Local corrected.
 func (c *Clock) Now() time.Time { return c.Local().Add(c.Correction()) }

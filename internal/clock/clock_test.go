@@ -79,3 +79,31 @@ func TestTimersAreTheBase(t *testing.T) {
 		t.Fatal("the timer did not fire on the base clock")
 	}
 }
+
+// TestSetOffset: a step while running moves Local by the step at once
+// and leaves cluster time (Now) where it was, measured or not; Stepped
+// adds the steps up.
+func TestSetOffset(t *testing.T) {
+	fake := clockwork.NewFakeClockAt(epoch)
+	c := New(fake, -time.Hour)
+	c.SetCorrection(time.Hour)
+	c.SetOffset(2 * time.Hour)
+	if got := c.Offset(); got != 2*time.Hour {
+		t.Fatalf("Offset = %v, want 2h", got)
+	}
+	if got := c.Local(); !got.Equal(epoch.Add(2 * time.Hour)) {
+		t.Fatalf("Local = %v, want 2h ahead", got)
+	}
+	if got := c.Now(); !got.Equal(epoch) {
+		t.Fatalf("Now = %v, want cluster time unmoved", got)
+	}
+	c.SetOffset(30 * time.Minute)
+	if got := c.Stepped(); got != 90*time.Minute {
+		t.Fatalf("Stepped = %v, want 3h - 1h30m = 1h30m", got)
+	}
+	lone := New(fake, 0) // never measured: its own clock was cluster time
+	lone.SetOffset(-time.Hour)
+	if got := lone.Now(); !got.Equal(epoch) || lone.Measured() {
+		t.Fatalf("Now = %v (measured %v), want cluster time unmoved and nothing measured", got, lone.Measured())
+	}
+}

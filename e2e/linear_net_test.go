@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// linNet is where TestLinearizable's boards run: as root, a network
+// namespace per board, each with a veth on a bridge in the test's own
+// namespace (where the clients and the nemesis are), so the nemesis can cut
+// boards apart while every client still reaches every board; otherwise
+// loopback, where no partition can be made (the nemesis then skips them,
+// and says so). Everything it makes goes at the test's end, failed or not.
+type linNet struct {
+	t   *testing.T
+	ns  []string // a namespace per board; nil on loopback
+	ips []string
+
+	mu  sync.Mutex
+	cut map[[2]int]bool // the pairs of boards cut apart now (i < j)
+}
+
+// linNets numbers the networks of one test process, so two runs (or two
+// tests) never make the same names.
+var linNets atomic.Int32
+
+// netnsUsable says whether this process may make network namespaces, and
+// if not, why.
+func netnsUsable() (bool, string) {
+	if os.Geteuid() != 0 {
+		return false, "not root"
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false, "no iproute2 (ip)"
+	}
+	probe := fmt.Sprintf("ewlp%d", os.Getpid()%100000)
+	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		return false, fmt.Sprintf("network namespaces not permitted here: %v %s", err, strings.TrimSpace(string(out)))
+	}
+	_ = exec.Command("ip", "netns", "del", probe).Run()
+	return true, ""
+}
+
+// newLinNet lays out n boards: in namespaces when it can (and
+// EWS_VERIFY_NETNS is not 0), else on loopback.
+func newLinNet(t *testing.T, n int) (*linNet, []*board) {
+	t.Helper()
+	ok, why := netnsUsable()
+	if os.Getenv("EWS_VERIFY_NETNS") == "0" {
+		ok, why = false, "EWS_VERIFY_NETNS=0"
+	}
+	if !ok {
+		t.Logf("partitions skipped: the boards run on loopback (%s)", why)
+		boards, _ := layout(t, n)
+		return &linNet{t: t}, boards
+	}
+	seq := linNets.Add(1)
+	tag := fmt.Sprintf("%d%d", os.Getpid()%10000, seq)
+	// 10.240-249.x.0/24: apart from the other namespace tests' subnets
+	// (10.213, 10.214, 10.215-234)
+	subnet := fmt.Sprintf("10.%d.%d", 240+seq%10, os.Getpid()%250)
+	ln := &linNet{t: t, cut: map[[2]int]bool{}}
+	br := "ewlb" + tag
+	ipCmd(t, "link", "add", br, "type", "bridge")
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
+	ipCmd(t, "addr", "add", subnet+".254/24", "dev", br)
+	ipCmd(t, "link", "set", br, "up")
+	boards := make([]*board, n)
+	for i := range n {
+		ns, host, peer := fmt.Sprintf("ewl%d-%s", i+1, tag), fmt.Sprintf("ewlv%d%s", i+1, tag), fmt.Sprintf("ewlp%d%s", i+1, tag)
+		ip := fmt.Sprintf("%s.%d", subnet, i+1)
+		ipCmd(t, "netns", "add", ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer)
+		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", host).Run() }) // gone with the namespace, unless that failed
+		ipCmd(t, "link", "set", peer, "netns", ns)
+		ipCmd(t, "link", "set", host, "master", br)
+		ipCmd(t, "link", "set", host, "up")
+		ipCmd(t, "-n", ns, "addr", "add", ip+"/24", "dev", peer)
+		ipCmd(t, "-n", ns, "link", "set", peer, "up")
+		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+		ln.ns, ln.ips = append(ln.ns, ns), append(ln.ips, ip)
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: ip + ":8080", gossip: ip + ":7946"}
+	}
+	t.Logf("the boards run in network namespaces ewl*-%s on bridge %s (%s.0/24)", tag, br, subnet)
+	return ln, boards
+}
+
+// partitions reports whether the boards can be cut apart here.
+func (ln *linNet) partitions() bool { return ln.ns != nil }
+
+// start starts board i (b) on bin, inside its namespace when there is one.
+func (ln *linNet) start(i int, b *board, bin string) {
+	if ln.ns == nil {
+		b.start(ln.t, bin)
+		return
+	}
+	b.startWith(ln.t, []string{"ip", "netns", "exec", ln.ns[i]}, bin)
+}
+
+// split cuts every pair of pairs apart, both ways: a blackhole route to
+// the other's address in each board's namespace (the test's namespace,
+// the clients', keeps its routes to every board).
+func (ln *linNet) split(pairs [][2]int) error {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	for _, p := range pairs {
+		i, j := min(p[0], p[1]), max(p[0], p[1])
+		if ln.cut[[2]int{i, j}] {
+			continue
+		}
+		if err := ln.route("add", i, j); err != nil {
+			return err
+		}
+		ln.cut[[2]int{i, j}] = true
+	}
+	return nil
+}
+
+// heal removes every cut.
+func (ln *linNet) heal() error {
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	var errs []string
+	for p := range ln.cut {
+		if err := ln.route("del", p[0], p[1]); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		delete(ln.cut, p)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("e2e: heal: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// route adds or deletes the blackhole routes between boards i and j.
+func (ln *linNet) route(op string, i, j int) error {
+	for _, a := range [][2]int{{i, j}, {j, i}} {
+		args := []string{"-n", ln.ns[a[0]], "route", op, "blackhole", ln.ips[a[1]] + "/32"}
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("e2e: ip %s: %v %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// across is every pair with one board in a and the other in b.
+func across(a, b []int) [][2]int {
+	var out [][2]int
+	for _, i := range a {
+		for _, j := range b {
+			out = append(out, [2]int{i, j})
+		}
+	}
+	return out
+}
