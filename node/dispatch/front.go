@@ -314,5 +314,5 @@ func (f *Front) runLocal(w http.ResponseWriter, r *http.Request) {
 		f.here.inFlight.Add(-1)
 		f.here.completed.Add(1)
 	}()
-	f.here.local.ServeHTTP(w, r)
+	f.here.local.ServeHTTP(runTraced(w, r), r)
 }

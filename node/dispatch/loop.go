@@ -36,7 +36,8 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 		f.placeFailed(w, rt, err)
 		return
 	}
-	fresh := true // rt.to is a Placer's first answer
+	markPlaced(w, r) // traced.go
+	fresh := true    // rt.to is a Placer's first answer
 	var t try
 	for {
 		if fresh {
@@ -76,6 +77,7 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr) // no other board for the retry
 			return
 		}
+		markPlaced(w, r)
 		if t.leg == legBoard {
 			f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
 			f.m.retries.Inc()

@@ -43,6 +43,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
+	r = traced(r) // a request that asks for its trace (traced.go)
 	var in inbound
 	if !f.accept(w, r, &in) {
 		return
@@ -57,7 +58,11 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		BindRequest(&in.bind, in.r, bodyMode(in.r), in.body, in.client)
 	}
-	switch f.classify(&in) {
+	p := f.classify(&in)
+	if p != pathMarked {
+		markEntered(in.r, start)
+	}
+	switch p {
 	case pathMarked:
 		f.runLocal(w, in.r)
 	case pathMaster:
