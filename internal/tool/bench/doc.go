@@ -41,7 +41,8 @@
 //	classes[]                      one object per class, in --mix order, then
 //	total                          the same object for all classes together (name "total")
 //	control                        the same for every control class together (path under /api/ or
-//	                               /cgi-bin/), when the mix has more than one; absent otherwise
+//	                               /cgi-bin/), when the mix has more than one (with their trace
+//	                               together); absent otherwise
 //
 // Each class object:
 //

@@ -116,6 +116,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 	all, allShed := NewHistogram(), NewHistogram()
 	tot := ClassReport{Name: "total", Weight: 1, ErrorSamples: []string{}}
 	ctl, ctlLat, ctlShed, nctl := ClassReport{Name: "control", ErrorSamples: []string{}}, NewHistogram(), NewHistogram(), 0
+	var ctlTrace traceStats
 	for i, c := range cfg.Classes {
 		mix[i] = c.String()
 		st := r.stats[i]
@@ -137,6 +138,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 			addCounts(&ctl, &cr)
 			ctlLat.Merge(st.lat)
 			ctlShed.Merge(st.shedLat)
+			ctlTrace.merge(&st.trace)
 		}
 		tot.Due += cr.Due
 		tot.Sent += cr.Sent
@@ -160,6 +162,9 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 	if nctl > 1 {
 		ctl.OKPerSec = per(ctl.OK)
 		ctl.Latency, ctl.ShedLatency = summarise(ctlLat), summarise(ctlShed)
+		if cfg.Trace {
+			ctl.Trace = ctlTrace.report()
+		}
 		rep.Control = &ctl
 	}
 	rep.Mix = strings.Join(mix, ",")

@@ -115,6 +115,18 @@ func b2i(b bool) int {
 	return 0
 }
 
+// merge adds o's samples and counts to t (Report.Control's trace).
+func (t *traceStats) merge(o *traceStats) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.samples = append(t.samples, o.samples...)
+	t.joined += o.joined
+	t.cached += o.cached
+	t.shared += o.shared
+}
+
 // report summarises the samples; nil when none carried marks.
 func (t *traceStats) report() *TraceReport {
 	t.mu.Lock()

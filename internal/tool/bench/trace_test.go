@@ -90,8 +90,8 @@ func TestTraceReportsStagesAndControl(t *testing.T) {
 	if rep.Control == nil || rep.Control.OK != rep.Classes[0].OK+rep.Classes[1].OK || rep.Control.Weight < 0.66 || rep.Control.Weight > 0.67 {
 		t.Fatalf("control = %+v, want s1 and s2 together", rep.Control)
 	}
-	if rep.Control.Trace != nil {
-		t.Error("control together carries a trace")
+	if ct := rep.Control.Trace; ct == nil || ct.Traced != rep.Classes[0].Trace.Traced+rep.Classes[1].Trace.Traced || ct.Joined != rep.Classes[0].Trace.Joined {
+		t.Errorf("control's trace %+v, want s1's and s2's together", ct)
 	}
 }
 
