@@ -67,6 +67,7 @@ const (
 	modeGone           // (TestBoardFailures) the board's address refuses connections
 	modeDeny           // answers 401, as a board with other credentials does
 	modeHeadLate       // answers what the board's listener answers when a request header crawls in: 408, marked
+	modeBlockDeny      // waits for release, then answers 401
 )
 
 // echo is what a test board's Local handler answers.
@@ -130,6 +131,14 @@ func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-b.release:
 		}
+		return
+	case modeBlockDeny:
+		select {
+		case <-b.release:
+		case <-r.Context().Done():
+			return
+		}
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "auth: invalid credentials"})
 		return
 	case modeBlock:
 		select {

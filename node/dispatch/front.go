@@ -160,6 +160,7 @@ type Front struct {
 	follow  followerRole // a follower's way to the master (follower.go, fastentry.go)
 	clients assignRole   // a board's own clients in redirect mode (assign.go)
 	placing placeRole    // the placement channels, either end (place*.go)
+	reads   readFlights  // device reads under way from this entry (sharedread.go)
 }
 
 // settings are the Front's options that every path reads, set once.

@@ -16,10 +16,39 @@ import (
 // route starts rt's request at p and answers it. The answer is held in
 // memory (heldWriter) while the request holds its slot, and written to the
 // client once the slot is given back: a slow reader holds no slot.
+// A device read joins the same read under way from this entry instead
+// (sharedread.go).
 func (f *Front) route(w http.ResponseWriter, rt *route, p Placer) {
+	if key := f.shareKey(rt); key != "" {
+		fl, first := f.reads.join(key)
+		if first {
+			f.routeLeading(w, rt, p, key, fl)
+			return
+		}
+		if fl.wait(w, rt.in.r) {
+			return
+		}
+		// the read it joined failed: it goes its own way, alone
+	}
 	hw := &heldWriter{w: w}
 	f.routeHeld(hw, rt, p)
 	hw.finish() // not reached when the handler aborted the answer (a panic)
+}
+
+// routeLeading is route for the read that leads flight fl: its answer is
+// published to the reads that joined it before it is written out.
+func (f *Front) routeLeading(w http.ResponseWriter, rt *route, p Placer, key string, fl *readFlight) {
+	hw := &heldWriter{w: w}
+	ended := false
+	defer func() {
+		if !ended { // the handler aborted: nobody waits forever
+			f.reads.end(key, fl, nil)
+		}
+	}()
+	f.routeHeld(hw, rt, p)
+	f.reads.end(key, fl, hw)
+	ended = true
+	hw.finish()
 }
 
 // routeHeld is route with the answer held.

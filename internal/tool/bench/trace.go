@@ -40,7 +40,8 @@ type TraceStage struct {
 //   - forward: placed to the board that runs it starting it
 //   - device_wait: run to its own device operation starting (the board's device lock)
 //   - device: its own device operation
-//   - shared: a read that joined one under way, to that read's end
+//   - shared: a read that joined one under way, to that read's end (on the board: joined to
+//     done; at the entry: enter to the copy of the first read's answer)
 //   - answer: the last mark to the client having the whole answer
 var traceStages = []string{"to_entry", "queue", "forward", "device_wait", "device", "shared", "answer"}
 
@@ -77,8 +78,9 @@ func (t *traceStats) record(h http.Header, sent, got time.Time, total time.Durat
 	}
 	enter, placed, run := m[reqtrace.Enter], m[reqtrace.Placed], m[reqtrace.Run]
 	last := run
-	if sh, ok := m[reqtrace.Shared]; ok {
+	if sh, ok := m[reqtrace.Shared]; ok { // answered at the entry from the same read under way there
 		last = sh
+		span(5, enter, sh)
 	}
 	span(0, sent, enter)
 	span(1, enter, placed)
