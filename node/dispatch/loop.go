@@ -54,12 +54,7 @@ func (f *Front) routeLeading(w http.ResponseWriter, rt *route, p Placer, key str
 // routeHeld is route with the answer held.
 func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	r := rt.in.r
-	defer func() {
-		p.Release(rt) // p: the Placer that placed it last
-		if rt.held {
-			f.m.holding.Dec()
-		}
-	}()
+	defer func() { p.Release(rt) }() // p: the Placer that placed it last
 	p, _, err := f.place(rt, p)
 	if err != nil {
 		f.placeFailed(w, rt, err)
@@ -70,28 +65,30 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	var t try
 	for {
 		if fresh {
-			if f.placed(w, rt) {
+			var answered bool
+			if t, answered = p.Start(w, rt); answered {
 				return
 			}
-			t = f.newTry(rt)
 		}
 		if rt.to.self {
 			f.runLocal(w, r)
 			return
 		}
-		ferr := f.attempt(w, rt)
-		failed := rt.to
-		p.Release(rt)
+		ferr := f.attempt(w, rt, p)
 		if ferr == nil {
-			f.m.forwarded.WithLabelValues(failed.board, OutcomeOK).Inc()
-			if rt.held && failed.kind == KindVia {
-				f.m.held.WithLabelValues(OutcomeOK).Inc()
-			}
+			p.Ended(rt, 0, nil) // answered: no verdict
+			p.Release(rt)
+			f.m.forwarded.WithLabelValues(rt.to.board, OutcomeOK).Inc()
 			return
 		}
 		t.canceled = r.Context().Err() != nil
 		v := tryAgain(t, ferr)
-		f.noteFailure(rt, &failed, v, ferr)
+		if v != answerCanceled {
+			f.m.errors.WithLabelValues(rt.to.board).Inc()
+		}
+		p.Ended(rt, v, ferr)
+		failed := rt.to
+		p.Release(rt)
 		if v != sendAgain {
 			f.answerFailure(w, v, failed.board, ferr)
 			return
@@ -115,27 +112,6 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	}
 }
 
-// placed does what a Placer's first answer asks before the first attempt:
-// the sticky cookie of the board chosen, a redirect (redirect mode, the
-// master's own: then true, answered). The master's dispatch of a request
-// is where the chaos harness plants its bug.
-func (f *Front) placed(w http.ResponseWriter, rt *route) bool {
-	if rt.to.kind != KindDispatch {
-		return false
-	}
-	r := rt.in.r
-	f.setSticky(w, r, rt.to.board)
-	if rt.to.redirect {
-		f.redirectTo(w, &rt.in, rt.to.ticket, rt.start)
-		rt.to.ticket = sched.Ticket{} // the hold gives it back (redirect.go)
-		return true
-	}
-	if !rt.to.self || rt.pc != nil {
-		chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
-	}
-	return false
-}
-
 // place asks p, and the Placers it hands the request to, where rt goes;
 // switched: another Placer answered, from its first placement.
 func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
@@ -148,63 +124,13 @@ func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
 	}
 }
 
-// attempt signs a mark for rt.to and forwards the request there once.
-func (f *Front) attempt(w http.ResponseWriter, rt *route) error {
+// attempt has p sign a mark for rt.to and forwards the request there once.
+func (f *Front) attempt(w http.ResponseWriter, rt *route, p Placer) error {
 	to, in := &rt.to, &rt.in
 	st := &rt.st
 	*st = fwd{target: to.board, addr: to.addr, body: in.body}
-	if to.kind == KindVia {
-		st.header, st.token = HeaderVia, f.marks.SignString(KindVia, to.epoch, to.board, in.via())
-	} else {
-		st.header, st.token = HeaderMark, f.marks.SignString(KindDispatch, to.epoch, to.board, &in.bind)
-		if rt.d != nil {
-			st.start = rt.start // the master's own forward: its added latency
-		}
-	}
+	p.Sign(rt, st)
 	return f.forward(w, in.r, st)
-}
-
-// newTry is what the retry rule reads of rt's request on its current leg.
-func (f *Front) newTry(rt *route) try {
-	r := rt.in.r
-	keyed := r.Header.Get("Idempotency-Key") != ""
-	if rt.to.kind == KindVia {
-		return try{leg: legMaster, replay: rt.in.replay(f.follow.replayMax), keyed: keyed}
-	}
-	pin := ""
-	if f.cfg.pin != nil {
-		pin = f.cfg.pin(r)
-	}
-	return try{
-		leg:        legBoard,
-		replay:     rt.in.replay(MaxDigestBody),
-		keyed:      keyed,
-		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
-		movable:    pin == "" || pin == "any",
-	}
-}
-
-// noteFailure counts and logs a failed attempt at failed.
-func (f *Front) noteFailure(rt *route, failed *target, v verdict, err error) {
-	r := rt.in.r
-	if v != answerCanceled {
-		f.m.errors.WithLabelValues(failed.board).Inc()
-	}
-	if failed.kind != KindVia {
-		if v != answerCanceled {
-			f.log.Warn("dispatch: board failed", "board", failed.board, "addr", failed.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
-		}
-		return
-	}
-	switch v {
-	case sendAgain:
-		f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
-		f.log.Info("dispatch: master unreachable; holding the request for the next master",
-			"master", failed.board, "addr", failed.addr, "err", err, "path", r.URL.Path, "keyed", r.Header.Get("Idempotency-Key") != "")
-	case answerCanceled:
-	default:
-		f.log.Warn("dispatch: master did not answer", "master", failed.board, "addr", failed.addr, "err", err)
-	}
 }
 
 // setSticky gives the client the sticky cookie of the board chosen

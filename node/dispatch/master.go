@@ -21,27 +21,35 @@ import (
 // dispatch is the master's path: the forwarding loop with this board's
 // own dispatcher as the Placer.
 func (f *Front) dispatch(w http.ResponseWriter, in *inbound, start time.Time) {
-	f.route(w, &route{in: *in, start: start}, ownPlacer{f})
+	f.route(w, &route{in: *in, start: start}, newOwnPlacer(f))
 }
 
 // ownPlacer places a request with this board's dispatcher: a slot on the
-// board the policy chooses, held until Release.
-type ownPlacer struct{ f *Front }
+// board the policy chooses, held until Release. One per request: the
+// dispatcher it queued with, the request as admitted and the slot.
+type ownPlacer struct {
+	f      *Front
+	d      *sched.Dispatcher // the dispatcher that placed it
+	req    sched.Request     // the admitted request
+	ticket sched.Ticket      // the slot, until Release
+}
+
+func newOwnPlacer(f *Front) *ownPlacer { return &ownPlacer{f: f} }
 
 // Place admits rt's request and acquires a slot (first), or one on any
 // board but the one that failed (a retry). A request still queued when
 // this board stepped down goes to the new master (tryAgain, legQueue).
-func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	f, r := p.f, rt.in.r
 	if rt.to.board != "" { // a retry: the scheduler chooses its board, any but the one that failed
-		again := rt.req
+		again := p.req
 		again.Exclude = []string{rt.to.board}
-		t, err := rt.d.Acquire(ctx, &again)
+		t, err := p.d.Acquire(ctx, &again)
 		if err != nil {
 			return nil, err
 		}
 		epoch := rt.to.epoch // signed in the epoch it was first dispatched in
-		rt.to = p.target(rt, t)
+		p.take(rt, t)
 		rt.to.epoch = epoch
 		return nil, nil
 	}
@@ -49,26 +57,63 @@ func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	if d == nil {
 		return nil, errNotOpen
 	}
-	rt.d = d
-	f.admit(&rt.req, d, r, rt.in.client)
-	t, err := d.Acquire(ctx, &rt.req)
+	p.d = d
+	f.admit(&p.req, d, r, rt.in.client)
+	t, err := d.Acquire(ctx, &p.req)
 	for err != nil && replaced(err, d, f.master.disp.Load()) {
 		// the queue was rebuilt under the request (new scheduler
 		// settings, docs/NOTES.md "Configuration store"): it waits in the new one
 		d = f.master.disp.Load()
-		rt.d = d
-		t, err = d.Acquire(ctx, &rt.req)
+		p.d = d
+		t, err = d.Acquire(ctx, &p.req)
 	}
 	if err != nil {
 		tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
 		if tryAgain(tr, err) == sendAgain && f.handOver(rt) {
-			return viaPlacer{f}, nil
+			return newViaPlacer(f), nil
 		}
 		return nil, err
 	}
-	rt.to = p.target(rt, t)
-	rt.to.redirect = f.cfg.redirect && !rt.to.self
+	p.take(rt, t)
 	return nil, nil
+}
+
+// take holds slot t and aims rt at its board.
+func (p *ownPlacer) take(rt *route, t sched.Ticket) {
+	p.ticket = t
+	rt.to = target{board: t.Board, addr: t.Addr, epoch: p.f.c.Epoch(), self: t.Board == rt.in.self}
+}
+
+// Start gives the client the sticky cookie of the board chosen and, in
+// redirect mode, answers 307 to it (the hold gives the slot back,
+// redirect.go). The master's dispatch of a request is where the chaos
+// harness plants its bug.
+func (p *ownPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
+	f := p.f
+	f.setSticky(w, rt.in.r, rt.to.board)
+	if f.cfg.redirect && !rt.to.self {
+		f.redirectTo(w, &rt.in, p.ticket, rt.start)
+		p.ticket = sched.Ticket{}
+		return try{}, true
+	}
+	if !rt.to.self {
+		chaosDropAnswer(rt.in.r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
+	}
+	return f.boardTry(rt), false
+}
+
+// Sign signs a dispatch mark; the master's own forward observes its added latency.
+func (p *ownPlacer) Sign(rt *route, st *fwd) {
+	p.f.signDispatch(rt, st)
+	st.start = rt.start
+}
+
+func (p *ownPlacer) Ended(rt *route, v verdict, err error) { p.f.boardEnded(rt, v, err) }
+
+// Release gives the slot back.
+func (p *ownPlacer) Release(*route) {
+	p.ticket.Done()
+	p.ticket = sched.Ticket{}
 }
 
 // replaced reports whether err is the closing of queue d, which now is
@@ -76,16 +121,6 @@ func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 func replaced(err error, d, now *sched.Dispatcher) bool {
 	var shed *sched.ErrShed
 	return now != nil && now != d && errors.As(err, &shed) && shed.Reason == sched.ReasonClosed
-}
-
-func (p ownPlacer) target(rt *route, t sched.Ticket) target {
-	return target{board: t.Board, addr: t.Addr, epoch: p.f.c.Epoch(), kind: KindDispatch, self: t.Board == rt.in.self, ticket: t}
-}
-
-// Release gives the slot back.
-func (ownPlacer) Release(rt *route) {
-	rt.to.ticket.Done()
-	rt.to.ticket = sched.Ticket{}
 }
 
 // admit describes r to the dispatcher in req: its class (the last one for
