@@ -58,16 +58,16 @@ func (c *fakeCluster) set(f func(c *fakeCluster)) {
 
 // Behaviours of a test board's Local handler.
 const (
-	modeEcho     int32 = iota
-	modeDie            // closes the connection without an answer
-	modeHang           // never answers until the request ends
-	modeGarbage        // answers bytes that are not HTTP
-	modeBlock          // waits for release, then echoes
-	modeHalf           // starts a 100-byte answer, sends 10 bytes and dies
-	modeGone           // (TestBoardFailures) the board's address refuses connections
-	modeDeny           // answers 401, as a board with other credentials does
-	modeHeadLate       // answers what the board's listener answers when a request header crawls in: 408, marked
-	modeBlockDeny      // waits for release, then answers 401
+	modeEcho      int32 = iota
+	modeDie             // closes the connection without an answer
+	modeHang            // never answers until the request ends
+	modeGarbage         // answers bytes that are not HTTP
+	modeBlock           // waits for release, then echoes
+	modeHalf            // starts a 100-byte answer, sends 10 bytes and dies
+	modeGone            // (TestBoardFailures) the board's address refuses connections
+	modeDeny            // answers 401, as a board with other credentials does
+	modeHeadLate        // answers what the board's listener answers when a request header crawls in: 408, marked
+	modeBlockDeny       // waits for release, then answers 401
 )
 
 // echo is what a test board's Local handler answers.

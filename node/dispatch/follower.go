@@ -58,7 +58,8 @@ func (p *viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	}
 	for {
 		if to, ok := f.nextMaster(self, failed); ok {
-			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch}
+			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch, header: HeaderVia}
+			rt.to.token = f.marks.SignString(KindVia, to.Epoch, to.Name, rt.in.via()) // the body bound by its length
 			return nil, nil
 		}
 		opened := f.master.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
@@ -80,19 +81,10 @@ func (p *viaPlacer) Start(_ http.ResponseWriter, rt *route) (try, bool) {
 	return try{leg: legMaster, replay: rt.in.replay(p.f.follow.replayMax), keyed: rt.in.r.Header.Get("Idempotency-Key") != ""}, false
 }
 
-// Sign signs a via mark naming the client, binding the body by its length.
-func (p *viaPlacer) Sign(rt *route, st *fwd) {
-	st.header, st.token = HeaderVia, p.f.marks.SignString(KindVia, rt.to.epoch, rt.to.board, rt.in.via())
-}
-
-// Ended counts a held request the master answered, and logs a master that failed.
-func (p *viaPlacer) Ended(rt *route, v verdict, err error) {
+// Failed logs a master that failed the request.
+func (p *viaPlacer) Failed(rt *route, v verdict, err error) {
 	f := p.f
 	switch {
-	case err == nil:
-		if p.held {
-			f.m.held.WithLabelValues(OutcomeOK).Inc()
-		}
 	case v == sendAgain:
 		f.m.forwarded.WithLabelValues(rt.to.board, OutcomeRetried).Inc()
 		f.log.Info("dispatch: master unreachable; holding the request for the next master",
@@ -102,8 +94,13 @@ func (p *viaPlacer) Ended(rt *route, v verdict, err error) {
 	}
 }
 
-// Release: nothing is held on the master for a whole request.
-func (*viaPlacer) Release(*route) {}
+// Release: nothing is held on the master for a whole request; a request
+// that was held and then answered is counted.
+func (p *viaPlacer) Release(_ *route, answered bool) {
+	if answered && p.held {
+		p.f.m.held.WithLabelValues(OutcomeOK).Inc()
+	}
+}
 
 // takingOver reports whether the cluster names this board master while
 // IsMaster still says no (its queue is not open yet): a request passed here

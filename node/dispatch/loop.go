@@ -54,7 +54,7 @@ func (f *Front) routeLeading(w http.ResponseWriter, rt *route, p Placer, key str
 // routeHeld is route with the answer held.
 func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	r := rt.in.r
-	defer func() { p.Release(rt) }() // p: the Placer that placed it last
+	defer func() { p.Release(rt, false) }() // p: the Placer that placed it last
 	p, _, err := f.place(rt, p)
 	if err != nil {
 		f.placeFailed(w, rt, err)
@@ -74,10 +74,9 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 			f.runLocal(w, r)
 			return
 		}
-		ferr := f.attempt(w, rt, p)
+		ferr := f.attempt(w, rt)
 		if ferr == nil {
-			p.Ended(rt, 0, nil) // answered: no verdict
-			p.Release(rt)
+			p.Release(rt, true)
 			f.m.forwarded.WithLabelValues(rt.to.board, OutcomeOK).Inc()
 			return
 		}
@@ -86,9 +85,9 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 		if v != answerCanceled {
 			f.m.errors.WithLabelValues(rt.to.board).Inc()
 		}
-		p.Ended(rt, v, ferr)
+		p.Failed(rt, v, ferr)
 		failed := rt.to
-		p.Release(rt)
+		p.Release(rt, false)
 		if v != sendAgain {
 			f.answerFailure(w, v, failed.board, ferr)
 			return
@@ -124,12 +123,14 @@ func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
 	}
 }
 
-// attempt has p sign a mark for rt.to and forwards the request there once.
-func (f *Front) attempt(w http.ResponseWriter, rt *route, p Placer) error {
+// attempt forwards the request to rt.to once, with the mark its Placer signed.
+func (f *Front) attempt(w http.ResponseWriter, rt *route) error {
 	to, in := &rt.to, &rt.in
 	st := &rt.st
-	*st = fwd{target: to.board, addr: to.addr, body: in.body}
-	p.Sign(rt, st)
+	*st = fwd{target: to.board, addr: to.addr, body: in.body, header: to.header, token: to.token}
+	if to.measure {
+		st.start = rt.start
+	}
 	return f.forward(w, in.r, st)
 }
 

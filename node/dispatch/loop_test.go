@@ -33,6 +33,7 @@ func (p *fakePlacer) Place(_ context.Context, rt *route) (Placer, error) {
 		return s.next, s.err
 	}
 	rt.to = s.to
+	rt.to.header, rt.to.token = HeaderMark, "test"
 	p.held = true // something held
 	return nil, nil
 }
@@ -41,11 +42,12 @@ func (p *fakePlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
 	return try{leg: legBoard, replay: true, idempotent: rt.in.r.Method == http.MethodGet, movable: true}, false
 }
 
-func (p *fakePlacer) Sign(rt *route, st *fwd) { st.header, st.token = HeaderMark, "test" }
+func (p *fakePlacer) Failed(*route, verdict, error) { p.ended++ }
 
-func (p *fakePlacer) Ended(*route, verdict, error) { p.ended++ }
-
-func (p *fakePlacer) Release(*route) {
+func (p *fakePlacer) Release(_ *route, answered bool) {
+	if answered {
+		p.ended++
+	}
 	if p.held {
 		p.released++
 		p.held = false

@@ -48,9 +48,7 @@ func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		if err != nil {
 			return nil, err
 		}
-		epoch := rt.to.epoch // signed in the epoch it was first dispatched in
-		p.take(rt, t)
-		rt.to.epoch = epoch
+		p.take(rt, t, rt.to.epoch) // signed in the epoch it was first dispatched in
 		return nil, nil
 	}
 	d := f.master.disp.Load()
@@ -74,14 +72,18 @@ func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		}
 		return nil, err
 	}
-	p.take(rt, t)
+	p.take(rt, t, f.c.Epoch())
 	return nil, nil
 }
 
-// take holds slot t and aims rt at its board.
-func (p *ownPlacer) take(rt *route, t sched.Ticket) {
+// take holds slot t and aims rt at its board with a dispatch mark signed
+// in epoch (none for a redirect: redirect.go signs the client's).
+func (p *ownPlacer) take(rt *route, t sched.Ticket, epoch uint64) {
 	p.ticket = t
-	rt.to = target{board: t.Board, addr: t.Addr, epoch: p.f.c.Epoch(), self: t.Board == rt.in.self}
+	rt.to = target{board: t.Board, addr: t.Addr, epoch: epoch, self: t.Board == rt.in.self, measure: true}
+	if !rt.to.self && !p.f.cfg.redirect {
+		p.f.signDispatch(rt)
+	}
 }
 
 // Start gives the client the sticky cookie of the board chosen and, in
@@ -102,16 +104,10 @@ func (p *ownPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
 	return f.boardTry(rt), false
 }
 
-// Sign signs a dispatch mark; the master's own forward observes its added latency.
-func (p *ownPlacer) Sign(rt *route, st *fwd) {
-	p.f.signDispatch(rt, st)
-	st.start = rt.start
-}
-
-func (p *ownPlacer) Ended(rt *route, v verdict, err error) { p.f.boardEnded(rt, v, err) }
+func (p *ownPlacer) Failed(rt *route, v verdict, err error) { p.f.boardFailed(rt, v, err) }
 
 // Release gives the slot back.
-func (p *ownPlacer) Release(*route) {
+func (p *ownPlacer) Release(*route, bool) {
 	p.ticket.Done()
 	p.ticket = sched.Ticket{}
 }

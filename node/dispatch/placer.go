@@ -28,21 +28,21 @@ type Placer interface {
 	// attempt (a sticky cookie, a redirect: then answered) and says what
 	// the retry rule reads of this leg.
 	Start(w http.ResponseWriter, rt *route) (t try, answered bool)
-	// Sign fills in the mark of the attempt at rt.to (st.header, st.token)
-	// and whether the master's added latency is observed (st.start).
-	Sign(rt *route, st *fwd)
-	// Ended counts and logs an attempt at rt.to that answered (err nil)
-	// or failed with err, which the retry rule judged v.
-	Ended(rt *route, v verdict, err error)
+	// Failed counts and logs an attempt at rt.to that failed with err,
+	// which the retry rule judged v.
+	Failed(rt *route, v verdict, err error)
 	// Release gives back what Place holds for rt.to; once per Place.
-	Release(rt *route)
+	// answered: the attempt there answered the client.
+	Release(rt *route, answered bool)
 }
 
-// target is where one attempt goes.
+// target is where one attempt goes, with the mark the Placer signed for it.
 type target struct {
-	board, addr string // the board (or the master, KindVia) and its host:port
-	epoch       uint64  // the master's epoch the mark is signed in
-	self        bool    // run it here
+	board, addr   string // the board (or the master, for a via mark) and its host:port
+	epoch         uint64 // the master's epoch the mark is signed in
+	self          bool   // run it here
+	header, token string // the mark: HeaderMark or HeaderVia, and its token
+	measure       bool   // the master's own forward: observe its added latency
 }
 
 // route is one request's way through the loop: the request, where it goes
@@ -72,14 +72,14 @@ func (f *Front) boardTry(rt *route) try {
 	}
 }
 
-// signDispatch is a dispatch mark for rt.to (a board a master chose).
-func (f *Front) signDispatch(rt *route, st *fwd) {
-	st.header, st.token = HeaderMark, f.marks.SignString(KindDispatch, rt.to.epoch, rt.to.board, &rt.in.bind)
+// signDispatch signs rt.to's dispatch mark (a board a master chose).
+func (f *Front) signDispatch(rt *route) {
+	rt.to.header, rt.to.token = HeaderMark, f.marks.SignString(KindDispatch, rt.to.epoch, rt.to.board, &rt.in.bind)
 }
 
-// boardEnded logs a failed attempt at a board (the board Placers' Ended).
-func (f *Front) boardEnded(rt *route, v verdict, err error) {
-	if err == nil || v == answerCanceled {
+// boardFailed logs a failed attempt at a board (the board Placers' Failed).
+func (f *Front) boardFailed(rt *route, v verdict, err error) {
+	if v == answerCanceled {
 		return
 	}
 	r := rt.in.r
