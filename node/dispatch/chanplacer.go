@@ -27,27 +27,20 @@ type chanPlacer struct {
 // (tryAgain, legQueue).
 func (p *chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	f, r, pc := p.f, rt.in.r, p.pc
-	q := place.Request{Client: rt.in.client, Method: r.Method, Path: r.URL.Path}
-	if f.cfg.pin != nil {
-		q.Board = f.cfg.pin(r)
-	}
+	q := place.Request{Client: rt.in.client, Method: r.Method, Path: r.URL.Path, Board: rt.in.pin}
 	if f.cfg.sticky {
 		q.Sticky = stickyOf(r)
 	}
-	if rt.to.board != "" { // a retry (once: tryAgain): the master chooses its board, any but the one that failed
+	retry := rt.to.board != "" // a retry (once: tryAgain): the master chooses its board, any but the one that failed
+	if retry {
 		q.Exclude = []string{rt.to.board}
-		a, err := pc.Place(ctx, &q)
-		if err != nil {
-			return nil, err
-		}
-		if !a.Placed {
-			return nil, errNotPlaced
-		}
-		p.take(rt, &a)
-		return nil, nil
 	}
 	a, err := pc.Place(ctx, &q)
 	switch {
+	case retry && err == nil && !a.Placed:
+		return nil, errNotPlaced
+	case retry && err != nil:
+		return nil, err
 	case errors.Is(err, place.ErrChannelDown):
 		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
 		return newViaPlacer(f), nil // nothing ran: the way through the master holds it for the next one
@@ -55,23 +48,21 @@ func (p *chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		return nil, err // the client left while queued
 	case !a.Placed:
 		return p.refused(ctx, rt, &a)
+	case !retry:
+		f.placing.pm.placed.WithLabelValues(PlacedOK).Inc()
 	}
-	f.placing.pm.placed.WithLabelValues(PlacedOK).Inc()
-	p.take(rt, &a)
+	// hold the placement and aim rt at its board, with a dispatch mark
+	// signed here: every board holds the mark key
+	p.id = a.ID
+	rt.to = target{board: a.Board, addr: a.Addr, epoch: a.Epoch, self: a.Board == rt.in.self}
+	if !rt.to.self {
+		f.signDispatch(rt)
+	}
 	return nil, nil
 }
 
 // errNotPlaced: the master placed a retry nowhere.
 var errNotPlaced = errors.New("dispatch: the master did not place the request again")
-
-// take holds placement a and aims rt at its board.
-func (p *chanPlacer) take(rt *route, a *place.Answer) {
-	p.id = a.ID
-	rt.to = target{board: a.Board, addr: a.Addr, epoch: a.Epoch, self: a.Board == rt.in.self}
-	if !rt.to.self {
-		p.f.signDispatch(rt) // every board holds the mark key
-	}
-}
 
 // refused is the answer to a request the master did not place: it is not
 // master (the way through the master finds the one that is), its queue
@@ -97,7 +88,9 @@ func (p *chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (P
 
 // Start gives the client the sticky cookie of the board the master chose.
 func (p *chanPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
-	p.f.setSticky(w, rt.in.r, rt.to.board)
+	if p.f.cfg.sticky {
+		p.f.setSticky(w, rt.in.r, rt.to.board)
+	}
 	chaosDropAnswer(rt.in.r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
 	return p.f.boardTry(rt), false
 }

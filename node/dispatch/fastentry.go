@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/dispatch/place"
-	"github.com/ews-firmware/ews/sched"
 )
 
 // Any board is a fast entry (docs/notes/fast-entry.md).
@@ -43,7 +42,7 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 		f.toMaster(w, in)
 		return
 	}
-	leaseable := f.leaseable(r, self)
+	leaseable := f.leaseable(in)
 	if leaseable && pc.TakeLease() { // place/lease.go
 		f.placing.pm.lease.Inc()
 		pc.Ran(r.Method, r.URL.Path) // the master's per-class figures
@@ -57,23 +56,15 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 	}
 }
 
-// leaseable reports whether r may run here on a slot the master leased
+// leaseable reports whether in's request may run here on a slot the master leased
 // this board: no device of the master's device queues, not pinned to
 // another board, no sticky cookie for the policy to read, and this board
 // serving.
-func (f *Front) leaseable(r *http.Request, self string) bool {
+func (f *Front) leaseable(in *inbound) bool {
 	if f.cfg.sticky || (f.clients.serving != nil && !f.clients.serving()) {
 		return false
 	}
-	if dev, _ := sched.DeviceOf(r.Method, r.URL.Path); dev != "" {
-		return false
-	}
-	if f.cfg.pin != nil {
-		if b := f.cfg.pin(r); b != "" && b != "any" && b != self {
-			return false
-		}
-	}
-	return true
+	return in.dev == "" && (in.pin == "" || in.pin == "any" || in.pin == in.self)
 }
 
 // awaitNewMaster holds a request whose master said it is master no more

@@ -19,20 +19,29 @@ import (
 // A device read joins the same read under way from this entry instead
 // (sharedread.go).
 func (f *Front) route(w http.ResponseWriter, rt *route, p Placer) {
-	if key := f.shareKey(rt); key != "" {
-		fl, first := f.reads.join(key)
-		if first {
-			f.routeLeading(w, rt, p, key, fl)
-			return
-		}
-		if fl.wait(w, rt.in.r) {
-			return
-		}
-		// the read it joined failed: it goes its own way, alone
+	if rt.in.read && f.routeShared(w, rt, p) {
+		return
 	}
 	hw := &heldWriter{w: w}
 	f.routeHeld(hw, rt, p)
 	hw.finish() // not reached when the handler aborted the answer (a panic)
+}
+
+// routeShared routes a device read that may share (shareKey): as the
+// first of a flight, or as a copy of the answer of the flight under way;
+// false: it did neither (it may not share, or the read it joined failed)
+// and goes its own way.
+func (f *Front) routeShared(w http.ResponseWriter, rt *route, p Placer) bool {
+	key := f.shareKey(rt)
+	if key == "" {
+		return false
+	}
+	fl, first := f.reads.join(key)
+	if first {
+		f.routeLeading(w, rt, p, key, fl)
+		return true
+	}
+	return fl.wait(w, rt.in.r)
 }
 
 // routeLeading is route for the read that leads flight fl: its answer is
@@ -60,8 +69,10 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 		f.placeFailed(w, rt, err)
 		return
 	}
-	markPlaced(w, r) // traced.go
-	fresh := true    // rt.to is a Placer's first answer
+	if rt.in.trace != nil {
+		markPlaced(w, rt.in.trace) // traced.go
+	}
+	fresh := true // rt.to is a Placer's first answer
 	var t try
 	for {
 		if fresh {
@@ -102,24 +113,14 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr) // no other board for the retry
 			return
 		}
-		markPlaced(w, r)
+		if rt.in.trace != nil {
+			markPlaced(w, rt.in.trace)
+		}
 		if t.leg == legBoard {
 			f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
 			f.m.retries.Inc()
 		}
 		t.n++
-	}
-}
-
-// place asks p, and the Placers it hands the request to, where rt goes;
-// switched: another Placer answered, from its first placement.
-func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
-	for {
-		next, err := p.Place(rt.in.r.Context(), rt)
-		if next == nil {
-			return p, switched, err
-		}
-		p, rt.to, switched = next, target{}, true
 	}
 }
 

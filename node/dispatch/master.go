@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -40,7 +39,7 @@ func newOwnPlacer(f *Front) *ownPlacer { return &ownPlacer{f: f} }
 // board but the one that failed (a retry). A request still queued when
 // this board stepped down goes to the new master (tryAgain, legQueue).
 func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
-	f, r := p.f, rt.in.r
+	f := p.f
 	if rt.to.board != "" { // a retry: the scheduler chooses its board, any but the one that failed
 		again := p.req
 		again.Exclude = []string{rt.to.board}
@@ -56,7 +55,7 @@ func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		return nil, errNotOpen
 	}
 	p.d = d
-	f.admit(&p.req, d, r, rt.in.client)
+	f.admit(&p.req, d, &rt.in)
 	t, err := d.Acquire(ctx, &p.req)
 	for err != nil && replaced(err, d, f.master.disp.Load()) {
 		// the queue was rebuilt under the request (new scheduler
@@ -92,7 +91,9 @@ func (p *ownPlacer) take(rt *route, t sched.Ticket, epoch uint64) {
 // harness plants its bug.
 func (p *ownPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
 	f := p.f
-	f.setSticky(w, rt.in.r, rt.to.board)
+	if f.cfg.sticky {
+		f.setSticky(w, rt.in.r, rt.to.board)
+	}
 	if f.cfg.redirect && !rt.to.self {
 		f.redirectTo(w, &rt.in, p.ticket, rt.start)
 		p.ticket = sched.Ticket{}
@@ -122,21 +123,21 @@ func replaced(err error, d, now *sched.Dispatcher) bool {
 // admit describes r to the dispatcher in req: its class (the last one for
 // an anonymous read), the board it is pinned to, its sticky cookie and its
 // client.
-func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, r *http.Request, client netip.Addr) *sched.Request {
+func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, in *inbound) *sched.Request {
+	r := in.r
 	*req = sched.Request{
 		Class:  d.Classifier().Classify(r.Method, r.URL.Path),
 		Path:   r.URL.Path,
-		Client: client,
+		Client: in.client,
+		Board:  in.pin,
+		Device: in.dev, // a busy device's requests wait in the queue, not in a slot
+		Read:   in.read,
 	}
 	if f.out.verified != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !f.out.verified(r) {
 		// a read whose credentials nobody checked waits behind every
 		// request that proved someone (docs/NOTES.md "Nothing anonymous
 		// holds a slot")
 		req.Class = max(req.Class, d.Classifier().Len()-1)
-	}
-	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // a busy device's requests wait in the queue, not in a slot
-	if f.cfg.pin != nil {
-		req.Board = f.cfg.pin(r)
 	}
 	if f.cfg.sticky {
 		if c, err := r.Cookie(sched.CookieName); err == nil {

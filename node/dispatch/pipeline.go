@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/reqtrace"
+	"github.com/ews-firmware/ews/sched"
 )
 
 // Authenticator checks the credentials of a request on this board. The
@@ -57,11 +59,15 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		BindRequest(&in.bind, in.r, bodyMode(in.r), in.body, in.client)
+		in.dev, in.read = sched.DeviceOf(in.r.Method, in.r.URL.Path)
+		if f.cfg.pin != nil {
+			in.pin = f.cfg.pin(in.r)
+		}
+		if in.trace = reqtrace.From(in.r.Context()); in.trace != nil {
+			in.trace.Mark(reqtrace.Enter, start)
+		}
 	}
 	p := f.classify(&in)
-	if p != pathMarked {
-		markEntered(in.r, start)
-	}
 	switch p {
 	case pathMarked:
 		f.runLocal(w, in.r)
@@ -82,6 +88,14 @@ type inbound struct {
 	client netip.Addr    // the client: the one a valid mark vouches for, else the peer
 	body   []byte        // the body, read once (readBody); nil: none
 	bind   Binding       // what a dispatch or redirect mark for it binds (not for a marked request)
+	// Of a request that is not marked, computed once on entry for every
+	// later step: the board it is pinned to (Options.Pin; "" or "any":
+	// none), the device it operates (sched.DeviceOf) and whether that is
+	// a read, and its trace when it asks for one (traced.go).
+	pin   string
+	dev   string
+	read  bool
+	trace *reqtrace.Trace
 }
 
 // replay reports whether the request can be sent again after a failed

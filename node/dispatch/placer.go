@@ -58,11 +58,7 @@ type route struct {
 // boardTry is what the retry rule reads of a request sent to a board (a
 // Placer that placed it on one: the master's own, or a placement).
 func (f *Front) boardTry(rt *route) try {
-	r := rt.in.r
-	pin := ""
-	if f.cfg.pin != nil {
-		pin = f.cfg.pin(r)
-	}
+	r, pin := rt.in.r, rt.in.pin
 	return try{
 		leg:        legBoard,
 		replay:     rt.in.replay(MaxDigestBody),
@@ -84,4 +80,16 @@ func (f *Front) boardFailed(rt *route, v verdict, err error) {
 	}
 	r := rt.in.r
 	f.log.Warn("dispatch: board failed", "board", rt.to.board, "addr", rt.to.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
+}
+
+// place asks p, and the Placers it hands the request to, where rt goes;
+// switched: another Placer answered, from its first placement.
+func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
+	for {
+		next, err := p.Place(rt.in.r.Context(), rt)
+		if next == nil {
+			return p, switched, err
+		}
+		p, rt.to, switched = next, target{}, true
+	}
 }

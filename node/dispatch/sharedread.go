@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/reqtrace"
-	"github.com/ews-firmware/ews/sched"
 )
 
 // Reads of one device share one read at the entry too (issue 49): a
@@ -45,7 +44,7 @@ func (f *Front) shareKey(rt *route) string {
 	if f.cfg.redirect || f.cfg.sticky || len(rt.in.body) != 0 || r.Header.Get("Idempotency-Key") != "" {
 		return ""
 	}
-	if _, read := sched.DeviceOf(r.Method, r.URL.Path); !read {
+	if !rt.in.read {
 		return ""
 	}
 	return r.URL.RequestURI()

@@ -21,20 +21,11 @@ func traced(r *http.Request) *http.Request {
 	return r.WithContext(reqtrace.With(r.Context(), &reqtrace.Trace{}))
 }
 
-// markEntered records that r entered the cluster here at start.
-func markEntered(r *http.Request, start time.Time) {
-	if t := reqtrace.From(r.Context()); t != nil {
-		t.Mark(reqtrace.Enter, start)
-	}
-}
-
-// markPlaced records that r's Placer answered and puts this board's
+// markPlaced records that t's request was placed and puts this board's
 // marks on the answer.
-func markPlaced(w http.ResponseWriter, r *http.Request) {
-	if t := reqtrace.From(r.Context()); t != nil {
-		t.Mark(reqtrace.Placed, time.Now())
-		t.Flush(w.Header())
-	}
+func markPlaced(w http.ResponseWriter, t *reqtrace.Trace) {
+	t.Mark(reqtrace.Placed, time.Now())
+	t.Flush(w.Header())
 }
 
 // runTraced wraps w for a request run here: Run now, and every mark
