@@ -63,12 +63,18 @@ func (f *Front) routeLeading(w http.ResponseWriter, rt *route, p Placer, key str
 // routeHeld is route with the answer held.
 func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	r := rt.in.r
-	defer func() { p.Release(rt, false) }() // p: the Placer that placed it last
+	var holding, answered bool // p holds a placement; the attempt there answered
+	defer func() {
+		if holding {
+			p.Release(rt, answered) // p: the Placer that placed it last
+		}
+	}()
 	p, _, err := f.place(rt, p)
 	if err != nil {
 		f.placeFailed(w, rt, err)
 		return
 	}
+	holding = true
 	if rt.in.trace != nil {
 		markPlaced(w, rt.in.trace) // traced.go
 	}
@@ -87,7 +93,7 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 		}
 		ferr := f.attempt(w, rt)
 		if ferr == nil {
-			p.Release(rt, true)
+			answered = true
 			f.m.forwarded.WithLabelValues(rt.to.board, OutcomeOK).Inc()
 			return
 		}
@@ -99,6 +105,7 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 		p.Failed(rt, v, ferr)
 		failed := rt.to
 		p.Release(rt, false)
+		holding = false
 		if v != sendAgain {
 			f.answerFailure(w, v, failed.board, ferr)
 			return
@@ -113,6 +120,7 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr) // no other board for the retry
 			return
 		}
+		holding = true
 		if rt.in.trace != nil {
 			markPlaced(w, rt.in.trace)
 		}

@@ -18,6 +18,7 @@ type fakePlacer struct {
 	released int
 	held     bool // what its last answer holds, until Release
 	ended    int  // attempts it was told of
+	idle     int  // Release calls with nothing held
 }
 
 type placeStep struct {
@@ -47,6 +48,9 @@ func (p *fakePlacer) Failed(*route, verdict, error) { p.ended++ }
 func (p *fakePlacer) Release(_ *route, answered bool) {
 	if answered {
 		p.ended++
+	}
+	if !p.held {
+		p.idle++
 	}
 	if p.held {
 		p.released++
@@ -102,6 +106,9 @@ func TestRoute(t *testing.T) {
 			}
 			if first.released+other.released != placedCount(first)+placedCount(other) {
 				t.Fatalf("released %d+%d, placed %d+%d", first.released, other.released, placedCount(first), placedCount(other))
+			}
+			if first.idle+other.idle != 0 {
+				t.Fatalf("released %d+%d times with nothing held", first.idle, other.idle)
 			}
 			if sent := placedCount(first) + placedCount(other) - btoi(ran); first.ended+other.ended != sent {
 				t.Fatalf("told of %d+%d attempts' ends, %d attempts sent", first.ended, other.ended, sent)
