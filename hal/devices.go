@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/internal/reqtrace"
 	"github.com/ews-firmware/ews/internal/sandbox"
 )
 
@@ -348,6 +349,8 @@ func (d *Device) exclusive(ctx context.Context, a Action) (s Snapshot, started b
 		return d.Snapshot(), false, fmt.Errorf("hal: device %q: busy: %w", d.name, err)
 	}
 	defer d.mu.unlock()
+	reqtrace.Mark(ctx, reqtrace.Lock)
+	defer reqtrace.Mark(ctx, reqtrace.Done)
 	if d.closed {
 		return d.Snapshot(), true, fmt.Errorf("hal: device %q: %w", d.name, ErrClosed)
 	}

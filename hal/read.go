@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/reqtrace"
 )
 
 // DefaultMaxAgeShare is the share of a device's own read time that a
@@ -61,6 +63,7 @@ func (d *Device) read(ctx context.Context) (Snapshot, error) {
 		d.reads.mu.Lock()
 		if s, ok := d.young(); ok {
 			d.reads.mu.Unlock()
+			reqtrace.Mark(ctx, reqtrace.Cached)
 			return s, nil
 		}
 		f := d.reads.flight
@@ -76,11 +79,13 @@ func (d *Device) read(ctx context.Context) (Snapshot, error) {
 			return f.snap, f.err
 		}
 		d.reads.mu.Unlock()
+		reqtrace.Mark(ctx, reqtrace.Joined)
 		select {
 		case <-f.done:
 			if !f.started && ctx.Err() == nil {
 				continue // the first caller gave up before the device was free: read on our own
 			}
+			reqtrace.Mark(ctx, reqtrace.Done)
 			return f.snap, f.err
 		case <-ctx.Done():
 			return d.Snapshot(), fmt.Errorf("hal: device %q: busy: %w", d.name, ctx.Err())

@@ -95,6 +95,7 @@ type Dispatcher struct {
 	updGen  uint64
 	scratch []*Board // eligible boards of the current round
 	kept    []*Board // scratch less a request's Exclude
+	kept2   []*Board // pool less the boards that keep their last slot (headroom_pinned.go)
 	free    []*flight
 	devIdx  map[string]int // device name -> index in devs; nil: no devices
 	devs    []devState

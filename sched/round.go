@@ -37,6 +37,7 @@ func (d *Dispatcher) choose(req *Request, bi int) *Board {
 		}
 		pool = d.kept
 	}
+	pool = d.unkept(pool, req) // headroom_pinned.go
 	if len(pool) == 0 {
 		return nil
 	}

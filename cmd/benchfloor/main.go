@@ -57,6 +57,9 @@ func run(w io.Writer, m bench.FloorModel, paths []string) error {
 					got = c
 				}
 			}
+			if f.Name == "control" && rep.Control != nil && got.Name == "" {
+				got = *rep.Control // every control class together
+			}
 			ratio := "-"
 			if f.Latency.P99 > 0 {
 				ratio = fmt.Sprintf("%.2fx", got.Latency.P99/f.Latency.P99)

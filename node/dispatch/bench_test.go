@@ -144,7 +144,7 @@ func BenchmarkFrontDecision(b *testing.B) {
 			if f.classify(&in) != pathMaster {
 				b.Fatal("not the master's path")
 			}
-			t, err := d.Acquire(r.Context(), f.admit(&sched.Request{}, d, in.r, in.client))
+			t, err := d.Acquire(r.Context(), f.admit(&sched.Request{}, d, &in))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,13 +1,10 @@
 package dispatch
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/ews-firmware/ews/node/dispatch/place"
-	"github.com/ews-firmware/ews/sched"
 )
 
 // Any board is a fast entry (docs/notes/fast-entry.md).
@@ -45,7 +42,7 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 		f.toMaster(w, in)
 		return
 	}
-	leaseable := f.leaseable(r, self)
+	leaseable := f.leaseable(in)
 	if leaseable && pc.TakeLease() { // place/lease.go
 		f.placing.pm.lease.Inc()
 		pc.Ran(r.Method, r.URL.Path) // the master's per-class figures
@@ -53,115 +50,21 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 		f.runLocal(w, r)
 		return
 	}
-	f.route(w, &route{in: *in, pc: pc, start: time.Now()}, chanPlacer{f})
+	f.route(w, &route{in: *in, start: time.Now()}, &chanPlacer{f: f, pc: pc})
 	if leaseable {
 		pc.AskLease()
 	}
 }
 
-// leaseable reports whether r may run here on a slot the master leased
+// leaseable reports whether in's request may run here on a slot the master leased
 // this board: no device of the master's device queues, not pinned to
 // another board, no sticky cookie for the policy to read, and this board
 // serving.
-func (f *Front) leaseable(r *http.Request, self string) bool {
+func (f *Front) leaseable(in *inbound) bool {
 	if f.cfg.sticky || (f.clients.serving != nil && !f.clients.serving()) {
 		return false
 	}
-	if dev, _ := sched.DeviceOf(r.Method, r.URL.Path); dev != "" {
-		return false
-	}
-	if f.cfg.pin != nil {
-		if b := f.cfg.pin(r); b != "" && b != "any" && b != self {
-			return false
-		}
-	}
-	return true
-}
-
-// chanPlacer places a request over the follower's placement channel
-// (rt.pc): the master admits it as its own and answers the board, whose
-// slot it holds until the follower's end frame (Release).
-type chanPlacer struct{ f *Front }
-
-// Place asks the master where rt's request runs (first), or where it runs
-// again, any board but the ones that failed (a retry). What the channel
-// cannot place the first time goes the whole way to the master
-// (viaPlacer): the channel closed before the answer (it ran nowhere), the
-// master says it is master no more, or its queue closed under the request
-// (tryAgain, legQueue).
-func (p chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
-	f, r, pc := p.f, rt.in.r, rt.pc
-	q := place.Request{Client: rt.in.client, Method: r.Method, Path: r.URL.Path}
-	if f.cfg.pin != nil {
-		q.Board = f.cfg.pin(r)
-	}
-	if f.cfg.sticky {
-		q.Sticky = stickyOf(r)
-	}
-	if rt.to.board != "" { // a retry (once: tryAgain): the master chooses its board, any but the one that failed
-		q.Exclude = []string{rt.to.board}
-		a, err := pc.Place(ctx, &q)
-		if err != nil {
-			return nil, err
-		}
-		if !a.Placed {
-			return nil, errNotPlaced
-		}
-		rt.to = p.target(rt, &a)
-		return nil, nil
-	}
-	a, err := pc.Place(ctx, &q)
-	switch {
-	case errors.Is(err, place.ErrChannelDown):
-		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		return viaPlacer{f}, nil // nothing ran: the way through the master holds it for the next one
-	case err != nil:
-		return nil, err // the client left while queued
-	case !a.Placed:
-		return p.refused(ctx, rt, &a)
-	}
-	f.placing.pm.placed.WithLabelValues(PlacedOK).Inc()
-	rt.to = p.target(rt, &a)
-	return nil, nil
-}
-
-// errNotPlaced: the master placed a retry nowhere.
-var errNotPlaced = errors.New("dispatch: the master did not place the request again")
-
-func (p chanPlacer) target(rt *route, a *place.Answer) target {
-	return target{board: a.Board, addr: a.Addr, epoch: a.Epoch, kind: KindDispatch, self: a.Board == rt.in.self, id: a.ID}
-}
-
-// refused is the answer to a request the master did not place: it is not
-// master (the way through the master finds the one that is), its queue
-// closed under the request (tryAgain: to the next master), or it shed it.
-func (p chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (Placer, error) {
-	f := p.f
-	old := rt.pc.To()
-	if a.NotMaster {
-		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(rt.in.r, rt.in.self, old)
-		return viaPlacer{f}, nil
-	}
-	shed := &sched.ErrShed{Reason: a.Reason, Class: a.Class, RetryAfter: a.RetryAfter}
-	tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
-	if tryAgain(tr, shed) == sendAgain {
-		f.placing.pm.placed.WithLabelValues(PlacedFallback).Inc()
-		f.awaitNewMaster(rt.in.r, rt.in.self, old)
-		return viaPlacer{f}, nil
-	}
-	f.placing.pm.placed.WithLabelValues(PlacedShed).Inc()
-	return nil, shed
-}
-
-// Release ends the placement: the master gives its slot back. Also when
-// the handler or the proxy aborts the answer (http.ErrAbortHandler: a
-// board that failed mid-answer), so the master never keeps its slot.
-func (chanPlacer) Release(rt *route) {
-	if rt.to.id != 0 {
-		rt.pc.End(rt.to.id)
-		rt.to.id = 0
-	}
+	return in.dev == "" && (in.pin == "" || in.pin == "any" || in.pin == in.self)
 }
 
 // awaitNewMaster holds a request whose master said it is master no more

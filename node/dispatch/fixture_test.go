@@ -58,15 +58,16 @@ func (c *fakeCluster) set(f func(c *fakeCluster)) {
 
 // Behaviours of a test board's Local handler.
 const (
-	modeEcho     int32 = iota
-	modeDie            // closes the connection without an answer
-	modeHang           // never answers until the request ends
-	modeGarbage        // answers bytes that are not HTTP
-	modeBlock          // waits for release, then echoes
-	modeHalf           // starts a 100-byte answer, sends 10 bytes and dies
-	modeGone           // (TestBoardFailures) the board's address refuses connections
-	modeDeny           // answers 401, as a board with other credentials does
-	modeHeadLate       // answers what the board's listener answers when a request header crawls in: 408, marked
+	modeEcho      int32 = iota
+	modeDie             // closes the connection without an answer
+	modeHang            // never answers until the request ends
+	modeGarbage         // answers bytes that are not HTTP
+	modeBlock           // waits for release, then echoes
+	modeHalf            // starts a 100-byte answer, sends 10 bytes and dies
+	modeGone            // (TestBoardFailures) the board's address refuses connections
+	modeDeny            // answers 401, as a board with other credentials does
+	modeHeadLate        // answers what the board's listener answers when a request header crawls in: 408, marked
+	modeBlockDeny       // waits for release, then answers 401
 )
 
 // echo is what a test board's Local handler answers.
@@ -130,6 +131,14 @@ func (b *tboard) local(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-b.release:
 		}
+		return
+	case modeBlockDeny:
+		select {
+		case <-b.release:
+		case <-r.Context().Done():
+			return
+		}
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "auth: invalid credentials"})
 		return
 	case modeBlock:
 		select {

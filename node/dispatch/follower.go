@@ -16,7 +16,7 @@ import (
 // toMaster is a non-master's path: pass the whole request to the master,
 // the forwarding loop with viaPlacer as the Placer.
 func (f *Front) toMaster(w http.ResponseWriter, in *inbound) {
-	f.route(w, &route{in: *in, start: time.Now()}, viaPlacer{f})
+	f.route(w, &route{in: *in, start: time.Now()}, newViaPlacer(f))
 }
 
 // errLoop: a request that already passed a follower reached another.
@@ -29,47 +29,78 @@ var errLoop = errors.New("dispatch: forwarding loop")
 // until one is, at most MasterWait and the request's own deadline; so is
 // one that tryAgain says to send to the next master after its master
 // failed. Only then, with still no master, it gets 503 with Retry-After.
-// When this board took over meanwhile, its own dispatcher places it.
-type viaPlacer struct{ f *Front }
+// When this board took over meanwhile, its own dispatcher places it. One
+// per request: how long it may be held, and whether it was.
+type viaPlacer struct {
+	f        *Front
+	deadline time.Time // held for a master until then; zero: not asked yet
+	held     bool      // it waited for a master
+}
+
+func newViaPlacer(f *Front) *viaPlacer { return &viaPlacer{f: f} }
 
 // Place finds the master to send rt's request to, holding it while none
 // is known.
-func (p viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+func (p *viaPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	f, r, self := p.f, rt.in.r, rt.in.self
-	if rt.deadline.IsZero() { // the first time
+	if p.deadline.IsZero() { // the first time
 		if r.Header.Get(HeaderVia) != "" && !f.takingOver(self) {
 			return nil, errLoop
 		}
-		rt.deadline = time.Now().Add(f.follow.masterWait)
-		if d, ok := ctx.Deadline(); ok && d.Before(rt.deadline) {
-			rt.deadline = d
+		p.deadline = time.Now().Add(f.follow.masterWait)
+		if d, ok := ctx.Deadline(); ok && d.Before(p.deadline) {
+			p.deadline = d
 		}
 	}
 	var failed place.Master
-	if rt.to.kind == KindVia { // a retry: rt.to is the master that failed it
+	if rt.to.board != "" { // a retry: rt.to is the master that failed it
 		failed = place.Master{Name: rt.to.board, Addr: rt.to.addr, Epoch: rt.to.epoch}
 	}
 	for {
 		if to, ok := f.nextMaster(self, failed); ok {
-			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch, kind: KindVia}
+			rt.to = target{board: to.Name, addr: to.Addr, epoch: to.Epoch, header: HeaderVia}
+			rt.to.token = f.marks.SignString(KindVia, to.Epoch, to.Name, rt.in.via()) // the body bound by its length
 			return nil, nil
 		}
 		opened := f.master.opened.wait() // taken before IsMaster: an opening in between still wakes the hold
 		if f.c.IsMaster() {              // this board took over while the request waited
-			return ownPlacer{f}, nil
+			return newOwnPlacer(f), nil
 		}
-		if !rt.held {
-			rt.held = true
-			f.m.holding.Inc()
-		}
-		if !holdUntil(ctx, rt.deadline, opened) {
+		p.held = true
+		f.m.holding.Inc()
+		ok := holdUntil(ctx, p.deadline, opened)
+		f.m.holding.Dec()
+		if !ok {
 			return nil, &noMasterError{failed: failed.Name}
 		}
 	}
 }
 
-// Release: nothing is held on the master for a whole request.
-func (viaPlacer) Release(*route) {}
+// Start: the retry rule's leg to the master.
+func (p *viaPlacer) Start(_ http.ResponseWriter, rt *route) (try, bool) {
+	return try{leg: legMaster, replay: rt.in.replay(p.f.follow.replayMax), keyed: rt.in.r.Header.Get("Idempotency-Key") != ""}, false
+}
+
+// Failed logs a master that failed the request.
+func (p *viaPlacer) Failed(rt *route, v verdict, err error) {
+	f := p.f
+	switch {
+	case v == sendAgain:
+		f.m.forwarded.WithLabelValues(rt.to.board, OutcomeRetried).Inc()
+		f.log.Info("dispatch: master unreachable; holding the request for the next master",
+			"master", rt.to.board, "addr", rt.to.addr, "err", err, "path", rt.in.r.URL.Path, "keyed", rt.in.r.Header.Get("Idempotency-Key") != "")
+	case v != answerCanceled:
+		f.log.Warn("dispatch: master did not answer", "master", rt.to.board, "addr", rt.to.addr, "err", err)
+	}
+}
+
+// Release: nothing is held on the master for a whole request; a request
+// that was held and then answered is counted.
+func (p *viaPlacer) Release(_ *route, answered bool) {
+	if answered && p.held {
+		p.f.m.held.WithLabelValues(OutcomeOK).Inc()
+	}
+}
 
 // takingOver reports whether the cluster names this board master while
 // IsMaster still says no (its queue is not open yet): a request passed here

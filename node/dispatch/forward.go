@@ -38,37 +38,6 @@ type outbound struct {
 	host string
 }
 
-// direct returns f's connTransport when r can take the direct path.
-func (f *Front) direct(r *http.Request) (*connTransport, bool) {
-	ct, ok := f.out.tr.(*connTransport)
-	if !ok {
-		return nil, false
-	}
-	switch f.cfg.scheme {
-	case "http":
-	case "https":
-		if ct.o.TLS == nil {
-			return nil, false
-		}
-	default:
-		return nil, false
-	}
-	switch {
-	case r.ContentLength == 0:
-	case r.ContentLength > 0 && r.ContentLength <= fastBodyMax && r.Body != nil && r.Body != http.NoBody:
-	default:
-		return nil, false
-	}
-	h := r.Header
-	if len(h["Upgrade"]) > 0 || len(h["Expect"]) > 0 ||
-		len(r.TransferEncoding) > 0 || len(r.Trailer) > 0 ||
-		r.URL.Opaque != "" || r.Method == http.MethodConnect || r.Method == "" ||
-		!plainHost(r.Host) || !plainQuery(r.URL.RawQuery) || hasCTL(r.URL.RawQuery) {
-		return nil, false
-	}
-	return ct, true
-}
-
 // forwardDirect is forward's direct path: one attempt at st's board.
 func (f *Front) forwardDirect(ct *connTransport, w http.ResponseWriter, r *http.Request, st *fwd) error {
 	if !st.start.IsZero() {

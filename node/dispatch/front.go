@@ -160,6 +160,7 @@ type Front struct {
 	follow  followerRole // a follower's way to the master (follower.go, fastentry.go)
 	clients assignRole   // a board's own clients in redirect mode (assign.go)
 	placing placeRole    // the placement channels, either end (place*.go)
+	reads   readFlights  // device reads under way from this entry (sharedread.go)
 }
 
 // settings are the Front's options that every path reads, set once.
@@ -314,5 +315,5 @@ func (f *Front) runLocal(w http.ResponseWriter, r *http.Request) {
 		f.here.inFlight.Add(-1)
 		f.here.completed.Add(1)
 	}()
-	f.here.local.ServeHTTP(w, r)
+	f.here.local.ServeHTTP(runTraced(w, r), r)
 }

@@ -16,19 +16,57 @@ import (
 // route starts rt's request at p and answers it. The answer is held in
 // memory (heldWriter) while the request holds its slot, and written to the
 // client once the slot is given back: a slow reader holds no slot.
+// A device read joins the same read under way from this entry instead
+// (sharedread.go).
 func (f *Front) route(w http.ResponseWriter, rt *route, p Placer) {
+	if rt.in.read && f.routeShared(w, rt, p) {
+		return
+	}
 	hw := &heldWriter{w: w}
 	f.routeHeld(hw, rt, p)
 	hw.finish() // not reached when the handler aborted the answer (a panic)
 }
 
+// routeShared routes a device read that may share (shareKey): as the
+// first of a flight, or as a copy of the answer of the flight under way;
+// false: it did neither (it may not share, or the read it joined failed)
+// and goes its own way.
+func (f *Front) routeShared(w http.ResponseWriter, rt *route, p Placer) bool {
+	key := f.shareKey(rt)
+	if key == "" {
+		return false
+	}
+	fl, first := f.reads.join(key)
+	if first {
+		f.routeLeading(w, rt, p, key, fl)
+		return true
+	}
+	return fl.wait(w, rt.in.r)
+}
+
+// routeLeading is route for the read that leads flight fl: its answer is
+// published to the reads that joined it before it is written out.
+func (f *Front) routeLeading(w http.ResponseWriter, rt *route, p Placer, key string, fl *readFlight) {
+	hw := &heldWriter{w: w}
+	ended := false
+	defer func() {
+		if !ended { // the handler aborted: nobody waits forever
+			f.reads.end(key, fl, nil)
+		}
+	}()
+	f.routeHeld(hw, rt, p)
+	f.reads.end(key, fl, hw)
+	ended = true
+	hw.finish()
+}
+
 // routeHeld is route with the answer held.
 func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	r := rt.in.r
+	var holding, answered bool // p holds a placement; the attempt there answered
 	defer func() {
-		p.Release(rt) // p: the Placer that placed it last
-		if rt.held {
-			f.m.holding.Dec()
+		if holding {
+			p.Release(rt, answered) // p: the Placer that placed it last
 		}
 	}()
 	p, _, err := f.place(rt, p)
@@ -36,32 +74,38 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 		f.placeFailed(w, rt, err)
 		return
 	}
+	holding = true
+	if rt.in.trace != nil {
+		markPlaced(w, rt.in.trace) // traced.go
+	}
 	fresh := true // rt.to is a Placer's first answer
 	var t try
 	for {
 		if fresh {
-			if f.placed(w, rt) {
+			var answered bool
+			if t, answered = p.Start(w, rt); answered {
 				return
 			}
-			t = f.newTry(rt)
 		}
 		if rt.to.self {
 			f.runLocal(w, r)
 			return
 		}
 		ferr := f.attempt(w, rt)
-		failed := rt.to
-		p.Release(rt)
 		if ferr == nil {
-			f.m.forwarded.WithLabelValues(failed.board, OutcomeOK).Inc()
-			if rt.held && failed.kind == KindVia {
-				f.m.held.WithLabelValues(OutcomeOK).Inc()
-			}
+			answered = true
+			f.m.forwarded.WithLabelValues(rt.to.board, OutcomeOK).Inc()
 			return
 		}
 		t.canceled = r.Context().Err() != nil
 		v := tryAgain(t, ferr)
-		f.noteFailure(rt, &failed, v, ferr)
+		if v != answerCanceled {
+			f.m.errors.WithLabelValues(rt.to.board).Inc()
+		}
+		p.Failed(rt, v, ferr)
+		failed := rt.to
+		p.Release(rt, false)
+		holding = false
 		if v != sendAgain {
 			f.answerFailure(w, v, failed.board, ferr)
 			return
@@ -76,6 +120,10 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 			f.answerFailure(w, giveUp(t, ferr), failed.board, ferr) // no other board for the retry
 			return
 		}
+		holding = true
+		if rt.in.trace != nil {
+			markPlaced(w, rt.in.trace)
+		}
 		if t.leg == legBoard {
 			f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
 			f.m.retries.Inc()
@@ -84,96 +132,15 @@ func (f *Front) routeHeld(w http.ResponseWriter, rt *route, p Placer) {
 	}
 }
 
-// placed does what a Placer's first answer asks before the first attempt:
-// the sticky cookie of the board chosen, a redirect (redirect mode, the
-// master's own: then true, answered). The master's dispatch of a request
-// is where the chaos harness plants its bug.
-func (f *Front) placed(w http.ResponseWriter, rt *route) bool {
-	if rt.to.kind != KindDispatch {
-		return false
-	}
-	r := rt.in.r
-	f.setSticky(w, r, rt.to.board)
-	if rt.to.redirect {
-		f.redirectTo(w, &rt.in, rt.to.ticket, rt.start)
-		rt.to.ticket = sched.Ticket{} // the hold gives it back (redirect.go)
-		return true
-	}
-	if !rt.to.self || rt.pc != nil {
-		chaosDropAnswer(r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
-	}
-	return false
-}
-
-// place asks p, and the Placers it hands the request to, where rt goes;
-// switched: another Placer answered, from its first placement.
-func (f *Front) place(rt *route, p Placer) (_ Placer, switched bool, _ error) {
-	for {
-		next, err := p.Place(rt.in.r.Context(), rt)
-		if next == nil {
-			return p, switched, err
-		}
-		p, rt.to, switched = next, target{}, true
-	}
-}
-
-// attempt signs a mark for rt.to and forwards the request there once.
+// attempt forwards the request to rt.to once, with the mark its Placer signed.
 func (f *Front) attempt(w http.ResponseWriter, rt *route) error {
 	to, in := &rt.to, &rt.in
 	st := &rt.st
-	*st = fwd{target: to.board, addr: to.addr, body: in.body}
-	if to.kind == KindVia {
-		st.header, st.token = HeaderVia, f.marks.SignString(KindVia, to.epoch, to.board, in.via())
-	} else {
-		st.header, st.token = HeaderMark, f.marks.SignString(KindDispatch, to.epoch, to.board, &in.bind)
-		if rt.d != nil {
-			st.start = rt.start // the master's own forward: its added latency
-		}
+	*st = fwd{target: to.board, addr: to.addr, body: in.body, header: to.header, token: to.token}
+	if to.measure {
+		st.start = rt.start
 	}
 	return f.forward(w, in.r, st)
-}
-
-// newTry is what the retry rule reads of rt's request on its current leg.
-func (f *Front) newTry(rt *route) try {
-	r := rt.in.r
-	keyed := r.Header.Get("Idempotency-Key") != ""
-	if rt.to.kind == KindVia {
-		return try{leg: legMaster, replay: rt.in.replay(f.follow.replayMax), keyed: keyed}
-	}
-	pin := ""
-	if f.cfg.pin != nil {
-		pin = f.cfg.pin(r)
-	}
-	return try{
-		leg:        legBoard,
-		replay:     rt.in.replay(MaxDigestBody),
-		keyed:      keyed,
-		idempotent: r.Method == http.MethodGet || r.Method == http.MethodHead,
-		movable:    pin == "" || pin == "any",
-	}
-}
-
-// noteFailure counts and logs a failed attempt at failed.
-func (f *Front) noteFailure(rt *route, failed *target, v verdict, err error) {
-	r := rt.in.r
-	if v != answerCanceled {
-		f.m.errors.WithLabelValues(failed.board).Inc()
-	}
-	if failed.kind != KindVia {
-		if v != answerCanceled {
-			f.log.Warn("dispatch: board failed", "board", failed.board, "addr", failed.addr, "method", r.Method, "path", r.URL.Path, "err", err, "ran", !unsent(err))
-		}
-		return
-	}
-	switch v {
-	case sendAgain:
-		f.m.forwarded.WithLabelValues(failed.board, OutcomeRetried).Inc()
-		f.log.Info("dispatch: master unreachable; holding the request for the next master",
-			"master", failed.board, "addr", failed.addr, "err", err, "path", r.URL.Path, "keyed", r.Header.Get("Idempotency-Key") != "")
-	case answerCanceled:
-	default:
-		f.log.Warn("dispatch: master did not answer", "master", failed.board, "addr", failed.addr, "err", err)
-	}
 }
 
 // setSticky gives the client the sticky cookie of the board chosen

@@ -16,6 +16,9 @@ type fakePlacer struct {
 	steps    []placeStep
 	places   int
 	released int
+	held     bool // what its last answer holds, until Release
+	ended    int  // attempts it was told of
+	idle     int  // Release calls with nothing held
 }
 
 type placeStep struct {
@@ -31,14 +34,27 @@ func (p *fakePlacer) Place(_ context.Context, rt *route) (Placer, error) {
 		return s.next, s.err
 	}
 	rt.to = s.to
-	rt.to.id = 1 // something held
+	rt.to.header, rt.to.token = HeaderMark, "test"
+	p.held = true // something held
 	return nil, nil
 }
 
-func (p *fakePlacer) Release(rt *route) {
-	if rt.to.id != 0 {
+func (p *fakePlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
+	return try{leg: legBoard, replay: true, idempotent: rt.in.r.Method == http.MethodGet, movable: true}, false
+}
+
+func (p *fakePlacer) Failed(*route, verdict, error) { p.ended++ }
+
+func (p *fakePlacer) Release(_ *route, answered bool) {
+	if answered {
+		p.ended++
+	}
+	if !p.held {
+		p.idle++
+	}
+	if p.held {
 		p.released++
-		rt.to.id = 0
+		p.held = false
 	}
 }
 
@@ -46,8 +62,8 @@ func (p *fakePlacer) Release(rt *route) {
 // placement held exactly once, sends a failed request again only where
 // tryAgain says so, and follows a Placer that hands the request on.
 func TestRoute(t *testing.T) {
-	dead := target{board: "ews2", addr: "127.0.0.1:1", kind: KindDispatch} // refused: never ran
-	self := target{board: "ews1", kind: KindDispatch, self: true}
+	dead := target{board: "ews2", addr: "127.0.0.1:1"} // refused: never ran
+	self := target{board: "ews1", self: true}
 	shed := &sched.ErrShed{Class: "browse", Reason: "full"}
 	tests := []struct {
 		name         string
@@ -91,6 +107,12 @@ func TestRoute(t *testing.T) {
 			if first.released+other.released != placedCount(first)+placedCount(other) {
 				t.Fatalf("released %d+%d, placed %d+%d", first.released, other.released, placedCount(first), placedCount(other))
 			}
+			if first.idle+other.idle != 0 {
+				t.Fatalf("released %d+%d times with nothing held", first.idle, other.idle)
+			}
+			if sent := placedCount(first) + placedCount(other) - btoi(ran); first.ended+other.ended != sent {
+				t.Fatalf("told of %d+%d attempts' ends, %d attempts sent", first.ended, other.ended, sent)
+			}
 		})
 	}
 }
@@ -104,4 +126,11 @@ func placedCount(p *fakePlacer) int {
 		}
 	}
 	return n
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

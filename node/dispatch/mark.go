@@ -339,7 +339,7 @@ func (m *Marker) signUntil(dst []byte, kind Kind, epoch uint64, target string, b
 // SignString is Sign returning a string (one allocation).
 func (m *Marker) SignString(kind Kind, epoch uint64, target string, b *Binding) string {
 	var buf [maxEncoded]byte
-	return string(m.Sign(buf[:0], kind, epoch, target, b))
+	return string(m.signUntil(buf[:0], kind, epoch, target, b, m.now().Add(m.ttl)))
 }
 
 // VerifyToken checks one encoded mark: signature (constant time), kind,

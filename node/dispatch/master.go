@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
@@ -21,54 +20,97 @@ import (
 // dispatch is the master's path: the forwarding loop with this board's
 // own dispatcher as the Placer.
 func (f *Front) dispatch(w http.ResponseWriter, in *inbound, start time.Time) {
-	f.route(w, &route{in: *in, start: start}, ownPlacer{f})
+	f.route(w, &route{in: *in, start: start}, newOwnPlacer(f))
 }
 
 // ownPlacer places a request with this board's dispatcher: a slot on the
-// board the policy chooses, held until Release.
-type ownPlacer struct{ f *Front }
+// board the policy chooses, held until Release. One per request: the
+// dispatcher it queued with, the request as admitted and the slot.
+type ownPlacer struct {
+	f      *Front
+	d      *sched.Dispatcher // the dispatcher that placed it
+	req    sched.Request     // the admitted request
+	ticket sched.Ticket      // the slot, until Release
+}
+
+func newOwnPlacer(f *Front) *ownPlacer { return &ownPlacer{f: f} }
 
 // Place admits rt's request and acquires a slot (first), or one on any
 // board but the one that failed (a retry). A request still queued when
 // this board stepped down goes to the new master (tryAgain, legQueue).
-func (p ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
-	f, r := p.f, rt.in.r
+func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
+	f := p.f
 	if rt.to.board != "" { // a retry: the scheduler chooses its board, any but the one that failed
-		again := rt.req
+		again := p.req
 		again.Exclude = []string{rt.to.board}
-		t, err := rt.d.Acquire(ctx, &again)
+		t, err := p.d.Acquire(ctx, &again)
 		if err != nil {
 			return nil, err
 		}
-		epoch := rt.to.epoch // signed in the epoch it was first dispatched in
-		rt.to = p.target(rt, t)
-		rt.to.epoch = epoch
+		p.take(rt, t, rt.to.epoch) // signed in the epoch it was first dispatched in
 		return nil, nil
 	}
 	d := f.master.disp.Load()
 	if d == nil {
 		return nil, errNotOpen
 	}
-	rt.d = d
-	f.admit(&rt.req, d, r, rt.in.client)
-	t, err := d.Acquire(ctx, &rt.req)
+	p.d = d
+	f.admit(&p.req, d, &rt.in)
+	t, err := d.Acquire(ctx, &p.req)
 	for err != nil && replaced(err, d, f.master.disp.Load()) {
 		// the queue was rebuilt under the request (new scheduler
 		// settings, docs/NOTES.md "Configuration store"): it waits in the new one
 		d = f.master.disp.Load()
-		rt.d = d
-		t, err = d.Acquire(ctx, &rt.req)
+		p.d = d
+		t, err = d.Acquire(ctx, &p.req)
 	}
 	if err != nil {
 		tr := try{leg: legQueue, canceled: ctx.Err() != nil, master: f.c.IsMaster()}
 		if tryAgain(tr, err) == sendAgain && f.handOver(rt) {
-			return viaPlacer{f}, nil
+			return newViaPlacer(f), nil
 		}
 		return nil, err
 	}
-	rt.to = p.target(rt, t)
-	rt.to.redirect = f.cfg.redirect && !rt.to.self
+	p.take(rt, t, f.c.Epoch())
 	return nil, nil
+}
+
+// take holds slot t and aims rt at its board with a dispatch mark signed
+// in epoch (none for a redirect: redirect.go signs the client's).
+func (p *ownPlacer) take(rt *route, t sched.Ticket, epoch uint64) {
+	p.ticket = t
+	rt.to = target{board: t.Board, addr: t.Addr, epoch: epoch, self: t.Board == rt.in.self, measure: true}
+	if !rt.to.self && !p.f.cfg.redirect {
+		p.f.signDispatch(rt)
+	}
+}
+
+// Start gives the client the sticky cookie of the board chosen and, in
+// redirect mode, answers 307 to it (the hold gives the slot back,
+// redirect.go). The master's dispatch of a request is where the chaos
+// harness plants its bug.
+func (p *ownPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
+	f := p.f
+	if f.cfg.sticky {
+		f.setSticky(w, rt.in.r, rt.to.board)
+	}
+	if f.cfg.redirect && !rt.to.self {
+		f.redirectTo(w, &rt.in, p.ticket, rt.start)
+		p.ticket = sched.Ticket{}
+		return try{}, true
+	}
+	if !rt.to.self {
+		chaosDropAnswer(rt.in.r) // the chaos harness's planted bug (chaosbug.go); nothing in a normal build
+	}
+	return f.boardTry(rt), false
+}
+
+func (p *ownPlacer) Failed(rt *route, v verdict, err error) { p.f.boardFailed(rt, v, err) }
+
+// Release gives the slot back.
+func (p *ownPlacer) Release(*route, bool) {
+	p.ticket.Done()
+	p.ticket = sched.Ticket{}
 }
 
 // replaced reports whether err is the closing of queue d, which now is
@@ -78,34 +120,24 @@ func replaced(err error, d, now *sched.Dispatcher) bool {
 	return now != nil && now != d && errors.As(err, &shed) && shed.Reason == sched.ReasonClosed
 }
 
-func (p ownPlacer) target(rt *route, t sched.Ticket) target {
-	return target{board: t.Board, addr: t.Addr, epoch: p.f.c.Epoch(), kind: KindDispatch, self: t.Board == rt.in.self, ticket: t}
-}
-
-// Release gives the slot back.
-func (ownPlacer) Release(rt *route) {
-	rt.to.ticket.Done()
-	rt.to.ticket = sched.Ticket{}
-}
-
 // admit describes r to the dispatcher in req: its class (the last one for
 // an anonymous read), the board it is pinned to, its sticky cookie and its
 // client.
-func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, r *http.Request, client netip.Addr) *sched.Request {
+func (f *Front) admit(req *sched.Request, d *sched.Dispatcher, in *inbound) *sched.Request {
+	r := in.r
 	*req = sched.Request{
 		Class:  d.Classifier().Classify(r.Method, r.URL.Path),
 		Path:   r.URL.Path,
-		Client: client,
+		Client: in.client,
+		Board:  in.pin,
+		Device: in.dev, // a busy device's requests wait in the queue, not in a slot
+		Read:   in.read,
 	}
 	if f.out.verified != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !f.out.verified(r) {
 		// a read whose credentials nobody checked waits behind every
 		// request that proved someone (docs/NOTES.md "Nothing anonymous
 		// holds a slot")
 		req.Class = max(req.Class, d.Classifier().Len()-1)
-	}
-	req.Device, req.Read = sched.DeviceOf(r.Method, r.URL.Path) // a busy device's requests wait in the queue, not in a slot
-	if f.cfg.pin != nil {
-		req.Board = f.cfg.pin(r)
 	}
 	if f.cfg.sticky {
 		if c, err := r.Cookie(sched.CookieName); err == nil {

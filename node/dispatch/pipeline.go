@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/reqtrace"
+	"github.com/ews-firmware/ews/sched"
 )
 
 // Authenticator checks the credentials of a request on this board. The
@@ -43,6 +45,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
+	r = traced(r) // a request that asks for its trace (traced.go)
 	var in inbound
 	if !f.accept(w, r, &in) {
 		return
@@ -56,8 +59,16 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		BindRequest(&in.bind, in.r, bodyMode(in.r), in.body, in.client)
+		in.dev, in.read = sched.DeviceOf(in.r.Method, in.r.URL.Path)
+		if f.cfg.pin != nil {
+			in.pin = f.cfg.pin(in.r)
+		}
+		if in.trace = reqtrace.From(in.r.Context()); in.trace != nil {
+			in.trace.Mark(reqtrace.Enter, start)
+		}
 	}
-	switch f.classify(&in) {
+	p := f.classify(&in)
+	switch p {
 	case pathMarked:
 		f.runLocal(w, in.r)
 	case pathMaster:
@@ -77,6 +88,14 @@ type inbound struct {
 	client netip.Addr    // the client: the one a valid mark vouches for, else the peer
 	body   []byte        // the body, read once (readBody); nil: none
 	bind   Binding       // what a dispatch or redirect mark for it binds (not for a marked request)
+	// Of a request that is not marked, computed once on entry for every
+	// later step: the board it is pinned to (Options.Pin; "" or "any":
+	// none), the device it operates (sched.DeviceOf) and whether that is
+	// a read, and its trace when it asks for one (traced.go).
+	pin   string
+	dev   string
+	read  bool
+	trace *reqtrace.Trace
 }
 
 // replay reports whether the request can be sent again after a failed

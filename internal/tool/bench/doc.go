@@ -40,6 +40,9 @@
 //	closed, think_s                --closed N clients and their mean --think (closed loop; absent: open loop)
 //	classes[]                      one object per class, in --mix order, then
 //	total                          the same object for all classes together (name "total")
+//	control                        the same for every control class together (path under /api/ or
+//	                               /cgi-bin/), when the mix has more than one (with their trace
+//	                               together); absent otherwise
 //
 // Each class object:
 //
@@ -56,4 +59,8 @@
 //	latency_ms                     {p50, p90, p99, max, mean} of ok answers
 //	shed_latency_ms                {p50, p90, p99, max, mean} of 503 answers
 //	error_samples                  up to 3 distinct error messages
+//	trace                          --trace only (absent otherwise): {traced, joined, cached, shared,
+//	                               tail_n, stages[]}, each stage {name, n, ms {p50..mean},
+//	                               tail_mean_ms}; stages to_entry, queue, forward, device_wait,
+//	                               device, shared, answer (trace.go says which marks bound each)
 package bench

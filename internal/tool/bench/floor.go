@@ -35,6 +35,25 @@ type ClassFloor struct {
 	Name     string
 	Requests int
 	Latency  Latency
+	took     []time.Duration // each request's floor, for Together
+}
+
+// Together is the floor of the classes of fl that m counts as control,
+// as one class named "control" (Report.Control's floor: control spread
+// over several devices); ok false when fewer than two are control.
+func Together(classes []Class, fl []ClassFloor, m FloorModel) (ClassFloor, bool) {
+	var all []time.Duration
+	n := 0
+	for i, c := range classes {
+		if i < len(fl) && m.control(c) {
+			all = append(all, fl[i].took...)
+			n++
+		}
+	}
+	if n < 2 {
+		return ClassFloor{}, false
+	}
+	return ClassFloor{Name: "control", Requests: len(all), Latency: Summarize(all), took: all}, true
 }
 
 // Floor replays the arrivals of seed at rate over classes for d through
@@ -73,19 +92,27 @@ func Floor(classes []Class, seed uint64, rate float64, d time.Duration, m FloorM
 	}
 	out := make([]ClassFloor, len(classes))
 	for i, c := range classes {
-		out[i] = ClassFloor{Name: c.Name, Requests: len(lat[i]), Latency: Summarize(lat[i])}
+		out[i] = ClassFloor{Name: c.Name, Requests: len(lat[i]), Latency: Summarize(lat[i]), took: lat[i]}
 	}
 	return out, nil
 }
 
 // FloorOfReport is Floor for the run rep describes (its mix, seed, asked
-// rate and duration).
+// rate and duration), with the control classes' Together floor last
+// when the mix has more than one.
 func FloorOfReport(rep *Report, m FloorModel) ([]ClassFloor, error) {
 	classes, err := ParseMix(rep.Mix)
 	if err != nil {
 		return nil, err
 	}
-	return Floor(classes, rep.Seed, rep.RateAsked, time.Duration(rep.DurationAsked*float64(time.Second)), m)
+	fl, err := Floor(classes, rep.Seed, rep.RateAsked, time.Duration(rep.DurationAsked*float64(time.Second)), m)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := Together(classes, fl, m); ok {
+		fl = append(fl, c)
+	}
+	return fl, nil
 }
 
 func (m FloorModel) control(c Class) bool {

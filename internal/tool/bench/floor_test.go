@@ -60,13 +60,31 @@ func TestFloorOfReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := FloorOfReport(rep, FloorModel{DeviceLatency: 20 * time.Millisecond, PageLatency: 20 * time.Millisecond})
-	if a[0] != b[0] || a[1] != b[1] {
-		t.Fatalf("two replays differ: %+v %+v", a, b)
+	if len(a) != 2 || a[0].Latency != b[0].Latency || a[1].Latency != b[1].Latency || a[0].Requests != b[0].Requests {
+		t.Fatalf("two replays differ (or a control row with one control class): %+v %+v", a, b)
 	}
 	if n := a[0].Requests + a[1].Requests; n < 500 || n > 700 {
 		t.Fatalf("%d arrivals in 2 s at 300/s", n)
 	}
 	if a[1].Latency.P99 != 20 {
 		t.Fatalf("browse floor %v, want the page latency", a[1].Latency)
+	}
+}
+
+func TestFloorOfReportControlTogether(t *testing.T) {
+	rep := &Report{Mix: "s1=0.2:POST /api/devices/s1/read,s2=0.2:POST /api/devices/s2/read,browse=0.6:GET /", Seed: 7, RateAsked: 300, DurationAsked: 2}
+	m := FloorModel{DeviceLatency: 15 * time.Millisecond, PageLatency: 30 * time.Millisecond}
+	fl, err := FloorOfReport(rep, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl) != 4 || fl[3].Name != "control" {
+		t.Fatalf("floors %+v, want s1, s2, browse, control", fl)
+	}
+	if fl[3].Requests != fl[0].Requests+fl[1].Requests {
+		t.Fatalf("control has %d requests, s1+s2 %d", fl[3].Requests, fl[0].Requests+fl[1].Requests)
+	}
+	if hi := max(fl[0].Latency.Max, fl[1].Latency.Max); fl[3].Latency.Max != hi || fl[3].Latency.P50 < 14.99 {
+		t.Fatalf("control %+v; s1 %+v s2 %+v", fl[3].Latency, fl[0].Latency, fl[1].Latency)
 	}
 }

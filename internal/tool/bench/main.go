@@ -99,9 +99,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Concurrency, "concurrency", DefaultConcurrency, "cap on requests in flight; arrivals above it are counted as overflow, not sent")
 	fs.IntVar(&cfg.Clients, "clients", 0, "simulated clients that follow 307s and keep redirect mode's assignment (own source address each against 127.0.0.1); 0: one client, no redirects followed")
 	fs.IntVar(&cfg.Closed, "closed", 0, "closed loop: this many clients, each sends, waits for the answer, thinks (--think) and sends again; --rate is then not used")
+	fs.BoolVar(&cfg.Trace, "trace", false, "ask each request's trace of the cluster (X-Ews-Trace) and report per class the time between its hand-offs in the --json report (classes[].trace)")
 	fs.DurationVar(&cfg.Think, "think", 0, "closed loop: mean think time between a client's answer and its next request (exponential)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N] [--clients N]\n")
+		fmt.Fprintf(stderr, "Usage: ews bench --url URL --rate R [--duration D] [--max N] [--mix SPEC] [--seed S] [--json FILE] [--header H]... [--body CLASS=TEXT|@FILE]... [--timeout T] [--concurrency N] [--clients N] [--trace]\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nExample, against `make demo`:\n  ews bench --url http://127.0.0.1:8081 --rate 50 --duration 10s --header %q --mix %q\n", exampleHeader, exampleMix)
 	}

@@ -29,6 +29,10 @@ type Report struct {
 	LagMax        float64       `json:"lag_max_ms"`
 	Classes       []ClassReport `json:"classes"`
 	Total         ClassReport   `json:"total"`
+	// Control is every control class together (a path under /api/ or
+	// /cgi-bin/, the floor's rule), when the mix has more than one: the
+	// p99 of control spread over several devices. Nil otherwise.
+	Control *ClassReport `json:"control,omitempty"`
 	// Simulated clients (Config.Clients, redirect mode's assignments):
 	// how many, requests sent straight to an assigned board, 307s
 	// followed, clients a board sent back, assigned boards found gone.
@@ -60,6 +64,9 @@ type ClassReport struct {
 	Latency      Latency  `json:"latency_ms"`
 	ShedLatency  Latency  `json:"shed_latency_ms"`
 	ErrorSamples []string `json:"error_samples"`
+	// Trace is the time between hand-offs of its answered requests
+	// (Config.Trace); nil when not asked or no answer carried marks.
+	Trace *TraceReport `json:"trace,omitempty"`
 }
 
 // Latency summarises one histogram, in milliseconds.
@@ -108,6 +115,8 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 	}
 	all, allShed := NewHistogram(), NewHistogram()
 	tot := ClassReport{Name: "total", Weight: 1, ErrorSamples: []string{}}
+	ctl, ctlLat, ctlShed, nctl := ClassReport{Name: "control", ErrorSamples: []string{}}, NewHistogram(), NewHistogram(), 0
+	var ctlTrace traceStats
 	for i, c := range cfg.Classes {
 		mix[i] = c.String()
 		st := r.stats[i]
@@ -119,7 +128,18 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 			ErrorSamples: st.errorSamples(),
 		}
 		cr.OKPerSec = per(cr.OK)
+		if cfg.Trace {
+			cr.Trace = st.trace.report()
+		}
 		rep.Classes = append(rep.Classes, cr)
+		if (FloorModel{}).control(c) {
+			nctl++
+			ctl.Weight += cr.Weight
+			addCounts(&ctl, &cr)
+			ctlLat.Merge(st.lat)
+			ctlShed.Merge(st.shedLat)
+			ctlTrace.merge(&st.trace)
+		}
 		tot.Due += cr.Due
 		tot.Sent += cr.Sent
 		tot.OK += cr.OK
@@ -139,11 +159,31 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 	tot.OKPerSec = per(tot.OK)
 	tot.Latency, tot.ShedLatency = summarise(all), summarise(allShed)
 	rep.Total = tot
+	if nctl > 1 {
+		ctl.OKPerSec = per(ctl.OK)
+		ctl.Latency, ctl.ShedLatency = summarise(ctlLat), summarise(ctlShed)
+		if cfg.Trace {
+			ctl.Trace = ctlTrace.report()
+		}
+		rep.Control = &ctl
+	}
 	rep.Mix = strings.Join(mix, ",")
 	rep.RateOffered = per(tot.Due)
 	rep.RateAchieved = per(tot.Sent)
 	rep.Sustained, rep.Note = sustained(rep)
 	return rep
+}
+
+// addCounts adds c's counters to into.
+func addCounts(into, c *ClassReport) {
+	into.Due += c.Due
+	into.Sent += c.Sent
+	into.OK += c.OK
+	into.Shed += c.Shed
+	into.Errors += c.Errors
+	into.Denied += c.Denied
+	into.Overflow += c.Overflow
+	into.Unsent += c.Unsent
 }
 
 // sustained says whether the sender kept the asked rate, and if not, why, in one sentence.

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/reqtrace"
 )
 
 // Config is one run of the generator.
@@ -42,6 +44,10 @@ type Config struct {
 	// an exponential time of mean Think; Rate is then unused.
 	Closed int
 	Think  time.Duration
+	// Trace asks every request's trace of the cluster (reqtrace.Header)
+	// and reports, per class, the time between its hand-offs
+	// (ClassReport.Trace). Off by default.
+	Trace bool
 }
 
 // Defaults for Config fields left zero.
@@ -209,6 +215,9 @@ func (r *runner) newRequest(method, u string) (*http.Request, error) {
 		return nil, err
 	}
 	req.Header.Set("User-Agent", "ews-bench")
+	if r.cfg.Trace {
+		req.Header.Set(reqtrace.Header, "1")
+	}
 	for k, vs := range r.cfg.Header {
 		if http.CanonicalHeaderKey(k) == "Host" && len(vs) > 0 {
 			req.Host = vs[0]
@@ -257,6 +266,7 @@ func (r *runner) send(intended time.Time, cls, cli int) {
 	}
 	var resp *http.Response
 	var err error
+	sent := time.Now()
 	if r.cl != nil {
 		resp, err = r.roundTrip(ctx, r.cl[cli%len(r.cl)], req, r.bodies[cls])
 	} else {
@@ -278,6 +288,9 @@ func (r *runner) send(intended time.Time, cls, cli int) {
 	case resp.StatusCode >= 200 && resp.StatusCode < 400:
 		st.ok.Add(1)
 		st.lat.Record(d)
+		if r.cfg.Trace {
+			st.trace.record(resp.Header, sent, time.Now(), d)
+		}
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		st.shed.Add(1)
 		st.shedLat.Record(d)

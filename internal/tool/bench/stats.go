@@ -12,6 +12,7 @@ type classStats struct {
 	ok, shed, errs              atomic.Int64
 	denied                      atomic.Int64 // 401 and 403, also counted in errs
 	lat, shedLat                *Histogram
+	trace                       traceStats // Config.Trace
 
 	mu      sync.Mutex // guards samples; taken only on errors
 	samples []string

@@ -1,0 +1,81 @@
+package sched
+
+import (
+	"testing"
+	"time"
+)
+
+// A board that first-class requests pinned to it used keeps its last free
+// slot from pages while the cluster is overloaded and a headroom is set:
+// the next pinned control request starts at once, though the cluster-wide
+// headroom's free slot could be on another board. Once that first class is
+// quiet for headroomHold, pages may take the slot again.
+func TestHeadroomKeepsPinnedBoardsLastSlot(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		headroom string
+		onA      int // browse requests that may run on a (3 slots, one taken by control)
+	}{
+		{"fixed", "1", 1},
+		{"auto", "auto", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			s := schedCfg("priority-lc", 16)
+			s.QueueTarget = 0
+			s.Headroom = tt.headroom
+			h := newHarness(t, s, Options{Clock: clk}, board("a", 3), board("b", 3))
+			h.d.mu.Lock()
+			h.d.admit.lambda[control], h.d.admit.lambda[browse] = 20, 400 // 0.4 + 8 busy slots of 6: overloaded
+			h.d.admit.svc[control], h.d.admit.svc[browse] = 20*time.Millisecond, 20*time.Millisecond
+			h.d.mu.Unlock()
+			held := []Ticket{h.now(&Request{Class: control, Board: "a"})}
+			var waiting []*pending
+			for range 5 {
+				waiting = append(waiting, h.try(&Request{Class: browse}))
+			}
+			started := 0
+			var rest []*pending
+			for _, p := range waiting {
+				if o, ok := ready(p); ok {
+					if o.err != nil {
+						t.Fatal(o.err)
+					}
+					started++
+					held = append(held, o.t)
+				} else {
+					rest = append(rest, p)
+				}
+			}
+			if a := h.linknum("a"); a != 1+tt.onA {
+				t.Fatalf("a runs %d, want control + %d browse (its last slot kept)", a, tt.onA)
+			}
+			if started != tt.onA+3 { // b takes 3
+				t.Fatalf("%d browse started", started)
+			}
+			c := h.try(&Request{Class: control, Board: "a"})
+			o, ok := ready(c)
+			if !ok || o.err != nil {
+				t.Fatalf("a pinned control request did not start at once: %v %v", ok, o.err)
+			}
+			o.t.Done()
+			// the pinned first class goes quiet: a's last slot is for anyone again
+			clk.Advance(headroomHold + time.Millisecond)
+			held[0].Done()
+			held = held[1:]
+			if o := h.result(rest[0]); o.err != nil {
+				t.Fatalf("held browse: %v", o.err)
+			} else {
+				held = append(held, o.t)
+			}
+			for _, tk := range held {
+				tk.Done()
+			}
+			for _, p := range rest[1:] {
+				if o := h.result(p); o.err == nil {
+					o.t.Done()
+				}
+			}
+		})
+	}
+}
