@@ -155,21 +155,25 @@ func (n *Node) monitored(v state.View) state.View {
 }
 
 // unknowner is a loadSource that says which figures it could not read
-// (procload.Sampler).
-type unknowner interface{ Unknown() state.LoadFigures }
+// and its last run queue (procload.Sampler).
+type unknowner interface {
+	Unknown() state.LoadFigures
+	RunQueue() float64
+}
 
-// markUnknown sets load_unknown on this board's own row: only the board
-// knows it (reports do not carry it, so rows stay within 64 bytes).
+// markUnknown sets load_unknown and load.run_queue on this board's own
+// row: only the board knows them (reports do not carry them, so rows
+// stay within 64 bytes).
 func (n *Node) markUnknown(v state.View) state.View {
 	u, ok := n.clu.load.(unknowner)
 	if !ok {
 		return v
 	}
-	if f := u.Unknown(); f != 0 {
-		for i := range v.Nodes {
-			if v.Nodes[i].Name == v.Self {
-				v.Nodes[i].LoadUnknown = f
-			}
+	f, q := u.Unknown(), u.RunQueue()
+	for i := range v.Nodes {
+		if v.Nodes[i].Name == v.Self {
+			v.Nodes[i].LoadUnknown = f
+			v.Nodes[i].Load.RunQueue = q
 		}
 	}
 	return v

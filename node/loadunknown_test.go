@@ -8,13 +8,19 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
-// unknownLoad is a load source that could not read cpu_mhz.
-type unknownLoad struct{ unknown state.LoadFigures }
+// unknownLoad is a load source that could not read some figures, with a
+// run queue.
+type unknownLoad struct {
+	unknown state.LoadFigures
+	runQ    float64
+}
 
 func (unknownLoad) Load() state.Load             { return state.Load{} }
 func (u unknownLoad) Unknown() state.LoadFigures { return u.unknown }
+func (u unknownLoad) RunQueue() float64          { return u.runQ }
 
-// Only this board's own row says which of its figures are unknown.
+// Only this board's own row says which of its figures are unknown, and
+// its run queue.
 func TestMarkUnknown(t *testing.T) {
 	v := func() state.View {
 		return state.View{Self: "ews2", Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}}
@@ -23,16 +29,20 @@ func TestMarkUnknown(t *testing.T) {
 		name string
 		load loadSource
 		want map[string]state.LoadFigures
+		runQ float64 // on ews2's row alone
 	}{
-		{"cpu_mhz unknown", unknownLoad{state.FigCPUMHz}, map[string]state.LoadFigures{"ews1": 0, "ews2": state.FigCPUMHz, "ews3": 0}},
-		{"all read", unknownLoad{0}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}},
-		{"simulated board", &simLoad{}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}},
+		{"cpu_mhz unknown", unknownLoad{state.FigCPUMHz, 2}, map[string]state.LoadFigures{"ews1": 0, "ews2": state.FigCPUMHz, "ews3": 0}, 2},
+		{"all read", unknownLoad{0, 0}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}, 0},
+		{"simulated board", &simLoad{}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := &Node{clu: clusterSide{load: c.load}}
 			for _, b := range n.markUnknown(v()).Nodes {
 				if b.LoadUnknown != c.want[b.Name] {
 					t.Fatalf("%s: load_unknown [%v], want [%v]", b.Name, b.LoadUnknown, c.want[b.Name])
+				}
+				if want := map[bool]float64{true: c.runQ}[b.Name == "ews2"]; b.Load.RunQueue != want {
+					t.Fatalf("%s: run_queue %v, want %v", b.Name, b.Load.RunQueue, want)
 				}
 			}
 		})

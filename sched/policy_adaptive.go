@@ -30,6 +30,13 @@ type Adaptive struct {
 	at        []time.Time // by Board.ID: time of its last report
 	Rand      *rand.Rand  // ties; nil: the runtime's generator
 	Two       bool        // Config.Stale "two": the lesser of two boards drawn at random
+	// Fresh (Config.Stale "placed", the default): the Dispatcher's
+	// correction of the stop for stale figures (adaptive_stop.go): a
+	// stopped board comes back at its first report at or under the
+	// threshold, and a board is stopped only when the others can take
+	// what it runs and stay at or under it.
+	Fresh bool
+	moved []stopMove // by Board.ID: what a stop would move (Fresh)
 }
 
 // Adaptive defaults. The paper gives the formula but no numbers: equal
@@ -89,7 +96,9 @@ func (p *Adaptive) Select(pool []*Board, _ *Request) *Board {
 // of the boards reported within the suspend time, its load is over the
 // threshold and no other board is stopped; when the suspension ends the
 // board gets requests again until a report finds it the most loaded and
-// over the threshold once more.
+// over the threshold once more. With Fresh the stop ends early, at the
+// board's first report at or under the threshold, and needs the others
+// to have room (adaptive_stop.go).
 func (p *Adaptive) Observe(b *Board, now time.Time) bool {
 	if n := b.idx + 1; n > len(p.until) {
 		p.until = append(p.until, make([]time.Time, n-len(p.until))...)
@@ -98,8 +107,9 @@ func (p *Adaptive) Observe(b *Board, now time.Time) bool {
 	}
 	l := p.Load(b)
 	p.load[b.idx], p.at[b.idx] = l, now
+	p.note(b)
 	u := &p.until[b.idx]
-	if now.Before(*u) {
+	if now.Before(*u) && !(p.Fresh && l <= p.threshold) {
 		return true
 	}
 	if !u.IsZero() {
@@ -130,14 +140,14 @@ func (p *Adaptive) mostLoaded(i int, l float64, now time.Time) bool {
 			return false
 		}
 	}
-	return others > 0
+	return others > 0 && (!p.Fresh || p.othersTake(i, now))
 }
 
 func init() {
 	RegisterPolicy(PolicySpec{Name: "adaptive", Queue: PriorityQueues, Load: true,
 		New: func(cfg Config, rng *rand.Rand) Policy {
 			p := NewAdaptive(cfg.Adaptive)
-			p.Rand, p.Two = rng, cfg.Stale == StaleTwo
+			p.Rand, p.Two, p.Fresh = rng, cfg.Stale == StaleTwo, corrects(cfg.Stale)
 			return p
 		}})
 }

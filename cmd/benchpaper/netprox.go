@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
 )
 
 // 003's proximity on a real network (docs/NOTES.md, Policies: the papers):

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 )
 
 // tbDWRR: 004 §4, the dynamic weighted round robin against nginx's smooth

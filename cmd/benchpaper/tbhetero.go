@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 	"github.com/ews-firmware/ews/sched"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -96,7 +96,7 @@ func (t *tbHarness) tbMislead() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(&t.md, "3 boards; the third runs a cpu hog the whole time (10× slower, 90 %% cpu reported). 70%% 10 ms pages, 30%% slow I/O-bound requests (400 ms waiting, no cpu): a board's connections are mostly slow I/O, so its linknum says little about its cpu. Reports every 100 ms, adaptive as configured by default (the paper's stop of the most loaded board over the threshold, 15 s). Capacity %.0f/s with lc. Rule: adaptive wins against lc (better on mean latency, p99 or completed/s beyond the spread, worse on none) at every load; partly at some.\n\n", cal.capacity)
+	fmt.Fprintf(&t.md, "3 boards; the third runs a cpu hog the whole time (10× slower, 90 %% cpu reported). 70%% 10 ms pages, 30%% slow I/O-bound requests (400 ms waiting, no cpu): a board's connections are mostly slow I/O, so its linknum says little about its cpu. Reports every 100 ms, adaptive as configured by default (the paper's stop of the most loaded board over the threshold, 15 s at most, with the Dispatcher's correction: back at its first report under the threshold, stopped only when the others have room). Capacity %.0f/s with lc. Rule: adaptive wins against lc (better on mean latency, p99 or completed/s beyond the spread, worse on none) at every load; partly at some.\n\n", cal.capacity)
 	loads := []float64{0.5, 0.8}
 	if !t.quick {
 		loads = []float64{0.3, 0.5, 0.8, 0.95}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 	"github.com/ews-firmware/ews/sched"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 )
 
 // The testbed's rule (docs/bench-paper.md, The papers on the testbed):

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/tool/bench/testbed"
+	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
 )
 
 // cellOf builds a cell from per-setup repetitions of (mean ms, p99 ms, completed/s).

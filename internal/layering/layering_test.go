@@ -88,6 +88,7 @@ func under(path, dir string) bool { return path == dir || strings.HasPrefix(path
 //	state, sched, hal, vip ↛ node, internal/config
 //	sched → state/row (leaf), never memberlist
 //	node/dispatch → node/dispatch/place → sched (the placement protocol knows no front door)
+//	internal/* ↛ sched, state, hal, node (nothing runs up from the leaves)
 //
 // Each package's own imports count (`go list` Deps, tests left out).
 func TestImportDirection(t *testing.T) {
@@ -112,6 +113,11 @@ func TestImportDirection(t *testing.T) {
 		{"the scheduler does not carry the gossip layer",
 			func(p string) bool { return under(p, mod+"/sched") || p == mod+"/state/row" },
 			func(d string) bool { return under(d, "github.com/hashicorp/memberlist") || d == mod+"/state" }},
+		{"nothing under internal/ knows sched, state, hal or node",
+			func(p string) bool { return under(p, mod+"/internal") },
+			func(d string) bool {
+				return under(d, mod+"/sched") || under(d, mod+"/state") || under(d, mod+"/hal") || under(d, nodeDir)
+			}},
 		{"the placement protocol knows the scheduler, not the front door",
 			func(p string) bool { return p == mod+"/node/dispatch/place" },
 			func(d string) bool { return d == nodeDir || d == mod+"/node/dispatch" || d == mod+"/state" }},

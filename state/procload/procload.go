@@ -71,6 +71,7 @@ type Sampler struct {
 	cpuMHz  float64 // static figures, as read at the first sample
 	memMB   float64
 	unknown state.LoadFigures // figures that could not be read (statics: at the start)
+	runQ    float64           // the last sample's run queue
 	warned  state.LoadFigures // figures warned about: once each
 }
 
@@ -113,7 +114,10 @@ func (s *Sampler) Load() state.Load {
 
 	cur := sample{at: clock.Now()}
 	l := state.Load{CPUMHz: s.cpuMHz, MemMB: s.memMB}
-	cur.haveCPU = s.figure(state.FigCPU, withFS(func(fs procfs.FS) (err error) { cur.busy, cur.total, err = cpu(fs); return err }))
+	cur.haveCPU = s.figure(state.FigCPU, withFS(func(fs procfs.FS) (err error) {
+		cur.busy, cur.total, l.RunQueue, err = cpu(fs)
+		return err
+	}))
 	s.figure(state.FigMem, withFS(func(fs procfs.FS) (err error) { l.Mem, err = mem(fs); return err }))
 	cur.haveNt = s.figure(state.FigNet, withFS(func(fs procfs.FS) (err error) { cur.netBytes, cur.netPkts, err = netBytes(fs); return err }))
 	s.figure(state.FigDisk, func() (err error) { cur.diskMs, cur.diskOps, err = diskMs(s.Proc); return err })
@@ -143,7 +147,7 @@ func (s *Sampler) Load() state.Load {
 			}
 		}
 	}
-	s.prev, s.have = cur, true
+	s.prev, s.have, s.runQ = cur, true, l.RunQueue
 	return clamp(l)
 }
 
@@ -153,6 +157,13 @@ func (s *Sampler) Unknown() state.LoadFigures {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.unknown
+}
+
+// RunQueue is the last sample's run queue (Load.RunQueue).
+func (s *Sampler) RunQueue() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runQ
 }
 
 // figure reads one figure, turning an error or a panic of read into
@@ -183,19 +194,21 @@ func (s *Sampler) figure(fig state.LoadFigures, read func() error) bool {
 	return false
 }
 
-// cpu is busy (all but idle and iowait) and total cpu time since boot.
-// Guest time is already counted in user and nice.
-func cpu(fs procfs.FS) (busy, total float64, err error) {
+// cpu is busy (all but idle and iowait) and total cpu time since boot,
+// and the run queue now: the tasks runnable besides this one. Guest time
+// is already counted in user and nice.
+func cpu(fs procfs.FS) (busy, total, runQueue float64, err error) {
 	st, err := fs.Stat()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
+	runQueue = float64(max(st.ProcessesRunning, 1) - 1)
 	c := st.CPUTotal
 	total = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
 	if total <= 0 {
-		return 0, 0, errors.New("procload: /proc/stat has no cpu time")
+		return 0, 0, 0, errors.New("procload: /proc/stat has no cpu time")
 	}
-	return total - c.Idle - c.Iowait, total, nil
+	return total - c.Idle - c.Iowait, total, runQueue, nil
 }
 
 // mem is 1 - MemAvailable/MemTotal; before Linux 3.14, which has no

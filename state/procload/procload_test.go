@@ -57,12 +57,34 @@ func TestSamplerDeltas(t *testing.T) {
 	}
 	f.now.Advance(time.Second)
 	// 1 s later: 300 busy of 400 jiffies; 125 MB/s each way on a 1 Gbit/s link; sda busy 500 ms
-	f.write("proc/stat", "cpu  300 0 200 800 100 0 0 0 0 0\n")
+	f.write("proc/stat", "cpu  300 0 200 800 100 0 0 0 0 0\nprocs_running 4\n")
 	f.write("proc/net/dev", sprintf(netdev, 9e9, 9e9, 1000+125e6, 1000+125e6))
 	f.write("proc/diskstats", "   8       0 sda 1 0 0 0 0 0 0 0 0 600 100 0 0 0 0\n   7 0 loop0 1 0 0 0 0 0 0 0 0 999999 900000\n")
 	l = f.smpl.Load()
 	if !near(l.CPU, 0.75) || !near(l.Net, 1) || !near(l.Disk, 0.5) {
 		t.Fatalf("second sample %+v, want cpu 0.75, net 1 (lo ignored), disk 0.5 (loop ignored)", l)
+	}
+	if l.RunQueue != 3 {
+		t.Fatalf("run queue %v, want 3 (procs_running 4, the sampler itself left out)", l.RunQueue)
+	}
+}
+
+// The run queue is procs_running less the reader; a /proc/stat without the
+// line (0) does not go below 0.
+func TestSamplerRunQueue(t *testing.T) {
+	for _, c := range []struct {
+		stat string
+		want float64
+	}{
+		{"cpu  1 0 1 7 1 0 0 0 0 0\nprocs_running 1\n", 0},
+		{"cpu  1 0 1 7 1 0 0 0 0 0\nprocs_running 9\n", 8},
+		{"cpu  1 0 1 7 1 0 0 0 0 0\n", 0},
+	} {
+		f := newFakeProc(t)
+		f.write("proc/stat", c.stat)
+		if got := f.smpl.Load().RunQueue; got != c.want {
+			t.Errorf("%q: run queue %v, want %v", c.stat, got, c.want)
+		}
 	}
 }
 

@@ -20,6 +20,11 @@ type Load struct {
 	DiskOps  float64 `json:"disk_ops"`  // reads + writes completed per second, all disks
 	CPUMHz   float64 `json:"cpu_mhz"`   // static: Σ over cores of the maximum clock
 	MemMB    float64 `json:"mem_mb"`    // static: memory size
+
+	// RunQueue is the tasks runnable at the sample besides the one reading
+	// it (/proc/stat's procs_running − 1): the board's own row and its
+	// /api/board only; not on the wire (0 and left out for other boards).
+	RunQueue float64 `json:"run_queue,omitempty"`
 }
 
 // WireLoad is the four shares on the wire: per mille, 0..1000.

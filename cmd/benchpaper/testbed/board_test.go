@@ -100,11 +100,12 @@ func TestReportedCPUIsTheIntervalsAverage(t *testing.T) {
 		reqs  []*Class // arriving at the interval's start
 		want  float64
 		loose float64 // the instant at 10 ms, what the board used to report
+		runQ  float64 // at the report: the requests that want the cpu
 	}{
-		{"idle: the background", BoardSpec{Workers: 2}, nil, 0.05, 0.05},
-		{"two 10 ms pages on two workers: busy a tenth of it", BoardSpec{Workers: 2}, []*Class{page, page}, 0.05 + 0.95*0.1, 1},
-		{"saturated the whole interval", BoardSpec{Workers: 2}, []*Class{long, long, long}, 1, 1},
-		{"held by another process, no request", BoardSpec{Workers: 2, BusyFor: time.Hour}, nil, 0.9, 0.9},
+		{"idle: the background", BoardSpec{Workers: 2}, nil, 0.05, 0.05, 0},
+		{"two 10 ms pages on two workers: busy a tenth of it", BoardSpec{Workers: 2}, []*Class{page, page}, 0.05 + 0.95*0.1, 1, 0},
+		{"saturated the whole interval", BoardSpec{Workers: 2}, []*Class{long, long, long}, 1, 1, 3},
+		{"held by another process, no request", BoardSpec{Workers: 2, BusyFor: time.Hour}, nil, 0.9, 0.9, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +120,11 @@ func TestReportedCPUIsTheIntervalsAverage(t *testing.T) {
 				}
 				b.step(now, time.Millisecond)
 			}
-			got := b.load(interval).CPU
+			l := b.load(interval)
+			if l.RunQueue != tc.runQ {
+				t.Fatalf("run queue %v at the report, want %v", l.RunQueue, tc.runQ)
+			}
+			got := l.CPU
 			if d := got - tc.want; d > 1e-6 || d < -1e-6 {
 				t.Fatalf("reported cpu %.4f, want the interval's average %.4f", got, tc.want)
 			}

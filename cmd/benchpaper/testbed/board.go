@@ -209,20 +209,26 @@ func (b *board) cpu(t time.Duration) float64 {
 	if b.spec.busy(t) {
 		bg = 1 - 1/b.spec.BusySlow
 	}
+	use := min(1, float64(b.runnable())/float64(b.spec.Workers))
+	return bg + (1-bg)*use
+}
+
+// runnable is how many of its running requests want the cpu now (the
+// I/O-bound ones wait): its run queue.
+func (b *board) runnable() int {
 	n := 0
 	for _, j := range b.run {
 		if !j.io {
 			n++
 		}
 	}
-	use := min(1, float64(n)/float64(b.spec.Workers))
-	return bg + (1-bg)*use
+	return n
 }
 
 // load is what the board reports at t and starts the next interval: its
 // cpu use averaged over the interval since its last report (as a board
 // reads /proc/stat's counters; the use at t when no time has passed),
-// memory per request, its size for qsc. An instant's cpu said 100 % for
+// memory per request, its size for qsc, and its run queue at t. An instant's cpu said 100 % for
 // any board running two pages at that moment, alike for a board busy
 // for a moment and for one whose cpu another process holds.
 func (b *board) load(t time.Duration) row.Load {
@@ -236,5 +242,8 @@ func (b *board) load(t time.Duration) row.Load {
 		Mem:    min(1, (200+8*float64(b.inFlight()))/b.spec.MemMB),
 		CPUMHz: 1000 * b.spec.Speed * float64(b.spec.Workers),
 		MemMB:  b.spec.MemMB,
+		// RunQueue: the requests that want the cpu at t (a board's
+		// procs_running, its reader left out); no policy reads it yet
+		RunQueue: float64(b.runnable()),
 	}
 }
