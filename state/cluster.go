@@ -72,22 +72,10 @@ type Cluster struct {
 
 	revokedFn atomic.Pointer[func(string) bool] // the revoked boards (revoked.go)
 
-	// Board identity (invariant 11): this run's gossip key (nil: this
-	// board has no certificate and seals nothing), the peers' keys, and
-	// the version this board sends at most (4 without a key).
-	gkey     *GossipKey
-	keys     *GossipKeys
-	proto    uint8
-	introOut chan introOut // intros to send (introLoop)
-	askOut   chan askReq   // boards to ask whether they seal (askLoop)
-	// askSeals asks a board over TLS whether it seals (askSeals with the
-	// cluster CA); under mu (tests replace it).
-	askSeals func(ctx context.Context, name, addr string) (bool, error)
-	// lastBuild (tests only, set before Run) makes this board look on
-	// the wire like the build before version 5: no node meta, and a
-	// version-5 message refused unread as that build's decoder does.
-	lastBuild bool
-	authLog   memberLog // refused signatures, logged once a minute per board
+	// seal is the board's identity on the gossip (invariant 11, sealing.go)
+	seal sealing
+	// mem is the gossip membership as memberlist reports it (members.go)
+	mem membership
 
 	// clock is the board's (Config.Clock); clocks the peers' measured
 	// offsets, from the acks of memberlist's probes (clocks.go).
@@ -99,32 +87,13 @@ type Cluster struct {
 	subs  map[int]func(View)
 	subID int
 
-	// ml is set once gossip started; memberlist delivers messages (NotifyMsg) from
-	// its own goroutines while Create has not returned yet, so it is read with Load
-	// and every send checks it.
-	ml             atomic.Pointer[memberlist.Memberlist]
-	inbox          chan received
-	members        chan memberEvent
-	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
-	joins          atomic.Int64         // join attempts of the rejoin loop
-	refusedMembers memberLog            // refused members, logged once a minute
-	loadPanicked   atomic.Bool          // Local.Load has panicked (warned once)
+	inbox        chan received
+	warned       map[string]time.Time // Warn reasons logged recently (run goroutine only)
+	loadPanicked atomic.Bool          // Local.Load has panicked (warned once)
 
-	amu      sync.Mutex        // guards addrs, metaVers, asks
-	addrs    map[string]string // live members' gossip addresses, copied in the event delegate
-	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
-	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
+	relay relaying // a relayed cluster's gossip queue and numbering (relaywire.go)
 
-	// relayQ is a relayed cluster's gossip queue (relaywire.go); nil in one
-	// that sends directly. relayBoot and relaySeq number this board's
-	// relayed messages when it signs nothing (its gossip key's run else).
-	relayQ    *relayQueue
-	relayBoot uint64
-	relaySeq  atomic.Uint64
-
-	ran     atomic.Bool   // Run was called: it runs once
-	up      chan struct{} // closed once Run has started the protocol
-	crashed atomic.Bool   // tests only: Run ends without a step-down or leave, as a killed process would
+	life lifecycle // Run's: once, started, or crashed (tests)
 }
 
 // received is a decoded message and the protocol version it came at.
@@ -155,9 +124,9 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
-		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
-		warned: map[string]time.Time{}, up: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
-		introOut: make(chan introOut, 64), askOut: make(chan askReq, 16)}
+		subs: map[int]func(View){}, inbox: make(chan received, 1024), mem: membership{events: make(chan memberEvent, 256), addrs: map[string]string{}, vers: map[string]uint8{}},
+		warned: map[string]time.Time{}, life: lifecycle{up: make(chan struct{})},
+		seal: sealing{asks: map[string]ask{}, introOut: make(chan introOut, 64), askOut: make(chan askReq, 16)}}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
 	c.timing.Tick = min(max(c.timing.Heartbeat/4, 5*time.Millisecond), 50*time.Millisecond)
@@ -186,35 +155,35 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		c.clock = clock.Real()
 	}
 	c.clocks.stepped = c.clock.Stepped
-	c.proto = cfg.ProtocolVersion
+	c.seal.proto = cfg.ProtocolVersion
 	var roots *x509.CertPool
 	if cfg.Identity != nil && !cfg.Standalone() {
-		if c.gkey, err = NewGossipKey(cfg.Name, cfg.Identity, time.Now()); err != nil {
+		if c.seal.gkey, err = NewGossipKey(cfg.Name, cfg.Identity, time.Now()); err != nil {
 			return nil, err
 		}
 		roots = cfg.Identity.Roots
-		c.askSeals = func(ctx context.Context, name, addr string) (bool, error) {
+		c.seal.askSeals = func(ctx context.Context, name, addr string) (bool, error) {
 			return askSeals(ctx, roots, name, addr, c.clock.Now())
 		}
 	} else {
-		c.proto = min(c.proto, ProtocolVersionUnsigned)
+		c.seal.proto = min(c.seal.proto, ProtocolVersionUnsigned)
 	}
 	peerSet := map[string]bool{}
 	for _, p := range c.peers {
 		peerSet[p.Name] = true
 	}
-	c.keys = NewGossipKeys(cfg.Name, c.gkey, roots, func(name string) bool { return peerSet[name] })
-	if c.gkey != nil && cfg.SealedFile != "" {
-		if err := c.keys.Remember(cfg.SealedFile); err != nil {
+	c.seal.keys = NewGossipKeys(cfg.Name, c.seal.gkey, roots, func(name string) bool { return peerSet[name] })
+	if c.seal.gkey != nil && cfg.SealedFile != "" {
+		if err := c.seal.keys.Remember(cfg.SealedFile); err != nil {
 			return nil, err
 		}
 	}
-	c.e.Proto = c.proto
+	c.e.Proto = c.seal.proto
 	c.e.Relay = c.e.Relay || cfg.relay
 	if c.e.Relay {
-		c.relayBoot = uint64(time.Now().UnixNano())
-		c.relayQ = newRelayQueue(func() int {
-			if ml := c.ml.Load(); ml != nil {
+		c.relay.boot = uint64(time.Now().UnixNano())
+		c.relay.q = newRelayQueue(func() int {
+			if ml := c.mem.ml.Load(); ml != nil {
 				return ml.NumMembers()
 			}
 			return len(c.peers)
@@ -260,7 +229,7 @@ func AdvertiseHTTP(advertise, gossip, listen string) string {
 // port. Run may be called once; the cluster's views (Snapshot, Master)
 // stay readable before and after it.
 func (c *Cluster) Run(ctx context.Context) error {
-	if !c.ran.CompareAndSwap(false, true) {
+	if !c.life.ran.CompareAndSwap(false, true) {
 		return errors.New("state: cluster already ran")
 	}
 	var filter sync.WaitGroup // the transport's packet filter, down with memberlist
@@ -273,16 +242,16 @@ func (c *Cluster) Run(ctx context.Context) error {
 	c.mu.Lock()
 	c.e.boot = time.Now() // listen tmax from when gossip listens, not from New (invariant 1): a slow start ate it
 	c.mu.Unlock()
-	close(c.up)
+	close(c.life.up)
 
 	var loops sync.WaitGroup // each returns when ctx ends
 	loops.Go(func() { c.run(ctx) })
 	if c.cfg.TimeSource != nil {
 		loops.Go(func() { c.ntpLoop(ctx) })
 	}
-	if c.ml.Load() != nil {
+	if c.mem.ml.Load() != nil {
 		loops.Go(func() { c.rejoin(ctx) })
-		if c.gkey != nil {
+		if c.seal.gkey != nil {
 			loops.Go(func() { c.introLoop(ctx) })
 			loops.Go(func() { c.askLoop(ctx) })
 		}
@@ -320,14 +289,14 @@ func (c *Cluster) open(filter *sync.WaitGroup) error {
 	filter.Go(func() { ct.filterPackets(c, src) })
 	mc.Transport = ct
 	// memberlist delivers messages (NotifyMsg) from its own goroutines
-	// before Create returns: c.ml is nil until then, and every send checks.
+	// before Create returns: c.mem.ml is nil until then, and every send checks.
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		_ = ct.Shutdown()
 		return fmt.Errorf("state: start gossip on %s (port %d): %w", c.cfg.Gossip, mc.BindPort, err)
 	}
-	c.ml.Store(ml)
-	c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil, "signed", c.gkey != nil,
+	c.mem.ml.Store(ml)
+	c.logger.Info("gossip started", "addr", ml.LocalNode().Address(), "encrypted", mc.Keyring != nil, "signed", c.seal.gkey != nil,
 		"peers", len(c.peers), "probe_interval", mc.ProbeInterval, "tmax", c.timing.TMax, "heartbeat", c.timing.Heartbeat)
 	c.logIdentity()
 	return nil
@@ -337,8 +306,8 @@ func (c *Cluster) open(filter *sync.WaitGroup) error {
 // (tests) asked to stop as a killed process would; then memberlist and its
 // transport shut down.
 func (c *Cluster) leave() {
-	ml := c.ml.Load()
-	if !c.crashed.Load() {
+	ml := c.mem.ml.Load()
+	if !c.life.crashed.Load() {
 		c.mu.Lock()
 		acts := c.e.StepDown(time.Now())
 		c.mu.Unlock()
@@ -359,7 +328,7 @@ func (c *Cluster) leave() {
 // Up is closed once Run has bound the gossip address and runs the
 // protocol (at once on a standalone board); it stays open when Run failed
 // to start.
-func (c *Cluster) Up() <-chan struct{} { return c.up }
+func (c *Cluster) Up() <-chan struct{} { return c.life.up }
 
 // Snapshot returns the table as this board sees it: the /api/cluster JSON.
 // The master fills Queue and Completed from its own queue; a follower shows
@@ -456,9 +425,9 @@ func (c *Cluster) refused(kind string) { c.m.refused.WithLabelValues(kind).Inc()
 // hands out nodes it keeps writing to; the copies are taken in its event
 // callbacks, under its lock.)
 func (c *Cluster) memberAddrs() map[string]string {
-	c.amu.Lock()
-	defer c.amu.Unlock()
-	return maps.Clone(c.addrs)
+	c.mem.mu.Lock()
+	defer c.mem.mu.Unlock()
+	return maps.Clone(c.mem.addrs)
 }
 
 // countingTransport counts every UDP byte memberlist sends: our messages
@@ -497,4 +466,11 @@ func (t *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 func (t *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	t.sent(len(b))
 	return t.NetTransport.WriteToAddress(b, a)
+}
+
+// lifecycle is where a Cluster is in its one Run.
+type lifecycle struct {
+	ran     atomic.Bool   // Run was called: it runs once
+	up      chan struct{} // closed once Run has started the protocol
+	crashed atomic.Bool   // tests only: Run ends without a step-down or leave, as a killed process would
 }

@@ -336,7 +336,7 @@ func TestClusterStandalone(t *testing.T) {
 	if err := startRun(t, c); err != nil {
 		t.Fatal(err)
 	}
-	if c.ml.Load() != nil {
+	if c.mem.ml.Load() != nil {
 		t.Fatal("a standalone board started memberlist")
 	}
 	local.queue.Store(&queueStats{depth: map[string]int{"control": 2}})
@@ -439,6 +439,6 @@ func (c *Cluster) stop() {
 // crash ends c's Run without a step-down or leave, as a killed process
 // would.
 func (c *Cluster) crash() {
-	c.crashed.Store(true)
+	c.life.crashed.Store(true)
 	c.stop()
 }

@@ -27,10 +27,10 @@ var (
 // Builds before version 5 send no meta. The HTTP address travels in the
 // reports.
 func (d *delegate) NodeMeta(limit int) []byte {
-	if d.c.lastBuild {
+	if d.c.seal.lastBuild {
 		return nil
 	}
-	return []byte{metaMagic, d.c.proto}
+	return []byte{metaMagic, d.c.seal.proto}
 }
 
 // metaMagic opens this build's node meta.
@@ -51,7 +51,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 	c := d.c
 	c.m.bytes.WithLabelValues("received").Add(len(b))
 	m, s, err := decodeSealed(b)
-	lastBuildRefuses := err == nil && d.c.lastBuild && b[1] >= ProtocolVersionSigned
+	lastBuildRefuses := err == nil && d.c.seal.lastBuild && b[1] >= ProtocolVersionSigned
 	if lastBuildRefuses {
 		err = fmt.Errorf("state: unknown message: %w %d (this build speaks 1..4)", ErrVersion, b[1])
 	}
@@ -74,7 +74,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 		c.logger.Debug("gossip message refused", "err", err)
 		return
 	}
-	if err := c.keys.Check(m, v, s, c.clock.Now()); err != nil { // certificates judged in cluster time (docs/DESIGN.md, Time)
+	if err := c.seal.keys.Check(m, v, s, c.clock.Now()); err != nil { // certificates judged in cluster time (docs/DESIGN.md, Time)
 		if errors.Is(err, errIntroLater) { // rate-limited, not refused: checked when it comes again
 			c.refused("later")
 			c.sendIntro(sender(m), true)
@@ -115,7 +115,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 	if in, ok := m.(*IntroMsg); ok {
 		c.m.received.WithLabelValues(m.Type().String()).Inc()
 		switch {
-		case c.keys.Unready(in.Name):
+		case c.seal.keys.Unready(in.Name):
 			// a new key that asked for ours: ours goes now, before anything
 			// sealed for it (Tag waits for Introduced), and whatever its meta
 			// says so far (a verified intro is of a build that reads them);
@@ -140,10 +140,10 @@ func (d *delegate) enqueue(m Message, v uint8) {
 // GetBroadcasts gives memberlist a relayed cluster's messages to pass on
 // (relaywire.go); elsewhere none: tables and reports go out directly.
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
-	if d.c.relayQ == nil {
+	if d.c.relay.q == nil {
 		return nil
 	}
-	return d.c.relayQ.GetBroadcasts(overhead, limit)
+	return d.c.relay.q.GetBroadcasts(overhead, limit)
 }
 
 // LocalState gives a joining board the master's table at once, when this
@@ -156,7 +156,7 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 // NotifyUpdate), and the table comes with the next heartbeat.
 func (d *delegate) LocalState(join bool) []byte {
 	c := d.c
-	if c.gkey != nil {
+	if c.seal.gkey != nil {
 		return nil
 	}
 	c.mu.Lock()
@@ -212,7 +212,7 @@ func (d *delegate) NotifyUpdate(n *memberlist.Node) {
 // askIfRolledBack asks a member seen sealing that advertises no version 5
 // whether it was rolled back, before its unsigned messages arrive.
 func (d *delegate) askIfRolledBack(n *memberlist.Node) {
-	if n.Name != d.c.self.Name && metaVersion(n.Meta) < ProtocolVersionSigned && d.c.keys.Signs(n.Name) {
+	if n.Name != d.c.self.Name && metaVersion(n.Meta) < ProtocolVersionSigned && d.c.seal.keys.Signs(n.Name) {
 		d.c.askSealing(n.Name, "")
 	}
 }
@@ -221,14 +221,14 @@ func (d *delegate) askIfRolledBack(n *memberlist.Node) {
 // reports whether it now advertises signing where it did not before.
 func (d *delegate) setMeta(name string, meta []byte) (startsSigning bool) {
 	c := d.c
-	c.amu.Lock()
-	defer c.amu.Unlock()
+	c.mem.mu.Lock()
+	defer c.mem.mu.Unlock()
 	v := metaVersion(meta)
-	startsSigning = v >= ProtocolVersionSigned && c.metaVers[name] < ProtocolVersionSigned
+	startsSigning = v >= ProtocolVersionSigned && c.mem.vers[name] < ProtocolVersionSigned
 	if v != 0 {
-		c.metaVers[name] = v
+		c.mem.vers[name] = v
 	} else {
-		delete(c.metaVers, name)
+		delete(c.mem.vers, name)
 	}
 	return startsSigning
 }
@@ -237,18 +237,18 @@ func (d *delegate) setMeta(name string, meta []byte) (startsSigning bool) {
 // event methods with its node lock held, so reading n here is safe.
 func (d *delegate) setAddr(name, addr string) {
 	c := d.c
-	c.amu.Lock()
-	defer c.amu.Unlock()
+	c.mem.mu.Lock()
+	defer c.mem.mu.Unlock()
 	if addr == "" {
-		delete(c.addrs, name)
+		delete(c.mem.addrs, name)
 	} else {
-		c.addrs[name] = addr
+		c.mem.addrs[name] = addr
 	}
 }
 
 func (d *delegate) member(name string, up bool) {
 	select {
-	case d.c.members <- memberEvent{name: name, up: up}:
+	case d.c.mem.events <- memberEvent{name: name, up: up}:
 	default:
 	}
 }

@@ -44,7 +44,7 @@ func loopbackPeers(t *testing.T, n int) []string {
 func everyoneSigns(bs []*board) bool {
 	for _, a := range bs {
 		for _, b := range bs {
-			if a != b && !a.c.keys.Signs(b.c.self.Name) {
+			if a != b && !a.c.seal.keys.Signs(b.c.self.Name) {
 				return false
 			}
 		}
@@ -81,7 +81,7 @@ func (b *board) refusedOf(kind string) float64 {
 // key), to board to.
 func inject(t *testing.T, from *board, to *board, b []byte) {
 	t.Helper()
-	if err := from.c.ml.Load().SendToAddress(memberlist.Address{Addr: to.c.self.Addr, Name: to.c.self.Name}, b); err != nil {
+	if err := from.c.mem.ml.Load().SendToAddress(memberlist.Address{Addr: to.c.self.Addr, Name: to.c.self.Name}, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +108,7 @@ func TestInsiderCannotSpeakForAnotherBoard(t *testing.T) {
 	const forged = 424242
 	unsigned := func(m Message) []byte { b, err := EncodeVersion(m, ProtocolVersionUnsigned); must(t, err); return b }
 	sealed := func(from, to *board, m Message) []byte {
-		b, err := from.c.keys.Seal(m, to.c.self.Name)
+		b, err := from.c.seal.keys.Seal(m, to.c.self.Name)
 		must(t, err)
 		return b
 	}
@@ -160,7 +160,7 @@ func startLastBuild(t *testing.T, name string, peers []string, tune ...func(*Con
 	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
 	c, err := New(cfg, testutil.Logger().With("board", name, "build", "last"), b.reg, b.local)
 	must(t, err)
-	c.lastBuild = true
+	c.seal.lastBuild = true
 	must(t, startRun(t, c))
 	b.c = c
 	return b
@@ -225,7 +225,7 @@ func TestRollingUpgradeToSigned(t *testing.T) {
 			lastBuild[old.c.self.Name] = true
 		}
 		bs[i].c.mu.Lock()
-		bs[i].c.askSeals = func(_ context.Context, n, _ string) (bool, error) { return !lastBuild[n], nil }
+		bs[i].c.seal.askSeals = func(_ context.Context, n, _ string) (bool, error) { return !lastBuild[n], nil }
 		bs[i].c.mu.Unlock()
 		testutil.EventuallyWithin(t, fmt.Sprintf("settled with %s upgraded", name), 10*time.Second, func() bool {
 			// the old boards' version is learnt from their messages, on
@@ -244,7 +244,7 @@ func TestRollingUpgradeToSigned(t *testing.T) {
 			if v := bs[i].peerVersion(old.c.self.Name); v != ProtocolVersionUnsigned {
 				t.Fatalf("step %d: %s hears %s at version %d", step, name, old.c.self.Name, v)
 			}
-			if bs[i].c.keys.Signs(old.c.self.Name) {
+			if bs[i].c.seal.keys.Signs(old.c.self.Name) {
 				t.Fatalf("step %d: %s counts %s as sealing", step, name, old.c.self.Name)
 			}
 		}
@@ -320,7 +320,7 @@ func TestRollbackAfterSealing(t *testing.T) {
 				}
 				others = append(others, b)
 				b.c.mu.Lock()
-				b.c.askSeals = func(_ context.Context, n, addr string) (bool, error) {
+				b.c.seal.askSeals = func(_ context.Context, n, addr string) (bool, error) {
 					select {
 					case asked <- n + " " + addr:
 					default:
@@ -365,7 +365,7 @@ func TestRollbackAfterSealing(t *testing.T) {
 			}
 			if tc.answer == "last build" {
 				testutil.EventuallyWithin(t, "its peers take it back and the cluster settles with it", 10*time.Second, func() bool {
-					return !others[0].c.keys.Signs(name) && !others[1].c.keys.Signs(name) && settled(bs)
+					return !others[0].c.seal.keys.Signs(name) && !others[1].c.seal.keys.Signs(name) && settled(bs)
 				})
 			}
 			// stable: over several tmax, exactly one master, the same
@@ -389,7 +389,7 @@ func TestRollbackAfterSealing(t *testing.T) {
 			}
 			if tc.answer != "last build" {
 				for _, o := range others {
-					if !o.c.keys.Signs(name) {
+					if !o.c.seal.keys.Signs(name) {
 						t.Fatalf("%s forgot that %s seals on answer %q: an insider could speak for it unsigned", o.c.self.Name, name, tc.answer)
 					}
 				}

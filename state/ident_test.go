@@ -383,15 +383,15 @@ func TestNoIdentityChecksNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.gkey != nil || c.proto != ProtocolVersionUnsigned {
-		t.Fatalf("without an identity: key %v, sends version %d", c.gkey != nil, c.proto)
+	if c.seal.gkey != nil || c.seal.proto != ProtocolVersionUnsigned {
+		t.Fatalf("without an identity: key %v, sends version %d", c.seal.gkey != nil, c.seal.proto)
 	}
 	cfg.Identity = ca.ids["ews1"]
 	if c, err = New(cfg, nil, nil, &fakeLocal{}); err != nil {
 		t.Fatal(err)
 	}
-	if c.gkey == nil || c.proto != ProtocolVersionSigned {
-		t.Fatalf("with an identity: key %v, sends version %d", c.gkey != nil, c.proto)
+	if c.seal.gkey == nil || c.seal.proto != ProtocolVersionSigned {
+		t.Fatalf("with an identity: key %v, sends version %d", c.seal.gkey != nil, c.seal.proto)
 	}
 	cfg.Identity = ca.ids["ews2"]
 	if _, err := New(cfg, nil, nil, &fakeLocal{}); err == nil || !strings.Contains(err.Error(), `the certificate is board "ews2"'s`) {

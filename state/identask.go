@@ -39,9 +39,9 @@ type ask struct {
 // someone using its name (it says it seals, or it has not answered
 // askFailures times) rather than of a rollback being asked about.
 func (c *Cluster) askedLoud(name string) bool {
-	c.amu.Lock()
-	defer c.amu.Unlock()
-	a := c.asks[name]
+	c.seal.mu.Lock()
+	defer c.seal.mu.Unlock()
+	a := c.seal.asks[name]
 	return a.answered && a.seals || !a.answered && a.failures >= askFailures
 }
 
@@ -95,11 +95,11 @@ type askReq struct{ name, hint string }
 // (it was seen sealing, or it is not known yet whether it seals: askLoop);
 // it never blocks.
 func (c *Cluster) askSealing(name, hint string) {
-	if c.gkey == nil {
+	if c.seal.gkey == nil {
 		return
 	}
 	select {
-	case c.askOut <- askReq{name, hint}:
+	case c.seal.askOut <- askReq{name, hint}:
 	default:
 	}
 }
@@ -114,12 +114,12 @@ func (c *Cluster) askLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case req = <-c.askOut:
+		case req = <-c.seal.askOut:
 		}
 		name := req.name
-		c.amu.Lock()
-		prev := c.asks[name]
-		c.amu.Unlock()
+		c.seal.mu.Lock()
+		prev := c.seal.asks[name]
+		c.seal.mu.Unlock()
 		gap := askGap
 		if !prev.answered {
 			gap = askRetry
@@ -129,7 +129,7 @@ func (c *Cluster) askLoop(ctx context.Context) {
 		}
 		c.mu.Lock()
 		r, _, _ := c.e.Report(name)
-		askFn := c.askSeals
+		askFn := c.seal.askSeals
 		c.mu.Unlock()
 		if r.HTTP == "" {
 			r.HTTP = req.hint
@@ -144,15 +144,15 @@ func (c *Cluster) askLoop(ctx context.Context) {
 		if err != nil {
 			next.failures = prev.failures + 1
 		}
-		c.amu.Lock()
-		c.asks[name] = next
-		c.amu.Unlock()
+		c.seal.mu.Lock()
+		c.seal.asks[name] = next
+		c.seal.mu.Unlock()
 		switch {
 		case err != nil:
 			c.logger.Debug("cluster: could not ask a board whether it seals", "name", name, "err", err)
 		case seals:
 			c.logger.Debug("cluster: the board seals: its unsigned messages stay refused", "name", name)
-		case !c.keys.Forget(name):
+		case !c.seal.keys.Forget(name):
 			c.logger.Info("cluster: the board runs a build that does not seal its gossip (its certificate says so over HTTPS): its unsigned messages are taken until it seals", "name", name)
 		default:
 			c.logger.Warn("cluster: the board runs a build that does not seal its gossip (its certificate says so over HTTPS: rolled back?): its unsigned messages are taken again until it seals", "name", name, "http", r.HTTP)

@@ -26,11 +26,11 @@ const introGap = 100 * time.Millisecond
 // is called from memberlist's callbacks) and does nothing for a board that
 // signs nothing.
 func (c *Cluster) sendIntro(to string, want bool) {
-	if c.gkey == nil || to == "" || to == c.self.Name {
+	if c.seal.gkey == nil || to == "" || to == c.self.Name {
 		return
 	}
 	select {
-	case c.introOut <- introOut{to: to, want: want}:
+	case c.seal.introOut <- introOut{to: to, want: want}:
 	default:
 	}
 }
@@ -44,16 +44,16 @@ func (c *Cluster) introLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case out = <-c.introOut:
+		case out = <-c.seal.introOut:
 		}
-		if !c.keys.isPeer(out.to) || time.Since(last[out.to]) < introGap {
+		if !c.seal.keys.isPeer(out.to) || time.Since(last[out.to]) < introGap {
 			continue
 		}
 		if c.memberVersions()[out.to] < ProtocolVersionSigned {
 			continue // a board of a build before version 5 (no meta): it cannot read an intro
 		}
 		last[out.to] = time.Now()
-		b, err := c.gkey.Intro(out.want)
+		b, err := c.seal.gkey.Intro(out.want)
 		if err != nil {
 			c.logger.Error("cluster: encode this board's intro", "err", err)
 			continue
@@ -62,7 +62,7 @@ func (c *Cluster) introLoop(ctx context.Context) {
 			c.logger.Debug("send intro", "to", out.to, "err", err)
 			continue
 		}
-		c.keys.Introduced(out.to)
+		c.seal.keys.Introduced(out.to)
 		c.m.sent.WithLabelValues(introMsgType.String()).Inc()
 		c.m.bytes.WithLabelValues("sent").Add(len(b))
 	}
@@ -71,7 +71,7 @@ func (c *Cluster) introLoop(ctx context.Context) {
 // introNow sends this board's intro to board to at once, from the
 // receiving goroutine, and then lets messages be sealed for it.
 func (c *Cluster) introNow(to string) {
-	b, err := c.gkey.Intro(false)
+	b, err := c.seal.gkey.Intro(false)
 	if err != nil {
 		c.logger.Error("cluster: encode this board's intro", "err", err)
 		return
@@ -81,7 +81,7 @@ func (c *Cluster) introNow(to string) {
 		c.sendIntro(to, false) // introLoop tries again
 		return
 	}
-	c.keys.Introduced(to)
+	c.seal.keys.Introduced(to)
 	c.m.sent.WithLabelValues(introMsgType.String()).Inc()
 	c.m.bytes.WithLabelValues("sent").Add(len(b))
 }
@@ -93,7 +93,7 @@ func (c *Cluster) sendRaw(to string, b []byte) error {
 	if !ok {
 		return errors.New("state: no address")
 	}
-	ml := c.ml.Load()
+	ml := c.mem.ml.Load()
 	if ml == nil {
 		return errors.New("state: gossip not started yet")
 	}
@@ -110,15 +110,15 @@ func (c *Cluster) sendRaw(to string, b []byte) error {
 
 // memberVersions copies the versions members advertise (NodeMeta).
 func (c *Cluster) memberVersions() map[string]uint8 {
-	c.amu.Lock()
-	defer c.amu.Unlock()
-	return maps.Clone(c.metaVers)
+	c.mem.mu.Lock()
+	defer c.mem.mu.Unlock()
+	return maps.Clone(c.mem.vers)
 }
 
 // logIdentity says once at start whether this board's gossip is signed,
 // and later once when every peer signs.
 func (c *Cluster) logIdentity() {
-	if c.gkey == nil {
+	if c.seal.gkey == nil {
 		msg := "cluster: this board has no board certificate (a board bundle's cert): it seals no gossip and checks no seal, so any board holding the cluster key can speak for it; mint one with `ews cluster board`"
 		if c.cfg.Insecure {
 			c.logger.Info(msg)
@@ -131,7 +131,7 @@ func (c *Cluster) logIdentity() {
 	for i, p := range c.peers {
 		names[i] = p.Name
 	}
-	c.keys.OnAllSigning(names, func() {
+	c.seal.keys.OnAllSigning(names, func() {
 		c.logger.Info("cluster: every board seals its gossip: unsigned messages are refused from now on")
 	})
 }
@@ -146,5 +146,5 @@ func (c *Cluster) warnAuth(name string, err error) {
 		c.logger.Debug("gossip message refused", "from", name, "err", err)
 		return
 	}
-	c.authLog.logf(c, name, err, "cluster: gossip message refused: it does not carry the seal of the board it names (someone using its name, a replay, or a certificate of another cluster)")
+	c.seal.authLog.logf(c, name, err, "cluster: gossip message refused: it does not carry the seal of the board it names (someone using its name, a replay, or a certificate of another cluster)")
 }

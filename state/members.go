@@ -25,7 +25,7 @@ func (d *delegate) NotifyAlive(n *memberlist.Node) error {
 	err := c.checkMember(n.Name, n.Addr, n.Port)
 	if err != nil {
 		c.refused("member")
-		c.refusedMembers.log(c, n.Name, n.Address(), err)
+		c.mem.refused.log(c, n.Name, n.Address(), err)
 	}
 	return err
 }
@@ -68,9 +68,9 @@ func (c *Cluster) checkMember(name string, ip net.IP, port uint16) error {
 // hostOK accepts a report's HTTP host that is the address the membership
 // knows that board at (node.advertise, or a name that resolved to it).
 func (c *Cluster) hostOK(name, host string) bool {
-	c.amu.Lock()
-	addr := c.addrs[name]
-	c.amu.Unlock()
+	c.mem.mu.Lock()
+	addr := c.mem.addrs[name]
+	c.mem.mu.Unlock()
 	h, _, err := net.SplitHostPort(addr)
 	return err == nil && h == host
 }
@@ -114,13 +114,13 @@ func (l *memberLog) due(k string) bool {
 // (NotifyAlive refused it, or it has not joined yet): a board holding the
 // key but using another board's name is not heard at all.
 func (c *Cluster) fromMember(m Message) error {
-	if c.ml.Load() == nil {
+	if c.mem.ml.Load() == nil {
 		return nil
 	}
 	name := sender(m)
-	c.amu.Lock()
-	_, ok := c.addrs[name]
-	c.amu.Unlock()
+	c.mem.mu.Lock()
+	_, ok := c.mem.addrs[name]
+	c.mem.mu.Unlock()
 	if !ok && name != c.self.Name {
 		return fmt.Errorf("state: %s from %q, which is not a member (not joined yet, or refused)", m.Type(), name)
 	}
@@ -204,7 +204,7 @@ func (t *countingTransport) filterPackets(c *Cluster, src *sources) {
 		case p := <-in:
 			if !src.allow(p.From) {
 				c.refused("member")
-				c.refusedMembers.log(c, "?", p.From.String(), fmt.Errorf("state: gossip packet from %s, which is no board's address in cluster.peers", p.From))
+				c.mem.refused.log(c, "?", p.From.String(), fmt.Errorf("state: gossip packet from %s, which is no board's address in cluster.peers", p.From))
 				continue
 			}
 			select {

@@ -64,8 +64,8 @@ func (c *Cluster) rejoin(ctx context.Context) {
 				if now.Before(st.next) || ctx.Err() != nil {
 					continue
 				}
-				c.joins.Add(1)
-				_, err := c.ml.Load().Join([]string{p.Addr})
+				c.mem.joins.Add(1)
+				_, err := c.mem.ml.Load().Join([]string{p.Addr})
 				if err == nil {
 					continue // present at the next check
 				}

@@ -54,9 +54,9 @@ func TestRejoinRetriesAndLogsOncePerChange(t *testing.T) {
 	if err := startRun(t, c); err != nil {
 		t.Fatal(err)
 	}
-	testutil.EventuallyWithin(t, "three join attempts on the absent peer", 10*time.Second, func() bool { return c.joins.Load() >= 3 })
+	testutil.EventuallyWithin(t, "three join attempts on the absent peer", 10*time.Second, func() bool { return c.mem.joins.Load() >= 3 })
 	if n := rec.count("cannot join peer"); n != 1 {
-		t.Fatalf("%d 'cannot join' logs over %d attempts, want 1 (once per change)", n, c.joins.Load())
+		t.Fatalf("%d 'cannot join' logs over %d attempts, want 1 (once per change)", n, c.mem.joins.Load())
 	}
 	testutil.EventuallyWithin(t, "ews1 master alone", 5*time.Second, c.IsMaster)
 

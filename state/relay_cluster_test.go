@@ -21,14 +21,14 @@ func TestClusterRelayed(t *testing.T) {
 			return false
 		}
 		for _, b := range bs[1:] {
-			if !bs[0].c.keys.Signs(b.c.self.Name) || !b.c.keys.Signs("ews1") {
+			if !bs[0].c.seal.keys.Signs(b.c.self.Name) || !b.c.seal.keys.Signs("ews1") {
 				return false
 			}
 		}
 		return true
 	})
 	master, victim, insider := bs[0], bs[1], bs[2]
-	if master.c.relayQ == nil {
+	if master.c.relay.q == nil {
 		t.Fatal("the cluster does not relay")
 	}
 	linknum := func(b *board, name string) int {
@@ -54,10 +54,10 @@ func TestClusterRelayed(t *testing.T) {
 	master.elect(func(e *Election) { epoch, hash = e.Epoch(), e.PeersHash() })
 	forgedDelta := &DeltaMsg{Epoch: epoch, Master: "ews1", Version: 1 << 40, PeersHash: hash,
 		Rows: Rows{{Rank: 1, Name: "ews2", Linknum: 4242, Runstate: Running}}}
-	boot := master.c.gkey.Boot()
-	forged, err := wrapRelay("ews1", boot, 1<<40, forgedDelta, insider.c.gkey.signRelay)
+	boot := master.c.seal.gkey.Boot()
+	forged, err := wrapRelay("ews1", boot, 1<<40, forgedDelta, insider.c.seal.gkey.signRelay)
 	must(t, err)
-	genuine, err := wrapRelay("ews1", boot, 1<<41, forgedDelta, master.c.gkey.signRelay)
+	genuine, err := wrapRelay("ews1", boot, 1<<41, forgedDelta, master.c.seal.gkey.signRelay)
 	must(t, err)
 	altered := append([]byte(nil), genuine...)
 	altered[len(altered)-70] ^= 1 // inside the signed message, before the signature

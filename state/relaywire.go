@@ -18,23 +18,23 @@ import (
 // message at once to the boards named in also, or to every board with all
 // (each then passes it on).
 func (c *Cluster) gossip(m Message, all bool, also []string) {
-	if c.relayQ == nil {
+	if c.relay.q == nil {
 		c.send(m, "") // not a relayed cluster: every board directly
 		return
 	}
-	boot := c.relayBoot
+	boot := c.relay.boot
 	var sign func([]byte) ([]byte, error)
-	if c.gkey != nil {
-		boot, sign = c.gkey.Boot(), c.gkey.signRelay
+	if c.seal.gkey != nil {
+		boot, sign = c.seal.gkey.Boot(), c.seal.gkey.signRelay
 	}
-	seq := c.relaySeq.Add(1)
+	seq := c.relay.seq.Add(1)
 	b, err := wrapRelay(c.self.Name, boot, seq, m, sign)
 	if err != nil {
 		c.logger.Error("cluster: relay", "type", m.Type(), "err", err)
 		return
 	}
-	c.relayQ.fresh(&RelayMsg{Origin: c.self.Name, Boot: boot, Seq: seq})
-	c.relayQ.push(c.self.Name, m.Type(), b)
+	c.relay.q.fresh(&RelayMsg{Origin: c.self.Name, Boot: boot, Seq: seq})
+	c.relay.q.push(c.self.Name, m.Type(), b)
 	c.m.sent.WithLabelValues(m.Type().String()).Inc()
 	if !all && len(also) == 0 {
 		return
@@ -52,12 +52,12 @@ func (c *Cluster) gossip(m Message, all bool, also []string) {
 // protocol. b is memberlist's buffer, reused after NotifyMsg returns.
 func (d *delegate) takeRelay(r *RelayMsg, b []byte) {
 	c := d.c
-	if c.relayQ == nil {
+	if c.relay.q == nil {
 		c.refused("relay")
 		c.logger.Debug("gossip message refused", "err", "a relayed message in a cluster that does not relay", "from", r.Origin)
 		return
 	}
-	if r.Origin == c.self.Name || c.relayQ.taken(r) {
+	if r.Origin == c.self.Name || c.relay.q.taken(r) {
 		return // our own, or a copy: most of what gossip brings
 	}
 	if err := c.revokedSender(r); err != nil {
@@ -65,7 +65,7 @@ func (d *delegate) takeRelay(r *RelayMsg, b []byte) {
 		c.logger.Debug("gossip message refused", "err", err)
 		return
 	}
-	if err := c.keys.CheckRelay(r, c.clock.Now()); err != nil {
+	if err := c.seal.keys.CheckRelay(r, c.clock.Now()); err != nil {
 		c.refused("relay")
 		if errors.Is(err, errAskIntro) {
 			c.sendIntro(r.Origin, true)
@@ -79,10 +79,10 @@ func (d *delegate) takeRelay(r *RelayMsg, b []byte) {
 		c.logger.Debug("gossip message refused", "err", err)
 		return
 	}
-	if !c.relayQ.fresh(r) {
+	if !c.relay.q.fresh(r) {
 		return
 	}
-	c.relayQ.push(r.Origin, m.Type(), bytes.Clone(b))
+	c.relay.q.push(r.Origin, m.Type(), bytes.Clone(b))
 	d.enqueue(m, r.Inner[1])
 }
 

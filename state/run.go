@@ -30,7 +30,7 @@ func (c *Cluster) run(ctx context.Context) {
 			if err = c.fromMember(in.m); err == nil {
 				acts, err = c.safely(func(now time.Time) ([]Action, error) { return c.e.ReceiveVersion(now, in.m, in.v) })
 			}
-		case ev := <-c.members:
+		case ev := <-c.mem.events:
 			acts, err = c.safely(func(time.Time) ([]Action, error) {
 				if ev.up {
 					c.e.MemberJoined(ev.name)
@@ -203,7 +203,7 @@ func (c *Cluster) warn(reason string) {
 // path). Sending past the membership means a partition heals as soon as
 // packets flow again, without waiting for a re-join.
 func (c *Cluster) send(m Message, to string) {
-	if c.ml.Load() == nil {
+	if c.mem.ml.Load() == nil {
 		return
 	}
 	members, metas := c.memberAddrs(), c.memberVersions()
@@ -234,7 +234,7 @@ func (c *Cluster) send(m Message, to string) {
 		// a board that advertises it is sent it: one without node meta
 		// runs a build before version 5 (the last build, or a board rolled
 		// back to it after it signed), whatever it sent before
-		v := c.proto
+		v := c.seal.proto
 		if a := metas[p.Name]; a != 0 {
 			v = min(v, max(a, ProtocolVersionMin))
 		} else if vs[i] != 0 {
@@ -244,7 +244,7 @@ func (c *Cluster) send(m Message, to string) {
 			var b []byte
 			var err error
 			if v >= ProtocolVersionSigned {
-				b, err = c.keys.Body(m) // one sequence number, a tag per board below
+				b, err = c.seal.keys.Body(m) // one sequence number, a tag per board below
 			} else {
 				b, err = EncodeVersion(m, v)
 			}
@@ -260,7 +260,7 @@ func (c *Cluster) send(m Message, to string) {
 		b := encoded[v]
 		if v >= ProtocolVersionSigned {
 			var err error
-			if b, err = c.keys.Tag(b, p.Name); err != nil {
+			if b, err = c.seal.keys.Tag(b, p.Name); err != nil {
 				if metas[p.Name] >= ProtocolVersionSigned {
 					c.sendIntro(p.Name, true) // no key of it yet: trade intros
 				}
@@ -288,7 +288,7 @@ func (c *Cluster) sendTo(to string, members map[string]string, kind MsgType, b [
 	if !ok {
 		return
 	}
-	ml := c.ml.Load()
+	ml := c.mem.ml.Load()
 	if ml == nil {
 		return
 	}
@@ -311,7 +311,7 @@ func (c *Cluster) sendTo(to string, members map[string]string, kind MsgType, b [
 // requests too, so it is sent the full table where the others get a
 // digest: it keeps hearing the master and never makes itself master.
 func (c *Cluster) rolledBack(name string, metas map[string]uint8) bool {
-	return metas[name] < ProtocolVersionSigned && c.keys.Signs(name)
+	return metas[name] < ProtocolVersionSigned && c.seal.keys.Signs(name)
 }
 
 // viewKey is what makes a view worth publishing.
