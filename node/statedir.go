@@ -18,8 +18,14 @@ func (b *boot) stateDirPath() string {
 	if b.stateDirSet {
 		return dir
 	}
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !b.simulated {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !b.simulated && !noDefaultStateDir {
 		return dir
 	}
 	return ""
 }
+
+// noDefaultStateDir keeps the default state_dir from being used even where
+// it exists: this package's tests set it (TestMain), so a machine with ews
+// installed (or a test elsewhere that made /var/lib/ews) lends them none
+// of its files and they write none there.
+var noDefaultStateDir bool
