@@ -51,6 +51,7 @@ type options struct {
 	frontCPU      float64       // cores the front (and what runs with it) may use in them
 	smoke         bool
 	render        bool // rewrite the report and plots from the results dir, run nothing
+	headline      bool // rewrite the docs' verdict tables from the results dir's verdicts.json, run nothing
 	skipHetero    bool
 	skipUnequal   bool
 	skipTrivial   bool
@@ -95,6 +96,17 @@ func mainCode(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		}
 		fmt.Fprintf(stderr, "paper: %v\n", err)
 		return 2
+	}
+	if opt.headline {
+		run, err := readVerdicts(filepath.Join(opt.results, verdictsFile))
+		if err == nil {
+			err = writeHeadlines(opt.root, run)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "paper: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -148,6 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.trivialRate, "trivial-rate", 4000, "offered req/s of the forwarding-overhead throughput cells (above what the front can forward)")
 	fs.StringVar(&saturate, "saturate", "", "offered req/s of the saturation cells, rising (e.g. 1000,2000,4000); empty: not run")
 	fs.Float64Var(&o.frontCPU, "front-cpu", 0.3, "cores the front may use in the saturation cells (a cgroup CPU quota): HAProxy on one thread with one board, or the ews master")
+	fs.BoolVar(&o.headline, "headline", false, "only rewrite the verdict tables of docs/bench-paper.md and docs/performance.md (under --root) from --results's "+verdictsFile+", the last quick or full verdicts run")
 	fs.BoolVar(&o.render, "render", false, "only rewrite the markdown and plots from --results (rows.json and the cells' JSON) with the same flags")
 	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
 	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")

@@ -104,5 +104,12 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return fmt.Errorf("paper: %w", err)
 	}
 	fmt.Fprintf(h.out, "bench-paper: %d claims, %d testbed cells, %s; tables in %s\n", len(t.verdicts), t.cells, time.Since(began).Round(time.Second), out)
+	if mode := h.opt.verdicts; mode == "quick" || mode == "full" {
+		// the one source of the docs' verdict tables (headline.go)
+		if err := saveVerdicts(h.opt.results, h.opt.root, h.opt.command, mode, h.loadStart, t.verdicts, time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(h.out, "bench-paper: verdicts in %s; the tables of docs/bench-paper.md and docs/performance.md rendered from it\n", filepath.Join(h.opt.results, verdictsFile))
+	}
 	return nil
 }
