@@ -114,5 +114,8 @@ func (m *sim) report() {
 			rows[i].Name = fmt.Sprintf("b%d", i)
 		}
 	}
+	if m.nets != nil {
+		m.nets.report()
+	}
 	m.d.Update(rows)
 }
