@@ -26,7 +26,7 @@ func tbBoards(n int, speeds ...float64) []testbed.BoardSpec {
 }
 
 func (t *tbHarness) all() error {
-	for _, f := range []func() error{t.tb000, t.tb001, t.tb002, t.tb003, t.tb004, t.tb004Hetero, t.tbDWRR, t.tbFresh, t.tbInterval, t.tbMislead, t.tbScheme3} {
+	for _, f := range []func() error{t.tb000, t.tb001, t.tb002, t.tb003, t.tb004, t.tb004Hetero, t.tbDWRR, t.tbFresh, t.tbInterval, t.tbMislead, t.tbScheme3, t.tbAuto} {
 		if err := f(); err != nil {
 			return err
 		}

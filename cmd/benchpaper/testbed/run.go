@@ -54,6 +54,13 @@ type Setup struct {
 	// connection) and its report carries its ReportNets best networks;
 	// the Dispatcher's learned proximity rules rank by them (clientrtt.go).
 	ClientRTT bool
+	// AutoCapacity: each board's capacity is what sched.AutoCapacity
+	// makes of its completed count and in-flight requests at each report
+	// ([node] capacity = "auto", 004's critical connection number from
+	// measured throughput), starting at 4 as a board does; the last ones in
+	// Result.Capacity. Queued: the slot limit; director: the size the
+	// policies divide linknum by.
+	AutoCapacity bool
 }
 
 // Clients is the load: closed loop (N > 0: each client sends, waits for the
@@ -117,8 +124,9 @@ type sim struct {
 	lat      [][]float64 // per class, answered, ms
 	failed   []int       // per class, shed
 	sent     []int
-	done     []int       // per board, completed in the window
-	nets     *clientNets // Setup.ClientRTT; nil otherwise
+	done     []int                 // per board, completed in the window
+	nets     *clientNets           // Setup.ClientRTT; nil otherwise
+	auto     []*sched.AutoCapacity // Setup.AutoCapacity; nil otherwise
 }
 
 // Simulate runs one cell and returns its figures. Deterministic: the same
@@ -173,6 +181,9 @@ func Simulate(r Run, s Setup) (Result, error) {
 	m.queue = make([][]*request, len(r.Mix))
 	for _, b := range r.Boards {
 		m.boards = append(m.boards, newBoard(b))
+		if s.AutoCapacity {
+			m.auto = append(m.auto, &sched.AutoCapacity{})
+		}
 	}
 	if n := r.Clients.N; n > 0 {
 		m.next = make([]time.Duration, n)
