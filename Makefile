@@ -63,6 +63,8 @@ field:
 # The paper's experiment (issue 6): every policy, a single board and HAProxy on one seeded stream.
 # QUICK=1: one testbed cell per claim of papers 000-004 plus the takeover and 003's network cell, one verdict line each
 # (paper NNN claim "..." verdict WORD figure ...); the full run adds every load to docs/bench-paper.md.
+# Both write results/bench-paper/verdicts.json and render from it the verdict tables of docs/bench-paper.md and
+# docs/performance.md (`go run ./cmd/benchpaper --headline` renders them alone; TestHeadlineTables holds them to it).
 bench-paper: build
 	[ "$$(id -u)" != 0 ] || bash scripts/deps.sh iproute2:ip # 003's network cells (root; else "not testable here")
 ifeq ($(QUICK),)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -49,6 +50,10 @@ type Options struct {
 	// measures it (from "" = this board), for learned proximity rules;
 	// nil: none measured.
 	Distance func(from, to string) (time.Duration, bool)
+	// ClientRTT is a board's measured round trip to a client's network
+	// (003's scheme 3, proximity_client.go): learned proximity rules rank
+	// by it when set; nil: by Distance from the door.
+	ClientRTT func(board string, client netip.Addr) (time.Duration, bool)
 }
 
 // Dispatcher is the master's queue and dispatcher: bounded FIFO queues per
@@ -132,6 +137,9 @@ func NewDispatcher(cfg Config, opt Options) (*Dispatcher, error) {
 	}
 	if opt.Distance != nil {
 		withDistance(p, opt.Distance)
+	}
+	if opt.ClientRTT != nil {
+		withClientRTT(p, opt.ClientRTT)
 	}
 	room, err := ParseHeadroom(cfg.Headroom)
 	if err != nil {

@@ -27,6 +27,10 @@ type Proximity struct {
 	// "" meaning the board this runs on; ok false when not measured. It
 	// ranks a learned rule's boards; nil: nothing measured.
 	Distance func(from, to string) (rtt time.Duration, ok bool)
+	// ClientRTT is a board's measured round trip to the client's network
+	// (003's scheme 3, proximity_client.go); when set, learned rules rank
+	// by it, and by Distance only for a client no board has measured.
+	ClientRTT func(board string, client netip.Addr) (rtt time.Duration, ok bool)
 }
 
 type proxRule struct {
@@ -70,7 +74,10 @@ func (p *Proximity) Select(pool []*Board, req *Request) *Board {
 				continue
 			}
 			if r.learned {
-				near := p.nearest(req.Entry, pool)
+				near, ok := p.nearestClient(addr, pool)
+				if !ok {
+					near = p.nearest(req.Entry, pool)
+				}
 				r = &near
 			}
 			if best := p.recommended(r, pool); best != nil {

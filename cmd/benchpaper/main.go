@@ -51,6 +51,7 @@ type options struct {
 	frontCPU      float64       // cores the front (and what runs with it) may use in them
 	smoke         bool
 	render        bool // rewrite the report and plots from the results dir, run nothing
+	headline      bool // rewrite the docs' verdict tables from the results dir's verdicts.json, run nothing
 	skipHetero    bool
 	skipUnequal   bool
 	skipTrivial   bool
@@ -95,6 +96,17 @@ func mainCode(ctx context.Context, args []string, stdout, stderr io.Writer) (cod
 		}
 		fmt.Fprintf(stderr, "paper: %v\n", err)
 		return 2
+	}
+	if opt.headline {
+		run, err := readVerdicts(filepath.Join(opt.results, verdictsFile))
+		if err == nil {
+			err = writeHeadlines(opt.root, run)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "paper: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -148,6 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.trivialRate, "trivial-rate", 4000, "offered req/s of the forwarding-overhead throughput cells (above what the front can forward)")
 	fs.StringVar(&saturate, "saturate", "", "offered req/s of the saturation cells, rising (e.g. 1000,2000,4000); empty: not run")
 	fs.Float64Var(&o.frontCPU, "front-cpu", 0.3, "cores the front may use in the saturation cells (a cgroup CPU quota): HAProxy on one thread with one board, or the ews master")
+	fs.BoolVar(&o.headline, "headline", false, "only rewrite the verdict tables of docs/bench-paper.md and docs/performance.md (under --root) from --results's "+verdictsFile+", the last quick or full verdicts run")
 	fs.BoolVar(&o.render, "render", false, "only rewrite the markdown and plots from --results (rows.json and the cells' JSON) with the same flags")
 	fs.BoolVar(&o.smoke, "smoke", false, "seconds-long check: priority-lc only, one ratio, a tiny load, no extra scenarios")
 	quick := fs.Bool("quick", false, "reduced run: 2 s cells, policies priority-lc,lc,rr,wlc,p2c, ratio 0.25")
@@ -163,13 +176,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&assignRates, "assign-rates", "600,1200,2400", "offered req/s of the redirect-vs-proxy scenario, rising")
 	fs.IntVar(&o.assignClients, "assign-clients", 64, "simulated clients of the redirect-vs-proxy scenario")
 	fs.Float64Var(&o.assignCPU, "assign-cpu", 0.15, "cores the master may use in the redirect-vs-proxy scenario (a cgroup CPU quota; a board-class master)")
-	fs.StringVar(&o.verdicts, "verdicts", "off", "the papers' claims on the testbed plus the takeover, one verdict line each: quick (one cell per claim; nothing else runs), full (every load, after the report), sweep (full's testbed alone), net (full's cells of 003 on the emulated network alone: root, network namespaces), fresh (quick's cell of the fresh scores alone: issue 51's herding, seconds), testbed (quick's testbed cells alone: no takeover, no network) or off")
+	fs.StringVar(&o.verdicts, "verdicts", "off", "the papers' claims on the testbed plus the takeover, one verdict line each: quick (one cell per claim; nothing else runs), full (every load, after the report), sweep (full's testbed alone), net (full's cells of 003 on the emulated network alone: root, network namespaces), fresh (quick's cell of the fresh scores alone: issue 51's herding, seconds), fresh-full (the same cell at the full run's loads and windows), testbed (quick's testbed cells alone: no takeover, no network) or off")
 	fs.StringVar(&o.testbedOut, "testbed-out", "", "markdown of the testbed cells (default: testbed-MODE.md in --results)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(verdictModes, o.verdicts) {
-		return nil, fmt.Errorf("--verdicts %q: want off, quick, full, sweep, net, fresh or testbed", o.verdicts)
+		return nil, fmt.Errorf("--verdicts %q: want off, quick, full, sweep, net, fresh, fresh-full or testbed", o.verdicts)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -80,14 +80,11 @@ func (h *harness) papers(w io.Writer) {
 	fmt.Fprintln(w, "Quotes are from the papers' text in `shared/seeds/` (the extraction's pinyin annotations such as 負(fù)載 removed). Each verdict is computed from this run's cells by the rule stated with it.")
 	fmt.Fprintln(w)
 	var s strings.Builder
-	verdicts := [][3]string{}
-	add := func(paper, word, why string) { verdicts = append(verdicts, [3]string{paper, word, why}) }
 
 	// 000
 	word, why := h.paper000()
 	fmt.Fprintf(&s, "#### 000 — priority least connections on embedded web servers: **%s**\n\n> %s\n\n*%s*\n\n", word, quote000, trans000)
 	fmt.Fprintf(&s, "Experiment: the paper's own (\"3 equal boards, …\" tables below): 3 equal boards against one board at the same rates, and priority-lc against lc at %s control. Rule: reproduced when 3 boards complete more than 2× one board's requests/s at their peak and priority-lc completes more than 1.1× lc's control requests/s at the highest load at every control share; partly when one of the two holds. Result: %s.\n\n", ratioList(h.opt.ratios), why)
-	add("000", word, why)
 
 	// 001
 	l001 := h.claimLoadsRun(scClaim001)
@@ -98,12 +95,10 @@ func (h *harness) papers(w io.Writer) {
 	fmt.Fprintf(&s, claimRule+"\n\n", h.opt.repeats, h.opt.seed, h.opt.seed+1, h.roundsNote(scClaim001))
 	h.claimTable(&s, scClaim001, claim001Setups, l001, "busy share")
 	fmt.Fprintf(&s, "Result: %s.%s%s\n\n", why, h.why001(l001, word), h.noisyNote(scClaim001, claim001Setups, l001))
-	add("001", word, why)
 
 	// 002
 	word, why = h.paper002()
 	fmt.Fprintf(&s, "#### 002 — a user's own server: **%s**\n\n> %s\n\n*%s*\n\nExperiment: the redirect-vs-proxy scenario under 003: in `mode = \"redirect\"` each simulated client is assigned one board and sends it every request until the assignment ends (`sched.sticky = \"cookie\"` keeps a user on one board the same way, through the master). Rule: partly when at least 90%% of the requests of every redirect cell went straight to the client's board. Result: %s.\n\n", word, quote002, trans002, why)
-	add("002", word, why)
 
 	// 003
 	word, why = h.assignVerdict()
@@ -118,7 +113,6 @@ func (h *harness) papers(w io.Writer) {
 	fmt.Fprintf(&s, "Result: %s.\n\n", why)
 	fmt.Fprintln(&s, "What redirect mode gives up: a request sent straight to its board never enters the master's queue, so the priority order across clients (control before pages, invariant 4) holds only among the requests the master still queues (first requests, clients sent back). A board serves its assigned clients in arrival order and sends them back (307, `X-Ews-Back: full`) when it is at its capacity; the master's least-connections view stays true because each board reports its own in-flight requests. When to choose: `proxy` (the default) when control requests must overtake page views across all users, when clients cannot follow a 307 or reach the boards' addresses, or when the master is not the ceiling (few boards, slow pages); `redirect` when many clients browse and the master's forwarding is the ceiling (its CPU, its network link), when the boards are reachable by the clients, and when per-client order is enough.")
 	fmt.Fprintln(&s)
-	add("003", word, why)
 
 	// 004
 	l004 := h.claimLoadsRun(scClaim004)
@@ -137,13 +131,16 @@ func (h *harness) papers(w io.Writer) {
 	fmt.Fprintln(&s)
 	h.claimTable(&s, scClaim004FIFO, claim004FIFOSetups, h.claimLoadsRun(scClaim004FIFO), "slow share")
 	fmt.Fprintf(&s, "Result: %s.%s%s\n\n", why, h.noisyNote(scClaim004, claim004Setups, l004), h.noisyNote(scClaim004FIFO, claim004FIFOSetups, h.claimLoadsRun(scClaim004FIFO)))
-	add("004", word, why)
 
-	fmt.Fprintln(w, "| paper | verdict |")
-	fmt.Fprintln(w, "|---|---|")
-	for _, v := range verdicts {
-		fmt.Fprintf(w, "| %s | **%s** |\n", v[0], v[1])
-	}
+	// The headline is the verdicts run's (headline.go), filled in after it
+	// from results/bench-paper/verdicts.json, the one source it shares with
+	// docs/performance.md; the sections below are the process-based cells'.
+	fmt.Fprintln(w, "Every claim's verdict, on the testbed and on real boards (the verdicts run, after this report):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, headBegin)
+	fmt.Fprintln(w, headEnd)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The sections below are this report's process-based cells (`ews run` boards), each paper's experiment with its own rule and verdict.")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, s.String())
 }

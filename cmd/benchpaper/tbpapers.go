@@ -26,7 +26,7 @@ func tbBoards(n int, speeds ...float64) []testbed.BoardSpec {
 }
 
 func (t *tbHarness) all() error {
-	for _, f := range []func() error{t.tb000, t.tb001, t.tb002, t.tb003, t.tb004, t.tb004Hetero, t.tbDWRR, t.tbFresh, t.tbInterval, t.tbMislead} {
+	for _, f := range []func() error{t.tb000, t.tb001, t.tb002, t.tb003, t.tb004, t.tb004Hetero, t.tbDWRR, t.tbFresh, t.tbInterval, t.tbMislead, t.tbScheme3, t.tbAuto} {
 		if err := f(); err != nil {
 			return err
 		}
@@ -201,7 +201,11 @@ func (t *tbHarness) tb002() error {
 	}
 	t.verdict("002", "with the user as the unit of balancing the system balances better", word,
 		fmt.Sprintf("wins=%d/3 hit_sticky=%.2f hit_lc=%.2f hit_rr=%.2f %s", wins, c.stat("sticky", hit).mean, c.stat("lc", hit).mean, c.stat("rr", hit).mean, figs(c, "sticky", "lc")))
-	return t.tb002Restart()
+	if err := t.tb002Restart(); err != nil {
+		return err
+	}
+	t.tb002Watcher()
+	return nil
 }
 
 // 003: redirect (the dispatcher out of the data path) vs proxy, swept over

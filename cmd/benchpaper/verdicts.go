@@ -14,8 +14,10 @@ import (
 // sweeps, after the process-based report; sweep: full's testbed alone;
 // net: full's cells of 003 on the emulated network alone (netprox.go);
 // fresh: quick's cell of the fresh scores alone (tbfresh.go), seconds;
-// testbed: quick's testbed cells alone (no takeover, no network).
-var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh", "testbed"}
+// fresh-full: full's cell of the fresh scores alone (every load, the full
+// run's windows), a minute or so; testbed: quick's testbed cells alone (no
+// takeover, no network).
+var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh", "fresh-full", "testbed"}
 
 // verdicts runs the claims and prints one line per claim; it writes the
 // cells' tables to --testbed-out, by default (full) after the report in
@@ -26,8 +28,8 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
-	alone := mode == "fresh" || mode == "testbed" // testbed cells only: no takeover, no network
-	t := &tbHarness{quick: mode == "quick" || alone, repeats: tbRepeats, out: h.out}
+	alone := mode == "fresh" || mode == "fresh-full" || mode == "testbed" // testbed cells only: no takeover, no network
+	t := &tbHarness{quick: mode == "quick" || (alone && mode != "fresh-full"), repeats: tbRepeats, out: h.out}
 	if mode == "sweep" || mode == "net" {
 		mode = "full"
 	}
@@ -38,7 +40,7 @@ func (h *harness) verdicts(ctx context.Context) error {
 		reps = 3
 	}
 	switch {
-	case h.opt.verdicts == "fresh":
+	case h.opt.verdicts == "fresh" || h.opt.verdicts == "fresh-full":
 		reps = 0
 		if err := t.tbFresh(); err != nil {
 			return err
@@ -104,5 +106,12 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return fmt.Errorf("paper: %w", err)
 	}
 	fmt.Fprintf(h.out, "bench-paper: %d claims, %d testbed cells, %s; tables in %s\n", len(t.verdicts), t.cells, time.Since(began).Round(time.Second), out)
+	if mode := h.opt.verdicts; mode == "quick" || mode == "full" {
+		// the one source of the docs' verdict tables (headline.go)
+		if err := saveVerdicts(h.opt.results, h.opt.root, h.opt.command, mode, h.loadStart, t.verdicts, time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(h.out, "bench-paper: verdicts in %s; the tables of docs/bench-paper.md and docs/performance.md rendered from it\n", filepath.Join(h.opt.results, verdictsFile))
+	}
 	return nil
 }

@@ -104,6 +104,9 @@ func (m *sim) report() {
 	rows := make([]row.Board, len(m.boards))
 	for i, b := range m.boards {
 		capacity := b.spec.Slots // director: a size, not a limit (sched.Options.Unlimited)
+		if m.auto != nil {
+			capacity = m.auto[i].Observe(m.clock.Now(), b.done, b.inFlight())
+		}
 		w := 1
 		if m.run.Weights != nil {
 			w = m.run.Weights[i]
@@ -113,6 +116,9 @@ func (m *sim) report() {
 		if rows[i].Name == "" {
 			rows[i].Name = fmt.Sprintf("b%d", i)
 		}
+	}
+	if m.nets != nil {
+		m.nets.report()
 	}
 	m.d.Update(rows)
 }

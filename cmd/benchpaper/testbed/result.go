@@ -23,6 +23,7 @@ type Result struct {
 	ShedPct      float64
 	Classes      []ClassResult
 	BoardShare   []float64 // share of the completed requests per board
+	Capacity     []int     // Setup.AutoCapacity: each board's capacity at the end; nil otherwise
 	HitRatio     float64   // cached pages served warm; -1 without a cache
 	MasterCPU    float64   // share of the master's cores in use; 0 without Master
 	MasterPerReq float64   // master CPU ms per completed request
@@ -59,6 +60,9 @@ func (m *sim) result() Result {
 	}
 	for _, n := range m.done {
 		res.BoardShare = append(res.BoardShare, float64(n)/float64(max(total, 1)))
+	}
+	for _, a := range m.auto {
+		res.Capacity = append(res.Capacity, a.Slots())
 	}
 	var hits, pages uint64
 	for _, b := range m.boards {

@@ -49,6 +49,18 @@ type Setup struct {
 	// QueueTimeout: a queued request waiting longer is shed; 0 = 5 s.
 	QueueTimeout time.Duration
 	Master       *Master // nil: the front costs nothing
+	// ClientRTT: 003's scheme 3. Each board measures the round trip of
+	// every answer per client /24 (what TCP_INFO gives on the accepted
+	// connection) and its report carries its ReportNets best networks;
+	// the Dispatcher's learned proximity rules rank by them (clientrtt.go).
+	ClientRTT bool
+	// AutoCapacity: each board's capacity is what sched.AutoCapacity
+	// makes of its completed count and in-flight requests at each report
+	// ([node] capacity = "auto", 004's critical connection number from
+	// measured throughput), starting at 4 as a board does; the last ones in
+	// Result.Capacity. Queued: the slot limit; director: the size the
+	// policies divide linknum by.
+	AutoCapacity bool
 }
 
 // Clients is the load: closed loop (N > 0: each client sends, waits for the
@@ -112,7 +124,9 @@ type sim struct {
 	lat      [][]float64 // per class, answered, ms
 	failed   []int       // per class, shed
 	sent     []int
-	done     []int // per board, completed in the window
+	done     []int                 // per board, completed in the window
+	nets     *clientNets           // Setup.ClientRTT; nil otherwise
+	auto     []*sched.AutoCapacity // Setup.AutoCapacity; nil otherwise
 }
 
 // Simulate runs one cell and returns its figures. Deterministic: the same
@@ -149,18 +163,27 @@ func Simulate(r Run, s Setup) (Result, error) {
 	clock := clockwork.NewFakeClockAt(time.Unix(1e9, 0))
 	// A director has no slot limit, it only picks: the boards' slots are
 	// their size (linknum/capacity, the load correction), not a bound.
-	d, err := sched.NewDispatcher(cfg, sched.Options{Clock: clock, Rand: rand.New(rand.NewPCG(r.Seed, 0xd15)), Unlimited: s.Mode == Director})
+	m := &sim{run: r, setup: s, rng: rng, clock: clock, assigned: map[int]int{},
+		lat: make([][]float64, len(r.Mix)), failed: make([]int, len(r.Mix)), sent: make([]int, len(r.Mix)), done: make([]int, len(r.Boards))}
+	opt := sched.Options{Clock: clock, Rand: rand.New(rand.NewPCG(r.Seed, 0xd15)), Unlimited: s.Mode == Director}
+	if s.ClientRTT {
+		m.nets = newClientNets(r.Boards)
+		opt.ClientRTT = m.nets.rtt
+	}
+	d, err := sched.NewDispatcher(cfg, opt)
 	if err != nil {
 		return Result{}, err
 	}
 	defer d.Close()
-	m := &sim{run: r, setup: s, rng: rng, clock: clock, d: d, assigned: map[int]int{},
-		lat: make([][]float64, len(r.Mix)), failed: make([]int, len(r.Mix)), sent: make([]int, len(r.Mix)), done: make([]int, len(r.Boards))}
+	m.d = d
 	spec, _ := sched.LookupPolicy(cfg.Policy)
 	m.oneFIFO = cfg.Order == sched.OrderArrival || (cfg.Order == "" && spec.Queue == sched.OneFIFO)
 	m.queue = make([][]*request, len(r.Mix))
 	for _, b := range r.Boards {
 		m.boards = append(m.boards, newBoard(b))
+		if s.AutoCapacity {
+			m.auto = append(m.auto, &sched.AutoCapacity{})
+		}
 	}
 	if n := r.Clients.N; n > 0 {
 		m.next = make([]time.Duration, n)
@@ -269,6 +292,9 @@ func (m *sim) stepBoards() {
 
 func (m *sim) answer(r *request, at time.Duration) {
 	r.ticket.Done()
+	if m.nets != nil {
+		m.nets.measure(r.board, m.addr(r.user), m.rtt(r.user, r.board))
+	}
 	lat := at - r.sent + m.rtt(r.user, r.board)
 	if lat > m.run.Timeout {
 		m.fail(r)
