@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,8 +25,13 @@ import (
 // board in the middle can withhold it, never read or alter it.
 
 // Fetcher fetches the enrolment of id from the running board at base
-// (Options.Fetch; a GET of enrolment.Path/{id} by default).
+// (Options.Fetch; a GET of enrolment.Path/{id} by default). It answers
+// ErrNoEnrolment (wrapped) when the board has none of that id.
 type Fetcher func(ctx context.Context, base, id string) (enrolment.Answer, error)
+
+// ErrNoEnrolment: the running board keeps no enrolment of the code's id:
+// used already, expired, or left with another board (another cluster's).
+var ErrNoEnrolment = errors.New("no enrolment of this code there")
 
 // fetchEnrolment is the default Fetcher.
 func fetchEnrolment(ctx context.Context, base, id string) (enrolment.Answer, error) {
@@ -44,8 +50,17 @@ func fetchEnrolment(ctx context.Context, base, id string) (enrolment.Answer, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, enrol.MaxSealed+64<<10))
+	if resp.StatusCode == http.StatusNotFound {
+		return a, ErrNoEnrolment
+	}
 	if resp.StatusCode != http.StatusOK {
-		return a, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return a, fmt.Errorf("%s: %s", resp.Status, e.Error)
+		}
+		return a, fmt.Errorf("%s: %.200s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
 		return a, err
@@ -67,6 +82,9 @@ func (s *Server) enrolled(ctx context.Context, typedCode, typedURL string) (*bun
 	}
 	base := u.Scheme + "://" + u.Host
 	ans, err := s.opts.Fetch(ctx, base, enrol.ID(code))
+	if errors.Is(err, ErrNoEnrolment) {
+		return nil, nil, http.StatusNotFound, fmt.Errorf("firstrun: %s has no enrolment for this code: it was used already (a code works once), it expired, or it was left with another board or cluster (type the URL `ews cluster enrol` printed with it); nothing was changed here: run `ews cluster enrol` again for a new code", base)
+	}
 	if err != nil {
 		return nil, nil, http.StatusBadGateway, fmt.Errorf("firstrun: fetching the enrolment from %s: %v", base, err)
 	}

@@ -3,6 +3,7 @@ package firstrun_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -35,7 +36,7 @@ func (r *runningBoard) fetch(_ context.Context, base, id string) (enrolment.Answ
 	}
 	sealed, ok := r.pending[id]
 	if !ok {
-		return enrolment.Answer{}, errors.New("404 Not Found: no enrolment")
+		return enrolment.Answer{}, fmt.Errorf("404: %w", firstrun.ErrNoEnrolment)
 	}
 	delete(r.pending, id)
 	return enrolment.Answer{ID: id, Sealed: sealed, Peers: r.peers}, nil
@@ -79,7 +80,7 @@ func TestJoinWithAnEnrolmentCode(t *testing.T) {
 		{"not a URL", code, "ews1.local", http.StatusBadRequest, "http(s)://HOST:PORT"},
 		{"a URL with a user", code, "https://me@ews1.local:8443", http.StatusBadRequest, "http(s)://HOST:PORT"},
 		{"a board that does not answer", code, "https://ews9.local:8443", http.StatusBadGateway, "connection refused"},
-		{"a code nobody enrolled", other, rb.base, http.StatusBadGateway, "no enrolment"},
+		{"a code nobody enrolled", other, rb.base, http.StatusNotFound, "used already"},
 		{"the admin bundle sealed by mistake", adminCode, rb.base, http.StatusBadRequest, "never goes on a board"},
 	} {
 		if code, body := post(t, srv, "/firstrun/join", url.Values{"claim": {s.Claim()}, "enrol_code": {c.code}, "enrol_url": {c.url}}); code != c.want || !strings.Contains(body, c.says) {
