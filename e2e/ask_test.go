@@ -58,7 +58,7 @@ func (v clusterView) runstates() map[string]string {
 // not answering (the chaos tests pause boards), and the callers poll.
 func viewAt(base string) (clusterView, error) {
 	var v clusterView
-	c := &http.Client{Timeout: 500 * time.Millisecond}
+	c := &http.Client{Timeout: 500 * time.Millisecond, Transport: checked(nil)}
 	resp, err := c.Get(strings.TrimSuffix(base, "/") + "/api/cluster")
 	if err != nil {
 		return v, err
@@ -148,7 +148,7 @@ func metric(b *board, series string) float64 {
 }
 
 // askClient bounds one request of do.
-var askClient = &http.Client{Timeout: 20 * time.Second}
+var askClient = &http.Client{Timeout: 20 * time.Second, Transport: checked(nil)}
 
 // do sends one request to the board as token ("" for none; body, when set,
 // as JSON) and returns the status and the answer.

@@ -92,11 +92,20 @@ func versionBinary(t testing.TB, version string) string {
 	return binary(t, build{version: version})
 }
 
-// TestMain removes the binaries the run built.
+// TestMain removes the binaries the run built, and fails the run when an
+// answer a test received does not match docs/openapi.yaml (checked).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if builds.dir != "" {
 		_ = os.RemoveAll(builds.dir)
+	}
+	if ps := apiProblems.All(); len(ps) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: %d answers do not match docs/openapi.yaml (fix the answer or the document):\n", len(ps))
+		for _, p := range ps {
+			fmt.Fprintln(os.Stderr, "  "+p)
+		}
+		fmt.Println("FAIL: answers outside docs/openapi.yaml")
+		code = 1
 	}
 	os.Exit(code)
 }

@@ -389,7 +389,7 @@ func runShown(bin, dir, line string) (string, error) {
 
 // caClient trusts the cluster's CA only.
 func caClient(t *testing.T, caPEM []byte) *http.Client {
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}}}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: checked(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}})}
 	t.Cleanup(c.CloseIdleConnections)
 	return c
 }

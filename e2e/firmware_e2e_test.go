@@ -112,7 +112,7 @@ type boardJSON struct {
 
 func (b *board) info() (boardJSON, error) {
 	var v boardJSON
-	c := &http.Client{Timeout: time.Second}
+	c := &http.Client{Timeout: time.Second, Transport: checked(nil)}
 	req, err := http.NewRequest(http.MethodGet, "http://"+b.http+"/api/board", nil)
 	if err != nil {
 		return v, err

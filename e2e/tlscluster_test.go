@@ -66,7 +66,7 @@ func mintCluster(t *testing.T, bin string, n int) *mintedCluster {
 		cli("cluster", "board", b.name, "--addr", "127.0.0.1", "--bundle", c.admin, "--out", c.own(tb))
 		c.boards = append(c.boards, tb)
 	}
-	c.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, c.caPEM)}},
+	c.client = &http.Client{Timeout: 5 * time.Second, Transport: checked(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, c.caPEM)}}),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	t.Cleanup(c.client.CloseIdleConnections)
 	return c
