@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -78,8 +79,8 @@ func Check(req *http.Request, resp *http.Response) []string {
 }
 
 // skip says which answers are not held to the document: event streams and
-// upgrades (never read whole), HEAD, and what the document leaves to other
-// standards (the UI's files, /metrics, CGI programs' own answers).
+// upgrades (never read whole), HEAD, CGI programs' own answers, and the
+// plain port's redirect to HTTPS.
 func skip(req *http.Request, resp *http.Response) bool {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	p := req.URL.Path
@@ -90,6 +91,11 @@ func skip(req *http.Request, resp *http.Response) bool {
 		return true
 	case strings.HasPrefix(p, "/cgi-bin/"):
 		return true
+	case resp.StatusCode == http.StatusPermanentRedirect:
+		// the plain port of a board with TLS sends every route to HTTPS, as
+		// the document's description says once rather than per operation
+		to, err := url.Parse(resp.Header.Get("Location"))
+		return err == nil && to.Scheme == "https" && to.Path == p
 	}
 	return false
 }

@@ -16,6 +16,18 @@ type fakeBoard map[string]struct {
 }
 
 func (f fakeBoard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/devices": // a TLS board's plain port
+		w.Header().Set("Location", "https://127.0.0.1:1/api/devices")
+		w.WriteHeader(http.StatusPermanentRedirect)
+		_, _ = io.WriteString(w, "moved")
+		return
+	case "/api/users": // a redirect elsewhere is not the document's
+		w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+		w.WriteHeader(http.StatusPermanentRedirect)
+		_, _ = io.WriteString(w, "moved")
+		return
+	}
 	a, ok := f[r.URL.Path]
 	if !ok {
 		http.NotFound(w, r)
@@ -47,6 +59,8 @@ func TestTransport(t *testing.T) {
 		{"/healthz", ""},
 		{"/api/cluster/enrol", ""},
 		{"/events", ""},
+		{"/api/devices", ""},
+		{"/api/users", "308"},
 		{"/readyz", "name"},
 		{"/api/cluster/enrol/0000", "peers"},
 		{"/api/cluster/ca", "418"},
@@ -54,7 +68,7 @@ func TestTransport(t *testing.T) {
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			var ps Problems
-			cl := &http.Client{Transport: &Transport{Report: ps.Add}}
+			cl := &http.Client{Transport: &Transport{Report: ps.Add}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			resp, err := cl.Get(srv.URL + c.path)
 			if err != nil {
 				t.Fatal(err)
