@@ -194,10 +194,15 @@ func TestBrowserJourney(t *testing.T) {
 	ui.run(t, "refresh the enrolments", chromedp.Click(chromedp.CSS(`#ab-refresh`)))
 	ui.wait(t, "ews3 waiting", `!!document.querySelector('#ab-list tr[data-enrol="ews3"]')`, 10*time.Second)
 
+	// the link the command printed opens ews3's page with the code and URL filled in
+	link := regexp.MustCompile(`(?m)^(https://\S+/\?code=\S+)$`).FindStringSubmatch(out)
+	if link == nil || !strings.HasPrefix(link[1], boards[2].url()+"/") {
+		t.Fatalf("no link to ews3's first-run page printed:\n%s", out)
+	}
 	p3 := pages("first-run@ews3")
-	p3.run(t, "open ews3's first-run page", chromedp.Navigate(boards[2].url()+"/"))
-	p3.wait(t, "the forms", `!!document.getElementById('enrol-code')`, 20*time.Second)
-	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim, "enrol_code": m[1], "enrol_url": boards[0].url()})
+	p3.run(t, "open the printed link", chromedp.Navigate(link[1]))
+	p3.wait(t, "the form filled", fmt.Sprintf(`document.getElementById('enrol-code').value === %q && document.getElementById('enrol-url').value === %q`, m[1], boards[0].url()), 20*time.Second)
+	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim})
 	submit(t, p3, "join with the code", "#enrol", "#ca-fingerprint")
 	submit(t, p3, "start the board", "#finish", "body")
 	waitRunning(t, client, boards, 3)
