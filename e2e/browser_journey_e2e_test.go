@@ -144,6 +144,15 @@ func TestBrowserJourney(t *testing.T) {
 	p2 := pages("first-run@ews2")
 	p2.run(t, "open ews2's first-run page", chromedp.Navigate(boards[1].url()+"/"))
 	p2.wait(t, "the forms", `!!document.querySelector('form[action="/firstrun/join"]')`, 20*time.Second)
+	// bad input first: the admin bundle pasted where the board's belongs is refused, nothing written
+	fill(t, p2, `form[action="/firstrun/join"]:has(textarea[name=bundle])`, map[string]string{"claim": boards[1].claim, "bundle": admin, "peers": nextPeers})
+	submit(t, p2, "join with the admin bundle", "#join", ".err")
+	if msg := evalIn[string](t, p2, `document.querySelector('.err').textContent`); !strings.Contains(msg, "never goes on a board") {
+		t.Fatalf("the admin bundle pasted on ews2's page: %q", msg)
+	}
+	if _, err := os.Stat(filepath.Join(boards[1].etc, "ews.toml")); err == nil {
+		t.Fatal("ews2 wrote a boot config from the admin bundle")
+	}
 	fill(t, p2, `form[action="/firstrun/join"]:has(textarea[name=bundle])`, map[string]string{"claim": boards[1].claim, "bundle": string(bundle2), "peers": nextPeers})
 	submit(t, p2, "join", "#join", "#ca-fingerprint")
 	if got := evalIn[string](t, p2, `document.getElementById('ca-fingerprint').textContent`); got != caFP {
@@ -202,6 +211,14 @@ func TestBrowserJourney(t *testing.T) {
 	p3 := pages("first-run@ews3")
 	p3.run(t, "open the printed link", chromedp.Navigate(link[1]))
 	p3.wait(t, "the form filled", fmt.Sprintf(`document.getElementById('enrol-code').value === %q && document.getElementById('enrol-url').value === %q`, m[1], boards[0].url()), 20*time.Second)
+	// bad input first: a code nobody enrolled is refused with what it may be, and spends nothing
+	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim, "enrol_code": "0000-0000-0000-0000"})
+	submit(t, p3, "join with a code nobody enrolled", "#enrol", ".err")
+	if msg := evalIn[string](t, p3, `document.querySelector('.err').textContent`); !strings.Contains(msg, "used already") {
+		t.Fatalf("a code nobody enrolled on ews3's page: %q", msg)
+	}
+	p3.run(t, "open the printed link again", chromedp.Navigate(link[1]))
+	p3.wait(t, "the form filled again", fmt.Sprintf(`document.getElementById('enrol-code').value === %q`, m[1]), 20*time.Second)
 	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim})
 	submit(t, p3, "join with the code", "#enrol", "#ca-fingerprint")
 	submit(t, p3, "start the board", "#finish", "body")
