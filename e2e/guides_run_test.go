@@ -8,7 +8,8 @@ package e2e
 //
 // A block runs as one `bash -eo pipefail` script in a directory of the page's own (files made by
 // one block are there for the next). The demo's URLs in a block (http://127.0.0.1:8081 to :8083,
-// what `make demo` prints) are those of the test's demo. A line `# => TEXT` says what the block's
+// what `make demo` prints) are those of the test's demo, and any other loopback port 10000-19999
+// a page names is a free one of the test's, the same across the page. A line `# => TEXT` says what the block's
 // output holds: the test fails when TEXT is not in it. A command that is meant to fail is written
 // `CMD || echo "exit $?"`, with `# => exit N` to check its exit code.
 
@@ -78,6 +79,9 @@ func TestGuidesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	demoURL := regexp.MustCompile(`http://127\.0\.0\.1:808([1-3])`)
+	// the other loopback ports a page names (its own boards): free ones of the test's, the same
+	// for the same port across the page
+	ownPort := regexp.MustCompile(`127\.0\.0\.1:(1[0-9]{4})\b`)
 	ran := 0
 	for _, page := range pages {
 		blocks := runBlocks(t, page)
@@ -88,8 +92,19 @@ func TestGuidesRun(t *testing.T) {
 			d := startDemo(t, 3)
 			defer d.interrupt(t)
 			work := t.TempDir()
+			ports, base := map[string]int{}, 0
 			for _, b := range blocks {
-				script := demoURL.ReplaceAllStringFunc(b.script, func(m string) string {
+				// the page's own ports first: the demo's, once put in, are in that range too
+				script := ownPort.ReplaceAllStringFunc(b.script, func(m string) string {
+					if _, ok := ports[m]; !ok {
+						if base == 0 {
+							base = freeBase(t, 64)
+						}
+						ports[m] = base + len(ports)
+					}
+					return fmt.Sprintf("127.0.0.1:%d", ports[m])
+				})
+				script = demoURL.ReplaceAllStringFunc(script, func(m string) string {
 					return strings.TrimSuffix(d.urls[fmt.Sprintf("ews%s", m[len(m)-1:])], "/")
 				})
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
