@@ -51,7 +51,6 @@ func TestBrowserJourney(t *testing.T) {
 	exe := findChromium(t)
 	bin := ewsBinary(t)
 	ips := journeyNet(t, 3)
-	mountPoints(t, "/etc/ews", "/var/lib/ews")
 	boards := make([]*freshBoard, len(ips))
 	for i, ip := range ips {
 		boards[i] = startFresh(t, bin, fmt.Sprintf("ews%d", i+1), ip)

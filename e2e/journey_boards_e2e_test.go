@@ -3,9 +3,9 @@
 package e2e
 
 // Boards that start with no boot config, for the journey test (browser_journey_e2e_test.go): each
-// `ews run` in a network namespace of its own on a bridge, under a mount namespace that binds empty
-// directories of the test over /etc/ews, /var/lib/ews and /boot; and the tools the person uses
-// beside them (the cluster's CA in an HTTP client, certutil, the commands the pages show).
+// `ews run` in a network namespace of its own on a bridge, under a mount namespace that gives it
+// empty /etc/ews, /var/lib/ews and /boot of the test's (the host's are not touched); and the tools
+// the person uses beside them (the cluster's CA in an HTTP client, certutil, the pages' commands).
 
 import (
 	"crypto/tls"
@@ -66,39 +66,33 @@ func nsOf(ip string) string {
 	return fmt.Sprintf("ewsj%s-%d", ip[strings.LastIndexByte(ip, '.')+1:], os.Getpid()%100000)
 }
 
-// mountPoints makes the directories a board's mount namespace binds its own over, when this
-// machine has none, and removes them (empty) after the test.
-func mountPoints(t *testing.T, dirs ...string) {
-	t.Helper()
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Skipf("the journey test binds a directory over %s: %v", d, err)
-		}
-		t.Cleanup(func() { _ = os.Remove(d) })
-	}
-}
-
 // startFresh starts `ews run` with no boot config in ip's namespace, over empty /etc/ews,
-// /var/lib/ews and /boot of its own.
+// /var/lib/ews and /boot of its own. The host is left as it is: /etc and /var/lib are overlays
+// inside the board's mount namespace (their changes, the two mount points among them, go to the
+// test's directories), and the board's own directories are bound over the mount points there.
 func startFresh(t *testing.T, bin, name, ip string) *freshBoard {
 	t.Helper()
 	dir := t.TempDir()
 	b := &freshBoard{name: name, ip: ip, etc: filepath.Join(dir, "etc"), log: &syncBuffer{}}
-	binds := []string{b.etc, "/etc/ews", filepath.Join(dir, "var"), "/var/lib/ews"}
-	if fi, err := os.Stat("/boot"); err == nil && fi.IsDir() {
-		binds = append(binds, filepath.Join(dir, "boot"), "/boot")
-	}
 	script := ""
-	for i := 0; i < len(binds); i += 2 {
-		if err := os.MkdirAll(binds[i], 0o750); err != nil {
+	for _, m := range []struct{ parent, own, at string }{{"/etc", b.etc, "/etc/ews"}, {"/var/lib", filepath.Join(dir, "var"), "/var/lib/ews"}} {
+		up, work := filepath.Join(dir, "ov", m.parent, "up"), filepath.Join(dir, "ov", m.parent, "work")
+		for _, d := range []string{up, work, m.own} {
+			if err := os.MkdirAll(d, 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script += fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s && mkdir -p %s && mount --bind %s %s && ",
+			m.parent, up, work, m.parent, m.at, m.own, m.at)
+	}
+	if fi, err := os.Stat("/boot"); err == nil && fi.IsDir() { // the claim file goes there when it exists
+		boot := filepath.Join(dir, "boot")
+		if err := os.MkdirAll(boot, 0o750); err != nil {
 			t.Fatal(err)
 		}
-		script += fmt.Sprintf("mount --bind %q %q && ", binds[i], binds[i+1])
+		script += fmt.Sprintf("mount --bind %s /boot && ", boot)
 	}
-	script += fmt.Sprintf("exec %q run", bin)
+	script += fmt.Sprintf("exec %s run", bin)
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "EWS_CONFIG=") {
