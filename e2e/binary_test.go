@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/apicheck"
 )
 
 // shipTags are the build tags of the binaries the Makefile ships (TAGS):
@@ -95,6 +97,10 @@ func versionBinary(t testing.TB, version string) string {
 // TestMain removes the binaries the run built, and fails the run when an
 // answer a test received does not match docs/openapi.yaml (checked).
 func TestMain(m *testing.M) {
+	if err := apicheck.Ready(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if builds.dir != "" {
 		_ = os.RemoveAll(builds.dir)

@@ -27,7 +27,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,17 +42,6 @@ import (
 	"github.com/ews-firmware/ews/node/firstrun"
 )
 
-// freshBoard is a board started with no boot config.
-type freshBoard struct {
-	name, ip string
-	etc      string // its /etc/ews
-	log      *syncBuffer
-	claim    string // from its console
-	fp       string // its first-run page's certificate's fingerprint, from its console
-}
-
-func (b *freshBoard) url() string { return "https://" + net.JoinHostPort(b.ip, "8443") }
-
 func TestBrowserJourney(t *testing.T) {
 	needNetns(t, "the journey test")
 	if _, err := exec.LookPath("unshare"); err != nil {
@@ -63,7 +51,6 @@ func TestBrowserJourney(t *testing.T) {
 	exe := findChromium(t)
 	bin := ewsBinary(t)
 	ips := journeyNet(t, 3)
-	mountPoints(t, "/etc/ews", "/var/lib/ews")
 	boards := make([]*freshBoard, len(ips))
 	for i, ip := range ips {
 		boards[i] = startFresh(t, bin, fmt.Sprintf("ews%d", i+1), ip)
@@ -144,6 +131,15 @@ func TestBrowserJourney(t *testing.T) {
 	p2 := pages("first-run@ews2")
 	p2.run(t, "open ews2's first-run page", chromedp.Navigate(boards[1].url()+"/"))
 	p2.wait(t, "the forms", `!!document.querySelector('form[action="/firstrun/join"]')`, 20*time.Second)
+	// bad input first: the admin bundle pasted where the board's belongs is refused, nothing written
+	fill(t, p2, `form[action="/firstrun/join"]:has(textarea[name=bundle])`, map[string]string{"claim": boards[1].claim, "bundle": admin, "peers": nextPeers})
+	submit(t, p2, "join with the admin bundle", "#join", ".err")
+	if msg := evalIn[string](t, p2, `document.querySelector('.err').textContent`); !strings.Contains(msg, "never goes on a board") {
+		t.Fatalf("the admin bundle pasted on ews2's page: %q", msg)
+	}
+	if _, err := os.Stat(filepath.Join(boards[1].etc, "ews.toml")); err == nil {
+		t.Fatal("ews2 wrote a boot config from the admin bundle")
+	}
 	fill(t, p2, `form[action="/firstrun/join"]:has(textarea[name=bundle])`, map[string]string{"claim": boards[1].claim, "bundle": string(bundle2), "peers": nextPeers})
 	submit(t, p2, "join", "#join", "#ca-fingerprint")
 	if got := evalIn[string](t, p2, `document.getElementById('ca-fingerprint').textContent`); got != caFP {
@@ -194,10 +190,23 @@ func TestBrowserJourney(t *testing.T) {
 	ui.run(t, "refresh the enrolments", chromedp.Click(chromedp.CSS(`#ab-refresh`)))
 	ui.wait(t, "ews3 waiting", `!!document.querySelector('#ab-list tr[data-enrol="ews3"]')`, 10*time.Second)
 
+	// the link the command printed opens ews3's page with the code and URL filled in
+	link := regexp.MustCompile(`(?m)^(https://\S+/\?code=\S+)$`).FindStringSubmatch(out)
+	if link == nil || !strings.HasPrefix(link[1], boards[2].url()+"/") {
+		t.Fatalf("no link to ews3's first-run page printed:\n%s", out)
+	}
 	p3 := pages("first-run@ews3")
-	p3.run(t, "open ews3's first-run page", chromedp.Navigate(boards[2].url()+"/"))
-	p3.wait(t, "the forms", `!!document.getElementById('enrol-code')`, 20*time.Second)
-	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim, "enrol_code": m[1], "enrol_url": boards[0].url()})
+	p3.run(t, "open the printed link", chromedp.Navigate(link[1]))
+	p3.wait(t, "the form filled", fmt.Sprintf(`document.getElementById('enrol-code').value === %q && document.getElementById('enrol-url').value === %q`, m[1], boards[0].url()), 20*time.Second)
+	// bad input first: a code nobody enrolled is refused with what it may be, and spends nothing
+	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim, "enrol_code": "0000-0000-0000-0000"})
+	submit(t, p3, "join with a code nobody enrolled", "#enrol", ".err")
+	if msg := evalIn[string](t, p3, `document.querySelector('.err').textContent`); !strings.Contains(msg, "used already") {
+		t.Fatalf("a code nobody enrolled on ews3's page: %q", msg)
+	}
+	p3.run(t, "open the printed link again", chromedp.Navigate(link[1]))
+	p3.wait(t, "the form filled again", fmt.Sprintf(`document.getElementById('enrol-code').value === %q`, m[1]), 20*time.Second)
+	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim})
 	submit(t, p3, "join with the code", "#enrol", "#ca-fingerprint")
 	submit(t, p3, "start the board", "#finish", "body")
 	waitRunning(t, client, boards, 3)
@@ -237,92 +246,6 @@ func TestBrowserJourney(t *testing.T) {
 			t.Errorf("page %s: errors %q", tb.name, errs)
 		}
 	}
-}
-
-// journeyNet makes n network namespaces on a bridge, one address each (10.217.0.1 ...), and
-// answers the addresses; the test reaches them all.
-func journeyNet(t *testing.T, n int) []string {
-	t.Helper()
-	tag := fmt.Sprintf("%d", os.Getpid()%100000)
-	br := "ewsjb" + tag
-	ipCmd(t, "link", "add", br, "type", "bridge")
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
-	ipCmd(t, "addr", "add", "10.217.0.254/24", "dev", br)
-	ipCmd(t, "link", "set", br, "up")
-	ips := make([]string, n)
-	for i := range n {
-		ns, host, peer := fmt.Sprintf("ewsj%d-%s", i+1, tag), fmt.Sprintf("ewsjv%d%s", i+1, tag), fmt.Sprintf("ewsjp%d%s", i+1, tag)
-		ips[i] = fmt.Sprintf("10.217.0.%d", i+1)
-		ipCmd(t, "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer)
-		ipCmd(t, "link", "set", peer, "netns", ns)
-		ipCmd(t, "link", "set", host, "master", br)
-		ipCmd(t, "link", "set", host, "up")
-		ipCmd(t, "-n", ns, "addr", "add", ips[i]+"/24", "dev", peer)
-		ipCmd(t, "-n", ns, "link", "set", peer, "up")
-		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
-	}
-	return ips
-}
-
-// nsOf is the namespace journeyNet made for ip.
-func nsOf(ip string) string {
-	return fmt.Sprintf("ewsj%s-%d", ip[strings.LastIndexByte(ip, '.')+1:], os.Getpid()%100000)
-}
-
-// mountPoints makes the directories a board's mount namespace binds its own over, when this
-// machine has none, and removes them (empty) after the test.
-func mountPoints(t *testing.T, dirs ...string) {
-	t.Helper()
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Skipf("the journey test binds a directory over %s: %v", d, err)
-		}
-		t.Cleanup(func() { _ = os.Remove(d) })
-	}
-}
-
-// startFresh starts `ews run` with no boot config in ip's namespace, over empty /etc/ews,
-// /var/lib/ews and /boot of its own.
-func startFresh(t *testing.T, bin, name, ip string) *freshBoard {
-	t.Helper()
-	dir := t.TempDir()
-	b := &freshBoard{name: name, ip: ip, etc: filepath.Join(dir, "etc"), log: &syncBuffer{}}
-	binds := []string{b.etc, "/etc/ews", filepath.Join(dir, "var"), "/var/lib/ews"}
-	if fi, err := os.Stat("/boot"); err == nil && fi.IsDir() {
-		binds = append(binds, filepath.Join(dir, "boot"), "/boot")
-	}
-	script := ""
-	for i := 0; i < len(binds); i += 2 {
-		if err := os.MkdirAll(binds[i], 0o750); err != nil {
-			t.Fatal(err)
-		}
-		script += fmt.Sprintf("mount --bind %q %q && ", binds[i], binds[i+1])
-	}
-	script += fmt.Sprintf("exec %q run", bin)
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "EWS_CONFIG=") {
-			env = append(env, e)
-		}
-	}
-	cmd := startBusyBinary(t, func() *exec.Cmd {
-		c := exec.Command("ip", "netns", "exec", nsOf(ip), "unshare", "--mount", "--propagation", "private", "sh", "-c", script)
-		c.Env, c.Stdout, c.Stderr = env, b.log, b.log
-		return c
-	})
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", name, b.log.String())
-		}
-	})
-	return b
 }
 
 // journeyBrowser starts a headless chromium with env added and returns a tab maker.
@@ -373,74 +296,4 @@ func fill(t *testing.T, tb *tab, sel string, fields map[string]string) {
   const f = document.querySelector(%q);
   for (const [k, v] of Object.entries(%s)) { const el = f.querySelector('[name="' + k + '"]'); if (!el) throw new Error('no field ' + k); el.value = v; }
 })()`, sel, b)))
-}
-
-// runShown runs a command line the page showed, `ews` being bin, in dir.
-func runShown(bin, dir, line string) (string, error) {
-	args := strings.Fields(line)
-	if len(args) == 0 || args[0] != "ews" {
-		return "", fmt.Errorf("not an ews command: %q", line)
-	}
-	c := exec.Command(bin, args[1:]...)
-	c.Dir = dir
-	out, err := c.CombinedOutput()
-	return string(out), err
-}
-
-// caClient trusts the cluster's CA only.
-func caClient(t *testing.T, caPEM []byte) *http.Client {
-	c := &http.Client{Timeout: 5 * time.Second, Transport: checked(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509Pool(t, caPEM)}})}
-	t.Cleanup(c.CloseIdleConnections)
-	return c
-}
-
-// waitRunning waits until every board of bs, asked over HTTPS, sees n boards running.
-func waitRunning(t *testing.T, c *http.Client, bs []*freshBoard, n int) {
-	t.Helper()
-	for _, b := range bs {
-		testutil.EventuallyWithin(t, fmt.Sprintf("%s sees %d boards running", b.name, n), 90*time.Second, func() bool {
-			resp, err := c.Get(b.url() + "/api/cluster")
-			if err != nil {
-				return false
-			}
-			defer resp.Body.Close()
-			var v struct {
-				Nodes []struct{ Name, Runstate string }
-			}
-			if json.NewDecoder(resp.Body).Decode(&v) != nil {
-				return false
-			}
-			running := 0
-			for _, nd := range v.Nodes {
-				if nd.Runstate == "running" {
-					running++
-				}
-			}
-			return running == n
-		})
-	}
-}
-
-// findCertutil returns NSS's certutil, installing Debian's libnss3-tools when it is missing
-// and the test runs as root; it skips otherwise.
-func findCertutil(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("certutil"); err == nil {
-		return p
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		t.Skip("certutil not found (apt-get install -y libnss3-tools)")
-	}
-	for _, args := range [][]string{{"update"}, {"install", "-y", "libnss3-tools"}} {
-		c := exec.Command("apt-get", args...)
-		c.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Skipf("certutil not found and apt-get %s failed: %v\n%s", args[0], err, out)
-		}
-	}
-	p, err := exec.LookPath("certutil")
-	if err != nil {
-		t.Skip("certutil still missing after apt-get install libnss3-tools")
-	}
-	return p
 }

@@ -36,6 +36,9 @@ func TestClusterEnrol(t *testing.T) {
 		t.Fatalf("no code printed:\n%s", out)
 	}
 	code := enrol.Normalise(m[1])
+	if !strings.Contains(string(out), "https://ews3.local:8443/?code="+m[1]+"&from=") {
+		t.Errorf("no link to ews3's first-run page with the code:\n%s", out)
+	}
 	fetch := func() (int, enrolment.Answer) {
 		resp, err := c.client.Get(url + enrolment.Path + "/" + enrol.ID(code))
 		if err != nil {

@@ -109,7 +109,8 @@ if [ "$mode" = check ]; then
 	gotest unit -shuffle=on -timeout 10m $unit
 else
 	# Debian packages the tests use: shellcheck (scripts), iproute2 (partition
-	# test), chromium (browser tests), libnss3-tools (certutil: the journey
+	# test), curl (the guides' runnable blocks, e2e TestGuidesRun), chromium
+	# (browser tests), libnss3-tools (certutil: the journey
 	# test's browser trusts the cluster CA from its NSS database), qemu-user-static (ARM cluster, ARM
 	# smoke), haproxy (the bench harness smoke runs it beside ews), mosquitto
 	# (the MQTT tests start a real broker), tcpdump (the TLS capture test),
@@ -117,7 +118,7 @@ else
 	# machines; it fetches Debian's arm64 and armmp kernels and busybox
 	# itself, once, into /var/cache/ews-hil), prometheus (its promtool checks
 	# the alert rules in packaging/prometheus).
-	step deps bash scripts/deps.sh shellcheck iproute2:ip chromium libnss3-tools:certutil qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput prometheus:promtool
+	step deps bash scripts/deps.sh shellcheck iproute2:ip curl chromium libnss3-tools:certutil qemu-user-static:qemu-arm-static haproxy mosquitto:/usr/sbin/mosquitto tcpdump qemu-system-arm:qemu-system-aarch64 cpio device-tree-compiler:fdtput prometheus:promtool
 	# The shipped alert rules: promtool's syntax check and their unit tests
 	# (packaging/prometheus/ews-alerts.test.yml), a second or two.
 	step promtool bash scripts/promtool.sh

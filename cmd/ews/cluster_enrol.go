@@ -9,6 +9,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/enrol"
 	"github.com/ews-firmware/ews/node/enrolment"
+	"github.com/ews-firmware/ews/node/firstrun"
 )
 
 // clusterEnrol is `ews cluster enrol NAME --url URL`: it mints board NAME's
@@ -69,5 +70,13 @@ func clusterEnrol(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "enrolment code for %s: %s\n", b.Name, enrol.Show(secret))
 	fmt.Fprintf(stdout, "On %s's first-run page, choose \"Join with an enrolment code\" and enter the code and %s.\n", b.Name, base)
 	fmt.Fprintf(stdout, "%s keeps the sealed bundle until %s or until it is fetched, once; the code opens it and is shown only here.\n", base, ans.Expires.Local().Format(time.RFC3339))
+	host := b.Name + ".local"
+	if len(addrs) > 0 {
+		host = addrs[0]
+	}
+	link := firstrun.EnrolLink(host, secret, base)
+	// No QR code drawn here: an encoder costs the board binary 131 KB (armv6),
+	// past its ceiling (docs/NOTES.md); `qrencode -t ansiutf8 LINK` draws one.
+	fmt.Fprintf(stdout, "On a phone or computer near %s, this link opens its first-run page with the form filled (the claim code still to type):\n%s\n", b.Name, link)
 	return exitOK
 }

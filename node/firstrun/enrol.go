@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -100,4 +102,27 @@ func (s *Server) enrolled(ctx context.Context, typedCode, typedURL string) (*bun
 		return nil, nil, http.StatusBadRequest, err
 	}
 	return b, ans.Peers, 0, nil
+}
+
+// linkHost is a URL's host the link may carry: a name or an address, a port.
+var linkHost = regexp.MustCompile(`^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
+// enrolLink reads the link `ews cluster enrol` prints for a phone
+// (?code=CODE&from=URL): the code as printed and the running board's URL,
+// each "" unless it is one the form would take.
+func enrolLink(q url.Values) (code, from string) {
+	if c := enrol.Normalise(q.Get("code")); enrol.Valid(c) {
+		code = enrol.Show(c)
+	}
+	if u, err := url.Parse(q.Get("from")); err == nil && (u.Scheme == "http" || u.Scheme == "https") && linkHost.MatchString(u.Host) && u.User == nil {
+		from = u.Scheme + "://" + u.Host
+	}
+	return code, from
+}
+
+// EnrolLink is the link to board host's first-run page (its HTTPS port)
+// with the enrolment form filled: code, and from, the running board's URL.
+func EnrolLink(host, code, from string) string {
+	return (&url.URL{Scheme: "https", Host: net.JoinHostPort(host, "8443"), Path: "/",
+		RawQuery: url.Values{"code": {enrol.Show(enrol.Normalise(code))}, "from": {from}}.Encode()}).String()
 }

@@ -103,3 +103,30 @@ func TestJoinWithAnEnrolmentCode(t *testing.T) {
 		t.Error("the enrolment is still pending after it was fetched")
 	}
 }
+
+// The link `ews cluster enrol` prints opens the page with the enrolment
+// form filled; a link whose code or URL the form would not take fills
+// nothing of it, and what it carries is escaped.
+func TestEnrolLinkFillsTheForm(t *testing.T) {
+	_, srv := newPage(t, firstrun.Options{})
+	code, _ := enrol.NewCode()
+	link := firstrun.EnrolLink("ews3.local", strings.ToLower(code), "https://ews1.local:8443")
+	u, err := url.Parse(link)
+	if err != nil || u.Scheme != "https" || u.Host != "ews3.local:8443" || u.Query().Get("code") != enrol.Show(code) {
+		t.Fatalf("the link %q", link)
+	}
+	for _, c := range []struct {
+		name, query, wantCode, wantURL string
+	}{
+		{"the link", u.RawQuery, enrol.Show(code), "https://ews1.local:8443"},
+		{"not a code", url.Values{"code": {"1234"}, "from": {"https://ews1.local:8443/x"}}.Encode(), "", "https://ews1.local:8443"},
+		{"not a URL", url.Values{"code": {code}, "from": {"javascript:alert(1)"}}.Encode(), enrol.Show(code), ""},
+		{"markup", url.Values{"code": {`"><script>`}, "from": {`https://a"b:1`}}.Encode(), "", ""},
+	} {
+		status, body := get(t, srv, "/?"+c.query)
+		if status != http.StatusOK || !strings.Contains(body, `name="enrol_code" value="`+c.wantCode+`"`) || !strings.Contains(body, `name="enrol_url" value="`+c.wantURL+`"`) || strings.Contains(body, "<script>") {
+			i := strings.Index(body, `name="enrol_code"`)
+			t.Errorf("%s: %d, want the form filled with %q and %q: %.300s", c.name, status, c.wantCode, c.wantURL, body[max(i, 0):])
+		}
+	}
+}

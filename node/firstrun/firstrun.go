@@ -284,6 +284,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	v := view{Written: s.written, Secure: r.TLS != nil}
 	s.mu.Unlock()
+	v.EnrolCode, v.EnrolURL = enrolLink(r.URL.Query())
 	s.render(w, http.StatusOK, v)
 }
 

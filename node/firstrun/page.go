@@ -34,6 +34,9 @@ type view struct {
 	Board *setUp
 	// Plan is the cluster Start made (its answer only).
 	Plan *plan
+	// EnrolCode and EnrolURL fill the enrolment form: from the link
+	// `ews cluster enrol` prints (and shows as a QR code), ?code=&from=.
+	EnrolCode, EnrolURL string
 }
 
 func (s *Server) render(w http.ResponseWriter, status int, v view) {
@@ -130,8 +133,8 @@ func forms(v view) string {
 <form method="post" action="/firstrun/join"><fieldset><legend>Join with an enrolment code</legend>
 ` + claimInput + `
 <p>On the admin's machine: <code>ews cluster enrol NAME --bundle ` + AdminFile + ` --url https://A-RUNNING-BOARD:8443</code> prints a code; the running board keeps this board's bundle, sealed under it, for an hour, and gives it out once.</p>
-<label>The enrolment code <input id="enrol-code" name="enrol_code" required autocomplete="off" spellcheck="false"></label>
-<label>The running board's URL, as the command printed it <input id="enrol-url" name="enrol_url" required placeholder="https://ews1.local:8443"></label>
+<label>The enrolment code <input id="enrol-code" name="enrol_code" value="` + e(v.EnrolCode) + `" required autocomplete="off" spellcheck="false"></label>
+<label>The running board's URL, as the command printed it <input id="enrol-url" name="enrol_url" value="` + e(v.EnrolURL) + `" required placeholder="https://ews1.local:8443"></label>
 <label>This board's gossip address (default :7946) <input name="gossip"></label>
 <button id="enrol" type="submit">Join with the code</button></fieldset></form>
 `

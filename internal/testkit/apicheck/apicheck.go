@@ -42,6 +42,13 @@ var load = sync.OnceValues(func() (validator.Validator, error) {
 	return v, nil
 })
 
+// Ready builds the validator now (it takes a while once), so the first
+// checked answer does not spend its client's timeout on it.
+func Ready() error {
+	_, err := load()
+	return err
+}
+
 // Check answers what the document says is wrong with resp, the answer to
 // req (nil: nothing). resp's body is read and put back.
 func Check(req *http.Request, resp *http.Response) []string {

@@ -88,3 +88,20 @@ func TestTransport(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCheck is the cost of checking one answer of the cluster table
+// (the e2e polls ask for it most).
+func BenchmarkCheck(b *testing.B) {
+	body := `{"epoch":1,"master":"ews1","version":3,"self":"ews1","nodes":[{"name":"ews1","rank":0,"addr":"127.0.0.1:7946","http":"127.0.0.1:8080","linknum":0,"capacity":4,"weight":1,"runstate":"running","load":{"cpu":0.1,"mem":0.2,"net":0,"disk":0},"last_seen_ms":3}],"queue":{"control":0,"browse":0}}`
+	req := httptest.NewRequest("GET", "http://127.0.0.1:8080/api/cluster", nil)
+	if err := Ready(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body))}
+		if p := Check(req, resp); len(p) > 0 {
+			b.Fatal(p)
+		}
+	}
+}

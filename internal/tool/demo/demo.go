@@ -113,6 +113,11 @@ func Run(ctx context.Context, o Options) error {
 	if m, epoch := waitMaster(ctx, "http://"+boards[0].HTTP, exited); m != "" {
 		w.saw(m, epoch)
 	}
+	// ready means the configuration store answers too: it is seeded into the durable log
+	// after the election, and a `ews config pull` right after the demo started got 503
+	if !waitStore(ctx, "http://"+boards[0].HTTP, exited) {
+		fmt.Fprintf(o.Stdout, "ews demo: the configuration store is not ready yet (GET /api/config answers 503 until it is)\n")
+	}
 	fmt.Fprintf(o.Stdout, "board logs: errors only (ews demo --log-level info for all); press Ctrl-C to stop them all\n")
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
@@ -189,6 +194,25 @@ func waitMaster(ctx context.Context, base string, exited chan *proc) (string, ui
 	var epoch uint64
 	_ = poll(ctx, 15*time.Second, exited, func() bool { m, epoch = master(ctx, base); return m != "" })
 	return m, epoch
+}
+
+// waitStore waits until the board at base answers GET /api/config (the
+// store seeded into the durable log), at most 15 s; false if not by then.
+func waitStore(ctx context.Context, base string, exited chan *proc) bool {
+	c := &http.Client{Timeout: time.Second}
+	return poll(ctx, 15*time.Second, exited, func() bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/config", nil)
+		if err != nil {
+			return false
+		}
+		req.Header.Set("Authorization", "Bearer "+Token)
+		resp, err := c.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) == nil
 }
 
 // master asks the board at base who the master is; "" if it does not answer.
