@@ -80,32 +80,17 @@ const MaxEpochJump = 1 << 20
 // the actions it returns. It does no I/O and starts no goroutines; it is
 // not safe for concurrent use (the driver owns it from one goroutine).
 type Election struct {
-	self      Peer
-	peers     []Peer // by rank
-	byName    map[string]int
-	peerList  []string
-	peersHash uint32
-	t         Timing
+	roster     // the boards as configured (roster.go)
+	mastership // whom this board follows, or that it leads
+	held       // the table as this board holds it
+	relayRows  // in a relayed cluster, which rows this follower holds
+	t          Timing
 
-	boot         time.Time
-	epoch        uint64 // epoch of the current master (ours when master)
-	master       string // "" while none is known
-	masterRank   int
-	heardMaster  time.Time // last table from the current master
-	followSince  time.Time // when this board last started following (or stepped down)
-	maxEpochSeen uint64
-
-	boards []boardState // by rank
-	stats  ClassStats   // the master's queue stats, sent with its next table
-
-	table    TableMsg  // the master's latest table (ours when master: as last sent in full)
-	tableAt  time.Time // when table was built or received
-	hash     uint32    // TableHash(&table)
-	lastSent time.Time // last table or digest sent (master)
-	lastFull time.Time // last full table sent (master)
-	lastReq  time.Time // last TableReqMsg sent (follower)
-	stopped  bool      // StepDown was called: the board is leaving, it claims nothing more
-	reports  int       // own reports fed by Local
+	boot    time.Time
+	boards  []boardState // by rank
+	stats   ClassStats   // the master's queue stats, sent with its next table
+	stopped bool         // StepDown was called: the board is leaving, it claims nothing more
+	reports int          // own reports fed by Local
 
 	// HostOK, when set, accepts a report's HTTP host for a peer whose
 	// configured gossip host differs (the driver checks the address the
@@ -118,21 +103,45 @@ type Election struct {
 	// Relay: the cluster relays (NewElection sets Relayed(peers)): the
 	// master's messages go to gossip, reports to the master (relay.go).
 	Relay bool
-	// rowVer is, in a relayed cluster, the table version at which each row
-	// (by rank) last changed as this follower holds it; lackSince when the
-	// master's digests began to name a table this board lacks.
-	rowVer    []uint64
-	lackSince time.Time
-	// good is, in a relayed cluster, the last table version a digest of
-	// the master confirmed this follower holds whole: it asks for the rows
-	// changed since.
-	good uint64
-	// hashStale: the rows moved since hash was computed (applyDelta; a
-	// follower needs it only when a digest comes).
-	hashStale bool
 	// lastMismatch is the latest boardState.mismatchAt: Mismatched is
 	// empty without a look at every board when it is over tthreshold ago.
 	lastMismatch time.Time
+}
+
+// mastership is whom this board follows (or that it leads), by which
+// epoch, and since when.
+type mastership struct {
+	epoch        uint64 // epoch of the current master (ours when master)
+	master       string // "" while none is known
+	masterRank   int
+	heardMaster  time.Time // last table from the current master
+	followSince  time.Time // when this board last started following (or stepped down)
+	maxEpochSeen uint64
+}
+
+// held is the table as this board holds it: the master's latest (its own
+// when master, as last sent in full), and when it was last sent or asked.
+type held struct {
+	table    TableMsg  // the master's latest table (ours when master: as last sent in full)
+	tableAt  time.Time // when table was built or received
+	hash     uint32    // TableHash(&table)
+	lastSent time.Time // last table or digest sent (master)
+	lastFull time.Time // last full table sent (master)
+	lastReq  time.Time // last TableReqMsg sent (follower)
+	// hashStale: the rows moved since hash was computed (applyDelta; a
+	// follower needs it only when a digest comes).
+	hashStale bool
+}
+
+// relayRows is, in a relayed cluster, which rows this follower holds:
+// rowVer the table version at which each row (by rank) last changed as it
+// holds it, lackSince when the master's digests began to name a table it
+// lacks, good the last table version a digest confirmed it holds whole
+// (it asks for the rows changed since).
+type relayRows struct {
+	rowVer    []uint64
+	lackSince time.Time
+	good      uint64
 }
 
 // fullTableEvery: a master whose table has not changed sends digests on
@@ -151,29 +160,15 @@ const loadDeadband = 50
 // NewElection starts the machine at now. peers are in rank order and must
 // include self. With self the only peer, it is master at once with epoch 1.
 func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election, error) {
-	e := &Election{t: t, boot: now, byName: map[string]int{}, masterRank: -1, Proto: ProtocolVersion}
+	ros, err := newRoster(self, peers)
+	if err != nil {
+		return nil, err
+	}
+	e := &Election{roster: ros, t: t, boot: now, mastership: mastership{masterRank: -1}, Proto: ProtocolVersion}
 	if t.Tick <= 0 {
 		e.t.Tick = t.Heartbeat / 5
 	}
-	for i, p := range peers {
-		if p.Rank != i {
-			return nil, fmt.Errorf("state: peer %q has rank %d at index %d", p.Name, p.Rank, i)
-		}
-		if _, dup := e.byName[p.Name]; dup {
-			return nil, fmt.Errorf("state: duplicate peer %q", p.Name)
-		}
-		if i >= MaxBoards {
-			return nil, fmt.Errorf("state: %d peers, over the limit of %d", len(peers), MaxBoards)
-		}
-		e.byName[p.Name] = i
-		e.peerList = append(e.peerList, p.Name+"="+p.Addr)
-	}
-	r, ok := e.byName[self]
-	if !ok {
-		return nil, fmt.Errorf("state: board %q is not among the peers", self)
-	}
-	e.self, e.peers = peers[r], peers
-	e.peersHash = HashPeers(e.peerList)
+	r := e.self.Rank
 	e.boards = make([]boardState, len(peers))
 	e.boards[r].heard = now
 	e.Relay = Relayed(names(peers))
@@ -184,7 +179,7 @@ func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election,
 }
 
 // PeersHash is the hash of this board's peer list, carried in its reports.
-func (e *Election) PeersHash() uint32 { return e.peersHash }
+func (r *roster) PeersHash() uint32 { return r.peersHash }
 
 // IsMaster reports whether this board is the master.
 func (e *Election) IsMaster() bool { return e.master == e.self.Name }
@@ -193,11 +188,11 @@ func (e *Election) IsMaster() bool { return e.master == e.self.Name }
 func (e *Election) Master() (string, uint64) { return e.master, e.epoch }
 
 // Epoch returns the current epoch.
-func (e *Election) Epoch() uint64 { return e.epoch }
+func (m *mastership) Epoch() uint64 { return m.epoch }
 
 // Table returns the latest table (built when master, received otherwise)
 // and when it was built or received. The rows are shared: do not modify.
-func (e *Election) Table() (TableMsg, time.Time) { return e.table, e.tableAt }
+func (h *held) Table() (TableMsg, time.Time) { return h.table, h.tableAt }
 
 // Report returns the last report of the named board and when it was heard.
 func (e *Election) Report(name string) (ReportMsg, time.Time, bool) {

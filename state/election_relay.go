@@ -266,11 +266,11 @@ func (e *Election) applyDelta(now time.Time, d *DeltaMsg) {
 }
 
 // tableHash is TableHash of the table held, computed when rows moved.
-func (e *Election) tableHash() uint32 {
-	if e.hashStale {
-		e.hash, e.hashStale = TableHash(&e.table), false
+func (h *held) tableHash() uint32 {
+	if h.hashStale {
+		h.hash, h.hashStale = TableHash(&h.table), false
 	}
-	return e.hash
+	return h.hash
 }
 
 // lacking: the master's digests name a table this board lacks; true from
