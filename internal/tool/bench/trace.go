@@ -22,7 +22,11 @@ type TraceReport struct {
 	Cached int `json:"cached"` // reads answered from a young reading on the board
 	Shared int `json:"shared"` // reads answered on the entry board from a read of the same device under way there
 	// TailN is how many requests the tail means are over (latency >= p99).
-	TailN  int          `json:"tail_n"`
+	TailN int `json:"tail_n"`
+	// Sent is the latency from each request's actual send, not its
+	// intended one: without the sender's own lateness (lag_p99_ms), which
+	// on a busy machine can be most of latency_ms's tail.
+	Sent   Latency      `json:"sent_ms"`
 	Stages []TraceStage `json:"stages"`
 }
 
@@ -48,6 +52,7 @@ var traceStages = []string{"to_entry", "queue", "forward", "device_wait", "devic
 // traceSample is one answered request's stages (-1: not passed).
 type traceSample struct {
 	total  time.Duration
+	sent   time.Duration // from the actual send
 	stages [7]time.Duration
 }
 
@@ -67,7 +72,7 @@ func (t *traceStats) record(h http.Header, sent, got time.Time, total time.Durat
 	if len(m) == 0 {
 		return
 	}
-	s := traceSample{total: total}
+	s := traceSample{total: total, sent: got.Sub(sent)}
 	for i := range s.stages {
 		s.stages[i] = -1
 	}
@@ -136,13 +141,13 @@ func (t *traceStats) report() *TraceReport {
 	if len(t.samples) == 0 {
 		return nil
 	}
-	totals := make([]time.Duration, len(t.samples))
+	totals, sents := make([]time.Duration, len(t.samples)), make([]time.Duration, len(t.samples))
 	for i, s := range t.samples {
-		totals[i] = s.total
+		totals[i], sents[i] = s.total, s.sent
 	}
 	slices.Sort(totals)
 	cut := totals[min(max(int(0.99*float64(len(totals))+0.999999)-1, 0), len(totals)-1)]
-	rep := &TraceReport{Traced: len(t.samples), Joined: t.joined, Cached: t.cached, Shared: t.shared}
+	rep := &TraceReport{Traced: len(t.samples), Joined: t.joined, Cached: t.cached, Shared: t.shared, Sent: Summarize(sents)}
 	for _, s := range t.samples {
 		if s.total >= cut {
 			rep.TailN++

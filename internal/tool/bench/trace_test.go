@@ -66,6 +66,9 @@ func TestTraceReportsStagesAndControl(t *testing.T) {
 	}
 	for _, c := range rep.Classes {
 		st := stages(c)
+		if c.Trace.Sent.P50 <= 0 || c.Trace.Sent.P50 > c.Latency.Max {
+			t.Errorf("%s: sent_ms %+v beside latency %+v", c.Name, c.Trace.Sent, c.Latency)
+		}
 		if c.Trace.Traced != int(c.OK) || c.Trace.TailN == 0 {
 			t.Errorf("%s: traced %d of %d ok, tail %d", c.Name, c.Trace.Traced, c.OK, c.Trace.TailN)
 		}
