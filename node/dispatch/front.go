@@ -237,7 +237,7 @@ func NewFront(opt Options) (*Front, error) {
 	f.here.local, f.cfg.pin, f.cfg.redirect, f.cfg.sticky = opt.Local, opt.Pin, opt.Mode == ModeRedirect, opt.StickyCookie
 	f.cfg.scheme, f.cfg.peerName, f.cfg.retry, f.out.tr = opt.Scheme, opt.PeerName, opt.RetryAfter, opt.Transport
 	f.follow.viaMaster, f.placing.pm = opt.ViaMaster, newPlaceMetrics(opt.Registerer) // fastentry.go
-	f.reads.shareable = opt.SharedRead                                                 // sharedread.go
+	f.reads.shareable = opt.SharedRead                                                // sharedread.go
 	f.follow.placer.Dial, f.follow.placer.Log, f.follow.placer.Conns = f.dialPlace, opt.Logger, &f.placing.chans
 	if f.cfg.scheme == "" {
 		f.cfg.scheme = "http"
