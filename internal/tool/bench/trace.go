@@ -41,19 +41,21 @@ type TraceStage struct {
 // traceStages are the stages reported, each from one mark to the next:
 //   - to_entry: the client's send to the entry board's accepting it
 //   - queue: entry to placed (the master's queue and placement; a follower's placement round trip)
+//   - device_queue, slot_wait: the queue of a device request the master placed itself, split
+//     at the mark where its device could start it (free): before, its device's; after, a slot's
 //   - forward: placed to the board that runs it starting it
 //   - device_wait: run to its own device operation starting (the board's device lock)
 //   - device: its own device operation
 //   - shared: a read that joined one under way, to that read's end (on the board: joined to
 //     done; at the entry: enter to the copy of the first read's answer)
 //   - answer: the last mark to the client having the whole answer
-var traceStages = []string{"to_entry", "queue", "forward", "device_wait", "device", "shared", "answer"}
+var traceStages = []string{"to_entry", "queue", "forward", "device_wait", "device", "shared", "answer", "device_queue", "slot_wait"}
 
 // traceSample is one answered request's stages (-1: not passed).
 type traceSample struct {
 	total  time.Duration
 	sent   time.Duration // from the actual send
-	stages [7]time.Duration
+	stages [9]time.Duration
 }
 
 // traceStats collects a class's samples; bounded so a long run keeps memory flat.
@@ -89,6 +91,16 @@ func (t *traceStats) record(h http.Header, sent, got time.Time, total time.Durat
 	}
 	span(0, sent, enter)
 	span(1, enter, placed)
+	if free, ok := m[reqtrace.Free]; ok {
+		if free.Before(enter) {
+			free = enter
+		}
+		if free.After(placed) {
+			free = placed
+		}
+		span(7, enter, free)
+		span(8, free, placed)
+	}
 	span(2, placed, run)
 	if lock, ok := m[reqtrace.Lock]; ok {
 		span(3, run, lock)
