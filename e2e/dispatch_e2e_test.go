@@ -31,6 +31,7 @@ page_latency = "20ms"
 name = "s1"
 driver = "sim-sensor"
 node = "any"
+max_age = "0s" # every control request reads the device: no answer shared at the entry (the scheduler is what is measured)
 [[device]]
 name = "led1"
 driver = "sim-pwm"

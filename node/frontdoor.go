@@ -54,6 +54,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Verified:      n.acc.auth.Verified,
 		CredsDiffer:   n.credsDiffer,
 		FromBoard:     n.fromBoard,
+		SharedRead:    readOnlyDevices(n.boot.hal),
 		Registerer:    n.reg,
 		Logger:        n.log,
 	})

@@ -91,6 +91,7 @@ func (d *Dispatcher) dispatch(now time.Time) {
 		}
 		fn := w.req.Started // read before answer: the waiter is its caller's after it
 		t := d.start(w.req, w.seq, w.class, b, w.dev)
+		t.SlotWait = load
 		d.answer(w, t, nil)
 		if fn != nil {
 			d.notes = append(d.notes, note{fn: fn, t: t})

@@ -9,6 +9,11 @@ type Ticket struct {
 	Board string // name of the chosen board
 	Addr  string // its address, as given in Update
 	Class int
+	// SlotWait is the part of its wait in the queue spent waiting for a
+	// slot once its device (if any) could start it: the wait CoDel judges
+	// (loadWait). The rest of the wait was its device's. 0 when it did not
+	// queue. For a request's trace (reqtrace).
+	SlotWait time.Duration
 
 	f   *flight
 	gen uint64

@@ -11,7 +11,8 @@
 # multiples of 1x = 360 req/s (9 slots ÷ the mix's mean work of 24.75 ms);
 # DURATION (default 10s) each; TRACE=1 passes --trace to ews bench (the
 # per-request trace in the JSON, docs/BENCHMARKS.md); ENTRY=follower sends
-# to ews2 instead of the master ews1.
+# to ews2 instead of the master ews1; GENERATOR (default EWS_BINARY) is the
+# binary whose `ews bench` sends (one generator for builds compared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-}
@@ -81,7 +82,7 @@ trace=()
 reports=()
 for x in ${LOADS:-0.4 1.8}; do
 	rate=$(awk "BEGIN{print 360*$x}")
-	"$bin" bench --url "$entry" --rate "$rate" --duration "$dur" --seed 7 --mix "$spec" "${trace[@]}" --json "$out/$mix-$policy-${x}x.json" >/dev/null
+	"${GENERATOR:-$bin}" bench --url "$entry" --rate "$rate" --duration "$dur" --seed 7 --mix "$spec" "${trace[@]}" --json "$out/$mix-$policy-${x}x.json" >/dev/null
 	reports+=("$out/$mix-$policy-${x}x.json")
 done
 # a sensor's own max_age is a quarter of its read (hal.DefaultMaxAgeShare): 3.75 ms

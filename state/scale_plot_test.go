@@ -1,3 +1,5 @@
+//go:build scaleplot
+
 package state
 
 import (

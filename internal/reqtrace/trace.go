@@ -20,6 +20,7 @@ const Header = "X-Ews-Trace"
 // The stages, in the order a request passes them.
 const (
 	Enter  = "enter"  // the entry board accepted it (after the credentials and the body)
+	Free   = "free"   // on the master, its device could start it: from here it waited for a slot
 	Placed = "placed" // its Placer answered: a slot on a board (the master's queue and placement)
 	Run    = "run"    // the board that runs it started it (its handlers)
 	Lock   = "lock"   // the device was free for it: its own operation starts

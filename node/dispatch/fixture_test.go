@@ -173,13 +173,14 @@ type clusterOpts struct {
 	masterRuns bool // the master takes requests itself
 	pin        func(*http.Request) string
 	sticky     bool
-	masterWait time.Duration  // how long a non-master holds a request for the next master; default 300ms
-	tls        *clustertls.CA // set: boards serve HTTPS with certificates of this CA and forward over mutual TLS
-	auth       bool           // each board checks credentials with a countingAuth (Bearer good)
-	assign     time.Duration  // Options.AssignTTL
-	serving    func() bool    // Options.Serving of every board
-	overloaded func() bool    // Options.Overloaded of every board
-	viaMaster  bool           // Options.ViaMaster: followers send everything through the master (no fast entry)
+	masterWait time.Duration     // how long a non-master holds a request for the next master; default 300ms
+	tls        *clustertls.CA    // set: boards serve HTTPS with certificates of this CA and forward over mutual TLS
+	auth       bool              // each board checks credentials with a countingAuth (Bearer good)
+	assign     time.Duration     // Options.AssignTTL
+	serving    func() bool       // Options.Serving of every board
+	overloaded func() bool       // Options.Overloaded of every board
+	viaMaster  bool              // Options.ViaMaster: followers send everything through the master (no fast entry)
+	sharedRead func(string) bool // Options.SharedRead
 }
 
 func newCluster(t testing.TB, o clusterOpts) *tcluster {
@@ -226,7 +227,7 @@ func newCluster(t testing.TB, o clusterOpts) *tcluster {
 			Cluster: b.c, Local: http.HandlerFunc(b.local), Marker: m, Mode: o.mode, Pin: o.pin, StickyCookie: o.sticky,
 			Transport: NewTransport(tro), Scheme: scheme, PeerName: peer,
 			RedirectHold: o.hold, MasterWait: o.masterWait, Registerer: b.reg, Logger: slog.New(slog.DiscardHandler),
-			AssignTTL: o.assign, Capacity: o.capacity, Serving: o.serving, Overloaded: o.overloaded, ViaMaster: o.viaMaster,
+			AssignTTL: o.assign, Capacity: o.capacity, Serving: o.serving, Overloaded: o.overloaded, ViaMaster: o.viaMaster, SharedRead: o.sharedRead,
 		}
 		if o.auth {
 			b.auth = &countingAuth{}

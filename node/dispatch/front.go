@@ -131,6 +131,12 @@ type Options struct {
 	CredsDiffer func(board string) bool
 	Registerer  *promx.Registry // nil: metrics kept, not registered
 	Logger      *slog.Logger
+	// SharedRead reports whether reads of the device named may share one
+	// answer at the entry (sharedread.go): a device no request changes, a
+	// sensor, whose readings the board shares anyway. A device whose state a
+	// request changes must not: a read that joined after the device was read
+	// could miss an action that ended in between. Nil: no read shares.
+	SharedRead func(device string) bool
 	// ViaMaster turns the fast entry off (fastentry.go): a follower then
 	// sends every request through the master, as builds before the fast
 	// entry did. The master answers both ways either way.
@@ -231,6 +237,7 @@ func NewFront(opt Options) (*Front, error) {
 	f.here.local, f.cfg.pin, f.cfg.redirect, f.cfg.sticky = opt.Local, opt.Pin, opt.Mode == ModeRedirect, opt.StickyCookie
 	f.cfg.scheme, f.cfg.peerName, f.cfg.retry, f.out.tr = opt.Scheme, opt.PeerName, opt.RetryAfter, opt.Transport
 	f.follow.viaMaster, f.placing.pm = opt.ViaMaster, newPlaceMetrics(opt.Registerer) // fastentry.go
+	f.reads.shareable = opt.SharedRead                                                // sharedread.go
 	f.follow.placer.Dial, f.follow.placer.Log, f.follow.placer.Conns = f.dialPlace, opt.Logger, &f.placing.chans
 	if f.cfg.scheme == "" {
 		f.cfg.scheme = "http"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/internal/reqtrace"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -72,6 +73,9 @@ func (p *ownPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 		return nil, err
 	}
 	p.take(rt, t, f.c.Epoch())
+	if rt.in.trace != nil && rt.in.dev != "" { // where its wait stopped being its device's (traced.go)
+		rt.in.trace.Mark(reqtrace.Free, time.Now().Add(-t.SlotWait))
+	}
 	return nil, nil
 }
 

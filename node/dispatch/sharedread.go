@@ -13,7 +13,11 @@ import (
 // Reads of one device share one read at the entry too (issue 49): a
 // device read that enters this board while the same read entered earlier
 // is still under way, queued or running, waits for that one's answer and
-// gets a copy, without a queue place, a placement or a slot of its own.
+// gets a copy, without a queue place, a placement or a slot of its own,
+// when the device is one no request changes (Options.SharedRead: a
+// sensor): a read that joined a relay's read after the relay was read
+// could miss an action that ended in between, and a client that saw that
+// action's answer would read the state from before it.
 // The board's device would have shared them anyway (hal's flights) when
 // both reached it during one read; at the entry they also share when the
 // boards placed them apart, and the second costs nothing. Only a plain
@@ -24,8 +28,9 @@ import (
 
 // readFlights are the device reads under way from this entry, by key.
 type readFlights struct {
-	mu sync.Mutex
-	m  map[string]*readFlight
+	shareable func(device string) bool // Options.SharedRead; nil: none
+	mu        sync.Mutex
+	m         map[string]*readFlight
 }
 
 // readFlight is one read under way and, once done, its answer.
@@ -44,7 +49,7 @@ func (f *Front) shareKey(rt *route) string {
 	if f.cfg.redirect || f.cfg.sticky || len(rt.in.body) != 0 || r.Header.Get("Idempotency-Key") != "" {
 		return ""
 	}
-	if !rt.in.read {
+	if !rt.in.read || f.reads.shareable == nil || !f.reads.shareable(rt.in.dev) {
 		return ""
 	}
 	return r.URL.RequestURI()

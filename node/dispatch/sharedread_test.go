@@ -8,6 +8,9 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
+// sensors is the test clusters' Options.SharedRead: s1 and s2 are sensors.
+func sensors(dev string) bool { return dev == "s1" || dev == "s2" }
+
 // Two reads of one device entering the master while the first is under
 // way reach the board once; both get its answer. A read with a body, an
 // Idempotency-Key or another query, and an action, never share.
@@ -27,7 +30,7 @@ func TestReadsShareAtTheEntry(t *testing.T) {
 		{"an action", "/api/devices/s1/toggle", nil, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc0 := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}})
+			tc0 := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, sharedRead: sensors})
 			m, b := tc0.boards[0], tc0.boards[1]
 			b.mode.Store(modeBlock)
 			var wg sync.WaitGroup
@@ -66,7 +69,7 @@ func TestReadsShareAtTheEntry(t *testing.T) {
 
 // A read that joined one whose answer was not a 200 goes its own way.
 func TestSharedReadFailedGoesOwnWay(t *testing.T) {
-	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}})
+	tc := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, sharedRead: sensors})
 	m, b := tc.boards[0], tc.boards[1]
 	b.mode.Store(modeBlockDeny)
 	var wg sync.WaitGroup
@@ -83,5 +86,32 @@ func TestSharedReadFailedGoesOwnWay(t *testing.T) {
 	}
 	if first.StatusCode == 200 || second.StatusCode == 200 {
 		t.Fatalf("status %d and %d, want both refused", first.StatusCode, second.StatusCode)
+	}
+}
+
+// Reads of a device a request changes (a relay), or of any device when
+// nothing says which may share, never share at the entry: each reaches
+// the board.
+func TestReadsOfAnOutputNeverShare(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		shared func(string) bool
+		path   string
+	}{
+		{"a relay", sensors, "/api/devices/r1/read"},
+		{"no SharedRead", nil, "/api/devices/s1/read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := newCluster(t, clusterOpts{names: []string{"ews1", "ews2"}, sharedRead: tc.shared})
+			m, b := cl.boards[0], cl.boards[1]
+			b.mode.Store(modeBlock)
+			var wg sync.WaitGroup
+			wg.Go(func() { do(t, nil, "POST", m.srv.URL+tc.path, nil, "") })
+			testutil.Eventually(t, "the first read reaches the board", func() bool { return b.started.Load() == 1 })
+			wg.Go(func() { do(t, nil, "POST", m.srv.URL+tc.path, nil, "") })
+			testutil.Eventually(t, "the second read reaches the board too", func() bool { return b.started.Load() == 2 })
+			close(b.release)
+			wg.Wait()
+		})
 	}
 }

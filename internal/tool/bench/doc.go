@@ -60,7 +60,8 @@
 //	shed_latency_ms                {p50, p90, p99, max, mean} of 503 answers
 //	error_samples                  up to 3 distinct error messages
 //	trace                          --trace only (absent otherwise): {traced, joined, cached, shared,
-//	                               tail_n, stages[]}, each stage {name, n, ms {p50..mean},
+//	                               tail_n, sent_ms {p50..mean: from the actual send}, stages[]}, each stage {name, n, ms {p50..mean},
 //	                               tail_mean_ms}; stages to_entry, queue, forward, device_wait,
-//	                               device, shared, answer (trace.go says which marks bound each)
+//	                               device, shared, answer, device_queue, slot_wait (trace.go says
+//	                               which marks bound each)
 package bench

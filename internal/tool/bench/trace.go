@@ -22,7 +22,11 @@ type TraceReport struct {
 	Cached int `json:"cached"` // reads answered from a young reading on the board
 	Shared int `json:"shared"` // reads answered on the entry board from a read of the same device under way there
 	// TailN is how many requests the tail means are over (latency >= p99).
-	TailN  int          `json:"tail_n"`
+	TailN int `json:"tail_n"`
+	// Sent is the latency from each request's actual send, not its
+	// intended one: without the sender's own lateness (lag_p99_ms), which
+	// on a busy machine can be most of latency_ms's tail.
+	Sent   Latency      `json:"sent_ms"`
 	Stages []TraceStage `json:"stages"`
 }
 
@@ -37,18 +41,21 @@ type TraceStage struct {
 // traceStages are the stages reported, each from one mark to the next:
 //   - to_entry: the client's send to the entry board's accepting it
 //   - queue: entry to placed (the master's queue and placement; a follower's placement round trip)
+//   - device_queue, slot_wait: the queue of a device request the master placed itself, split
+//     at the mark where its device could start it (free): before, its device's; after, a slot's
 //   - forward: placed to the board that runs it starting it
 //   - device_wait: run to its own device operation starting (the board's device lock)
 //   - device: its own device operation
 //   - shared: a read that joined one under way, to that read's end (on the board: joined to
 //     done; at the entry: enter to the copy of the first read's answer)
 //   - answer: the last mark to the client having the whole answer
-var traceStages = []string{"to_entry", "queue", "forward", "device_wait", "device", "shared", "answer"}
+var traceStages = []string{"to_entry", "queue", "forward", "device_wait", "device", "shared", "answer", "device_queue", "slot_wait"}
 
 // traceSample is one answered request's stages (-1: not passed).
 type traceSample struct {
 	total  time.Duration
-	stages [7]time.Duration
+	sent   time.Duration // from the actual send
+	stages [9]time.Duration
 }
 
 // traceStats collects a class's samples; bounded so a long run keeps memory flat.
@@ -67,7 +74,7 @@ func (t *traceStats) record(h http.Header, sent, got time.Time, total time.Durat
 	if len(m) == 0 {
 		return
 	}
-	s := traceSample{total: total}
+	s := traceSample{total: total, sent: got.Sub(sent)}
 	for i := range s.stages {
 		s.stages[i] = -1
 	}
@@ -84,6 +91,16 @@ func (t *traceStats) record(h http.Header, sent, got time.Time, total time.Durat
 	}
 	span(0, sent, enter)
 	span(1, enter, placed)
+	if free, ok := m[reqtrace.Free]; ok {
+		if free.Before(enter) {
+			free = enter
+		}
+		if free.After(placed) {
+			free = placed
+		}
+		span(7, enter, free)
+		span(8, free, placed)
+	}
 	span(2, placed, run)
 	if lock, ok := m[reqtrace.Lock]; ok {
 		span(3, run, lock)
@@ -136,13 +153,13 @@ func (t *traceStats) report() *TraceReport {
 	if len(t.samples) == 0 {
 		return nil
 	}
-	totals := make([]time.Duration, len(t.samples))
+	totals, sents := make([]time.Duration, len(t.samples)), make([]time.Duration, len(t.samples))
 	for i, s := range t.samples {
-		totals[i] = s.total
+		totals[i], sents[i] = s.total, s.sent
 	}
 	slices.Sort(totals)
 	cut := totals[min(max(int(0.99*float64(len(totals))+0.999999)-1, 0), len(totals)-1)]
-	rep := &TraceReport{Traced: len(t.samples), Joined: t.joined, Cached: t.cached, Shared: t.shared}
+	rep := &TraceReport{Traced: len(t.samples), Joined: t.joined, Cached: t.cached, Shared: t.shared, Sent: Summarize(sents)}
 	for _, s := range t.samples {
 		if s.total >= cut {
 			rep.TailN++

@@ -31,6 +31,7 @@ func traceServer(t *testing.T, asked *atomic.Int64) *httptest.Server {
 		case "/api/devices/s1/read":
 			h.Add(reqtrace.Header, "run="+at(2*time.Millisecond)+",joined="+at(3*time.Millisecond)+",done="+at(5*time.Millisecond))
 		case "/api/devices/s2/read":
+			h.Add(reqtrace.Header, "free="+at(400*time.Microsecond))
 			h.Add(reqtrace.Header, "run="+at(2*time.Millisecond)+",lock="+at(4*time.Millisecond)+",done="+at(7*time.Millisecond))
 		default:
 			h.Add(reqtrace.Header, "run="+at(2*time.Millisecond))
@@ -66,6 +67,9 @@ func TestTraceReportsStagesAndControl(t *testing.T) {
 	}
 	for _, c := range rep.Classes {
 		st := stages(c)
+		if c.Trace.Sent.P50 <= 0 || c.Trace.Sent.P50 > c.Latency.Max {
+			t.Errorf("%s: sent_ms %+v beside latency %+v", c.Name, c.Trace.Sent, c.Latency)
+		}
 		if c.Trace.Traced != int(c.OK) || c.Trace.TailN == 0 {
 			t.Errorf("%s: traced %d of %d ok, tail %d", c.Name, c.Trace.Traced, c.OK, c.Trace.TailN)
 		}
@@ -74,12 +78,18 @@ func TestTraceReportsStagesAndControl(t *testing.T) {
 		}
 		switch c.Name {
 		case "s1":
+			if _, ok := st["slot_wait"]; ok {
+				t.Errorf("s1: a slot_wait without a free mark")
+			}
 			if c.Trace.Joined != c.Trace.Traced || st["shared"].Latency.P50 < 1.99 || st["shared"].Latency.P50 > 2.01 {
 				t.Errorf("s1: joined %d, shared %+v; want all joined, 2 ms", c.Trace.Joined, st["shared"])
 			}
 		case "s2":
 			if _, ok := st["shared"]; ok || st["device"].Latency.P50 < 2.99 || st["device"].Latency.P50 > 3.01 || st["device_wait"].Latency.P50 < 1.99 {
 				t.Errorf("s2: stages %+v; want device 3 ms, device_wait 2 ms, no shared", st)
+			}
+			if dq, sw := st["device_queue"].Latency.P50, st["slot_wait"].Latency.P50; dq < 0.39 || dq > 0.41 || sw < 0.59 || sw > 0.61 {
+				t.Errorf("s2: device_queue %.3f slot_wait %.3f ms, want 0.4 and 0.6", dq, sw)
 			}
 		case "browse":
 			if _, ok := st["device"]; ok {
