@@ -15,7 +15,7 @@ import (
 func readOnlyDevices(cfg hal.Config) func(string) bool {
 	set := map[string]bool{}
 	for _, d := range cfg.Devices {
-		if d.MaxAge != nil && *d.MaxAge == 0 {
+		if d.MaxAge != nil && d.MaxAge.Duration == 0 {
 			continue
 		}
 		if drv, ok := hal.LookupDriver(d.Driver); ok && len(drv.Actions) > 0 && !slices.ContainsFunc(drv.Actions, func(k hal.Kind) bool { return k != hal.Read }) {

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/spec"
 )
 
 // Only a device that nothing but a read reaches, and whose readings may be
 // shared (max_age not 0), shares reads at the entry.
 func TestReadOnlyDevices(t *testing.T) {
-	fresh, young := time.Duration(0), time.Second
+	fresh, young := spec.Duration{}, spec.Duration{Duration: time.Second}
 	ro := readOnlyDevices(hal.Config{Devices: []hal.DeviceSpec{
 		{Name: "s1", Driver: "sim-sensor"},
 		{Name: "s2", Driver: "sim-sensor", MaxAge: &fresh},
