@@ -25,6 +25,7 @@ import (
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
+	"github.com/ews-firmware/ews/vip"
 )
 
 // The board's components, as typed fields grouped by role, each set once
@@ -40,7 +41,7 @@ type clusterSide struct {
 	load     loadSource             // /proc (procload), or what [sim] implies on a simulated board
 	sim      *simLoad               // nil on real hardware
 	cluster  *state.Cluster         // membership, table, election
-	vip      *vipManager            // the cluster's virtual IP while master; nil without cluster.vip
+	vip      *vip.Holder            // the cluster's virtual IP while master; nil without cluster.vip
 	master   *master                // the dispatcher while this board is master
 	auto     *automation.Automation // MQTT and [[rule]]s while master; nil without them (node/automation)
 	rt       probes                 // boards' response times, probed by the master
@@ -136,7 +137,7 @@ func (n *Node) build(b *boot) error {
 	if c.cluster, err = state.New(sc, log, n.reg, c.local); err != nil {
 		return err
 	}
-	if c.vip, err = openVIP(b.vip, n.reg, log); err != nil {
+	if c.vip, err = vip.Open(b.vip, vip.Options{Registerer: n.reg, Logger: log}); err != nil {
 		return err
 	}
 	if c.vip != nil {
@@ -220,7 +221,7 @@ func (n *Node) build(b *boot) error {
 	}
 	n.life.onClose(w.front.Close)
 	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
-	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
+	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),
 				Proxy: b.mode != dispatch.ModeRedirect})
