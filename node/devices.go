@@ -123,5 +123,5 @@ func (n *Node) remoteRevoke(board, event string, data []byte) {
 	for _, rv := range list {
 		n.acc.auth.Revoke(rv)
 	}
-	n.acc.revoked.save(n.acc.auth.Revoked())
+	n.acc.revoked.Save(n.acc.auth.Revoked())
 }

@@ -79,7 +79,7 @@ type webSide struct {
 // their audit log, and how boards are told apart from clients.
 type accessSide struct {
 	auth    *auth.Auth    // credentials for control
-	revoked *revocations  // its logouts, kept in a file
+	revoked *auth.Kept    // its logouts, kept in a file
 	acct    *accounts     // users store and audit log (accounts.go)
 	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
@@ -178,15 +178,15 @@ func (n *Node) build(b *boot) error {
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
-		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
+		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                            // counted cluster-wide (devices.go)
 		Users:    authUsers{a.acct.store, a.acct.seed, a.acct.seedKey}, SessionInfo: a.acct.sessionInfo, // named users and their sessions
 		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.boardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
 		return b.cite(b.authKey, err)
 	}
-	a.revoked = n.openRevocations(a.auth)         // logouts kept across restarts (revocations.go)
-	a.creds.Store(a.auth.Fingerprint(b.storeKey)) // the store's secret: the same on every board through a rotation
+	a.revoked = auth.Keep(b.revocationsPath(), a.auth, log) // logouts kept across restarts
+	a.creds.Store(a.auth.Fingerprint(b.storeKey))           // the store's secret: the same on every board through a rotation
 	if b.auth.Mode == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
