@@ -12,6 +12,7 @@ import (
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mdns"
 	"github.com/ews-firmware/ews/node/restore"
@@ -137,7 +138,7 @@ func (n *Node) openRollout() {
 		},
 		Busy: func() bool { return n.Exit() != ExitStop },
 		Stage: func(f io.Reader, sum string) error {
-			_, err := n.stageFirmware(f, sum)
+			_, err := n.dev.upload.Stage(f, sum)
 			return err
 		},
 		Admin: func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
@@ -245,4 +246,14 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 		o.Peers = append(o.Peers, p.Name)
 	}
 	return mdns.Announce(o)
+}
+
+// openUpload builds this board's own firmware upgrade (node/firmware's
+// Upload): POST /api/board/firmware, and the last step of a rollout.
+func (n *Node) openUpload() *firmware.Upload {
+	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.state.Name, Exe: n.bin.path, Verify: n.sec.verify,
+		ReadyWithin: ReadyWithin, Logger: n.log,
+		Busy:  func() bool { return n.Exit() != ExitStop },
+		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
+		Admin: func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) }})
 }

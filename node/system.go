@@ -16,6 +16,7 @@ import (
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
+	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/restore"
@@ -59,6 +60,7 @@ type deviceSide struct {
 	cgi     *cgi.Handler          // /cgi-bin
 	helpers *supervise.Supervisor // [[supervise]] programs
 	outputs *restore.Module       // the outputs the cluster remembers, restored at start (node/restore)
+	upload  *firmware.Upload      // this board's own firmware upgrade (node/firmware)
 }
 
 // webSide is the board's HTTP surface: the handler, the front door that
@@ -213,7 +215,8 @@ func (n *Node) build(b *boot) error {
 	}
 	d.outputs = n.openOutputs()
 
-	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
+	d.upload = n.openUpload() // POST /api/board/firmware (node/firmware)
+	n.openRollout()           // the rolling upgrade this board may be asked to run (node/rollout)
 
 	// The front door: work enters the master's queue.
 	if w.front, err = n.newFront(n.work()); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ews-firmware/ews/node/firmware"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -16,7 +17,7 @@ import (
 )
 
 // HeaderSHA256 carries the binary's SHA-256 to POST /api/board/firmware.
-const HeaderSHA256 = "X-Firmware-Sha256"
+const HeaderSHA256 = firmware.HeaderSHA256
 
 // Board is one row of GET /api/cluster, as far as a rollout needs it.
 type Board struct {
