@@ -122,7 +122,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Restart:   n.restartMode(),
 		History:   n.dev.hist.Status(), // device history
 		Problems:  n.kept.list(),
-		CASHA256:  n.caFingerprint(),
+		CASHA256:  n.sec.ca.Fingerprint(),
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()

@@ -12,6 +12,7 @@ import (
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/enrolment"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mdns"
@@ -256,4 +257,19 @@ func (n *Node) openUpload() *firmware.Upload {
 		Busy:  func() bool { return n.Exit() != ExitStop },
 		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
 		Admin: func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) }})
+}
+
+// enrolment is the module that keeps the sealed bundles `ews cluster
+// enrol` leaves here for new boards (node/enrolment).
+func (n *Node) enrolment() *enrolment.Module {
+	peers := make([]string, 0, len(n.boot.state.Peers))
+	for _, p := range n.boot.state.Peers {
+		peers = append(peers, p.Name+"="+p.Addr)
+	}
+	return enrolment.New(enrolment.Options{
+		Admin:  func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) },
+		Peers:  func() []string { return peers },
+		Now:    n.boot.clock.Now,
+		Logger: n.log,
+	})
 }
