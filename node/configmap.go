@@ -134,7 +134,7 @@ func mapConfig(c *config.Config) (*boot, error) {
 	clk := clock.New(nil, c.ClockOffset())
 	st.Clock = clk
 	if servers := c.Cluster.NTP; len(servers) > 0 { // the master follows them (docs/DESIGN.md, Time)
-		st.TimeSource = ntpSource(clk, servers)
+		st.TimeSource = clk.Source(servers)
 	}
 	b := &boot{
 		state: st, sched: schedConfig(c), hal: halConfig(c), poll: config.DefaultPoll, vip: vc,

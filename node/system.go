@@ -111,7 +111,7 @@ func (n *Node) build(b *boot) error {
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
 	var err error
-	clockFloor(b.clock, buildinfo.Time(), "this build's commit", log)
+	b.clock.Floor(buildinfo.Time(), "this build's commit", log)
 	if n.sec, err = openSecurity(b, log); err != nil {
 		return err
 	}
