@@ -2,8 +2,11 @@ package node
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"strings"
 
+	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
@@ -54,4 +57,25 @@ func (b *boot) rotatedSecrets() error {
 		b.state.Keys = append(b.state.Keys, s.Key)
 	}
 	return nil
+}
+
+// markKey returns the dispatch mark key for b and, when the key gives no
+// protection, a note to log as a warning:
+//   - a cluster key (key or key_file): HKDF-SHA256 of it; no note;
+//   - standalone (no peers): a random per-process key, since no other board
+//     ever verifies this board's marks;
+//   - insecure = true with peers: a key derived from the public peers list,
+//     so boards of a test cluster accept each other's marks; anyone who
+//     reads the config can forge marks.
+func markKey(b *boot) (key []byte, note string, err error) {
+	if ck := b.clusterKey; len(ck) > 0 {
+		k, err := dispatch.DeriveKey(ck)
+		return k, "", err
+	}
+	if b.state.Standalone() {
+		return dispatch.RandomKey(), "", nil
+	}
+	sum := sha256.Sum256([]byte("ews insecure cluster\x00" + strings.Join(b.peerList, "\x00")))
+	k, err := dispatch.DeriveKey(sum[:])
+	return k, "cluster.insecure: dispatch marks are signed with a key derived from the peers list; anyone who knows it can forge them", err
 }
