@@ -40,7 +40,7 @@ type clusterSide struct {
 	local    *local                 // what the cluster hears of this board
 	health   *health.Checker        // [[health.process]] and [[health.check]]
 	load     loadSource             // /proc (procload), or what [sim] implies on a simulated board
-	sim      *simLoad               // nil on real hardware
+	sim      *procload.Sim          // nil on real hardware
 	cluster  *state.Cluster         // membership, table, election
 	vip      *vip.Holder            // the cluster's virtual IP while master; nil without cluster.vip
 	master   *master                // the dispatcher while this board is master
@@ -129,7 +129,7 @@ func (n *Node) build(b *boot) error {
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
 	if b.sim != nil {
-		c.sim = newSimLoad(*b.sim, c.local.InFlight, c.local.Completed)
+		c.sim = procload.NewSim(*b.sim, c.local.InFlight, c.local.Completed)
 		c.load = c.sim
 	}
 	c.local.load = c.load
