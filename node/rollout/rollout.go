@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ews-firmware/ews/node/firmware"
 	"io"
 	"net/http"
-	neturl "net/url"
 	"sort"
 	"strings"
 	"time"
+	neturl "net/url"
+
+	"github.com/ews-firmware/ews/node/firmware"
 )
 
 // HeaderSHA256 carries the binary's SHA-256 to POST /api/board/firmware.
