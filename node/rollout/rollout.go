@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"sort"
 	"strings"
 	"time"
-	neturl "net/url"
 
 	"github.com/ews-firmware/ews/node/firmware"
 )
