@@ -144,7 +144,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	addr := primary.ln.Addr()
+	addr := primary.Addr()
 	n.web.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.
 	n.life.start(ctx, "health", n.clu.health)

@@ -31,12 +31,18 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
 	// the API's own description (docs/openapi.yaml), public like the UI's files
 	mux.Handle("GET /api/openapi.json", openapi.Handler())
-	mux.Handle("GET /api/cluster/ca", clustertls.CAHandler(n.sec.ca)) // the cluster CA, public (clustertls.CAPath)
-	n.acc.boards.Routes(mux)                                          // POST/GET /api/cluster/revoke (node/boardrevoke)
-	n.enrolment().Routes(mux)                                         // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
-	n.acc.rotate.Routes(mux)                                          // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
-	n.durableRoutes(mux)                                              // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
-	n.dev.api.RegisterReads(mux)                                      // device reads from the mirror, never queued
+	ca := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpx.Error(w, http.StatusNotFound, "node: this board runs without TLS: it has no cluster CA")
+	})
+	if n.sec.ca != nil {
+		ca = clustertls.CAHandler(n.sec.ca).ServeHTTP
+	}
+	mux.Handle("GET /api/cluster/ca", ca) // the cluster CA, public (clustertls.CAPath)
+	n.acc.boards.Routes(mux)              // POST/GET /api/cluster/revoke (node/boardrevoke)
+	n.enrolment().Routes(mux)             // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
+	n.acc.rotate.Routes(mux)              // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
+	n.durableRoutes(mux)                  // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
+	n.dev.api.RegisterReads(mux)          // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/ews-firmware/ews/internal/httpx"
 )
 
 // CAPath is where every board offers the cluster CA's certificate: public
@@ -28,14 +26,10 @@ func (ca *CA) Fingerprint() string {
 	return strings.Join(parts, ":")
 }
 
-// CAHandler serves GET CAPath: ca as ca.pem with its fingerprint, 404
-// for a nil CA (a board with TLS off).
+// CAHandler serves GET CAPath: ca as ca.pem with its fingerprint (a board
+// with TLS off, without a CA, answers 404 itself).
 func CAHandler(ca *CA) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if ca == nil {
-			httpx.Error(w, http.StatusNotFound, "node: this board runs without TLS: it has no cluster CA")
-			return
-		}
 		w.Header().Set("Content-Type", "application/x-pem-file")
 		w.Header().Set("Content-Disposition", `attachment; filename="ca.pem"`)
 		w.Header().Set("X-Ews-CA-Sha256", ca.Fingerprint())
