@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/health"
@@ -253,4 +254,12 @@ func (b *boot) backupOptions() backup.Options {
 		o.Secrets[k] = l
 	}
 	return o
+}
+
+// automation is the automation's config of b: [mqtt] and [[rule]] with
+// the rules' key secret, the board's clock and the config's citations.
+func (b *boot) automation() automation.Config {
+	c := b.auto
+	c.KeySecret, c.Clock, c.Cite = ruleKeySecret(b), b.clock, b.cite
+	return c
 }

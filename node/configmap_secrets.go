@@ -79,3 +79,21 @@ func markKey(b *boot) (key []byte, note string, err error) {
 	k, err := dispatch.DeriveKey(sum[:])
 	return k, "cluster.insecure: dispatch marks are signed with a key derived from the peers list; anyone who knows it can forge them", err
 }
+
+// ruleKeySecret keys the rules' Idempotency-Keys: derived from the cluster
+// key, so every master makes the same keys and nobody without the key
+// guesses one (docs/NOTES.md "Rules cannot be blocked"); a standalone
+// board without a key gets a random one (nil); an insecure cluster one
+// derived from its peers, as its marks.
+func ruleKeySecret(b *boot) []byte {
+	var sum [32]byte
+	switch {
+	case len(b.storeKey) > 0: // the first cluster key: the same on every master during a rotation
+		sum = sha256.Sum256(append([]byte("ews rule keys\x00"), b.storeKey...))
+	case b.state.Standalone():
+		return nil
+	default:
+		sum = sha256.Sum256([]byte("ews insecure rule keys\x00" + strings.Join(b.peerList, "\x00")))
+	}
+	return sum[:]
+}

@@ -1,14 +1,17 @@
 package node
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-
+	"github.com/ews-firmware/ews/node/actuate"
+	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
@@ -272,4 +275,20 @@ func (n *Node) enrolment() *enrolment.Module {
 		Now:    n.boot.clock.Now,
 		Logger: n.log,
 	})
+}
+
+// reportTurnBack writes a rule's refused or retried turn-back to the audit
+// log: action rule.turn_back, the answer's status (200 once it ran after
+// a retry).
+func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
+	status := http.StatusOK
+	var ae *actuate.Error
+	switch {
+	case errors.As(err, &ae):
+		status = ae.Status
+	case err != nil:
+		status = http.StatusServiceUnavailable
+	}
+	n.acc.acct.audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
+		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
 }
