@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
@@ -83,7 +84,7 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 		}
 		return
 	case "users": // the users store, replicated from the master
-		n.remoteUsers(board, data)
+		access.Remote(n.acc.acct.store, board, data, n.log)
 		return
 	case "config": // what the board made of the store's version (liveconfig.go)
 		var st configStatus

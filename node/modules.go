@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/backup"
@@ -22,6 +23,7 @@ import (
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
+	"github.com/ews-firmware/ews/node/users"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/row"
 )
@@ -291,4 +293,38 @@ func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
 	}
 	n.acc.acct.audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
 		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
+}
+
+// actorDoor is the board's front door as rules and MQTT enter it
+// (access.Door): a rule acts as admin, an MQTT command as [mqtt] user.
+func (n *Node) actorDoor() http.Handler {
+	return access.Door(access.DoorOptions{
+		Handler:   func() http.Handler { return n.web.handler },
+		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: boardCredPrefix,
+		MQTTUser: func() string { return n.live.Load().mqttUser }, // [mqtt] user as the store has it now
+		User:     func(name string) *users.Principal { return n.acc.acct.store.User(name) },
+		Logger:   n.log,
+	})
+}
+
+// accountRoutes mounts login and logout (audited), the session, and GET
+// /api/audit (admin: the cluster's entries).
+func (n *Node) accountRoutes(mux *http.ServeMux) {
+	o := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.state.Name, Scheme: "http",
+		Client: &http.Client{Timeout: 2 * time.Second},
+		Peers: func() []audit.Peer {
+			if n.boot.state.Standalone() {
+				return nil
+			}
+			var out []audit.Peer
+			for _, p := range n.peerHTTP() {
+				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
+			}
+			return out
+		}}
+	if n.sec.on() {
+		o.Scheme = "https"
+		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+	}
+	access.Routes(mux, n.acc.acct.audit, o)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/boardrevoke"
@@ -181,8 +182,8 @@ func (n *Node) build(b *boot) error {
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
-		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                            // counted cluster-wide (devices.go)
-		Users:    authUsers{a.acct.store, a.acct.seed, a.acct.seedKey}, SessionInfo: a.acct.sessionInfo, // named users and their sessions
+		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
+		Users:    access.AuthUsers(a.acct.store, a.acct.seed, a.acct.seedKey), SessionInfo: access.SessionInfo(a.acct.store), // named users and their sessions
 		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.boardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
 		return b.cite(b.authKey, err)
@@ -194,7 +195,7 @@ func (n *Node) build(b *boot) error {
 	}
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
-	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: keyOwner,
+	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: access.KeyOwner,
 		OnClaim: func(cl devapi.Claim) { w.localHub.Publish("idempotency", cl) }})
 	if d.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.state.Name, User: a.auth.User}); err != nil {
 		return b.cite("cgi.user", err)
