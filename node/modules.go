@@ -32,6 +32,12 @@ import (
 // built here from the boot config and narrow hooks of the board: no
 // module is handed the Node.
 
+// adminAudited is the gate of an admin's change: credentials, admin only,
+// the act audited.
+func (n *Node) adminAudited(h http.Handler) http.Handler {
+	return n.audited(n.acc.auth.Require(adminOnly(h)))
+}
+
 // openRevokedBoards builds the revoked boards' module (node/boardrevoke;
 // docs/NOTES.md "Revoking a board") after openAccounts, which opens the
 // log: this board refuses every board on the list (TLS handshakes either
@@ -45,7 +51,7 @@ func (n *Node) openRevokedBoards() {
 	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
 		State: n.acc.durable.state, Logger: n.log, Peers: peers, Verify: n.sec.verify,
 		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
-		Admin:     func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) },
+		Admin:     n.adminAudited,
 		Read:      n.readAuth,
 		Who:       func(r *http.Request) string { return who(r).Name },
 		BoardAddr: n.boardHTTP,
@@ -106,7 +112,7 @@ func (n *Node) openRotation() {
 			return out
 		},
 		Client:   n.sec.client,
-		Admin:    func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Admin:    n.adminAudited,
 		Read:     func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) },
 		Who:      func(r *http.Request) string { return who(r).Name },
 		PeerName: peerName,
@@ -147,7 +153,7 @@ func (n *Node) openRollout() {
 			_, err := n.dev.upload.Stage(f, sum)
 			return err
 		},
-		Admin: func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Admin: n.adminAudited,
 		Read:  a.auth.Require,
 	})
 	n.life.onClose(n.clu.rollout.Close)
@@ -261,7 +267,7 @@ func (n *Node) openUpload() *firmware.Upload {
 		ReadyWithin: ReadyWithin, Logger: n.log,
 		Busy:  func() bool { return n.Exit() != ExitStop },
 		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
-		Admin: func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) }})
+		Admin: n.adminAudited})
 }
 
 // enrolment is the module that keeps the sealed bundles `ews cluster
@@ -272,7 +278,7 @@ func (n *Node) enrolment() *enrolment.Module {
 		peers = append(peers, p.Name+"="+p.Addr)
 	}
 	return enrolment.New(enrolment.Options{
-		Admin:  func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) },
+		Admin:  n.adminAudited,
 		Peers:  func() []string { return peers },
 		Now:    n.boot.clock.Now,
 		Logger: n.log,

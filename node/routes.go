@@ -59,12 +59,12 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	n.accountRoutes(mux) // login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
-	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
-	n.clu.rollout.Routes(mux)                                                                                         // POST/GET /api/cluster/upgrade (node/rollout)
-	n.dev.upload.Routes(mux)                                                                                          // POST /api/board/firmware (node/firmware)
-	n.openBackup().Routes(mux)                                                                                        // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
-	mux.Handle("GET "+logring.Path, n.acc.auth.Require(adminOnly(logring.Handler(n.set.logs))))                       // the board page's Log panel (admin only)
-	n.configRoutes(mux)                                                                                               // /api/config: the configuration store (configstore.go)
+	mux.Handle("POST /api/board/restart", n.adminAudited(http.HandlerFunc(n.serveRestart)))     // admin only, audited
+	n.clu.rollout.Routes(mux)                                                                   // POST/GET /api/cluster/upgrade (node/rollout)
+	n.dev.upload.Routes(mux)                                                                    // POST /api/board/firmware (node/firmware)
+	n.openBackup().Routes(mux)                                                                  // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
+	mux.Handle("GET "+logring.Path, n.acc.auth.Require(adminOnly(logring.Handler(n.set.logs)))) // the board page's Log panel (admin only)
+	n.configRoutes(mux)                                                                         // /api/config: the configuration store (configstore.go)
 	mux.Handle("/", n.web.front)
 }
 
