@@ -21,10 +21,6 @@ type InProcessKey struct{}
 // process (never one from the network), the user whose rights it gets.
 type actAsKey struct{}
 
-// InProcess reports whether r is the automation's own, sent in process
-// (Door).
-func InProcess(r *http.Request) bool { return r.Context().Value(InProcessKey{}) != nil }
-
 // principal is the verdict of a check: a user; the board credential a
 // board sent (its own requests: users.Board); else the admin of a board
 // alone's token (also when no credentials were asked, e.g. auth = "none").
