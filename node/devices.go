@@ -74,8 +74,12 @@ func (n *Node) publish(ctx context.Context) error {
 // Idempotency-Key claims and its logouts.
 func (n *Node) remoteEvent(board, event string, data []byte) {
 	switch event {
-	case "revoke", "revoked":
-		n.remoteRevoke(board, event, data)
+	case "revoke", "revoked": // a logout there, or every one it holds
+		if err := n.acc.auth.RevokeEvent(event, data); err != nil {
+			n.log.Warn("devsync: bad session revocation", "board", board, "err", err)
+			return
+		}
+		n.acc.revoked.Save(n.acc.auth.Revoked())
 		return
 	case "authfail": // a failed credential check there counts here too (docs/NOTES.md "Brute force")
 		var f auth.Failure
@@ -103,26 +107,4 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	}
 	c.Board = board
 	n.dev.api.Remember(c)
-}
-
-// remoteRevoke takes a logout ("revoke") or, on connect, every logout
-// ("revoked") a board holds.
-func (n *Node) remoteRevoke(board, event string, data []byte) {
-	var list []auth.Revocation
-	var err error
-	if event == "revoke" {
-		var rv auth.Revocation
-		err = json.Unmarshal(data, &rv)
-		list = append(list, rv)
-	} else {
-		err = json.Unmarshal(data, &list)
-	}
-	if err != nil {
-		n.log.Warn("devsync: bad session revocation", "board", board, "err", err)
-		return
-	}
-	for _, rv := range list {
-		n.acc.auth.Revoke(rv)
-	}
-	n.acc.revoked.Save(n.acc.auth.Revoked())
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -81,4 +82,25 @@ func (k *Kept) Save(list []Revocation) {
 		return
 	}
 	k.last = b
+}
+
+// RevokeEvent takes the logouts a board tells on its local stream: one
+// ("revoke") or, on connect, every one it holds ("revoked").
+func (a *Auth) RevokeEvent(event string, data []byte) error {
+	var list []Revocation
+	var err error
+	if event == "revoke" {
+		var rv Revocation
+		err = json.Unmarshal(data, &rv)
+		list = append(list, rv)
+	} else {
+		err = json.Unmarshal(data, &list)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: session revocation: %w", err)
+	}
+	for _, rv := range list {
+		a.Revoke(rv)
+	}
+	return nil
 }

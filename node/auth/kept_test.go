@@ -59,3 +59,26 @@ func TestKept(t *testing.T) {
 	none.Save(a.Revoked())                       // nil: nothing, no panic
 	Keep("", newAuth(), quiet).Save(a.Revoked()) // memory only: nothing written
 }
+
+// A board's logouts from its stream: one, every one, or a bad event
+// refused with nothing taken.
+func TestRevokeEvent(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	a, err := New(Config{Mode: "token", Token: "tok"}, Options{SessionTTL: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := now.Add(time.Minute).Format(time.RFC3339)
+	if err := a.RevokeEvent("revoke", []byte(`{"id":"s1","expires":"`+exp+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RevokeEvent("revoked", []byte(`[{"id":"s2","expires":"`+exp+`"},{"id":"s3","expires":"`+exp+`"}]`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RevokeEvent("revoked", []byte(`{not json`)); err == nil {
+		t.Error("a bad event taken")
+	}
+	if got := len(a.Revoked()); got != 3 {
+		t.Errorf("%d revocations, want 3", got)
+	}
+}
