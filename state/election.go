@@ -199,7 +199,7 @@ func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election,
 }
 
 // PeersHash is the hash of this board's peer list, carried in its reports.
-func (e *peerSet) PeersHash() uint32 { return e.peersHash }
+func (e *Election) PeersHash() uint32 { return e.peersHash }
 
 // IsMaster reports whether this board is the master.
 func (e *Election) IsMaster() bool { return e.master == e.self.Name }
@@ -526,7 +526,7 @@ func (e *Election) PeerVersion(name string) uint8 {
 }
 
 // sender finds the peer a message claims to come from.
-func (e *peerSet) sender(kind MsgType, name string) (int, []Action, error) {
+func (e *Election) sender(kind MsgType, name string) (int, []Action, error) {
 	if name == e.self.Name {
 		reason := fmt.Sprintf("another board uses this board's name %q (a %s message came from it): two boards with the same name", name, kind)
 		return -1, []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s from a board named like this one (%q)", kind, name)
