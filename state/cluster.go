@@ -94,57 +94,34 @@ type Cluster struct {
 	clock  *clock.Clock
 	clocks clocks
 
-	mu sync.Mutex // guards e, subs
-	e  *Election
-	watchers
+	mu    sync.Mutex // guards e, subs
+	e     *Election
+	subs  map[int]func(View)
+	subID int
 
 	// ml is set once gossip started; memberlist delivers messages (NotifyMsg) from
 	// its own goroutines while Create has not returned yet, so it is read with Load
 	// and every send checks it.
-	ml atomic.Pointer[memberlist.Memberlist]
-	loop
-
-	amu      sync.Mutex        // guards addrs, metaVers, asks
-	addrs    map[string]string // live members' gossip addresses, copied in the event delegate
-	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
-	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
-
-	relaying
-	lifetime
-}
-
-// watchers are the subscribers to the cluster's view (OnChange); under
-// Cluster.mu.
-type watchers struct {
-	subs  map[int]func(View)
-	subID int
-}
-
-// loop is what the protocol loop (run.go) and the membership's events
-// (members.go, rejoin.go) share: the messages and member events waiting
-// for it, and what it logged or counted.
-type loop struct {
+	ml             atomic.Pointer[memberlist.Memberlist]
 	inbox          chan received
 	members        chan memberEvent
 	warned         map[string]time.Time // Warn reasons logged recently (run goroutine only)
 	joins          atomic.Int64         // join attempts of the rejoin loop
 	refusedMembers memberLog            // refused members, logged once a minute
 	loadPanicked   atomic.Bool          // Local.Load has panicked (warned once)
-}
 
-// relaying is a relayed cluster's sending side (relaywire.go): relayQ its
-// gossip queue, nil in one that sends directly; relayBoot and relaySeq
-// number this board's relayed messages when it signs nothing (its gossip
-// key's run else).
-type relaying struct {
+	amu      sync.Mutex        // guards addrs, metaVers, asks
+	addrs    map[string]string // live members' gossip addresses, copied in the event delegate
+	metaVers map[string]uint8  // versions members advertise in their node meta (NodeMeta)
+	asks     map[string]ask    // the last answers of boards asked whether they seal (askLoop)
+
+	// relayQ is a relayed cluster's gossip queue (relaywire.go); nil in one
+	// that sends directly. relayBoot and relaySeq number this board's
+	// relayed messages when it signs nothing (its gossip key's run else).
 	relayQ    *relayQueue
 	relayBoot uint64
 	relaySeq  atomic.Uint64
-}
 
-// lifetime is Run's: it runs once, says when the protocol started, and
-// (tests only) can end as a killed process would.
-type lifetime struct {
 	ran     atomic.Bool   // Run was called: it runs once
 	up      chan struct{} // closed once Run has started the protocol
 	crashed atomic.Bool   // tests only: Run ends without a step-down or leave, as a killed process would
@@ -178,10 +155,8 @@ func New(cfg Config, logger *slog.Logger, reg *promx.Registry, local Local) (*Cl
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, logger: logger.With("component", "cluster"), local: local, m: m,
-		watchers: watchers{subs: map[int]func(View){}},
-		loop:     loop{inbox: make(chan received, 1024), members: make(chan memberEvent, 256), warned: map[string]time.Time{}},
-		lifetime: lifetime{up: make(chan struct{})},
-		addrs:    map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
+		subs: map[int]func(View){}, inbox: make(chan received, 1024), members: make(chan memberEvent, 256),
+		warned: map[string]time.Time{}, up: make(chan struct{}), addrs: map[string]string{}, metaVers: map[string]uint8{}, asks: map[string]ask{},
 		introOut: make(chan introOut, 64), askOut: make(chan string, 16)}
 	c.queuer, _ = local.(Queuer)
 	c.timing = Timing{Heartbeat: cfg.Heartbeat, TMax: cfg.TMax, TThreshold: cfg.TThreshold, Preempt: cfg.Preempt}
