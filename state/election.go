@@ -75,41 +75,17 @@ type boardState struct {
 // make the next claim wrap) is refused and logged.
 const MaxEpochJump = 1 << 20
 
-// peerSet is the cluster's boards as this board's config names them
-// (cluster.peers, whose order is the rank): this board, the peers by rank
-// and by name, the list as written and its hash, which every message
-// carries and every receiver checks (samePeers).
-type peerSet struct {
-	self      Peer
-	peers     []Peer // by rank
-	byName    map[string]int
-	peerList  []string
-	peersHash uint32
-}
-
-// relayFollow is what a follower of a relayed cluster keeps of the
-// master's table beside the table itself (election_relay.go).
-type relayFollow struct {
-	// rowVer is the table version at which each row (by rank) last
-	// changed as this follower holds it; lackSince when the master's
-	// digests began to name a table this board lacks.
-	rowVer    []uint64
-	lackSince time.Time
-	// good is the last table version a digest of the master confirmed
-	// this follower holds whole: it asks for the rows changed since.
-	good uint64
-	// hashStale: the rows moved since hash was computed (applyDelta; a
-	// follower needs it only when a digest comes).
-	hashStale bool
-}
-
 // Election is the master election and the master's table as a pure state
 // machine: the driver feeds it events with the current time and performs
 // the actions it returns. It does no I/O and starts no goroutines; it is
 // not safe for concurrent use (the driver owns it from one goroutine).
 type Election struct {
-	peerSet // this board and its peers as cluster.peers names them
-	t       Timing
+	self      Peer
+	peers     []Peer // by rank
+	byName    map[string]int
+	peerList  []string
+	peersHash uint32
+	t         Timing
 
 	boot         time.Time
 	epoch        uint64 // epoch of the current master (ours when master)
@@ -142,9 +118,18 @@ type Election struct {
 	// Relay: the cluster relays (NewElection sets Relayed(peers)): the
 	// master's messages go to gossip, reports to the master (relay.go).
 	Relay bool
-	// relayFollow is a follower's hold of the table in a relayed cluster
-	// (election_relay.go).
-	relayFollow
+	// rowVer is, in a relayed cluster, the table version at which each row
+	// (by rank) last changed as this follower holds it; lackSince when the
+	// master's digests began to name a table this board lacks.
+	rowVer    []uint64
+	lackSince time.Time
+	// good is, in a relayed cluster, the last table version a digest of
+	// the master confirmed this follower holds whole: it asks for the rows
+	// changed since.
+	good uint64
+	// hashStale: the rows moved since hash was computed (applyDelta; a
+	// follower needs it only when a digest comes).
+	hashStale bool
 	// lastMismatch is the latest boardState.mismatchAt: Mismatched is
 	// empty without a look at every board when it is over tthreshold ago.
 	lastMismatch time.Time
@@ -166,7 +151,7 @@ const loadDeadband = 50
 // NewElection starts the machine at now. peers are in rank order and must
 // include self. With self the only peer, it is master at once with epoch 1.
 func NewElection(self string, peers []Peer, t Timing, now time.Time) (*Election, error) {
-	e := &Election{t: t, boot: now, peerSet: peerSet{byName: map[string]int{}}, masterRank: -1, Proto: ProtocolVersion}
+	e := &Election{t: t, boot: now, byName: map[string]int{}, masterRank: -1, Proto: ProtocolVersion}
 	if t.Tick <= 0 {
 		e.t.Tick = t.Heartbeat / 5
 	}
