@@ -126,23 +126,8 @@ func accCluster(t *testing.T, n int) []*board {
 			"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = %q\n[[device]]\nname = \"led1\"\ndriver = \"sim-switch\"\nnode = %q\n",
 			accAdminToken, boards[min(1, n-1)].name, boards[min(2, n-1)].name),
 	}.write(t, boards)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
-	for _, b := range boards {
-		testutil.EventuallyWithin(t, b.name+" sees a master and every board running", 30*time.Second, func() bool {
-			v, err := b.view()
-			if err != nil || v.Master == "" || len(v.Nodes) != n {
-				return false
-			}
-			for _, r := range v.Nodes {
-				if r.Runstate != "running" {
-					return false
-				}
-			}
-			return true
-		})
-	}
+	startAll(t, bin, boards)
+	waitRunning(t, boards, "", nil)
 	// the boards seed user admin with the cluster's token first (docs/NOTES.md
 	// "Security": a card gives one board): the store's first version
 	for _, b := range boards {

@@ -118,7 +118,7 @@ func TestBrowserJourney(t *testing.T) {
 	}
 	submit(t, p1, "start the board", "#finish", "body")
 	client := caClient(t, caPEM)
-	waitRunning(t, client, boards[:1], 1)
+	waitFreshRunning(t, client, boards[:1], 1)
 
 	// ews2: the bundle minted by the page's command, pasted on its page with the page's peers.
 	if out, err := runShown(bin, work, next[0]); err != nil {
@@ -146,7 +146,7 @@ func TestBrowserJourney(t *testing.T) {
 		t.Fatalf("ews2's page shows the CA %s, ews1's %s", got, caFP)
 	}
 	submit(t, p2, "start the board", "#finish", "body")
-	waitRunning(t, client, boards[:2], 2)
+	waitFreshRunning(t, client, boards[:2], 2)
 
 	// A browser that trusts the cluster's CA: a fresh HOME whose NSS database holds ca.pem.
 	home := t.TempDir()
@@ -209,7 +209,7 @@ func TestBrowserJourney(t *testing.T) {
 	fill(t, p3, `form:has(#enrol-code)`, map[string]string{"claim": boards[2].claim})
 	submit(t, p3, "join with the code", "#enrol", "#ca-fingerprint")
 	submit(t, p3, "start the board", "#finish", "body")
-	waitRunning(t, client, boards, 3)
+	waitFreshRunning(t, client, boards, 3)
 	ui.run(t, "refresh the enrolments", chromedp.Click(chromedp.CSS(`#ab-refresh`)))
 	ui.wait(t, "none waiting", `!document.querySelector('#ab-list tr[data-enrol]')`, 10*time.Second)
 	ui.wait(t, "three boards running", `document.querySelectorAll('#boards .row[data-board]').length === 3 && [...document.querySelectorAll('#boards .row[data-board]')].every(r => r.textContent.includes('running'))`, 30*time.Second)

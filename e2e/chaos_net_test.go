@@ -116,10 +116,7 @@ func newChaosNet(t *testing.T, n int, bin string) *chaosNet {
 	tag := fmt.Sprintf("%d%d", os.Getpid()%10000, seq)
 	subnet := fmt.Sprintf("10.%d.%d", 215+seq%20, os.Getpid()%250) // 10.215+.x.0/24, apart from TestPartition's
 	br := "ewscb" + tag
-	ipCmd(t, "link", "add", br, "type", "bridge")
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
-	ipCmd(t, "addr", "add", subnet+".254/24", "dev", br)
-	ipCmd(t, "link", "set", br, "up")
+	netBridge(t, br, subnet)
 	dir := t.TempDir()
 	key := config.NewKey()
 	cn := &chaosNet{}

@@ -15,9 +15,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	bin := ewsBinary(t)
 	all := testCluster(t, 3, "1s", "100ms", false)
 	boards, stranger := all[:3], all[3]
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	stranger.start(t, bin)
 
 	// Booted together, the first peer ends up master.
@@ -60,9 +58,7 @@ func TestClusterPreempt(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	boards := testCluster(t, 2, "500ms", "100ms", true)[:2]
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master", 20*time.Second, boards, "ews1", 1)
 	boards[0].kill9()
 	waitAgree(t, "ews2 takes over", 10*time.Second, boards[1:], "ews2", 2)

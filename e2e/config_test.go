@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/internal/tool/demo"
 )
 
@@ -111,3 +113,32 @@ func demoCluster(t *testing.T, n int) []*board { return demoBoards(t, n, ewsBina
 // ownCopyCluster is n demo boards, each running its own copy of bin and
 // holding its own board bundle (the firmware verify key; plain HTTP).
 func ownCopyCluster(t *testing.T, n int, bin string) []*board { return demoBoards(t, n, bin, true) }
+
+// startAll starts every board of boards as its own `ews run` of bin.
+func startAll(t *testing.T, bin string, boards []*board) {
+	t.Helper()
+	for _, b := range boards {
+		b.start(t, bin)
+	}
+}
+
+// waitRunning waits until each board sees a master and every board of
+// boards running, and, with ready set, until ready(b) holds too (what says
+// what it waits for).
+func waitRunning(t *testing.T, boards []*board, what string, ready func(b *board) bool) {
+	t.Helper()
+	for _, b := range boards {
+		testutil.EventuallyWithin(t, b.name+" sees a master, every board running"+what, 30*time.Second, func() bool {
+			v, err := b.view()
+			if err != nil || v.Master == "" || len(v.Nodes) != len(boards) {
+				return false
+			}
+			for _, r := range v.Nodes {
+				if r.Runstate != "running" {
+					return false
+				}
+			}
+			return ready == nil || ready(b)
+		})
+	}
+}

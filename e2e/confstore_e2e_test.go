@@ -125,23 +125,8 @@ func restartAll(t *testing.T, boards []*board) {
 	for _, b := range boards {
 		b.stop(t, 10*time.Second)
 	}
-	for _, b := range boards {
-		b.start(t, bin)
-	}
-	for _, b := range boards {
-		testutil.EventuallyWithin(t, b.name+" sees a master and every board running", 30*time.Second, func() bool {
-			v, err := b.view()
-			if err != nil || v.Master == "" || len(v.Nodes) != len(boards) {
-				return false
-			}
-			for _, r := range v.Nodes {
-				if r.Runstate != "running" {
-					return false
-				}
-			}
-			return true
-		})
-	}
+	startAll(t, bin, boards)
+	waitRunning(t, boards, "", nil)
 }
 
 // confDo sends one request of the configuration API.

@@ -34,9 +34,7 @@ driver = "sim-sensor"
 node = "ews2"
 poll = "1h"
 `}.write(t, boards)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	// whichever board won the start (a loaded machine may start ews1 late):
 	// the bar is about the master's queue and the sensor's board
 	var master *board

@@ -41,9 +41,7 @@ name = "led2"
 driver = "sim-pwm"
 node = "ews3"
 `, policy)}.write(t, boards)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master of 3 running boards", 20*time.Second, boards, "ews1", 1)
 	return boards
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -40,24 +39,12 @@ func durablePartition(t *testing.T, off int) {
 	tag := fmt.Sprintf("%d%d", os.Getpid()%10000, off+1)
 	bin := ewsBinary(t)
 	br := "ewrbr" + tag
-	ipCmd(t, "link", "add", br, "type", "bridge")
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
-	ipCmd(t, "addr", "add", "10.214.0.254/24", "dev", br)
-	ipCmd(t, "link", "set", br, "up")
+	netBridge(t, br, "10.214.0")
 	const n = 3
 	ips, nss := make([]string, n), make([]string, n)
 	for i := range n {
-		ns, host, peer := fmt.Sprintf("ewr%d-%s", i+1, tag), fmt.Sprintf("ewrv%d%s", i+1, tag), fmt.Sprintf("ewrp%d%s", i+1, tag)
-		nss[i], ips[i] = ns, fmt.Sprintf("10.214.0.%d", i+1)
-		ipCmd(t, "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer)
-		ipCmd(t, "link", "set", peer, "netns", ns)
-		ipCmd(t, "link", "set", host, "master", br)
-		ipCmd(t, "link", "set", host, "up")
-		ipCmd(t, "-n", ns, "addr", "add", ips[i]+"/24", "dev", peer)
-		ipCmd(t, "-n", ns, "link", "set", peer, "up")
-		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+		nss[i], ips[i] = fmt.Sprintf("ewr%d-%s", i+1, tag), fmt.Sprintf("10.214.0.%d", i+1)
+		netAttach(t, br, nss[i], fmt.Sprintf("ewrv%d%s", i+1, tag), fmt.Sprintf("ewrp%d%s", i+1, tag), ips[i])
 	}
 	boards := make([]*board, n)
 	for i := range n {

@@ -58,9 +58,7 @@ driver = "sim-sensor"
 node = "any"
 `}.write(t, boards)
 	bin := ewsBinary(t)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master of 3 running boards", 20*time.Second, boards, "ews1", 1)
 	master, follower := boards[0], boards[1]
 	idle := func() bool {

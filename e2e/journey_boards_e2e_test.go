@@ -134,7 +134,7 @@ func caClient(t *testing.T, caPEM []byte) *http.Client {
 }
 
 // waitRunning waits until every board of bs, asked over HTTPS, sees n boards running.
-func waitRunning(t *testing.T, c *http.Client, bs []*freshBoard, n int) {
+func waitFreshRunning(t *testing.T, c *http.Client, bs []*freshBoard, n int) {
 	t.Helper()
 	for _, b := range bs {
 		testutil.EventuallyWithin(t, fmt.Sprintf("%s sees %d boards running", b.name, n), 90*time.Second, func() bool {

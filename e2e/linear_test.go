@@ -213,21 +213,10 @@ func linCluster(t *testing.T, bin string, n int) (net *linNet, boards []*board, 
 		configure(b, 0)
 		net.start(i, b, bin)
 	}
-	for _, b := range boards {
-		testutil.EventuallyWithin(t, b.name+" sees a master, every board running, the admin seeded", 30*time.Second, func() bool {
-			v, err := b.view()
-			if err != nil || v.Master == "" || len(v.Nodes) != n {
-				return false
-			}
-			for _, r := range v.Nodes {
-				if r.Runstate != "running" {
-					return false
-				}
-			}
-			got, _ := accSession(b, "")["users_version"].(float64)
-			return got >= accSeed
-		})
-	}
+	waitRunning(t, boards, ", the admin seeded", func(b *board) bool {
+		got, _ := accSession(b, "")["users_version"].(float64)
+		return got >= accSeed
+	})
 	return net, boards, configure
 }
 

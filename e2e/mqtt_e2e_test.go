@@ -114,9 +114,7 @@ at = %q
 then = "pump2 toggle"
 `, e2eToken, strings.TrimPrefix(broker, "tcp://"), t1.Format("15:04:05"), t2.Format("15:04:05"))}.write(t, boards)
 	rec := mqtttest.Listen(t, broker, "#")
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master on every board", 20*time.Second, boards, "ews1", 1)
 	v1 := boards[0].mustView(t)
 

@@ -36,3 +36,29 @@ func ipCmd(t *testing.T, args ...string) {
 		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
+
+// netBridge makes bridge br holding subnet.254/24 (subnet "10.213.0"); it
+// goes at the test's end, failed or not.
+func netBridge(t *testing.T, br, subnet string) {
+	t.Helper()
+	ipCmd(t, "link", "add", br, "type", "bridge")
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
+	ipCmd(t, "addr", "add", subnet+".254/24", "dev", br)
+	ipCmd(t, "link", "set", br, "up")
+}
+
+// netAttach makes namespace ns and joins it to bridge br by a veth pair,
+// host on the bridge and peer inside ns (made there: the test's namespace
+// may have an interface of that name) holding addr/24, lo up; the
+// namespace goes at the test's end.
+func netAttach(t *testing.T, br, ns, host, peer, addr string) {
+	t.Helper()
+	ipCmd(t, "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer, "netns", ns)
+	ipCmd(t, "link", "set", host, "master", br)
+	ipCmd(t, "link", "set", host, "up")
+	ipCmd(t, "-n", ns, "addr", "add", addr+"/24", "dev", peer)
+	ipCmd(t, "-n", ns, "link", "set", peer, "up")
+	ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -15,44 +14,17 @@ import (
 // master, heals, and checks that exactly one master remains and the tables
 // agree.
 func TestPartition(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes in network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("partition test needs root for ip netns")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("partition test needs iproute2 (ip)")
-	}
+	needNetns(t, "partition test")
 	tag := fmt.Sprintf("%d", os.Getpid()%100000)
-	probe := "ewsp" + tag
-	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
-		t.Skipf("network namespaces not permitted here: %v %s", err, out)
-	}
-	_ = exec.Command("ip", "netns", "del", probe).Run()
 
 	bin := ewsBinary(t)
 	br := "ewsbr" + tag
-	ipCmd(t, "link", "add", br, "type", "bridge")
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
-	ipCmd(t, "addr", "add", "10.213.0.254/24", "dev", br)
-	ipCmd(t, "link", "set", br, "up")
-
+	netBridge(t, br, "10.213.0")
 	const n = 3
-	ips := make([]string, n)
-	nss := make([]string, n)
+	ips, nss := make([]string, n), make([]string, n)
 	for i := range n {
-		ns, host, peer := fmt.Sprintf("ews%d-%s", i+1, tag), fmt.Sprintf("ewsv%d%s", i+1, tag), fmt.Sprintf("ewsp%d%s", i+1, tag)
-		nss[i], ips[i] = ns, fmt.Sprintf("10.213.0.%d", i+1)
-		ipCmd(t, "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer)
-		ipCmd(t, "link", "set", peer, "netns", ns)
-		ipCmd(t, "link", "set", host, "master", br)
-		ipCmd(t, "link", "set", host, "up")
-		ipCmd(t, "-n", ns, "addr", "add", ips[i]+"/24", "dev", peer)
-		ipCmd(t, "-n", ns, "link", "set", peer, "up")
-		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+		nss[i], ips[i] = fmt.Sprintf("ews%d-%s", i+1, tag), fmt.Sprintf("10.213.0.%d", i+1)
+		netAttach(t, br, nss[i], fmt.Sprintf("ewsv%d%s", i+1, tag), fmt.Sprintf("ewsp%d%s", i+1, tag), ips[i])
 	}
 
 	boards := make([]*board, n)

@@ -19,9 +19,7 @@ func TestRedirectMode(t *testing.T) {
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)
 	boardTOML{node: "capacity = 2\n", rest: "[sched]\nmode = \"redirect\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews3\"\n"}.write(t, boards)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
 
 	// Without following: the master points at the board the device is wired to.

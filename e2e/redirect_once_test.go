@@ -30,9 +30,7 @@ func TestRedirectOnceThenDirect(t *testing.T) {
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)
 	boardTOML{node: "capacity = 4\n", cluster: fastTimers, rest: "[sched]\nmode = \"redirect\"\npolicy = \"rr\"\n[http]\nauth = \"none\"\n[sim]\n"}.write(t, boards)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
 	master := boards[0]
 

@@ -174,9 +174,7 @@ func TestRestoreAfterKill9(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	boards := rsCluster(t, 3)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "one master, every board running", 30*time.Second, boards, "ews1", 0)
 	master := boards[0]
 
@@ -228,9 +226,7 @@ func TestBackupAndRestore(t *testing.T) {
 	}
 	bin := ewsBinary(t)
 	boards := rsCluster(t, 3)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "one master, every board running", 30*time.Second, boards, "ews1", 0)
 	rsAct(t, boards[0], "relay1/turn_on")
 	rsRemembered(t, boards[0], "relay1", "on")
@@ -263,9 +259,7 @@ func TestBackupAndRestore(t *testing.T) {
 	if err := os.WriteFile(boards[1].cfg, orig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	testutil.EventuallyWithin(t, "relay1 on from the backup", 20*time.Second, func() bool {
 		d, err := rsGet(boards[1], "relay1")
 		return err == nil && d.State == "on" && d.Restored

@@ -36,9 +36,7 @@ driver = "sim-switch"
 node = "ews2"
 `, slotsToken, httpKeys)}.write(t, boards)
 	bin := ewsBinary(t)
-	for _, b := range boards {
-		b.start(t, bin)
-	}
+	startAll(t, bin, boards)
 	waitAgree(t, "ews1 master of 2 running boards", 20*time.Second, boards, "ews1", 1)
 	answered(t, "a first toggle through ews1", func() (int, error) { return toggle(boards[0], time.Minute) })
 	return boards

@@ -46,21 +46,8 @@ func newVIPNet(t *testing.T, n int) *vipNet {
 	t.Helper()
 	v := &vipNet{tag: fmt.Sprintf("%d%d", os.Getpid()%100000, vipNets.Add(1)%10)}
 	br := "ewsvb" + v.tag
-	ipCmd(t, "link", "add", br, "type", "bridge")
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
-	ipCmd(t, "addr", "add", "10.214.0.254/24", "dev", br)
-	ipCmd(t, "link", "set", br, "up")
-	attach := func(ns, host, peer, addr string) {
-		ipCmd(t, "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-		// The peer is made inside ns: the test's namespace may have an eth0.
-		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer, "netns", ns)
-		ipCmd(t, "link", "set", host, "master", br)
-		ipCmd(t, "link", "set", host, "up")
-		ipCmd(t, "-n", ns, "addr", "add", addr+"/24", "dev", peer)
-		ipCmd(t, "-n", ns, "link", "set", peer, "up")
-		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
-	}
+	netBridge(t, br, "10.214.0")
+	attach := func(ns, host, peer, addr string) { netAttach(t, br, ns, host, peer, addr) }
 	for i := range n {
 		ns, ip := fmt.Sprintf("ewsv%d-%s", i+1, v.tag), fmt.Sprintf("10.214.0.%d", i+1)
 		attach(ns, fmt.Sprintf("ewsvh%d%s", i+1, v.tag), "eth0", ip)

@@ -3,14 +3,13 @@ package hal
 import (
 	"context"
 	"errors"
-	"github.com/ews-firmware/ews/internal/spec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/spec"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
-
 	"periph.io/x/conn/v3/gpio"
 )
 

@@ -2,10 +2,11 @@ package hal
 
 import (
 	"context"
-	"github.com/ews-firmware/ews/internal/spec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/spec"
 )
 
 func TestPollAndWatch(t *testing.T) {

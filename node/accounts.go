@@ -1,27 +1,23 @@
 package node
 
 import (
-	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"time"
 
-	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/audit"
-	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/durable"
 	"github.com/ews-firmware/ews/node/users"
 )
 
-// accounts are the users, roles and audit log on this board (docs/NOTES.md
-// "Users, roles and audit"): the users store (node/users), kept in the
-// cluster's durable log (durablestate.go), and the audit log (node/audit).
-// Opened by openAccounts (system.go).
+// accounts are the users, roles and audit log on this board
+// (docs/NOTES.md "Users, roles and audit"): the users store (node/users),
+// kept in the cluster's durable log (durablestate.go), and the audit log
+// (node/audit); what a request acts as is node/access'. Opened by
+// openAccounts (system.go).
 type accounts struct {
 	store   *users.Store
 	audit   *audit.Log
@@ -117,243 +113,21 @@ func (n *Node) openAccounts() error {
 	return nil
 }
 
-// authUsers is the store as node/auth asks it; seed is the first
-// admin's token hash, which lets that token in as admin until the store
-// has an admin with credentials (users.Store.AdminSeed).
-type authUsers struct {
-	s       *users.Store
-	seed    []byte
-	seedKey []byte // the public key of the seed's token (boardcred.go)
-}
+// who is the principal of a checked request (access.Who).
+func who(r *http.Request) *users.Principal { return access.Who(r) }
 
-// seedTimeout bounds the seed's write an admin's first request waits for.
-const seedTimeout = 2 * time.Second
+// adminOnly lets only an admin through (access.AdminOnly).
+func adminOnly(next http.Handler) http.Handler { return access.AdminOnly(next) }
 
-func (a authUsers) Token(tok string) (any, string, uint64, bool) {
-	p := a.s.Token(tok)
-	if p == nil && a.seed != nil {
-		if p = a.s.AdminSeed(tok, a.seed); p != nil {
-			// the admin's token before the store holds it: the seed (with
-			// the token's key) is written first, so what the admin writes
-			// next goes into a signed store (users/sign.go), never an
-			// unsigned one a card could write to meanwhile
-			ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
-			a.s.SeedNow(ctx, a.seed, a.seedKey)
-			cancel()
-		}
-	}
-	if p == nil {
-		return nil, "", 0, false
-	}
-	a.s.RegisterToken(p.Name, tok) // a store of an earlier build: the token's key, once (users/register.go)
-	return p, p.Name, p.Gen, true
-}
-
-// Seed is the signing seed of a user's credential (auth.Signing).
-func (a authUsers) Seed(name, cred string, password bool) []byte {
-	return a.s.Seed(name, cred, password)
-}
-
-func (a authUsers) Password(name, pw string) (any, uint64, bool) {
-	p := a.s.Password(name, pw)
-	if p == nil {
-		return nil, 0, false
-	}
-	return p, p.Gen, true
-}
-
-func (a authUsers) Session(name string, gen uint64) (any, bool) {
-	p := a.s.Session(name, gen)
-	return p, p != nil
-}
-
-// sessionInfo is what GET /api/session adds: who you are, and to anyone
-// the version of the users store this board holds (how far a change has
-// travelled).
-func (a *accounts) sessionInfo(who any, ok bool) map[string]any {
-	if !ok {
-		return map[string]any{"users_version": a.store.Version()}
-	}
-	p := principal(who)
-	return map[string]any{"user": p.Name, "role": p.Role, "devices": p.Devices, "users_version": a.store.Version()}
-}
-
-// principal is the verdict of a check: a user; the board credential a
-// board sent (its own requests: users.Board); else the admin of a board
-// alone's token (also when no credentials were asked, e.g. auth = "none").
-func principal(who any) *users.Principal {
-	switch p := who.(type) {
-	case *users.Principal:
-		return p
-	case *auth.BoardCredential:
-		return users.Board()
-	}
-	return users.Root()
-}
-
-// automated reports whether p is the automation's own: the board
-// credential, or a board alone's token.
-func automated(p *users.Principal) bool { return p == users.Root() || p == users.Board() }
-
-// who is the principal of a checked request: the user its credentials
-// name; for the automation's own requests (the board credential, sent in
-// process by actorDoor) the user they act as.
-func who(r *http.Request) *users.Principal {
-	p := principal(auth.Who(r))
-	if as, ok := r.Context().Value(actAsKey{}).(*users.Principal); ok && automated(p) {
-		return as
-	}
-	return p
-}
-
-// keyOwner names whose Idempotency-Keys a checked request uses: its user,
-// or for the board credential the automation it labels itself as (a rule,
-// an MQTT command). No user can use up another's key or a rule's.
-func keyOwner(r *http.Request) string {
-	if automated(principal(auth.Who(r))) {
-		if a := r.Header.Get(HeaderActor); a != "" && len(a) <= 64 {
-			return "actor:" + a
-		}
-	}
-	return "user:" + who(r).Name
-}
+// HeaderActor labels an automation's act in the audit log
+// (access.HeaderActor).
+const HeaderActor = access.HeaderActor
 
 // inProcessKey marks a request the automation sends in process
-// (actorDoor): its HeaderActor is kept at the front door.
-type inProcessKey struct{}
-
-// actAsKey holds, in the context of a request the automation sends in
-// process (never one from the network), the user whose rights it gets.
-type actAsKey struct{}
-
-// HeaderActor labels an automation's act in the audit log ("rule:2",
-// "mqtt"); only the automation's requests may carry it.
-const HeaderActor = "X-Ews-Actor"
-
-// actorDoor is the node's front door as rules and MQTT enter it: a rule
-// acts as admin, logged as rule:N; an MQTT command acts with the rights of
-// the ews user [mqtt] user names (admin, with a warning, when there is no
-// such ews user: the key also names the broker login).
-func (n *Node) actorDoor() http.Handler {
-	var warned atomic.Bool
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ua := strings.TrimPrefix(r.UserAgent(), "ews-")
-		r.Header.Del(HeaderActor)
-		r = r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true))
-		if cur := n.acc.rotate.BoardCred(); cur != "" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+boardCredPrefix) {
-			r.Header.Set("Authorization", "Bearer "+cur) // a derived one of an earlier generation: a rotation's now (node/rotate)
-		}
-		switch {
-		case strings.HasPrefix(ua, "rule-"):
-			r.Header.Set(HeaderActor, "rule:"+strings.TrimPrefix(ua, "rule-"))
-		case ua == "mqtt":
-			mqttUser := n.live.Load().mqttUser // [mqtt] user as the store has it now
-			r.Header.Set(HeaderActor, "mqtt")
-			if p := n.acc.acct.store.User(mqttUser); p != nil {
-				r.Header.Set(HeaderActor, "mqtt:"+p.Name)
-				r = r.WithContext(context.WithValue(r.Context(), actAsKey{}, p))
-			} else if mqttUser != "" && !warned.Swap(true) {
-				n.log.Warn("users: [mqtt] user names no ews user: MQTT commands act as admin", "user", mqttUser)
-			}
-		}
-		n.web.handler.ServeHTTP(w, r)
-	})
-}
-
-// rights is the gate's second question after the credentials: may this
-// user send this request (users.Rights)? 0 when yes.
-func rights(r *http.Request) (int, string) { return users.Rights(who(r), r) }
-
-// adminOnly lets only an admin through to next (behind auth.Require),
-// and tells the audit log who it was.
-func adminOnly(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		audit.Seen(r)
-		if p := who(r); !p.Admin() {
-			httpx.Error(w, http.StatusForbidden, "users: %s %q: admin only", p.Role, p.Name)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// remoteUsers takes a board's users store from its local stream: a board
-// of the previous build's, until the durable log holds the store
-// (users.Store.Adopt).
-func (n *Node) remoteUsers(board string, data []byte) {
-	var sealed string
-	if err := json.Unmarshal(data, &sealed); err != nil {
-		n.log.Warn("users: bad store event", "board", board, "err", err)
-		return
-	}
-	took, err := n.acc.acct.store.AdoptSealed(sealed)
-	if err != nil {
-		n.log.Warn("users: store refused", "board", board, "err", err)
-		return
-	}
-	if took {
-		n.log.Info("users: store updated", "board", board, "version", n.acc.acct.store.Version())
-	}
-}
-
-// accountRoutes mounts login and logout (audited), the session, and GET
-// /api/audit (admin: the cluster's entries).
-func (n *Node) accountRoutes(mux *http.ServeMux) {
-	am := http.NewServeMux()
-	n.acc.auth.Register(am)
-	mux.Handle("POST /api/login", n.audited(am))
-	mux.Handle("POST /api/logout", n.audited(am))
-	mux.Handle("GET /api/session", am)
-	scheme := "http"
-	client := &http.Client{Timeout: 2 * time.Second}
-	if n.sec.on() {
-		scheme = "https"
-		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
-	}
-	mux.Handle("GET /api/audit", n.acc.auth.Require(adminOnly(n.acc.acct.audit.Handler(audit.ServeOptions{
-		Self: n.boot.state.Name, Scheme: scheme, Client: client,
-		Peers: func() []audit.Peer {
-			if n.boot.state.Standalone() {
-				return nil
-			}
-			var out []audit.Peer
-			for _, p := range n.peerHTTP() {
-				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
-			}
-			return out
-		},
-	}))))
-}
+// (access.Door).
+type inProcessKey = access.InProcessKey
 
 // audited records the acts next answers in the audit log.
 func (n *Node) audited(next http.Handler) http.Handler {
-	return n.acc.acct.audit.Middleware(next, n.auditWho)
-}
-
-// auditWho names the user a request's credentials were checked as; ""
-// when they were not (refused, or auth = "none").
-func (n *Node) auditWho(r *http.Request) (string, string) {
-	if !n.acc.auth.Checked(r) {
-		return "", ""
-	}
-	p := who(r)
-	if a := r.Header.Get(HeaderActor); a != "" && automated(principal(auth.Who(r))) && len(a) <= 64 {
-		return a, p.Role // the automation labels its acts
-	}
-	return p.Name, p.Role
-}
-
-// refused records a request the gate refused for its rights.
-func (a *accounts) refused(r *http.Request, code int) {
-	action, target := audit.Action(r)
-	if action == "" {
-		return
-	}
-	p := who(r)
-	c := httpx.Client(r)
-	client := ""
-	if c.IsValid() {
-		client = c.String()
-	}
-	a.audit.Record(audit.Entry{User: p.Name, Role: p.Role, Action: action, Target: target, Result: code, Client: client})
+	return access.Audited(n.acc.acct.audit, n.acc.auth, next)
 }

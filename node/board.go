@@ -59,13 +59,11 @@ type BoardMemory struct {
 	ProcessBytes   uint64 `json:"process_bytes"` // the Go runtime's memory from the OS
 }
 
-// binary is the running executable: its path (WithExecutable), its hash
-// for the board page, and the lock that lets one upload replace it at a
-// time.
+// binary is the running executable: its path (WithExecutable) and its
+// hash for the board page (node/firmware's Upload replaces it).
 type binary struct {
 	path string // "" when unknown: uploads are refused
 	sum  exeSum
-	mu   sync.Mutex // one upload at a time
 }
 
 // exeSum hashes the running binary once (13 MB: ~0.3 s on a Pi Zero).
@@ -124,7 +122,7 @@ func (n *Node) boardInfo() BoardInfo {
 		Restart:   n.restartMode(),
 		History:   n.dev.hist.Status(), // device history
 		Problems:  n.kept.list(),
-		CASHA256:  n.caFingerprint(),
+		CASHA256:  n.sec.ca.Fingerprint(),
 	}
 	if a := n.Addr(); a != nil {
 		b.HTTP = a.String()

@@ -11,6 +11,9 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
+// loadSource is what the board reports as its load each heartbeat.
+type loadSource interface{ Load() state.Load }
+
 // local is what this board tells the cluster about itself (state.Local):
 // its own in-flight count of dispatched work is the truth for its linknum
 // (invariant 3).

@@ -18,6 +18,7 @@ import (
 	"github.com/ews-firmware/ews/node/supervise"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/procload"
 	"github.com/ews-firmware/ews/vip"
 )
 
@@ -47,14 +48,14 @@ type boot struct {
 	// clock is the board's one wall clock (docs/DESIGN.md, Time): [sim]
 	// clock_offset off the host's, corrected to cluster time by state.
 	clock       *clock.Clock
-	security    *config.Security // what cluster.bundle_file gives; TLS on or off
-	clusterKey  []byte           // nil: no key (insecure, or standalone without one); a rotation's primary (configmap_secrets.go)
-	storeKey    []byte           // the users store's secret: the first cluster key, kept across rotations
-	rotated     rotate.Saved     // the cluster's secrets this board starts on (configmap_secrets.go); zero alone
-	secretsPath string           // where a rotation keeps them; "" not kept
-	boardCred   string           // the credential a board shows for its own requests; "" alone (boardcred.go)
-	sim         *simProfile      // nil: not a simulated board ([sim] absent)
-	simulated   bool             // the devices run on the simulated board
+	security    *config.Security     // what cluster.bundle_file gives; TLS on or off
+	clusterKey  []byte               // nil: no key (insecure, or standalone without one); a rotation's primary (configmap_secrets.go)
+	storeKey    []byte               // the users store's secret: the first cluster key, kept across rotations
+	rotated     rotate.Saved         // the cluster's secrets this board starts on (configmap_secrets.go); zero alone
+	secretsPath string               // where a rotation keeps them; "" not kept
+	boardCred   string               // the credential a board shows for its own requests; "" alone (boardcred.go)
+	sim         *procload.SimProfile // nil: not a simulated board ([sim] absent)
+	simulated   bool                 // the devices run on the simulated board
 
 	file        string         // the boot config's path; "" without one
 	secretLines map[string]int // the line of each inline secret (cluster.key, http.token), for backups
@@ -134,7 +135,7 @@ func mapConfig(c *config.Config) (*boot, error) {
 	clk := clock.New(nil, c.ClockOffset())
 	st.Clock = clk
 	if servers := c.Cluster.NTP; len(servers) > 0 { // the master follows them (docs/DESIGN.md, Time)
-		st.TimeSource = ntpSource(clk, servers)
+		st.TimeSource = clk.Source(servers)
 	}
 	b := &boot{
 		state: st, sched: schedConfig(c), hal: halConfig(c), poll: config.DefaultPoll, vip: vc,
@@ -213,11 +214,11 @@ func automationOptions(c *config.Config) (automation.Config, error) {
 }
 
 // simProfileOf maps [sim]'s load model; nil without [sim].
-func simProfileOf(s *config.Sim) *simProfile {
+func simProfileOf(s *config.Sim) *procload.SimProfile {
 	if s == nil {
 		return nil
 	}
-	return &simProfile{CPUMHz: s.CPUMHz, MemMB: s.MemMB, BaseCPU: s.BaseCPU, ReqCPU: s.ReqCPU, BusyCPU: s.BusyCPU,
+	return &procload.SimProfile{CPUMHz: s.CPUMHz, MemMB: s.MemMB, BaseCPU: s.BaseCPU, ReqCPU: s.ReqCPU, BusyCPU: s.BusyCPU,
 		BaseMemMB: s.BaseMemMB, RequestMB: s.RequestMB, DiskUsed: s.DiskUsed, Jitter: s.Jitter,
 		BusyAfter: s.BusyAfter.Duration, BusyFor: s.BusyFor.Duration, BusyEvery: s.BusyEvery.Duration, Seed: s.Seed}
 }

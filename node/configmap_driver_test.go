@@ -3,12 +3,12 @@ package node
 import (
 	"context"
 	"errors"
-	"github.com/ews-firmware/ews/internal/spec"
 	"slices"
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/spec"
 )
 
 // testDriver is registered by this file only: a driver added from outside

@@ -8,6 +8,8 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/automation"
+	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/rules"
@@ -238,4 +240,26 @@ func supervised(c *config.Config) []supervise.Helper {
 		out = append(out, supervise.Helper{Name: s.Name, Command: s.Command})
 	}
 	return out
+}
+
+// backupOptions maps the boot config: its file, the lines of its inline
+// secrets and the cluster's identity (its key id is the store secret's,
+// the first cluster key: the same on every board before, during and after
+// a rotation, which a board started before it and one restarted after it
+// would otherwise disagree on).
+func (b *boot) backupOptions() backup.Options {
+	o := backup.Options{Name: b.state.Name, ConfigPath: b.file, Secrets: map[string]int{},
+		Cluster: backup.Cluster{Peers: b.peerList, KeyID: backup.KeyID(b.storeKey)}}
+	for k, l := range b.secretLines {
+		o.Secrets[k] = l
+	}
+	return o
+}
+
+// automation is the automation's config of b: [mqtt] and [[rule]] with
+// the rules' key secret, the board's clock and the config's citations.
+func (b *boot) automation() automation.Config {
+	c := b.auto
+	c.KeySecret, c.Clock, c.Cite = ruleKeySecret(b), b.clock, b.cite
+	return c
 }

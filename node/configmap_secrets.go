@@ -2,8 +2,11 @@ package node
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"strings"
 
+	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
@@ -54,4 +57,43 @@ func (b *boot) rotatedSecrets() error {
 		b.state.Keys = append(b.state.Keys, s.Key)
 	}
 	return nil
+}
+
+// markKey returns the dispatch mark key for b and, when the key gives no
+// protection, a note to log as a warning:
+//   - a cluster key (key or key_file): HKDF-SHA256 of it; no note;
+//   - standalone (no peers): a random per-process key, since no other board
+//     ever verifies this board's marks;
+//   - insecure = true with peers: a key derived from the public peers list,
+//     so boards of a test cluster accept each other's marks; anyone who
+//     reads the config can forge marks.
+func markKey(b *boot) (key []byte, note string, err error) {
+	if ck := b.clusterKey; len(ck) > 0 {
+		k, err := dispatch.DeriveKey(ck)
+		return k, "", err
+	}
+	if b.state.Standalone() {
+		return dispatch.RandomKey(), "", nil
+	}
+	sum := sha256.Sum256([]byte("ews insecure cluster\x00" + strings.Join(b.peerList, "\x00")))
+	k, err := dispatch.DeriveKey(sum[:])
+	return k, "cluster.insecure: dispatch marks are signed with a key derived from the peers list; anyone who knows it can forge them", err
+}
+
+// ruleKeySecret keys the rules' Idempotency-Keys: derived from the cluster
+// key, so every master makes the same keys and nobody without the key
+// guesses one (docs/NOTES.md "Rules cannot be blocked"); a standalone
+// board without a key gets a random one (nil); an insecure cluster one
+// derived from its peers, as its marks.
+func ruleKeySecret(b *boot) []byte {
+	var sum [32]byte
+	switch {
+	case len(b.storeKey) > 0: // the first cluster key: the same on every master during a rotation
+		sum = sha256.Sum256(append([]byte("ews rule keys\x00"), b.storeKey...))
+	case b.state.Standalone():
+		return nil
+	default:
+		sum = sha256.Sum256([]byte("ews insecure rule keys\x00" + strings.Join(b.peerList, "\x00")))
+	}
+	return sum[:]
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
@@ -73,8 +74,12 @@ func (n *Node) publish(ctx context.Context) error {
 // Idempotency-Key claims and its logouts.
 func (n *Node) remoteEvent(board, event string, data []byte) {
 	switch event {
-	case "revoke", "revoked":
-		n.remoteRevoke(board, event, data)
+	case "revoke", "revoked": // a logout there, or every one it holds
+		if err := n.acc.auth.RevokeEvent(event, data); err != nil {
+			n.log.Warn("devsync: bad session revocation", "board", board, "err", err)
+			return
+		}
+		n.acc.revoked.Save(n.acc.auth.Revoked())
 		return
 	case "authfail": // a failed credential check there counts here too (docs/NOTES.md "Brute force")
 		var f auth.Failure
@@ -83,7 +88,7 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 		}
 		return
 	case "users": // the users store, replicated from the master
-		n.remoteUsers(board, data)
+		access.Remote(n.acc.acct.store, board, data, n.log)
 		return
 	case "config": // what the board made of the store's version (liveconfig.go)
 		var st configStatus
@@ -102,26 +107,4 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 	}
 	c.Board = board
 	n.dev.api.Remember(c)
-}
-
-// remoteRevoke takes a logout ("revoke") or, on connect, every logout
-// ("revoked") a board holds.
-func (n *Node) remoteRevoke(board, event string, data []byte) {
-	var list []auth.Revocation
-	var err error
-	if event == "revoke" {
-		var rv auth.Revocation
-		err = json.Unmarshal(data, &rv)
-		list = append(list, rv)
-	} else {
-		err = json.Unmarshal(data, &list)
-	}
-	if err != nil {
-		n.log.Warn("devsync: bad session revocation", "board", board, "err", err)
-		return
-	}
-	for _, rv := range list {
-		n.acc.auth.Revoke(rv)
-	}
-	n.acc.revoked.save(n.acc.auth.Revoked())
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/auth"
 )
 
@@ -37,8 +38,8 @@ func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Reques
 	if out == nil {
 		return nil, false
 	}
-	if code, msg := rights(out); code != 0 { // the user's role and device patterns
-		g.acct.refused(out, code)
+	if code, msg := access.Rights(out); code != 0 { // the user's role and device patterns
+		access.Refused(g.acct.audit, out, code)
 		httpx.Error(w, code, "%s", msg)
 		return nil, false
 	}

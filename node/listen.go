@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/state"
 )
 
 // listen opens the board's HTTP servers: the one of client and peer
@@ -19,10 +23,10 @@ import (
 // with TLS on and http.http_redirect, a redirector on node.http that only
 // sends clients to HTTPS (nil otherwise). Each is a lifecycle component;
 // requests' contexts carry ctx's values but not its cancellation.
-func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err error) {
+func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err error) {
 	t := n.set.timeouts
 	errLog := slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
-	primary = &webServer{log: n.log, grace: n.boot.shutdownTimeout, srv: &http.Server{
+	primary = &httpx.Server{Log: n.log, Grace: n.boot.shutdownTimeout, HTTP: &http.Server{
 		Handler:           n.web.handler,
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
@@ -35,13 +39,13 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err er
 	}}
 	// The event streams never end by themselves: closing the hubs ends them,
 	// so the drain waits only for requests.
-	primary.onDrain = []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}
+	primary.OnDrain = []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}
 	if !n.sec.on() {
 		ln, err := Listen(n.boot.state.HTTP)
 		if err != nil {
 			return nil, nil, err
 		}
-		primary.setListener(ln, func(l net.Listener) net.Listener {
+		primary.SetListener(ln, func(l net.Listener) net.Listener {
 			return httpx.SlowHeadListener(n.perClient(l, false), nil, t.ReadHeader)
 		})
 		return primary, nil, nil
@@ -50,7 +54,7 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err er
 	if err != nil {
 		return nil, nil, err
 	}
-	primary.setListener(raw, func(l net.Listener) net.Listener {
+	primary.SetListener(raw, func(l net.Listener) net.Listener {
 		return httpx.SlowHeadListener(n.perClient(l, true), n.sec.server, t.ReadHeader)
 	})
 	if !n.boot.redirect {
@@ -58,13 +62,13 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err er
 	}
 	pl, err := Listen(n.boot.state.HTTP)
 	if err != nil {
-		primary.ln.Close()
+		primary.Close()
 		return nil, nil, err
 	}
 	n.web.plain.Store(pl.Addr())
 	_, port, _ := net.SplitHostPort(raw.Addr().String())
 	// a redirect takes no time: in-flight ones get a second
-	redirect = &webServer{grace: time.Second, srv: &http.Server{
+	redirect = &httpx.Server{Grace: time.Second, HTTP: &http.Server{
 		Handler:           n.redirectHandler(port),
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.ReadHeader,
@@ -73,7 +77,7 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *webServer, err er
 		MaxHeaderBytes:    t.MaxHeader,
 		ErrorLog:          errLog,
 	}}
-	redirect.setListener(pl, nil)
+	redirect.SetListener(pl, nil)
 	return primary, redirect, nil
 }
 
@@ -89,93 +93,9 @@ func listenKey(addr, key string) (net.Listener, error) {
 	return ln, nil
 }
 
-// webServer is one of the board's HTTP servers as a lifecycle component.
-type webServer struct {
-	raw     *drainListener // the socket, stopped first in the drain (drain.go)
-	ln      net.Listener   // what Serve accepts from: raw under its wrappers
-	srv     *http.Server
-	grace   time.Duration // how long the drain may take before what is left is cut
-	log     *slog.Logger  // logs the drain; nil: quiet
-	onDrain []func()      // run as the drain begins: what would hold a connection open forever
-	conns   connStates
-}
-
-// setListener serves on ln, under wrap (nil: as it is).
-func (s *webServer) setListener(ln net.Listener, wrap func(net.Listener) net.Listener) {
-	s.raw = &drainListener{Listener: ln}
-	s.ln = s.raw
-	if wrap != nil {
-		s.ln = wrap(s.raw)
-	}
-}
-
-// Run serves until ctx ends, then drains (drain.go): keep-alives end, the
-// hooks of onDrain run, accepting stops without losing what the kernel
-// queued, and every request that reached the board is answered, all
-// within grace; what is still running after it is cut. It returns nil, or
-// why serving failed.
-func (s *webServer) Run(ctx context.Context) error {
-	prev := s.srv.ConnState
-	s.srv.ConnState = func(c net.Conn, st http.ConnState) {
-		if prev != nil {
-			prev(c, st)
-		}
-		s.conns.track(c, st)
-	}
-	errc, served := make(chan error, 1), make(chan struct{})
-	go func() {
-		errc <- s.srv.Serve(s.ln)
-		close(served)
-	}()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	if s.log != nil {
-		s.log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", s.grace)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
-	defer cancel()
-	err := s.drain(sctx, served)
-	if err == nil {
-		err = s.srv.Shutdown(sctx) // closes the idle connections left; no request is lost to it now
-	}
-	if err != nil {
-		if s.log != nil {
-			s.log.Warn("in-flight requests cut at shutdown timeout", "err", err)
-		}
-		_ = s.srv.Close()
-	}
-	<-served
-	return nil
-}
-
-// drain brings the server to where Shutdown loses nothing: no connection
-// kept alive, none accepted from now on, every request that reached it
-// answered, and connections silent since silentNew closed. served closes when Serve returns: once the listener is
-// stopped and what it had queued is handed out, each tracked as new by then.
-func (s *webServer) drain(ctx context.Context, served <-chan struct{}) error {
-	s.srv.SetKeepAlivesEnabled(false) // answers say Connection: close; idle ones are closed
-	for _, f := range s.onDrain {
-		f()
-	}
-	_ = s.raw.stop()
-	select {
-	case <-served:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	silent, err := s.conns.waitAnswered(ctx)
-	for _, c := range silent {
-		_ = c.Close() // sent nothing since long before: taken as idle
-	}
-	return err
-}
-
 // redirectHandler answers on the plain listener: /healthz and /readyz as
 // on HTTPS (probes and load balancers that speak plain HTTP), a browser's
-// GET / a page that links to the HTTPS UI (plainpage.go), everything else
+// GET / a page that links to the HTTPS UI (servePlainPage), everything else
 // 308 to the same path on the HTTPS port (308 keeps the method and body).
 // Nothing else is served in clear.
 func (n *Node) redirectHandler(httpsPort string) http.Handler {
@@ -201,4 +121,51 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 		}
 		http.Redirect(w, r, to, http.StatusPermanentRedirect)
 	})
+}
+
+// perClient caps the connections of one client address on ln
+// (http.max_conns_per_client; docs/NOTES.md "Per-client caps"). The boards of cluster.peers are
+// not counted at their configured addresses, except loopback ones: on
+// loopback (ews demo, tests) boards and clients share 127.0.0.1, and
+// exempting it would exempt everyone.
+func (n *Node) perClient(ln net.Listener, tls bool) net.Listener {
+	peers := peerIPs(n.boot.state.Peers)
+	return httpx.LimitPerClient(ln, n.boot.maxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+}
+
+// peerIPs is the set of the configured peers' literal, non-loopback IP
+// addresses (cluster.peers): where the boards' own connections come from
+// on a LAN.
+func peerIPs(ps []state.Peer) map[netip.Addr]bool {
+	peers := map[netip.Addr]bool{}
+	for _, p := range ps {
+		host, _, _ := net.SplitHostPort(p.Addr)
+		if a, err := netip.ParseAddr(host); err == nil && !a.Unmap().IsLoopback() {
+			peers[a.Unmap()] = true
+		}
+	}
+	return peers
+}
+
+// servePlainPage is what a browser that opens a TLS board's plain port
+// gets at /: the HTTPS address and why the browser may warn there, instead
+// of a bare redirect into a certificate error it cannot explain. No form,
+// no secret, no CA: nothing in clear is to be trusted.
+func servePlainPage(w http.ResponseWriter, to string) {
+	e := html.EscapeString
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	_, _ = io.WriteString(w, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ews: over HTTPS</title>
+<style>body{font:16px/1.45 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}code{background:#8882;padding:.1rem .3rem}</style>
+</head><body>
+<h1>This board serves its UI over HTTPS</h1>
+<p><a id="https" href="`+e(to)+`">`+e(to)+`</a></p>
+<p>Its certificate is from your cluster's own CA. If the browser warns that it is not trusted,
+import the CA once: <code>ca.pem</code>, offered by the first-run page or made with
+<code>ews cluster ca admin.bundle &gt; ca.pem</code> (docs/guide/trust-the-ca.md). If it warns that
+the name does not match, open the board by its name, <code>https://NAME.local:8443/</code>.</p>
+</body></html>
+`)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/procload"
 )
 
 // unknownLoad is a load source that could not read some figures, with a
@@ -33,7 +34,7 @@ func TestMarkUnknown(t *testing.T) {
 	}{
 		{"cpu_mhz unknown", unknownLoad{state.FigCPUMHz, 2}, map[string]state.LoadFigures{"ews1": 0, "ews2": state.FigCPUMHz, "ews3": 0}, 2},
 		{"all read", unknownLoad{0, 0}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}, 0},
-		{"simulated board", &simLoad{}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}, 0},
+		{"simulated board", &procload.Sim{}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := &Node{clu: clusterSide{load: c.load}}

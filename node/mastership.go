@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/vip"
 )
 
 // master owns the dispatcher while this board is master: one is created
@@ -23,8 +24,8 @@ type master struct {
 	newDispatcher func() (*sched.Dispatcher, error)
 	boards        func() []state.Board
 	auto          *automation.Automation
-	policy        string      // sched.policy, for the log
-	vip           vipFollower // the virtual IP goes with mastership; guarded by mu
+	policy        string       // sched.policy, for the log
+	vip           vip.Follower // the virtual IP goes with mastership; guarded by mu
 	mu            sync.Mutex
 	d             *sched.Dispatcher // nil while not master
 }
@@ -36,7 +37,13 @@ func (m *master) follow(v state.View) {
 	isMaster := v.Master != "" && v.Master == v.Self
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.vip.follow(v, isMaster)
+	up := 0
+	for _, b := range v.Nodes {
+		if b.Runstate != state.Down {
+			up++
+		}
+	}
+	m.vip.Follow(isMaster, up)
 	switch {
 	case isMaster && m.d == nil:
 		d, err := m.newDispatcher()

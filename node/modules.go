@@ -1,22 +1,29 @@
 package node
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
-
+	"github.com/ews-firmware/ews/node/access"
+	"github.com/ews-firmware/ews/node/actuate"
+	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/enrolment"
+	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mdns"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
+	"github.com/ews-firmware/ews/node/users"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/row"
 )
@@ -24,6 +31,12 @@ import (
 // The feature modules under node/ (docs/DESIGN.md, "Who owns what"), each
 // built here from the boot config and narrow hooks of the board: no
 // module is handed the Node.
+
+// adminAudited is the gate of an admin's change: credentials, admin only,
+// the act audited.
+func (n *Node) adminAudited(h http.Handler) http.Handler {
+	return n.audited(n.acc.auth.Require(adminOnly(h)))
+}
 
 // openRevokedBoards builds the revoked boards' module (node/boardrevoke;
 // docs/NOTES.md "Revoking a board") after openAccounts, which opens the
@@ -38,7 +51,7 @@ func (n *Node) openRevokedBoards() {
 	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
 		State: n.acc.durable.state, Logger: n.log, Peers: peers, Verify: n.sec.verify,
 		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
-		Admin:     func(h http.Handler) http.Handler { return n.audited(n.acc.auth.Require(adminOnly(h))) },
+		Admin:     n.adminAudited,
 		Read:      n.readAuth,
 		Who:       func(r *http.Request) string { return who(r).Name },
 		BoardAddr: n.boardHTTP,
@@ -99,7 +112,7 @@ func (n *Node) openRotation() {
 			return out
 		},
 		Client:   n.sec.client,
-		Admin:    func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Admin:    n.adminAudited,
 		Read:     func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) },
 		Who:      func(r *http.Request) string { return who(r).Name },
 		PeerName: peerName,
@@ -137,10 +150,10 @@ func (n *Node) openRollout() {
 		},
 		Busy: func() bool { return n.Exit() != ExitStop },
 		Stage: func(f io.Reader, sum string) error {
-			_, err := n.stageFirmware(f, sum)
+			_, err := n.dev.upload.Stage(f, sum)
 			return err
 		},
-		Admin: func(h http.Handler) http.Handler { return n.audited(a.auth.Require(adminOnly(h))) },
+		Admin: n.adminAudited,
 		Read:  a.auth.Require,
 	})
 	n.life.onClose(n.clu.rollout.Close)
@@ -245,4 +258,79 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 		o.Peers = append(o.Peers, p.Name)
 	}
 	return mdns.Announce(o)
+}
+
+// openUpload builds this board's own firmware upgrade (node/firmware's
+// Upload): POST /api/board/firmware, and the last step of a rollout.
+func (n *Node) openUpload() *firmware.Upload {
+	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.state.Name, Exe: n.bin.path, Verify: n.sec.verify,
+		ReadyWithin: ReadyWithin, Logger: n.log,
+		Busy:  func() bool { return n.Exit() != ExitStop },
+		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
+		Admin: n.adminAudited})
+}
+
+// enrolment is the module that keeps the sealed bundles `ews cluster
+// enrol` leaves here for new boards (node/enrolment).
+func (n *Node) enrolment() *enrolment.Module {
+	peers := make([]string, 0, len(n.boot.state.Peers))
+	for _, p := range n.boot.state.Peers {
+		peers = append(peers, p.Name+"="+p.Addr)
+	}
+	return enrolment.New(enrolment.Options{
+		Admin:  n.adminAudited,
+		Peers:  func() []string { return peers },
+		Now:    n.boot.clock.Now,
+		Logger: n.log,
+	})
+}
+
+// reportTurnBack writes a rule's refused or retried turn-back to the audit
+// log: action rule.turn_back, the answer's status (200 once it ran after
+// a retry).
+func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
+	status := http.StatusOK
+	var ae *actuate.Error
+	switch {
+	case errors.As(err, &ae):
+		status = ae.Status
+	case err != nil:
+		status = http.StatusServiceUnavailable
+	}
+	n.acc.acct.audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
+		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
+}
+
+// actorDoor is the board's front door as rules and MQTT enter it
+// (access.Door): a rule acts as admin, an MQTT command as [mqtt] user.
+func (n *Node) actorDoor() http.Handler {
+	return access.Door(access.DoorOptions{
+		Handler:   func() http.Handler { return n.web.handler },
+		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: boardCredPrefix,
+		MQTTUser: func() string { return n.live.Load().mqttUser }, // [mqtt] user as the store has it now
+		User:     func(name string) *users.Principal { return n.acc.acct.store.User(name) },
+		Logger:   n.log,
+	})
+}
+
+// accountRoutes mounts login and logout (audited), the session, and GET
+// /api/audit (admin: the cluster's entries).
+func (n *Node) accountRoutes(mux *http.ServeMux) {
+	o := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.state.Name, Scheme: "http",
+		Client: &http.Client{Timeout: 2 * time.Second},
+		Peers: func() []audit.Peer {
+			if n.boot.state.Standalone() {
+				return nil
+			}
+			var out []audit.Peer
+			for _, p := range n.peerHTTP() {
+				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
+			}
+			return out
+		}}
+	if n.sec.on() {
+		o.Scheme = "https"
+		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+	}
+	access.Routes(mux, n.acc.acct.audit, o)
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -145,7 +144,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	addr := primary.ln.Addr()
+	addr := primary.Addr()
 	n.web.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.
 	n.life.start(ctx, "health", n.clu.health)
@@ -194,7 +193,11 @@ func (n *Node) Run(ctx context.Context) error {
 	n.clu.master.follow(n.clu.cluster.Snapshot())
 	n.web.ready.Store(true)
 	n.clu.cluster.ReportNow() // running now
-	wd := n.watchdog(addr)
+	wo := sdnotify.BoardOptions{Addr: addr, Cluster: func() { n.clu.cluster.Snapshot() }, Helpers: n.dev.helpers.Check}
+	if n.sec.on() {
+		wo.TLS = n.sec.client
+	}
+	wd := sdnotify.Board(n.log, wo) // systemd's, petted while the board answers
 	n.life.start(ctx, "watchdog", wd)
 	wd.Ready()
 	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), addr.String(), "config", n.boot.file)
@@ -232,36 +235,4 @@ func Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
 	}
 	return ln, nil
-}
-
-// watchdog pets systemd's watchdog (WatchdogSec) only while the HTTP server
-// answers /healthz on loopback, the cluster's state can be read and the
-// helpers' watch loop is alive: a hung main loop gets ews restarted. The
-// last probe makes the watcher of the helpers itself watched (docs/NOTES.md,
-// Policies: 002's watchdog pair). Without systemd it does nothing.
-func (n *Node) watchdog(addr net.Addr) *sdnotify.Watchdog {
-	// No client timeout of its own: each probe round's deadline is one
-	// watchdog interval (half of WatchdogSec), so a slow board that still
-	// answers within what systemd allows is not reported failing; a fixed
-	// 2 s failed starved boards whose watchdog had minutes (docs/NOTES.md,
-	// Testing: the field test).
-	url, client := sdnotify.LoopbackURL(addr, "/healthz"), &http.Client{}
-	if n.sec.on() {
-		url = "https" + strings.TrimPrefix(url, "http")
-		client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
-	}
-	return sdnotify.NewWatchdog(n.log, []sdnotify.Probe{
-		sdnotify.HTTPProbe("http", url, client),
-		{Name: "cluster", Check: func(ctx context.Context) error {
-			done := make(chan struct{})
-			go func() { n.clu.cluster.Snapshot(); close(done) }()
-			select {
-			case <-done:
-				return nil
-			case <-ctx.Done():
-				return errors.New("cluster state locked")
-			}
-		}},
-		{Name: "supervise", Check: n.dev.helpers.Check},
-	})
 }

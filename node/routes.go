@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/openapi"
+	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/webui"
 )
 
@@ -29,12 +31,18 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
 	// the API's own description (docs/openapi.yaml), public like the UI's files
 	mux.Handle("GET /api/openapi.json", openapi.Handler())
-	n.caRoutes(mux)              // GET /api/cluster/ca: the cluster CA, public (caroute.go)
-	n.acc.boards.Routes(mux)     // POST/GET /api/cluster/revoke (node/boardrevoke)
-	n.enrolment().Routes(mux)    // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
-	n.acc.rotate.Routes(mux)     // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
-	n.durableRoutes(mux)         // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
-	n.dev.api.RegisterReads(mux) // device reads from the mirror, never queued
+	ca := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpx.Error(w, http.StatusNotFound, "node: this board runs without TLS: it has no cluster CA")
+	})
+	if n.sec.ca != nil {
+		ca = clustertls.CAHandler(n.sec.ca).ServeHTTP
+	}
+	mux.Handle("GET /api/cluster/ca", ca) // the cluster CA, public (clustertls.CAPath)
+	n.acc.boards.Routes(mux)              // POST/GET /api/cluster/revoke (node/boardrevoke)
+	n.enrolment().Routes(mux)             // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
+	n.acc.rotate.Routes(mux)              // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
+	n.durableRoutes(mux)                  // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
+	n.dev.api.RegisterReads(mux)          // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
@@ -51,12 +59,12 @@ func (n *Node) routes(mux *http.ServeMux) {
 	})
 	n.accountRoutes(mux) // login/logout audited, GET /api/audit
 	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
-	mux.Handle("POST /api/board/restart", n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveRestart))))) // admin only, audited
-	n.clu.rollout.Routes(mux)                                                                                         // POST/GET /api/cluster/upgrade (node/rollout)
-	mux.Handle("POST "+firmwarePath, n.audited(n.acc.auth.Require(adminOnly(http.HandlerFunc(n.serveFirmware)))))
-	n.openBackup().Routes(mux) // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
-	n.boardLogRoutes(mux)      // GET /api/board/log: the board page's Log panel (boardlog.go)
-	n.configRoutes(mux)        // /api/config: the configuration store (configstore.go)
+	mux.Handle("POST /api/board/restart", n.adminAudited(http.HandlerFunc(n.serveRestart)))     // admin only, audited
+	n.clu.rollout.Routes(mux)                                                                   // POST/GET /api/cluster/upgrade (node/rollout)
+	n.dev.upload.Routes(mux)                                                                    // POST /api/board/firmware (node/firmware)
+	n.openBackup().Routes(mux)                                                                  // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
+	mux.Handle("GET "+logring.Path, n.acc.auth.Require(adminOnly(logring.Handler(n.set.logs)))) // the board page's Log panel (admin only)
+	n.configRoutes(mux)                                                                         // /api/config: the configuration store (configstore.go)
 	mux.Handle("/", n.web.front)
 }
 

@@ -1,6 +1,12 @@
 package node
 
-import "os"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ews-firmware/ews/node/backup"
+)
 
 // stateDir is where a board keeps what it needs across restarts (history,
 // users store, saved outputs, logouts): [node] state_dir when the config
@@ -29,3 +35,29 @@ func (b *boot) stateDirPath() string {
 // installed (or a test elsewhere that made /var/lib/ews) lends them none
 // of its files and they write none there.
 var noDefaultStateDir bool
+
+// revocationsPath is where this board keeps its logouts: under
+// node.state_dir when the history goes there too (the config names it, or
+// the default exists on real hardware), else next to the config file
+// (NAME.revoked.json beside NAME.toml) when the config was read from an
+// absolute path that is not on a boot partition; else nowhere (memory
+// only).
+func (b *boot) revocationsPath() string {
+	if dir := b.stateDirPath(); dir != "" {
+		return filepath.Join(dir, "revoked.json")
+	}
+	p := b.file
+	if !filepath.IsAbs(p) || strings.HasPrefix(filepath.Clean(p), "/boot/") {
+		return ""
+	}
+	return strings.TrimSuffix(p, filepath.Ext(p)) + ".revoked.json"
+}
+
+// seedPath is where `ews cluster restore` leaves this board's remembered
+// outputs: beside the boot config. "" without a config file.
+func (b *boot) seedPath() string {
+	if b.file == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(b.file), backup.OutputsFile)
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/boardrevoke"
@@ -16,6 +17,7 @@ import (
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
+	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/restore"
@@ -25,6 +27,7 @@ import (
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
+	"github.com/ews-firmware/ews/vip"
 )
 
 // The board's components, as typed fields grouped by role, each set once
@@ -38,9 +41,9 @@ type clusterSide struct {
 	local    *local                 // what the cluster hears of this board
 	health   *health.Checker        // [[health.process]] and [[health.check]]
 	load     loadSource             // /proc (procload), or what [sim] implies on a simulated board
-	sim      *simLoad               // nil on real hardware
+	sim      *procload.Sim          // nil on real hardware
 	cluster  *state.Cluster         // membership, table, election
-	vip      *vipManager            // the cluster's virtual IP while master; nil without cluster.vip
+	vip      *vip.Holder            // the cluster's virtual IP while master; nil without cluster.vip
 	master   *master                // the dispatcher while this board is master
 	auto     *automation.Automation // MQTT and [[rule]]s while master; nil without them (node/automation)
 	rt       probes                 // boards' response times, probed by the master
@@ -58,6 +61,7 @@ type deviceSide struct {
 	cgi     *cgi.Handler          // /cgi-bin
 	helpers *supervise.Supervisor // [[supervise]] programs
 	outputs *restore.Module       // the outputs the cluster remembers, restored at start (node/restore)
+	upload  *firmware.Upload      // this board's own firmware upgrade (node/firmware)
 }
 
 // webSide is the board's HTTP surface: the handler, the front door that
@@ -78,7 +82,7 @@ type webSide struct {
 // their audit log, and how boards are told apart from clients.
 type accessSide struct {
 	auth    *auth.Auth    // credentials for control
-	revoked *revocations  // its logouts, kept in a file
+	revoked *auth.Kept    // its logouts, kept in a file
 	acct    *accounts     // users store and audit log (accounts.go)
 	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
@@ -108,7 +112,7 @@ func (n *Node) build(b *boot) error {
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
 	var err error
-	clockFloor(b.clock, buildinfo.Time(), "this build's commit", log)
+	b.clock.Floor(buildinfo.Time(), "this build's commit", log)
 	if n.sec, err = openSecurity(b, log); err != nil {
 		return err
 	}
@@ -126,7 +130,7 @@ func (n *Node) build(b *boot) error {
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
 	if b.sim != nil {
-		c.sim = newSimLoad(*b.sim, c.local.InFlight, c.local.Completed)
+		c.sim = procload.NewSim(*b.sim, c.local.InFlight, c.local.Completed)
 		c.load = c.sim
 	}
 	c.local.load = c.load
@@ -136,7 +140,7 @@ func (n *Node) build(b *boot) error {
 	if c.cluster, err = state.New(sc, log, n.reg, c.local); err != nil {
 		return err
 	}
-	if c.vip, err = openVIP(b.vip, n.reg, log); err != nil {
+	if c.vip, err = vip.Open(b.vip, vip.Options{Registerer: n.reg, Logger: log}); err != nil {
 		return err
 	}
 	if c.vip != nil {
@@ -177,21 +181,21 @@ func (n *Node) build(b *boot) error {
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
-		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.save(a.auth.Revoked()) },
-		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                            // counted cluster-wide (devices.go)
-		Users:    authUsers{a.acct.store, a.acct.seed, a.acct.seedKey}, SessionInfo: a.acct.sessionInfo, // named users and their sessions
+		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
+		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
+		Users:    access.AuthUsers(a.acct.store, a.acct.seed, a.acct.seedKey), SessionInfo: access.SessionInfo(a.acct.store), // named users and their sessions
 		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.boardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
 		return b.cite(b.authKey, err)
 	}
-	a.revoked = n.openRevocations(a.auth)         // logouts kept across restarts (revocations.go)
-	a.creds.Store(a.auth.Fingerprint(b.storeKey)) // the store's secret: the same on every board through a rotation
+	a.revoked = auth.Keep(b.revocationsPath(), a.auth, log) // logouts kept across restarts
+	a.creds.Store(a.auth.Fingerprint(b.storeKey))           // the store's secret: the same on every board through a rotation
 	if b.auth.Mode == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
-	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: keyOwner,
+	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: access.KeyOwner,
 		OnClaim: func(cl devapi.Claim) { w.localHub.Publish("idempotency", cl) }})
 	if d.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.state.Name, User: a.auth.User}); err != nil {
 		return b.cite("cgi.user", err)
@@ -212,7 +216,8 @@ func (n *Node) build(b *boot) error {
 	}
 	d.outputs = n.openOutputs()
 
-	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
+	d.upload = n.openUpload() // POST /api/board/firmware (node/firmware)
+	n.openRollout()           // the rolling upgrade this board may be asked to run (node/rollout)
 
 	// The front door: work enters the master's queue.
 	if w.front, err = n.newFront(n.work()); err != nil {
@@ -220,7 +225,7 @@ func (n *Node) build(b *boot) error {
 	}
 	n.life.onClose(w.front.Close)
 	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
-	c.master = &master{front: w.front, vip: vipFollower{m: c.vip, up: -1}, log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
+	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),
 				Proxy: b.mode != dispatch.ModeRedirect})

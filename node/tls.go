@@ -76,7 +76,7 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	if s.Minted && s.CA != nil { // a board bundle: its certificate, with TLS on or off
 		sec.identity = gossipIdentity(s.Cert, s.CA)
 		if s.Cert.Leaf != nil {
-			clockFloor(b.clock, clustertls.MintedAt(s.Cert.Leaf), "its certificate's minting", log)
+			b.clock.Floor(clustertls.MintedAt(s.Cert.Leaf), "its certificate's minting", log)
 		}
 	}
 	if !s.TLS {

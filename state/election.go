@@ -518,6 +518,29 @@ func (e *Election) sender(kind MsgType, name string) (int, []Action, error) {
 	return r, nil, nil
 }
 
+// from is what every message of a peer passes first: a sender of
+// cluster.peers (sender) with this board's peer list (samePeers); its
+// rank, or the actions and error of the refusal.
+func (e *Election) from(now time.Time, kind MsgType, name string, peersHash uint32) (int, []Action, error) {
+	r, acts, err := e.sender(kind, name)
+	if err != nil {
+		return r, acts, err
+	}
+	acts, err = e.samePeers(kind, r, peersHash, now)
+	return r, acts, err
+}
+
+// fromMaster is from for what a master sends (a table, a digest, a
+// delta), whose epoch must also be in range (epochOK).
+func (e *Election) fromMaster(now time.Time, kind MsgType, name string, peersHash uint32, epoch uint64) (int, []Action, error) {
+	r, acts, err := e.from(now, kind, name, peersHash)
+	if err != nil {
+		return r, acts, err
+	}
+	acts, err = e.epochOK(kind, name, epoch)
+	return r, acts, err
+}
+
 // samePeers refuses a message whose peer-list hash differs from this
 // board's; the first refusal per change is a Warn.
 func (e *Election) samePeers(kind MsgType, r int, hash uint32, now time.Time) ([]Action, error) {
@@ -560,14 +583,8 @@ func (e *Election) heard(r int, now time.Time) {
 }
 
 func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
-	r, acts, err := e.sender(tableMsgType, t.Master)
+	r, acts, err := e.fromMaster(now, tableMsgType, t.Master, t.PeersHash, t.Epoch)
 	if err != nil {
-		return acts, err
-	}
-	if acts, err := e.samePeers(tableMsgType, r, t.PeersHash, now); err != nil {
-		return acts, err
-	}
-	if acts, err := e.epochOK(tableMsgType, t.Master, t.Epoch); err != nil {
 		return acts, err
 	}
 	wasAlive := e.alive(r, now)
@@ -645,14 +662,8 @@ func (e *Election) follow(now time.Time, t *TableMsg, r int) []Action {
 // another master's digest sends its own table at once and asks for the
 // other's, so two masters settle as fast as with tables.
 func (e *Election) receiveDigest(now time.Time, d *DigestMsg) ([]Action, error) {
-	r, acts, err := e.sender(digestMsgType, d.Master)
+	r, acts, err := e.fromMaster(now, digestMsgType, d.Master, d.PeersHash, d.Epoch)
 	if err != nil {
-		return acts, err
-	}
-	if acts, err := e.samePeers(digestMsgType, r, d.PeersHash, now); err != nil {
-		return acts, err
-	}
-	if acts, err := e.epochOK(digestMsgType, d.Master, d.Epoch); err != nil {
 		return acts, err
 	}
 	e.heard(r, now)
@@ -697,11 +708,8 @@ func (e *Election) askTable(now time.Time, r int) []Action {
 // receiveTableReq: the master answers with its table as last sent, its
 // ages moved on to now, so the asker's hash matches the digests.
 func (e *Election) receiveTableReq(now time.Time, q *TableReqMsg) ([]Action, error) {
-	r, acts, err := e.sender(tableReqMsgType, q.Name)
+	r, acts, err := e.from(now, tableReqMsgType, q.Name, q.PeersHash)
 	if err != nil {
-		return acts, err
-	}
-	if acts, err := e.samePeers(tableReqMsgType, r, q.PeersHash, now); err != nil {
 		return acts, err
 	}
 	e.heard(r, now)
@@ -724,11 +732,8 @@ func (e *Election) receiveTableReq(now time.Time, q *TableReqMsg) ([]Action, err
 }
 
 func (e *Election) receiveReport(now time.Time, m *ReportMsg) ([]Action, error) {
-	r, acts, err := e.sender(reportMsgType, m.Name)
+	r, acts, err := e.from(now, reportMsgType, m.Name, m.PeersHash)
 	if err != nil {
-		return acts, err
-	}
-	if acts, err := e.samePeers(reportMsgType, r, m.PeersHash, now); err != nil {
 		return acts, err
 	}
 	b := &e.boards[r]

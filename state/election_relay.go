@@ -218,14 +218,8 @@ func (e *Election) tookTable() {
 // epoch is judged as its table would be (receiveTable), then taken if
 // this board now follows it.
 func (e *Election) receiveDelta(now time.Time, d *DeltaMsg) ([]Action, error) {
-	r, acts, err := e.sender(deltaMsgType, d.Master)
+	r, acts, err := e.fromMaster(now, deltaMsgType, d.Master, d.PeersHash, d.Epoch)
 	if err != nil {
-		return acts, err
-	}
-	if acts, err := e.samePeers(deltaMsgType, r, d.PeersHash, now); err != nil {
-		return acts, err
-	}
-	if acts, err := e.epochOK(deltaMsgType, d.Master, d.Epoch); err != nil {
 		return acts, err
 	}
 	if !e.IsMaster() && d.Master == e.master && d.Epoch == e.epoch {

@@ -101,13 +101,9 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 	target := opts.KeyFile // config refuses key together with key_file
 	newLine := "key_file = " + strconv.Quote(target) + "  # the key was moved here from this file by ews"
 	note := "# key = <moved to " + target + " by ews on " + opts.Now().UTC().Format(time.RFC3339) + ">"
-	rewritten, err := replaceLine(orig, cfg.Lines["cluster.key"], newLine)
+	rewritten, backup, err := rewrites(cfg.Path, orig, cfg.Lines["cluster.key"], newLine, note, replaceLine)
 	if err != nil {
-		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
-	}
-	backup, err := replaceLine(orig, cfg.Lines["cluster.key"], note)
-	if err != nil {
-		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
+		return false, err
 	}
 
 	if err := writeKey(target, cfg.Cluster.Key, key, opts); err != nil {
@@ -128,6 +124,18 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 	cfg.Cluster.KeyFile = target
 	log.Info("bootkey: moved the cluster key off the boot partition", "config", cfg.Path, "key_file", target, "backup", bak)
 	return true, nil
+}
+
+// rewrites is orig with its line replaced (replace) by newLine, the boot
+// file to write, and by note, the backup kept of it; errors name path.
+func rewrites(path string, orig []byte, line int, newLine, note string, replace func([]byte, int, string) ([]byte, error)) (rewritten, backup []byte, err error) {
+	if rewritten, err = replace(orig, line, newLine); err == nil {
+		backup, err = replace(orig, line, note)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootkey: %s: %w", path, err)
+	}
+	return rewritten, backup, nil
 }
 
 // onBoot reports whether path is one of the boot partition's config paths.

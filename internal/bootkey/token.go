@@ -57,13 +57,9 @@ func MigrateToken(cfg *config.Config, log *slog.Logger, opts Options) (changed b
 	}
 	note := "# token = <moved to " + target + " by ews on " + opts.Now().UTC().Format(time.RFC3339) + ">"
 	line := cfg.Lines["http.token"]
-	rewritten, err := replaceTokenLine(orig, line, newLine)
+	rewritten, backup, err := rewrites(cfg.Path, orig, line, newLine, note, replaceTokenLine)
 	if err != nil {
-		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
-	}
-	backup, err := replaceTokenLine(orig, line, note)
-	if err != nil {
-		return false, fmt.Errorf("bootkey: %s: %w", cfg.Path, err)
+		return false, err
 	}
 	if err := writeToken(target, token, opts); err != nil {
 		return false, err

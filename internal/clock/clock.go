@@ -2,6 +2,7 @@
 package clock
 
 import (
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -120,4 +121,14 @@ func (c *Clock) SetFloor(t time.Time) bool {
 func (c *Clock) Wrong() bool {
 	f := c.floor.Load()
 	return f != 0 && c.Local().UnixNano() < f
+}
+
+// Floor tells c a time no true time is earlier than (what names it); a
+// clock earlier than it is wrong, and the board says so and counts from
+// the floor until it measured the master's (docs/DESIGN.md, Time).
+func (c *Clock) Floor(floor time.Time, what string, log *slog.Logger) {
+	if c.SetFloor(floor) {
+		log.Warn("clock: this board's clock is earlier than "+what+", so it is wrong: cluster time starts there until the master's clock is measured (docs/guide/time.md)",
+			"clock", c.Local().UTC().Format(time.RFC3339), "floor", floor.UTC().Format(time.RFC3339))
+	}
 }

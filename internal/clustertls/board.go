@@ -1,8 +1,6 @@
 package clustertls
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -28,11 +26,7 @@ func (ca *CA) Issue(name string, hosts []string) (tls.Certificate, error) {
 	if name == "" {
 		return tls.Certificate{}, errors.New("clustertls: a board certificate needs the board's name")
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("clustertls: %w", err)
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return tls.Certificate{}, err
 	}

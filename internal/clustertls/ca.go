@@ -40,11 +40,7 @@ func NewCA(now time.Time) (certDER, keyDER []byte, err error) {
 // completed by set (validity, constraints), and returns it (DER) with its
 // private key (PKCS #8 DER).
 func makeCA(set func(*x509.Certificate)) (certDER, keyDER []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,6 +94,19 @@ func ParseCA(certDER, keyDER []byte) (*CA, error) {
 	}
 	ca.Key = ek
 	return ca, nil
+}
+
+// newKey is a fresh ECDSA P-256 key and a serial for its certificate.
+func newKey() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("clustertls: %w", err)
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, serial, nil
 }
 
 func serialNumber() (*big.Int, error) {

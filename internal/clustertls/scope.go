@@ -2,7 +2,6 @@ package clustertls
 
 import (
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -121,11 +120,7 @@ func (ca *CA) IssueBoard(name string, hosts []string, now time.Time) (certDER, k
 	if name == "" {
 		return nil, nil, errors.New("clustertls: a board certificate needs the board's name")
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,8 +2,9 @@
 package config
 
 import (
-	"github.com/ews-firmware/ews/internal/spec"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/spec"
 )
 
 // Config is one board's boot config (ews.toml). Every key of docs/DESIGN.md has a

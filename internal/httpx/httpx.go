@@ -1,4 +1,4 @@
-// Package httpx holds the small HTTP helpers every handler of ews shares: JSON bodies and errors, the client address in the context, and the listener that answers a slow header 408.
+// Package httpx holds the HTTP pieces every server and handler of ews shares: JSON bodies and errors, the client address in the context, the listener that answers a slow header 408, and the server that drains.
 package httpx
 
 import (

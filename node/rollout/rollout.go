@@ -13,10 +13,12 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ews-firmware/ews/node/firmware"
 )
 
 // HeaderSHA256 carries the binary's SHA-256 to POST /api/board/firmware.
-const HeaderSHA256 = "X-Firmware-Sha256"
+const HeaderSHA256 = firmware.HeaderSHA256
 
 // Board is one row of GET /api/cluster, as far as a rollout needs it.
 type Board struct {

@@ -1,4 +1,4 @@
-package node
+package procload
 
 import (
 	"math/rand/v2"
@@ -8,10 +8,7 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
-// loadSource is what the board reports as its load each heartbeat.
-type loadSource interface{ Load() state.Load }
-
-// simLoad is a simulated board's load: what its [sim] settings and its
+// Sim is a simulated board's load: what its [sim] settings and its
 // own requests in flight imply, not the host machine's /proc (every
 // simulated board on one machine would report the same). The background
 // cpu share bg is base_cpu, busy_cpu during the busy windows, plus seeded
@@ -23,8 +20,8 @@ type loadSource interface{ Load() state.Load }
 //	net_pps = 10 packets per completed request; net = that at 800 B a packet over 100 Mbit/s
 //
 // Slowdown is 1/(1-bg): a request gets the cpu the background leaves.
-type simLoad struct {
-	cfg      simProfile
+type Sim struct {
+	cfg      SimProfile
 	start    time.Time
 	now      func() time.Time
 	inFlight func() int
@@ -36,9 +33,9 @@ type simLoad struct {
 	lastDone uint64
 }
 
-// simProfile is how one simulated board differs from the others ([sim],
-// mapped by configmap.go); a zero field takes the default in Load.
-type simProfile struct {
+// SimProfile is how one simulated board differs from the others ([sim],
+// mapped by node's configmap.go); a zero field takes the default in Load.
+type SimProfile struct {
 	CPUMHz, MemMB                 float64 // capacity it reports
 	BaseCPU, ReqCPU, BusyCPU      float64 // cpu shares: background, one request in flight, while busy
 	BaseMemMB, RequestMB          float64 // memory in use idle, and per request in flight
@@ -47,12 +44,14 @@ type simProfile struct {
 	Seed                          uint64 // of the noise
 }
 
-func newSimLoad(cfg simProfile, inFlight func() int, done func() uint64) *simLoad {
+// NewSim is a simulated board's load of cfg, its requests in flight and
+// completed counted by inFlight and done.
+func NewSim(cfg SimProfile, inFlight func() int, done func() uint64) *Sim {
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = 1
 	}
-	return &simLoad{cfg: cfg, start: time.Now(), now: time.Now,
+	return &Sim{cfg: cfg, start: time.Now(), now: time.Now,
 		inFlight: inFlight, done: done, rng: rand.New(rand.NewPCG(seed, 16))}
 }
 
@@ -64,7 +63,7 @@ func or(v, def float64) float64 {
 }
 
 // background is the cpu share taken by other work at now, without jitter.
-func (s *simLoad) background(now time.Time) float64 {
+func (s *Sim) background(now time.Time) float64 {
 	c := &s.cfg
 	if t := now.Sub(s.start) - c.BusyAfter; c.BusyFor > 0 && t >= 0 {
 		if c.BusyEvery > 0 {
@@ -78,7 +77,7 @@ func (s *simLoad) background(now time.Time) float64 {
 }
 
 // Slowdown is the factor the board's latencies are stretched by at now.
-func (s *simLoad) Slowdown(now time.Time) float64 {
+func (s *Sim) Slowdown(now time.Time) float64 {
 	if s == nil {
 		return 1
 	}
@@ -86,7 +85,7 @@ func (s *simLoad) Slowdown(now time.Time) float64 {
 }
 
 // Load samples the simulated load.
-func (s *simLoad) Load() state.Load {
+func (s *Sim) Load() state.Load {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

@@ -1,4 +1,4 @@
-package node
+package procload
 
 import (
 	"math"
@@ -7,13 +7,13 @@ import (
 )
 
 // A simulated board reports what its settings and its own linknum imply.
-func TestSimLoad(t *testing.T) {
+func TestSim(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	now := t0
 	inflight, done := 0, uint64(0)
-	cfg := simProfile{CPUMHz: 2000, MemMB: 256, BaseCPU: 0.1, ReqCPU: 0.25, BaseMemMB: 64, RequestMB: 16,
+	cfg := SimProfile{CPUMHz: 2000, MemMB: 256, BaseCPU: 0.1, ReqCPU: 0.25, BaseMemMB: 64, RequestMB: 16,
 		BusyAfter: 10 * time.Second, BusyFor: 10 * time.Second, BusyCPU: 0.8}
-	s := newSimLoad(cfg, func() int { return inflight }, func() uint64 { return done })
+	s := NewSim(cfg, func() int { return inflight }, func() uint64 { return done })
 	s.start, s.now = t0, func() time.Time { return now }
 	steps := []struct {
 		at       time.Duration

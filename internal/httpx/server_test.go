@@ -1,4 +1,4 @@
-package node
+package httpx
 
 import (
 	"bufio"
@@ -22,10 +22,10 @@ import (
 // drainBound bounds every wait of these tests: far beyond what a drain takes.
 const drainBound = 10 * time.Second
 
-// drainRig is one webServer on loopback, its handler answering 200 "ok"
+// drainRig is one Server on loopback, its handler answering 200 "ok"
 // (or waiting for release first on /slow), with what the tests watch.
 type drainRig struct {
-	s        *webServer
+	s        *Server
 	addr     string
 	stop     context.CancelFunc
 	done     chan error    // Run's result
@@ -56,7 +56,7 @@ func startDrainRig(t *testing.T, grace time.Duration, gated bool) *drainRig {
 		}
 		io.WriteString(w, "ok")
 	})
-	r.s = &webServer{grace: grace, srv: &http.Server{Handler: h, ConnState: func(_ net.Conn, st http.ConnState) {
+	r.s = &Server{Grace: grace, HTTP: &http.Server{Handler: h, ConnState: func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			select {
 			case r.accepted <- struct{}{}:
@@ -69,7 +69,7 @@ func startDrainRig(t *testing.T, grace time.Duration, gated bool) *drainRig {
 		r.gate = &gateListener{open: make(chan struct{})}
 		wrap = func(l net.Listener) net.Listener { r.gate.Listener = l; return r.gate }
 	}
-	r.s.setListener(ln, wrap)
+	r.s.SetListener(ln, wrap)
 	r.s.conns.now = func() time.Time { return time.Now().Add(time.Duration(r.ahead.Load())) }
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel

@@ -1,7 +1,9 @@
-package node
+package httpx
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -206,4 +208,96 @@ func (s *connStates) waitAnswered(ctx context.Context) ([]net.Conn, error) {
 		}
 		timer.Stop()
 	}
+}
+
+// Server is one of a board's HTTP servers as a lifecycle component
+// (Run), which drains when its context ends.
+type Server struct {
+	HTTP    *http.Server
+	Grace   time.Duration // how long the drain may take before what is left is cut
+	Log     *slog.Logger  // logs the drain; nil: quiet
+	OnDrain []func()      // run as the drain begins: what would hold a connection open forever
+
+	raw   *drainListener // the socket, stopped first in the drain
+	ln    net.Listener   // what Serve accepts from: raw under its wrappers
+	conns connStates
+}
+
+// Addr is the listener's address (after SetListener).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Close closes the listener of a Server that will not Run.
+func (s *Server) Close() error { return s.ln.Close() }
+
+// SetListener serves on ln, under wrap (nil: as it is); before Run.
+func (s *Server) SetListener(ln net.Listener, wrap func(net.Listener) net.Listener) {
+	s.raw = &drainListener{Listener: ln}
+	s.ln = s.raw
+	if wrap != nil {
+		s.ln = wrap(s.raw)
+	}
+}
+
+// Run serves until ctx ends, then drains: keep-alives end, the
+// hooks of onDrain run, accepting stops without losing what the kernel
+// queued, and every request that reached the board is answered, all
+// within grace; what is still running after it is cut. It returns nil, or
+// why serving failed.
+func (s *Server) Run(ctx context.Context) error {
+	prev := s.HTTP.ConnState
+	s.HTTP.ConnState = func(c net.Conn, st http.ConnState) {
+		if prev != nil {
+			prev(c, st)
+		}
+		s.conns.track(c, st)
+	}
+	errc, served := make(chan error, 1), make(chan struct{})
+	go func() {
+		errc <- s.HTTP.Serve(s.ln)
+		close(served)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("httpx: serve: %w", err)
+	case <-ctx.Done():
+	}
+	if s.Log != nil {
+		s.Log.Info("stopping: no new connections, waiting for in-flight requests", "timeout", s.Grace)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.Grace)
+	defer cancel()
+	err := s.drain(sctx, served)
+	if err == nil {
+		err = s.HTTP.Shutdown(sctx) // closes the idle connections left; no request is lost to it now
+	}
+	if err != nil {
+		if s.Log != nil {
+			s.Log.Warn("in-flight requests cut at shutdown timeout", "err", err)
+		}
+		_ = s.HTTP.Close()
+	}
+	<-served
+	return nil
+}
+
+// drain brings the server to where Shutdown loses nothing: no connection
+// kept alive, none accepted from now on, every request that reached it
+// answered, and connections silent since silentNew closed. served closes when Serve returns: once the listener is
+// stopped and what it had queued is handed out, each tracked as new by then.
+func (s *Server) drain(ctx context.Context, served <-chan struct{}) error {
+	s.HTTP.SetKeepAlivesEnabled(false) // answers say Connection: close; idle ones are closed
+	for _, f := range s.OnDrain {
+		f()
+	}
+	_ = s.raw.stop()
+	select {
+	case <-served:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	silent, err := s.conns.waitAnswered(ctx)
+	for _, c := range silent {
+		_ = c.Close() // sent nothing since long before: taken as idle
+	}
+	return err
 }
