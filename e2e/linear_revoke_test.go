@@ -28,8 +28,11 @@ type linRevoke struct{ Name string }
 // revoke a majority). They come last because a revoked board is out for
 // good.
 func linRevokes(t *testing.T, h *linHistory, boards []*board, seed uint64) {
+	var why string
+	start := time.Now()
 	steady := pollUntil(context.Background(), 30*time.Second, func() bool {
 		if m, _ := masterOf(boards); m == "" {
+			_, why = agreed(boards, "?", 0)
 			return false
 		}
 		for _, b := range boards {
@@ -38,12 +41,17 @@ func linRevokes(t *testing.T, h *linHistory, boards []*board, seed uint64) {
 			}
 			code, out, err := b.do("", "GET", "/api/cluster/raft", "")
 			if err != nil || code != http.StatusOK || json.Unmarshal(out, &st) != nil || st.Leader == "" {
+				why = fmt.Sprintf("%s's log: %d %v %.200s", b.name, code, err, out)
 				return false
 			}
 		}
 		return true
 	})
-	t.Logf("revocations: the cluster steady before them: %v", steady)
+	if steady {
+		t.Logf("revocations: the cluster steady %v after the nemesis", time.Since(start).Round(time.Millisecond))
+	} else {
+		t.Errorf("revocations: the cluster not steady 30 s after the nemesis: %s", why)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
