@@ -13,7 +13,7 @@ import (
 )
 
 // TestRevokeTheLogsLeader: the board revoked is the durable log's leader
-// and not the master (three boards, token auth, no TLS). The revocation
+// and not ews1 (three boards, token auth, no TLS). The revocation
 // answers 200 through another board, and the two left must elect a leader
 // of their own and take writes again: a users write through them answers
 // 201 within 15 s.
