@@ -131,3 +131,21 @@ func TestLinSave(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An unknown PUT from a version another PUT was answered the next of is
+// left out; one whose next version nobody was answered stays.
+func TestPruneConfig(t *testing.T) {
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: linConfig{1}, Output: linOut{Code: 200, Ver: 2}},
+		{ClientId: 1, Input: linConfig{1}, Output: linOut{Error: "503"}},
+		{ClientId: 2, Input: linConfig{2}, Output: linOut{Error: "timeout"}},
+		{ClientId: 3, Input: linConfig{1}, Output: linOut{Code: 412}},
+	}
+	kept, pruned := pruneConfig(ops)
+	if pruned != 1 || len(kept) != 3 || kept[1].ClientId != 2 {
+		t.Fatalf("pruned %d, kept %+v; want the unknown PUT from 1 left out, the one from 2 kept", pruned, kept)
+	}
+	if len(ops) != 4 || ops[1].ClientId != 1 {
+		t.Fatal("pruneConfig changed its input")
+	}
+}

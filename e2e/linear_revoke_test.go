@@ -21,29 +21,43 @@ type linRevoke struct{ Name string }
 // linRevokes is the history of the boards' revocations: once the
 // nemesis is over and the cluster steady again (one master, every board
 // running, each board's log naming a leader; waited for at most 30 s), a
-// client at every board revokes boards drawn from all but the first (two
-// answers each, at once with the others; after a 503 it waits its
+// client at every board revokes boards drawn from all but the first and
+// the log's leader (two answers each, at once with the others; after a 503 it waits its
 // Retry-After and draws again, six tries at most), so the revocations race
 // one another and the majority rule (docs/DESIGN.md: 409 when it would
 // revoke a majority). They come last because a revoked board is out for
 // good.
 func linRevokes(t *testing.T, h *linHistory, boards []*board, seed uint64) {
+	var why string
+	start := time.Now()
 	steady := pollUntil(context.Background(), 30*time.Second, func() bool {
 		if m, _ := masterOf(boards); m == "" {
+			_, why = agreed(boards, "?", 0)
 			return false
 		}
 		for _, b := range boards {
-			var st struct {
-				Leader string `json:"leader"`
-			}
-			code, out, err := b.do("", "GET", "/api/cluster/raft", "")
-			if err != nil || code != http.StatusOK || json.Unmarshal(out, &st) != nil || st.Leader == "" {
+			if linLogLeader(b) == "" {
+				why = b.name + "'s log names no leader"
 				return false
 			}
 		}
 		return true
 	})
-	t.Logf("revocations: the cluster steady before them: %v", steady)
+	if steady {
+		t.Logf("revocations: the cluster steady %v after the nemesis", time.Since(start).Round(time.Millisecond))
+	} else {
+		t.Errorf("revocations: the cluster not steady 30 s after the nemesis: %s", why)
+	}
+	// never the log's leader: a revoked leader keeps the others from
+	// writing, an open bug (TestRevokeTheLogsLeader)
+	leader := linLogLeader(boards[0])
+	var targets []string
+	for _, b := range boards[1:] {
+		if b.name != leader {
+			targets = append(targets, b.name)
+		}
+	}
+	t.Logf("revocations: of %v (the log's leader is %q)", targets, leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -51,7 +65,7 @@ func linRevokes(t *testing.T, h *linHistory, boards []*board, seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, uint64(1000+c)))
 		wg.Go(func() {
 			for answered, try := 0, 0; answered < 2 && try < 6 && ctx.Err() == nil; try++ {
-				name := boards[1+rng.IntN(len(boards)-1)].name
+				name := targets[rng.IntN(len(targets))]
 				call := h.now()
 				out, err := linDo(ctx, entry, "POST", "/api/cluster/revoke", "", fmt.Sprintf(`{"name":%q}`, name))
 				if err == nil && out.Code == http.StatusForbidden && !strings.Contains(out.Error, "majority") {
@@ -68,6 +82,19 @@ func linRevokes(t *testing.T, h *linHistory, boards []*board, seed uint64) {
 		})
 	}
 	wg.Wait()
+}
+
+// linLogLeader is the durable log's leader as b sees it; "" when none or
+// b does not answer.
+func linLogLeader(b *board) string {
+	var st struct {
+		Leader string `json:"leader"`
+	}
+	code, out, err := b.do("", "GET", "/api/cluster/raft", "")
+	if err != nil || code != http.StatusOK || json.Unmarshal(out, &st) != nil {
+		return ""
+	}
+	return st.Leader
 }
 
 // revokeModel is the revoked list of a cluster of n boards, which only

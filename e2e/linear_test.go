@@ -108,12 +108,22 @@ func TestLinearizable(t *testing.T) {
 		least int // known answers below which the history says nothing
 	}{{"users", usersModel, 10}, {"config", configModel(cfgVer), 10}, {"relay", relayModel(relayOn), 10}, {"revoke", revokeModel(len(boards)), 2}} {
 		ops, unknown := h.of(m.name)
+		if m.name == "config" {
+			var pruned int
+			ops, pruned = pruneConfig(ops)
+			unknown -= pruned
+			t.Logf("model config: %d indeterminate PUTs left out: another PUT was answered the version they would have made", pruned)
+		}
 		total += len(ops)
-		res, info := porcupine.CheckOperationsVerbose(m.model, ops, p.check)
+		// the plain check first: the verbose one (the page's partial
+		// linearizations) holds far more memory, and only a refused
+		// history needs it
+		res := porcupine.CheckOperationsTimeout(m.model, ops, p.check)
 		verdict := map[porcupine.CheckResult]string{porcupine.Ok: "yes", porcupine.Illegal: "no", porcupine.Unknown: "unknown"}[res]
 		fmt.Printf("VERIFY model=%s ops=%d linearizable=%s\n", m.name, len(ops), verdict)
 		t.Logf("model %s: %d operations, %d indeterminate: linearizable %s; answers %v; indeterminate for %v", m.name, len(ops), unknown, verdict, answers(ops), unknowns(ops))
 		if res != porcupine.Ok {
+			_, info := porcupine.CheckOperationsVerbose(m.model, ops, p.check)
 			t.Errorf("model %s: the history is not shown linearizable (%s); the page: %s", m.name, res, linSave(t, m.name, p.seed, m.model, info, ops))
 		}
 		if len(ops)-unknown < m.least { // a history of unknowns is linearizable and says nothing

@@ -20,6 +20,11 @@ grep -E '^VERIFY|seeds in|replay:' "$log"
 [ "$(id -u)" = 0 ] || echo "verify: not root: the history checker's partitions are skipped (the boards run on loopback)"
 erc=0
 EWS_VERIFY=1 go test ./e2e -run 'TestLinearizable$' -count=1 -v -timeout 60m >"$log" 2>&1 || erc=1
-grep -E '^VERIFY|plan:|model [a-z]+:|operations \(|the page|partitions skipped|network namespaces' "$log"
-[ "$erc" = 0 ] || { tail -n 200 "$log"; rc=1; }
+grep -E '^VERIFY|plan:|model [a-z]+:|operations \(|the page|partitions skipped|network namespaces|revocations:' "$log"
+if [ "$erc" != 0 ]; then
+	keep="${EWS_VERIFY_OUT:-/tmp}/ews-verify-$(date -u +%Y%m%dT%H%M%S).log"
+	cp "$log" "$keep" && echo "verify: the history checker's whole log: $keep"
+	tail -n 200 "$log"
+	rc=1
+fi
 exit "$rc"

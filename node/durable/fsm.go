@@ -65,13 +65,23 @@ func (f *FSM) checkEntry(c command, cur Document) error {
 }
 
 // Check runs c's guards against this board's copy: what the leader does
-// before it proposes an entry, and a board before it forwards one.
+// before it proposes an entry, and a board before it forwards one. A
+// write built from a version this copy has already left can only meet a
+// conflict at apply (versions only grow), so that is its answer here
+// too, before the guards judge its data against a newer document: a
+// revocation made from a stale list was refused as dropping the board
+// revoked since, where the writer should have been told to read again
+// (found by the history checker, docs/NOTES.md issue 48).
 func (f *FSM) Check(cmd []byte) error {
 	c, err := decodeCommand(cmd)
 	if err != nil {
 		return err
 	}
-	return f.checkEntry(c, f.Get(c.Kind))
+	cur := f.Get(c.Kind)
+	if cur.Version > c.Expect {
+		return &ConflictError{Kind: c.Kind, Expect: c.Expect, Have: cur.Version}
+	}
+	return f.checkEntry(c, cur)
 }
 
 // Watch: see State.Watch. Not safe once the FSM applies entries.

@@ -249,6 +249,10 @@ func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 		return 0, 0, r.noQuorum(ra)
 	}
 	if err := r.fsm.Check(cmd); err != nil { // refused before it is proposed; every board checks again at apply
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			return r.fsm.Index(), 0, err // the writer waits until its copy holds what this one does, then reads again
+		}
 		return 0, 0, err
 	}
 	timeout := r.opts.Timing.Apply
