@@ -1,6 +1,7 @@
 package node
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/ews-firmware/ews/sched"
@@ -16,7 +17,9 @@ type autoSlots struct {
 }
 
 func newAutoSlots(start int) *autoSlots {
-	return &autoSlots{est: &sched.AutoCapacity{Start: start}, now: time.Now}
+	// never fewer slots than the cores Go runs on: fewer would leave one
+	// idle under CPU-bound work (sched.AutoCapacity, Min)
+	return &autoSlots{est: &sched.AutoCapacity{Start: start, Min: runtime.GOMAXPROCS(0)}, now: time.Now}
 }
 
 // Capacity is the slots to report now (state.Capacitor); 0 without auto

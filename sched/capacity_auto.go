@@ -21,12 +21,17 @@ const (
 // in-flight count reached its slots) moves the slots one step and compares
 // the requests completed per second with the last such window: a rise
 // keeps the direction, a fall turns it, and an equal figure steps down
-// (the same throughput with fewer at once waits less). A window in which
-// the board was not full says nothing and keeps the slots. The slots
-// therefore circle the knee where more at once stops completing more.
-// Safe for concurrent use.
+// (the same throughput with fewer at once waits less), except at Min,
+// where it steps up to look for more. A window in which the board was not
+// full says nothing and keeps the slots. The slots therefore circle the
+// knee where more at once stops completing more, never below Min: fewer
+// slots than the board has workers (cores) leave one idle whenever the
+// work is CPU-bound, and an equal figure there was the climb's reason to
+// walk down to one slot and halve what the board completes (docs/NOTES.md,
+// Capacity "auto"). Safe for concurrent use.
 type AutoCapacity struct {
 	Start, Max int           // zero: DefaultAutoStart, DefaultAutoMax
+	Min        int           // the fewest slots, the board's workers; zero: 1
 	Window     time.Duration // zero: DefaultAutoWindow
 
 	mu      sync.Mutex
@@ -44,11 +49,12 @@ func (a *AutoCapacity) Observe(now time.Time, completed uint64, inFlight int) in
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	start, most, win := or1(a.Start, DefaultAutoStart), or1(a.Max, DefaultAutoMax), a.Window
+	least := min(or1(a.Min, 1), most)
 	if win <= 0 {
 		win = DefaultAutoWindow
 	}
 	if a.slots == 0 {
-		a.slots = min(start, most)
+		a.slots = max(min(start, most), least)
 	}
 	if a.began.IsZero() || completed < a.atStart || now.Before(a.began) {
 		a.began, a.atStart, a.full = now, completed, false // first sample, or a counter/clock that went back
@@ -66,10 +72,13 @@ func (a *AutoCapacity) Observe(now time.Time, completed uint64, inFlight int) in
 		case x < a.prev*(1-autoGain):
 			a.down = !a.down
 		default:
-			a.down = true
+			a.down = a.slots > least // at the floor: look for more instead
+		}
+		if a.down && a.slots <= least {
+			a.down = false // a fall at the floor turns up
 		}
 		if a.down {
-			a.slots = max(a.slots-1, 1)
+			a.slots = max(a.slots-1, least)
 		} else {
 			a.slots = min(a.slots+1, most)
 		}

@@ -68,14 +68,52 @@ func TestAutoCapacityBounds(t *testing.T) {
 	if got := a.Observe(now.Add(time.Second), 5, 64); got != 3 {
 		t.Fatalf("after a counter reset slots = %d, want 3 kept", got)
 	}
-	for i := 0; i < 20; i++ { // ever less throughput: shrinks, but not below 1
+	lowest := a.Slots()
+	for i := 0; i < 20; i++ { // ever less throughput: shrinks, but not below 1 (there it looks up again)
 		now = now.Add(time.Second)
-		a.Observe(now, 5, 64)
+		lowest = min(lowest, a.Observe(now, 5, 64))
 	}
-	if got := a.Slots(); got != 1 {
-		t.Fatalf("slots = %d, want 1", got)
+	if got := a.Slots(); lowest != 1 || got > 2 {
+		t.Fatalf("slots = %d, lowest %d; want down to 1 and at most 2 since", got, lowest)
 	}
 	if got := (&AutoCapacity{}).Slots(); got != DefaultAutoStart {
 		t.Fatalf("zero value Slots = %d, want %d", got, DefaultAutoStart)
+	}
+}
+
+// TestAutoCapacityFloor: a board of 2 workers completes as much with 2 in
+// flight as with more, and half with 1. Without a floor the climb steps
+// down on the equal figure to 1 slot and circles 1..3, a third of the time
+// below the knee (issue 51's testbed cell); with Min = its workers it
+// circles 2..3 and never leaves one idle.
+func TestAutoCapacityFloor(t *testing.T) {
+	twoWorkers := func(slots int) float64 { return 100 * float64(min(slots, 2)) }
+	for _, tc := range []struct {
+		name    string
+		min     int
+		lowest  int // the fewest slots seen after the first 10 s
+		belowOK bool
+	}{
+		{"no floor: walks below the knee", 0, 1, true},
+		{"floor at the workers", 2, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &AutoCapacity{Start: 4, Max: 32, Min: tc.min}
+			now := time.Unix(1000, 0)
+			var done float64
+			slots := a.Observe(now, 0, 0)
+			lowest, highest := 64, 0
+			for i := range 1200 {
+				now = now.Add(100 * time.Millisecond)
+				done += twoWorkers(slots) / 10
+				slots = a.Observe(now, uint64(done), slots)
+				if i >= 100 {
+					lowest, highest = min(lowest, slots), max(highest, slots)
+				}
+			}
+			if lowest != tc.lowest || highest > 4 {
+				t.Fatalf("slots ranged %d..%d after the first 10 s, want from %d, at most 4", lowest, highest, tc.lowest)
+			}
+		})
 	}
 }

@@ -180,9 +180,10 @@ func Simulate(r Run, s Setup) (Result, error) {
 	m.oneFIFO = cfg.Order == sched.OrderArrival || (cfg.Order == "" && spec.Queue == sched.OneFIFO)
 	m.queue = make([][]*request, len(r.Mix))
 	for _, b := range r.Boards {
-		m.boards = append(m.boards, newBoard(b))
+		nb := newBoard(b)
+		m.boards = append(m.boards, nb)
 		if s.AutoCapacity {
-			m.auto = append(m.auto, &sched.AutoCapacity{})
+			m.auto = append(m.auto, &sched.AutoCapacity{Min: nb.spec.Workers}) // as a board's cores
 		}
 	}
 	if n := r.Clients.N; n > 0 {
