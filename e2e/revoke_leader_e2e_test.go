@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -18,20 +17,16 @@ import (
 // of their own and take writes again: a users write through them answers
 // 201 within 15 s.
 //
-// It fails today (docs/NOTES.md, issue 48's second part, "Found, not
-// fixed"): the revoked leader's heartbeats still reach the others over the
-// log's streams opened before, so they hold no election, while they cannot
-// forward a write to it ("its HTTP address is not known yet": the revoked
-// board's address is refused): every write through them answers 503 for as
-// long as the streams last. The fix is node/durable's and node/boardrevoke's
-// (the lead's), so the test runs only with EWS_KNOWN_BUGS=1 until then.
+// It failed before node/durable refused a revoked board's RPCs
+// (revoked.go; docs/NOTES.md, issue 48's second part): the revoked
+// leader's heartbeats still reached the others over the log's streams
+// opened before, so they held no election, while they could not forward a
+// write to it: every write through them answered 503 for as long as the
+// streams lasted.
 func TestRevokeTheLogsLeader(t *testing.T) {
 	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
 	if testing.Short() {
 		t.Skip("starts real ews processes")
-	}
-	if os.Getenv("EWS_KNOWN_BUGS") != "1" {
-		t.Skip("a known bug, open: a revoked leader of the log keeps the others from writing (EWS_KNOWN_BUGS=1 runs it)")
 	}
 	const token = "revoke-leader-token-4d1e9a7c2b"
 	bin := ewsBinary(t)

@@ -45,7 +45,10 @@ func (n *Node) openDurable() (durableState, error) {
 		dir = filepath.Join(dir, "raft")
 	}
 	r, err := durable.NewRaft(durable.Options{Self: b.state.Name, Peers: peers, Dir: dir, Stream: st,
-		Alive:   func(board string) bool { _, ok := n.boardHTTP(board); return ok },
+		Alive: func(board string) bool { _, ok := n.boardHTTP(board); return ok },
+		// a revoked board's RPCs are refused and none sent to it, so a
+		// revoked leader of the log is no longer followed (issue 48's find)
+		Revoked: func(board string) bool { return n.acc.boards != nil && n.acc.boards.Revoked(board) },
 		Forward: durable.NewForwarder(so).Send, Timing: raftTiming(b.state.TMax), Logger: n.log})
 	if err != nil {
 		return durableState{}, err

@@ -53,6 +53,9 @@ type Options struct {
 	Transport raft.Transport
 	// Alive reports whether a board is heard on the gossip now.
 	Alive func(board string) bool
+	// Revoked reports whether a board is revoked: the log takes no RPC
+	// from it and sends it none (revoked.go). Optional.
+	Revoked func(board string) bool
 	// Forward sends an encoded command to the leader and returns the
 	// log index it committed at and the new version (Forwarder.Send).
 	Forward func(ctx context.Context, leader string, cmd []byte) (index, version uint64, err error)
@@ -109,6 +112,13 @@ func (r *Raft) Run(ctx context.Context) error {
 		nt := r.opts.Stream.Transport(r.log)
 		defer nt.Close()
 		tr = nt
+	}
+	if r.opts.Revoked != nil {
+		w, pump := refuseRevoked(tr, r.opts.Revoked)
+		done := make(chan struct{})
+		go pump(done)
+		defer close(done)
+		tr = w
 	}
 	ra, closeStores, err := r.open(tr)
 	if err != nil {

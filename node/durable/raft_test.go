@@ -30,6 +30,8 @@ type testCluster struct {
 	trans  map[string]*raft.InmemTransport
 	stop   map[string]func()
 	prep   func(*Raft) // before each board's log runs (guards, authorizers)
+	// revoked boards, as every board's Options.Revoked sees them
+	revoked map[string]bool
 }
 
 func newTestCluster(t *testing.T, names ...string) *testCluster {
@@ -42,7 +44,7 @@ func newTestClusterTimed(t *testing.T, timing Timing, names ...string) *testClus
 
 func newTestClusterPrep(t *testing.T, timing Timing, prep func(*Raft), names ...string) *testCluster {
 	c := &testCluster{t: t, names: names, timing: timing, cut: map[string]bool{}, rafts: map[string]*Raft{},
-		trans: map[string]*raft.InmemTransport{}, stop: map[string]func(){}, prep: prep}
+		trans: map[string]*raft.InmemTransport{}, stop: map[string]func(){}, prep: prep, revoked: map[string]bool{}}
 	for _, n := range names {
 		_, c.trans[n] = raft.NewInmemTransport(raft.ServerAddress(n))
 	}
@@ -63,6 +65,11 @@ func newTestClusterPrep(t *testing.T, timing Timing, prep func(*Raft), names ...
 func (c *testCluster) start(n, dir string) {
 	r, err := NewRaft(Options{Self: n, Peers: c.names, Dir: dir, Transport: c.trans[n], Timing: c.timing, Logger: testutil.Logger(),
 		Alive: func(b string) bool { return c.sameSide(n, b) },
+		Revoked: func(b string) bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.revoked[b]
+		},
 		Forward: func(ctx context.Context, leader string, cmd []byte) (uint64, uint64, error) {
 			if !c.sameSide(n, leader) {
 				return 0, 0, errors.New("unreachable")
