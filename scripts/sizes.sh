@@ -12,7 +12,7 @@ set -euo pipefail
 full_goal=13000000
 full_ceiling=${EWS_FULL_CEILING:-13400000}
 lite_goal=8000000
-lite_ceiling=${EWS_LITE_CEILING:-11450000}
+lite_ceiling=${EWS_LITE_CEILING:-11520000}
 files=()
 for a in "$@"; do
 	if [ -d "$a" ]; then
