@@ -1,9 +1,7 @@
 package sched
 
 import (
-	"cmp"
 	"net/netip"
-	"slices"
 	"time"
 )
 
@@ -23,10 +21,6 @@ func (p *Proximity) nearestClient(client netip.Addr, pool []*Board) (proxRule, b
 	if p.ClientRTT == nil {
 		return proxRule{}, false
 	}
-	type cand struct {
-		name string
-		rtt  time.Duration
-	}
 	cs := make([]cand, 0, len(pool))
 	for _, b := range pool {
 		if rtt, ok := p.ClientRTT(b.Name, client); ok {
@@ -36,17 +30,7 @@ func (p *Proximity) nearestClient(client netip.Addr, pool []*Board) (proxRule, b
 	if len(cs) == 0 {
 		return proxRule{}, false
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(a.rtt, b.rtt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
-	r := proxRule{learned: true}
-	for _, c := range cs[:min(len(cs), LearnedNear)] {
-		r.prefer = append(r.prefer, c.name)
-	}
-	return r, true
+	return nearestOf(cs), true
 }
 
 // withClientRTT gives the proximity inside p (under stickiness, if any)

@@ -20,10 +20,6 @@ const LearnedNear = 3
 // recommended, and a request whose door is not in pool falls to the
 // lowest integrated load of all boards.
 func (p *Proximity) nearest(door string, pool []*Board) proxRule {
-	type cand struct {
-		name string
-		rtt  time.Duration
-	}
 	cs := make([]cand, 0, len(pool))
 	for _, b := range pool {
 		if b.Name == door {
@@ -37,17 +33,7 @@ func (p *Proximity) nearest(door string, pool []*Board) proxRule {
 			cs = append(cs, cand{b.Name, max(rtt, 0)})
 		}
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(a.rtt, b.rtt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
-	r := proxRule{learned: true}
-	for _, c := range cs[:min(len(cs), LearnedNear)] {
-		r.prefer = append(r.prefer, c.name)
-	}
-	return r
+	return nearestOf(cs)
 }
 
 // withDistance gives the proximity inside p (under stickiness, if any) the
@@ -59,4 +45,26 @@ func withDistance(p Policy, f func(from, to string) (time.Duration, bool)) {
 	case *Proximity:
 		q.Distance = f
 	}
+}
+
+// cand is a board and its round trip, to sort by.
+type cand struct {
+	name string
+	rtt  time.Duration
+}
+
+// nearest is the learned rule preferring the LearnedNear boards of cs with
+// the shortest round trips (ties by name, so every master picks the same).
+func nearestOf(cs []cand) proxRule {
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(a.rtt, b.rtt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	r := proxRule{learned: true}
+	for _, c := range cs[:min(len(cs), LearnedNear)] {
+		r.prefer = append(r.prefer, c.name)
+	}
+	return r
 }

@@ -140,14 +140,7 @@ func (r *runner) report(elapsed time.Duration, interrupted bool) *Report {
 			ctlShed.Merge(st.shedLat)
 			ctlTrace.merge(&st.trace)
 		}
-		tot.Due += cr.Due
-		tot.Sent += cr.Sent
-		tot.OK += cr.OK
-		tot.Shed += cr.Shed
-		tot.Errors += cr.Errors
-		tot.Denied += cr.Denied
-		tot.Overflow += cr.Overflow
-		tot.Unsent += cr.Unsent
+		addCounts(&tot, &cr)
 		for _, s := range cr.ErrorSamples {
 			if len(tot.ErrorSamples) < maxSamples {
 				tot.ErrorSamples = append(tot.ErrorSamples, c.Name+": "+s)
