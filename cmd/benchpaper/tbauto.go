@@ -37,13 +37,10 @@ func (t *tbHarness) tbAuto() error {
 	fmt.Fprintf(&t.md, "3 boards of cpu 4:2:1 (speed; 16 slots and 2 workers each), 80%% 10 ms and 20%% 40 ms pages, closed loop thinking 200 ms, reports every 100 ms, 30 s warm-up (the hill climb moves one slot per full second), capacity %.0f/s with wlc weighted by the true speeds (*wlc-oracle*). *NAME/auto*: each board's capacity is `sched.AutoCapacity`'s figure from its completed requests and in-flight count ([node] capacity = \"auto\", starting at 4 slots as a board does); otherwise 16 each. Director: the capacity is the size linknum is divided by (lc's linknum/capacity, the load correction); *lc-queued*: ews's queue, the capacity the slot limit. Rule: auto wins against the same policy with fixed slots (mean, p99 or completed/s beyond the spread, worse on none) for lc, qsc-min and lc-queued at every load; partly when some.\n\n", cal.capacity)
 	wins, n, note := 0, 0, ""
 	for _, f := range loads {
-		r.Clients = cal.at(f)
-		c, err := t.run(r, setups)
+		c, err := t.atLoad(&r, cal, f, setups, "fastest board's share", func(r testbed.Result) float64 { return r.BoardShare[0] })
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
-		t.table(c, "director", "fastest board's share", func(r testbed.Result) float64 { return r.BoardShare[0] })
 		caps := ""
 		for _, s := range setups {
 			if res := c.res[s.Name]; len(res) > 0 && res[0].Capacity != nil {

@@ -168,3 +168,16 @@ func figs(c *tbCell, setups ...string) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// atLoad runs setups on r at load f of cal's capacity, then writes the
+// load's heading and its table (share and shareOf as t.table takes them).
+func (t *tbHarness) atLoad(r *testbed.Run, cal calib, f float64, setups []testbed.Setup, share string, shareOf func(testbed.Result) float64) (*tbCell, error) {
+	r.Clients = cal.at(f)
+	c, err := t.run(*r, setups)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
+	t.table(c, "director", share, shareOf)
+	return c, nil
+}

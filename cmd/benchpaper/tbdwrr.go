@@ -31,13 +31,10 @@ func (t *tbHarness) tbDWRR() error {
 	}
 	wins, n, note := 0, 0, ""
 	for _, f := range loads {
-		r.Clients = cal.at(f)
-		c, err := t.run(r, setups)
+		c, err := t.atLoad(&r, cal, f, setups, "busy board's share", func(r testbed.Result) float64 { return r.BoardShare[0] })
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
-		t.table(c, "director", "busy board's share", func(r testbed.Result) float64 { return r.BoardShare[0] })
 		t.plotCell("bench-paper-testbed-004dwrr", "004 §4: dwrr vs nginx's wrr (director), mean latency", c, f)
 		if f < 0.8 {
 			continue

@@ -68,13 +68,10 @@ func (t *tbHarness) tbFresh() error {
 	worst, at := 0.0, ""
 	bare, bareAt := 0.0, "" // herding alone: adaptive without 001's stop
 	for _, f := range loads {
-		r.Clients = cal.at(f)
-		c, err := t.run(r, setups)
+		c, err := t.atLoad(&r, cal, f, setups, "", nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
-		t.table(c, "director", "", nil)
 		lc := c.stat("lc", fP99).mean
 		for _, s := range c.setups[1:] {
 			ratio := c.stat(s, fP99).mean / max(lc, 1e-9)

@@ -118,13 +118,10 @@ func (t *tbHarness) tbMislead() error {
 	}
 	wins, note := 0, ""
 	for _, f := range loads {
-		r.Clients = cal.at(f)
-		c, err := t.run(r, setups)
+		c, err := t.atLoad(&r, cal, f, setups, "hogged board's share", func(r testbed.Result) float64 { return r.BoardShare[2] })
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
-		t.table(c, "director", "hogged board's share", func(r testbed.Result) float64 { return r.BoardShare[2] })
 		w, text := versus(c, "adaptive", []string{"lc"})
 		wins += w
 		note += fmt.Sprintf(" at%.2f:%s;%s", f, spaceless(text), figs(c, "adaptive", "lc"))

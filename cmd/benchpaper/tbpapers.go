@@ -268,13 +268,10 @@ func (t *tbHarness) tb003() error {
 	fmt.Fprintf(&t.md, "Claim b: proximity with integrated load serves clients faster than lc. Two sites of clients; each site's round trip is 5 ms to its two near boards and 80 ms to the two far ones, added to every answer (modelled in the testbed's virtual time; real boards on an emulated network below). *proximity* = `integrated` with `[[sched.proximity]]` naming each site's near boards. Director mode, reports every 100 ms (ews's heartbeat), closed loop, think 200 ms, capacity %.0f/s. Rule: proximity wins against lc and integrated (mean, p99, completed/s beyond the spread).\n\n", cal.capacity)
 	wins, n, bnote := 0, 0, ""
 	for _, f := range loads {
-		r.Clients = cal.at(f)
-		c, err := t.run(r, []testbed.Setup{setup("proximity", testbed.Director, prox), setup("lc", testbed.Director, pol("lc")), setup("integrated", testbed.Director, pol("integrated"))})
+		c, err := t.atLoad(&r, cal, f, []testbed.Setup{setup("proximity", testbed.Director, prox), setup("lc", testbed.Director, pol("lc")), setup("integrated", testbed.Director, pol("integrated"))}, "", nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
-		t.table(c, "director", "", nil)
 		t.plotCell("bench-paper-testbed-003b", "003 b: two sites 5/80 ms away (director), mean latency", c, f)
 		w, text := versus(c, "proximity", []string{"lc", "integrated"})
 		wins, n = wins+w, n+2

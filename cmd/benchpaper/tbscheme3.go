@@ -48,13 +48,10 @@ func (t *tbHarness) tbScheme3() error {
 	fmt.Fprintf(&t.md, "Six boards on three sites, two each; a client's round trip is 5 ms to its site's boards and 80 ms to the others, added to every answer; five client networks (/16s, one /24 each), three of them site A's, so site A carries 60%% of the clients (its boards fill and requests spill). *learned* = `integrated` with one learned rule (`0.0.0.0/0`, no boards): each board measures the round trip of every answer per client /24 (what `TCP_INFO` gives on an accepted connection; here the modelled path), its report carries its %d best networks, and the master recommends for a client the three boards with the shortest reported round trip to its network (`sched.Options.ClientRTT`); *static* = the paper's table naming each network's two near boards; *lc* ignores distance. Integrated limits as the paper's example (cpu 50%%, …). Director mode, reports every 100 ms, closed loop, think 200 ms, capacity %.0f/s with lc. Rule: learned wins against lc (mean, p99, completed/s beyond the spread, worse on none) at every load; partly at some.\n\n", testbed.ReportNets, cal.capacity)
 	wins, note := 0, ""
 	for _, f := range loads {
-		r.Clients = cal.at(f)
-		c, err := t.run(r, setups)
+		c, err := t.atLoad(&r, cal, f, setups, "", nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&t.md, "Load %.2f (%d clients):\n\n", f, r.Clients.N)
-		t.table(c, "director", "", nil)
 		t.plotCell("bench-paper-testbed-003scheme3", "003 scheme 3: three sites 5/80 ms, one hot (director), mean latency", c, f)
 		w, text := versus(c, "learned", []string{"lc"})
 		wins += w
