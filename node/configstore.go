@@ -29,11 +29,11 @@ func (n *Node) openConfStore() error {
 	})
 	n.acc.conf = st
 	n.acc.live = newConfigApplier(n)
-	n.acc.durable.state.Guard(durable.KindConfig, configGuard)
+	n.acc.durable.state.Guard(durable.KindConfig, confstore.Guard)
 	if n.acc.durable.raft != nil && n.acc.acct != nil {
 		// an admin signed it (docs/DESIGN.md, Trust); the first version is
 		// the boards' own boot sections (seedConfig)
-		n.acc.durable.state.Authorize(durable.KindConfig, configAuthorizer(n.acc.acct.store))
+		n.acc.durable.state.Authorize(durable.KindConfig, confstore.Authorizer(n.acc.acct.store))
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package node
+package confstore_test
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestConfigAuthorizer(t *testing.T) {
 	}
 	const adminTok, opTok = "ews_admin-token", "ews_operator-token"
 	pub := func(tok string) []byte { return tokenhash.SigningKey(tok).Public().(ed25519.PublicKey) }
-	auth := configAuthorizer(st)
+	auth := confstore.Authorizer(st)
 	cur := durable.Document{Version: 3, Data: []byte("v3")}
 	doc := func(who string) []byte {
 		b, err := confstore.Encode([]confstore.Version{{Number: 4, Who: who, Text: "[sched]\n"}})
@@ -106,7 +106,7 @@ func TestConfigAuthorizer(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := write(c.s)
 			w.Snapshot, w.Docs = true, map[string]durable.Document{durable.KindUsers: usersDoc}
-			err := configAuthorizer(fresh)(cur, w)
+			err := confstore.Authorizer(fresh)(cur, w)
 			if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 				t.Fatalf("%v, want %q", err, c.want)
 			}
