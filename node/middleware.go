@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/json"
 	"errors"
+	"github.com/ews-firmware/ews/node/access"
 	"net/http"
 	"strings"
 	"time"
@@ -173,3 +174,16 @@ func (w *statusWriter) Flush() {
 
 // Unwrap gives http.ResponseController the real writer (write deadlines).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// withPersonSigner: a write of the users or the configuration carries its
+// person's signature (access.PersonSigner; docs/DESIGN.md, Trust).
+func (n *Node) withPersonSigner(r *http.Request) *http.Request {
+	if n.acc.acct == nil {
+		return r
+	}
+	var sess access.Sessions
+	if n.acc.auth != nil {
+		sess = n.acc.auth
+	}
+	return access.PersonSigner(n.acc.acct.store, n.acc.acct.seed, sess)(r)
+}
