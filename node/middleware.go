@@ -3,12 +3,12 @@ package node
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ews-firmware/ews/node/access"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/dispatch"
 )
 
