@@ -2,10 +2,10 @@ package node
 
 import (
 	"context"
-	"github.com/ews-firmware/ews/node/audit"
 	"net/http"
 	"time"
 
+	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/durable"
 )
