@@ -49,16 +49,22 @@ type tab struct {
 // returns a tab maker.
 func openBrowser(t *testing.T) func(name string) *tab {
 	t.Helper()
-	exe := findChromium(t)
-	opts := testbrowser.Options(t, exe,
-		// Background tabs must keep their timers and event streams running at full speed.
+	return startBrowser(t, findChromium(t), 3*time.Minute)
+}
+
+// startBrowser starts headless chromium exe with extra options, for at most timeout, and
+// returns a tab maker. Background tabs keep their timers and event streams running at full
+// speed.
+func startBrowser(t *testing.T, exe string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) func(name string) *tab {
+	t.Helper()
+	opts := testbrowser.Options(t, exe, append(extra,
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-	)
+	)...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelB := chromedp.NewContext(actx)
-	bctx, cancelT := context.WithTimeout(bctx, 3*time.Minute)
+	bctx, cancelT := context.WithTimeout(bctx, timeout)
 	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
 	if err := chromedp.Do(bctx); err != nil {
 		t.Skipf("ews: chromium %s does not start: %v", exe, err)

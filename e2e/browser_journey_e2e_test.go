@@ -37,7 +37,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
@@ -254,24 +253,7 @@ func journeyBrowser(t *testing.T, exe string, env []string, extra ...chromedp.Ex
 	if len(env) > 0 {
 		extra = append(extra, chromedp.Env(env...))
 	}
-	opts := testbrowser.Options(t, exe, append(extra, chromedp.Flag("disable-background-timer-throttling", true), chromedp.Flag("disable-renderer-backgrounding", true))...)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	bctx, cancelT := context.WithTimeout(bctx, 6*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
-	if err := chromedp.Do(bctx); err != nil {
-		t.Skipf("ews: chromium %s does not start: %v", exe, err)
-	}
-	return func(name string) *tab {
-		tb := &tab{name: name, errs: &testbrowser.Console{}}
-		ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.errs.Listen))
-		t.Cleanup(cancel)
-		if err := chromedp.Do(ctx); err != nil {
-			t.Fatalf("page %s: open tab: %v", name, err)
-		}
-		tb.ctx = ctx
-		return tb
-	}
+	return startBrowser(t, exe, 6*time.Minute, extra...)
 }
 
 // submit clicks a form's button and waits for the page it answers to show sel.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"syscall"
@@ -37,16 +36,7 @@ func TestRevokeTheLogsLeader(t *testing.T) {
 		b.start(t, bin)
 	}
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
-	leaderOf := func(b *board) string {
-		var st struct {
-			Leader string `json:"leader"`
-		}
-		code, out, err := b.do("", "GET", "/api/cluster/raft", "")
-		if err != nil || code != http.StatusOK || json.Unmarshal(out, &st) != nil {
-			return ""
-		}
-		return st.Leader
-	}
+	leaderOf := linLogLeader
 	var leader string
 	testutil.WaitFor(t, "the log has a leader", 20*time.Second, func() (bool, string) {
 		leader = leaderOf(boards[1])
