@@ -16,3 +16,15 @@ var apiProblems apicheck.Problems
 func checked(base http.RoundTripper) http.RoundTripper {
 	return &apicheck.Transport{Base: base, Report: apiProblems.Add}
 }
+
+// unchecked is the plain transport under rt (checked's base): load loops
+// send thousands of requests on routes the other tests check already.
+func unchecked(rt http.RoundTripper) *http.Transport {
+	if c, ok := rt.(*apicheck.Transport); ok {
+		rt = c.Base
+	}
+	if t, ok := rt.(*http.Transport); ok {
+		return t
+	}
+	return http.DefaultTransport.(*http.Transport)
+}

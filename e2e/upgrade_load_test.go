@@ -58,7 +58,7 @@ func startUpgradeLoad(c *upCluster) *upLoad {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			client := &http.Client{Timeout: 10 * time.Second, Transport: c.client.Transport.(*http.Transport).Clone()}
+			client := &http.Client{Timeout: 10 * time.Second, Transport: unchecked(c.client.Transport).Clone()}
 			defer client.CloseIdleConnections()
 			for seq := range loadPerWorker {
 				select {
