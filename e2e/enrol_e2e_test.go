@@ -89,6 +89,15 @@ func TestClusterEnrol(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("an enrolment left with a board's card: %s, want 401", resp.Status)
 	}
+	// nor lists the enrolments waiting (their names and expiry are the admin's)
+	resp, err = thief.Get(url + enrolment.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the enrolments listed with a board's card: %s, want 401", resp.Status)
+	}
 	// only an admin leaves one
 	if code, body := c.do(c.boards[0], "POST", enrolment.Path, c.userToken(t), `{"id":"`+strings.Repeat("a", enrol.IDLen)+`","sealed":"x"}`); code != http.StatusForbidden {
 		t.Fatalf("an operator's enrolment: %d %s, want 403", code, body)
