@@ -45,8 +45,7 @@ func (r *refusing) pump(done <-chan struct{}) {
 			if !ok {
 				return
 			}
-			if h, ok := rpc.Command.(raft.WithRPCHeader); ok && r.revoked(string(h.GetRPCHeader().ID)) {
-				rpc.Respond(emptyResponse(rpc.Command), errRevoked)
+			if r.refused(rpc) {
 				continue
 			}
 			select {
@@ -57,6 +56,16 @@ func (r *refusing) pump(done <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// refused answers rpc with an error when a revoked board sent it.
+func (r *refusing) refused(rpc raft.RPC) bool {
+	h, ok := rpc.Command.(raft.WithRPCHeader)
+	if !ok || !r.revoked(string(h.GetRPCHeader().ID)) {
+		return false
+	}
+	rpc.Respond(emptyResponse(rpc.Command), errRevoked)
+	return true
 }
 
 // Consumer: see raft.Transport.
@@ -158,10 +167,8 @@ func (r *refusing) SetHeartbeatHandler(cb func(rpc raft.RPC)) {
 		return
 	}
 	r.Transport.SetHeartbeatHandler(func(rpc raft.RPC) {
-		if h, ok := rpc.Command.(raft.WithRPCHeader); ok && r.revoked(string(h.GetRPCHeader().ID)) {
-			rpc.Respond(emptyResponse(rpc.Command), errRevoked)
-			return
+		if !r.refused(rpc) {
+			cb(rpc)
 		}
-		cb(rpc)
 	})
 }
