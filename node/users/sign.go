@@ -120,9 +120,7 @@ func (s *Store) userDoc(name string) (User, bool) {
 // log takes a write of the users or the configuration only when a person
 // of d signed it, and never a version in which no admin has one.
 func signedStore(d *Doc) bool {
-	return slices.ContainsFunc(d.Users, func(u User) bool {
-		return u.Role == RoleAdmin && (len(u.TokenKey) == ed25519.PublicKeySize || len(u.PassKey) == ed25519.PublicKeySize)
-	})
+	return slices.ContainsFunc(d.Users, func(u User) bool { return u.Role == RoleAdmin && len(keysOf(&u)) > 0 })
 }
 
 // Signed reports whether the store is signed (signedStore).
@@ -141,11 +139,8 @@ func signerOf(d *Doc, w durable.Write) (*User, error) {
 		return nil, fmt.Errorf("users: the write is signed by %q, who is no user", w.By)
 	}
 	u := &d.Users[i]
-	msg := w.Signed()
-	for _, k := range [][]byte{u.TokenKey, u.PassKey} {
-		if len(k) == ed25519.PublicKeySize && ed25519.Verify(k, msg, w.Sig) {
-			return u, nil
-		}
+	if verifiesAny(keysOf(u), w.Signed(), w.Sig) {
+		return u, nil
 	}
 	return nil, fmt.Errorf("users: the write's signature is not %q's", w.By)
 }
