@@ -2,6 +2,9 @@ package durable
 
 import (
 	"testing"
+	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // A revoked leader of the log is no longer followed: the others refuse its
@@ -27,11 +30,16 @@ func TestRevokedLeaderIsNotFollowed(t *testing.T) {
 		t.Fatalf("the revoked board %s still leads", old)
 	}
 	c.write(others[1], "after, again")
-	for _, n := range others {
-		if d := c.board(n).Get(KindUsers); string(d.Data) != "after, again" {
-			t.Fatalf("%s holds %q", n, d.Data)
+	testutil.WaitFor(t, "the two left hold the last write", 10*time.Second, func() (bool, string) {
+		seen := ""
+		for _, n := range others {
+			d := c.board(n).Get(KindUsers)
+			if string(d.Data) != "after, again" {
+				return false, seen + n + " holds " + string(d.Data)
+			}
 		}
-	}
+		return true, ""
+	})
 	if d := c.board(old).Get(KindUsers); string(d.Data) == "after" || string(d.Data) == "after, again" {
 		t.Fatalf("the revoked board %s was sent %q", old, d.Data)
 	}
