@@ -16,6 +16,7 @@ import (
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
+	"github.com/ews-firmware/ews/node/supervise"
 )
 
 // Timeouts bound what one client may hold of the server.
@@ -193,7 +194,8 @@ func (n *Node) Run(ctx context.Context) error {
 	n.clu.master.follow(n.clu.cluster.Snapshot())
 	n.web.ready.Store(true)
 	n.clu.cluster.ReportNow() // running now
-	wo := sdnotify.BoardOptions{Addr: addr, Cluster: func() { n.clu.cluster.Snapshot() }, Helpers: n.dev.helpers.Check}
+	wo := sdnotify.BoardOptions{Addr: addr, Cluster: func() { n.clu.cluster.Snapshot() }, Helpers: n.dev.helpers.Check,
+		HelpersEvery: supervise.DefaultCheckEvery} // a stuck WATCH restarts ews within seconds (002)
 	if n.sec.on() {
 		wo.TLS = n.sec.client
 	}

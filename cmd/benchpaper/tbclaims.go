@@ -30,6 +30,7 @@ type tbHarness struct {
 	cells    int
 	figs     map[string]*tbFigure // tbplot.go
 	figOrder []string
+	box      boxResult // 002's watchdog pair under systemd (watchdogbox.go)
 }
 
 // tbRepeats is the repetitions of every testbed cell (the rule's 5).

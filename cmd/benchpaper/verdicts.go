@@ -30,6 +30,11 @@ func (h *harness) verdicts(ctx context.Context) error {
 	began := time.Now()
 	alone := mode == "fresh" || mode == "fresh-full" || mode == "testbed" // testbed cells only: no takeover, no network
 	t := &tbHarness{quick: mode == "quick" || (alone && mode != "fresh-full"), repeats: tbRepeats, out: h.out}
+	if alone {
+		t.box = readBox(filepath.Join(h.opt.results, boxRecord), "a testbed-only run")
+	} else if mode != "net" {
+		t.box = h.watchdogBox(ctx)
+	}
 	if mode == "sweep" || mode == "net" {
 		mode = "full"
 	}

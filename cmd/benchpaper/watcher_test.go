@@ -22,9 +22,9 @@ func TestWatcherBound(t *testing.T) {
 		unit   string
 		lo, hi time.Duration
 	}{
-		{unit, s + 2*time.Second + time.Second, s + time.Second + 4*time.Second + time.Second},
-		{filepath.Join(dir, "none"), s + 5*time.Second + 2*time.Second, s + time.Second + 10*time.Second + 2*time.Second},
-		{filepath.Join("..", "..", unitFile), s + 5*time.Second + 2*time.Second, s + time.Second + 10*time.Second + 2*time.Second},
+		{unit, s + 2*time.Second + time.Second, s + supervise.DefaultCheckEvery + 4*time.Second + time.Second},
+		{filepath.Join(dir, "none"), s + 5*time.Second + 2*time.Second, s + supervise.DefaultCheckEvery + 10*time.Second + 2*time.Second},
+		{filepath.Join("..", "..", unitFile), s + 5*time.Second + 2*time.Second, s + supervise.DefaultCheckEvery + 10*time.Second + 2*time.Second},
 	} {
 		lo, hi, _ := watcherBound(c.unit)
 		if lo != c.lo || hi != c.hi {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // BoardOptions are what a board's watchdog probes: narrow hooks, never the
@@ -20,8 +21,11 @@ type BoardOptions struct {
 	// Cluster reads the cluster's state (state.Cluster.Snapshot): a call
 	// that does not return within a round means its lock is held.
 	Cluster func()
-	// Helpers is the helpers' watch loop's check (supervise.Supervisor.Check).
-	Helpers func(ctx context.Context) error
+	// Helpers is the helpers' watch loop's check (supervise.Supervisor.Check);
+	// HelpersEvery, when set, checks it that often too and has a failure
+	// restart ews at once (Probe.Every): the WATCH's pass interval.
+	Helpers      func(ctx context.Context) error
+	HelpersEvery time.Duration
 }
 
 // Board is a board's watchdog: systemd's watchdog (WatchdogSec) is petted
@@ -53,6 +57,6 @@ func Board(log *slog.Logger, o BoardOptions, opts ...WatchdogOption) *Watchdog {
 				return errors.New("cluster state locked")
 			}
 		}},
-		{Name: "supervise", Check: o.Helpers},
+		{Name: "supervise", Check: o.Helpers, Every: o.HelpersEvery},
 	}, opts...)
 }

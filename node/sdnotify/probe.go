@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"time"
 )
 
 // Probe is one check of a main loop's health. Check returns nil while the
@@ -14,6 +15,14 @@ import (
 type Probe struct {
 	Name  string
 	Check func(ctx context.Context) error
+	// Every, when set, also checks the probe on its own every Every
+	// between the rounds, and a failure there asks systemd to restart ews
+	// at once (WATCHDOG=trigger, systemd 243 and later: the unit's
+	// WatchdogSignal, then Restart=) instead of WatchdogSec after the last
+	// pet. For a check that knows a failure for certain (the helpers'
+	// watch loop stuck, issue 51: 002's "幾秒鐘"); an older systemd ignores
+	// the line and the failing rounds stop the pets as before.
+	Every time.Duration
 }
 
 // HTTPProbe checks that GET url (the node's /healthz on loopback) answers

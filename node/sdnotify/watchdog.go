@@ -68,6 +68,14 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
+	for _, p := range w.probes {
+		if p.Every > 0 {
+			urgentCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); w.urgent(urgentCtx, p) }()
+			defer func() { stop(); <-done }()
+		}
+	}
 	healthy := true
 	for {
 		err := w.round(ctx)
@@ -87,6 +95,29 @@ func (w *Watchdog) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		}
+	}
+}
+
+// urgent checks p every p.Every until ctx is done; at its first failure
+// it asks systemd to restart ews now (WATCHDOG=trigger) and returns.
+func (w *Watchdog) urgent(ctx context.Context, p Probe) {
+	t := time.NewTicker(p.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, w.interval)
+		err := call(pctx, p)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			w.log.Error("sdnotify: probe failed for certain; asking systemd to restart ews now", "err", err)
+			send(w.notify, w.log, "STATUS="+oneLine(err.Error()))
+			send(w.notify, w.log, "WATCHDOG=trigger")
+			return
 		}
 	}
 }

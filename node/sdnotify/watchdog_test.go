@@ -255,3 +255,42 @@ func TestWatchdogHungProbe(t *testing.T) {
 		}
 	}
 }
+
+// A probe with Every is checked between the rounds too, and its first
+// failure asks systemd to restart ews at once (WATCHDOG=trigger), long
+// before the next round (an hour away here) would stop the pets.
+func TestWatchdogUrgentProbeTriggers(t *testing.T) {
+	var failing atomic.Bool
+	sent := make(chan string, 100)
+	rec := func(s string) (bool, error) { sent <- s; return true, nil }
+	probe := Probe{Name: "watch", Every: 5 * time.Millisecond, Check: func(context.Context) error {
+		if failing.Load() {
+			return errors.New("watch loop stalled")
+		}
+		return nil
+	}}
+	w := NewWatchdog(testutil.Logger(), []Probe{probe}, withNotifier(rec), withInterval(time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	next := func() string {
+		select {
+		case s := <-sent:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Fatal("nothing sent within 10 s")
+			return ""
+		}
+	}
+	if s := next(); s != "WATCHDOG=1" {
+		t.Fatalf("first message %q, want the first round's pet", s)
+	}
+	failing.Store(true)
+	if s := next(); !strings.HasPrefix(s, "STATUS=sdnotify: probe watch: watch loop stalled") {
+		t.Fatalf("got %q, want a STATUS naming the failure", s)
+	}
+	if s := next(); s != "WATCHDOG=trigger" {
+		t.Fatalf("got %q, want WATCHDOG=trigger", s)
+	}
+}

@@ -44,3 +44,18 @@ func (s *Supervisor) setDown(i int, t time.Time) {
 	s.helpers[i].downSince = t
 	s.helpers[i].mu.Unlock()
 }
+
+// withTick replaces the timer of the watch loop's passes and of Check's
+// wait for a late pass.
+func withTick(tick func(time.Duration) <-chan time.Time) Option {
+	return func(s *Supervisor) { s.tick = tick }
+}
+
+// fired is a timer that has fired; never a timer that never does.
+func fired(time.Duration) <-chan time.Time {
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
+}
+
+func never(time.Duration) <-chan time.Time { return nil }

@@ -35,8 +35,9 @@ type Supervisor struct {
 	tick       func(time.Duration) <-chan time.Time // between passes; tests replace it
 	now        func() time.Time
 	mu         sync.Mutex
-	beat       time.Time // the last pass, with its monotonic reading (a stepped wall clock does not age it); zero before the first
-	overdue    []string  // helpers whose restart is overdue, at the last pass
+	beat       time.Time     // the last pass, with its monotonic reading (a stepped wall clock does not age it); zero before the first
+	overdue    []string      // helpers whose restart is overdue, at the last pass
+	passed     chan struct{} // closed at the next pass, then replaced
 }
 
 // Helper is one program to keep running; node maps it from [[supervise]].
@@ -64,6 +65,7 @@ func New(entries []Helper, log *slog.Logger, opts ...Option) *Supervisor {
 		staleAfter: DefaultStaleAfter,
 		tick:       time.After,
 		now:        time.Now,
+		passed:     make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)

@@ -36,8 +36,9 @@ func (c *fakeClock) add(d time.Duration) {
 }
 
 func TestCheckWatchesTheWatcher(t *testing.T) {
-	// Bounds: pass every 1s, stale after 5s; restart overdue after
-	// maxBackoff (2s) + grace (1s) + a pass (1s) = 4s down.
+	// Bounds: pass every 1s, stale after 5s (and no pass while Check
+	// waits: its timer has fired); restart overdue after maxBackoff (2s) +
+	// grace (1s) + a pass (1s) = 4s down.
 	tests := []struct {
 		name    string
 		helpers int
@@ -61,7 +62,7 @@ func TestCheckWatchesTheWatcher(t *testing.T) {
 				entries = append(entries, Helper{Name: "h" + strconv.Itoa(i), Command: []string{"/bin/true"}})
 			}
 			s := New(entries, testutil.Logger(), withClock(clk.now), withWatch(time.Second, 5*time.Second),
-				withBackoff(time.Second, 2*time.Second), withGrace(time.Second))
+				withBackoff(time.Second, 2*time.Second), withGrace(time.Second), withTick(fired))
 			if tt.down > 0 {
 				s.setDown(0, clk.now().Add(-tt.down))
 			}
@@ -70,6 +71,52 @@ func TestCheckWatchesTheWatcher(t *testing.T) {
 			}
 			clk.add(tt.advance)
 			err := s.Check(context.Background())
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Check = %v, want healthy", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Check = %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A pass that is late, not stuck (a board starved of CPU runs Check and
+// the loop's overdue pass together), passes while Check waits: healthy.
+// One that never comes fails, and so does a check whose deadline ends
+// the wait.
+func TestCheckWaitsForALatePass(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		late bool // the loop passes while Check waits
+		ctx  bool // Check's context ends instead
+		want string
+	}{
+		{name: "late pass", late: true},
+		{name: "no pass", want: "none while waiting 5s more"},
+		{name: "deadline", ctx: true, want: "none before the check's deadline"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+			tick := fired
+			if tt.late || tt.ctx {
+				tick = never
+			}
+			s := New([]Helper{{Name: "h", Command: []string{"/bin/true"}}}, testutil.Logger(),
+				withClock(clk.now), withWatch(time.Second, 5*time.Second), withTick(tick))
+			s.sweep()
+			clk.add(time.Minute) // the process slept a minute: the pass is overdue
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.ctx {
+				cancel()
+			}
+			got := make(chan error, 1)
+			go func() { got <- s.Check(ctx) }()
+			if tt.late {
+				s.sweep()
+			}
+			err := <-got
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("Check = %v, want healthy", err)
@@ -174,5 +221,30 @@ func TestKilledHelperRestartTime(t *testing.T) {
 	fmt.Printf("supervise: killed helper answered /readyz 200 again after %v (first backoff %v)\n", took.Round(time.Millisecond), DefaultMinBackoff)
 	if st := s.status()[0]; st.Restarts != 1 || !strings.Contains(st.LastExit, "killed") {
 		t.Errorf("status after one kill = %+v, want 1 restart after a kill", st)
+	}
+}
+
+// A wait that took far longer than planned was starved itself and proves
+// nothing: Check waits again, and fails only after a wait on time.
+func TestCheckWaitsAgainAfterAStarvedWait(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+	waits := 0
+	tick := func(d time.Duration) <-chan time.Time {
+		waits++
+		if waits == 1 {
+			clk.add(2 * d) // the process slept through the first wait
+		}
+		return fired(d)
+	}
+	s := New([]Helper{{Name: "h", Command: []string{"/bin/true"}}}, testutil.Logger(),
+		withClock(clk.now), withWatch(time.Second, 5*time.Second), withTick(tick))
+	s.sweep()
+	clk.add(time.Minute)
+	err := s.Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "none while waiting") {
+		t.Fatalf("Check = %v, want a stall", err)
+	}
+	if waits != 2 {
+		t.Fatalf("Check waited %d times, want 2 (the starved wait again)", waits)
 	}
 }
