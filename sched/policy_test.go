@@ -237,6 +237,47 @@ func TestIntegratedOverload(t *testing.T) {
 	}
 }
 
+// 003 fails an overloaded board over to less loaded ones: it is held only
+// while the others, on average, are at or under the limit (here a runs
+// nothing the others would take: no requests in flight reported); with
+// every board near the limit none is held (the load is the cluster's). A
+// figure older than seenFor no longer counts, and a policy that has seen
+// no other board holds as the paper says.
+func TestIntegratedHoldNeedsALowerBoard(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		name     string
+		others   []float64     // the other boards' cpu, reported at t0+1s
+		otherAge time.Duration // how long before a's judged report they reported
+		want     bool
+	}{
+		{name: "alone", want: true},
+		{name: "one other lower", others: []float64{0.9, 0.5}, want: true},
+		{name: "all over", others: []float64{0.9, 0.8}, want: false},
+		{name: "others' mean at the limit", others: []float64{0.8, 0.6}, want: true},
+		{name: "others' mean over the limit", others: []float64{0.9, 0.6}, want: false},
+		{name: "the lower one's figure too old", others: []float64{0.9, 0.5}, otherAge: seenFor + time.Second, want: false},
+		{name: "every other figure too old", others: []float64{0.5}, otherAge: seenFor + time.Second, want: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewIntegrated(LoadModel{Overload: 2 * time.Second})
+			a := &Board{Name: "a", Load: Load{CPU: 0.9}}
+			judged := t0.Add(3 * time.Second)
+			p.Observe(a, t0)
+			for i, cpu := range c.others {
+				at := judged.Add(-c.otherAge)
+				if i == 0 && c.name == "the lower one's figure too old" {
+					at = judged // a current figure over the limit
+				}
+				p.Observe(&Board{Name: "o", idx: i + 1, Load: Load{CPU: cpu}}, at)
+			}
+			if got := p.Observe(a, judged); got != c.want {
+				t.Fatalf("held = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
 // Bad input: NaN, negative and infinite loads and weights never panic, and
 // every policy still returns a board of the pool.
 func TestPoliciesSurviveBadReports(t *testing.T) {

@@ -25,7 +25,9 @@ func (t *tbHarness) tbAuto() error {
 	}
 	lcD, qscD := setup("lc", testbed.Director, pol("lc")), setup("qsc-min", testbed.Director, pol("qsc-min"))
 	lcQ := setup("lc-queued", testbed.Queued, pol("lc"))
-	setups := []testbed.Setup{lcD, auto(lcD), qscD, auto(qscD), setup("wlc-oracle", testbed.Director, pol("wlc")), lcQ, auto(lcQ)}
+	wlcAuto := auto(setup("wlc", testbed.Director, pol("wlc")))
+	wlcAuto.AutoWeight = true // director: the critical number as the wlc weight
+	setups := []testbed.Setup{lcD, auto(lcD), qscD, auto(qscD), wlcAuto, setup("wlc-oracle", testbed.Director, pol("wlc")), lcQ, auto(lcQ)}
 	cal, err := t.calibrate(r, setup("wlc", testbed.Director, pol("wlc")), 200*time.Millisecond)
 	if err != nil {
 		return err
@@ -34,7 +36,7 @@ func (t *tbHarness) tbAuto() error {
 	if !t.quick {
 		loads = []float64{0.3, 0.6, 0.8, 1.0, 1.2}
 	}
-	fmt.Fprintf(&t.md, "3 boards of cpu 4:2:1 (speed; 16 slots and 2 workers each), 80%% 10 ms and 20%% 40 ms pages, closed loop thinking 200 ms, reports every 100 ms, 30 s warm-up (the hill climb moves one slot per full second), capacity %.0f/s with wlc weighted by the true speeds (*wlc-oracle*). *NAME/auto*: each board's capacity is `sched.AutoCapacity`'s figure from its completed requests and in-flight count ([node] capacity = \"auto\", starting at 4 slots as a board does); otherwise 16 each. Director: the capacity is the size linknum is divided by (lc's linknum/capacity, the load correction); *lc-queued*: ews's queue, the capacity the slot limit. Rule: auto wins against the same policy with fixed slots (mean, p99 or completed/s beyond the spread, worse on none) for lc, qsc-min and lc-queued at every load; partly when some.\n\n", cal.capacity)
+	fmt.Fprintf(&t.md, "3 boards of cpu 4:2:1 (speed; 16 slots and 2 workers each), 80%% 10 ms and 20%% 40 ms pages, closed loop thinking 200 ms, reports every 100 ms, 30 s warm-up (the hill climb moves one slot per full second), capacity %.0f/s with wlc weighted by the true speeds (*wlc-oracle*). *NAME/auto*: each board's capacity is `sched.AutoCapacity`'s figure from its completed requests and in-flight count ([node] capacity = \"auto\", starting at 4 slots as a board does); otherwise 16 each. Director: the capacity is the size linknum is divided by (lc's tie-break linknum/capacity, the load correction); *wlc/auto*: an LVS director's wlc with each board's weight set to its measured critical number (linknum over it: 004's 「連接數超出限制值，則說明服務器處於過載狀態」 as the share of the critical number in use), judged against lc on equal fixed slots (wlc with equal weights is lc); *lc-queued*: ews's queue, the capacity the slot limit. Rule: auto wins against the same policy with fixed slots (mean, p99 or completed/s beyond the spread, worse on none) for lc, qsc-min, wlc (against lc) and lc-queued at every load; partly when some.\n\n", cal.capacity)
 	wins, n, note := 0, 0, ""
 	for _, f := range loads {
 		c, err := t.atLoad(&r, cal, f, setups, "fastest board's share", func(r testbed.Result) float64 { return r.BoardShare[0] })
@@ -48,10 +50,14 @@ func (t *tbHarness) tbAuto() error {
 			}
 		}
 		fmt.Fprintf(&t.md, "Capacities at the end (seed 1):%s.\n\n", caps)
-		for _, p := range []string{"lc", "qsc-min", "lc-queued"} {
-			w, text := versus(c, p+"/auto", []string{p})
+		for _, p := range []string{"lc", "qsc-min", "wlc", "lc-queued"} {
+			base := p
+			if p == "wlc" {
+				base = "lc" // equal fixed slots: wlc's equal weights
+			}
+			w, text := versus(c, p+"/auto", []string{base})
 			wins, n = wins+w, n+1
-			note += fmt.Sprintf(" at%.2f:%s;%s", f, spaceless(text), figs(c, p+"/auto", p))
+			note += fmt.Sprintf(" at%.2f:%s;%s", f, spaceless(text), figs(c, p+"/auto", base))
 		}
 		note += " caps" + strings.ReplaceAll(caps, " ", ",")
 	}

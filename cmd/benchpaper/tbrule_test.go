@@ -37,6 +37,10 @@ func TestTestbedRule(t *testing.T) {
 			map[string][][3]float64{"a": {{10, 50, 100}, {30, 50, 100}}, "b": {{20, 50, 100}, {21, 50, 100}}}, tie, true},
 		{"completes less beyond the spread: loss",
 			map[string][][3]float64{"a": {{10, 50, 80}, {10, 50, 81}}, "b": {{10, 50, 100}, {10, 50, 101}}}, loss, false},
+		{"faster by 0.5% with no spread: within the 1% tolerance, tie",
+			map[string][][3]float64{"a": {{19.9, 50, 100}, {19.9, 50, 100}}, "b": {{20, 50, 100}, {20, 50, 100}}}, tie, true},
+		{"faster by 2% with no spread: beyond the tolerance, win",
+			map[string][][3]float64{"a": {{19.6, 50, 100}, {19.6, 50, 100}}, "b": {{20, 50, 100}, {20, 50, 100}}}, win, true},
 		{"within 10%: alike",
 			map[string][][3]float64{"a": {{10, 50, 100}, {10, 50, 100}}, "b": {{10.5, 50, 104}, {10.5, 50, 104}}}, tie, true},
 	}

@@ -108,7 +108,10 @@ func (m *sim) report() {
 			capacity = m.auto[i].Observe(m.clock.Now(), b.done, b.inFlight())
 		}
 		w := 1
-		if m.run.Weights != nil {
+		switch {
+		case m.auto != nil && m.setup.AutoWeight:
+			w = capacity
+		case m.run.Weights != nil:
 			w = m.run.Weights[i]
 		}
 		rows[i] = row.Board{Name: b.spec.Name, Rank: i, HTTP: fmt.Sprintf("b:%d", i), Linknum: b.inFlight(),

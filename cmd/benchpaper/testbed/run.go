@@ -61,6 +61,11 @@ type Setup struct {
 	// Result.Capacity. Queued: the slot limit; director: the size the
 	// policies divide linknum by.
 	AutoCapacity bool
+	// AutoWeight (director, with AutoCapacity): each board's weight is its
+	// measured capacity too, as an LVS director's wlc weight would be set
+	// from 004's critical connection number: wlc then compares linknum
+	// over the critical number, the share of it in use.
+	AutoWeight bool
 }
 
 // Clients is the load: closed loop (N > 0: each client sends, waits for the
