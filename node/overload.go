@@ -12,7 +12,9 @@ import (
 // overloadWatch is the integrated policy's overload hold (cpu over
 // limits.cpu_overload for overload) judged by this board on the figures it
 // reports, each as it goes out: the master holds the board from new
-// requests on the same figures, and the board's front door sends its
+// requests on the same figures while the other boards have room for what
+// it runs (sched.Integrated's room test; this board sees only itself and
+// holds as the paper writes it), and the board's front door sends its
 // redirect-mode clients back to the master while held, so they move away
 // too (docs/NOTES.md, Dispatch: redirect once, then direct).
 type overloadWatch struct {
