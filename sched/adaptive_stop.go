@@ -47,15 +47,19 @@ func (p *Adaptive) note(b *Board) {
 	p.moved[b.idx] = m
 }
 
-// othersTake reports whether the boards reported within the suspend time,
-// board i left out, can take i's requests and stay at or under the
-// threshold on average: Σ load_j + w_cpu/base_cpu · n_i · ū ≤ k·threshold
-// over the k others, ū their mean cpu per request. The others' unit, not
-// i's: a board with a cpu hog learns a unit that counts the hog.
+// othersTake reports whether the boards reported within the suspend time
+// and since i's previous report, board i left out, can take i's requests
+// and stay at or under the threshold on average: Σ load_j + w_cpu/base_cpu
+// · n_i · ū ≤ k·threshold over the k others, ū their mean cpu per request.
+// The others' unit, not i's: a board with a cpu hog learns a unit that
+// counts the hog. A figure from before i's previous report describes an
+// earlier period than i's own: at 15 s reports the others' last figures
+// were those of the idle start, and the first board to report a full
+// interval was stopped onto boards as loaded (2.35× lc's p99).
 func (p *Adaptive) othersTake(i int, now time.Time) bool {
 	k, sum, units := 0, 0.0, 0.0
 	for j := range p.at {
-		if j == i || p.at[j].IsZero() || now.Sub(p.at[j]) > p.suspend || j >= len(p.moved) {
+		if j == i || p.at[j].IsZero() || now.Sub(p.at[j]) > p.suspend || j >= len(p.moved) || !p.at[j].After(p.prev[i]) {
 			continue
 		}
 		k++

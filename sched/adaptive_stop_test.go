@@ -67,3 +67,33 @@ func TestAdaptiveStopFresh(t *testing.T) {
 		})
 	}
 }
+
+// Figures older than the candidate's previous report describe an earlier
+// period than its own (at 15 s reports, the idle start): they give no
+// room, and with no other figure as recent the board is not stopped.
+func TestAdaptiveStopNeedsFiguresOfTheSamePeriod(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		name     string
+		othersAt time.Duration // when b and c last reported, from t0 (a: at 5 s, then 15 s)
+		want     bool
+	}{
+		{"others reported before a's previous report: no room known", 2 * time.Second, false},
+		{"others reported after it: their room counts", 6 * time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewAdaptive(LoadModel{})
+			p.Fresh = true
+			a, b, o := stopBoard("a", .1, 0, .15), stopBoard("b", .3, 2, .15), stopBoard("c", .3, 2, .15)
+			indexed([]*Board{b, o, a})
+			p.Observe(b, t0.Add(c.othersAt))
+			p.Observe(o, t0.Add(c.othersAt))
+			p.Observe(a, t0.Add(5*time.Second)) // a's previous report, idle
+			hot := stopBoard("a", .95, 1, .9)
+			hot.idx = a.idx
+			if got := p.Observe(hot, t0.Add(15*time.Second)); got != c.want {
+				t.Fatalf("a stopped %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -36,7 +36,8 @@ type Adaptive struct {
 	// threshold, and a board is stopped only when the others can take
 	// what it runs and stay at or under it.
 	Fresh bool
-	moved []stopMove // by Board.ID: what a stop would move (Fresh)
+	moved []stopMove  // by Board.ID: what a stop would move (Fresh)
+	prev  []time.Time // by Board.ID: time of the report before its last (Fresh's room test)
 }
 
 // Adaptive defaults. The paper gives the formula but no numbers: equal
@@ -104,8 +105,10 @@ func (p *Adaptive) Observe(b *Board, now time.Time) bool {
 		p.until = append(p.until, make([]time.Time, n-len(p.until))...)
 		p.load = append(p.load, make([]float64, n-len(p.load))...)
 		p.at = append(p.at, make([]time.Time, n-len(p.at))...)
+		p.prev = append(p.prev, make([]time.Time, n-len(p.prev))...)
 	}
 	l := p.Load(b)
+	p.prev[b.idx] = p.at[b.idx]
 	p.load[b.idx], p.at[b.idx] = l, now
 	p.note(b)
 	u := &p.until[b.idx]
