@@ -34,15 +34,17 @@ T=$(mktemp -d /tmp/ews-watchdog-box.XXXXXX)
 R=$T/root
 BOXCG=$cg/ews-watchdog-box-$$
 mkdir -p "$R" "$T/usr-up/bin" "$T/usr-up/local/bin" "$T/usr-work" "$T/state" "$T/etc"
-spid=""
+spid="" upid=""
 cleanup() {
 	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
 		kill -9 "$spid" 2>/dev/null || true # PID 1 of the namespace: every process in it dies with it
 		for _ in $(seq 100); do kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
 	fi
-	if [ -d "$BOXCG" ]; then # deepest first
-		find "$BOXCG" -depth -type d -exec rmdir {} \; 2>/dev/null || true
-	fi
+	[ -z "$upid" ] || wait "$upid" 2>/dev/null || true # unshare leaves the cgroup when it exits
+	for _ in $(seq 50); do # deepest first; a cgroup empties a moment after its last process exits
+		[ -d "$BOXCG" ] || break
+		find "$BOXCG" -depth -type d -exec rmdir {} \; 2>/dev/null || sleep 0.1
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
