@@ -25,26 +25,6 @@ type accounts struct {
 	seedKey []byte // the public key of that token (boardcred.go); nil: not known
 }
 
-// statePath is where this board keeps its file name across restarts:
-// under [node] state_dir when the config names it, or on real hardware
-// when the default exists (the rule of the history, devicehistory.go); else
-// next to the config file, named after it (ews1.toml -> ews1.users.json),
-// so boards that share a directory (tests, the demo) keep apart; "" (in
-// memory) without a config file (a config parsed from memory, whose Path
-// is only a label).
-func (n *Node) statePath(name string) string { return n.boot.statePath(name) }
-
-// statePath is Node.statePath, for the config mapping before the Node.
-func (b *boot) statePath(name string) string {
-	if dir := b.stateDirPath(); dir != "" {
-		return filepath.Join(dir, name)
-	}
-	if st, err := os.Stat(b.file); b.file == "" || err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
-	return strings.TrimSuffix(b.file, filepath.Ext(b.file)) + "." + name
-}
-
 // openAccounts builds the users store and the audit log. The store's
 // secret is the cluster key (the first: a rotation keeps it, so tokens
 // stay valid); without one, the token of [http] (every board of
@@ -52,8 +32,8 @@ func (b *boot) statePath(name string) string {
 // random one (nothing to check then).
 func (n *Node) openAccounts() error {
 	var err error
-	secret := n.boot.storeKey // the first cluster key: a rotation keeps it (configmap_secrets.go)
-	if a := n.boot.auth; len(secret) == 0 && a.Mode == "token" {
+	secret := n.boot.StoreKey // the first cluster key: a rotation keeps it (node/bootconf)
+	if a := n.boot.Auth; len(secret) == 0 && a.Mode == "token" {
 		tok := a.Token
 		if tok == "" {
 			b, _ := os.ReadFile(a.TokenFile) // auth.New reports a missing file
@@ -69,8 +49,8 @@ func (n *Node) openAccounts() error {
 	}
 	st, err := users.New(users.Options{
 		Secret: secret,
-		Path:   n.statePath("users.json"), // kept beside the log: what a rollback to the previous build reads
-		State:  n.acc.durable.state,       // every write committed by a majority of the voters
+		Path:   n.boot.StatePath("users.json"), // kept beside the log: what a rollback to the previous build reads
+		State:  n.acc.durable.state,            // every write committed by a majority of the voters
 		// each version this board takes goes out on its local stream,
 		// which boards of the previous build mirror (devsync) during a
 		// rolling upgrade; the stream's snapshot gives a board that
@@ -94,20 +74,20 @@ func (n *Node) openAccounts() error {
 		return err
 	}
 	if err := st.KeptError(); err != nil {
-		n.kept.report(n.log, "users", n.statePath("users.json"), err)
+		n.kept.report(n.log, "users", n.boot.StatePath("users.json"), err)
 	}
 	if n.acc.durable.raft != nil { // a board alone has no other card to fear, and its own token is no user
 		n.acc.durable.state.Authorize(durable.KindUsers, st.Authorize) // signed writes (docs/DESIGN.md, Trust)
 	}
-	logPath := n.statePath("audit.log")
+	logPath := n.boot.StatePath("audit.log")
 	if logPath != "" {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 			n.log.Error("audit: kept in memory only", "err", err)
 			logPath = ""
 		}
 	}
-	n.acc.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.state.Name,
-		Registerer: n.reg, Logger: n.log, Now: n.boot.clock.Now})}
+	n.acc.acct = &accounts{store: st, audit: audit.New(audit.Options{Path: logPath, Board: n.boot.State.Name,
+		Registerer: n.reg, Logger: n.log, Now: n.boot.Clock.Now})}
 	n.acc.acct.seed = n.adminSeed()
 	n.acc.acct.seedKey = n.adminSeedKey()
 	return nil

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/rotate"
+	"log/slog"
+	"net/http/httptest"
 )
 
 // TestActorHeaderStripped: a client's X-Ews-Actor does not name the
@@ -32,3 +35,30 @@ func TestActorHeaderStripped(t *testing.T) {
 	}
 	t.Fatalf("no device.toggle relay1 in %+v", got)
 }
+
+// The automation's requests carry the board credential of the rotation
+// the board is on, whatever generation its rules were built with; a
+// user's token passes as it is.
+func TestActorDoorSendsTheCurrentBoardCredential(t *testing.T) {
+	n := &Node{log: slog.New(slog.DiscardHandler)}
+	n.acc.rotate = rotate.NewModule(rotate.ModuleOptions{BoardCred: "ewsb_generation2"})
+	var got string
+	n.web.handler = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") })
+	for sent, want := range map[string]string{
+		"Bearer ewsb_generation0": "Bearer ewsb_generation2",
+		"Bearer ewsb_generation1": "Bearer ewsb_generation2",
+		"Bearer ews_usertoken":    "Bearer ews_usertoken",
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/api/devices/relay1/turn_on", nil)
+		r.Header.Set("User-Agent", "ews-rule-1")
+		r.Header.Set("Authorization", sent)
+		n.actorDoor().ServeHTTP(httptest.NewRecorder(), r)
+		if got != want {
+			t.Errorf("sent %q: the door passed %q, want %q", sent, got, want)
+		}
+	}
+}
+
+// A board whose config names a state_dir that is not made yet (its first
+// start) keeps the rotation's secrets there, where its next start, the dir
+// made by then, looks for them; before, the first start chose the file

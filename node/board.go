@@ -102,8 +102,8 @@ func (b BoardInfo) anonymous() BoardInfo {
 func (n *Node) boardInfo() BoardInfo {
 	v := n.clu.cluster.Snapshot()
 	b := BoardInfo{
-		Name:      n.boot.state.Name,
-		Gossip:    n.boot.state.Gossip,
+		Name:      n.boot.State.Name,
+		Gossip:    n.boot.State.Gossip,
 		Advertise: n.clu.local.HTTPAddr(),
 		PID:       os.Getpid(),
 		Started:   n.started,

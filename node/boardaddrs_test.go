@@ -26,7 +26,7 @@ func TestFromBoard(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := &Node{boot: bootOf(t, cfg)}
-			n.acc.boardIPs = resolveBoards(n.boot.state.Peers, slog.New(slog.DiscardHandler))
+			n.acc.boardIPs = resolveBoards(n.boot.State.Peers, slog.New(slog.DiscardHandler))
 			r := httptest.NewRequest("GET", "/", nil)
 			r.RemoteAddr = tc.remote
 			if got := n.fromBoard(r); got != tc.want {

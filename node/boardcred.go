@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"net/http"
 	"os"
 	"strings"
@@ -15,7 +12,6 @@ import (
 	"github.com/ews-firmware/ews/internal/tokenhash"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/dispatch"
-	"github.com/ews-firmware/ews/state"
 )
 
 // A card gives one board (docs/NOTES.md "Security"): on a board of a
@@ -25,24 +21,6 @@ import (
 // (sentByBoard); people's credentials come from the users store. The first
 // admin is user admin, whose token the admin bundle holds and the board
 // bundle only as a hash (adminSeed), seeded into the store once.
-
-// boardCredential is the credential a board of a cluster shows for its
-// own requests when its config has no token: an HMAC of the cluster key,
-// the same on every board of the cluster. "" without a key or without
-// auth = "token", and for a board alone with a token of its own (its
-// admin's); a board alone on a board bundle without a token has one (its
-// people are the users store's, as in a cluster).
-func boardCredential(st state.Config, key []byte, a auth.Config) string {
-	if len(key) == 0 || a.Mode != auth.ModeToken || (st.Standalone() && (a.Token != "" || a.TokenFile != "")) {
-		return ""
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("ews board credential v1"))
-	return boardCredPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// boardCredPrefix starts every derived board credential.
-const boardCredPrefix = "ewsb_"
 
 // sentByBoard reports whether a board sent r: the automation's request in
 // process, or one the front door accepted with a dispatch or via mark
@@ -59,7 +37,7 @@ func inProcess(r *http.Request) bool { return r.Context().Value(inProcessKey{}) 
 // rather than the admin's: auth = "token" on a cluster board, or on a
 // board alone whose bundle carries no token.
 func (n *Node) boardMode() bool {
-	return n.boot.auth.Mode == auth.ModeToken && (!n.boot.state.Standalone() || n.boot.boardCred != "")
+	return n.boot.Auth.Mode == auth.ModeToken && (!n.boot.State.Standalone() || n.boot.BoardCred != "")
 }
 
 // adminSeed is the hash of the first admin's token this board seeds the
@@ -72,17 +50,17 @@ func (n *Node) adminSeed() []byte {
 	if !n.boardMode() {
 		return nil
 	}
-	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
+	if sec := n.boot.Security; sec != nil && sec.Bundle != nil {
 		// the hash is under the bundle's store secret (its first gossip
 		// key): of use only when that is the store's on this board (a
 		// config may name another key)
-		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.storeKey) {
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.StoreKey) {
 			return h
 		}
 	}
-	tok := n.boot.auth.Token
-	if tok == "" && n.boot.auth.TokenFile != "" {
-		b, _ := os.ReadFile(n.boot.auth.TokenFile) // auth.New reports a missing file
+	tok := n.boot.Auth.Token
+	if tok == "" && n.boot.Auth.TokenFile != "" {
+		b, _ := os.ReadFile(n.boot.Auth.TokenFile) // auth.New reports a missing file
 		tok = strings.TrimSpace(string(b))
 	}
 	if tok == "" {
@@ -100,14 +78,14 @@ func (n *Node) adminSeedKey() []byte {
 	if !n.boardMode() {
 		return nil
 	}
-	if sec := n.boot.security; sec != nil && sec.Bundle != nil {
-		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.storeKey) {
+	if sec := n.boot.Security; sec != nil && sec.Bundle != nil {
+		if h, key := sec.Bundle.AdminSeed(), sec.Bundle.Store(); h != nil && bytes.Equal(key, n.boot.StoreKey) {
 			return sec.Bundle.AdminKey()
 		}
 	}
-	tok := n.boot.auth.Token
-	if tok == "" && n.boot.auth.TokenFile != "" {
-		b, _ := os.ReadFile(n.boot.auth.TokenFile)
+	tok := n.boot.Auth.Token
+	if tok == "" && n.boot.Auth.TokenFile != "" {
+		b, _ := os.ReadFile(n.boot.Auth.TokenFile)
 		tok = strings.TrimSpace(string(b))
 	}
 	if tok == "" {

@@ -63,7 +63,7 @@ func TestBoardDoorsWithTLS(t *testing.T) {
 				r := httptest.NewRequest(http.MethodPost, durable.ForwardPath, nil)
 				r.TLS = tt.tls
 				if tt.mark {
-					m.SignPeer(r, n.boot.state.Name)
+					m.SignPeer(r, n.boot.State.Name)
 				}
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, r)

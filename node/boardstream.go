@@ -65,7 +65,7 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), 
 		}
 		return nothing, true
 	}
-	err := n.acc.marker.VerifyPeer(r, n.boot.state.Name)
+	err := n.acc.marker.VerifyPeer(r, n.boot.State.Name)
 	if err == nil {
 		return nothing, true
 	}
@@ -87,4 +87,4 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), 
 }
 
 // peerAddr reports whether a is a configured peer's non-loopback address.
-func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.state.Peers)[a] }
+func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.State.Peers)[a] }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // fakeWork is a front door's counts that a test sets.
@@ -33,12 +34,12 @@ func TestCapacityAuto(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := mapConfig(cfg)
+			b, err := bootconf.Map(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.capacityAuto != tc.auto {
-				t.Fatalf("capacityAuto = %v, want %v", b.capacityAuto, tc.auto)
+			if b.CapacityAuto != tc.auto {
+				t.Fatalf("capacityAuto = %v, want %v", b.CapacityAuto, tc.auto)
 			}
 			w := &fakeWork{}
 			l := &local{work: w}
@@ -49,11 +50,11 @@ func TestCapacityAuto(t *testing.T) {
 				return
 			}
 			now := time.Unix(0, 0)
-			l.auto = newAutoSlots(b.state.Capacity)
+			l.auto = newAutoSlots(b.State.Capacity)
 			l.auto.now = func() time.Time { return now }
 			start := l.Capacity()
-			if start != b.state.Capacity {
-				t.Fatalf("first report %d, want the start %d", start, b.state.Capacity)
+			if start != b.State.Capacity {
+				t.Fatalf("first report %d, want the start %d", start, b.State.Capacity)
 			}
 			// Full every window, and each window completes more: the slots grow.
 			for i := 1; i <= 5; i++ {

@@ -11,11 +11,11 @@ import (
 // a [sim] section has an offset to step; any other refuses, so a real
 // board's clock is never moved this way.
 func (n *Node) StepClock(offset time.Duration) error {
-	if n.boot.sim == nil {
+	if n.boot.Sim == nil {
 		return errors.New("node: the clock steps only on a simulated board ([sim] clock_offset)")
 	}
-	old := n.boot.clock.Offset()
-	n.boot.clock.SetOffset(offset)
+	old := n.boot.Clock.Offset()
+	n.boot.Clock.SetOffset(offset)
 	n.log.Warn("clock: stepped while running ([sim] clock_offset read again)", "from", old.String(), "to", offset.String())
 	return nil
 }

@@ -100,13 +100,13 @@ func (n *Node) httpAddr() string {
 	if a == nil {
 		return ""
 	}
-	gossip := n.boot.state.Gossip
-	for _, p := range n.boot.state.Peers {
-		if p.Name == n.boot.state.Name {
+	gossip := n.boot.State.Gossip
+	for _, p := range n.boot.State.Peers {
+		if p.Name == n.boot.State.Name {
 			gossip = p.Addr
 		}
 	}
-	return state.AdvertiseHTTP(n.boot.state.Advertise, gossip, a.String())
+	return state.AdvertiseHTTP(n.boot.State.Advertise, gossip, a.String())
 }
 
 func (n *Node) serveCluster(w http.ResponseWriter, r *http.Request) {

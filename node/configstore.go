@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/durable"
 )
@@ -16,8 +17,8 @@ import (
 func (n *Node) openConfStore() error {
 	st, err := confstore.New(confstore.Options{
 		State: n.acc.durable.state,
-		Check: checkStore(n.boot.storeOwn),
-		Path:  n.statePath("config.json"), // a board alone's log is memory only
+		Check: bootconf.CheckStore(n.boot.StoreOwn),
+		Path:  n.boot.StatePath("config.json"), // a board alone's log is memory only
 		// every version, the seed included (another board's sections may
 		// differ from this one's): applied live, compared with what runs
 		OnChange: func(_, cur confstore.Version) {
@@ -25,7 +26,7 @@ func (n *Node) openConfStore() error {
 			n.acc.live.offer(cur)
 		},
 		Logger: n.log,
-		Now:    n.boot.clock.Now,
+		Now:    n.boot.Clock.Now,
 	})
 	n.acc.conf = st
 	n.acc.live = newConfigApplier(n)
@@ -45,7 +46,7 @@ func (n *Node) seedConfig(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		err := n.acc.conf.Seed(ctx, n.boot.storeSeed, n.boot.state.Name)
+		err := n.acc.conf.Seed(ctx, n.boot.StoreSeed, n.boot.State.Name)
 		if err == nil {
 			return
 		}
@@ -66,7 +67,7 @@ func (n *Node) configRoutes(mux *http.ServeMux) {
 		audit.Seen(r) // called behind the credential check: the audit log names the admin
 		p := who(r)
 		return p.Name, p.Admin()
-	}, n.boot.restartNeeded)
+	}, n.boot.RestartNeeded)
 	mux.Handle("GET /api/config/status", guard(http.HandlerFunc(n.acc.live.serveStatus)))
 	mux.Handle("GET /api/config/drivers", guard(http.HandlerFunc(serveDrivers))) // the Settings page's device forms
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // do sends one request and returns its status, headers and body.
@@ -105,7 +106,7 @@ func TestConfigStoreSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func() (string, context.CancelFunc, func() error) {
-		cfg, err := config.Load(p, CheckConfig)
+		cfg, err := config.Load(p, bootconf.CheckConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,19 +154,19 @@ func TestStoreWarnings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := config.Load(p, CheckConfig)
+	cfg, err := config.Load(p, bootconf.CheckConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := StoreWarnings(cfg); w != nil {
+	if w := bootconf.StoreWarnings(cfg); w != nil {
 		t.Errorf("no store kept: %v", w)
 	}
 	kept("[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n")
-	if w := StoreWarnings(cfg); w != nil {
+	if w := bootconf.StoreWarnings(cfg); w != nil {
 		t.Errorf("the same sections: %v", w)
 	}
 	kept("[[device]]\nname = \"fan\"\ndriver = \"sim-switch\"\n")
-	if w := StoreWarnings(cfg); len(w) != 1 || !w[0].Warning || !strings.Contains(w[0].Msg, "version 4") || !strings.Contains(w[0].Msg, "[device]") {
+	if w := bootconf.StoreWarnings(cfg); len(w) != 1 || !w[0].Warning || !strings.Contains(w[0].Msg, "version 4") || !strings.Contains(w[0].Msg, "[device]") {
 		t.Errorf("a different store: %v", w)
 	}
 }

@@ -28,28 +28,28 @@ type durableState struct {
 // openDurable builds it; nothing runs until runDurable.
 func (n *Node) openDurable() (durableState, error) {
 	b := n.boot
-	if b.state.Standalone() {
+	if b.State.Standalone() {
 		return durableState{state: durable.NewAlone(n.log)}, nil
 	}
-	so := durable.StreamOptions{Self: b.state.Name, Resolve: n.boardHTTP, Sign: n.signPeer}
+	so := durable.StreamOptions{Self: b.State.Name, Resolve: n.boardHTTP, Sign: n.signPeer}
 	if n.sec.on() {
 		so.TLS = n.sec.client // the board's own identity
 	}
 	st := durable.NewStream(so)
-	peers := make([]string, 0, len(b.state.Peers))
-	for _, p := range b.state.Peers {
+	peers := make([]string, 0, len(b.State.Peers))
+	for _, p := range b.State.Peers {
 		peers = append(peers, p.Name)
 	}
-	dir := n.stateDir()
+	dir := n.boot.StateDirPath()
 	if dir != "" {
 		dir = filepath.Join(dir, "raft")
 	}
-	r, err := durable.NewRaft(durable.Options{Self: b.state.Name, Peers: peers, Dir: dir, Stream: st,
+	r, err := durable.NewRaft(durable.Options{Self: b.State.Name, Peers: peers, Dir: dir, Stream: st,
 		Alive: func(board string) bool { _, ok := n.boardHTTP(board); return ok },
 		// a revoked board's RPCs are refused and none sent to it, so a
 		// revoked leader of the log is no longer followed (issue 48's find)
 		Revoked: func(board string) bool { return n.acc.boards != nil && n.acc.boards.Revoked(board) },
-		Forward: durable.NewForwarder(so).Send, Timing: raftTiming(b.state.TMax), Logger: n.log})
+		Forward: durable.NewForwarder(so).Send, Timing: raftTiming(b.State.TMax), Logger: n.log})
 	if err != nil {
 		return durableState{}, err
 	}
@@ -128,7 +128,7 @@ func (n *Node) importUsers(ctx context.Context) {
 func (n *Node) durableRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /api/cluster/raft", n.readAuth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := n.acc.durable.state.Status()
-		st.Self = n.boot.state.Name
+		st.Self = n.boot.State.Name
 		httpx.JSON(w, http.StatusOK, st)
 	})))
 	if d := n.acc.durable; d.raft != nil {
@@ -159,7 +159,7 @@ func (n *Node) boardOnly(next http.Handler) http.Handler {
 			}
 			return
 		}
-		err := n.acc.marker.VerifyPeer(r, n.boot.state.Name)
+		err := n.acc.marker.VerifyPeer(r, n.boot.State.Name)
 		switch {
 		case err == nil:
 			next.ServeHTTP(w, r)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/sched"
@@ -14,19 +15,19 @@ import (
 // class and dispatches; elsewhere it passes requests to the master or runs
 // the ones the master marked for this board.
 func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
-	key, note, err := markKey(n.boot)
+	key, note, err := bootconf.MarkKey(n.boot)
 	if err != nil {
 		return nil, err
 	}
 	if note != "" {
 		n.log.Warn(note)
 	}
-	marker, err := dispatch.NewMarker(key, dispatch.MarkOptions{Now: n.boot.clock.Now}) // cluster time (docs/DESIGN.md, Time)
+	marker, err := dispatch.NewMarker(key, dispatch.MarkOptions{Now: n.boot.Clock.Now}) // cluster time (docs/DESIGN.md, Time)
 	if err != nil {
 		return nil, err
 	}
 	n.acc.marker = marker
-	n.acc.boardIPs = resolveBoards(n.boot.state.Peers, n.log)
+	n.acc.boardIPs = resolveBoards(n.boot.State.Peers, n.log)
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName
@@ -34,27 +35,27 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{auth: n.acc.auth, readAuth: n.boot.readAuth, acct: n.acc.acct},
+		Auth:          gate{auth: n.acc.auth, readAuth: n.boot.ReadAuth, acct: n.acc.acct},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // a dead board's history from the mirror
-		Mode:          n.boot.mode,
-		StickyCookie:  n.boot.sched.Sticky == sched.StickyCookie,
-		RedirectHold:  n.boot.state.Heartbeat,
-		AssignTTL:     assignTTL(n.boot.assign),
-		Capacity:      n.boot.state.Capacity,
+		Mode:          n.boot.Mode,
+		StickyCookie:  n.boot.Sched.Sticky == sched.StickyCookie,
+		RedirectHold:  n.boot.State.Heartbeat,
+		AssignTTL:     assignTTL(n.boot.Assign),
+		Capacity:      n.boot.State.Capacity,
 		Serving:       func() bool { return n.clu.local.Runstate() == state.Running }, // what its report says: health, not stopping
 		Overloaded:    n.overloaded(),
-		MasterWait:    n.boot.state.TMax + n.boot.state.Heartbeat,
-		ReplayMax:     min(n.boot.maxBody, dispatch.DefaultReplayMax),
-		MaxBody:       n.boot.maxBody,
-		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.cgi.Timeout + 5*time.Second, TLS: n.sec.client}),
+		MasterWait:    n.boot.State.TMax + n.boot.State.Heartbeat,
+		ReplayMax:     min(n.boot.MaxBody, dispatch.DefaultReplayMax),
+		MaxBody:       n.boot.MaxBody,
+		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.CGI.Timeout + 5*time.Second, TLS: n.sec.client}),
 		Scheme:        n.sec.scheme(),
 		PeerName:      peer,
 		OnAuthRefused: func(board string) { n.clu.refusals.seen(board, time.Now()) },
 		Verified:      n.acc.auth.Verified,
 		CredsDiffer:   n.credsDiffer,
 		FromBoard:     n.fromBoard,
-		SharedRead:    readOnlyDevices(n.boot.hal),
+		SharedRead:    readOnlyDevices(n.boot.HAL),
 		Registerer:    n.reg,
 		Logger:        n.log,
 	})

@@ -26,7 +26,7 @@ import (
 func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err error) {
 	t := n.set.timeouts
 	errLog := slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
-	primary = &httpx.Server{Log: n.log, Grace: n.boot.shutdownTimeout, HTTP: &http.Server{
+	primary = &httpx.Server{Log: n.log, Grace: n.boot.ShutdownTimeout, HTTP: &http.Server{
 		Handler:           n.web.handler,
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
@@ -41,7 +41,7 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err
 	// so the drain waits only for requests.
 	primary.OnDrain = []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}
 	if !n.sec.on() {
-		ln, err := Listen(n.boot.state.HTTP)
+		ln, err := Listen(n.boot.State.HTTP)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -50,17 +50,17 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err
 		})
 		return primary, nil, nil
 	}
-	raw, err := listenKey(n.boot.https, "http.https")
+	raw, err := listenKey(n.boot.HTTPS, "http.https")
 	if err != nil {
 		return nil, nil, err
 	}
 	primary.SetListener(raw, func(l net.Listener) net.Listener {
 		return httpx.SlowHeadListener(n.perClient(l, true), n.sec.server, t.ReadHeader)
 	})
-	if !n.boot.redirect {
+	if !n.boot.Redirect {
 		return primary, nil, nil
 	}
-	pl, err := Listen(n.boot.state.HTTP)
+	pl, err := Listen(n.boot.State.HTTP)
 	if err != nil {
 		primary.Close()
 		return nil, nil, err
@@ -129,8 +129,8 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 // loopback (ews demo, tests) boards and clients share 127.0.0.1, and
 // exempting it would exempt everyone.
 func (n *Node) perClient(ln net.Listener, tls bool) net.Listener {
-	peers := peerIPs(n.boot.state.Peers)
-	return httpx.LimitPerClient(ln, n.boot.maxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+	peers := peerIPs(n.boot.State.Peers)
+	return httpx.LimitPerClient(ln, n.boot.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
 }
 
 // peerIPs is the set of the configured peers' literal, non-loopback IP

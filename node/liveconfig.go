@@ -11,6 +11,7 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/sandbox"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/sched"
 )
@@ -28,12 +29,12 @@ type liveConfig struct {
 	mqttUser string            // [mqtt] user: the ews user MQTT commands act as
 }
 
-func liveOf(b *boot, version uint64) *liveConfig {
-	l := &liveConfig{version: version, text: b.storeText, hal: b.hal, sched: b.sched, pins: map[string]string{}}
-	for _, d := range b.hal.Devices {
+func liveOf(b *bootconf.Boot, version uint64) *liveConfig {
+	l := &liveConfig{version: version, text: b.StoreText, hal: b.HAL, sched: b.Sched, pins: map[string]string{}}
+	for _, d := range b.HAL.Devices {
 		l.pins[d.Name] = d.Node
 	}
-	if m := b.auto.MQTT; m != nil {
+	if m := b.Auto.MQTT; m != nil {
 		l.mqttUser = m.User
 	}
 	return l
@@ -50,25 +51,25 @@ func (n *Node) openDevices() (*hal.Devices, map[string]string, error) {
 	// command devices run their programs in the CGI programs' box: the
 	// same user and limits (docs/DESIGN.md "Board services"), for every
 	// version of the store this board applies
-	box, err := sandbox.New(b.cgi.Box("hal", "device programs", n.log))
+	box, err := sandbox.New(b.CGI.Box("hal", "device programs", n.log))
 	if err != nil {
-		return nil, nil, b.cite("cgi.user", err)
+		return nil, nil, b.Cite("cgi.user", err)
 	}
-	opts := hal.Options{Registerer: n.reg, Logger: n.log, Poll: b.poll, Now: b.clock.Now, Programs: box}
-	devs, err := hal.New(b.hal, opts)
+	opts := hal.Options{Registerer: n.reg, Logger: n.log, Poll: b.Poll, Now: b.Clock.Now, Programs: box}
+	devs, err := hal.New(b.HAL, opts)
 	if err == nil {
 		return devs, nil, nil
 	}
-	if b.storeText == nil || string(b.storeText) == string(b.storeSeed) {
-		return nil, nil, b.citeDevices(err)
+	if b.StoreText == nil || string(b.StoreText) == string(b.StoreSeed) {
+		return nil, nil, b.CiteDevices(err)
 	}
 	n.log.Error("devices: the configuration store's devices do not all open on this board; the others run", "err", err)
-	none := b.hal
+	none := b.HAL
 	none.Devices = nil
 	if devs, err = hal.New(none, opts); err != nil {
 		return nil, nil, err
 	}
-	res, err := devs.Apply(b.hal)
+	res, err := devs.Apply(b.HAL)
 	if err != nil {
 		_ = devs.Close()
 		return nil, nil, err
@@ -112,7 +113,7 @@ type configApplier struct {
 
 func newConfigApplier(n *Node) *configApplier {
 	return &configApplier{n: n, kick: make(chan struct{}, 1), boards: map[string]configStatus{},
-		own: configStatus{Board: n.boot.state.Name, Version: n.boot.storeVersion}}
+		own: configStatus{Board: n.boot.State.Name, Version: n.boot.StoreVersion}}
 }
 
 // offer hands over a committed version; only the latest waits.
@@ -148,7 +149,7 @@ func (a *configApplier) Run(ctx context.Context) error {
 func (a *configApplier) apply(v confstore.Version) {
 	n := a.n
 	cur := n.live.Load()
-	st := configStatus{Board: n.boot.state.Name, Version: v.Number, At: time.Now().UTC()}
+	st := configStatus{Board: n.boot.State.Name, Version: v.Number, At: time.Now().UTC()}
 	changed := confstore.Changed(cur.text, []byte(v.Text))
 	if len(changed) == 0 { // the seed of these very sections, or a rollback to them
 		next := *cur
@@ -157,14 +158,14 @@ func (a *configApplier) apply(v confstore.Version) {
 		a.publish(st)
 		return
 	}
-	nb, err := n.boot.withStore([]byte(v.Text))
+	nb, err := n.boot.WithStore([]byte(v.Text))
 	if err != nil {
 		st.Version, st.Error = cur.version, err.Error()
 		n.log.Error("config: this board cannot take the new version; it runs the one before", "version", v.Number, "err", err)
 		a.publish(st)
 		return
 	}
-	res, err := n.dev.devs.Apply(nb.hal)
+	res, err := n.dev.devs.Apply(nb.HAL)
 	if err != nil { // closing
 		return
 	}
@@ -174,12 +175,12 @@ func (a *configApplier) apply(v confstore.Version) {
 		n.clu.master.reconfigure()
 	}
 	if slices.Contains(changed, "rule") || slices.Contains(changed, "mqtt") || slices.Contains(changed, "device") {
-		if err := n.clu.auto.Reconfigure(nb.automation()); err != nil {
+		if err := n.clu.auto.Reconfigure(nb.Automation()); err != nil {
 			n.log.Error("config: rules and MQTT not changed", "version", v.Number, "err", err)
 		}
 	}
 	st.Opened, st.Closed, st.Failed = res.Opened, res.Closed, res.Failed
-	st.RestartNeeded = n.boot.restartNeeded(cur.text, []byte(v.Text))
+	st.RestartNeeded = n.boot.RestartNeeded(cur.text, []byte(v.Text))
 	n.log.Info("config: applied", "version", v.Number, "who", v.Who, "sections", changed,
 		"opened", res.Opened, "closed", res.Closed, "failed", len(res.Failed), "restart_needed", st.RestartNeeded)
 	// the mirrors replace this board's devices whole; browsers too
@@ -218,7 +219,7 @@ func serveDrivers(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusForbidden, "config: %q: admin only", p.Name)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers(), "defaults": sectionDefaults()})
+	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers(), "defaults": bootconf.SectionDefaults()})
 }
 
 // serveStatus answers GET /api/config/status: the store's version and

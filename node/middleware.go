@@ -16,7 +16,7 @@ import (
 // errors for everything net/http answers in plain text (404, 405, 413 from
 // MaxBytesReader), request metrics and the in-flight count.
 func (n *Node) wrap(next http.Handler) http.Handler {
-	maxBody := n.boot.maxBody
+	maxBody := n.boot.MaxBody
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		n.web.metrics.inFlight.Add(1)

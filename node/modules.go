@@ -15,6 +15,7 @@ import (
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/enrolment"
 	"github.com/ews-firmware/ews/node/firmware"
@@ -44,8 +45,8 @@ func (n *Node) adminAudited(h http.Handler) http.Handler {
 // way, gossip, connections opened before) and serves POST/GET
 // /api/cluster/revoke.
 func (n *Node) openRevokedBoards() {
-	peers := make([]string, 0, len(n.boot.state.Peers))
-	for _, p := range n.boot.state.Peers {
+	peers := make([]string, 0, len(n.boot.State.Peers))
+	for _, p := range n.boot.State.Peers {
 		peers = append(peers, p.Name)
 	}
 	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
@@ -68,9 +69,9 @@ type rotation struct{ roller *rotate.Roller }
 func (n *Node) openRotation() {
 	b, a := n.boot, &n.acc
 	o := rotate.ModuleOptions{
-		Roller:    rotate.Options{Self: b.state.Name, Saved: b.rotated, Path: b.secretsPath, Verify: n.sec.verify, Log: n.log},
-		Store:     b.storeKey,
-		BoardCred: b.boardCred,
+		Roller:    rotate.Options{Self: b.State.Name, Saved: b.Rotated, Path: b.SecretsPath, Verify: n.sec.verify, Log: n.log},
+		Store:     b.StoreKey,
+		BoardCred: b.BoardCred,
 		Install: func(primary rotate.Secrets, also []rotate.Secrets) string {
 			sign, err := dispatch.DeriveKey(primary.Key)
 			if err != nil {
@@ -78,13 +79,13 @@ func (n *Node) openRotation() {
 				return ""
 			}
 			var accept [][]byte
-			creds := []string{boardCredential(b.state, primary.Key, b.auth)}
+			creds := []string{bootconf.BoardCredential(b.State, primary.Key, b.Auth)}
 			sessions := [][]byte{primary.Session}
 			for _, s := range also {
 				if k, err := dispatch.DeriveKey(s.Key); err == nil {
 					accept = append(accept, k)
 				}
-				creds = append(creds, boardCredential(b.state, s.Key, b.auth))
+				creds = append(creds, bootconf.BoardCredential(b.State, s.Key, b.Auth))
 				sessions = append(sessions, s.Session)
 			}
 			if a.marker != nil {
@@ -96,7 +97,7 @@ func (n *Node) openRotation() {
 				creds = nil // no board credential here (auth is not token)
 			}
 			a.auth.Rotate(creds, sessions)
-			a.creds.Store(a.auth.Fingerprint(b.storeKey))
+			a.creds.Store(a.auth.Fingerprint(b.StoreKey))
 			if len(creds) == 0 {
 				return ""
 			}
@@ -138,11 +139,11 @@ func (n *Node) openRotation() {
 func (n *Node) openRollout() {
 	a := &n.acc
 	n.clu.rollout = rollout.New(rollout.Options{
-		Self: n.boot.state.Name, Exe: n.set.exe, Basic: n.boot.auth.Mode == "basic", Verify: n.sec.verify,
+		Self: n.boot.State.Name, Exe: n.set.exe, Basic: n.boot.Auth.Mode == "basic", Verify: n.sec.verify,
 		Scheme: n.sec.scheme(), TLS: n.sec.client, Logger: n.log,
 		View: func() rollout.View {
 			v := n.view()
-			rv := rollout.View{Master: v.Master, Self: n.boot.state.Name}
+			rv := rollout.View{Master: v.Master, Self: n.boot.State.Name}
 			for _, b := range v.Nodes {
 				rv.Nodes = append(rv.Nodes, rollout.Board{Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Runstate: b.Runstate.String()})
 			}
@@ -165,7 +166,7 @@ func (n *Node) openRollout() {
 func (n *Node) openBackup() *backup.Module {
 	a := &n.acc
 	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
-	return backup.New(backup.ModuleOptions{Options: n.boot.backupOptions(), Users: a.acct.store,
+	return backup.New(backup.ModuleOptions{Options: n.boot.BackupOptions(), Users: a.acct.store,
 		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
 		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
 }
@@ -174,8 +175,8 @@ func (n *Node) openBackup() *backup.Module {
 // the devices and the mirror exist: Run holds actions until it restored
 // them, and it keeps this board's own under state_dir.
 func (n *Node) openOutputs() *restore.Module {
-	st := n.boot.state
-	o := restore.ModuleOptions{Self: st.Name, Devices: n.dev.devs, SeedPath: n.boot.seedPath(), StateDir: n.stateDir(),
+	st := n.boot.State
+	o := restore.ModuleOptions{Self: st.Name, Devices: n.dev.devs, SeedPath: n.boot.SeedPath(), StateDir: n.boot.StateDirPath(),
 		Settle: st.TMax + 2*st.Heartbeat, Wait: max(5*time.Second, 2*st.TMax+time.Second),
 		OnRestore: func(s hal.Snapshot, from string) {
 			n.web.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
@@ -208,17 +209,17 @@ func (n *Node) openOutputs() *restore.Module {
 // it). Otherwise (a simulated board, a dev machine, tests) it is kept in
 // memory: `ews demo` and tests never write /var/lib/ews.
 func (n *Node) openHistory() *history.Module {
-	o := n.boot.history
-	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.clock.Now
-	if dir := n.stateDir(); dir != "" {
+	o := n.boot.History
+	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.Clock.Now
+	if dir := n.boot.StateDirPath(); dir != "" {
 		o.Dir = filepath.Join(dir, "history")
 	}
 	var read func(http.Handler) http.Handler
-	if n.boot.readAuth {
+	if n.boot.ReadAuth {
 		read = n.acc.auth.Require
 	}
 	h := history.New(history.ModuleOptions{Options: o, Devices: n.dev.devs, Read: read,
-		RetryAfter: n.boot.state.TMax + n.boot.state.Heartbeat,
+		RetryAfter: n.boot.State.TMax + n.boot.State.Heartbeat,
 		Lookup: func(name string) (hal.Snapshot, bool) { // the freshest state this board knows of a device
 			for _, s := range n.deviceList() {
 				if s.Name == name {
@@ -239,10 +240,10 @@ func (n *Node) openHistory() *history.Module {
 // following the cluster's master; nil with [node] mdns = false or when it
 // cannot (logged).
 func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
-	if !n.boot.mdns {
+	if !n.boot.MDNS {
 		return nil
 	}
-	st, c := n.boot.state, n.clu.cluster
+	st, c := n.boot.State, n.clu.cluster
 	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.on(), Addr: addr, Log: n.log,
 		Role: func(set func(string)) func() {
 			role := func(v state.View) string {
@@ -263,7 +264,7 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 // openUpload builds this board's own firmware upgrade (node/firmware's
 // Upload): POST /api/board/firmware, and the last step of a rollout.
 func (n *Node) openUpload() *firmware.Upload {
-	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.state.Name, Exe: n.bin.path, Verify: n.sec.verify,
+	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.State.Name, Exe: n.bin.path, Verify: n.sec.verify,
 		ReadyWithin: ReadyWithin, Logger: n.log,
 		Busy:  func() bool { return n.Exit() != ExitStop },
 		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
@@ -273,14 +274,14 @@ func (n *Node) openUpload() *firmware.Upload {
 // enrolment is the module that keeps the sealed bundles `ews cluster
 // enrol` leaves here for new boards (node/enrolment).
 func (n *Node) enrolment() *enrolment.Module {
-	peers := make([]string, 0, len(n.boot.state.Peers))
-	for _, p := range n.boot.state.Peers {
+	peers := make([]string, 0, len(n.boot.State.Peers))
+	for _, p := range n.boot.State.Peers {
 		peers = append(peers, p.Name+"="+p.Addr)
 	}
 	return enrolment.New(enrolment.Options{
 		Admin:  n.adminAudited,
 		Peers:  func() []string { return peers },
-		Now:    n.boot.clock.Now,
+		Now:    n.boot.Clock.Now,
 		Logger: n.log,
 	})
 }
@@ -306,7 +307,7 @@ func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
 func (n *Node) actorDoor() http.Handler {
 	return access.Door(access.DoorOptions{
 		Handler:   func() http.Handler { return n.web.handler },
-		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: boardCredPrefix,
+		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: bootconf.BoardCredPrefix,
 		MQTTUser: func() string { return n.live.Load().mqttUser }, // [mqtt] user as the store has it now
 		User:     func(name string) *users.Principal { return n.acc.acct.store.User(name) },
 		Logger:   n.log,
@@ -316,10 +317,10 @@ func (n *Node) actorDoor() http.Handler {
 // accountRoutes mounts login and logout (audited), the session, and GET
 // /api/audit (admin: the cluster's entries).
 func (n *Node) accountRoutes(mux *http.ServeMux) {
-	o := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.state.Name, Scheme: "http",
+	o := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.State.Name, Scheme: "http",
 		Client: &http.Client{Timeout: 2 * time.Second},
 		Peers: func() []audit.Peer {
-			if n.boot.state.Standalone() {
+			if n.boot.State.Standalone() {
 				return nil
 			}
 			var out []audit.Peer

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
 )
@@ -43,7 +44,7 @@ func DefaultTimeouts() Timeouts {
 // the board's components in four sides, each with one role, built once by
 // New (system.go).
 type Node struct {
-	boot *boot // every package's options, from the boot config (configmap.go)
+	boot *bootconf.Boot // every package's options, from the boot config (node/bootconf)
 	// live is the cluster-wide part this board runs now: boot's, then each
 	// version of the configuration store it applied (liveconfig.go)
 	live    atomic.Pointer[liveConfig]
@@ -84,18 +85,18 @@ func WithExecutable(path string) Option { return func(s *settings) { s.exe = pat
 // New builds a node from a validated config. It opens nothing yet that
 // another process could notice and starts no goroutine; Run listens and
 // starts the components. The config is read here only, by the mapping
-// onto every package's options (configmap.go); a problem any package
+// onto every package's options (node/bootconf); a problem any package
 // finds in it is config.Errors, with file, line and key.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b, err := mapConfig(cfg)
+	b, err := bootconf.Map(cfg)
 	if err != nil {
 		return nil, err
 	}
 	kept := &keptStores{}
-	b = storeWins(cfg, b, log, kept) // the configuration store's sections, once it holds them (configmap_store.go)
+	b = bootconf.StoreWins(cfg, b, log, func(store, path string, err error) { kept.report(log, store, path, err) }) // the configuration store's sections, once it holds them (node/bootconf)
 	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()}, kept: kept,
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
@@ -200,7 +201,7 @@ func (n *Node) Run(ctx context.Context) error {
 	wd := sdnotify.Board(n.log, wo) // systemd's, petted while the board answers
 	n.life.start(ctx, "watchdog", wd)
 	wd.Ready()
-	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), addr.String(), "config", n.boot.file)
+	n.log.Info("serving", "name", n.boot.State.Name, n.sec.scheme(), addr.String(), "config", n.boot.File)
 	if a := n.announcer(addr); a != nil {
 		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/mdns)
 	}

@@ -14,12 +14,12 @@ import (
 // the first result: the action runs at most once (invariant 5).
 func (n *Node) pin() func(r *http.Request) string {
 	byDevice := pinByDevice(func() map[string]string { return n.live.Load().pins }) // the devices now (liveconfig.go)
-	peers := n.boot.state.Peers
+	peers := n.boot.State.Peers
 	names := make([]string, len(peers))
 	for i, p := range peers {
 		names[i] = p.Name
 	}
-	self := n.boot.state.Name
+	self := n.boot.State.Name
 	return func(r *http.Request) string {
 		if strings.HasPrefix(r.URL.Path, "/api/users") { // the users store is written by the master
 			if m, _, ok := n.clu.cluster.Master(); ok && m != "" {

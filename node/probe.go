@@ -43,7 +43,7 @@ func (p *probes) observe(name string, d time.Duration) {
 // cluster view's response-time column (paper 003's monitoring table). One
 // GET /healthz a board a second.
 func (n *Node) probing() bool {
-	return !n.boot.state.Standalone()
+	return !n.boot.State.Standalone()
 }
 
 // probeLoop runs until ctx ends, probing every board once a second while

@@ -78,5 +78,5 @@ func (n *Node) serveRestart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", n.restartMode())
-	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.state.Name, "mode": n.restartMode()})
+	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.State.Name, "mode": n.restartMode()})
 }

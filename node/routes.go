@@ -18,14 +18,14 @@ import (
 // queue through the front door build made.
 func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.boot.state.Name})
+		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "name": n.boot.State.Name})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !n.Ready() {
 			httpx.Unavailable(w, 0, "not ready")
 			return
 		}
-		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.boot.state.Name})
+		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.boot.State.Name})
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
 	mux.HandleFunc("GET /api/cluster", n.serveCluster)
@@ -70,7 +70,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 
 // readAuth asks for credentials before h with [http] read_auth (docs/NOTES.md "read_auth means read").
 func (n *Node) readAuth(h http.Handler) http.Handler {
-	if !n.boot.readAuth {
+	if !n.boot.ReadAuth {
 		return h
 	}
 	return n.acc.auth.Require(h)
@@ -97,7 +97,7 @@ func (n *Node) work() http.Handler {
 // page cost K pages: requests of different weights for the request-class
 // paper's experiment (004). Boards without [sim] ignore it.
 func (n *Node) pageCost(next http.Handler) http.Handler {
-	d := n.boot.pageLatency // at the board's [sim] speed
+	d := n.boot.PageLatency // at the board's [sim] speed
 	if d <= 0 {
 		return next
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/boardrevoke"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/cgi"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/devapi"
@@ -104,43 +105,43 @@ type accessSide struct {
 // what it opens (devices, hubs) is closed by n.life. Callbacks between
 // components (a logout told on the local stream, a mirrored change on
 // /events) are wired here, each in one line.
-func (n *Node) build(b *boot) error {
+func (n *Node) build(b *bootconf.Boot) error {
 	log := n.log
 	n.boot = b
-	n.live.Store(liveOf(b, b.storeVersion)) // until a version of the store is applied (liveconfig.go)
+	n.live.Store(liveOf(b, b.StoreVersion)) // until a version of the store is applied (liveconfig.go)
 	n.reg = promx.NewRegistry()
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
 	var err error
-	b.clock.Floor(buildinfo.Time(), "this build's commit", log)
+	b.Clock.Floor(buildinfo.Time(), "this build's commit", log)
 	if n.sec, err = openSecurity(b, log); err != nil {
 		return err
 	}
 
 	// what this board tells the cluster, and the cluster
-	c.health = health.New(b.health, log)
+	c.health = health.New(b.Health, log)
 	c.local = &local{ready: n.Ready, health: c.health, creds: &a.creds, addr: n.httpAddr}
-	if b.capacityAuto {
-		c.local.auto = newAutoSlots(b.state.Capacity)
+	if b.CapacityAuto {
+		c.local.auto = newAutoSlots(b.State.Capacity)
 	}
-	if b.sched.Policy == "integrated" { // the policy that holds an overloaded board
-		c.local.over = newOverloadWatch(b.sched.Integrated, nil)
+	if b.Sched.Policy == "integrated" { // the policy that holds an overloaded board
+		c.local.over = newOverloadWatch(b.Sched.Integrated, nil)
 	}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
 	c.load = sampler
-	if b.sim != nil {
-		c.sim = procload.NewSim(*b.sim, c.local.InFlight, c.local.Completed)
+	if b.Sim != nil {
+		c.sim = procload.NewSim(*b.Sim, c.local.InFlight, c.local.Completed)
 		c.load = c.sim
 	}
 	c.local.load = c.load
-	sc := b.state
-	sc.Identity = n.sec.identity                 // signed gossip (invariant 11)
-	sc.SealedFile = n.statePath("sealed-boards") // a board that sealed once must seal from then on
+	sc := b.State
+	sc.Identity = n.sec.identity                      // signed gossip (invariant 11)
+	sc.SealedFile = n.boot.StatePath("sealed-boards") // a board that sealed once must seal from then on
 	if c.cluster, err = state.New(sc, log, n.reg, c.local); err != nil {
 		return err
 	}
-	if c.vip, err = vip.Open(b.vip, vip.Options{Registerer: n.reg, Logger: log}); err != nil {
+	if c.vip, err = vip.Open(b.VIP, vip.Options{Registerer: n.reg, Logger: log}); err != nil {
 		return err
 	}
 	if c.vip != nil {
@@ -150,8 +151,8 @@ func (n *Node) build(b *boot) error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror. A third streams the log.
-	w.hub = events.New(events.Options{Logger: log, MaxClients: b.sseClients, MaxPerClient: ssePerClient(b.ssePerClient)})
-	w.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(len(b.state.Peers))}) // boards only (boardstream.go)
+	w.hub = events.New(events.Options{Logger: log, MaxClients: b.SSEClients, MaxPerClient: ssePerClient(b.SSEPerClient)})
+	w.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(len(b.State.Peers))}) // boards only (boardstream.go)
 	w.logHub = openLogs(n.set.logs, &n.life)
 	n.life.onClose(w.hub.Close)
 	n.life.onClose(w.localHub.Close)
@@ -180,25 +181,25 @@ func (n *Node) build(b *boot) error {
 	a.live.own.Failed = failed
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
-	if a.auth, err = auth.New(b.auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
+	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
 		Users:    access.AuthUsers(a.acct.store, a.acct.seed, a.acct.seedKey), SessionInfo: access.SessionInfo(a.acct.store), // named users and their sessions
-		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.boardCred, // a card is no admin (boardcred.go)
+		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.BoardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
-		return b.cite(b.authKey, err)
+		return b.Cite(b.AuthKey, err)
 	}
-	a.revoked = auth.Keep(b.revocationsPath(), a.auth, log) // logouts kept across restarts
-	a.creds.Store(a.auth.Fingerprint(b.storeKey))           // the store's secret: the same on every board through a rotation
-	if b.auth.Mode == "none" {
+	a.revoked = auth.Keep(b.RevocationsPath(), a.auth, log) // logouts kept across restarts
+	a.creds.Store(a.auth.Fingerprint(b.StoreKey))           // the store's secret: the same on every board through a rotation
+	if b.Auth.Mode == "none" {
 		log.Warn("http auth is none: anyone who reaches this board can control its devices")
 	}
 	// The device API; a key taken here is told to the other boards the
 	// same way, so it is known cluster-wide (at most once per cluster).
-	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.readAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: access.KeyOwner,
+	d.api = devapi.New(devs, a.auth, devapi.Options{ReadAuth: b.ReadAuth, Logger: log, List: n.deviceList, Registerer: n.reg, Principal: access.KeyOwner,
 		OnClaim: func(cl devapi.Claim) { w.localHub.Publish("idempotency", cl) }})
-	if d.cgi, err = cgi.New(b.cgi, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.state.Name, User: a.auth.User}); err != nil {
-		return b.cite("cgi.user", err)
+	if d.cgi, err = cgi.New(b.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.State.Name, User: a.auth.User}); err != nil {
+		return b.Cite("cgi.user", err)
 	}
 	w.hub.Snapshot("cluster", func() any { return n.view() })
 	w.hub.Snapshot("devices", func() any { return n.deviceList() })
@@ -207,10 +208,10 @@ func (n *Node) build(b *boot) error {
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
 	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
 	w.localHub.Snapshot("config", func() any { return a.live.ownStatus() })   // what this board made of the store's version
-	if !b.state.Standalone() {
+	if !b.State.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		d.mirror = devsync.New(b.state.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: n.signPeer,
+		d.mirror = devsync.New(b.State.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: n.signPeer,
 			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.Observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
@@ -225,10 +226,10 @@ func (n *Node) build(b *boot) error {
 	}
 	n.life.onClose(w.front.Close)
 	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
-	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
+	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.Sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),
-				Proxy: b.mode != dispatch.ModeRedirect})
+			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.State.Name, c.cluster),
+				Proxy: b.Mode != dispatch.ModeRedirect})
 		}}
 	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()
@@ -237,12 +238,12 @@ func (n *Node) build(b *boot) error {
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
-	if c.auto, err = automation.New(automation.Options{Config: b.automation(), Logger: log, Door: n.actorDoor(), Devices: n.deviceList, // rules act as admin (rule:N), MQTT as [mqtt] user
+	if c.auto, err = automation.New(automation.Options{Config: b.Automation(), Logger: log, Door: n.actorDoor(), Devices: n.deviceList, // rules act as admin (rule:N), MQTT as [mqtt] user
 		Boards: func() []state.Board { return c.cluster.Snapshot().Nodes }, TLS: n.sec.client}); err != nil {
 		return err
 	}
 	c.auto.OnTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
 	c.master.auto = c.auto
-	d.helpers = supervise.New(b.helpers, log)
+	d.helpers = supervise.New(b.Helpers, log)
 	return nil
 }

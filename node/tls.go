@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -44,9 +45,9 @@ func (s *security) scheme() string {
 // from the cluster key (random, per cluster, never sent over HTTP), else
 // none: then auth makes a per-process one and sessions hold on this board
 // only.
-func openSecurity(b *boot, log *slog.Logger) (security, error) {
+func openSecurity(b *bootconf.Boot, log *slog.Logger) (security, error) {
 	var sec security
-	s := b.security
+	s := b.Security
 	for _, note := range s.Notes {
 		log.Warn(note)
 	}
@@ -55,12 +56,12 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	}
 	sec.verify = s.Verify
 	if sec.session == nil {
-		if k := b.clusterKey; len(k) > 0 {
+		if k := b.ClusterKey; len(k) > 0 {
 			sec.session = k
 		}
 	}
-	if len(b.rotated.Key) > 0 { // the card's, or a rotation's kept under state_dir (configmap_secrets.go)
-		primary, _ := b.rotated.Keys()
+	if len(b.Rotated.Key) > 0 { // the card's, or a rotation's kept under state_dir (node/bootconf)
+		primary, _ := b.Rotated.Keys()
 		sec.session = primary.Session
 	}
 	if sec.session == nil {
@@ -76,11 +77,11 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	if s.Minted && s.CA != nil { // a board bundle: its certificate, with TLS on or off
 		sec.identity = gossipIdentity(s.Cert, s.CA)
 		if s.Cert.Leaf != nil {
-			b.clock.Floor(clustertls.MintedAt(s.Cert.Leaf), "its certificate's minting", log)
+			b.Clock.Floor(clustertls.MintedAt(s.Cert.Leaf), "its certificate's minting", log)
 		}
 	}
 	if !s.TLS {
-		if !b.state.Standalone() {
+		if !b.State.Standalone() {
 			// docs/DESIGN.md, Trust: every card holds the one cluster key
 			log.Warn("cluster: TLS is off: a board proves itself with the cluster key that every card holds, so a stolen or revoked card can still mark requests and read gossip until `ews cluster rotate`; give the boards bundles with a CA (ews cluster init, ews cluster board)")
 		}
@@ -89,13 +90,13 @@ func openSecurity(b *boot, log *slog.Logger) (security, error) {
 	cert := s.Cert // minted off the board (a board bundle)
 	if !s.Minted {
 		var err error
-		if cert, err = s.CA.Issue(b.state.Name, s.Hosts); err != nil { // a version 2 bundle
-			return sec, b.cite("cluster.bundle_file", err)
+		if cert, err = s.CA.Issue(b.State.Name, s.Hosts); err != nil { // a version 2 bundle
+			return sec, b.Cite("cluster.bundle_file", err)
 		}
 	}
 	sec.ca, sec.cert = s.CA, cert
 	sec.server, sec.client = s.CA.ServerConfig(cert), s.CA.ClientConfig(cert)
-	sec.server.Time, sec.client.Time = b.clock.Now, b.clock.Now // peers' certificates in cluster time (docs/DESIGN.md, Time)
+	sec.server.Time, sec.client.Time = b.Clock.Now, b.Clock.Now // peers' certificates in cluster time (docs/DESIGN.md, Time)
 	sec.identity = gossipIdentity(cert, s.CA)
 	if sec.identity != nil {
 		// a peer that saw this board seal and then hears it unsealed asks

@@ -14,6 +14,7 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/memlimit"
 	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/logring"
 )
@@ -51,7 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	// the file, and what the packages it maps onto refuse, each with its line
-	cfg, err := config.Load(p, node.CheckConfig)
+	cfg, err := config.Load(p, bootconf.CheckConfig)
 	if err != nil {
 		printConfigError(stderr, err)
 		return exitError

@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ func TestMarkKey(t *testing.T) {
 		c.Cluster.Insecure = key == ""
 		return &c
 	}
-	mk := func(c *config.Config) ([]byte, string, error) { return markKey(bootOf(t, c)) }
+	mk := func(c *config.Config) ([]byte, string, error) { return MarkKey(bootOf(t, c)) }
 	k1 := config.NewKey()
 	a, noteA, err := mk(withKey(k1))
 	if err != nil || noteA != "" || len(a) != 32 {

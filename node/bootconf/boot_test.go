@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"testing"
@@ -17,10 +17,10 @@ func parseAllConfig(path string, data []byte) (*config.Config, config.Errors) {
 	return config.ParseAll(path, data, CheckConfig)
 }
 
-// bootOf is mapConfig of cfg, for tests that build a Node by hand.
-func bootOf(t *testing.T, cfg *config.Config) *boot {
+// bootOf is Map of cfg, for tests that build a Node by hand.
+func bootOf(t *testing.T, cfg *config.Config) *Boot {
 	t.Helper()
-	b, err := mapConfig(cfg)
+	b, err := Map(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"errors"
@@ -83,7 +83,7 @@ func TestExampleListsEveryDriver(t *testing.T) {
 
 // The demo config parses and its devices open on the simulated board.
 func TestDemoConfig(t *testing.T) {
-	data, err := os.ReadFile("../examples/demo.toml")
+	data, err := os.ReadFile("../../examples/demo.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

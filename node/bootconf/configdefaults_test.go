@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 // for the store and says what the boards run with when the store holds
 // none of it: parsed back, it equals the defaults.
 func TestSectionDefaults(t *testing.T) {
-	d := sectionDefaults()
+	d := SectionDefaults()
 	var all strings.Builder
 	for _, s := range []string{"rule", "sched", "mqtt", "history"} {
 		if d[s] == "" {

@@ -1,6 +1,6 @@
 //go:build !lite
 
-package node
+package bootconf
 
 import (
 	"crypto/tls"
@@ -42,7 +42,7 @@ func TestAutomationMQTTTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := automation.New(automation.Options{Config: bootOf(t, cfg).automation(), Logger: testutil.Logger(), Door: http.NotFoundHandler(), TLS: cluster})
+			a, err := automation.New(automation.Options{Config: bootOf(t, cfg).Automation(), Logger: testutil.Logger(), Door: http.NotFoundHandler(), TLS: cluster})
 			if c.errKey != "" {
 				var es config.Errors
 				if !errors.As(err, &es) || len(es) != 1 || es[0].Key != c.errKey || !strings.Contains(es[0].Error(), "/boot/ews.toml:5") {

@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ func TestCheckStoreLinear(t *testing.T) {
 	for i := 0; b.Len() < 1<<20; i++ {
 		fmt.Fprintf(&b, "unknown_key_%07d = 1\n", i)
 	}
-	check := checkStore([]byte("[node]\nname = \"ews1\"\n"))
+	check := CheckStore([]byte("[node]\nname = \"ews1\"\n"))
 	done := make(chan struct{})
 	var n int
 	var first string

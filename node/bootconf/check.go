@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"errors"
@@ -100,7 +100,7 @@ func CheckStoreText(text, boot []byte) []string {
 	_ = toml.Unmarshal(boot, &doc)
 	_, own := splitSections(doc)
 	var out []string
-	for _, p := range checkStore(own)(text) {
+	for _, p := range CheckStore(own)(text) {
 		section, _, _ := strings.Cut(p.Key, ".")
 		section, _, _ = strings.Cut(section, "[")
 		if p.Warning || p.Line == 0 && section != "" && !slices.Contains(confstore.Sections, section) {

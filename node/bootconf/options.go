@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 )
 
 // Each package's options from its sections of the boot config: the
-// mappers mapConfig (configmap.go) calls.
+// mappers Map (boot.go) calls.
 
 // stateConfig maps [node] and [cluster] onto the cluster's own
 // configuration, reading the key file. Errors name the key they come from.
@@ -242,24 +242,24 @@ func supervised(c *config.Config) []supervise.Helper {
 	return out
 }
 
-// backupOptions maps the boot config: its file, the lines of its inline
+// BackupOptions maps the boot config: its file, the lines of its inline
 // secrets and the cluster's identity (its key id is the store secret's,
 // the first cluster key: the same on every board before, during and after
 // a rotation, which a board started before it and one restarted after it
 // would otherwise disagree on).
-func (b *boot) backupOptions() backup.Options {
-	o := backup.Options{Name: b.state.Name, ConfigPath: b.file, Secrets: map[string]int{},
-		Cluster: backup.Cluster{Peers: b.peerList, KeyID: backup.KeyID(b.storeKey)}}
-	for k, l := range b.secretLines {
+func (b *Boot) BackupOptions() backup.Options {
+	o := backup.Options{Name: b.State.Name, ConfigPath: b.File, Secrets: map[string]int{},
+		Cluster: backup.Cluster{Peers: b.PeerList, KeyID: backup.KeyID(b.StoreKey)}}
+	for k, l := range b.SecretLines {
 		o.Secrets[k] = l
 	}
 	return o
 }
 
-// automation is the automation's config of b: [mqtt] and [[rule]] with
+// Automation is the automation's config of b: [mqtt] and [[rule]] with
 // the rules' key secret, the board's clock and the config's citations.
-func (b *boot) automation() automation.Config {
-	c := b.auto
-	c.KeySecret, c.Clock, c.Cite = ruleKeySecret(b), b.clock, b.cite
+func (b *Boot) Automation() automation.Config {
+	c := b.Auto
+	c.KeySecret, c.Clock, c.Cite = ruleKeySecret(b), b.Clock, b.Cite
 	return c
 }

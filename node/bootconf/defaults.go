@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 	"github.com/ews-firmware/ews/sched"
 )
 
-// sectionDefaults is, per cluster-wide section of the configuration
+// SectionDefaults is, per cluster-wide section of the configuration
 // store, what is in effect while the store holds none of it, as TOML a
 // person can start from: the Settings page shows it in the section's empty
 // box (GET /api/config/drivers, "defaults"). Written from the defaults
 // the boards run with, so it cannot drift from them (configdefaults_test.go
 // parses it back).
-func sectionDefaults() map[string]string {
+func SectionDefaults() map[string]string {
 	c := config.DefaultConfig()
 	q := strconv.Quote
 	var s strings.Builder

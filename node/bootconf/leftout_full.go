@@ -1,6 +1,6 @@
 //go:build !lite
 
-package node
+package bootconf
 
 import "github.com/ews-firmware/ews/internal/config"
 

@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"bytes"
@@ -53,12 +53,12 @@ func splitSections(doc map[string]any) (seed, own []byte) {
 // storeFile names the document in the errors of its check.
 const storeFile = "cluster.toml"
 
-// checkStore is the check of a configuration store document on this
+// CheckStore is the check of a configuration store document on this
 // board: the document after this board's own sections, run
 // through config's parsing and CheckConfig as `ews config check` runs a
 // boot file, so each problem names the document's line and key. A key
 // that is a board's own is refused: it stays in the boot file.
-func checkStore(own []byte) func(text []byte) []confstore.Problem {
+func CheckStore(own []byte) func(text []byte) []confstore.Problem {
 	check := checkStoreErrors(own)
 	return func(text []byte) []confstore.Problem {
 		errs := check(text)
@@ -70,7 +70,7 @@ func checkStore(own []byte) func(text []byte) []confstore.Problem {
 	}
 }
 
-// checkStoreErrors is checkStore's check, answering config's errors.
+// checkStoreErrors is CheckStore's check, answering config's errors.
 func checkStoreErrors(own []byte) func(text []byte) config.Errors {
 	return func(text []byte) config.Errors {
 		if errs := config.Wide(storeFile, text); errs != nil {
@@ -166,31 +166,32 @@ func topLines(text []byte) map[string]int {
 	return out
 }
 
-// storeWins is the boot config with the configuration store's
+// StoreWins is the boot config with the configuration store's
 // cluster-wide sections in place of the file's, when this board keeps a
 // document of the store (the store wins after the seed: docs/NOTES.md
 // "Configuration store"). A kept document this board cannot take (its
-// check fails here) is logged and the boot file's sections are used.
-func storeWins(c *config.Config, b *boot, log *slog.Logger, kept *keptStores) *boot {
-	path := b.statePath("config.json")
+// check fails here) is logged and the boot file's sections are used; one
+// it cannot read is told to report as well.
+func StoreWins(c *config.Config, b *Boot, log *slog.Logger, report func(store, path string, err error)) *Boot {
+	path := b.StatePath("config.json")
 	if path == "" {
 		return b
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		if !os.IsNotExist(err) {
-			kept.report(log, "config", path, fmt.Errorf("config: read the kept store (the boot file's sections are used): %w", err))
+			report("config", path, fmt.Errorf("config: read the kept store (the boot file's sections are used): %w", err))
 		}
 		return b
 	}
 	v, ok := confstore.Kept(raw)
 	if !ok {
-		kept.report(log, "config", path, errors.New("config: the kept store does not decode (the boot file's sections are used)"))
+		report("config", path, errors.New("config: the kept store does not decode (the boot file's sections are used)"))
 		return b
 	}
-	nb, err := b.withStore([]byte(v.Text))
+	nb, err := b.WithStore([]byte(v.Text))
 	if err == nil {
-		nb.storeVersion = v.Number
+		nb.StoreVersion = v.Number
 		log.Info("config: cluster-wide sections from the configuration store", "version", v.Number, "path", path)
 		return nb
 	}
@@ -198,21 +199,21 @@ func storeWins(c *config.Config, b *boot, log *slog.Logger, kept *keptStores) *b
 	return b
 }
 
-// withStore maps the board's own sections with text, a document of the
+// WithStore maps the board's own sections with text, a document of the
 // configuration store, in their place: what the board runs once it takes
-// that version (at start, storeWins; live, liveconfig.go). The errors are
+// that version (at start, StoreWins; live, liveconfig.go). The errors are
 // config's, naming the line of the whole (own sections first).
-func (b *boot) withStore(text []byte) (*boot, error) {
-	head := append(slices.Clone(bytes.TrimRight(b.storeOwn, "\n")), '\n') // own is shared: never append into it
-	merged, err := config.Parse(b.file, append(head, text...), CheckConfig)
+func (b *Boot) WithStore(text []byte) (*Boot, error) {
+	head := append(slices.Clone(bytes.TrimRight(b.StoreOwn, "\n")), '\n') // own is shared: never append into it
+	merged, err := config.Parse(b.File, append(head, text...), CheckConfig)
 	if err != nil {
 		return nil, err
 	}
-	nb, err := mapConfig(merged)
+	nb, err := Map(merged)
 	if err != nil {
 		return nil, err
 	}
-	nb.storeOwn, nb.storeText = b.storeOwn, text
+	nb.StoreOwn, nb.StoreText = b.StoreOwn, text
 	return nb, nil
 }
 
@@ -220,9 +221,9 @@ func (b *boot) withStore(text []byte) (*boot, error) {
 // cluster-wide sections differ from the configuration store this board
 // keeps (the store wins over them); nil when it keeps none or they agree.
 func StoreWarnings(c *config.Config) config.Errors {
-	b := &boot{file: c.Path, stateDir: c.Node.StateDir, simulated: simulated(c)}
-	_, b.stateDirSet = c.Lines["node.state_dir"]
-	path := b.statePath("config.json")
+	b := &Boot{File: c.Path, StateDir: c.Node.StateDir, Simulated: simulated(c)}
+	_, b.StateDirSet = c.Lines["node.state_dir"]
+	path := b.StatePath("config.json")
 	if path == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"bytes"
@@ -20,46 +20,46 @@ import (
 // rotation's primary, with the key it rolls from still accepted until the
 // rotation is done. A kept file that cannot be read stops the start,
 // naming it. Nothing to do alone or without a key.
-func (b *boot) rotatedSecrets() error {
-	b.storeKey = b.clusterKey
-	if len(b.clusterKey) == 0 || b.state.Standalone() || b.state.Insecure {
+func (b *Boot) rotatedSecrets() error {
+	b.StoreKey = b.ClusterKey
+	if len(b.ClusterKey) == 0 || b.State.Standalone() || b.State.Insecure {
 		return nil
 	}
-	card := rotate.Saved{Phase: rotate.Done, Key: b.clusterKey, Store: b.clusterKey}
-	if bun := b.security.Bundle; bun != nil {
+	card := rotate.Saved{Phase: rotate.Done, Key: b.ClusterKey, Store: b.ClusterKey}
+	if bun := b.Security.Bundle; bun != nil {
 		card.Session = bun.Session()                                    // openSecurity's choice too
-		if bun.Key == base64.StdEncoding.EncodeToString(b.clusterKey) { // else a config names another key: that is the store's
+		if bun.Key == base64.StdEncoding.EncodeToString(b.ClusterKey) { // else a config names another key: that is the store's
 			card.Store, card.Gen = bun.Store(), bun.Generation
 		}
 	}
 	if card.Session == nil {
-		card.Session = b.clusterKey // what openSecurity keys sessions with then
+		card.Session = b.ClusterKey // what openSecurity keys sessions with then
 	}
-	b.rotated, b.secretsPath = card, b.statePath("secrets.json")
-	if b.secretsPath != "" {
-		kept, ok, err := rotate.Load(b.secretsPath)
+	b.Rotated, b.SecretsPath = card, b.StatePath("secrets.json")
+	if b.SecretsPath != "" {
+		kept, ok, err := rotate.Load(b.SecretsPath)
 		switch {
 		case err != nil:
 			return err
 		case !ok:
 		case !bytes.Equal(kept.Store, card.Store):
-			b.security.Notes = append(b.security.Notes, "rotate: "+b.secretsPath+" keeps the secrets of another cluster (its store secret is not the card's): starting on the card's")
+			b.Security.Notes = append(b.Security.Notes, "rotate: "+b.SecretsPath+" keeps the secrets of another cluster (its store secret is not the card's): starting on the card's")
 		case kept.Gen < card.Gen:
-			b.security.Notes = append(b.security.Notes, "rotate: the card's bundle is of a later rotation than "+b.secretsPath+": starting on the card's")
+			b.Security.Notes = append(b.Security.Notes, "rotate: the card's bundle is of a later rotation than "+b.SecretsPath+": starting on the card's")
 		default:
-			b.rotated = kept
+			b.Rotated = kept
 		}
 	}
-	b.storeKey = b.rotated.Store
-	primary, also := b.rotated.Keys()
-	b.clusterKey, b.state.Key, b.state.Keys = primary.Key, primary.Key, nil
+	b.StoreKey = b.Rotated.Store
+	primary, also := b.Rotated.Keys()
+	b.ClusterKey, b.State.Key, b.State.Keys = primary.Key, primary.Key, nil
 	for _, s := range also {
-		b.state.Keys = append(b.state.Keys, s.Key)
+		b.State.Keys = append(b.State.Keys, s.Key)
 	}
 	return nil
 }
 
-// markKey returns the dispatch mark key for b and, when the key gives no
+// MarkKey returns the dispatch mark key for b and, when the key gives no
 // protection, a note to log as a warning:
 //   - a cluster key (key or key_file): HKDF-SHA256 of it; no note;
 //   - standalone (no peers): a random per-process key, since no other board
@@ -67,15 +67,15 @@ func (b *boot) rotatedSecrets() error {
 //   - insecure = true with peers: a key derived from the public peers list,
 //     so boards of a test cluster accept each other's marks; anyone who
 //     reads the config can forge marks.
-func markKey(b *boot) (key []byte, note string, err error) {
-	if ck := b.clusterKey; len(ck) > 0 {
+func MarkKey(b *Boot) (key []byte, note string, err error) {
+	if ck := b.ClusterKey; len(ck) > 0 {
 		k, err := dispatch.DeriveKey(ck)
 		return k, "", err
 	}
-	if b.state.Standalone() {
+	if b.State.Standalone() {
 		return dispatch.RandomKey(), "", nil
 	}
-	sum := sha256.Sum256([]byte("ews insecure cluster\x00" + strings.Join(b.peerList, "\x00")))
+	sum := sha256.Sum256([]byte("ews insecure cluster\x00" + strings.Join(b.PeerList, "\x00")))
 	k, err := dispatch.DeriveKey(sum[:])
 	return k, "cluster.insecure: dispatch marks are signed with a key derived from the peers list; anyone who knows it can forge them", err
 }
@@ -85,15 +85,15 @@ func markKey(b *boot) (key []byte, note string, err error) {
 // guesses one (docs/NOTES.md "Rules cannot be blocked"); a standalone
 // board without a key gets a random one (nil); an insecure cluster one
 // derived from its peers, as its marks.
-func ruleKeySecret(b *boot) []byte {
+func ruleKeySecret(b *Boot) []byte {
 	var sum [32]byte
 	switch {
-	case len(b.storeKey) > 0: // the first cluster key: the same on every master during a rotation
-		sum = sha256.Sum256(append([]byte("ews rule keys\x00"), b.storeKey...))
-	case b.state.Standalone():
+	case len(b.StoreKey) > 0: // the first cluster key: the same on every master during a rotation
+		sum = sha256.Sum256(append([]byte("ews rule keys\x00"), b.StoreKey...))
+	case b.State.Standalone():
 		return nil
 	default:
-		sum = sha256.Sum256([]byte("ews insecure rule keys\x00" + strings.Join(b.peerList, "\x00")))
+		sum = sha256.Sum256([]byte("ews insecure rule keys\x00" + strings.Join(b.PeerList, "\x00")))
 	}
 	return sum[:]
 }

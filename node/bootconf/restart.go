@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"github.com/ews-firmware/ews/node/confstore"
 )
 
-// restartNeeded lists what of a change from old to cur (documents of the
+// RestartNeeded lists what of a change from old to cur (documents of the
 // configuration store) a board takes only at its next start
 // (docs/NOTES.md "Configuration store"), compared as this board maps them
 // (a key left out is its default): the front door's mode, assignments and
@@ -16,9 +16,9 @@ import (
 // them from its start). Everything else is applied live (liveconfig.go).
 // A document this board cannot map counts as every section changed
 // (confstore.Changed).
-func (b *boot) restartNeeded(old, cur []byte) []string {
-	x, errX := b.withStore(old)
-	y, errY := b.withStore(cur)
+func (b *Boot) RestartNeeded(old, cur []byte) []string {
+	x, errX := b.WithStore(old)
+	y, errY := b.WithStore(cur)
 	if errX != nil || errY != nil {
 		return confstore.Changed(old, cur)
 	}
@@ -27,20 +27,20 @@ func (b *boot) restartNeeded(old, cur []byte) []string {
 		key  string
 		a, b any
 	}{
-		{"sched.mode", x.mode, y.mode},
-		{"sched.assign", x.assign, y.assign},
-		{"sched.sticky", x.sched.Sticky, y.sched.Sticky},
-		{"history", x.history, y.history},
+		{"sched.mode", x.Mode, y.Mode},
+		{"sched.assign", x.Assign, y.Assign},
+		{"sched.sticky", x.Sched.Sticky, y.Sched.Sticky},
+		{"history", x.History, y.History},
 	} {
 		if !reflect.DeepEqual(k.a, k.b) {
 			out = append(out, k.key)
 		}
 	}
-	px, py := x.sched.Policy, y.sched.Policy
+	px, py := x.Sched.Policy, y.Sched.Policy
 	if (px == "integrated" || py == "integrated") && px != py {
 		out = append(out, "sched.policy")
 	}
-	if py == "integrated" && !reflect.DeepEqual(x.sched.Integrated, y.sched.Integrated) {
+	if py == "integrated" && !reflect.DeepEqual(x.Sched.Integrated, y.Sched.Integrated) {
 		out = append(out, "sched.integrated")
 	}
 	return out

@@ -1,13 +1,10 @@
-package node
+package bootconf
 
 import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +67,7 @@ func TestRotatedSecretsAtStart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b, err := mapConfig(cfg)
+			b, err := Map(cfg)
 			if tt.errSays != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errSays) || !strings.Contains(err.Error(), dir) {
 					t.Fatalf("err %v, want one naming %s/ews1.secrets.json", err, dir)
@@ -80,10 +77,10 @@ func TestRotatedSecretsAtStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(b.clusterKey, tt.key) || !bytes.Equal(b.state.Key, tt.key) || len(b.state.Keys) != tt.keys || !bytes.Equal(b.storeKey, tt.store) {
-				t.Errorf("key %x (state %x, %d more), store %x; want %x, %d more, store %x", b.clusterKey[:4], b.state.Key[:4], len(b.state.Keys), b.storeKey[:4], tt.key[:4], tt.keys, tt.store[:4])
+			if !bytes.Equal(b.ClusterKey, tt.key) || !bytes.Equal(b.State.Key, tt.key) || len(b.State.Keys) != tt.keys || !bytes.Equal(b.StoreKey, tt.store) {
+				t.Errorf("key %x (state %x, %d more), store %x; want %x, %d more, store %x", b.ClusterKey[:4], b.State.Key[:4], len(b.State.Keys), b.StoreKey[:4], tt.key[:4], tt.keys, tt.store[:4])
 			}
-			if notes := strings.Join(b.security.Notes, "\n"); tt.note != "" && !strings.Contains(notes, tt.note) {
+			if notes := strings.Join(b.Security.Notes, "\n"); tt.note != "" && !strings.Contains(notes, tt.note) {
 				t.Errorf("notes %q, want %q", notes, tt.note)
 			}
 		})
@@ -102,46 +99,20 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 	card := newKey(t)
 	dir := t.TempDir()
 	cfg := rotateConfig(t, dir, card)
-	onCard := &Node{boot: bootOf(t, cfg)}
+	onCard := bootOf(t, cfg)
 	kept := keptJSON(rotate.Saved{Gen: 1, Phase: rotate.Done, Key: newKey(t), Session: newKey(t), Store: card})
 	if err := os.WriteFile(filepath.Join(dir, "ews1.secrets.json"), []byte(kept), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rotated := &Node{boot: bootOf(t, cfg)}
-	if bytes.Equal(rotated.boot.clusterKey, card) {
+	rotated := bootOf(t, cfg)
+	if bytes.Equal(rotated.ClusterKey, card) {
 		t.Fatal("the kept secrets were not taken")
 	}
-	if a, b := onCard.boot.backupOptions().Cluster, rotated.boot.backupOptions().Cluster; !a.Same(b) {
+	if a, b := onCard.BackupOptions().Cluster, rotated.BackupOptions().Cluster; !a.Same(b) {
 		t.Fatalf("the board on its card names the cluster %v, the rotated one %v", a, b)
 	}
 }
 
-// The automation's requests carry the board credential of the rotation
-// the board is on, whatever generation its rules were built with; a
-// user's token passes as it is.
-func TestActorDoorSendsTheCurrentBoardCredential(t *testing.T) {
-	n := &Node{log: slog.New(slog.DiscardHandler)}
-	n.acc.rotate = rotate.NewModule(rotate.ModuleOptions{BoardCred: "ewsb_generation2"})
-	var got string
-	n.web.handler = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") })
-	for sent, want := range map[string]string{
-		"Bearer ewsb_generation0": "Bearer ewsb_generation2",
-		"Bearer ewsb_generation1": "Bearer ewsb_generation2",
-		"Bearer ews_usertoken":    "Bearer ews_usertoken",
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/api/devices/relay1/turn_on", nil)
-		r.Header.Set("User-Agent", "ews-rule-1")
-		r.Header.Set("Authorization", sent)
-		n.actorDoor().ServeHTTP(httptest.NewRecorder(), r)
-		if got != want {
-			t.Errorf("sent %q: the door passed %q, want %q", sent, got, want)
-		}
-	}
-}
-
-// A board whose config names a state_dir that is not made yet (its first
-// start) keeps the rotation's secrets there, where its next start, the dir
-// made by then, looks for them; before, the first start chose the file
 // beside the config and the restart came back on the card's key.
 func TestRotatedSecretsPathUnderAStateDirNotMadeYet(t *testing.T) {
 	dir := t.TempDir()
@@ -157,11 +128,11 @@ func TestRotatedSecretsPathUnderAStateDirNotMadeYet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := mapConfig(cfg)
+	b, err := Map(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(state, "secrets.json"); b.secretsPath != want {
-		t.Errorf("secrets kept at %q, want %q", b.secretsPath, want)
+	if want := filepath.Join(state, "secrets.json"); b.SecretsPath != want {
+		t.Errorf("secrets kept at %q, want %q", b.SecretsPath, want)
 	}
 }
