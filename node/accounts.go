@@ -63,7 +63,7 @@ func (n *Node) openAccounts() error {
 		OnRevoke: func(name string) { n.log.Info("users: credentials ended", "user", name) },
 		Devices: func() []string {
 			var out []string
-			for _, d := range n.live.Load().hal.Devices {
+			for _, d := range n.live.Load().HAL.Devices {
 				out = append(out, d.Name)
 			}
 			return out

@@ -76,7 +76,7 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 	}
 
 	l := *n.live.Load()
-	l.mqttUser = "op1" // [mqtt] user = "op1"
+	l.MQTTUser = "op1" // [mqtt] user = "op1"
 	n.live.Store(&l)
 	door := n.actorDoor()
 	act := func(ua, path string) int {

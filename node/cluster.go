@@ -141,7 +141,7 @@ func (n *Node) clockOffsets(v state.View) state.View {
 // monitored adds paper 003's monitoring table to the view: the response
 // times this master probed (rt_ms) and the policy with its limits.
 func (n *Node) monitored(v state.View) state.View {
-	sc := n.live.Load().sched // the policy now (liveconfig.go)
+	sc := n.live.Load().Sched // the policy now (node/liveconf)
 	v.Policy = sc.Policy
 	if v.Policy == "integrated" || len(sc.Proximity) > 0 {
 		v.Limits = sched.NewIntegrated(sc.Integrated).Limits()

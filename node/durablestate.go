@@ -88,7 +88,7 @@ func (n *Node) runDurable(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); n.importUsers(ctx) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); n.seedConfig(ctx) }()
+	go func() { defer wg.Done(); n.acc.live.Seed(ctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); n.seedAdmin(ctx, n.acc.acct.seed, n.acc.acct.seedKey) }()
 	if n.acc.durable.raft == nil {

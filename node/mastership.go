@@ -67,7 +67,7 @@ func (m *master) follow(v state.View) {
 }
 
 // reconfigure puts a queue built from the scheduler's settings now
-// (liveconfig.go) in place of the running one, while master: the requests
+// (node/liveconf) in place of the running one, while master: the requests
 // queued in the old one go to the new one (node/dispatch: a queue replaced
 // under a request), and the running ones give their slots back to the old
 // one harmlessly; the new queue counts them by the boards' reports, as a

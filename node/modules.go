@@ -308,7 +308,7 @@ func (n *Node) actorDoor() http.Handler {
 	return access.Door(access.DoorOptions{
 		Handler:   func() http.Handler { return n.web.handler },
 		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: bootconf.BoardCredPrefix,
-		MQTTUser: func() string { return n.live.Load().mqttUser }, // [mqtt] user as the store has it now
+		MQTTUser: func() string { return n.live.Load().MQTTUser }, // [mqtt] user as the store has it now
 		User:     func(name string) *users.Principal { return n.acc.acct.store.User(name) },
 		Logger:   n.log,
 	})

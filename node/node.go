@@ -15,6 +15,7 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/bootconf"
+	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
 )
@@ -46,8 +47,8 @@ func DefaultTimeouts() Timeouts {
 type Node struct {
 	boot *bootconf.Boot // every package's options, from the boot config (node/bootconf)
 	// live is the cluster-wide part this board runs now: boot's, then each
-	// version of the configuration store it applied (liveconfig.go)
-	live    atomic.Pointer[liveConfig]
+	// version of the configuration store it applied (node/liveconf)
+	live    atomic.Pointer[liveconf.Config]
 	log     *slog.Logger
 	set     settings  // what the Options chose
 	life    lifecycle // runs the components, then closes what they hold
@@ -160,10 +161,8 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
-	// the store's new versions, applied live; a func, not the applier: an
-	// interface holding it (and so *Node) keeps every field type's methods
-	// in the binary, the history store's in the lite build too
-	n.life.start(ctx, "config", runFunc(n.acc.live.Run))
+	// the store's new versions, applied live (node/liveconf)
+	n.life.start(ctx, "config", n.acc.live)
 	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))

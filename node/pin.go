@@ -13,7 +13,7 @@ import (
 // (through any master, after a takeover too) reaches the board that holds
 // the first result: the action runs at most once (invariant 5).
 func (n *Node) pin() func(r *http.Request) string {
-	byDevice := pinByDevice(func() map[string]string { return n.live.Load().pins }) // the devices now (liveconfig.go)
+	byDevice := pinByDevice(func() map[string]string { return n.live.Load().Pins }) // the devices now (node/liveconf)
 	peers := n.boot.State.Peers
 	names := make([]string, len(peers))
 	for i, p := range peers {

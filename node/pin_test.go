@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/liveconf"
 )
 
 // An action on a node = "any" device with an Idempotency-Key always goes to
@@ -18,7 +19,7 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := &Node{boot: bootOf(t, cfg)}
-	n.live.Store(liveOf(n.boot, 0))
+	n.live.Store(liveconf.Of(n.boot, 0))
 	pin := n.pin()
 	req := func(method, path, key string) string {
 		r := httptest.NewRequest(method, path, nil)

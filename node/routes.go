@@ -64,7 +64,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.dev.upload.Routes(mux)                                                                    // POST /api/board/firmware (node/firmware)
 	n.openBackup().Routes(mux)                                                                  // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
 	mux.Handle("GET "+logring.Path, n.acc.auth.Require(adminOnly(logring.Handler(n.set.logs)))) // the board page's Log panel (admin only)
-	n.configRoutes(mux)                                                                         // /api/config: the configuration store (configstore.go)
+	n.acc.live.Routes(mux)                                                                      // /api/config: the configuration store (node/liveconf)
 	mux.Handle("/", n.web.front)
 }
 

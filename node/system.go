@@ -21,6 +21,7 @@ import (
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
@@ -89,8 +90,7 @@ type accessSide struct {
 	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
 
 	boards *boardrevoke.Module // revoked boards, refused, and their routes (node/boardrevoke)
-	conf   *confstore.Store    // the cluster's configuration store (configstore.go)
-	live   *configApplier      // applies its versions while the board runs (liveconfig.go)
+	live   *liveconf.Module    // the cluster's configuration store, its versions applied while the board runs (node/liveconf)
 
 	// who is a board (boardstream.go, boardaddrs.go)
 	marker       *dispatch.Marker // the front's marks; also signs this board's peer streams
@@ -108,7 +108,7 @@ type accessSide struct {
 func (n *Node) build(b *bootconf.Boot) error {
 	log := n.log
 	n.boot = b
-	n.live.Store(liveOf(b, b.StoreVersion)) // until a version of the store is applied (liveconfig.go)
+	n.live.Store(liveconf.Of(b, b.StoreVersion)) // until a version of the store is applied (node/liveconf)
 	n.reg = promx.NewRegistry()
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
@@ -174,11 +174,19 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if err := n.openAccounts(); err != nil {
 		return err
 	}
-	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
-	if err := n.openConfStore(); err != nil {
+	n.openRevokedBoards()         // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
+	var signers confstore.Signers // who may write a version: an admin of the users store (none alone)
+	if a.durable.raft != nil && a.acct != nil {
+		signers = a.acct.store
+	}
+	if a.live, err = liveconf.New(liveconf.Options{Boot: b, Live: &n.live, State: a.durable.state, Signers: signers, Devices: devs,
+		Reconfigure: func() { c.master.reconfigure() }, Automation: func(ac automation.Config) error { return c.auto.Reconfigure(ac) },
+		Applied: func() { w.localHub.Publish("devices", devs.Local()); w.hub.Publish("devices", n.deviceList()) },
+		Publish: func(st liveconf.Status) { w.localHub.Publish("config", st) },
+		Guard:   func(h http.Handler) http.Handler { return n.audited(a.auth.Require(h)) },
+		Who:     func(r *http.Request) (string, bool) { p := who(r); return p.Name, p.Admin() }, Logger: log}, failed); err != nil {
 		return err
 	}
-	a.live.own.Failed = failed
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
 	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
@@ -207,7 +215,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
 	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
-	w.localHub.Snapshot("config", func() any { return a.live.ownStatus() })   // what this board made of the store's version
+	w.localHub.Snapshot("config", func() any { return a.live.Own() })         // what this board made of the store's version
 	if !b.State.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
@@ -228,7 +236,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
 	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.Sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.State.Name, c.cluster),
+			return sched.NewDispatcher(n.live.Load().Sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.State.Name, c.cluster),
 				Proxy: b.Mode != dispatch.ModeRedirect})
 		}}
 	c.local.work, c.local.master = w.front, c.master
