@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
 )
@@ -68,7 +67,7 @@ func TestMonitoredView(t *testing.T) {
 			cfg := config.DefaultConfig()
 			cfg.Sched.Policy = c.policy
 			n := &Node{boot: bootOf(t, &cfg)}
-			n.live.Store(liveconf.Of(n.boot, 0))
+			n.live.Store(n.boot.Live(0))
 			n.clu.rt.observe("ews1", 500*time.Microsecond)
 			n.clu.rt.observe("ews2", 12250*time.Microsecond)
 			v := n.monitored(state.View{Master: "ews1", Self: c.self, Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}})

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node/liveconf"
 )
 
 // An action on a node = "any" device with an Idempotency-Key always goes to
@@ -19,7 +18,7 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := &Node{boot: bootOf(t, cfg)}
-	n.live.Store(liveconf.Of(n.boot, 0))
+	n.live.Store(n.boot.Live(0))
 	pin := n.pin()
 	req := func(method, path, key string) string {
 		r := httptest.NewRequest(method, path, nil)

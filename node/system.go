@@ -108,7 +108,7 @@ type accessSide struct {
 func (n *Node) build(b *bootconf.Boot) error {
 	log := n.log
 	n.boot = b
-	n.live.Store(liveconf.Of(b, b.StoreVersion)) // until a version of the store is applied (node/liveconf)
+	n.live.Store(b.Live(b.StoreVersion)) // until a version of the store is applied (node/liveconf)
 	n.reg = promx.NewRegistry()
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
 	w.metrics = newMetrics(n.reg)
@@ -179,7 +179,9 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if a.durable.raft != nil && a.acct != nil {
 		signers = a.acct.store
 	}
-	if a.live, err = liveconf.New(liveconf.Options{Boot: b, Live: &n.live, State: a.durable.state, Signers: signers, Devices: devs,
+	if a.live, err = liveconf.New(liveconf.Options{Board: b.State.Name, Version: b.StoreVersion, Seed: b.StoreSeed,
+		Path: b.StatePath("config.json"), Now: b.Clock.Now, Check: bootconf.CheckStore(b.StoreOwn), Map: b.MapVersion, // a board alone keeps the store in memory
+		RestartNeeded: b.RestartNeeded, Defaults: bootconf.SectionDefaults(), Live: &n.live, State: a.durable.state, Signers: signers, Devices: devs,
 		Reconfigure: func() { c.master.reconfigure() }, Automation: func(ac automation.Config) error { return c.auto.Reconfigure(ac) },
 		Applied: func() { w.localHub.Publish("devices", devs.Local()); w.hub.Publish("devices", n.deviceList()) },
 		Publish: func(st liveconf.Status) { w.localHub.Publish("config", st) },

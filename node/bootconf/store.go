@@ -9,7 +9,9 @@ import (
 	"slices"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/confstore"
+	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -243,4 +245,27 @@ func StoreWarnings(c *config.Config) config.Errors {
 	return config.Errors{{File: c.Path, Warning: true, Msg: fmt.Sprintf(
 		"the configuration store this board keeps (version %d, %s) differs in %v: it wins over this file's; `ews config pull` shows it",
 		v.Number, path, changed)}}
+}
+
+// Live is what b runs of the configuration store's sections, as the
+// store's version (node/liveconf).
+func (b *Boot) Live(version uint64) *liveconf.Config {
+	l := &liveconf.Config{Version: version, Text: b.StoreText, HAL: b.HAL, Sched: b.Sched, Pins: map[string]string{}}
+	for _, d := range b.HAL.Devices {
+		l.Pins[d.Name] = d.Node
+	}
+	if m := b.Auto.MQTT; m != nil {
+		l.MQTTUser = m.User
+	}
+	return l
+}
+
+// MapVersion is what text, the store's version number, maps to on this
+// board, with its rules and MQTT (liveconf.Options.Map).
+func (b *Boot) MapVersion(text []byte, number uint64) (*liveconf.Config, automation.Config, error) {
+	nb, err := b.WithStore(text)
+	if err != nil {
+		return nil, automation.Config{}, err
+	}
+	return nb.Live(number), nb.Automation(), nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/httpx"
-	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/confstore"
 )
 
@@ -71,7 +70,7 @@ func (m *Module) Run(ctx context.Context) error {
 func (m *Module) apply(v confstore.Version) {
 	o := m.o
 	cur := o.Live.Load()
-	st := Status{Board: o.Boot.State.Name, Version: v.Number, At: time.Now().UTC()}
+	st := Status{Board: o.Board, Version: v.Number, At: time.Now().UTC()}
 	changed := confstore.Changed(cur.Text, []byte(v.Text))
 	if len(changed) == 0 { // the seed of these very sections, or a rollback to them
 		next := *cur
@@ -80,29 +79,28 @@ func (m *Module) apply(v confstore.Version) {
 		m.publish(st)
 		return
 	}
-	nb, err := o.Boot.WithStore([]byte(v.Text))
+	next, auto, err := o.Map([]byte(v.Text), v.Number)
 	if err != nil {
 		st.Version, st.Error = cur.Version, err.Error()
 		o.Logger.Error("config: this board cannot take the new version; it runs the one before", "version", v.Number, "err", err)
 		m.publish(st)
 		return
 	}
-	res, err := o.Devices.Apply(nb.HAL)
+	res, err := o.Devices.Apply(next.HAL)
 	if err != nil { // closing
 		return
 	}
-	next := Of(nb, v.Number)
 	o.Live.Store(next)
 	if !reflect.DeepEqual(cur.Sched, next.Sched) {
 		o.Reconfigure()
 	}
 	if slices.Contains(changed, "rule") || slices.Contains(changed, "mqtt") || slices.Contains(changed, "device") {
-		if err := o.Automation(nb.Automation()); err != nil {
+		if err := o.Automation(auto); err != nil {
 			o.Logger.Error("config: rules and MQTT not changed", "version", v.Number, "err", err)
 		}
 	}
 	st.Opened, st.Closed, st.Failed = res.Opened, res.Closed, res.Failed
-	st.RestartNeeded = o.Boot.RestartNeeded(cur.Text, []byte(v.Text))
+	st.RestartNeeded = o.RestartNeeded(cur.Text, []byte(v.Text))
 	o.Logger.Info("config: applied", "version", v.Number, "who", v.Who, "sections", changed,
 		"opened", res.Opened, "closed", res.Closed, "failed", len(res.Failed), "restart_needed", st.RestartNeeded)
 	o.Applied() // the mirrors replace this board's devices whole; browsers too
@@ -139,7 +137,7 @@ func (m *Module) serveDrivers(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusForbidden, "config: %q: admin only", name)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers(), "defaults": bootconf.SectionDefaults()})
+	httpx.JSON(w, http.StatusOK, map[string]any{"drivers": hal.Drivers(), "defaults": m.o.Defaults})
 }
 
 // serveStatus answers GET /api/config/status: the store's version and

@@ -1,9 +1,11 @@
-package liveconf
+package liveconf_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/durable"
+	"github.com/ews-firmware/ews/node/liveconf"
 )
 
 // fakeDevices records the device sets a version asks for.
@@ -43,16 +46,18 @@ func TestVersionsApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var live atomic.Pointer[Config]
-	live.Store(Of(b, 0))
+	var live atomic.Pointer[liveconf.Config]
+	live.Store(b.Live(0))
 	devs := &fakeDevices{}
-	published := make(chan Status, 4)
+	published := make(chan liveconf.Status, 4)
 	var reconfigured, automations, applied int
-	m, err := New(Options{Boot: b, Live: &live, State: durable.NewAlone(slog.New(slog.DiscardHandler)), Devices: devs,
+	m, err := liveconf.New(liveconf.Options{Board: b.State.Name, Seed: b.StoreSeed, Now: b.Clock.Now,
+		Check: bootconf.CheckStore(b.StoreOwn), Map: b.MapVersion, RestartNeeded: b.RestartNeeded, Live: &live, State: durable.NewAlone(slog.New(slog.DiscardHandler)), Devices: devs,
 		Reconfigure: func() { reconfigured++ },
 		Automation:  func(automation.Config) error { automations++; return nil },
 		Applied:     func() { applied++ },
-		Publish:     func(st Status) { published <- st },
+		Publish:     func(st liveconf.Status) { published <- st },
+		Guard:       func(h http.Handler) http.Handler { return h },
 		Who:         func(*http.Request) (string, bool) { return "admin", true },
 		Logger:      slog.New(slog.DiscardHandler)}, map[string]string{"relay9": "no such pin"})
 	if err != nil {
@@ -87,11 +92,17 @@ func TestVersionsApplied(t *testing.T) {
 		t.Fatalf("applied %d, reconfigured %d, automations %d, published devices %d", len(devs.applied), reconfigured, automations, applied)
 	}
 
-	m.Remote("ews2", Status{Board: "ews1", Version: 2})
-	m.mu.Lock()
-	got, ok := m.boards["ews2"]
-	m.mu.Unlock()
-	if !ok || got.Board != "ews2" {
-		t.Fatalf("another board's status: %+v", got)
+	m.Remote("ews2", liveconf.Status{Board: "ews1", Version: 2})
+	mux := http.NewServeMux()
+	m.Routes(mux)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/config/status", nil))
+	var got struct {
+		Version uint64            `json:"version"`
+		Boards  []liveconf.Status `json:"boards"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Version != 2 || len(got.Boards) != 2 ||
+		got.Boards[0].Board != "ews1" || got.Boards[1].Board != "ews2" {
+		t.Fatalf("GET /api/config/status: %d %s", rec.Code, rec.Body)
 	}
 }

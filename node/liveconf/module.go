@@ -11,7 +11,6 @@ import (
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/automation"
-	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/durable"
 )
@@ -19,7 +18,22 @@ import (
 // Options are what the module needs of the board; none of them is the
 // Node.
 type Options struct {
-	Boot *bootconf.Boot // what the board started on: its own sections, the store's seed, the version it took
+	Board   string // this board
+	Version uint64 // the store's version the board started on (0: its boot file's sections)
+	Seed    []byte // the boot file's cluster-wide sections, the store's first version
+	Path    string // where the board keeps the store; "": memory only
+	Now     func() time.Time
+	// Check is a document's check on this board (bootconf.CheckStore).
+	Check func(text []byte) []confstore.Problem
+	// Map is what a document of the store maps to on this board, with
+	// its rules and MQTT (bootconf.Boot.MapVersion).
+	Map func(text []byte, version uint64) (*Config, automation.Config, error)
+	// RestartNeeded is what of a change the board takes only at its next
+	// start (bootconf.Boot.RestartNeeded).
+	RestartNeeded func(old, cur []byte) []string
+	// Defaults is what each section is while the store holds none of it
+	// (bootconf.SectionDefaults).
+	Defaults map[string]string
 	// Live is where the request path reads what the board runs now; the
 	// module stores each version it applies there.
 	Live  *atomic.Pointer[Config]
@@ -74,11 +88,11 @@ func New(o Options, failed map[string]string) (*Module, error) {
 		o.Logger = slog.Default()
 	}
 	m := &Module{o: o, kick: make(chan struct{}, 1), boards: map[string]Status{},
-		own: Status{Board: o.Boot.State.Name, Version: o.Boot.StoreVersion, Failed: failed}}
+		own: Status{Board: o.Board, Version: o.Version, Failed: failed}}
 	st, err := confstore.New(confstore.Options{
 		State: o.State,
-		Check: bootconf.CheckStore(o.Boot.StoreOwn),
-		Path:  o.Boot.StatePath("config.json"), // a board alone's log is memory only
+		Check: o.Check,
+		Path:  o.Path,
 		// every version, the seed included (another board's sections may
 		// differ from this one's): applied live, compared with what runs
 		OnChange: func(_, cur confstore.Version) {
@@ -86,7 +100,7 @@ func New(o Options, failed map[string]string) (*Module, error) {
 			m.offer(cur)
 		},
 		Logger: o.Logger,
-		Now:    o.Boot.Clock.Now,
+		Now:    o.Now,
 	})
 	m.store = st
 	o.State.Guard(durable.KindConfig, confstore.Guard)
@@ -108,7 +122,7 @@ func (m *Module) Seed(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		err := m.store.Seed(ctx, m.o.Boot.StoreSeed, m.o.Boot.State.Name)
+		err := m.store.Seed(ctx, m.o.Seed, m.o.Board)
 		if err == nil {
 			return
 		}
@@ -128,7 +142,7 @@ func (m *Module) Routes(mux *http.ServeMux) {
 	m.store.Register(mux, guard, func(r *http.Request) (string, bool) {
 		audit.Seen(r) // called behind the credential check: the audit log names the admin
 		return m.o.Who(r)
-	}, m.o.Boot.RestartNeeded)
+	}, m.o.RestartNeeded)
 	mux.Handle("GET /api/config/status", guard(http.HandlerFunc(m.serveStatus)))
 	mux.Handle("GET /api/config/drivers", guard(http.HandlerFunc(m.serveDrivers))) // the Settings page's device forms
 }
