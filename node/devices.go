@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/sandbox"
@@ -53,7 +52,7 @@ func (n *Node) publish(ctx context.Context) error {
 			n.dev.mirror.Poke()
 		}
 		n.clu.auto.Poke()
-		tables.Offer(n.clu.refusals.mark(v, time.Now()))
+		tables.Offer(n.clu.view.Refusals(v))
 		if v.Master != "" && (v.Master != prev || v.Epoch != prevEpoch) {
 			if prev != "" {
 				n.web.hub.Publish("takeover", map[string]any{"epoch": v.Epoch, "master": v.Master, "previous": prev})

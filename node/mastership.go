@@ -95,3 +95,15 @@ func (m *master) reconfigure() {
 func (m *master) update() {
 	m.d.Update(m.boards())
 }
+
+// QueueStats is the master's queue, while this board runs it
+// (report.Queuer): depths and started counts per class.
+func (m *master) QueueStats() (map[string]int, map[string]uint64, bool) {
+	m.mu.Lock()
+	d := m.d
+	m.mu.Unlock()
+	if d == nil {
+		return nil, nil, false
+	}
+	return d.Depths(), d.Started(), true
+}

@@ -142,7 +142,7 @@ func (n *Node) openRollout() {
 		Self: n.boot.State.Name, Exe: n.set.exe, Basic: n.boot.Auth.Mode == "basic", Verify: n.sec.verify,
 		Scheme: n.sec.scheme(), TLS: n.sec.client, Logger: n.log,
 		View: func() rollout.View {
-			v := n.view()
+			v := n.clu.view.Now()
 			rv := rollout.View{Master: v.Master, Self: n.boot.State.Name}
 			for _, b := range v.Nodes {
 				rv.Nodes = append(rv.Nodes, rollout.Board{Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Runstate: b.Runstate.String()})

@@ -18,6 +18,7 @@ import (
 	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
+	"github.com/ews-firmware/ews/state"
 )
 
 // Timeouts bound what one client may hold of the server.
@@ -123,6 +124,24 @@ func (n *Node) Addr() net.Addr {
 	return a
 }
 
+// httpAddr is the address other boards forward to: the listener's real
+// port, with a wildcard host replaced by node.advertise or this board's
+// gossip host in cluster.peers (the host the others check its reports
+// against), else node.gossip's; "" before Run listens.
+func (n *Node) httpAddr() string {
+	a := n.Addr()
+	if a == nil {
+		return ""
+	}
+	gossip := n.boot.State.Gossip
+	for _, p := range n.boot.State.Peers {
+		if p.Name == n.boot.State.Name {
+			gossip = p.Addr
+		}
+	}
+	return state.AdvertiseHTTP(n.boot.State.Advertise, gossip, a.String())
+}
+
 // PlainAddr is the address of the redirect-only plain HTTP listener
 // (node.http when TLS is on and http.http_redirect); nil otherwise.
 func (n *Node) PlainAddr() net.Addr {
@@ -164,9 +183,7 @@ func (n *Node) Run(ctx context.Context) error {
 	// the store's new versions, applied live (node/liveconf)
 	n.life.start(ctx, "config", n.acc.live)
 	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
-	if n.probing() {
-		n.life.start(ctx, "probes", runFunc(n.probeLoop))
-	}
+	n.life.start(ctx, "probes", n.clu.view)      // the master's probes of the boards' response times
 	if n.clu.auto != nil {
 		n.life.start(ctx, "automation", n.clu.auto)
 	}

@@ -28,7 +28,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 		httpx.JSON(w, http.StatusOK, map[string]string{"status": "ready", "name": n.boot.State.Name})
 	})
 	mux.Handle("GET /metrics", n.readAuth(n.reg.Handler())) // read_auth: its build info names the version
-	mux.HandleFunc("GET /api/cluster", n.serveCluster)
+	n.clu.view.Routes(mux)                                  // GET /api/cluster (node/clusterview)
 	// the API's own description (docs/openapi.yaml), public like the UI's files
 	mux.Handle("GET /api/openapi.json", openapi.Handler())
 	ca := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

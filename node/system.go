@@ -13,6 +13,7 @@ import (
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/cgi"
+	"github.com/ews-firmware/ews/node/clusterview"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
@@ -22,6 +23,7 @@ import (
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/liveconf"
+	"github.com/ews-firmware/ews/node/report"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
@@ -40,17 +42,16 @@ import (
 // clusterSide is the board as a member of the cluster: what the cluster
 // hears of it, the cluster, and what the board does while master.
 type clusterSide struct {
-	local    *local                 // what the cluster hears of this board
-	health   *health.Checker        // [[health.process]] and [[health.check]]
-	load     loadSource             // /proc (procload), or what [sim] implies on a simulated board
-	sim      *procload.Sim          // nil on real hardware
-	cluster  *state.Cluster         // membership, table, election
-	vip      *vip.Holder            // the cluster's virtual IP while master; nil without cluster.vip
-	master   *master                // the dispatcher while this board is master
-	auto     *automation.Automation // MQTT and [[rule]]s while master; nil without them (node/automation)
-	rt       probes                 // boards' response times, probed by the master
-	refusals refusals               // boards that refused forwarded credentials lately
-	rollout  *rollout.Module        // POST/GET /api/cluster/upgrade (node/rollout)
+	local   *report.Local          // what the cluster hears of this board (node/report)
+	health  *health.Checker        // [[health.process]] and [[health.check]]
+	load    report.LoadSource      // /proc (procload), or what [sim] implies on a simulated board
+	sim     *procload.Sim          // nil on real hardware
+	cluster *state.Cluster         // membership, table, election
+	vip     *vip.Holder            // the cluster's virtual IP while master; nil without cluster.vip
+	master  *master                // the dispatcher while this board is master
+	auto    *automation.Automation // MQTT and [[rule]]s while master; nil without them (node/automation)
+	view    *clusterview.View      // the table as this board serves it; the master's probes (node/clusterview)
+	rollout *rollout.Module        // POST/GET /api/cluster/upgrade (node/rollout)
 }
 
 // deviceSide is this board's devices and what serves, mirrors and records
@@ -120,12 +121,12 @@ func (n *Node) build(b *bootconf.Boot) error {
 
 	// what this board tells the cluster, and the cluster
 	c.health = health.New(b.Health, log)
-	c.local = &local{ready: n.Ready, health: c.health, creds: &a.creds, addr: n.httpAddr}
+	c.local = &report.Local{Ready: n.Ready, Health: c.health, Fingerprint: &a.creds, Addr: n.httpAddr}
 	if b.CapacityAuto {
-		c.local.auto = newAutoSlots(b.State.Capacity)
+		c.local.Auto = report.NewAutoSlots(b.State.Capacity)
 	}
 	if b.Sched.Policy == "integrated" { // the policy that holds an overloaded board
-		c.local.over = newOverloadWatch(b.Sched.Integrated, nil)
+		c.local.Over = report.NewOverloadWatch(b.Sched.Integrated, nil)
 	}
 	sampler := procload.New()
 	sampler.Logger = log // one warning per figure it cannot read
@@ -134,7 +135,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 		c.sim = procload.NewSim(*b.Sim, c.local.InFlight, c.local.Completed)
 		c.load = c.sim
 	}
-	c.local.load = c.load
+	c.local.Figures = c.load
 	sc := b.State
 	sc.Identity = n.sec.identity                      // signed gossip (invariant 11)
 	sc.SealedFile = n.boot.StatePath("sealed-boards") // a board that sealed once must seal from then on
@@ -174,7 +175,9 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if err := n.openAccounts(); err != nil {
 		return err
 	}
-	n.openRevokedBoards()         // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
+	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
+	c.view = clusterview.New(clusterview.Options{Cluster: c.cluster, Standalone: b.State.Standalone(), Load: c.load, Revoked: a.boards,
+		Sched: func() sched.Config { return n.live.Load().Sched }, Creds: &a.creds, TLS: n.sec.client, Scheme: n.sec.scheme()})
 	var signers confstore.Signers // who may write a version: an admin of the users store (none alone)
 	if a.durable.raft != nil && a.acct != nil {
 		signers = a.acct.store
@@ -211,7 +214,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if d.cgi, err = cgi.New(b.CGI, cgi.Options{Devices: func() any { return n.deviceList() }, Logger: log, Node: b.State.Name, User: a.auth.User}); err != nil {
 		return b.Cite("cgi.user", err)
 	}
-	w.hub.Snapshot("cluster", func() any { return n.view() })
+	w.hub.Snapshot("cluster", func() any { return c.view.Now() })
 	w.hub.Snapshot("devices", func() any { return n.deviceList() })
 	w.localHub.Snapshot("outputs", func() any { return d.outputs.Remembered() }) // before "devices" (node/devsync/memory.go)
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
@@ -238,10 +241,10 @@ func (n *Node) build(b *bootconf.Boot) error {
 	n.openRotation() // the secrets of marks, board credential, sessions: a rotation's (node/rotate)
 	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.Sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
-			return sched.NewDispatcher(n.live.Load().Sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.State.Name, c.cluster),
+			return sched.NewDispatcher(n.live.Load().Sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.view.RT, Distance: clusterview.Distance(b.State.Name, c.cluster),
 				Proxy: b.Mode != dispatch.ModeRedirect})
 		}}
-	c.local.work, c.local.master = w.front, c.master
+	c.local.Work, c.local.Queue = w.front, c.master
 	mux := http.NewServeMux()
 	n.routes(mux)
 	w.handler = n.wrap(mux)

@@ -87,7 +87,7 @@ type Boot struct {
 	AuthKey string
 
 	// CapacityAuto: [node] capacity = "auto", the slots this board reports
-	// follow what it completes (capacityauto.go); state.Capacity the start.
+	// follow what it completes (node/report); state.Capacity the start.
 	CapacityAuto bool
 
 	// StoreSeed and StoreOwn are the boot file split for the

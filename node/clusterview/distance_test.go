@@ -1,4 +1,4 @@
-package node
+package clusterview
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestDistanceKnowsOnlyThisBoardsRoundTrips(t *testing.T) {
-	f := distance("ews1", nil) // no cluster: nothing measured
+	f := Distance("ews1", nil) // no cluster: nothing measured
 	tests := []struct {
 		from, to string
 		want     time.Duration
@@ -20,7 +20,7 @@ func TestDistanceKnowsOnlyThisBoardsRoundTrips(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got, ok := f(tt.from, tt.to); got != tt.want || ok != tt.ok {
-			t.Errorf("distance(%q, %q) = %v %v, want %v %v", tt.from, tt.to, got, ok, tt.want, tt.ok)
+			t.Errorf("Distance(%q, %q) = %v %v, want %v %v", tt.from, tt.to, got, ok, tt.want, tt.ok)
 		}
 	}
 }

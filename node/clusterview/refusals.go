@@ -1,4 +1,4 @@
-package node
+package clusterview
 
 import (
 	"sync"
@@ -46,21 +46,4 @@ func (r *refusals) mark(v state.View, now time.Time) state.View {
 		}
 	}
 	return v
-}
-
-// credsDiffer reports whether board's credentials really differ from this
-// board's (dispatch.Options.CredsDiffer): the gossiped fingerprints say so,
-// or this board has none to compare (no cluster key), so a 401 after this
-// board accepted the credentials is the only evidence (docs/NOTES.md
-// "A board's 401").
-func (n *Node) credsDiffer(board string) bool {
-	if n.acc.creds.Load() == 0 {
-		return true
-	}
-	for _, b := range n.clu.cluster.Snapshot().Nodes {
-		if b.Name == board {
-			return b.AuthMismatch
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package node
+package report
 
 import (
 	"testing"
@@ -42,7 +42,7 @@ func TestCapacityAuto(t *testing.T) {
 				t.Fatalf("capacityAuto = %v, want %v", b.CapacityAuto, tc.auto)
 			}
 			w := &fakeWork{}
-			l := &local{work: w}
+			l := &Local{Work: w}
 			if !tc.auto {
 				if got := l.Capacity(); got != 0 {
 					t.Fatalf("Capacity = %d, want 0 (the configured one)", got)
@@ -50,8 +50,8 @@ func TestCapacityAuto(t *testing.T) {
 				return
 			}
 			now := time.Unix(0, 0)
-			l.auto = newAutoSlots(b.State.Capacity)
-			l.auto.now = func() time.Time { return now }
+			l.Auto = NewAutoSlots(b.State.Capacity)
+			l.Auto.now = func() time.Time { return now }
 			start := l.Capacity()
 			if start != b.State.Capacity {
 				t.Fatalf("first report %d, want the start %d", start, b.State.Capacity)
@@ -59,7 +59,7 @@ func TestCapacityAuto(t *testing.T) {
 			// Full every window, and each window completes more: the slots grow.
 			for i := 1; i <= 5; i++ {
 				now = now.Add(time.Second)
-				w.inFlight, w.completed = l.auto.est.Slots(), w.completed+uint64(100*i)
+				w.inFlight, w.completed = l.Auto.est.Slots(), w.completed+uint64(100*i)
 				l.Capacity()
 			}
 			if got := l.Capacity(); got <= start {

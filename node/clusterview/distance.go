@@ -1,4 +1,4 @@
-package node
+package clusterview
 
 import (
 	"time"
@@ -6,12 +6,12 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
-// distance is learned proximity's round-trip source (sched.Options.
+// Distance is learned proximity's round-trip source (sched.Options.
 // Distance): what this board's gossip probes measured. A board measures
 // only its own round trips, so from must be this board ("" or its name);
 // any other door is unknown, and the policy then recommends the door alone
 // (docs/NOTES.md, Policies: proximity learned).
-func distance(self string, cluster *state.Cluster) func(from, to string) (time.Duration, bool) {
+func Distance(self string, cluster *state.Cluster) func(from, to string) (time.Duration, bool) {
 	return func(from, to string) (time.Duration, bool) {
 		if from != "" && from != self {
 			return 0, false

@@ -1,4 +1,4 @@
-package node
+package clusterview
 
 import (
 	"context"
@@ -38,18 +38,16 @@ func (p *probes) observe(name string, d time.Duration) {
 	p.rt[name] = d
 }
 
-// probing reports whether the master measures response times: in every
-// cluster, for the integrated policy's and proximity's rt term and for the
-// cluster view's response-time column (paper 003's monitoring table). One
-// GET /healthz a board a second.
-func (n *Node) probing() bool {
-	return !n.boot.State.Standalone()
-}
-
-// probeLoop runs until ctx ends, probing every board once a second while
-// this board is master; it returns nil.
-func (n *Node) probeLoop(ctx context.Context) error {
-	tr := &http.Transport{Proxy: nil, TLSClientConfig: n.sec.client, MaxIdleConnsPerHost: 1}
+// Run probes every board once a second while this board is master, until
+// ctx ends; it returns nil. The master measures response times in every
+// cluster, for the integrated policy's and proximity's rt term and for
+// the cluster view's response-time column (paper 003's monitoring table):
+// one GET /healthz a board a second. A board alone returns at once.
+func (v *View) Run(ctx context.Context) error {
+	if v.o.Standalone {
+		return nil
+	}
+	tr := &http.Transport{Proxy: nil, TLSClientConfig: v.o.TLS, MaxIdleConnsPerHost: 1}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Timeout: probeTimeout, Transport: tr}
 	t := time.NewTicker(time.Second)
@@ -60,11 +58,11 @@ func (n *Node) probeLoop(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if !n.clu.cluster.IsMaster() {
+		if !v.o.Cluster.IsMaster() {
 			continue
 		}
 		var wg sync.WaitGroup
-		for _, b := range n.clu.cluster.Boards() {
+		for _, b := range v.o.Cluster.Boards() {
 			if b.HTTP == "" || b.Runstate == state.Down {
 				continue
 			}
@@ -72,7 +70,7 @@ func (n *Node) probeLoop(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				start := time.Now()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+b.HTTP+"/healthz", nil)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, v.o.Scheme+"://"+b.HTTP+"/healthz", nil)
 				resp, err := c.Do(req)
 				d := time.Since(start)
 				if err != nil {
@@ -83,7 +81,7 @@ func (n *Node) probeLoop(ctx context.Context) error {
 						d = probeTimeout
 					}
 				}
-				n.clu.rt.observe(b.Name, d)
+				v.rt.observe(b.Name, d)
 			}()
 		}
 		wg.Wait()

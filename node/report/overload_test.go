@@ -1,4 +1,4 @@
-package node
+package report
 
 import (
 	"testing"
@@ -33,7 +33,7 @@ func TestOverloadWatchFollowsIntegratedHold(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Unix(1_000_000, 0)
 			now := start
-			w := newOverloadWatch(tt.model, func() time.Time { return now })
+			w := NewOverloadWatch(tt.model, func() time.Time { return now })
 			for i, r := range tt.reports {
 				now = start.Add(r.at)
 				w.observe(state.Load{CPU: r.cpu})
@@ -47,11 +47,11 @@ func TestOverloadWatchFollowsIntegratedHold(t *testing.T) {
 
 func TestLocalLoadFeedsTheOverloadWatch(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	l := &local{load: fixedLoad{CPU: .9}, over: newOverloadWatch(sched.LoadModel{Overload: time.Second}, func() time.Time { return now })}
+	l := &Local{Figures: fixedLoad{CPU: .9}, Over: NewOverloadWatch(sched.LoadModel{Overload: time.Second}, func() time.Time { return now })}
 	l.Load()
 	now = now.Add(time.Second)
-	if got := l.Load(); got.CPU != .9 || !l.over.Held() {
-		t.Fatalf("Load = %+v, held %v; want the sampled load and the board held", got, l.over.Held())
+	if got := l.Load(); got.CPU != .9 || !l.Over.Held() {
+		t.Fatalf("Load = %+v, held %v; want the sampled load and the board held", got, l.Over.Held())
 	}
 }
 

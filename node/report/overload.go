@@ -1,4 +1,4 @@
-package node
+package report
 
 import (
 	"sync"
@@ -9,13 +9,13 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
-// overloadWatch is the integrated policy's overload hold (cpu over
+// OverloadWatch is the integrated policy's overload hold (cpu over
 // limits.cpu_overload for overload) judged by this board on the figures it
 // reports, each as it goes out: the master holds the board from new
 // requests on the same figures, and the board's front door sends its
 // redirect-mode clients back to the master while held, so they move away
 // too (docs/NOTES.md, Dispatch: redirect once, then direct).
-type overloadWatch struct {
+type OverloadWatch struct {
 	now  func() time.Time
 	mu   sync.Mutex
 	rule *sched.Integrated
@@ -23,16 +23,18 @@ type overloadWatch struct {
 	held atomic.Bool
 }
 
-func newOverloadWatch(lm sched.LoadModel, now func() time.Time) *overloadWatch {
+// NewOverloadWatch judges with the integrated policy's lm; now nil: the
+// wall clock.
+func NewOverloadWatch(lm sched.LoadModel, now func() time.Time) *OverloadWatch {
 	if now == nil {
 		now = time.Now
 	}
-	return &overloadWatch{now: now, rule: sched.NewIntegrated(lm)}
+	return &OverloadWatch{now: now, rule: sched.NewIntegrated(lm)}
 }
 
 // observe judges one report's load as the master will: the figures it
 // reads off the wire (per mille), so both sides cross the limit together.
-func (w *overloadWatch) observe(l state.Load) {
+func (w *OverloadWatch) observe(l state.Load) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.b.Load = l.Wire().Load()
@@ -40,13 +42,13 @@ func (w *overloadWatch) observe(l state.Load) {
 }
 
 // Held says whether the last report put this board in the overload hold.
-func (w *overloadWatch) Held() bool { return w.held.Load() }
+func (w *OverloadWatch) Held() bool { return w.held.Load() }
 
-// overloaded is the front door's Options.Overloaded: nil (never) unless
+// Overloaded is the front door's Options.Overloaded: nil (never) unless
 // the policy holds overloaded boards.
-func (n *Node) overloaded() func() bool {
-	if w := n.clu.local.over; w != nil {
-		return w.Held
+func (l *Local) Overloaded() func() bool {
+	if l.Over != nil {
+		return l.Over.Held
 	}
 	return nil
 }

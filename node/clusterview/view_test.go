@@ -1,10 +1,13 @@
-package node
+package clusterview
 
 import (
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/bootconf"
+	"github.com/ews-firmware/ews/node/report"
+	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
 )
@@ -28,7 +31,7 @@ func TestMarkUnknown(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		load loadSource
+		load report.LoadSource
 		want map[string]state.LoadFigures
 		runQ float64 // on ews2's row alone
 	}{
@@ -37,8 +40,8 @@ func TestMarkUnknown(t *testing.T) {
 		{"simulated board", &procload.Sim{}, map[string]state.LoadFigures{"ews1": 0, "ews2": 0, "ews3": 0}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := &Node{clu: clusterSide{load: c.load}}
-			for _, b := range n.markUnknown(v()).Nodes {
+			view := New(Options{Load: c.load})
+			for _, b := range view.markUnknown(v()).Nodes {
 				if b.LoadUnknown != c.want[b.Name] {
 					t.Fatalf("%s: load_unknown [%v], want [%v]", b.Name, b.LoadUnknown, c.want[b.Name])
 				}
@@ -66,11 +69,14 @@ func TestMonitoredView(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := config.DefaultConfig()
 			cfg.Sched.Policy = c.policy
-			n := &Node{boot: bootOf(t, &cfg)}
-			n.live.Store(n.boot.Live(0))
-			n.clu.rt.observe("ews1", 500*time.Microsecond)
-			n.clu.rt.observe("ews2", 12250*time.Microsecond)
-			v := n.monitored(state.View{Master: "ews1", Self: c.self, Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}})
+			b, err := bootconf.Map(&cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			view := New(Options{Sched: func() sched.Config { return b.Sched }})
+			view.rt.observe("ews1", 500*time.Microsecond)
+			view.rt.observe("ews2", 12250*time.Microsecond)
+			v := view.monitored(state.View{Master: "ews1", Self: c.self, Nodes: []state.Board{{Name: "ews1"}, {Name: "ews2"}, {Name: "ews3"}}})
 			if v.Policy != c.policy {
 				t.Fatalf("policy %q", v.Policy)
 			}
