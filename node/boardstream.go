@@ -7,6 +7,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/listen"
 )
 
 // The boards' own stream, GET /events?scope=local (this board's devices,
@@ -87,4 +88,4 @@ func (n *Node) peerStream(w http.ResponseWriter, r *http.Request) (done func(), 
 }
 
 // peerAddr reports whether a is a configured peer's non-loopback address.
-func (n *Node) peerAddr(a netip.Addr) bool { return peerIPs(n.boot.State.Peers)[a] }
+func (n *Node) peerAddr(a netip.Addr) bool { return listen.PeerIPs(n.boot.State.Peers)[a] }

@@ -3,43 +3,21 @@ package node
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/bootconf"
+	"github.com/ews-firmware/ews/node/listen"
 	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
 	"github.com/ews-firmware/ews/state"
 )
-
-// Timeouts bound what one client may hold of the server.
-type Timeouts struct {
-	ReadHeader time.Duration // slowloris guard
-	Read       time.Duration // whole request, body included
-	Write      time.Duration // whole response (SSE streams lift it themselves)
-	Idle       time.Duration // keep-alive connections
-	MaxHeader  int           // bytes; larger headers get 431
-}
-
-// DefaultTimeouts are the server limits used by `ews run`.
-func DefaultTimeouts() Timeouts {
-	return Timeouts{
-		ReadHeader: 5 * time.Second,
-		Read:       30 * time.Second,
-		Write:      60 * time.Second,
-		Idle:       120 * time.Second,
-		MaxHeader:  16 << 10,
-	}
-}
 
 // Node is one board's daemon. Create it with New, then Run it. It holds
 // what it owns itself (config, logger, lifecycle, the process's exit) and
@@ -67,7 +45,7 @@ type Node struct {
 
 // settings are what the Options set before New builds the board.
 type settings struct {
-	timeouts Timeouts
+	timeouts listen.Timeouts
 	exe      string                  // the running binary; "" when unknown
 	logs     *logring.Ring           // recent log lines; nil without WithLogRing
 	routes   map[string]http.Handler // extra work routes (tests only)
@@ -99,7 +77,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	}
 	kept := &keptStores{}
 	b = bootconf.StoreWins(cfg, b, log, func(store, path string, err error) { kept.report(log, store, path, err) }) // the configuration store's sections, once it holds them (node/bootconf)
-	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()}, kept: kept,
+	n := &Node{log: log, set: settings{timeouts: listen.DefaultTimeouts()}, kept: kept,
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
 		o(&n.set)
@@ -161,9 +139,16 @@ func (n *Node) Ready() bool { return n.web.ready.Load() }
 // component failed with. A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.life.close()
-	primary, redirect, err := n.listen(ctx)
+	o := listen.Options{Handler: n.web.handler, Timeouts: n.set.timeouts, Grace: n.boot.ShutdownTimeout, HTTP: n.boot.State.HTTP,
+		HTTPS: n.boot.HTTPS, Redirect: n.boot.Redirect, TLS: n.sec.server, Peers: n.boot.State.Peers, MaxConnsPerClient: n.boot.MaxConnsPerClient,
+		OnDrain: []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}, Logger: n.log}
+	srv, err := listen.Open(ctx, o) // node/listen
 	if err != nil {
 		return err
+	}
+	primary, redirect := srv.Primary, srv.Redirect
+	if srv.Plain != nil {
+		n.web.plain.Store(srv.Plain)
 	}
 	addr := primary.Addr()
 	n.web.addr.Store(addr)
@@ -239,17 +224,4 @@ func (n *Node) Run(ctx context.Context) error {
 		n.log.Info("stopped")
 	}
 	return err
-}
-
-// Listen opens a TCP listener and turns "address in use" into an error that
-// names the port and says what to do.
-func Listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("node: listen %s: address in use: another process (another ews?) holds this port; stop it or change node.http", addr)
-		}
-		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
-	}
-	return ln, nil
 }

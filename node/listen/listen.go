@@ -1,4 +1,5 @@
-package node
+// Package listen opens a board's HTTP servers: node.http, or http.https in TLS with a redirector on node.http, each capped per client.
+package listen
 
 import (
 	"context"
@@ -14,20 +15,45 @@ import (
 	"syscall"
 	"time"
 
+	"crypto/tls"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/state"
 )
 
-// listen opens the board's HTTP servers: the one of client and peer
+// Options are what the servers serve and where.
+type Options struct {
+	Handler  http.Handler // the board's whole HTTP surface
+	Timeouts Timeouts
+	Grace    time.Duration // http.shutdown_timeout: what in-flight requests get at a stop
+	HTTP     string        // node.http
+	HTTPS    string        // http.https, with TLS on
+	Redirect bool          // http.http_redirect: node.http redirects to HTTPS (TLS on)
+	TLS      *tls.Config   // the HTTPS listener's; nil: TLS off
+	// Peers are the boards of cluster.peers, whose connections from their
+	// configured addresses are not capped (perClient).
+	Peers             []state.Peer
+	MaxConnsPerClient int      // http.max_conns_per_client
+	OnDrain           []func() // called as the drain starts (the event streams' hubs close)
+	Logger            *slog.Logger
+}
+
+// Servers are the board's HTTP servers, each a lifecycle component.
+type Servers struct {
+	Primary  *httpx.Server // node.http, or http.https with TLS on
+	Redirect *httpx.Server // node.http redirecting to HTTPS; nil without
+	Plain    net.Addr      // Redirect's address; nil without
+}
+
+// Open opens the board's HTTP servers: the one of client and peer
 // requests on node.http, or with TLS on on http.https wrapped in TLS; and
 // with TLS on and http.http_redirect, a redirector on node.http that only
 // sends clients to HTTPS (nil otherwise). Each is a lifecycle component;
 // requests' contexts carry ctx's values but not its cancellation.
-func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err error) {
-	t := n.set.timeouts
-	errLog := slog.NewLogLogger(n.log.Handler(), slog.LevelDebug)
-	primary = &httpx.Server{Log: n.log, Grace: n.boot.ShutdownTimeout, HTTP: &http.Server{
-		Handler:           n.web.handler,
+func Open(ctx context.Context, o Options) (Servers, error) {
+	t := o.Timeouts
+	errLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)
+	primary := &httpx.Server{Log: o.Logger, Grace: o.Grace, HTTP: &http.Server{
+		Handler:           o.Handler,
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
 		WriteTimeout:      t.Write,
@@ -39,37 +65,36 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err
 	}}
 	// The event streams never end by themselves: closing the hubs ends them,
 	// so the drain waits only for requests.
-	primary.OnDrain = []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}
-	if !n.sec.on() {
-		ln, err := Listen(n.boot.State.HTTP)
+	primary.OnDrain = o.OnDrain
+	if o.TLS == nil {
+		ln, err := Listen(o.HTTP)
 		if err != nil {
-			return nil, nil, err
+			return Servers{}, err
 		}
 		primary.SetListener(ln, func(l net.Listener) net.Listener {
-			return httpx.SlowHeadListener(n.perClient(l, false), nil, t.ReadHeader)
+			return httpx.SlowHeadListener(o.perClient(l, false), nil, t.ReadHeader)
 		})
-		return primary, nil, nil
+		return Servers{Primary: primary}, nil
 	}
-	raw, err := listenKey(n.boot.HTTPS, "http.https")
+	raw, err := listenKey(o.HTTPS, "http.https")
 	if err != nil {
-		return nil, nil, err
+		return Servers{}, err
 	}
 	primary.SetListener(raw, func(l net.Listener) net.Listener {
-		return httpx.SlowHeadListener(n.perClient(l, true), n.sec.server, t.ReadHeader)
+		return httpx.SlowHeadListener(o.perClient(l, true), o.TLS, t.ReadHeader)
 	})
-	if !n.boot.Redirect {
-		return primary, nil, nil
+	if !o.Redirect {
+		return Servers{Primary: primary}, nil
 	}
-	pl, err := Listen(n.boot.State.HTTP)
+	pl, err := Listen(o.HTTP)
 	if err != nil {
 		primary.Close()
-		return nil, nil, err
+		return Servers{}, err
 	}
-	n.web.plain.Store(pl.Addr())
 	_, port, _ := net.SplitHostPort(raw.Addr().String())
 	// a redirect takes no time: in-flight ones get a second
-	redirect = &httpx.Server{Grace: time.Second, HTTP: &http.Server{
-		Handler:           n.redirectHandler(port),
+	redirect := &httpx.Server{Grace: time.Second, HTTP: &http.Server{
+		Handler:           redirectHandler(o.Handler, port),
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.ReadHeader,
 		WriteTimeout:      t.ReadHeader,
@@ -78,7 +103,7 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err
 		ErrorLog:          errLog,
 	}}
 	redirect.SetListener(pl, nil)
-	return primary, redirect, nil
+	return Servers{Primary: primary, Redirect: redirect, Plain: pl.Addr()}, nil
 }
 
 // listenKey is Listen with the config key to change in its message.
@@ -86,9 +111,9 @@ func listenKey(addr, key string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("node: listen %s: address in use: another process (another ews?) holds this port; stop it or change %s", addr, key)
+			return nil, fmt.Errorf("listen: %s: address in use: another process (another ews?) holds this port; stop it or change %s", addr, key)
 		}
-		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
+		return nil, fmt.Errorf("listen: %s: %w", addr, err)
 	}
 	return ln, nil
 }
@@ -98,11 +123,11 @@ func listenKey(addr, key string) (net.Listener, error) {
 // GET / a page that links to the HTTPS UI (servePlainPage), everything else
 // 308 to the same path on the HTTPS port (308 keeps the method and body).
 // Nothing else is served in clear.
-func (n *Node) redirectHandler(httpsPort string) http.Handler {
+func redirectHandler(h http.Handler, httpsPort string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/healthz", "/readyz":
-			n.web.handler.ServeHTTP(w, r)
+			h.ServeHTTP(w, r)
 			return
 		}
 		host := r.Host
@@ -128,15 +153,15 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 // not counted at their configured addresses, except loopback ones: on
 // loopback (ews demo, tests) boards and clients share 127.0.0.1, and
 // exempting it would exempt everyone.
-func (n *Node) perClient(ln net.Listener, tls bool) net.Listener {
-	peers := peerIPs(n.boot.State.Peers)
-	return httpx.LimitPerClient(ln, n.boot.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+func (o Options) perClient(ln net.Listener, tls bool) net.Listener {
+	peers := PeerIPs(o.Peers)
+	return httpx.LimitPerClient(ln, o.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
 }
 
-// peerIPs is the set of the configured peers' literal, non-loopback IP
+// PeerIPs is the set of the configured peers' literal, non-loopback IP
 // addresses (cluster.peers): where the boards' own connections come from
 // on a LAN.
-func peerIPs(ps []state.Peer) map[netip.Addr]bool {
+func PeerIPs(ps []state.Peer) map[netip.Addr]bool {
 	peers := map[netip.Addr]bool{}
 	for _, p := range ps {
 		host, _, _ := net.SplitHostPort(p.Addr)
@@ -169,3 +194,27 @@ the name does not match, open the board by its name, <code>https://NAME.local:84
 </body></html>
 `)
 }
+
+// Timeouts bound what one client may hold of the server.
+type Timeouts struct {
+	ReadHeader time.Duration // slowloris guard
+	Read       time.Duration // whole request, body included
+	Write      time.Duration // whole response (SSE streams lift it themselves)
+	Idle       time.Duration // keep-alive connections
+	MaxHeader  int           // bytes; larger headers get 431
+}
+
+// DefaultTimeouts are the server limits a board runs with (node.New).
+func DefaultTimeouts() Timeouts {
+	return Timeouts{
+		ReadHeader: 5 * time.Second,
+		Read:       30 * time.Second,
+		Write:      60 * time.Second,
+		Idle:       120 * time.Second,
+		MaxHeader:  16 << 10,
+	}
+}
+
+// Listen opens a TCP listener and turns "address in use" into an error that
+// names the port and says what to do.
+func Listen(addr string) (net.Listener, error) { return listenKey(addr, "node.http") }

@@ -1,4 +1,4 @@
-package node
+package listen
 
 import (
 	"net/http"
@@ -10,8 +10,8 @@ import (
 // The plain listener of a TLS board answers probes itself and sends
 // everything else to the same path on the HTTPS port, keeping the method.
 func TestRedirectHandler(t *testing.T) {
-	n := &Node{web: webSide{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })}}
-	h := n.redirectHandler("8443")
+	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })
+	h := redirectHandler(hh, "8443")
 	cases := []struct {
 		method, host, target string
 		code                 int
@@ -38,8 +38,8 @@ func TestRedirectHandler(t *testing.T) {
 // A browser opening the plain port gets a page that links to the HTTPS UI
 // and says why it may warn; anything else at / is still a 308.
 func TestRedirectHandlerPageForBrowsers(t *testing.T) {
-	n := &Node{web: webSide{handler: http.NotFoundHandler()}}
-	h := n.redirectHandler("8443")
+	hh := http.NotFoundHandler()
+	h := redirectHandler(hh, "8443")
 	for _, c := range []struct {
 		method, target, accept string
 		code                   int
