@@ -6,6 +6,7 @@ import (
 
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
@@ -35,7 +36,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          gate{auth: n.acc.auth, readAuth: n.boot.ReadAuth, acct: n.acc.acct},
+		Auth:          guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.audit},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // a dead board's history from the mirror
 		Mode:          n.boot.Mode,

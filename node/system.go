@@ -20,6 +20,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/firmware"
+	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/liveconf"
@@ -71,7 +72,7 @@ type deviceSide struct {
 // queues and dispatches work, the event streams and the listeners' state.
 type webSide struct {
 	handler  http.Handler    // the whole HTTP surface
-	metrics  *metrics        // its requests
+	metrics  *guard.Metrics  // its requests
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	hub      *events.Hub     // /events: cluster table and every device
 	localHub *events.Hub     // /events?scope=local: this board's devices, for the mirrors
@@ -112,7 +113,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	n.live.Store(b.Live(b.StoreVersion)) // until a version of the store is applied (node/liveconf)
 	n.reg = promx.NewRegistry()
 	c, d, w, a := &n.clu, &n.dev, &n.web, &n.acc
-	w.metrics = newMetrics(n.reg)
+	w.metrics = guard.NewMetrics(n.reg)
 	var err error
 	b.Clock.Floor(buildinfo.Time(), "this build's commit", log)
 	if n.sec, err = openSecurity(b, log); err != nil {
@@ -247,7 +248,16 @@ func (n *Node) build(b *bootconf.Boot) error {
 	c.local.Work, c.local.Queue = w.front, c.master
 	mux := http.NewServeMux()
 	n.routes(mux)
-	w.handler = n.wrap(mux)
+	w.handler = guard.Wrap(mux, guard.Options{MaxBody: b.MaxBody, MaxFirmware: MaxFirmwareBytes, Metrics: w.metrics, Refuse: a.boards.Refuse,
+		Firmware: func(r *http.Request) bool {
+			return r.Method == http.MethodPost && (r.URL.Path == firmware.Path || r.URL.Path == "/api/cluster/upgrade")
+		},
+		Sign: access.PersonSigner(a.acct.store, a.acct.seed, a.auth), // a write of the users or the configuration carries its person's signature
+		// the automation's own request (actorDoor, in process), or one a
+		// board forwards with a dispatch mark may carry HeaderActor
+		Vouched: func(r *http.Request) bool {
+			return inProcess(r) || r.Header.Get(dispatch.HeaderMark) != "" && n.fromBoard(r)
+		}})
 
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.

@@ -1,4 +1,4 @@
-package node
+package guard
 
 import (
 	"runtime"
@@ -8,20 +8,24 @@ import (
 
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
+	"net/http"
+	"time"
 )
 
-// metrics are the node's own Prometheus series; devices, cluster and
+// Metrics are the node's own Prometheus series; devices, cluster and
 // scheduler register theirs on the same registry, which also carries the
 // Go runtime and process series.
-type metrics struct {
+type Metrics struct {
 	inFlight atomic.Int64                 // HTTP requests being answered, of every kind
 	requests *promx.Vec[*promx.Counter]   // by path class and status code
 	duration *promx.Vec[*promx.Histogram] // by path class
 }
 
-func newMetrics(reg *promx.Registry) *metrics {
+// NewMetrics registers them on reg, with the runtime's, the process's and
+// the build's.
+func NewMetrics(reg *promx.Registry) *Metrics {
 	reg.WithProcessMetrics()
-	m := &metrics{
+	m := &Metrics{
 		requests: reg.CounterVec("ews_http_requests_total", "HTTP requests answered, by path class and status code.", "path", "code"),
 		duration: reg.HistogramVec("ews_http_request_duration_seconds", "Time to answer an HTTP request, by path class.",
 			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "path"),
@@ -69,4 +73,15 @@ func codeLabel(code int) string {
 		return codeStrings[code]
 	}
 	return strconv.Itoa(code)
+}
+
+// observe counts one answered request.
+func (m *Metrics) observe(r *http.Request, sw *statusWriter, start time.Time) {
+	code := sw.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	class := pathClass(r.URL.Path)
+	m.requests.WithLabelValues(class, codeLabel(code)).Inc()
+	m.duration.WithLabelValues(class).Update(time.Since(start).Seconds())
 }

@@ -1,4 +1,5 @@
-package node
+// Package guard is what every request to a board passes first: body limits, JSON errors, request metrics, and the credential gate the front door calls.
+package guard
 
 import (
 	"encoding/json"
@@ -9,22 +10,41 @@ import (
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/access"
-	"github.com/ews-firmware/ews/node/dispatch"
 )
 
-// wrap puts the front-door guards around the mux: body size limit, JSON
+// Options are what Wrap needs of the board.
+type Options struct {
+	MaxBody     int64 // http.max_body; 0: no limit
+	MaxFirmware int64 // a firmware upload's limit (streamed to disk, never buffered)
+	// Firmware reports whether r uploads firmware (MaxFirmware applies).
+	Firmware func(r *http.Request) bool
+	Metrics  *Metrics
+	// Sign is r as it goes on: a write of the users or the configuration
+	// carries its person's signature (access.PersonSigner).
+	Sign func(r *http.Request) *http.Request
+	// Refuse answers a revoked board on a connection opened before
+	// (node/boardrevoke); true when it did.
+	Refuse func(w http.ResponseWriter, r *http.Request) bool
+	// Vouched reports whether r may carry access.HeaderActor: the
+	// automation's own request, or one a board forwards with a dispatch
+	// mark. From anyone else it is stripped: the audit log's user is not
+	// the client's to write.
+	Vouched func(r *http.Request) bool
+}
+
+// Wrap puts the front-door guards around the mux: body size limit, JSON
 // errors for everything net/http answers in plain text (404, 405, 413 from
 // MaxBytesReader), request metrics and the in-flight count.
-func (n *Node) wrap(next http.Handler) http.Handler {
-	maxBody := n.boot.MaxBody
+func Wrap(next http.Handler, o Options) http.Handler {
+	m := o.Metrics
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		n.web.metrics.inFlight.Add(1)
-		defer n.web.metrics.inFlight.Add(-1)
+		m.inFlight.Add(1)
+		defer m.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
-		r = n.withPersonSigner(r)       // a write of the users or the configuration carries its person's signature
-		if n.acc.boards.Refuse(sw, r) { // a revoked board on a connection opened before (node/boardrevoke)
-			n.observe(r, sw, start)
+		r = o.Sign(r)        // a write of the users or the configuration carries its person's signature
+		if o.Refuse(sw, r) { // a revoked board on a connection opened before (node/boardrevoke)
+			m.observe(r, sw, start)
 			return
 		}
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.ContentLength > 0 || len(r.TransferEncoding) > 0) {
@@ -32,46 +52,35 @@ func (n *Node) wrap(next http.Handler) http.Handler {
 			// is refused before it can hold anything
 			sw.Header().Set("Connection", "close")
 			httpx.Error(sw, http.StatusBadRequest, "a %s request must not carry a body", r.Method)
-			n.observe(r, sw, start)
+			m.observe(r, sw, start)
 			return
 		}
-		maxBody, firmware := maxBody, r.Method == http.MethodPost && (r.URL.Path == firmwarePath || r.URL.Path == "/api/cluster/upgrade")
+		maxBody, firmware := o.MaxBody, o.Firmware(r)
 		if firmware {
-			maxBody = MaxFirmwareBytes // streamed to disk by serveFirmware, never buffered
+			maxBody = o.MaxFirmware // streamed to disk, never buffered
 		}
 		if maxBody > 0 {
 			if r.ContentLength > maxBody {
 				httpx.Error(sw, http.StatusRequestEntityTooLarge, "request body of %d bytes is over the limit of %d bytes", r.ContentLength, maxBody)
-				n.observe(r, sw, start)
+				m.observe(r, sw, start)
 				return
 			}
 			r.Body = http.MaxBytesReader(sw, r.Body, maxBody)
 			if r.ContentLength < 0 && !firmware {
 				var ok bool
 				if r, ok = readBody(sw, r, maxBody); !ok {
-					n.observe(r, sw, start)
+					m.observe(r, sw, start)
 					return
 				}
 			}
 		}
-		if len(r.Header[HeaderActor]) > 0 && !n.actorVouched(r) {
-			r.Header.Del(HeaderActor) // only the automation and the boards label acts (accounts.go)
+		if len(r.Header[access.HeaderActor]) > 0 && !o.Vouched(r) {
+			r.Header.Del(access.HeaderActor) // only the automation and the boards label acts
 		}
 		next.ServeHTTP(sw, r)
 		sw.finish()
-		n.observe(r, sw, start)
+		m.observe(r, sw, start)
 	})
-}
-
-// actorVouched reports whether r may carry HeaderActor: the automation's
-// own request (actorDoor, in process), or one a board forwards with a
-// dispatch mark (checked by the front door). From anyone else it is
-// stripped: the audit log's user is not the client's to write.
-func (n *Node) actorVouched(r *http.Request) bool {
-	if r.Context().Value(inProcessKey{}) != nil {
-		return true
-	}
-	return r.Header.Get(dispatch.HeaderMark) != "" && n.fromBoard(r)
 }
 
 // readBody reads a body of unknown length (chunked) before anything runs, so
@@ -96,16 +105,6 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) (*http.Requ
 		return r, false
 	}
 	return httpx.WithBody(r, b), true
-}
-
-func (n *Node) observe(r *http.Request, sw *statusWriter, start time.Time) {
-	code := sw.code
-	if code == 0 {
-		code = http.StatusOK
-	}
-	class := pathClass(r.URL.Path)
-	n.web.metrics.requests.WithLabelValues(class, codeLabel(code)).Inc()
-	n.web.metrics.duration.WithLabelValues(class).Update(time.Since(start).Seconds())
 }
 
 // statusWriter records the status and rewrites plain-text error answers
@@ -174,16 +173,3 @@ func (w *statusWriter) Flush() {
 
 // Unwrap gives http.ResponseController the real writer (write deadlines).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// withPersonSigner: a write of the users or the configuration carries its
-// person's signature (access.PersonSigner; docs/DESIGN.md, Trust).
-func (n *Node) withPersonSigner(r *http.Request) *http.Request {
-	if n.acc.acct == nil {
-		return r
-	}
-	var sess access.Sessions
-	if n.acc.auth != nil {
-		sess = n.acc.auth
-	}
-	return access.PersonSigner(n.acc.acct.store, n.acc.acct.seed, sess)(r)
-}

@@ -1,4 +1,4 @@
-package node
+package guard
 
 import (
 	"net/http"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/access"
+	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/auth"
 )
 
-// gate is this board's credential check as the front door calls it, once
+// Gate is this board's credential check as the front door calls it, once
 // per request (dispatch.Authenticator): control requests (CGI, and device
 // API calls other than GET and HEAD) need credentials before they may enter
 // the queue, so unauthenticated requests cannot fill it. The verdict rides
@@ -22,24 +23,24 @@ import (
 // With [http] read_auth the device API's reads (history included) need
 // credentials here too, so a board's 401 to one the master forwarded means
 // its credentials really differ (docs/NOTES.md "read_auth means read").
-type gate struct {
-	auth     *auth.Auth
-	readAuth bool
-	acct     *accounts // rights, and refusals audited
+type Gate struct {
+	Auth     *auth.Auth
+	ReadAuth bool
+	Audit    *audit.Log // refusals audited
 }
 
 // Authenticate checks r's credentials when it is a control request.
-func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if !control(r) && !(g.readAuth && strings.HasPrefix(r.URL.Path, "/api/devices")) {
+func (g Gate) Authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if !control(r) && !(g.ReadAuth && strings.HasPrefix(r.URL.Path, "/api/devices")) {
 		return r, true
 	}
 	var out *http.Request
-	g.auth.Require(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { out = r })).ServeHTTP(w, r)
+	g.Auth.Require(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { out = r })).ServeHTTP(w, r)
 	if out == nil {
 		return nil, false
 	}
 	if code, msg := access.Rights(out); code != 0 { // the user's role and device patterns
-		access.Refused(g.acct.audit, out, code)
+		access.Refused(g.Audit, out, code)
 		httpx.Error(w, code, "%s", msg)
 		return nil, false
 	}

@@ -1,9 +1,8 @@
-package node
+package access
 
 import (
 	"context"
 	"crypto/ed25519"
-	"log/slog"
 	"net/http/httptest"
 	"testing"
 
@@ -24,8 +23,7 @@ func TestPersonSigner(t *testing.T) {
 	if err := st.SeedAdmin(context.Background(), st.HashToken(adminTok), tokenhash.SigningKey(adminTok).Public().(ed25519.PublicKey)); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{log: slog.New(slog.DiscardHandler)}
-	n.acc.acct = &accounts{store: st, seed: st.HashToken(early)}
+	sign := PersonSigner(st, st.HashToken(early), nil)
 	tests := []struct {
 		name, method, path, token string
 		want                      string // the signer's name; "" none
@@ -43,7 +41,7 @@ func TestPersonSigner(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(tt.method, tt.path, nil)
 			r.Header.Set("Authorization", "Bearer "+tt.token)
-			s := durable.SignerOf(n.withPersonSigner(r).Context())
+			s := durable.SignerOf(sign(r).Context())
 			if (s == nil) != (tt.want == "") {
 				t.Fatalf("signer %v, want one named %q", s, tt.want)
 			}
