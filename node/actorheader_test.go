@@ -20,8 +20,8 @@ func TestActorHeaderStripped(t *testing.T) {
 	if code, _, m := getJSON(t, "POST", base+"/api/devices/relay1/toggle", nil, hdr); code != http.StatusOK {
 		t.Fatalf("toggle: %d %v", code, m)
 	}
-	n.acc.acct.audit.Sync(context.Background())
-	got, err := n.acc.acct.audit.Query(audit.Filter{Limit: 10})
+	n.acc.acct.Audit.Sync(context.Background())
+	got, err := n.acc.acct.Audit.Query(audit.Filter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

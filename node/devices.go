@@ -89,7 +89,7 @@ func (n *Node) remoteEvent(board, event string, data []byte) {
 		}
 		return
 	case "users": // the users store, replicated from the master
-		access.Remote(n.acc.acct.store, board, data, n.log)
+		access.Remote(n.acc.acct.Store, board, data, n.log)
 		return
 	case "config": // what the board made of the store's version (node/liveconf)
 		var st liveconf.Status

@@ -36,7 +36,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	return dispatch.NewFront(dispatch.Options{
 		Cluster:       frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
 		Local:         work,
-		Auth:          guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.audit},
+		Auth:          guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.Audit},
 		Marker:        marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // a dead board's history from the mirror
 		Mode:          n.boot.Mode,

@@ -67,7 +67,7 @@ func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
 // check). Other requests pass untouched.
 func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
-	g := guard.Gate{Auth: n.acc.auth, Audit: n.acc.acct.audit}
+	g := guard.Gate{Auth: n.acc.auth, Audit: n.acc.acct.Audit}
 	behind := n.acc.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, path string

@@ -53,8 +53,8 @@ func TestIdempotencyKeysPerPrincipal(t *testing.T) {
 func TestTurnBackReportedInTheAuditLog(t *testing.T) {
 	n, _, _, _ := startNode(t, accountsConfig(t))
 	n.reportTurnBack(actuate.Command{Device: "pump1", Kind: hal.TurnOff, Origin: "rule-3"}, 1, &actuate.Error{Status: 422, Msg: "used"})
-	n.acc.acct.audit.Sync(context.Background())
-	got, err := n.acc.acct.audit.Query(audit.Filter{Limit: 10})
+	n.acc.acct.Audit.Sync(context.Background())
+	got, err := n.acc.acct.Audit.Query(audit.Filter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

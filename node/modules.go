@@ -50,7 +50,7 @@ func (n *Node) openRevokedBoards() {
 		peers = append(peers, p.Name)
 	}
 	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
-		State: n.acc.durable.state, Logger: n.log, Peers: peers, Verify: n.sec.verify,
+		State: n.acc.durable.State(), Logger: n.log, Peers: peers, Verify: n.sec.verify,
 		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
 		Admin:     n.adminAudited,
 		Read:      n.readAuth,
@@ -59,7 +59,7 @@ func (n *Node) openRevokedBoards() {
 	})
 }
 
-// rotation is the roller durablestate.go runs beside the log; nil alone,
+// rotation is the roller Run starts beside the log; nil alone,
 // insecure, or without a cluster key.
 type rotation struct{ roller *rotate.Roller }
 
@@ -118,8 +118,8 @@ func (n *Node) openRotation() {
 		Who:      func(r *http.Request) string { return who(r).Name },
 		PeerName: peerName,
 	}
-	if a.durable.raft != nil {
-		o.Roller.State = a.durable.state
+	if a.durable.Clustered() {
+		o.Roller.State = a.durable.State()
 	}
 	if kr := n.clu.cluster.Keyring(); kr != nil {
 		o.Roller.Keyring = kr
@@ -166,7 +166,7 @@ func (n *Node) openRollout() {
 func (n *Node) openBackup() *backup.Module {
 	a := &n.acc
 	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
-	return backup.New(backup.ModuleOptions{Options: n.boot.BackupOptions(), Users: a.acct.store,
+	return backup.New(backup.ModuleOptions{Options: n.boot.BackupOptions(), Users: a.acct.Store,
 		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
 		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
 }
@@ -298,7 +298,7 @@ func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
 	case err != nil:
 		status = http.StatusServiceUnavailable
 	}
-	n.acc.acct.audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
+	n.acc.acct.Audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
 		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
 }
 
@@ -309,7 +309,7 @@ func (n *Node) actorDoor() http.Handler {
 		Handler:   func() http.Handler { return n.web.handler },
 		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: bootconf.BoardCredPrefix,
 		MQTTUser: func() string { return n.live.Load().MQTTUser }, // [mqtt] user as the store has it now
-		User:     func(name string) *users.Principal { return n.acc.acct.store.User(name) },
+		User:     func(name string) *users.Principal { return n.acc.acct.Store.User(name) },
 		Logger:   n.log,
 	})
 }
@@ -333,5 +333,5 @@ func (n *Node) accountRoutes(mux *http.ServeMux) {
 		o.Scheme = "https"
 		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
 	}
-	access.Routes(mux, n.acc.acct.audit, o)
+	access.Routes(mux, n.acc.acct.Audit, o)
 }

@@ -167,7 +167,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "events", runFunc(n.publish))
 	// the store's new versions, applied live (node/liveconf)
 	n.life.start(ctx, "config", n.acc.live)
-	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
+	n.life.start(ctx, "audit", n.acc.acct.Audit) // the audit log's writer
 	n.life.start(ctx, "probes", n.clu.view)      // the master's probes of the boards' response times
 	if n.clu.auto != nil {
 		n.life.start(ctx, "automation", n.clu.auto)
@@ -177,7 +177,14 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
 	n.life.start(ctx, "http", primary)
-	n.life.start(ctx, "durable", runFunc(n.runDurable)) // the raft log rides the HTTP listener (durablestate.go)
+	n.life.start(ctx, "durable", n.acc.durable) // the raft log rides the HTTP listener (node/durable)
+	// once the log runs: the first admin seeded, the previous build's users
+	// imported, the store's first version, the secrets' rolling
+	n.life.start(ctx, "users", n.acc.acct)
+	n.life.start(ctx, "config-seed", runFunc(func(ctx context.Context) error { n.acc.live.Seed(ctx); return nil }))
+	if rt := n.acc.rotation; rt != nil && n.acc.durable.Clustered() {
+		n.life.start(ctx, "rotation", runFunc(func(ctx context.Context) error { rt.roller.Run(ctx); return nil })) // (node/rotate)
+	}
 	// The cluster starts after the HTTP servers so that it stops before
 	// them: mastership is handed over before the drain.
 	n.life.start(ctx, "cluster", n.clu.cluster)

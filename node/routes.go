@@ -41,7 +41,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	n.acc.boards.Routes(mux)              // POST/GET /api/cluster/revoke (node/boardrevoke)
 	n.enrolment().Routes(mux)             // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
 	n.acc.rotate.Routes(mux)              // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
-	n.durableRoutes(mux)                  // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
+	n.acc.durable.Routes(mux)             // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
 	n.dev.api.RegisterReads(mux)          // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
@@ -83,7 +83,7 @@ func (n *Node) work() http.Handler {
 	n.dev.api.Register(work)
 	n.dev.hist.Routes(work) // GET /api/devices/{name}/history
 	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
-	n.acc.acct.store.Register(work, who) // /api/users (pinned to the master)
+	n.acc.acct.Store.Register(work, who) // /api/users (pinned to the master)
 	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/access"
+	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/automation"
 	"github.com/ews-firmware/ews/node/boardrevoke"
@@ -18,6 +19,7 @@ import (
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/durable"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/guard"
@@ -29,6 +31,7 @@ import (
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/supervise"
+	"github.com/ews-firmware/ews/node/users"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/procload"
@@ -85,11 +88,11 @@ type webSide struct {
 // accessSide is who may do what on this board: credentials, users and
 // their audit log, and how boards are told apart from clients.
 type accessSide struct {
-	auth    *auth.Auth    // credentials for control
-	revoked *auth.Kept    // its logouts, kept in a file
-	acct    *accounts     // users store and audit log (accounts.go)
-	durable durableState  // the cluster's durable state: the raft log (durablestate.go)
-	creds   atomic.Uint64 // fingerprint of this board's credentials, for its reports
+	auth    *auth.Auth       // credentials for control
+	revoked *auth.Kept       // its logouts, kept in a file
+	acct    *access.Accounts // users store and audit log (node/access)
+	durable *durable.Board   // the cluster's durable state: the raft log (node/durable)
+	creds   atomic.Uint64    // fingerprint of this board's credentials, for its reports
 
 	boards *boardrevoke.Module // revoked boards, refused, and their routes (node/boardrevoke)
 	live   *liveconf.Module    // the cluster's configuration store, its versions applied while the board runs (node/liveconf)
@@ -172,20 +175,52 @@ func (n *Node) build(b *bootconf.Boot) error {
 		}
 	})
 	d.hist = n.openHistory() // their readings and changes, kept (node/history)
-	// users, roles, audit log (accounts.go)
-	if err := n.openAccounts(); err != nil {
+	// the cluster's durable log (node/durable), then users, roles, audit log (node/access)
+	peers := make([]string, 0, len(b.State.Peers))
+	for _, p := range b.State.Peers {
+		peers = append(peers, p.Name)
+	}
+	if b.State.Standalone() {
+		peers = nil
+	}
+	if a.durable, err = durable.OpenBoard(durable.BoardOptions{Self: b.State.Name, Peers: peers, StateDir: b.StateDirPath(), TMax: b.State.TMax,
+		Resolve: n.boardHTTP, Sign: n.signPeer, TLS: n.sec.client, Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) },
+		BoardOnly: n.boardOnly, Read: n.readAuth, Logger: log}); err != nil {
+		return err
+	}
+	seed, seedKey, seedToken := b.AdminSeed()
+	if a.acct, err = access.OpenAccounts(access.AccountsOptions{Users: users.Options{
+		Secret: b.UsersSecret(),
+		Path:   b.StatePath("users.json"), // kept beside the log: what a rollback to the previous build reads
+		State:  a.durable.State(),         // every write committed by a majority of the voters
+		// each version this board takes goes out on its local stream,
+		// which boards of the previous build mirror (devsync) during a
+		// rolling upgrade; the stream's snapshot gives a board that
+		// (re)connects the current version
+		OnChange: func(sealed string) { w.localHub.Publish("users", sealed) },
+		OnRevoke: func(name string) { log.Info("users: credentials ended", "user", name) },
+		Devices: func() (out []string) {
+			for _, d := range n.live.Load().HAL.Devices {
+				out = append(out, d.Name)
+			}
+			return out
+		},
+		Logger: log,
+	}, Signed: a.durable.Clustered(), Seed: seed, SeedKey: seedKey, SeedToken: seedToken,
+		Audit:      audit.Options{Path: b.StatePath("audit.log"), Board: b.State.Name, Registerer: n.reg, Logger: log, Now: b.Clock.Now},
+		Unreadable: func(err error) { n.kept.report(log, "users", b.StatePath("users.json"), err) }}); err != nil {
 		return err
 	}
 	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
 	c.view = clusterview.New(clusterview.Options{Cluster: c.cluster, Standalone: b.State.Standalone(), Load: c.load, Revoked: a.boards,
 		Sched: func() sched.Config { return n.live.Load().Sched }, Creds: &a.creds, TLS: n.sec.client, Scheme: n.sec.scheme()})
 	var signers confstore.Signers // who may write a version: an admin of the users store (none alone)
-	if a.durable.raft != nil && a.acct != nil {
-		signers = a.acct.store
+	if a.durable.Clustered() && a.acct != nil {
+		signers = a.acct.Store
 	}
 	if a.live, err = liveconf.New(liveconf.Options{Board: b.State.Name, Version: b.StoreVersion, Seed: b.StoreSeed,
 		Path: b.StatePath("config.json"), Now: b.Clock.Now, Check: bootconf.CheckStore(b.StoreOwn), Map: b.MapVersion, // a board alone keeps the store in memory
-		RestartNeeded: b.RestartNeeded, Defaults: bootconf.SectionDefaults(), Live: &n.live, State: a.durable.state, Signers: signers, Devices: devs,
+		RestartNeeded: b.RestartNeeded, Defaults: bootconf.SectionDefaults(), Live: &n.live, State: a.durable.State(), Signers: signers, Devices: devs,
 		Reconfigure: func() { c.master.reconfigure() }, Automation: func(ac automation.Config) error { return c.auto.Reconfigure(ac) },
 		Applied: func() { w.localHub.Publish("devices", devs.Local()); w.hub.Publish("devices", n.deviceList()) },
 		Publish: func(st liveconf.Status) { w.localHub.Publish("config", st) },
@@ -198,7 +233,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
-		Users:    access.AuthUsers(a.acct.store, a.acct.seed, a.acct.seedKey), SessionInfo: access.SessionInfo(a.acct.store), // named users and their sessions
+		Users:    access.AuthUsers(a.acct.Store, a.acct.Seed, a.acct.SeedKey), SessionInfo: access.SessionInfo(a.acct.Store), // named users and their sessions
 		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.BoardCred, // a card is no admin (boardcred.go)
 	}); err != nil {
 		return b.Cite(b.AuthKey, err)
@@ -220,7 +255,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	w.localHub.Snapshot("outputs", func() any { return d.outputs.Remembered() }) // before "devices" (node/devsync/memory.go)
 	w.localHub.Snapshot("devices", func() any { return devs.Local() })
 	w.localHub.Snapshot("revoked", func() any { return a.auth.Revoked() })
-	w.localHub.Snapshot("users", func() any { return a.acct.store.Sealed() }) // the users store, sealed
+	w.localHub.Snapshot("users", func() any { return a.acct.Store.Sealed() }) // the users store, sealed
 	w.localHub.Snapshot("config", func() any { return a.live.Own() })         // what this board made of the store's version
 	if !b.State.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
@@ -252,7 +287,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 		Firmware: func(r *http.Request) bool {
 			return r.Method == http.MethodPost && (r.URL.Path == firmware.Path || r.URL.Path == "/api/cluster/upgrade")
 		},
-		Sign: access.PersonSigner(a.acct.store, a.acct.seed, a.auth), // a write of the users or the configuration carries its person's signature
+		Sign: access.PersonSigner(a.acct.Store, a.acct.Seed, a.auth), // a write of the users or the configuration carries its person's signature
 		// the automation's own request (actorDoor, in process), or one a
 		// board forwards with a dispatch mark may carry HeaderActor
 		Vouched: func(r *http.Request) bool {
