@@ -25,3 +25,7 @@ type inProcessKey = access.InProcessKey
 func (n *Node) audited(next http.Handler) http.Handler {
 	return access.Audited(n.acc.acct.Audit, n.acc.auth, next)
 }
+
+// inProcess reports whether r is the automation's own, sent in process
+// (actorDoor).
+func inProcess(r *http.Request) bool { return r.Context().Value(inProcessKey{}) != nil }

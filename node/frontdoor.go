@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/history"
@@ -16,19 +15,6 @@ import (
 // class and dispatches; elsewhere it passes requests to the master or runs
 // the ones the master marked for this board.
 func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
-	key, note, err := bootconf.MarkKey(n.boot)
-	if err != nil {
-		return nil, err
-	}
-	if note != "" {
-		n.log.Warn(note)
-	}
-	marker, err := dispatch.NewMarker(key, dispatch.MarkOptions{Now: n.boot.Clock.Now}) // cluster time (docs/DESIGN.md, Time)
-	if err != nil {
-		return nil, err
-	}
-	n.acc.marker = marker
-	n.acc.boardIPs = resolveBoards(n.boot.State.Peers, n.log)
 	var peer func(*http.Request) (string, bool)
 	if n.sec.on() {
 		peer = peerName
@@ -37,7 +23,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Cluster:       frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
 		Local:         work,
 		Auth:          guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.Audit},
-		Marker:        marker,
+		Marker:        n.acc.marker,
 		Pin:           history.Pin(n.pin(), n.boardRunning), // a dead board's history from the mirror
 		Mode:          n.boot.Mode,
 		StickyCookie:  n.boot.Sched.Sticky == sched.StickyCookie,
@@ -55,7 +41,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		OnAuthRefused: n.clu.view.Refused,
 		Verified:      n.acc.auth.Verified,
 		CredsDiffer:   n.clu.view.CredsDiffer,
-		FromBoard:     n.fromBoard,
+		FromBoard:     n.acc.peers.From,
 		SharedRead:    readOnlyDevices(n.boot.HAL),
 		Registerer:    n.reg,
 		Logger:        n.log,

@@ -55,7 +55,7 @@ func (n *Node) openRevokedBoards() {
 		Admin:     n.adminAudited,
 		Read:      n.readAuth,
 		Who:       func(r *http.Request) string { return who(r).Name },
-		BoardAddr: n.boardHTTP,
+		BoardAddr: n.acc.peers.HTTP,
 	})
 }
 

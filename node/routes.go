@@ -46,7 +46,7 @@ func (n *Node) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
-			if done, ok := n.peerStream(w, r); ok { // boards only (docs/NOTES.md "Peer streams")
+			if done, ok := n.acc.peers.Stream(w, r); ok { // boards only (docs/NOTES.md "Peer streams")
 				defer done()
 				n.web.localHub.ServeHTTP(w, r)
 			}

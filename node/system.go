@@ -26,6 +26,7 @@ import (
 	"github.com/ews-firmware/ews/node/health"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/liveconf"
+	"github.com/ews-firmware/ews/node/peers"
 	"github.com/ews-firmware/ews/node/report"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
@@ -97,12 +98,11 @@ type accessSide struct {
 	boards *boardrevoke.Module // revoked boards, refused, and their routes (node/boardrevoke)
 	live   *liveconf.Module    // the cluster's configuration store, its versions applied while the board runs (node/liveconf)
 
-	// who is a board (boardstream.go, boardaddrs.go)
-	marker       *dispatch.Marker // the front's marks; also signs this board's peer streams
-	rotate       *rotate.Module   // the cluster's secrets rolling, and its routes (node/rotate)
-	rotation     *rotation        // its roller, run beside the log (modules.go); nil alone
-	boardIPs     boardAddrs       // where boards connect from
-	legacyWarned atomic.Bool      // an unmarked stream from a peer's address was logged (boardstream.go)
+	// who is a board (node/peers)
+	marker   *dispatch.Marker // the front's marks; also signs this board's peer streams
+	peers    *peers.Peers     // who is a board (node/peers)
+	rotate   *rotate.Module   // the cluster's secrets rolling, and its routes (node/rotate)
+	rotation *rotation        // its roller, run beside the log (modules.go); nil alone
 }
 
 // build makes every component in the order they need each other and
@@ -156,8 +156,8 @@ func (n *Node) build(b *bootconf.Boot) error {
 	// Two hubs: /events is everything this board knows (cluster table,
 	// every device); /events?scope=local only this board's own devices,
 	// which the other boards mirror. A third streams the log.
-	w.hub = events.New(events.Options{Logger: log, MaxClients: b.SSEClients, MaxPerClient: ssePerClient(b.SSEPerClient)})
-	w.localHub = events.New(events.Options{Logger: log, MaxClients: peerStreams(len(b.State.Peers))}) // boards only (boardstream.go)
+	w.hub = events.New(events.Options{Logger: log, MaxClients: b.SSEClients, MaxPerClient: b.SSEPerClient})
+	w.localHub = events.New(events.Options{Logger: log, MaxClients: peers.Streams(len(b.State.Peers))}) // boards only (node/peers)
 	w.logHub = openLogs(n.set.logs, &n.life)
 	n.life.onClose(w.hub.Close)
 	n.life.onClose(w.localHub.Close)
@@ -175,17 +175,29 @@ func (n *Node) build(b *bootconf.Boot) error {
 		}
 	})
 	d.hist = n.openHistory() // their readings and changes, kept (node/history)
+	// the marks of requests between boards, and who is a board (node/peers)
+	key, note, err := bootconf.MarkKey(b)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		log.Warn(note)
+	}
+	if a.marker, err = dispatch.NewMarker(key, dispatch.MarkOptions{Now: b.Clock.Now}); err != nil { // cluster time (docs/DESIGN.md, Time)
+		return err
+	}
+	a.peers = peers.New(peers.Options{Self: b.State.Name, Peers: b.State.Peers, TLS: n.sec.on(), Marker: a.marker, Logger: log,
+		Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) }, Boards: c.cluster.Boards})
 	// the cluster's durable log (node/durable), then users, roles, audit log (node/access)
-	peers := make([]string, 0, len(b.State.Peers))
+	var voters []string // every board of cluster.peers; none alone
 	for _, p := range b.State.Peers {
-		peers = append(peers, p.Name)
+		if !b.State.Standalone() {
+			voters = append(voters, p.Name)
+		}
 	}
-	if b.State.Standalone() {
-		peers = nil
-	}
-	if a.durable, err = durable.OpenBoard(durable.BoardOptions{Self: b.State.Name, Peers: peers, StateDir: b.StateDirPath(), TMax: b.State.TMax,
-		Resolve: n.boardHTTP, Sign: n.signPeer, TLS: n.sec.client, Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) },
-		BoardOnly: n.boardOnly, Read: n.readAuth, Logger: log}); err != nil {
+	if a.durable, err = durable.OpenBoard(durable.BoardOptions{Self: b.State.Name, Peers: voters, StateDir: b.StateDirPath(), TMax: b.State.TMax,
+		Resolve: a.peers.HTTP, Sign: a.peers.Sign, TLS: n.sec.client, Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) },
+		BoardOnly: a.peers.Only, Read: n.readAuth, Logger: log}); err != nil {
 		return err
 	}
 	seed, seedKey, seedToken := b.AdminSeed()
@@ -230,11 +242,15 @@ func (n *Node) build(b *bootconf.Boot) error {
 	}
 	// Credentials; a logout here is told to the other boards on the local
 	// stream they mirror, so the cookie is refused cluster-wide.
+	var fromBoard func(*http.Request) bool // a board alone's token stays its admin (nothing to steal beyond that board)
+	if b.BoardMode() {
+		fromBoard = peers.SentByBoard
+	}
 	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
 		Users:    access.AuthUsers(a.acct.Store, a.acct.Seed, a.acct.SeedKey), SessionInfo: access.SessionInfo(a.acct.Store), // named users and their sessions
-		FromBoard: n.fromBoardIf(), Own: inProcess, BoardToken: b.BoardCred, // a card is no admin (boardcred.go)
+		FromBoard: fromBoard, Own: inProcess, BoardToken: b.BoardCred, // a card is no admin (node/bootconf BoardCredential)
 	}); err != nil {
 		return b.Cite(b.AuthKey, err)
 	}
@@ -260,7 +276,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if !b.State.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		d.mirror = devsync.New(b.State.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: n.signPeer,
+		d.mirror = devsync.New(b.State.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: a.peers.Sign,
 			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.Observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
@@ -291,7 +307,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 		// the automation's own request (actorDoor, in process), or one a
 		// board forwards with a dispatch mark may carry HeaderActor
 		Vouched: func(r *http.Request) bool {
-			return inProcess(r) || r.Header.Get(dispatch.HeaderMark) != "" && n.fromBoard(r)
+			return inProcess(r) || r.Header.Get(dispatch.HeaderMark) != "" && a.peers.From(r)
 		}})
 
 	// What runs while this board is master (its door is the handler

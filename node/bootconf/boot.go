@@ -73,7 +73,7 @@ type Boot struct {
 	MaxBody           int64
 	ShutdownTimeout   time.Duration
 	SSEClients        int
-	SSEPerClient      int
+	SSEPerClient      int // [http] sse_per_client, defaultSSEPerClient when unset
 	MaxConnsPerClient int
 	PageLatency       time.Duration // [sim] page_latency at the board's speed; 0 off
 
@@ -149,7 +149,7 @@ func Map(c *config.Config) (*Boot, error) {
 		StateDir: c.Node.StateDir, MDNS: c.Node.MDNSOn(), HTTPS: c.HTTP.HTTPS, Redirect: c.HTTP.HTTPRedirect,
 		Mode: c.Sched.Mode, Assign: c.Sched.Assign.Duration, CapacityAuto: c.Node.CapacityAuto,
 		ReadAuth: c.HTTP.ReadAuth, MaxBody: c.HTTP.MaxBody, ShutdownTimeout: c.HTTP.ShutdownTimeout.Duration,
-		SSEClients: c.HTTP.SSEClients, SSEPerClient: c.HTTP.SSEPerClient, MaxConnsPerClient: c.HTTP.MaxConnsPerClient,
+		SSEClients: c.HTTP.SSEClients, SSEPerClient: ssePerClient(c.HTTP.SSEPerClient), MaxConnsPerClient: c.HTTP.MaxConnsPerClient,
 		Cite:        func(key string, err error) error { return config.Errors{c.Errorf(key, "%v", err)} },
 		CiteDevices: func(err error) error { return deviceErrors(c, err) },
 		AuthKey:     AuthKey(c),
@@ -222,4 +222,14 @@ func simProfileOf(s *config.Sim) *procload.SimProfile {
 	return &procload.SimProfile{CPUMHz: s.CPUMHz, MemMB: s.MemMB, BaseCPU: s.BaseCPU, ReqCPU: s.ReqCPU, BusyCPU: s.BusyCPU,
 		BaseMemMB: s.BaseMemMB, RequestMB: s.RequestMB, DiskUsed: s.DiskUsed, Jitter: s.Jitter,
 		BusyAfter: s.BusyAfter.Duration, BusyFor: s.BusyFor.Duration, BusyEvery: s.BusyEvery.Duration, Seed: s.Seed}
+}
+
+// defaultSSEPerClient is [http] sse_per_client when unset.
+const defaultSSEPerClient = 8
+
+func ssePerClient(set int) int {
+	if set > 0 {
+		return set
+	}
+	return defaultSSEPerClient
 }

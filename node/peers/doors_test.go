@@ -1,4 +1,4 @@
-package node
+package peers
 
 import (
 	"context"
@@ -21,18 +21,16 @@ import (
 // every card holds opened the forward route, and a revoked card's mark
 // still read the boards' stream).
 func TestBoardDoorsWithTLS(t *testing.T) {
-	n := &Node{log: slog.New(slog.DiscardHandler)}
-	n.boot = bootOf(t, testConfig(t))
-	n.sec.server = &tls.Config{} // TLS on
+	log := slog.New(slog.DiscardHandler)
 	m, err := dispatch.NewMarker([]byte("the gossip key, on every card!!!"), dispatch.MarkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.acc.marker = m
-	n.acc.boards = boardrevoke.Open(boardrevoke.Options{State: durable.NewAlone(nil), Logger: n.log, Peers: []string{"ews1", "ews2", "ews3"}})
-	if _, err := n.acc.boards.Add(context.Background(), boardrevoke.Entry{Board: "ews3"}); err != nil {
+	boards := boardrevoke.Open(boardrevoke.Options{State: durable.NewAlone(nil), Logger: log, Peers: []string{"ews1", "ews2", "ews3"}})
+	if _, err := boards.Add(context.Background(), boardrevoke.Entry{Board: "ews3"}); err != nil {
 		t.Fatal(err)
 	}
+	p := New(Options{Self: "ews1", TLS: true, Marker: m, Revoked: boards.Revoked, Logger: log})
 	cert := func(name string) *tls.ConnectionState {
 		leaf := &x509.Certificate{Subject: pkix.Name{CommonName: name}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 		return &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
@@ -52,9 +50,9 @@ func TestBoardDoorsWithTLS(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for door, h := range map[string]http.Handler{
-				"log": n.boardOnly(reached),
+				"log": p.Only(reached),
 				"stream": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if done, ok := n.peerStream(w, r); ok {
+					if done, ok := p.Stream(w, r); ok {
 						done()
 						w.WriteHeader(http.StatusOK)
 					}
@@ -63,7 +61,7 @@ func TestBoardDoorsWithTLS(t *testing.T) {
 				r := httptest.NewRequest(http.MethodPost, durable.ForwardPath, nil)
 				r.TLS = tt.tls
 				if tt.mark {
-					m.SignPeer(r, n.boot.State.Name)
+					m.SignPeer(r, "ews1")
 				}
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, r)

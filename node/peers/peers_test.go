@@ -1,4 +1,4 @@
-package node
+package peers
 
 import (
 	"log/slog"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // The boards' addresses are the peers' hosts, loopback included; a name
@@ -25,11 +26,14 @@ func TestFromBoard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := &Node{boot: bootOf(t, cfg)}
-			n.acc.boardIPs = resolveBoards(n.boot.State.Peers, slog.New(slog.DiscardHandler))
+			b, err := bootconf.Map(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := New(Options{Peers: b.State.Peers, Logger: slog.New(slog.DiscardHandler)})
 			r := httptest.NewRequest("GET", "/", nil)
 			r.RemoteAddr = tc.remote
-			if got := n.fromBoard(r); got != tc.want {
+			if got := p.From(r); got != tc.want {
 				t.Fatalf("fromBoard(%s) = %v, want %v", tc.remote, got, tc.want)
 			}
 		})
