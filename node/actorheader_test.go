@@ -2,13 +2,13 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/rotate"
-	"log/slog"
-	"net/http/httptest"
 )
 
 // TestActorHeaderStripped: a client's X-Ews-Actor does not name the

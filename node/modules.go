@@ -264,7 +264,7 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 // openUpload builds this board's own firmware upgrade (node/firmware's
 // Upload): POST /api/board/firmware, and the last step of a rollout.
 func (n *Node) openUpload() *firmware.Upload {
-	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.State.Name, Exe: n.bin.path, Verify: n.sec.verify,
+	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.State.Name, Exe: n.set.exe, Verify: n.sec.verify,
 		ReadyWithin: ReadyWithin, Logger: n.log,
 		Busy:  func() bool { return n.Exit() != ExitStop },
 		Exit:  func() bool { return n.requestExit(ExitUpgrade) },

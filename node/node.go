@@ -11,6 +11,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/boardpage"
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/listen"
 	"github.com/ews-firmware/ews/node/liveconf"
@@ -38,9 +39,8 @@ type Node struct {
 	web     webSide     // the HTTP surface, the front door and the listeners
 	acc     accessSide  // credentials, users, audit; who is a board
 	started time.Time
-	exit    exitRequest // why Run returns (restart.go)
-	bin     binary      // the running executable, for the board page and uploads
-	kept    *keptStores // kept stores it could not read at start (keptstores.go)
+	exit    exitRequest         // why Run returns (restart.go)
+	kept    *boardpage.Problems // kept stores it could not read at start (node/boardpage)
 }
 
 // settings are what the Options set before New builds the board.
@@ -59,7 +59,7 @@ type Option func(*settings)
 func WithLogRing(ring *logring.Ring) Option { return func(s *settings) { s.logs = ring } }
 
 // WithExecutable names the running binary that a firmware upload replaces
-// (Executable() in `ews run`; without it uploads are refused).
+// (boardpage.Executable() in `ews run`; without it uploads are refused).
 func WithExecutable(path string) Option { return func(s *settings) { s.exe = path } }
 
 // New builds a node from a validated config. It opens nothing yet that
@@ -75,14 +75,13 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	kept := &keptStores{}
-	b = bootconf.StoreWins(cfg, b, log, func(store, path string, err error) { kept.report(log, store, path, err) }) // the configuration store's sections, once it holds them (node/bootconf)
+	kept := &boardpage.Problems{}
+	b = bootconf.StoreWins(cfg, b, log, func(store, path string, err error) { kept.Report(log, store, path, err) }) // the configuration store's sections, once it holds them (node/bootconf)
 	n := &Node{log: log, set: settings{timeouts: listen.DefaultTimeouts()}, kept: kept,
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
 		o(&n.set)
 	}
-	n.bin.path = n.set.exe
 	if err := n.build(b); err != nil {
 		n.life.close()
 		return nil, err

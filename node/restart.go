@@ -60,7 +60,7 @@ func (n *Node) requestExit(e Exit) bool {
 // restartMode is how this board comes back after a restart: systemd
 // restarts it (Restart=on-failure), the upgrade supervisor does, or it
 // replaces itself in place (exec, same PID).
-func (n *Node) restartMode() string {
+func restartMode() string {
 	switch {
 	case os.Getenv(EnvSupervised) == "1":
 		return "supervisor"
@@ -77,6 +77,6 @@ func (n *Node) serveRestart(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
 		return
 	}
-	n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", n.restartMode())
-	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.State.Name, "mode": n.restartMode()})
+	n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", restartMode())
+	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.State.Name, "mode": restartMode()})
 }

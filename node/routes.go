@@ -57,8 +57,8 @@ func (n *Node) routes(mux *http.ServeMux) {
 		}
 		n.readAuth(n.web.hub).ServeHTTP(w, r)
 	})
-	n.accountRoutes(mux) // login/logout audited, GET /api/audit
-	mux.Handle("GET /api/board", n.readAuth(http.HandlerFunc(n.serveBoard)))
+	n.accountRoutes(mux)                                                                        // login/logout audited, GET /api/audit
+	n.web.page.Routes(mux)                                                                      // GET /api/board (node/boardpage)
 	mux.Handle("POST /api/board/restart", n.adminAudited(http.HandlerFunc(n.serveRestart)))     // admin only, audited
 	n.clu.rollout.Routes(mux)                                                                   // POST/GET /api/cluster/upgrade (node/rollout)
 	n.dev.upload.Routes(mux)                                                                    // POST /api/board/firmware (node/firmware)

@@ -11,6 +11,7 @@ import (
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/automation"
+	"github.com/ews-firmware/ews/node/boardpage"
 	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/cgi"
@@ -76,6 +77,7 @@ type deviceSide struct {
 // queues and dispatches work, the event streams and the listeners' state.
 type webSide struct {
 	handler  http.Handler    // the whole HTTP surface
+	page     *boardpage.Page // GET /api/board
 	metrics  *guard.Metrics  // its requests
 	front    *dispatch.Front // queue, dispatch and forwarding of work
 	hub      *events.Hub     // /events: cluster table and every device
@@ -158,7 +160,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	// which the other boards mirror. A third streams the log.
 	w.hub = events.New(events.Options{Logger: log, MaxClients: b.SSEClients, MaxPerClient: b.SSEPerClient})
 	w.localHub = events.New(events.Options{Logger: log, MaxClients: peers.Streams(len(b.State.Peers))}) // boards only (node/peers)
-	w.logHub = openLogs(n.set.logs, &n.life)
+	w.logHub = boardpage.Logs(n.set.logs, n.life.onClose)
 	n.life.onClose(w.hub.Close)
 	n.life.onClose(w.localHub.Close)
 
@@ -220,7 +222,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 		Logger: log,
 	}, Signed: a.durable.Clustered(), Seed: seed, SeedKey: seedKey, SeedToken: seedToken,
 		Audit:      audit.Options{Path: b.StatePath("audit.log"), Board: b.State.Name, Registerer: n.reg, Logger: log, Now: b.Clock.Now},
-		Unreadable: func(err error) { n.kept.report(log, "users", b.StatePath("users.json"), err) }}); err != nil {
+		Unreadable: func(err error) { n.kept.Report(log, "users", b.StatePath("users.json"), err) }}); err != nil {
 		return err
 	}
 	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
@@ -283,7 +285,11 @@ func (n *Node) build(b *bootconf.Boot) error {
 	d.outputs = n.openOutputs()
 
 	d.upload = n.openUpload() // POST /api/board/firmware (node/firmware)
-	n.openRollout()           // the rolling upgrade this board may be asked to run (node/rollout)
+	w.page = boardpage.New(boardpage.Options{Name: b.State.Name, Gossip: b.State.Gossip, Started: n.started, Exe: n.set.exe, Addr: n.Addr,
+		Advertise: c.local.HTTPAddr, Load: c.load.Load, Runstate: c.local.Runstate, Master: func() string { return c.cluster.Snapshot().Master },
+		Devices: devs.Local, Restart: restartMode, History: d.hist.Status, Problems: n.kept, CA: n.sec.ca.Fingerprint(),
+		Allowed: a.auth.Allowed, Read: n.readAuth}) // GET /api/board (node/boardpage)
+	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
 
 	// The front door: work enters the master's queue.
 	if w.front, err = n.newFront(n.work()); err != nil {

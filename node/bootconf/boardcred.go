@@ -1,15 +1,15 @@
 package bootconf
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-
-	"bytes"
-	"github.com/ews-firmware/ews/node/auth"
-	"github.com/ews-firmware/ews/state"
 	"os"
 	"strings"
+
+	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/state"
 )
 
 // BoardCredential is the credential a board of a cluster shows for its

@@ -1,15 +1,15 @@
 package guard
 
 import (
+	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/buildinfo"
 	"github.com/ews-firmware/ews/internal/promx"
-	"net/http"
-	"time"
 )
 
 // Metrics are the node's own Prometheus series; devices, cluster and

@@ -1,7 +1,9 @@
-package node
+// Package boardpage is GET /api/board: this board alone as its page shows it (build, process, memory, load, upgrades, the kept stores it could not read), and the log stream's hub.
+package boardpage
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,7 +46,7 @@ type BoardInfo struct {
 	Upgrade   *firmware.Result `json:"last_upgrade,omitempty"`
 	Pending   *firmware.Marker `json:"upgrade_pending,omitempty"`
 	History   *history.Status  `json:"history,omitempty"` // device history (docs/NOTES.md "Device history")
-	// Problems: kept stores this board could not read at start (keptstores.go)
+	// Problems: kept stores this board could not read at start (problems.go)
 	Problems []StoreProblem `json:"problems,omitempty"`
 	// CASHA256 is the cluster CA's fingerprint (GET /api/cluster/ca): what
 	// a person compares after importing it; absent with TLS off.
@@ -57,13 +59,6 @@ type BoardMemory struct {
 	AvailableBytes uint64 `json:"available_bytes"`
 	FreeBytes      uint64 `json:"free_bytes"`
 	ProcessBytes   uint64 `json:"process_bytes"` // the Go runtime's memory from the OS
-}
-
-// binary is the running executable: its path (WithExecutable) and its
-// hash for the board page (node/firmware's Upload replaces it).
-type binary struct {
-	path string // "" when unknown: uploads are refused
-	sum  exeSum
 }
 
 // exeSum hashes the running binary once (13 MB: ~0.3 s on a Pi Zero).
@@ -82,12 +77,45 @@ func (e *exeSum) get(path string) string {
 	return e.sum
 }
 
-func (n *Node) serveBoard(w http.ResponseWriter, r *http.Request) {
-	b := n.boardInfo()
-	if !n.acc.auth.Allowed(r) {
-		b = b.anonymous()
-	}
-	httpx.JSON(w, http.StatusOK, b)
+// Options are what the page shows of the board; none of them is the Node.
+type Options struct {
+	Name, Gossip string
+	Started      time.Time
+	Exe          string          // the running binary; "" when unknown
+	Addr         func() net.Addr // the listener; nil before it listens
+	Advertise    func() string   // what other boards dial
+	Load         func() state.Load
+	Runstate     func() state.Runstate
+	Master       func() string
+	Devices      func() []hal.Snapshot
+	Restart      func() string // how a restart happens: exec, systemd, supervisor
+	History      func() *history.Status
+	Problems     *Problems
+	CA           string // the cluster CA's fingerprint; "" with TLS off
+	// Allowed reports whether r carries credentials: without, the page
+	// leaves out what tells an attacker which binary runs (anonymous).
+	Allowed func(r *http.Request) bool
+	Read    func(http.Handler) http.Handler // [http] read_auth
+}
+
+// Page is the board page's data.
+type Page struct {
+	o   Options
+	sum exeSum
+}
+
+// New makes the page.
+func New(o Options) *Page { return &Page{o: o} }
+
+// Routes mounts GET /api/board.
+func (p *Page) Routes(mux *http.ServeMux) {
+	mux.Handle("GET /api/board", p.o.Read(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := p.Info()
+		if !p.o.Allowed(r) {
+			b = b.anonymous()
+		}
+		httpx.JSON(w, http.StatusOK, b)
+	})))
 }
 
 // anonymous is b without what tells an attacker which binary runs and
@@ -99,39 +127,40 @@ func (b BoardInfo) anonymous() BoardInfo {
 	return b
 }
 
-func (n *Node) boardInfo() BoardInfo {
-	v := n.clu.cluster.Snapshot()
+// Info is the page now, with everything.
+func (p *Page) Info() BoardInfo {
+	o := p.o
 	b := BoardInfo{
-		Name:      n.boot.State.Name,
-		Gossip:    n.boot.State.Gossip,
-		Advertise: n.clu.local.HTTPAddr(),
+		Name:      o.Name,
+		Gossip:    o.Gossip,
+		Advertise: o.Advertise(),
 		PID:       os.Getpid(),
-		Started:   n.started,
-		UptimeS:   time.Since(n.started).Seconds(),
+		Started:   o.Started,
+		UptimeS:   time.Since(o.Started).Seconds(),
 		Version:   buildinfo.Version,
 		Commit:    buildinfo.Commit,
 		GoVersion: runtime.Version(),
 		Arch:      runtime.GOOS + "/" + runtime.GOARCH,
 		GOARM:     buildinfo.GOARM(),
-		SHA256:    n.bin.sum.get(n.bin.path),
+		SHA256:    p.sum.get(o.Exe),
 		Memory:    memory(),
-		Load:      n.clu.load.Load(),
-		Runstate:  n.clu.local.Runstate(),
-		Master:    v.Master,
-		Devices:   n.dev.devs.Local(),
-		Restart:   n.restartMode(),
-		History:   n.dev.hist.Status(), // device history
-		Problems:  n.kept.list(),
-		CASHA256:  n.sec.ca.Fingerprint(),
+		Load:      o.Load(),
+		Runstate:  o.Runstate(),
+		Master:    o.Master(),
+		Devices:   o.Devices(),
+		Restart:   o.Restart(),
+		History:   o.History(), // device history
+		Problems:  o.Problems.List(),
+		CASHA256:  o.CA,
 	}
-	if a := n.Addr(); a != nil {
+	if a := o.Addr(); a != nil {
 		b.HTTP = a.String()
 	}
-	if n.bin.path != "" {
-		if res, ok := firmware.Last(n.bin.path); ok {
+	if o.Exe != "" {
+		if res, ok := firmware.Last(o.Exe); ok {
 			b.Upgrade = &res
 		}
-		if m, ok := firmware.Pending(n.bin.path); ok {
+		if m, ok := firmware.Pending(o.Exe); ok {
 			b.Pending = &m
 		}
 	}
@@ -175,22 +204,22 @@ func Executable() string {
 	return p
 }
 
-// openLogs makes the log stream's hub: the ring's lines on connect, then
+// Logs makes the log stream's hub: the ring's lines on connect, then
 // each new one. Its own logger bypasses the ring (a drop warning must not
-// feed the stream it is about).
-func openLogs(ring *logring.Ring, life *lifecycle) *events.Hub {
+// feed the stream it is about). What it holds is handed to onClose.
+func Logs(ring *logring.Ring, onClose func(func())) *events.Hub {
 	inner := slog.New(slog.DiscardHandler)
 	if ring != nil && ring.Inner() != nil {
 		inner = slog.New(ring.Inner())
 	}
 	hub := events.New(events.Options{Logger: inner, Buffer: 256})
-	life.onClose(hub.Close)
+	onClose(hub.Close)
 	if ring == nil {
 		hub.Snapshot("log", func() any { return []logring.Line{} })
 		return hub
 	}
 	hub.Snapshot("log", func() any { return ring.Lines() })
 	ring.OnLine(func(l logring.Line) { hub.Publish("log", []logring.Line{l}) })
-	life.onClose(func() { ring.OnLine(nil) })
+	onClose(func() { ring.OnLine(nil) })
 	return hub
 }

@@ -1,4 +1,4 @@
-package node
+package boardpage
 
 import (
 	"errors"
@@ -27,15 +27,15 @@ type StoreProblem struct {
 	Fix   string `json:"fix"`
 }
 
-// keptStores collects the problems; safe for concurrent use.
-type keptStores struct {
+// Problems collects the problems; safe for concurrent use.
+type Problems struct {
 	mu       sync.Mutex
 	problems []StoreProblem
 }
 
-// report records and logs that store's kept file at path could not be
+// Report records and logs that store's kept file at path could not be
 // taken (err), and what fixes it.
-func (k *keptStores) report(log *slog.Logger, store, path string, err error) {
+func (k *Problems) Report(log *slog.Logger, store, path string, err error) {
 	p := diagnoseKept(store, path, err)
 	log.Error(store+": the kept store is unreadable; this board serves and takes the store from its peers",
 		"path", p.Path, "err", p.Error, "owner_needed", p.Owner, "fix", p.Fix)
@@ -47,8 +47,8 @@ func (k *keptStores) report(log *slog.Logger, store, path string, err error) {
 	k.problems = append(k.problems, p)
 }
 
-// list is what was reported, for the Board page.
-func (k *keptStores) list() []StoreProblem {
+// List is what was reported, for the Board page.
+func (k *Problems) List() []StoreProblem {
 	if k == nil {
 		return nil
 	}
