@@ -8,6 +8,7 @@ import (
 	"github.com/ews-firmware/ews/internal/sandbox"
 	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/clusterview"
 	"github.com/ews-firmware/ews/node/devapi"
 	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/events"
@@ -41,7 +42,7 @@ func (n *Node) deviceList() []hal.Snapshot {
 func (n *Node) publish(ctx context.Context) error {
 	var prev string
 	var prevEpoch uint64
-	tables := events.NewCoalescer(n.web.hub, "cluster", viewKey, events.CoalesceOptions{})
+	tables := events.NewCoalescer(n.web.hub, "cluster", clusterview.Key, events.CoalesceOptions{})
 	cancel := n.clu.cluster.OnChange(func(v state.View) {
 		n.clu.master.follow(v)
 		// the mirror follows a board as soon as the table knows its

@@ -7,6 +7,7 @@ import (
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/history"
+	"github.com/ews-firmware/ews/node/pin"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 )
@@ -20,11 +21,12 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		peer = peerName
 	}
 	return dispatch.NewFront(dispatch.Options{
-		Cluster:       frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
-		Local:         work,
-		Auth:          guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.Audit},
-		Marker:        n.acc.marker,
-		Pin:           history.Pin(n.pin(), n.boardRunning), // a dead board's history from the mirror
+		Cluster: frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
+		Local:   work,
+		Auth:    guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.Audit},
+		Marker:  n.acc.marker,
+		Pin: history.Pin(pin.New(n.boot.State.Name, n.boot.State.Peers, func() map[string]string { return n.live.Load().Pins }, n.clu.cluster.Master),
+			pin.Running(n.clu.cluster.Boards)), // a dead board's history from the mirror
 		Mode:          n.boot.Mode,
 		StickyCookie:  n.boot.Sched.Sticky == sched.StickyCookie,
 		RedirectHold:  n.boot.State.Heartbeat,
@@ -42,7 +44,7 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		Verified:      n.acc.auth.Verified,
 		CredsDiffer:   n.clu.view.CredsDiffer,
 		FromBoard:     n.acc.peers.From,
-		SharedRead:    readOnlyDevices(n.boot.HAL),
+		SharedRead:    pin.ReadOnlyDevices(n.boot.HAL),
 		Registerer:    n.reg,
 		Logger:        n.log,
 	})

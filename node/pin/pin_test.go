@@ -1,10 +1,11 @@
-package node
+package pin
 
 import (
 	"net/http/httptest"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // An action on a node = "any" device with an Idempotency-Key always goes to
@@ -17,9 +18,12 @@ func TestPinAnyDeviceByKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{boot: bootOf(t, cfg)}
-	n.live.Store(n.boot.Live(0))
-	pin := n.pin()
+	b, err := bootconf.Map(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := b.Live(0)
+	pin := New(b.State.Name, b.State.Peers, func() map[string]string { return live.Pins }, func() (string, string, bool) { return "", "", false })
 	req := func(method, path, key string) string {
 		r := httptest.NewRequest(method, path, nil)
 		if key != "" {

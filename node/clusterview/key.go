@@ -1,4 +1,4 @@
-package node
+package clusterview
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/ews-firmware/ews/state"
 )
 
-// viewKey is what makes a cluster table worth sending to the browsers at
+// Key is what makes a cluster table worth sending to the browsers at
 // once: master, epoch, every row's state, HTTP address and linknum, the
 // queues and completions, and peer-list mismatches. The version and ages
 // move every heartbeat and the measured load jitters, so they travel with
 // the next change or the periodic refresh (events.CoalesceOptions.Refresh).
-func viewKey(v any) string {
+func Key(v any) string {
 	t, ok := v.(state.View)
 	if !ok {
 		return fmt.Sprint(v)

@@ -1,4 +1,4 @@
-package node
+package pin
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 // shared (max_age not 0), shares reads at the entry.
 func TestReadOnlyDevices(t *testing.T) {
 	fresh, young := spec.Duration{}, spec.Duration{Duration: time.Second}
-	ro := readOnlyDevices(hal.Config{Devices: []hal.DeviceSpec{
+	ro := ReadOnlyDevices(hal.Config{Devices: []hal.DeviceSpec{
 		{Name: "s1", Driver: "sim-sensor"},
 		{Name: "s2", Driver: "sim-sensor", MaxAge: &fresh},
 		{Name: "s3", Driver: "sim-sensor", MaxAge: &young},
