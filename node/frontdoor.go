@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/node/dispatch"
 	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/history"
@@ -17,7 +18,7 @@ import (
 // the ones the master marked for this board.
 func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 	var peer func(*http.Request) (string, bool)
-	if n.sec.on() {
+	if n.sec.On() {
 		peer = peerName
 	}
 	return dispatch.NewFront(dispatch.Options{
@@ -37,8 +38,8 @@ func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
 		MasterWait:    n.boot.State.TMax + n.boot.State.Heartbeat,
 		ReplayMax:     min(n.boot.MaxBody, dispatch.DefaultReplayMax),
 		MaxBody:       n.boot.MaxBody,
-		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.CGI.Timeout + 5*time.Second, TLS: n.sec.client}),
-		Scheme:        n.sec.scheme(),
+		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.CGI.Timeout + 5*time.Second, TLS: n.sec.Client}),
+		Scheme:        n.sec.Scheme(),
 		PeerName:      peer,
 		OnAuthRefused: n.clu.view.Refused,
 		Verified:      n.acc.auth.Verified,
@@ -79,3 +80,7 @@ func assignTTL(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// peerName names the cluster board that sent r, from its verified client
+// certificate.
+func peerName(r *http.Request) (string, bool) { return clustertls.PeerName(r.TLS) }

@@ -50,8 +50,8 @@ func (n *Node) openRevokedBoards() {
 		peers = append(peers, p.Name)
 	}
 	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
-		State: n.acc.durable.State(), Logger: n.log, Peers: peers, Verify: n.sec.verify,
-		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
+		State: n.acc.durable.State(), Logger: n.log, Peers: peers, Verify: n.sec.Verify,
+		Server: n.sec.Server, Client: n.sec.Client, Gossip: n.clu.cluster,
 		Admin:     n.adminAudited,
 		Read:      n.readAuth,
 		Who:       func(r *http.Request) string { return who(r).Name },
@@ -69,7 +69,7 @@ type rotation struct{ roller *rotate.Roller }
 func (n *Node) openRotation() {
 	b, a := n.boot, &n.acc
 	o := rotate.ModuleOptions{
-		Roller:    rotate.Options{Self: b.State.Name, Saved: b.Rotated, Path: b.SecretsPath, Verify: n.sec.verify, Log: n.log},
+		Roller:    rotate.Options{Self: b.State.Name, Saved: b.Rotated, Path: b.SecretsPath, Verify: n.sec.Verify, Log: n.log},
 		Store:     b.StoreKey,
 		BoardCred: b.BoardCred,
 		Install: func(primary rotate.Secrets, also []rotate.Secrets) string {
@@ -112,7 +112,7 @@ func (n *Node) openRotation() {
 			}
 			return out
 		},
-		Client:   n.sec.client,
+		Client:   n.sec.Client,
 		Admin:    n.adminAudited,
 		Read:     func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) },
 		Who:      func(r *http.Request) string { return who(r).Name },
@@ -124,7 +124,7 @@ func (n *Node) openRotation() {
 	if kr := n.clu.cluster.Keyring(); kr != nil {
 		o.Roller.Keyring = kr
 	}
-	if !n.sec.on() {
+	if !n.sec.On() {
 		o.Client = nil
 	}
 	a.rotate = rotate.NewModule(o)
@@ -139,8 +139,8 @@ func (n *Node) openRotation() {
 func (n *Node) openRollout() {
 	a := &n.acc
 	n.clu.rollout = rollout.New(rollout.Options{
-		Self: n.boot.State.Name, Exe: n.set.exe, Basic: n.boot.Auth.Mode == "basic", Verify: n.sec.verify,
-		Scheme: n.sec.scheme(), TLS: n.sec.client, Logger: n.log,
+		Self: n.boot.State.Name, Exe: n.set.exe, Basic: n.boot.Auth.Mode == "basic", Verify: n.sec.Verify,
+		Scheme: n.sec.Scheme(), TLS: n.sec.Client, Logger: n.log,
 		View: func() rollout.View {
 			v := n.clu.view.Now()
 			rv := rollout.View{Master: v.Master, Self: n.boot.State.Name}
@@ -244,7 +244,7 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 		return nil
 	}
 	st, c := n.boot.State, n.clu.cluster
-	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.on(), Addr: addr, Log: n.log,
+	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.On(), Addr: addr, Log: n.log,
 		Role: func(set func(string)) func() {
 			role := func(v state.View) string {
 				if v.Master == st.Name {
@@ -264,7 +264,7 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 // openUpload builds this board's own firmware upgrade (node/firmware's
 // Upload): POST /api/board/firmware, and the last step of a rollout.
 func (n *Node) openUpload() *firmware.Upload {
-	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.State.Name, Exe: n.set.exe, Verify: n.sec.verify,
+	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.State.Name, Exe: n.set.exe, Verify: n.sec.Verify,
 		ReadyWithin: ReadyWithin, Logger: n.log,
 		Busy:  func() bool { return n.Exit() != ExitStop },
 		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
@@ -329,9 +329,9 @@ func (n *Node) accountRoutes(mux *http.ServeMux) {
 			}
 			return out
 		}}
-	if n.sec.on() {
+	if n.sec.On() {
 		o.Scheme = "https"
-		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.Client}
 	}
 	access.Routes(mux, n.acc.acct.Audit, o)
 }

@@ -33,11 +33,11 @@ type Node struct {
 	set     settings  // what the Options chose
 	life    lifecycle // runs the components, then closes what they hold
 	reg     *promx.Registry
-	sec     security    // TLS material and session secret from the bundle
-	clu     clusterSide // the cluster, what it hears of this board, mastership
-	dev     deviceSide  // this board's devices and what serves, mirrors and records them
-	web     webSide     // the HTTP surface, the front door and the listeners
-	acc     accessSide  // credentials, users, audit; who is a board
+	sec     bootconf.TLS // TLS material and session secret from the bundle (node/bootconf)
+	clu     clusterSide  // the cluster, what it hears of this board, mastership
+	dev     deviceSide   // this board's devices and what serves, mirrors and records them
+	web     webSide      // the HTTP surface, the front door and the listeners
+	acc     accessSide   // credentials, users, audit; who is a board
 	started time.Time
 	exit    exitRequest         // why Run returns (restart.go)
 	kept    *boardpage.Problems // kept stores it could not read at start (node/boardpage)
@@ -139,7 +139,7 @@ func (n *Node) Ready() bool { return n.web.ready.Load() }
 func (n *Node) Run(ctx context.Context) error {
 	defer n.life.close()
 	o := listen.Options{Handler: n.web.handler, Timeouts: n.set.timeouts, Grace: n.boot.ShutdownTimeout, HTTP: n.boot.State.HTTP,
-		HTTPS: n.boot.HTTPS, Redirect: n.boot.Redirect, TLS: n.sec.server, Peers: n.boot.State.Peers, MaxConnsPerClient: n.boot.MaxConnsPerClient,
+		HTTPS: n.boot.HTTPS, Redirect: n.boot.Redirect, TLS: n.sec.Server, Peers: n.boot.State.Peers, MaxConnsPerClient: n.boot.MaxConnsPerClient,
 		OnDrain: []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}, Logger: n.log}
 	srv, err := listen.Open(ctx, o) // node/listen
 	if err != nil {
@@ -202,13 +202,13 @@ func (n *Node) Run(ctx context.Context) error {
 	n.web.ready.Store(true)
 	n.clu.cluster.ReportNow() // running now
 	wo := sdnotify.BoardOptions{Addr: addr, Cluster: func() { n.clu.cluster.Snapshot() }, Helpers: n.dev.helpers.Check}
-	if n.sec.on() {
-		wo.TLS = n.sec.client
+	if n.sec.On() {
+		wo.TLS = n.sec.Client
 	}
 	wd := sdnotify.Board(n.log, wo) // systemd's, petted while the board answers
 	n.life.start(ctx, "watchdog", wd)
 	wd.Ready()
-	n.log.Info("serving", "name", n.boot.State.Name, n.sec.scheme(), addr.String(), "config", n.boot.File)
+	n.log.Info("serving", "name", n.boot.State.Name, n.sec.Scheme(), addr.String(), "config", n.boot.File)
 	if a := n.announcer(addr); a != nil {
 		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/mdns)
 	}

@@ -34,8 +34,8 @@ func (n *Node) routes(mux *http.ServeMux) {
 	ca := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "node: this board runs without TLS: it has no cluster CA")
 	})
-	if n.sec.ca != nil {
-		ca = clustertls.CAHandler(n.sec.ca).ServeHTTP
+	if n.sec.CA != nil {
+		ca = clustertls.CAHandler(n.sec.CA).ServeHTTP
 	}
 	mux.Handle("GET /api/cluster/ca", ca) // the cluster CA, public (clustertls.CAPath)
 	n.acc.boards.Routes(mux)              // POST/GET /api/cluster/revoke (node/boardrevoke)

@@ -121,7 +121,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	w.metrics = guard.NewMetrics(n.reg)
 	var err error
 	b.Clock.Floor(buildinfo.Time(), "this build's commit", log)
-	if n.sec, err = openSecurity(b, log); err != nil {
+	if n.sec, err = b.OpenTLS(log); err != nil {
 		return err
 	}
 
@@ -143,7 +143,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	}
 	c.local.Figures = c.load
 	sc := b.State
-	sc.Identity = n.sec.identity                      // signed gossip (invariant 11)
+	sc.Identity = n.sec.Identity                      // signed gossip (invariant 11)
 	sc.SealedFile = n.boot.StatePath("sealed-boards") // a board that sealed once must seal from then on
 	if c.cluster, err = state.New(sc, log, n.reg, c.local); err != nil {
 		return err
@@ -188,7 +188,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if a.marker, err = dispatch.NewMarker(key, dispatch.MarkOptions{Now: b.Clock.Now}); err != nil { // cluster time (docs/DESIGN.md, Time)
 		return err
 	}
-	a.peers = peers.New(peers.Options{Self: b.State.Name, Peers: b.State.Peers, TLS: n.sec.on(), Marker: a.marker, Logger: log,
+	a.peers = peers.New(peers.Options{Self: b.State.Name, Peers: b.State.Peers, TLS: n.sec.On(), Marker: a.marker, Logger: log,
 		Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) }, Boards: c.cluster.Boards})
 	// the cluster's durable log (node/durable), then users, roles, audit log (node/access)
 	var voters []string // every board of cluster.peers; none alone
@@ -198,7 +198,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 		}
 	}
 	if a.durable, err = durable.OpenBoard(durable.BoardOptions{Self: b.State.Name, Peers: voters, StateDir: b.StateDirPath(), TMax: b.State.TMax,
-		Resolve: a.peers.HTTP, Sign: a.peers.Sign, TLS: n.sec.client, Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) },
+		Resolve: a.peers.HTTP, Sign: a.peers.Sign, TLS: n.sec.Client, Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) },
 		BoardOnly: a.peers.Only, Read: n.readAuth, Logger: log}); err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	}
 	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
 	c.view = clusterview.New(clusterview.Options{Cluster: c.cluster, Standalone: b.State.Standalone(), Load: c.load, Revoked: a.boards,
-		Sched: func() sched.Config { return n.live.Load().Sched }, Creds: &a.creds, TLS: n.sec.client, Scheme: n.sec.scheme()})
+		Sched: func() sched.Config { return n.live.Load().Sched }, Creds: &a.creds, TLS: n.sec.Client, Scheme: n.sec.Scheme()})
 	var signers confstore.Signers // who may write a version: an admin of the users store (none alone)
 	if a.durable.Clustered() && a.acct != nil {
 		signers = a.acct.Store
@@ -248,7 +248,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if b.BoardMode() {
 		fromBoard = peers.SentByBoard
 	}
-	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
+	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.Session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
 		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
 		Users:    access.AuthUsers(a.acct.Store, a.acct.Seed, a.acct.SeedKey), SessionInfo: access.SessionInfo(a.acct.Store), // named users and their sessions
@@ -278,7 +278,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if !b.State.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		d.mirror = devsync.New(b.State.Name, n.peerHTTP, devsync.Options{TLS: n.sec.client, Logger: log, Sign: a.peers.Sign,
+		d.mirror = devsync.New(b.State.Name, n.peerHTTP, devsync.Options{TLS: n.sec.Client, Logger: log, Sign: a.peers.Sign,
 			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.Observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
@@ -287,7 +287,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	d.upload = n.openUpload() // POST /api/board/firmware (node/firmware)
 	w.page = boardpage.New(boardpage.Options{Name: b.State.Name, Gossip: b.State.Gossip, Started: n.started, Exe: n.set.exe, Addr: n.Addr,
 		Advertise: c.local.HTTPAddr, Load: c.load.Load, Runstate: c.local.Runstate, Master: func() string { return c.cluster.Snapshot().Master },
-		Devices: devs.Local, Restart: restartMode, History: d.hist.Status, Problems: n.kept, CA: n.sec.ca.Fingerprint(),
+		Devices: devs.Local, Restart: restartMode, History: d.hist.Status, Problems: n.kept, CA: n.sec.CA.Fingerprint(),
 		Allowed: a.auth.Allowed, Read: n.readAuth}) // GET /api/board (node/boardpage)
 	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
 
@@ -319,7 +319,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	// What runs while this board is master (its door is the handler
 	// above), and the helper programs.
 	if c.auto, err = automation.New(automation.Options{Config: b.Automation(), Logger: log, Door: n.actorDoor(), Devices: n.deviceList, // rules act as admin (rule:N), MQTT as [mqtt] user
-		Boards: func() []state.Board { return c.cluster.Snapshot().Nodes }, TLS: n.sec.client}); err != nil {
+		Boards: func() []state.Board { return c.cluster.Snapshot().Nodes }, TLS: n.sec.Client}); err != nil {
 		return err
 	}
 	c.auto.OnTurnBack(n.reportTurnBack) // refused turn-backs in the audit log

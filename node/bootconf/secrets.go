@@ -27,13 +27,13 @@ func (b *Boot) rotatedSecrets() error {
 	}
 	card := rotate.Saved{Phase: rotate.Done, Key: b.ClusterKey, Store: b.ClusterKey}
 	if bun := b.Security.Bundle; bun != nil {
-		card.Session = bun.Session()                                    // openSecurity's choice too
+		card.Session = bun.Session()                                    // OpenTLS's choice too
 		if bun.Key == base64.StdEncoding.EncodeToString(b.ClusterKey) { // else a config names another key: that is the store's
 			card.Store, card.Gen = bun.Store(), bun.Generation
 		}
 	}
 	if card.Session == nil {
-		card.Session = b.ClusterKey // what openSecurity keys sessions with then
+		card.Session = b.ClusterKey // what OpenTLS keys sessions with then
 	}
 	b.Rotated, b.SecretsPath = card, b.StatePath("secrets.json")
 	if b.SecretsPath != "" {

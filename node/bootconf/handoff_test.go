@@ -1,4 +1,4 @@
-package node
+package bootconf
 
 import (
 	"os"
@@ -13,9 +13,8 @@ func TestSessionHandoff(t *testing.T) {
 	if err != nil || len(first) != 32 {
 		t.Fatalf("new key: %x %v", first, err)
 	}
-	n := &Node{}
-	n.sec.session, n.sec.handoff = first, true
-	entry := n.SessionHandoff()
+	sec := &TLS{Session: first, Handoff: true}
+	entry := sec.HandoffEnv()
 	k, v, ok := strings.Cut(entry, "=")
 	if !ok || k != EnvSessionSecret {
 		t.Fatalf("handoff entry %q", entry)
@@ -32,8 +31,8 @@ func TestSessionHandoff(t *testing.T) {
 	if bad, err := sessionFromEnv(); err != nil || string(bad) == string(first) || len(bad) != 32 {
 		t.Fatalf("a bad handoff must give a fresh key: %x %v", bad, err)
 	}
-	n.sec.handoff = false // key from the bundle or the cluster key: nothing to hand over
-	if e := n.SessionHandoff(); e != "" {
+	sec.Handoff = false // key from the bundle or the cluster key: nothing to hand over
+	if e := sec.HandoffEnv(); e != "" {
 		t.Fatalf("stable key handed over: %q", e)
 	}
 }
