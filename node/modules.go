@@ -1,17 +1,14 @@
 package node
 
 import (
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/access"
-	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/node/audit"
 	"github.com/ews-firmware/ews/node/backup"
 	"github.com/ews-firmware/ews/node/boardrevoke"
@@ -284,22 +281,6 @@ func (n *Node) enrolment() *enrolment.Module {
 		Now:    n.boot.Clock.Now,
 		Logger: n.log,
 	})
-}
-
-// reportTurnBack writes a rule's refused or retried turn-back to the audit
-// log: action rule.turn_back, the answer's status (200 once it ran after
-// a retry).
-func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
-	status := http.StatusOK
-	var ae *actuate.Error
-	switch {
-	case errors.As(err, &ae):
-		status = ae.Status
-	case err != nil:
-		status = http.StatusServiceUnavailable
-	}
-	n.acc.acct.Audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
-		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
 }
 
 // actorDoor is the board's front door as rules and MQTT enter it

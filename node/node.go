@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +18,6 @@ import (
 	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
-	"github.com/ews-firmware/ews/state"
 )
 
 // Node is one board's daemon. Create it with New, then Run it. It holds
@@ -99,24 +99,6 @@ func (n *Node) Registry() *promx.Registry { return n.reg }
 func (n *Node) Addr() net.Addr {
 	a, _ := n.web.addr.Load().(net.Addr)
 	return a
-}
-
-// httpAddr is the address other boards forward to: the listener's real
-// port, with a wildcard host replaced by node.advertise or this board's
-// gossip host in cluster.peers (the host the others check its reports
-// against), else node.gossip's; "" before Run listens.
-func (n *Node) httpAddr() string {
-	a := n.Addr()
-	if a == nil {
-		return ""
-	}
-	gossip := n.boot.State.Gossip
-	for _, p := range n.boot.State.Peers {
-		if p.Name == n.boot.State.Name {
-			gossip = p.Addr
-		}
-	}
-	return state.AdvertiseHTTP(n.boot.State.Advertise, gossip, a.String())
 }
 
 // PlainAddr is the address of the redirect-only plain HTTP listener
@@ -231,3 +213,10 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// releaseStartGarbage collects what starting left behind (the config's parse, certificates, the
+// UI's index, each component's setup) and returns the free pages to the OS, once, when the node
+// serves: a board idles for hours, the heap may not reach its next GC for as long, and the
+// runtime's forced GC comes only every two minutes (docs/notes/lighter-boards.md: idle RSS). In the
+// background, so the first requests do not wait for it.
+func releaseStartGarbage() { go debug.FreeOSMemory() }

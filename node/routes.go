@@ -2,13 +2,14 @@ package node
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/openapi"
+	"github.com/ews-firmware/ews/node/access"
+	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/logring"
+	"github.com/ews-firmware/ews/node/users"
 	"github.com/ews-firmware/ews/webui"
 )
 
@@ -87,41 +88,29 @@ func (n *Node) work() http.Handler {
 	for pattern, h := range n.set.routes {
 		work.Handle(pattern, h)
 	}
-	work.Handle("/", n.pageCost(webui.Handler()))
-	return n.audited(work) // acts audited where they run
+	work.Handle("/", guard.PageCost(webui.Handler(), n.boot.PageLatency, n.clu.sim.Slowdown)) // [sim] page_latency
+	return n.audited(work)                                                                    // acts audited where they run
 }
 
-// pageCost emulates, on a simulated board, the work of a low-priority page
-// or data query ([sim] page_latency), so the demo and the benchmarks load
-// the boards as real pages would. The query sim_cost=K (1 to 16) makes a
-// page cost K pages: requests of different weights for the request-class
-// paper's experiment (004). Boards without [sim] ignore it.
-func (n *Node) pageCost(next http.Handler) http.Handler {
-	d := n.boot.PageLatency // at the board's [sim] speed
-	if d <= 0 {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := time.NewTimer(time.Duration(float64(d) * simCost(r) * n.clu.sim.Slowdown(time.Now()))) // busy: slower
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// who is the principal of a checked request (access.Who).
+func who(r *http.Request) *users.Principal { return access.Who(r) }
+
+// adminOnly lets only an admin through (access.AdminOnly).
+func adminOnly(next http.Handler) http.Handler { return access.AdminOnly(next) }
+
+// HeaderActor labels an automation's act in the audit log
+// (access.HeaderActor).
+const HeaderActor = access.HeaderActor
+
+// inProcessKey marks a request the automation sends in process
+// (access.Door).
+type inProcessKey = access.InProcessKey
+
+// audited records the acts next answers in the audit log.
+func (n *Node) audited(next http.Handler) http.Handler {
+	return access.Audited(n.acc.acct.Audit, n.acc.auth, next)
 }
 
-// simCost is a simulated page's cost in pages: its query's sim_cost, 1 when
-// absent or out of [1, 16].
-func simCost(r *http.Request) float64 {
-	if r.URL.RawQuery == "" {
-		return 1
-	}
-	k, err := strconv.Atoi(r.URL.Query().Get("sim_cost"))
-	if err != nil || k < 1 || k > 16 {
-		return 1
-	}
-	return float64(k)
-}
+// inProcess reports whether r is the automation's own, sent in process
+// (actorDoor).
+func inProcess(r *http.Request) bool { return r.Context().Value(inProcessKey{}) != nil }

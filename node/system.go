@@ -127,7 +127,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 
 	// what this board tells the cluster, and the cluster
 	c.health = health.New(b.Health, log)
-	c.local = &report.Local{Ready: n.Ready, Health: c.health, Fingerprint: &a.creds, Addr: n.httpAddr}
+	c.local = &report.Local{Ready: n.Ready, Health: c.health, Fingerprint: &a.creds, Addr: report.HTTPAddr(b.State, n.Addr)}
 	if b.CapacityAuto {
 		c.local.Auto = report.NewAutoSlots(b.State.Capacity)
 	}
@@ -167,7 +167,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	// This board's devices. A pin that does not exist or is taken, or a
 	// bus that cannot open, fails here with the device, pin and line.
 	var failed map[string]string // the store's devices that did not open here
-	if d.devs, failed, err = n.openDevices(); err != nil {
+	if d.devs, failed, err = b.OpenDevices(hal.Options{Registerer: n.reg, Logger: log}); err != nil {
 		return err
 	}
 	devs := d.devs
@@ -322,7 +322,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 		Boards: func() []state.Board { return c.cluster.Snapshot().Nodes }, TLS: n.sec.Client}); err != nil {
 		return err
 	}
-	c.auto.OnTurnBack(n.reportTurnBack) // refused turn-backs in the audit log
+	c.auto.OnTurnBack(access.TurnBack(a.acct.Audit)) // refused turn-backs in the audit log
 	c.master.auto = c.auto
 	d.helpers = supervise.New(b.Helpers, log)
 	return nil

@@ -2,6 +2,7 @@
 package report
 
 import (
+	"net"
 	"sync/atomic"
 
 	"github.com/ews-firmware/ews/state"
@@ -97,4 +98,24 @@ func (l *Local) Capacity() int {
 		return 0
 	}
 	return l.Auto.est.Observe(l.Auto.now(), l.Work.Completed(), l.Work.InFlight())
+}
+
+// HTTPAddr is the address other boards forward to: the listener's real
+// port, with a wildcard host replaced by node.advertise or this board's
+// gossip host in cluster.peers (the host the others check its reports
+// against), else node.gossip's; "" before Run listens.
+func HTTPAddr(st state.Config, addr func() net.Addr) func() string {
+	gossip := st.Gossip
+	for _, p := range st.Peers {
+		if p.Name == st.Name {
+			gossip = p.Addr
+		}
+	}
+	return func() string {
+		a := addr()
+		if a == nil {
+			return ""
+		}
+		return state.AdvertiseHTTP(st.Advertise, gossip, a.String())
+	}
 }

@@ -1,4 +1,4 @@
-package node
+package guard
 
 import (
 	"net/http/httptest"

@@ -1,11 +1,14 @@
 package node
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/firmware"
 )
 
 // Exit says why Run returned: a signal (ExitStop) or a request to restart
@@ -80,3 +83,33 @@ func (n *Node) serveRestart(w http.ResponseWriter, r *http.Request) {
 	n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", restartMode())
 	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.State.Name, "mode": restartMode()})
 }
+
+// StepClock sets this board's [sim] clock_offset while it runs: its wall
+// clock jumps, as a board's does when its RTC is set by hand (`ews run`
+// does it on SIGUSR1, from the config file read again). Only a board with
+// a [sim] section has an offset to step; any other refuses, so a real
+// board's clock is never moved this way.
+func (n *Node) StepClock(offset time.Duration) error {
+	if n.boot.Sim == nil {
+		return errors.New("node: the clock steps only on a simulated board ([sim] clock_offset)")
+	}
+	old := n.boot.Clock.Offset()
+	n.boot.Clock.SetOffset(offset)
+	n.log.Warn("clock: stepped while running ([sim] clock_offset read again)", "from", old.String(), "to", offset.String())
+	return nil
+}
+
+// SessionHandoff is the environment entry ("EWS_SESSION_SECRET=...") that
+// keeps this board's sessions valid across a restart it starts itself; ""
+// when its session key comes from the bundle or the cluster key (stable
+// already). A restart by systemd starts without it: sessions of a
+// standalone board without a bundle end then.
+func (n *Node) SessionHandoff() string { return n.sec.HandoffEnv() }
+
+// Firmware upload limits (node/firmware's Upload serves the upload).
+const (
+	MaxFirmwareBytes = firmware.MaxBytes // a static ews is ~14 MB
+	ReadyWithin      = 60 * time.Second  // the new binary must serve within this, else it is rolled back
+	// HeaderFirmwareSHA256 carries the SHA-256 (hex) the user confirmed.
+	HeaderFirmwareSHA256 = firmware.HeaderSHA256
+)
