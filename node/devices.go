@@ -9,21 +9,10 @@ import (
 	"github.com/ews-firmware/ews/node/auth"
 	"github.com/ews-firmware/ews/node/clusterview"
 	"github.com/ews-firmware/ews/node/devapi"
-	"github.com/ews-firmware/ews/node/devsync"
 	"github.com/ews-firmware/ews/node/events"
 	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/state"
 )
-
-// peerHTTP is every board's HTTP address as the table knows it.
-func (n *Node) peerHTTP() []devsync.Peer {
-	boards := n.clu.cluster.Boards()
-	out := make([]devsync.Peer, 0, len(boards))
-	for _, b := range boards {
-		out = append(out, devsync.Peer{Name: b.Name, HTTP: b.HTTP})
-	}
-	return out
-}
 
 // deviceList is every device of the cluster with the freshest state this
 // board has: its own live, the others' as mirrored.

@@ -11,19 +11,31 @@ import (
 	"github.com/ews-firmware/ews/node/pin"
 	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/webui"
 )
 
 // newFront builds the front door for work: on the master it queues by
 // class and dispatches; elsewhere it passes requests to the master or runs
-// the ones the master marked for this board.
-func (n *Node) newFront(work http.Handler) (*dispatch.Front, error) {
+// the ones the master marked for this board. The work is what runs on the
+// board a request is dispatched to: the device API, CGI, the users store
+// and the pages, its acts audited where they run.
+func (n *Node) newFront() (*dispatch.Front, error) {
+	work := http.NewServeMux()
+	n.dev.api.Register(work)
+	n.dev.hist.Routes(work) // GET /api/devices/{name}/history
+	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
+	n.acc.acct.Store.Register(work, who) // /api/users (pinned to the master)
+	for pattern, h := range n.set.routes {
+		work.Handle(pattern, h)
+	}
+	work.Handle("/", guard.PageCost(webui.Handler(), n.boot.PageLatency, n.clu.sim.Slowdown)) // [sim] page_latency
 	var peer func(*http.Request) (string, bool)
 	if n.sec.On() {
 		peer = peerName
 	}
 	return dispatch.NewFront(dispatch.Options{
 		Cluster: frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
-		Local:   work,
+		Local:   n.audited(work),
 		Auth:    guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.Audit},
 		Marker:  n.acc.marker,
 		Pin: history.Pin(pin.New(n.boot.State.Name, n.boot.State.Peers, func() map[string]string { return n.live.Load().Pins }, n.clu.cluster.Master),

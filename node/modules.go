@@ -9,13 +9,8 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/node/access"
-	"github.com/ews-firmware/ews/node/audit"
-	"github.com/ews-firmware/ews/node/backup"
-	"github.com/ews-firmware/ews/node/boardrevoke"
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/dispatch"
-	"github.com/ews-firmware/ews/node/enrolment"
-	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mdns"
 	"github.com/ews-firmware/ews/node/restore"
@@ -34,26 +29,6 @@ import (
 // the act audited.
 func (n *Node) adminAudited(h http.Handler) http.Handler {
 	return n.audited(n.acc.auth.Require(adminOnly(h)))
-}
-
-// openRevokedBoards builds the revoked boards' module (node/boardrevoke;
-// docs/NOTES.md "Revoking a board") after openAccounts, which opens the
-// log: this board refuses every board on the list (TLS handshakes either
-// way, gossip, connections opened before) and serves POST/GET
-// /api/cluster/revoke.
-func (n *Node) openRevokedBoards() {
-	peers := make([]string, 0, len(n.boot.State.Peers))
-	for _, p := range n.boot.State.Peers {
-		peers = append(peers, p.Name)
-	}
-	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
-		State: n.acc.durable.State(), Logger: n.log, Peers: peers, Verify: n.sec.Verify,
-		Server: n.sec.Server, Client: n.sec.Client, Gossip: n.clu.cluster,
-		Admin:     n.adminAudited,
-		Read:      n.readAuth,
-		Who:       func(r *http.Request) string { return who(r).Name },
-		BoardAddr: n.acc.peers.HTTP,
-	})
 }
 
 // rotation is the roller Run starts beside the log; nil alone,
@@ -157,17 +132,6 @@ func (n *Node) openRollout() {
 	n.life.onClose(n.clu.rollout.Close)
 }
 
-// openBackup builds the backups' module (node/backup): this board's boot
-// config, its users store whole, and its outputs for `ews cluster backup`
-// and `ews cluster restore`.
-func (n *Node) openBackup() *backup.Module {
-	a := &n.acc
-	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
-	return backup.New(backup.ModuleOptions{Options: n.boot.BackupOptions(), Users: a.acct.Store,
-		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
-		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
-}
-
 // openOutputs builds the remembered outputs' module (node/restore) once
 // the devices and the mirror exist: Run holds actions until it restored
 // them, and it keeps this board's own under state_dir.
@@ -258,31 +222,6 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 	return mdns.Announce(o)
 }
 
-// openUpload builds this board's own firmware upgrade (node/firmware's
-// Upload): POST /api/board/firmware, and the last step of a rollout.
-func (n *Node) openUpload() *firmware.Upload {
-	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.State.Name, Exe: n.set.exe, Verify: n.sec.Verify,
-		ReadyWithin: ReadyWithin, Logger: n.log,
-		Busy:  func() bool { return n.Exit() != ExitStop },
-		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
-		Admin: n.adminAudited})
-}
-
-// enrolment is the module that keeps the sealed bundles `ews cluster
-// enrol` leaves here for new boards (node/enrolment).
-func (n *Node) enrolment() *enrolment.Module {
-	peers := make([]string, 0, len(n.boot.State.Peers))
-	for _, p := range n.boot.State.Peers {
-		peers = append(peers, p.Name+"="+p.Addr)
-	}
-	return enrolment.New(enrolment.Options{
-		Admin:  n.adminAudited,
-		Peers:  func() []string { return peers },
-		Now:    n.boot.Clock.Now,
-		Logger: n.log,
-	})
-}
-
 // actorDoor is the board's front door as rules and MQTT enter it
 // (access.Door): a rule acts as admin, an MQTT command as [mqtt] user.
 func (n *Node) actorDoor() http.Handler {
@@ -293,26 +232,4 @@ func (n *Node) actorDoor() http.Handler {
 		User:     func(name string) *users.Principal { return n.acc.acct.Store.User(name) },
 		Logger:   n.log,
 	})
-}
-
-// accountRoutes mounts login and logout (audited), the session, and GET
-// /api/audit (admin: the cluster's entries).
-func (n *Node) accountRoutes(mux *http.ServeMux) {
-	o := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.State.Name, Scheme: "http",
-		Client: &http.Client{Timeout: 2 * time.Second},
-		Peers: func() []audit.Peer {
-			if n.boot.State.Standalone() {
-				return nil
-			}
-			var out []audit.Peer
-			for _, p := range n.peerHTTP() {
-				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
-			}
-			return out
-		}}
-	if n.sec.On() {
-		o.Scheme = "https"
-		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.Client}
-	}
-	access.Routes(mux, n.acc.acct.Audit, o)
 }

@@ -2,12 +2,10 @@ package node
 
 import (
 	"errors"
-	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/node/firmware"
 )
 
@@ -71,17 +69,6 @@ func restartMode() string {
 		return "systemd"
 	}
 	return "exec"
-}
-
-// serveRestart is POST /api/board/restart: answer, then drain and stop as
-// on SIGTERM; `ews run` starts the same binary again.
-func (n *Node) serveRestart(w http.ResponseWriter, r *http.Request) {
-	if !n.requestExit(ExitRestart) {
-		httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
-		return
-	}
-	n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", restartMode())
-	httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.State.Name, "mode": restartMode()})
 }
 
 // StepClock sets this board's [sim] clock_offset while it runs: its wall

@@ -7,10 +7,12 @@ import (
 	"github.com/ews-firmware/ews/internal/httpx"
 	"github.com/ews-firmware/ews/internal/openapi"
 	"github.com/ews-firmware/ews/node/access"
-	"github.com/ews-firmware/ews/node/guard"
+	"github.com/ews-firmware/ews/node/audit"
+	"github.com/ews-firmware/ews/node/backup"
+	"github.com/ews-firmware/ews/node/enrolment"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/users"
-	"github.com/ews-firmware/ews/webui"
+	"time"
 )
 
 // routes mounts every endpoint of docs/DESIGN.md. Health, metrics, the cluster
@@ -38,12 +40,17 @@ func (n *Node) routes(mux *http.ServeMux) {
 	if n.sec.CA != nil {
 		ca = clustertls.CAHandler(n.sec.CA).ServeHTTP
 	}
-	mux.Handle("GET /api/cluster/ca", ca) // the cluster CA, public (clustertls.CAPath)
-	n.acc.boards.Routes(mux)              // POST/GET /api/cluster/revoke (node/boardrevoke)
-	n.enrolment().Routes(mux)             // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
-	n.acc.rotate.Routes(mux)              // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
-	n.acc.durable.Routes(mux)             // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
-	n.dev.api.RegisterReads(mux)          // device reads from the mirror, never queued
+	mux.Handle("GET /api/cluster/ca", ca)               // the cluster CA, public (clustertls.CAPath)
+	n.acc.boards.Routes(mux)                            // POST/GET /api/cluster/revoke (node/boardrevoke)
+	enrol := make([]string, 0, len(n.boot.State.Peers)) // the peers a new board is given
+	for _, p := range n.boot.State.Peers {
+		enrol = append(enrol, p.Name+"="+p.Addr)
+	}
+	enrolment.New(enrolment.Options{Admin: n.adminAudited, Peers: func() []string { return enrol }, Now: n.boot.Clock.Now,
+		Logger: n.log}).Routes(mux) // POST /api/cluster/enrol (admin), GET /api/cluster/enrol/{id} (once; node/enrolment)
+	n.acc.rotate.Routes(mux)     // POST/GET /api/cluster/rotate, the boards' /internal/rotate (node/rotate)
+	n.acc.durable.Routes(mux)    // GET /api/cluster/raft; the log's stream and forwarded writes (boards only)
+	n.dev.api.RegisterReads(mux) // device reads from the mirror, never queued
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("scope") {
 		case "local":
@@ -58,12 +65,39 @@ func (n *Node) routes(mux *http.ServeMux) {
 		}
 		n.readAuth(n.web.hub).ServeHTTP(w, r)
 	})
-	n.accountRoutes(mux)                                                                        // login/logout audited, GET /api/audit
-	n.web.page.Routes(mux)                                                                      // GET /api/board (node/boardpage)
-	mux.Handle("POST /api/board/restart", n.adminAudited(http.HandlerFunc(n.serveRestart)))     // admin only, audited
-	n.clu.rollout.Routes(mux)                                                                   // POST/GET /api/cluster/upgrade (node/rollout)
-	n.dev.upload.Routes(mux)                                                                    // POST /api/board/firmware (node/firmware)
-	n.openBackup().Routes(mux)                                                                  // GET /api/board/config, /api/board/users, /api/board/outputs (node/backup)
+	ao := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.State.Name, Scheme: n.sec.Scheme(),
+		Client: &http.Client{Timeout: 2 * time.Second},
+		Peers: func() (out []audit.Peer) { // the cluster's entries (admin)
+			for _, b := range n.clu.cluster.Boards() {
+				out = append(out, audit.Peer{Name: b.Name, HTTP: b.HTTP})
+			}
+			return out
+		}}
+	if n.boot.State.Standalone() {
+		ao.Peers = func() []audit.Peer { return nil }
+	}
+	if n.sec.On() {
+		ao.Client.Transport = &http.Transport{TLSClientConfig: n.sec.Client}
+	}
+	access.Routes(mux, n.acc.acct.Audit, ao) // login/logout audited, the session, GET /api/audit
+	n.web.page.Routes(mux)                   // GET /api/board (node/boardpage)
+	// POST /api/board/restart (admin only, audited): answer, then drain and
+	// stop as on SIGTERM; `ews run` starts the same binary again
+	mux.Handle("POST /api/board/restart", n.adminAudited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !n.requestExit(ExitRestart) {
+			httpx.Error(w, http.StatusConflict, "node: a restart or upgrade is already under way")
+			return
+		}
+		n.log.Warn("restart requested over HTTP", "remote", r.RemoteAddr, "mode", restartMode())
+		httpx.JSON(w, http.StatusAccepted, map[string]string{"status": "restarting", "name": n.boot.State.Name, "mode": restartMode()})
+	})))
+	n.clu.rollout.Routes(mux) // POST/GET /api/cluster/upgrade (node/rollout)
+	n.dev.upload.Routes(mux)  // POST /api/board/firmware (node/firmware)
+	admin := func(h http.Handler) http.Handler { return n.acc.auth.Require(adminOnly(h)) }
+	backup.New(backup.ModuleOptions{Options: n.boot.BackupOptions(), Users: n.acc.acct.Store, // `ews cluster backup` and `restore` (node/backup)
+		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
+		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: n.acc.auth.Require,
+	}).Routes(mux) // GET /api/board/config, /api/board/users, /api/board/outputs
 	mux.Handle("GET "+logring.Path, n.acc.auth.Require(adminOnly(logring.Handler(n.set.logs)))) // the board page's Log panel (admin only)
 	n.acc.live.Routes(mux)                                                                      // /api/config: the configuration store (node/liveconf)
 	mux.Handle("/", n.web.front)
@@ -75,21 +109,6 @@ func (n *Node) readAuth(h http.Handler) http.Handler {
 		return h
 	}
 	return n.acc.auth.Require(h)
-}
-
-// work is what runs on the board a request is dispatched to: the device
-// API, CGI and the pages.
-func (n *Node) work() http.Handler {
-	work := http.NewServeMux()
-	n.dev.api.Register(work)
-	n.dev.hist.Routes(work) // GET /api/devices/{name}/history
-	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
-	n.acc.acct.Store.Register(work, who) // /api/users (pinned to the master)
-	for pattern, h := range n.set.routes {
-		work.Handle(pattern, h)
-	}
-	work.Handle("/", guard.PageCost(webui.Handler(), n.boot.PageLatency, n.clu.sim.Slowdown)) // [sim] page_latency
-	return n.audited(work)                                                                    // acts audited where they run
 }
 
 // who is the principal of a checked request (access.Who).

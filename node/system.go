@@ -193,9 +193,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	// the cluster's durable log (node/durable), then users, roles, audit log (node/access)
 	var voters []string // every board of cluster.peers; none alone
 	for _, p := range b.State.Peers {
-		if !b.State.Standalone() {
-			voters = append(voters, p.Name)
-		}
+		voters = append(voters, p.Name)
 	}
 	if a.durable, err = durable.OpenBoard(durable.BoardOptions{Self: b.State.Name, Peers: voters, StateDir: b.StateDirPath(), TMax: b.State.TMax,
 		Resolve: a.peers.HTTP, Sign: a.peers.Sign, TLS: n.sec.Client, Revoked: func(board string) bool { return a.boards != nil && a.boards.Revoked(board) },
@@ -225,7 +223,11 @@ func (n *Node) build(b *bootconf.Boot) error {
 		Unreadable: func(err error) { n.kept.Report(log, "users", b.StatePath("users.json"), err) }}); err != nil {
 		return err
 	}
-	n.openRevokedBoards() // revoked boards refused: TLS, gossip; their routes (node/boardrevoke)
+	// revoked boards (node/boardrevoke): refused in TLS handshakes either way,
+	// gossip, connections opened before; POST/GET /api/cluster/revoke
+	a.boards = boardrevoke.Open(boardrevoke.Options{State: a.durable.State(), Logger: log, Peers: voters, Verify: n.sec.Verify,
+		Server: n.sec.Server, Client: n.sec.Client, Gossip: c.cluster, Admin: n.adminAudited, Read: n.readAuth,
+		Who: func(r *http.Request) string { return who(r).Name }, BoardAddr: a.peers.HTTP})
 	c.view = clusterview.New(clusterview.Options{Cluster: c.cluster, Standalone: b.State.Standalone(), Load: c.load, Revoked: a.boards,
 		Sched: func() sched.Config { return n.live.Load().Sched }, Creds: &a.creds, TLS: n.sec.Client, Scheme: n.sec.Scheme()})
 	var signers confstore.Signers // who may write a version: an admin of the users store (none alone)
@@ -278,13 +280,21 @@ func (n *Node) build(b *bootconf.Boot) error {
 	if !b.State.Standalone() {
 		// Other boards' devices, live from their /events?scope=local; their
 		// changes go out on our /events (never on localHub: no echo).
-		d.mirror = devsync.New(b.State.Name, n.peerHTTP, devsync.Options{TLS: n.sec.Client, Logger: log, Sign: a.peers.Sign,
+		peerHTTP := func() (out []devsync.Peer) { // every board's HTTP address as the table knows it
+			for _, b := range c.cluster.Boards() {
+				out = append(out, devsync.Peer{Name: b.Name, HTTP: b.HTTP})
+			}
+			return out
+		}
+		d.mirror = devsync.New(b.State.Name, peerHTTP, devsync.Options{TLS: n.sec.Client, Logger: log, Sign: a.peers.Sign,
 			OnChange: func(s hal.Snapshot) { w.hub.Publish("device", s); c.auto.Observe(s) },
 			OnEvent:  n.remoteEvent})
 	}
 	d.outputs = n.openOutputs()
 
-	d.upload = n.openUpload() // POST /api/board/firmware (node/firmware)
+	d.upload = firmware.NewUpload(firmware.UploadOptions{Name: b.State.Name, Exe: n.set.exe, Verify: n.sec.Verify, ReadyWithin: ReadyWithin,
+		Logger: log, Busy: func() bool { return n.Exit() != ExitStop }, Exit: func() bool { return n.requestExit(ExitUpgrade) },
+		Admin: n.adminAudited}) // POST /api/board/firmware, and a rollout's last step (node/firmware)
 	w.page = boardpage.New(boardpage.Options{Name: b.State.Name, Gossip: b.State.Gossip, Started: n.started, Exe: n.set.exe, Addr: n.Addr,
 		Advertise: c.local.HTTPAddr, Load: c.load.Load, Runstate: c.local.Runstate, Master: func() string { return c.cluster.Snapshot().Master },
 		Devices: devs.Local, Restart: restartMode, History: d.hist.Status, Problems: n.kept, CA: n.sec.CA.Fingerprint(),
@@ -292,7 +302,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	n.openRollout() // the rolling upgrade this board may be asked to run (node/rollout)
 
 	// The front door: work enters the master's queue.
-	if w.front, err = n.newFront(n.work()); err != nil {
+	if w.front, err = n.newFront(); err != nil {
 		return err
 	}
 	n.life.onClose(w.front.Close)
