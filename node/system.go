@@ -252,7 +252,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	}
 	if a.auth, err = auth.New(b.Auth, auth.Options{Logger: log, SessionSecret: n.sec.Session, Now: b.Clock.Now, // cookies expire in cluster time (docs/DESIGN.md, Time)
 		OnRevoke: func(rv auth.Revocation) { w.localHub.Publish("revoke", rv); a.revoked.Save(a.auth.Revoked()) },
-		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (devices.go)
+		OnFail:   func(f auth.Failure) { w.localHub.Publish("authfail", f) },                                                 // counted cluster-wide (feeds.go)
 		Users:    access.AuthUsers(a.acct.Store, a.acct.Seed, a.acct.SeedKey), SessionInfo: access.SessionInfo(a.acct.Store), // named users and their sessions
 		FromBoard: fromBoard, Own: inProcess, BoardToken: b.BoardCred, // a card is no admin (node/bootconf BoardCredential)
 	}); err != nil {
