@@ -100,7 +100,6 @@ type accessSide struct {
 	boards *boardrevoke.Module // revoked boards, refused, and their routes (node/boardrevoke)
 	live   *liveconf.Module    // the cluster's configuration store, its versions applied while the board runs (node/liveconf)
 
-	// who is a board (node/peers)
 	marker   *dispatch.Marker // the front's marks; also signs this board's peer streams
 	peers    *peers.Peers     // who is a board (node/peers)
 	rotate   *rotate.Module   // the cluster's secrets rolling, and its routes (node/rotate)
