@@ -76,7 +76,7 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 	}
 
 	l := *n.live.Load()
-	l.mqttUser = "op1" // [mqtt] user = "op1"
+	l.MQTTUser = "op1" // [mqtt] user = "op1"
 	n.live.Store(&l)
 	door := n.actorDoor()
 	act := func(ua, path string) int {
@@ -96,8 +96,8 @@ func TestRightsWhereRequestsEnter(t *testing.T) {
 	if c := act("ews-rule-2", "/api/devices/led1/toggle"); c != http.StatusOK {
 		t.Errorf("rule 2 on led1 = %d, want 200", c)
 	}
-	n.acc.acct.audit.Sync(context.Background())
-	got, err := n.acc.acct.audit.Query(audit.Filter{Limit: 100})
+	n.acc.acct.Audit.Sync(context.Background())
+	got, err := n.acc.acct.Audit.Query(audit.Filter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestAccountsStateDir(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("create = %d %v", code, m)
 	}
-	n.acc.acct.audit.Sync(context.Background())
+	n.acc.acct.Audit.Sync(context.Background())
 	cancel()
 	_ = wait()
 	for _, f := range []string{"users.json", "audit.log"} {

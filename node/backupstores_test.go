@@ -9,6 +9,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/backup"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // TestBackupRestoresBothStores: a backup of a real board holds the
@@ -59,7 +60,7 @@ func TestBackupRestoresBothStores(t *testing.T) {
 	if code, _, m := getJSON(t, "POST", base+"/api/users", strings.NewReader(`{"name":"v2","role":"viewer"}`), bearer); code != http.StatusCreated {
 		t.Fatalf("POST v2: %d %v", code, m)
 	}
-	opts := backup.RestoreOptions{URL: base, Token: tok, Check: CheckStoreText}
+	opts := backup.RestoreOptions{URL: base, Token: tok, Check: bootconf.CheckStoreText}
 
 	t.Run("a configuration that fails the check changes nothing", func(t *testing.T) {
 		bad := a

@@ -49,27 +49,28 @@ func TestPeerStreamIsForBoards(t *testing.T) {
 	if code := open(t, url, http.Header{"Authorization": {"Bearer board-test-token-1"}}, nil); code != http.StatusUnauthorized {
 		t.Fatalf("a client's token: %d, want 401 (the stream is for boards)", code)
 	}
-	if code := open(t, url, nil, func(r *http.Request) { n.signPeer(r, "ews2") }); code != http.StatusForbidden {
+	if code := open(t, url, nil, func(r *http.Request) { n.acc.peers.Sign(r, "ews2") }); code != http.StatusForbidden {
 		t.Fatalf("a mark for another board: %d, want 403", code)
 	}
 	if code := open(t, url, http.Header{"X-Ews-Peer": {"bm90IGEgbWFyaw"}}, nil); code != http.StatusForbidden {
 		t.Fatalf("a forged mark: %d, want 403", code)
 	}
-	if code := open(t, url, nil, func(r *http.Request) { n.signPeer(r, "ews1") }); code != http.StatusOK {
+	if code := open(t, url, nil, func(r *http.Request) { n.acc.peers.Sign(r, "ews1") }); code != http.StatusOK {
 		t.Fatalf("a board with its peer mark: %d, want 200", code)
 	}
 }
 
 // One address holds at most sse_per_client public streams.
 func TestPublicStreamsPerClient(t *testing.T) {
-	_, base, _, _ := startNode(t, tokenConfig(t))
-	for i := range defaultSSEPerClient {
+	n, base, _, _ := startNode(t, tokenConfig(t))
+	perClient := n.boot.SSEPerClient // the default: the config sets none
+	for i := range perClient {
 		if code := open(t, base+"/events", nil, nil); code != http.StatusOK {
 			t.Fatalf("stream %d: %d, want 200", i+1, code)
 		}
 	}
 	if code := open(t, base+"/events", nil, nil); code != http.StatusTooManyRequests {
-		t.Fatalf("stream %d of one address: %d, want 429", defaultSSEPerClient+1, code)
+		t.Fatalf("stream %d of one address: %d, want 429", perClient+1, code)
 	}
 }
 

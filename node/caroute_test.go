@@ -15,6 +15,7 @@ import (
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/boardpage"
 )
 
 // A TLS board offers the cluster CA to anyone (GET /api/cluster/ca, as
@@ -62,7 +63,7 @@ func TestClusterCAOffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info BoardInfo
+	var info boardpage.BoardInfo
 	_ = json.NewDecoder(resp.Body).Decode(&info)
 	resp.Body.Close()
 	if info.CASHA256 != want {

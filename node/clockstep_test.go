@@ -31,7 +31,7 @@ func TestStepClock(t *testing.T) {
 			if err := n.StepClock(2 * time.Hour); (err == nil) != tc.ok {
 				t.Fatalf("StepClock = %v, want ok %v", err, tc.ok)
 			}
-			if got := n.boot.clock.Offset(); got != tc.want {
+			if got := n.boot.Clock.Offset(); got != tc.want {
 				t.Errorf("offset = %v, want %v", got, tc.want)
 			}
 		})

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // do sends one request and returns its status, headers and body.
@@ -105,7 +105,7 @@ func TestConfigStoreSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func() (string, context.CancelFunc, func() error) {
-		cfg, err := config.Load(p, CheckConfig)
+		cfg, err := config.Load(p, bootconf.CheckConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,36 +136,4 @@ func TestConfigStoreSurvivesARestart(t *testing.T) {
 		code, h, _ := do(t, "GET", base+"/api/config", "", bearer)
 		return code == 200 && h.Get("ETag") == `"2"`
 	})
-}
-
-// `ews config check` warns when the store this board keeps differs from
-// the boot file's cluster-wide sections.
-func TestStoreWarnings(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "ews1.toml")
-	boot := "[node]\nname = \"ews1\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"
-	if err := os.WriteFile(p, []byte(boot), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kept := func(text string) {
-		b, _ := json.Marshal(map[string]any{"v": 1, "versions": []map[string]any{{"version": 4, "text": text}}})
-		if err := os.WriteFile(filepath.Join(dir, "ews1.config.json"), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(p, CheckConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := StoreWarnings(cfg); w != nil {
-		t.Errorf("no store kept: %v", w)
-	}
-	kept("[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n")
-	if w := StoreWarnings(cfg); w != nil {
-		t.Errorf("the same sections: %v", w)
-	}
-	kept("[[device]]\nname = \"fan\"\ndriver = \"sim-switch\"\n")
-	if w := StoreWarnings(cfg); len(w) != 1 || !w[0].Warning || !strings.Contains(w[0].Msg, "version 4") || !strings.Contains(w[0].Msg, "[device]") {
-		t.Errorf("a different store: %v", w)
-	}
 }

@@ -1,6 +1,10 @@
 package node
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/ews-firmware/ews/node/listen"
+)
 
 // withRoute mounts an extra handler, so tests can hold a request in flight.
 func withRoute(pattern string, h http.Handler) Option {
@@ -13,4 +17,4 @@ func withRoute(pattern string, h http.Handler) Option {
 }
 
 // withTimeouts overrides DefaultTimeouts with short ones.
-func withTimeouts(t Timeouts) Option { return func(s *settings) { s.timeouts = t } }
+func withTimeouts(t listen.Timeouts) Option { return func(s *settings) { s.timeouts = t } }

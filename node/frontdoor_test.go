@@ -8,6 +8,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/dispatch"
+	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -66,7 +67,7 @@ func TestFrontClusterIsMasterIsAQuery(t *testing.T) {
 // check). Other requests pass untouched.
 func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
-	g := gate{auth: n.acc.auth, acct: n.acc.acct}
+	g := guard.Gate{Auth: n.acc.auth, Audit: n.acc.acct.Audit}
 	behind := n.acc.auth.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, path string
@@ -119,7 +120,7 @@ func TestGateChecksOnceAndKeepsTheVerdict(t *testing.T) {
 func TestGateReadAuth(t *testing.T) {
 	n, _, _, _ := startNode(t, tokenConfig(t))
 	for _, readAuth := range []bool{false, true} {
-		g := gate{auth: n.acc.auth, readAuth: readAuth}
+		g := guard.Gate{Auth: n.acc.auth, ReadAuth: readAuth}
 		for _, path := range []string{"/api/devices/relay1/history", "/api/devices"} {
 			w := httptest.NewRecorder()
 			_, pass := g.Authenticate(w, httptest.NewRequest(http.MethodGet, path, nil))

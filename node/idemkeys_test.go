@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/node/access"
 	"github.com/ews-firmware/ews/node/actuate"
 	"github.com/ews-firmware/ews/node/audit"
 )
@@ -52,9 +53,9 @@ func TestIdempotencyKeysPerPrincipal(t *testing.T) {
 // refused turn-back reach the audit log as rule.turn_back.
 func TestTurnBackReportedInTheAuditLog(t *testing.T) {
 	n, _, _, _ := startNode(t, accountsConfig(t))
-	n.reportTurnBack(actuate.Command{Device: "pump1", Kind: hal.TurnOff, Origin: "rule-3"}, 1, &actuate.Error{Status: 422, Msg: "used"})
-	n.acc.acct.audit.Sync(context.Background())
-	got, err := n.acc.acct.audit.Query(audit.Filter{Limit: 10})
+	access.TurnBack(n.acc.acct.Audit)(actuate.Command{Device: "pump1", Kind: hal.TurnOff, Origin: "rule-3"}, 1, &actuate.Error{Status: 422, Msg: "used"})
+	n.acc.acct.Audit.Sync(context.Background())
+	got, err := n.acc.acct.Audit.Query(audit.Filter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

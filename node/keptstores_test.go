@@ -2,8 +2,6 @@ package node
 
 import (
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/boardpage"
 )
 
 // A kept store the board cannot read never stops it (issue 45): it serves,
@@ -81,23 +80,7 @@ func TestKeptUsersStoreHeals(t *testing.T) {
 	}
 }
 
-// A file another user owns gets the chown that gives it to the user ews
-// runs as; a file that does not decode is moved aside.
-func TestDiagnoseKept(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "users.json")
-	write(t, path, "{}")
-	self := currentUser()
-	p := diagnoseKept("users", path, fmt.Errorf("users: read %q: %w", path, fs.ErrPermission))
-	if p.Owner != self || !strings.Contains(p.Fix, "chown "+self+": "+path) {
-		t.Errorf("permission: %+v, want owner %s and its chown", p, self)
-	}
-	p = diagnoseKept("users", path, fmt.Errorf("users: read %q: bad JSON", path))
-	if p.Owner != "" || !strings.Contains(p.Fix, "move "+path+" aside") {
-		t.Errorf("bad JSON: %+v", p)
-	}
-}
-
-func boardProblems(t *testing.T, base string, hdr map[string]string) []StoreProblem {
+func boardProblems(t *testing.T, base string, hdr map[string]string) []boardpage.StoreProblem {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/api/board", nil)
 	for k, v := range hdr {
@@ -108,7 +91,7 @@ func boardProblems(t *testing.T, base string, hdr map[string]string) []StoreProb
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b BoardInfo
+	var b boardpage.BoardInfo
 	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET /api/board = %d %v", resp.StatusCode, err)
 	}

@@ -36,7 +36,7 @@ token = "board-test-token-1"
 		r := httptest.NewRequest(http.MethodGet, "/events?scope=local", nil)
 		r.RemoteAddr = from
 		w := httptest.NewRecorder()
-		done, ok := n.peerStream(w, r)
+		done, ok := n.acc.peers.Stream(w, r)
 		if ok {
 			done()
 			return http.StatusOK, ""

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // A logout outlives a restart. A board that restarts with
@@ -19,7 +21,7 @@ func TestLogoutsKeptAcrossRestart(t *testing.T) {
 	cfg := tokenConfig(t)
 	cfg.Path = filepath.Join(dir, "ews1.toml")
 
-	t.Setenv(EnvSessionSecret, key)
+	t.Setenv(bootconf.EnvSessionSecret, key)
 	_, base, stop, wait := startNode(t, cfg)
 	resp, err := http.Post(base+"/api/login", "application/json", strings.NewReader(`{"token":"board-test-token-1"}`))
 	if err != nil {
@@ -52,7 +54,7 @@ func TestLogoutsKeptAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Setenv(EnvSessionSecret, key) // the handed-over key: sessions would hold across the restart
+	t.Setenv(bootconf.EnvSessionSecret, key) // the handed-over key: sessions would hold across the restart
 	_, base2, _, _ := startNode(t, cfg)
 	if authed(base2) {
 		t.Fatal("a cookie logged out before the restart is accepted after it")

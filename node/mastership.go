@@ -67,7 +67,7 @@ func (m *master) follow(v state.View) {
 }
 
 // reconfigure puts a queue built from the scheduler's settings now
-// (liveconfig.go) in place of the running one, while master: the requests
+// (node/liveconf) in place of the running one, while master: the requests
 // queued in the old one go to the new one (node/dispatch: a queue replaced
 // under a request), and the running ones give their slots back to the old
 // one harmlessly; the new queue counts them by the boards' reports, as a
@@ -94,4 +94,16 @@ func (m *master) reconfigure() {
 // update feeds the dispatcher the boards' own reports (invariant 3).
 func (m *master) update() {
 	m.d.Update(m.boards())
+}
+
+// QueueStats is the master's queue, while this board runs it
+// (report.Queuer): depths and started counts per class.
+func (m *master) QueueStats() (map[string]int, map[string]uint64, bool) {
+	m.mu.Lock()
+	d := m.d
+	m.mu.Unlock()
+	if d == nil {
+		return nil, nil, false
+	}
+	return d.Depths(), d.Started(), true
 }

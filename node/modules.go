@@ -1,31 +1,29 @@
 package node
 
 import (
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/node/access"
-	"github.com/ews-firmware/ews/node/actuate"
-	"github.com/ews-firmware/ews/node/audit"
-	"github.com/ews-firmware/ews/node/backup"
-	"github.com/ews-firmware/ews/node/boardrevoke"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/dispatch"
-	"github.com/ews-firmware/ews/node/enrolment"
-	"github.com/ews-firmware/ews/node/firmware"
+	"github.com/ews-firmware/ews/node/guard"
 	"github.com/ews-firmware/ews/node/history"
 	"github.com/ews-firmware/ews/node/mdns"
+	"github.com/ews-firmware/ews/node/pin"
 	"github.com/ews-firmware/ews/node/restore"
 	"github.com/ews-firmware/ews/node/rollout"
 	"github.com/ews-firmware/ews/node/rotate"
 	"github.com/ews-firmware/ews/node/users"
+	"github.com/ews-firmware/ews/sched"
 	"github.com/ews-firmware/ews/state"
 	"github.com/ews-firmware/ews/state/row"
+	"github.com/ews-firmware/ews/webui"
 )
 
 // The feature modules under node/ (docs/DESIGN.md, "Who owns what"), each
@@ -38,27 +36,7 @@ func (n *Node) adminAudited(h http.Handler) http.Handler {
 	return n.audited(n.acc.auth.Require(adminOnly(h)))
 }
 
-// openRevokedBoards builds the revoked boards' module (node/boardrevoke;
-// docs/NOTES.md "Revoking a board") after openAccounts, which opens the
-// log: this board refuses every board on the list (TLS handshakes either
-// way, gossip, connections opened before) and serves POST/GET
-// /api/cluster/revoke.
-func (n *Node) openRevokedBoards() {
-	peers := make([]string, 0, len(n.boot.state.Peers))
-	for _, p := range n.boot.state.Peers {
-		peers = append(peers, p.Name)
-	}
-	n.acc.boards = boardrevoke.Open(boardrevoke.Options{
-		State: n.acc.durable.state, Logger: n.log, Peers: peers, Verify: n.sec.verify,
-		Server: n.sec.server, Client: n.sec.client, Gossip: n.clu.cluster,
-		Admin:     n.adminAudited,
-		Read:      n.readAuth,
-		Who:       func(r *http.Request) string { return who(r).Name },
-		BoardAddr: n.boardHTTP,
-	})
-}
-
-// rotation is the roller durablestate.go runs beside the log; nil alone,
+// rotation is the roller Run starts beside the log; nil alone,
 // insecure, or without a cluster key.
 type rotation struct{ roller *rotate.Roller }
 
@@ -68,9 +46,9 @@ type rotation struct{ roller *rotate.Roller }
 func (n *Node) openRotation() {
 	b, a := n.boot, &n.acc
 	o := rotate.ModuleOptions{
-		Roller:    rotate.Options{Self: b.state.Name, Saved: b.rotated, Path: b.secretsPath, Verify: n.sec.verify, Log: n.log},
-		Store:     b.storeKey,
-		BoardCred: b.boardCred,
+		Roller:    rotate.Options{Self: b.State.Name, Saved: b.Rotated, Path: b.SecretsPath, Verify: n.sec.Verify, Log: n.log},
+		Store:     b.StoreKey,
+		BoardCred: b.BoardCred,
 		Install: func(primary rotate.Secrets, also []rotate.Secrets) string {
 			sign, err := dispatch.DeriveKey(primary.Key)
 			if err != nil {
@@ -78,13 +56,13 @@ func (n *Node) openRotation() {
 				return ""
 			}
 			var accept [][]byte
-			creds := []string{boardCredential(b.state, primary.Key, b.auth)}
+			creds := []string{bootconf.BoardCredential(b.State, primary.Key, b.Auth)}
 			sessions := [][]byte{primary.Session}
 			for _, s := range also {
 				if k, err := dispatch.DeriveKey(s.Key); err == nil {
 					accept = append(accept, k)
 				}
-				creds = append(creds, boardCredential(b.state, s.Key, b.auth))
+				creds = append(creds, bootconf.BoardCredential(b.State, s.Key, b.Auth))
 				sessions = append(sessions, s.Session)
 			}
 			if a.marker != nil {
@@ -96,7 +74,7 @@ func (n *Node) openRotation() {
 				creds = nil // no board credential here (auth is not token)
 			}
 			a.auth.Rotate(creds, sessions)
-			a.creds.Store(a.auth.Fingerprint(b.storeKey))
+			a.creds.Store(a.auth.Fingerprint(b.StoreKey))
 			if len(creds) == 0 {
 				return ""
 			}
@@ -111,19 +89,19 @@ func (n *Node) openRotation() {
 			}
 			return out
 		},
-		Client:   n.sec.client,
+		Client:   n.sec.Client,
 		Admin:    n.adminAudited,
 		Read:     func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) },
 		Who:      func(r *http.Request) string { return who(r).Name },
 		PeerName: peerName,
 	}
-	if a.durable.raft != nil {
-		o.Roller.State = a.durable.state
+	if a.durable.Clustered() {
+		o.Roller.State = a.durable.State()
 	}
 	if kr := n.clu.cluster.Keyring(); kr != nil {
 		o.Roller.Keyring = kr
 	}
-	if !n.sec.on() {
+	if !n.sec.On() {
 		o.Client = nil
 	}
 	a.rotate = rotate.NewModule(o)
@@ -138,11 +116,11 @@ func (n *Node) openRotation() {
 func (n *Node) openRollout() {
 	a := &n.acc
 	n.clu.rollout = rollout.New(rollout.Options{
-		Self: n.boot.state.Name, Exe: n.set.exe, Basic: n.boot.auth.Mode == "basic", Verify: n.sec.verify,
-		Scheme: n.sec.scheme(), TLS: n.sec.client, Logger: n.log,
+		Self: n.boot.State.Name, Exe: n.set.exe, Basic: n.boot.Auth.Mode == "basic", Verify: n.sec.Verify,
+		Scheme: n.sec.Scheme(), TLS: n.sec.Client, Logger: n.log,
 		View: func() rollout.View {
-			v := n.view()
-			rv := rollout.View{Master: v.Master, Self: n.boot.state.Name}
+			v := n.clu.view.Now()
+			rv := rollout.View{Master: v.Master, Self: n.boot.State.Name}
 			for _, b := range v.Nodes {
 				rv.Nodes = append(rv.Nodes, rollout.Board{Name: b.Name, Rank: b.Rank, HTTP: b.HTTP, Runstate: b.Runstate.String()})
 			}
@@ -159,23 +137,12 @@ func (n *Node) openRollout() {
 	n.life.onClose(n.clu.rollout.Close)
 }
 
-// openBackup builds the backups' module (node/backup): this board's boot
-// config, its users store whole, and its outputs for `ews cluster backup`
-// and `ews cluster restore`.
-func (n *Node) openBackup() *backup.Module {
-	a := &n.acc
-	admin := func(h http.Handler) http.Handler { return a.auth.Require(adminOnly(h)) }
-	return backup.New(backup.ModuleOptions{Options: n.boot.backupOptions(), Users: a.acct.store,
-		Outputs: func() any { return []any{n.dev.outputs.Remembered(), n.dev.devs.Local()} },
-		Admin:   admin, Audited: func(h http.Handler) http.Handler { return n.audited(admin(h)) }, Read: a.auth.Require})
-}
-
 // openOutputs builds the remembered outputs' module (node/restore) once
 // the devices and the mirror exist: Run holds actions until it restored
 // them, and it keeps this board's own under state_dir.
 func (n *Node) openOutputs() *restore.Module {
-	st := n.boot.state
-	o := restore.ModuleOptions{Self: st.Name, Devices: n.dev.devs, SeedPath: n.boot.seedPath(), StateDir: n.stateDir(),
+	st := n.boot.State
+	o := restore.ModuleOptions{Self: st.Name, Devices: n.dev.devs, SeedPath: n.boot.SeedPath(), StateDir: n.boot.StateDirPath(),
 		Settle: st.TMax + 2*st.Heartbeat, Wait: max(5*time.Second, 2*st.TMax+time.Second),
 		OnRestore: func(s hal.Snapshot, from string) {
 			n.web.hub.Publish("restored", map[string]any{"device": s.Name, "state": s.State, "value": s.Value, "from": from})
@@ -208,17 +175,17 @@ func (n *Node) openOutputs() *restore.Module {
 // it). Otherwise (a simulated board, a dev machine, tests) it is kept in
 // memory: `ews demo` and tests never write /var/lib/ews.
 func (n *Node) openHistory() *history.Module {
-	o := n.boot.history
-	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.clock.Now
-	if dir := n.stateDir(); dir != "" {
+	o := n.boot.History
+	o.Registerer, o.Logger, o.Now = n.reg, n.log, n.boot.Clock.Now
+	if dir := n.boot.StateDirPath(); dir != "" {
 		o.Dir = filepath.Join(dir, "history")
 	}
 	var read func(http.Handler) http.Handler
-	if n.boot.readAuth {
+	if n.boot.ReadAuth {
 		read = n.acc.auth.Require
 	}
 	h := history.New(history.ModuleOptions{Options: o, Devices: n.dev.devs, Read: read,
-		RetryAfter: n.boot.state.TMax + n.boot.state.Heartbeat,
+		RetryAfter: n.boot.State.TMax + n.boot.State.Heartbeat,
 		Lookup: func(name string) (hal.Snapshot, bool) { // the freshest state this board knows of a device
 			for _, s := range n.deviceList() {
 				if s.Name == name {
@@ -239,11 +206,11 @@ func (n *Node) openHistory() *history.Module {
 // following the cluster's master; nil with [node] mdns = false or when it
 // cannot (logged).
 func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
-	if !n.boot.mdns {
+	if !n.boot.MDNS {
 		return nil
 	}
-	st, c := n.boot.state, n.clu.cluster
-	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.on(), Addr: addr, Log: n.log,
+	st, c := n.boot.State, n.clu.cluster
+	o := mdns.AnnounceOptions{Name: st.Name, TLS: n.sec.On(), Addr: addr, Log: n.log,
 		Role: func(set func(string)) func() {
 			role := func(v state.View) string {
 				if v.Master == st.Name {
@@ -260,77 +227,97 @@ func (n *Node) announcer(addr net.Addr) *mdns.Announcer {
 	return mdns.Announce(o)
 }
 
-// openUpload builds this board's own firmware upgrade (node/firmware's
-// Upload): POST /api/board/firmware, and the last step of a rollout.
-func (n *Node) openUpload() *firmware.Upload {
-	return firmware.NewUpload(firmware.UploadOptions{Name: n.boot.state.Name, Exe: n.bin.path, Verify: n.sec.verify,
-		ReadyWithin: ReadyWithin, Logger: n.log,
-		Busy:  func() bool { return n.Exit() != ExitStop },
-		Exit:  func() bool { return n.requestExit(ExitUpgrade) },
-		Admin: n.adminAudited})
-}
-
-// enrolment is the module that keeps the sealed bundles `ews cluster
-// enrol` leaves here for new boards (node/enrolment).
-func (n *Node) enrolment() *enrolment.Module {
-	peers := make([]string, 0, len(n.boot.state.Peers))
-	for _, p := range n.boot.state.Peers {
-		peers = append(peers, p.Name+"="+p.Addr)
-	}
-	return enrolment.New(enrolment.Options{
-		Admin:  n.adminAudited,
-		Peers:  func() []string { return peers },
-		Now:    n.boot.clock.Now,
-		Logger: n.log,
-	})
-}
-
-// reportTurnBack writes a rule's refused or retried turn-back to the audit
-// log: action rule.turn_back, the answer's status (200 once it ran after
-// a retry).
-func (n *Node) reportTurnBack(c actuate.Command, tries int, err error) {
-	status := http.StatusOK
-	var ae *actuate.Error
-	switch {
-	case errors.As(err, &ae):
-		status = ae.Status
-	case err != nil:
-		status = http.StatusServiceUnavailable
-	}
-	n.acc.acct.audit.Record(audit.Entry{User: "rule:" + strings.TrimPrefix(c.Origin, "rule-"), Role: "admin",
-		Action: "rule.turn_back", Target: c.Device + " " + c.Kind.String(), Result: status})
-}
-
 // actorDoor is the board's front door as rules and MQTT enter it
 // (access.Door): a rule acts as admin, an MQTT command as [mqtt] user.
 func (n *Node) actorDoor() http.Handler {
 	return access.Door(access.DoorOptions{
 		Handler:   func() http.Handler { return n.web.handler },
-		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: boardCredPrefix,
-		MQTTUser: func() string { return n.live.Load().mqttUser }, // [mqtt] user as the store has it now
-		User:     func(name string) *users.Principal { return n.acc.acct.store.User(name) },
+		BoardCred: func() string { return n.acc.rotate.BoardCred() }, BoardCredPrefix: bootconf.BoardCredPrefix,
+		MQTTUser: func() string { return n.live.Load().MQTTUser }, // [mqtt] user as the store has it now
+		User:     func(name string) *users.Principal { return n.acc.acct.Store.User(name) },
 		Logger:   n.log,
 	})
 }
 
-// accountRoutes mounts login and logout (audited), the session, and GET
-// /api/audit (admin: the cluster's entries).
-func (n *Node) accountRoutes(mux *http.ServeMux) {
-	o := access.RoutesOptions{Auth: n.acc.auth, Audited: n.audited, Self: n.boot.state.Name, Scheme: "http",
-		Client: &http.Client{Timeout: 2 * time.Second},
-		Peers: func() []audit.Peer {
-			if n.boot.state.Standalone() {
-				return nil
-			}
-			var out []audit.Peer
-			for _, p := range n.peerHTTP() {
-				out = append(out, audit.Peer{Name: p.Name, HTTP: p.HTTP})
-			}
-			return out
-		}}
-	if n.sec.on() {
-		o.Scheme = "https"
-		o.Client.Transport = &http.Transport{TLSClientConfig: n.sec.client}
+// newFront builds the front door for work: on the master it queues by
+// class and dispatches; elsewhere it passes requests to the master or runs
+// the ones the master marked for this board. The work is what runs on the
+// board a request is dispatched to: the device API, CGI, the users store
+// and the pages, its acts audited where they run.
+func (n *Node) newFront() (*dispatch.Front, error) {
+	work := http.NewServeMux()
+	n.dev.api.Register(work)
+	n.dev.hist.Routes(work) // GET /api/devices/{name}/history
+	work.Handle("/cgi-bin/", n.acc.auth.Require(n.dev.cgi))
+	n.acc.acct.Store.Register(work, who) // /api/users (pinned to the master)
+	for pattern, h := range n.set.routes {
+		work.Handle(pattern, h)
 	}
-	access.Routes(mux, n.acc.acct.audit, o)
+	work.Handle("/", guard.PageCost(webui.Handler(), n.boot.PageLatency, n.clu.sim.Slowdown)) // [sim] page_latency
+	var peer func(*http.Request) (string, bool)
+	if n.sec.On() {
+		peer = peerName
+	}
+	return dispatch.NewFront(dispatch.Options{
+		Cluster: frontCluster{elected: n.clu.cluster, open: func() bool { return n.web.front.Dispatcher() != nil }},
+		Local:   n.audited(work),
+		Auth:    guard.Gate{Auth: n.acc.auth, ReadAuth: n.boot.ReadAuth, Audit: n.acc.acct.Audit},
+		Marker:  n.acc.marker,
+		Pin: history.Pin(pin.New(n.boot.State.Name, n.boot.State.Peers, func() map[string]string { return n.live.Load().Pins }, n.clu.cluster.Master),
+			pin.Running(n.clu.cluster.Boards)), // a dead board's history from the mirror
+		Mode:          n.boot.Mode,
+		StickyCookie:  n.boot.Sched.Sticky == sched.StickyCookie,
+		RedirectHold:  n.boot.State.Heartbeat,
+		AssignTTL:     assignTTL(n.boot.Assign),
+		Capacity:      n.boot.State.Capacity,
+		Serving:       func() bool { return n.clu.local.Runstate() == state.Running }, // what its report says: health, not stopping
+		Overloaded:    n.clu.local.Overloaded(),
+		MasterWait:    n.boot.State.TMax + n.boot.State.Heartbeat,
+		ReplayMax:     min(n.boot.MaxBody, dispatch.DefaultReplayMax),
+		MaxBody:       n.boot.MaxBody,
+		Transport:     dispatch.NewTransport(dispatch.TransportOptions{ResponseHeaderTimeout: n.boot.CGI.Timeout + 5*time.Second, TLS: n.sec.Client}),
+		Scheme:        n.sec.Scheme(),
+		PeerName:      peer,
+		OnAuthRefused: n.clu.view.Refused,
+		Verified:      n.acc.auth.Verified,
+		CredsDiffer:   n.clu.view.CredsDiffer,
+		FromBoard:     n.acc.peers.From,
+		SharedRead:    pin.ReadOnlyDevices(n.boot.HAL),
+		Registerer:    n.reg,
+		Logger:        n.log,
+	})
 }
+
+// frontCluster is the cluster as the front door sees it. This board is
+// master for the front door once the election made it master and
+// master.follow, on that change, gave the front its dispatcher: a query of
+// both, with no side effect. A request that arrives in between waits for
+// the queue as for any new master (dispatch's viaPlacer holds it), and goes on
+// the moment SetDispatcher opens it.
+type frontCluster struct {
+	elected interface { // the election (*state.Cluster)
+		Self() string
+		Epoch() uint64
+		Master() (name, httpAddr string, ok bool)
+		IsMaster() bool
+	}
+	open func() bool // the queue is open: the front has a dispatcher
+}
+
+func (c frontCluster) Self() string                             { return c.elected.Self() }
+func (c frontCluster) Epoch() uint64                            { return c.elected.Epoch() }
+func (c frontCluster) Master() (name, httpAddr string, ok bool) { return c.elected.Master() }
+func (c frontCluster) IsMaster() bool                           { return c.elected.IsMaster() && c.open() }
+
+// assignTTL maps sched.assign onto dispatch.Options.AssignTTL: 0 there is
+// the default, here it turns assignments off.
+func assignTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
+// peerName names the cluster board that sent r, from its verified client
+// certificate.
+func peerName(r *http.Request) (string, bool) { return clustertls.PeerName(r.TLS) }

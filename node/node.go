@@ -3,69 +3,50 @@ package node
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/promx"
+	"github.com/ews-firmware/ews/node/boardpage"
+	"github.com/ews-firmware/ews/node/bootconf"
+	"github.com/ews-firmware/ews/node/listen"
+	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/logring"
 	"github.com/ews-firmware/ews/node/sdnotify"
 	"github.com/ews-firmware/ews/node/supervise"
 )
-
-// Timeouts bound what one client may hold of the server.
-type Timeouts struct {
-	ReadHeader time.Duration // slowloris guard
-	Read       time.Duration // whole request, body included
-	Write      time.Duration // whole response (SSE streams lift it themselves)
-	Idle       time.Duration // keep-alive connections
-	MaxHeader  int           // bytes; larger headers get 431
-}
-
-// DefaultTimeouts are the server limits used by `ews run`.
-func DefaultTimeouts() Timeouts {
-	return Timeouts{
-		ReadHeader: 5 * time.Second,
-		Read:       30 * time.Second,
-		Write:      60 * time.Second,
-		Idle:       120 * time.Second,
-		MaxHeader:  16 << 10,
-	}
-}
 
 // Node is one board's daemon. Create it with New, then Run it. It holds
 // what it owns itself (config, logger, lifecycle, the process's exit) and
 // the board's components in four sides, each with one role, built once by
 // New (system.go).
 type Node struct {
-	boot *boot // every package's options, from the boot config (configmap.go)
+	boot *bootconf.Boot // every package's options, from the boot config (node/bootconf)
 	// live is the cluster-wide part this board runs now: boot's, then each
-	// version of the configuration store it applied (liveconfig.go)
-	live    atomic.Pointer[liveConfig]
+	// version of the configuration store it applied (node/liveconf)
+	live    atomic.Pointer[liveconf.Config]
 	log     *slog.Logger
 	set     settings  // what the Options chose
 	life    lifecycle // runs the components, then closes what they hold
 	reg     *promx.Registry
-	sec     security    // TLS material and session secret from the bundle
-	clu     clusterSide // the cluster, what it hears of this board, mastership
-	dev     deviceSide  // this board's devices and what serves, mirrors and records them
-	web     webSide     // the HTTP surface, the front door and the listeners
-	acc     accessSide  // credentials, users, audit; who is a board
+	sec     bootconf.TLS // TLS material and session secret from the bundle (node/bootconf)
+	clu     clusterSide  // the cluster, what it hears of this board, mastership
+	dev     deviceSide   // this board's devices and what serves, mirrors and records them
+	web     webSide      // the HTTP surface, the front door and the listeners
+	acc     accessSide   // credentials, users, audit; who is a board
 	started time.Time
-	exit    exitRequest // why Run returns (restart.go)
-	bin     binary      // the running executable, for the board page and uploads
-	kept    *keptStores // kept stores it could not read at start (keptstores.go)
+	exit    exitRequest         // why Run returns (restart.go)
+	kept    *boardpage.Problems // kept stores it could not read at start (node/boardpage)
 }
 
 // settings are what the Options set before New builds the board.
 type settings struct {
-	timeouts Timeouts
+	timeouts listen.Timeouts
 	exe      string                  // the running binary; "" when unknown
 	logs     *logring.Ring           // recent log lines; nil without WithLogRing
 	routes   map[string]http.Handler // extra work routes (tests only)
@@ -79,30 +60,29 @@ type Option func(*settings)
 func WithLogRing(ring *logring.Ring) Option { return func(s *settings) { s.logs = ring } }
 
 // WithExecutable names the running binary that a firmware upload replaces
-// (Executable() in `ews run`; without it uploads are refused).
+// (boardpage.Executable() in `ews run`; without it uploads are refused).
 func WithExecutable(path string) Option { return func(s *settings) { s.exe = path } }
 
 // New builds a node from a validated config. It opens nothing yet that
 // another process could notice and starts no goroutine; Run listens and
 // starts the components. The config is read here only, by the mapping
-// onto every package's options (configmap.go); a problem any package
+// onto every package's options (node/bootconf); a problem any package
 // finds in it is config.Errors, with file, line and key.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b, err := mapConfig(cfg)
+	b, err := bootconf.Map(cfg)
 	if err != nil {
 		return nil, err
 	}
-	kept := &keptStores{}
-	b = storeWins(cfg, b, log, kept) // the configuration store's sections, once it holds them (configmap_store.go)
-	n := &Node{log: log, set: settings{timeouts: DefaultTimeouts()}, kept: kept,
+	kept := &boardpage.Problems{}
+	b = bootconf.StoreWins(cfg, b, log, func(store, path string, err error) { kept.Report(log, store, path, err) }) // the configuration store's sections, once it holds them (node/bootconf)
+	n := &Node{log: log, set: settings{timeouts: listen.DefaultTimeouts()}, kept: kept,
 		started: time.Now(), exit: exitRequest{stop: make(chan struct{})}}
 	for _, o := range opts {
 		o(&n.set)
 	}
-	n.bin.path = n.set.exe
 	if err := n.build(b); err != nil {
 		n.life.close()
 		return nil, err
@@ -141,9 +121,16 @@ func (n *Node) Ready() bool { return n.web.ready.Load() }
 // component failed with. A listen failure is returned at once.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.life.close()
-	primary, redirect, err := n.listen(ctx)
+	o := listen.Options{Handler: n.web.handler, Timeouts: n.set.timeouts, Grace: n.boot.ShutdownTimeout, HTTP: n.boot.State.HTTP,
+		HTTPS: n.boot.HTTPS, Redirect: n.boot.Redirect, TLS: n.sec.Server, Peers: n.boot.State.Peers, MaxConnsPerClient: n.boot.MaxConnsPerClient,
+		OnDrain: []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}, Logger: n.log}
+	srv, err := listen.Open(ctx, o) // node/listen
 	if err != nil {
 		return err
+	}
+	primary, redirect := srv.Primary, srv.Redirect
+	if srv.Plain != nil {
+		n.web.plain.Store(srv.Plain)
 	}
 	addr := primary.Addr()
 	n.web.addr.Store(addr)
@@ -160,14 +147,10 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
 	n.life.start(ctx, "events", runFunc(n.publish))
-	// the store's new versions, applied live; a func, not the applier: an
-	// interface holding it (and so *Node) keeps every field type's methods
-	// in the binary, the history store's in the lite build too
-	n.life.start(ctx, "config", runFunc(n.acc.live.Run))
-	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
-	if n.probing() {
-		n.life.start(ctx, "probes", runFunc(n.probeLoop))
-	}
+	// the store's new versions, applied live (node/liveconf)
+	n.life.start(ctx, "config", n.acc.live)
+	n.life.start(ctx, "audit", n.acc.acct.Audit) // the audit log's writer
+	n.life.start(ctx, "probes", n.clu.view)      // the master's probes of the boards' response times
 	if n.clu.auto != nil {
 		n.life.start(ctx, "automation", n.clu.auto)
 	}
@@ -176,7 +159,14 @@ func (n *Node) Run(ctx context.Context) error {
 		n.life.start(ctx, "redirect", redirect) // node.http: /healthz, /readyz, else 308 to HTTPS
 	}
 	n.life.start(ctx, "http", primary)
-	n.life.start(ctx, "durable", runFunc(n.runDurable)) // the raft log rides the HTTP listener (durablestate.go)
+	n.life.start(ctx, "durable", n.acc.durable) // the raft log rides the HTTP listener (node/durable)
+	// once the log runs: the first admin seeded, the previous build's users
+	// imported, the store's first version, the secrets' rolling
+	n.life.start(ctx, "users", n.acc.acct)
+	n.life.start(ctx, "config-seed", runFunc(func(ctx context.Context) error { n.acc.live.Seed(ctx); return nil }))
+	if rt := n.acc.rotation; rt != nil && n.acc.durable.Clustered() {
+		n.life.start(ctx, "rotation", runFunc(func(ctx context.Context) error { rt.roller.Run(ctx); return nil })) // (node/rotate)
+	}
 	// The cluster starts after the HTTP servers so that it stops before
 	// them: mastership is handed over before the drain.
 	n.life.start(ctx, "cluster", n.clu.cluster)
@@ -196,13 +186,13 @@ func (n *Node) Run(ctx context.Context) error {
 	n.clu.cluster.ReportNow() // running now
 	wo := sdnotify.BoardOptions{Addr: addr, Cluster: func() { n.clu.cluster.Snapshot() }, Helpers: n.dev.helpers.Check,
 		HelpersEvery: supervise.DefaultCheckEvery} // a stuck WATCH restarts ews within seconds (002)
-	if n.sec.on() {
-		wo.TLS = n.sec.client
+	if n.sec.On() {
+		wo.TLS = n.sec.Client
 	}
 	wd := sdnotify.Board(n.log, wo) // systemd's, petted while the board answers
 	n.life.start(ctx, "watchdog", wd)
 	wd.Ready()
-	n.log.Info("serving", "name", n.boot.state.Name, n.sec.scheme(), addr.String(), "config", n.boot.file)
+	n.log.Info("serving", "name", n.boot.State.Name, n.sec.Scheme(), addr.String(), "config", n.boot.File)
 	if a := n.announcer(addr); a != nil {
 		n.life.start(ctx, "mdns", a) // announce on the LAN, [node] mdns (node/mdns)
 	}
@@ -226,15 +216,9 @@ func (n *Node) Run(ctx context.Context) error {
 	return err
 }
 
-// Listen opens a TCP listener and turns "address in use" into an error that
-// names the port and says what to do.
-func Listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("node: listen %s: address in use: another process (another ews?) holds this port; stop it or change node.http", addr)
-		}
-		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
-	}
-	return ln, nil
-}
+// releaseStartGarbage collects what starting left behind (the config's parse, certificates, the
+// UI's index, each component's setup) and returns the free pages to the OS, once, when the node
+// serves: a board idles for hours, the heap may not reach its next GC for as long, and the
+// runtime's forced GC comes only every two minutes (docs/notes/lighter-boards.md: idle RSS). In the
+// background, so the first requests do not wait for it.
+func releaseStartGarbage() { go debug.FreeOSMemory() }

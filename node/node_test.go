@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/node/listen"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -206,7 +207,7 @@ func TestOversizedHeaders(t *testing.T) {
 }
 
 func TestSlowClientCut(t *testing.T) {
-	to := DefaultTimeouts()
+	to := listen.DefaultTimeouts()
 	to.ReadHeader = 200 * time.Millisecond
 	_, base, _, _ := startNode(t, testConfig(t), withTimeouts(to))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/backup"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // clusterBackup is `ews cluster backup`: every board's boot config and the
@@ -110,8 +110,8 @@ func usersIn(a backup.Archive) int {
 }
 
 // checkStoreText checks a backup's configuration document as `ews config
-// check` does (node.CheckStoreText).
-func checkStoreText(text, boot []byte) []string { return node.CheckStoreText(text, boot) }
+// check` does (bootconf.CheckStoreText).
+func checkStoreText(text, boot []byte) []string { return bootconf.CheckStoreText(text, boot) }
 
 // clusterRestore is `ews cluster restore`: a replacement board's boot
 // directory from a backup, or the cluster's stores back on a running

@@ -7,8 +7,8 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bootkey"
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node"
 	"github.com/ews-firmware/ews/node/auth"
+	"github.com/ews-firmware/ews/node/bootconf"
 )
 
 // preflight is every check of a parsed config beyond the file itself that
@@ -25,13 +25,13 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 			// stands for it (node, boardcred.go)
 			opts.FromBoard, opts.BoardToken = func(*http.Request) bool { return false }, "ewsb_preflight"
 		}
-		if _, err := auth.New(node.AuthConfig(cfg), opts); err != nil {
-			errs = append(errs, cfg.Errorf(node.AuthKey(cfg), "%v", err))
+		if _, err := auth.New(bootconf.AuthConfig(cfg), opts); err != nil {
+			errs = append(errs, cfg.Errorf(bootconf.AuthKey(cfg), "%v", err))
 		}
 	}
 	// kernel interfaces the devices need (pwmchip, w1, i2c, GPIO): warned,
 	// since check often runs off the board; run then fails naming the device
-	warns = append(warns, node.HardwareWarnings(cfg)...)
+	warns = append(warns, bootconf.HardwareWarnings(cfg)...)
 	// a token inline on the FAT boot partition is readable by every local
 	// user; run moves it (bootkey.MigrateToken), check says so
 	// (one from bundle_file is not inline)
@@ -46,11 +46,11 @@ func preflight(cfg *config.Config) (errs, warns config.Errors) {
 }
 
 // checkAll is what `config check` reports: every problem of the file (its
-// own and those of the packages it maps onto: node.CheckConfig), then of
+// own and those of the packages it maps onto: bootconf.CheckConfig), then of
 // the preflight, in line order, a key reported once. Everything run refuses is here; a
 // secret file missing on this machine as a warning.
 func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
-	cfg, errs = config.LoadAll(path, node.CheckConfig)
+	cfg, errs = config.LoadAll(path, bootconf.CheckConfig)
 	if cfg == nil {
 		return nil, errs, nil
 	}
@@ -71,7 +71,7 @@ func checkAll(path string) (cfg *config.Config, errs, warns config.Errors) {
 			errs = append(errs, e)
 		}
 	}
-	warns = append(warns, node.StoreWarnings(cfg)...) // the store wins over the file's cluster-wide sections
+	warns = append(warns, bootconf.StoreWarnings(cfg)...) // the store wins over the file's cluster-wide sections
 	errs.Sort()
 	warns.Sort()
 	return cfg, errs, warns

@@ -14,6 +14,8 @@ import (
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/memlimit"
 	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/boardpage"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/firmware"
 	"github.com/ews-firmware/ews/node/logring"
 )
@@ -51,7 +53,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	// the file, and what the packages it maps onto refuse, each with its line
-	cfg, err := config.Load(p, node.CheckConfig)
+	cfg, err := config.Load(p, bootconf.CheckConfig)
 	if err != nil {
 		printConfigError(stderr, err)
 		return exitError
@@ -74,7 +76,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if _, err := bootkey.Migrate(cfg, log, bootkey.Options{}); err != nil {
 		log.Warn("cluster key stays inline on the boot partition, readable by anyone with the SD card", "err", err)
 	}
-	exe := node.Executable()
+	exe := boardpage.Executable()
 	launchSlot(exe, firmwareKey(cfg), log) // a packaged binary hands over to its active firmware slot, if signed (slots.go)
 	_, slotted := firmware.SlotsFor(exe)
 	// A marker left by an upgrade whose supervisor died (power cut, kill -9)

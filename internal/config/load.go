@@ -31,7 +31,7 @@ func Find(explicit string) (string, error) {
 }
 
 // Check is a validation of a parsed config by someone who knows more than
-// the file (the packages it is mapped onto: node.CheckConfig), run by
+// the file (the packages it is mapped onto: bootconf.CheckConfig), run by
 // ParseAll after Validate; each problem carries its line (Errorf).
 type Check func(*Config) Errors
 

@@ -12,7 +12,7 @@ var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,62}$`)
 // Validate checks every rule the file alone can break and returns each
 // problem with its line; nil when none. What the packages the config is
 // mapped onto know (policies, drivers, the rule grammar, the virtual IP)
-// they check themselves: the Check that Parse runs (node.CheckConfig).
+// they check themselves: the Check that Parse runs (bootconf.CheckConfig).
 func (c *Config) Validate() Errors {
 	var errs Errors
 	bad := func(key, format string, args ...any) { errs = append(errs, c.Errorf(key, format, args...)) }

@@ -31,7 +31,7 @@ func withStores() Archive {
 }
 
 // fakeCheck refuses a document naming driver "sim-swich", as the boards'
-// check (node.CheckStoreText) does.
+// check (bootconf.CheckStoreText) does.
 func fakeCheck(text, _ []byte) []string {
 	if i := bytes.Index(text, []byte("sim-swich")); i >= 0 {
 		return []string{"cluster.toml:" + "5: device[2].driver: unknown driver \"sim-swich\""}

@@ -137,7 +137,7 @@ func New(opts Options) (*Store, error) {
 	s := &Store{opts: opts, moved: make(chan struct{})}
 	if opts.Path != "" {
 		// a kept file this board cannot take never stops it (the board
-		// reports why, node/keptstores.go): it starts empty and takes the
+		// reports why, node/boardpage/problems.go): it starts empty and takes the
 		// cluster's version from the log
 		b, err := os.ReadFile(opts.Path)
 		if err == nil {

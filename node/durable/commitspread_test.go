@@ -6,7 +6,7 @@ import (
 )
 
 // TestCommitReachesFollowersAtOnce: a leader with nothing more to send
-// resends to its followers only every Commit (raftTiming makes it tmax), so
+// resends to its followers only every Commit (TimingOf makes it tmax), so
 // a write must carry its commit to them itself (Commit's barrier). With
 // Commit an hour, every board still applies the write: on the old code the
 // followers waited for the next write or the hour.

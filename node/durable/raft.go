@@ -280,7 +280,7 @@ func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	// another write that would be raft's idle resend, every Commit; a
 	// barrier is an append now (an entry the FSM never sees), so each
 	// board applies f within a round trip and the leader's idle sending
-	// can stay rare (raftTiming; docs/NOTES.md "Idle CPU").
+	// can stay rare (TimingOf; docs/NOTES.md "Idle CPU").
 	go ra.Barrier(r.opts.Timing.Apply)
 	res, _ := f.Response().(applyResult)
 	return f.Index(), res.version, res.err

@@ -17,7 +17,7 @@ import (
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/enrol"
-	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/enrolment"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
@@ -191,7 +191,7 @@ func TestSecondClaimRaces(t *testing.T) {
 // readConfigName is [node] name of the boot config the page wrote in dir.
 func readConfigName(t *testing.T, dir string) string {
 	t.Helper()
-	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), node.CheckConfig)
+	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), bootconf.CheckConfig)
 	if err != nil {
 		t.Fatalf("the written config: %v", err)
 	}

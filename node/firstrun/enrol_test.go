@@ -15,7 +15,7 @@ import (
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/enrol"
-	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/enrolment"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
@@ -92,7 +92,7 @@ func TestJoinWithAnEnrolmentCode(t *testing.T) {
 	if code, body := post(t, srv, "/firstrun/join", url.Values{"claim": {s.Claim()}, "enrol_code": {typed}, "enrol_url": {rb.base + "/"}, "gossip": {"127.0.0.1:7947"}}); code != http.StatusOK || !strings.Contains(body, "Start the board") {
 		t.Fatalf("the right code: %d\n%.400s", code, body)
 	}
-	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), node.CheckConfig)
+	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), bootconf.CheckConfig)
 	if err != nil {
 		t.Fatalf("the written config: %v", err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
 
@@ -134,7 +134,7 @@ func TestStartANewCluster(t *testing.T) {
 		t.Fatalf("the admin bundle in the answer: %v", err)
 	}
 	cfgPath := filepath.Join(dir, "ews.toml")
-	cfg, err := config.Load(cfgPath, node.CheckConfig)
+	cfg, err := config.Load(cfgPath, bootconf.CheckConfig)
 	if err != nil {
 		t.Fatalf("the written config: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestJoinACluster(t *testing.T) {
 			t.Errorf("%s: %d, want %d saying %q:\n%.400s", c.name, code, c.want, c.says, body)
 		}
 	}
-	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), node.CheckConfig)
+	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), bootconf.CheckConfig)
 	if err != nil {
 		t.Fatalf("the written config: %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/config"
-	"github.com/ews-firmware/ews/node"
+	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
 
@@ -99,7 +99,7 @@ func TestStartAClusterThatGrows(t *testing.T) {
 		t.Errorf("the CA's fingerprint is not shown")
 	}
 	// this board: its peers, its certificate for its address and NAME.SUFFIX
-	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), node.CheckConfig)
+	cfg, err := config.Load(filepath.Join(dir, "ews.toml"), bootconf.CheckConfig)
 	if err != nil {
 		t.Fatalf("the written config: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestStartNamesOnly(t *testing.T) {
 				t.Errorf("%q: no %q", c.boards, m)
 			}
 		}
-		cfg, err := config.Load(filepath.Join(dir, "ews.toml"), node.CheckConfig)
+		cfg, err := config.Load(filepath.Join(dir, "ews.toml"), bootconf.CheckConfig)
 		if err != nil || len(cfg.Cluster.Peers) != 0 {
 			t.Errorf("%q: config %v, peers %v", c.boards, err, cfg.Cluster.Peers)
 		}

@@ -34,7 +34,7 @@ type Sim struct {
 }
 
 // SimProfile is how one simulated board differs from the others ([sim],
-// mapped by node's configmap.go); a zero field takes the default in Load.
+// mapped by node/bootconf); a zero field takes the default in Load.
 type SimProfile struct {
 	CPUMHz, MemMB                 float64 // capacity it reports
 	BaseCPU, ReqCPU, BusyCPU      float64 // cpu shares: background, one request in flight, while busy
