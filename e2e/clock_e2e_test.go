@@ -126,10 +126,7 @@ func near(got, want, within int64) bool { return got >= want-within && got <= wa
 // TestClockOffsetToken: ews2 3 hours behind, ews3 10 minutes ahead, token
 // auth, plain HTTP.
 func TestClockOffsetToken(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)
 	offsets := map[string]string{"ews1": "0s", "ews2": "-3h", "ews3": "+10m"}
@@ -160,10 +157,7 @@ func TestClockOffsetToken(t *testing.T) {
 // its own certificate's minting, so it knows its clock is wrong, and it
 // judges its peers' certificates in the master's time once measured.
 func TestClockOffsetTLS(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	mc := mintCluster(t, bin, 3)
 	offsets := map[string]string{"ews1": "0s", "ews2": "-30d", "ews3": "+10m"}

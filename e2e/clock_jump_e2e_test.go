@@ -23,10 +23,7 @@ import (
 // seconds after a jump answered 503 "dispatch mark expired on the way"
 // (TestLinearizable's long form, docs/NOTES.md issue 48).
 func TestClockJump(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)
 	token := "clock-jump-token-0a8c2e4f6b"

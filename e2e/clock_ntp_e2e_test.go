@@ -56,10 +56,7 @@ func ntpResponder(t *testing.T) string {
 // master's own clock says. A device's `updated` (stamped in cluster time)
 // shows it.
 func TestClockOffsetNTP(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)
 	server := ntpResponder(t)

@@ -7,6 +7,9 @@ package e2e
 //	binary_test.go  building ews once per flavour per run: binary(build{...}) for
 //	                extra tags, a version stamp (versionBinary), a cross-build
 //	                (goarch, goarm) or a stripped one; ewsBinary is the shipped one
+//	setup_test.go   a test's first line: beside (t.Parallel, skipped under
+//	                -short) or long (serial, skipped under -short); and
+//	                boardTOML.startCluster, n boards configured and started
 //	ports_test.go   free loopback ports (freeBase: random blocks, checked) and a
 //	                layout of n boards on them; never pick ports another way
 //	config_test.go  writing the boards' configs (boardTOML, which also sets each
@@ -27,7 +30,7 @@ package e2e
 //	                trusting it; configure, tokenDoc, start, waitFormed over
 //	                HTTPS, or plain HTTP with TLS off)
 //
-// A test that only waits on its own boards calls t.Parallel() and runs beside
+// A test that only waits on its own boards calls beside (t.Parallel) and runs beside
 // the others (go test -parallel; freeBase never hands two running tests the
 // same ports); one that needs root or the host's network, measures a time or
 // a load, or runs qemu stays serial, and the serial ones run first, alone.

@@ -153,10 +153,7 @@ func postBoard(t *testing.T, b *board, path, file string) (int, string) {
 }
 
 func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds three binaries")
-	}
+	beside(t, "builds three binaries")
 	v1, v2, bad := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2")), signedCopy(t, badBinary(t))
 	b := ownCopyCluster(t, 1, v1)[0]
 	var info boardJSON
@@ -293,10 +290,7 @@ func upgradeLoad(boards []*board, stop <-chan struct{}, res *loadResult) *sync.W
 }
 
 func TestRollingUpgrade(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds two binaries and runs three boards")
-	}
+	beside(t, "builds two binaries and runs three boards")
 	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
@@ -395,10 +389,7 @@ func hostArch() string {
 // TestRollingUpgradeFromABoard is the UI's rolling upgrade: the binary goes to one follower,
 // which upgrades the others (followers first, then the master) and itself last.
 func TestRollingUpgradeFromABoard(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds two binaries and runs three boards")
-	}
+	beside(t, "builds two binaries and runs three boards")
 	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
 	boards := ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
@@ -442,10 +433,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 // TestFirmwareInterruptedTrial: the supervisor died during the trial (kill -9, a power cut) and
 // left its marker: the next start supervises the new binary and commits it once it serves.
 func TestFirmwareInterruptedTrial(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
+	beside(t, "builds a binary")
 	b := ownCopyCluster(t, 1, versionBinary(t, "test-1"))[0]
 	testutil.EventuallyWithin(t, "board serving", 30*time.Second, func() bool { i, err := b.info(); return err == nil && i.Runstate == "running" })
 	b.kill9()

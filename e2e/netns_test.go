@@ -13,9 +13,7 @@ import (
 // made here.
 func needNetns(t *testing.T, what string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real ews processes in network namespaces")
-	}
+	long(t, "starts real ews processes in network namespaces")
 	if os.Geteuid() != 0 {
 		t.Skip(what + " needs root for ip netns")
 	}

@@ -34,9 +34,7 @@ type tlsBoard struct {
 // mark, nor any Authorization header in clear, while a canary sent on
 // purpose in plain HTTP is in it (the capture sees clear text).
 func TestTLSClusterCapture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	if os.Geteuid() != 0 {
 		t.Skip("tcpdump needs root to capture on lo; run as root (scripts/test.sh does)")
 	}
