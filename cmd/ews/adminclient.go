@@ -99,13 +99,26 @@ func adminPost(c *http.Client, cmd, base, path, token string, v any, want int, s
 		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
 		return nil, exitError
 	}
-	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
+	return boardCall(c, cmd, http.MethodPost, base, path, token, body, want, stderr)
+}
+
+// boardCall sends method path to the board at base, body (JSON, nil for
+// none) and token (none when "") with it, and returns the answer's body
+// when its status is want. Otherwise stderr gets the error, as cmd: the
+// board's status and message, or why it was not reached (tlsHint); the
+// exit code is returned with the body.
+func boardCall(c *http.Client, cmd, method, base, path, token string, body []byte, want int, stderr io.Writer) ([]byte, int) {
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		fmt.Fprintf(stderr, "ews %s: %v%s\n", cmd, err, tlsHint(err))

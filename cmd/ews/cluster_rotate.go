@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -119,23 +118,9 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 
 // rotateCall sends one request to rotate.Path and decodes its status.
 func rotateCall(c *http.Client, method, base, token string, body []byte, st *rotate.Status, stderr io.Writer) int {
-	req, err := http.NewRequest(method, base+rotate.Path, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
-		return exitUsage
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: %v%s\n", err, tlsHint(err))
-		return exitError
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "ews cluster rotate: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
-		return exitError
+	out, code := boardCall(c, "cluster rotate", method, base, rotate.Path, token, body, http.StatusOK, stderr)
+	if code != exitOK {
+		return code
 	}
 	if err := json.Unmarshal(out, st); err != nil {
 		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", base, err)
