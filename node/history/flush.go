@@ -45,14 +45,22 @@ func (s *Store) Run(ctx context.Context) error {
 func (s *Store) Flush() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
+	_, err := s.closeAndFlush(false)
+	return err
+}
+
+// closeAndFlush closes the buckets that are over (all: the open ones too)
+// and writes them, with flushMu held; closed: the store was closed
+// already, and nothing was done.
+func (s *Store) closeAndFlush(all bool) (closed bool, err error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil
+		return true, nil
 	}
 	now := s.opts.Now().UnixMilli()
-	s.closeBuckets(now, false)
-	return s.flushLocked(now)
+	s.closeBuckets(now, all)
+	return false, s.flushLocked(now)
 }
 
 // flushLocked is Flush with flushMu and mu held; it releases mu.
@@ -262,14 +270,10 @@ func writeFile(path string, data []byte) (*os.File, error) {
 func (s *Store) Close() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	closed, err := s.closeAndFlush(true)
+	if closed {
 		return nil
 	}
-	now := s.opts.Now().UnixMilli()
-	s.closeBuckets(now, true)
-	err := s.flushLocked(now)
 	s.mu.Lock()
 	s.closed = true
 	if s.f != nil {
