@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,25 +19,7 @@ type board struct {
 	key                     string   // the cluster key (base64), set by boardTOML.write
 	flags                   []string // more `ews run` flags, e.g. --log-level debug
 	cmd                     *exec.Cmd
-	log                     *syncBuffer
-}
-
-// syncBuffer is a process's stdout and stderr, safe to read while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log                     *testutil.Buffer
 }
 
 func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
@@ -49,7 +29,7 @@ func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
 // printed when the test failed.
 func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
 	t.Helper()
-	b.log = &syncBuffer{}
+	b.log = &testutil.Buffer{}
 	argv := append(append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg), b.flags...)
 	b.cmd = startBusyBinary(t, func() *exec.Cmd {
 		c := exec.Command(argv[0], argv[1:]...)

@@ -16,7 +16,7 @@ package e2e
 //	                board's cluster key), writeFile, demo boards
 //	board_test.go   one `ews run` process (board): start, startWith a wrapper
 //	                (qemu, ip netns exec) and more flags (b.flags), kill9, stop
-//	                (SIGTERM, exit 0), waitReady, exitCode, its log (syncBuffer)
+//	                (SIGTERM, exit 0), waitReady, exitCode, its log (testutil.Buffer)
 //	                and waitLog
 //	lastlanded_test.go  lastLandedBinary: ews built from the last landed commit
 //	                (lastLanded, moved forward at each landing) out of git

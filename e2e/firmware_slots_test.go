@@ -30,7 +30,7 @@ import (
 type rsService struct {
 	exe, cfg string
 	env      []string
-	log      *syncBuffer
+	log      *testutil.Buffer
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -156,7 +156,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	svc := &rsService{exe: base, cfg: cfg, log: &syncBuffer{},
+	svc := &rsService{exe: base, cfg: cfg, log: &testutil.Buffer{},
 		env: append(os.Environ(), "INVOCATION_ID=rs-test", "EWS_FIRMWARE_DIR="+slots)}
 	svc.start(t)
 	t.Cleanup(func() {

@@ -65,7 +65,7 @@ node = "ews3"
 	})
 
 	pcap := filepath.Join(dir, "lo.pcap")
-	var dumpErr syncBuffer
+	var dumpErr testutil.Buffer
 	dump := exec.Command(tcpdump, "-i", "lo", "--immediate-mode", "-U", "-s", "0", "-w", pcap, "tcp", "portrange", fmt.Sprintf("%d-%d", low, high+100))
 	dump.Stderr = &dumpErr
 	if err := dump.Start(); err != nil {

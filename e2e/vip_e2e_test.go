@@ -376,7 +376,7 @@ func TestKeepalivedTakeover(t *testing.T) {
 	dir := t.TempDir()
 	type proc struct {
 		cmd *exec.Cmd
-		log *syncBuffer
+		log *testutil.Buffer
 	}
 	var procs []*proc
 	t.Cleanup(func() {
@@ -389,7 +389,7 @@ func TestKeepalivedTakeover(t *testing.T) {
 		}
 	})
 	run := func(ns string, args ...string) *proc {
-		p := &proc{log: &syncBuffer{}}
+		p := &proc{log: &testutil.Buffer{}}
 		p.cmd = exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...)
 		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 		if err := p.cmd.Start(); err != nil {
