@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,19 +107,8 @@ func exited(pid int) bool {
 // review's program printed the card's cert_key into a device value
 // anonymous clients read.
 func TestCommandCannotReadEwsFiles(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a program as another user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
-	root := t.TempDir()
-	for p := root; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil { // t.TempDir's dirs are 0700
-			t.Fatal(err)
-		}
-	}
+	nobody := testutil.Nobody(t)
+	root := testutil.OpenTempDir(t)
 	etc := filepath.Join(root, "etc-ews")
 	if err := os.Mkdir(etc, 0o770); err != nil { // as packaging/tmpfiles.conf: root:ews 0770
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -208,19 +207,8 @@ func TestUserRefused(t *testing.T) {
 // "CGI as another user"). With [cgi] user they run as that user, with no capabilities and at most
 // max_processes processes, and both reads fail.
 func TestRunsAsOtherUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a program as another user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
-	root := t.TempDir()
-	for p := root; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil { // t.TempDir's dirs are 0700
-			t.Fatal(err)
-		}
-	}
+	nobody := testutil.Nobody(t)
+	root := testutil.OpenTempDir(t)
 	etc := filepath.Join(root, "etc")
 	secret := filepath.Join(etc, "token")
 	if err := os.Mkdir(etc, 0o755); err != nil {
