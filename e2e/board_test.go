@@ -18,11 +18,20 @@ type board struct {
 	name, http, gossip, cfg string
 	key                     string   // the cluster key (base64), set by boardTOML.write
 	flags                   []string // more `ews run` flags, e.g. --log-level debug
+	ns                      string   // the network namespace it runs in (netCluster); "" the test's
 	cmd                     *exec.Cmd
 	log                     *testutil.Buffer
 }
 
-func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
+// start starts the board as its own `ews run` of bin, in its namespace
+// when it has one.
+func (b *board) start(t *testing.T, bin string) {
+	if b.ns != "" {
+		b.startWith(t, []string{"ip", "netns", "exec", b.ns}, bin)
+		return
+	}
+	b.startWith(t, nil, bin)
+}
 
 // startWith starts the board's binary under wrapper (qemu, `ip netns exec
 // NS`) when it is set; the process is killed at the test's end, and its log

@@ -7,11 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
@@ -57,22 +55,11 @@ func ntpResponder(t *testing.T) string {
 // shows it.
 func TestClockOffsetNTP(t *testing.T) {
 	beside(t, "starts real ews processes")
-	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
 	server := ntpResponder(t)
 	offsets := map[string]string{"ews1": "-3h", "ews2": "+10m", "ews3": "-30d"}
 	token := "clock-ntp-token-8e3d1f0a"
-	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
-	for _, b := range boards {
-		c := boardTOML{cluster: fastTimers + fmt.Sprintf("ntp = [%q]\n", server),
-			rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\nclock_offset = %q\n%s", token, offsets[b.name], clockDevices)}
-		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
-		writeFile(t, b.cfg, c.doc(b, peers, key))
-		b.start(t, bin)
-	}
-	c := &clockCluster{boards: boards, client: &http.Client{Timeout: 5 * time.Second}, base: func(b *board) string { return "http://" + b.http }, token: token}
-	defer c.client.CloseIdleConnections()
-	c.formed(t)
+	c, _ := plainClockCluster(t, token, fmt.Sprintf("ntp = [%q]\n", server), func(b *board) string { return offsets[b.name] })
+	boards := c.boards
 	boards[0].waitLog(t, "cluster time follows NTP", 20*time.Second)
 	for _, relay := range []string{"relay2", "relay3"} {
 		// the followers take the master's new time at their next probe of

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/enrol"
@@ -68,17 +66,7 @@ func TestClusterEnrol(t *testing.T) {
 	}
 	// a board's card (its certificate, no person's token) leaves none, and
 	// fetching needs nothing it holds
-	card, err := bundle.Read(c.own(c.boards[2]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := card.BoardCert("ews3", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	thief := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: x509Pool(t, c.caPEM), Certificates: []tls.Certificate{cert}}}}
-	t.Cleanup(thief.CloseIdleConnections)
+	_, thief := c.thief(t, c.boards[2])
 	resp, err := thief.Post(url+enrolment.Path, "application/json", strings.NewReader(`{"id":"`+strings.Repeat("f", enrol.IDLen)+`","sealed":"x"}`))
 	if err != nil {
 		t.Fatal(err)

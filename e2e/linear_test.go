@@ -217,9 +217,9 @@ func linCluster(t *testing.T, bin string, n int) (net *linNet, boards []*board, 
 		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
 		writeFile(t, b.cfg, c.doc(b, peers, key))
 	}
-	for i, b := range boards {
+	for _, b := range boards {
 		configure(b, 0)
-		net.start(i, b, bin)
+		b.start(t, bin)
 	}
 	waitRunning(t, boards, ", the admin seeded", func(b *board) bool {
 		got, _ := accSession(b, "")["users_version"].(float64)
