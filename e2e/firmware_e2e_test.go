@@ -289,15 +289,40 @@ func upgradeLoad(boards []*board, stop <-chan struct{}, res *loadResult) *sync.W
 	return &wg
 }
 
-func TestRollingUpgrade(t *testing.T) {
-	beside(t, "builds two binaries and runs three boards")
-	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
-	boards := ownCopyCluster(t, 3, v1)
+// rollingUnderLoad is a rolling upgrade's start: three boards on test-1
+// (v1), each on its own copy, ews1 master, under upgradeLoad, and v2 the
+// signed test-2 to upgrade to. done stops the load and fails t unless it
+// was answered and nothing was lost or answered badly; what names the run
+// in the load's log line.
+func rollingUnderLoad(t *testing.T) (boards []*board, v1, v2 string, done func(what string)) {
+	t.Helper()
+	v1, v2 = versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
+	boards = ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
-
 	stop := make(chan struct{})
 	var res loadResult
 	wg := upgradeLoad(boards, stop, &res)
+	done = func(what string) {
+		t.Helper()
+		close(stop)
+		wg.Wait()
+		var bad []string
+		res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
+		t.Logf("%s; load: %d 2xx, %d shed (503 + Retry-After), %d connections refused by a restarting board, %d lost/bad %v",
+			what, res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
+		if res.ok.Load() == 0 {
+			t.Fatal("the load loop got no answers: it did not test anything")
+		}
+		if res.badN.Load() != 0 {
+			t.Fatalf("%d requests lost or answered badly during the rolling upgrade: %v", res.badN.Load(), bad)
+		}
+	}
+	return boards, v1, v2, done
+}
+
+func TestRollingUpgrade(t *testing.T) {
+	beside(t, "builds two binaries and runs three boards")
+	boards, v1, v2, done := rollingUnderLoad(t)
 	var out, errOut bytes.Buffer
 	start := time.Now()
 	cli := exec.Command(v1, "upgrade", "--url", "http://"+boards[1].http, "--binary", v2, "--token-file", tokenFile(t))
@@ -307,8 +332,7 @@ func TestRollingUpgrade(t *testing.T) {
 		code = cli.ProcessState.ExitCode()
 	}
 	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	done("ews upgrade through ews2")
 	t.Logf("ews upgrade (%v):\n%s%s", took.Round(time.Millisecond), out.String(), errOut.String())
 	if code != 0 {
 		t.Fatalf("ews upgrade exit %d", code)
@@ -326,16 +350,6 @@ func TestRollingUpgrade(t *testing.T) {
 		v, err := boards[0].view()
 		return err == nil && v.Master != ""
 	})
-	var bad []string
-	res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
-	t.Logf("load during the upgrade: %d answered 2xx, %d shed (503 + Retry-After), %d connections refused by a restarting board, %d lost/bad %v",
-		res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
-	if res.ok.Load() == 0 {
-		t.Fatal("the load loop got no answers: it did not test anything")
-	}
-	if res.badN.Load() != 0 {
-		t.Fatalf("%d requests lost or answered badly during the rolling upgrade: %v", res.badN.Load(), bad)
-	}
 }
 
 // checkUpgradeOrder holds ews upgrade's order to its rule: the followers
@@ -390,12 +404,7 @@ func hostArch() string {
 // which upgrades the others (followers first, then the master) and itself last.
 func TestRollingUpgradeFromABoard(t *testing.T) {
 	beside(t, "builds two binaries and runs three boards")
-	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
-	boards := ownCopyCluster(t, 3, v1)
-	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
-	stop := make(chan struct{})
-	var res loadResult
-	wg := upgradeLoad(boards, stop, &res)
+	boards, _, v2, done := rollingUnderLoad(t)
 	start := time.Now()
 	code, msg := postBoard(t, boards[1], "/api/cluster/upgrade", v2)
 	if code != 202 || !strings.Contains(msg, `"order":["ews3","ews1","ews2"]`) {
@@ -410,18 +419,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 		v, err := boards[0].view()
 		return err == nil && v.Master != ""
 	})
-	close(stop)
-	wg.Wait()
-	var bad []string
-	res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
-	t.Logf("rolling upgrade from ews2: %v; load: %d 2xx, %d shed (503 + Retry-After), %d refused, %d lost/bad %v",
-		time.Since(start).Round(time.Millisecond), res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
-	if res.ok.Load() == 0 {
-		t.Fatal("the load loop got no answers")
-	}
-	if res.badN.Load() != 0 {
-		t.Fatalf("%d requests lost or answered badly: %v", res.badN.Load(), bad)
-	}
+	done(fmt.Sprintf("rolling upgrade from ews2: %v", time.Since(start).Round(time.Millisecond)))
 	boards[1].waitLog(t, `msg="rolling upgrade" board=ews1`, 5*time.Second)
 	log := boards[1].log.String()
 	i3, i1 := strings.Index(log, `msg="rolling upgrade" board=ews3`), strings.Index(log, `msg="rolling upgrade" board=ews1`)
