@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/sandbox"
@@ -85,20 +84,7 @@ func TestCommandTimeoutKillsItsChildren(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the program wrote no pid: %q", b)
 	}
-	testutil.Eventually(t, "the background child is killed", func() bool { return exited(pid) })
-}
-
-// exited reports whether pid is gone (or a zombie no one reaped yet).
-func exited(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return strings.HasPrefix(rest, "Z")
+	testutil.Eventually(t, "the background child is killed", func() bool { return testutil.Gone(pid) })
 }
 
 // With the box's user (ews-cgi on a board; nobody here, as root), a

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,19 +38,6 @@ func pids(t *testing.T, file string) []int {
 	return out
 }
 
-// gone reports whether pid has exited (a zombie nobody reaped counts).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return strings.HasPrefix(rest, "Z")
-}
-
 func allGone(t *testing.T, what string, ps []int) {
 	t.Helper()
 	if len(ps) == 0 {
@@ -59,7 +45,7 @@ func allGone(t *testing.T, what string, ps []int) {
 	}
 	testutil.Eventually(t, what, func() bool {
 		for _, p := range ps {
-			if !gone(p) {
+			if !testutil.Gone(p) {
 				return false
 			}
 		}
