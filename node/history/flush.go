@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -187,11 +188,11 @@ func (s *Store) capSize() {
 		cut := oldest + time.Hour.Milliseconds()
 		for _, se := range s.series {
 			if raw {
-				i, _ := slices.BinarySearchFunc(se.raw, cut, func(p rawPt, t int64) int { return cmpInt(p.T, t) })
+				i, _ := slices.BinarySearchFunc(se.raw, cut, func(p rawPt, t int64) int { return cmp.Compare(p.T, t) })
 				se.raw = slices.Clone(se.raw[i:])
 				se.flushedRaw = max(0, se.flushedRaw-i)
 			} else {
-				i, _ := slices.BinarySearchFunc(se.agg, cut, func(p aggPt, t int64) int { return cmpInt(p.T, t) })
+				i, _ := slices.BinarySearchFunc(se.agg, cut, func(p aggPt, t int64) int { return cmp.Compare(p.T, t) })
 				se.agg = slices.Clone(se.agg[i:])
 				se.flushedAgg = max(0, se.flushedAgg-i)
 			}
