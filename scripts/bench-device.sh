@@ -56,13 +56,7 @@ $devices
 TOML
 }
 loopback_start "$bin"
-url=http://127.0.0.1:$base
-entry=$url
-[[ ${ENTRY:-master} == follower ]] && entry=http://127.0.0.1:$((base + 1))
-for _ in $(seq 100); do
-	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
-	sleep 0.2
-done
+loopback_running
 trace=()
 [[ -n ${TRACE:-} ]] && trace=(--trace)
 reports=()

@@ -48,13 +48,7 @@ node = "ews3"
 TOML
 }
 loopback_start "$bin"
-url=http://127.0.0.1:$base
-entry=$url
-[[ ${ENTRY:-master} == follower ]] && entry=http://127.0.0.1:$((base + 1))
-for _ in $(seq 100); do
-	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
-	sleep 0.2
-done
+loopback_running
 if [[ -n ${BARE:-} ]]; then
 	# what the testbed adds with nothing of ews in it: a bare net/http server
 	# answering at once and after a device's 20 ms, then ews's control request

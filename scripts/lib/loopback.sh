@@ -54,3 +54,19 @@ tmax = "1s"
 heartbeat = "100ms"
 TOML
 }
+
+# loopback_running: waits (20 s at most) until ews1 is master and all three
+# boards run, as ews1 sees them; sets url (ews1's) and entry, where the
+# requests go: ews2's with ENTRY=follower, else url.
+loopback_running() {
+	url=http://127.0.0.1:$lb_http
+	# entry: read by the caller
+	# shellcheck disable=SC2034
+	entry=$url
+	# shellcheck disable=SC2034
+	if [[ ${ENTRY:-master} == follower ]]; then entry=http://127.0.0.1:$((lb_http + 1)); fi
+	for _ in $(seq 100); do
+		if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
+		sleep 0.2
+	done
+}
