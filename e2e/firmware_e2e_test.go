@@ -152,6 +152,25 @@ func postBoard(t *testing.T, b *board, path, file string) (int, string) {
 	return resp.StatusCode, string(msg)
 }
 
+// uploadUntil uploads the firmware at file to board b (202 wanted) and
+// waits (60 s at most) until b runs test-2 again with that upload's
+// outcome; it returns b's info then and how long that took.
+func uploadUntil(t *testing.T, b *board, file, outcome string) (boardJSON, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	if code, msg := postBoard(t, b, "/api/board/firmware", file); code != 202 {
+		t.Fatalf("upload: %d %s", code, msg)
+	}
+	sum := fileSHA(t, file)
+	var info boardJSON
+	testutil.EventuallyWithin(t, "test-2 running, the upload "+outcome, 60*time.Second, func() bool {
+		i, err := b.info()
+		info = i
+		return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == outcome && i.Last.SHA256 == sum
+	})
+	return info, time.Since(start).Round(time.Millisecond)
+}
+
 func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	beside(t, "builds three binaries")
 	v1, v2, bad := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2")), signedCopy(t, badBinary(t))
@@ -188,32 +207,18 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	})
 
 	t.Run("good binary: version changes", func(t *testing.T) {
-		start := time.Now()
-		if code, msg := postBoard(t, b, "/api/board/firmware", v2); code != 202 {
-			t.Fatalf("upload: %d %s", code, msg)
-		}
-		testutil.EventuallyWithin(t, "test-2 running", 60*time.Second, func() bool {
-			i, err := b.info()
-			info = i
-			return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == "committed"
-		})
-		t.Logf("upload to serving test-2: %v (restart mode now %s)", time.Since(start).Round(time.Millisecond), info.Restart)
+		var took time.Duration
+		info, took = uploadUntil(t, b, v2, "committed")
+		t.Logf("upload to serving test-2: %v (restart mode now %s)", took, info.Restart)
 		if info.SHA256 != fileSHA(t, v2) {
 			t.Fatalf("sha256 %s, want the upload's", info.SHA256)
 		}
 	})
 
 	t.Run("bad binary: rolled back", func(t *testing.T) {
-		start := time.Now()
-		if code, msg := postBoard(t, b, "/api/board/firmware", bad); code != 202 {
-			t.Fatalf("upload: %d %s", code, msg)
-		}
-		testutil.EventuallyWithin(t, "rolled back to test-2", 60*time.Second, func() bool {
-			i, err := b.info()
-			info = i
-			return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == "rolled back" && i.Last.SHA256 == fileSHA(t, bad)
-		})
-		t.Logf("bad upload to serving test-2 again: %v; reason: %s", time.Since(start).Round(time.Millisecond), info.Last.Reason)
+		var took time.Duration
+		info, took = uploadUntil(t, b, bad, "rolled back")
+		t.Logf("bad upload to serving test-2 again: %v; reason: %s", took, info.Last.Reason)
 		b.waitLog(t, "bad firmware: exiting", 5*time.Second) // else the rollback was not tested
 	})
 
