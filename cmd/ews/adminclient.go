@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +88,21 @@ func (f *adminFlags) client(cmd string, timeout time.Duration, stderr io.Writer)
 		*f.bundle = defaultAdminBundle()
 	}
 	return adminClient(cmd, *f.bundle, *f.url, *f.cacert, *f.tokenFile, timeout, stderr)
+}
+
+// parse parses args (flags before or after the arguments) for an admin
+// command taking nargs arguments: a missing --url, another count or an
+// empty argument is refused with want on stderr (exitUsage); ok false
+// means return code now (exitOK for --help).
+func (f *adminFlags) parse(fs *flag.FlagSet, args []string, nargs int, want string, stderr io.Writer) (code int, ok bool) {
+	if code, ok := parse(fs, interleave(args, nil)); !ok {
+		return code, false
+	}
+	if *f.url == "" || fs.NArg() != nargs || slices.Contains(fs.Args(), "") {
+		fmt.Fprintln(stderr, want)
+		return exitUsage, false
+	}
+	return exitOK, true
 }
 
 // adminPost POSTs v as JSON to base+path with the admin's token and reads

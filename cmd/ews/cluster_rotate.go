@@ -31,12 +31,8 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 		"Roll a new gossip key and session secret through the running boards, without reflashing, and write them into the admin bundle. Users' tokens and passwords stay; sessions end. A board that is down meanwhile takes them when it is back (TLS: on its certificate; without TLS flash it a new board bundle). A side without a majority of the boards refuses (no quorum).", stderr)
 	af := addAdminFlags(fs, "the admin bundle (its token; rewritten with the new secrets", "any board's HTTP address")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to follow the roll")
-	if code, ok := parse(fs, interleave(args, nil)); !ok {
+	if code, ok := af.parse(fs, args, 0, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument", stderr); !ok {
 		return code
-	}
-	if *af.url == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument")
-		return exitUsage
 	}
 	b, base, token, c, code := af.client("cluster rotate", 15*time.Second, stderr)
 	if code != exitOK {
