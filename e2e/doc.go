@@ -24,11 +24,14 @@ package e2e
 //	ask_test.go     asking boards: /api/cluster (view, clusterView, self),
 //	                agreement (waitAgree, masterOf when any master will do),
 //	                /metrics, requests with a token (do), answered
-//	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
+//	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd,
+//	                netCluster (boards each in a namespace of their own, started
+//	                there) and netIsolate (cut one off, both ways, and heal)
 //	tlscluster_test.go  a TLS cluster flashed as the README flashes one
 //	                (mintCluster: admin bundle, board bundles, CA, a client
 //	                trusting it; configure, tokenDoc, start, waitFormed over
-//	                HTTPS, or plain HTTP with TLS off)
+//	                HTTPS, or plain HTTP with TLS off; thief: a client holding a
+//	                board's card)
 //
 // A test that only waits on its own boards calls beside (t.Parallel) and runs beside
 // the others (go test -parallel; freeBase never hands two running tests the
