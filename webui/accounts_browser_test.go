@@ -31,16 +31,7 @@ const accBundleToken = "browser-admin-token-0123456789"
 // the test is skipped when chromium does not start.
 func accTab(t *testing.T) context.Context {
 	t.Helper()
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testbrowser.Options(t, testbrowser.Find(t))...)
-	t.Cleanup(cancelA)
-	ctx, cancelC := chromedp.NewContext(actx)
-	t.Cleanup(cancelC)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancelT)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("chromium does not start: %v", err)
-	}
-	return ctx
+	return testbrowser.Start(t, testbrowser.Find(t), 90*time.Second, nil)
 }
 
 // accBoard runs a standalone board with token auth and relay1, relay2, led1.
