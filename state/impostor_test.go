@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -17,16 +16,7 @@ import (
 // startLogged is startBoard with the board's log kept in buf.
 func startLogged(t *testing.T, cfg Config, buf *testutil.Buffer) *board {
 	t.Helper()
-	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
-	c, err := New(cfg, slog.New(slog.NewTextHandler(buf, nil)), b.reg, b.local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := startRun(t, c); err != nil {
-		t.Fatal(err)
-	}
-	b.c = c
-	return b
+	return startLogging(t, cfg, buf.Logger())
 }
 
 // TestImpostorRefused: on real gossip, a board with the right key and the
