@@ -25,9 +25,7 @@ import (
 // it (docs/BENCHMARKS.md). The front door's hop to the master is
 // left out (measured with real boards in TestAccountsMeasureRotation).
 func TestAccountsFanout32(t *testing.T) {
-	if testing.Short() {
-		t.Skip("31 event streams")
-	}
+	long(t, "31 event streams")
 	const followers = 31
 	secret := []byte("the cluster key of the fan-out test")
 	hub := events.New(events.Options{Logger: slog.New(slog.DiscardHandler)})

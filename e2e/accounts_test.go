@@ -24,10 +24,7 @@ const accAdminToken = "acc-admin-token-0123456789abcdef"
 // on the third within 5 s and the new one works; GET /api/audit names op1
 // and relay1.
 func TestAccountsBar(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts three boards")
-	}
+	beside(t, "starts three boards")
 	boards := accCluster(t, 3)
 	b1, b2, b3 := boards[0], boards[1], boards[2]
 
@@ -117,16 +114,13 @@ func TestAccountsBar(t *testing.T) {
 // running.
 func accCluster(t *testing.T, n int) []*board {
 	t.Helper()
-	bin := ewsBinary(t)
-	boards, _ := layout(t, n)
-	boardTOML{
+	boards := boardTOML{
 		node:    "capacity = 4\n",
 		cluster: "tmax = \"600ms\"\ntthreshold = \"600ms\"\nheartbeat = \"100ms\"\n",
 		rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\ndevice_latency = \"2ms\"\n"+
 			"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = %q\n[[device]]\nname = \"led1\"\ndriver = \"sim-switch\"\nnode = %q\n",
-			accAdminToken, boards[min(1, n-1)].name, boards[min(2, n-1)].name),
-	}.write(t, boards)
-	startAll(t, bin, boards)
+			accAdminToken, fmt.Sprintf("ews%d", min(2, n)), fmt.Sprintf("ews%d", min(3, n))),
+	}.startCluster(t, n)
 	waitRunning(t, boards, "", nil)
 	// the boards seed user admin with the cluster's token first (docs/NOTES.md
 	// "Security": a card gives one board): the store's first version
@@ -200,10 +194,7 @@ func accSynced(t *testing.T, boards []*board, v float64) {
 // version when it returns (from any board's stream), and keeps it across
 // a restart (it never serves the older one again).
 func TestAccountsBoardCatchesUp(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts three boards")
-	}
+	beside(t, "starts three boards")
 	boards := accCluster(t, 3)
 	op := accJSON(t, boards[0], accAdminToken, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`, http.StatusCreated)
 	accSynced(t, boards, 1)

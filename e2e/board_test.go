@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,36 +18,27 @@ type board struct {
 	name, http, gossip, cfg string
 	key                     string   // the cluster key (base64), set by boardTOML.write
 	flags                   []string // more `ews run` flags, e.g. --log-level debug
+	ns                      string   // the network namespace it runs in (netCluster); "" the test's
 	cmd                     *exec.Cmd
-	log                     *syncBuffer
+	log                     *testutil.Buffer
 }
 
-// syncBuffer is a process's stdout and stderr, safe to read while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// start starts the board as its own `ews run` of bin, in its namespace
+// when it has one.
+func (b *board) start(t *testing.T, bin string) {
+	if b.ns != "" {
+		b.startWith(t, []string{"ip", "netns", "exec", b.ns}, bin)
+		return
+	}
+	b.startWith(t, nil, bin)
 }
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (b *board) start(t *testing.T, bin string) { b.startWith(t, nil, bin) }
 
 // startWith starts the board's binary under wrapper (qemu, `ip netns exec
 // NS`) when it is set; the process is killed at the test's end, and its log
 // printed when the test failed.
 func (b *board) startWith(t *testing.T, wrapper []string, bin string) {
 	t.Helper()
-	b.log = &syncBuffer{}
+	b.log = &testutil.Buffer{}
 	argv := append(append(append(append([]string(nil), wrapper...), bin), "run", "--config", b.cfg), b.flags...)
 	b.cmd = startBusyBinary(t, func() *exec.Cmd {
 		c := exec.Command(argv[0], argv[1:]...)

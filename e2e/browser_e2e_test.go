@@ -57,18 +57,11 @@ func openBrowser(t *testing.T) func(name string) *tab {
 // speed.
 func startBrowser(t *testing.T, exe string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) func(name string) *tab {
 	t.Helper()
-	opts := testbrowser.Options(t, exe, append(extra,
+	bctx := testbrowser.Start(t, exe, timeout, nil, append(extra,
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
 	)...)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelB := chromedp.NewContext(actx)
-	bctx, cancelT := context.WithTimeout(bctx, timeout)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
-	if err := chromedp.Do(bctx); err != nil {
-		t.Skipf("ews: chromium %s does not start: %v", exe, err)
-	}
 	return func(name string) *tab {
 		tb := &tab{name: name, errs: &testbrowser.Console{}}
 		ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.errs.Listen))

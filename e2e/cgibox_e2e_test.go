@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,19 +19,8 @@ import (
 // capabilities, and a background child holding stdout does not hold the
 // answer.
 func TestCGIBoxThroughTheBinary(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run programs as another user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
-	dir := t.TempDir()
-	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nobody := testutil.Nobody(t)
+	dir := testutil.OpenTempDir(t)
 	secret := filepath.Join(dir, "token")
 	if err := os.WriteFile(secret, []byte("sekrit-e2e\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,31 @@ type clockCluster struct {
 	token  string
 }
 
+// plainClockCluster starts three boards over plain HTTP with token auth,
+// the clock devices and cluster lines (after the fast timers), board b's
+// clock at offset(b) ([sim] clock_offset), and waits until they formed.
+// write(b, offset) writes b's config again at another offset (a SIGUSR1
+// reads it).
+func plainClockCluster(t *testing.T, token, cluster string, offset func(b *board) string) (c *clockCluster, write func(b *board, offset string)) {
+	t.Helper()
+	bin := ewsBinary(t)
+	boards, _ := layout(t, 3)
+	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
+	write = func(b *board, offset string) {
+		c := boardTOML{cluster: fastTimers + cluster, rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\nclock_offset = %q\n%s", token, offset, clockDevices)}
+		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
+		writeFile(t, b.cfg, c.doc(b, peers, key))
+	}
+	for _, b := range boards {
+		write(b, offset(b))
+		b.start(t, bin)
+	}
+	c = &clockCluster{boards: boards, client: &http.Client{Timeout: 5 * time.Second}, base: func(b *board) string { return "http://" + b.http }, token: token}
+	t.Cleanup(c.client.CloseIdleConnections)
+	c.formed(t)
+	return c, write
+}
+
 func (c *clockCluster) view(b *board) (clockView, error) {
 	var v clockView
 	resp, err := c.client.Get(c.base(b) + "/api/cluster")
@@ -126,24 +151,9 @@ func near(got, want, within int64) bool { return got >= want-within && got <= wa
 // TestClockOffsetToken: ews2 3 hours behind, ews3 10 minutes ahead, token
 // auth, plain HTTP.
 func TestClockOffsetToken(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
+	beside(t, "starts real ews processes")
 	offsets := map[string]string{"ews1": "0s", "ews2": "-3h", "ews3": "+10m"}
-	token := "clock-e2e-token-5f1c2a9b7d"
-	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
-	for _, b := range boards {
-		c := boardTOML{cluster: fastTimers, rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\nclock_offset = %q\n%s", token, offsets[b.name], clockDevices)}
-		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
-		writeFile(t, b.cfg, c.doc(b, peers, key))
-		b.start(t, bin)
-	}
-	c := &clockCluster{boards: boards, client: &http.Client{Timeout: 5 * time.Second}, base: func(b *board) string { return "http://" + b.http }, token: token}
-	defer c.client.CloseIdleConnections()
-	c.formed(t)
+	c, _ := plainClockCluster(t, "clock-e2e-token-5f1c2a9b7d", "", func(b *board) string { return offsets[b.name] })
 	c.toggle(t, "relay2")
 	c.toggle(t, "relay3")
 	ews2, ews3 := c.offset(t, "ews2"), c.offset(t, "ews3")
@@ -160,10 +170,7 @@ func TestClockOffsetToken(t *testing.T) {
 // its own certificate's minting, so it knows its clock is wrong, and it
 // judges its peers' certificates in the master's time once measured.
 func TestClockOffsetTLS(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	mc := mintCluster(t, bin, 3)
 	offsets := map[string]string{"ews1": "0s", "ews2": "-30d", "ews3": "+10m"}

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
@@ -23,26 +21,10 @@ import (
 // seconds after a jump answered 503 "dispatch mark expired on the way"
 // (TestLinearizable's long form, docs/NOTES.md issue 48).
 func TestClockJump(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
+	beside(t, "starts real ews processes")
 	token := "clock-jump-token-0a8c2e4f6b"
-	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
-	write := func(b *board, offset string) {
-		c := boardTOML{cluster: fastTimers, rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\nclock_offset = %q\n%s", token, offset, clockDevices)}
-		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
-		writeFile(t, b.cfg, c.doc(b, peers, key))
-	}
-	for _, b := range boards {
-		write(b, "0s")
-		b.start(t, bin)
-	}
-	c := &clockCluster{boards: boards, client: &http.Client{Timeout: 5 * time.Second}, base: func(b *board) string { return "http://" + b.http }, token: token}
-	defer c.client.CloseIdleConnections()
-	c.formed(t)
+	c, write := plainClockCluster(t, token, "", func(*board) string { return "0s" })
+	boards := c.boards
 	for k, j := range []struct {
 		board  int
 		offset string

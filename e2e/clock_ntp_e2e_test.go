@@ -1,81 +1,27 @@
 package e2e
 
 import (
-	binenc "encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
-
-// ntpResponder answers NTPv4 client requests on loopback with the host's
-// time, as a LAN's stratum-1 server would; it stops with the test.
-func ntpResponder(t *testing.T) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Close() })
-	put := func(b []byte, tm time.Time) { // seconds since 1900, 32.32 fixed point
-		ns := tm.UnixNano()
-		binenc.BigEndian.PutUint64(b, (uint64(ns/1e9)+2208988800)<<32|uint64(ns%1e9)<<32/1e9)
-	}
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, addr, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if n < 48 {
-				continue
-			}
-			now, out := time.Now(), make([]byte, 48)
-			out[0], out[1] = 4<<3|4, 1 // version 4, server; stratum 1
-			copy(out[12:16], "GPS\x00")
-			put(out[16:], now.Add(-time.Second))
-			copy(out[24:32], buf[40:48]) // origin: the client's transmit
-			put(out[32:], now)
-			put(out[40:], now)
-			_, _ = pc.WriteTo(out, addr)
-		}
-	}()
-	return pc.LocalAddr().String()
-}
 
 // TestClockOffsetNTP: every board's clock is off and [cluster] ntp names
 // a server on the LAN: cluster time is the server's, whatever the
 // master's own clock says. A device's `updated` (stamped in cluster time)
 // shows it.
 func TestClockOffsetNTP(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
-	server := ntpResponder(t)
+	beside(t, "starts real ews processes")
+	server := testutil.NTPServer(t, 0)
 	offsets := map[string]string{"ews1": "-3h", "ews2": "+10m", "ews3": "-30d"}
 	token := "clock-ntp-token-8e3d1f0a"
-	dir, key, peers := t.TempDir(), config.NewKey(), peersOf(boards)
-	for _, b := range boards {
-		c := boardTOML{cluster: fastTimers + fmt.Sprintf("ntp = [%q]\n", server),
-			rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\nclock_offset = %q\n%s", token, offsets[b.name], clockDevices)}
-		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
-		writeFile(t, b.cfg, c.doc(b, peers, key))
-		b.start(t, bin)
-	}
-	c := &clockCluster{boards: boards, client: &http.Client{Timeout: 5 * time.Second}, base: func(b *board) string { return "http://" + b.http }, token: token}
-	defer c.client.CloseIdleConnections()
-	c.formed(t)
+	c, _ := plainClockCluster(t, token, fmt.Sprintf("ntp = [%q]\n", server), func(b *board) string { return offsets[b.name] })
+	boards := c.boards
 	boards[0].waitLog(t, "cluster time follows NTP", 20*time.Second)
 	for _, relay := range []string{"relay2", "relay3"} {
 		// the followers take the master's new time at their next probe of

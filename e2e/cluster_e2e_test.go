@@ -8,10 +8,7 @@ import (
 )
 
 func TestClusterEndToEnd(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	all := testCluster(t, 3, "1s", "100ms", false)
 	boards, stranger := all[:3], all[3]
@@ -52,10 +49,7 @@ func TestClusterEndToEnd(t *testing.T) {
 }
 
 func TestClusterPreempt(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	boards := testCluster(t, 2, "500ms", "100ms", true)[:2]
 	startAll(t, bin, boards)

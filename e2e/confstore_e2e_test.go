@@ -22,10 +22,7 @@ import (
 // everywhere, and does not keep the board from starting again. The store
 // survives a restart of every board.
 func TestConfigStoreBar(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts three boards")
-	}
+	beside(t, "starts three boards")
 	boards := accCluster(t, 3)
 	b1, b2, b3 := boards[0], boards[1], boards[2]
 	var text string

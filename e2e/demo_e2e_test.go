@@ -133,10 +133,7 @@ func gone(pid int, url string) bool {
 // A board killed with kill -9 from outside stays dead; the demo keeps running, the other two
 // boards keep serving and elect a new master; Ctrl-C then stops every board that is left.
 func TestDemoSurvivesMasterKill(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds the binary and runs a 3-board demo")
-	}
+	beside(t, "builds the binary and runs a 3-board demo")
 	d := startDemo(t, 3)
 	if !d.printed("master: ews1") || d.kill9 != d.pids["ews1"] {
 		t.Fatalf("want the master ews1 and a `kill -9 %d` line for it:\n%s", d.pids["ews1"], d.text())

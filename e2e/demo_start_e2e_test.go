@@ -7,10 +7,7 @@ import (
 )
 
 func TestDemoStartsAndStops(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	beside(t, "builds the binary")
 	d := startDemo(t, 2)
 	if !slices.Contains(d.lines(), "master: ews1") {
 		t.Fatalf("demo printed no line \"master: ews1\":\n%s", d.text())

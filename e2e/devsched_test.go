@@ -19,12 +19,8 @@ import (
 // warm-up only GETs the device's state, so the first read is fresh. The time is
 // logged (the issue's figure: within 400 ms; 1,191 ms before), not asserted.
 func TestConcurrentSensorReads(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
-	boardTOML{node: "capacity = 4\n", cluster: "tmax = \"1s\"\nheartbeat = \"100ms\"\n", rest: `[http]
+	long(t, "starts real ews processes")
+	boards := boardTOML{node: "capacity = 4\n", cluster: "tmax = \"1s\"\nheartbeat = \"100ms\"\n", rest: `[http]
 auth = "none"
 [sim]
 device_latency = "50ms"
@@ -33,8 +29,7 @@ name = "temp1"
 driver = "sim-sensor"
 node = "ews2"
 poll = "1h"
-`}.write(t, boards)
-	startAll(t, bin, boards)
+`}.startCluster(t, 3)
 	// whichever board won the start (a loaded machine may start ews1 late):
 	// the bar is about the master's queue and the sensor's board
 	var master *board

@@ -16,10 +16,9 @@ import (
 
 // paperCluster writes and starts the paper's setup: 3 simulated boards,
 // capacity 2, 20 ms per device operation and per page, with policy.
-func paperCluster(t *testing.T, bin, policy string) []*board {
+func paperCluster(t *testing.T, policy string) []*board {
 	t.Helper()
-	boards, _ := layout(t, 3)
-	boardTOML{node: "capacity = 2\n", cluster: "tmax = \"1s\"\nheartbeat = \"100ms\"\n", rest: fmt.Sprintf(`[sched]
+	boards := boardTOML{node: "capacity = 2\n", cluster: "tmax = \"1s\"\nheartbeat = \"100ms\"\n", rest: fmt.Sprintf(`[sched]
 policy = %q
 [http]
 auth = "none"
@@ -40,8 +39,7 @@ node = "ews2"
 name = "led2"
 driver = "sim-pwm"
 node = "ews3"
-`, policy)}.write(t, boards)
-	startAll(t, bin, boards)
+`, policy)}.startCluster(t, 3)
 	waitAgree(t, "ews1 master of 3 running boards", 20*time.Second, boards, "ews1", 1)
 	return boards
 }
@@ -75,15 +73,12 @@ func class(rep *bench.Report, name string) bench.ClassReport {
 // with plain lc (one FIFO) control waits behind pages and is shed with them. Bounds are generous:
 // the measured figures go to docs/BENCHMARKS.md.
 func TestDispatchPriority(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes under load")
-	}
-	bin := ewsBinary(t)
+	long(t, "starts real ews processes under load")
 	const capacity = 3 * 2 / 0.020 // 300 requests/s
 	loss := map[string]float64{}
 	for _, policy := range []string{"priority-lc", "lc"} {
 		t.Run(policy, func(t *testing.T) {
-			boards := paperCluster(t, bin, policy)
+			boards := paperCluster(t, policy)
 			rep := load(t, "http://"+boards[0].http, 1.5*capacity, 3*time.Second)
 			c, b := class(rep, "control"), class(rep, "browse")
 			t.Logf("%s at 1.5x: control sent %d ok %d shed %d p50 %.1fms p99 %.1fms; browse ok %d shed %d p99 %.1fms shed-p99 %.1fms",
@@ -125,11 +120,8 @@ func TestDispatchPriority(t *testing.T) {
 
 // TestNonMasterSameAnswer: a client on any board gets what the master gives.
 func TestNonMasterSameAnswer(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	boards := paperCluster(t, ewsBinary(t), "priority-lc")
+	beside(t, "starts real ews processes")
+	boards := paperCluster(t, "priority-lc")
 	// Expect: 100-continue makes the board that runs the request send a 100
 	// first: through a follower that 1xx must not become the final status.
 	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 500 * time.Millisecond}}

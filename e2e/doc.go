@@ -7,13 +7,16 @@ package e2e
 //	binary_test.go  building ews once per flavour per run: binary(build{...}) for
 //	                extra tags, a version stamp (versionBinary), a cross-build
 //	                (goarch, goarm) or a stripped one; ewsBinary is the shipped one
+//	setup_test.go   a test's first line: beside (t.Parallel, skipped under
+//	                -short) or long (serial, skipped under -short); and
+//	                boardTOML.startCluster, n boards configured and started
 //	ports_test.go   free loopback ports (freeBase: random blocks, checked) and a
 //	                layout of n boards on them; never pick ports another way
 //	config_test.go  writing the boards' configs (boardTOML, which also sets each
 //	                board's cluster key), writeFile, demo boards
 //	board_test.go   one `ews run` process (board): start, startWith a wrapper
 //	                (qemu, ip netns exec) and more flags (b.flags), kill9, stop
-//	                (SIGTERM, exit 0), waitReady, exitCode, its log (syncBuffer)
+//	                (SIGTERM, exit 0), waitReady, exitCode, its log (testutil.Buffer)
 //	                and waitLog
 //	lastlanded_test.go  lastLandedBinary: ews built from the last landed commit
 //	                (lastLanded, moved forward at each landing) out of git
@@ -21,13 +24,16 @@ package e2e
 //	ask_test.go     asking boards: /api/cluster (view, clusterView, self),
 //	                agreement (waitAgree, masterOf when any master will do),
 //	                /metrics, requests with a token (do), answered
-//	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd
+//	netns_test.go   needNetns (skip unless network namespaces may be made), ipCmd,
+//	                netCluster (boards each in a namespace of their own, started
+//	                there) and netIsolate (cut one off, both ways, and heal)
 //	tlscluster_test.go  a TLS cluster flashed as the README flashes one
 //	                (mintCluster: admin bundle, board bundles, CA, a client
 //	                trusting it; configure, tokenDoc, start, waitFormed over
-//	                HTTPS, or plain HTTP with TLS off)
+//	                HTTPS, or plain HTTP with TLS off; thief: a client holding a
+//	                board's card)
 //
-// A test that only waits on its own boards calls t.Parallel() and runs beside
+// A test that only waits on its own boards calls beside (t.Parallel) and runs beside
 // the others (go test -parallel; freeBase never hands two running tests the
 // same ports); one that needs root or the host's network, measures a time or
 // a load, or runs qemu stays serial, and the serial ones run first, alone.

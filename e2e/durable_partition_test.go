@@ -37,26 +37,13 @@ func durablePartition(t *testing.T, off int) {
 	// its `ip netns del` for a moment (the kernel tears namespaces down in
 	// the background), and the same names then failed "File exists"
 	tag := fmt.Sprintf("%d%d", os.Getpid()%10000, off+1)
-	bin := ewsBinary(t)
-	br := "ewrbr" + tag
-	netBridge(t, br, "10.214.0")
 	const n = 3
-	ips, nss := make([]string, n), make([]string, n)
-	for i := range n {
-		nss[i], ips[i] = fmt.Sprintf("ewr%d-%s", i+1, tag), fmt.Sprintf("10.214.0.%d", i+1)
-		netAttach(t, br, nss[i], fmt.Sprintf("ewrv%d%s", i+1, tag), fmt.Sprintf("ewrp%d%s", i+1, tag), ips[i])
-	}
-	boards := make([]*board, n)
-	for i := range n {
-		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: ips[i] + ":8080", gossip: ips[i] + ":7946"}
-	}
+	boards := netCluster(t, "ewr", tag, "10.214.0", n)
 	// tmax sets the log's timeouts too (node/durablestate.go): elections
 	// in about a second
 	boardTOML{cluster: "tmax = \"600ms\"\ntthreshold = \"600ms\"\nheartbeat = \"100ms\"\n",
 		rest: fmt.Sprintf("[http]\nauth = \"token\"\ntoken = %q\n[sim]\n", durableToken)}.write(t, boards)
-	for i, b := range boards {
-		b.startWith(t, []string{"ip", "netns", "exec", nss[i]}, bin)
-	}
+	startAll(t, ewsBinary(t), boards)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
 	phase("boards up, ews1 master")
 
@@ -71,13 +58,7 @@ func durablePartition(t *testing.T, off int) {
 			rest = append(rest, i)
 		}
 	}
-	cut := func(add bool) {
-		op := map[bool]string{true: "add", false: "del"}[add]
-		for _, i := range rest {
-			ipCmd(t, "-n", nss[off], "route", op, "blackhole", ips[i]+"/32")
-			ipCmd(t, "-n", nss[i], "route", op, "blackhole", ips[off]+"/32")
-		}
-	}
+	cut := func(add bool) { netIsolate(t, boards, off, add) }
 	cut(true)
 	cutOff, major := boards[off], boards[rest[0]]
 	testutil.EventuallyWithin(t, "each side has its own master", 15*time.Second, func() bool {

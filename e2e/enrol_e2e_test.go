@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/enrol"
@@ -21,9 +19,7 @@ import (
 // once to whoever names its id, and it opens with the code into a board
 // bundle of this cluster; the code itself never reaches the board.
 func TestClusterEnrol(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, true)
 	url := c.url(c.boards[0])
@@ -70,17 +66,7 @@ func TestClusterEnrol(t *testing.T) {
 	}
 	// a board's card (its certificate, no person's token) leaves none, and
 	// fetching needs nothing it holds
-	card, err := bundle.Read(c.own(c.boards[2]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := card.BoardCert("ews3", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	thief := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: x509Pool(t, c.caPEM), Certificates: []tls.Certificate{cert}}}}
-	t.Cleanup(thief.CloseIdleConnections)
+	_, thief := c.thief(t, c.boards[2])
 	resp, err := thief.Post(url+enrolment.Path, "application/json", strings.NewReader(`{"id":"`+strings.Repeat("f", enrol.IDLen)+`","sealed":"x"}`))
 	if err != nil {
 		t.Fatal(err)

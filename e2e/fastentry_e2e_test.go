@@ -42,12 +42,8 @@ func linknums(b *board) (map[string]int, error) {
 // run there on slots the master leased it, counted in the master's table
 // too until the lease goes back.
 func TestFastEntryThroughAFollower(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	boards, _ := layout(t, 3)
-	boardTOML{node: "capacity = 4\n", cluster: fastTimers, rest: `[http]
+	beside(t, "starts real ews processes")
+	boards := boardTOML{node: "capacity = 4\n", cluster: fastTimers, rest: `[http]
 auth = "none"
 [sim]
 device_latency = "1500ms"
@@ -56,9 +52,7 @@ page_latency = "1500ms"
 name = "s1"
 driver = "sim-sensor"
 node = "any"
-`}.write(t, boards)
-	bin := ewsBinary(t)
-	startAll(t, bin, boards)
+`}.startCluster(t, 3)
 	waitAgree(t, "ews1 master of 3 running boards", 20*time.Second, boards, "ews1", 1)
 	master, follower := boards[0], boards[1]
 	idle := func() bool {

@@ -152,11 +152,27 @@ func postBoard(t *testing.T, b *board, path, file string) (int, string) {
 	return resp.StatusCode, string(msg)
 }
 
-func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds three binaries")
+// uploadUntil uploads the firmware at file to board b (202 wanted) and
+// waits (60 s at most) until b runs test-2 again with that upload's
+// outcome; it returns b's info then and how long that took.
+func uploadUntil(t *testing.T, b *board, file, outcome string) (boardJSON, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	if code, msg := postBoard(t, b, "/api/board/firmware", file); code != 202 {
+		t.Fatalf("upload: %d %s", code, msg)
 	}
+	sum := fileSHA(t, file)
+	var info boardJSON
+	testutil.EventuallyWithin(t, "test-2 running, the upload "+outcome, 60*time.Second, func() bool {
+		i, err := b.info()
+		info = i
+		return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == outcome && i.Last.SHA256 == sum
+	})
+	return info, time.Since(start).Round(time.Millisecond)
+}
+
+func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
+	beside(t, "builds three binaries")
 	v1, v2, bad := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2")), signedCopy(t, badBinary(t))
 	b := ownCopyCluster(t, 1, v1)[0]
 	var info boardJSON
@@ -191,32 +207,18 @@ func TestFirmwareUpgradeRollbackRestart(t *testing.T) {
 	})
 
 	t.Run("good binary: version changes", func(t *testing.T) {
-		start := time.Now()
-		if code, msg := postBoard(t, b, "/api/board/firmware", v2); code != 202 {
-			t.Fatalf("upload: %d %s", code, msg)
-		}
-		testutil.EventuallyWithin(t, "test-2 running", 60*time.Second, func() bool {
-			i, err := b.info()
-			info = i
-			return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == "committed"
-		})
-		t.Logf("upload to serving test-2: %v (restart mode now %s)", time.Since(start).Round(time.Millisecond), info.Restart)
+		var took time.Duration
+		info, took = uploadUntil(t, b, v2, "committed")
+		t.Logf("upload to serving test-2: %v (restart mode now %s)", took, info.Restart)
 		if info.SHA256 != fileSHA(t, v2) {
 			t.Fatalf("sha256 %s, want the upload's", info.SHA256)
 		}
 	})
 
 	t.Run("bad binary: rolled back", func(t *testing.T) {
-		start := time.Now()
-		if code, msg := postBoard(t, b, "/api/board/firmware", bad); code != 202 {
-			t.Fatalf("upload: %d %s", code, msg)
-		}
-		testutil.EventuallyWithin(t, "rolled back to test-2", 60*time.Second, func() bool {
-			i, err := b.info()
-			info = i
-			return err == nil && i.Version == "test-2" && i.Runstate == "running" && i.Last != nil && i.Last.Outcome == "rolled back" && i.Last.SHA256 == fileSHA(t, bad)
-		})
-		t.Logf("bad upload to serving test-2 again: %v; reason: %s", time.Since(start).Round(time.Millisecond), info.Last.Reason)
+		var took time.Duration
+		info, took = uploadUntil(t, b, bad, "rolled back")
+		t.Logf("bad upload to serving test-2 again: %v; reason: %s", took, info.Last.Reason)
 		b.waitLog(t, "bad firmware: exiting", 5*time.Second) // else the rollback was not tested
 	})
 
@@ -292,18 +294,40 @@ func upgradeLoad(boards []*board, stop <-chan struct{}, res *loadResult) *sync.W
 	return &wg
 }
 
-func TestRollingUpgrade(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds two binaries and runs three boards")
-	}
-	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
-	boards := ownCopyCluster(t, 3, v1)
+// rollingUnderLoad is a rolling upgrade's start: three boards on test-1
+// (v1), each on its own copy, ews1 master, under upgradeLoad, and v2 the
+// signed test-2 to upgrade to. done stops the load and fails t unless it
+// was answered and nothing was lost or answered badly; what names the run
+// in the load's log line.
+func rollingUnderLoad(t *testing.T) (boards []*board, v1, v2 string, done func(what string)) {
+	t.Helper()
+	v1, v2 = versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
+	boards = ownCopyCluster(t, 3, v1)
 	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
-
 	stop := make(chan struct{})
 	var res loadResult
 	wg := upgradeLoad(boards, stop, &res)
+	done = func(what string) {
+		t.Helper()
+		close(stop)
+		wg.Wait()
+		var bad []string
+		res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
+		t.Logf("%s; load: %d 2xx, %d shed (503 + Retry-After), %d connections refused by a restarting board, %d lost/bad %v",
+			what, res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
+		if res.ok.Load() == 0 {
+			t.Fatal("the load loop got no answers: it did not test anything")
+		}
+		if res.badN.Load() != 0 {
+			t.Fatalf("%d requests lost or answered badly during the rolling upgrade: %v", res.badN.Load(), bad)
+		}
+	}
+	return boards, v1, v2, done
+}
+
+func TestRollingUpgrade(t *testing.T) {
+	beside(t, "builds two binaries and runs three boards")
+	boards, v1, v2, done := rollingUnderLoad(t)
 	var out, errOut bytes.Buffer
 	start := time.Now()
 	cli := exec.Command(v1, "upgrade", "--url", "http://"+boards[1].http, "--binary", v2, "--token-file", tokenFile(t))
@@ -313,8 +337,7 @@ func TestRollingUpgrade(t *testing.T) {
 		code = cli.ProcessState.ExitCode()
 	}
 	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	done("ews upgrade through ews2")
 	t.Logf("ews upgrade (%v):\n%s%s", took.Round(time.Millisecond), out.String(), errOut.String())
 	if code != 0 {
 		t.Fatalf("ews upgrade exit %d", code)
@@ -332,16 +355,6 @@ func TestRollingUpgrade(t *testing.T) {
 		v, err := boards[0].view()
 		return err == nil && v.Master != ""
 	})
-	var bad []string
-	res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
-	t.Logf("load during the upgrade: %d answered 2xx, %d shed (503 + Retry-After), %d connections refused by a restarting board, %d lost/bad %v",
-		res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
-	if res.ok.Load() == 0 {
-		t.Fatal("the load loop got no answers: it did not test anything")
-	}
-	if res.badN.Load() != 0 {
-		t.Fatalf("%d requests lost or answered badly during the rolling upgrade: %v", res.badN.Load(), bad)
-	}
 }
 
 // checkUpgradeOrder holds ews upgrade's order to its rule: the followers
@@ -395,16 +408,8 @@ func hostArch() string {
 // TestRollingUpgradeFromABoard is the UI's rolling upgrade: the binary goes to one follower,
 // which upgrades the others (followers first, then the master) and itself last.
 func TestRollingUpgradeFromABoard(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds two binaries and runs three boards")
-	}
-	v1, v2 := versionBinary(t, "test-1"), signedCopy(t, versionBinary(t, "test-2"))
-	boards := ownCopyCluster(t, 3, v1)
-	waitAgree(t, "ews1 master on every board", 30*time.Second, boards, "ews1", 1)
-	stop := make(chan struct{})
-	var res loadResult
-	wg := upgradeLoad(boards, stop, &res)
+	beside(t, "builds two binaries and runs three boards")
+	boards, _, v2, done := rollingUnderLoad(t)
 	start := time.Now()
 	code, msg := postBoard(t, boards[1], "/api/cluster/upgrade", v2)
 	if code != 202 || !strings.Contains(msg, `"order":["ews3","ews1","ews2"]`) {
@@ -419,18 +424,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 		v, err := boards[0].view()
 		return err == nil && v.Master != ""
 	})
-	close(stop)
-	wg.Wait()
-	var bad []string
-	res.bad.Range(func(k, _ any) bool { bad = append(bad, k.(string)); return true })
-	t.Logf("rolling upgrade from ews2: %v; load: %d 2xx, %d shed (503 + Retry-After), %d refused, %d lost/bad %v",
-		time.Since(start).Round(time.Millisecond), res.ok.Load(), res.shed.Load(), res.refused.Load(), res.badN.Load(), bad)
-	if res.ok.Load() == 0 {
-		t.Fatal("the load loop got no answers")
-	}
-	if res.badN.Load() != 0 {
-		t.Fatalf("%d requests lost or answered badly: %v", res.badN.Load(), bad)
-	}
+	done(fmt.Sprintf("rolling upgrade from ews2: %v", time.Since(start).Round(time.Millisecond)))
 	boards[1].waitLog(t, `msg="rolling upgrade" board=ews1`, 5*time.Second)
 	log := boards[1].log.String()
 	i3, i1 := strings.Index(log, `msg="rolling upgrade" board=ews3`), strings.Index(log, `msg="rolling upgrade" board=ews1`)
@@ -442,10 +436,7 @@ func TestRollingUpgradeFromABoard(t *testing.T) {
 // TestFirmwareInterruptedTrial: the supervisor died during the trial (kill -9, a power cut) and
 // left its marker: the next start supervises the new binary and commits it once it serves.
 func TestFirmwareInterruptedTrial(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
+	beside(t, "builds a binary")
 	b := ownCopyCluster(t, 1, versionBinary(t, "test-1"))[0]
 	testutil.EventuallyWithin(t, "board serving", 30*time.Second, func() bool { i, err := b.info(); return err == nil && i.Runstate == "running" })
 	b.kill9()

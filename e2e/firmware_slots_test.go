@@ -30,7 +30,7 @@ import (
 type rsService struct {
 	exe, cfg string
 	env      []string
-	log      *syncBuffer
+	log      *testutil.Buffer
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -123,9 +123,7 @@ func rsUpload(t *testing.T, url, token string, bin []byte) {
 }
 
 func TestFirmwareSlotsPackagedBoard(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts real ews processes")
-	}
+	long(t, "builds and starts real ews processes")
 	v1, v2, v3 := versionBinary(t, "v1-rs"), versionBinary(t, "v2-rs"), versionBinary(t, "v3-rs")
 	bad, err := exec.LookPath("false") // a real executable for this machine that exits 1
 	if err != nil {
@@ -158,7 +156,7 @@ func TestFirmwareSlotsPackagedBoard(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	svc := &rsService{exe: base, cfg: cfg, log: &syncBuffer{},
+	svc := &rsService{exe: base, cfg: cfg, log: &testutil.Buffer{},
 		env: append(os.Environ(), "INVOCATION_ID=rs-test", "EWS_FIRMWARE_DIR="+slots)}
 	svc.start(t)
 	t.Cleanup(func() {

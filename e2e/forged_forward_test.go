@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/durable"
 	"github.com/ews-firmware/ews/node/users"
@@ -21,24 +19,12 @@ import (
 // the leader refuses it (403, refused by the log's check of who signed) and
 // no board takes it; the admin's own write still goes through.
 func TestCardForgesNoUsersWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, true)
 	c.userToken(t) // the admin's write: the store is at its signed version 2
 
-	card, err := bundle.Read(c.own(c.boards[2]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := card.BoardCert("ews3", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	thief := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: x509Pool(t, c.caPEM), Certificates: []tls.Certificate{cert}}}}
-	t.Cleanup(thief.CloseIdleConnections)
+	card, thief := c.thief(t, c.boards[2])
 	seal, err := users.New(users.Options{Secret: card.Store()})
 	if err != nil {
 		t.Fatal(err)

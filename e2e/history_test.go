@@ -86,10 +86,7 @@ type histSeries struct {
 // history holds at least 3 readings, and at least as many after a clean
 // restart of the board.
 func TestHistoryBar(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	beside(t, "builds the binary")
 	stateDir := t.TempDir()
 	b := histBoard(t, stateDir)
 	histStart(t, b)
@@ -158,10 +155,7 @@ max_age = "0s"
 // the device's board; once that board is dead, the mirror's last value
 // with 503 and Retry-After.
 func TestHistoryOtherBoard(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	beside(t, "builds the binary")
 	boards, peers := layout(t, 2)
 	key := config.NewKey()
 	for _, b := range boards {

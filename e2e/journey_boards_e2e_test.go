@@ -27,7 +27,7 @@ import (
 type freshBoard struct {
 	name, ip string
 	etc      string // its /etc/ews
-	log      *syncBuffer
+	log      *testutil.Buffer
 	claim    string // from its console
 	fp       string // its first-run page's certificate's fingerprint, from its console
 }
@@ -73,7 +73,7 @@ func nsOf(ip string) string {
 func startFresh(t *testing.T, bin, name, ip string) *freshBoard {
 	t.Helper()
 	dir := t.TempDir()
-	b := &freshBoard{name: name, ip: ip, etc: filepath.Join(dir, "etc"), log: &syncBuffer{}}
+	b := &freshBoard{name: name, ip: ip, etc: filepath.Join(dir, "etc"), log: &testutil.Buffer{}}
 	script := ""
 	for _, m := range []struct{ parent, own, at string }{{"/etc", b.etc, "/etc/ews"}, {"/var/lib", filepath.Join(dir, "var"), "/var/lib/ews"}} {
 		up, work := filepath.Join(dir, "ov", m.parent, "up"), filepath.Join(dir, "ov", m.parent, "work")

@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,7 @@ func landedBinary(t *testing.T, commit string) string {
 		t.Fatal(err)
 	}
 	untar.Stdin = pipe
-	var archErr, tarErr syncBuffer
+	var archErr, tarErr testutil.Buffer
 	archive.Stderr, untar.Stderr = &archErr, &tarErr
 	if err := untar.Start(); err != nil {
 		t.Fatalf("e2e: tar: %v", err)

@@ -293,7 +293,7 @@ func stopped(b *board, limit time.Duration, late func()) {
 func (n *linNemesis) startOn(i, k int) {
 	b := n.boards[i]
 	n.on[i] = k
-	n.net.start(i, b, n.bins[k])
+	b.start(n.net.t, n.bins[k]) // in its namespace when it has one
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); {
 		resp, err := linQuick.Get("http://" + b.http + "/readyz")
 		if err == nil {

@@ -65,43 +65,17 @@ func newLinNet(t *testing.T, n int) (*linNet, []*board) {
 	// (10.213, 10.214, 10.215-234)
 	subnet := fmt.Sprintf("10.%d.%d", 240+seq%10, os.Getpid()%250)
 	ln := &linNet{t: t, cut: map[[2]int]bool{}}
-	br := "ewlb" + tag
-	ipCmd(t, "link", "add", br, "type", "bridge")
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", br).Run() })
-	ipCmd(t, "addr", "add", subnet+".254/24", "dev", br)
-	ipCmd(t, "link", "set", br, "up")
-	boards := make([]*board, n)
-	for i := range n {
-		ns, host, peer := fmt.Sprintf("ewl%d-%s", i+1, tag), fmt.Sprintf("ewlv%d%s", i+1, tag), fmt.Sprintf("ewlp%d%s", i+1, tag)
-		ip := fmt.Sprintf("%s.%d", subnet, i+1)
-		ipCmd(t, "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-		ipCmd(t, "link", "add", host, "type", "veth", "peer", "name", peer)
-		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", host).Run() }) // gone with the namespace, unless that failed
-		ipCmd(t, "link", "set", peer, "netns", ns)
-		ipCmd(t, "link", "set", host, "master", br)
-		ipCmd(t, "link", "set", host, "up")
-		ipCmd(t, "-n", ns, "addr", "add", ip+"/24", "dev", peer)
-		ipCmd(t, "-n", ns, "link", "set", peer, "up")
-		ipCmd(t, "-n", ns, "link", "set", "lo", "up")
-		ln.ns, ln.ips = append(ln.ns, ns), append(ln.ips, ip)
-		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: ip + ":8080", gossip: ip + ":7946"}
+	boards := netCluster(t, "ewl", tag, subnet, n)
+	for _, b := range boards {
+		ip, _, _ := strings.Cut(b.http, ":")
+		ln.ns, ln.ips = append(ln.ns, b.ns), append(ln.ips, ip)
 	}
-	t.Logf("the boards run in network namespaces ewl*-%s on bridge %s (%s.0/24)", tag, br, subnet)
+	t.Logf("the boards run in network namespaces ewl*-%s on bridge ewlbr%s (%s.0/24)", tag, tag, subnet)
 	return ln, boards
 }
 
 // partitions reports whether the boards can be cut apart here.
 func (ln *linNet) partitions() bool { return ln.ns != nil }
-
-// start starts board i (b) on bin, inside its namespace when there is one.
-func (ln *linNet) start(i int, b *board, bin string) {
-	if ln.ns == nil {
-		b.start(ln.t, bin)
-		return
-	}
-	b.startWith(ln.t, []string{"ip", "netns", "exec", ln.ns[i]}, bin)
-}
 
 // split cuts every pair of pairs apart, both ways: a blackhole route to
 // the other's address in each board's namespace (the test's namespace,

@@ -74,9 +74,7 @@ func linPlanFromEnv(t *testing.T) linPlan {
 // line per model, VERIFY model=NAME ops=N linearizable=yes|no; a failing
 // history is saved as porcupine's HTML page, its path logged.
 func TestLinearizable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts boards and hurts them")
-	}
+	long(t, "starts boards and hurts them")
 	p := linPlanFromEnv(t)
 	t.Logf("plan: %d boards, %d clients, %v, seed %d (EWS_VERIFY_SEED=%d replays the nemesis's schedule)", p.boards, p.clients, p.duration, p.seed, p.seed)
 	bins := [2]string{ewsBinary(t), versionBinary(t, "lin-next")} // a rolling upgrade's two builds
@@ -219,9 +217,9 @@ func linCluster(t *testing.T, bin string, n int) (net *linNet, boards []*board, 
 		b.cfg, b.key = filepath.Join(dir, b.name+".toml"), key
 		writeFile(t, b.cfg, c.doc(b, peers, key))
 	}
-	for i, b := range boards {
+	for _, b := range boards {
 		configure(b, 0)
-		net.start(i, b, bin)
+		b.start(t, bin)
 	}
 	waitRunning(t, boards, ", the admin seeded", func(b *board) bool {
 		got, _ := accSession(b, "")["users_version"].(float64)

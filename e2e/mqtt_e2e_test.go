@@ -64,10 +64,7 @@ func press(t *testing.T, b *board, name string) {
 // timers (without firing the old master's timer twice); then kill -9 of a
 // board, whose availability goes offline.
 func TestMQTTAndRulesSurviveTheMaster(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes and mosquitto")
-	}
+	beside(t, "starts real ews processes and mosquitto")
 	broker := mqtttest.Broker(t)
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)

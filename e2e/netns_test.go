@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,9 +14,7 @@ import (
 // made here.
 func needNetns(t *testing.T, what string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real ews processes in network namespaces")
-	}
+	long(t, "starts real ews processes in network namespaces")
 	if os.Geteuid() != 0 {
 		t.Skip(what + " needs root for ip netns")
 	}
@@ -61,4 +60,36 @@ func netAttach(t *testing.T, br, ns, host, peer, addr string) {
 	ipCmd(t, "-n", ns, "addr", "add", addr+"/24", "dev", peer)
 	ipCmd(t, "-n", ns, "link", "set", peer, "up")
 	ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+}
+
+// netCluster puts n boards each in a namespace of its own on a new bridge
+// of the test's namespace (names from prefix and tag, unique per setup):
+// board ewsI at subnet.I, answering on :8080 and gossiping on :7946; its
+// ns set, so start runs it there (`ip netns exec NS ews run`).
+func netCluster(t *testing.T, prefix, tag, subnet string, n int) []*board {
+	t.Helper()
+	br := prefix + "br" + tag
+	netBridge(t, br, subnet)
+	boards := make([]*board, n)
+	for i := range n {
+		ns, ip := fmt.Sprintf("%s%d-%s", prefix, i+1, tag), fmt.Sprintf("%s.%d", subnet, i+1)
+		netAttach(t, br, ns, fmt.Sprintf("%sv%d%s", prefix, i+1, tag), fmt.Sprintf("%sp%d%s", prefix, i+1, tag), ip)
+		boards[i] = &board{name: fmt.Sprintf("ews%d", i+1), http: ip + ":8080", gossip: ip + ":7946", ns: ns}
+	}
+	return boards
+}
+
+// netIsolate cuts board off from every other of boards (made by
+// netCluster), both ways, by blackhole routes in their namespaces; with
+// add false it heals the cut. The test's namespace still reaches every board.
+func netIsolate(t *testing.T, boards []*board, off int, add bool) {
+	t.Helper()
+	op := map[bool]string{true: "add", false: "del"}[add]
+	ipOf := func(b *board) string { h, _, _ := net.SplitHostPort(b.http); return h }
+	for i, b := range boards {
+		if i != off {
+			ipCmd(t, "-n", boards[off].ns, "route", op, "blackhole", ipOf(b)+"/32")
+			ipCmd(t, "-n", b.ns, "route", op, "blackhole", ipOf(boards[off])+"/32")
+		}
+	}
 }

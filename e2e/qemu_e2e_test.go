@@ -16,9 +16,7 @@ import (
 // three running boards, run a device action through the master, and survive
 // kill -9 of the master.
 func TestARMClusterQemu(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an ARM binary and emulates three boards")
-	}
+	long(t, "builds an ARM binary and emulates three boards")
 	qemu, err := exec.LookPath("qemu-arm-static")
 	if err != nil {
 		t.Skip("qemu-arm-static missing (the test command installs qemu-user-static)")

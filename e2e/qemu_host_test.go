@@ -39,9 +39,7 @@ var qhTargets = []qhTarget{
 // kill -9 of the master a peer takes over and the CGI program runs again,
 // entering at a follower.
 func TestQemuHostCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds ARM binaries and emulates three boards of each")
-	}
+	long(t, "builds ARM binaries and emulates three boards of each")
 	qemu, err := exec.LookPath("qemu-arm-static")
 	if err != nil {
 		t.Skip("qemu-arm-static missing (scripts/test.sh installs qemu-user-static)")

@@ -12,14 +12,8 @@ import (
 // chosen board, and a real HTTP client that follows it gets the board's
 // answer; the board runs the marked request without sending it back.
 func TestRedirectMode(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
-	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
-	boardTOML{node: "capacity = 2\n", rest: "[sched]\nmode = \"redirect\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews3\"\n"}.write(t, boards)
-	startAll(t, bin, boards)
+	beside(t, "starts real ews processes")
+	boards := boardTOML{node: "capacity = 2\n", rest: "[sched]\nmode = \"redirect\"\n[http]\nauth = \"none\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\nnode = \"ews3\"\n"}.startCluster(t, 3)
 	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
 
 	// Without following: the master points at the board the device is wired to.

@@ -23,14 +23,9 @@ import (
 // master assigns the client to a live board, and its old assignment shown
 // to another board sends it back to the master.
 func TestRedirectOnceThenDirect(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
-	boards, _ := layout(t, 3)
-	boardTOML{node: "capacity = 4\n", cluster: fastTimers, rest: "[sched]\nmode = \"redirect\"\npolicy = \"rr\"\n[http]\nauth = \"none\"\n[sim]\n"}.write(t, boards)
-	startAll(t, bin, boards)
+	boards := boardTOML{node: "capacity = 4\n", cluster: fastTimers, rest: "[sched]\nmode = \"redirect\"\npolicy = \"rr\"\n[http]\nauth = \"none\"\n[sim]\n"}.startCluster(t, 3)
 	waitAgree(t, "ews1 master of three", 20*time.Second, boards, "ews1", 1)
 	master := boards[0]
 

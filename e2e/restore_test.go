@@ -168,10 +168,7 @@ func rsRestart(t *testing.T, boards []*board, bin, want string) time.Duration {
 // 15 s after kill -9 and a restart of ews2 (a fresh card with the same
 // name is the same case: ews keeps nothing on the board for it).
 func TestRestoreAfterKill9(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	boards := rsCluster(t, 3)
 	startAll(t, bin, boards)
@@ -220,10 +217,7 @@ func rsRun(t *testing.T, bin string, args ...string) (int, string) {
 // the outputs `ews cluster restore` leaves beside ews2's config bring
 // relay1 back on; a card of another cluster is refused.
 func TestBackupAndRestore(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	boards := rsCluster(t, 3)
 	startAll(t, bin, boards)

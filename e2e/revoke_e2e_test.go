@@ -22,9 +22,7 @@ import (
 // then ews1's and ews2's /api/cluster show ews3 revoked within 5 s, and a
 // toggle through ews2 of a relay on ews1 still answers 200.
 func TestRevokeBoard(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	mc := mintCluster(t, bin, 3)
 	bun, boards, client, caPEM := mc.bundle, mc.boards, mc.client, mc.caPEM

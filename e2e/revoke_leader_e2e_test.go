@@ -23,10 +23,7 @@ import (
 // write to it: every write through them answered 503 for as long as the
 // streams lasted.
 func TestRevokeTheLogsLeader(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	const token = "revoke-leader-token-4d1e9a7c2b"
 	bin := ewsBinary(t)
 	boards, _ := layout(t, 3)

@@ -24,10 +24,7 @@ import (
 // old build does not), take it back, and the three agree on one master
 // with every board running, ews3 on the old build.
 func TestRollbackAfterSealedUpgrade(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("runs three boards, one brought back on the last landed build")
-	}
+	beside(t, "runs three boards, one brought back on the last landed build")
 	old, next := landedBinary(t, unsealedBuild), versionBinary(t, newVersion)
 	c := startUpClusterMinted(t, old, next) // flashed by the old build, upgraded: the old build reads its cards
 	testutil.WaitFor(t, "three boards of this build agree on a master", 30*time.Second, func() (bool, string) {

@@ -35,9 +35,7 @@ import (
 // started again on its old card, rejoins (offered the rotation on its
 // certificate). The roll's duration is printed.
 func TestRotateSecrets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, true)
 	boards, admin := c.boards, c.bundle
@@ -203,9 +201,7 @@ func exitCodeOf(err error) int {
 // during the rotation has no certificate to be offered it on: started on a
 // board bundle minted from the rotated admin bundle, it rejoins.
 func TestRotateSecretsPlain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, false)
 	boards, admin := c.boards, c.bundle

@@ -61,10 +61,7 @@ func inFlight(t *testing.T, b *board, started string) <-chan string {
 // TestSignalDrains: SIGTERM lets the request in flight finish, then ews
 // exits 0.
 func TestSignalDrains(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts a real ews process")
-	}
+	beside(t, "starts a real ews process")
 	b, started := slowBoard(t, 2)
 	got := inFlight(t, b, started)
 	_ = b.cmd.Process.Signal(syscall.SIGTERM)
@@ -79,10 +76,7 @@ func TestSignalDrains(t *testing.T) {
 // TestSecondSignalExitsAtOnce: a second signal does not wait for the
 // request in flight.
 func TestSecondSignalExitsAtOnce(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts a real ews process")
-	}
+	beside(t, "starts a real ews process")
 	b, started := slowBoard(t, 30)
 	inFlight(t, b, started)
 	_ = b.cmd.Process.Signal(syscall.SIGTERM)

@@ -23,8 +23,7 @@ const slotsToken = "slots-test-token-0123456789"
 // wired to ews2, plus http keys; ews1 is master.
 func slotsCluster(t *testing.T, httpKeys string) []*board {
 	t.Helper()
-	boards, _ := layout(t, 2)
-	boardTOML{node: "capacity = 1\n", cluster: fastTimers, rest: fmt.Sprintf(`[http]
+	boards := boardTOML{node: "capacity = 1\n", cluster: fastTimers, rest: fmt.Sprintf(`[http]
 auth = "token"
 token = %q
 %s
@@ -34,9 +33,7 @@ device_latency = "5ms"
 name = "relay1"
 driver = "sim-switch"
 node = "ews2"
-`, slotsToken, httpKeys)}.write(t, boards)
-	bin := ewsBinary(t)
-	startAll(t, bin, boards)
+`, slotsToken, httpKeys)}.startCluster(t, 2)
 	waitAgree(t, "ews1 master of 2 running boards", 20*time.Second, boards, "ews1", 1)
 	answered(t, "a first toggle through ews1", func() (int, error) { return toggle(boards[0], time.Minute) })
 	return boards
@@ -140,9 +137,7 @@ func (d *dripper) close() {
 // attack on the control path (no credentials: 401 before the body) and on
 // a page (its body is read before the queue).
 func TestSlowAnonymousBodiesHoldNoSlot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	boards := slotsCluster(t, "")
 	for _, head := range []string{
 		"GET /api/devices/relay1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
@@ -169,9 +164,7 @@ func TestSlowAnonymousBodiesHoldNoSlot(t *testing.T) {
 // from another: the board keeps at most max_conns_per_client of them and
 // answers the rest 429 at once.
 func TestThousandSlowConnections(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	boards := slotsCluster(t, "max_conns_per_client = 100\n")
 	for _, head := range []string{"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"} {
 		d, _ := drip(t, boards[0].http, "127.0.0.3", head, 500)
@@ -192,10 +185,7 @@ func TestThousandSlowConnections(t *testing.T) {
 // of ews2's relay shows on ews1's device read, which ews1 answers from its
 // mirror of ews2.
 func TestPeerStreamsForBoards(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	beside(t, "starts real ews processes")
 	boards := slotsCluster(t, "")
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}).DialContext}}

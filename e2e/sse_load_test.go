@@ -138,9 +138,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func TestSSELoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	dur := loadDuration(t)
 	boards := demoCluster(t, 3)
 	ews1 := boards[0] // the master; relay1 is wired to ews2, so every action crosses the cluster

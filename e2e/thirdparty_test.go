@@ -20,9 +20,7 @@ var offline = regexp.MustCompile(`dial tcp|no such host|connection refused|i/o t
 // diffs what it makes with the committed third_party/: a hand edit of a
 // copy, or a patch that no longer yields it, shows here.
 func TestThirdPartyRegenerates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("downloads the pinned modules")
-	}
+	long(t, "downloads the pinned modules")
 	script, err := os.ReadFile("../scripts/third-party.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -34,9 +34,7 @@ type tlsBoard struct {
 // mark, nor any Authorization header in clear, while a canary sent on
 // purpose in plain HTTP is in it (the capture sees clear text).
 func TestTLSClusterCapture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real ews processes")
-	}
+	long(t, "starts real ews processes")
 	if os.Geteuid() != 0 {
 		t.Skip("tcpdump needs root to capture on lo; run as root (scripts/test.sh does)")
 	}
@@ -67,7 +65,7 @@ node = "ews3"
 	})
 
 	pcap := filepath.Join(dir, "lo.pcap")
-	var dumpErr syncBuffer
+	var dumpErr testutil.Buffer
 	dump := exec.Command(tcpdump, "-i", "lo", "--immediate-mode", "-U", "-s", "0", "-w", pcap, "tcp", "portrange", fmt.Sprintf("%d-%d", low, high+100))
 	dump.Stderr = &dumpErr
 	if err := dump.Start(); err != nil {

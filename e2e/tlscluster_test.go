@@ -179,3 +179,22 @@ func (c *mintedCluster) waitFormed(t *testing.T, want string) string {
 	})
 	return master
 }
+
+// thief is a client holding board b's card (its bundle read back) and
+// presenting the card's certificate, as whoever took the card would; it
+// trusts the CA.
+func (c *mintedCluster) thief(t *testing.T, b *tlsBoard) (*bundle.Bundle, *http.Client) {
+	t.Helper()
+	card, err := bundle.Read(c.own(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := card.BoardCert(b.name, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: x509Pool(t, c.caPEM), Certificates: []tls.Certificate{cert}}}}
+	t.Cleanup(thief.CloseIdleConnections)
+	return card, thief
+}

@@ -142,10 +142,7 @@ func (c *upCluster) agreed() (string, bool, string) {
 // credentials or gossip between old and new boards, one master throughout,
 // and every board on the new version at the end.
 func TestRollingUpgradeFromLastLanded(t *testing.T) {
-	t.Parallel() // waits on its own boards; runs beside the others (doc.go)
-	if testing.Short() {
-		t.Skip("builds the last landed ews and runs three boards through a rolling upgrade")
-	}
+	beside(t, "builds the last landed ews and runs three boards through a rolling upgrade")
 	old, next := lastLandedBinary(t), versionBinary(t, newVersion)
 	ways := []struct {
 		name    string

@@ -242,15 +242,24 @@ func TestVIPClientHelper(t *testing.T) {
 // that requests go on succeeding. It logs the time from the kill to the
 // first answer through the VIP from the new master; EWS_VIP_RUNS=N repeats
 // the kill N times and logs the median (docs/BENCHMARKS.md).
+// vipRuns is how many takeovers a VIP test measures: EWS_VIP_RUNS, 1 by
+// default.
+func vipRuns(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("EWS_VIP_RUNS")
+	if s == "" {
+		return 1
+	}
+	runs, err := strconv.Atoi(s)
+	if err != nil || runs < 1 {
+		t.Fatalf("EWS_VIP_RUNS=%q: want a positive number", s)
+	}
+	return runs
+}
+
 func TestVIPTakeover(t *testing.T) {
 	needNetns(t, "VIP test")
-	runs := 1
-	if s := os.Getenv("EWS_VIP_RUNS"); s != "" {
-		var err error
-		if runs, err = strconv.Atoi(s); err != nil || runs < 1 {
-			t.Fatalf("EWS_VIP_RUNS=%q: want a positive number", s)
-		}
-	}
+	runs := vipRuns(t)
 	bin := ewsBinary(t)
 	const n = 3
 	v := newVIPNet(t, n)
@@ -364,19 +373,14 @@ func TestKeepalivedTakeover(t *testing.T) {
 	if err != nil {
 		t.Skip("needs keepalived (apt-get install keepalived)")
 	}
-	runs := 1
-	if s := os.Getenv("EWS_VIP_RUNS"); s != "" {
-		if runs, err = strconv.Atoi(s); err != nil || runs < 1 {
-			t.Fatalf("EWS_VIP_RUNS=%q: want a positive number", s)
-		}
-	}
+	runs := vipRuns(t)
 	bin := ewsBinary(t)
 	const n = 3
 	v := newVIPNet(t, n)
 	dir := t.TempDir()
 	type proc struct {
 		cmd *exec.Cmd
-		log *syncBuffer
+		log *testutil.Buffer
 	}
 	var procs []*proc
 	t.Cleanup(func() {
@@ -389,7 +393,7 @@ func TestKeepalivedTakeover(t *testing.T) {
 		}
 	})
 	run := func(ns string, args ...string) *proc {
-		p := &proc{log: &syncBuffer{}}
+		p := &proc{log: &testutil.Buffer{}}
 		p.cmd = exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...)
 		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 		if err := p.cmd.Start(); err != nil {

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/sandbox"
@@ -86,20 +84,7 @@ func TestCommandTimeoutKillsItsChildren(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the program wrote no pid: %q", b)
 	}
-	testutil.Eventually(t, "the background child is killed", func() bool { return exited(pid) })
-}
-
-// exited reports whether pid is gone (or a zombie no one reaped yet).
-func exited(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return strings.HasPrefix(rest, "Z")
+	testutil.Eventually(t, "the background child is killed", func() bool { return testutil.Gone(pid) })
 }
 
 // With the box's user (ews-cgi on a board; nobody here, as root), a
@@ -108,19 +93,8 @@ func exited(pid int) bool {
 // review's program printed the card's cert_key into a device value
 // anonymous clients read.
 func TestCommandCannotReadEwsFiles(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a program as another user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
-	root := t.TempDir()
-	for p := root; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil { // t.TempDir's dirs are 0700
-			t.Fatal(err)
-		}
-	}
+	nobody := testutil.Nobody(t)
+	root := testutil.OpenTempDir(t)
 	etc := filepath.Join(root, "etc-ews")
 	if err := os.Mkdir(etc, 0o770); err != nil { // as packaging/tmpfiles.conf: root:ews 0770
 		t.Fatal(err)

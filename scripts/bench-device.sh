@@ -26,11 +26,9 @@ if [[ -z $bin ]]; then
 	go build -o "$bin" ./cmd/ews
 fi
 base=$((20000 + RANDOM % 20000))
-key=$(head -c 32 /dev/urandom | base64)
-peers="\"ews1=127.0.0.1:$((base + 10))\", \"ews2=127.0.0.1:$((base + 11))\", \"ews3=127.0.0.1:$((base + 12))\""
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+# shellcheck source=scripts/lib/loopback.sh
+. scripts/lib/loopback.sh
+loopback_init "$out" "$base" $((base + 10))
 devices=""
 spec=""
 for d in 1 2 3 4 5 6; do
@@ -43,20 +41,9 @@ for d in 1 2 3 4 5 6; do
 	fi
 done
 spec+="browse=0.65:GET /"
-for i in 1 2 3; do
-	cat >"$out/ews$i.toml" <<TOML
-[node]
-name = "ews$i"
-http = "127.0.0.1:$((base + i - 1))"
-gossip = "127.0.0.1:$((base + 9 + i))"
-capacity = 3
-state_dir = "$out/state$i"
-mdns = false
-[cluster]
-peers = [$peers]
-key = "$key"
-tmax = "1s"
-heartbeat = "100ms"
+board_toml() { # the config of board ews$1
+	loopback_toml "$1" "capacity = 3"
+	cat <<TOML
 [sched]
 policy = "$policy"
 headroom = "${HEADROOM:-off}"
@@ -67,16 +54,9 @@ device_latency = "15ms"
 page_latency = "30ms"
 $devices
 TOML
-	"$bin" run --config "$out/ews$i.toml" >"$out/ews$i.log" 2>&1 &
-	pids+=($!)
-done
-url=http://127.0.0.1:$base
-entry=$url
-[[ ${ENTRY:-master} == follower ]] && entry=http://127.0.0.1:$((base + 1))
-for _ in $(seq 100); do
-	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
-	sleep 0.2
-done
+}
+loopback_start "$bin"
+loopback_running
 trace=()
 [[ -n ${TRACE:-} ]] && trace=(--trace)
 reports=()

@@ -11,34 +11,21 @@ rounds=${2:-3}
 page=${3:-/}
 base=${BASE_PORT:-18181}
 dir=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
-trap cleanup EXIT
-key=$(head -c 32 /dev/urandom | base64)
-peers="\"ews1=127.0.0.1:$((base + 100))\", \"ews2=127.0.0.1:$((base + 101))\", \"ews3=127.0.0.1:$((base + 102))\""
-for i in 1 2 3; do
-	cat >"$dir/ews$i.toml" <<TOML
-[node]
-name = "ews$i"
-http = "127.0.0.1:$((base + i - 1))"
-gossip = "127.0.0.1:$((base + 99 + i))"
-capacity = ${CAPACITY:-64}
-state_dir = "$dir/state$i"
-mdns = false
-[cluster]
-peers = [$peers]
-key = "$key"
-tmax = "1s"
+# shellcheck source-path=SCRIPTDIR source=lib/loopback.sh
+. "$(dirname "$0")/lib/loopback.sh"
+LOOPBACK_RM=1
+loopback_init "$dir" "$base" $((base + 100))
+board_toml() { # the config of board ews$1
+	loopback_toml "$1" "capacity = ${CAPACITY:-64}"
+	cat <<TOML
 tthreshold = "500ms"
-heartbeat = "100ms"
 [http]
 auth = "none"
 [sim]
 page_latency = "0s"
 TOML
-	EWS_PPROF=${PPROF:+127.0.0.1:$((base + 199 + i))} "$bin" run --config "$dir/ews$i.toml" >"$dir/ews$i.log" 2>&1 &
-	pids+=($!)
-done
+}
+PPROF_BASE=${PPROF:+$((base + 199))} loopback_start "$bin"
 for _ in $(seq 100); do
 	if curl -fs "http://127.0.0.1:$base/api/cluster" 2>/dev/null | grep -q '"master":"ews1"' &&
 		curl -fs "http://127.0.0.1:$((base + 1))/api/cluster" 2>/dev/null | grep -q '"master":"ews1"'; then

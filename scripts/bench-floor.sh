@@ -20,25 +20,12 @@ if [[ -z $bin ]]; then
 	go build -o "$bin" ./cmd/ews
 fi
 base=$((20000 + RANDOM % 20000))
-key=$(head -c 32 /dev/urandom | base64)
-peers="\"ews1=127.0.0.1:$((base + 10))\", \"ews2=127.0.0.1:$((base + 11))\", \"ews3=127.0.0.1:$((base + 12))\""
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-for i in 1 2 3; do
-	cat >"$out/ews$i.toml" <<TOML
-[node]
-name = "ews$i"
-http = "127.0.0.1:$((base + i - 1))"
-gossip = "127.0.0.1:$((base + 9 + i))"
-capacity = 2
-state_dir = "$out/state$i"
-mdns = false
-[cluster]
-peers = [$peers]
-key = "$key"
-tmax = "1s"
-heartbeat = "100ms"
+# shellcheck source=scripts/lib/loopback.sh
+. scripts/lib/loopback.sh
+loopback_init "$out" "$base" $((base + 10))
+board_toml() { # the config of board ews$1
+	loopback_toml "$1" "capacity = 2"
+	cat <<TOML
 [sched]
 headroom = "${HEADROOM:-off}"
 [http]
@@ -59,16 +46,9 @@ name = "led1"
 driver = "sim-pwm"
 node = "ews3"
 TOML
-	"$bin" run --config "$out/ews$i.toml" >"$out/ews$i.log" 2>&1 &
-	pids+=($!)
-done
-url=http://127.0.0.1:$base
-entry=$url
-[[ ${ENTRY:-master} == follower ]] && entry=http://127.0.0.1:$((base + 1))
-for _ in $(seq 100); do
-	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
-	sleep 0.2
-done
+}
+loopback_start "$bin"
+loopback_running
 if [[ -n ${BARE:-} ]]; then
 	# what the testbed adds with nothing of ews in it: a bare net/http server
 	# answering at once and after a device's 20 ms, then ews's control request

@@ -2,6 +2,7 @@ package scripts_test
 
 import (
 	"crypto/x509"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"net"
 	"os"
 	"path/filepath"
@@ -83,13 +84,13 @@ func TestFlashFromBackup(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		if got := read(t, filepath.Join(c.boot, "ews.toml")); got != backupConf {
+		if got := testutil.ReadFile(t, filepath.Join(c.boot, "ews.toml")); got != backupConf {
 			t.Errorf("ews.toml:\n%s", got)
 		}
-		if got := read(t, filepath.Join(c.boot, "ews-outputs.json")); !strings.Contains(got, `"seq": 42`) {
+		if got := testutil.ReadFile(t, filepath.Join(c.boot, "ews-outputs.json")); !strings.Contains(got, `"seq": 42`) {
 			t.Errorf("ews-outputs.json:\n%s", got)
 		}
-		if read(t, filepath.Join(c.root, "usr/bin/ews")) != string(c.bin) {
+		if testutil.ReadFile(t, filepath.Join(c.root, "usr/bin/ews")) != string(c.bin) {
 			t.Error("binary not installed")
 		}
 		// The board's certificate names its address from the backup's
@@ -120,7 +121,7 @@ read_auth = false`, 1)
 		if code != 0 || !strings.Contains(out, "kept the card's") || !strings.Contains(out, c.boot+"/ews.toml.from-backup") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		if read(t, filepath.Join(c.boot, "ews.toml")) != mine || read(t, filepath.Join(c.boot, "ews.toml.from-backup")) != backupConf {
+		if testutil.ReadFile(t, filepath.Join(c.boot, "ews.toml")) != mine || testutil.ReadFile(t, filepath.Join(c.boot, "ews.toml.from-backup")) != backupConf {
 			t.Error("the card's config was not kept beside the backup's")
 		}
 	})
@@ -157,7 +158,7 @@ read_auth = false`, 1)
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
 		}
-		if got := read(t, p); !strings.Contains(got, "relay9") || !strings.Contains(got, `"version":7`) {
+		if got := testutil.ReadFile(t, p); !strings.Contains(got, "relay9") || !strings.Contains(got, `"version":7`) {
 			t.Errorf("%s does not hold the backup's version 7:\n%s", p, got)
 		}
 		if _, err := os.Stat(filepath.Join(c.root, "var/lib/ews/etc")); err == nil {
@@ -166,8 +167,8 @@ read_auth = false`, 1)
 		// flashed again: the board's own store is kept
 		write(t, p, "mine", 0o600)
 		out, code = run(t, "flash.sh", append(fromBackup(c, file), "--force")...)
-		if code != 0 || read(t, p) != "mine" || !strings.Contains(out, "kept (the board's own store)") {
-			t.Errorf("exit %d, store %q:\n%s", code, read(t, p), out)
+		if code != 0 || testutil.ReadFile(t, p) != "mine" || !strings.Contains(out, "kept (the board's own store)") {
+			t.Errorf("exit %d, store %q:\n%s", code, testutil.ReadFile(t, p), out)
 		}
 	})
 	t.Run("no peers with it", func(t *testing.T) {

@@ -2,6 +2,7 @@ package scripts_test
 
 import (
 	"bytes"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +94,7 @@ func stringsSplit(s string) []string { return strings.Split(s, ",") }
 // cardIDs is name's uid and gid in the card's /etc/passwd.
 func cardIDs(t *testing.T, root, name string) (uint32, uint32) {
 	t.Helper()
-	for _, l := range strings.Split(read(t, filepath.Join(root, "etc", "passwd")), "\n") {
+	for _, l := range strings.Split(testutil.ReadFile(t, filepath.Join(root, "etc", "passwd")), "\n") {
 		f := strings.Split(l, ":")
 		if len(f) > 3 && f[0] == name {
 			u, err1 := strconv.ParseUint(f[2], 10, 32)

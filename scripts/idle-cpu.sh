@@ -9,30 +9,18 @@ bin=${1:-./ews}
 base=${2:-42000}
 secs=${3:-30}
 d=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$d"; }
-trap cleanup EXIT
-key=$(head -c 32 /dev/urandom | base64)
-peers="\"ews1=127.0.0.1:$((base + 100))\", \"ews2=127.0.0.1:$((base + 101))\", \"ews3=127.0.0.1:$((base + 102))\""
-for i in 1 2 3; do
-	cat >"$d/ews$i.toml" <<TOML
-[node]
-name = "ews$i"
-http = "127.0.0.1:$((base + i - 1))"
-gossip = "127.0.0.1:$((base + 99 + i))"
-state_dir = "$d/state$i"
-mdns = false
-[cluster]
-peers = [$peers]
-key = "$key"
-tmax = "1s"
-heartbeat = "100ms"
+# shellcheck source-path=SCRIPTDIR source=lib/loopback.sh
+. "$(dirname "$0")/lib/loopback.sh"
+LOOPBACK_RM=1
+loopback_init "$d" "$base" $((base + 100))
+board_toml() { # the config of board ews$1
+	loopback_toml "$1"
+	cat <<TOML
 [http]
 auth = "none"
 TOML
-	"$bin" run --config "$d/ews$i.toml" >"$d/ews$i.log" 2>&1 &
-	pids+=($!)
-done
+}
+loopback_start "$bin"
 for _ in $(seq 100); do
 	curl -fs "http://127.0.0.1:$((base + 2))/api/cluster" 2>/dev/null | grep -q '"master":"ews1"' && break
 	sleep 0.2

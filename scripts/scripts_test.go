@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -98,15 +99,6 @@ func write(t *testing.T, p, s string, mode os.FileMode) {
 	if err := os.WriteFile(p, []byte(s), mode); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func read(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // snapshot maps every path under dir to its mode, link target or content hash.
@@ -211,7 +203,7 @@ func TestFlashWritesEveryFile(t *testing.T) {
 	}
 
 	// root partition: every file flash.sh writes, with its mode and content
-	pkg := func(name string) string { return read(t, filepath.Join("..", "packaging", name)) }
+	pkg := func(name string) string { return testutil.ReadFile(t, filepath.Join("..", "packaging", name)) }
 	want := map[string]struct {
 		mode    os.FileMode
 		content string
@@ -241,7 +233,7 @@ func TestFlashWritesEveryFile(t *testing.T) {
 		if fi.Mode() != w.mode {
 			t.Errorf("%s: mode %v, want %v", rel, fi.Mode(), w.mode)
 		}
-		if w.content != "" && read(t, p) != w.content {
+		if w.content != "" && testutil.ReadFile(t, p) != w.content {
 			t.Errorf("%s: content differs", rel)
 		}
 	}
@@ -275,7 +267,7 @@ func TestFlashWritesEveryFile(t *testing.T) {
 	delete(bootAfter, "ews.toml")
 	sameTree(t, "boot", bootBefore, bootAfter)
 	conf := filepath.Join(c.boot, "ews.toml")
-	if strings.Contains(read(t, conf), key) || strings.Contains(read(t, conf), tb.Token) {
+	if strings.Contains(testutil.ReadFile(t, conf), key) || strings.Contains(testutil.ReadFile(t, conf), tb.Token) {
 		t.Fatal("a secret is on the FAT boot partition")
 	}
 	cfg, err := config.Load(conf)
@@ -344,10 +336,10 @@ func TestFlashSecrets(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		if got := read(t, filepath.Join(c.root, "etc/ews/cluster.key")); got != key+"\n" {
+		if got := testutil.ReadFile(t, filepath.Join(c.root, "etc/ews/cluster.key")); got != key+"\n" {
 			t.Fatalf("key file %q", got)
 		}
-		if got := read(t, filepath.Join(c.root, "etc/ews/token")); got != "shared-token\n" {
+		if got := testutil.ReadFile(t, filepath.Join(c.root, "etc/ews/token")); got != "shared-token\n" {
 			t.Fatalf("token file %q", got)
 		}
 		if strings.Contains(out, "shared-token") || strings.Contains(out, key) {
@@ -364,10 +356,10 @@ func TestFlashSecrets(t *testing.T) {
 		write(t, kf, tb.Key+"\n", 0o600)
 		write(t, tf, "shared-token\n", 0o600)
 		out, code := run(t, "flash.sh", c.flashArgs("--key-file", kf, "--token-file", tf)...)
-		if code != 1 || !strings.Contains(out, "different token") || read(t, filepath.Join(c.root, "etc/ews/token")) != "other\n" {
+		if code != 1 || !strings.Contains(out, "different token") || testutil.ReadFile(t, filepath.Join(c.root, "etc/ews/token")) != "other\n" {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		if out, code := run(t, "flash.sh", c.flashArgs("--key-file", kf, "--token-file", tf, "--force")...); code != 0 || read(t, filepath.Join(c.root, "etc/ews/token")) != "shared-token\n" {
+		if out, code := run(t, "flash.sh", c.flashArgs("--key-file", kf, "--token-file", tf, "--force")...); code != 0 || testutil.ReadFile(t, filepath.Join(c.root, "etc/ews/token")) != "shared-token\n" {
 			t.Fatalf("--force: exit %d:\n%s", code, out)
 		}
 	})
@@ -482,7 +474,7 @@ func TestFlashRefuses(t *testing.T) {
 	if out, code := run(t, "flash.sh", c.flashArgs("--force")...); code != 0 {
 		t.Fatalf("--force: exit %d:\n%s", code, out)
 	}
-	if strings.Contains(read(t, filepath.Join(c.boot, "ews.toml")), "# mine") {
+	if strings.Contains(testutil.ReadFile(t, filepath.Join(c.boot, "ews.toml")), "# mine") {
 		t.Fatal("--force did not replace the config")
 	}
 }
@@ -538,7 +530,7 @@ func TestFlashBoardBundle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if read(t, filepath.Join(c.root, "etc/ews/cluster.bundle")) != read(t, p) {
+	if testutil.ReadFile(t, filepath.Join(c.root, "etc/ews/cluster.bundle")) != testutil.ReadFile(t, p) {
 		t.Fatal("the board bundle was not installed as it is")
 	}
 	noAdminSecrets(t, c)
@@ -665,7 +657,7 @@ func TestDeployRolling(t *testing.T) {
 			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) {
 				t.Fatalf("exit %d, want %d with %q:\n%s", code, tt.wantCode, tt.wantOut, out)
 			}
-			calls := read(t, log)
+			calls := testutil.ReadFile(t, log)
 			var order []string
 			for _, line := range strings.Split(strings.TrimSpace(calls), "\n") {
 				if strings.Contains(line, "sudo sh -c") {

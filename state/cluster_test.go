@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -100,8 +101,14 @@ type board struct {
 
 func startBoard(t *testing.T, cfg Config) *board {
 	t.Helper()
+	return startLogging(t, cfg, testutil.Logger().With("board", cfg.Name))
+}
+
+// startLogging is startBoard logging to log.
+func startLogging(t *testing.T, cfg Config, log *slog.Logger) *board {
+	t.Helper()
 	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
-	c, err := New(cfg, testutil.Logger().With("board", cfg.Name), b.reg, b.local)
+	c, err := New(cfg, log, b.reg, b.local)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +197,7 @@ func without(bs []*board, x *board) []*board {
 // for what every timing reaches: one master that every live board follows
 // at an epoch above the last, and prints how long each takeover took.
 func TestClusterElectsFailsOverAndRefusesWrongKey(t *testing.T) {
-	var peers []string
-	for i := range 3 {
-		peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
-	}
+	peers := loopbackPeers(t, 3)
 	var bs []*board
 	for i := range 3 {
 		bs = append(bs, startBoard(t, testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)))

@@ -176,10 +176,7 @@ func TestDigestsNeedVersion4(t *testing.T) {
 // to protocol 3. The master sends ews2 digests and ews3 none, ews3 gets a
 // table every heartbeat, and every board sees a change of ews3's load.
 func TestClusterSendsEachBoardItsVersion(t *testing.T) {
-	var peers []string
-	for i := range 3 {
-		peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
-	}
+	peers := loopbackPeers(t, 3)
 	var bs []*board
 	for i := range 3 {
 		cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)

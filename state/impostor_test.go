@@ -1,13 +1,10 @@
 package state
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,27 +13,10 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // startLogged is startBoard with the board's log kept in buf.
-func startLogged(t *testing.T, cfg Config, buf *syncBuf) *board {
+func startLogged(t *testing.T, cfg Config, buf *testutil.Buffer) *board {
 	t.Helper()
-	b := &board{local: &fakeLocal{}, reg: promx.NewRegistry()}
-	c, err := New(cfg, slog.New(slog.NewTextHandler(buf, nil)), b.reg, b.local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := startRun(t, c); err != nil {
-		t.Fatal(err)
-	}
-	b.c = c
-	return b
+	return startLogging(t, cfg, buf.Logger())
 }
 
 // TestImpostorRefused: on real gossip, a board with the right key and the
@@ -53,7 +33,7 @@ func TestImpostorRefused(t *testing.T) {
 		fmt.Sprintf("ews2=127.0.0.1:%d", freePort(t)),
 		fmt.Sprintf("ews3=127.0.0.1:%d", freePort(t)),
 	}
-	var log1 syncBuf
+	var log1 testutil.Buffer
 	b1 := startLogged(t, testConfig("ews1", peers, testKey), &log1)
 	b3 := startBoard(t, testConfig("ews3", peers, testKey))
 	testutil.Eventually(t, "ews1 master of ews1 and ews3", func() bool { return oneMaster([]*board{b1, b3}, "ews1") })
@@ -100,7 +80,7 @@ func TestClusterMisorderedPeers(t *testing.T) {
 		cfg.TMax, cfg.TThreshold = time.Second, 700*time.Millisecond
 		return cfg
 	}
-	var logs [3]syncBuf
+	var logs [3]testutil.Buffer
 	bs := []*board{
 		startLogged(t, slow(testConfig("ews1", peers, testKey)), &logs[0]),
 		startLogged(t, slow(testConfig("ews2", peers, testKey)), &logs[1]),

@@ -19,10 +19,7 @@ func TestMeasureIdle(t *testing.T) {
 	if os.Getenv("EWS_MEASURE") == "" {
 		t.Skip("set EWS_MEASURE=1 to measure")
 	}
-	var peers []string
-	for i := range 3 {
-		peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
-	}
+	peers := loopbackPeers(t, 3)
 	var bs []*board
 	for i := range 3 {
 		cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)
@@ -69,10 +66,7 @@ func TestMeasureTakeover(t *testing.T) {
 		{100 * time.Millisecond, time.Second, 500 * time.Millisecond},
 		{100 * time.Millisecond, 300 * time.Millisecond, 250 * time.Millisecond},
 	} {
-		var peers []string
-		for i := range 3 {
-			peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
-		}
+		peers := loopbackPeers(t, 3)
 		conf := func(i int) Config {
 			cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)
 			cfg.Heartbeat, cfg.TMax, cfg.TThreshold = tm.hb, tm.tmax, tm.tth

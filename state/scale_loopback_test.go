@@ -27,10 +27,7 @@ func TestScaleLoopback(t *testing.T) {
 	out.WriteString("| boards | master wire bytes/s at idle | change reaches every board p50 / p99 (20) | takeover p50 / max (3) |\n|---|---|---|---|\n")
 	for _, n := range []int{8, 32} {
 		rng := rand.New(rand.NewPCG(uint64(n), 3))
-		var peers []string
-		for i := range n {
-			peers = append(peers, fmt.Sprintf("ews%d=127.0.0.1:%d", i+1, freePort(t)))
-		}
+		peers := loopbackPeers(t, n)
 		conf := func(i int) Config {
 			cfg := testConfig(fmt.Sprintf("ews%d", i+1), peers, testKey)
 			def := DefaultConfig()

@@ -27,6 +27,13 @@ import (
 
 const accBundleToken = "browser-admin-token-0123456789"
 
+// accTab is a chromium tab for one test, given 90 s and closed with it;
+// the test is skipped when chromium does not start.
+func accTab(t *testing.T) context.Context {
+	t.Helper()
+	return testbrowser.Start(t, testbrowser.Find(t), 90*time.Second, nil)
+}
+
 // accBoard runs a standalone board with token auth and relay1, relay2, led1.
 func accBoard(t *testing.T) string {
 	t.Helper()
@@ -107,16 +114,7 @@ func TestAccountsBrowser(t *testing.T) {
 	_, op := accAPI(t, base, accBundleToken, "POST", "/api/users", `{"name":"op1","role":"operator","devices":["relay*"]}`)
 	_, vw := accAPI(t, base, accBundleToken, "POST", "/api/users", `{"name":"v1","role":"viewer"}`)
 
-	exe := testbrowser.Find(t)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testbrowser.Options(t, exe)...)
-	defer cancelA()
-	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("chromium does not start: %v", err)
-	}
+	ctx := accTab(t)
 
 	accLogin(t, ctx, base, vw["token"].(string))
 	// the role is shown at once and the cards redrawn for it in the next

@@ -41,16 +41,7 @@ var pageLog = &testbrowser.Console{Warnings: true}
 // browser starts a headless chromium with a fresh profile and returns a tab context.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	exe := findChromium(t)
-	opts := testbrowser.Options(t, exe)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithListener(pageLog.Listen))
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("webui: chromium %s does not start: %v", exe, err)
-	}
-	return ctx
+	return testbrowser.Start(t, findChromium(t), 90*time.Second, []chromedp.ContextOption{chromedp.WithListener(pageLog.Listen)})
 }
 
 // run runs actions, failing the test with what was being done.

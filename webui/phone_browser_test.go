@@ -3,15 +3,11 @@
 package webui_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-
-	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
 )
 
 // At a phone's 390 px no tab scrolls sideways, and the tab bar shows
@@ -21,16 +17,7 @@ import (
 // bar's.
 func TestPhoneWidthBrowser(t *testing.T) {
 	base := accBoard(t)
-	exe := testbrowser.Find(t)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testbrowser.Options(t, exe)...)
-	defer cancelA()
-	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("chromium does not start: %v", err)
-	}
+	ctx := accTab(t)
 	if _, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: 390, Height: 844, DeviceScaleFactor: 2, Mobile: true}); err != nil {
 		t.Fatal(err)

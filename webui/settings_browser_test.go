@@ -8,13 +8,9 @@ package webui_test
 //	go test -tags browser -run TestSettingsBrowser ./webui/
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
 )
 
 // A viewer does not see the Settings tab; the admin adds a device there,
@@ -23,16 +19,7 @@ func TestSettingsBrowser(t *testing.T) {
 	base := accBoard(t)
 	_, vw := accAPI(t, base, accBundleToken, "POST", "/api/users", `{"name":"v1","role":"viewer"}`)
 
-	exe := testbrowser.Find(t)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), testbrowser.Options(t, exe)...)
-	defer cancelA()
-	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("chromium does not start: %v", err)
-	}
+	ctx := accTab(t)
 
 	accLogin(t, ctx, base, vw["token"].(string))
 	accWait(t, ctx, "the viewer's page", `document.getElementById('who').textContent.includes('v1')`)

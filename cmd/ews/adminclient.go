@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,6 +90,21 @@ func (f *adminFlags) client(cmd string, timeout time.Duration, stderr io.Writer)
 	return adminClient(cmd, *f.bundle, *f.url, *f.cacert, *f.tokenFile, timeout, stderr)
 }
 
+// parse parses args (flags before or after the arguments) for an admin
+// command taking nargs arguments: a missing --url, another count or an
+// empty argument is refused with want on stderr (exitUsage); ok false
+// means return code now (exitOK for --help).
+func (f *adminFlags) parse(fs *flag.FlagSet, args []string, nargs int, want string, stderr io.Writer) (code int, ok bool) {
+	if code, ok := parse(fs, interleave(args, nil)); !ok {
+		return code, false
+	}
+	if *f.url == "" || fs.NArg() != nargs || slices.Contains(fs.Args(), "") {
+		fmt.Fprintln(stderr, want)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
 // adminPost POSTs v as JSON to base+path with the admin's token and reads
 // the answer (at most 1 MiB); an answer other than want is an error naming
 // the board, its status and what it said. cmd names the command in the
@@ -99,13 +115,26 @@ func adminPost(c *http.Client, cmd, base, path, token string, v any, want int, s
 		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
 		return nil, exitError
 	}
-	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
+	return boardCall(c, cmd, http.MethodPost, base, path, token, body, want, stderr)
+}
+
+// boardCall sends method path to the board at base, body (JSON, nil for
+// none) and token (none when "") with it, and returns the answer's body
+// when its status is want. Otherwise stderr gets the error, as cmd: the
+// board's status and message, or why it was not reached (tlsHint); the
+// exit code is returned with the body.
+func boardCall(c *http.Client, cmd, method, base, path, token string, body []byte, want int, stderr io.Writer) ([]byte, int) {
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(stderr, "ews %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		fmt.Fprintf(stderr, "ews %s: %v%s\n", cmd, err, tlsHint(err))

@@ -164,42 +164,38 @@ func clusterRestore(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
+	// each step: its warnings, then its error or what it wrote (how: where)
+	step := func(warnings, wrote []string, how string, err error) bool {
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "ews cluster restore: warning: %s\n", w)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+			return false
+		}
+		for _, p := range wrote {
+			fmt.Fprintf(stdout, "ews: wrote %s%s\n", p, how)
+		}
+		return true
+	}
 	res, err := backup.WriteCard(a, *board, *out)
 	if *root != "" && a.Bundle != nil {
 		res.Warnings = slices.DeleteFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--root") })
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "ews cluster restore: warning: %s\n", w)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+	if !step(res.Warnings, res.Wrote, "", err) {
 		return exitError
-	}
-	for _, p := range res.Wrote {
-		fmt.Fprintf(stdout, "ews: wrote %s\n", p)
 	}
 	if *root != "" && a.Bundle != nil {
 		sec, err := backup.WriteSecrets(a, *board, *root)
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		if !step(nil, sec.Wrote, " (mode 0600, the root partition)", err) {
 			return exitError
-		}
-		for _, p := range sec.Wrote {
-			fmt.Fprintf(stdout, "ews: wrote %s (mode 0600, the root partition)\n", p)
 		}
 	}
 	switch {
 	case stores && *root != "":
 		st, err := backup.WriteStores(a, *board, *root)
-		for _, w := range st.Warnings {
-			fmt.Fprintf(stderr, "ews cluster restore: warning: %s\n", w)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "ews cluster restore: %v\n", err)
+		if !step(st.Warnings, st.Wrote, " (the root partition)", err) {
 			return exitError
-		}
-		for _, p := range st.Wrote {
-			fmt.Fprintf(stdout, "ews: wrote %s (the root partition)\n", p)
 		}
 	case stores:
 		fmt.Fprintln(stderr, "ews cluster restore: warning: the backup's configuration and users stores are not written without --root (a board joining a running cluster takes them from its peers; `ews cluster restore --url` puts them back on one)")

@@ -32,38 +32,19 @@ rotate --bundle ADMIN --url URL [--cacert ca.pem] [--timeout D]: roll a new goss
 enrol NAME --bundle ADMIN --url URL [--addr HOST]...: add board NAME with a one-time enrolment code: its bundle is minted here, sealed under the code and left with the board at URL; the new board's first-run page takes the code and URL.`
 
 func cmdCluster(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "init":
-			return clusterInit(args[1:], stdout, stderr)
-		case "join":
-			return clusterJoin(args[1:], stdout, stderr)
-		case "ca":
-			return clusterCA(args[1:], stdout, stderr)
-		case "board":
-			return clusterBoard(args[1:], stdout, stderr)
-		case "migrate":
-			return clusterMigrate(args[1:], stdout, stderr)
-		case "backup": // backup.go
-			return clusterBackup(args[1:], stdout, stderr)
-		case "restore": // backup.go
-			return clusterRestore(args[1:], stdout, stderr)
-		case "raft": // cluster_raft.go
-			return clusterRaft(args[1:], stdout, stderr)
-		case "revoke": // cluster_revoke.go
-			return clusterRevoke(args[1:], stdout, stderr)
-		case "rotate": // cluster_rotate.go
-			return clusterRotate(args[1:], stdout, stderr)
-		case "enrol": // cluster_enrol.go
-			return clusterEnrol(args[1:], stdout, stderr)
-		}
-	}
-	fs := newFlags("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ... | rotate ... | enrol NAME ...", clusterHelp, stderr)
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	fs.Usage()
-	return exitUsage
+	return subcommand("cluster", "init ... | board NAME ... | join BUNDLE ... | migrate OLD ... | ca BUNDLE | backup ... | restore ... | raft --url URL | revoke NAME ... | rotate ... | enrol NAME ...", clusterHelp, map[string]runner{
+		"init":    clusterInit,
+		"join":    clusterJoin,
+		"ca":      clusterCA,
+		"board":   clusterBoard,
+		"migrate": clusterMigrate,
+		"backup":  clusterBackup,  // backup.go
+		"restore": clusterRestore, // backup.go
+		"raft":    clusterRaft,    // cluster_raft.go
+		"revoke":  clusterRevoke,  // cluster_revoke.go
+		"rotate":  clusterRotate,  // cluster_rotate.go
+		"enrol":   clusterEnrol,   // cluster_enrol.go
+	}, args, stdout, stderr)
 }
 
 func clusterInit(args []string, stdout, stderr io.Writer) int {

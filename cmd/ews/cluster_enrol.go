@@ -26,12 +26,8 @@ func clusterEnrol(args []string, stdout, stderr io.Writer) int {
 	af := addAdminFlags(fs, "the admin bundle (its CA key mints the board's certificate", "a running board's HTTP address: the new board fetches its bundle there")
 	ttl := fs.Duration("ttl", enrolment.DefaultTTL, "how long the board keeps the sealed bundle (at most 24h)")
 	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
-	if code, ok := parse(fs, interleave(args, nil)); !ok {
+	if code, ok := af.parse(fs, args, 1, "ews cluster enrol: want NAME, --bundle ADMIN and --url URL", stderr); !ok {
 		return code
-	}
-	if *af.url == "" || fs.NArg() != 1 || fs.Arg(0) == "" {
-		fmt.Fprintln(stderr, "ews cluster enrol: want NAME, --bundle ADMIN and --url URL")
-		return exitUsage
 	}
 	if *ttl <= 0 || *ttl > enrolment.MaxTTL {
 		fmt.Fprintf(stderr, "ews cluster enrol: --ttl %s: want more than 0 and at most %s\n", *ttl, enrolment.MaxTTL)

@@ -35,25 +35,9 @@ func clusterRaft(args []string, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	c := cr.client
-	req, err := http.NewRequest(http.MethodGet, base+"/api/cluster/raft", nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster raft: %v\n", err)
-		return exitUsage
-	}
-	if cr.token != "" {
-		req.Header.Set("Authorization", "Bearer "+cr.token)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster raft: %v%s\n", err, tlsHint(err))
-		return exitError
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "ews cluster raft: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(body)))
-		return exitError
+	body, code := boardCall(cr.client, "cluster raft", http.MethodGet, base, "/api/cluster/raft", cr.token, nil, http.StatusOK, stderr)
+	if code != exitOK {
+		return code
 	}
 	if *raw {
 		stdout.Write(body)

@@ -19,12 +19,8 @@ func clusterRevoke(args []string, stdout, stderr io.Writer) int {
 		"Revoke board NAME (a stolen or lost card): every board refuses its certificate and gossip within seconds and shows it revoked. A side without a majority of the boards refuses (no quorum).", stderr)
 	af := addAdminFlags(fs, "the admin bundle (its token, its CA, its signing key", "any other board's HTTP address")
 	timeout := fs.Duration("timeout", 15*time.Second, "give up after this long")
-	if code, ok := parse(fs, interleave(args, nil)); !ok {
+	if code, ok := af.parse(fs, args, 1, "ews cluster revoke: want NAME, --bundle ADMIN and --url URL", stderr); !ok {
 		return code
-	}
-	if *af.url == "" || fs.NArg() != 1 || fs.Arg(0) == "" {
-		fmt.Fprintln(stderr, "ews cluster revoke: want NAME, --bundle ADMIN and --url URL")
-		return exitUsage
 	}
 	b, base, token, c, code := af.client("cluster revoke", *timeout, stderr)
 	if code != exitOK {

@@ -16,18 +16,13 @@ import (
 func TestClusterRevoke(t *testing.T) {
 	dir := t.TempDir()
 	admin := filepath.Join(dir, "c.bundle")
-	var out, errb bytes.Buffer
-	if code := Main([]string{"cluster", "init", "--board", "ews1,ews2,ews3", "--out", admin}, &out, &errb); code != exitOK {
-		t.Fatalf("init exit %d: %s", code, errb.String())
-	}
+	mustRun(t, "cluster", "init", "--board", "ews1,ews2,ews3", "--out", admin)
 	b, err := bundle.Read(admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	board := filepath.Join(dir, "ews1.bundle")
-	if code := Main([]string{"cluster", "board", "ews1", "--bundle", admin, "--out", board}, &out, &errb); code != exitOK {
-		t.Fatalf("board exit %d: %s", code, errb.String())
-	}
+	mustRun(t, "cluster", "board", "ews1", "--bundle", admin, "--out", board)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req boardrevoke.Request
 		switch {

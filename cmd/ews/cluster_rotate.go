@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -32,12 +31,8 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 		"Roll a new gossip key and session secret through the running boards, without reflashing, and write them into the admin bundle. Users' tokens and passwords stay; sessions end. A board that is down meanwhile takes them when it is back (TLS: on its certificate; without TLS flash it a new board bundle). A side without a majority of the boards refuses (no quorum).", stderr)
 	af := addAdminFlags(fs, "the admin bundle (its token; rewritten with the new secrets", "any board's HTTP address")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to follow the roll")
-	if code, ok := parse(fs, interleave(args, nil)); !ok {
+	if code, ok := af.parse(fs, args, 0, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument", stderr); !ok {
 		return code
-	}
-	if *af.url == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "ews cluster rotate: want --bundle ADMIN and --url URL, no other argument")
-		return exitUsage
 	}
 	b, base, token, c, code := af.client("cluster rotate", 15*time.Second, stderr)
 	if code != exitOK {
@@ -119,23 +114,9 @@ func clusterRotate(args []string, stdout, stderr io.Writer) int {
 
 // rotateCall sends one request to rotate.Path and decodes its status.
 func rotateCall(c *http.Client, method, base, token string, body []byte, st *rotate.Status, stderr io.Writer) int {
-	req, err := http.NewRequest(method, base+rotate.Path, bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: %v\n", err)
-		return exitUsage
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster rotate: %v%s\n", err, tlsHint(err))
-		return exitError
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "ews cluster rotate: %s: %s %s\n", base, resp.Status, strings.TrimSpace(string(out)))
-		return exitError
+	out, code := boardCall(c, "cluster rotate", method, base, rotate.Path, token, body, http.StatusOK, stderr)
+	if code != exitOK {
+		return code
 	}
 	if err := json.Unmarshal(out, st); err != nil {
 		fmt.Fprintf(stderr, "ews cluster rotate: %s: %v\n", base, err)

@@ -22,15 +22,10 @@ import (
 // roll that does not finish in --timeout exit 1 saying why.
 func TestClusterRotate(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
 	adminPath := filepath.Join(dir, "c.bundle")
-	if code := Main([]string{"cluster", "init", "--board", "ews1,ews2,ews3", "--out", adminPath}, &out, &errb); code != exitOK {
-		t.Fatalf("init exit %d: %s", code, errb.String())
-	}
+	mustRun(t, "cluster", "init", "--board", "ews1,ews2,ews3", "--out", adminPath)
 	boardPath := filepath.Join(dir, "ews1.bundle")
-	if code := Main([]string{"cluster", "board", "ews1", "--bundle", adminPath, "--out", boardPath}, &out, &errb); code != exitOK {
-		t.Fatalf("board exit %d: %s", code, errb.String())
-	}
+	mustRun(t, "cluster", "board", "ews1", "--bundle", adminPath, "--out", boardPath)
 	first, err := bundle.Read(adminPath)
 	if err != nil {
 		t.Fatal(err)

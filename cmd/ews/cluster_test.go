@@ -135,9 +135,7 @@ func TestClusterCA(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.bundle")
 	var out, errb bytes.Buffer
-	if code := Main([]string{"cluster", "init", "--board", "ews1,ews2", "--out", path}, &out, &errb); code != exitOK {
-		t.Fatalf("init exit %d: %s", code, errb.String())
-	}
+	mustRun(t, "cluster", "init", "--board", "ews1,ews2", "--out", path)
 	b, err := bundle.Read(path)
 	if err != nil {
 		t.Fatal(err)

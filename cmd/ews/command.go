@@ -84,6 +84,26 @@ func newFlags(name, args, help string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// runner is a command's or subcommand's entry point.
+type runner func(args []string, stdout, stderr io.Writer) int
+
+// subcommand runs the subcommand of command name that args[0] names, with
+// the arguments after it; with none of subs there, it prints name's usage
+// (usage, help) and returns exitUsage (exitOK for --help).
+func subcommand(name, usage, help string, subs map[string]runner, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if run, ok := subs[args[0]]; ok {
+			return run(args[1:], stdout, stderr)
+		}
+	}
+	fs := newFlags(name, usage, help, stderr)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	fs.Usage()
+	return exitUsage
+}
+
 // parse parses flags; ok false means return code now (0 for --help).
 func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {

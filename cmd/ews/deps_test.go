@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -50,8 +50,8 @@ func TestShippedDepsTrimmed(t *testing.T) {
 // TestThirdPartyPinned fails when go.mod moves memberlist, go-msgpack or paho to a version other than
 // the one their trimmed copies in third_party/ were made from: rerun scripts/third-party.sh.
 func TestThirdPartyPinned(t *testing.T) {
-	gomod := readFile(t, "../../go.mod")
-	script := readFile(t, "../../scripts/third-party.sh")
+	gomod := testutil.ReadFile(t, "../../go.mod")
+	script := testutil.ReadFile(t, "../../scripts/third-party.sh")
 	for _, mod := range []string{"github.com/hashicorp/memberlist", "github.com/hashicorp/go-msgpack/v2", "github.com/eclipse/paho.mqtt.golang"} {
 		q := regexp.QuoteMeta(mod)
 		req := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + q + ` (v\S+)`).FindStringSubmatch(gomod)
@@ -66,13 +66,4 @@ func TestThirdPartyPinned(t *testing.T) {
 			t.Errorf("%s: go.mod has no replace onto third_party/", mod)
 		}
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -14,20 +14,8 @@ const firmwareHelp = `sign --bundle ADMIN BINARY [--out FILE]: append a signatur
 verify --bundle BUNDLE IMAGE: check IMAGE's signature against the bundle's verify key (an admin or a board bundle), as a board does.`
 
 func cmdFirmware(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "sign":
-			return firmwareSign(args[1:], stdout, stderr)
-		case "verify":
-			return firmwareVerify(args[1:], stdout, stderr)
-		}
-	}
-	fs := newFlags("firmware", "sign --bundle ADMIN BINARY [--out FILE] | verify --bundle BUNDLE IMAGE", firmwareHelp, stderr)
-	if code, ok := parse(fs, args); !ok {
-		return code
-	}
-	fs.Usage()
-	return exitUsage
+	return subcommand("firmware", "sign --bundle ADMIN BINARY [--out FILE] | verify --bundle BUNDLE IMAGE", firmwareHelp,
+		map[string]runner{"sign": firmwareSign, "verify": firmwareVerify}, args, stdout, stderr)
 }
 
 func firmwareSign(args []string, stdout, stderr io.Writer) int {

@@ -20,6 +20,17 @@ func run(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// mustRun runs ews with args and returns what it printed; t fails
+// unless it exits 0.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errs := run(args...)
+	if code != exitOK {
+		t.Fatalf("ews %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	return out
+}
+
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.toml")

@@ -15,13 +15,11 @@ package bootkey
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -75,9 +73,6 @@ func (o *Options) fill() {
 	}
 }
 
-// keyLineRe matches a one-line `key = "..."` (or '...') with an optional comment.
-var keyLineRe = regexp.MustCompile(`^(\s*)key\s*=\s*("[^"\\]*"|'[^']*')\s*(#.*)?$`)
-
 // Migrate moves cfg's inline key off the boot partition. It reports
 // changed = true when it rewrote the boot file; cfg then names the key file
 // and no longer holds the key. With err != nil cfg is unchanged and still
@@ -101,22 +96,19 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 	target := opts.KeyFile // config refuses key together with key_file
 	newLine := "key_file = " + strconv.Quote(target) + "  # the key was moved here from this file by ews"
 	note := "# key = <moved to " + target + " by ews on " + opts.Now().UTC().Format(time.RFC3339) + ">"
-	rewritten, backup, err := rewrites(cfg.Path, orig, cfg.Lines["cluster.key"], newLine, note, replaceLine)
-	if err != nil {
-		return false, err
-	}
-
-	if err := writeKey(target, cfg.Cluster.Key, key, opts); err != nil {
-		return false, err
-	}
 	// The new boot file must load and give the same key before it replaces the old one.
-	bak, err := rewriteBoot(cfg.Path, rewritten, backup, opts, func(next *config.Config) error {
-		got, err := next.ClusterKey()
-		if err != nil || !bytes.Equal(got, key) {
-			return fmt.Errorf("would not give the same key (%v)", err)
-		}
-		return nil
-	})
+	bak, err := lineMove{
+		key:  "cluster.key",
+		line: cfg.Lines["cluster.key"], newLine: newLine, note: note,
+		write: func() error { return writeKey(target, cfg.Cluster.Key, key, opts) },
+		check: func(next *config.Config) error {
+			got, err := next.ClusterKey()
+			if err != nil || !bytes.Equal(got, key) {
+				return fmt.Errorf("would not give the same key (%v)", err)
+			}
+			return nil
+		},
+	}.apply(cfg.Path, orig, opts)
 	if err != nil {
 		return false, err
 	}
@@ -124,18 +116,6 @@ func Migrate(cfg *config.Config, log *slog.Logger, opts Options) (changed bool, 
 	cfg.Cluster.KeyFile = target
 	log.Info("bootkey: moved the cluster key off the boot partition", "config", cfg.Path, "key_file", target, "backup", bak)
 	return true, nil
-}
-
-// rewrites is orig with its line replaced (replace) by newLine, the boot
-// file to write, and by note, the backup kept of it; errors name path.
-func rewrites(path string, orig []byte, line int, newLine, note string, replace func([]byte, int, string) ([]byte, error)) (rewritten, backup []byte, err error) {
-	if rewritten, err = replace(orig, line, newLine); err == nil {
-		backup, err = replace(orig, line, note)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("bootkey: %s: %w", path, err)
-	}
-	return rewritten, backup, nil
 }
 
 // onBoot reports whether path is one of the boot partition's config paths.
@@ -175,36 +155,6 @@ func writeKey(path, text string, key []byte, opts Options) error {
 	}.write(opts)
 }
 
-// replaceLine swaps 1-based line n, which must be a one-line key = "...",
-// for repl, keeping its indent and line ending.
-func replaceLine(data []byte, n int, repl string) ([]byte, error) {
-	if n <= 0 {
-		return nil, errors.New("cannot find the line of cluster.key")
-	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if n > len(lines) {
-		return nil, fmt.Errorf("line %d of cluster.key is past the end of the file", n)
-	}
-	line := lines[n-1]
-	body := bytes.TrimRight(line, "\r\n")
-	eol := line[len(body):]
-	m := keyLineRe.FindSubmatch(body)
-	if m == nil {
-		return nil, fmt.Errorf("line %d: cannot rewrite %q: write the key as one line `key = \"...\"` under [cluster]", n, body)
-	}
-	var out bytes.Buffer
-	for i, l := range lines {
-		if i != n-1 {
-			out.Write(l)
-			continue
-		}
-		out.Write(m[1])
-		out.WriteString(repl)
-		out.Write(eol)
-	}
-	return out.Bytes(), nil
-}
-
 // ServiceUser owns the key file when ews moves it as root.
 const ServiceUser = "ews"
 
@@ -234,26 +184,4 @@ func MigratePath(path string, log *slog.Logger, opts Options) (changed bool, err
 		return false, fmt.Errorf("bootkey: %w", err)
 	}
 	return Migrate(cfg, log, opts)
-}
-
-// rewriteBoot replaces the boot file at path with rewritten once it loads
-// and check accepts what it loads as, keeping backup beside it (path.bak)
-// first; it returns the backup's path. Nothing is written when the
-// rewritten file would not load or check refuses it.
-func rewriteBoot(path string, rewritten, backup []byte, opts Options, check func(next *config.Config) error) (string, error) {
-	next, err := config.Parse(path, rewritten)
-	if err != nil {
-		return "", fmt.Errorf("bootkey: rewritten %s would not load: %w", path, err)
-	}
-	if err := check(next); err != nil {
-		return "", fmt.Errorf("bootkey: rewritten %s %w", path, err)
-	}
-	bak := path + ".bak"
-	if err := opts.WriteFile(bak, backup, 0o600); err != nil {
-		return "", fmt.Errorf("bootkey: write backup %s: %w", bak, err)
-	}
-	if err := opts.WriteFile(path, rewritten, 0o600); err != nil {
-		return "", fmt.Errorf("bootkey: rewrite %s: %w", path, err)
-	}
-	return bak, nil
 }

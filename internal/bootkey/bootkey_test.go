@@ -3,6 +3,7 @@ package bootkey
 import (
 	"bytes"
 	"errors"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"io"
 	"log/slog"
 	"os"
@@ -64,15 +65,6 @@ func (b *board) load(t *testing.T, text string) *config.Config {
 
 func logTo(buf *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
 
-func read(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestMigrateMovesKey(t *testing.T) {
 	b := newBoard(t)
 	example := config.Example()
@@ -87,13 +79,13 @@ func TestMigrateMovesKey(t *testing.T) {
 		t.Fatalf("Migrate = %v, %v; want changed", changed, err)
 	}
 
-	if got := strings.TrimSpace(read(t, b.keyFile)); got != key {
+	if got := strings.TrimSpace(testutil.ReadFile(t, b.keyFile)); got != key {
 		t.Fatalf("key file holds %q, want %q", got, key)
 	}
 	if fi, _ := os.Stat(b.keyFile); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v, want 0600", fi.Mode().Perm())
 	}
-	boot := read(t, b.boot)
+	boot := testutil.ReadFile(t, b.boot)
 	if strings.Contains(boot, key) {
 		t.Fatal("the boot file still holds the key")
 	}
@@ -103,7 +95,7 @@ func TestMigrateMovesKey(t *testing.T) {
 	if strings.Count(boot, "\n") != strings.Count(example, "\n") {
 		t.Fatal("rewrite changed the number of lines")
 	}
-	bak := read(t, b.boot+".bak")
+	bak := testutil.ReadFile(t, b.boot+".bak")
 	if strings.Contains(bak, key) {
 		t.Fatal("the backup on the boot partition holds the key")
 	}
@@ -162,7 +154,7 @@ func TestMigrateLeavesAlone(t *testing.T) {
 			if changed, err := Migrate(cfg, nil, b.opts); changed || err != nil {
 				t.Fatalf("Migrate = %v, %v; want nothing to do", changed, err)
 			}
-			if read(t, p) != tt.text {
+			if testutil.ReadFile(t, p) != tt.text {
 				t.Fatal("config changed")
 			}
 			if _, err := os.Stat(b.keyFile); !errors.Is(err, os.ErrNotExist) {
@@ -234,7 +226,7 @@ func TestMigrateCannot(t *testing.T) {
 			if changed || err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Migrate = %v, %v; want an error containing %q", changed, err, tt.want)
 			}
-			if read(t, b.boot) != tt.text {
+			if testutil.ReadFile(t, b.boot) != tt.text {
 				t.Fatal("boot file changed although the move failed")
 			}
 			if cfg.Cluster.Key != key {
@@ -276,10 +268,10 @@ func TestMigrateKeepsLayout(t *testing.T) {
 			if !changed || err != nil {
 				t.Fatalf("Migrate = %v, %v", changed, err)
 			}
-			if got, want := read(t, b.boot), strings.ReplaceAll(tt.want, "@KF@", b.keyFile); got != want {
+			if got, want := testutil.ReadFile(t, b.boot), strings.ReplaceAll(tt.want, "@KF@", b.keyFile); got != want {
 				t.Fatalf("boot file:\n%q\nwant\n%q", got, want)
 			}
-			if strings.TrimSpace(read(t, b.keyFile)) != key {
+			if strings.TrimSpace(testutil.ReadFile(t, b.keyFile)) != key {
 				t.Fatal("key file does not hold the key")
 			}
 		})
@@ -295,7 +287,7 @@ func TestAtomicWrite(t *testing.T) {
 	if err := AtomicWrite(p, []byte("new"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if read(t, p) != "new" {
+	if testutil.ReadFile(t, p) != "new" {
 		t.Fatal("not replaced")
 	}
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
@@ -323,7 +315,7 @@ func TestMigratePath(t *testing.T) {
 	if changed, err := MigratePath(b.boot, nil, b.opts); !changed || err != nil {
 		t.Fatalf("MigratePath = %v, %v", changed, err)
 	}
-	if strings.Contains(read(t, b.boot), key) || strings.TrimSpace(read(t, b.keyFile)) != key {
+	if strings.Contains(testutil.ReadFile(t, b.boot), key) || strings.TrimSpace(testutil.ReadFile(t, b.keyFile)) != key {
 		t.Fatal("key not moved")
 	}
 	write("[node]\nname = \"bad name!\"\n")

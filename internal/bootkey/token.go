@@ -1,13 +1,10 @@
 package bootkey
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/user"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +15,6 @@ import (
 // DefaultTokenFile is where an inline http.token goes (the packaged
 // token_file, 0640 root:ews).
 var DefaultTokenFile = "/etc/ews/token"
-
-// tokenLineRe matches a one-line `token = "..."` (or '...') with an optional comment.
-var tokenLineRe = regexp.MustCompile(`^(\s*)token\s*=\s*("[^"\\]*"|'[^']*')\s*(#.*)?$`)
 
 // MigrateToken moves cfg's inline http.token off the boot partition as
 // Migrate does the cluster key: into the config's token_file when it names
@@ -56,20 +50,17 @@ func MigrateToken(cfg *config.Config, log *slog.Logger, opts Options) (changed b
 		newLine = "token_file = " + strconv.Quote(target) + "  # the token was moved here from this file by ews"
 	}
 	note := "# token = <moved to " + target + " by ews on " + opts.Now().UTC().Format(time.RFC3339) + ">"
-	line := cfg.Lines["http.token"]
-	rewritten, backup, err := rewrites(cfg.Path, orig, line, newLine, note, replaceTokenLine)
-	if err != nil {
-		return false, err
-	}
-	if err := writeToken(target, token, opts); err != nil {
-		return false, err
-	}
-	bak, err := rewriteBoot(cfg.Path, rewritten, backup, opts, func(next *config.Config) error {
-		if next.HTTP.Token != "" || next.HTTP.TokenFile != target {
-			return fmt.Errorf("would not name %s for the token", target)
-		}
-		return nil
-	})
+	bak, err := lineMove{
+		key:  "http.token",
+		line: cfg.Lines["http.token"], newLine: newLine, note: note,
+		write: func() error { return writeToken(target, token, opts) },
+		check: func(next *config.Config) error {
+			if next.HTTP.Token != "" || next.HTTP.TokenFile != target {
+				return fmt.Errorf("would not name %s for the token", target)
+			}
+			return nil
+		},
+	}.apply(cfg.Path, orig, opts)
 	if err != nil {
 		return false, err
 	}
@@ -120,26 +111,6 @@ func giveToServiceGroup(f *os.File) error {
 		return fmt.Errorf("bootkey: give %s to group %s: %w", f.Name(), config.ServiceGroup, err)
 	}
 	return nil
-}
-
-// replaceTokenLine swaps 1-based line n, which must be a one-line
-// token = "...", for repl, keeping its indent and line ending.
-func replaceTokenLine(data []byte, n int, repl string) ([]byte, error) {
-	if n <= 0 {
-		return nil, errors.New("cannot find the line of http.token")
-	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if n > len(lines) {
-		return nil, fmt.Errorf("line %d of http.token is past the end of the file", n)
-	}
-	body := bytes.TrimRight(lines[n-1], "\r\n")
-	eol := lines[n-1][len(body):]
-	m := tokenLineRe.FindSubmatch(body)
-	if m == nil {
-		return nil, fmt.Errorf("line %d: cannot rewrite %q: write the token as one line `token = \"...\"` under [http]", n, body)
-	}
-	lines[n-1] = append(append(append([]byte{}, m[1]...), repl...), eol...)
-	return bytes.Join(lines, nil), nil
 }
 
 // OnBoot reports whether a config at path was read from the boot

@@ -2,6 +2,7 @@ package bootkey
 
 import (
 	"bytes"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,14 +39,14 @@ func TestMigrateTokenMovesIt(t *testing.T) {
 	if changed, err := Migrate(cfg, logTo(&logs), b.opts); err != nil || !changed {
 		t.Fatalf("Migrate after it = %v, %v", changed, err)
 	}
-	if got := strings.TrimSpace(read(t, tokenFile)); got != inlineToken {
+	if got := strings.TrimSpace(testutil.ReadFile(t, tokenFile)); got != inlineToken {
 		t.Fatalf("token file holds %q", got)
 	}
 	if fi, _ := os.Stat(tokenFile); fi.Mode().Perm() != 0o640 {
 		t.Fatalf("token file mode %v, want 0640", fi.Mode().Perm())
 	}
 	for _, p := range []string{b.boot, b.boot + ".bak"} {
-		s := read(t, p)
+		s := testutil.ReadFile(t, p)
 		if strings.Contains(s, inlineToken) || strings.Contains(s, key) {
 			t.Fatalf("%s still holds a secret:\n%s", p, s)
 		}
@@ -55,7 +56,7 @@ func TestMigrateTokenMovesIt(t *testing.T) {
 	}
 	again, err := config.Load(b.boot)
 	if err != nil {
-		t.Fatalf("the rewritten boot file does not load: %v\n%s", err, read(t, b.boot))
+		t.Fatalf("the rewritten boot file does not load: %v\n%s", err, testutil.ReadFile(t, b.boot))
 	}
 	if again.HTTP.TokenFile != tokenFile || again.HTTP.Token != "" {
 		t.Fatalf("reloaded: token %q token_file %q", again.HTTP.Token, again.HTTP.TokenFile)
@@ -100,7 +101,7 @@ func TestMigrateTokenCases(t *testing.T) {
 			if strings.TrimSpace(string(got)) != c.want {
 				t.Fatalf("token file %q, want %q", got, c.want)
 			}
-			if c.err != "" && !strings.Contains(read(t, b.boot), inlineToken) {
+			if c.err != "" && !strings.Contains(testutil.ReadFile(t, b.boot), inlineToken) {
 				t.Fatal("a refused move changed the boot file")
 			}
 			if c.changed {
@@ -133,11 +134,11 @@ func TestMigrateTokenFromBundleLeftAlone(t *testing.T) {
 	if !cfg.TokenFromBundle() {
 		t.Fatal("the config did not take its token from the bundle")
 	}
-	before := read(t, b.boot)
+	before := testutil.ReadFile(t, b.boot)
 	if changed, err := MigrateToken(cfg, nil, b.opts); changed || err != nil {
 		t.Fatalf("MigrateToken = %v, %v; want nothing to do", changed, err)
 	}
-	if read(t, b.boot) != before {
+	if testutil.ReadFile(t, b.boot) != before {
 		t.Fatal("the boot file changed")
 	}
 }

@@ -1,6 +1,7 @@
 package clustertls
 
 import (
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Issue makes a certificate for board name, signed by the CA: CommonName
@@ -26,20 +28,41 @@ func (ca *CA) Issue(name string, hosts []string) (tls.Certificate, error) {
 	if name == "" {
 		return tls.Certificate{}, errors.New("clustertls: a board certificate needs the board's name")
 	}
-	key, serial, err := newKey()
+	tmpl, key, err := leafTemplate(name, hosts, ca.Cert.NotBefore, ca.Cert.NotAfter)
 	if err != nil {
 		return tls.Certificate{}, err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("clustertls: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("clustertls: %w", err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// leafTemplate is a fresh key and the certificate template of board name
+// (Issue's and IssueBoard's): CommonName and the first DNS name are name;
+// sans (IP addresses or DNS names) and localhost and the loopback
+// addresses follow, each once, an unspecified address left out; valid
+// from notBefore to notAfter, for server and client authentication.
+func leafTemplate(name string, sans []string, notBefore, notAfter time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	key, serial, err := newKey()
+	if err != nil {
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: name, Organization: []string{"ews"}},
-		NotBefore:    ca.Cert.NotBefore,
-		NotAfter:     ca.Cert.NotAfter,
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		DNSNames:     []string{name},
 	}
-	for _, h := range append(slices.Clone(hosts), "localhost", "127.0.0.1", "::1") {
+	for _, h := range append(slices.Clone(sans), "localhost", "127.0.0.1", "::1") {
 		h = strings.Trim(h, "[]")
 		switch ip := net.ParseIP(h); {
 		case h == "":
@@ -51,15 +74,7 @@ func (ca *CA) Issue(name string, hosts []string) (tls.Certificate, error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("clustertls: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("clustertls: %w", err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+	return tmpl, key, nil
 }
 
 // HostOf is the host part of a "host:port" address ("" for ":8443").

@@ -53,7 +53,13 @@ func makeCA(set func(*x509.Certificate)) (certDER, keyDER []byte, err error) {
 		MaxPathLenZero:        true,
 	}
 	set(tmpl)
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	return signed(tmpl, tmpl, key, key)
+}
+
+// signed is tmpl, holding key's public half, signed by parent's key
+// signer (DER), with key (PKCS #8 DER): makeCA's and IssueBoard's ending.
+func signed(tmpl, parent *x509.Certificate, key, signer *ecdsa.PrivateKey) (certDER, keyDER []byte, err error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
 	if err != nil {
 		return nil, nil, fmt.Errorf("clustertls: %w", err)
 	}

@@ -12,15 +12,22 @@ import (
 
 func newCA(t *testing.T) *CA {
 	t.Helper()
-	cert, key, err := NewCA(time.Now())
-	if err != nil {
-		t.Fatal(err)
+	return parsedCA(t)(NewCA(time.Now()))
+}
+
+// parsedCA is what a CA maker returned, parsed; t fails on any error.
+func parsedCA(t *testing.T) func(cert, key []byte, err error) *CA {
+	return func(cert, key []byte, err error) *CA {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca, err := ParseCA(cert, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ca
 	}
-	ca, err := ParseCA(cert, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca
 }
 
 func issue(t *testing.T, ca *CA, name string) tls.Certificate {

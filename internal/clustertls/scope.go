@@ -2,10 +2,8 @@ package clustertls
 
 import (
 	"crypto/ecdsa"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"net"
@@ -120,29 +118,9 @@ func (ca *CA) IssueBoard(name string, hosts []string, now time.Time) (certDER, k
 	if name == "" {
 		return nil, nil, errors.New("clustertls: a board certificate needs the board's name")
 	}
-	key, serial, err := newKey()
+	tmpl, key, err := leafTemplate(name, append([]string{name + ".local"}, hosts...), now.Add(-ClockSkew), ca.Cert.NotAfter)
 	if err != nil {
 		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: name, Organization: []string{"ews"}},
-		NotBefore:    now.Add(-ClockSkew),
-		NotAfter:     ca.Cert.NotAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	for _, h := range append([]string{name, name + ".local"}, append(slices.Clone(hosts), "localhost", "127.0.0.1", "::1")...) {
-		h = strings.Trim(h, "[]")
-		switch ip := net.ParseIP(h); {
-		case h == "":
-		case ip != nil:
-			if !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) && !ip.IsUnspecified() {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			}
-		case !slices.Contains(tmpl.DNSNames, h):
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
 	}
 	if ca.Cert.PermittedDNSDomainsCritical {
 		tmpl.DNSNames = dropAutoOutside(tmpl.DNSNames, name, ca.Cert.PermittedDNSDomains)
@@ -157,15 +135,7 @@ func (ca *CA) IssueBoard(name string, hosts []string, now time.Time) (certDER, k
 			}
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("clustertls: %w", err)
-	}
-	return der, kder, nil
+	return signed(tmpl, ca.Cert, key, ca.Key)
 }
 
 // dropAutoOutside leaves out the names IssueBoard adds by itself (name and

@@ -16,15 +16,7 @@ import (
 
 func scopedCA(t *testing.T) *CA {
 	t.Helper()
-	cert, key, err := NewScopedCA(time.Now(), Scope{Boards: []string{"ews1", "ews2"}, DNS: []string{"ews.local"}, Nets: []*net.IPNet{HostNet("10.0.0.11")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := ParseCA(cert, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca
+	return parsedCA(t)(NewScopedCA(time.Now(), Scope{Boards: []string{"ews1", "ews2"}, DNS: []string{"ews.local"}, Nets: []*net.IPNet{HostNet("10.0.0.11")}}))
 }
 
 // forge signs a leaf for dns/ip with the CA's key, as whoever stole it

@@ -36,26 +36,10 @@ func (c *Config) CheckSecrets() (errs, warns Errors) {
 	errs, warns = c.checkMQTTSecret(errs, warns)
 	errs, warns = c.checkCGIUser(errs, warns)
 	if c.Cluster.Key == "" && c.Cluster.KeyFile != "" {
-		if _, err := os.Stat(c.Cluster.KeyFile); err != nil {
-			e := c.Errorf("cluster.key_file", "cannot read key: %v", err)
-			e.Err = err
-			errs = append(errs, e)
-		} else if _, err := c.ClusterKey(); err != nil {
-			errs = append(errs, asError(c, "cluster.key_file", err))
-		} else {
-			warns = c.warnReadable(warns, "cluster.key_file", c.Cluster.KeyFile)
-		}
+		errs, warns = c.checkSecretFile(errs, warns, "cluster.key_file", c.Cluster.KeyFile, "key", func() error { _, err := c.ClusterKey(); return err })
 	}
 	if c.Cluster.BundleFile != "" {
-		if _, err := os.Stat(c.Cluster.BundleFile); err != nil {
-			e := c.Errorf("cluster.bundle_file", "cannot read the bundle: %v", err)
-			e.Err = err
-			errs = append(errs, e)
-		} else if _, err := c.Security(); err != nil {
-			errs = append(errs, asError(c, "cluster.bundle_file", err))
-		} else {
-			warns = c.warnReadable(warns, "cluster.bundle_file", c.Cluster.BundleFile)
-		}
+		errs, warns = c.checkSecretFile(errs, warns, "cluster.bundle_file", c.Cluster.BundleFile, "the bundle", func() error { _, err := c.Security(); return err })
 	}
 	return errs, warns
 }
@@ -89,4 +73,19 @@ func asError(c *Config, key string, err error) *Error {
 		return e
 	}
 	return c.Errorf(key, "%v", err)
+}
+
+// checkSecretFile checks the secret file at path, named by key: an error
+// when it cannot be read (what names its content) or take refuses it, a
+// warning when others may read it (warnReadable).
+func (c *Config) checkSecretFile(errs, warns Errors, key, path, what string, take func() error) (Errors, Errors) {
+	if _, err := os.Stat(path); err != nil {
+		e := c.Errorf(key, "cannot read %s: %v", what, err)
+		e.Err = err
+		return append(errs, e), warns
+	}
+	if err := take(); err != nil {
+		return append(errs, asError(c, key, err)), warns
+	}
+	return errs, c.warnReadable(warns, key, path)
 }

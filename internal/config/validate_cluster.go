@@ -1,7 +1,5 @@
 package config
 
-import "fmt"
-
 func (c *Config) validateCluster(bad func(string, string, ...any)) {
 	cl := c.Cluster
 	if cl.Heartbeat.Duration <= 0 {
@@ -42,16 +40,8 @@ func (c *Config) validateCluster(bad func(string, string, ...any)) {
 		if !nameRe.MatchString(p.Name) {
 			bad("cluster.peers", "%q is not a board name", p.Name)
 		}
-		if j, dup := names[p.Name]; dup {
-			bad("cluster.peers", "duplicate peer name %q (first defined on line %d)", p.Name, c.Lines[fmt.Sprintf("cluster.peers[%d]", j)])
-		} else {
-			names[p.Name] = p.Rank
-		}
-		if j, dup := addrs[p.Addr]; dup {
-			bad("cluster.peers", "duplicate peer address %q (first defined on line %d)", p.Addr, c.Lines[fmt.Sprintf("cluster.peers[%d]", j)])
-		} else {
-			addrs[p.Addr] = p.Rank
-		}
+		c.once(bad, names, "cluster.peers", "peer name", p.Name, p.Rank, "cluster.peers[%d]")
+		c.once(bad, addrs, "cluster.peers", "peer address", p.Addr, p.Rank, "cluster.peers[%d]")
 		self = self || p.Name == c.Node.Name
 	}
 	if !self {

@@ -13,11 +13,7 @@ func (c *Config) validateDevices(bad func(string, string, ...any)) {
 		if !nameRe.MatchString(d.Name) {
 			bad(key+".name", "%q is not a device name (letters, digits, - _ .)", d.Name)
 		}
-		if j, dup := names[d.Name]; dup {
-			bad(key+".name", "duplicate device name %q (first defined on line %d)", d.Name, c.Lines[fmt.Sprintf("device[%d].name", j)])
-		} else {
-			names[d.Name] = i
-		}
+		c.once(bad, names, key+".name", "device name", d.Name, i, "device[%d].name")
 		if d.Node != "any" && d.Node != c.Node.Name && !c.Standalone() && c.Rank(d.Node) < 0 {
 			bad(key+".node", "device %q: board %q is not in cluster.peers", d.Name, d.Node)
 		}

@@ -33,11 +33,7 @@ func (c *Config) validateSched(bad func(string, string, ...any)) {
 		if !nameRe.MatchString(cl.Name) {
 			bad(key+".name", "%q is not a class name", cl.Name)
 		}
-		if j, dup := seen[cl.Name]; dup {
-			bad(key+".name", "duplicate class name %q (first defined on line %d)", cl.Name, c.Lines[fmt.Sprintf("sched.class[%d].name", j)])
-		} else {
-			seen[cl.Name] = i
-		}
+		c.once(bad, seen, key+".name", "class name", cl.Name, i, "sched.class[%d].name")
 		if len(cl.Match) == 0 {
 			bad(key+".match", "class %q matches nothing", cl.Name)
 		}

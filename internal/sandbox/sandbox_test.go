@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"log/slog"
 	"os"
 	"os/user"
@@ -60,13 +61,7 @@ func TestNilEnvIsEmpty(t *testing.T) {
 // With a user to switch to (as root here), the program cannot read a file
 // only ews may read, and holds no capability.
 func TestRunsAsOtherUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a program as another user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
+	nobody := testutil.Nobody(t)
 	secret := filepath.Join(t.TempDir(), "cert_key")
 	if err := os.WriteFile(secret, []byte("sekrit-key\n"), 0o600); err != nil {
 		t.Fatal(err)

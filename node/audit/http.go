@@ -146,18 +146,15 @@ func Action(r *http.Request) (action, target string) {
 		}
 		return "", ""
 	}
+	if a, ok := plainActions[p]; ok {
+		return a, ""
+	}
 	switch {
 	case strings.HasPrefix(p, "/api/devices/"):
 		dev, act, _ := strings.Cut(strings.TrimPrefix(p, "/api/devices/"), "/")
 		return "device." + act, dev
 	case strings.HasPrefix(p, "/cgi-bin/"):
 		return "cgi", strings.TrimPrefix(p, "/cgi-bin/")
-	case p == "/api/login":
-		return "login", ""
-	case p == "/api/logout":
-		return "logout", ""
-	case p == "/api/users":
-		return "user.create", ""
 	case strings.HasPrefix(p, "/api/users/"):
 		name, sub, _ := strings.Cut(strings.TrimPrefix(p, "/api/users/"), "/")
 		switch {
@@ -167,24 +164,27 @@ func Action(r *http.Request) (action, target string) {
 			return "user.delete", name
 		}
 		return "user.update", name
-	case p == "/api/board/firmware":
-		return "firmware.upload", ""
-	case p == "/api/board/restart":
-		return "restart", ""
-	case p == "/api/cluster/upgrade":
-		return "upgrade", ""
-	case p == "/api/cluster/revoke":
-		return "board.revoke", ""
-	case p == "/api/cluster/rotate":
-		return "cluster.rotate", ""
-	case p == "/api/cluster/enrol":
-		return "board.enrol", "" // the board's name: from the answer (Middleware)
 	case p == "/api/config":
 		return "config.update", "config from v" + strings.Trim(r.Header.Get("If-Match"), `"`) // the version it changed
 	case p == "/api/config/rollback":
 		return "config.rollback", "config back to v" + r.URL.Query().Get("to")
 	}
 	return "", ""
+}
+
+// plainActions are the audited paths whose act names no target: the
+// path alone says what was done (board.enrol's board comes from the
+// answer, in Middleware).
+var plainActions = map[string]string{
+	"/api/login":           "login",
+	"/api/logout":          "logout",
+	"/api/users":           "user.create",
+	"/api/board/firmware":  "firmware.upload",
+	"/api/board/restart":   "restart",
+	"/api/cluster/upgrade": "upgrade",
+	"/api/cluster/revoke":  "board.revoke",
+	"/api/cluster/rotate":  "cluster.rotate",
+	"/api/cluster/enrol":   "board.enrol",
 }
 
 // Middleware records each audited act that next answers, with its status

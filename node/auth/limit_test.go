@@ -1,9 +1,9 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,24 +17,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 )
-
-// lockedBuf is a log sink safe for the server's goroutines.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // clientFrom is an HTTP client whose connections come from the loopback
 // address ip.
@@ -51,7 +33,7 @@ func clientFrom(ip string) *http.Client {
 // get 429 with Retry-After after the burst, a log line names the address,
 // and a second address still gets its 401s and, with the right token, in.
 func TestBadTokensLimited(t *testing.T) {
-	var logs lockedBuf
+	var logs testutil.Buffer
 	now := time.Now()
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }

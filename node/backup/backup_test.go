@@ -38,20 +38,27 @@ func testArchive() Archive {
 	}
 }
 
-func TestArchiveRoundTrip(t *testing.T) {
+// roundTrip is a written (data) and read back; t fails on an error.
+func roundTrip(t *testing.T, a Archive) (Archive, []byte) {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, testArchive()); err != nil {
+	if err := Write(&buf, a); err != nil {
 		t.Fatal(err)
 	}
-	a, err := Read(bytes.NewReader(buf.Bytes()))
+	back, err := Read(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return back, buf.Bytes()
+}
+
+func TestArchiveRoundTrip(t *testing.T) {
+	a, data := roundTrip(t, testArchive())
 	if a.Configs["ews2"] != conf2 || len(a.Outputs) != 2 || a.Manifest.Format != Format || !a.Manifest.Cluster.Same(testArchive().Manifest.Cluster) || a.Bundle != nil {
 		t.Errorf("read back %+v", a)
 	}
 	// bad input: truncated, not gzip, no manifest
-	if _, err := Read(bytes.NewReader(buf.Bytes()[:buf.Len()/2])); err == nil || !strings.Contains(err.Error(), "truncated") && !strings.Contains(err.Error(), "damaged") {
+	if _, err := Read(bytes.NewReader(data[:len(data)/2])); err == nil || !strings.Contains(err.Error(), "truncated") && !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("truncated archive: %v", err)
 	}
 	if _, err := Read(strings.NewReader("[node]\n")); err == nil || !strings.Contains(err.Error(), "not a backup archive") {

@@ -56,14 +56,7 @@ func tarOf(t *testing.T, entries map[string]string) []byte {
 }
 
 func TestStoresInTheArchive(t *testing.T) {
-	var buf bytes.Buffer
-	if err := Write(&buf, withStores()); err != nil {
-		t.Fatal(err)
-	}
-	a, err := Read(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, data := roundTrip(t, withStores())
 	if a.Config != storeDoc || a.Users == nil || len(a.Users.Users) != 2 || a.Users.Users[1].Devices[0] != "relay*" || a.Manifest.ConfigVersion != 4 || a.Manifest.UsersVersion != 6 {
 		t.Errorf("read back config %q users %+v manifest %+v", a.Config, a.Users, a.Manifest)
 	}
@@ -73,7 +66,7 @@ func TestStoresInTheArchive(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"truncated", buf.Bytes()[:buf.Len()*2/3], "truncated"},
+		{"truncated", data[:len(data)*2/3], "truncated"},
 		{"a damaged users store", tarOf(t, map[string]string{"manifest.json": string(manifest), StoreUsersEntry: `{"users": [`}), StoreUsersEntry},
 		{"not gzip", []byte(storeDoc), "not a backup archive"},
 	} {

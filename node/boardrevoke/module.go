@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -161,12 +160,8 @@ func (m *Module) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		m.o.Logger.Warn("cluster: board revoked", "board", got.Board, "by", got.By, "serial", got.Serial)
 		httpx.JSON(w, http.StatusOK, got)
-	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, context.DeadlineExceeded):
-		httpx.Unavailable(w, time.Second, "%v", err)
-	case durable.IsRefused(err):
-		httpx.Error(w, http.StatusForbidden, "%v", err)
 	default:
-		httpx.Error(w, http.StatusInternalServerError, "%v", err)
+		durable.Answer(w, err)
 	}
 }
 

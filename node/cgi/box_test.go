@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,19 +38,6 @@ func pids(t *testing.T, file string) []int {
 	return out
 }
 
-// gone reports whether pid has exited (a zombie nobody reaped counts).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return strings.HasPrefix(rest, "Z")
-}
-
 func allGone(t *testing.T, what string, ps []int) {
 	t.Helper()
 	if len(ps) == 0 {
@@ -60,7 +45,7 @@ func allGone(t *testing.T, what string, ps []int) {
 	}
 	testutil.Eventually(t, what, func() bool {
 		for _, p := range ps {
-			if !gone(p) {
+			if !testutil.Gone(p) {
 				return false
 			}
 		}
@@ -208,19 +193,8 @@ func TestUserRefused(t *testing.T) {
 // "CGI as another user"). With [cgi] user they run as that user, with no capabilities and at most
 // max_processes processes, and both reads fail.
 func TestRunsAsOtherUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a program as another user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
-	root := t.TempDir()
-	for p := root; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil { // t.TempDir's dirs are 0700
-			t.Fatal(err)
-		}
-	}
+	nobody := testutil.Nobody(t)
+	root := testutil.OpenTempDir(t)
 	etc := filepath.Join(root, "etc")
 	secret := filepath.Join(etc, "token")
 	if err := os.Mkdir(etc, 0o755); err != nil {

@@ -42,12 +42,7 @@ func TestCapableNonRootEws(t *testing.T) {
 	}
 	uid, _ := strconv.Atoi(ews.Uid)
 	gid, _ := strconv.Atoi(ews.Gid)
-	dir := t.TempDir()
-	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testutil.OpenTempDir(t)
 	// ews's binary: 0750, nobody:nogroup; daemon may not execute it
 	self, err := os.Executable()
 	if err != nil {

@@ -1,7 +1,6 @@
 package confstore
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -155,12 +154,8 @@ func (s *Store) answer(w http.ResponseWriter, old, v Version, err error, restart
 		httpx.Error(w, http.StatusNotFound, "%v", err)
 	case errors.Is(err, ErrPruned):
 		httpx.Error(w, http.StatusGone, "%v", err)
-	case durable.IsRefused(err): // the log's guard or the writer's signature (docs/DESIGN.md, Trust)
-		httpx.Error(w, http.StatusForbidden, "%v", err)
-	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, ErrNotSeeded), errors.Is(err, ErrBehind), errors.Is(err, context.DeadlineExceeded):
-		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
-		httpx.Error(w, http.StatusInternalServerError, "%v", err)
+		durable.Answer(w, err, ErrNotSeeded, ErrBehind)
 	}
 }
 

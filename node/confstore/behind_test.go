@@ -3,43 +3,11 @@ package confstore
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/ews-firmware/ews/node/durable"
+	"github.com/ews-firmware/ews/node/durable/durabletest"
 )
-
-// lagging is one board's view of a log another board writes to: while
-// held, the versions the log commits reach this board's store only when
-// released (its apply lags the commit).
-type lagging struct {
-	*durable.Alone
-	mu      sync.Mutex
-	held    bool
-	pending []func()
-}
-
-func (l *lagging) Watch(kind string, f func(durable.Document)) {
-	l.Alone.Watch(kind, func(d durable.Document) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.held {
-			l.pending = append(l.pending, func() { f(d) })
-			return
-		}
-		f(d)
-	})
-}
-
-func (l *lagging) release() {
-	l.mu.Lock()
-	p := l.pending
-	l.pending, l.held = nil, false
-	l.mu.Unlock()
-	for _, f := range p {
-		f()
-	}
-}
 
 // A PUT naming the version another board just answered, on a board whose
 // copy has not applied it yet, is no 412: that version is the current
@@ -59,20 +27,18 @@ func TestPutNamingAVersionThisCopyLacks(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			log := durable.NewAlone(nil)
-			lag := &lagging{Alone: log}
+			lag := &durabletest.Lagging{Alone: log}
 			b, err := New(Options{State: lag, Check: check})
 			if err != nil {
 				t.Fatal(err)
 			}
 			a := fixture(t, Options{State: log}) // seeds version 1: both copies take it
-			lag.mu.Lock()
-			lag.held = true
-			lag.mu.Unlock()
+			lag.Hold()
 			if v, err := a.Put(context.Background(), []byte(seed+"# two\n"), 1, "admin", ""); err != nil || v.Number != 2 {
 				t.Fatalf("put on a: %v %v", v.Number, err)
 			}
 			if c.release {
-				b.waiting = lag.release // the copy catches up once the PUT waits for it
+				b.waiting = lag.Release // the copy catches up once the PUT waits for it
 			}
 			v, err := b.Put(context.Background(), []byte(seed+"# three\n"), 2, "admin", "")
 			if !c.want(v, err) {

@@ -119,15 +119,7 @@ var ErrPruned = errors.New("confstore: that version is no longer kept")
 // New returns the store, loaded from opts.Path when it holds a document
 // (to be imported into the log by Seed), and watching the log.
 func New(opts Options) (*Store, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.State == nil {
-		opts.State = durable.NewAlone(opts.Logger)
-	}
+	durable.FillDefaults(&opts.Logger, &opts.Now, &opts.State)
 	if opts.Keep <= 0 {
 		opts.Keep = 32
 	}

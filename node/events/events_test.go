@@ -38,19 +38,33 @@ func readEvent(t *testing.T, br *bufio.Reader) (event, data string) {
 	}
 }
 
+// serve runs h on a test server, both closed at the test's end (h
+// first), and returns the server's URL.
+func serve(t *testing.T, h *Hub) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(h.Close)
+	return srv.URL
+}
+
+// open GETs the event stream at url; its body closes at the test's end
+// unless the test closes it first.
+func open(t *testing.T, url string) *http.Response {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
 func TestSnapshotThenChanges(t *testing.T) {
 	h := New(Options{})
 	h.Snapshot("devices", func() any { return []string{"relay1", "relay2"} })
 	h.Snapshot("cluster", func() any { return map[string]int{"epoch": 3} })
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
-
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := open(t, serve(t, h))
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
 	}
@@ -70,15 +84,7 @@ func TestSnapshotThenChanges(t *testing.T) {
 
 func TestPing(t *testing.T) {
 	h := New(Options{Ping: 10 * time.Millisecond})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
+	br := bufio.NewReader(open(t, serve(t, h)).Body)
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -208,20 +214,10 @@ func (r *recordWriter) String() string {
 // one leaves, the next is served.
 func TestMaxClients(t *testing.T) {
 	h := New(Options{MaxClients: 2, Logger: testutil.Logger()})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	t.Cleanup(h.Close)
-	open := func() *http.Response {
-		t.Helper()
-		resp, err := http.Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
-	a, b := open(), open()
+	url := serve(t, h)
+	a, b := open(t, url), open(t, url)
 	testutil.Eventually(t, "two clients", func() bool { return h.Clients() == 2 })
-	c := open()
+	c := open(t, url)
 	body, _ := io.ReadAll(c.Body)
 	c.Body.Close()
 	if c.StatusCode != http.StatusServiceUnavailable || c.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "event streams") {
@@ -232,7 +228,7 @@ func TestMaxClients(t *testing.T) {
 	}
 	a.Body.Close()
 	testutil.Eventually(t, "a slot freed", func() bool { return h.Clients() == 1 })
-	d := open()
+	d := open(t, url)
 	defer d.Body.Close()
 	if d.StatusCode != 200 {
 		t.Fatalf("after one left: %d", d.StatusCode)
@@ -295,26 +291,24 @@ func TestCoalescer(t *testing.T) {
 // Security: per-client caps).
 func TestMaxPerClient(t *testing.T) {
 	h := New(Options{MaxClients: 10, MaxPerClient: 2, Logger: testutil.Logger()})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	t.Cleanup(h.Close)
-	open := func(from string) *http.Response {
+	url := serve(t, h)
+	openFrom := func(from string) *http.Response {
 		t.Helper()
 		c := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}}
-		resp, err := c.Get(srv.URL)
+		resp, err := c.Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
-	open("127.0.0.1")
-	open("127.0.0.1")
+	openFrom("127.0.0.1")
+	openFrom("127.0.0.1")
 	testutil.Eventually(t, "two clients", func() bool { return h.Clients() == 2 })
-	if c := open("127.0.0.1"); c.StatusCode != http.StatusTooManyRequests || c.Header.Get("Retry-After") == "" {
+	if c := openFrom("127.0.0.1"); c.StatusCode != http.StatusTooManyRequests || c.Header.Get("Retry-After") == "" {
 		t.Fatalf("third stream of one address: %d %q, want 429 with Retry-After", c.StatusCode, c.Header.Get("Retry-After"))
 	}
-	if d := open("127.0.0.2"); d.StatusCode != http.StatusOK {
+	if d := openFrom("127.0.0.2"); d.StatusCode != http.StatusOK {
 		t.Fatalf("another address: %d, want 200", d.StatusCode)
 	}
 }

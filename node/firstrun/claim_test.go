@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/tls"
 	"crypto/x509"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -100,8 +101,8 @@ func TestClaimFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("claim = \"not a code\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s3, _ := newPage(t, firstrun.Options{ClaimDir: claimDir}); s3.Claim() == s1.Claim() || !strings.Contains(readFile(t, path), s3.Claim()) {
-		t.Errorf("a broken file: code %s, file %s", s3.Claim(), readFile(t, path))
+	if s3, _ := newPage(t, firstrun.Options{ClaimDir: claimDir}); s3.Claim() == s1.Claim() || !strings.Contains(testutil.ReadFile(t, path), s3.Claim()) {
+		t.Errorf("a broken file: code %s, file %s", s3.Claim(), testutil.ReadFile(t, path))
 	}
 	// s2 still holds the first code; its Start claims the board.
 	if code, _ := post(t, srv, "/firstrun/start", url.Values{"name": {"ews1"}, "claim": {s2.Claim()}}); code != http.StatusOK {
@@ -110,15 +111,6 @@ func TestClaimFile(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the claim file after Start: %v", err)
 	}
-}
-
-func readFile(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // Only the board's own names are served: a Host of another name is a DNS
@@ -237,7 +229,7 @@ func TestClaimGuessesLimited(t *testing.T) {
 func TestHTTPSOnlyWhenUp(t *testing.T) {
 	dir, claimDir := t.TempDir(), t.TempDir()
 	s, plain := newPage(t, firstrun.Options{Dir: dir, ClaimDir: claimDir, HTTPS: "127.0.0.1:8443"})
-	if f := readFile(t, s.ClaimPath()); !strings.Contains(f, s.Fingerprint()) || !strings.Contains(f, "https://") {
+	if f := testutil.ReadFile(t, s.ClaimPath()); !strings.Contains(f, s.Fingerprint()) || !strings.Contains(f, "https://") {
 		t.Errorf("the claim file does not give the fingerprint and the HTTPS address:\n%s", f)
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

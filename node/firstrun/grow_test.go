@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"html"
 	"io"
 	"net/http"
@@ -184,7 +185,7 @@ func TestStartBadInput(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 		t.Errorf("written after bad input: %v", m)
 	}
-	if readFile(t, s.ClaimPath()) == "" {
+	if testutil.ReadFile(t, s.ClaimPath()) == "" {
 		t.Errorf("the claim file went after bad input")
 	}
 }

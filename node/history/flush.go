@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,14 +46,22 @@ func (s *Store) Run(ctx context.Context) error {
 func (s *Store) Flush() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
+	_, err := s.closeAndFlush(false)
+	return err
+}
+
+// closeAndFlush closes the buckets that are over (all: the open ones too)
+// and writes them, with flushMu held; closed: the store was closed
+// already, and nothing was done.
+func (s *Store) closeAndFlush(all bool) (closed bool, err error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil
+		return true, nil
 	}
 	now := s.opts.Now().UnixMilli()
-	s.closeBuckets(now, false)
-	return s.flushLocked(now)
+	s.closeBuckets(now, all)
+	return false, s.flushLocked(now)
 }
 
 // flushLocked is Flush with flushMu and mu held; it releases mu.
@@ -179,11 +188,11 @@ func (s *Store) capSize() {
 		cut := oldest + time.Hour.Milliseconds()
 		for _, se := range s.series {
 			if raw {
-				i, _ := slices.BinarySearchFunc(se.raw, cut, func(p rawPt, t int64) int { return cmpInt(p.T, t) })
+				i, _ := slices.BinarySearchFunc(se.raw, cut, func(p rawPt, t int64) int { return cmp.Compare(p.T, t) })
 				se.raw = slices.Clone(se.raw[i:])
 				se.flushedRaw = max(0, se.flushedRaw-i)
 			} else {
-				i, _ := slices.BinarySearchFunc(se.agg, cut, func(p aggPt, t int64) int { return cmpInt(p.T, t) })
+				i, _ := slices.BinarySearchFunc(se.agg, cut, func(p aggPt, t int64) int { return cmp.Compare(p.T, t) })
 				se.agg = slices.Clone(se.agg[i:])
 				se.flushedAgg = max(0, se.flushedAgg-i)
 			}
@@ -262,14 +271,10 @@ func writeFile(path string, data []byte) (*os.File, error) {
 func (s *Store) Close() error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	closed, err := s.closeAndFlush(true)
+	if closed {
 		return nil
 	}
-	now := s.opts.Now().UnixMilli()
-	s.closeBuckets(now, true)
-	err := s.flushLocked(now)
 	s.mu.Lock()
 	s.closed = true
 	if s.f != nil {

@@ -2,6 +2,7 @@
 package history
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -151,8 +152,8 @@ func (s *Store) load(block []blockSeries) {
 // within a bucket) and trims what is past the retention.
 func (s *Store) finishLoad() {
 	for _, se := range s.series {
-		slices.SortStableFunc(se.raw, func(a, b rawPt) int { return cmpInt(a.T, b.T) })
-		slices.SortStableFunc(se.agg, func(a, b aggPt) int { return cmpInt(a.T, b.T) })
+		slices.SortStableFunc(se.raw, func(a, b rawPt) int { return cmp.Compare(a.T, b.T) })
+		slices.SortStableFunc(se.agg, func(a, b aggPt) int { return cmp.Compare(a.T, b.T) })
 		out := se.agg[:0]
 		for _, a := range se.agg {
 			if n := len(out); n > 0 && out[n-1].T == a.T {
@@ -171,16 +172,6 @@ func (s *Store) finishLoad() {
 		se.flushedRaw, se.flushedAgg = len(se.raw), len(se.agg)
 	}
 	s.trim(s.opts.Now().UnixMilli())
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func mergeAgg(a, b acc) acc {
@@ -244,12 +235,12 @@ func (s *Store) Record(name, unit string, v float64) {
 func (s *Store) trim(now int64) {
 	rawCut, aggCut := now-s.opts.Full.Milliseconds(), now-s.opts.Keep.Milliseconds()
 	for _, se := range s.series {
-		i, _ := slices.BinarySearchFunc(se.raw, rawCut, func(p rawPt, t int64) int { return cmpInt(p.T, t) })
+		i, _ := slices.BinarySearchFunc(se.raw, rawCut, func(p rawPt, t int64) int { return cmp.Compare(p.T, t) })
 		if i > 0 {
 			se.raw = se.raw[i:] // the next append that grows it frees the old array
 			se.flushedRaw = max(0, se.flushedRaw-i)
 		}
-		j, _ := slices.BinarySearchFunc(se.agg, aggCut, func(p aggPt, t int64) int { return cmpInt(p.T, t) })
+		j, _ := slices.BinarySearchFunc(se.agg, aggCut, func(p aggPt, t int64) int { return cmp.Compare(p.T, t) })
 		if j > 0 {
 			se.agg = se.agg[j:]
 			se.flushedAgg = max(0, se.flushedAgg-j)

@@ -1,14 +1,11 @@
 package mqtt
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
@@ -16,26 +13,6 @@ import (
 	"github.com/ews-firmware/ews/node/mqtt/mqtttest"
 	"github.com/ews-firmware/ews/state"
 )
-
-// logBuf is a slog destination a test reads.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 func relayCluster() *fakeCluster {
 	return &fakeCluster{
@@ -110,9 +87,9 @@ func TestBridgeRefusesWrongCA(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rec := mqtttest.Listen(t, broker.Plain, "x/#")
-			var logs logBuf
+			var logs testutil.Buffer
 			fc := relayCluster()
-			runBridge(t, Options{Broker: c.url, TLS: c.tls, CAFile: c.caFile, Topics: Topics{Prefix: "x"}, Source: fc, Actor: fc, Logger: logs.logger()})
+			runBridge(t, Options{Broker: c.url, TLS: c.tls, CAFile: c.caFile, Topics: Topics{Prefix: "x"}, Source: fc, Actor: fc, Logger: logs.Logger()})
 			testutil.Eventually(t, "the refusal is logged", func() bool {
 				return strings.Contains(logs.String(), "cannot connect to the broker") && strings.Contains(logs.String(), c.want)
 			})
@@ -141,9 +118,9 @@ func TestPlainBrokerWarnsOnce(t *testing.T) {
 		// the warning is once per process: forget an earlier test's (or an
 		// earlier -count run's) so this one is the first
 		plainWarned.Delete(c.broker)
-		var logs logBuf
+		var logs testutil.Buffer
 		for range 3 {
-			New(Options{Broker: c.broker, Logger: logs.logger()})
+			New(Options{Broker: c.broker, Logger: logs.Logger()})
 		}
 		if n := strings.Count(logs.String(), "plain TCP"); n != c.warns {
 			t.Errorf("%s: %d warnings, want %d:\n%s", c.broker, n, c.warns, logs.String())

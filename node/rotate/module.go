@@ -285,10 +285,8 @@ func (m *Module) serveRotate(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusForbidden, "%v", err)
 	case errors.As(err, &re), errors.As(err, &se), errors.Is(err, ErrLastGeneration), durable.IsRefused(err):
 		httpx.Error(w, http.StatusConflict, "%v", err)
-	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, context.DeadlineExceeded):
-		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
-		httpx.Error(w, http.StatusInternalServerError, "%v", err)
+		durable.Answer(w, err)
 	}
 }
 

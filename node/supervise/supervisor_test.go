@@ -1,14 +1,12 @@
 package supervise
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,26 +14,8 @@ import (
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// syncBuf is a log sink the helpers' goroutines may write concurrently.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testLog() (*slog.Logger, *syncBuf) {
-	buf := &syncBuf{}
+func testLog() (*slog.Logger, *testutil.Buffer) {
+	buf := &testutil.Buffer{}
 	return slog.New(slog.NewTextHandler(buf, nil)), buf
 }
 

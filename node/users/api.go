@@ -95,12 +95,8 @@ func answer(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &ae):
 		httpx.Error(w, ae.code, "%s", ae.msg)
-	case durable.IsRefused(err): // the log's guard or the writer's signature (docs/DESIGN.md, Trust)
-		httpx.Error(w, http.StatusForbidden, "%v", err)
-	case durable.IsNoQuorum(err), errors.Is(err, durable.ErrNoLeader), errors.Is(err, errMoved), errors.Is(err, context.DeadlineExceeded):
-		httpx.Unavailable(w, time.Second, "%v", err)
 	default:
-		httpx.Error(w, http.StatusInternalServerError, "%v", err)
+		durable.Answer(w, err, errMoved)
 	}
 }
 

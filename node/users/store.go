@@ -148,15 +148,7 @@ type Store struct {
 // New returns the store, loaded from opts.Path when it holds a valid
 // Doc, else the first version: the admin alone.
 func New(opts Options) (*Store, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.State == nil {
-		opts.State = durable.NewAlone(opts.Logger)
-	}
+	durable.FillDefaults(&opts.Logger, &opts.Now, &opts.State)
 	if opts.MinPassword <= 0 {
 		opts.MinPassword = 10
 	}

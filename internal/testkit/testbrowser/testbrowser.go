@@ -75,3 +75,18 @@ func Options(t testing.TB, exe string, extra ...chromedp.ExecAllocatorOption) []
 	}
 	return append(opts, extra...)
 }
+
+// Start starts headless chromium exe (Options, then extra) and returns a
+// tab's context made with ctxOpts, given timeout; all of it ends with the
+// test. The test is skipped when chromium does not start.
+func Start(t testing.TB, exe string, timeout time.Duration, ctxOpts []chromedp.ContextOption, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), Options(t, exe, extra...)...)
+	ctx, cancelC := chromedp.NewContext(actx, ctxOpts...)
+	ctx, cancelT := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Skipf("testbrowser: chromium %s does not start: %v", exe, err)
+	}
+	return ctx
+}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,14 +95,7 @@ func TestMainWritesTextAndJSON(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("--json file does not parse: %v\n%s", err, b)
-	}
+	rep := readReport(t, path)
 	if rep.Seed != 9 || len(rep.Classes) != 2 || rep.Total.Due != 60 || rep.Total.Sent != rep.Classes[0].Sent+rep.Classes[1].Sent {
 		t.Errorf("JSON seed %d classes %d due %d sent %d; want 9, 2, 60 (--max), the sum of the classes", rep.Seed, len(rep.Classes), rep.Total.Due, rep.Total.Sent)
 	}
@@ -111,7 +104,7 @@ func TestMainWritesTextAndJSON(t *testing.T) {
 	}
 	// Field names are a contract (see the package doc).
 	var raw map[string]any
-	if err := json.Unmarshal(b, &raw); err != nil {
+	if err := json.Unmarshal([]byte(testutil.ReadFile(t, path)), &raw); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"url", "mix", "seed", "rate_asked", "rate_offered", "rate_achieved", "duration_asked_s", "elapsed_s", "max", "concurrency", "interrupted", "sustained", "note", "lag_p99_ms", "lag_max_ms", "classes", "total"} {
@@ -151,14 +144,7 @@ func TestMainCtrlCPrintsPartialReport(t *testing.T) {
 	if !strings.Contains(out.String(), "INTERRUPTED: partial report") {
 		t.Errorf("stdout lacks the partial-report line:\n%s", out.String())
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, path)
 	if !rep.Interrupted || rep.Total.Sent < 20 || rep.Total.OK != rep.Total.Sent || rep.Elapsed >= 30 {
 		t.Errorf("interrupted %v sent %d ok %d elapsed %.1fs; want a partial run whose in-flight requests finished", rep.Interrupted, rep.Total.Sent, rep.Total.OK, rep.Elapsed)
 	}
@@ -214,14 +200,7 @@ func TestMainDeniedHint(t *testing.T) {
 			if code != tc.code || hint != tc.hint {
 				t.Fatalf("exit %d, hint %v (stderr %q); want %d, %v", code, hint, errb.String(), tc.code, tc.hint)
 			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rep Report
-			if err := json.Unmarshal(b, &rep); err != nil {
-				t.Fatal(err)
-			}
+			rep := readReport(t, path)
 			if tc.denied >= 0 && rep.Total.Denied != tc.denied {
 				t.Fatalf("denied %d, want %d", rep.Total.Denied, tc.denied)
 			}
@@ -243,4 +222,15 @@ func TestMainHelpExampleMatchesDemo(t *testing.T) {
 			t.Errorf("help lacks %q:\n%s", want, errb.String())
 		}
 	}
+}
+
+// readReport reads the JSON report at path; t fails when it cannot.
+func readReport(t *testing.T, path string) Report {
+	t.Helper()
+	text := testutil.ReadFile(t, path)
+	var rep Report
+	if err := json.Unmarshal([]byte(text), &rep); err != nil {
+		t.Fatalf("the --json report %s does not parse: %v\n%s", path, err, text)
+	}
+	return rep
 }
