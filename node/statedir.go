@@ -36,6 +36,14 @@ func (b *boot) stateDirPath() string {
 // of its files and they write none there.
 var noDefaultStateDir bool
 
+// NoDefaultStateDir keeps every board this process builds off the default
+// state_dir, as this package's own tests are kept: for the TestMain of a
+// package whose tests run boards in process (cmd/ews), so that a machine
+// with ews installed, or a test elsewhere that made /var/lib/ews, lends
+// them none of its files and they write none there. Call it before any
+// board is built.
+func NoDefaultStateDir() { noDefaultStateDir = true }
+
 // revocationsPath is where this board keeps its logouts: under
 // node.state_dir when the history goes there too (the config names it, or
 // the default exists on real hardware), else next to the config file
