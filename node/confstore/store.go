@@ -74,7 +74,7 @@ type Store struct {
 	durable uint64         // the log's version of cur; 0: not in the log yet
 	moved   chan struct{}  // closed (and replaced) when cur changes
 	waiting func()         // tests: told when a write waits for the copy (await)
-	writes  durable.Writes // this board's writes, one at a time (Put, Rollback)
+	writes  durable.Writes // rollbacks that lost a race try again in turn
 }
 
 // CheckError is a document the validation refused: every problem, with
@@ -254,25 +254,19 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 // (*StaleError when another write came first; ErrBehind when expect is a
 // version this board's copy does not reach within behindWait; the log's
 // own errors when it cannot commit: *durable.NoQuorumError,
-// durable.ErrNoLeader). This board's writes wait for each other
-// (durable.Writes); a write that loses to another board's is not tried
-// again: the client named its version.
+// durable.ErrNoLeader). A write that loses the race to another is not
+// tried again: the client named its version.
 func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
 	if err := s.check(text); err != nil {
 		return Version{}, err
 	}
 	s.await(ctx, expect)
-	var v Version
-	err := s.writes.Do(ctx, func() error {
-		var err error
-		v, err = s.put(ctx, text, &expect, who, note)
-		var ce *durable.ConflictError
-		if errors.As(err, &ce) {
-			now, _ := s.Current()
-			return &StaleError{Expect: expect, Have: now.Number}
-		}
-		return err
-	})
+	v, err := s.put(ctx, text, &expect, who, note)
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		now, _ := s.Current()
+		return Version{}, &StaleError{Expect: expect, Have: now.Number}
+	}
 	return v, err
 }
 
@@ -354,9 +348,9 @@ func (s *Store) await(ctx context.Context, expect uint64) {
 
 // Rollback makes a new version with version to's text (checked again, as
 // a Put: the boards may have changed since). It names no version to
-// write after, so when another board's write comes first it is made
-// again after that one, while ctx lasts (durable.Writes; *StaleError
-// after durable.MaxConflicts).
+// write after, so when another write comes first it is made again after
+// that one, while ctx lasts (durable.Writes; *StaleError after
+// durable.MaxConflicts).
 func (s *Store) Rollback(ctx context.Context, to uint64, who string) (Version, error) {
 	var text string
 	found := false

@@ -13,24 +13,32 @@ import (
 // the write's context bounds the time.
 const MaxConflicts = 64
 
-// Writes queues one board's writes of a document (the users store, the
-// configuration): one at a time, so that they do not race each other for
-// the document's next version in the log, where all but one would lose
-// and try again. Writes of other boards still race it; Do tries again
-// while its context lasts. The zero value is ready; do not copy it.
+// Writes keeps one board's writes of a document (the users store, the
+// configuration) that lost a race for its next version from racing each
+// other again: a write tries once at once, and after a conflict waits its
+// turn (one at a time per Writes) to try again on the newer version, while
+// its context lasts. Without it, writes at once on one board all tried
+// again at once, and all but one lost again. The first try does not wait:
+// a write waiting for a leader (an election) holds no turn, so the writes
+// behind it do not wait for its time out one after another. The zero
+// value is ready; do not copy it.
 type Writes struct {
 	once sync.Once
 	slot chan struct{}
 }
 
-// Do runs try when the writes before it on this board are done (it waits
-// its turn while ctx lasts), and again each time try returns a
-// *ConflictError: another board's write took the version try built on, and
-// try reads the newer one. It returns try's first other error or nil, the
-// last *ConflictError after MaxConflicts tries again, or ctx's error when
-// ctx ends before its turn or between tries. try must read the document
-// afresh on each call; it must not call Do of the same Writes.
+// Do runs try, and again each time it returns a *ConflictError (another
+// write took the version try built on; try reads the newer one): those
+// tries wait for this board's other writes that lost a race, while ctx
+// lasts. It returns try's first other error or nil, the last
+// *ConflictError after MaxConflicts tries again, or ctx's error when ctx
+// ends before a try. try must read the document afresh on each call; it
+// must not call Do of the same Writes.
 func (w *Writes) Do(ctx context.Context, try func() error) error {
+	err := try()
+	if !isConflict(err) {
+		return err
+	}
 	w.once.Do(func() { w.slot = make(chan struct{}, 1) })
 	select {
 	case w.slot <- struct{}{}:
@@ -38,14 +46,18 @@ func (w *Writes) Do(ctx context.Context, try func() error) error {
 		return ctx.Err()
 	}
 	defer func() { <-w.slot }()
-	for n := 0; ; n++ {
-		err := try()
-		var ce *ConflictError
-		if !errors.As(err, &ce) || n == MaxConflicts {
-			return err
-		}
+	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		err = try()
+		if !isConflict(err) || n == MaxConflicts {
+			return err
+		}
 	}
+}
+
+func isConflict(err error) bool {
+	var ce *ConflictError
+	return errors.As(err, &ce)
 }

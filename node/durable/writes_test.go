@@ -49,30 +49,38 @@ func TestWritesRetryConflicts(t *testing.T) {
 	}
 }
 
-// One board's writes wait for each other: a second write starts only when
-// the first is done, and one whose context ends while it waits runs
-// nothing.
+// A write that lost a race waits for this board's other one (holding the
+// turn) before it tries again, and one whose context ends while it waits
+// tries no more; a first try waits for nothing.
 func TestWritesQueue(t *testing.T) {
+	conflict := &ConflictError{Kind: KindUsers, Expect: 1, Have: 2}
 	var w Writes
 	inFirst, release := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
+		calls := 0
 		first <- w.Do(context.Background(), func() error {
-			close(inFirst)
+			if calls++; calls == 1 {
+				return conflict
+			}
+			close(inFirst) // holds the turn until released
 			<-release
 			return nil
 		})
 	}()
 	<-inFirst
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	ran := false
-	if err := w.Do(ctx, func() error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
-		t.Fatalf("a write whose context ended in the queue: %v, ran %v", err, ran)
+	calls := 0
+	if err := w.Do(ctx, func() error { calls++; cancel(); return conflict }); !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Fatalf("a write whose context ended waiting its turn: %v after %d tries, want one", err, calls)
 	}
 	second := make(chan bool, 1)
 	go func() {
+		calls := 0
 		_ = w.Do(context.Background(), func() error {
+			if calls++; calls == 1 {
+				return conflict // a first try runs while the turn is held
+			}
 			select {
 			case <-release:
 				second <- true // the first is done: its release was closed before
@@ -87,6 +95,6 @@ func TestWritesQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !<-second {
-		t.Error("the second write ran while the first held the queue")
+		t.Error("a write tried again while another held the turn")
 	}
 }

@@ -141,7 +141,7 @@ type Store struct {
 	sealKey  []byte
 	keptErr  error // KeptError
 
-	writes    durable.Writes       // this board's writes, one at a time (mutate)
+	writes    durable.Writes       // writes that lost a race try again in turn (mutate)
 	regMu     sync.Mutex           // one key registration at a time (register.go)
 	regFailed map[string]time.Time // user -> when a registration failed; under regMu
 }
@@ -414,10 +414,11 @@ var ErrNothingToImport = errors.New("users: nothing to import yet")
 // next version in the durable log; it returns once committed and
 // installed here. Any board may write: the log forwards to its leader,
 // and a side of the network without a majority of its voters refuses
-// (*durable.NoQuorumError). This board's writes wait for each other
-// (durable.Writes), so only other boards' writes race it; when one of
-// them committed first, f runs again on the newer version, while ctx lasts
-// (at most durable.MaxConflicts times: errMoved). When f refuses (a user
+// (*durable.NoQuorumError). When another write committed first, f runs
+// again on the newer version, while ctx lasts (at most
+// durable.MaxConflicts times: errMoved); writes of this board that lost a
+// race try again one at a time (durable.Writes), so they do not all lose
+// again to each other. When f refuses (a user
 // that exists, or none by that name), the refusal was decided on this
 // board's copy, which may lag the log (a board that was paused, or one
 // that has not applied the last write yet): the copy is brought up to the
