@@ -71,9 +71,10 @@ type Store struct {
 
 	mu      sync.Mutex
 	cur     doc
-	durable uint64        // the log's version of cur; 0: not in the log yet
-	moved   chan struct{} // closed (and replaced) when cur changes
-	waiting func()        // tests: told when a write waits for the copy (await)
+	durable uint64         // the log's version of cur; 0: not in the log yet
+	moved   chan struct{}  // closed (and replaced) when cur changes
+	waiting func()         // tests: told when a write waits for the copy (await)
+	writes  durable.Writes // rollbacks that lost a race try again in turn
 }
 
 // CheckError is a document the validation refused: every problem, with
@@ -245,20 +246,44 @@ func (s *Store) Seed(ctx context.Context, text []byte, who string) error {
 // (*StaleError when another write came first; ErrBehind when expect is a
 // version this board's copy does not reach within behindWait; the log's
 // own errors when it cannot commit: *durable.NoQuorumError,
-// durable.ErrNoLeader).
+// durable.ErrNoLeader). A write that loses the race to another is not
+// tried again: the client named its version.
 func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note string) (Version, error) {
-	if s.opts.Check != nil {
-		var hard []Problem
-		for _, p := range s.opts.Check(text) {
-			if !p.Warning {
-				hard = append(hard, p)
-			}
-		}
-		if len(hard) > 0 {
-			return Version{}, &CheckError{Problems: hard}
-		}
+	if err := s.check(text); err != nil {
+		return Version{}, err
 	}
 	s.await(ctx, expect)
+	v, err := s.put(ctx, text, &expect, who, note)
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		now, _ := s.Current()
+		return Version{}, &StaleError{Expect: expect, Have: now.Number}
+	}
+	return v, err
+}
+
+// check refuses text when the validation finds a problem that is no
+// warning.
+func (s *Store) check(text []byte) error {
+	if s.opts.Check == nil {
+		return nil
+	}
+	var hard []Problem
+	for _, p := range s.opts.Check(text) {
+		if !p.Warning {
+			hard = append(hard, p)
+		}
+	}
+	if len(hard) > 0 {
+		return &CheckError{Problems: hard}
+	}
+	return nil
+}
+
+// put commits text as the version after expect, or after the current one
+// when expect is nil; a *durable.ConflictError when another write
+// committed first.
+func (s *Store) put(ctx context.Context, text []byte, expect *uint64, who, note string) (Version, error) {
 	s.mu.Lock()
 	d, dv := s.cur, s.durable
 	cur, ok := s.current()
@@ -266,24 +291,18 @@ func (s *Store) Put(ctx context.Context, text []byte, expect uint64, who, note s
 	if !ok || dv == 0 {
 		return Version{}, ErrNotSeeded
 	}
-	if cur.Number < expect {
-		return Version{}, fmt.Errorf("%w (it holds version %d, the write names %d)", ErrBehind, cur.Number, expect)
+	if expect != nil && cur.Number < *expect {
+		return Version{}, fmt.Errorf("%w (it holds version %d, the write names %d)", ErrBehind, cur.Number, *expect)
 	}
-	if cur.Number != expect {
-		return Version{}, &StaleError{Expect: expect, Have: cur.Number}
+	if expect != nil && cur.Number != *expect {
+		return Version{}, &StaleError{Expect: *expect, Have: cur.Number}
 	}
 	v := Version{Number: cur.Number + 1, Who: who, When: s.opts.Now().UTC(), Note: note, Text: string(text)}
 	_, b, err := s.bound(append(append([]Version(nil), d.Versions...), v))
 	if err != nil {
 		return Version{}, err
 	}
-	_, err = s.opts.State.Apply(ctx, durable.KindConfig, b, dv)
-	var ce *durable.ConflictError
-	if errors.As(err, &ce) {
-		now, _ := s.Current()
-		return Version{}, &StaleError{Expect: expect, Have: now.Number}
-	}
-	if err != nil {
+	if _, err := s.opts.State.Apply(ctx, durable.KindConfig, b, dv); err != nil {
 		return Version{}, err
 	}
 	return v, nil
@@ -320,7 +339,10 @@ func (s *Store) await(ctx context.Context, expect uint64) {
 }
 
 // Rollback makes a new version with version to's text (checked again, as
-// a Put: the boards may have changed since).
+// a Put: the boards may have changed since). It names no version to
+// write after, so when another write comes first it is made again after
+// that one, while ctx lasts (durable.Writes; *StaleError after
+// durable.MaxConflicts).
 func (s *Store) Rollback(ctx context.Context, to uint64, who string) (Version, error) {
 	var text string
 	found := false
@@ -335,8 +357,22 @@ func (s *Store) Rollback(ctx context.Context, to uint64, who string) (Version, e
 		}
 		return Version{}, fmt.Errorf("%w: %d", ErrUnknownVersion, to)
 	}
-	cur, _ := s.Current()
-	return s.Put(ctx, []byte(text), cur.Number, who, fmt.Sprintf("rollback to %d", to))
+	if err := s.check([]byte(text)); err != nil {
+		return Version{}, err
+	}
+	var v, base Version
+	err := s.writes.Do(ctx, func() error {
+		var err error
+		base, _ = s.Current()
+		v, err = s.put(ctx, []byte(text), nil, who, fmt.Sprintf("rollback to %d", to))
+		return err
+	})
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		now, _ := s.Current()
+		return Version{}, &StaleError{Expect: base.Number, Have: now.Number}
+	}
+	return v, err
 }
 
 // writeFile replaces path with b: a temp file beside it, synced, renamed.

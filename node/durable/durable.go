@@ -80,6 +80,27 @@ func (e *NoQuorumError) Error() string {
 // middle of it). The write may still commit; try again.
 var ErrNoLeader = errors.New("durable: no leader committed the write in time (an election?); it may still commit")
 
+// notLeader is a write that went nowhere because the board asked to commit
+// it cannot: nothing was proposed, so it may be sent again at once to the
+// leader. It is an ErrNoLeader to whoever it reaches (503, try again),
+// never a "no quorum": the voters may all be there.
+type notLeader string
+
+func (e notLeader) Error() string { return string(e) }
+
+// Is makes a notLeader an ErrNoLeader for the stores' answers.
+func (notLeader) Is(target error) bool { return target == ErrNoLeader }
+
+// errNotLeader: the board a write was forwarded to does not lead the log
+// (it restarted and its log is not open yet, or the lead moved on); the
+// board that forwarded asks its log again who leads and forwards there.
+// errNotOpen: this board's own log is not open yet, with a majority of the
+// voters it would start with heard on the gossip.
+var (
+	errNotLeader error = notLeader("durable: the board asked to commit the write does not lead the log (it restarted, or the lead moved on) and wrote nothing; try again")
+	errNotOpen   error = notLeader("durable: this board's log is not open yet (it is starting); nothing was written; try again")
+)
+
 // IsNoQuorum reports whether err is (or wraps) a *NoQuorumError.
 func IsNoQuorum(err error) bool {
 	var nq *NoQuorumError

@@ -28,7 +28,11 @@ type forwardAnswer struct {
 	Conflict *ConflictError `json:"conflict,omitempty"`
 	NoQuorum *NoQuorumError `json:"no_quorum,omitempty"`
 	NoLeader bool           `json:"no_leader,omitempty"` // ErrNoLeader
-	Refused  string         `json:"refused,omitempty"`   // a *RefusedError's kind
+	// NotLeader: the board asked does not lead the log and wrote nothing
+	// (errNotLeader); NoLeader is set with it for boards of the previous
+	// build, which know only that
+	NotLeader bool   `json:"not_leader,omitempty"`
+	Refused   string `json:"refused,omitempty"` // a *RefusedError's kind
 }
 
 // Forwarder sends writes to the leader over HTTP(S).
@@ -77,6 +81,8 @@ func (f *Forwarder) Send(ctx context.Context, leader string, cmd []byte) (uint64
 		return a.Index, 0, a.Conflict
 	case a.NoQuorum != nil:
 		return 0, 0, a.NoQuorum
+	case a.NotLeader:
+		return 0, 0, errNotLeader
 	case a.NoLeader:
 		return 0, 0, ErrNoLeader
 	case a.Refused != "":
@@ -117,6 +123,9 @@ func (r *Raft) ForwardHandler() http.Handler {
 		case errors.As(err, &nq):
 			w.Header().Set("Retry-After", "1")
 			writeAnswer(w, http.StatusServiceUnavailable, forwardAnswer{NoQuorum: nq, Error: nq.Error()})
+		case errors.Is(err, errNotLeader):
+			w.Header().Set("Retry-After", "1")
+			writeAnswer(w, http.StatusServiceUnavailable, forwardAnswer{NotLeader: true, NoLeader: true, Error: err.Error()})
 		case errors.Is(err, ErrNoLeader):
 			w.Header().Set("Retry-After", "1")
 			writeAnswer(w, http.StatusServiceUnavailable, forwardAnswer{NoLeader: true, Error: err.Error()})

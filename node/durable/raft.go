@@ -212,7 +212,10 @@ func (r *Raft) Apply(ctx context.Context, kind string, data []byte, expect uint6
 }
 
 // commit puts cmd in the log, here or through the leader; it returns the
-// entry's index (also with a *ConflictError).
+// entry's index (also with a *ConflictError). A board asked that does not
+// lead (errNotLeader: a leader that restarted, or one the lead left) wrote
+// nothing, so the write goes again to whichever board the log names now,
+// within ctx; "no quorum" is only ever this side's own count.
 func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	ra := r.r.Load()
 	if ra == nil {
@@ -222,28 +225,45 @@ func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	// holds a majority (a side without one is refused at once)
 	t := time.NewTicker(max(r.opts.Timing.Heartbeat/10, time.Millisecond))
 	defer t.Stop()
-	var leader raft.ServerID
+	var missed error // why the last try wrote nothing: errNotLeader, or none yet
 	for {
 		if err := r.quorum(ra); err != nil {
 			return 0, 0, err
 		}
-		if ra.State() == raft.Leader {
-			return r.Commit(ctx, cmd)
-		}
-		if _, leader = ra.LeaderWithID(); leader != "" {
-			break
+		_, leader := ra.LeaderWithID()
+		if ra.State() == raft.Leader || leader != "" {
+			var index, version uint64
+			var err error
+			if ra.State() == raft.Leader {
+				index, version, err = r.Commit(ctx, cmd)
+			} else {
+				index, version, err = r.forward(ctx, ra, leader, cmd)
+			}
+			if !errors.Is(err, errNotLeader) {
+				return index, version, err
+			}
+			missed = err
 		}
 		select {
 		case <-ctx.Done():
+			if missed != nil {
+				return 0, 0, missed
+			}
 			return 0, 0, r.noQuorum(ra)
 		case <-t.C:
 		}
 	}
+}
+
+// forward sends cmd to leader. A refusal is the leader's word, passed on
+// as it is (the writer learns why); this board's copy may lag the
+// leader's, so it does not judge. A forward that failed otherwise (the
+// leader unreachable, cut off) may still commit: no leader, or no quorum
+// when this side has lost its majority.
+func (r *Raft) forward(ctx context.Context, ra *raft.Raft, leader raft.ServerID, cmd []byte) (uint64, uint64, error) {
 	index, version, err := r.opts.Forward(ctx, string(leader), cmd)
 	var ce *ConflictError
 	var nq *NoQuorumError
-	// a refusal is the leader's word, passed on as it is (the writer learns
-	// why); this board's copy may lag the leader's, so it does not judge
 	if err != nil && !errors.As(err, &ce) && !errors.As(err, &nq) && !errors.Is(err, ErrNoLeader) && !IsRefused(err) {
 		r.log.Warn("durable: forward to the leader failed", "leader", leader, "err", err)
 		return 0, 0, r.noQuorum(ra)
@@ -252,11 +272,13 @@ func (r *Raft) commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 }
 
 // Commit puts cmd in the log on this board, which must lead (the leader's
-// side of a forwarded write).
+// side of a forwarded write): errNotLeader when it does not (its log not
+// open yet, or the lead moved on), since the writer's board holds the
+// count of the voters it hears, not this one.
 func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	ra := r.r.Load()
 	if ra == nil || ra.State() != raft.Leader {
-		return 0, 0, r.noQuorum(ra)
+		return 0, 0, errNotLeader
 	}
 	if err := r.fsm.Check(cmd); err != nil { // refused before it is proposed; every board checks again at apply
 		var ce *ConflictError
@@ -271,6 +293,9 @@ func (r *Raft) Commit(ctx context.Context, cmd []byte) (uint64, uint64, error) {
 	}
 	f := ra.Apply(cmd, timeout)
 	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return 0, 0, errNotLeader // refused before it reached the log (raft answers these only then)
+		}
 		// not committed by a majority in time (lost the lead, cut off):
 		// the entry may still commit later, as in any replicated log
 		r.log.Warn("durable: write not committed", "err", err)
@@ -316,13 +341,25 @@ func (r *Raft) reach(ra *raft.Raft) (reach, voters int) {
 }
 
 // noQuorum is the error of a write this side could not commit: no
-// quorum when it holds no majority of the voters, else no leader.
+// quorum when it holds no majority of the voters, else no leader. Before
+// this board's log is open (ra nil) the voters are those it would start
+// with (Bootstrap), counted on the gossip.
 func (r *Raft) noQuorum(ra *raft.Raft) error {
+	var reach, voters int
 	if ra == nil {
-		return &NoQuorumError{Reachable: 0, Voters: len(Bootstrap(r.opts.Peers))}
+		for _, v := range Bootstrap(r.opts.Peers) {
+			voters++
+			if v == r.opts.Self || r.opts.Alive(v) {
+				reach++
+			}
+		}
+	} else {
+		reach, voters = r.reach(ra)
 	}
-	reach, voters := r.reach(ra)
-	if voters > 0 && reach > voters/2 {
+	switch {
+	case voters > 0 && reach > voters/2 && ra == nil:
+		return errNotOpen
+	case voters > 0 && reach > voters/2:
 		return ErrNoLeader
 	}
 	return &NoQuorumError{Reachable: reach, Voters: voters}

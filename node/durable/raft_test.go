@@ -32,6 +32,9 @@ type testCluster struct {
 	prep   func(*Raft) // before each board's log runs (guards, authorizers)
 	// revoked boards, as every board's Options.Revoked sees them
 	revoked map[string]bool
+	// redirect, when set, may send a board's forward to the leader to
+	// another log instead (nil: the leader's)
+	redirect func(from, leader string) *Raft
 }
 
 func newTestCluster(t *testing.T, names ...string) *testCluster {
@@ -76,6 +79,11 @@ func (c *testCluster) start(n, dir string) {
 			}
 			c.mu.Lock()
 			lr := c.rafts[leader]
+			if c.redirect != nil {
+				if o := c.redirect(n, leader); o != nil {
+					lr = o
+				}
+			}
 			c.mu.Unlock()
 			return lr.Commit(ctx, cmd)
 		}})

@@ -141,6 +141,7 @@ type Store struct {
 	sealKey  []byte
 	keptErr  error // KeptError
 
+	writes    durable.Writes       // writes that lost a race try again in turn (mutate)
 	regMu     sync.Mutex           // one key registration at a time (register.go)
 	regFailed map[string]time.Time // user -> when a registration failed; under regMu
 }
@@ -394,8 +395,8 @@ func (s *Store) save(d *Doc) error {
 	return nil
 }
 
-// errMoved: the store kept moving under a write (other writers won each
-// try).
+// errMoved: the store kept moving under a write (other boards' writes
+// won each of its durable.MaxConflicts tries).
 var errMoved = errors.New("users: the store changed during the write; try again")
 
 // ErrNothingToImport: see Import.
@@ -406,36 +407,43 @@ var ErrNothingToImport = errors.New("users: nothing to import yet")
 // installed here. Any board may write: the log forwards to its leader,
 // and a side of the network without a majority of its voters refuses
 // (*durable.NoQuorumError). When another write committed first, f runs
-// again on the newer version. When f refuses (a user that exists, or
-// none by that name), the refusal was decided on this board's copy, which
-// may lag the log (a board that was paused, or one that has not applied
-// the last write yet): the copy is brought up to the log first (barrier)
-// and f runs again, so a refusal is one the log agrees with.
+// again on the newer version, while ctx lasts (at most
+// durable.MaxConflicts times: errMoved); writes of this board that lost a
+// race try again one at a time (durable.Writes), so they do not all lose
+// again to each other. When f refuses (a user
+// that exists, or none by that name), the refusal was decided on this
+// board's copy, which may lag the log (a board that was paused, or one
+// that has not applied the last write yet): the copy is brought up to the
+// log first (barrier) and f runs again, so a refusal is one the log agrees
+// with.
 func (s *Store) mutate(ctx context.Context, f func(d *Doc) error) error {
 	confirmed := false
-	for range 4 {
-		ix := s.cur.Load()
-		old := ix.doc
-		d := &Doc{Version: old.Version + 1, Epoch: old.Epoch, Users: slices.Clone(old.Users)}
-		if err := f(d); err != nil {
-			var ae *apiError
-			if confirmed || !errors.As(err, &ae) {
-				return err
+	err := s.writes.Do(ctx, func() error {
+		for {
+			ix := s.cur.Load()
+			old := ix.doc
+			d := &Doc{Version: old.Version + 1, Epoch: old.Epoch, Users: slices.Clone(old.Users)}
+			if err := f(d); err != nil {
+				var ae *apiError
+				if confirmed || !errors.As(err, &ae) {
+					return err
+				}
+				if err := s.barrier(ctx, ix); err != nil {
+					return err
+				}
+				confirmed = true
+				continue
 			}
-			if err := s.barrier(ctx, ix); err != nil {
-				return err
-			}
-			confirmed = true
-			continue
-		}
-		grantAdmins(durable.SignerOf(ctx), old, d)
-		_, err := s.opts.State.Apply(ctx, durable.KindUsers, []byte(s.seal(d)), ix.durable)
-		var ce *durable.ConflictError
-		if !errors.As(err, &ce) {
+			grantAdmins(durable.SignerOf(ctx), old, d)
+			_, err := s.opts.State.Apply(ctx, durable.KindUsers, []byte(s.seal(d)), ix.durable)
 			return err
 		}
+	})
+	var ce *durable.ConflictError
+	if errors.As(err, &ce) {
+		return errMoved
 	}
-	return errMoved
+	return err
 }
 
 // barrier brings this board's copy up to the log as it is now: a write
