@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/clientrtt"
 	"github.com/ews-firmware/ews/state"
 )
 
@@ -46,7 +47,7 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err
 			return nil, nil, err
 		}
 		primary.SetListener(ln, func(l net.Listener) net.Listener {
-			return httpx.SlowHeadListener(n.perClient(l, false), nil, t.ReadHeader)
+			return httpx.SlowHeadListener(n.perClient(n.clientRTT(l), false), nil, t.ReadHeader)
 		})
 		return primary, nil, nil
 	}
@@ -55,7 +56,7 @@ func (n *Node) listen(ctx context.Context) (primary, redirect *httpx.Server, err
 		return nil, nil, err
 	}
 	primary.SetListener(raw, func(l net.Listener) net.Listener {
-		return httpx.SlowHeadListener(n.perClient(l, true), n.sec.server, t.ReadHeader)
+		return httpx.SlowHeadListener(n.perClient(n.clientRTT(l), true), n.sec.server, t.ReadHeader)
 	})
 	if !n.boot.redirect {
 		return primary, nil, nil
@@ -131,6 +132,17 @@ func (n *Node) redirectHandler(httpsPort string) http.Handler {
 func (n *Node) perClient(ln net.Listener, tls bool) net.Listener {
 	peers := peerIPs(n.boot.state.Peers)
 	return httpx.LimitPerClient(ln, n.boot.maxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+}
+
+// clientRTT measures the round trip of the clients' connections on ln
+// (003's scheme 3, node/clientrtt), not the boards' at their configured
+// addresses; in a cluster only.
+func (n *Node) clientRTT(ln net.Listener) net.Listener {
+	if !n.probing() {
+		return ln
+	}
+	peers := peerIPs(n.boot.state.Peers)
+	return clientrtt.Listen(ln, n.clu.cluster.ClientMeter(), func(a netip.Addr) bool { return peers[a] })
 }
 
 // peerIPs is the set of the configured peers' literal, non-loopback IP

@@ -228,7 +228,7 @@ func (n *Node) build(b *boot) error {
 	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.rt.get, Distance: distance(b.state.Name, c.cluster),
-				Proxy: b.mode != dispatch.ModeRedirect})
+				ClientRTT: c.cluster.ClientRTT, Proxy: b.mode != dispatch.ModeRedirect})
 		}}
 	c.local.work, c.local.master = w.front, c.master
 	mux := http.NewServeMux()

@@ -1,0 +1,103 @@
+package nearnet
+
+import (
+	"cmp"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Table is the master's dynamic proximity table (003 §3.2, scheme 3):
+// each board's reported nearest networks, and for a client the boards
+// ranked by their round trip to its network. Safe for concurrent use.
+type Table struct {
+	Log *slog.Logger // problems with a report; nil: slog.Default()
+
+	mu     sync.RWMutex
+	boards map[string][]Net
+}
+
+// Set takes board's report, cleaned (Clean): bad entries are left out and
+// logged, more than MaxNets clipped to the nearest; nil forgets the board.
+func (t *Table) Set(board string, nets []Net) {
+	kept, problems := Clean(nets)
+	if len(problems) > 0 {
+		log := t.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("nearnet: a board's client networks were cleaned", "board", board, "sent", len(nets), "kept", len(kept), "problems", problems)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.boards == nil {
+		t.boards = map[string][]Net{}
+	}
+	if len(kept) == 0 {
+		delete(t.boards, board)
+		return
+	}
+	t.boards[board] = kept
+}
+
+// Nets is board's reported networks, nearest first.
+func (t *Table) Nets(board string) []Net {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Clone(t.boards[board])
+}
+
+// RTT is board's reported round trip to client's network; ok false when
+// the board did not report it among its nearest.
+func (t *Table) RTT(board string, client netip.Addr) (time.Duration, bool) {
+	p, ok := PrefixOf(client)
+	if !ok {
+		return 0, false
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return rttOf(t.boards[board], p)
+}
+
+func rttOf(nets []Net, p netip.Prefix) (time.Duration, bool) {
+	for _, n := range nets {
+		if n.Prefix == p {
+			return n.RTT, true
+		}
+	}
+	return 0, false
+}
+
+// Ranked is a board and its round trip to a network.
+type Ranked struct {
+	Board string
+	RTT   time.Duration
+}
+
+// Near is the table's row for client: the boards that reported its
+// network, shortest round trip first (equal ones by name), at most n (the
+// paper's three: sched.LearnedNear). The dispatcher ranks the same way
+// from RTT (sched's learned proximity).
+func (t *Table) Near(client netip.Addr, n int) []Ranked {
+	p, ok := PrefixOf(client)
+	if !ok {
+		return nil
+	}
+	var row []Ranked
+	t.mu.RLock()
+	for b, nets := range t.boards {
+		if rtt, ok := rttOf(nets, p); ok {
+			row = append(row, Ranked{b, rtt})
+		}
+	}
+	t.mu.RUnlock()
+	slices.SortFunc(row, func(a, b Ranked) int {
+		if c := cmp.Compare(a.RTT, b.RTT); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Board, b.Board)
+	})
+	return row[:min(len(row), max(n, 0))]
+}
