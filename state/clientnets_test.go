@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -63,7 +62,7 @@ func TestClientNetsFromMeta(t *testing.T) {
 		logged string
 	}{
 		{"good", good, 5 * time.Millisecond, ""},
-		{"malformed: refused, last kept", []byte{metaMagic, 5, 'N', 1, 9, 24, 10, 7, 1, 5}, 5 * time.Millisecond, "address family 9"},
+		{"malformed: refused, last kept", []byte{metaMagic, 5, 'N', 1, 9, 24, 10, 7, 1, 5}, 5 * time.Millisecond, "whole number"},
 		{"version only: none measured", []byte{metaMagic, 5}, 0, ""},
 		{"good again", good, 5 * time.Millisecond, ""},
 		{"too many: nearest kept", append([]byte{metaMagic, 5}, manyNets()...), time.Millisecond, "over the limit"},
@@ -82,11 +81,11 @@ func TestClientNetsFromMeta(t *testing.T) {
 }
 
 // manyNets is a meta tail of nearnet.MaxNets+2 networks, 10.7.1.0/24 the
-// nearest at 1 ms; Encode writes at most MaxNets, so this is written by hand.
+// nearest at 1 ms; Encode writes at most MaxNets, so this joins two.
 func manyNets() []byte {
-	b := []byte{'N', nearnet.MaxNets + 2}
+	var nets []nearnet.Net
 	for i := range nearnet.MaxNets + 2 {
-		b = binary.AppendUvarint(append(b, 4, 24, 10, 7, byte(i+1)), uint64(i+1)*1000) // (i+1) ms
+		nets = append(nets, nearnet.Net{Prefix: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 7, byte(i + 1), 0}), 24), RTT: time.Duration(i+1) * time.Millisecond})
 	}
-	return b
+	return append(nearnet.Encode(nets[:nearnet.MaxNets]), nearnet.Encode(nets[nearnet.MaxNets:])[1:]...)
 }

@@ -1,9 +1,7 @@
 package nearnet
 
 import (
-	"cmp"
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 )
@@ -12,7 +10,7 @@ import (
 // it accepted connections from, smoothed. Safe for concurrent use.
 type Meter struct {
 	mu   sync.Mutex
-	nets map[netip.Prefix]*meterEntry
+	nets map[netip.Prefix]meterEntry
 }
 
 type meterEntry struct {
@@ -39,13 +37,12 @@ func (m *Meter) Observe(client netip.Addr, rtt time.Duration, now time.Time) boo
 		return false
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.nets == nil {
-		m.nets = map[netip.Prefix]*meterEntry{}
+		m.nets = map[netip.Prefix]meterEntry{}
 	}
 	if e, ok := m.nets[p]; ok {
-		e.rtt += (rtt - e.rtt) / gain
-		e.seen = now
+		m.nets[p] = meterEntry{e.rtt + (rtt-e.rtt)/gain, now}
+		m.mu.Unlock()
 		return true
 	}
 	if len(m.nets) >= MaxTracked {
@@ -58,36 +55,25 @@ func (m *Meter) Observe(client netip.Addr, rtt time.Duration, now time.Time) boo
 		}
 		delete(m.nets, oldest)
 	}
-	m.nets[p] = &meterEntry{rtt: rtt, seen: now}
+	m.nets[p] = meterEntry{rtt, now}
+	m.mu.Unlock()
 	return true
 }
 
 // Best is the n networks with the shortest round trips at now (equal ones
 // by address), those unheard from for Expire forgotten.
 func (m *Meter) Best(n int, now time.Time) []Net {
+	out := make([]Net, 0, n+1)
 	m.mu.Lock()
-	out := make([]Net, 0, len(m.nets))
 	for p, e := range m.nets {
 		if now.Sub(e.seen) > Expire {
 			delete(m.nets, p)
 			continue
 		}
-		out = append(out, Net{p, e.rtt})
+		out = append(out, Net{p, e.rtt}) // kept sorted, at most n
+		sortNets(out)
+		out = out[:min(len(out), n)]
 	}
 	m.mu.Unlock()
-	sortNets(out)
-	return out[:min(len(out), max(n, 0))]
-}
-
-// sortNets orders nets by round trip, equal ones by prefix.
-func sortNets(nets []Net) {
-	slices.SortFunc(nets, func(a, b Net) int {
-		if c := cmp.Compare(a.RTT, b.RTT); c != 0 {
-			return c
-		}
-		if c := a.Prefix.Addr().Compare(b.Prefix.Addr()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits())
-	})
+	return out
 }

@@ -1,7 +1,7 @@
 package nearnet
 
 import (
-	"fmt"
+	"bytes"
 	"net/netip"
 	"time"
 )
@@ -19,7 +19,8 @@ const (
 	// the networks it is nearest to, not every one it served.
 	MaxNets = 8
 	// MaxRTT is the longest round trip taken; a longer one is absurd (a
-	// TCP retransmission timeout, a clock gone wrong) and refused.
+	// TCP retransmission timeout, a clock gone wrong) and refused. It fits
+	// the wire's 32 bits of µs.
 	MaxRTT = 30 * time.Second
 	// V4Bits and V6Bits are the client network's size: a /24 for IPv4
 	// (one LAN or one ISP's customer block), a /48 for IPv6 (one site).
@@ -41,46 +42,68 @@ func PrefixOf(client netip.Addr) (netip.Prefix, bool) {
 	return p, err == nil
 }
 
-// check says what is wrong with n, nil when it may be kept: a valid,
+// problem says what is wrong with n, "" when it may be kept: a valid,
 // masked prefix of the size PrefixOf makes, a round trip in (0, MaxRTT].
-func (n Net) check() error {
+func (n Net) problem() string {
+	p := n.Prefix
 	switch {
-	case !n.Prefix.IsValid():
-		return fmt.Errorf("nearnet: invalid prefix %v", n.Prefix)
-	case n.Prefix.Masked() != n.Prefix:
-		return fmt.Errorf("nearnet: prefix %v has host bits set", n.Prefix)
-	case n.Prefix.Addr().Is4() && n.Prefix.Bits() != V4Bits, n.Prefix.Addr().Is6() && n.Prefix.Bits() != V6Bits:
-		return fmt.Errorf("nearnet: prefix %v is not a /%d (IPv4) or /%d (IPv6)", n.Prefix, V4Bits, V6Bits)
+	case !p.IsValid():
+		return "invalid prefix"
+	case p.Masked() != p:
+		return "host bits set"
+	case p.Bits() != V4Bits && p.Addr().Is4(), p.Bits() != V6Bits && p.Addr().Is6():
+		return "not a /24 (IPv4) or /48 (IPv6)"
 	case n.RTT <= 0:
-		return fmt.Errorf("nearnet: round trip %v to %v is not positive", n.RTT, n.Prefix)
+		return "round trip not positive"
 	case n.RTT > MaxRTT:
-		return fmt.Errorf("nearnet: round trip %v to %v is over %v", n.RTT, n.Prefix, MaxRTT)
+		return "round trip over 30s"
 	}
-	return nil
+	return ""
 }
 
 // Clean is nets as a receiver keeps them: entries with a bad prefix or
 // round trip left out, the same network twice kept once (the shorter), at
 // most MaxNets (the nearest); problems says what was left out and why.
 func Clean(nets []Net) (kept []Net, problems []string) {
-	seen := map[netip.Prefix]int{}
+next:
 	for _, n := range nets {
-		if err := n.check(); err != nil {
-			problems = append(problems, err.Error())
+		if why := n.problem(); why != "" {
+			problems = append(problems, "nearnet: "+n.Prefix.String()+": "+why)
 			continue
 		}
-		if i, ok := seen[n.Prefix]; ok {
-			kept[i].RTT = min(kept[i].RTT, n.RTT)
-			problems = append(problems, fmt.Sprintf("nearnet: %v listed twice", n.Prefix))
-			continue
+		for i := range kept {
+			if kept[i].Prefix == n.Prefix {
+				kept[i].RTT = min(kept[i].RTT, n.RTT)
+				problems = append(problems, "nearnet: "+n.Prefix.String()+": listed twice")
+				continue next
+			}
 		}
-		seen[n.Prefix] = len(kept)
 		kept = append(kept, n)
 	}
 	sortNets(kept)
 	if len(kept) > MaxNets {
-		problems = append(problems, fmt.Sprintf("nearnet: %d networks, over the limit of %d: the nearest %d kept", len(kept), MaxNets, MaxNets))
+		problems = append(problems, "nearnet: over the limit of 8 networks: the nearest 8 kept")
 		kept = kept[:MaxNets]
 	}
 	return kept, problems
+}
+
+// sortNets orders nets by round trip, equal ones by address (an insertion
+// sort: a report has a few networks, and the generic sort costs the small
+// boards' flash 7 KB).
+func sortNets(nets []Net) {
+	for i := 1; i < len(nets); i++ {
+		for j := i; j > 0 && nearer(nets[j], nets[j-1]); j-- {
+			nets[j], nets[j-1] = nets[j-1], nets[j]
+		}
+	}
+}
+
+// nearer: a before b (shorter round trip, then lower address).
+func nearer(a, b Net) bool {
+	if a.RTT != b.RTT {
+		return a.RTT < b.RTT
+	}
+	x, y := a.Prefix.Addr().As16(), b.Prefix.Addr().As16()
+	return bytes.Compare(x[:], y[:]) < 0
 }

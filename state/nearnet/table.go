@@ -31,22 +31,20 @@ func (t *Table) Set(board string, nets []Net) {
 		log.Warn("nearnet: a board's client networks were cleaned", "board", board, "sent", len(nets), "kept", len(kept), "problems", problems)
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.boards == nil {
 		t.boards = map[string][]Net{}
 	}
-	if len(kept) == 0 {
-		delete(t.boards, board)
-		return
-	}
-	t.boards[board] = kept
+	t.boards[board] = kept // nil: the board measured none
+	t.mu.Unlock()
 }
 
-// Nets is board's reported networks, nearest first.
+// Nets is board's reported networks, nearest first; the caller does not
+// change them (Set replaces, never edits).
 func (t *Table) Nets(board string) []Net {
 	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return slices.Clone(t.boards[board])
+	nets := t.boards[board]
+	t.mu.RUnlock()
+	return nets
 }
 
 // RTT is board's reported round trip to client's network; ok false when
@@ -56,9 +54,7 @@ func (t *Table) RTT(board string, client netip.Addr) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return rttOf(t.boards[board], p)
+	return rttOf(t.Nets(board), p)
 }
 
 func rttOf(nets []Net, p netip.Prefix) (time.Duration, bool) {
