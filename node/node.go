@@ -167,9 +167,11 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "audit", n.acc.acct.audit) // the audit log's writer
 	if n.probing() {
 		n.life.start(ctx, "probes", runFunc(n.probeLoop))
-		n.life.start(ctx, "client-rtt", runFunc(func(ctx context.Context) error { // 003's scheme 3
-			return clientrtt.Publish(ctx, n.clu.cluster.ClientMeter(), time.Second, n.clu.cluster.SetClientNets)
-		}))
+		if clientrtt.Supported { // 003's scheme 3; not in the lite build
+			n.life.start(ctx, "client-rtt", runFunc(func(ctx context.Context) error {
+				return clientrtt.Publish(ctx, n.clu.cluster.ClientMeter(), time.Second, n.clu.cluster.SetClientNets)
+			}))
+		}
 	}
 	if n.clu.auto != nil {
 		n.life.start(ctx, "automation", n.clu.auto)

@@ -1,3 +1,5 @@
+//go:build !lite
+
 package state
 
 import (
@@ -18,7 +20,9 @@ import (
 // to every member, and builds that read only the version ignore the rest,
 // so no protocol version is needed. The gossip key protects it as it does
 // the membership; a report is not sealed, so a holder of the key could
-// misstate a board's distances (it could as well drop its messages).
+// misstate a board's distances (it could as well drop its messages). The
+// lite build leaves it out (clientnets_lite.go): it has 6 KB of code to
+// spare before its file grows a 64 KiB segment.
 
 // nearMeta is this board's measurement, its published tail and every
 // board's nets.

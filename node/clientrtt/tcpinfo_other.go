@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || lite
 
 package clientrtt
 
@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Supported: this kernel gives TCP_INFO (not here: nothing is measured).
+// Supported: this kernel gives TCP_INFO (not here, nor in the lite build:
+// nothing is measured).
 const Supported = false
 
 // RTT is never known here.
