@@ -55,8 +55,9 @@ func (n *nearMeta) fromMeta(log *slog.Logger, name string, meta []byte) {
 		log.Warn("state: a board's client networks refused", "board", name, "err", err)
 		return
 	}
-	n.table.Log = log
-	n.table.Set(name, nets)
+	if problems := n.table.Set(name, nets); len(problems) > 0 {
+		log.Warn("state: a board's client networks were cleaned", "board", name, "sent", len(nets), "problems", problems)
+	}
 }
 
 // SetClientNets publishes this board's nearest client networks (at most
@@ -71,8 +72,7 @@ func (c *Cluster) SetClientNets(nets []nearnet.Net) {
 	if same {
 		return
 	}
-	c.near.table.Log = c.logger
-	c.near.table.Set(c.self.Name, nets)
+	c.near.table.Set(c.self.Name, nets) // this board's own: Publish sends none it would clean
 	if ml := c.mem.ml.Load(); ml != nil {
 		if err := ml.UpdateNode(time.Second); err != nil {
 			c.logger.Debug("state: client networks not gossiped yet", "err", err)

@@ -32,8 +32,8 @@ func TestQuantize(t *testing.T) {
 	}
 }
 
-// accept dials ln once, sends a line and reads the answer, so the server
-// side's connection has the handshake's round trip and one of data.
+// exchange dials ln once, sends a line and reads the answer: the server
+// side accepts one connection, its handshake measured.
 func exchange(t *testing.T, ln net.Listener) {
 	t.Helper()
 	done := make(chan error, 1)

@@ -1,9 +1,7 @@
 package nearnet
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -220,15 +218,15 @@ func TestDecodeBad(t *testing.T) {
 
 // TestTable: the master's dynamic table from three boards' reports: a
 // client's row is the boards that measured its network, nearest first;
-// a bad report is cleaned and logged, an empty one forgets the board.
+// a bad report is cleaned and its problems returned, an empty one forgets
+// the board.
 func TestTable(t *testing.T) {
-	var logs bytes.Buffer
-	tb := Table{Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	var tb Table
 	tb.Set("ews1", []Net{{pfx("10.0.1.0/24"), ms(5)}, {pfx("10.0.3.0/24"), ms(80)}})
 	tb.Set("ews2", []Net{{pfx("10.0.1.0/24"), ms(80)}, {pfx("10.0.2.0/24"), ms(5)}})
-	tb.Set("ews3", []Net{{pfx("10.0.1.0/24"), ms(80)}, {pfx("10.0.3.0/24"), ms(5)}, {pfx("10.0.2.0/24"), -ms(1)}})
-	if !strings.Contains(logs.String(), "board=ews3") || !strings.Contains(logs.String(), "not positive") {
-		t.Errorf("a bad entry was not logged with its board: %s", logs.String())
+	problems := tb.Set("ews3", []Net{{pfx("10.0.1.0/24"), ms(80)}, {pfx("10.0.3.0/24"), ms(5)}, {pfx("10.0.2.0/24"), -ms(1)}})
+	if len(problems) != 1 || !strings.Contains(problems[0], "10.0.2.0/24: round trip not positive") {
+		t.Errorf("problems %q, want the negative entry named", problems)
 	}
 	for _, c := range []struct {
 		client string

@@ -2,7 +2,6 @@ package nearnet
 
 import (
 	"cmp"
-	"log/slog"
 	"net/netip"
 	"slices"
 	"sync"
@@ -13,29 +12,22 @@ import (
 // each board's reported nearest networks, and for a client the boards
 // ranked by their round trip to its network. Safe for concurrent use.
 type Table struct {
-	Log *slog.Logger // problems with a report; nil: slog.Default()
-
 	mu     sync.RWMutex
 	boards map[string][]Net
 }
 
 // Set takes board's report, cleaned (Clean): bad entries are left out and
-// logged, more than MaxNets clipped to the nearest; nil forgets the board.
-func (t *Table) Set(board string, nets []Net) {
+// more than MaxNets clipped to the nearest; problems says what was, for
+// the caller's log. nil forgets the board.
+func (t *Table) Set(board string, nets []Net) (problems []string) {
 	kept, problems := Clean(nets)
-	if len(problems) > 0 {
-		log := t.Log
-		if log == nil {
-			log = slog.Default()
-		}
-		log.Warn("nearnet: a board's client networks were cleaned", "board", board, "sent", len(nets), "kept", len(kept), "problems", problems)
-	}
 	t.mu.Lock()
 	if t.boards == nil {
 		t.boards = map[string][]Net{}
 	}
 	t.boards[board] = kept // nil: the board measured none
 	t.mu.Unlock()
+	return problems
 }
 
 // Nets is board's reported networks, nearest first; the caller does not
