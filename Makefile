@@ -30,7 +30,7 @@ help:
 	@echo "make dist   - static binaries dist/ews-linux-{armv5,armv6,armv7,arm64,amd64} and dist/ews-lite-linux-armv5, with their sizes; SIGN=ADMIN-BUNDLE signs them"
 	@echo "make deb    - dist, then dist/ews_<version>_{armhf,arm64,amd64}.deb (armhf from the armv6 build)"
 	@echo "make bench-paper - the papers' experiments and claims vs HAProxy (~35 min on 2 cores: 35 min 18 s on 2026-12-02; 003's network cells add ~22 min, root): docs/bench-paper.md, docs/img/bench-paper-*.png"
-	@echo "make bench-paper QUICK=1 - one verdict line per claim of papers 000-004 (testbed + takeover + 003's network cell, ~5 min)"
+	@echo "make bench-paper QUICK=1 - one verdict line per claim of papers 000-004 (testbed + takeover + 003's network cells, ~5 min; root adds ~3.5 min for scheme 3's three sites)"
 	@echo "make bench-paper-quick - a reduced run of it (~10 min); BENCH_FLAGS adds flags to both"
 
 build:

@@ -14,6 +14,7 @@ import (
 	"github.com/ews-firmware/ews/internal/promx"
 	"github.com/ews-firmware/ews/node/boardpage"
 	"github.com/ews-firmware/ews/node/bootconf"
+	"github.com/ews-firmware/ews/node/clientrtt"
 	"github.com/ews-firmware/ews/node/listen"
 	"github.com/ews-firmware/ews/node/liveconf"
 	"github.com/ews-firmware/ews/node/logring"
@@ -124,6 +125,9 @@ func (n *Node) Run(ctx context.Context) error {
 	o := listen.Options{Handler: n.web.handler, Timeouts: n.set.timeouts, Grace: n.boot.ShutdownTimeout, HTTP: n.boot.State.HTTP,
 		HTTPS: n.boot.HTTPS, Redirect: n.boot.Redirect, TLS: n.sec.Server, Peers: n.boot.State.Peers, MaxConnsPerClient: n.boot.MaxConnsPerClient,
 		OnDrain: []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}, Logger: n.log}
+	if clientrtt.Supported && !n.boot.State.Standalone() {
+		o.ClientMeter = n.clu.cluster.ClientMeter() // 003's scheme 3: the clients' round trips
+	}
 	srv, err := listen.Open(ctx, o) // node/listen
 	if err != nil {
 		return err
@@ -149,8 +153,13 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "events", runFunc(n.publish))
 	// the store's new versions, applied live (node/liveconf)
 	n.life.start(ctx, "config", n.acc.live)
-	n.life.start(ctx, "audit", n.acc.acct.Audit) // the audit log's writer
-	n.life.start(ctx, "probes", n.clu.view)      // the master's probes of the boards' response times
+	n.life.start(ctx, "audit", n.acc.acct.Audit)           // the audit log's writer
+	n.life.start(ctx, "probes", n.clu.view)                // the master's probes of the boards' response times
+	if clientrtt.Supported && !n.boot.State.Standalone() { // 003's scheme 3; not in the lite build
+		n.life.start(ctx, "client-rtt", runFunc(func(ctx context.Context) error {
+			return clientrtt.Publish(ctx, n.clu.cluster.ClientMeter(), time.Second, n.clu.cluster.SetClientNets)
+		}))
+	}
 	if n.clu.auto != nil {
 		n.life.start(ctx, "automation", n.clu.auto)
 	}

@@ -309,7 +309,7 @@ func (n *Node) build(b *bootconf.Boot) error {
 	c.master = &master{front: w.front, vip: vip.NewFollower(c.vip), log: log, policy: b.Sched.Policy, boards: c.cluster.Boards,
 		newDispatcher: func() (*sched.Dispatcher, error) {
 			return sched.NewDispatcher(n.live.Load().Sched, sched.Options{Registerer: n.reg, Logger: log, RT: c.view.RT, Distance: clusterview.Distance(b.State.Name, c.cluster),
-				Proxy: b.Mode != dispatch.ModeRedirect})
+				ClientRTT: c.cluster.ClientRTT, Proxy: b.Mode != dispatch.ModeRedirect})
 		}}
 	c.local.Work, c.local.Queue = w.front, c.master
 	mux := http.NewServeMux()

@@ -93,6 +93,8 @@ type Cluster struct {
 
 	relay relaying // a relayed cluster's gossip queue and numbering (relaywire.go)
 
+	near nearMeta // 003's scheme 3: the boards' nearest client networks (clientnets.go)
+
 	life lifecycle // Run's: once, started, or crashed (tests)
 }
 
@@ -349,6 +351,7 @@ func (c *Cluster) Snapshot() View {
 	if v.Queue == nil {
 		v.Queue = map[string]int{}
 	}
+	c.markClientNets(v.Nodes)
 	return v
 }
 

@@ -25,12 +25,17 @@ var (
 // board that heard only an older message of this one (it was of the last
 // build before a restart) so sends it the newest both speak at once.
 // Builds before version 5 send no meta. The HTTP address travels in the
-// reports.
+// reports. After those two bytes come the board's nearest client networks
+// (003's scheme 3, clientnets.go), which older builds do not read.
 func (d *delegate) NodeMeta(limit int) []byte {
 	if d.c.seal.lastBuild {
 		return nil
 	}
-	return []byte{metaMagic, d.c.seal.proto}
+	meta := []byte{metaMagic, d.c.seal.proto}
+	if tail := d.c.near.tail(); len(meta)+len(tail) <= limit {
+		meta = append(meta, tail...) // older builds read the first two bytes only
+	}
+	return meta
 }
 
 // metaMagic opens this build's node meta.
@@ -223,6 +228,7 @@ func (d *delegate) setMeta(name string, meta []byte) (startsSigning bool) {
 	c := d.c
 	c.mem.mu.Lock()
 	defer c.mem.mu.Unlock()
+	c.near.fromMeta(c.logger, name, meta)
 	v := metaVersion(meta)
 	startsSigning = v >= ProtocolVersionSigned && c.mem.vers[name] < ProtocolVersionSigned
 	if v != 0 {

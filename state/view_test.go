@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestBoardJSON(t *testing.T) {
 		t.Fatalf("JSON\n got %s\nwant %s", out, want)
 	}
 	var back View
-	if err := json.Unmarshal(out, &back); err != nil || back.Nodes[0] != b {
+	if err := json.Unmarshal(out, &back); err != nil || !reflect.DeepEqual(back.Nodes[0], b) {
 		t.Fatalf("decoded %+v %v, want %+v", back.Nodes, err, b)
 	}
 	bad := strings.Replace(string(out), `"overloaded"`, `"asleep"`, 1)

@@ -176,13 +176,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&assignRates, "assign-rates", "600,1200,2400", "offered req/s of the redirect-vs-proxy scenario, rising")
 	fs.IntVar(&o.assignClients, "assign-clients", 64, "simulated clients of the redirect-vs-proxy scenario")
 	fs.Float64Var(&o.assignCPU, "assign-cpu", 0.15, "cores the master may use in the redirect-vs-proxy scenario (a cgroup CPU quota; a board-class master)")
-	fs.StringVar(&o.verdicts, "verdicts", "off", "the papers' claims on the testbed plus the takeover, one verdict line each: quick (one cell per claim; nothing else runs), full (every load, after the report), sweep (full's testbed alone), net (full's cells of 003 on the emulated network alone: root, network namespaces), fresh (quick's cell of the fresh scores alone: issue 51's herding, seconds), fresh-full (the same cell at the full run's loads and windows), testbed (quick's testbed cells alone: no takeover, no network) or off")
+	fs.StringVar(&o.verdicts, "verdicts", "off", "the papers' claims on the testbed plus the takeover, one verdict line each: quick (one cell per claim; nothing else runs), full (every load, after the report), sweep (full's testbed alone), net (full's cells of 003 on the emulated network alone: root, network namespaces), fresh (quick's cell of the fresh scores alone: issue 51's herding, seconds), fresh-full (the same cell at the full run's loads and windows), testbed (quick's testbed cells alone: no takeover, no network), scheme3 (quick's cell of 003's scheme 3 on the emulated network alone: root), scheme3-full (the same cell at the full run's loads and repetitions) or off")
 	fs.StringVar(&o.testbedOut, "testbed-out", "", "markdown of the testbed cells (default: testbed-MODE.md in --results)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(verdictModes, o.verdicts) {
-		return nil, fmt.Errorf("--verdicts %q: want off, quick, full, sweep, net, fresh, fresh-full or testbed", o.verdicts)
+		return nil, fmt.Errorf("--verdicts %q: want off, quick, full, sweep, net, fresh, fresh-full, testbed, scheme3 or scheme3-full", o.verdicts)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))

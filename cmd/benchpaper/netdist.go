@@ -80,6 +80,11 @@ func netUnavailable() string {
 // the two sites (ews1… in site 1, then site 2) and one clients namespace
 // per site, and the delays. The caller closes it, also on error.
 func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near, far time.Duration) (*netDist, error) {
+	return newNetDistSites(ctx, ps, logDir, 2, perSite, near, far)
+}
+
+// newNetDistSites is newNetDist with sites sites (netscheme3.go: three).
+func newNetDistSites(ctx context.Context, ps *procs, logDir string, sites, perSite int, near, far time.Duration) (*netDist, error) {
 	tag := fmt.Sprintf("%d", os.Getpid()%100000)
 	n := &netDist{tag: tag, subnet: fmt.Sprintf("10.%d", 64+os.Getpid()%128), core: "ewsnd" + tag + "-core", near: near, far: far, procs: ps, logDir: logDir}
 	if err := n.addNS(n.core); err != nil {
@@ -88,7 +93,7 @@ func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near
 	if err := n.sysctl(n.core, "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"); err != nil {
 		return n, err
 	}
-	for s := 1; s <= 2; s++ {
+	for s := 1; s <= sites; s++ {
 		for i := range perSite {
 			k := (s-1)*perSite + i + 1
 			n.boards = append(n.boards, &netEndpoint{name: fmt.Sprintf("ews%d", k), site: s, ip: fmt.Sprintf("%s.%d.%d", n.subnet, s, k)})
@@ -110,7 +115,7 @@ func newNetDist(ctx context.Context, ps *procs, logDir string, perSite int, near
 	if netemWorks(n.core, n.boards[0].dev) {
 		n.how = "netem"
 		for _, e := range n.endpoints() {
-			for _, args := range netemArgs(e, n.subnet, near, far) {
+			for _, args := range netemArgs(e, n.subnet, sites, near, far) {
 				if err := runCmd("tc", append([]string{"-n", n.core}, args...)...); err != nil {
 					return n, err
 				}
@@ -202,18 +207,22 @@ func netemWorks(ns, dev string) bool {
 
 // netemArgs are the tc commands (without "-n core") that delay what core
 // sends to e: an htb with two classes, each a netem of half a round trip,
-// the far one for packets from the other site.
-func netemArgs(e *netEndpoint, subnet string, near, far time.Duration) [][]string {
-	other := 3 - e.site
+// the far one for packets from the other sites (of sites).
+func netemArgs(e *netEndpoint, subnet string, sites int, near, far time.Duration) [][]string {
 	half := func(d time.Duration) string { return fmt.Sprintf("%dus", (d / 2).Microseconds()) }
-	return [][]string{
+	args := [][]string{
 		{"qdisc", "add", "dev", e.dev, "root", "handle", "1:", "htb", "default", "10"},
 		{"class", "add", "dev", e.dev, "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit"},
 		{"class", "add", "dev", e.dev, "parent", "1:", "classid", "1:20", "htb", "rate", "10gbit"},
 		{"qdisc", "add", "dev", e.dev, "parent", "1:10", "handle", "10:", "netem", "delay", half(near), "limit", "100000"},
 		{"qdisc", "add", "dev", e.dev, "parent", "1:20", "handle", "20:", "netem", "delay", half(far), "limit", "100000"},
-		{"filter", "add", "dev", e.dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "src", siteCIDR(subnet, other), "flowid", "1:20"},
 	}
+	for other := 1; other <= sites; other++ {
+		if other != e.site {
+			args = append(args, []string{"filter", "add", "dev", e.dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "src", siteCIDR(subnet, other), "flowid", "1:20"})
+		}
+	}
+	return args
 }
 
 // startLine runs the delay line in core (this binary, delayLineArg) and

@@ -67,7 +67,7 @@ func TestDelayLineArgs(t *testing.T) {
 // The netem path cannot run on a kernel without sch_netem; its commands
 // are checked here: a board of site 1 gets the far class for site 2.
 func TestNetemArgs(t *testing.T) {
-	args := netemArgs(&netEndpoint{name: "ews1", dev: "to-ews1", site: 1}, "10.77", 5*time.Millisecond, 80*time.Millisecond)
+	args := netemArgs(&netEndpoint{name: "ews1", dev: "to-ews1", site: 1}, "10.77", 2, 5*time.Millisecond, 80*time.Millisecond)
 	joined := make([]string, len(args))
 	for i, a := range args {
 		joined[i] = strings.Join(a, " ")

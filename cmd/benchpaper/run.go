@@ -254,7 +254,7 @@ func (h *harness) run(ctx context.Context) error {
 	if err := os.MkdirAll(h.opt.results, 0o755); err != nil {
 		return fmt.Errorf("paper: %w", err)
 	}
-	if h.opt.verdicts == "quick" || h.opt.verdicts == "sweep" || h.opt.verdicts == "net" || h.opt.verdicts == "fresh" || h.opt.verdicts == "fresh-full" || h.opt.verdicts == "testbed" {
+	if h.opt.verdicts == "quick" || h.opt.verdicts == "sweep" || h.opt.verdicts == "net" || h.opt.verdicts == "fresh" || h.opt.verdicts == "fresh-full" || h.opt.verdicts == "testbed" || h.opt.verdicts == "scheme3" || h.opt.verdicts == "scheme3-full" {
 		return h.verdicts(ctx)
 	}
 	fmt.Fprintf(h.out, "bench-paper: ews %s, results in %s, haproxy %q\n", h.opt.ews, h.opt.results, h.haproxy)

@@ -16,8 +16,10 @@ import (
 // fresh: quick's cell of the fresh scores alone (tbfresh.go), seconds;
 // fresh-full: full's cell of the fresh scores alone (every load, the full
 // run's windows), a minute or so; testbed: quick's testbed cells alone (no
-// takeover, no network).
-var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh", "fresh-full", "testbed"}
+// takeover, no network); scheme3: quick's cell of 003's scheme 3 on the
+// emulated network alone (netscheme3.go; root), scheme3-full the same at
+// the full run's loads and repetitions.
+var verdictModes = []string{"off", "quick", "full", "sweep", "net", "fresh", "fresh-full", "testbed", "scheme3", "scheme3-full"}
 
 // verdicts runs the claims and prints one line per claim; it writes the
 // cells' tables to --testbed-out, by default (full) after the report in
@@ -28,8 +30,8 @@ func (h *harness) verdicts(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
-	alone := mode == "fresh" || mode == "fresh-full" || mode == "testbed" // testbed cells only: no takeover, no network
-	t := &tbHarness{quick: mode == "quick" || (alone && mode != "fresh-full"), repeats: tbRepeats, out: h.out}
+	alone := mode == "fresh" || mode == "fresh-full" || mode == "testbed" || mode == "scheme3" || mode == "scheme3-full" // one kind of cell only: no takeover, no other network cell
+	t := &tbHarness{quick: mode == "quick" || (alone && mode != "fresh-full" && mode != "scheme3-full"), repeats: tbRepeats, out: h.out}
 	if alone {
 		t.box = readBox(filepath.Join(h.opt.results, boxRecord), "a testbed-only run")
 	} else if mode != "net" {
@@ -55,6 +57,11 @@ func (h *harness) verdicts(ctx context.Context) error {
 		if err := t.all(); err != nil {
 			return err
 		}
+	case h.opt.verdicts == "scheme3" || h.opt.verdicts == "scheme3-full":
+		reps = 0
+		if err := h.netScheme3(ctx, t); err != nil {
+			return err
+		}
 	case h.opt.verdicts != "net":
 		if err := t.all(); err != nil {
 			return err
@@ -67,6 +74,9 @@ func (h *harness) verdicts(ctx context.Context) error {
 	}
 	if !alone {
 		if err := h.netVerdicts(ctx, t); err != nil {
+			return err
+		}
+		if err := h.netScheme3(ctx, t); err != nil {
 			return err
 		}
 	}

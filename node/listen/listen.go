@@ -17,7 +17,9 @@ import (
 
 	"crypto/tls"
 	"github.com/ews-firmware/ews/internal/httpx"
+	"github.com/ews-firmware/ews/node/clientrtt"
 	"github.com/ews-firmware/ews/state"
+	"github.com/ews-firmware/ews/state/nearnet"
 )
 
 // Options are what the servers serve and where.
@@ -34,7 +36,10 @@ type Options struct {
 	Peers             []state.Peer
 	MaxConnsPerClient int      // http.max_conns_per_client
 	OnDrain           []func() // called as the drain starts (the event streams' hubs close)
-	Logger            *slog.Logger
+	// ClientMeter, when set, takes the round trip of each client
+	// connection accepted (003's scheme 3); nil: none measured.
+	ClientMeter *nearnet.Meter
+	Logger      *slog.Logger
 }
 
 // Servers are the board's HTTP servers, each a lifecycle component.
@@ -72,7 +77,7 @@ func Open(ctx context.Context, o Options) (Servers, error) {
 			return Servers{}, err
 		}
 		primary.SetListener(ln, func(l net.Listener) net.Listener {
-			return httpx.SlowHeadListener(o.perClient(l, false), nil, t.ReadHeader)
+			return httpx.SlowHeadListener(o.perClient(o.clientRTT(l), false), nil, t.ReadHeader)
 		})
 		return Servers{Primary: primary}, nil
 	}
@@ -81,7 +86,7 @@ func Open(ctx context.Context, o Options) (Servers, error) {
 		return Servers{}, err
 	}
 	primary.SetListener(raw, func(l net.Listener) net.Listener {
-		return httpx.SlowHeadListener(o.perClient(l, true), o.TLS, t.ReadHeader)
+		return httpx.SlowHeadListener(o.perClient(o.clientRTT(l), true), o.TLS, t.ReadHeader)
 	})
 	if !o.Redirect {
 		return Servers{Primary: primary}, nil
@@ -156,6 +161,17 @@ func redirectHandler(h http.Handler, httpsPort string) http.Handler {
 func (o Options) perClient(ln net.Listener, tls bool) net.Listener {
 	peers := PeerIPs(o.Peers)
 	return httpx.LimitPerClient(ln, o.MaxConnsPerClient, tls, func(a netip.Addr) bool { return peers[a] })
+}
+
+// clientRTT measures the round trip of the clients' connections on ln
+// (003's scheme 3, node/clientrtt), not the boards' at their configured
+// addresses; only where a meter is given (a cluster, not the lite build).
+func (o Options) clientRTT(ln net.Listener) net.Listener {
+	if o.ClientMeter == nil {
+		return ln
+	}
+	peers := PeerIPs(o.Peers)
+	return clientrtt.Listen(ln, o.ClientMeter, func(a netip.Addr) bool { return peers[a] })
 }
 
 // PeerIPs is the set of the configured peers' literal, non-loopback IP

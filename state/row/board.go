@@ -40,4 +40,15 @@ type Board struct {
 	// on the answering board's own row; omitted while not measured. Reports
 	// do not carry it.
 	ClockOffsetMs *int64 `json:"clock_offset_ms,omitempty"`
+	// ClientNets is the board's nearest client networks with its round
+	// trip to each (003's scheme 3, state/nearnet): what its node meta
+	// says in gossip, not its report. Omitted when it measured none.
+	ClientNets []ClientNet `json:"client_nets,omitempty"`
+}
+
+// ClientNet is one client network a board serves and its round trip to
+// it: a /24 (IPv4) or /48 (IPv6), in milliseconds.
+type ClientNet struct {
+	Net   string  `json:"net"`
+	RTTMs float64 `json:"rtt_ms"`
 }
