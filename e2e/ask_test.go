@@ -32,6 +32,14 @@ type clusterRow struct {
 	AuthMismatch bool            `json:"auth_mismatch"`
 	Load         json.RawMessage `json:"load"`
 	LoadUnknown  []string        `json:"load_unknown"`
+	ClientNets   []clientNet     `json:"client_nets"`
+}
+
+// clientNet is one client network a board reports and its round trip
+// to it (003's scheme 3).
+type clientNet struct {
+	Net   string  `json:"net"`
+	RTTMs float64 `json:"rtt_ms"`
 }
 
 // self is the row of the board that answered.
