@@ -1,10 +1,6 @@
 package sched
 
-import (
-	"cmp"
-	"slices"
-	"time"
-)
+import "time"
 
 // LearnedNear is how many boards a learned proximity rule recommends: the
 // paper's static table lists three per network, and its scheme 1 ranks by
@@ -53,15 +49,27 @@ type cand struct {
 	rtt  time.Duration
 }
 
+// before reports whether c comes before d: the shorter round trip, equal
+// times by name.
+func (c cand) before(d cand) bool {
+	if c.rtt != d.rtt {
+		return c.rtt < d.rtt
+	}
+	return c.name < d.name
+}
+
 // nearest is the learned rule preferring the LearnedNear boards of cs with
 // the shortest round trips (ties by name, so every master picks the same).
 func nearestOf(cs []cand) proxRule {
-	slices.SortFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(a.rtt, b.rtt); c != 0 {
-			return c
+	// An insertion sort: a pool is a few boards, this runs on every
+	// placement (no allocation, as slices.SortFunc had), and
+	// slices.SortFunc's instantiation for cand was 8.4 KB of the ARM
+	// builds (docs/NOTES.md "The ARM builds back under their ceilings").
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].before(cs[j-1]); j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
 		}
-		return cmp.Compare(a.name, b.name)
-	})
+	}
 	r := proxRule{learned: true}
 	for _, c := range cs[:min(len(cs), LearnedNear)] {
 		r.prefer = append(r.prefer, c.name)

@@ -1,13 +1,12 @@
 package auth
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"sync"
 
 	"github.com/google/renameio/v2"
@@ -64,7 +63,10 @@ func (k *Kept) Save(list []Revocation) {
 	if k == nil || k.path == "" {
 		return
 	}
-	slices.SortFunc(list, func(a, b Revocation) int { return cmp.Compare(a.ID, b.ID) })
+	// sort.Slice, not slices.SortFunc: each element type given to SortFunc
+	// links ~8 KB of sort code into the ARM builds (docs/NOTES.md "The ARM
+	// builds back under their ceilings"); sort.Slice's code is shared.
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	b, err := json.Marshal(list)
 	if err != nil {
 		return
