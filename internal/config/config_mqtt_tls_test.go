@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,32 +24,6 @@ func TestMQTTBrokerTLSURL(t *testing.T) {
 	}
 	if _, err := (&MQTT{Broker: "wss://x"}).BrokerURL(); err == nil || !strings.Contains(err.Error(), "mqtts://") {
 		t.Errorf("wss: %v", err)
-	}
-}
-
-func TestMQTTTLSBadInput(t *testing.T) {
-	tests := []struct {
-		name, doc string
-		line      int
-		key, msg  string
-	}{
-		{"ca_file without TLS", "[mqtt]\nbroker = \"tcp://b:1883\"\nca_file = \"/etc/ews/mqtt-ca.pem\"\n", 3, "mqtt.ca_file", "mqtts://"},
-		{"cert without key", "[mqtt]\nbroker = \"mqtts://b\"\ncert_file = \"/etc/ews/mqtt.pem\"\n", 3, "mqtt.cert_file", "both cert_file and key_file"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("/boot/ews.toml", []byte("[http]\nauth = \"none\"\n"+tt.doc))
-			var es Errors
-			if !errors.As(err, &es) {
-				t.Fatalf("accepted: %v", err)
-			}
-			for _, e := range es {
-				if e.Key == tt.key && strings.Contains(e.Msg, tt.msg) && e.Line == tt.line+2 {
-					return
-				}
-			}
-			t.Fatalf("no error for %s at line %d with %q in:\n%v", tt.key, tt.line+2, tt.msg, err)
-		})
 	}
 }
 
