@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 )
 
 // tlsBoard is a board answering over TLS with a certificate of admin's
@@ -61,14 +61,8 @@ func (b *tlsBoard) sent() []string {
 // names --cacert.
 func TestBackupCredentials(t *testing.T) {
 	dir := t.TempDir()
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminPath := filepath.Join(dir, "admin.bundle")
-	if err := bundle.Write(adminPath, admin, false); err != nil {
-		t.Fatal(err)
-	}
+	admin, _ := bundletest.Ews1(t)
+	adminPath := bundletest.Write(t, filepath.Join(dir, "admin.bundle"), admin)
 	ca, _ := admin.CA()
 	caPath := filepath.Join(dir, "ca.pem")
 	tokenPath := filepath.Join(dir, "token")

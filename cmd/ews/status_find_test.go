@@ -9,10 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/node/mdns"
 )
 
@@ -114,24 +112,14 @@ func TestStatusWithoutURL(t *testing.T) {
 // --cacert checks the board's HTTPS against it (the plain port redirects
 // there), as a board's own admin on the board expects.
 func TestStatusTrustsTheLocalBundlesCA(t *testing.T) {
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, board := bundletest.Ews1(t)
 	tlsBoard := newTLSBoard(t, admin) // answers {"nodes":[]} to everything
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, tlsBoard.srv.URL+r.URL.RequestURI(), http.StatusPermanentRedirect)
 	}))
 	defer plain.Close()
 	dir := t.TempDir()
-	board, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	bpath := filepath.Join(dir, "cluster.bundle")
-	if err := bundle.Write(bpath, board, false); err != nil {
-		t.Fatal(err)
-	}
+	bpath := bundletest.Write(t, filepath.Join(dir, "cluster.bundle"), board)
 	cfg := filepath.Join(dir, "ews.toml")
 	for _, c := range []struct {
 		name, doc string

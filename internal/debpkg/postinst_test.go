@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
@@ -36,14 +37,7 @@ func TestPostinstSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, b := bundletest.Ews1(t)
 	cases := []struct {
 		name      string
 		setup     func(t *testing.T, etc string)
@@ -52,17 +46,17 @@ func TestPostinstSecrets(t *testing.T) {
 		wantFail  bool // postinst exits non-zero (refused)
 	}{
 		{"bundle dropped before install", func(t *testing.T, etc string) {
-			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundleText(t, b))
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundletest.Text(t, b))
 		}, "installed from", func(got string) bool { return len(got) == 64 && got != admin.Token }, false}, // the board's own: the admin's is never on a board
 		{"no bundle: a token for this board, and says so", nil,
 			"every board of a cluster needs the same token", func(got string) bool { return len(got) == 64 }, false},
 		{"a token installed before: kept (a board bundle carries none)", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
-			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundleText(t, b))
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundletest.Text(t, b))
 		}, "installed from", func(got string) bool { return got == "old-token" }, false},
 		{"admin bundle dropped: refused, nothing installed from it", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
-			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundleText(t, admin))
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundletest.Text(t, admin))
 		}, "is the cluster's admin bundle", func(got string) bool { return got == "old-token" }, true},
 		{"version 2 bundle dropped (CA key): refused, says how to migrate", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
@@ -122,7 +116,7 @@ func v2Bundle(t *testing.T) string {
 	b := bundle.New()
 	old := &bundle.Bundle{Version: bundle.VersionSharedCA, Key: b.Key, Token: b.Token, SessionSecret: b.SessionSecret,
 		CACert: base64.StdEncoding.EncodeToString(cert), CAKey: base64.StdEncoding.EncodeToString(key)}
-	return bundleText(t, old)
+	return bundletest.Text(t, old)
 }
 
 func writeFile(t *testing.T, p, s string) {
@@ -130,14 +124,4 @@ func writeFile(t *testing.T, p, s string) {
 	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// bundleText is b's file text.
-func bundleText(t *testing.T, b *bundle.Bundle) string {
-	t.Helper()
-	text, err := b.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(text)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/enrol"
@@ -136,7 +137,7 @@ func TestSecondClaimRaces(t *testing.T) {
 		forms [2]url.Values
 	}{
 		{"start and start", [2]url.Values{{"name": {"ews1"}}, {"name": {"ews7"}}}},
-		{"start and join", [2]url.Values{{"name": {"ews1"}}, {"bundle": {bundleText(t, board)}, "peers": {"ews1=127.0.0.1:7946, ews2=127.0.0.1:7947"}}}},
+		{"start and join", [2]url.Values{{"name": {"ews1"}}, {"bundle": {bundletest.Text(t, board)}, "peers": {"ews1=127.0.0.1:7946, ews2=127.0.0.1:7947"}}}},
 	} {
 		t.Run(race.name, func(t *testing.T) {
 			dir := t.TempDir()
