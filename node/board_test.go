@@ -3,7 +3,6 @@ package node
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -128,21 +127,7 @@ func TestBoardFirmwareRefusals(t *testing.T) {
 func TestBoardLogStream(t *testing.T) {
 	ring := logring.New(10)
 	log := slog.New(ring.Tee(slog.NewTextHandler(io.Discard, nil)))
-	n, err := New(tokenConfig(t), log, WithLogRing(ring))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	for n.Addr() == nil || !n.Ready() {
-		select {
-		case err := <-done:
-			t.Fatal(err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	n, _, _, _ := startLogging(t, tokenConfig(t), log, WithLogRing(ring))
 	testutil.Eventually(t, "the serving line in the ring", func() bool {
 		for _, l := range ring.Lines() {
 			if strings.Contains(l.Text, "serving") {
@@ -155,7 +140,7 @@ func TestBoardLogStream(t *testing.T) {
 	if code, _, _ := getJSON(t, "GET", url, nil, nil); code != 401 {
 		t.Fatalf("log stream without credentials = %d, want 401", code)
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", url, nil)
 	req.Header.Set("Authorization", bearer["Authorization"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

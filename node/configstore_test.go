@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,20 +18,8 @@ import (
 // do sends one request and returns its status, headers and body.
 func do(t *testing.T, method, url, body string, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
-	r, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		r.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
+	code, h, b := send(t, method, url, strings.NewReader(body), hdr)
+	return code, h, string(b)
 }
 
 // The store is seeded from the boot file's cluster-wide sections; a PUT

@@ -82,18 +82,10 @@ func TestKeptUsersStoreHeals(t *testing.T) {
 
 func boardProblems(t *testing.T, base string, hdr map[string]string) []boardpage.StoreProblem {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/api/board", nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	code, _, body := send(t, "GET", base+"/api/board", nil, hdr)
 	var b boardpage.BoardInfo
-	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /api/board = %d %v", resp.StatusCode, err)
+	if err := json.Unmarshal(body, &b); err != nil || code != 200 {
+		t.Fatalf("GET /api/board = %d %v", code, err)
 	}
 	return b.Problems
 }
