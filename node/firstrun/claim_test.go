@@ -184,7 +184,7 @@ func TestSameSiteForm(t *testing.T) {
 // waits longer (429 with Retry-After, the right code included, and not
 // compared); the wait passes on the clock.
 func TestClaimGuessesLimited(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s, srv := newPage(t, firstrun.Options{Dir: dir, Now: clock.Now})
 	wrong := url.Values{"name": {"ews1"}, "claim": {"0000-0000-0000-0000"}}

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,19 +22,6 @@ import (
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
-
-// fakeClock is Options.Now a test moves.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // newPage is a first-run page on loopback with its boot config and claim
 // file in temp dirs.
