@@ -34,9 +34,7 @@ var bearer = map[string]string{"Authorization": "Bearer board-test-token-1"}
 
 func TestBoardInfo(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(exe, []byte("binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("binary"), 0o755)
 	_, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
 	code, _, b := getJSON(t, "GET", url+"/api/board", nil, bearer)
 	if code != 200 {
@@ -93,9 +91,7 @@ func TestBoardRestartNeedsCredentials(t *testing.T) {
 func TestBoardFirmwareRefusals(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "ews")
-	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old"), 0o755)
 	n, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
 	script := []byte("#!/bin/sh\nexit 1\n")
 	sum := sha256.Sum256(script)
@@ -172,9 +168,7 @@ func TestBoardLogStream(t *testing.T) {
 
 func TestRolloutRefusals(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old"), 0o755)
 	_, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
 	body := []byte("not a binary")
 	sum := sha256.Sum256(body)

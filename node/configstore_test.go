@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -88,9 +87,7 @@ func TestConfigStoreSurvivesARestart(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ews1.toml")
 	boot := "[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"token\"\ntoken = \"board-test-token-1\"\nshutdown_timeout = \"5s\"\n[sim]\ndevice_latency = \"1ms\"\n" +
 		"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"
-	if err := os.WriteFile(p, []byte(boot), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(boot), 0o600)
 	start := func() (string, context.CancelFunc, func() error) {
 		cfg, err := config.Load(p, bootconf.CheckConfig)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/firmware"
 )
 
@@ -39,9 +40,7 @@ func TestBoardFirmwareSignature(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "ews")
-	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old"), 0o755)
 	n, url, _, _ := startNode(t, cfg, WithExecutable(exe))
 	key, _ := admin.Signer()
 	otherKey, _ := other.Signer()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/boardpage"
 )
 
@@ -92,9 +93,7 @@ func boardProblems(t *testing.T, base string, hdr map[string]string) []boardpage
 
 func write(t *testing.T, path, text string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte(text), 0o600)
 }
 
 func mkdir(t *testing.T, path string) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/bundle/bundletest"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // tlsBoard is a board answering over TLS with a certificate of admin's
@@ -66,12 +66,8 @@ func TestBackupCredentials(t *testing.T) {
 	ca, _ := admin.CA()
 	caPath := filepath.Join(dir, "ca.pem")
 	tokenPath := filepath.Join(dir, "token")
-	if err := os.WriteFile(caPath, ca.PEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tokenPath, []byte("file-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, caPath, ca.PEM, 0o644)
+	testutil.WriteFile(t, tokenPath, []byte("file-token\n"), 0o600)
 	t.Setenv("EWS_TOKEN", "")
 	for _, c := range []struct {
 		name      string

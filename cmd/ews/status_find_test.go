@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/bundle/bundletest"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/mdns"
 )
 
@@ -25,9 +25,7 @@ func TestConfigHTTP(t *testing.T) {
 		{"[node\n", "", "toml"},
 	} {
 		p := filepath.Join(t.TempDir(), "ews.toml")
-		if err := os.WriteFile(p, []byte(tc.doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(tc.doc), 0o600)
 		got, err := configHTTP(p)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -59,9 +57,7 @@ func TestStatusWithoutURL(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(doc), 0o600)
 		return p
 	}
 	onBoard := write("board.toml", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", hostPort))
@@ -130,9 +126,7 @@ func TestStatusTrustsTheLocalBundlesCA(t *testing.T) {
 		{"without it", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", strings.TrimPrefix(plain.URL, "http://")), 1, "--cacert ca.pem"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := os.WriteFile(cfg, []byte(c.doc), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, cfg, []byte(c.doc), 0o600)
 			saved := statusFallbacks
 			defer func() { statusFallbacks = saved }()
 			statusFallbacks = nil

@@ -86,9 +86,7 @@ func TestMigrateTokenCases(t *testing.T) {
 			tokenFile := filepath.Join(filepath.Dir(b.keyFile), "token")
 			b.opts.TokenFile = tokenFile
 			if c.before != "" {
-				if err := os.WriteFile(tokenFile, []byte(c.before), 0o640); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, tokenFile, []byte(c.before), 0o640)
 			}
 			text := strings.Replace(config.Example(), "[http]\n", "[http]\n"+strings.ReplaceAll(c.http, "TOKENFILE", tokenFile), 1)
 			text = strings.Replace(text, "token_file = \"/etc/ews/token\"", "", 1) // the example's own line

@@ -1,10 +1,11 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // mqtts:// (also ssl://, tls://) is a broker address, default port 8883.
@@ -30,9 +31,7 @@ func TestMQTTBrokerTLSURL(t *testing.T) {
 // `ews config check` reads the CA and client certificate as run does.
 func TestMQTTTLSFilesChecked(t *testing.T) {
 	junk := filepath.Join(t.TempDir(), "junk.pem")
-	if err := os.WriteFile(junk, []byte("not a certificate"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, junk, []byte("not a certificate"), 0o600)
 	doc := "[http]\nauth = \"none\"\n[mqtt]\nbroker = \"mqtts://b\"\nca_file = \"" + junk + "\"\ncert_file = \"" + junk + "\"\nkey_file = \"" + junk + "\"\n" +
 		"[node]\nsecrets_dir = \"" + filepath.Dir(junk) + "\"\n" // key_file may be read from there
 	cfg, err := Parse("/boot/ews.toml", []byte(doc))

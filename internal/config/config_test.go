@@ -1,10 +1,11 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestFileClassesReplaceDefaults(t *testing.T) {
@@ -68,9 +69,7 @@ func TestLoadUnreadable(t *testing.T) {
 func TestKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	kf := filepath.Join(dir, "cluster.key")
-	if err := os.WriteFile(kf, []byte(NewKey()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, kf, []byte(NewKey()+"\n"), 0o600)
 	doc := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=h:1\"]\nkey_file = \"" + kf + "\"\n"
 	cfg, err := Parse("x.toml", []byte(doc))
 	if err != nil {
@@ -90,9 +89,7 @@ func TestFind(t *testing.T) {
 	old := SearchPaths
 	t.Cleanup(func() { SearchPaths = old })
 	second := filepath.Join(dir, "etc.toml")
-	if err := os.WriteFile(second, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, second, nil, 0o600)
 	SearchPaths = []string{filepath.Join(dir, "boot.toml"), second}
 	t.Setenv("EWS_CONFIG", "")
 	if got, err := Find(""); err != nil || got != second {

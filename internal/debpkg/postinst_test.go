@@ -12,6 +12,7 @@ import (
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestPostinstSecrets runs the real postinst against a stand-in root
@@ -33,9 +34,7 @@ func TestPostinstSecrets(t *testing.T) {
 		// install without -o/-g: the stand-in root has no ews user
 		"install": `args=""; while [ $# -gt 0 ]; do case "$1" in -o|-g) shift 2 ;; *) args="$args '$1'"; shift ;; esac; done; eval exec /usr/bin/install $args`,
 	} {
-		if err := os.WriteFile(filepath.Join(shims, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(shims, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755)
 	}
 	admin, b := bundletest.Ews1(t)
 	cases := []struct {
@@ -121,7 +120,5 @@ func v2Bundle(t *testing.T) string {
 
 func writeFile(t *testing.T, p, s string) {
 	t.Helper()
-	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(s), 0o600)
 }

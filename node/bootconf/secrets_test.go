@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
@@ -21,9 +21,7 @@ func rotateConfig(t *testing.T, dir string, key []byte, node ...string) *config.
 	doc := "[node]\nname = \"ews1\"\n" + strings.Join(node, "") + "[cluster]\nkey = \"" + base64.StdEncoding.EncodeToString(key) +
 		"\"\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
 	path := filepath.Join(dir, "ews1.toml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte(doc), 0o600)
 	cfg, err := config.Parse(path, []byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +61,7 @@ func TestRotatedSecretsAtStart(t *testing.T) {
 			dir := t.TempDir()
 			cfg := rotateConfig(t, dir, card)
 			if tt.kept != "" {
-				if err := os.WriteFile(filepath.Join(dir, "ews1.secrets.json"), []byte(tt.kept), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, filepath.Join(dir, "ews1.secrets.json"), []byte(tt.kept), 0o600)
 			}
 			b, err := Map(cfg)
 			if tt.errSays != "" {
@@ -101,9 +97,7 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 	cfg := rotateConfig(t, dir, card)
 	onCard := bootOf(t, cfg)
 	kept := keptJSON(rotate.Saved{Gen: 1, Phase: rotate.Done, Key: newKey(t), Session: newKey(t), Store: card})
-	if err := os.WriteFile(filepath.Join(dir, "ews1.secrets.json"), []byte(kept), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, "ews1.secrets.json"), []byte(kept), 0o600)
 	rotated := bootOf(t, cfg)
 	if bytes.Equal(rotated.ClusterKey, card) {
 		t.Fatal("the kept secrets were not taken")

@@ -90,9 +90,7 @@ func TestClaimFile(t *testing.T) {
 	if s2.Claim() != s1.Claim() {
 		t.Errorf("a restart drew a new code: %s, was %s", s2.Claim(), s1.Claim())
 	}
-	if err := os.WriteFile(path, []byte("claim = \"not a code\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte("claim = \"not a code\"\n"), 0o600)
 	if s3, _ := newPage(t, firstrun.Options{ClaimDir: claimDir}); s3.Claim() == s1.Claim() || !strings.Contains(testutil.ReadFile(t, path), s3.Claim()) {
 		t.Errorf("a broken file: code %s, file %s", s3.Claim(), testutil.ReadFile(t, path))
 	}
