@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -116,10 +116,7 @@ func TestMigrateTokenCases(t *testing.T) {
 // nothing to move and no error at each start.
 func TestMigrateTokenFromBundleLeftAlone(t *testing.T) {
 	b := newBoard(t)
-	a, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := bundletest.Admin(t, "ews1")
 	board, err := a.Board("ews1", []string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ews-firmware/ews/internal/bundle"
 	"github.com/ews-firmware/ews/internal/bundle/bundletest"
-	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/enrol"
 	"github.com/ews-firmware/ews/node/bootconf"
@@ -81,14 +80,8 @@ func (b *enrolBoard) leave(t *testing.T, admin *bundle.Bundle, name string, ttl 
 // no config here, and a code typed at the wrong board stays good for the
 // right one.
 func TestEnrolmentCodeSpentExpiredOrElsewhere(t *testing.T) {
-	adminA, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2", "ews3"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminB, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2", "ews3"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	adminA := bundletest.Admin(t, "ews1", "ews2", "ews3")
+	adminB := bundletest.Admin(t, "ews1", "ews2", "ews3")
 	boardA := newEnrolBoard(t, "ews1=127.0.0.1:7946", "ews2=127.0.0.1:7947", "ews3=127.0.0.1:7948")
 	boardB := newEnrolBoard(t, "ews1=127.0.0.2:7946", "ews2=127.0.0.2:7947", "ews3=127.0.0.2:7948")
 	join := func(s *firstrun.Server, srv *httptest.Server, code, base string) (int, string) {
@@ -127,10 +120,7 @@ func TestEnrolmentCodeSpentExpiredOrElsewhere(t *testing.T) {
 // code): one makes the cluster, the other is told the board is set up and
 // gets no admin bundle; the config on disk is the winner's.
 func TestSecondClaimRaces(t *testing.T) {
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := bundletest.Admin(t, "ews1", "ews2")
 	board, _ := admin.Board("ews2", nil, time.Now())
 	for _, race := range []struct {
 		name  string

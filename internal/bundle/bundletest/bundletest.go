@@ -9,14 +9,21 @@ import (
 	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
-// Ews1 is a fresh admin bundle whose CA is scoped to the one board ews1, and ews1's board bundle made from it.
-func Ews1(t testing.TB) (admin, board *bundle.Bundle) {
+// Admin is a fresh admin bundle whose CA is scoped to boards.
+func Admin(t testing.TB, boards ...string) *bundle.Bundle {
 	t.Helper()
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
+	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: boards}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	board, err = admin.Board("ews1", nil, time.Now())
+	return admin
+}
+
+// Ews1 is a fresh admin bundle whose CA is scoped to the one board ews1, and ews1's board bundle made from it.
+func Ews1(t testing.TB) (admin, board *bundle.Bundle) {
+	t.Helper()
+	admin = Admin(t, "ews1")
+	board, err := admin.Board("ews1", nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
