@@ -105,9 +105,7 @@ func TestCommandCannotReadEwsFiles(t *testing.T) {
 	}
 	bundle, kept := filepath.Join(etc, "cluster.bundle"), filepath.Join(state, "secrets.json")
 	for _, f := range []string{bundle, kept} {
-		if err := os.WriteFile(f, []byte("cert_key = sekrit\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, f, []byte("cert_key = sekrit\n"), 0o600)
 	}
 	box, err := sandbox.New(sandbox.Config{User: "nobody", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

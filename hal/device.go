@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/clock"
 )
 
 // Device is one opened device. Operations on it (and on the devices it is
@@ -66,7 +68,7 @@ func (d *Device) run(ctx context.Context, a Action, stamp func(*Snapshot)) (snap
 				d.ds.log.Error("hal: driver panicked", "device", d.name, "action", a.Kind, "panic", v)
 			}
 		}()
-		if err = sleepCtx(ctx, d.latency); err == nil {
+		if err = clock.Sleep(ctx, d.latency); err == nil {
 			r, err = d.drv.Do(ctx, a)
 		}
 	}()

@@ -1,10 +1,8 @@
 package hal
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/ews-firmware/ews/internal/sandbox"
 )
@@ -26,21 +24,6 @@ type Env struct {
 // Errorf returns a *SpecError for the device's key.
 func (e *Env) Errorf(key, format string, args ...any) error {
 	return &SpecError{Index: e.index, Device: e.Spec.Name, Key: key, Err: fmt.Errorf(format, args...)}
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func unsupported(a Action) error {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"periph.io/x/conn/v3/gpio"
+
+	"github.com/ews-firmware/ews/internal/clock"
 )
 
 func init() {
@@ -50,7 +52,7 @@ func (s *switchDriver) Do(ctx context.Context, a Action) (Reading, error) {
 		if s.observe != nil {
 			s.observe(r)
 		}
-		waitErr := sleepCtx(ctx, a.Duration)
+		waitErr := clock.Sleep(ctx, a.Duration)
 		// always switch back off, even when the caller gave up
 		r, err = s.write(context.WithoutCancel(ctx), false)
 		if err == nil && waitErr != nil {

@@ -3,11 +3,12 @@ package hal
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // parse builds a Config of board ews1 on the simulated board (no latency)
@@ -60,16 +61,7 @@ func contains(t testing.TB, err error, parts ...string) {
 	}
 }
 
-// fakeClock is a clock a test moves by hand (Options.Now).
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+// newFakeClock is a clock a test moves by hand (Options.Now).
+func newFakeClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }

@@ -23,12 +23,12 @@ type counter struct {
 	// readTime, when set, is how long each read takes on the devices'
 	// fake clock: the next read's time is popped from it (the last stays).
 	mu       sync.Mutex
-	clock    *fakeClock
+	clock    *testutil.Clock
 	readTime []time.Duration
 }
 
 // slow makes c's reads take these times on clock, one per read.
-func (c *counter) slow(clock *fakeClock, times ...time.Duration) {
+func (c *counter) slow(clock *testutil.Clock, times ...time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clock, c.readTime = clock, times
@@ -44,7 +44,7 @@ func (c *counter) Do(ctx context.Context, a Action) (Reading, error) {
 	if a.Kind == Read {
 		c.mu.Lock()
 		if c.clock != nil && len(c.readTime) > 0 {
-			c.clock.Advance(c.readTime[0])
+			c.clock.Add(c.readTime[0])
 			if len(c.readTime) > 1 {
 				c.readTime = c.readTime[1:]
 			}
@@ -203,9 +203,9 @@ func TestMaxAgeDefaultShare(t *testing.T) {
 				if s := do(t, ds, name, Action{Kind: Read}); s.Cached {
 					t.Fatalf("read %d of %v was cached", i, tc.readTimes)
 				}
-				clock.Advance(time.Hour) // apart: each read reaches the device
+				clock.Add(time.Hour) // apart: each read reaches the device
 			}
-			clock.Advance(-time.Hour + tc.after)
+			clock.Add(-time.Hour + tc.after)
 			if s := do(t, ds, name, Action{Kind: Read}); s.Cached != tc.cached {
 				t.Fatalf("reads of %v, then one %v later: cached %v, want %v", tc.readTimes, tc.after, s.Cached, tc.cached)
 			}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"periph.io/x/conn/v3/gpio"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // fakeSysfs lays out /sys/class/gpio with one chip (base 0, 32 lines) and an
@@ -23,9 +25,7 @@ func fakeSysfs(t *testing.T) string {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(v), 0o644)
 	}
 	return root
 }
@@ -54,15 +54,11 @@ func TestSysfsPin(t *testing.T) {
 	if p.WaitForEdge(10 * time.Millisecond) {
 		t.Fatal("edge without a change")
 	}
-	if err := os.WriteFile(filepath.Join(root, "gpio17/value"), []byte("1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(root, "gpio17/value"), []byte("1\n"), 0o644)
 	if !p.WaitForEdge(time.Second) || p.Read() != gpio.High {
 		t.Fatal("rising edge not seen")
 	}
-	if err := os.WriteFile(filepath.Join(root, "gpio17/value"), []byte("0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(root, "gpio17/value"), []byte("0\n"), 0o644)
 	if p.WaitForEdge(20 * time.Millisecond) {
 		t.Fatal("falling edge reported on a rising-edge pin")
 	}

@@ -3,7 +3,6 @@ package node
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -35,9 +34,7 @@ var bearer = map[string]string{"Authorization": "Bearer board-test-token-1"}
 
 func TestBoardInfo(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(exe, []byte("binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("binary"), 0o755)
 	_, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
 	code, _, b := getJSON(t, "GET", url+"/api/board", nil, bearer)
 	if code != 200 {
@@ -94,9 +91,7 @@ func TestBoardRestartNeedsCredentials(t *testing.T) {
 func TestBoardFirmwareRefusals(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "ews")
-	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old"), 0o755)
 	n, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
 	script := []byte("#!/bin/sh\nexit 1\n")
 	sum := sha256.Sum256(script)
@@ -128,21 +123,7 @@ func TestBoardFirmwareRefusals(t *testing.T) {
 func TestBoardLogStream(t *testing.T) {
 	ring := logring.New(10)
 	log := slog.New(ring.Tee(slog.NewTextHandler(io.Discard, nil)))
-	n, err := New(tokenConfig(t), log, WithLogRing(ring))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	for n.Addr() == nil || !n.Ready() {
-		select {
-		case err := <-done:
-			t.Fatal(err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	n, _, _, _ := startLogging(t, tokenConfig(t), log, WithLogRing(ring))
 	testutil.Eventually(t, "the serving line in the ring", func() bool {
 		for _, l := range ring.Lines() {
 			if strings.Contains(l.Text, "serving") {
@@ -155,7 +136,7 @@ func TestBoardLogStream(t *testing.T) {
 	if code, _, _ := getJSON(t, "GET", url, nil, nil); code != 401 {
 		t.Fatalf("log stream without credentials = %d, want 401", code)
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", url, nil)
 	req.Header.Set("Authorization", bearer["Authorization"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -187,9 +168,7 @@ func TestBoardLogStream(t *testing.T) {
 
 func TestRolloutRefusals(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old"), 0o755)
 	_, url, _, _ := startNode(t, tokenConfig(t), WithExecutable(exe))
 	body := []byte("not a binary")
 	sum := sha256.Sum256(body)

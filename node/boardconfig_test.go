@@ -1,12 +1,12 @@
 package node
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestBoardConfigForBackup: GET /api/board/config needs credentials and
@@ -14,9 +14,7 @@ import (
 func TestBoardConfigForBackup(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ews.toml")
 	doc := "[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"token\"\ntoken = \"board-test-token-1\"\nshutdown_timeout = \"5s\"\n"
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(doc), 0o600)
 	cfg, err := config.Load(p)
 	if err != nil {
 		t.Fatal(err)

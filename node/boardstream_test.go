@@ -3,10 +3,11 @@ package node
 import (
 	"context"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // open starts GET url with hdr and returns the answer's status; a stream
@@ -80,9 +81,7 @@ func TestPublicStreamsPerClient(t *testing.T) {
 // process.
 func TestReadAuthMeansRead(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(exe, []byte("binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("binary"), 0o755)
 	for _, readAuth := range []bool{false, true} {
 		cfg := tokenConfig(t)
 		cfg.HTTP.ReadAuth = readAuth

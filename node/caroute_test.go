@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/boardpage"
 )
@@ -23,18 +22,8 @@ import (
 // the PEM is the CA the board's own certificate chains to.
 func TestClusterCAOffered(t *testing.T) {
 	dir := t.TempDir()
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	bpath := filepath.Join(dir, "ews1.bundle")
-	if err := bundle.Write(bpath, b, false); err != nil {
-		t.Fatal(err)
-	}
+	admin, b := bundletest.Ews1(t)
+	bpath := bundletest.Write(t, filepath.Join(dir, "ews1.bundle"), b)
 	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[cluster]\nbundle_file = \""+bpath+"\"\n[http]\nauth = \"token\"\nhttps = \"127.0.0.1:0\"\nhttp_redirect = false\nshutdown_timeout = \"5s\"\n"))
 	if err != nil {
 		t.Fatal(err)

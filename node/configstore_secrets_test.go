@@ -21,14 +21,10 @@ func TestConfigStoreRefusesSecretFilesOutsideSecretsDir(t *testing.T) {
 	token := filepath.Join(secrets, "token") // the board's own token, kept among the secrets
 	password := filepath.Join(secrets, "mqtt.password")
 	for f, body := range map[string]string{token: "board-test-token-1\n", password: "broker-pass\n"} {
-		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, f, []byte(body), 0o600)
 	}
 	outside := filepath.Join(filepath.Dir(secrets), "board.bundle") // a bundle beside the secrets dir
-	if err := os.WriteFile(outside, []byte("cert_key = sekrit\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, outside, []byte("cert_key = sekrit\n"), 0o600)
 	if err := os.Symlink(outside, filepath.Join(secrets, "link")); err != nil {
 		t.Fatal(err)
 	}

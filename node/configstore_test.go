@@ -2,10 +2,8 @@ package node
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,20 +17,8 @@ import (
 // do sends one request and returns its status, headers and body.
 func do(t *testing.T, method, url, body string, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
-	r, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		r.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
+	code, h, b := send(t, method, url, strings.NewReader(body), hdr)
+	return code, h, string(b)
 }
 
 // The store is seeded from the boot file's cluster-wide sections; a PUT
@@ -101,9 +87,7 @@ func TestConfigStoreSurvivesARestart(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ews1.toml")
 	boot := "[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[http]\nauth = \"token\"\ntoken = \"board-test-token-1\"\nshutdown_timeout = \"5s\"\n[sim]\ndevice_latency = \"1ms\"\n" +
 		"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"
-	if err := os.WriteFile(p, []byte(boot), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(boot), 0o600)
 	start := func() (string, context.CancelFunc, func() error) {
 		cfg, err := config.Load(p, bootconf.CheckConfig)
 		if err != nil {

@@ -10,11 +10,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/firmware"
 )
 
@@ -33,27 +32,15 @@ func fakeELF(em uint16) []byte {
 // JSON reason, and the board keeps its binary and stays up.
 func TestBoardFirmwareSignature(t *testing.T) {
 	dir := t.TempDir()
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _ := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	b, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	bpath := filepath.Join(dir, "ews1.bundle")
-	if err := bundle.Write(bpath, b, false); err != nil {
-		t.Fatal(err)
-	}
+	admin, b := bundletest.Ews1(t)
+	other, _ := bundletest.Ews1(t)
+	bpath := bundletest.Write(t, filepath.Join(dir, "ews1.bundle"), b)
 	cfg, err := config.Parse("test.toml", []byte("[node]\nname = \"ews1\"\nhttp = \"127.0.0.1:0\"\n[cluster]\nbundle_file = \""+bpath+"\"\n[http]\nauth = \"token\"\ntls = false\nshutdown_timeout = \"5s\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "ews")
-	if err := os.WriteFile(exe, []byte("old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old"), 0o755)
 	n, url, _, _ := startNode(t, cfg, WithExecutable(exe))
 	key, _ := admin.Signer()
 	otherKey, _ := other.Signer()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/boardpage"
 )
 
@@ -82,27 +83,17 @@ func TestKeptUsersStoreHeals(t *testing.T) {
 
 func boardProblems(t *testing.T, base string, hdr map[string]string) []boardpage.StoreProblem {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/api/board", nil)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	code, _, body := send(t, "GET", base+"/api/board", nil, hdr)
 	var b boardpage.BoardInfo
-	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /api/board = %d %v", resp.StatusCode, err)
+	if err := json.Unmarshal(body, &b); err != nil || code != 200 {
+		t.Fatalf("GET /api/board = %d %v", code, err)
 	}
 	return b.Problems
 }
 
 func write(t *testing.T, path, text string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte(text), 0o600)
 }
 
 func mkdir(t *testing.T, path string) {

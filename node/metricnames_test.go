@@ -70,15 +70,8 @@ func TestMetricNames(t *testing.T) {
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/healthz"}, {"GET", "/api/devices"}, {"POST", "/api/devices/relay/toggle"}, {"GET", "/metrics"},
 	} {
-		req, _ := http.NewRequest(r.method, base+r.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s %s = %d", r.method, r.path, resp.StatusCode)
+		if code, _, _ := send(t, r.method, base+r.path, nil, nil); code != http.StatusOK {
+			t.Fatalf("%s %s = %d", r.method, r.path, code)
 		}
 	}
 	types, labels, text := scrape(t, base)

@@ -30,7 +30,13 @@ func testConfig(t *testing.T) *config.Config {
 // startNode runs a node on a free loopback port until the test ends.
 func startNode(t *testing.T, cfg *config.Config, opts ...Option) (*Node, string, context.CancelFunc, func() error) {
 	t.Helper()
-	n, err := New(cfg, slog.New(slog.DiscardHandler), opts...)
+	return startLogging(t, cfg, slog.New(slog.DiscardHandler), opts...)
+}
+
+// startLogging is startNode with the board logging to log.
+func startLogging(t *testing.T, cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, string, context.CancelFunc, func() error) {
+	t.Helper()
+	n, err := New(cfg, log, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +66,13 @@ func startNode(t *testing.T, cfg *config.Config, opts ...Option) (*Node, string,
 	return n, "http://" + n.Addr().String(), cancel, wait
 }
 
-func getJSON(t *testing.T, method, url string, body io.Reader, hdr map[string]string) (int, http.Header, map[string]any) {
+// send sends one request with hdr and returns its status, headers and body.
+func send(t *testing.T, method, url string, body io.Reader, hdr map[string]string) (int, http.Header, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, body)
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -72,13 +82,19 @@ func getJSON(t *testing.T, method, url string, body io.Reader, hdr map[string]st
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+func getJSON(t *testing.T, method, url string, body io.Reader, hdr map[string]string) (int, http.Header, map[string]any) {
+	t.Helper()
+	code, h, b := send(t, method, url, body, hdr)
 	var m map[string]any
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	if strings.HasPrefix(h.Get("Content-Type"), "application/json") {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("%s %s: bad JSON %q: %v", method, url, b, err)
 		}
 	}
-	return resp.StatusCode, resp.Header, m
+	return code, h, m
 }
 
 func TestEndpoints(t *testing.T) {

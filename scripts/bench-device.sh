@@ -20,15 +20,9 @@ out=${2:-$(mktemp -d)}
 dur=${DURATION:-10s}
 mix=${MIX:-sensors}
 policy=${POLICY:-priority-lc}
-mkdir -p "$out"
-if [[ -z $bin ]]; then
-	bin=$out/ews
-	go build -o "$bin" ./cmd/ews
-fi
-base=$((20000 + RANDOM % 20000))
 # shellcheck source=scripts/lib/loopback.sh
 . scripts/lib/loopback.sh
-loopback_init "$out" "$base" $((base + 10))
+loopback_here "$out"
 devices=""
 spec=""
 for d in 1 2 3 4 5 6; do

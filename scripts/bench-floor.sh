@@ -14,15 +14,9 @@ cd "$(dirname "$0")/.."
 bin=${1:-}
 out=${2:-$(mktemp -d)}
 dur=${DURATION:-3s}
-mkdir -p "$out"
-if [[ -z $bin ]]; then
-	bin=$out/ews
-	go build -o "$bin" ./cmd/ews
-fi
-base=$((20000 + RANDOM % 20000))
 # shellcheck source=scripts/lib/loopback.sh
 . scripts/lib/loopback.sh
-loopback_init "$out" "$base" $((base + 10))
+loopback_here "$out"
 board_toml() { # the config of board ews$1
 	loopback_toml "$1" "capacity = 2"
 	cat <<TOML

@@ -96,9 +96,7 @@ func newCard(t *testing.T) *card {
 
 func write(t *testing.T, p, s string, mode os.FileMode) {
 	t.Helper()
-	if err := os.WriteFile(p, []byte(s), mode); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(s), mode)
 }
 
 // snapshot maps every path under dir to its mode, link target or content hash.

@@ -121,6 +121,18 @@ func startLogging(t *testing.T, cfg Config, log *slog.Logger) *board {
 
 // oneMaster reports whether every board in bs follows master and exactly
 // one of them is master.
+// masterIndex is the index in bs of the board that says it is master (the
+// last one, when more do; -1 when none does).
+func masterIndex(bs []*board) int {
+	m := -1
+	for i, b := range bs {
+		if b.c.IsMaster() {
+			m = i
+		}
+	}
+	return m
+}
+
 func oneMaster(bs []*board, master string) bool {
 	n := 0
 	for _, b := range bs {

@@ -79,13 +79,8 @@ func TestMeasureTakeover(t *testing.T) {
 		testutil.EventuallyWithin(t, "first master", 10*time.Second, func() bool { return oneMaster(bs, "ews1") })
 		var times []time.Duration
 		for range 20 {
-			m := -1
-			for i, b := range bs {
-				if b.c.IsMaster() {
-					m = i
-				}
-			}
-			live := append(append([]*board{}, bs[:m]...), bs[m+1:]...)
+			m := masterIndex(bs)
+			live := slices.Delete(slices.Clone(bs), m, m+1)
 			start := time.Now()
 			bs[m].c.crash()
 			testutil.EventuallyWithin(t, "new master", 10*tm.tmax, func() bool {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestPickPrivateIP(t *testing.T) {
@@ -41,9 +43,7 @@ func TestDefaultRouteIface(t *testing.T) {
 	route := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
 		"eth0\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n" +
 		"wlan0\t00000000\t0101A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0\n"
-	if err := os.WriteFile(p, []byte(route), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(route), 0o644)
 	if got := defaultRouteIface(p); got != "wlan0" {
 		t.Fatalf("default route on %q, want wlan0", got)
 	}

@@ -57,13 +57,8 @@ func TestScaleLoopback(t *testing.T) {
 
 		var takeovers []time.Duration
 		for range 3 {
-			m := -1
-			for i, b := range bs {
-				if b.c.IsMaster() {
-					m = i
-				}
-			}
-			live := append(append([]*board{}, bs[:m]...), bs[m+1:]...)
+			m := masterIndex(bs)
+			live := slices.Delete(slices.Clone(bs), m, m+1)
 			bs[m].c.crash()
 			took := testutil.EventuallyWithin(t, "a new master", 10*time.Second, func() bool {
 				name, _, _ := live[0].c.Master()

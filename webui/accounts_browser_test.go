@@ -22,6 +22,7 @@ import (
 
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node"
 )
 
@@ -50,13 +51,7 @@ func accBoard(t *testing.T) string {
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	deadline := time.Now().Add(10 * time.Second)
-	for n.Addr() == nil || !n.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("board not ready")
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval
-	}
+	testutil.Eventually(t, "the board ready", func() bool { return n.Addr() != nil && n.Ready() })
 	return "http://" + n.Addr().String()
 }
 

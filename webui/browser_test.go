@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ews-firmware/ews/internal/testkit/testbrowser"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -510,9 +511,7 @@ func screenshots(t *testing.T, ctx context.Context) {
 				if len(png) < 1000 {
 					t.Fatalf("%s: %d bytes", name, len(png))
 				}
-				if err := os.WriteFile(name, png, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, name, png, 0o644)
 			}
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite webui/dist from webui/static (go generate ./webui)")
@@ -57,9 +59,7 @@ func TestDistUpToDate(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, b := range want {
-			if err := os.WriteFile(filepath.Join("dist", name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, filepath.Join("dist", name), b, 0o644)
 		}
 		return
 	}
@@ -144,9 +144,7 @@ func writeDir(t *testing.T, files map[string]string) fs.FS {
 	t.Helper()
 	dir := t.TempDir()
 	for n, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(dir, n), []byte(b), 0o644)
 	}
 	return os.DirFS(dir)
 }

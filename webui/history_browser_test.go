@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/history"
 )
 
@@ -143,9 +144,7 @@ func TestBrowserHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, "history-phone.png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, filepath.Join(dir, "history-phone.png"), png, 0o644)
 		}
 	})
 	t.Run("the board page says the card is full", func(t *testing.T) {

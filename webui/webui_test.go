@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // pageBudget is the most the whole UI may weigh, gzip-compressed.
@@ -306,9 +308,7 @@ func TestIndexReferencesExist(t *testing.T) {
 func TestDevDir(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(dir, name), []byte(body), 0o644)
 	}
 	write("index.html", `<script src="/assets/{{V}}/app.js"></script>`)
 	write("app.js", "one")

@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/internal/tool/bench"
 )
 
@@ -17,9 +17,7 @@ func TestRunPrintsFloorBesideMeasured(t *testing.T) {
 		Classes: []bench.ClassReport{{Name: "control", OK: 70, Latency: bench.Latency{P50: 25, P99: 50}}, {Name: "browse", OK: 220, Latency: bench.Latency{P50: 30, P99: 80}}}}
 	b, _ := json.Marshal(rep)
 	path := filepath.Join(t.TempDir(), "run.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, b, 0o600)
 	var out bytes.Buffer
 	if err := run(&out, bench.FloorModel{DeviceLatency: 20 * time.Millisecond, PageLatency: 20 * time.Millisecond}, []string{path}); err != nil {
 		t.Fatal(err)

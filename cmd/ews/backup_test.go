@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/backup"
 )
 
@@ -24,9 +25,7 @@ func TestBackupLeavesOutTheAdminBundle(t *testing.T) {
 	}
 	renamed := filepath.Join(dir, "board-ews1.bundle") // a name that says board, a content that says admin
 	data, _ := os.ReadFile(admin)
-	if err := os.WriteFile(renamed, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, renamed, data, 0o600)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"nodes":[]}`))
@@ -85,9 +84,7 @@ func TestRestoreRefusesABadBackup(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			from := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".tar.gz")
-			if err := os.WriteFile(from, c.data, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, from, c.data, 0o600)
 			card, root := t.TempDir(), t.TempDir()
 			code, _, errs := run("cluster", "restore", "--from", from, "--board", "ews1", "--out", card, "--root", root)
 			if code != exitError || !strings.Contains(errs, c.want) {

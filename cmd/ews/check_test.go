@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestConfigCheckListsEveryProblem: five different mistakes, five lines,
@@ -15,9 +17,7 @@ func TestConfigCheckListsEveryProblem(t *testing.T) {
 	doc := "[node]\nname = \"ews1\"\ncapacty = 4\nweight = \"heavy\"\n[cluster]\ntmax = \"abc\"\n[sched]\npolicy = \"fastest\"\n" +
 		"[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n" +
 		"[http]\nauth = \"none\"\n"
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(doc), 0o600)
 	code, out, errs := run("config", "check", p)
 	if code != exitError || out != "" {
 		t.Fatalf("exit %d, stdout %q; want 1 and nothing", code, out)
@@ -45,16 +45,12 @@ func TestConfigCheckListsEveryProblem(t *testing.T) {
 func TestConfigCheckWarnings(t *testing.T) {
 	dir := t.TempDir()
 	token := filepath.Join(dir, "token")
-	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, token, []byte("s3cret\n"), 0o600)
 	if err := os.Chmod(token, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "ews.toml")
-	if err := os.WriteFile(p, []byte("[node]\nname = \"ews1\"\n[http]\ntoken_file = \""+token+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte("[node]\nname = \"ews1\"\n[http]\ntoken_file = \""+token+"\"\n"), 0o600)
 	code, out, errs := run("config", "check", p)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0: %s", code, errs)
@@ -75,9 +71,7 @@ func TestCheckAndRunAgree(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(body), 0o600)
 		return p
 	}
 	emptyToken := write("empty-token", "\n")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -89,22 +90,33 @@ func clusterInit(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// bundleArg parses args into fs and reads the one BUNDLE file they name,
+// saying what is wrong, after fs.Name(), when they do not (usage) or it
+// cannot be read.
+func bundleArg(fs *flag.FlagSet, args []string, stderr io.Writer) (*bundle.Bundle, int, bool) {
+	if code, ok := parse(fs, args); !ok {
+		return nil, code, false
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "%s: want one BUNDLE file\n", fs.Name())
+		fs.Usage()
+		return nil, exitUsage, false
+	}
+	b, err := bundle.Read(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return nil, exitError, false
+	}
+	return b, exitOK, true
+}
+
 // clusterCA prints the CA certificate of a bundle: what a client installs
 // to trust the boards (never the CA's key).
 func clusterCA(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cluster ca", "BUNDLE", "Print the bundle's CA certificate, PEM: trust it in a browser, curl --cacert or ews bench --cacert.", stderr)
-	if code, ok := parse(fs, args); !ok {
+	b, code, ok := bundleArg(fs, args, stderr)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "ews cluster ca: want one BUNDLE file")
-		fs.Usage()
-		return exitUsage
-	}
-	b, err := bundle.Read(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster ca: %v\n", err)
-		return exitError
 	}
 	ca, err := b.CA()
 	if err != nil {
@@ -126,18 +138,9 @@ func clusterJoin(args []string, stdout, stderr io.Writer) int {
 	var addrs listFlag
 	fs.Var(&addrs, "addr", "with --name: an address (or DNS name) the board is reached at; repeat")
 	force := fs.Bool("force", false, "replace secrets that differ from the bundle's")
-	if code, ok := parse(fs, interleave(args, map[string]bool{"force": true})); !ok {
+	b, code, ok := bundleArg(fs, interleave(args, map[string]bool{"force": true}), stderr)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "ews cluster join: want one BUNDLE file")
-		fs.Usage()
-		return exitUsage
-	}
-	b, err := bundle.Read(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "ews cluster join: %v\n", err)
-		return exitError
 	}
 	if fi, err := os.Stat(fs.Arg(0)); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		fmt.Fprintf(stderr, "ews cluster join: warning: %s is readable by others (mode %04o): it holds the cluster's secrets; chmod 600 it\n", fs.Arg(0), fi.Mode().Perm())
@@ -147,6 +150,7 @@ func clusterJoin(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ews cluster join: %s is the admin bundle (it holds the CA key and the firmware signing key): give --name NAME to mint this board's own bundle from it, or install one made with ews cluster board\n", fs.Arg(0))
 		return exitUsage
 	case b.IsAdmin():
+		var err error
 		if b, err = b.Board(*name, addrs, time.Now()); err != nil {
 			fmt.Fprintf(stderr, "ews cluster join: %v\n", err)
 			return exitError

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestClusterInitAndJoin(t *testing.T) {
@@ -67,9 +68,7 @@ func TestClusterInitAndJoin(t *testing.T) {
 	} {
 		conf := filepath.Join(dir, "ews.toml")
 		doc := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\", \"ews2=127.0.0.2:7946\"]\n" + sec
-		if err := os.WriteFile(conf, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, conf, []byte(doc), 0o644)
 		var cout, cerr bytes.Buffer
 		if code := Main([]string{"config", "check", conf}, &cout, &cerr); code != exitOK || cerr.Len() > 0 || !strings.Contains(cout.String(), ": ok") {
 			t.Errorf("config check after join (%s): exit %d\n%s%s", strings.Fields(sec)[0], code, cout.String(), cerr.String())

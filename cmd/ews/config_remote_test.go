@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/confstore"
 )
 
@@ -46,25 +47,19 @@ func TestConfigPullPush(t *testing.T) {
 	if b, _ := os.ReadFile(file); code != 0 || string(b) != seed || !strings.Contains(errs, "version 1") {
 		t.Fatalf("pull: %d %q %q", code, b, errs)
 	}
-	if err := os.WriteFile(file, []byte(seed+"[[device]]\nname = \"fan\"\ndriver = \"sim-switch\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, file, []byte(seed+"[[device]]\nname = \"fan\"\ndriver = \"sim-switch\"\n"), 0o600)
 	if code, out, errs := run("config", "push", file, "--url", srv.URL, "--version", "1"); code != 0 || !strings.Contains(out, "version 2") || !strings.Contains(out, "restart needed for: device") {
 		t.Fatalf("push: %d %q %q", code, out, errs)
 	}
 	if code, _, errs := run("config", "push", file, "--url", srv.URL, "--version", "1"); code != 1 || !strings.Contains(errs, "412") {
 		t.Errorf("stale push: %d %q", code, errs)
 	}
-	if err := os.WriteFile(file, []byte(seed+"[[device]]\nname = \"fan\"\ndrivr = \"sim-switch\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, file, []byte(seed+"[[device]]\nname = \"fan\"\ndrivr = \"sim-switch\"\n"), 0o600)
 	if code, _, errs := run("config", "push", file, "--url", srv.URL, "--force"); code != 1 || !strings.Contains(errs, "cluster.toml:6:1: device[1].drivr: unknown key") || !strings.Contains(errs, "nothing changed") {
 		t.Errorf("bad push: %d %q", code, errs)
 	}
 	// without --version or --force, a push would overwrite blindly: refused
-	if err := os.WriteFile(file, []byte(seed), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, file, []byte(seed), 0o600)
 	if code, _, errs := run("config", "push", file, "--url", srv.URL); code != exitUsage || !strings.Contains(errs, "--version N") || !strings.Contains(errs, "--force") || !strings.Contains(errs, "current version 2") {
 		t.Errorf("blind push: %d %q", code, errs)
 	}

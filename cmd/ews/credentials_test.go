@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,7 +14,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // tlsBoard is a board answering over TLS with a certificate of admin's
@@ -61,23 +61,13 @@ func (b *tlsBoard) sent() []string {
 // names --cacert.
 func TestBackupCredentials(t *testing.T) {
 	dir := t.TempDir()
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminPath := filepath.Join(dir, "admin.bundle")
-	if err := bundle.Write(adminPath, admin, false); err != nil {
-		t.Fatal(err)
-	}
+	admin, _ := bundletest.Ews1(t)
+	adminPath := bundletest.Write(t, filepath.Join(dir, "admin.bundle"), admin)
 	ca, _ := admin.CA()
 	caPath := filepath.Join(dir, "ca.pem")
 	tokenPath := filepath.Join(dir, "token")
-	if err := os.WriteFile(caPath, ca.PEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tokenPath, []byte("file-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, caPath, ca.PEM, 0o644)
+	testutil.WriteFile(t, tokenPath, []byte("file-token\n"), 0o600)
 	t.Setenv("EWS_TOKEN", "")
 	for _, c := range []struct {
 		name      string

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // subcommands are the commands whose second word is a subcommand.
@@ -152,9 +154,7 @@ func TestGuideProblems(t *testing.T) {
 		"ews config pull --url U | push FILE --nope\n" +
 		"ews teleport --url U   # no such command\n" +
 		"make demo\n```\n"
-	if err := os.WriteFile(md, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, md, []byte(doc), 0o644)
 	problems, n := guideProblems(t, md)
 	want := []string{"ews cluster board takes no --outfile", "ews config push takes no --nope", "ews status takes no --frob", "no command ews teleport"}
 	if n != 6 || len(problems) != len(want) {

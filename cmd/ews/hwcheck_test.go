@@ -1,10 +1,11 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestConfigCheckWarnsMissingHardware: a pwm channel whose pwmchip this
@@ -13,9 +14,7 @@ import (
 func TestConfigCheckWarnsMissingHardware(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ews.toml")
 	doc := "[node]\nname = \"ews1\"\nboard = \"host\"\n[http]\nauth = \"none\"\n\n[[device]]\nname = \"fan\"\ndriver = \"pwm\"\npin = \"pwmchip97/pwm0\"\n"
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(doc), 0o600)
 	code, out, errs := run("config", "check", p)
 	if code != exitOK || !strings.Contains(out, "1 warning") {
 		t.Fatalf("exit %d, stdout %q; want 0 and 1 warning: %s", code, out, errs)

@@ -6,12 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func run(args ...string) (int, string, string) {
@@ -36,23 +37,13 @@ func TestExitCodes(t *testing.T) {
 	good := filepath.Join(dir, "good.toml")
 	bad := filepath.Join(dir, "bad.toml")
 	notoken := filepath.Join(dir, "notoken.toml")
-	if err := os.WriteFile(notoken, []byte("[node]\nhttp = \"127.0.0.1:0\"\n[http]\ntoken_file = \"/nonexistent/token\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, notoken, []byte("[node]\nhttp = \"127.0.0.1:0\"\n[http]\ntoken_file = \"/nonexistent/token\"\n"), 0o600)
 	invalid := filepath.Join(dir, "invalid.toml")
-	if err := os.WriteFile(invalid, []byte("[node]\nname = \"ews1\"\ncapacity = -2\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, invalid, []byte("[node]\nname = \"ews1\"\ncapacity = -2\n"), 0o600)
 	token := filepath.Join(dir, "token")
-	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(good, []byte("[node]\nname = \"ews1\"\n[http]\ntoken_file = \""+token+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bad, []byte("[node]\nname = \"ews1\"\ncapacity = -2\nspeed = 1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, token, []byte("s3cret\n"), 0o600)
+	testutil.WriteFile(t, good, []byte("[node]\nname = \"ews1\"\n[http]\ntoken_file = \""+token+"\"\n"), 0o600)
+	testutil.WriteFile(t, bad, []byte("[node]\nname = \"ews1\"\ncapacity = -2\nspeed = 1\n"), 0o600)
 	tests := []struct {
 		name   string
 		args   []string
@@ -115,17 +106,13 @@ func TestConfigInitRoundTrip(t *testing.T) {
 	// does, so point it at one that exists here.
 	dir := t.TempDir()
 	token := filepath.Join(dir, "token")
-	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, token, []byte("s3cret\n"), 0o600)
 	if !strings.Contains(out, `"/etc/ews/token"`) {
 		t.Fatal("example no longer names /etc/ews/token; update this test")
 	}
 	out = strings.Replace(out, `"/etc/ews/token"`, strconv.Quote(token), 1)
 	p := filepath.Join(dir, "ews.toml")
-	if err := os.WriteFile(p, []byte(out), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(out), 0o600)
 	if code, _, errs := run("config", "check", p); code != 0 {
 		t.Fatalf("check of init output: exit %d: %s", code, errs)
 	}
@@ -174,9 +161,7 @@ func TestRunPortInUse(t *testing.T) {
 	defer ln.Close()
 	p := filepath.Join(t.TempDir(), "ews.toml")
 	doc := fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n[http]\nauth = \"none\"\n", ln.Addr().String())
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(doc), 0o600)
 	code, _, errs := run("run", "--config", p)
 	if code != 1 || !strings.Contains(errs, "address in use") || !strings.Contains(errs, ln.Addr().String()) {
 		t.Fatalf("exit %d, stderr %q; want 1 and address in use naming the port", code, errs)

@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -34,20 +33,14 @@ func TestLauncherRunsOnlySignedSlots(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv(firmware.EnvSlotDir, dir)
 			exe := filepath.Join(t.TempDir(), "ews")
-			if err := os.WriteFile(exe, []byte("the packaged binary"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, exe, []byte("the packaged binary"), 0o755)
 			base, err := firmware.SHA256File(exe)
 			if err != nil {
 				t.Fatal(err)
 			}
 			st, _ := json.Marshal(firmware.SlotState{Active: "a", BaseSHA256: base})
-			if err := os.WriteFile(filepath.Join(dir, "slots.json"), st, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "a"), c.slot, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, filepath.Join(dir, "slots.json"), st, 0o644)
+			testutil.WriteFile(t, filepath.Join(dir, "a"), c.slot, 0o755)
 			got := slotToRun(exe, c.pub, testutil.Logger())
 			if want := filepath.Join(dir, "a"); (got == want) != c.run {
 				t.Errorf("slot to run %q, want run %v", got, c.run)

@@ -5,14 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/mdns"
 )
 
@@ -27,9 +25,7 @@ func TestConfigHTTP(t *testing.T) {
 		{"[node\n", "", "toml"},
 	} {
 		p := filepath.Join(t.TempDir(), "ews.toml")
-		if err := os.WriteFile(p, []byte(tc.doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(tc.doc), 0o600)
 		got, err := configHTTP(p)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -61,9 +57,7 @@ func TestStatusWithoutURL(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(doc), 0o600)
 		return p
 	}
 	onBoard := write("board.toml", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", hostPort))
@@ -114,24 +108,14 @@ func TestStatusWithoutURL(t *testing.T) {
 // --cacert checks the board's HTTPS against it (the plain port redirects
 // there), as a board's own admin on the board expects.
 func TestStatusTrustsTheLocalBundlesCA(t *testing.T) {
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, board := bundletest.Ews1(t)
 	tlsBoard := newTLSBoard(t, admin) // answers {"nodes":[]} to everything
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, tlsBoard.srv.URL+r.URL.RequestURI(), http.StatusPermanentRedirect)
 	}))
 	defer plain.Close()
 	dir := t.TempDir()
-	board, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	bpath := filepath.Join(dir, "cluster.bundle")
-	if err := bundle.Write(bpath, board, false); err != nil {
-		t.Fatal(err)
-	}
+	bpath := bundletest.Write(t, filepath.Join(dir, "cluster.bundle"), board)
 	cfg := filepath.Join(dir, "ews.toml")
 	for _, c := range []struct {
 		name, doc string
@@ -142,9 +126,7 @@ func TestStatusTrustsTheLocalBundlesCA(t *testing.T) {
 		{"without it", fmt.Sprintf("[node]\nname = \"ews1\"\nhttp = %q\n", strings.TrimPrefix(plain.URL, "http://")), 1, "--cacert ca.pem"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := os.WriteFile(cfg, []byte(c.doc), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, cfg, []byte(c.doc), 0o600)
 			saved := statusFallbacks
 			defer func() { statusFallbacks = saved }()
 			statusFallbacks = nil

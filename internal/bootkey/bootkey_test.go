@@ -53,9 +53,7 @@ func newBoard(t *testing.T) *board {
 // load writes text as the boot config and loads it.
 func (b *board) load(t *testing.T, text string) *config.Config {
 	t.Helper()
-	if err := os.WriteFile(b.boot, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, b.boot, []byte(text), 0o644)
 	cfg, err := config.Load(b.boot)
 	if err != nil {
 		t.Fatalf("load: %v", err)
@@ -144,9 +142,7 @@ func TestMigrateLeavesAlone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBoard(t)
 			p := tt.path(b)
-			if err := os.WriteFile(p, []byte(tt.text), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, p, []byte(tt.text), 0o644)
 			cfg, err := config.Load(p)
 			if err != nil {
 				t.Fatal(err)
@@ -186,9 +182,7 @@ func TestMigrateCannot(t *testing.T) {
 		{"read-only /etc (key dir under a file)", text, func(t *testing.T, b *board) {
 			// Tests run as root, so chmod cannot make a directory read-only: a path under a file cannot be created either.
 			blocker := filepath.Join(t.TempDir(), "etc")
-			if err := os.WriteFile(blocker, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, blocker, nil, 0o644)
 			b.opts.KeyFile = filepath.Join(blocker, "ews", "cluster.key")
 		}, "not a directory"},
 		{"key file write fails", text, func(t *testing.T, b *board) {
@@ -199,15 +193,11 @@ func TestMigrateCannot(t *testing.T) {
 			b.opts.Chown = func(*os.File) error { return errors.New("operation not permitted") }
 		}, "give "},
 		{"a different key already there", text, func(t *testing.T, b *board) {
-			if err := os.WriteFile(b.keyFile, []byte(config.NewKey()+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, b.keyFile, []byte(config.NewKey()+"\n"), 0o600)
 		}, "different key"},
 		{"the key file is a symlink (planted): not followed", text, func(t *testing.T, b *board) {
 			elsewhere := filepath.Join(t.TempDir(), "k")
-			if err := os.WriteFile(elsewhere, []byte(key+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, elsewhere, []byte(key+"\n"), 0o644)
 			if err := os.Symlink(elsewhere, b.keyFile); err != nil {
 				t.Fatal(err)
 			}
@@ -281,9 +271,7 @@ func TestMigrateKeepsLayout(t *testing.T) {
 func TestAtomicWrite(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
-	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte("old"), 0o644)
 	if err := AtomicWrite(p, []byte("new"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -307,9 +295,7 @@ func TestMigratePath(t *testing.T) {
 	key := config.NewKey()
 	text := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=127.0.0.1:7946\"]\nkey = \"" + key + "\"\n"
 	write := func(s string) {
-		if err := os.WriteFile(b.boot, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, b.boot, []byte(s), 0o644)
 	}
 	write(text)
 	if changed, err := MigratePath(b.boot, nil, b.opts); !changed || err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
 )
 
@@ -86,9 +86,7 @@ func TestMigrateTokenCases(t *testing.T) {
 			tokenFile := filepath.Join(filepath.Dir(b.keyFile), "token")
 			b.opts.TokenFile = tokenFile
 			if c.before != "" {
-				if err := os.WriteFile(tokenFile, []byte(c.before), 0o640); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, tokenFile, []byte(c.before), 0o640)
 			}
 			text := strings.Replace(config.Example(), "[http]\n", "[http]\n"+strings.ReplaceAll(c.http, "TOKENFILE", tokenFile), 1)
 			text = strings.Replace(text, "token_file = \"/etc/ews/token\"", "", 1) // the example's own line
@@ -118,10 +116,7 @@ func TestMigrateTokenCases(t *testing.T) {
 // nothing to move and no error at each start.
 func TestMigrateTokenFromBundleLeftAlone(t *testing.T) {
 	b := newBoard(t)
-	a, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := bundletest.Admin(t, "ews1")
 	board, err := a.Board("ews1", []string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)

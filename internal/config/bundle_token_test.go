@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/clustertls"
 )
 
@@ -27,10 +28,7 @@ func legacyBundle(t *testing.T) *bundle.Bundle {
 // bundle into dir, and returns their paths.
 func testBundles(t *testing.T, dir string) (admin, board1, board2 string) {
 	t.Helper()
-	a, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := bundletest.Admin(t, "ews1", "ews2")
 	paths := []string{filepath.Join(dir, "admin.bundle"), filepath.Join(dir, "ews1.bundle"), filepath.Join(dir, "ews2.bundle")}
 	if err := bundle.Write(paths[0], a, true); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // problems is every problem ParseAll finds in doc.
@@ -133,9 +135,7 @@ func TestCheckSecrets(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, body string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), mode); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(body), mode)
 		if err := os.Chmod(p, mode); err != nil { // past the umask
 			t.Fatal(err)
 		}

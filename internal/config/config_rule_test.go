@@ -1,7 +1,6 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,9 +39,7 @@ func TestMQTTConfig(t *testing.T) {
 func TestMQTTPasswordFileChecked(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, empty, nil, 0o600)
 	for _, tc := range []struct{ file, want string }{
 		{filepath.Join(dir, "missing"), "cannot read the password"},
 		{empty, "is empty"},

@@ -1,55 +1,12 @@
 package config
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
-
-const validCluster = `
-[node]
-name = "ews2"
-capacity = 2
-
-[cluster]
-peers = ["ews1=10.0.0.11:7946", "ews2=10.0.0.12:7946", "ews3=10.0.0.13:7946"]
-key = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
-tmax = "300ms"
-
-[[device]]
-name = "relay1"
-driver = "gpio-out"
-pin = "GPIO17"
-`
-
-func TestParseValid(t *testing.T) {
-	cfg, err := Parse("ews.toml", []byte(validCluster))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Node.Name != "ews2" || cfg.Node.Capacity != 2 || cfg.Node.HTTP != ":8080" {
-		t.Fatalf("node = %+v", cfg.Node)
-	}
-	if cfg.Cluster.TMax.Duration != 300*time.Millisecond || cfg.Cluster.Heartbeat.Duration != 100*time.Millisecond {
-		t.Fatalf("timings = %+v", cfg.Cluster)
-	}
-	if got := cfg.Rank("ews3"); got != 2 {
-		t.Fatalf("rank of ews3 = %d, want 2", got)
-	}
-	if cfg.Devices[0].Node != "ews2" {
-		t.Fatalf("device node defaults to this board, got %q", cfg.Devices[0].Node)
-	}
-	if len(cfg.Sched.Classes) != 0 { // none written: the policy's (node maps them from sched.ClassesFor)
-		t.Fatalf("classes = %+v, want none", cfg.Sched.Classes)
-	}
-	k, err := cfg.ClusterKey()
-	if err != nil || len(k) != 32 {
-		t.Fatalf("key = %d bytes, %v", len(k), err)
-	}
-}
 
 func TestFileClassesReplaceDefaults(t *testing.T) {
 	cfg, err := Parse("x.toml", []byte("[[sched.class]]\nname = \"all\"\nmatch = [\"*\"]\n"))
@@ -101,63 +58,6 @@ func TestMDNSDefault(t *testing.T) {
 	}
 }
 
-// TestBadInput: each bad input is refused with file, line and key.
-func TestBadInput(t *testing.T) {
-	tests := []struct {
-		name     string
-		doc      string
-		line     int
-		key, msg string
-	}{
-		{"unknown key", "[node]\nname = \"a\"\ncolour = 3\n", 3, "node.colour", "unknown key"},
-		{"wrong type", "[node]\ncapacity = \"four\"\n", 2, "node.capacity", "want an integer, got a string"},
-		{"bad duration", "[cluster]\ntmax = \"1 sec\"\n", 2, "cluster.tmax", `want a duration such as "500ms", got "1 sec"`},
-		{"negative duration", "[cluster]\ntmax = \"-1s\"\n", 2, "cluster.tmax", "negative duration"},
-		{"negative capacity", "[node]\nname = \"a\"\ncapacity = -1\n", 3, "node.capacity", "at least 1"},
-		{"insecure with a key", "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\nkey_file = \"/etc/ews/cluster.key\"\npeers = [\"ews1=h:1\", \"ews2=h:2\"]\n", 4, "cluster.insecure", "turns gossip encryption off"},
-		{"name not in peers", "[node]\nname = \"ews9\"\n[cluster]\ninsecure = true\npeers = [\"ews1=h:1\", \"ews2=h:2\"]\n", 2, "node.name", "not in cluster.peers"},
-		{"duplicate peer name", "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1=h:1\", \"ews1=h:2\"]\n", 5, "cluster.peers", "duplicate peer name"},
-		{"duplicate peer address", "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\n  \"ews1=h:1\",\n  \"ews2=h:1\",\n]\n", 5, "cluster.peers", "duplicate peer address"},
-		{"malformed peer", "[node]\nname = \"ews1\"\n[cluster]\ninsecure = true\npeers = [\"ews1\"]\n", 5, "cluster.peers", "name=host:port"},
-		{"duplicate device", "[[device]]\nname = \"r\"\ndriver = \"gpio-out\"\n[[device]]\nname = \"r\"\ndriver = \"gpio-out\"\n", 5, "device[1].name", "duplicate device"},
-		{"pin used twice", "[[device]]\nname = \"a\"\ndriver = \"gpio-out\"\npin = \"GPIO4\"\n[[device]]\nname = \"b\"\ndriver = \"gpio-in\"\npin = \"GPIO4\"\n", 8, "device[1].pin", "already used"},
-		{"short key", "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=h:1\"]\nkey = \"c2hvcnQ=\"\n", 5, "cluster.key", "want 16, 24 or 32 bytes"},
-		{"key not base64", "[cluster]\nkey = \"!!!\"\n", 2, "cluster.key", "not valid base64"},
-		{"missing key", "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=h:1\"]\n", 3, "cluster", "no key"},
-		{"bad cidr", "[[sched.proximity]]\ncidr = \"10.1.0.0/33\"\nprefer = [\"ews1\"]\n", 2, "sched.proximity[0].cidr", "10.1.0.0/33"},
-		{"auth typo", "[http]\nauth = \"tokne\"\n", 2, "http.auth", "want token, basic or none"},
-		{"tmax not above heartbeat", "[cluster]\nheartbeat = \"1s\"\ntmax = \"500ms\"\n", 3, "cluster.tmax", "longer than heartbeat"},
-		{"syntax", "[node\nname = 1\n", 1, "", "expected ']'"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("/boot/ews.toml", []byte(tt.doc))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			var es Errors
-			if !errors.As(err, &es) || len(es) == 0 {
-				t.Fatalf("error %T %v is not config.Errors", err, err)
-			}
-			var hit *Error
-			for _, e := range es {
-				if e.Key == tt.key && strings.Contains(e.Msg, tt.msg) {
-					hit = e
-				}
-			}
-			if hit == nil {
-				t.Fatalf("no error for key %q with %q in:\n%v", tt.key, tt.msg, err)
-			}
-			if hit.File != "/boot/ews.toml" || hit.Line != tt.line {
-				t.Fatalf("error at %s:%d, want /boot/ews.toml:%d (%v)", hit.File, hit.Line, tt.line, hit)
-			}
-			if want := "config: /boot/ews.toml:"; !strings.HasPrefix(hit.Error(), want) {
-				t.Fatalf("message %q does not start with %q", hit.Error(), want)
-			}
-		})
-	}
-}
-
 func TestLoadUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Load(filepath.Join(dir, "missing.toml"))
@@ -169,9 +69,7 @@ func TestLoadUnreadable(t *testing.T) {
 func TestKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	kf := filepath.Join(dir, "cluster.key")
-	if err := os.WriteFile(kf, []byte(NewKey()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, kf, []byte(NewKey()+"\n"), 0o600)
 	doc := "[node]\nname = \"ews1\"\n[cluster]\npeers = [\"ews1=h:1\"]\nkey_file = \"" + kf + "\"\n"
 	cfg, err := Parse("x.toml", []byte(doc))
 	if err != nil {
@@ -191,9 +89,7 @@ func TestFind(t *testing.T) {
 	old := SearchPaths
 	t.Cleanup(func() { SearchPaths = old })
 	second := filepath.Join(dir, "etc.toml")
-	if err := os.WriteFile(second, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, second, nil, 0o600)
 	SearchPaths = []string{filepath.Join(dir, "boot.toml"), second}
 	t.Setenv("EWS_CONFIG", "")
 	if got, err := Find(""); err != nil || got != second {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -32,32 +31,5 @@ poll = "2s"
 	}
 	if d := DefaultConfig(); d.Node.StateDir != DefaultStateDir {
 		t.Fatalf("default state_dir %q", d.Node.StateDir)
-	}
-}
-
-func TestHistoryKeysRefused(t *testing.T) {
-	errs := problems(t, `[node]
-name = "ews1"
-[history]
-flush = "10ms"
-keep = "1h"
-max_mb = 0
-`)
-	want := []struct {
-		line     int
-		key, msg string
-	}{
-		{4, "history.flush", "at least 1s"},
-		{5, "history.keep", "shorter than history.full"},
-		{6, "history.max_mb", "want 1..65536"},
-	}
-	if len(errs) != len(want) {
-		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(want), errs)
-	}
-	for i, w := range want {
-		e := errs[i]
-		if e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
-			t.Errorf("problem %d = %v, want line %d %s: %s", i+1, e, w.line, w.key, w.msg)
-		}
 	}
 }

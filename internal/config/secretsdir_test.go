@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // Keys that name a file a secret is read from and sent away ([mqtt]
@@ -23,9 +25,7 @@ func TestSecretFilesOnlyFromSecretsDir(t *testing.T) {
 	bundle := filepath.Join(root, "cluster.bundle")
 	inSecrets := filepath.Join(secrets, "mqtt.password")
 	for _, f := range []string{bundle, inSecrets} {
-		if err := os.WriteFile(f, []byte("x\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, f, []byte("x\n"), 0o600)
 	}
 	if err := os.Symlink(bundle, filepath.Join(secrets, "link")); err != nil {
 		t.Fatal(err)

@@ -1,12 +1,12 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestSecurity(t *testing.T) {
@@ -23,9 +23,7 @@ func TestSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(dir, "bad.bundle")
-	if err := os.WriteFile(bad, []byte("version = 2\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, bad, []byte("version = 2\n"), 0o600)
 	peers := "[cluster]\npeers = [\"ews1=127.0.0.1:7946\", \"ews2=127.0.0.2:7946\"]\ninsecure = true\n"
 	cases := []struct {
 		name, doc string

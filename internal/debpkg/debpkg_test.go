@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ulikunitz/xz"
 )
 
@@ -102,9 +103,7 @@ func buildAmd64(t *testing.T) (debPath string, bin []byte) {
 	dir := t.TempDir()
 	bin = []byte("#!/bin/sh\necho fake ews\n")
 	binPath := filepath.Join(dir, "ews-linux-amd64")
-	if err := os.WriteFile(binPath, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, binPath, bin, 0o755)
 	p, err := Build(Spec{Arch: "amd64", Binary: binPath, Version: "v1.2.3-4-gabcdef0", Packaging: packaging, OutDir: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
@@ -258,17 +257,13 @@ func TestUnitVerifies(t *testing.T) {
 	}
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "ews")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, fake, []byte("#!/bin/sh\nexit 0\n"), 0o755)
 	unit, err := os.ReadFile(filepath.Join(packaging, "ews.service"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "ews.service")
-	if err := os.WriteFile(path, bytes.ReplaceAll(unit, []byte("/usr/bin/ews"), []byte(fake)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, bytes.ReplaceAll(unit, []byte("/usr/bin/ews"), []byte(fake)), 0o644)
 	out, err := exec.Command("systemd-analyze", "verify", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // TestPostinstSecrets runs the real postinst against a stand-in root
@@ -32,18 +34,9 @@ func TestPostinstSecrets(t *testing.T) {
 		// install without -o/-g: the stand-in root has no ews user
 		"install": `args=""; while [ $# -gt 0 ]; do case "$1" in -o|-g) shift 2 ;; *) args="$args '$1'"; shift ;; esac; done; eval exec /usr/bin/install $args`,
 	} {
-		if err := os.WriteFile(filepath.Join(shims, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(shims, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755)
 	}
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, b := bundletest.Ews1(t)
 	cases := []struct {
 		name      string
 		setup     func(t *testing.T, etc string)
@@ -52,17 +45,17 @@ func TestPostinstSecrets(t *testing.T) {
 		wantFail  bool // postinst exits non-zero (refused)
 	}{
 		{"bundle dropped before install", func(t *testing.T, etc string) {
-			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundleText(t, b))
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundletest.Text(t, b))
 		}, "installed from", func(got string) bool { return len(got) == 64 && got != admin.Token }, false}, // the board's own: the admin's is never on a board
 		{"no bundle: a token for this board, and says so", nil,
 			"every board of a cluster needs the same token", func(got string) bool { return len(got) == 64 }, false},
 		{"a token installed before: kept (a board bundle carries none)", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
-			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundleText(t, b))
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundletest.Text(t, b))
 		}, "installed from", func(got string) bool { return got == "old-token" }, false},
 		{"admin bundle dropped: refused, nothing installed from it", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
-			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundleText(t, admin))
+			writeFile(t, filepath.Join(etc, bundle.DefaultName), bundletest.Text(t, admin))
 		}, "is the cluster's admin bundle", func(got string) bool { return got == "old-token" }, true},
 		{"version 2 bundle dropped (CA key): refused, says how to migrate", func(t *testing.T, etc string) {
 			writeFile(t, filepath.Join(etc, "token"), "old-token\n")
@@ -122,22 +115,10 @@ func v2Bundle(t *testing.T) string {
 	b := bundle.New()
 	old := &bundle.Bundle{Version: bundle.VersionSharedCA, Key: b.Key, Token: b.Token, SessionSecret: b.SessionSecret,
 		CACert: base64.StdEncoding.EncodeToString(cert), CAKey: base64.StdEncoding.EncodeToString(key)}
-	return bundleText(t, old)
+	return bundletest.Text(t, old)
 }
 
 func writeFile(t *testing.T, p, s string) {
 	t.Helper()
-	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// bundleText is b's file text.
-func bundleText(t *testing.T, b *bundle.Bundle) string {
-	t.Helper()
-	text, err := b.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(text)
+	testutil.WriteFile(t, p, []byte(s), 0o600)
 }

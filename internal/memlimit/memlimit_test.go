@@ -2,11 +2,12 @@ package memlimit
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestSet(t *testing.T) {
@@ -14,9 +15,7 @@ func TestSet(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, []byte(body), 0o600)
 		return p
 	}
 	noEnv := func(string) string { return "" }

@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ews-firmware/ews/internal/designdoc"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/dispatch/place"
 )
 
@@ -113,9 +114,7 @@ func TestJSONCopy(t *testing.T) {
 		if err := zw.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile("openapi.json.gz", b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, "openapi.json.gz", b.Bytes(), 0o644)
 		return
 	}
 	got, err := JSON()

@@ -63,9 +63,7 @@ func TestNilEnvIsEmpty(t *testing.T) {
 func TestRunsAsOtherUser(t *testing.T) {
 	nobody := testutil.Nobody(t)
 	secret := filepath.Join(t.TempDir(), "cert_key")
-	if err := os.WriteFile(secret, []byte("sekrit-key\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, secret, []byte("sekrit-key\n"), 0o600)
 	b, err := New(Config{User: "nobody", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -86,9 +84,7 @@ func TestRunsAsOtherUser(t *testing.T) {
 // the board says so once; with a user they would not run at all.
 func TestNoBoxWhereEwsCannotReexecItself(t *testing.T) {
 	notExe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(notExe, []byte("\x7fELF not for this machine"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, notExe, []byte("\x7fELF not for this machine"), 0o755)
 	var logs bytes.Buffer
 	b := Own()
 	b.self, b.log = notExe, slog.New(slog.NewTextHandler(&logs, nil))

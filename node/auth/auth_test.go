@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // guarded returns a mux with login/logout and a protected POST /act that
@@ -46,9 +48,7 @@ func send(mux http.Handler, method, target string, hdr map[string]string, body s
 func TestToken(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "token")
-	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, file, []byte("s3cret\n"), 0o600)
 	mux, ran := guarded(t, Config{Mode: "token", TokenFile: file})
 	tests := []struct {
 		name   string

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // Logouts kept in a file come back into a new Auth; a file that is not
@@ -36,9 +38,7 @@ func TestKept(t *testing.T) {
 	if _, err := os.Stat(path); err == nil {
 		t.Error("an unchanged list was written again")
 	}
-	if err := os.WriteFile(path, kept, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, kept, 0o600)
 
 	b := newAuth()
 	Keep(path, b, quiet)
@@ -46,9 +46,7 @@ func TestKept(t *testing.T) {
 		t.Fatalf("after a restart: %v, want s1", got)
 	}
 
-	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte("{not json"), 0o600)
 	c := newAuth()
 	Keep(path, c, quiet)
 	if got := c.Revoked(); len(got) != 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 const conf2 = `[node]
@@ -93,9 +94,7 @@ func TestRedact(t *testing.T) {
 func TestHandler(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "ews.toml")
-	if err := os.WriteFile(p, []byte(conf2), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(conf2), 0o600)
 	h := Handler(Options{Name: "ews2", ConfigPath: p, Secrets: map[string]int{"cluster.key": 5, "http.token": 7}, Cluster: Cluster{Peers: peers}})
 	get := func(q string) BoardConfig {
 		rec := httptest.NewRecorder()
@@ -142,9 +141,7 @@ func TestWriteCard(t *testing.T) {
 	t.Run("card of another cluster is refused", func(t *testing.T) {
 		dir := t.TempDir()
 		other := strings.Replace(conf2, "10.0.0.12", "192.168.1.12", 1)
-		if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(other), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(dir, ConfigFile), []byte(other), 0o644)
 		_, err := WriteCard(testArchive(), "ews2", dir)
 		if err == nil || !strings.Contains(err.Error(), "ews2=10.0.0.12:7946") || !strings.Contains(err.Error(), "ews2=192.168.1.12:7946") {
 			t.Fatalf("err %v: want a refusal naming both clusters", err)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/confstore"
 	"github.com/ews-firmware/ews/node/users"
 )
@@ -196,9 +197,7 @@ func TestWriteStoresOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	passwd := "root:x:0:0:root:/root:/bin/sh\news:x:4321:4322:ews board firmware:/var/lib/ews:/usr/sbin/nologin\n"
-	if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte(passwd), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(root, "etc", "passwd"), []byte(passwd), 0o644)
 	if _, err := WriteStores(withStores(), "ews2", root); err != nil {
 		t.Fatal(err)
 	}

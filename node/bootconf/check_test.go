@@ -1,11 +1,11 @@
 package bootconf
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/config/configtest"
 	"github.com/ews-firmware/ews/sched"
 )
 
@@ -39,25 +39,15 @@ driver = "sim-switch"
 name = "relay1"
 driver = "sim-switch"
 `
-	want := []struct {
-		line     int
-		key, msg string
-	}{
-		{3, "node.capacty", `unknown key; did you mean "capacity"?`},
-		{4, "node.weight", "want an integer, got a string"},
-		{7, "cluster.tmax", `want a duration such as "500ms", got "abc"`},
-		{10, "sched.policy", `unknown policy "fastest"`},
-		{17, "device[1].name", `duplicate device name "relay1" (first defined on line 13)`},
-	}
 	errs := checkProblems(t, doc)
-	if len(errs) != len(want) {
-		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(want), errs)
-	}
-	for i, w := range want {
-		e := errs[i]
-		if e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
-			t.Errorf("problem %d = %v, want line %d %s: %s", i+1, e, w.line, w.key, w.msg)
-		}
+	configtest.Problems(t, errs, []configtest.Want{
+		{Line: 3, Key: "node.capacty", Msg: `unknown key; did you mean "capacity"?`},
+		{Line: 4, Key: "node.weight", Msg: "want an integer, got a string"},
+		{Line: 7, Key: "cluster.tmax", Msg: `want a duration such as "500ms", got "abc"`},
+		{Line: 10, Key: "sched.policy", Msg: `unknown policy "fastest"`},
+		{Line: 17, Key: "device[1].name", Msg: `duplicate device name "relay1" (first defined on line 13)`},
+	})
+	for i, e := range errs {
 		if e.File != "ews.toml" {
 			t.Errorf("problem %d has file %q", i+1, e.File)
 		}
@@ -112,28 +102,7 @@ func TestCheckedWithTheLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseConfig("/boot/ews.toml", []byte(tt.doc))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			var es config.Errors
-			if !errors.As(err, &es) || len(es) == 0 {
-				t.Fatalf("error %T %v is not config.Errors", err, err)
-			}
-			var hit *config.Error
-			for _, e := range es {
-				if e.Key == tt.key && strings.Contains(e.Msg, tt.msg) {
-					hit = e
-				}
-			}
-			if hit == nil {
-				t.Fatalf("no error for key %q with %q in:\n%v", tt.key, tt.msg, err)
-			}
-			if hit.File != "/boot/ews.toml" || hit.Line != tt.line {
-				t.Fatalf("error at %s:%d, want /boot/ews.toml:%d (%v)", hit.File, hit.Line, tt.line, hit)
-			}
-			if want := "config: /boot/ews.toml:"; !strings.HasPrefix(hit.Error(), want) {
-				t.Fatalf("message %q does not start with %q", hit.Error(), want)
-			}
+			configtest.Refused(t, err, "/boot/ews.toml", configtest.Want{Line: tt.line, Key: tt.key, Msg: tt.msg})
 		})
 	}
 }
@@ -155,25 +124,13 @@ name = "t1"
 driver = "sim-sensor"
 poll = "1ms"
 `)
-	want := []struct {
-		line     int
-		key, msg string
-	}{
-		{4, "history.flush", "at least 1s"},
-		{5, "history.keep", "shorter than history.full"},
-		{6, "history.max_mb", "want 1..65536"},
-		{10, "device[0].poll", "not polled"},
-		{14, "device[1].poll", "too often"},
-	}
-	if len(errs) != len(want) {
-		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(want), errs)
-	}
-	for i, w := range want {
-		e := errs[i]
-		if e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
-			t.Errorf("problem %d = %v, want line %d %s: %s", i+1, e, w.line, w.key, w.msg)
-		}
-	}
+	configtest.Problems(t, errs, []configtest.Want{
+		{Line: 4, Key: "history.flush", Msg: "at least 1s"},
+		{Line: 5, Key: "history.keep", Msg: "shorter than history.full"},
+		{Line: 6, Key: "history.max_mb", Msg: "want 1..65536"},
+		{Line: 10, Key: "device[0].poll", Msg: "not polled"},
+		{Line: 14, Key: "device[1].poll", Msg: "too often"},
+	})
 }
 
 // What `ews config init` prints passes every check, the packages' too.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ews-firmware/ews/hal"
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/config/configtest"
 )
 
 // hal's errors about a device come back with the file, line and key path.
@@ -52,19 +53,7 @@ func TestParseAsksHalAboutDriverKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseConfig("/boot/ews.toml", []byte(tt.doc))
-			var es config.Errors
-			if !errors.As(err, &es) {
-				t.Fatalf("err %v, want config.Errors", err)
-			}
-			for _, e := range es {
-				if e.Key == tt.key && regexp.MustCompile(regexp.QuoteMeta(tt.msg)).MatchString(e.Msg) {
-					if e.Line != tt.line {
-						t.Fatalf("%s at line %d, want %d", e.Key, e.Line, tt.line)
-					}
-					return
-				}
-			}
-			t.Fatalf("no error for %s with %q in:\n%v", tt.key, tt.msg, err)
+			configtest.Refused(t, err, "/boot/ews.toml", configtest.Want{Line: tt.line, Key: tt.key, Msg: tt.msg})
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ import (
 // its key.
 func TestAutomationMQTTTLS(t *testing.T) {
 	junk := filepath.Join(t.TempDir(), "junk.pem")
-	if err := os.WriteFile(junk, []byte("no certificate"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, junk, []byte("no certificate"), 0o600)
 	cluster := &tls.Config{RootCAs: x509.NewCertPool()}
 	cases := []struct {
 		name, mqtt string

@@ -5,25 +5,23 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/rotate"
 )
 
 // rotateConfig is a board of a three-board cluster with key, written to
-// dir (a kept secrets file goes beside it).
-func rotateConfig(t *testing.T, dir string, key []byte) *config.Config {
+// dir (a kept secrets file goes beside it); node is more of its [node] lines.
+func rotateConfig(t *testing.T, dir string, key []byte, node ...string) *config.Config {
 	t.Helper()
-	doc := "[node]\nname = \"ews1\"\n[cluster]\nkey = \"" + base64.StdEncoding.EncodeToString(key) +
+	doc := "[node]\nname = \"ews1\"\n" + strings.Join(node, "") + "[cluster]\nkey = \"" + base64.StdEncoding.EncodeToString(key) +
 		"\"\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
 	path := filepath.Join(dir, "ews1.toml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte(doc), 0o600)
 	cfg, err := config.Parse(path, []byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +61,7 @@ func TestRotatedSecretsAtStart(t *testing.T) {
 			dir := t.TempDir()
 			cfg := rotateConfig(t, dir, card)
 			if tt.kept != "" {
-				if err := os.WriteFile(filepath.Join(dir, "ews1.secrets.json"), []byte(tt.kept), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, filepath.Join(dir, "ews1.secrets.json"), []byte(tt.kept), 0o600)
 			}
 			b, err := Map(cfg)
 			if tt.errSays != "" {
@@ -101,9 +97,7 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 	cfg := rotateConfig(t, dir, card)
 	onCard := bootOf(t, cfg)
 	kept := keptJSON(rotate.Saved{Gen: 1, Phase: rotate.Done, Key: newKey(t), Session: newKey(t), Store: card})
-	if err := os.WriteFile(filepath.Join(dir, "ews1.secrets.json"), []byte(kept), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, "ews1.secrets.json"), []byte(kept), 0o600)
 	rotated := bootOf(t, cfg)
 	if bytes.Equal(rotated.ClusterKey, card) {
 		t.Fatal("the kept secrets were not taken")
@@ -113,21 +107,13 @@ func TestBackupKeyIDSurvivesRotation(t *testing.T) {
 	}
 }
 
-// beside the config and the restart came back on the card's key.
+// A board whose state_dir is not made yet still keeps a rotation's secrets
+// under it (state_dir/secrets.json), not beside the config.
 func TestRotatedSecretsPathUnderAStateDirNotMadeYet(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	key := newKey(t)
-	doc := "[node]\nname = \"ews1\"\nstate_dir = \"" + state + "\"\n[cluster]\nkey = \"" + base64.StdEncoding.EncodeToString(key) +
-		"\"\npeers = [\"ews1=127.0.0.1:1\", \"ews2=127.0.0.1:2\", \"ews3=127.0.0.1:3\"]\n"
-	path := filepath.Join(dir, "ews1.toml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(path, []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := rotateConfig(t, dir, key, "state_dir = \""+state+"\"\n")
 	b, err := Map(cfg)
 	if err != nil {
 		t.Fatal(err)

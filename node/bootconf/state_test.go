@@ -6,27 +6,12 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/config/configtest"
 	"github.com/ews-firmware/ews/state"
 )
 
-const validCluster = `
-[node]
-name = "ews2"
-capacity = 2
-
-[cluster]
-peers = ["ews1=10.0.0.11:7946", "ews2=10.0.0.12:7946", "ews3=10.0.0.13:7946"]
-key = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
-tmax = "300ms"
-
-[[device]]
-name = "relay1"
-driver = "gpio-out"
-pin = "GPIO17"
-`
-
 func TestStateMapping(t *testing.T) {
-	cfg, err := parseConfig("ews.toml", []byte(validCluster))
+	cfg, err := parseConfig("ews.toml", []byte(configtest.ValidCluster))
 	if err != nil {
 		t.Fatal(err)
 	}

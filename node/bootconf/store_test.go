@@ -2,12 +2,12 @@ package bootconf
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ews-firmware/ews/internal/config"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // `ews config check` warns when the store this board keeps differs from
@@ -16,14 +16,10 @@ func TestStoreWarnings(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "ews1.toml")
 	boot := "[node]\nname = \"ews1\"\n[sim]\n[[device]]\nname = \"relay1\"\ndriver = \"sim-switch\"\n"
-	if err := os.WriteFile(p, []byte(boot), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte(boot), 0o600)
 	kept := func(text string) {
 		b, _ := json.Marshal(map[string]any{"v": 1, "versions": []map[string]any{{"version": 4, "text": text}}})
-		if err := os.WriteFile(filepath.Join(dir, "ews1.config.json"), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, filepath.Join(dir, "ews1.config.json"), b, 0o600)
 	}
 	cfg, err := config.Load(p, CheckConfig)
 	if err != nil {

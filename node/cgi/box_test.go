@@ -19,9 +19,7 @@ import (
 func program(t *testing.T, name, body string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755)
 	return dir
 }
 
@@ -200,9 +198,7 @@ func TestRunsAsOtherUser(t *testing.T) {
 	if err := os.Mkdir(etc, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(secret, []byte("sekrit-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, secret, []byte("sekrit-token\n"), 0o600)
 	dir := filepath.Join(root, "cgi-bin")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -215,9 +211,7 @@ cat /proc/%d/environ || echo "environ: refused"
 grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status
 grep 'Max processes' /proc/self/limits
 `, secret, os.Getpid())
-	if err := os.WriteFile(filepath.Join(dir, "peek.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, "peek.sh"), []byte(script), 0o755)
 	t.Setenv("EWS_TEST_SECRET", "sekrit-env")
 	h := mustNew(t, Config{Dir: dir, User: "nobody", MaxProcesses: 20, Timeout: 20 * time.Second}, Options{})
 	w := serve(h, "GET", "/cgi-bin/peek.sh")

@@ -127,9 +127,7 @@ func capableChild(t *testing.T, dir string) {
 
 func writeProgram(t *testing.T, dir, name, body string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755)
 }
 
 func copyFile(t *testing.T, from, to string) {

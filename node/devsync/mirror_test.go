@@ -8,20 +8,8 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
-
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // recorder collects OnChange calls.
 type recorder struct {
@@ -150,7 +138,7 @@ func TestMerge(t *testing.T) {
 
 func TestStaleAfterGrace(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := &fakeClock{t: t0}
+	clk := testutil.NewClock(t0)
 	rec := &recorder{}
 	m := New("ews1", nil, Options{Grace: 3 * time.Second, Now: clk.Now, OnChange: rec.OnChange})
 	m.setUp("ews2", true, "")
@@ -229,7 +217,7 @@ func TestStaleLogLevel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			clk := &fakeClock{t: t0}
+			clk := testutil.NewClock(t0)
 			logs := &capture{}
 			m := New("ews1", nil, Options{Grace: 3 * time.Second, Now: clk.Now, Logger: slog.New(logs)})
 			m.setUp("ews2", true, "")

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
@@ -41,9 +43,7 @@ var (
 func board(t *testing.T) string {
 	t.Helper()
 	exe := filepath.Join(t.TempDir(), "ews")
-	if err := os.WriteFile(exe, []byte("old binary"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe, []byte("old binary"), 0o755)
 	return exe
 }
 
@@ -185,9 +185,7 @@ func TestCheckELFHeader(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "bin")
-			if err := os.WriteFile(path, tc.body, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, path, tc.body, 0o600)
 			err := CheckELF(path, Arch{GOARCH: tc.arch})
 			switch {
 			case tc.wantErr == "" && err != nil:

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // Signing twice replaces the signature; the signed binary's prefix is the
@@ -22,9 +24,7 @@ func TestSignIdempotent(t *testing.T) {
 		t.Fatal("Unsigned")
 	}
 	p := filepath.Join(t.TempDir(), "img")
-	if err := os.WriteFile(p, once, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, once, 0o600)
 	if n, err := VerifyFile(p, testPub); err != nil || n != int64(len(bin)) {
 		t.Fatalf("verify: %d, %v", n, err)
 	}
@@ -39,9 +39,7 @@ func TestStageDoesNotFollowPlantedSymlinks(t *testing.T) {
 	for _, accept := range []bool{true, false} {
 		exe := board(t)
 		victim := filepath.Join(t.TempDir(), "victim")
-		if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, victim, []byte("precious"), 0o644)
 		for _, suffix := range []string{suffixNew, suffixPrev + ".tmp", suffixMarker + ".tmp"} {
 			if err := os.Symlink(victim, exe+suffix); err != nil {
 				t.Fatal(err)

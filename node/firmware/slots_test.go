@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // slotBoard is a packaged board: Base in its own dir, slots in another.
@@ -17,9 +19,7 @@ func slotBoard(t *testing.T) *Slots {
 	root := t.TempDir()
 	base := filepath.Join(root, "usr/bin/ews")
 	os.MkdirAll(filepath.Dir(base), 0o755)
-	if err := os.WriteFile(base, []byte("packaged v1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, base, []byte("packaged v1"), 0o755)
 	return &Slots{Dir: filepath.Join(root, "var/lib/ews/firmware"), Base: base}
 }
 
@@ -94,9 +94,7 @@ func TestSlotsAptWins(t *testing.T) {
 	stage(t, s, selfELF(t))
 	p, _, _ := choose(t, s)
 	s.CommitTrial(p, time.Now())
-	if err := os.WriteFile(s.Base, []byte("packaged v2"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, s.Base, []byte("packaged v2"), 0o755)
 	p, trial, note := choose(t, s)
 	if p != s.Base || trial || !strings.Contains(note, "package upgrade") {
 		t.Fatalf("after apt: %s trial=%v note %q, want the packaged binary", p, trial, note)

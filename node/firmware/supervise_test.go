@@ -16,9 +16,7 @@ import (
 // that say what they did in files next to them.
 func script(t *testing.T, path, body string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte("#!/bin/sh\n"+body+"\n"), 0o755)
 }
 
 func TestSupervisor(t *testing.T) {

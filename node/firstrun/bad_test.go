@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/enrol"
 	"github.com/ews-firmware/ews/node/bootconf"
@@ -80,14 +80,8 @@ func (b *enrolBoard) leave(t *testing.T, admin *bundle.Bundle, name string, ttl 
 // no config here, and a code typed at the wrong board stays good for the
 // right one.
 func TestEnrolmentCodeSpentExpiredOrElsewhere(t *testing.T) {
-	adminA, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2", "ews3"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminB, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2", "ews3"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	adminA := bundletest.Admin(t, "ews1", "ews2", "ews3")
+	adminB := bundletest.Admin(t, "ews1", "ews2", "ews3")
 	boardA := newEnrolBoard(t, "ews1=127.0.0.1:7946", "ews2=127.0.0.1:7947", "ews3=127.0.0.1:7948")
 	boardB := newEnrolBoard(t, "ews1=127.0.0.2:7946", "ews2=127.0.0.2:7947", "ews3=127.0.0.2:7948")
 	join := func(s *firstrun.Server, srv *httptest.Server, code, base string) (int, string) {
@@ -126,17 +120,14 @@ func TestEnrolmentCodeSpentExpiredOrElsewhere(t *testing.T) {
 // code): one makes the cluster, the other is told the board is set up and
 // gets no admin bundle; the config on disk is the winner's.
 func TestSecondClaimRaces(t *testing.T) {
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := bundletest.Admin(t, "ews1", "ews2")
 	board, _ := admin.Board("ews2", nil, time.Now())
 	for _, race := range []struct {
 		name  string
 		forms [2]url.Values
 	}{
 		{"start and start", [2]url.Values{{"name": {"ews1"}}, {"name": {"ews7"}}}},
-		{"start and join", [2]url.Values{{"name": {"ews1"}}, {"bundle": {bundleText(t, board)}, "peers": {"ews1=127.0.0.1:7946, ews2=127.0.0.1:7947"}}}},
+		{"start and join", [2]url.Values{{"name": {"ews1"}}, {"bundle": {bundletest.Text(t, board)}, "peers": {"ews1=127.0.0.1:7946, ews2=127.0.0.1:7947"}}}},
 	} {
 		t.Run(race.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
 
@@ -25,14 +24,7 @@ import (
 // Join and Finish answer 403 {"error"} and change nothing (issue 50: the
 // first to reach :8080 owned the board, and anyone could press Finish).
 func TestClaimCodeRequired(t *testing.T) {
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	board, err := admin.Board("ews1", nil, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, board := bundletest.Ews1(t)
 	for _, c := range []struct {
 		name, path string
 		form       url.Values
@@ -40,8 +32,8 @@ func TestClaimCodeRequired(t *testing.T) {
 		{"start without", "/firstrun/start", url.Values{"name": {"ews1"}}},
 		{"start wrong", "/firstrun/start", url.Values{"name": {"ews1"}, "claim": {"0000-0000-0000-0000"}}},
 		{"start too short", "/firstrun/start", url.Values{"name": {"ews1"}, "claim": {"0"}}},
-		{"join without", "/firstrun/join", url.Values{"bundle": {bundleText(t, board)}}},
-		{"join wrong", "/firstrun/join", url.Values{"bundle": {bundleText(t, board)}, "claim": {"ZZZZ-ZZZZ-ZZZZ-ZZZZ"}}},
+		{"join without", "/firstrun/join", url.Values{"bundle": {bundletest.Text(t, board)}}},
+		{"join wrong", "/firstrun/join", url.Values{"bundle": {bundletest.Text(t, board)}, "claim": {"ZZZZ-ZZZZ-ZZZZ-ZZZZ"}}},
 		{"finish without", "/firstrun/finish", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,9 +90,7 @@ func TestClaimFile(t *testing.T) {
 	if s2.Claim() != s1.Claim() {
 		t.Errorf("a restart drew a new code: %s, was %s", s2.Claim(), s1.Claim())
 	}
-	if err := os.WriteFile(path, []byte("claim = \"not a code\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, path, []byte("claim = \"not a code\"\n"), 0o600)
 	if s3, _ := newPage(t, firstrun.Options{ClaimDir: claimDir}); s3.Claim() == s1.Claim() || !strings.Contains(testutil.ReadFile(t, path), s3.Claim()) {
 		t.Errorf("a broken file: code %s, file %s", s3.Claim(), testutil.ReadFile(t, path))
 	}
@@ -192,7 +182,7 @@ func TestSameSiteForm(t *testing.T) {
 // waits longer (429 with Retry-After, the right code included, and not
 // compared); the wait passes on the clock.
 func TestClaimGuessesLimited(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s, srv := newPage(t, firstrun.Options{Dir: dir, Now: clock.Now})
 	wrong := url.Values{"name": {"ews1"}, "claim": {"0000-0000-0000-0000"}}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
-	"github.com/ews-firmware/ews/internal/clustertls"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/internal/enrol"
 	"github.com/ews-firmware/ews/node/bootconf"
@@ -47,10 +47,7 @@ func (r *runningBoard) fetch(_ context.Context, base, id string) (enrolment.Answ
 // code, a bad URL, a board that does not answer, or an admin bundle sealed
 // by mistake write nothing.
 func TestJoinWithAnEnrolmentCode(t *testing.T) {
-	admin, err := bundle.NewAdmin(clustertls.Scope{Boards: []string{"ews1", "ews2"}}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := bundletest.Admin(t, "ews1", "ews2")
 	seal := func(b *bundle.Bundle) (string, string) {
 		text, err := b.Marshal()
 		if err != nil {

@@ -311,8 +311,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.written != "" {
-		s.failLocked(w, r, http.StatusConflict, "firstrun: this board is set up already")
+	if s.setUpLocked(w, r) {
 		return
 	}
 	now := s.opts.Now()
@@ -333,6 +332,16 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	s.opts.Logger.Info("firstrun: a new cluster: the boot config and this board's bundle written; the admin bundle went out in the answer", "board", name, "boards", len(p.boards), "domain", p.domain, "config", s.written)
 	s.render(w, http.StatusOK, view{Written: s.written, Token: admin.Token, Admin: string(text), Claim: showClaim(s.claim), Name: name, Secure: r.TLS != nil, Board: s.set, Plan: &p})
+}
+
+// setUpLocked answers 409 when the board is set up already (a caller
+// holding mu): the first Start or Join wins, a second one writes nothing.
+func (s *Server) setUpLocked(w http.ResponseWriter, r *http.Request) bool {
+	if s.written == "" {
+		return false
+	}
+	s.failLocked(w, r, http.StatusConflict, "firstrun: this board is set up already")
+	return true
 }
 
 // failLocked is fail for a caller holding mu.
@@ -385,8 +394,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.written != "" {
-		s.failLocked(w, r, http.StatusConflict, "firstrun: this board is set up already")
+	if s.setUpLocked(w, r) {
 		return
 	}
 	if err := s.write(b.Name, b, peers, r.PostFormValue("gossip")); err != nil {

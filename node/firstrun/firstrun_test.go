@@ -12,29 +12,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/bundle"
+	"github.com/ews-firmware/ews/internal/bundle/bundletest"
 	"github.com/ews-firmware/ews/internal/clustertls"
 	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/bootconf"
 	"github.com/ews-firmware/ews/node/firstrun"
 )
-
-// fakeClock is Options.Now a test moves.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // newPage is a first-run page on loopback with its boot config and claim
 // file in temp dirs.
@@ -196,9 +183,9 @@ func TestJoinACluster(t *testing.T) {
 		want                int
 		says                string
 	}{
-		{"the admin bundle", bundleText(t, admin), "ews1=127.0.0.1:7946,ews2=127.0.0.1:7947", http.StatusBadRequest, "never goes on a board"},
-		{"peers without it", bundleText(t, board), "ews1=127.0.0.1:7946", http.StatusBadRequest, "do not name this board"},
-		{"good", bundleText(t, board), "ews1=127.0.0.1:7946, ews2=127.0.0.1:7947", http.StatusOK, "Start the board"},
+		{"the admin bundle", bundletest.Text(t, admin), "ews1=127.0.0.1:7946,ews2=127.0.0.1:7947", http.StatusBadRequest, "never goes on a board"},
+		{"peers without it", bundletest.Text(t, board), "ews1=127.0.0.1:7946", http.StatusBadRequest, "do not name this board"},
+		{"good", bundletest.Text(t, board), "ews1=127.0.0.1:7946, ews2=127.0.0.1:7947", http.StatusOK, "Start the board"},
 	} {
 		if code, body := post(t, srv, "/firstrun/join", url.Values{"claim": {s.Claim()}, "bundle": {c.bundle}, "peers": {c.peers}, "gossip": {"127.0.0.1:7947"}}); code != c.want || !strings.Contains(body, c.says) {
 			t.Errorf("%s: %d, want %d saying %q:\n%.400s", c.name, code, c.want, c.says, body)
@@ -214,14 +201,4 @@ func TestJoinACluster(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "ews.toml")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("config mode: %v %v", fi, err)
 	}
-}
-
-// bundleText is b's file text.
-func bundleText(t *testing.T, b *bundle.Bundle) string {
-	t.Helper()
-	text, err := b.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(text)
 }

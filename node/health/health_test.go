@@ -100,9 +100,7 @@ func TestCheckerRecovers(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	testutil.Eventually(t, "overloaded while the check fails", func() bool { return ch.Runstate() == Overloaded })
-	if err := os.WriteFile(flag, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, flag, nil, 0o644)
 	testutil.Eventually(t, "running once the check passes", func() bool { return ch.Runstate() == Running })
 	if err := os.Remove(flag); err != nil {
 		t.Fatal(err)
@@ -117,9 +115,7 @@ func TestProcessesFakeRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 		if name != "" {
-			if err := os.WriteFile(filepath.Join(root, pid, "comm"), []byte(name+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, filepath.Join(root, pid, "comm"), []byte(name+"\n"), 0o644)
 		}
 	}
 	ch := New(Config{Processes: []string{"sshd", "init", "very-long-daemon-name"}}, quiet)

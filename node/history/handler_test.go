@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-func testHandler(t *testing.T) (*http.ServeMux, *fakeClock) {
+func testHandler(t *testing.T) (*http.ServeMux, *testutil.Clock) {
 	c := newClock()
 	s := openStore(t, t.TempDir(), c)
 	for i := range 5 {

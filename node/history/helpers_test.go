@@ -3,36 +3,19 @@ package history
 import (
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func openStore(t testing.TB, dir string, c *fakeClock, mod ...func(*Options)) *Store {
+func openStore(t testing.TB, dir string, c *testutil.Clock, mod ...func(*Options)) *Store {
 	t.Helper()
 	o := Options{Dir: dir, Now: c.Now, Logger: quiet(), noSync: true}
 	for _, m := range mod {

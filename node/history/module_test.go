@@ -3,18 +3,17 @@
 package history
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // A store that cannot open its directory (a file is in the way, say) is
 // kept in memory: the board serves on, and its page says so.
 func TestModuleFallsBackToMemory(t *testing.T) {
 	blocked := filepath.Join(t.TempDir(), "history")
-	if err := os.WriteFile(blocked, []byte("not a directory"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, blocked, []byte("not a directory"), 0o600)
 	for _, tt := range []struct {
 		name string
 		dir  string

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestRecordFlushReopen(t *testing.T) {
@@ -117,9 +119,7 @@ func TestDamagedFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, data := build(t)
 			path := filepath.Join(dir, FileName)
-			if err := os.WriteFile(path, tc.damage(data), 0o640); err != nil {
-				t.Fatal(err)
-			}
+			testutil.WriteFile(t, path, tc.damage(data), 0o640)
 			c := newClock()
 			c.Add(time.Minute)
 			var logs bytes.Buffer

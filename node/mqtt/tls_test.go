@@ -131,9 +131,7 @@ func TestPlainBrokerWarnsOnce(t *testing.T) {
 func TestClientTLSBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	junk := dir + "/junk.pem"
-	if err := os.WriteFile(junk, []byte("not pem"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, junk, []byte("not pem"), 0o600)
 	cases := []struct {
 		f   TLSFiles
 		key string

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ews-firmware/ews/hal"
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // holdDevices counts Hold and Release; it has no outputs.
@@ -41,9 +42,7 @@ func TestModuleHoldsOnlyWithSomethingToRestore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			os.Remove(seed)
 			if tt.seed {
-				if err := os.WriteFile(seed, []byte("[]"), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, seed, []byte("[]"), 0o600)
 			}
 			d := &holdDevices{}
 			m := NewModule(ModuleOptions{Self: "ews1", Devices: d, SeedPath: seed, StateDir: tt.stateDir})

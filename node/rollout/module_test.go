@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func pass(h http.Handler) http.Handler { return h }
@@ -63,9 +64,7 @@ func TestModuleStatusKept(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "ews")
 	kept := Status{Running: true, SHA256: "ab", Order: []string{"ews2", "ews1"}, Done: []Step{{Board: "ews2", Msg: "ok"}}}
 	b, _ := json.Marshal(kept)
-	if err := os.WriteFile(exe+".rollout.json", b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe+".rollout.json", b, 0o644)
 	m := New(Options{Exe: exe, Read: pass, Admin: pass})
 	mux := http.NewServeMux()
 	m.Routes(mux)
@@ -76,9 +75,7 @@ func TestModuleStatusKept(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil || got.Running || got.SHA256 != "ab" || len(got.Done) != 1 {
 		t.Fatalf("status %s (%v), want the kept one, not running", body, err)
 	}
-	if err := os.WriteFile(exe+".rollout.json", []byte("{"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, exe+".rollout.json", []byte("{"), 0o644)
 	if st := New(Options{Exe: exe}).Status(); st.SHA256 != "" {
 		t.Errorf("a corrupt file read as %+v", st)
 	}

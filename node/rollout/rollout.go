@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ews-firmware/ews/internal/clock"
 	"github.com/ews-firmware/ews/node/firmware"
 )
 
@@ -180,7 +181,7 @@ func (r *Rollout) One(ctx context.Context, b Board) (string, error) {
 	}
 	deadline := time.Now().Add(r.PerBoard)
 	for time.Now().Before(deadline) {
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := clock.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return "", err
 		}
 		var in info
@@ -269,17 +270,6 @@ func (r *Rollout) getJSONAt(ctx context.Context, url string, v any, token bool) 
 		return nil, &statusError{resp.StatusCode, resp.Request.URL, fmt.Sprintf("GET %s: %s", url, resp.Status)}
 	}
 	return resp.Request.URL, json.NewDecoder(resp.Body).Decode(v)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // credentials puts the rollout's credentials on req: Auth, else Token.

@@ -6,12 +6,12 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 	"github.com/ews-firmware/ews/node/durable"
 )
 
@@ -247,9 +247,7 @@ func TestLoadRefusesCorrupt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".json")
 			if tt.text != "" {
-				if err := os.WriteFile(path, []byte(tt.text), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				testutil.WriteFile(t, path, []byte(tt.text), 0o600)
 			}
 			_, ok, err := Load(path)
 			switch {

@@ -23,9 +23,7 @@ func testLog() (*slog.Logger, *testutil.Buffer) {
 func script(t *testing.T, name, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, p, []byte("#!/bin/sh\n"+body+"\n"), 0o755)
 	return p
 }
 

@@ -9,31 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
-
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func TestCheckWatchesTheWatcher(t *testing.T) {
 	// Bounds: pass every 1s, stale after 5s (and no pass while Check
@@ -56,20 +37,20 @@ func TestCheckWatchesTheWatcher(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+			clk := testutil.NewClock(time.Unix(1_000_000, 0))
 			var entries []Helper
 			for i := range tt.helpers {
 				entries = append(entries, Helper{Name: "h" + strconv.Itoa(i), Command: []string{"/bin/true"}})
 			}
-			s := New(entries, testutil.Logger(), withClock(clk.now), withWatch(time.Second, 5*time.Second),
+			s := New(entries, testutil.Logger(), withClock(clk.Now), withWatch(time.Second, 5*time.Second),
 				withBackoff(time.Second, 2*time.Second), withGrace(time.Second), withTick(fired))
 			if tt.down > 0 {
-				s.setDown(0, clk.now().Add(-tt.down))
+				s.setDown(0, clk.Now().Add(-tt.down))
 			}
 			if tt.passes {
 				s.sweep()
 			}
-			clk.add(tt.advance)
+			clk.Add(tt.advance)
 			err := s.Check(context.Background())
 			switch {
 			case tt.want == "" && err != nil:
@@ -97,15 +78,15 @@ func TestCheckWaitsForALatePass(t *testing.T) {
 		{name: "deadline", ctx: true, want: "none before the check's deadline"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+			clk := testutil.NewClock(time.Unix(1_000_000, 0))
 			tick := fired
 			if tt.late || tt.ctx {
 				tick = never
 			}
 			s := New([]Helper{{Name: "h", Command: []string{"/bin/true"}}}, testutil.Logger(),
-				withClock(clk.now), withWatch(time.Second, 5*time.Second), withTick(tick))
+				withClock(clk.Now), withWatch(time.Second, 5*time.Second), withTick(tick))
 			s.sweep()
-			clk.add(time.Minute) // the process slept a minute: the pass is overdue
+			clk.Add(time.Minute) // the process slept a minute: the pass is overdue
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.ctx {
@@ -227,19 +208,19 @@ func TestKilledHelperRestartTime(t *testing.T) {
 // A wait that took far longer than planned was starved itself and proves
 // nothing: Check waits again, and fails only after a wait on time.
 func TestCheckWaitsAgainAfterAStarvedWait(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+	clk := testutil.NewClock(time.Unix(1_000_000, 0))
 	waits := 0
 	tick := func(d time.Duration) <-chan time.Time {
 		waits++
 		if waits == 1 {
-			clk.add(2 * d) // the process slept through the first wait
+			clk.Add(2 * d) // the process slept through the first wait
 		}
 		return fired(d)
 	}
 	s := New([]Helper{{Name: "h", Command: []string{"/bin/true"}}}, testutil.Logger(),
-		withClock(clk.now), withWatch(time.Second, 5*time.Second), withTick(tick))
+		withClock(clk.Now), withWatch(time.Second, 5*time.Second), withTick(tick))
 	s.sweep()
-	clk.add(time.Minute)
+	clk.Add(time.Minute)
 	err := s.Check(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "none while waiting") {
 		t.Fatalf("Check = %v, want a stall", err)

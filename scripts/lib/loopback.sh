@@ -17,6 +17,19 @@ loopback_init() {
 	trap loopback_cleanup EXIT
 }
 
+# loopback_here OUT: loopback_init in OUT (made if missing) on random ports,
+# HTTP from base (set: 20000..39999) and gossip from base+10; bin, when the
+# caller left it empty, is OUT/ews built from ./cmd/ews (run from the tree).
+loopback_here() {
+	mkdir -p "$1"
+	if [[ -z ${bin:-} ]]; then
+		bin=$1/ews
+		go build -o "$bin" ./cmd/ews
+	fi
+	base=$((20000 + RANDOM % 20000))
+	loopback_init "$1" "$base" $((base + 10))
+}
+
 loopback_cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true

@@ -8,6 +8,15 @@ import (
 	"testing"
 )
 
+// WriteFile writes data to path with perm, as os.WriteFile; t fails when
+// it cannot be written.
+func WriteFile(t testing.TB, path string, data []byte, perm os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, data, perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // ReadFile is the text of the file at path; t fails when it cannot be read.
 func ReadFile(t testing.TB, path string) string {
 	t.Helper()

@@ -52,3 +52,13 @@ func TestWaitForSaysWhatItSaw(t *testing.T) {
 		t.Fatalf("failure %q does not carry what was last seen", r.msg)
 	}
 }
+
+func TestClock(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	c := NewClock(t0)
+	c.Add(time.Minute)
+	c.Add(-time.Second)
+	if got := c.Now(); !got.Equal(t0.Add(59 * time.Second)) {
+		t.Fatalf("now %v, want %v", got, t0.Add(59*time.Second))
+	}
+}

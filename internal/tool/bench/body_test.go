@@ -5,11 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 func TestRunSendsBodies(t *testing.T) {
@@ -57,9 +58,7 @@ func TestRunRejectsBodyOfUnknownClass(t *testing.T) {
 func TestMainBodyFlag(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "body.json")
-	if err := os.WriteFile(file, []byte(`{"x":1}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, file, []byte(`{"x":1}`), 0o644)
 	tests := []struct {
 		body string
 		code int
