@@ -129,7 +129,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 		d.trace(req, seq, b)
 	}
 	t := d.take(b, class, dev, req.Read, false)
-	d.devStart(dev, req.Read)
+	d.devStart(dev, req.Read, b.idx)
 	d.m.dispatch[b.idx][class].Inc()
 	d.started[class]++
 	return t

@@ -77,6 +77,12 @@ for _ in $(seq 100); do
 	if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
 	sleep 0.2
 done
+if ! curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' || [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -ne 3 ]]; then
+	# a board that did not start (its port taken by another process) would
+	# turn its pinned devices' requests into sheds: no figure from that
+	echo "bench-device: the three boards are not all running; logs in $out" >&2
+	exit 1
+fi
 trace=()
 [[ -n ${TRACE:-} ]] && trace=(--trace)
 reports=()
