@@ -90,3 +90,39 @@ func TestDeviceAheadOneAtATime(t *testing.T) {
 		t.Fatalf("devices still busy: %v", busy)
 	}
 }
+
+// Nothing is admitted ahead while a request waits for a slot: the slot held
+// at the device lock would be taken from it.
+func TestDeviceAheadNotOverPages(t *testing.T) {
+	s := devCfg()
+	s.QueueTarget = 0
+	h := newHarness(t, s, Options{}, board("a", 2))
+	first := h.now(actOn("relay"))
+	page := h.now(&Request{Class: browse}) // the board is full
+	waiting := h.queue(&Request{Class: browse})
+	page.Done() // the waiting page takes the slot
+	o := h.result(waiting)
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	late := h.queue(&Request{Class: browse}) // waits for a slot
+	second := h.queue(actOn("relay"))
+	o.t.Done() // a slot frees: the page gets it, not the action ahead
+	ol := h.result(late)
+	if ol.err != nil {
+		t.Fatal(ol.err)
+	}
+	if _, ok := ready(second); ok {
+		t.Fatal("an action admitted ahead while a page waited for the slot")
+	}
+	first.Done()
+	os := h.result(second)
+	if os.err != nil {
+		t.Fatal(os.err)
+	}
+	ol.t.Done()
+	os.t.Done()
+	if busy := h.d.busyDevices(); len(busy) != 0 {
+		t.Fatalf("devices still busy: %v", busy)
+	}
+}

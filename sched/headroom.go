@@ -33,12 +33,17 @@ func ParseHeadroom(s string) (int, error) {
 	return n, nil
 }
 
-// headroom keeps slots free for the first class under overload: while the
+// headroom keeps slots for the first class under overload: while the
 // offered load (every class's arrival rate × mean service time) exceeds
-// the slots and a first-class request arrived within headroomHold, a
-// request of a lower class is dispatched only if it leaves at least want()
-// slots free on the eligible boards (trunk reservation). A control request
-// then rarely waits for a page to end; below overload nothing is held.
+// the slots and a first-class request arrived within headroomHold, the
+// lower classes together take at most the slots less want() on the
+// eligible boards; the first class's own running requests count in the
+// want() slots (issue 49: "control not counted against page slots"), so
+// what is kept costs the pages only while control leaves it unused. A
+// control request then rarely waits for a page to end; below overload
+// nothing is held. (Until issue 49 the want() slots were kept free beyond
+// those control ran on, trunk reservation: at 1.8x on the device mix that
+// cost the pages 34 % where this costs 16 %, docs/BENCHMARKS.md.)
 type headroom struct {
 	slots   int // fixed slots; -1 auto; 0 off
 	lastTop time.Time
@@ -50,8 +55,8 @@ func (h *headroom) want(a *admission, total int, now time.Time) int {
 		return 0
 	}
 	r := h.slots
-	if r < 0 { // auto: the first class's mean busy slots (Little's law)
-		r = max(int(math.Ceil(a.lambda[0]*a.svc[0].Seconds())), 1)
+	if r < 0 { // auto: the first class's mean busy slots (Little's law), plus one for its bursts
+		r = int(math.Ceil(a.lambda[0]*a.svc[0].Seconds())) + 1
 	}
 	if r > total-1 {
 		r = total - 1 // one slot always stays open to the lower classes
@@ -85,13 +90,15 @@ func (d *Dispatcher) freeSlots() int {
 	return n
 }
 
-// holds reports whether the headroom keeps a request of queue qi back now.
+// holds reports whether the headroom keeps a request of queue qi back now:
+// starting it would leave fewer free slots than the headroom less the
+// first-class requests running.
 func (d *Dispatcher) holds(qi int, now time.Time) bool {
 	if qi == 0 || d.one || d.room.slots == 0 {
 		return false
 	}
 	r := d.room.want(&d.admit, d.slots(), now)
-	return r > 0 && d.freeSlots()-1 < r
+	return r > 0 && d.freeSlots()-1 < r-d.topBusy
 }
 
 // keptFrom is the slots the headroom keeps from class c now (admission's
