@@ -6,7 +6,7 @@ import (
 )
 
 // A board that first-class requests pinned to it used keeps its last free
-// slot from pages while the cluster is overloaded and a headroom is set:
+// slot from pages while a headroom is set:
 // the next pinned control request starts at once, though the cluster-wide
 // headroom's free slot could be on another board. Once that first class is
 // quiet for headroomHold, pages may take the slot again.

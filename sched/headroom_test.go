@@ -46,10 +46,10 @@ func TestHeadroom(t *testing.T) {
 		{"3", "3", 100, true, 1},
 		{"capped", "9", 100, true, 1},          // capped at 3: browse keeps one slot
 		{"auto 3 slots", "auto", 100, true, 1}, // 100/s × 20 ms = 2 slots, plus one
-		{"auto 2 slots", "auto", 20, true, 2},  // 0.4 slots, rounded up, plus one; 200/s browse still overloads
+		{"auto 2 slots", "auto", 20, true, 2},  // 0.4 slots, rounded up, plus one
 		{"quiet control", "auto", 100, false, 4},
 		{"fixed, quiet control", "2", 100, false, 4},
-		{"below overload", "2", 10, true, 3}, // 0.2 + (browse 50/s) 1.0 < 4 slots
+		{"below overload too", "2", 10, true, 2}, // 0.2 + (browse 50/s) 1.0 < 4 slots: kept all the same
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
@@ -58,7 +58,7 @@ func TestHeadroom(t *testing.T) {
 			s.Headroom = tt.headroom
 			h := newHarness(t, s, Options{Clock: clk}, board("a", 4))
 			browseRate := 200.0
-			if tt.name == "below overload" {
+			if tt.name == "below overload too" {
 				browseRate = 50
 			}
 			h.d.mu.Lock()

@@ -146,7 +146,7 @@ else
 	step fuzz-history go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
 	# Browser tests (headless Chromium) run without -race: the browser, not
 	# Go, is what they exercise, and -race triples their time.
-	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
+	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/ ./internal/testkit/testbrowser/
 	# The field test's card builder, once `make field` has cached its board
 	# OS (/var/cache/ews-field): one card made with flash.sh, its files read
 	# back; it says SKIP without the cache.
