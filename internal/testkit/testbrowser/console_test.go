@@ -1,8 +1,8 @@
 //go:build browser
 
-// The browser step runs it (`-tags browser`): without the tag this test binary
-// linked chromedp and every cdproto domain, compiled again with -race for the
-// race step alone (issue 49 part 4).
+// The package is the browser tests' alone (`-tags browser`, the browser
+// step): untagged, the race step compiled it, chromedp and every cdproto
+// domain with -race for nothing else (issue 49 part 4).
 
 package testbrowser
 
