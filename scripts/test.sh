@@ -133,7 +133,7 @@ else
 	bgstep hil bash scripts/hil.sh
 	# internal/debpkg (the .deb builder) starts no goroutine, nor does the
 	# nfpm path it takes: its tests run without -race, on the objects vet
-	# compiled, instead of compiling nfpm's 178 packages (go-git, OpenPGP,
+	# compiled, instead of compiling nfpm's ~180 packages (go-git, OpenPGP,
 	# ...) again with -race for this one package and scripts/pkg, its one
 	# user, which has no tests (vet checks it) (issue 49 part 4).
 	gotest debpkg -shuffle=on -timeout 10m ./internal/debpkg/
