@@ -56,8 +56,10 @@ func (h *headroom) want(a *admission, total int, now time.Time) int {
 		return 0
 	}
 	r := h.slots
-	if r < 0 { // auto: the first class's mean busy slots (Little's law), plus one for its bursts
-		r = int(math.Ceil(a.lambda[0]*a.svc[0].Seconds())) + 1
+	if r < 0 { // auto: the first class's mean busy slots (Little's law), plus one for its bursts;
+		// those pinned to a board count on their board (headroom_pinned.go), where the
+		// cluster's slots would not serve them
+		r = int(math.Ceil(max(a.lambda[0]-a.pinnedLambda, 0)*a.svc[0].Seconds())) + 1
 	}
 	if r > total-1 {
 		r = total - 1 // one slot always stays open to the lower classes

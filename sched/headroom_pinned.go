@@ -12,6 +12,7 @@ import "time"
 // notePinnedTop records a first-class request pinned to board index bi.
 func (d *Dispatcher) notePinnedTop(class, bi int, now time.Time) {
 	if class == 0 && bi >= 0 {
+		d.admit.pinnedArr++
 		d.boards[bi].topPinned = now
 	}
 }
