@@ -56,7 +56,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	d.eligible()
 	if d.holds(qi, now) {
 		// queue it: a finishing request's round dispatches it
-	} else if di >= 0 && (d.locks[d.devs[di].lock].queued > 0 || !d.devFree(di, req.Read)) {
+	} else if di >= 0 && (d.locks[d.devs[di].lock].queued > 0 || !d.devFreeOn(di, req.Read, bi)) {
 		// its device is busy, or others wait for it: queue it, holding no slot
 	} else if b := d.choose(req, bi); b != nil {
 		t := d.start(req, 0, class, b, di)
@@ -74,7 +74,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 		d.mu.Unlock()
 		return Ticket{}, d.refuse(class, rOverload)
 	}
-	if d.target > 0 && !req.pinned() && (di < 0 || d.devFree(di, req.Read)) {
+	if d.target > 0 && !req.pinned() && (di < 0 || d.devFreeOn(di, req.Read, bi)) {
 		if w, ok := d.admit.wait(class, d.depth, d.one, d.slots(), d.keptFrom(class, now)); ok && w > d.target/2 {
 			d.mu.Unlock()
 			return Ticket{}, d.refuse(class, rOverload)

@@ -41,6 +41,9 @@ type devLock struct {
 	queued  int       // requests queued for it, every class
 	actWait int       // of them, actions (reads may not join a read while one waits)
 	freeAt  time.Time // when it last had a place free again (loadWait)
+	last    int       // board index of the last operation started, -1 none (device_ahead.go)
+	oneAt   time.Time // when it last came to one running operation (device_ahead.go)
+	readers int       // of busy, devices whose reads run (device_ahead.go)
 }
 
 // devState is one device's running reads.
@@ -71,7 +74,7 @@ func (d *Dispatcher) setDevices(devs []Device) error {
 		if !ok {
 			li = len(d.locks)
 			locks[key] = li
-			d.locks = append(d.locks, devLock{conc: max(dv.Concurrency, 1)})
+			d.locks = append(d.locks, devLock{conc: max(dv.Concurrency, 1), last: -1})
 		} else {
 			d.locks[li].conc = min(d.locks[li].conc, max(dv.Concurrency, 1))
 		}
@@ -115,19 +118,26 @@ func (d *Dispatcher) devFree(di int, read bool) bool {
 	return l.busy < l.conc
 }
 
-// devStart and devEnd count a request of device di starting and ending.
-func (d *Dispatcher) devStart(di int, read bool) {
+// devStart and devEnd count a request of device di starting (on board
+// index bi) and ending.
+func (d *Dispatcher) devStart(di int, read bool, bi int) {
 	if di < 0 {
 		return
 	}
 	s := &d.devs[di]
+	l := &d.locks[s.lock]
+	l.last = bi
 	if read {
 		s.reads++
 		if s.reads > 1 {
 			return
 		}
+		l.readers++
 	}
-	d.locks[s.lock].busy++
+	l.busy++
+	if l.busy == 1 {
+		l.oneAt = d.now()
+	}
 }
 
 func (d *Dispatcher) devEnd(di int, read bool, now time.Time) {
@@ -143,12 +153,18 @@ func (d *Dispatcher) devEnd(di int, read bool, now time.Time) {
 		if s.reads > 0 {
 			return
 		}
+		if l := &d.locks[s.lock]; l.readers > 0 {
+			l.readers--
+		}
 	}
 	if l := &d.locks[s.lock]; l.busy > 0 {
 		if l.busy == l.conc {
 			l.freeAt = now
 		}
 		l.busy--
+		if l.busy == 1 {
+			l.oneAt = now
+		}
 	}
 }
 
@@ -160,10 +176,14 @@ func (d *Dispatcher) loadWait(w *waiter, now time.Time) (time.Duration, bool) {
 	if w.lock < 0 {
 		return now.Sub(w.enq), true
 	}
+	f := d.locks[w.lock].freeAt
 	if !d.devFree(w.dev, w.read) {
-		return 0, false
+		if !d.aheadFree(w.dev, w.read, w.board) {
+			return 0, false
+		}
+		f = d.locks[w.lock].oneAt // admitted ahead since
 	}
-	if f := d.locks[w.lock].freeAt; f.After(w.enq) {
+	if f.After(w.enq) {
 		return now.Sub(f), true
 	}
 	return now.Sub(w.enq), true

@@ -37,8 +37,12 @@ func devCfg() Config {
 	return s
 }
 
-func act(dev string) *Request { return &Request{Class: control, Board: "a", Device: dev} }
-func rd(dev string) *Request  { return &Request{Class: control, Board: "a", Device: dev, Read: true} }
+// act and rd are an action and a read of a device reached from any board
+// (node = "any"): never admitted ahead (device_ahead.go); actOn is an
+// action pinned to board a, where its device is wired.
+func act(dev string) *Request   { return &Request{Class: control, Device: dev} }
+func rd(dev string) *Request    { return &Request{Class: control, Device: dev, Read: true} }
+func actOn(dev string) *Request { return &Request{Class: control, Board: "a", Device: dev} }
 
 // A request for a busy device waits in the queue, not in a board slot:
 // the board's free slots go to other work meanwhile.

@@ -33,12 +33,18 @@ func ParseHeadroom(s string) (int, error) {
 	return n, nil
 }
 
-// headroom keeps slots free for the first class under overload: while the
-// offered load (every class's arrival rate × mean service time) exceeds
-// the slots and a first-class request arrived within headroomHold, a
-// request of a lower class is dispatched only if it leaves at least want()
-// slots free on the eligible boards (trunk reservation). A control request
-// then rarely waits for a page to end; below overload nothing is held.
+// headroom keeps slots for the first class: while a first-class request
+// arrived within headroomHold, the lower classes together take at most the
+// slots less want() on the eligible boards; the first class's own running
+// requests count in the want() slots (issue 49: control not counted
+// against the pages' slots), so what is kept costs the pages only while
+// control leaves it unused, and only when the pages would fill the slots
+// it keeps. A control request then rarely waits for a page to end, at any
+// load: at 0.4x, a Poisson burst of pages filled a pinned relay's board
+// often enough to put 13 ms of slot wait in control's p99. (Until issue 49
+// the slots were kept free beyond those control ran on, trunk reservation,
+// and only under overload: it cost the pages about twice as much, and a
+// first version held m + 3√m at any load and shed pages at 0.5x.)
 type headroom struct {
 	slots   int // fixed slots; -1 auto; 0 off
 	lastTop time.Time
@@ -46,32 +52,19 @@ type headroom struct {
 
 // want is the slots to keep free now; 0 when off or the first class is quiet.
 func (h *headroom) want(a *admission, total int, now time.Time) int {
-	if h.slots == 0 || h.lastTop.IsZero() || now.Sub(h.lastTop) > headroomHold || total < 2 || !a.overloaded(total) {
+	if h.slots == 0 || h.lastTop.IsZero() || now.Sub(h.lastTop) > headroomHold || total < 2 {
 		return 0
 	}
 	r := h.slots
-	if r < 0 { // auto: the first class's mean busy slots (Little's law)
-		r = max(int(math.Ceil(a.lambda[0]*a.svc[0].Seconds())), 1)
+	if r < 0 { // auto: the first class's mean busy slots (Little's law), plus one for its bursts;
+		// those pinned to a board count on their board (headroom_pinned.go), where the
+		// cluster's slots would not serve them
+		r = int(math.Ceil(max(a.lambda[0]-a.pinnedLambda, 0)*a.svc[0].Seconds())) + 1
 	}
 	if r > total-1 {
 		r = total - 1 // one slot always stays open to the lower classes
 	}
 	return r
-}
-
-// overloaded reports whether the offered load, Σ arrival rate × mean
-// service time over the classes, is at least the slots; a class not served
-// yet counts its rate at the first class's service time.
-func (a *admission) overloaded(slots int) bool {
-	var busy float64
-	for c, l := range a.lambda {
-		s := a.svc[c]
-		if s == 0 {
-			s = a.svc[0]
-		}
-		busy += l * s.Seconds()
-	}
-	return busy >= float64(slots)
 }
 
 // freeSlots is the unused slots of the eligible boards of this round.
@@ -85,13 +78,15 @@ func (d *Dispatcher) freeSlots() int {
 	return n
 }
 
-// holds reports whether the headroom keeps a request of queue qi back now.
+// holds reports whether the headroom keeps a request of queue qi back now:
+// starting it would leave fewer free slots than the headroom less the
+// first-class requests running.
 func (d *Dispatcher) holds(qi int, now time.Time) bool {
 	if qi == 0 || d.one || d.room.slots == 0 {
 		return false
 	}
 	r := d.room.want(&d.admit, d.slots(), now)
-	return r > 0 && d.freeSlots()-1 < r
+	return r > 0 && d.freeSlots()-1 < r-d.topBusy
 }
 
 // keptFrom is the slots the headroom keeps from class c now (admission's

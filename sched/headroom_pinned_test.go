@@ -6,7 +6,7 @@ import (
 )
 
 // A board that first-class requests pinned to it used keeps its last free
-// slot from pages while the cluster is overloaded and a headroom is set:
+// slot from pages while a headroom is set:
 // the next pinned control request starts at once, though the cluster-wide
 // headroom's free slot could be on another board. Once that first class is
 // quiet for headroomHold, pages may take the slot again.
@@ -15,9 +15,15 @@ func TestHeadroomKeepsPinnedBoardsLastSlot(t *testing.T) {
 		name     string
 		headroom string
 		onA      int // browse requests that may run on a (3 slots, one taken by control)
+		control  float64
+		pinned   float64 // of control's arrivals/s, pinned to a board
 	}{
-		{"fixed", "1", 1},
-		{"auto", "auto", 1},
+		{"fixed", "1", 1, 20, 0},
+		{"auto", "auto", 1, 20, 0},
+		// 100/s × 20 ms = 2 busy slots, all pinned: they count on their
+		// board, so the cluster keeps only the one slot (auto's +1) that
+		// the running control request takes
+		{"auto, control pinned", "auto", 1, 100, 100},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
@@ -26,7 +32,8 @@ func TestHeadroomKeepsPinnedBoardsLastSlot(t *testing.T) {
 			s.Headroom = tt.headroom
 			h := newHarness(t, s, Options{Clock: clk}, board("a", 3), board("b", 3))
 			h.d.mu.Lock()
-			h.d.admit.lambda[control], h.d.admit.lambda[browse] = 20, 400 // 0.4 + 8 busy slots of 6: overloaded
+			h.d.admit.lambda[control], h.d.admit.lambda[browse] = tt.control, 400
+			h.d.admit.pinnedLambda = tt.pinned
 			h.d.admit.svc[control], h.d.admit.svc[browse] = 20*time.Millisecond, 20*time.Millisecond
 			h.d.mu.Unlock()
 			held := []Ticket{h.now(&Request{Class: control, Board: "a"})}

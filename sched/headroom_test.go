@@ -26,7 +26,8 @@ func TestParseHeadroom(t *testing.T) {
 }
 
 // TestHeadroom fills a board of 4 slots with one control request and
-// browse requests, and checks how many browse requests start at once,
+// browse requests, and checks how many browse requests start at once (at
+// most 4 − headroom: the control request running counts in the headroom),
 // that a control request still finds a slot, and that the held browse
 // request starts once the control class has been quiet for headroomHold.
 // The measured load is set directly: control rate × 20 ms busy slots,
@@ -40,15 +41,15 @@ func TestHeadroom(t *testing.T) {
 		browse   int     // of 4 browse requests, started at once
 	}{
 		{"off", "off", 100, true, 3},
-		{"1", "1", 100, true, 2},
-		{"2", "2", 100, true, 1},
-		{"3", "3", 100, true, 0},
-		{"capped", "9", 100, true, 0},          // capped at 3: browse runs only on an idle board
-		{"auto 2 slots", "auto", 100, true, 1}, // 100/s × 20 ms = 2 slots
-		{"auto 1 slot", "auto", 20, true, 2},   // 0.4 slots, rounded up; 200/s browse still overloads
+		{"1", "1", 100, true, 3}, // the running control request is the one kept
+		{"2", "2", 100, true, 2},
+		{"3", "3", 100, true, 1},
+		{"capped", "9", 100, true, 1},          // capped at 3: browse keeps one slot
+		{"auto 3 slots", "auto", 100, true, 1}, // 100/s × 20 ms = 2 slots, plus one
+		{"auto 2 slots", "auto", 20, true, 2},  // 0.4 slots, rounded up, plus one
 		{"quiet control", "auto", 100, false, 4},
 		{"fixed, quiet control", "2", 100, false, 4},
-		{"below overload", "2", 10, true, 3}, // 0.2 + (browse 50/s) 1.0 < 4 slots
+		{"below overload too", "2", 10, true, 2}, // 0.2 + (browse 50/s) 1.0 < 4 slots: kept all the same
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
@@ -57,7 +58,7 @@ func TestHeadroom(t *testing.T) {
 			s.Headroom = tt.headroom
 			h := newHarness(t, s, Options{Clock: clk}, board("a", 4))
 			browseRate := 200.0
-			if tt.name == "below overload" {
+			if tt.name == "below overload too" {
 				browseRate = 50
 			}
 			h.d.mu.Lock()

@@ -220,7 +220,7 @@ func (d *Dispatcher) oldestLive(q *queue) *waiter {
 	if q.nlocked > 0 {
 		for i := range q.locks {
 			h := q.locks[i].head
-			if h == nil || !d.devFree(h.dev, h.read) || (h.board >= 0 && (!d.boards[h.board].present || !d.boards[h.board].Running)) {
+			if h == nil || !d.devFreeOn(h.dev, h.read, h.board) || (h.board >= 0 && (!d.boards[h.board].present || !d.boards[h.board].Running)) {
 				continue
 			}
 			if best == nil || h.seq < best.seq {
@@ -265,7 +265,7 @@ func (d *Dispatcher) placeable(qi int) *waiter {
 // canPlace says whether a device waiter can start now: its device is
 // free and a board it may run on is eligible.
 func (d *Dispatcher) canPlace(w *waiter) bool {
-	if !d.devFree(w.dev, w.read) {
+	if !d.devFreeOn(w.dev, w.read, w.board) {
 		return false
 	}
 	if w.board >= 0 {

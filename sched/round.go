@@ -129,7 +129,7 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 		d.trace(req, seq, b)
 	}
 	t := d.take(b, class, dev, req.Read, false)
-	d.devStart(dev, req.Read)
+	d.devStart(dev, req.Read, b.idx)
 	d.m.dispatch[b.idx][class].Inc()
 	d.started[class]++
 	return t
@@ -151,6 +151,9 @@ func (d *Dispatcher) take(b *Board, class, dev int, read, lease bool) Ticket {
 	}
 	f.b, f.class, f.weight, f.start = b, class, w, d.now()
 	f.dev, f.read, f.lease = dev, read, lease
+	if class == 0 && !lease {
+		d.topBusy++
+	}
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
 }
 
@@ -160,6 +163,9 @@ func (d *Dispatcher) finish(f *flight) {
 	now := d.now()
 	if !f.lease { // a lease is held across many requests, or idle: not a service time
 		d.admit.served(f.class, now.Sub(f.start))
+	}
+	if f.class == 0 && !f.lease && d.topBusy > 0 {
+		d.topBusy--
 	}
 	b := f.b
 	if b.local > 0 {

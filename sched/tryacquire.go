@@ -37,7 +37,7 @@ func (d *Dispatcher) TryAcquire(req *Request) (Ticket, bool) {
 	if d.holds(d.qindex(class), now) {
 		return Ticket{}, false
 	}
-	if di >= 0 && (d.locks[d.devs[di].lock].queued > 0 || !d.devFree(di, req.Read)) {
+	if di >= 0 && (d.locks[d.devs[di].lock].queued > 0 || !d.devFreeOn(di, req.Read, bi)) {
 		return Ticket{}, false
 	}
 	b := d.choose(req, bi)

@@ -131,9 +131,16 @@ else
 	# three of it as one cluster under qemu's PXA255 toggling a device (~30 s).
 	bgstep arm-smoke-lite bash scripts/arm-smoke-lite.sh
 	bgstep hil bash scripts/hil.sh
+	# internal/debpkg (the .deb builder) starts no goroutine, nor does the
+	# nfpm path it takes: its tests run without -race, on the objects vet
+	# compiled, instead of compiling nfpm's ~180 packages (go-git, OpenPGP,
+	# ...) again with -race for this one package and scripts/pkg, its one
+	# user, which has no tests (vet checks it) (issue 49 part 4).
+	gotest debpkg -shuffle=on -timeout 10m ./internal/debpkg/
 	# -parallel 4: e2e's parallel tests wait on their boards, not the CPU
 	# (no unit test calls t.Parallel).
-	gotest race -race -shuffle=on -parallel 4 -timeout 20m ./...
+	# shellcheck disable=SC2046 # a list of packages
+	gotest race -race -shuffle=on -parallel 4 -timeout 20m $(go list ./... | grep -v -e '/internal/debpkg$' -e '/scripts/pkg$')
 	# Short fuzz runs of the parsers that read what the network or a damaged
 	# card hands them: the gossip decoder, the dispatch mark, mDNS packets and
 	# the history file (-fuzz takes one package).
@@ -146,7 +153,7 @@ else
 	step fuzz-history go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
 	# Browser tests (headless Chromium) run without -race: the browser, not
 	# Go, is what they exercise, and -race triples their time.
-	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/
+	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/ ./internal/testkit/testbrowser/
 	# The field test's card builder, once `make field` has cached its board
 	# OS (/var/cache/ews-field): one card made with flash.sh, its files read
 	# back; it says SKIP without the cache.

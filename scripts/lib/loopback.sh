@@ -69,7 +69,7 @@ TOML
 }
 
 # loopback_running: waits (20 s at most) until ews1 is master and all three
-# boards run, as ews1 sees them; sets url (ews1's) and entry, where the
+# boards run, as ews1 sees them, else exits 1; sets url (ews1's) and entry, where the
 # requests go: ews2's with ENTRY=follower, else url.
 loopback_running() {
 	url=http://127.0.0.1:$lb_http
@@ -82,4 +82,11 @@ loopback_running() {
 		if curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' && [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -eq 3 ]]; then break; fi
 		sleep 0.2
 	done
+	if ! curl -fs "$url/api/cluster" | grep -q '"master":"ews1"' || [[ $(curl -fs "$url/api/cluster" | grep -o '"runstate":"running"' | wc -l) -ne 3 ]]; then
+		# a board that did not start (its port taken by another process)
+		# would turn its pinned devices' requests into sheds: no figure
+		# from that
+		echo "$0: the three boards are not all running; logs in $lb_dir" >&2
+		exit 1
+	fi
 }

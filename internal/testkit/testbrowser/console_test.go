@@ -1,3 +1,9 @@
+//go:build browser
+
+// The package is the browser tests' alone (`-tags browser`, the browser
+// step): untagged, the race step compiled it, chromedp and every cdproto
+// domain with -race for nothing else (issue 49 part 4).
+
 package testbrowser
 
 import (
@@ -7,7 +13,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 )
 
-func TestConsole(t *testing.T) {
+func TestBrowserConsole(t *testing.T) {
 	events := []any{
 		&cdpruntime.EventExceptionThrown{ExceptionDetails: &cdpruntime.ExceptionDetails{Text: "Uncaught", Exception: &cdpruntime.RemoteObject{Description: "TypeError: x is undefined"}}},
 		&cdpruntime.EventConsoleAPICalled{Type: cdpruntime.ConsoleAPICalledTypeError, Args: []*cdpruntime.RemoteObject{{Value: []byte(`"boom"`)}}},

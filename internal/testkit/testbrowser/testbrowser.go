@@ -1,3 +1,5 @@
+//go:build browser
+
 // Package testbrowser finds (or installs) Debian's chromium and gives the headless launch flags the browser tests share.
 package testbrowser
 
