@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ews-firmware/ews/internal/config"
 	"github.com/ews-firmware/ews/node/bootconf"
 )
 
@@ -14,14 +13,4 @@ import (
 func TestMain(m *testing.M) {
 	bootconf.NoDefaultStateDir = true
 	os.Exit(m.Run())
-}
-
-// bootOf maps cfg as New does (node/bootconf), failing the test on an error.
-func bootOf(t *testing.T, cfg *config.Config) *bootconf.Boot {
-	t.Helper()
-	b, err := bootconf.Map(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

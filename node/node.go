@@ -91,22 +91,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Node, error) {
 	return n, nil
 }
 
-// Handler is the node's whole HTTP surface (tests drive it with httptest).
-func (n *Node) Handler() http.Handler { return n.web.handler }
-
-// Registry is the node's Prometheus registry.
-func (n *Node) Registry() *promx.Registry { return n.reg }
-
 // Addr is the address the HTTP server listens on, nil before Run listens.
 func (n *Node) Addr() net.Addr {
 	a, _ := n.web.addr.Load().(net.Addr)
-	return a
-}
-
-// PlainAddr is the address of the redirect-only plain HTTP listener
-// (node.http when TLS is on and http.http_redirect); nil otherwise.
-func (n *Node) PlainAddr() net.Addr {
-	a, _ := n.web.plain.Load().(net.Addr)
 	return a
 }
 
@@ -133,9 +120,6 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	primary, redirect := srv.Primary, srv.Redirect
-	if srv.Plain != nil {
-		n.web.plain.Store(srv.Plain)
-	}
 	addr := primary.Addr()
 	n.web.addr.Store(addr)
 	// The components, in the order they start; they stop in reverse.

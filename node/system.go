@@ -85,7 +85,6 @@ type webSide struct {
 	logHub   *events.Hub     // /events?scope=log
 	ready    atomic.Bool     // serving requests (/readyz)
 	addr     atomic.Value    // net.Addr once listening (the HTTPS one when TLS is on)
-	plain    atomic.Value    // net.Addr of the redirect-only node.http listener (TLS on)
 }
 
 // accessSide is who may do what on this board: credentials, users and

@@ -77,15 +77,6 @@ func leafTemplate(name string, sans []string, notBefore, notAfter time.Time) (*x
 	return tmpl, key, nil
 }
 
-// HostOf is the host part of a "host:port" address ("" for ":8443").
-func HostOf(addr string) string {
-	h, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return ""
-	}
-	return h
-}
-
 // ServerConfig is the board's HTTPS listener: it presents cert and asks
 // for a client certificate, verified against the CA when one is given
 // (tls.VerifyClientCertIfGiven): browsers and curl without one still reach

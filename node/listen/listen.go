@@ -46,7 +46,6 @@ type Options struct {
 type Servers struct {
 	Primary  *httpx.Server // node.http, or http.https with TLS on
 	Redirect *httpx.Server // node.http redirecting to HTTPS; nil without
-	Plain    net.Addr      // Redirect's address; nil without
 }
 
 // Open opens the board's HTTP servers: the one of client and peer
@@ -108,7 +107,7 @@ func Open(ctx context.Context, o Options) (Servers, error) {
 		ErrorLog:          errLog,
 	}}
 	redirect.SetListener(pl, nil)
-	return Servers{Primary: primary, Redirect: redirect, Plain: pl.Addr()}, nil
+	return Servers{Primary: primary, Redirect: redirect}, nil
 }
 
 // listenKey is Listen with the config key to change in its message.
