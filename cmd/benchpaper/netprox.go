@@ -121,44 +121,96 @@ type masterView struct {
 // clients at once for window and stops the cluster.
 func (h *harness) netRun(ctx context.Context, n *netDist, setup string, clients int, seed uint64, window time.Duration, dir string) (netRunOut, error) {
 	policy, tables := netSchedule(setup, n)
+	out := netRunOut{rt: map[string]float64{}, linknum: map[string]int{}}
+	each := make([]int, len(n.clients))
+	for i := range each {
+		each[i] = clients
+	}
+	run, err := h.runNet(ctx, n, netPlan{cell: "network", setup: setup, policy: policy, tables: tables, perSite: netPerSite, slots: netSlots,
+		page: netPage, clients: each, seed: seed, window: window, dir: dir, halfway: func(body []byte) {
+			var v masterView
+			if json.Unmarshal(body, &v) == nil {
+				for _, b := range v.Nodes {
+					out.rt[b.Name], out.linknum[b.Name] = b.RTMs, b.Linknum
+				}
+			}
+		}})
+	if err != nil {
+		return netRunOut{}, err
+	}
+	out.res, out.sites, out.master = run.res, run.sites, run.master
+	return out, nil
+}
+
+// netPlan is one run of a network cell (netRun, s3Run): its boards, the
+// sites' clients and what it reads of the master halfway through.
+type netPlan struct {
+	cell           string // the cell in errors: "network", "scheme 3"
+	setup          string
+	policy, tables string
+	perSite        int // boards a site: site s's clients enter at board s*perSite
+	slots          int
+	page           time.Duration
+	pause          time.Duration // the clients' connect timing before their run (netClientsJob.Pause)
+	clients        []int         // each site's closed-loop clients
+	seed           uint64
+	window         time.Duration
+	dir            string
+	halfway        func(body []byte) // the master's GET /api/cluster halfway through the window
+}
+
+// netRan is what runNet measured: the combined result, the sites' reports
+// and who was master.
+type netRan struct {
+	res    testbed.Result
+	sites  []netClientsResult
+	master string
+}
+
+// runNet starts the cluster of p (ews1 first and master of itself, so
+// site A's door is the master in every run, whatever order a loaded
+// machine starts them in), lets it settle, runs every site's clients at
+// once (each site's at its first board) for the window and stops the
+// cluster.
+func (h *harness) runNet(ctx context.Context, n *netDist, p netPlan) (netRan, error) {
+	fail := func(err error) (netRan, error) {
+		return netRan{}, fmt.Errorf("paper: 003 %s %s: %w (logs in %s)", p.cell, p.setup, err, p.dir)
+	}
 	bs := make([]board, len(n.boards))
 	for i, e := range n.boards {
-		bs[i] = board{spec: boardSpec{name: e.name, capacity: netSlots, weight: netSlots, devLat: 20 * time.Millisecond, pageLat: netPage,
-			schedKeys: "mode = \"redirect\"\n", schedTables: tables}, http: e.ip + ":8080", gossip: e.ip + ":7946"}
+		bs[i] = board{spec: boardSpec{name: e.name, capacity: p.slots, weight: p.slots, devLat: 20 * time.Millisecond, pageLat: p.page,
+			schedKeys: "mode = \"redirect\"\n", schedTables: p.tables}, http: e.ip + ":8080", gossip: e.ip + ":7946"}
 	}
 	key := config.NewKey()
 	g := &group{cluster: true}
 	defer h.stopGroup(g)
 	for i := range bs {
 		b, e := &bs[i], n.boards[i]
-		base := filepath.Join(dir, b.spec.name)
-		if err := os.WriteFile(base+".toml", []byte(boardConfig(bs, i, true, policy, key, "", 1)), 0o600); err != nil {
-			return netRunOut{}, fmt.Errorf("paper: %w", err)
+		base := filepath.Join(p.dir, b.spec.name)
+		if err := os.WriteFile(base+".toml", []byte(boardConfig(bs, i, true, p.policy, key, "", 1)), 0o600); err != nil {
+			return fail(err)
 		}
-		p, err := h.procs.start(setup+"/"+b.spec.name, base+".log", "ip", n.exec(e, h.opt.ews, "run", "--config", base+".toml")...)
+		pr, err := h.procs.start(p.setup+"/"+b.spec.name, base+".log", "ip", n.exec(e, h.opt.ews, "run", "--config", base+".toml")...)
 		if err != nil {
-			return netRunOut{}, err
+			return fail(err)
 		}
-		b.p = p
+		b.p = pr
 		g.boards = append(g.boards, b)
 		if i == 0 {
-			// ews1 first, master of itself before the others start: site
-			// A's door is the master in every run (the learned rule ranks
-			// from the master), whatever order a loaded machine starts them in
 			if err := waitMaster(ctx, b, h.opt.startTimeout); err != nil {
-				return netRunOut{}, fmt.Errorf("paper: 003 network %s: %w (logs in %s)", setup, err, dir)
+				return fail(err)
 			}
 		}
 	}
 	if err := h.waitGroup(ctx, g); err != nil {
-		return netRunOut{}, fmt.Errorf("paper: 003 network %s: %w (logs in %s)", setup, err, dir)
+		return fail(err)
 	}
 	if err := pause(ctx, netSettle); err != nil {
-		return netRunOut{}, err
+		return netRan{}, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return netRunOut{}, err
+		return netRan{}, err
 	}
 	var targets []string
 	for _, e := range n.boards {
@@ -167,56 +219,52 @@ func (h *harness) netRun(ctx context.Context, n *netDist, setup string, clients 
 	var ps []*proc
 	var outs []string
 	for s, c := range n.clients {
-		door := n.boards[s*netPerSite] // ews1, ews4
-		job := netClientsJob{URL: "http://" + door.ip + ":8080", Clients: clients, Think: netThink, Duration: window, Timeout: netTimeout,
-			Seed: seed*10 + uint64(s+1), Boards: targets, Out: filepath.Join(dir, c.name+".json")}
+		door := n.boards[s*p.perSite]
+		job := netClientsJob{URL: "http://" + door.ip + ":8080", Clients: p.clients[s], Think: netThink, Duration: p.window, Timeout: netTimeout,
+			Seed: p.seed*10 + uint64(s+1), Boards: targets, Out: filepath.Join(p.dir, c.name+".json"), Pause: p.pause}
 		b, _ := json.Marshal(job)
-		jf := filepath.Join(dir, c.name+".job.json")
+		jf := filepath.Join(p.dir, c.name+".job.json")
 		if err := os.WriteFile(jf, b, 0o644); err != nil {
-			return netRunOut{}, fmt.Errorf("paper: %w", err)
+			return fail(err)
 		}
-		p, err := h.procs.start(setup+"/"+c.name, filepath.Join(dir, c.name+".log"), "ip", n.exec(c, exe, netClientsArg, jf)...)
+		pr, err := h.procs.start(p.setup+"/"+c.name, filepath.Join(p.dir, c.name+".log"), "ip", n.exec(c, exe, netClientsArg, jf)...)
 		if err != nil {
-			return netRunOut{}, err
+			return fail(err)
 		}
-		ps, outs = append(ps, p), append(outs, job.Out)
+		ps, outs = append(ps, pr), append(outs, job.Out)
 	}
-	out := netRunOut{master: g.master.spec.name, rt: map[string]float64{}, linknum: map[string]int{}}
-	if err := pause(ctx, window/2); err != nil {
-		return netRunOut{}, err
+	out := netRan{master: g.master.spec.name}
+	if err := pause(ctx, p.pause+p.window/2); err != nil {
+		return netRan{}, err
 	}
 	vc := &http.Client{Timeout: 2 * time.Second}
-	if code, body := get(ctx, vc, g.master.url()+"/api/cluster"); code == http.StatusOK {
-		var v masterView
-		if json.Unmarshal(body, &v) == nil {
-			for _, b := range v.Nodes {
-				out.rt[b.Name], out.linknum[b.Name] = b.RTMs, b.Linknum
-			}
-		}
+	if code, body := get(ctx, vc, g.master.url()+"/api/cluster"); code == http.StatusOK && p.halfway != nil {
+		p.halfway(body)
 	}
-	limit := time.NewTimer(window + netTimeout + 30*time.Second)
+	within := p.pause + p.window + netTimeout + 30*time.Second
+	limit := time.NewTimer(within)
 	defer limit.Stop()
-	for _, p := range ps {
+	for _, pr := range ps {
 		select {
-		case <-p.done:
+		case <-pr.done:
 		case <-limit.C:
-			return netRunOut{}, fmt.Errorf("paper: 003 network %s: clients still running past %v", setup, window+netTimeout+30*time.Second)
+			return fail(fmt.Errorf("clients still running past %v", within))
 		case <-ctx.Done():
-			return netRunOut{}, ctx.Err()
+			return netRan{}, ctx.Err()
 		}
 	}
 	for i, f := range outs {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return netRunOut{}, fmt.Errorf("paper: 003 network %s: %s's clients: %v (%v; log in %s)", setup, n.clients[i].name, err, ps[i].err, dir)
+			return fail(fmt.Errorf("%s's clients: %v (%v)", n.clients[i].name, err, ps[i].err))
 		}
 		var r netClientsResult
 		if err := json.Unmarshal(b, &r); err != nil || r.Report == nil {
-			return netRunOut{}, fmt.Errorf("paper: 003 network %s: %s: %v", f, setup, err)
+			return fail(fmt.Errorf("%s: %v", f, err))
 		}
 		out.sites = append(out.sites, r)
 	}
-	out.res = combineSites(setup, out.sites)
+	out.res = combineSites(p.setup, out.sites)
 	return out, nil
 }
 

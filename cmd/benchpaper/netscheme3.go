@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ews-firmware/ews/cmd/benchpaper/testbed"
-	"github.com/ews-firmware/ews/internal/config"
 )
 
 // 003's scheme 3 on real boards (issue 51 item 4; docs/NOTES.md "003's
@@ -95,71 +93,13 @@ type s3RunOut struct {
 // (each site's at its first board) for window and stops the cluster.
 func (h *harness) s3Run(ctx context.Context, n *netDist, setup string, clients []int, seed uint64, window time.Duration, dir string) (s3RunOut, error) {
 	policy, tables := s3Schedule(setup, n)
-	bs := make([]board, len(n.boards))
-	for i, e := range n.boards {
-		bs[i] = board{spec: boardSpec{name: e.name, capacity: s3Slots, weight: s3Slots, devLat: 20 * time.Millisecond, pageLat: s3Page,
-			schedKeys: "mode = \"redirect\"\n", schedTables: tables}, http: e.ip + ":8080", gossip: e.ip + ":7946"}
-	}
-	key := config.NewKey()
-	g := &group{cluster: true}
-	defer h.stopGroup(g)
-	for i := range bs {
-		b, e := &bs[i], n.boards[i]
-		base := filepath.Join(dir, b.spec.name)
-		if err := os.WriteFile(base+".toml", []byte(boardConfig(bs, i, true, policy, key, "", 1)), 0o600); err != nil {
-			return s3RunOut{}, fmt.Errorf("paper: %w", err)
-		}
-		p, err := h.procs.start(setup+"/"+b.spec.name, base+".log", "ip", n.exec(e, h.opt.ews, "run", "--config", base+".toml")...)
-		if err != nil {
-			return s3RunOut{}, err
-		}
-		b.p = p
-		g.boards = append(g.boards, b)
-		if i == 0 { // ews1 master in every run: site A's door
-			if err := waitMaster(ctx, b, h.opt.startTimeout); err != nil {
-				return s3RunOut{}, fmt.Errorf("paper: 003 scheme 3 %s: %w (logs in %s)", setup, err, dir)
-			}
-		}
-	}
-	if err := h.waitGroup(ctx, g); err != nil {
-		return s3RunOut{}, fmt.Errorf("paper: 003 scheme 3 %s: %w (logs in %s)", setup, err, dir)
-	}
-	if err := pause(ctx, netSettle); err != nil {
-		return s3RunOut{}, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return s3RunOut{}, err
-	}
-	var targets []string
-	for _, e := range n.boards {
-		targets = append(targets, e.name+"="+e.ip+":8080")
-	}
-	var ps []*proc
-	var outs []string
-	for s, c := range n.clients {
-		door := n.boards[s*s3PerSite]
-		job := netClientsJob{URL: "http://" + door.ip + ":8080", Clients: clients[s], Think: netThink, Duration: window, Timeout: netTimeout,
-			Seed: seed*10 + uint64(s+1), Boards: targets, Out: filepath.Join(dir, c.name+".json"), Pause: s3Pause}
-		b, _ := json.Marshal(job)
-		jf := filepath.Join(dir, c.name+".job.json")
-		if err := os.WriteFile(jf, b, 0o644); err != nil {
-			return s3RunOut{}, fmt.Errorf("paper: %w", err)
-		}
-		p, err := h.procs.start(setup+"/"+c.name, filepath.Join(dir, c.name+".log"), "ip", n.exec(c, exe, netClientsArg, jf)...)
-		if err != nil {
-			return s3RunOut{}, err
-		}
-		ps, outs = append(ps, p), append(outs, job.Out)
-	}
 	out := s3RunOut{table: map[string]map[string]float64{}}
-	if err := pause(ctx, s3Pause+window/2); err != nil {
-		return s3RunOut{}, err
-	}
-	vc := &http.Client{Timeout: 2 * time.Second}
-	if code, body := get(ctx, vc, g.boards[0].url()+"/api/cluster"); code == http.StatusOK {
-		var v s3View
-		if json.Unmarshal(body, &v) == nil {
+	run, err := h.runNet(ctx, n, netPlan{cell: "scheme 3", setup: setup, policy: policy, tables: tables, perSite: s3PerSite, slots: s3Slots,
+		page: s3Page, pause: s3Pause, clients: clients, seed: seed, window: window, dir: dir, halfway: func(body []byte) {
+			var v s3View
+			if json.Unmarshal(body, &v) != nil {
+				return
+			}
 			for _, b := range v.Nodes {
 				for _, cn := range b.ClientNets {
 					if out.table[cn.Net] == nil {
@@ -168,31 +108,11 @@ func (h *harness) s3Run(ctx context.Context, n *netDist, setup string, clients [
 					out.table[cn.Net][b.Name] = cn.RTTMs
 				}
 			}
-		}
+		}})
+	if err != nil {
+		return s3RunOut{}, err
 	}
-	limit := time.NewTimer(s3Pause + window + netTimeout + 30*time.Second)
-	defer limit.Stop()
-	for _, p := range ps {
-		select {
-		case <-p.done:
-		case <-limit.C:
-			return s3RunOut{}, fmt.Errorf("paper: 003 scheme 3 %s: clients still running", setup)
-		case <-ctx.Done():
-			return s3RunOut{}, ctx.Err()
-		}
-	}
-	for i, f := range outs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return s3RunOut{}, fmt.Errorf("paper: 003 scheme 3 %s: %s's clients: %v (%v; log in %s)", setup, n.clients[i].name, err, ps[i].err, dir)
-		}
-		var r netClientsResult
-		if err := json.Unmarshal(b, &r); err != nil || r.Report == nil {
-			return s3RunOut{}, fmt.Errorf("paper: 003 scheme 3 %s: %s: %v", f, setup, err)
-		}
-		out.sites = append(out.sites, r)
-	}
-	out.res = combineSites(setup, out.sites)
+	out.res, out.sites = run.res, run.sites
 	return out, nil
 }
 
