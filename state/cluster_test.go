@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -46,15 +47,25 @@ func (f *fakeLocal) Runstate() Runstate {
 	return Running
 }
 
-// freePort returns a loopback port free for both TCP and UDP.
+// freePort returns a loopback port free for both TCP and UDP, drawn at
+// random below the kernel's ephemeral range (32768 up): a port the kernel
+// handed out for 127.0.0.1:0 and we closed again is the next one it gives
+// any other process's outgoing connection or listener, and a test running
+// beside (cmd/ews, e2e) took it before the board bound it (found by the
+// flake hunter: "port ... is already in use"). No port is handed out twice
+// in this process; a check cannot reserve it: the board binds later.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	const low, high = 10000, 32768
+	for range 200 {
+		port := low + rand.IntN(high-low)
+		if !portsHanded.claim(port) {
+			continue
 		}
-		port := l.Addr().(*net.TCPAddr).Port
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
 		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
 		l.Close()
 		if err == nil {
@@ -62,8 +73,26 @@ func freePort(t *testing.T) int {
 			return port
 		}
 	}
-	t.Fatal("no free port")
+	t.Fatal("no free port below 32768")
 	return 0
+}
+
+// portsHanded is the ports freePort has handed out in this process.
+var portsHanded = handed{ports: map[int]bool{}}
+
+type handed struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+func (h *handed) claim(port int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ports[port] {
+		return false
+	}
+	h.ports[port] = true
+	return true
 }
 
 var (
