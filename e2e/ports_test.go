@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"testing"
+
+	"github.com/ews-firmware/ews/internal/testkit/testutil"
 )
 
 // freeBase finds a base port for n boards with base..base+n-1 (HTTP),
@@ -21,12 +22,12 @@ func freeBase(t *testing.T, n int) int {
 	const low, high, slot = 10000, 32768, 300
 	for range 200 {
 		base := low + slot*rand.IntN((high-low)/slot-1)
-		if taken.claim(base) {
+		if taken.Claim(base) {
 			if portsFree(base, n) {
-				t.Cleanup(func() { taken.release(base) })
+				t.Cleanup(func() { taken.Release(base) })
 				return base
 			}
-			taken.release(base)
+			taken.Release(base)
 		}
 	}
 	t.Fatal("e2e: no free ports on loopback below 32768")
@@ -34,28 +35,7 @@ func freeBase(t *testing.T, n int) int {
 }
 
 // taken is the slots this test process has handed out and not got back.
-var taken = slots{held: map[int]bool{}}
-
-type slots struct {
-	mu   sync.Mutex
-	held map[int]bool
-}
-
-func (s *slots) claim(base int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held[base] {
-		return false
-	}
-	s.held[base] = true
-	return true
-}
-
-func (s *slots) release(base int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.held, base)
-}
+var taken testutil.Claims
 
 // portsFree reports whether the ports of n boards at base are free now.
 func portsFree(base, n int) bool {

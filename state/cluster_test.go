@@ -59,7 +59,7 @@ func freePort(t *testing.T) int {
 	const low, high = 10000, 32768
 	for range 200 {
 		port := low + rand.IntN(high-low)
-		if !portsHanded.claim(port) {
+		if !portsHanded.Claim(port) {
 			continue
 		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -78,22 +78,7 @@ func freePort(t *testing.T) int {
 }
 
 // portsHanded is the ports freePort has handed out in this process.
-var portsHanded = handed{ports: map[int]bool{}}
-
-type handed struct {
-	mu    sync.Mutex
-	ports map[int]bool
-}
-
-func (h *handed) claim(port int) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.ports[port] {
-		return false
-	}
-	h.ports[port] = true
-	return true
-}
+var portsHanded testutil.Claims
 
 var (
 	testKey  = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="

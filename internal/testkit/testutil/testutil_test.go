@@ -62,3 +62,27 @@ func TestClock(t *testing.T) {
 		t.Fatalf("now %v, want %v", got, t0.Add(59*time.Second))
 	}
 }
+
+func TestClaims(t *testing.T) {
+	var c Claims
+	for _, step := range []struct {
+		claim   bool // else release
+		n       int
+		granted bool
+	}{
+		{true, 7, true},
+		{true, 7, false}, // held
+		{true, 8, true},
+		{false, 7, false},
+		{true, 7, true}, // given back
+		{true, 8, false},
+	} {
+		if !step.claim {
+			c.Release(step.n)
+			continue
+		}
+		if got := c.Claim(step.n); got != step.granted {
+			t.Fatalf("Claim(%d) = %v, want %v", step.n, got, step.granted)
+		}
+	}
+}
