@@ -112,8 +112,12 @@ func (n *Node) Run(ctx context.Context) error {
 	o := listen.Options{Handler: n.web.handler, Timeouts: n.set.timeouts, Grace: n.boot.ShutdownTimeout, HTTP: n.boot.State.HTTP,
 		HTTPS: n.boot.HTTPS, Redirect: n.boot.Redirect, TLS: n.sec.Server, Peers: n.boot.State.Peers, MaxConnsPerClient: n.boot.MaxConnsPerClient,
 		OnDrain: []func(){n.web.hub.Close, n.web.localHub.Close, n.web.logHub.Close}, Logger: n.log}
-	if clientrtt.Supported && !n.boot.State.Standalone() {
-		o.ClientMeter = n.clu.cluster.ClientMeter() // 003's scheme 3: the clients' round trips
+	// 003's scheme 3: a board of a cluster measures its clients' round
+	// trips on its listener and publishes its nearest networks (not in the
+	// lite build)
+	clientRTT := clientrtt.Supported && !n.boot.State.Standalone()
+	if clientRTT {
+		o.ClientMeter = n.clu.cluster.ClientMeter()
 	}
 	srv, err := listen.Open(ctx, o) // node/listen
 	if err != nil {
@@ -137,9 +141,9 @@ func (n *Node) Run(ctx context.Context) error {
 	n.life.start(ctx, "events", runFunc(n.publish))
 	// the store's new versions, applied live (node/liveconf)
 	n.life.start(ctx, "config", n.acc.live)
-	n.life.start(ctx, "audit", n.acc.acct.Audit)           // the audit log's writer
-	n.life.start(ctx, "probes", n.clu.view)                // the master's probes of the boards' response times
-	if clientrtt.Supported && !n.boot.State.Standalone() { // 003's scheme 3; not in the lite build
+	n.life.start(ctx, "audit", n.acc.acct.Audit) // the audit log's writer
+	n.life.start(ctx, "probes", n.clu.view)      // the master's probes of the boards' response times
+	if clientRTT {
 		n.life.start(ctx, "client-rtt", runFunc(func(ctx context.Context) error {
 			return clientrtt.Publish(ctx, n.clu.cluster.ClientMeter(), time.Second, n.clu.cluster.SetClientNets)
 		}))
