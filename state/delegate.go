@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -246,9 +247,16 @@ func (d *delegate) setAddr(name, addr string) {
 	c.mem.mu.Lock()
 	defer c.mem.mu.Unlock()
 	if addr == "" {
+		if _, ok := c.mem.addrs[name]; ok {
+			if c.mem.left == nil || len(c.mem.left) > 256 {
+				c.mem.left = map[string]time.Time{}
+			}
+			c.mem.left[name] = time.Now()
+		}
 		delete(c.mem.addrs, name)
 	} else {
 		c.mem.addrs[name] = addr
+		delete(c.mem.left, name)
 	}
 }
 

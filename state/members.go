@@ -112,7 +112,16 @@ func (l *memberLog) due(k string) bool {
 
 // fromMember refuses a message from a board the membership does not hold
 // (NotifyAlive refused it, or it has not joined yet): a board holding the
-// key but using another board's name is not heard at all.
+// key but using another board's name is not heard at all. One exception:
+// a step-down from a board that was a member until less than tmax ago. A
+// master that shuts down sends its step-down and then leaves the
+// membership, and the leave can be handled here first (memberlist's
+// callback removes the member at once, the message waits in the inbox):
+// refused, the step-down was lost, and a board that had heard the master a
+// moment before refused its successor's claim as a forgery until the
+// master's silence grew past tmax/2 (e2e TestRollingUpgradeFromLastLanded,
+// under load). The election judges the step-down as it judges any: only
+// its own master's, at its epoch, and the master's next table undoes it.
 func (c *Cluster) fromMember(m Message) error {
 	if c.mem.ml.Load() == nil {
 		return nil
@@ -120,6 +129,10 @@ func (c *Cluster) fromMember(m Message) error {
 	name := sender(m)
 	c.mem.mu.Lock()
 	_, ok := c.mem.addrs[name]
+	if _, down := m.(*StepDownMsg); !ok && down {
+		at, was := c.mem.left[name]
+		ok = was && time.Since(at) < c.timing.TMax
+	}
 	c.mem.mu.Unlock()
 	if !ok && name != c.self.Name {
 		return fmt.Errorf("state: %s from %q, which is not a member (not joined yet, or refused)", m.Type(), name)

@@ -3,6 +3,7 @@ package state
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -18,7 +19,8 @@ type membership struct {
 	joins   atomic.Int64 // join attempts of the rejoin loop
 	refused memberLog    // refused members, logged once a minute
 
-	mu    sync.Mutex        // guards addrs, vers
-	addrs map[string]string // live members' gossip addresses, copied in the event delegate
-	vers  map[string]uint8  // versions members advertise in their node meta (NodeMeta)
+	mu    sync.Mutex           // guards addrs, left, vers
+	addrs map[string]string    // live members' gossip addresses, copied in the event delegate
+	left  map[string]time.Time // when a member left or died (fromMember's step-down window)
+	vers  map[string]uint8     // versions members advertise in their node meta (NodeMeta)
 }
