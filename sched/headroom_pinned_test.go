@@ -88,3 +88,62 @@ func TestHeadroomKeepsPinnedBoardsLastSlot(t *testing.T) {
 		})
 	}
 }
+
+// A pinned board keeps its last slot only while a device that first-class
+// requests pinned there operate on could start now: with its one device
+// busy, an action for it would wait for the device, not a slot, so the
+// pages get the slot; another pinned device idle there, a pinned request
+// for no device, keep it; a device last pinned there over headroomHold ago
+// keeps nothing.
+func TestHeadroomPinnedBoardKeepsForAnIdleDevice(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		before []*Request // run and ended first, at the start
+		later  bool       // advance past headroomHold after them
+		run    *Request   // runs on a while the pages come
+		onA    int        // of 5 pages, those a takes (3 slots, one taken)
+	}{
+		{"its one device busy", nil, false, actOn("relay"), 2},
+		{"another pinned device idle", []*Request{actOn("sensor")}, false, actOn("relay"), 1},
+		{"that other device quiet since", []*Request{actOn("sensor")}, true, actOn("relay"), 2},
+		{"a pinned request for no device", nil, false, &Request{Class: control, Board: "a"}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			s := devCfg()
+			s.QueueTarget = 0
+			s.Headroom = HeadroomAuto // nothing measured outside pins: the cluster keeps none
+			h := newHarness(t, s, Options{Clock: clk}, board("a", 3), board("b", 3))
+			for _, r := range tt.before {
+				h.now(r).Done()
+			}
+			if tt.later {
+				clk.Advance(headroomHold + time.Millisecond)
+			}
+			held := []Ticket{h.now(tt.run)}
+			var rest []*pending
+			for range 5 {
+				p := h.try(&Request{Class: browse})
+				if o, ok := ready(p); ok {
+					if o.err != nil {
+						t.Fatal(o.err)
+					}
+					held = append(held, o.t)
+				} else {
+					rest = append(rest, p)
+				}
+			}
+			if a, b := h.linknum("a"), h.linknum("b"); a != 1+tt.onA || b != 3 {
+				t.Fatalf("a runs %d, b %d; want 1 + %d pages and 3", a, b, tt.onA)
+			}
+			for _, tk := range held {
+				tk.Done()
+			}
+			for _, p := range rest {
+				if o := h.result(p); o.err == nil {
+					o.t.Done()
+				}
+			}
+		})
+	}
+}
