@@ -88,14 +88,19 @@ func (d *Dispatcher) holds(qi int, now time.Time) bool {
 }
 
 // autoSlots is auto's headroom for a first class that held mean slots on
-// average outside any board pin (occupancy.go): that mean rounded up, plus
-// one for its bursts; none when it held none (control all pinned to boards
-// is kept for on its boards, headroom_pinned.go).
+// average outside any board pin (occupancy.go): the mean plus one standard
+// deviation of a Poisson count of that mean, rounded up, for its bursts;
+// none when it held none (control all pinned to boards is kept for on its
+// boards, headroom_pinned.go). (It was the mean rounded up plus one: on the
+// sensors mix at 1.8x the mean sat near 2 and the headroom swung between 3
+// and 4, and at 3 a control burst waited for pages (measured,
+// docs/BENCHMARKS.md: control p99 21.2 ms under auto, 19.4 at 4, 24.6 at
+// 3); the burst of a busier class grows as its square root, not by one.)
 func autoSlots(mean float64) int {
 	if !(mean > 0) { // also NaN
 		return 0
 	}
-	return int(math.Ceil(mean)) + 1
+	return int(math.Ceil(mean + math.Sqrt(mean)))
 }
 
 // keptFrom is the slots the headroom keeps from class c now (admission's

@@ -44,9 +44,10 @@ func TestHeadroom(t *testing.T) {
 		{"2", "2", 2, true, 2},
 		{"3", "3", 2, true, 1},
 		{"capped", "9", 2, true, 1},                 // capped at 3: browse keeps one slot
-		{"auto 3 slots", "auto", 2, true, 1},        // 2 busy slots, plus one
-		{"auto 2 slots", "auto", 0.4, true, 2},      // 0.4 slots, rounded up, plus one
+		{"auto 3 slots", "auto", 1.5, true, 1},      // 1.5 busy slots + √1.5, rounded up
+		{"auto 2 slots", "auto", 0.4, true, 2},      // 0.4 + √0.4, rounded up
 		{"auto, none measured", "auto", 0, true, 3}, // control all pinned, or not yet measured: nothing kept
+		{"auto, a little", "auto", 0.05, true, 3},   // 0.05 + 0.22: one slot, the running control request's
 		{"quiet control", "auto", 2, false, 4},
 		{"fixed, quiet control", "2", 2, false, 4},
 		{"below overload too", "2", 0.2, true, 2}, // 0.2 + (browse 50/s) 1.0 < 4 slots: kept all the same

@@ -56,7 +56,7 @@ func TestAutoSlots(t *testing.T) {
 		want int
 	}{
 		{0, 0}, {-1, 0}, {math.NaN(), 0}, // none measured, or nonsense: nothing kept
-		{0.01, 2}, {0.4, 2}, {1, 2}, {1.5, 3}, {2, 3}, {2.01, 4},
+		{0.01, 1}, {0.4, 2}, {1, 2}, {1.5, 3}, {2, 4}, {2.34, 4}, {3, 5}, {9, 12}, // mean + √mean, rounded up
 	} {
 		if got := autoSlots(tt.mean); got != tt.want {
 			t.Errorf("autoSlots(%v) = %d, want %d", tt.mean, got, tt.want)
