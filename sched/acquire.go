@@ -48,7 +48,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, req *Request) (Ticket, error) 
 	if class == 0 {
 		d.room.lastTop = now
 	}
-	d.notePinnedTop(class, bi, now)
+	d.notePinnedTop(class, bi, di, now)
 	qi := d.qindex(class)
 	// After every dispatch round no queued request can be placed, so one
 	// that can be placed now goes ahead of nobody: dispatch it at once

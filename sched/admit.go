@@ -17,10 +17,7 @@ type admission struct {
 	arrived []int           // arrivals per class in the current window
 	lambda  []float64       // arrival rate per class, requests/s (EWMA over windows)
 	since   time.Time       // start of the current window
-	// of the first class, those pinned to a board (headroom.go: the
-	// board keeps its slot for them, not the cluster)
-	pinnedArr    int
-	pinnedLambda float64
+	occ     occupancy       // the first class's busy slots not pinned to a board (headroom.go)
 }
 
 const (
@@ -52,8 +49,7 @@ func (a *admission) roll(now time.Time) {
 		a.lambda[c] += admitAlpha * (inst - a.lambda[c])
 		a.arrived[c] = 0
 	}
-	a.pinnedLambda += admitAlpha * (float64(a.pinnedArr)/el.Seconds() - a.pinnedLambda)
-	a.pinnedArr = 0
+	a.occ.roll(now, el)
 	a.since = now
 }
 

@@ -53,8 +53,10 @@ type Board struct {
 	heard    time.Time // Options.Proxy: when that report was heard (the row's LastSeenMs)
 	finished int       // Options.Proxy: tickets on it that finished since that report
 	elig     bool      // eligible in the current dispatch round
-	// when a first-class request pinned to it last arrived (headroom_pinned.go)
+	// when a first-class request pinned to it for no device last arrived,
+	// and the devices such requests operated on (headroom_pinned.go)
 	topPinned time.Time
+	pinDevs   []pinDev
 }
 
 // ID is the board's index in its Dispatcher: 0, 1, ... in the order the

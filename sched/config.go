@@ -41,14 +41,16 @@ type Config struct {
 	// views moving under a flood of control requests, at their expense.
 	Reserve float64
 
-	// Headroom keeps slots free for the first class under overload, so a
-	// control request does not wait for a page to finish: "off" (or "",
-	// the default: lower classes may take every slot), a number of slots,
-	// or "auto" (the first class's measured busy slots: arrival rate ×
-	// mean service time, rounded up). It holds only under overload (the
-	// offered load of all classes exceeds the slots) and while a
+	// Headroom keeps slots for the first class, so a control request does
+	// not wait for a page to finish: "off" (or "", the default: lower
+	// classes may take every slot), a number of slots, or "auto" (m + √m
+	// rounded up, m the slots the first class not pinned to a board held
+	// on average, measured: headroom.go). The first class's running
+	// requests count inside those slots. It holds at any load while a
 	// first-class request arrived within the last second; one slot always
-	// stays open to the lower classes. Not for one-FIFO policies (lc).
+	// stays open to the lower classes; and a board that such a request
+	// pinned to it for an idle device keeps its last slot
+	// (headroom_pinned.go). Not for one-FIFO policies (lc).
 	Headroom string
 
 	// Stale is what the Dispatcher does about load figures up to one

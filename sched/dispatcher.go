@@ -92,7 +92,6 @@ type Dispatcher struct {
 	queues  []queue
 	depth   []int    // queued per class
 	started []uint64 // dispatched per class since this dispatcher began
-	topBusy int      // first-class requests running (headroom.go)
 	notes   []note   // Request.Started calls due once the lock is released
 	admit   admission
 	seq     uint64

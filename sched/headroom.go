@@ -36,7 +36,7 @@ func ParseHeadroom(s string) (int, error) {
 // headroom keeps slots for the first class: while a first-class request
 // arrived within headroomHold, the lower classes together take at most the
 // slots less want() on the eligible boards; the first class's own running
-// requests count in the want() slots (issue 49: control not counted
+// requests (those not pinned to a board) count in the want() slots (issue 49: control not counted
 // against the pages' slots), so what is kept costs the pages only while
 // control leaves it unused, and only when the pages would fill the slots
 // it keeps. A control request then rarely waits for a page to end, at any
@@ -56,10 +56,8 @@ func (h *headroom) want(a *admission, total int, now time.Time) int {
 		return 0
 	}
 	r := h.slots
-	if r < 0 { // auto: the first class's mean busy slots (Little's law), plus one for its bursts;
-		// those pinned to a board count on their board (headroom_pinned.go), where the
-		// cluster's slots would not serve them
-		r = int(math.Ceil(max(a.lambda[0]-a.pinnedLambda, 0)*a.svc[0].Seconds())) + 1
+	if r < 0 {
+		r = autoSlots(a.occ.mean)
 	}
 	if r > total-1 {
 		r = total - 1 // one slot always stays open to the lower classes
@@ -80,13 +78,29 @@ func (d *Dispatcher) freeSlots() int {
 
 // holds reports whether the headroom keeps a request of queue qi back now:
 // starting it would leave fewer free slots than the headroom less the
-// first-class requests running.
+// first-class requests running outside any board pin.
 func (d *Dispatcher) holds(qi int, now time.Time) bool {
 	if qi == 0 || d.one || d.room.slots == 0 {
 		return false
 	}
 	r := d.room.want(&d.admit, d.slots(), now)
-	return r > 0 && d.freeSlots()-1 < r-d.topBusy
+	return r > 0 && d.freeSlots()-1 < r-d.admit.occ.busy
+}
+
+// autoSlots is auto's headroom for a first class that held mean slots on
+// average outside any board pin (occupancy.go): the mean plus one standard
+// deviation of a Poisson count of that mean, rounded up, for its bursts;
+// none when it held none (control all pinned to boards is kept for on its
+// boards, headroom_pinned.go). (It was the mean rounded up plus one: on the
+// sensors mix at 1.8x the mean sat near 2 and the headroom swung between 3
+// and 4, and at 3 a control burst waited for pages (measured,
+// docs/BENCHMARKS.md: control p99 21.2 ms under auto, 19.4 at 4, 24.6 at
+// 3); the burst of a busier class grows as its square root, not by one.)
+func autoSlots(mean float64) int {
+	if !(mean > 0) { // also NaN
+		return 0
+	}
+	return int(math.Ceil(mean + math.Sqrt(mean)))
 }
 
 // keptFrom is the slots the headroom keeps from class c now (admission's

@@ -30,26 +30,27 @@ func TestParseHeadroom(t *testing.T) {
 // most 4 − headroom: the control request running counts in the headroom),
 // that a control request still finds a slot, and that the held browse
 // request starts once the control class has been quiet for headroomHold.
-// The measured load is set directly: control rate × 20 ms busy slots,
-// browse 200/s.
+// The measured load is set directly: control's busy slots, browse 200/s.
 func TestHeadroom(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		headroom string
-		rate     float64 // control arrivals/s as admission measured them
+		occ      float64 // control's busy slots as admission measured them
 		control  bool    // a control request arrives first
 		browse   int     // of 4 browse requests, started at once
 	}{
-		{"off", "off", 100, true, 3},
-		{"1", "1", 100, true, 3}, // the running control request is the one kept
-		{"2", "2", 100, true, 2},
-		{"3", "3", 100, true, 1},
-		{"capped", "9", 100, true, 1},          // capped at 3: browse keeps one slot
-		{"auto 3 slots", "auto", 100, true, 1}, // 100/s × 20 ms = 2 slots, plus one
-		{"auto 2 slots", "auto", 20, true, 2},  // 0.4 slots, rounded up, plus one
-		{"quiet control", "auto", 100, false, 4},
-		{"fixed, quiet control", "2", 100, false, 4},
-		{"below overload too", "2", 10, true, 2}, // 0.2 + (browse 50/s) 1.0 < 4 slots: kept all the same
+		{"off", "off", 2, true, 3},
+		{"1", "1", 2, true, 3}, // the running control request is the one kept
+		{"2", "2", 2, true, 2},
+		{"3", "3", 2, true, 1},
+		{"capped", "9", 2, true, 1},                 // capped at 3: browse keeps one slot
+		{"auto 3 slots", "auto", 1.5, true, 1},      // 1.5 busy slots + √1.5, rounded up
+		{"auto 2 slots", "auto", 0.4, true, 2},      // 0.4 + √0.4, rounded up
+		{"auto, none measured", "auto", 0, true, 3}, // control all pinned, or not yet measured: nothing kept
+		{"auto, a little", "auto", 0.05, true, 3},   // 0.05 + 0.22: one slot, the running control request's
+		{"quiet control", "auto", 2, false, 4},
+		{"fixed, quiet control", "2", 2, false, 4},
+		{"below overload too", "2", 0.2, true, 2}, // 0.2 + (browse 50/s) 1.0 < 4 slots: kept all the same
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newFakeClock()
@@ -62,7 +63,8 @@ func TestHeadroom(t *testing.T) {
 				browseRate = 50
 			}
 			h.d.mu.Lock()
-			h.d.admit.lambda[control], h.d.admit.lambda[browse] = tt.rate, browseRate
+			h.d.admit.lambda[control], h.d.admit.lambda[browse] = 100, browseRate
+			h.d.admit.occ.mean = tt.occ
 			h.d.admit.svc[control], h.d.admit.svc[browse] = 20*time.Millisecond, 20*time.Millisecond
 			h.d.mu.Unlock()
 			var held []Ticket

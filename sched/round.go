@@ -129,6 +129,10 @@ func (d *Dispatcher) start(req *Request, seq uint64, class int, b *Board, dev in
 		d.trace(req, seq, b)
 	}
 	t := d.take(b, class, dev, req.Read, false)
+	if class == 0 && !req.pinned() { // the slots the cluster's headroom keeps serve it
+		t.f.room = true
+		d.admit.occ.change(t.f.start, 1)
+	}
 	d.devStart(dev, req.Read, b.idx)
 	d.m.dispatch[b.idx][class].Inc()
 	d.started[class]++
@@ -150,10 +154,7 @@ func (d *Dispatcher) take(b *Board, class, dev int, read, lease bool) Ticket {
 		f = &flight{d: d}
 	}
 	f.b, f.class, f.weight, f.start = b, class, w, d.now()
-	f.dev, f.read, f.lease = dev, read, lease
-	if class == 0 && !lease {
-		d.topBusy++
-	}
+	f.dev, f.read, f.lease, f.room = dev, read, lease, false
 	return Ticket{Board: b.Name, Addr: b.Addr, Class: class, f: f, gen: f.gen}
 }
 
@@ -164,8 +165,8 @@ func (d *Dispatcher) finish(f *flight) {
 	if !f.lease { // a lease is held across many requests, or idle: not a service time
 		d.admit.served(f.class, now.Sub(f.start))
 	}
-	if f.class == 0 && !f.lease && d.topBusy > 0 {
-		d.topBusy--
+	if f.room {
+		d.admit.occ.change(now, -1)
 	}
 	b := f.b
 	if b.local > 0 {

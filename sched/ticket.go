@@ -30,6 +30,7 @@ type flight struct {
 	dev    int       // device index, -1 = none
 	read   bool      // a read of dev
 	lease  bool      // a follower's leased slot (lease.go): no service time
+	room   bool      // first class, not pinned: counted in the headroom's occupancy
 	gen    uint64
 }
 

@@ -48,6 +48,6 @@ func (d *Dispatcher) TryAcquire(req *Request) (Ticket, bool) {
 	if class == 0 {
 		d.room.lastTop = now
 	}
-	d.notePinnedTop(class, bi, now)
+	d.notePinnedTop(class, bi, di, now)
 	return d.start(req, 0, class, b, di), true
 }

@@ -18,7 +18,8 @@ loopback_init() {
 }
 
 # loopback_here OUT: loopback_init in OUT (made if missing) on random ports,
-# HTTP from base (set: 20000..39999) and gossip from base+10; bin, when the
+# HTTP from base (set: LOOPBACK_BASE, else 20000..39999) and gossip from
+# base+10 (a session beside that owns a range gives its own); bin, when the
 # caller left it empty, is OUT/ews built from ./cmd/ews (run from the tree).
 loopback_here() {
 	mkdir -p "$1"
@@ -26,7 +27,7 @@ loopback_here() {
 		bin=$1/ews
 		go build -o "$bin" ./cmd/ews
 	fi
-	base=$((20000 + RANDOM % 20000))
+	base=${LOOPBACK_BASE:-$((20000 + RANDOM % 20000))}
 	loopback_init "$1" "$base" $((base + 10))
 }
 
