@@ -97,7 +97,12 @@ func (p *chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (P
 }
 
 // Start gives the client the sticky cookie of the board the master chose.
+// A request handed a slot of the lease was not placed by the master: as
+// on the lease path, no cookie and no planted bug.
 func (p *chanPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
+	if p.leased {
+		return p.f.boardTry(rt), false
+	}
 	if p.f.cfg.sticky {
 		p.f.setSticky(w, rt.in.r, rt.to.board)
 	}
