@@ -43,6 +43,40 @@ func (d *Dispatcher) Queued() bool {
 	return d.total > 0
 }
 
+// QueuedBesides reports whether a request waits in the queue that is not
+// one entry's own, of the lowest class, for any board: the only waiters a
+// lease of entry's board takes no slot from, since every slot freed would
+// go to one of entry's requests of that class anyway (the follower hands
+// its lease's freed slots to those, oldest first, place.Chan). Anything
+// else waiting (another entry's request, a higher class, a pinned or
+// device request) makes a lease's watch revoke the leases.
+func (d *Dispatcher) QueuedBesides(entry string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.total == 0 {
+		return false
+	}
+	if entry == "" {
+		return true
+	}
+	low := d.cls.Len() - 1
+	for qi := range d.queues {
+		q := &d.queues[qi]
+		if q.n == 0 {
+			continue
+		}
+		if qi != d.qindex(low) || q.npinned > 0 || q.nlocked > 0 {
+			return true
+		}
+		for w := q.any.head; w != nil; w = w.next {
+			if w.class != low || w.req == nil || w.req.Entry != entry {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // leaseRoom is how many of n slots b may be leased now: none unless it is
 // running, within LeaseSlack of the least busy running board, and below
 // its capacity. Under d.mu.

@@ -175,3 +175,41 @@ func TestRanOnLease(t *testing.T) {
 		})
 	}
 }
+
+// A lease of entry f's board is revoked unless every waiting request is
+// f's own, of the lowest class, for any board: those would get every freed
+// slot anyway.
+func TestQueuedBesides(t *testing.T) {
+	tests := []struct {
+		name  string
+		queue []*Request
+		entry string
+		want  bool
+	}{
+		{name: "nothing waits", entry: "f"},
+		{name: "f's own pages", entry: "f", queue: []*Request{{Class: browse, Entry: "f"}, {Class: browse, Entry: "f"}}},
+		{name: "another entry's page", entry: "f", queue: []*Request{{Class: browse, Entry: "f"}, {Class: browse, Entry: "g"}}, want: true},
+		{name: "the master's own page", entry: "f", queue: []*Request{{Class: browse}}, want: true},
+		{name: "f's own control", entry: "f", queue: []*Request{{Class: control, Entry: "f"}}, want: true},
+		{name: "f's own page pinned", entry: "f", queue: []*Request{{Class: browse, Entry: "f", Board: "a"}}, want: true},
+		{name: "no entry named", entry: "", queue: []*Request{{Class: browse}}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, schedCfg("priority-lc", 8), Options{}, Board{Name: "a", Capacity: 1, Running: true})
+			held := h.now(&Request{Class: browse})
+			var waiting []*pending
+			for _, r := range tt.queue {
+				waiting = append(waiting, h.queue(r))
+			}
+			if got := h.d.QueuedBesides(tt.entry); got != tt.want {
+				t.Fatalf("QueuedBesides(%q) = %v, want %v", tt.entry, got, tt.want)
+			}
+			for _, p := range waiting {
+				p.cancel()
+				h.result(p)
+			}
+			held.Done()
+		})
+	}
+}

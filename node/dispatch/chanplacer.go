@@ -12,11 +12,14 @@ import (
 // chanPlacer places a request over the follower's placement channel: the
 // master admits it as its own and answers the board, whose slot it holds
 // until the follower's end frame (Release). One per request: the channel
-// it was placed over and the placement to end.
+// it was placed over and the placement to end, or the slot of this
+// board's lease the channel handed it while it waited (place.Chan.FreeLease).
 type chanPlacer struct {
-	f  *Front
-	pc *place.Chan
-	id uint32 // the placement to end; 0: none held
+	f         *Front
+	pc        *place.Chan
+	id        uint32 // the placement to end; 0: none held
+	leaseable bool   // the request may run here on a slot of the lease (Front.leaseable)
+	leased    bool   // it holds a slot of the lease: Release frees it
 }
 
 // Place asks the master where rt's request runs (first), or where it runs
@@ -35,8 +38,15 @@ func (p *chanPlacer) Place(ctx context.Context, rt *route) (Placer, error) {
 	if retry {
 		q.Exclude = []string{rt.to.board}
 	}
+	q.Leaseable = p.leaseable && !retry
 	a, err := pc.Place(ctx, &q)
 	switch {
+	case err == nil && a.Leased: // a slot of the lease freed while it waited: it runs here
+		f.placing.pm.lease.Inc()
+		pc.Ran(r.Method, r.URL.Path) // the master's per-class figures
+		p.leased = true
+		rt.to = target{board: rt.in.self, self: true}
+		return nil, nil
 	case retry && err == nil && !a.Placed:
 		return nil, errNotPlaced
 	case retry && err != nil:
@@ -87,7 +97,12 @@ func (p *chanPlacer) refused(ctx context.Context, rt *route, a *place.Answer) (P
 }
 
 // Start gives the client the sticky cookie of the board the master chose.
+// A request handed a slot of the lease was not placed by the master: as
+// on the lease path, no cookie and no planted bug.
 func (p *chanPlacer) Start(w http.ResponseWriter, rt *route) (try, bool) {
+	if p.leased {
+		return p.f.boardTry(rt), false
+	}
 	if p.f.cfg.sticky {
 		p.f.setSticky(w, rt.in.r, rt.to.board)
 	}
@@ -101,6 +116,10 @@ func (p *chanPlacer) Failed(rt *route, v verdict, err error) { p.f.boardFailed(r
 // the handler or the proxy aborts the answer (http.ErrAbortHandler: a
 // board that failed mid-answer), so the master never keeps its slot.
 func (p *chanPlacer) Release(*route, bool) {
+	if p.leased {
+		p.leased = false
+		p.pc.FreeLease()
+	}
 	if p.id != 0 {
 		p.pc.End(p.id)
 		p.id = 0

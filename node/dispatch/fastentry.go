@@ -46,14 +46,24 @@ func (f *Front) enter(w http.ResponseWriter, in *inbound) {
 	if leaseable && pc.TakeLease() { // place/lease.go
 		f.placing.pm.lease.Inc()
 		pc.Ran(r.Method, r.URL.Path) // the master's per-class figures
-		defer pc.FreeLease()
-		f.runLocal(w, r)
+		hw := &heldWriter{w: w}
+		f.runLeased(hw, r, pc)
+		hw.finish() // the slot is free before the client reads (not reached when the handler aborted)
 		return
 	}
-	f.route(w, &route{in: *in, start: time.Now()}, &chanPlacer{f: f, pc: pc})
+	f.route(w, &route{in: *in, start: time.Now()}, &chanPlacer{f: f, pc: pc, leaseable: leaseable})
 	if leaseable {
 		pc.AskLease()
 	}
+}
+
+// runLeased runs r here on a slot of the lease taken for it, its answer
+// held (heldWriter) so the slot frees, or passes to a request waiting for
+// one (place.Chan.FreeLease), before the client reads it, as a placed
+// request's does.
+func (f *Front) runLeased(w http.ResponseWriter, r *http.Request, pc *place.Chan) {
+	defer pc.FreeLease()
+	f.runLocal(w, r)
 }
 
 // leaseable reports whether in's request may run here on a slot the master leased

@@ -316,55 +316,78 @@ func leaseOf(b *tboard) (granted, inUse int, revoked bool) {
 
 // A follower runs requests on the slots the master leased it while the
 // master's queue is empty: counted on its board in the master's table
-// (never past its capacity), never asked for one by one. When a request
-// waits in the queue the lease is revoked: the follower places its
-// requests again, and gives every slot back as it frees, so the queued
-// request gets one; at rest nothing stays leased.
+// (never past its capacity), never asked for one by one. When another
+// entry's request waits in the queue (here the master's own) the lease is
+// revoked: the follower places its requests again, and gives every slot
+// back as it frees, so the queued request gets one. When what waits is
+// the follower's own page, the lease stays and the follower hands it the
+// first slot that frees (place.Chan.FreeLease), without a placement. At
+// rest nothing stays leased.
 func TestLeaseRevokedWhenTheMasterQueues(t *testing.T) {
-	tc := newCluster(t, clusterOpts{})
-	runOnly(tc, "ews3") // capacity 4, the follower ews3 is the only running board
-	f := tc.boards[2]
-	if resp, _ := do(t, nil, "GET", f.srv.URL+"/warm", nil, ""); resp.StatusCode != 200 { // placed; asks for a lease
-		t.Fatalf("status %d", resp.StatusCode)
+	tests := []struct {
+		name       string
+		viaMaster  bool // the fifth request enters at the master, not the follower
+		wantLease  float64
+		wantPlaced float64
+	}{
+		{name: "another entry's request waits", viaMaster: true, wantLease: 4, wantPlaced: 1},     // /warm; /f is the master's
+		{name: "the follower's own request waits", viaMaster: false, wantLease: 5, wantPlaced: 1}, // /warm; /f handed a slot of the lease
 	}
-	testutil.Eventually(t, "a lease of the 4 slots", func() bool { g, _, _ := leaseOf(f); return g == 4 })
-	if n := tc.linknum("ews3"); n != 4 {
-		t.Fatalf("linknum of ews3 with 4 slots leased: %d, want 4", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tc := newCluster(t, clusterOpts{})
+			runOnly(tc, "ews3") // capacity 4, the follower ews3 is the only running board
+			f := tc.boards[2]
+			if resp, _ := do(t, nil, "GET", f.srv.URL+"/warm", nil, ""); resp.StatusCode != 200 { // placed; asks for a lease
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			testutil.Eventually(t, "a lease of the 4 slots", func() bool { g, _, _ := leaseOf(f); return g == 4 })
+			if n := tc.linknum("ews3"); n != 4 {
+				t.Fatalf("linknum of ews3 with 4 slots leased: %d, want 4", n)
+			}
+			f.mode.Store(modeBlock)
+			codes := make(chan int, 8)
+			get := func(url string) {
+				resp, _ := do(t, nil, "GET", url, nil, "")
+				codes <- resp.StatusCode
+			}
+			for _, p := range []string{"/b", "/c", "/d", "/e"} {
+				go get(f.srv.URL + p)
+			}
+			testutil.Eventually(t, "four requests on the lease", func() bool { _, u, _ := leaseOf(f); return u == 4 })
+			if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
+				t.Fatalf("run on the lease: %v, want 4", n)
+			}
+			entry := f.srv.URL
+			if tt.viaMaster {
+				entry = tc.boards[0].srv.URL
+			}
+			go get(entry + "/f") // no free slot: waits in the master's queue
+			testutil.Eventually(t, "/f queued", func() bool { return tc.d.Depths()["browse"] == 1 })
+			if tt.viaMaster {
+				testutil.Eventually(t, "the lease revoked", func() bool { _, _, revoked := leaseOf(f); return revoked })
+			}
+			if n := tc.linknum("ews3"); n != 4 {
+				t.Fatalf("linknum of ews3 at capacity: %d, want 4", n)
+			}
+			for range 5 {
+				f.release <- struct{}{}
+			}
+			for range 5 {
+				if c := <-codes; c != 200 {
+					t.Fatalf("status %d", c)
+				}
+			}
+			if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)); n != tt.wantPlaced {
+				t.Fatalf("placed one by one: %v, want %v", n, tt.wantPlaced)
+			}
+			if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedLease)); n != tt.wantLease {
+				t.Fatalf("run on the lease: %v, want %v", n, tt.wantLease)
+			}
+			tc.waitIdle() // the lease went back: revoked, or idle
+			testutil.Eventually(t, "the lease given back", func() bool { g, u, r := leaseOf(f); return g == 0 && u == 0 && !r })
+		})
 	}
-	f.mode.Store(modeBlock)
-	codes := make(chan int, 8)
-	get := func(path string) {
-		resp, _ := do(t, nil, "GET", f.srv.URL+path, nil, "")
-		codes <- resp.StatusCode
-	}
-	for _, p := range []string{"/b", "/c", "/d", "/e"} {
-		go get(p)
-	}
-	testutil.Eventually(t, "four requests on the lease", func() bool { _, u, _ := leaseOf(f); return u == 4 })
-	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedLease)); n != 4 {
-		t.Fatalf("run on the lease: %v, want 4", n)
-	}
-	go get("/f") // no free slot: placed, and waits in the master's queue
-	testutil.Eventually(t, "/f queued and the lease revoked", func() bool {
-		_, _, revoked := leaseOf(f)
-		return tc.d.Depths()["browse"] == 1 && revoked
-	})
-	if n := tc.linknum("ews3"); n != 4 {
-		t.Fatalf("linknum of ews3 at capacity: %d, want 4", n)
-	}
-	for range 5 {
-		f.release <- struct{}{}
-	}
-	for range 5 {
-		if c := <-codes; c != 200 {
-			t.Fatalf("status %d", c)
-		}
-	}
-	if n := metricValue(t, f.front.placing.pm.placed.WithLabelValues(PlacedOK)); n != 2 {
-		t.Fatalf("placed one by one: %v, want 2 (/warm and /f)", n)
-	}
-	tc.waitIdle() // the lease went back: revoked, then idle
-	testutil.Eventually(t, "the revocation lifted", func() bool { g, _, r := leaseOf(f); return g == 0 && !r })
 }
 
 // Requests a follower runs on its lease count in the master's per-class

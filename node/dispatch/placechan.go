@@ -76,7 +76,8 @@ func (f *Front) servePlace(w http.ResponseWriter, r *http.Request) {
 	}
 	f.placing.chans.Add(nc)
 	defer f.placing.chans.Remove(nc)
-	err = place.Serve(context.WithoutCancel(r.Context()), nc, brw.Reader, board, placeQueue{f}, f.placing.pm.served.Inc)
+	handsOn := r.Header.Get(place.HeaderHandOn) == "1"
+	err = place.Serve(context.WithoutCancel(r.Context()), nc, brw.Reader, board, handsOn, placeQueue{f}, f.placing.pm.served.Inc)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		f.log.Debug("dispatch: placement channel closed", "peer", r.RemoteAddr, "err", err)
 	}
@@ -117,6 +118,7 @@ func (f *Front) dialPlace(to place.Master) (nc net.Conn, ran bool, off time.Dura
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", PlaceProtocol)
 	req.Header.Set(HeaderPlaceBoard, f.c.Self())
+	req.Header.Set(place.HeaderHandOn, "1") // place.Chan.FreeLease
 	f.marks.SignPeer(req, to.Name)
 	_ = bc.nc.SetDeadline(time.Now().Add(place.DialTimeout))
 	stop := context.AfterFunc(ctx, bc.expire)

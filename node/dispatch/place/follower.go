@@ -204,6 +204,11 @@ type Request struct {
 	Board        string   // pinned board
 	Sticky       string   // the sticky cookie's board
 	Exclude      []string // boards that failed it
+	// Leaseable: it may run here on a slot of this board's lease (no
+	// device, not pinned elsewhere, a first placement): while it waits in
+	// the master's queue, a slot of the lease that frees is handed to it
+	// (Answer.Leased) instead of a request that came after it.
+	Leaseable bool
 }
 
 // Answer is the master's: placed on Board (at Addr, in the master's
@@ -217,6 +222,10 @@ type Answer struct {
 	RetryAfter  time.Duration // not placed: shed, with Class and Reason
 	Class       string
 	Reason      string
+	// Leased: not placed by the master; a slot of this board's lease
+	// freed while it waited and is now its own (the master was told to
+	// let its wait go): it runs here, and FreeLease, not End, ends it.
+	Leased bool
 }
 
 // Place asks the master where r runs; the answer's ID is the one to End.
@@ -225,16 +234,19 @@ type Answer struct {
 // told the master).
 func (c *Chan) Place(ctx context.Context, r *Request) (Answer, error) {
 	q := placeReq{client: r.Client, method: r.Method, path: r.Path, board: r.Board, sticky: r.Sticky, exclude: r.Exclude}
-	a, err := c.place(ctx, &q)
+	a, err := c.place(ctx, &q, r.Leaseable)
 	if err != nil {
 		return Answer{}, err
+	}
+	if a.leased {
+		return Answer{ID: a.id, Leased: true}, nil
 	}
 	return Answer{ID: a.id, Placed: a.placed, Epoch: a.epoch, Board: a.board, Addr: a.addr, NotMaster: !a.placed && a.code == placeNotMaster,
 		RetryAfter: time.Duration(a.retry) * time.Millisecond, Class: a.class, Reason: a.reason}, nil
 }
 
 // place is Place in the frames' terms.
-func (c *Chan) place(ctx context.Context, q *placeReq) (placeAns, error) {
+func (c *Chan) place(ctx context.Context, q *placeReq, leaseable bool) (placeAns, error) {
 	ch := make(chan placeAns, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -245,6 +257,9 @@ func (c *Chan) place(ctx context.Context, q *placeReq) (placeAns, error) {
 	c.next++
 	q.id = c.next
 	c.pending[q.id] = ch
+	if leaseable {
+		c.queueLeaseable(q.id)
+	}
 	c.mu.Unlock()
 	c.w.mu.Lock()
 	buf, ok := appendPlace(c.w.buf, q)
@@ -267,11 +282,28 @@ func (c *Chan) place(ctx context.Context, q *placeReq) (placeAns, error) {
 	case a := <-ch:
 		return a, nil
 	case <-ctx.Done():
-		c.forget(q.id)
+		if !c.forget(q.id) {
+			c.dropAnswer(ch) // answered meanwhile: a slot of the lease handed to it goes on
+		}
 		c.End(q.id) // placed meanwhile or still waiting: the master lets go either way
 		return placeAns{}, ctx.Err()
 	case <-c.done:
+		c.dropAnswer(ch)
 		return placeAns{}, ErrChannelDown
+	}
+}
+
+// dropAnswer frees what an answer that nobody takes holds here: a slot of
+// the lease handed to a request that left, or whose channel closed
+// (handed under c.mu, so it is in ch by the time forget finds its request
+// gone). A placement's slot goes back by its end frame.
+func (c *Chan) dropAnswer(ch chan placeAns) {
+	select {
+	case a := <-ch:
+		if a.leased {
+			c.FreeLease()
+		}
+	default:
 	}
 }
 
@@ -296,11 +328,13 @@ func (c *Chan) flushHeld() {
 	}
 }
 
-// forget stops waiting for id's answer.
-func (c *Chan) forget(id uint32) {
+// forget stops waiting for id's answer; false: it was answered already.
+func (c *Chan) forget(id uint32) bool {
 	c.mu.Lock()
+	_, ok := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
+	return ok
 }
 
 // End tells the master that placed request id is over: its slot goes

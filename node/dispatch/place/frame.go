@@ -54,6 +54,13 @@ const (
 	// follower sends them to no other (an older master would close the
 	// channel on an unknown type).
 	HeaderRan = "X-Ews-Place-Ran"
+	// HeaderHandOn in a follower's upgrade says it hands a freed slot of
+	// its lease to its own placement waiting in the master's queue
+	// (Chan.FreeLease): only for such a follower does the master keep
+	// the lease while its queue holds nothing but that follower's own
+	// requests of the lowest class (an older follower would let them wait
+	// behind requests that came after them).
+	HeaderHandOn = "X-Ews-Place-Hand-On"
 )
 
 // Frame types, by direction. ONLY APPEND TO THESE LISTS.
@@ -114,6 +121,7 @@ type placeAns struct {
 	retry  uint32
 	class  string
 	reason string
+	leased bool // not on the wire: a slot of the follower's lease was handed to it (Chan.handOn)
 }
 
 // appendPlace appends a place frame; false when a field is over its limit

@@ -29,6 +29,7 @@ const (
 // masterLease is a channel's lease on the master.
 type masterLease struct {
 	board    string         // the follower's board
+	handsOn  bool           // the follower hands freed slots to its waiting placements (HeaderHandOn)
 	tickets  []sched.Ticket // its slots
 	revoked  bool           // the follower was told to run nothing on it
 	watching bool           // the watch goroutine runs
@@ -72,7 +73,7 @@ func (s *server) watch() {
 		case <-t.C:
 		}
 		d := s.q.Dispatcher()
-		stop := d == nil || d.Queued()
+		stop := d == nil || s.revokeFor(d)
 		s.mu.Lock()
 		change := stop != s.ls.revoked
 		s.ls.revoked = stop
@@ -88,6 +89,18 @@ func (s *server) watch() {
 			return
 		}
 	}
+}
+
+// revokeFor reports whether d's queue calls for revoking the lease: a
+// request waits that the lease could keep a slot from. For a follower
+// that hands its freed slots on (HeaderHandOn), only one that is not its
+// own of the lowest class (sched.Dispatcher.QueuedBesides); for an older
+// one, any. The board and handsOn are set once, before the first frame.
+func (s *server) revokeFor(d *sched.Dispatcher) bool {
+	if s.ls.handsOn {
+		return d.QueuedBesides(s.ls.board)
+	}
+	return d.Queued()
 }
 
 // giveBack is the follower's return frame: n of its slots go back.
@@ -161,6 +174,7 @@ type followerLease struct {
 	lastUse  time.Time
 	askAfter time.Time         // refused: not before then
 	ran      map[ranKey]uint32 // run on the lease since the last ran frames
+	waiting  []uint32          // leaseable placements waiting for the master, oldest first (Chan.leaseQ)
 }
 
 // ranKey is a method and path run on the lease (the master classifies it).
@@ -243,10 +257,22 @@ func (c *Chan) AskLease() {
 	}
 }
 
-// FreeLease gives a slot taken with TakeLease back to the lease, or to the
-// master when the lease is revoked.
+// FreeLease gives a slot taken with TakeLease (or handed with
+// Answer.Leased) back to the lease, or to the master when the lease is
+// revoked. While a leaseable placement of this follower waits in the
+// master's queue, the slot goes to the oldest such instead (handOn): the
+// master keeps the lease only while its queue holds nothing but this
+// follower's own requests of the lowest class
+// (sched.Dispatcher.QueuedBesides), so that slot, freed to the master,
+// would have gone to one of them anyway; here it takes no round trip, and
+// the follower's own requests keep their order.
 func (c *Chan) FreeLease() {
 	c.mu.Lock()
+	if id, ok := c.handOn(); ok {
+		c.mu.Unlock()
+		c.End(id) // the master lets its wait go (or the slot it placed it on meanwhile)
+		return
+	}
 	c.ls.inUse--
 	back := c.ls.revoked && c.err == nil
 	if back {
@@ -258,7 +284,8 @@ func (c *Chan) FreeLease() {
 	}
 }
 
-// granted is the master's grant frame.
+// granted is the master's grant frame: the new slots go first to the
+// leaseable placements waiting (handOn), oldest first.
 func (c *Chan) granted(n int) {
 	c.mu.Lock()
 	c.ls.asking = false
@@ -268,7 +295,62 @@ func (c *Chan) granted(n int) {
 	} else {
 		c.ls.lastUse = time.Now()
 	}
+	var ended []uint32
+	for c.ls.inUse < c.ls.granted {
+		c.ls.inUse++
+		id, ok := c.handOn()
+		if !ok {
+			c.ls.inUse--
+			break
+		}
+		ended = append(ended, id)
+	}
 	c.mu.Unlock()
+	for _, id := range ended {
+		c.End(id)
+	}
+}
+
+// queueLeaseable notes placement id as one a slot of the lease may take
+// (Request.Leaseable). Under c.mu. The ids grow, so the list is oldest
+// first; ids answered meanwhile are dropped when met, and the list is
+// compacted when they outnumber the waiting ones.
+func (c *Chan) queueLeaseable(id uint32) {
+	if len(c.ls.waiting) > 2*len(c.pending)+16 {
+		kept := c.ls.waiting[:0]
+		for _, w := range c.ls.waiting {
+			if _, ok := c.pending[w]; ok {
+				kept = append(kept, w)
+			}
+		}
+		clear(c.ls.waiting[len(kept):])
+		c.ls.waiting = kept
+	}
+	c.ls.waiting = append(c.ls.waiting, id)
+}
+
+// handOn gives a busy slot of the lease, about to free, to the oldest
+// leaseable placement still waiting for the master's answer: its request
+// gets Answer.Leased and the slot stays in use. false: none waits, the
+// lease is revoked, or the channel closed. Under c.mu; the caller sends
+// the end frame of the id it returns.
+func (c *Chan) handOn() (uint32, bool) {
+	if c.ls.revoked || c.err != nil {
+		return 0, false
+	}
+	for len(c.ls.waiting) > 0 {
+		id := c.ls.waiting[0]
+		c.ls.waiting = c.ls.waiting[1:]
+		ch, ok := c.pending[id]
+		if !ok {
+			continue // answered, or its request left
+		}
+		delete(c.pending, id)
+		ch <- placeAns{id: id, leased: true} // cap 1, and no one else sends once it left pending
+		c.ls.lastUse = time.Now()
+		return id, true
+	}
+	return 0, false
 }
 
 // revoked is the master's revoke frame: on, every free slot goes back now

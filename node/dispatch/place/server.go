@@ -34,10 +34,11 @@ type Queue interface {
 // Serve serves one follower's channel on nc (already upgraded; br holds
 // what arrived behind the upgrade) until it closes, then gives back every
 // slot placed or leased on it. board names the follower (its leases are
-// of that board); served is called for each answer sent.
-func Serve(ctx context.Context, nc net.Conn, br *bufio.Reader, board string, q Queue, served func()) error {
+// of that board); handsOn, that it named HeaderHandOn in its upgrade;
+// served is called for each answer sent.
+func Serve(ctx context.Context, nc net.Conn, br *bufio.Reader, board string, handsOn bool, q Queue, served func()) error {
 	s := &server{q: q, served: served, live: map[uint32]*placement{}}
-	s.ls.board = board
+	s.ls.board, s.ls.handsOn = board, handsOn
 	s.w.nc = nc
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	return s.serve(br, nc)

@@ -53,7 +53,7 @@ func serve(t *testing.T, q queue) (net.Conn, *frameReader) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", q, func() {})
+		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", true, q, func() {})
 		master.Close()
 	}()
 	t.Cleanup(func() { follower.Close(); <-done })
@@ -153,7 +153,7 @@ func TestFollowerRanOnlyWhenTheMasterTakesThem(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", q, func() {})
+			_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", true, q, func() {})
 			master.Close()
 		}()
 		p := &Follower{
@@ -304,7 +304,7 @@ func TestFollowerHeldPlaceArrives(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", q, func() {})
+		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", true, q, func() {})
 		master.Close()
 	}()
 	p := &Follower{
