@@ -145,16 +145,15 @@ else
 	# ...) again with -race for this one package and scripts/pkg, its one
 	# user, which has no tests (vet checks it) (issue 49 part 4).
 	gotest debpkg -trimpath -vet=off -shuffle=on -timeout 10m ./internal/debpkg/
-	# -parallel 6: e2e's parallel tests wait on their boards, not the CPU
-	# (no unit test calls t.Parallel); at 4, the ~280 s of them took ~80 s,
-	# the longest (40 s) often starting last. -p 4: four test binaries at once (go
+	# -parallel 4: e2e's parallel tests wait on their boards, not the CPU
+	# (no unit test calls t.Parallel). -p 4: four test binaries at once (go
 	# test's default is one per core, 2 here), since most of their time is
 	# spent waiting on timers, boards and the network, not on the CPU. The
 	# longest packages are listed first, e2e then state, so go test builds
 	# and starts them first: e2e alone is ~3/4 of the step's wall time, and
 	# listed in import-path order it started after the cmd/ packages.
 	# shellcheck disable=SC2046 # a list of packages
-	gotest race -trimpath -vet=off -race -shuffle=on -p 4 -parallel 6 -timeout 20m ./e2e/ ./state/ $(go list ./... | grep -v -e '/e2e$' -e '/state$' -e '/internal/debpkg$' -e '/scripts/pkg$')
+	gotest race -trimpath -vet=off -race -shuffle=on -p 4 -parallel 4 -timeout 20m ./e2e/ ./state/ $(go list ./... | grep -v -e '/e2e$' -e '/state$' -e '/internal/debpkg$' -e '/scripts/pkg$')
 	# Short fuzz runs of the parsers that read what the network or a damaged
 	# card hands them: the gossip decoder, the dispatch mark, mDNS packets and
 	# the history file (-fuzz takes one package).
