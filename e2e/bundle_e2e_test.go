@@ -81,7 +81,7 @@ func flashBoard(t *testing.T, bin, dist, peers string, b *board, bundlePath stri
 // gossip key copied over has another CA: its gossip is
 // refused, as state's TestSignedGossipRefusesImpostors shows.)
 func TestFlashedBundleCluster(t *testing.T) {
-	long(t, "starts real ews processes")
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	dir := t.TempDir()
 	dist := filepath.Join(dir, "dist")

@@ -24,7 +24,7 @@ import (
 // /api/users on every board, and makes no session; the admin bundle's
 // token gets 200 from both.
 func TestCardTokenIsNoAdmin(t *testing.T) {
-	long(t, "starts real ews processes")
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	mc := mintCluster(t, bin, 3)
 	admin, boards, client := mc.bundle, mc.boards, mc.client

@@ -134,6 +134,7 @@ func TestChaos(t *testing.T) {
 // bug in the boards, not one in itself.
 func TestChaosCatchesPlantedBug(t *testing.T) {
 	needNetns(t, "chaos test")
+	t.Parallel() // its own namespaces (newChaosNet); it wants lost answers, which load beside only adds to
 	bin := binary(t, build{tags: "chaosbug"})
 	res := runChaos(t, bin, chaosPlan{boards: 3, rate: 20, duration: 20 * time.Second})
 	res.log(t)

@@ -35,8 +35,10 @@ package e2e
 //
 // A test that only waits on its own boards calls beside (t.Parallel) and runs beside
 // the others (go test -parallel; freeBase never hands two running tests the
-// same ports); one that needs root or the host's network, measures a time or
-// a load, or runs qemu stays serial, and the serial ones run first, alone.
+// same ports); one that needs the host's network, measures a time or a load,
+// or runs qemu stays serial, and the serial ones run first, alone. A root
+// test in network namespaces of its own (names carrying the pid and a
+// sequence number) that checks no time may run beside the others.
 //
 // The browser tests (-tags browser) add a tab helper in browser_e2e_test.go and use
 // internal/testkit/testbrowser for chromium and its console.

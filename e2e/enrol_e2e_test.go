@@ -19,7 +19,7 @@ import (
 // once to whoever names its id, and it opens with the code into a board
 // bundle of this cluster; the code itself never reaches the board.
 func TestClusterEnrol(t *testing.T) {
-	long(t, "starts real ews processes")
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, true)
 	url := c.url(c.boards[0])

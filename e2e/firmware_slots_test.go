@@ -123,7 +123,7 @@ func rsUpload(t *testing.T, url, token string, bin []byte) {
 }
 
 func TestFirmwareSlotsPackagedBoard(t *testing.T) {
-	long(t, "builds and starts real ews processes")
+	beside(t, "builds and starts real ews processes")
 	v1, v2, v3 := versionBinary(t, "v1-rs"), versionBinary(t, "v2-rs"), versionBinary(t, "v3-rs")
 	bad, err := exec.LookPath("false") // a real executable for this machine that exits 1
 	if err != nil {

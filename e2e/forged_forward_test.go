@@ -19,7 +19,7 @@ import (
 // the leader refuses it (403, refused by the log's check of who signed) and
 // no board takes it; the admin's own write still goes through.
 func TestCardForgesNoUsersWrite(t *testing.T) {
-	long(t, "starts real ews processes")
+	beside(t, "starts real ews processes")
 	bin := ewsBinary(t)
 	c := newRotateCluster(t, bin, true)
 	c.userToken(t) // the admin's write: the store is at its signed version 2

@@ -65,7 +65,7 @@ func runBlocks(t *testing.T, path string) []guideBlock {
 }
 
 func TestGuidesRun(t *testing.T) {
-	long(t, "starts ews demo for each guide with runnable blocks")
+	beside(t, "starts ews demo for each guide with runnable blocks")
 	pages, err := filepath.Glob("../docs/guide/*.md")
 	if err != nil {
 		t.Fatal(err)

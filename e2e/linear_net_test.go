@@ -38,7 +38,7 @@ func netnsUsable() (bool, string) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return false, "no iproute2 (ip)"
 	}
-	probe := fmt.Sprintf("ewlp%d", os.Getpid()%100000)
+	probe := fmt.Sprintf("ewlp%d-%d", os.Getpid()%100000, probes.Add(1))
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
 		return false, fmt.Sprintf("network namespaces not permitted here: %v %s", err, strings.TrimSpace(string(out)))
 	}

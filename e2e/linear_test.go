@@ -74,7 +74,7 @@ func linPlanFromEnv(t *testing.T) linPlan {
 // line per model, VERIFY model=NAME ops=N linearizable=yes|no; a failing
 // history is saved as porcupine's HTML page, its path logged.
 func TestLinearizable(t *testing.T) {
-	long(t, "starts boards and hurts them")
+	beside(t, "starts boards and hurts them") // its boards, in namespaces of its own; correctness, not timing
 	p := linPlanFromEnv(t)
 	t.Logf("plan: %d boards, %d clients, %v, seed %d (EWS_VERIFY_SEED=%d replays the nemesis's schedule)", p.boards, p.clients, p.duration, p.seed, p.seed)
 	bins := [2]string{ewsBinary(t), versionBinary(t, "lin-next")} // a rolling upgrade's two builds

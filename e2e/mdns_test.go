@@ -36,6 +36,7 @@ const mdVersion = "mdns-e2e"
 // announces again when its interface gets a new address.
 func TestMDNSDiscoverAcrossNamespaces(t *testing.T) {
 	needNetns(t, "mdns e2e")
+	t.Parallel() // two namespaces and a veth of its own
 	tag := fmt.Sprint(os.Getpid() % 100000)
 	nsA, nsB := "ewsmdA"+tag, "ewsmdB"+tag
 	vA, vB := "mda"+tag, "mdb"+tag

@@ -6,8 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
+
+// probes numbers the namespaces needNetns and netnsUsable make to find out
+// whether they may: two tests beside each other probe at once.
+var probes atomic.Int64
 
 // needNetns skips unless the test (what, for the message) may create
 // network namespaces: not -short, root, iproute2, and a namespace can be
@@ -21,7 +26,7 @@ func needNetns(t *testing.T, what string) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip(what + " needs iproute2 (ip)")
 	}
-	probe := fmt.Sprintf("ewsp%d", os.Getpid()%100000)
+	probe := fmt.Sprintf("ewsp%d-%d", os.Getpid()%100000, probes.Add(1)) // tests beside probe at once
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
 		t.Skipf("network namespaces not permitted here: %v %s", err, out)
 	}

@@ -86,14 +86,28 @@ page_latency = "0s"
 	return c
 }
 
-// get reads path of board b over HTTPS with the token into v.
+// get reads path of board b over HTTPS with the token into v, giving up
+// after a second: for the loops that ask again (the watcher's rounds, the
+// waits), where a slow answer must not hold up the next ask.
 func (c *upCluster) get(b *tlsBoard, path string, v any) error {
+	return c.getWithin(b, path, v, time.Second)
+}
+
+// getOnce is get for a check asked once, whose answer the test reads, not
+// its speed: a second was too short for a TLS handshake with the race
+// detector's test process and a dozen boards beside it (the flake hunter:
+// "ews2 before the upgrade: ... Client.Timeout exceeded").
+func (c *upCluster) getOnce(b *tlsBoard, path string, v any) error {
+	return c.getWithin(b, path, v, 10*time.Second)
+}
+
+func (c *upCluster) getWithin(b *tlsBoard, path string, v any, timeout time.Duration) error {
 	req, err := http.NewRequest(http.MethodGet, "https://"+b.https+path, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	client := &http.Client{Timeout: time.Second, Transport: c.client.Transport}
+	client := &http.Client{Timeout: timeout, Transport: c.client.Transport}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -222,7 +236,7 @@ func upgradeByBoard(t *testing.T, c *upCluster, signed, _ string) {
 		Done  []struct{ Board, Msg string }
 		Error string
 	}
-	if err := c.get(c.boards[1], "/api/cluster/upgrade", &st); err != nil || st.Error != "" || len(st.Done) != 3 {
+	if err := c.getOnce(c.boards[1], "/api/cluster/upgrade", &st); err != nil || st.Error != "" || len(st.Done) != 3 {
 		t.Errorf("ews2's rollout status after it: %+v %v, want 3 steps and no error", st, err)
 	}
 	t.Logf("ews2's rolling upgrade: %+v", st.Done)
@@ -238,7 +252,7 @@ func upgradeUnderLoad(t *testing.T, old, next string, upgrade func(t *testing.T,
 	})
 	for _, b := range c.boards {
 		var info boardJSON
-		if err := c.get(b, "/api/board", &info); err != nil || info.Version != lastLanded[:7] {
+		if err := c.getOnce(b, "/api/board", &info); err != nil || info.Version != lastLanded[:7] {
 			t.Fatalf("%s before the upgrade: %+v %v, want version %s", b.name, info, err, lastLanded[:7])
 		}
 		if p := c.alpn(t, b); p != state.SealsALPN {

@@ -53,7 +53,7 @@ busy+=($!)
 for i in $(seq 1 "$runs"); do
 	start=$SECONDS
 	# shellcheck disable=SC2086 # $pkgs and $par are lists
-	go test -json -count=1 -shuffle=on -race -parallel 4 -timeout 30m $par $pkgs >"$out/run-$i.json" 2>&1 || true
+	go test -json -trimpath -count=1 -shuffle=on -race -parallel 4 -timeout 30m $par $pkgs >"$out/run-$i.json" 2>&1 || true
 	bad=$("$out/testsummary" -flakes "$out/run-$i.json" | sed -n 's/^| \(.*\) | 1\/1 | .*/\1/p' | tr '\n' ';')
 	echo "flakes: run $i/$runs: $((SECONDS - start)) s, failed: ${bad:-nothing}"
 done

@@ -96,8 +96,16 @@ gofmt_check() {
 	fi
 }
 
+# -trimpath on every go command that compiles the module (vet, the tests,
+# fuzz): without it the build cache keys each of the module's packages by
+# its directory, so a clean clone at a new path compiled all of them again,
+# with -race, and vetted them again, on a warm machine (issue 49 part 4).
+# The e2e tests' ews binaries were built with it already. The go test
+# steps after vet pass -vet=off: go vet ./... checked the same packages and
+# their tests (with more analyzers than go test's own vet), all but the
+# browser-tagged files, so the browser step keeps go test's vet.
 step gofmt gofmt_check
-step vet go vet ./...
+step vet go vet -trimpath ./...
 go build -o "$tmp/testsummary" ./cmd/testsummary || failed+=(testsummary-build)
 unit=$(go list ./... | grep -v '/e2e$')
 
@@ -106,7 +114,7 @@ if [ "$mode" = check ]; then
 	# 2 minutes on 2 cores; `make test` runs them with it.
 	echo "test: check runs the unit tests without -race (make test runs them with it)"
 	# shellcheck disable=SC2086 # $unit is a list of packages
-	gotest unit -shuffle=on -timeout 10m $unit
+	gotest unit -trimpath -vet=off -shuffle=on -timeout 10m $unit
 else
 	# Debian packages the tests use: shellcheck (scripts), iproute2 (partition
 	# test), curl (the guides' runnable blocks, e2e TestGuidesRun), chromium
@@ -136,24 +144,33 @@ else
 	# compiled, instead of compiling nfpm's ~180 packages (go-git, OpenPGP,
 	# ...) again with -race for this one package and scripts/pkg, its one
 	# user, which has no tests (vet checks it) (issue 49 part 4).
-	gotest debpkg -shuffle=on -timeout 10m ./internal/debpkg/
+	gotest debpkg -trimpath -vet=off -shuffle=on -timeout 10m ./internal/debpkg/
 	# -parallel 4: e2e's parallel tests wait on their boards, not the CPU
-	# (no unit test calls t.Parallel).
+	# (no unit test calls t.Parallel). -p 4: four test binaries at once (go
+	# test's default is one per core, 2 here), since most of their time is
+	# spent waiting on timers, boards and the network, not on the CPU. The
+	# longest packages are listed first, e2e then state, so go test builds
+	# and starts them first: e2e alone is ~3/4 of the step's wall time, and
+	# listed in import-path order it started after the cmd/ packages.
 	# shellcheck disable=SC2046 # a list of packages
-	gotest race -race -shuffle=on -parallel 4 -timeout 20m $(go list ./... | grep -v -e '/internal/debpkg$' -e '/scripts/pkg$')
+	gotest race -trimpath -vet=off -race -shuffle=on -p 4 -parallel 4 -timeout 20m ./e2e/ ./state/ $(go list ./... | grep -v -e '/e2e$' -e '/state$' -e '/internal/debpkg$' -e '/scripts/pkg$')
 	# Short fuzz runs of the parsers that read what the network or a damaged
 	# card hands them: the gossip decoder, the dispatch mark, mDNS packets and
 	# the history file (-fuzz takes one package).
 	# Budgets are execution counts (~5 s each here), not durations: a duration
 	# races Go 1.26's fuzz coordinator at its deadline and fails with "context
 	# deadline exceeded" and no crasher (golang/go#75804, fixed in Go 1.27).
-	step fuzz-state go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 75000x ./state/
-	step fuzz-dispatch go test -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
-	step fuzz-mdns go test -run '^$' -fuzz '^FuzzAnswer$' -fuzztime 50000x ./node/mdns/
-	step fuzz-history go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
+	step fuzz-state go test -trimpath -vet=off -run '^$' -fuzz '^FuzzDecode$' -fuzztime 75000x ./state/
+	step fuzz-dispatch go test -trimpath -vet=off -run '^$' -fuzz '^FuzzMark$' -fuzztime 75000x ./node/dispatch/
+	step fuzz-mdns go test -trimpath -vet=off -run '^$' -fuzz '^FuzzAnswer$' -fuzztime 50000x ./node/mdns/
+	step fuzz-history go test -trimpath -vet=off -run '^$' -fuzz '^FuzzScan$' -fuzztime 20000x ./node/history/
 	# Browser tests (headless Chromium) run without -race: the browser, not
 	# Go, is what they exercise, and -race triples their time.
-	gotest browser -tags browser -run Browser -timeout 10m ./webui/ ./e2e/ ./internal/testkit/testbrowser/
+	# -count=1: go test would otherwise replay a passing result when the
+	# test files are unchanged, but e2e's tests run an ews binary they build
+	# themselves, which go test's result cache does not see (with -trimpath a
+	# result would carry over from another clone).
+	gotest browser -trimpath -count=1 -tags browser -run Browser -timeout 10m ./webui/ ./e2e/ ./internal/testkit/testbrowser/
 	# The field test's card builder, once `make field` has cached its board
 	# OS (/var/cache/ews-field): one card made with flash.sh, its files read
 	# back; it says SKIP without the cache.
