@@ -73,11 +73,7 @@ func TestRevokeFor(t *testing.T) {
 // lease; with none waiting, or the lease revoked, it goes back as before.
 func TestFreeLeaseHandsOn(t *testing.T) {
 	master, follower := net.Pipe()
-	p := &Follower{
-		Dial:  func(Master) (net.Conn, bool, time.Duration, error) { return follower, true, 0, nil },
-		Log:   slog.New(slog.DiscardHandler),
-		Conns: &Set{},
-	}
+	p := pipeFollower(follower)
 	defer p.Close()
 	c := p.Channel(context.Background(), Master{Name: "ews1", Addr: "127.0.0.1:1", Epoch: 3})
 	frames := make(chan [2]any, 64) // type and id of what reaches the master
@@ -185,11 +181,7 @@ func TestDropAnswerFreesAHandedSlot(t *testing.T) {
 			}
 		}
 	}()
-	p := &Follower{
-		Dial:  func(Master) (net.Conn, bool, time.Duration, error) { return follower, true, 0, nil },
-		Log:   slog.New(slog.DiscardHandler),
-		Conns: &Set{},
-	}
+	p := pipeFollower(follower)
 	defer p.Close()
 	c := p.Channel(context.Background(), Master{Name: "ews1", Addr: "127.0.0.1:1", Epoch: 3})
 	c.granted(1)
@@ -208,5 +200,15 @@ func TestDropAnswerFreesAHandedSlot(t *testing.T) {
 	c.dropAnswer(ch) // 7's request left: the slot frees
 	if g, u, _ := p.Lease(); g != 1 || u != 0 {
 		t.Fatalf("lease %d granted, %d in use; want 1 and 0", g, u)
+	}
+}
+
+// pipeFollower is a Follower whose every dial to the master is conn (one
+// end of a net.Pipe), logging nothing.
+func pipeFollower(conn net.Conn) *Follower {
+	return &Follower{
+		Dial:  func(Master) (net.Conn, bool, time.Duration, error) { return conn, true, 0, nil },
+		Log:   slog.New(slog.DiscardHandler),
+		Conns: &Set{},
 	}
 }

@@ -307,11 +307,7 @@ func TestFollowerHeldPlaceArrives(t *testing.T) {
 		_ = Serve(context.Background(), master, bufio.NewReader(master), "ews2", true, q, func() {})
 		master.Close()
 	}()
-	p := &Follower{
-		Dial:  func(Master) (net.Conn, bool, time.Duration, error) { return follower, true, 0, nil },
-		Log:   slog.New(slog.DiscardHandler),
-		Conns: &Set{},
-	}
+	p := pipeFollower(follower)
 	defer func() { p.Close(); <-done }()
 	c := p.Channel(context.Background(), Master{Name: "ews1", Addr: "127.0.0.1:1", Epoch: 3})
 	var ids []uint32
