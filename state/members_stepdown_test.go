@@ -35,7 +35,7 @@ func TestFromMemberStepDownAfterLeave(t *testing.T) {
 			d.setAddr("ews1", "")
 			c.mem.left["ews1"] = time.Now().Add(-c.timing.TMax)
 		}, &StepDownMsg{Name: "ews1", Epoch: 1}, true},
-		{"step-down after it joined again and left", func(d *delegate, _ *Cluster) {
+		{"step-down of a board that left and joined again", func(d *delegate, _ *Cluster) {
 			d.setAddr("ews1", "127.0.0.1:7946")
 			d.setAddr("ews1", "")
 			d.setAddr("ews1", "127.0.0.1:7946")
