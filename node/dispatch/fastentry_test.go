@@ -280,6 +280,8 @@ func TestPlaceChannelRefusalsAndBadFrames(t *testing.T) {
 	}{
 		{"no peer mark", map[string]string{"Connection": "Upgrade", "Upgrade": PlaceProtocol}, 403},
 		{"another protocol", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, 400},
+		// the hand-on header changes only how the master treats an opened channel's lease
+		{"hand-on without a peer mark", map[string]string{"Connection": "Upgrade", "Upgrade": PlaceProtocol, place.HeaderHandOn: "1", HeaderPlaceBoard: "ews2"}, 403},
 	} {
 		resp, body := do(t, nil, "GET", m.srv.URL+PlacePath, c.hdr, "")
 		if resp.StatusCode != c.want {
