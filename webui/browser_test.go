@@ -65,6 +65,37 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	}
 }
 
+// waitCardJS is waitJS for one device's card: on failure it prints that card's text last, where a
+// log cut to its tail still shows it.
+func waitCardJS(t *testing.T, ctx context.Context, name, what, expr string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const c = `+card(name)+`; return c ? c.className + ' | ' + c.innerText : 'no card'; })()`))
+		t.Fatalf("page errors: %q\ncard %s: %s\n%s: waiting for %s: %v", pageLog.All(), name, text, what, expr, err)
+	}
+}
+
+// clickAction clicks a control of a device's card once it is enabled and fails at once, naming what
+// lies under the pointer, unless the fake board then receives the action at path: a click that
+// never reached the page is told apart from an answer shown wrong.
+func clickAction(t *testing.T, ctx context.Context, fake *fakeBoard, what, control, path string) {
+	t.Helper()
+	waitJS(t, ctx, what+": enabled", control+` && !`+control+`.disabled`)
+	before := fake.postsTo(path)
+	run(t, ctx, what, chromedp.Click(chromedp.JSPath(control)))
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := fake.waitPost(wctx, path, before); err != nil {
+		under, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const b = `+control+`; const r = b.getBoundingClientRect();
+			const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+			return JSON.stringify({rect: [r.x, r.y, r.width, r.height], disabled: b.disabled, under: e ? e.outerHTML.slice(0, 200) : null,
+				dialog: !!document.querySelector('dialog[open]'), banner: !document.getElementById('banner').hidden}); })()`))
+		t.Fatalf("%s: %v; the control now: %s", what, err, under)
+	}
+}
+
 func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
@@ -393,14 +424,14 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, "devices shown", `!document.getElementById('view-devices').hidden`)
 		run(t, ctx, "dismiss toasts", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.toast .x').forEach(b => b.click())`))
 		waitJS(t, ctx, "no toasts yet", `document.querySelectorAll('#toasts .toast').length === 0`)
-		run(t, ctx, "read door", chromedp.Click(chromedp.JSPath(card("door")+`.querySelector('button')`)))
-		waitJS(t, ctx, "board is down", card("door")+`.querySelector('.card-err').textContent.includes('board ews1 is down (503)')`)
+		clickAction(t, ctx, fake, "read door", card("door")+`.querySelector('button')`, "/api/devices/door/read?")
+		waitCardJS(t, ctx, "door", "board is down", card("door")+`.querySelector('.card-err').textContent.includes('board ews1 is down (503)')`)
 		// the door's failure left a toast for 15 s, fixed at the bottom right: where relay1's switch
 		// lands after the scroll depends on the window, and a click on the toast toggles nothing
 		run(t, ctx, "dismiss the door's toast", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.toast .x').forEach(b => b.click())`))
 		waitJS(t, ctx, "no toasts", `document.querySelectorAll('#toasts .toast').length === 0`)
-		run(t, ctx, "toggle relay1", chromedp.Click(chromedp.JSPath(card("relay1")+`.querySelector('input.sw')`)))
-		waitJS(t, ctx, "no board", card("relay1")+`.querySelector('.card-err').textContent.includes('no board can take it (503)')`)
+		clickAction(t, ctx, fake, "toggle relay1", card("relay1")+`.querySelector('input.sw')`, "/api/devices/relay1/turn_off?")
+		waitCardJS(t, ctx, "relay1", "no board", card("relay1")+`.querySelector('.card-err').textContent.includes('no board can take it (503)')`)
 		if evalJS[bool](t, ctx, `document.body.textContent.includes('shed: no-board')`) {
 			t.Fatal("the page shows the raw 'shed: no-board'")
 		}

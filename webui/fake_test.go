@@ -3,6 +3,7 @@
 package webui
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -80,6 +81,7 @@ type fakeBoard struct {
 	shed     map[string]int    // device -> how many of its next actions answer 503 (a takeover)
 	noBoard  map[string]bool   // device -> its actions answer 503 with reason no-board
 	posts    []fakePost
+	posted   chan struct{}  // closed and replaced on each post, to wake waitPost
 	paths    map[string]int // every path requested, to prove what the page did not load
 	streams  map[chan sseEvent]struct{}
 	refuse   bool          // /events answers 503
@@ -97,6 +99,7 @@ func newFakeBoard(token string) *fakeBoard {
 		noBoard:  map[string]bool{},
 		streams:  map[chan sseEvent]struct{}{},
 		drop:     make(chan struct{}),
+		posted:   make(chan struct{}),
 	}
 	f.devices = []*fakeDevice{
 		{Name: "relay1", Driver: "gpio-out", Node: "ews2", State: "off", Value: false, Updated: now},
@@ -232,6 +235,8 @@ func (f *fakeBoard) action(w http.ResponseWriter, r *http.Request) {
 	authed := f.authed(r)
 	f.mu.Lock()
 	f.posts = append(f.posts, fakePost{Path: r.URL.Path + "?" + r.URL.RawQuery, Idem: r.Header.Get("Idempotency-Key"), CSRF: r.Header.Get("X-Requested-With"), Authed: authed})
+	close(f.posted)
+	f.posted = make(chan struct{})
 	f.mu.Unlock()
 	if !authed {
 		f.fail4xx(w, 401, "devices: %q: credentials required", name)
@@ -334,6 +339,36 @@ func (f *fakeBoard) updateCluster(change func(c *fakeCluster)) {
 	f.cluster.Version++
 	f.mu.Unlock()
 	f.push("cluster", f.snapshotCluster())
+}
+
+// postsTo counts the actions posted to path (e.g. "/api/devices/door/read?").
+func (f *fakeBoard) postsTo(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.posts {
+		if p.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// waitPost waits until more than n actions were posted to path, or ctx ends.
+func (f *fakeBoard) waitPost(ctx context.Context, path string, n int) error {
+	for {
+		f.mu.Lock()
+		wake := f.posted
+		f.mu.Unlock()
+		if f.postsTo(path) > n {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return fmt.Errorf("no action posted to %s: %w", path, ctx.Err())
+		}
+	}
 }
 
 // dropStreams ends every open stream; with refuse, new ones get 503 until allow.
