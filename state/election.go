@@ -117,6 +117,14 @@ type mastership struct {
 	heardMaster  time.Time // last table from the current master
 	followSince  time.Time // when this board last started following (or stepped down)
 	maxEpochSeen uint64
+	// tookDown is the current master's step-down this board took: a claim
+	// within tmax of it has its cause, even when a table or digest the
+	// master sent just before it arrives after it and makes it heard again.
+	tookDown struct {
+		name  string
+		epoch uint64
+		at    time.Time
+	}
 }
 
 // held is the table as this board holds it: the master's latest (its own
@@ -610,9 +618,9 @@ func (e *Election) receiveTable(now time.Time, t *TableMsg) ([]Action, error) {
 		return e.sendTable(now, e.rows(now)), nil
 	}
 	if t.Master != e.master && t.Epoch > e.epoch && e.master != "" && r > e.masterRank &&
-		now.Sub(e.heardMaster) < e.t.TMax/2 && wasAlive {
-		// the master is heard, the claimer ranks above it and was heard too:
-		// not a takeover by the rules
+		now.Sub(e.heardMaster) < e.t.TMax/2 && wasAlive && !e.masterSteppedDown(now) {
+		// the master is heard, the claimer ranks above it and was heard too,
+		// and the master did not step down: not a takeover by the rules
 		reason := fmt.Sprintf("board %s claimed mastership (epoch %d) while master %s is heard (%v ago) and ranks below it: refused",
 			t.Master, t.Epoch, e.master, now.Sub(e.heardMaster).Round(time.Millisecond))
 		return []Action{{Kind: Warn, Reason: reason}}, fmt.Errorf("state: %s", reason)
@@ -805,7 +813,21 @@ func (e *Election) receiveStepDown(now time.Time, m *StepDownMsg) ([]Action, err
 		e.heardMaster = t
 	}
 	e.boards[r].gone = true // until it is heard again
+	e.tookDown.name, e.tookDown.epoch, e.tookDown.at = m.Name, m.Epoch, now
 	return nil, nil
+}
+
+// masterSteppedDown reports whether the master this board follows stepped
+// down at its epoch less than tmax ago. The master sends its step-down while
+// a heartbeat of its own may still be on the way (its tick and its shutdown
+// send apart), so a board can hear the master again just after the
+// step-down, when the board next in rank claims: that claim is the takeover
+// the step-down asked for, not one against a master heard all along. A
+// master that did not step down (a forged step-down) refuses the claim
+// itself and claims above it (receiveTable, the master's case).
+func (e *Election) masterSteppedDown(now time.Time) bool {
+	d := e.tookDown
+	return d.name != "" && d.name == e.master && d.epoch == e.epoch && now.Sub(d.at) < e.t.TMax
 }
 
 func (e *Election) receivePeerList(m *PeerListMsg) ([]Action, error) {
