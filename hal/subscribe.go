@@ -75,31 +75,48 @@ func (s *subscribers) close() {
 // close; fn must be quick (publish to a hub, say). Should Watch fall behind
 // and be dropped, it subscribes again and replays every device's state, so
 // fn never misses the latest state. Run it in a goroutine the caller owns.
-func (ds *Devices) Watch(ctx context.Context, fn func(Snapshot)) {
-	for {
-		ch, cancel := ds.Subscribe(256)
-		for open := true; open; {
-			select {
-			case <-ctx.Done():
-				cancel()
-				return
-			case s, ok := <-ch:
-				if !ok {
-					open = false
-					break
+// It sees the changes from the moment it runs; a caller that must not miss
+// one made before its goroutine starts takes WatchFromNow first.
+func (ds *Devices) Watch(ctx context.Context, fn func(Snapshot)) { ds.WatchFromNow()(ctx, fn) }
+
+// WatchFromNow subscribes at once and returns Watch's loop on that
+// subscription: every change made after WatchFromNow returns reaches fn,
+// however late the goroutine that runs the loop starts (a board's event
+// hub served before its publisher ran lost such a change for good). Call
+// the returned func once; until it runs, the subscription buffers changes
+// like any other and is dropped and replayed when it overflows.
+func (ds *Devices) WatchFromNow() func(ctx context.Context, fn func(Snapshot)) {
+	ch, cancel := ds.Subscribe(watchBuffer)
+	return func(ctx context.Context, fn func(Snapshot)) {
+		for {
+			for open := true; open; {
+				select {
+				case <-ctx.Done():
+					cancel()
+					return
+				case s, ok := <-ch:
+					if !ok {
+						open = false
+						break
+					}
+					fn(s)
 				}
+			}
+			cancel()
+			ds.subs.mu.Lock()
+			closed := ds.subs.closed
+			ds.subs.mu.Unlock()
+			if closed {
+				return
+			}
+			ch, cancel = ds.Subscribe(watchBuffer)
+			for _, s := range ds.List() {
 				fn(s)
 			}
 		}
-		cancel()
-		ds.subs.mu.Lock()
-		closed := ds.subs.closed
-		ds.subs.mu.Unlock()
-		if closed {
-			return
-		}
-		for _, s := range ds.List() {
-			fn(s)
-		}
 	}
 }
+
+// watchBuffer is the changes a watcher may fall behind by before it is
+// dropped and replays.
+const watchBuffer = 256

@@ -101,3 +101,41 @@ func TestPollRefused(t *testing.T) {
 		t.Fatalf("poll on a switch: %v", err)
 	}
 }
+
+// TestWatchFromNowKeepsAChangeBeforeItsLoop: a change made after
+// WatchFromNow returns and before its loop runs reaches fn (Watch called in
+// a goroutine that starts late misses it: a board's event stream lost a
+// relay's toggle that way).
+func TestWatchFromNowKeepsAChangeBeforeItsLoop(t *testing.T) {
+	ds, err := New(parse(t, "[[device]]\nname = \"s\"\ndriver = \"sim-switch\"\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	watch := ds.WatchFromNow()
+	on, err := ds.Do(context.Background(), "s", Action{Kind: TurnOn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan Snapshot, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watch(ctx, func(s Snapshot) {
+			select {
+			case got <- s:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case s := <-got:
+		if s.Name != "s" || s.State != on.State {
+			t.Fatalf("first change seen %s = %s, want s = %s", s.Name, s.State, on.State)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change made before the loop ran never reached it")
+	}
+}

@@ -24,10 +24,11 @@ func (n *Node) deviceList() []hal.Snapshot {
 	return list
 }
 
-// publish feeds the hubs until ctx ends: device changes of this board,
-// and the cluster table with takeovers, which also keep the master's
-// dispatcher in step (master.follow). It returns nil.
-func (n *Node) publish(ctx context.Context) error {
+// publish feeds the hubs until ctx ends: device changes of this board
+// (from watch, taken before the hubs serve), and the cluster table with
+// takeovers, which also keep the master's dispatcher in step
+// (master.follow). It returns nil.
+func (n *Node) publish(ctx context.Context, watch func(context.Context, func(hal.Snapshot))) error {
 	var prev string
 	var prevEpoch uint64
 	tables := events.NewCoalescer(n.web.hub, "cluster", clusterview.Key, events.CoalesceOptions{})
@@ -51,7 +52,7 @@ func (n *Node) publish(ctx context.Context) error {
 		}
 	})
 	defer func() { cancel(); tables.Close() }()
-	n.dev.devs.Watch(ctx, func(s hal.Snapshot) {
+	watch(ctx, func(s hal.Snapshot) {
 		n.web.hub.Publish("device", s)
 		n.web.localHub.Publish("device", s)
 		n.clu.auto.Observe(s)

@@ -138,7 +138,10 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.dev.mirror != nil {
 		n.life.start(ctx, "mirror", n.dev.mirror)
 	}
-	n.life.start(ctx, "events", runFunc(n.publish))
+	// the device watch subscribes here, not when its goroutine runs: a
+	// change between the two would reach no event stream
+	watch := n.dev.devs.WatchFromNow()
+	n.life.start(ctx, "events", runFunc(func(ctx context.Context) error { return n.publish(ctx, watch) }))
 	// the store's new versions, applied live (node/liveconf)
 	n.life.start(ctx, "config", n.acc.live)
 	n.life.start(ctx, "audit", n.acc.acct.Audit) // the audit log's writer

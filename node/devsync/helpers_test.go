@@ -64,9 +64,10 @@ func startBoardSetup(t testing.TB, devs *hal.Devices, addr string, setup func(*e
 	b.hub.Snapshot("devices", func() any { return devs.Local() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stop, b.done = cancel, make(chan struct{})
+	watch := devs.WatchFromNow() // before the hub serves: no change falls between its snapshot and the watch
 	go func() {
 		defer close(b.done)
-		devs.Watch(ctx, func(s hal.Snapshot) { b.hub.Publish("device", s) })
+		watch(ctx, func(s hal.Snapshot) { b.hub.Publish("device", s) })
 	}()
 	ln := listen(t, addr)
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
