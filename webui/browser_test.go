@@ -53,27 +53,27 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
-// waitJS waits until a JavaScript expression is true.
+// waitJS waits until a JavaScript expression is true; on failure it prints the page's text.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 1500)`))
-		// the page first, what was awaited last: a log cut to its tail still names the wait
-		t.Fatalf("page text:\n%s\npage errors: %q\n%s: waiting for %s: %v", dump, pageLog.All(), what, expr, err)
-	}
+	waitShowing(t, ctx, what, expr, "page text", `document.body.innerText.slice(0, 1500)`)
 }
 
-// waitCardJS is waitJS for one device's card: on failure it prints that card's text last, where a
-// log cut to its tail still shows it.
+// waitCardJS is waitJS for one device's card: on failure it prints that card's text instead.
 func waitCardJS(t *testing.T, ctx context.Context, name, what, expr string) {
+	t.Helper()
+	waitShowing(t, ctx, what, expr, "card "+name, `(() => { const c = `+card(name)+`; return c ? c.className + ' | ' + c.innerText : 'no card'; })()`)
+}
+
+// waitShowing waits up to 10 s until expr is true; on failure it prints label and the string show
+// evaluates to, the page's errors, and what was awaited last: a log cut to its tail still names it.
+func waitShowing(t *testing.T, ctx context.Context, what, expr, label, show string) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const c = `+card(name)+`; return c ? c.className + ' | ' + c.innerText : 'no card'; })()`))
-		t.Fatalf("page errors: %q\ncard %s: %s\n%s: waiting for %s: %v", pageLog.All(), name, text, what, expr, err)
+		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](show))
+		t.Fatalf("%s:\n%s\npage errors: %q\n%s: waiting for %s: %v", label, dump, pageLog.All(), what, expr, err)
 	}
 }
 

@@ -345,6 +345,10 @@ func (f *fakeBoard) updateCluster(change func(c *fakeCluster)) {
 func (f *fakeBoard) postsTo(path string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.postsToLocked(path)
+}
+
+func (f *fakeBoard) postsToLocked(path string) int {
 	n := 0
 	for _, p := range f.posts {
 		if p.Path == path {
@@ -358,9 +362,9 @@ func (f *fakeBoard) postsTo(path string) int {
 func (f *fakeBoard) waitPost(ctx context.Context, path string, n int) error {
 	for {
 		f.mu.Lock()
-		wake := f.posted
+		wake, got := f.posted, f.postsToLocked(path)
 		f.mu.Unlock()
-		if f.postsTo(path) > n {
+		if got > n {
 			return nil
 		}
 		select {
